@@ -1,0 +1,1 @@
+"""apiserver/client package."""

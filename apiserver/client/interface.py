@@ -1,0 +1,158 @@
+"""The ``Client`` protocol every component uses to reach the API.
+
+Two implementations share it: :mod:`apiserver.client.local` (in-process: same admission and
+storage code as the HTTP handlers, no sockets) and :mod:`apiserver.client.http` (over HTTP).
+Both raise :class:`apiserver.errors.StatusError` with the same codes and reasons.
+
+Resources are named by :class:`GVR` (group, version, plural). Objects are plain dicts; the
+client always hands out fresh copies, so callers may mutate what they get.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GVR:
+    group: str
+    version: str
+    resource: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def __str__(self) -> str:
+        return f"{self.resource}.{self.version}.{self.group}" if self.group else f"{self.resource}.{self.version}"
+
+
+# Well-known resources, so components never spell them twice.
+PODS = GVR("", "v1", "pods")
+NODES = GVR("", "v1", "nodes")
+NAMESPACES = GVR("", "v1", "namespaces")
+EVENTS = GVR("", "v1", "events")
+SERVICES = GVR("", "v1", "services")
+CONFIGMAPS = GVR("", "v1", "configmaps")
+SECRETS = GVR("", "v1", "secrets")
+PVCS = GVR("", "v1", "persistentvolumeclaims")
+PVS = GVR("", "v1", "persistentvolumes")
+SERVICEACCOUNTS = GVR("", "v1", "serviceaccounts")
+ENDPOINTS = GVR("", "v1", "endpoints")
+STATEFULSETS = GVR("apps", "v1", "statefulsets")
+CONTROLLERREVISIONS = GVR("apps", "v1", "controllerrevisions")
+DEPLOYMENTS = GVR("apps", "v1", "deployments")
+REPLICASETS = GVR("apps", "v1", "replicasets")
+DAEMONSETS = GVR("apps", "v1", "daemonsets")
+LEASES = GVR("coordination.k8s.io", "v1", "leases")
+PDBS = GVR("policy", "v1", "poddisruptionbudgets")
+PRIORITYCLASSES = GVR("scheduling.k8s.io", "v1", "priorityclasses")
+WORKLOADS = GVR("scheduling.k8s.io", "v1beta1", "workloads")
+PODGROUPS = GVR("scheduling.k8s.io", "v1beta1", "podgroups")
+COMPOSITEPODGROUPS = GVR("scheduling.k8s.io", "v1alpha3", "compositepodgroups")
+RESOURCECLAIMS = GVR("resource.k8s.io", "v1", "resourceclaims")
+RESOURCECLAIMTEMPLATES = GVR("resource.k8s.io", "v1", "resourceclaimtemplates")
+RESOURCESLICES = GVR("resource.k8s.io", "v1", "resourceslices")
+DEVICECLASSES = GVR("resource.k8s.io", "v1", "deviceclasses")
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    type: str  # ADDED | MODIFIED | DELETED | BOOKMARK | ERROR
+    object: Obj
+
+
+class Client(Protocol):
+    """Verbs of the Kubernetes API, identical in-process and over HTTP."""
+
+    async def get(self, gvr: GVR, name: str, namespace: str = "") -> Obj: ...
+
+    async def list(
+        self,
+        gvr: GVR,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_: str = "",
+        resource_version: str = "",
+        resource_version_match: str = "",
+    ) -> Obj:
+        """Returns the ``<Kind>List`` dict (``metadata.resourceVersion``, ``metadata.continue``, ``items``)."""
+        ...
+
+    def watch(
+        self,
+        gvr: GVR,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        resource_version: str = "",
+        allow_bookmarks: bool = False,
+        send_initial_events: bool = False,
+        timeout_seconds: float | None = None,
+    ) -> AsyncIterator[WatchEvent]:
+        """An async iterator of events; an ``ERROR`` event (e.g. 410 Expired) ends the stream."""
+        ...
+
+    async def create(
+        self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
+    ) -> Obj: ...
+
+    async def update(
+        self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
+    ) -> Obj: ...
+
+    async def update_status(self, gvr: GVR, obj: Obj, namespace: str = "", *, field_manager: str = "") -> Obj: ...
+
+    async def patch(
+        self,
+        gvr: GVR,
+        name: str,
+        patch: Any,
+        namespace: str = "",
+        *,
+        patch_type: str = "application/merge-patch+json",
+        subresource: str = "",
+        dry_run: bool = False,
+        field_manager: str = "",
+        force: bool = False,
+    ) -> Obj: ...
+
+    async def delete(
+        self,
+        gvr: GVR,
+        name: str,
+        namespace: str = "",
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: dict[str, str] | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Returns the object (when it still exists, e.g. with finalizers) or a ``Status`` Success."""
+        ...
+
+    async def delete_collection(
+        self, gvr: GVR, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+    ) -> Obj: ...
+
+    async def create_subresource(
+        self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = ""
+    ) -> Obj:
+        """POST to a subresource: ``pods/binding``, ``pods/eviction``."""
+        ...
+
+    async def get_subresource(self, gvr: GVR, name: str, subresource: str, namespace: str = "") -> Obj: ...
+
+    async def update_subresource(
+        self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = ""
+    ) -> Obj:
+        """PUT to a subresource: ``statefulsets/scale``, ``*/status``."""
+        ...

@@ -1,0 +1,1 @@
+"""apiserver/registry package."""

@@ -1,0 +1,1 @@
+"""apiserver/validation package."""

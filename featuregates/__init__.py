@@ -1,0 +1,43 @@
+"""Feature gates: the one process-wide registry, handed to each component as its own view.
+
+Kubernetes syntax (``--feature-gates=A=true,B=false``), stages, defaults and lock-to-default
+follow ``k8s.io/component-base/featuregate``. A component receives a :class:`FeatureGate`
+(possibly with its own overrides) so tests can run the API server and the scheduler with
+different gates, the way version skew looks in a real cluster.
+"""
+
+from featuregates.gates import (
+    ALPHA,
+    BETA,
+    COMPOSITE_POD_GROUP,
+    DEPRECATED,
+    DRA_WORKLOAD_RESOURCE_CLAIMS,
+    GA,
+    GENERIC_WORKLOAD,
+    POD_GROUP_PREEMPTION_POLICY,
+    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+    WORKLOAD_WITH_STATEFULSET,
+    FeatureGate,
+    FeatureGateError,
+    FeatureSpec,
+    default_feature_gate,
+    parse_feature_gates,
+)
+
+__all__ = [
+    "ALPHA",
+    "BETA",
+    "COMPOSITE_POD_GROUP",
+    "DEPRECATED",
+    "DRA_WORKLOAD_RESOURCE_CLAIMS",
+    "GA",
+    "GENERIC_WORKLOAD",
+    "POD_GROUP_PREEMPTION_POLICY",
+    "TOPOLOGY_AWARE_WORKLOAD_SCHEDULING",
+    "WORKLOAD_WITH_STATEFULSET",
+    "FeatureGate",
+    "FeatureGateError",
+    "FeatureSpec",
+    "default_feature_gate",
+    "parse_feature_gates",
+]
