@@ -1,1 +1,63 @@
-"""apiserver/admission package."""
+"""Admission: mutating and validating plugins run by the generic registry on every write.
+
+A plugin sees an :class:`Attributes` (operation, resource, object, old object) and a read-only
+view of the API (:class:`Lookup`) for the lookups kube's plugins make (namespaces, priority
+classes, pod groups). It mutates ``attrs.obj`` in ``admit`` and raises a ``StatusError`` to reject.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from apiserver.registry.resources import ResourceDef
+from featuregates import FeatureGate
+
+Obj = dict[str, Any]
+
+CREATE = "CREATE"
+UPDATE = "UPDATE"
+DELETE = "DELETE"
+CONNECT = "CONNECT"
+
+
+@dataclass
+class Attributes:
+    operation: str
+    rd: ResourceDef
+    namespace: str
+    name: str
+    obj: Obj | None
+    old: Obj | None
+    subresource: str = ""
+    dry_run: bool = False
+    gates: FeatureGate = field(default_factory=FeatureGate)
+    warnings: list[str] = field(default_factory=list)
+
+
+class Lookup(Protocol):
+    """Read-only access to stored objects (copies) for admission decisions."""
+
+    def lookup(self, group: str, plural: str, namespace: str, name: str) -> Obj | None: ...
+
+    def lookup_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]: ...
+
+
+class AdmissionPlugin(Protocol):
+    name: str
+
+    def admit(self, attrs: Attributes, api: Lookup) -> None: ...
+
+    def validate(self, attrs: Attributes, api: Lookup) -> None: ...
+
+
+class Plugin:
+    """Base with no-op hooks."""
+
+    name = "Plugin"
+
+    def admit(self, attrs: Attributes, api: Lookup) -> None:
+        return None
+
+    def validate(self, attrs: Attributes, api: Lookup) -> None:
+        return None

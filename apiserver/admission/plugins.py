@@ -1,0 +1,181 @@
+"""The admission plugins kube-apiserver enables by default that gangplane's workflows depend on."""
+
+from __future__ import annotations
+
+from apiserver import errors
+from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Lookup, Plugin
+from featuregates import GENERIC_WORKLOAD
+
+PODGROUP_PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"
+SYSTEM_CLUSTER_CRITICAL = ("system-cluster-critical", 2000000000)
+SYSTEM_NODE_CRITICAL = ("system-node-critical", 2000001000)
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+CLUSTER_SCOPED_ALWAYS_ALLOWED = True
+
+
+class NamespaceLifecycle(Plugin):
+    """Objects need an existing namespace; a terminating namespace takes no new objects (403)."""
+
+    name = "NamespaceLifecycle"
+
+    def admit(self, attrs: Attributes, api: Lookup) -> None:
+        rd = attrs.rd
+        if rd.group == "" and rd.plural == "namespaces":
+            if attrs.operation == DELETE and attrs.name in IMMORTAL_NAMESPACES:
+                raise errors.forbidden("namespaces", attrs.name, "", "this namespace may not be deleted")
+            return
+        if not rd.namespaced or attrs.operation != CREATE:
+            return
+        ns = api.lookup("", "namespaces", "", attrs.namespace)
+        if ns is None:
+            raise errors.not_found("namespaces", attrs.namespace)
+        if (ns.get("metadata") or {}).get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating":
+            # Events are still accepted in a terminating namespace, as kube does.
+            if rd.plural == "events":
+                return
+            raise errors.forbidden(
+                rd.plural,
+                attrs.name,
+                rd.group,
+                f"unable to create new content in namespace {attrs.namespace} because it is being terminated",
+            )
+
+
+class Priority(Plugin):
+    """Resolves ``priorityClassName`` to ``spec.priority`` (pods and PodGroups), with globalDefault."""
+
+    name = "Priority"
+
+    def admit(self, attrs: Attributes, api: Lookup) -> None:
+        rd = attrs.rd
+        if attrs.operation != CREATE or attrs.subresource or attrs.obj is None:
+            return
+        if not ((rd.group == "" and rd.plural == "pods") or (rd.group == "scheduling.k8s.io" and rd.plural == "podgroups")):
+            return
+        spec = attrs.obj.setdefault("spec", {})
+        pc_name = spec.get("priorityClassName") or ""
+        value: int | None = None
+        policy: str | None = None
+        if pc_name:
+            if pc_name == SYSTEM_CLUSTER_CRITICAL[0]:
+                value = SYSTEM_CLUSTER_CRITICAL[1]
+            elif pc_name == SYSTEM_NODE_CRITICAL[0]:
+                value = SYSTEM_NODE_CRITICAL[1]
+            pc = api.lookup("scheduling.k8s.io", "priorityclasses", "", pc_name)
+            if pc is None and value is None:
+                raise errors.forbidden(rd.plural, attrs.name, rd.group, f"no PriorityClass with name {pc_name} was found")
+            if pc is not None:
+                value = int(pc.get("value", 0))
+                policy = pc.get("preemptionPolicy")
+        else:
+            default = None
+            for pc in api.lookup_all("scheduling.k8s.io", "priorityclasses"):
+                if pc.get("globalDefault") and (
+                    default is None or int(pc.get("value", 0)) < int(default.get("value", 0))
+                ):
+                    default = pc
+            if default is not None:
+                spec["priorityClassName"] = default["metadata"]["name"]
+                value = int(default.get("value", 0))
+                policy = default.get("preemptionPolicy")
+            else:
+                value = 0
+        if "priority" in spec and spec["priority"] is not None and spec["priority"] != value:
+            raise errors.forbidden(
+                rd.plural,
+                attrs.name,
+                rd.group,
+                "the integer value of priority ({}) must not be provided in pod spec; priority admission controller computed {} from the given PriorityClass name".format(
+                    spec["priority"], value
+                ),
+            )
+        spec["priority"] = value
+        if rd.plural == "pods":
+            spec.setdefault("preemptionPolicy", policy or "PreemptLowerPriority")
+
+
+class DefaultTolerationSeconds(Plugin):
+    """Adds the 300s NoExecute tolerations for not-ready/unreachable nodes to every pod."""
+
+    name = "DefaultTolerationSeconds"
+
+    def admit(self, attrs: Attributes, api: Lookup) -> None:
+        if attrs.operation != CREATE or attrs.rd.plural != "pods" or attrs.rd.group or attrs.subresource:
+            return
+        spec = (attrs.obj or {}).setdefault("spec", {})
+        tols = spec.get("tolerations") or []
+        for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+            if any(t.get("key") == key and t.get("effect") in ("NoExecute", None, "") for t in tols):
+                continue
+            if any(t.get("operator") == "Exists" and not t.get("key") for t in tols):
+                continue
+            tols.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+        spec["tolerations"] = tols
+
+
+class ServiceAccount(Plugin):
+    """Defaults ``serviceAccountName`` to ``default`` (the token volume is not simulated)."""
+
+    name = "ServiceAccount"
+
+    def admit(self, attrs: Attributes, api: Lookup) -> None:
+        if attrs.operation != CREATE or attrs.rd.plural != "pods" or attrs.rd.group or attrs.subresource:
+            return
+        spec = (attrs.obj or {}).setdefault("spec", {})
+        if not spec.get("serviceAccountName"):
+            spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
+        spec.setdefault("serviceAccount", spec["serviceAccountName"])
+
+
+class PodGroupProtection(Plugin):
+    """1.37's PodGroupProtection: stamp the finalizer on new PodGroups; refuse pods naming a deleting group."""
+
+    name = "PodGroupProtection"
+
+    def admit(self, attrs: Attributes, api: Lookup) -> None:
+        rd = attrs.rd
+        if attrs.operation != CREATE or attrs.subresource or attrs.obj is None:
+            return
+        if not attrs.gates.enabled(GENERIC_WORKLOAD):
+            return
+        if rd.group == "scheduling.k8s.io" and rd.plural == "podgroups":
+            fins = attrs.obj.setdefault("metadata", {}).setdefault("finalizers", [])
+            if PODGROUP_PROTECTION_FINALIZER not in fins:
+                fins.append(PODGROUP_PROTECTION_FINALIZER)
+
+    def validate(self, attrs: Attributes, api: Lookup) -> None:
+        rd = attrs.rd
+        if attrs.operation != CREATE or attrs.subresource or attrs.obj is None:
+            return
+        if not attrs.gates.enabled(GENERIC_WORKLOAD):
+            return
+        if rd.group == "" and rd.plural == "pods":
+            group_name = ((attrs.obj.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+            if not group_name:
+                return
+            pg = api.lookup("scheduling.k8s.io", "podgroups", attrs.namespace, group_name)
+            if pg is not None and (pg.get("metadata") or {}).get("deletionTimestamp"):
+                raise errors.forbidden(
+                    "pods",
+                    attrs.name,
+                    "",
+                    f'cannot create Pod referencing PodGroup "{group_name}" because it is being deleted',
+                )
+
+
+def default_plugins() -> list[Plugin]:
+    """Order matters, as in kube: lifecycle first, then mutation, then validation."""
+    return [NamespaceLifecycle(), ServiceAccount(), Priority(), DefaultTolerationSeconds(), PodGroupProtection()]
+
+
+__all__ = [
+    "CREATE",
+    "DELETE",
+    "UPDATE",
+    "DefaultTolerationSeconds",
+    "NamespaceLifecycle",
+    "PodGroupProtection",
+    "Priority",
+    "ServiceAccount",
+    "default_plugins",
+]

@@ -1,0 +1,102 @@
+"""``gangplane`` command line: ``gangplane serve`` runs the whole control plane in one process."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+import yaml
+
+from featuregates import FeatureGate, FeatureGateError
+
+
+def write_kubeconfig(path: Path, url: str) -> None:
+    cfg = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "gangplane", "cluster": {"server": url}}],
+        "users": [{"name": "gangplane", "user": {}}],
+        "contexts": [{"name": "gangplane", "context": {"cluster": "gangplane", "user": "gangplane", "namespace": "default"}}],
+        "current-context": "gangplane",
+        "preferences": {},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    os.replace(tmp, path)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gangplane", description="A mini Kubernetes control plane for KEP-6277 workloads.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run the API server, controllers, scheduler and simulated nodes")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=6443, help="listen port; 0 picks a free one")
+    s.add_argument("--kubeconfig", default="./gangplane.kubeconfig", help="where to write a kubeconfig for this server")
+    s.add_argument("--feature-gates", default="", help="A=true,B=false (Kubernetes syntax)")
+    s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
+    s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
+    s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return p
+
+
+async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
+    from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components
+
+    cp = ControlPlane(ControlPlaneOptions(gates=gates))
+    cluster = None
+    if args.cluster:
+        try:
+            from controllers.fleet import load_fleet
+        except ImportError:
+            print("gangplane: --cluster needs the node agent, which this build does not have", file=sys.stderr)
+            return 2
+        try:
+            cluster = load_fleet(Path(args.cluster))
+        except (OSError, ValueError) as e:
+            print(f"gangplane: invalid --cluster file {args.cluster}: {e}", file=sys.stderr)
+            return 2
+    try:
+        names = default_components(cp, cluster, args.controllers)
+    except ValueError as e:
+        print(f"gangplane: {e}", file=sys.stderr)
+        return 2
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        url = await cp.serve_http(args.host, args.port)
+    except OSError as e:
+        print(f"gangplane: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+        return 1
+    await cp.start(names)
+    kubeconfig = Path(args.kubeconfig).resolve()
+    write_kubeconfig(kubeconfig, url)
+    print(f"gangplane: serving on {url} (export KUBECONFIG={kubeconfig})", flush=True)
+    await stop.wait()
+    print("gangplane: shutting down", flush=True)
+    await cp.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        gates = FeatureGate.from_string(args.feature_gates)
+    except FeatureGateError as e:
+        print(f"gangplane: invalid --feature-gates: {e}", file=sys.stderr)
+        return 2
+    if args.command == "serve":
+        return asyncio.run(_serve(args, gates))
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+"""Shared informers: list + watch into a local cache with indexers and event handlers.
+
+Like client-go's ``SharedIndexInformer``: one list/watch per resource shared by every component
+that asks the :class:`InformerFactory` for it. The cache survives a broken watch by resuming from
+the last seen resourceVersion (bookmarks keep it fresh) and re-lists on ``410 Expired``,
+delivering the difference as add/update/delete notifications. Cached objects are shared:
+handlers and listers must treat them as read-only (copy before mutating).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from apiserver import errors
+from apiserver.client.interface import GVR, Client
+from apiserver.meta import key_of
+
+Obj = dict[str, Any]
+IndexFunc = Callable[[Obj], list[str]]
+AddHandler = Callable[[Obj], None]
+UpdateHandler = Callable[[Obj, Obj], None]
+DeleteHandler = Callable[[Obj], None]
+
+log = logging.getLogger("gangplane.informer")
+
+
+def namespace_index(obj: Obj) -> list[str]:
+    return [(obj.get("metadata") or {}).get("namespace", "")]
+
+
+def owner_uid_index(obj: Obj) -> list[str]:
+    return [r["uid"] for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("uid")]
+
+
+def controller_uid_index(obj: Obj) -> list[str]:
+    return [
+        r["uid"] for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("uid") and r.get("controller")
+    ]
+
+
+def node_name_index(obj: Obj) -> list[str]:
+    n = (obj.get("spec") or {}).get("nodeName")
+    return [n] if n else []
+
+
+def label_index(label: str) -> IndexFunc:
+    def f(obj: Obj) -> list[str]:
+        v = ((obj.get("metadata") or {}).get("labels") or {}).get(label)
+        return [v] if v is not None else []
+
+    return f
+
+
+NAMESPACE = "namespace"
+OWNER_UID = "owner-uid"
+CONTROLLER_UID = "controller-uid"
+NODE_NAME = "node-name"
+
+
+class Informer:
+    def __init__(
+        self,
+        client: Client,
+        gvr: GVR,
+        namespace: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+        relist_backoff: float = 0.2,
+    ) -> None:
+        self.client = client
+        self.gvr = gvr
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self._items: dict[str, Obj] = {}
+        self._indexers: dict[str, IndexFunc] = {NAMESPACE: namespace_index}
+        self._indices: dict[str, dict[str, set[str]]] = {NAMESPACE: {}}
+        self._handlers: list[tuple[AddHandler | None, UpdateHandler | None, DeleteHandler | None]] = []
+        self._synced = asyncio.Event()
+        self.resource_version = ""
+        self.relists = 0
+        self.watches = 0
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+        self.relist_backoff = relist_backoff
+
+    # ------------------------------------------------------------------ cache API
+    def add_indexer(self, name: str, fn: IndexFunc) -> None:
+        if name in self._indexers:
+            return
+        self._indexers[name] = fn
+        idx: dict[str, set[str]] = {}
+        for k, obj in self._items.items():
+            for v in fn(obj):
+                idx.setdefault(v, set()).add(k)
+        self._indices[name] = idx
+
+    def add_event_handler(
+        self,
+        on_add: AddHandler | None = None,
+        on_update: UpdateHandler | None = None,
+        on_delete: DeleteHandler | None = None,
+    ) -> None:
+        self._handlers.append((on_add, on_update, on_delete))
+        if on_add is not None:
+            for obj in list(self._items.values()):
+                self._call(on_add, obj)
+
+    def get(self, key: str) -> Obj | None:
+        return self._items.get(key)
+
+    def get_by_name(self, namespace: str, name: str) -> Obj | None:
+        return self._items.get(f"{namespace}/{name}" if namespace else name)
+
+    def list(self, namespace: str = "") -> list[Obj]:
+        if not namespace:
+            return list(self._items.values())
+        return self.by_index(NAMESPACE, namespace)
+
+    def keys(self) -> list[str]:
+        return list(self._items.keys())
+
+    def by_index(self, name: str, value: str) -> list[Obj]:
+        keys = self._indices.get(name, {}).get(value)
+        if not keys:
+            return []
+        return [self._items[k] for k in keys if k in self._items]
+
+    def index_keys(self, name: str, value: str) -> set[str]:
+        return set(self._indices.get(name, {}).get(value) or ())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    async def wait_for_sync(self, timeout: float = 30.0) -> None:
+        await asyncio.wait_for(self._synced.wait(), timeout)
+
+    # ------------------------------------------------------------------ internals
+    def _call(self, fn: Callable[..., None], *args: Obj) -> None:
+        try:
+            fn(*args)
+        except Exception:  # a handler bug must not stop the informer
+            log.exception("informer handler for %s failed", self.gvr)
+
+    def _index_add(self, key: str, obj: Obj) -> None:
+        for name, fn in self._indexers.items():
+            idx = self._indices[name]
+            for v in fn(obj):
+                idx.setdefault(v, set()).add(key)
+
+    def _index_remove(self, key: str, obj: Obj) -> None:
+        for name, fn in self._indexers.items():
+            idx = self._indices[name]
+            for v in fn(obj):
+                s = idx.get(v)
+                if s is not None:
+                    s.discard(key)
+                    if not s:
+                        del idx[v]
+
+    def _upsert(self, obj: Obj) -> None:
+        key = key_of(obj)
+        old = self._items.get(key)
+        if old is not None:
+            self._index_remove(key, old)
+        self._items[key] = obj
+        self._index_add(key, obj)
+        for on_add, on_update, _ in self._handlers:
+            if old is None:
+                if on_add is not None:
+                    self._call(on_add, obj)
+            elif on_update is not None:
+                self._call(on_update, old, obj)
+
+    def _remove(self, obj: Obj) -> None:
+        key = key_of(obj)
+        old = self._items.pop(key, None)
+        if old is None:
+            return
+        self._index_remove(key, old)
+        for _, _, on_delete in self._handlers:
+            if on_delete is not None:
+                self._call(on_delete, obj)
+
+    def _replace(self, items: list[Obj]) -> None:
+        fresh = {key_of(o): o for o in items}
+        for key in [k for k in self._items if k not in fresh]:
+            self._remove(self._items[key])
+        for key, obj in fresh.items():
+            old = self._items.get(key)
+            if old is not None and (old.get("metadata") or {}).get("resourceVersion") == (obj.get("metadata") or {}).get(
+                "resourceVersion"
+            ):
+                continue
+            self._upsert(obj)
+
+    async def _list(self) -> None:
+        items: list[Obj] = []
+        cont = ""
+        rv = ""
+        while True:
+            res = await self.client.list(
+                self.gvr,
+                self.namespace,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+                limit=5000,
+                continue_=cont,
+            )
+            items.extend(res.get("items") or [])
+            rv = rv or (res.get("metadata") or {}).get("resourceVersion", "")
+            cont = (res.get("metadata") or {}).get("continue") or ""
+            if not cont:
+                break
+        self.relists += 1
+        self._replace(items)
+        self.resource_version = rv
+        self._synced.set()
+
+    async def _watch(self) -> bool:
+        """Watch from the last resourceVersion; True if a re-list is needed (410)."""
+        self.watches += 1
+        async for ev in self.client.watch(
+            self.gvr,
+            self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            resource_version=self.resource_version,
+            allow_bookmarks=True,
+        ):
+            if ev.type == "ERROR":
+                code = ev.object.get("code")
+                if code == 410:
+                    return True
+                log.warning("watch of %s ended with error %s", self.gvr, ev.object.get("message"))
+                return False
+            md = ev.object.get("metadata") or {}
+            if md.get("resourceVersion"):
+                self.resource_version = md["resourceVersion"]
+            if ev.type == "BOOKMARK":
+                continue
+            if ev.type == "DELETED":
+                self._remove(ev.object)
+            else:
+                self._upsert(ev.object)
+        return False
+
+    async def run(self) -> None:
+        need_list = True
+        while not self._stopping:
+            try:
+                if need_list:
+                    await self._list()
+                need_list = await self._watch()
+            except asyncio.CancelledError:
+                raise
+            except errors.StatusError as e:
+                need_list = True
+                if e.code != 410:
+                    log.warning("list/watch of %s failed: %s", self.gvr, e.message)
+                    await asyncio.sleep(self.relist_backoff)
+            except Exception:
+                log.exception("list/watch of %s failed", self.gvr)
+                need_list = True
+                await asyncio.sleep(self.relist_backoff)
+
+    def start(self) -> asyncio.Task[None]:
+        if self._task is None or self._task.done():
+            self._stopping = False
+            self._task = asyncio.create_task(self.run(), name=f"informer-{self.gvr}")
+        return self._task
+
+    async def stop(self) -> None:
+        self._stopping = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+
+
+class InformerFactory:
+    """One informer per (resource, namespace, selectors), shared by every component that asks."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self._informers: dict[tuple[GVR, str, str, str], Informer] = {}
+        self._started = False
+
+    def informer(self, gvr: GVR, namespace: str = "", label_selector: str = "", field_selector: str = "") -> Informer:
+        key = (gvr, namespace, label_selector, field_selector)
+        inf = self._informers.get(key)
+        if inf is None:
+            inf = Informer(self.client, gvr, namespace, label_selector, field_selector)
+            self._informers[key] = inf
+            if self._started:
+                inf.start()
+        return inf
+
+    def start(self) -> None:
+        self._started = True
+        for inf in self._informers.values():
+            inf.start()
+
+    async def wait_for_sync(self, timeout: float = 30.0) -> None:
+        await asyncio.gather(*(inf.wait_for_sync(timeout) for inf in self._informers.values()))
+
+    async def stop(self) -> None:
+        self._started = False
+        await asyncio.gather(*(inf.stop() for inf in self._informers.values()))
+
+    def informers(self) -> list[Informer]:
+        return list(self._informers.values())

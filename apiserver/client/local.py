@@ -1,0 +1,270 @@
+"""The in-process :class:`~apiserver.client.interface.Client`: the HTTP verbs without sockets.
+
+It calls the same :class:`~apiserver.registry.generic.API` the HTTP handlers call, so admission,
+validation, resourceVersion checks and errors are identical. Every call yields to the event loop
+once, so a busy controller cannot starve the others (a real client would wait on the network).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from apiserver import errors
+from apiserver.client.interface import GVR, WatchEvent
+from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
+from apiserver.registry.resources import ResourceDef
+from apiserver.storage.store import BOOKMARK
+
+Obj = dict[str, Any]
+
+
+class LocalClient:
+    """``Client`` over an in-process :class:`API`. ``user_agent`` names the default field manager."""
+
+    def __init__(self, api: API, user_agent: str = "gangplane", bookmark_interval: float = 5.0) -> None:
+        self.api = api
+        self.user_agent = user_agent
+        self.bookmark_interval = bookmark_interval
+        self.calls = 0
+
+    def _rd(self, gvr: GVR) -> ResourceDef:
+        rd = self.api.registry.get(gvr.group, gvr.version, gvr.resource)
+        if rd is None or not self.api.served(rd):
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        return rd
+
+    async def _yield(self) -> None:
+        self.calls += 1
+        await asyncio.sleep(0)
+
+    def _opts(self, dry_run: bool, field_manager: str, force: bool = False) -> WriteOptions:
+        return WriteOptions(dry_run=dry_run, field_manager=field_manager or self.user_agent, force=force)
+
+    @staticmethod
+    def _copy(obj: Obj) -> Obj:
+        return orjson.loads(orjson.dumps(obj))
+
+    # ------------------------------------------------------------------ reads
+    async def get(self, gvr: GVR, name: str, namespace: str = "") -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        rec = self.api.get(rd, namespace, name)
+        return rec.copy()
+
+    async def list(
+        self,
+        gvr: GVR,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_: str = "",
+        resource_version: str = "",
+        resource_version_match: str = "",
+    ) -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        res = self.api.list(
+            rd,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+            continue_=continue_,
+            resource_version=resource_version,
+            resource_version_match=resource_version_match,
+        )
+        meta: Obj = {"resourceVersion": str(res.resource_version)}
+        if res.continue_token:
+            meta["continue"] = res.continue_token
+        return {
+            "kind": rd.list_kind,
+            "apiVersion": rd.api_version,
+            "metadata": meta,
+            "items": [r.copy() for r in res.records],
+        }
+
+    async def watch(
+        self,
+        gvr: GVR,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        resource_version: str = "",
+        allow_bookmarks: bool = False,
+        send_initial_events: bool = False,
+        timeout_seconds: float | None = None,
+    ) -> AsyncIterator[WatchEvent]:
+        await self._yield()
+        rd = self._rd(gvr)
+        try:
+            watcher, initial, end_bookmark = self.api.watch(
+                rd,
+                namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                resource_version=resource_version,
+                resource_version_match="NotOlderThan" if send_initial_events else "",
+                send_initial_events=True if send_initial_events else None,
+                allow_bookmarks=allow_bookmarks,
+            )
+        except errors.StatusError as e:
+            if e.code == 410:
+                yield WatchEvent("ERROR", e.status())
+                return
+            raise
+        start_rv = self.api.store.rv
+        view = rd.storage_of is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_seconds if timeout_seconds else None
+
+        def obj_of(rec: Any) -> Obj:
+            o = rec.copy()
+            return self.api._to_view(rd, o) if view else o
+
+        def bookmark(rv: int, end: bool = False) -> WatchEvent:
+            md: Obj = {"resourceVersion": str(rv)}
+            if end:
+                md["annotations"] = {"k8s.io/initial-events-end": "true"}
+            return WatchEvent(BOOKMARK, {"kind": rd.kind, "apiVersion": rd.api_version, "metadata": md})
+
+        try:
+            for etype, rec in initial:
+                yield WatchEvent(etype, obj_of(rec))
+            if end_bookmark:
+                yield bookmark(start_rv, end=True)
+            while True:
+                wait = self.bookmark_interval
+                if deadline is not None:
+                    left = deadline - loop.time()
+                    if left <= 0:
+                        return
+                    wait = min(wait, left)
+                got = await watcher.wait(wait)
+                if not got:
+                    if allow_bookmarks and not watcher.buffer:
+                        yield bookmark(self.api.store.rv)
+                    continue
+                for etype, rec in watcher.drain():
+                    yield WatchEvent(etype, obj_of(rec))
+                if watcher.closed and not watcher.buffer:
+                    return
+        finally:
+            watcher.close()
+
+    # ------------------------------------------------------------------ writes
+    async def create(
+        self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
+    ) -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        body = self._copy(obj)
+        body.setdefault("apiVersion", rd.api_version)
+        body.setdefault("kind", rd.kind)
+        ns = namespace or (body.get("metadata") or {}).get("namespace", "")
+        return self.api.create(rd, ns, body, self._opts(dry_run, field_manager)).obj
+
+    async def update(
+        self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
+    ) -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        body = self._copy(obj)
+        body.setdefault("apiVersion", rd.api_version)
+        body.setdefault("kind", rd.kind)
+        md = body.get("metadata") or {}
+        ns = namespace or md.get("namespace", "")
+        return self.api.update(rd, ns, md.get("name", ""), body, self._opts(dry_run, field_manager)).obj
+
+    async def update_status(self, gvr: GVR, obj: Obj, namespace: str = "", *, field_manager: str = "") -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        body = self._copy(obj)
+        body.setdefault("apiVersion", rd.api_version)
+        body.setdefault("kind", rd.kind)
+        md = body.get("metadata") or {}
+        ns = namespace or md.get("namespace", "")
+        return self.api.update(rd, ns, md.get("name", ""), body, self._opts(False, field_manager), "status").obj
+
+    async def patch(
+        self,
+        gvr: GVR,
+        name: str,
+        patch: Any,
+        namespace: str = "",
+        *,
+        patch_type: str = MERGE_PATCH,
+        subresource: str = "",
+        dry_run: bool = False,
+        field_manager: str = "",
+        force: bool = False,
+    ) -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        body = self._copy(patch)
+        opts = self._opts(dry_run, field_manager, force)
+        if subresource == "scale":
+            return self.api.scale_patch(rd, namespace, name, body, patch_type, opts).obj
+        return self.api.patch(rd, namespace, name, body, patch_type, opts, subresource).obj
+
+    async def delete(
+        self,
+        gvr: GVR,
+        name: str,
+        namespace: str = "",
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: dict[str, str] | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        opts = DeleteOptions(propagation_policy, grace_period_seconds, dict(preconditions or {}), dry_run)
+        return self.api.delete(rd, namespace, name, opts).obj
+
+    async def delete_collection(
+        self, gvr: GVR, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+    ) -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        return self.api.delete_collection(rd, namespace, label_selector, field_selector)
+
+    async def create_subresource(self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = "") -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        body = self._copy(obj)
+        if rd.plural == "pods" and subresource == "binding":
+            return self.api.bind(namespace, name, body)
+        if rd.plural == "pods" and subresource == "eviction":
+            from apiserver.registry.eviction import evict
+
+            return evict(self.api, namespace, name, body)
+        raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)
+
+    async def get_subresource(self, gvr: GVR, name: str, subresource: str, namespace: str = "") -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        if subresource == "scale":
+            return self.api.scale_get(rd, namespace, name)
+        if subresource == "status":
+            return self.api.get(rd, namespace, name).copy()
+        raise errors.method_not_allowed("get", f"{rd.plural}/{subresource}", rd.group)
+
+    async def update_subresource(self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = "") -> Obj:
+        await self._yield()
+        rd = self._rd(gvr)
+        body = self._copy(obj)
+        if subresource == "scale":
+            return self.api.scale_update(rd, namespace, name, body).obj
+        if subresource == "status":
+            return self.api.update(rd, namespace, name, body, self._opts(False, ""), "status").obj
+        if subresource == "finalize" and rd.plural == "namespaces":
+            return self.api.finalize_namespace(name, body).obj
+        raise errors.method_not_allowed("update", f"{rd.plural}/{subresource}", rd.group)

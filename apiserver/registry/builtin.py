@@ -1,0 +1,183 @@
+"""The resources gangplane serves, declared once; everything else is generated from this table."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from apiserver.registry.resources import ResourceDef, Subresource
+from apiserver.registry.strategy import Strategy
+from featuregates import COMPOSITE_POD_GROUP, GENERIC_WORKLOAD
+
+Obj = dict[str, Any]
+
+_STRATEGY_MODULES = (
+    "apiserver.registry.strategies.core",
+    "apiserver.registry.strategies.apps",
+    "apiserver.registry.strategies.misc",
+    "apiserver.registry.strategies.scheduling",
+    "apiserver.registry.strategies.resource",
+    "apiserver.registry.strategies.batch",
+)
+
+
+class _StatusStrategy(Strategy):
+    has_status = True
+
+
+def _load_strategies() -> dict[tuple[str, str], Strategy]:
+    out: dict[tuple[str, str], Strategy] = {}
+    for mod_name in _STRATEGY_MODULES:
+        try:
+            mod = importlib.import_module(mod_name)
+        except ModuleNotFoundError as e:
+            if e.name == mod_name:
+                continue
+            raise
+        out.update(getattr(mod, "STRATEGIES", {}))
+    return out
+
+
+def _get(path: str):  # noqa: ANN202 - tiny getter factory
+    parts = path.split(".")
+
+    def g(obj: Obj) -> str:
+        cur: Any = obj
+        for p in parts:
+            if not isinstance(cur, dict):
+                return ""
+            cur = cur.get(p)
+        if cur is None:
+            return ""
+        if isinstance(cur, bool):
+            return "true" if cur else "false"
+        return str(cur)
+
+    return g
+
+
+def _fields(*paths: str, **aliases: str) -> dict[str, Any]:
+    out = {p: _get(p) for p in paths}
+    out.update({alias.replace("__", "."): _get(target) for alias, target in aliases.items()})
+    return out
+
+
+POD_FIELDS = _fields(
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
+)
+EVENT_FIELDS = _fields(
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+)
+# events.k8s.io/v1 shares storage with core events; its selectors name the new fields.
+EVENTS_V1_FIELDS = {
+    **EVENT_FIELDS,
+    **{
+        "regarding.kind": _get("involvedObject.kind"),
+        "regarding.namespace": _get("involvedObject.namespace"),
+        "regarding.name": _get("involvedObject.name"),
+        "regarding.uid": _get("involvedObject.uid"),
+        "regarding.apiVersion": _get("involvedObject.apiVersion"),
+        "regarding.resourceVersion": _get("involvedObject.resourceVersion"),
+        "regarding.fieldPath": _get("involvedObject.fieldPath"),
+        "reportingController": _get("reportingComponent"),
+        "deprecatedSource": _get("source"),
+    },
+}
+
+
+def _sub(name: str, kind: str, group: str = "", version: str = "", verbs: tuple[str, ...] = ("get", "patch", "update")) -> Subresource:
+    return Subresource(name, kind, group, version, verbs)
+
+
+def builtin_resources() -> list[ResourceDef]:
+    s = _load_strategies()
+
+    def st(group: str, plural: str, has_status: bool) -> Strategy:
+        strat = s.get((group, plural))
+        if strat is not None:
+            return strat
+        return _StatusStrategy() if has_status else Strategy()
+
+    def rd(group: str, version: str, kind: str, plural: str, namespaced: bool, *, status: bool = False, **kw: Any) -> ResourceDef:
+        subs = tuple(kw.pop("subresources", ()))
+        if status:
+            subs = (_sub("status", kind),) + subs
+        return ResourceDef(group, version, kind, plural, namespaced, strategy=st(group, plural, status), subresources=subs, **kw)
+
+    ALL = ("all",)
+    return [
+        # core/v1
+        rd("", "v1", "Namespace", "namespaces", False, status=True, short_names=("ns",),
+           verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+           subresources=(_sub("finalize", "Namespace", verbs=("update",)),),
+           field_selectors=_fields("status.phase")),
+        rd("", "v1", "Node", "nodes", False, status=True, short_names=("no",), field_selectors=_fields("spec.unschedulable")),
+        rd("", "v1", "Pod", "pods", True, status=True, short_names=("po",), categories=ALL,
+           subresources=(
+               _sub("binding", "Binding", verbs=("create",)),
+               _sub("eviction", "Eviction", "policy", "v1", verbs=("create",)),
+               _sub("log", "Pod", verbs=("get",)),
+               _sub("exec", "PodExecOptions", verbs=("create", "get")),
+               _sub("attach", "PodAttachOptions", verbs=("create", "get")),
+               _sub("portforward", "PodPortForwardOptions", verbs=("create", "get")),
+           ),
+           field_selectors=POD_FIELDS),
+        rd("", "v1", "Service", "services", True, status=True, short_names=("svc",), categories=ALL),
+        rd("", "v1", "Endpoints", "endpoints", True, short_names=("ep",)),
+        rd("", "v1", "ConfigMap", "configmaps", True, short_names=("cm",)),
+        rd("", "v1", "Secret", "secrets", True, field_selectors=_fields("type")),
+        rd("", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",)),
+        rd("", "v1", "Event", "events", True, short_names=("ev",), field_selectors=EVENT_FIELDS),
+        rd("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, status=True, short_names=("pvc",)),
+        rd("", "v1", "PersistentVolume", "persistentvolumes", False, status=True, short_names=("pv",)),
+        rd("", "v1", "LimitRange", "limitranges", True, short_names=("limits",)),
+        rd("", "v1", "ResourceQuota", "resourcequotas", True, status=True, short_names=("quota",)),
+        # apps/v1
+        rd("apps", "v1", "StatefulSet", "statefulsets", True, status=True, short_names=("sts",), categories=ALL,
+           subresources=(_sub("scale", "Scale", "autoscaling", "v1"),)),
+        rd("apps", "v1", "ControllerRevision", "controllerrevisions", True),
+        rd("apps", "v1", "Deployment", "deployments", True, status=True, short_names=("deploy",), categories=ALL,
+           subresources=(_sub("scale", "Scale", "autoscaling", "v1"),)),
+        rd("apps", "v1", "ReplicaSet", "replicasets", True, status=True, short_names=("rs",), categories=ALL,
+           subresources=(_sub("scale", "Scale", "autoscaling", "v1"),), field_selectors=_fields("status.replicas")),
+        rd("apps", "v1", "DaemonSet", "daemonsets", True, status=True, short_names=("ds",), categories=ALL),
+        # batch/v1
+        rd("batch", "v1", "Job", "jobs", True, status=True, categories=ALL, field_selectors=_fields("status.successful")),
+        rd("batch", "v1", "CronJob", "cronjobs", True, status=True, short_names=("cj",), categories=ALL),
+        # events.k8s.io/v1 (same storage as core events)
+        rd("events.k8s.io", "v1", "Event", "events", True, short_names=("ev",), storage_of=("", "events"),
+           field_selectors=EVENTS_V1_FIELDS),
+        # coordination.k8s.io/v1
+        rd("coordination.k8s.io", "v1", "Lease", "leases", True),
+        # policy/v1
+        rd("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, status=True, short_names=("pdb",)),
+        # scheduling.k8s.io
+        rd("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",)),
+        rd("scheduling.k8s.io", "v1beta1", "Workload", "workloads", True, gate=GENERIC_WORKLOAD),
+        rd("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", True, status=True, gate=GENERIC_WORKLOAD),
+        rd("scheduling.k8s.io", "v1alpha3", "CompositePodGroup", "compositepodgroups", True, status=True,
+           gate=COMPOSITE_POD_GROUP),
+        # resource.k8s.io/v1 (DRA)
+        rd("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, status=True),
+        rd("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),
+        rd("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", False),
+        rd("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", False,
+           field_selectors=_fields("spec.nodeName", "spec.driver")),
+    ]

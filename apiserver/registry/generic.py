@@ -1,0 +1,912 @@
+"""The generic registry: every verb of every resource, the way kube's ``genericregistry.Store`` does it.
+
+HTTP handlers and the in-process client both call :class:`API`, so admission, defaulting,
+validation, finalizers, graceful deletion and resourceVersion checks behave identically
+whichever way a request arrives. All methods are synchronous and run on the event loop thread,
+which makes each request atomic with respect to the store and to watch registration.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from apiserver import errors
+from apiserver import field as fielderr
+from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
+from apiserver.field import ErrorList
+from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
+from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
+from apiserver.registry.resources import Registry, ResourceDef
+from apiserver.registry.strategy import StrategyContext
+from apiserver.storage.store import Record, Store, StoreError, Watcher
+from featuregates import FeatureGate
+
+Obj = dict[str, Any]
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+APPLY_PATCH_CBOR = "application/apply-patch+cbor"
+
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+
+# Resources whose objects carry no metadata.generation in kube (no spec-like content to track).
+NO_GENERATION = frozenset(
+    {
+        ("", "namespaces"),
+        ("", "nodes"),
+        ("", "services"),
+        ("", "endpoints"),
+        ("", "configmaps"),
+        ("", "secrets"),
+        ("", "serviceaccounts"),
+        ("", "events"),
+        ("", "limitranges"),
+        ("", "resourcequotas"),
+        ("", "persistentvolumeclaims"),
+        ("", "persistentvolumes"),
+        ("apps", "controllerrevisions"),
+        ("coordination.k8s.io", "leases"),
+        ("scheduling.k8s.io", "priorityclasses"),
+    }
+)
+
+# Fields of metadata the server owns: a client's values are replaced on create/update.
+_SERVER_META_ON_UPDATE = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+
+
+@dataclass
+class WriteOptions:
+    dry_run: bool = False
+    field_manager: str = ""
+    field_validation: str = ""
+    force: bool = False
+
+
+@dataclass
+class DeleteOptions:
+    propagation_policy: str | None = None
+    grace_period_seconds: int | None = None
+    preconditions: dict[str, str] = field(default_factory=dict)
+    dry_run: bool = False
+    orphan_dependents: bool | None = None
+
+
+@dataclass
+class Result:
+    """A write's outcome: the object (or Status), warnings for ``Warning`` headers, the HTTP code."""
+
+    obj: Obj
+    warnings: list[str]
+    code: int = 200
+    raw: bytes | None = None  # serialized object when it came straight from the store
+
+
+@dataclass
+class ListResult:
+    records: list[Record]
+    resource_version: int
+    continue_token: str
+    remaining: int | None = None
+
+
+def _encode_continue(rv: int, key: tuple[str, str]) -> str:
+    payload = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{key[0]}/{key[1]}"})
+    return base64.urlsafe_b64encode(payload).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    try:
+        pad = "=" * (-len(token) % 4)
+        data = orjson.loads(base64.urlsafe_b64decode(token + pad))
+        rv = int(data["rv"])
+        ns, _, name = str(data["start"]).rpartition("/")
+        if data.get("v") != "meta.k8s.io/v1" or rv <= 0:
+            raise ValueError
+        return rv, (ns, name)
+    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as e:
+        raise errors.bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from e
+
+
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new "
+    "list without the continue parameter, or use the continue token in this response to retrieve the "
+    "remainder of the results. Continuing with the provided token results in an inconsistent list - objects "
+    "that were created, modified, or deleted between the time the first chunk was returned and now may show "
+    "up in the list."
+)
+
+
+def _parse_rv(value: str, what: str = "resourceVersion") -> int:
+    try:
+        rv = int(value)
+        if rv < 0:
+            raise ValueError
+        return rv
+    except ValueError as e:
+        raise errors.bad_request(f"invalid {what} value: {value!r}") from e
+
+
+class API:
+    """Verbs over a :class:`Registry` of resources backed by one :class:`Store`."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        store: Store | None = None,
+        gates: FeatureGate | None = None,
+        admission: list[Plugin] | None = None,
+        clock: Clock | None = None,
+        meta_validator: Callable[[Obj, ResourceDef], ErrorList] | None = None,
+        meta_update_validator: Callable[[Obj, Obj], ErrorList] | None = None,
+        body_checker: Callable[[ResourceDef, Obj, Obj | None, WriteOptions, list[str]], None] | None = None,
+        patchers: dict[str, Callable[..., Obj]] | None = None,
+        field_tracker: Any = None,
+    ) -> None:
+        self.registry = registry
+        self.store = store or Store()
+        self.gates = gates or FeatureGate()
+        self.admission = admission if admission is not None else []
+        self.clock = clock or Clock()
+        self.meta_validator = meta_validator
+        self.meta_update_validator = meta_update_validator
+        self.body_checker = body_checker
+        self.patchers = dict(patchers or {})
+        self.field_tracker = field_tracker
+        self.write_hooks: list[Callable[[str, ResourceDef, Obj], None]] = []
+
+    # ------------------------------------------------------------------ helpers
+    def _ctx(self, ns: str, dry_run: bool) -> StrategyContext:
+        return StrategyContext(gates=self.gates, namespace=ns, dry_run=dry_run, now=rfc3339(self.clock.now()))
+
+    def _skey(self, rd: ResourceDef) -> tuple[str, str]:
+        return rd.storage_key
+
+    def served(self, rd: ResourceDef) -> bool:
+        return rd.gate is None or self.gates.enabled(rd.gate)
+
+    def lookup(self, group: str, plural: str, namespace: str, name: str) -> Obj | None:
+        rec = self.store.get((group, plural), (namespace, name))
+        return rec.copy() if rec is not None else None
+
+    def lookup_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
+        recs, _, _ = self.store.list((group, plural), namespace)
+        return [r.copy() for r in recs]
+
+    def _key(self, rd: ResourceDef, ns: str, name: str) -> tuple[str, str]:
+        return (ns if rd.namespaced else "", name)
+
+    def _get_record(self, rd: ResourceDef, ns: str, name: str) -> Record:
+        rec = self.store.get(self._skey(rd), self._key(rd, ns, name))
+        if rec is None:
+            raise errors.not_found(rd.plural, name, rd.group)
+        return rec
+
+    def _to_view(self, rd: ResourceDef, obj: Obj) -> Obj:
+        """Present a stored object as ``rd``'s kind (shared storage such as events.k8s.io)."""
+        if rd.storage_of is None:
+            return obj
+        from apiserver.registry.views import view_as
+
+        return view_as(rd, obj)
+
+    def _from_view(self, rd: ResourceDef, obj: Obj) -> Obj:
+        if rd.storage_of is None:
+            return obj
+        from apiserver.registry.views import store_as
+
+        return store_as(rd, obj)
+
+    def _check_type(self, rd: ResourceDef, body: Any) -> Obj:
+        if not isinstance(body, dict):
+            raise errors.bad_request(f"the body of the request must be a JSON object of kind {rd.kind}")
+        kind = body.get("kind")
+        api_version = body.get("apiVersion")
+        if not kind:
+            raise errors.bad_request(f"Object 'Kind' is missing in '{orjson.dumps(body).decode()[:512]}'")
+        if not api_version:
+            raise errors.bad_request(f"Object 'apiVersion' is missing in '{orjson.dumps(body).decode()[:512]}'")
+        if kind != rd.kind:
+            raise errors.bad_request(
+                f"the kind in the data ({kind}) does not match the expected kind ({rd.kind}) for {rd.plural}"
+            )
+        if api_version != rd.api_version:
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version ({rd.api_version})"
+            )
+        md = body.get("metadata")
+        if md is None:
+            body["metadata"] = {}
+        elif not isinstance(md, dict):
+            raise errors.bad_request("metadata must be an object")
+        return body
+
+    def _validation_error(self, rd: ResourceDef, name: str, errs: ErrorList) -> errors.StatusError:
+        return errors.invalid(rd.kind, name, rd.group, errs)
+
+    def _run_admission(self, attrs: Attributes) -> None:
+        for p in self.admission:
+            p.admit(attrs, self)
+        for p in self.admission:
+            p.validate(attrs, self)
+
+    def _notify(self, verb: str, rd: ResourceDef, obj: Obj) -> None:
+        for hook in self.write_hooks:
+            hook(verb, rd, obj)
+
+    # ------------------------------------------------------------------ reads
+    def get(self, rd: ResourceDef, ns: str, name: str) -> Record:
+        rec = self._get_record(rd, ns, name)
+        if rd.storage_of is not None:
+            obj = self._to_view(rd, rec.copy())
+            return Record(obj, orjson.dumps(obj), rec.rv)
+        return rec
+
+    def make_filter(self, rd: ResourceDef, label_selector: str, field_selector: str) -> Callable[[Obj], bool] | None:
+        from apiserver.registry.filters import build_filter
+
+        return build_filter(rd, label_selector, field_selector)
+
+    def list(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_: str = "",
+        resource_version: str = "",
+        resource_version_match: str = "",
+    ) -> ListResult:
+        flt = self.make_filter(rd, label_selector, field_selector)
+        start = None
+        at_rv: int | None = None
+        if continue_:
+            if resource_version and resource_version != "0":
+                raise errors.bad_request("specifying resource version is not allowed when using continue")
+            at_rv, start = _decode_continue(continue_)
+        elif resource_version_match:
+            if resource_version_match not in ("NotOlderThan", "Exact"):
+                raise errors.bad_request(
+                    f'resourceVersionMatch: Unsupported value: "{resource_version_match}": supported values: "Exact", "NotOlderThan"'
+                )
+            if not resource_version:
+                raise errors.bad_request("resourceVersionMatch is forbidden unless resourceVersion is provided")
+            rv = _parse_rv(resource_version)
+            if resource_version_match == "Exact":
+                if rv == 0:
+                    raise errors.bad_request('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"')
+                if rv > self.store.rv:
+                    raise errors.timeout(f"Too large resource version: {rv}, current: {self.store.rv}")
+                at_rv = rv
+            elif rv > self.store.rv:
+                raise errors.timeout(f"Too large resource version: {rv}, current: {self.store.rv}")
+        elif resource_version and resource_version != "0":
+            rv = _parse_rv(resource_version)
+            if rv > self.store.rv:
+                raise errors.timeout(f"Too large resource version: {rv}, current: {self.store.rv}")
+        try:
+            recs, list_rv, last = self.store.list(self._skey(rd), ns if rd.namespaced else "", flt, limit, start, at_rv)
+        except StoreError as e:
+            if continue_:
+                raise errors.expired(CONTINUE_EXPIRED) from e
+            raise errors.expired(f"too old resource version: {at_rv} ({self.store.rv})") from e
+        token = _encode_continue(list_rv, last) if last is not None else ""
+        if rd.storage_of is not None:
+            recs = [Record(v, orjson.dumps(v), r.rv) for r in recs for v in [self._to_view(rd, r.copy())]]
+        return ListResult(recs, list_rv, token)
+
+    def watch(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        resource_version: str = "",
+        resource_version_match: str = "",
+        send_initial_events: bool | None = None,
+        allow_bookmarks: bool = False,
+    ) -> tuple[Watcher, list[tuple[str, Record]], bool]:
+        """Returns (watcher, initial events, whether an initial-events-end bookmark is due)."""
+        flt = self.make_filter(rd, label_selector, field_selector)
+        initial = False
+        since: int | None = None
+        end_bookmark = False
+        if send_initial_events:
+            if resource_version_match != "NotOlderThan":
+                raise errors.invalid(
+                    "ListOptions",
+                    "",
+                    "meta.k8s.io",
+                    [
+                        fielderr.forbidden(
+                            "resourceVersionMatch",
+                            "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                        )
+                    ],
+                )
+            if not allow_bookmarks:
+                raise errors.invalid(
+                    "ListOptions",
+                    "",
+                    "meta.k8s.io",
+                    [
+                        fielderr.forbidden(
+                            "allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"
+                        )
+                    ],
+                )
+            if resource_version and resource_version != "0":
+                rv = _parse_rv(resource_version)
+                if rv > self.store.rv:
+                    raise errors.timeout(f"Too large resource version: {rv}, current: {self.store.rv}")
+            initial = True
+            end_bookmark = True
+        elif send_initial_events is False and resource_version_match:
+            raise errors.bad_request("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+        elif resource_version in ("", "0"):
+            initial = True
+        else:
+            since = _parse_rv(resource_version)
+            if since > self.store.rv:
+                raise errors.timeout(f"Too large resource version: {since}, current: {self.store.rv}")
+        try:
+            w, events = self.store.watch(self._skey(rd), ns if rd.namespaced else "", flt, since, initial)
+        except StoreError as e:
+            raise errors.expired(f"too old resource version: {since} ({self.store.rv})") from e
+        return w, events, end_bookmark
+
+    # ------------------------------------------------------------------ create
+    def create(self, rd: ResourceDef, ns: str, body: Any, opts: WriteOptions | None = None) -> Result:
+        opts = opts or WriteOptions()
+        obj = self._check_type(rd, body)
+        obj = self._from_view(rd, obj)
+        md = obj["metadata"]
+        if rd.namespaced:
+            body_ns = md.get("namespace") or ""
+            if body_ns and ns and body_ns != ns:
+                raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            ns = ns or body_ns
+            if not ns:
+                raise errors.bad_request("the namespace of the object must be set")
+            md["namespace"] = ns
+        else:
+            md.pop("namespace", None)
+            ns = ""
+        warnings: list[str] = []
+        if self.body_checker is not None:
+            self.body_checker(rd, obj, None, opts, warnings)
+        ctx = self._ctx(ns, opts.dry_run)
+        strategy = rd.strategy
+        generate = not md.get("name") and bool(md.get("generateName"))
+        if generate:
+            md["name"] = md["generateName"] + random_suffix()
+        name = md.get("name", "")
+        # server-owned metadata
+        md["uid"] = new_uid()
+        md["creationTimestamp"] = rfc3339(self.clock.now())
+        if (rd.group, rd.storage_key[1]) in NO_GENERATION or rd.storage_of is not None:
+            md.pop("generation", None)
+        else:
+            md["generation"] = 1
+        for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"):
+            md.pop(k, None)
+        strategy.default(obj)
+        strategy.prepare_for_create(ctx, obj)
+        attrs = Attributes(CREATE, rd, ns, name, obj, None, "", opts.dry_run, self.gates, warnings)
+        self._run_admission(attrs)
+        errs: ErrorList = []
+        if self.meta_validator is not None:
+            errs.extend(self.meta_validator(obj, rd))
+        errs.extend(strategy.validate(ctx, obj))
+        if errs:
+            raise self._validation_error(rd, name or md.get("generateName", ""), errs)
+        warnings.extend(strategy.warnings_on_create(ctx, obj))
+        warnings.extend(ctx.warnings)
+        if self.field_tracker is not None:
+            self.field_tracker.on_create(rd, obj, opts, md["creationTimestamp"])
+        if opts.dry_run:
+            if self.store.get(self._skey(rd), self._key(rd, ns, name)) is not None:
+                raise errors.already_exists(rd.plural, name, rd.group)
+            return Result(self._to_view(rd, obj), warnings, 201)
+        for attempt in range(8):
+            try:
+                rec = self.store.create(self._skey(rd), self._key(rd, ns, name), obj)
+                break
+            except StoreError as e:
+                if not generate or attempt == 7:
+                    raise errors.already_exists(rd.plural, name, rd.group) from e
+                name = md["generateName"] + random_suffix()
+                md["name"] = name
+        self._notify("create", rd, rec.obj)
+        return Result(self._to_view(rd, rec.copy()), warnings, 201, rec.raw if rd.storage_of is None else None)
+
+    # ------------------------------------------------------------------ update
+    def update(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        name: str,
+        body: Any,
+        opts: WriteOptions | None = None,
+        subresource: str = "",
+        _patched: bool = False,
+    ) -> Result:
+        opts = opts or WriteOptions()
+        obj = self._check_type(rd, body)
+        obj = self._from_view(rd, obj)
+        md = obj["metadata"]
+        if md.get("name") and md["name"] != name:
+            raise errors.bad_request(f"the name of the object ({md['name']}) does not match the name on the URL ({name})")
+        if rd.namespaced and md.get("namespace") and md["namespace"] != ns:
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        rec = self._get_record(rd, ns, name)
+        old = rec.obj
+        body_rv = md.get("resourceVersion") or ""
+        if body_rv and _parse_rv(body_rv, "metadata.resourceVersion") != rec.rv:
+            raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
+        warnings: list[str] = []
+        if self.body_checker is not None:
+            self.body_checker(rd, obj, old, opts, warnings)
+        return self._update_from(rd, ns, name, rec, obj, opts, subresource, warnings)
+
+    def _update_from(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        name: str,
+        rec: Record,
+        obj: Obj,
+        opts: WriteOptions,
+        subresource: str,
+        warnings: list[str],
+        manager_op: str = "Update",
+    ) -> Result:
+        old = rec.obj
+        md = obj.setdefault("metadata", {})
+        old_md = old.get("metadata") or {}
+        md["name"] = name
+        if rd.namespaced:
+            md["namespace"] = ns
+        else:
+            md.pop("namespace", None)
+        for k in _SERVER_META_ON_UPDATE:
+            if k in old_md:
+                md[k] = old_md[k]
+            else:
+                md.pop(k, None)
+        md.pop("selfLink", None)
+        ctx = self._ctx(ns, opts.dry_run)
+        strategy = rd.strategy
+        strategy.default(obj)
+        if subresource == "status":
+            strategy.prepare_for_status_update(ctx, obj, old)
+            # ResetObjectMetaForStatus: status writes cannot change these.
+            for k in ("labels", "annotations", "finalizers", "ownerReferences"):
+                if k in old_md:
+                    md[k] = copy.deepcopy(old_md[k])
+                else:
+                    md.pop(k, None)
+        else:
+            strategy.prepare_for_update(ctx, obj, old)
+            if "generation" in old_md and strategy.generation_relevant(obj) != strategy.generation_relevant(old):
+                md["generation"] = int(old_md.get("generation") or 1) + 1
+        attrs = Attributes(UPDATE, rd, ns, name, obj, old, subresource, opts.dry_run, self.gates, warnings)
+        self._run_admission(attrs)
+        errs: ErrorList = []
+        if self.meta_validator is not None:
+            errs.extend(self.meta_validator(obj, rd))
+        if self.meta_update_validator is not None:
+            errs.extend(self.meta_update_validator(obj, old))
+        if subresource == "status":
+            errs.extend(strategy.validate_status_update(ctx, obj, old))
+        else:
+            errs.extend(strategy.validate_update(ctx, obj, old))
+        if errs:
+            raise self._validation_error(rd, name, errs)
+        if subresource != "status":
+            warnings.extend(strategy.warnings_on_update(ctx, obj, old))
+        warnings.extend(ctx.warnings)
+        if self.field_tracker is not None:
+            self.field_tracker.on_update(rd, old, obj, opts, manager_op, subresource, rfc3339(self.clock.now()))
+        # Finalizers emptied on an object being deleted: the update completes the deletion.
+        if old_md.get("deletionTimestamp") and not md.get("finalizers") and (
+            not (rd.group == "" and rd.plural == "pods") or int(md.get("deletionGracePeriodSeconds") or 0) == 0
+        ) and not (rd.group == "" and rd.plural == "namespaces" and (obj.get("spec") or {}).get("finalizers")):
+            if opts.dry_run:
+                return Result(self._to_view(rd, obj), warnings, 200)
+            self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
+            gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
+            self._notify("delete", rd, gone.obj)
+            return Result(self._to_view(rd, gone.copy()), warnings, 200)
+        if _same_ignoring_rv(obj, old):
+            return Result(self._to_view(rd, rec.copy()), warnings, 200, rec.raw if rd.storage_of is None else None)
+        if opts.dry_run:
+            return Result(self._to_view(rd, obj), warnings, 200)
+        try:
+            new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
+        except StoreError as e:
+            raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
+        self._notify("update", rd, new_rec.obj)
+        return Result(self._to_view(rd, new_rec.copy()), warnings, 200, new_rec.raw if rd.storage_of is None else None)
+
+    # ------------------------------------------------------------------ patch
+    def patch(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        name: str,
+        patch: Any,
+        patch_type: str,
+        opts: WriteOptions | None = None,
+        subresource: str = "",
+    ) -> Result:
+        opts = opts or WriteOptions()
+        rec = self.store.get(self._skey(rd), self._key(rd, ns, name))
+        if patch_type in (APPLY_PATCH, APPLY_PATCH_CBOR):
+            return self._apply(rd, ns, name, rec, patch, opts, subresource)
+        if rec is None:
+            raise errors.not_found(rd.plural, name, rd.group)
+        current = self._to_view(rd, rec.copy())
+        if patch_type == JSON_PATCH:
+            patched = json_patch(current, patch)
+        elif patch_type == MERGE_PATCH:
+            if not isinstance(patch, dict):
+                raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+            patched = merge_patch(current, patch)
+        elif patch_type == STRATEGIC_PATCH:
+            if not rd.strategic_merge:
+                raise errors.unsupported_media_type(
+                    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+                )
+            smp = self.patchers.get(STRATEGIC_PATCH)
+            if smp is None:
+                raise errors.unsupported_media_type("application/json-patch+json, application/merge-patch+json")
+            if not isinstance(patch, dict):
+                raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+            patched = smp(rd, current, patch)
+        else:
+            raise errors.unsupported_media_type(
+                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json"
+            )
+        if not isinstance(patched, dict):
+            raise errors.bad_request("the patch did not produce an object")
+        patched.setdefault("apiVersion", rd.api_version)
+        patched.setdefault("kind", rd.kind)
+        if patched.get("kind") != rd.kind or patched.get("apiVersion") != rd.api_version:
+            raise errors.bad_request("the patch may not change apiVersion or kind")
+        pmd = patched.get("metadata")
+        if not isinstance(pmd, dict):
+            raise errors.bad_request("metadata must be an object")
+        if pmd.get("name", name) != name:
+            raise errors.bad_request(f"the name of the object ({pmd.get('name')}) does not match the name on the URL ({name})")
+        # A resourceVersion in the patch is a precondition; otherwise the patch applies to the current object.
+        req_rv = pmd.get("resourceVersion")
+        if req_rv and req_rv != str(rec.rv):
+            raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
+        warnings: list[str] = []
+        stored = self._from_view(rd, patched)
+        if self.body_checker is not None:
+            self.body_checker(rd, stored, rec.obj, opts, warnings)
+        return self._update_from(rd, ns, name, rec, stored, opts, subresource, warnings)
+
+    def _apply(
+        self, rd: ResourceDef, ns: str, name: str, rec: Record | None, patch: Any, opts: WriteOptions, subresource: str
+    ) -> Result:
+        applier = self.patchers.get(APPLY_PATCH)
+        if applier is None:
+            raise errors.unsupported_media_type("application/json-patch+json, application/merge-patch+json")
+        if not isinstance(patch, dict):
+            raise errors.bad_request("apply patch must be a YAML or JSON object")
+        if not opts.field_manager:
+            raise errors.bad_request("PATCH requests with apply content type must specify a fieldManager")
+        patch.setdefault("metadata", {})
+        if patch["metadata"].get("name", name) != name:
+            raise errors.bad_request(
+                f"the name of the object ({patch['metadata'].get('name')}) does not match the name on the URL ({name})"
+            )
+        if rec is None:
+            if subresource:
+                raise errors.not_found(rd.plural, name, rd.group)
+            obj = applier(rd, None, patch, opts, rfc3339(self.clock.now()))
+            obj.setdefault("metadata", {})["name"] = name
+            return self.create(rd, ns, obj, WriteOptions(opts.dry_run, "", opts.field_validation, opts.force))
+        current = rec.copy()
+        req_rv = patch["metadata"].get("resourceVersion")
+        if req_rv and req_rv != str(rec.rv):
+            raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
+        merged = applier(rd, current, patch, opts, rfc3339(self.clock.now()))
+        warnings: list[str] = []
+        if self.body_checker is not None:
+            self.body_checker(rd, merged, rec.obj, opts, warnings)
+        return self._update_from(rd, ns, name, rec, merged, opts, subresource, warnings, manager_op="Apply")
+
+    # ------------------------------------------------------------------ delete
+    def delete(self, rd: ResourceDef, ns: str, name: str, opts: DeleteOptions | None = None) -> Result:
+        opts = opts or DeleteOptions()
+        rec = self._get_record(rd, ns, name)
+        obj = rec.copy()
+        md = obj["metadata"]
+        pre = opts.preconditions or {}
+        if pre.get("uid") and pre["uid"] != md.get("uid"):
+            raise errors.conflict(
+                rd.plural,
+                name,
+                rd.group,
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {md.get('uid')}",
+            )
+        if pre.get("resourceVersion") and pre["resourceVersion"] != md.get("resourceVersion"):
+            raise errors.conflict(
+                rd.plural,
+                name,
+                rd.group,
+                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, ResourceVersion in object meta: {md.get('resourceVersion')}",
+            )
+        policy = opts.propagation_policy
+        if policy is None and opts.orphan_dependents is not None:
+            policy = "Orphan" if opts.orphan_dependents else "Background"
+        if policy not in (None, "Foreground", "Background", "Orphan"):
+            raise errors.invalid(
+                "DeleteOptions",
+                "",
+                "meta.k8s.io",
+                [
+                    fielderr.not_supported(
+                        "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"]
+                    )
+                ],
+            )
+        if opts.grace_period_seconds is not None and opts.grace_period_seconds < 0:
+            raise errors.invalid(
+                "DeleteOptions",
+                "",
+                "meta.k8s.io",
+                [
+                    fielderr.invalid(
+                        "gracePeriodSeconds", opts.grace_period_seconds, "must be greater than or equal to 0"
+                    )
+                ],
+            )
+        attrs = Attributes(DELETE, rd, ns, name, None, obj, "", opts.dry_run, self.gates, [])
+        self._run_admission(attrs)
+        is_pod = rd.group == "" and rd.plural == "pods"
+        is_ns = rd.group == "" and rd.plural == "namespaces"
+        grace = self._grace_period(rd, obj, opts) if is_pod else 0
+        fins = list(md.get("finalizers") or [])
+        changed = False
+        if policy == "Orphan" and ORPHAN not in fins:
+            fins = [f for f in fins if f != FOREGROUND] + [ORPHAN]
+            changed = True
+        elif policy == "Foreground" and FOREGROUND not in fins:
+            fins = [f for f in fins if f != ORPHAN] + [FOREGROUND]
+            changed = True
+        elif policy == "Background" and (ORPHAN in fins or FOREGROUND in fins):
+            fins = [f for f in fins if f not in (ORPHAN, FOREGROUND)]
+            changed = True
+        ns_pending = is_ns and bool((obj.get("spec") or {}).get("finalizers"))
+        now = self.clock.now()
+        already = bool(md.get("deletionTimestamp"))
+        if fins or grace > 0 or ns_pending:
+            # Graceful or finalizer-held deletion: mark, keep, let controllers finish it.
+            if already:
+                old_grace = md.get("deletionGracePeriodSeconds")
+                if is_pod and old_grace is not None and grace < int(old_grace):
+                    md["deletionGracePeriodSeconds"] = grace
+                    md["deletionTimestamp"] = rfc3339(now + grace)
+                    changed = True
+                if not changed:
+                    if is_pod and grace == 0 and not fins:
+                        pass  # fall through to immediate removal
+                    else:
+                        return Result(self._to_view(rd, obj), [], 200 if not is_pod else 200)
+            else:
+                md["deletionTimestamp"] = rfc3339(now + grace)
+                md["deletionGracePeriodSeconds"] = grace
+                if md.get("generation") is not None:
+                    md["generation"] = int(md["generation"]) + 1
+                changed = True
+            if is_ns and not already:
+                obj.setdefault("status", {})["phase"] = "Terminating"
+            if fins or grace > 0 or ns_pending:
+                md["finalizers"] = fins
+                if not fins:
+                    md.pop("finalizers", None)
+                if opts.dry_run:
+                    return Result(self._to_view(rd, obj), [], 200)
+                new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
+                self._notify("update", rd, new_rec.obj)
+                return Result(self._to_view(rd, new_rec.copy()), [], 200, new_rec.raw if rd.storage_of is None else None)
+        if opts.dry_run:
+            return Result(self._deleted_response(rd, obj), [], 200)
+        gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
+        self._notify("delete", rd, gone.obj)
+        return Result(self._deleted_response(rd, self._to_view(rd, gone.copy())), [], 200)
+
+    def _deleted_response(self, rd: ResourceDef, obj: Obj) -> Obj:
+        if rd.group == "" and rd.plural in ("pods", "namespaces"):
+            return obj
+        md = obj.get("metadata") or {}
+        details: Obj = {"name": md.get("name", ""), "kind": rd.plural, "uid": md.get("uid", "")}
+        if rd.group:
+            details["group"] = rd.group
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+    def _grace_period(self, rd: ResourceDef, pod: Obj, opts: DeleteOptions) -> int:
+        """kube's pod CheckGracefulDelete: unscheduled or terminal pods go at once."""
+        spec = pod.get("spec") or {}
+        phase = (pod.get("status") or {}).get("phase")
+        if opts.grace_period_seconds is not None:
+            grace = opts.grace_period_seconds
+        else:
+            grace = int(spec.get("terminationGracePeriodSeconds", 30) or 0)
+        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+            return 0
+        return max(grace, 0)
+
+    def delete_collection(
+        self, rd: ResourceDef, ns: str, label_selector: str, field_selector: str, opts: DeleteOptions | None = None
+    ) -> Obj:
+        res = self.list(rd, ns, label_selector=label_selector, field_selector=field_selector)
+        items = []
+        for r in res.records:
+            md = r.obj["metadata"]
+            try:
+                out = self.delete(rd, md.get("namespace", ""), md["name"], opts)
+            except errors.StatusError as e:
+                if e.code == 404:
+                    continue
+                raise
+            if out.obj.get("kind") != "Status":
+                items.append(out.obj)
+        return {
+            "kind": rd.list_kind,
+            "apiVersion": rd.api_version,
+            "metadata": {"resourceVersion": str(self.store.rv)},
+            "items": items,
+        }
+
+    # ------------------------------------------------------------------ subresources
+    def bind(self, ns: str, name: str, binding: Any) -> Obj:
+        """``pods/binding``: set ``spec.nodeName`` once and the PodScheduled condition."""
+        rd = self.registry.get("", "v1", "pods")
+        assert rd is not None
+        if not isinstance(binding, dict) or not isinstance(binding.get("target"), dict):
+            raise errors.bad_request("binding must carry a target")
+        target = binding["target"].get("name") or ""
+        if not target:
+            raise errors.invalid("Binding", name, "", [fielderr.required("target.name")])
+        bmd = binding.get("metadata") or {}
+        if bmd.get("name") and bmd["name"] != name:
+            raise errors.bad_request(f"the name of the object ({bmd['name']}) does not match the name on the URL ({name})")
+        rec = self._get_record(rd, ns, name)
+        pod = rec.copy()
+        if pod["metadata"].get("deletionTimestamp"):
+            raise errors.conflict("pods/binding", name, "", f"pod {name} is being deleted, cannot be assigned to a host")
+        spec = pod.setdefault("spec", {})
+        if spec.get("nodeName"):
+            raise errors.conflict(
+                "pods/binding", name, "", f"pod {name} is already assigned to node \"{spec['nodeName']}\""
+            )
+        uid = bmd.get("uid")
+        if uid and uid != pod["metadata"].get("uid"):
+            raise errors.conflict("pods/binding", name, "", "Precondition failed: UID in precondition: " + uid)
+        spec["nodeName"] = target
+        status = pod.setdefault("status", {})
+        conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": rfc3339(self.clock.now())})
+        status["conditions"] = conds
+        new_rec = self.store.update(self._skey(rd), (ns, name), pod, rec.rv)
+        self._notify("update", rd, new_rec.obj)
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+    def scale_get(self, rd: ResourceDef, ns: str, name: str) -> Obj:
+        rec = self._get_record(rd, ns, name)
+        return self._scale_of(rd, rec.obj)
+
+    def _scale_of(self, rd: ResourceDef, obj: Obj) -> Obj:
+        from apiserver.selectors import format_label_selector
+
+        md = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        return {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {
+                "name": md.get("name"),
+                "namespace": md.get("namespace"),
+                "uid": md.get("uid"),
+                "resourceVersion": md.get("resourceVersion"),
+                "creationTimestamp": md.get("creationTimestamp"),
+            },
+            "spec": {"replicas": int(spec.get("replicas", 0) or 0)},
+            "status": {
+                "replicas": int(status.get("replicas", 0) or 0),
+                "selector": format_label_selector(spec.get("selector")),
+            },
+        }
+
+    def scale_update(self, rd: ResourceDef, ns: str, name: str, scale: Any, opts: WriteOptions | None = None) -> Result:
+        if not isinstance(scale, dict):
+            raise errors.bad_request("the body of the request must be a Scale object")
+        if scale.get("kind") not in (None, "Scale"):
+            raise errors.bad_request(f"the kind in the data ({scale.get('kind')}) does not match the expected kind (Scale)")
+        rec = self._get_record(rd, ns, name)
+        smd = scale.get("metadata") or {}
+        if smd.get("resourceVersion") and smd["resourceVersion"] != str(rec.rv):
+            raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
+        replicas = (scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool):
+            raise errors.invalid("Scale", name, "autoscaling", [fielderr.invalid("spec.replicas", replicas, "must be an integer")])
+        if replicas < 0:
+            raise errors.invalid(
+                "Scale",
+                name,
+                "autoscaling",
+                [fielderr.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
+            )
+        obj = rec.copy()
+        obj.setdefault("spec", {})["replicas"] = replicas
+        res = self._update_from(rd, ns, name, rec, obj, opts or WriteOptions(), "", [])
+        return Result(self._scale_of(rd, res.obj), res.warnings, 200)
+
+    def scale_patch(self, rd: ResourceDef, ns: str, name: str, patch: Any, patch_type: str, opts: WriteOptions | None = None) -> Result:
+        current = self.scale_get(rd, ns, name)
+        if patch_type == JSON_PATCH:
+            patched = json_patch(current, patch)
+        elif patch_type in (MERGE_PATCH, STRATEGIC_PATCH):
+            if not isinstance(patch, dict):
+                raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+            patched = merge_patch(current, patch)
+        else:
+            raise errors.unsupported_media_type("application/json-patch+json, application/merge-patch+json")
+        if (patch.get("metadata") or {}).get("resourceVersion") if isinstance(patch, dict) else None:
+            pass
+        else:
+            patched.setdefault("metadata", {}).pop("resourceVersion", None)
+        return self.scale_update(rd, ns, name, patched, opts)
+
+    def finalize_namespace(self, name: str, body: Any) -> Result:
+        """``namespaces/{name}/finalize``: only ``spec.finalizers`` change; may complete deletion."""
+        rd = self.registry.get("", "v1", "namespaces")
+        assert rd is not None
+        rec = self._get_record(rd, "", name)
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be a Namespace")
+        obj = rec.copy()
+        obj.setdefault("spec", {})["finalizers"] = list(((body.get("spec") or {}).get("finalizers")) or [])
+        if not obj["spec"]["finalizers"]:
+            obj["spec"].pop("finalizers")
+        md = obj["metadata"]
+        if md.get("deletionTimestamp") and not obj["spec"].get("finalizers") and not md.get("finalizers"):
+            gone = self.store.delete(self._skey(rd), ("", name))
+            self._notify("delete", rd, gone.obj)
+            return Result(gone.copy(), [], 200)
+        new_rec = self.store.update(self._skey(rd), ("", name), obj, rec.rv)
+        return Result(new_rec.copy(), [], 200, new_rec.raw)
+
+
+def _same_ignoring_rv(a: Obj, b: Obj) -> bool:
+    """No-op update detection (kube skips the write and keeps the resourceVersion)."""
+    if a.keys() != b.keys():
+        return False
+    for k in a:
+        if k == "metadata":
+            am, bm = a[k], b[k]
+            ak = {x for x in am if x != "resourceVersion"}
+            bk = {x for x in bm if x != "resourceVersion"}
+            if ak != bk or any(am[x] != bm[x] for x in ak if x != "managedFields"):
+                return False
+        elif a[k] != b[k]:
+            return False
+    return True

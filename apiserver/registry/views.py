@@ -1,0 +1,25 @@
+"""Views of one storage through another API group (events.k8s.io/v1 events over core/v1 events)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver.registry.resources import ResourceDef
+
+Obj = dict[str, Any]
+
+
+def view_as(rd: ResourceDef, stored: Obj) -> Obj:
+    if rd.group == "events.k8s.io":
+        from apiserver.registry.strategies.misc import core_event_to_events_v1
+
+        return core_event_to_events_v1(stored)
+    return stored
+
+
+def store_as(rd: ResourceDef, obj: Obj) -> Obj:
+    if rd.group == "events.k8s.io":
+        from apiserver.registry.strategies.misc import events_v1_to_core_event
+
+        return events_v1_to_core_event(obj)
+    return obj

@@ -1,0 +1,546 @@
+"""The HTTP face of the API server: a thin Starlette app over :class:`apiserver.registry.generic.API`.
+
+It parses paths and query parameters, negotiates content types (JSON, YAML, protobuf requests;
+JSON and server-side Tables responses), streams watches, and renders every failure as a
+``metav1.Status`` with the code kube uses. No resource logic lives here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import yaml
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from apiserver import errors
+from apiserver.meta import Clock
+from apiserver.registry.generic import (
+    API,
+    APPLY_PATCH,
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_PATCH,
+    DeleteOptions,
+    Result,
+    WriteOptions,
+)
+from apiserver.registry.resources import ResourceDef
+from apiserver.server.metrics import APIServerMetrics
+from apiserver.server.requestinfo import RequestInfo, parse_resource_path
+from apiserver.storage.store import ADDED, BOOKMARK, Record
+
+log = logging.getLogger("gangplane.apiserver")
+
+MAX_BODY = 3 * 1024 * 1024
+JSON = "application/json"
+GIT_VERSION = "v1.37.0+gangplane.0.1.0"
+PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
+
+
+def version_info() -> dict[str, str]:
+    import platform
+
+    return {
+        "major": "1",
+        "minor": "37",
+        "emulationMajor": "1",
+        "emulationMinor": "37",
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": "36",
+        "gitVersion": GIT_VERSION,
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-11-29T00:00:00Z",
+        "goVersion": f"python{platform.python_version()}",
+        "compiler": "cpython",
+        "platform": f"{platform.system().lower()}/{platform.machine()}",
+    }
+
+
+def _warning_header(text: str) -> str:
+    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def status_response(e: errors.StatusError, warnings: list[str] | None = None) -> Response:
+    resp = Response(orjson.dumps(e.status()), status_code=e.code, media_type=JSON)
+    for w in dict.fromkeys(warnings or []):
+        resp.headers.append("Warning", _warning_header(w))
+    return resp
+
+
+def _bool(v: str | None) -> bool:
+    return (v or "").lower() in ("true", "1")
+
+
+def _media(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+class APIApp:
+    """Builds the ASGI app. ``server_address`` is reported in ``/api`` discovery."""
+
+    def __init__(
+        self,
+        api: API,
+        metrics: APIServerMetrics,
+        metrics_registry: CollectorRegistry,
+        *,
+        server_address: str = "127.0.0.1:6443",
+        bookmark_interval: float = 15.0,
+        clock: Clock | None = None,
+    ) -> None:
+        self.api = api
+        self.metrics = metrics
+        self.metrics_registry = metrics_registry
+        self.server_address = server_address
+        self.bookmark_interval = bookmark_interval
+        self.clock = clock or api.clock
+        self.ready = True
+        metrics.record_gates(api.gates)
+
+    def asgi(self) -> Starlette:
+        return Starlette(routes=[Route("/{path:path}", self.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"])])
+
+    # ------------------------------------------------------------------ entry
+    async def handle(self, request: Request) -> Response:
+        path = request.url.path
+        try:
+            if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
+                return PlainTextResponse("ok")
+            if path == "/version" or path == "/version/":
+                return Response(orjson.dumps(version_info()), media_type=JSON)
+            if path == "/metrics":
+                return Response(generate_latest(self.metrics_registry), media_type=CONTENT_TYPE_LATEST)
+            if path.startswith("/openapi/"):
+                return self._openapi(request, path)
+            info = parse_resource_path(path, self.api.registry)
+            if info is None:
+                return self._discovery(request, path)
+            return await self._resource(request, info)
+        except errors.StatusError as e:
+            return status_response(e)
+        except Exception as e:  # never die from a request; report as kube does
+            log.exception("internal error serving %s %s", request.method, path)
+            return status_response(errors.internal_error(str(e) or e.__class__.__name__))
+
+    # ------------------------------------------------------------------ discovery & openapi
+    def _discovery(self, request: Request, path: str) -> Response:
+        from apiserver.server import discovery
+
+        parts = [p for p in path.split("/") if p]
+        reg = self.api.registry
+        gates = self.api.gates
+        accept = request.headers.get("accept", "")
+        if parts == ["api"] or parts == ["apis"]:
+            agg = discovery.wants_aggregated(accept)
+            if agg:
+                body = discovery.aggregated_discovery(reg, parts == ["api"], gates)
+                return Response(orjson.dumps(body), media_type=None, headers={"Content-Type": agg})
+            if parts == ["api"]:
+                return Response(orjson.dumps(discovery.api_versions(self.server_address)), media_type=JSON)
+            return Response(orjson.dumps(discovery.api_group_list(reg, gates)), media_type=JSON)
+        if len(parts) == 2 and parts[0] == "api":
+            if parts[1] != "v1":
+                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            return Response(orjson.dumps(discovery.api_resource_list(reg, "", "v1", gates)), media_type=JSON)
+        if len(parts) == 2 and parts[0] == "apis":
+            body = discovery.api_group(reg, parts[1], gates)
+            if body is None:
+                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            return Response(orjson.dumps(body), media_type=JSON)
+        if len(parts) == 3 and parts[0] == "apis":
+            body = discovery.api_resource_list(reg, parts[1], parts[2], gates)
+            if body is None or not body.get("resources"):
+                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            return Response(orjson.dumps(body), media_type=JSON)
+        raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+
+    def _openapi(self, request: Request, path: str) -> Response:
+        from apiserver.openapi import documents
+
+        reg = self.api.registry
+        headers = {"Cache-Control": "no-cache, private"}
+        if path in ("/openapi/v2", "/openapi/v2/"):
+            body = documents.openapi_v2(reg)
+            headers["ETag"] = '"' + documents.etag(body) + '"'
+            return Response(body, media_type=JSON, headers=headers)
+        if path in ("/openapi/v3", "/openapi/v3/"):
+            return Response(orjson.dumps(documents.openapi_v3_index(reg)), media_type=JSON, headers=headers)
+        rest = path[len("/openapi/v3/") :].strip("/")
+        parts = rest.split("/")
+        if parts[0] == "api" and len(parts) == 2:
+            group, version = "", parts[1]
+        elif parts[0] == "apis" and len(parts) == 3:
+            group, version = parts[1], parts[2]
+        else:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        if not reg.in_group_version(group, version):
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        body = documents.openapi_v3_group_version(reg, group, version)
+        if request.query_params.get("hash"):
+            headers = {"Cache-Control": "public, immutable", "Expires": "Thu, 01 Jan 2099 00:00:00 GMT"}
+        headers["ETag"] = '"' + documents.etag(body) + '"'
+        return Response(body, media_type=JSON, headers=headers)
+
+    # ------------------------------------------------------------------ resources
+    async def _resource(self, request: Request, info: RequestInfo) -> Response:
+        rd = info.rd
+        if rd is None or not self.api.served(rd):
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        if info.subresource and rd.subresource(info.subresource) is None:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        if not rd.namespaced and info.namespace:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        method = request.method
+        q = request.query_params
+        verb = self._verb(method, info, q)
+        started = time.perf_counter()
+        code = 500
+        try:
+            resp = await self._dispatch(request, info, rd, verb)
+            code = resp.status_code
+            return resp
+        except errors.StatusError as e:
+            code = e.code
+            raise
+        finally:
+            if verb != "watch":
+                labels = dict(verb=verb, group=rd.group, version=rd.version, resource=rd.plural, subresource=info.subresource)
+                self.metrics.latency.labels(**labels).observe(time.perf_counter() - started)
+                self.metrics.requests.labels(**labels, code=str(code)).inc()
+
+    def _verb(self, method: str, info: RequestInfo, q: Any) -> str:
+        if method == "GET":
+            if info.is_collection:
+                return "watch" if _bool(q.get("watch")) else "list"
+            return "get"
+        if method == "POST":
+            return "create"
+        if method == "PUT":
+            return "update"
+        if method == "PATCH":
+            return "patch"
+        if method == "DELETE":
+            return "deletecollection" if info.is_collection else "delete"
+        return method.lower()
+
+    async def _read_body(self, request: Request) -> tuple[Any, str]:
+        raw = await request.body()
+        if len(raw) > MAX_BODY:
+            raise errors.request_entity_too_large(f"limit is {MAX_BODY}")
+        ctype = _media(request.headers.get("content-type"))
+        if not raw:
+            if request.method in ("POST", "PUT", "PATCH"):
+                raise errors.bad_request("the body of the request was empty")
+            return None, ctype
+        if ctype in ("", JSON, "*/*", "text/plain") or ctype in (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH):
+            try:
+                return orjson.loads(raw), ctype
+            except orjson.JSONDecodeError as e:
+                raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}") from e
+        if ctype in (APPLY_PATCH, "application/yaml", "application/x-yaml", "text/yaml"):
+            try:
+                return yaml.safe_load(raw), ctype
+            except yaml.YAMLError as e:
+                raise errors.bad_request(f"error converting YAML to JSON: {e}") from e
+        if ctype == "application/vnd.kubernetes.protobuf":
+            from apiserver.server.protobuf import decode_k8s_protobuf
+
+            return decode_k8s_protobuf(raw), ctype
+        raise errors.unsupported_media_type("application/json, application/yaml, application/vnd.kubernetes.protobuf")
+
+    def _write_opts(self, q: Any) -> WriteOptions:
+        dry = q.getlist("dryRun") if hasattr(q, "getlist") else []
+        for d in dry:
+            if d != "All":
+                raise errors.bad_request(f'dryRun: Unsupported value: "{d}": supported values: "All"')
+        fv = q.get("fieldValidation") or ""
+        if fv and fv not in ("Strict", "Warn", "Ignore"):
+            raise errors.bad_request(f'fieldValidation: Unsupported value: "{fv}": supported values: "Ignore", "Strict", "Warn"')
+        fm = q.get("fieldManager") or ""
+        if len(fm) > 128:
+            raise errors.bad_request("fieldManager: Too long: must have at most 128 bytes")
+        return WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=_bool(q.get("force")))
+
+    def _respond(self, request: Request, rd: ResourceDef, res: Result) -> Response:
+        if self._wants_table(request) and res.obj.get("kind") not in ("Status", "Scale"):
+            from apiserver.server import tables
+
+            body = orjson.dumps(
+                tables.to_table(rd.group, rd.plural, [res.obj], self._now(), res.obj.get("metadata", {}).get("resourceVersion", ""),
+                                include_object=request.query_params.get("includeObject") or "Metadata")
+            )
+        else:
+            body = res.raw if res.raw is not None else orjson.dumps(res.obj)
+        resp = Response(body, status_code=res.code, media_type=JSON)
+        for w in dict.fromkeys(res.warnings):
+            resp.headers.append("Warning", _warning_header(w))
+        return resp
+
+    def _now(self) -> Any:
+        from datetime import UTC, datetime
+
+        return datetime.fromtimestamp(self.clock.now(), UTC)
+
+    def _wants_table(self, request: Request) -> bool:
+        accept = request.headers.get("accept", "")
+        return "as=Table" in accept and "g=meta.k8s.io" in accept
+
+    async def _dispatch(self, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
+        api = self.api
+        q = request.query_params
+        ns = info.namespace
+        if rd.namespaced and info.name and not ns:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        sub = info.subresource
+        if verb not in ("watch", "list") and verb not in rd.verbs and not sub:
+            raise errors.method_not_allowed(verb, rd.plural, rd.group)
+        if verb == "list":
+            return self._list(request, info, rd)
+        if verb == "watch":
+            return await self._watch(request, info, rd)
+        if verb == "get":
+            if sub in ("log", "exec", "attach", "portforward"):
+                api.get(rd, ns, info.name)
+                return self._no_container_runtime(info)
+            if sub == "scale":
+                return Response(orjson.dumps(api.scale_get(rd, ns, info.name)), media_type=JSON)
+            rec = api.get(rd, ns, info.name)
+            return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
+        if verb == "create":
+            body, _ = await self._read_body(request)
+            if info.name:
+                if sub == "binding" and rd.plural == "pods":
+                    return Response(orjson.dumps(api.bind(ns, info.name, body)), status_code=201, media_type=JSON)
+                if sub == "eviction" and rd.plural == "pods":
+                    from apiserver.registry.eviction import evict
+
+                    return Response(orjson.dumps(evict(api, ns, info.name, body)), status_code=201, media_type=JSON)
+                if sub in ("exec", "attach", "portforward"):
+                    api.get(rd, ns, info.name)
+                    return self._no_container_runtime(info)
+                raise errors.method_not_allowed("create", f"{rd.plural}/{sub}" if sub else rd.plural, rd.group)
+            return self._respond(request, rd, api.create(rd, ns, body, self._write_opts(q)))
+        if verb == "update":
+            body, ctype = await self._read_body(request)
+            if sub == "scale":
+                return self._respond(request, rd, api.scale_update(rd, ns, info.name, body, self._write_opts(q)))
+            if sub == "finalize" and rd.plural == "namespaces":
+                return self._respond(request, rd, api.finalize_namespace(info.name, body))
+            if sub not in ("", "status"):
+                raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
+            return self._respond(request, rd, api.update(rd, ns, info.name, body, self._write_opts(q), sub))
+        if verb == "patch":
+            ctype = _media(request.headers.get("content-type"))
+            if ctype not in PATCH_TYPES and ctype != "application/apply-patch+cbor":
+                raise errors.unsupported_media_type(", ".join(PATCH_TYPES))
+            body, _ = await self._read_body(request)
+            if sub == "scale":
+                return self._respond(request, rd, api.scale_patch(rd, ns, info.name, body, ctype, self._write_opts(q)))
+            if sub not in ("", "status"):
+                raise errors.method_not_allowed("patch", f"{rd.plural}/{sub}", rd.group)
+            return self._respond(request, rd, api.patch(rd, ns, info.name, body, ctype, self._write_opts(q), sub))
+        if verb == "delete":
+            opts = await self._delete_opts(request)
+            return self._respond(request, rd, api.delete(rd, ns, info.name, opts))
+        if verb == "deletecollection":
+            opts = await self._delete_opts(request)
+            body = api.delete_collection(rd, ns, q.get("labelSelector") or "", q.get("fieldSelector") or "", opts)
+            return Response(orjson.dumps(body), media_type=JSON)
+        raise errors.method_not_allowed(verb, rd.plural, rd.group)
+
+    def _no_container_runtime(self, info: RequestInfo) -> Response:
+        container = "" if info.subresource == "portforward" else ""
+        raise errors.bad_request(
+            f'{info.subresource} is not available for pod "{info.name}"{container}: gangplane simulates nodes and runs no containers'
+        )
+
+    async def _delete_opts(self, request: Request) -> DeleteOptions:
+        q = request.query_params
+        body, _ = await self._read_body(request)
+        opts = DeleteOptions()
+        src: dict[str, Any] = {}
+        if isinstance(body, dict):
+            if body.get("kind") not in (None, "DeleteOptions"):
+                raise errors.bad_request(f"the kind in the data ({body.get('kind')}) does not match DeleteOptions")
+            src.update(body)
+        elif body is not None:
+            raise errors.bad_request("the body of a delete request must be DeleteOptions")
+        if q.get("propagationPolicy"):
+            src["propagationPolicy"] = q.get("propagationPolicy")
+        if q.get("gracePeriodSeconds") is not None:
+            src["gracePeriodSeconds"] = q.get("gracePeriodSeconds")
+        if q.get("orphanDependents") is not None:
+            src["orphanDependents"] = _bool(q.get("orphanDependents"))
+        if q.getlist("dryRun"):
+            src["dryRun"] = q.getlist("dryRun")
+        opts.propagation_policy = src.get("propagationPolicy")
+        gps = src.get("gracePeriodSeconds")
+        if gps is not None:
+            try:
+                opts.grace_period_seconds = int(gps)
+            except (TypeError, ValueError) as e:
+                raise errors.bad_request(f"invalid gracePeriodSeconds: {gps!r}") from e
+        opts.preconditions = dict(src.get("preconditions") or {})
+        opts.dry_run = bool(src.get("dryRun"))
+        if "orphanDependents" in src and src["orphanDependents"] is not None:
+            opts.orphan_dependents = bool(src["orphanDependents"])
+        return opts
+
+    # ------------------------------------------------------------------ list & watch
+    def _list(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:
+        q = request.query_params
+        try:
+            limit = int(q.get("limit") or 0)
+        except ValueError as e:
+            raise errors.bad_request(f"invalid limit: {q.get('limit')!r}") from e
+        res = self.api.list(
+            rd,
+            info.namespace,
+            label_selector=q.get("labelSelector") or "",
+            field_selector=q.get("fieldSelector") or "",
+            limit=max(limit, 0),
+            continue_=q.get("continue") or "",
+            resource_version=q.get("resourceVersion") or "",
+            resource_version_match=q.get("resourceVersionMatch") or "",
+        )
+        if self._wants_table(request):
+            from apiserver.server import tables
+
+            table = tables.to_table(
+                rd.group,
+                rd.plural,
+                [r.obj for r in res.records],
+                self._now(),
+                str(res.resource_version),
+                res.continue_token,
+                include_object=q.get("includeObject") or "Metadata",
+            )
+            return Response(orjson.dumps(table), media_type=JSON)
+        meta = b'{"resourceVersion":"' + str(res.resource_version).encode() + b'"'
+        if res.continue_token:
+            meta += b',"continue":"' + res.continue_token.encode() + b'"'
+        meta += b"}"
+        body = (
+            b'{"kind":"'
+            + rd.list_kind.encode()
+            + b'","apiVersion":"'
+            + rd.api_version.encode()
+            + b'","metadata":'
+            + meta
+            + b',"items":['
+            + b",".join(r.raw for r in res.records)
+            + b"]}"
+        )
+        return Response(body, media_type=JSON)
+
+    async def _watch(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:
+        q = request.query_params
+        timeout_s: float | None = None
+        if q.get("timeoutSeconds"):
+            try:
+                timeout_s = float(q.get("timeoutSeconds") or 0)
+            except ValueError as e:
+                raise errors.bad_request(f"invalid timeoutSeconds: {q.get('timeoutSeconds')!r}") from e
+        sie = q.get("sendInitialEvents")
+        allow_bookmarks = _bool(q.get("allowWatchBookmarks"))
+        table = self._wants_table(request)
+        include_object = q.get("includeObject") or "Metadata"
+        try:
+            watcher, initial, end_bookmark = self.api.watch(
+                rd,
+                info.namespace,
+                label_selector=q.get("labelSelector") or "",
+                field_selector=q.get("fieldSelector") or "",
+                resource_version=q.get("resourceVersion") or "",
+                resource_version_match=q.get("resourceVersionMatch") or "",
+                send_initial_events=None if sie is None else _bool(sie),
+                allow_bookmarks=allow_bookmarks,
+            )
+        except errors.StatusError as e:
+            if e.code == 410:
+                line = orjson.dumps({"type": "ERROR", "object": e.status()}) + b"\n"
+
+                async def one() -> AsyncIterator[bytes]:
+                    yield line
+
+                return StreamingResponse(one(), media_type=JSON)
+            raise
+        start_rv = self.api.store.rv
+        mlabels = dict(verb="WATCH", group=rd.group, version=rd.version, resource=rd.plural)
+        self.metrics.longrunning.labels(**mlabels).inc()
+        self.metrics.watchers.labels(group=rd.group, version=rd.version, resource=rd.plural).inc()
+
+        def encode(etype: str, rec: Record) -> bytes:
+            if rd.storage_of is not None:
+                obj = self.api._to_view(rd, rec.copy())
+                raw = orjson.dumps(obj)
+            else:
+                obj = None
+                raw = rec.raw
+            if table:
+                from apiserver.server import tables
+
+                o = obj if obj is not None else rec.obj
+                t = tables.to_table(rd.group, rd.plural, [o], self._now(), str(rec.rv), include_object=include_object)
+                return b'{"type":"' + etype.encode() + b'","object":' + orjson.dumps(t) + b"}\n"
+            return b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"
+
+        def bookmark(rv: int, end: bool = False) -> bytes:
+            md: dict[str, Any] = {"resourceVersion": str(rv)}
+            if end:
+                md["annotations"] = {"k8s.io/initial-events-end": "true"}
+            return orjson.dumps({"type": BOOKMARK, "object": {"kind": rd.kind, "apiVersion": rd.api_version, "metadata": md}}) + b"\n"
+
+        loop_time = asyncio.get_running_loop().time
+        deadline = loop_time() + timeout_s if timeout_s else None
+
+        async def stream() -> AsyncIterator[bytes]:
+            try:
+                chunk: list[bytes] = []
+                for etype, rec in initial:
+                    chunk.append(encode(etype, rec))
+                    if len(chunk) >= 256:
+                        yield b"".join(chunk)
+                        chunk = []
+                if end_bookmark:
+                    chunk.append(bookmark(start_rv, end=True))
+                if chunk:
+                    yield b"".join(chunk)
+                elif not initial:
+                    yield b""
+                while True:
+                    wait = self.bookmark_interval
+                    if deadline is not None:
+                        left = deadline - loop_time()
+                        if left <= 0:
+                            return
+                        wait = min(wait, left)
+                    got = await watcher.wait(wait)
+                    if not got:
+                        if allow_bookmarks and not watcher.buffer:
+                            yield bookmark(self.api.store.rv)
+                        continue
+                    events = watcher.drain()
+                    if events:
+                        yield b"".join(encode(t, r) for t, r in events)
+                    if watcher.closed and not watcher.buffer:
+                        return
+            finally:
+                watcher.close()
+                self.metrics.longrunning.labels(**mlabels).dec()
+                self.metrics.watchers.labels(group=rd.group, version=rd.version, resource=rd.plural).dec()
+
+        return StreamingResponse(stream(), media_type=JSON)
+
+
+__all__ = ["ADDED", "APIApp", "GIT_VERSION", "status_response", "version_info"]
