@@ -208,12 +208,10 @@ class API:
     def _check_type(self, rd: ResourceDef, body: Any) -> Obj:
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request must be a JSON object of kind {rd.kind}")
-        kind = body.get("kind")
-        api_version = body.get("apiVersion")
-        if not kind:
-            raise errors.bad_request(f"Object 'Kind' is missing in '{orjson.dumps(body).decode()[:512]}'")
-        if not api_version:
-            raise errors.bad_request(f"Object 'apiVersion' is missing in '{orjson.dumps(body).decode()[:512]}'")
+        # Like kube's decoder, a body without apiVersion/kind takes them from the endpoint.
+        kind = body.setdefault("kind", rd.kind) or rd.kind
+        api_version = body.setdefault("apiVersion", rd.api_version) or rd.api_version
+        body["kind"], body["apiVersion"] = kind, api_version
         if kind != rd.kind:
             raise errors.bad_request(
                 f"the kind in the data ({kind}) does not match the expected kind ({rd.kind}) for {rd.plural}"

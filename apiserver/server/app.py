@@ -170,8 +170,12 @@ class APIApp:
         reg = self.api.registry
         headers = {"Cache-Control": "no-cache, private"}
         if path in ("/openapi/v2", "/openapi/v2/"):
+            accept = request.headers.get("accept", "")
+            if accept and not any(t in accept for t in ("json", "*/*")):
+                # kubectl asks for the protobuf form only; a 404 makes it fall back silently.
+                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
             body = documents.openapi_v2(reg)
-            headers["ETag"] = '"' + documents.etag(body) + '"'
+            headers["ETag"] = documents.etag(body)
             return Response(body, media_type=JSON, headers=headers)
         if path in ("/openapi/v3", "/openapi/v3/"):
             return Response(orjson.dumps(documents.openapi_v3_index(reg)), media_type=JSON, headers=headers)
@@ -188,7 +192,7 @@ class APIApp:
         body = documents.openapi_v3_group_version(reg, group, version)
         if request.query_params.get("hash"):
             headers = {"Cache-Control": "public, immutable", "Expires": "Thu, 01 Jan 2099 00:00:00 GMT"}
-        headers["ETag"] = '"' + documents.etag(body) + '"'
+        headers["ETag"] = documents.etag(body)
         return Response(body, media_type=JSON, headers=headers)
 
     # ------------------------------------------------------------------ resources
