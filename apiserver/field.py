@@ -25,8 +25,9 @@ class Path:
         self._name = name
         self._index = _index
         if more:
-            # Path("spec", "scheduling") is a convenience for Path("spec").child("scheduling").
-            tail = self
+            # Path("spec", "scheduling") is a convenience for Path("spec").child("scheduling"):
+            # build the chain from a fresh head node, then become its tail.
+            tail = Path(name, _parent=_parent, _index=_index)
             for m in more:
                 tail = tail.child(m)
             self._parent, self._name, self._index = tail._parent, tail._name, tail._index

@@ -32,7 +32,7 @@ def build_filter(rd: ResourceDef, label_selector: str, field_selector: str) -> C
         try:
             lsel = parse_label_selector(label_selector)
         except ValueError as e:
-            raise errors.bad_request(f"unable to parse requirement: {e}") from e
+            raise errors.bad_request(str(e)) from e
         if lsel.empty:
             lsel = None
     fsel = None
@@ -41,7 +41,7 @@ def build_filter(rd: ResourceDef, label_selector: str, field_selector: str) -> C
         try:
             fsel = parse_field_selector(field_selector)
         except ValueError as e:
-            raise errors.bad_request(f"invalid field selector: {e}") from e
+            raise errors.bad_request(str(e)) from e
         for fname in fsel.fields():
             g = _meta_getter(fname) or rd.field_selectors.get(fname)
             if g is None:

@@ -69,6 +69,7 @@ class WriteOptions:
     field_manager: str = ""
     field_validation: str = ""
     force: bool = False
+    subresource: str = ""
 
 
 @dataclass
@@ -623,6 +624,7 @@ class API:
         req_rv = patch["metadata"].get("resourceVersion")
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
+        opts.subresource = subresource
         merged = applier(rd, current, patch, opts, rfc3339(self.clock.now()))
         warnings: list[str] = []
         if self.body_checker is not None:
@@ -812,8 +814,6 @@ class API:
         return self._scale_of(rd, rec.obj)
 
     def _scale_of(self, rd: ResourceDef, obj: Obj) -> Obj:
-        from apiserver.selectors import format_label_selector
-
         md = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
@@ -830,7 +830,7 @@ class API:
             "spec": {"replicas": int(spec.get("replicas", 0) or 0)},
             "status": {
                 "replicas": int(status.get("replicas", 0) or 0),
-                "selector": format_label_selector(spec.get("selector")),
+                "selector": _scale_selector(spec.get("selector")),
             },
         }
 
@@ -905,6 +905,27 @@ def _same_ignoring_rv(a: Obj, b: Obj) -> bool:
             bk = {x for x in bm if x != "resourceVersion"}
             if ak != bk or any(am[x] != bm[x] for x in ak if x != "managedFields"):
                 return False
+            if _managed_without_time(am.get("managedFields")) != _managed_without_time(bm.get("managedFields")):
+                return False
         elif a[k] != b[k]:
             return False
     return True
+
+
+def _scale_selector(sel: Obj | None) -> str:
+    """``status.selector`` of a Scale: the selector's plain string form (``""`` when empty)."""
+    from apiserver.selectors import label_selector_string
+
+    if not sel:
+        return ""
+    try:
+        return label_selector_string(sel)
+    except ValueError:
+        return ""
+
+
+def _managed_without_time(entries: Any) -> Any:
+    """managedFields compared without timestamps: a write that only refreshes times is a no-op."""
+    if not isinstance(entries, list):
+        return entries
+    return [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e for e in entries]

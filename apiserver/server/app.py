@@ -262,7 +262,7 @@ class APIApp:
             return decode_k8s_protobuf(raw), ctype
         raise errors.unsupported_media_type("application/json, application/yaml, application/vnd.kubernetes.protobuf")
 
-    def _write_opts(self, q: Any) -> WriteOptions:
+    def _write_opts(self, q: Any, user_agent: str = "") -> WriteOptions:
         dry = q.getlist("dryRun") if hasattr(q, "getlist") else []
         for d in dry:
             if d != "All":
@@ -271,6 +271,9 @@ class APIApp:
         if fv and fv not in ("Strict", "Warn", "Ignore"):
             raise errors.bad_request(f'fieldValidation: Unsupported value: "{fv}": supported values: "Ignore", "Strict", "Warn"')
         fm = q.get("fieldManager") or ""
+        if not fm and user_agent:
+            # kube's default manager: the User-Agent up to the first "/" (e.g. "kubectl-edit").
+            fm = user_agent.split("/", 1)[0][:128]
         if len(fm) > 128:
             raise errors.bad_request("fieldManager: Too long: must have at most 128 bytes")
         return WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=_bool(q.get("force")))
@@ -333,26 +336,26 @@ class APIApp:
                     api.get(rd, ns, info.name)
                     return self._no_container_runtime(info)
                 raise errors.method_not_allowed("create", f"{rd.plural}/{sub}" if sub else rd.plural, rd.group)
-            return self._respond(request, rd, api.create(rd, ns, body, self._write_opts(q)))
+            return self._respond(request, rd, api.create(rd, ns, body, self._write_opts(q, request.headers.get("user-agent", ""))))
         if verb == "update":
             body, ctype = await self._read_body(request)
             if sub == "scale":
-                return self._respond(request, rd, api.scale_update(rd, ns, info.name, body, self._write_opts(q)))
+                return self._respond(request, rd, api.scale_update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", ""))))
             if sub == "finalize" and rd.plural == "namespaces":
                 return self._respond(request, rd, api.finalize_namespace(info.name, body))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
-            return self._respond(request, rd, api.update(rd, ns, info.name, body, self._write_opts(q), sub))
+            return self._respond(request, rd, api.update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", "")), sub))
         if verb == "patch":
             ctype = _media(request.headers.get("content-type"))
             if ctype not in PATCH_TYPES and ctype != "application/apply-patch+cbor":
                 raise errors.unsupported_media_type(", ".join(PATCH_TYPES))
             body, _ = await self._read_body(request)
             if sub == "scale":
-                return self._respond(request, rd, api.scale_patch(rd, ns, info.name, body, ctype, self._write_opts(q)))
+                return self._respond(request, rd, api.scale_patch(rd, ns, info.name, body, ctype, self._write_opts(q, request.headers.get("user-agent", ""))))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("patch", f"{rd.plural}/{sub}", rd.group)
-            return self._respond(request, rd, api.patch(rd, ns, info.name, body, ctype, self._write_opts(q), sub))
+            return self._respond(request, rd, api.patch(rd, ns, info.name, body, ctype, self._write_opts(q, request.headers.get("user-agent", "")), sub))
         if verb == "delete":
             opts = await self._delete_opts(request)
             return self._respond(request, rd, api.delete(rd, ns, info.name, opts))

@@ -82,7 +82,9 @@ def _patchers() -> dict[str, Any]:
             node = schema2.for_gvk(rd.group, rd.version, rd.kind)
             applied.setdefault("apiVersion", rd.api_version)
             applied.setdefault("kind", rd.kind)
-            return server_side_apply(live, applied, opts.field_manager, opts.force, node, now, rd.api_version)
+            return server_side_apply(
+                live, applied, opts.field_manager, opts.force, node, now, rd.api_version, kind=rd.kind, subresource=opts.subresource
+            )
 
         out[APPLY_PATCH] = ssa
     except ImportError:

@@ -1,0 +1,967 @@
+"""Server-side apply and ``metadata.managedFields`` bookkeeping for every write.
+
+This is kube-apiserver's field manager (``k8s.io/apimachinery/pkg/util/managedfields``) over
+structured-merge-diff's ``merge.Updater``, on plain JSON dicts and the schemas of
+:mod:`apiserver.openapi.schema`:
+
+* :func:`server_side_apply` handles ``PATCH`` with ``application/apply-patch+yaml``: it merges
+  the applied configuration into the live object by the schema (list-maps by key, sets by value,
+  atomics replaced), removes what the applier applied last time but no longer applies unless
+  another manager owns it, and answers 409 ``Conflict`` with ``FieldManagerConflict`` causes when
+  it would change a value another manager owns (``force`` takes the fields over instead).
+* :func:`record_update` is called by the generic registry for every other write (create,
+  update, merge/strategic/JSON patch): whatever the write changed becomes owned by the writer,
+  under an ``operation: Update`` entry, and stops being owned by everybody else.
+
+Both follow the layering of kube's ``NewDefaultFieldManager``:
+
+* ``managedFields`` sent in a request body are honoured when valid; ``[]`` (or ``[{}]``) clears
+  them; absent or undecodable ones fall back to the live object's (``decodeLiveOrNew``).
+  Subresource writes always use the live object's. An apply body must not carry any (400).
+* An update of an existing object that has no managed fields is not tracked (so clearing them
+  sticks); a create always is (``skipNonAppliedManager`` with probability 1). The first apply to
+  an object without managed fields first records everything already set as owned by an Update
+  manager ``before-first-apply``.
+* Paths never owned by anybody (``stripMetaManager``): ``apiVersion``, ``kind``, ``metadata``
+  itself, ``metadata.{name,namespace,creationTimestamp,selfLink,uid,clusterName,generation,
+  managedFields,resourceVersion}``. Reset fields (kube's ``GetResetFields``; here ``status`` for
+  the main resource, ``spec`` for ``/status``) are neither owned nor conflict-checked.
+* ``kubectl`` as apply manager gets kube's client-side-apply upgrade path
+  (``lastAppliedManager``/``lastAppliedUpdater``): conflicts on fields whose live value still
+  equals the ``kubectl.kubernetes.io/last-applied-configuration`` annotation are forced, and the
+  annotation is rewritten to the applied configuration if the object has one.
+* More than 10 Update entries are folded, oldest first, into ``ancient-changes``
+  (``capManagersManager``). Entries are sorted like ``sortEncodedManagedFields``.
+
+Deliberate simplifications against structured-merge-diff (see also the module docs of
+:mod:`apiserver.patch.fieldpath`): one API version per resource, so no conversion between
+versions and no ``reconcileManagedFieldsWithSchemaChanges``; unions are not normalized; unknown
+fields are treated as schema-less (granular maps, atomic lists) instead of failing with "field not
+declared in schema" (strict field validation is the registry's job); duplicate keys in *live*
+list-maps are not merged specially (first occurrence wins); null map entries are dropped from an
+apply result, as decoding into kube's Go types would. A create is compared against
+``{"metadata": {}, "spec": {}}`` as an approximation of kube's zero-valued Go object, which
+only affects whether ``f:spec`` carries a ``.`` marker.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
+
+from apiserver.errors import StatusError, bad_request
+from apiserver.patch.fieldpath import (
+    FieldPathError,
+    FieldSet,
+    Node,
+    Path,
+    PathElement,
+    ensure_named_fields_are_members,
+    field,
+    field_schema,
+    fields_of,
+    go_json,
+    item_schema,
+    list_item_element,
+    list_semantics,
+    make_path,
+    map_is_atomic,
+    path_string,
+)
+
+Obj = dict[str, Any]
+
+APPLY = "Apply"
+UPDATE = "Update"
+FIELDS_V1 = "FieldsV1"
+LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
+#: Manager that owns what an object held before its first apply (``skipnonapplied.go``).
+BEFORE_FIRST_APPLY = "before-first-apply"
+#: Bucket the oldest Update entries are folded into (``capmanagers.go``).
+ANCIENT_CHANGES = "ancient-changes"
+MAX_UPDATE_MANAGERS = 10
+#: ``TotalAnnotationSizeLimitB``: a last-applied annotation that would exceed it is dropped.
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+#: The only apply manager that syncs and honours the client-side-apply annotation.
+KUBECTL_MANAGER = "kubectl"
+
+#: ``stripMetaManager``: exact paths (not subtrees) never recorded as owned.
+STRIP_FIELDS = FieldSet(
+    [
+        make_path("apiVersion"),
+        make_path("kind"),
+        make_path("metadata"),
+        *(
+            make_path("metadata", name)
+            for name in (
+                "name",
+                "namespace",
+                "creationTimestamp",
+                "selfLink",
+                "uid",
+                "clusterName",
+                "generation",
+                "managedFields",
+                "resourceVersion",
+            )
+        ),
+    ]
+)
+
+
+def default_reset_fields(subresource: str = "") -> FieldSet:
+    """The reset fields of a typical strategy: ``status`` on the resource, ``spec`` on ``/status``.
+
+    kube resets (and so never tracks) the part of the object a request may not change. Pass
+    ``reset_fields`` explicitly for strategies that reset more (e.g. pod status also resets
+    ``metadata.deletionTimestamp``).
+    """
+    if subresource == "":
+        return FieldSet([make_path("status")])
+    if subresource == "status":
+        return FieldSet([make_path("spec")])
+    return FieldSet()
+
+
+# -- managers and their entries ----------------------------------------------------------------
+
+
+class ManagerId(NamedTuple):
+    """A manager's identity (``BuildManagerIdentifier``): Apply entries ignore the API version."""
+
+    manager: str
+    operation: str
+    api_version: str = ""
+    subresource: str = ""
+
+    def identifier(self) -> str:
+        """The JSON identifier kube keys managers by; also the order conflict messages use."""
+        d: dict[str, str] = {}
+        if self.manager:
+            d["manager"] = self.manager
+        d["operation"] = self.operation
+        if self.api_version:
+            d["apiVersion"] = self.api_version
+        if self.subresource:
+            d["subresource"] = self.subresource
+        return go_json(d)
+
+    def describe(self) -> str:
+        """``printManager``: ``"kubectl"`` or ``"kube-controller-manager" using apps/v1``."""
+        text = json.dumps(self.manager, ensure_ascii=False)
+        if self.subresource:
+            text += f" with subresource {json.dumps(self.subresource, ensure_ascii=False)}"
+        if self.operation == UPDATE:
+            text += f" using {self.api_version}"
+        return text
+
+
+@dataclass(frozen=True)
+class VersionedSet:
+    """What one manager owns, at which API version, and when it last changed something."""
+
+    fields: FieldSet
+    api_version: str
+    applied: bool
+    time: str | None = None
+
+
+Managers = dict[ManagerId, VersionedSet]
+
+
+def decode_managed_fields(entries: Any) -> Managers:
+    """``DecodeManagedFields``: raises ``ValueError`` for anything kube would refuse to decode."""
+    if entries is None:
+        return {}
+    if not isinstance(entries, list):
+        raise ValueError("managedFields must be a list")
+    out: Managers = {}
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ValueError(f"managed fields entry {i} is not an object")
+        operation = entry.get("operation")
+        if operation not in (APPLY, UPDATE):
+            raise ValueError("operation must be `Apply` or `Update`")
+        api_version = entry.get("apiVersion") or ""
+        if not isinstance(api_version, str) or not api_version:
+            raise ValueError("apiVersion must not be empty")
+        fields_type = entry.get("fieldsType") or ""
+        if fields_type == "":
+            raise ValueError(f"missing fieldsType in managed fields entry {i}")
+        if fields_type != FIELDS_V1:
+            raise ValueError(f"invalid fieldsType {fields_type!r} in managed fields entry {i}")
+        time = entry.get("time")
+        if time is not None and not isinstance(time, str):
+            raise ValueError(f"invalid time in managed fields entry {i}")
+        manager = entry.get("manager") or ""
+        subresource = entry.get("subresource") or ""
+        if not isinstance(manager, str) or not isinstance(subresource, str):
+            raise ValueError(f"invalid manager in managed fields entry {i}")
+        fs = FieldSet.from_fields_v1(entry.get("fieldsV1"))
+        mid = ManagerId(manager, operation, api_version if operation == UPDATE else "", subresource)
+        out[mid] = VersionedSet(fs, api_version, operation == APPLY, time)
+    return out
+
+
+def _seconds(time: str | None) -> int:
+    if not time:
+        return 0
+    try:
+        return int(_dt.datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return 0
+
+
+def encode_managed_fields(managers: Managers) -> list[Obj]:
+    """``encodeManagedFields`` + ``sortEncodedManagedFields``: Apply before Update, then by time."""
+    entries: list[Obj] = []
+    for mid, vs in managers.items():
+        entry: Obj = {"manager": mid.manager, "operation": mid.operation, "apiVersion": vs.api_version}
+        if vs.time:
+            entry["time"] = vs.time
+        entry["fieldsType"] = FIELDS_V1
+        entry["fieldsV1"] = vs.fields.to_fields_v1()
+        if mid.subresource:
+            entry["subresource"] = mid.subresource
+        entries.append(entry)
+    entries.sort(
+        key=lambda e: (
+            e["operation"],
+            _seconds(e.get("time")),
+            e["manager"],
+            e["apiVersion"],
+            e.get("subresource", ""),
+        )
+    )
+    return entries
+
+
+def _cap_update_managers(managers: Managers, limit: int = MAX_UPDATE_MANAGERS) -> Managers:
+    """Fold the oldest Update entries into per-version ``ancient-changes`` buckets."""
+    updaters = [mid for mid, vs in managers.items() if not vs.applied]
+    if len(updaters) <= limit:
+        return managers
+    out = dict(managers)
+    updaters.sort(key=lambda mid: (_seconds(out[mid].time), mid.identifier()))
+    first_of_version: dict[str, ManagerId] = {}
+    length = len(updaters)
+    for mid in updaters:
+        if length <= limit:
+            break
+        vs = out[mid]
+        bucket = ManagerId(ANCIENT_CHANGES, UPDATE, vs.api_version)
+        first = first_of_version.get(vs.api_version)
+        if first is None:
+            first_of_version[vs.api_version] = mid
+            continue
+        if bucket not in out:
+            out[bucket] = out.pop(first)
+        out[bucket] = VersionedSet(vs.fields | out[bucket].fields, vs.api_version, False, vs.time)
+        if mid != bucket:
+            del out[mid]
+        length -= 1
+    return out
+
+
+# -- conflicts ---------------------------------------------------------------------------------
+
+
+class _Conflicts(Exception):
+    def __init__(self, conflicts: dict[ManagerId, FieldSet]) -> None:
+        super().__init__("conflicts")
+        self.conflicts = conflicts
+
+
+def conflict_error(conflicts: dict[ManagerId, FieldSet]) -> StatusError:
+    """``NewConflictError``: 409 Conflict, one ``FieldManagerConflict`` cause per path."""
+    ordered = sorted(conflicts, key=ManagerId.identifier)
+    items: list[tuple[ManagerId, Path]] = [(mid, p) for mid in ordered for p in conflicts[mid]]
+    causes = [
+        {
+            "reason": "FieldManagerConflict",
+            "message": f"conflict with {mid.describe()}",
+            "field": path_string(p),
+        }
+        for mid, p in items
+    ]
+    if len(items) == 1:
+        mid, p = items[0]
+        message = f"Apply failed with 1 conflict: conflict with {mid.describe()}: {path_string(p)}"
+    else:
+        lines: list[str] = []
+        for mid in ordered:
+            lines.append(f"conflicts with {mid.describe()}:")
+            lines.extend(f"- {path_string(p)}" for p in conflicts[mid])
+        message = f"Apply failed with {len(items)} conflicts: " + "\n".join(lines)
+    return StatusError(409, "Conflict", message, {"causes": causes})
+
+
+# -- values: copy, equality, merge, compare, remove -------------------------------------------
+
+_MISSING: Any = object()
+_EMPTIED: Any = object()
+
+
+def _copy(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    return v
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values that, unlike ``==``, keeps ``true`` and ``1`` apart."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return (
+            isinstance(b, list)
+            and len(a) == len(b)
+            and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, (int, float)):
+        return isinstance(b, (int, float)) and not isinstance(b, bool) and a == b
+    return type(a) is type(b) and a == b
+
+
+def _drop_nulls(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _drop_nulls(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [_drop_nulls(x) for x in v]
+    return v
+
+
+def _element_or_none(
+    item: Any, node: Node | None, semantics: tuple[str, tuple[str, ...]]
+) -> PathElement | None:
+    try:
+        return list_item_element(item, node, semantics)
+    except FieldPathError:
+        return None
+
+
+def merge_values(lhs: Any, rhs: Any, node: Node | None) -> Any:
+    """structured-merge-diff's ``Merge`` with the keep-RHS rule: ``rhs`` is the applied config.
+
+    A null in ``rhs`` replaces scalars and atomics but leaves a non-empty granular map or
+    associative list alone, as structured-merge-diff does.
+    """
+    if rhs is _MISSING:
+        return _copy(lhs)
+    if lhs is _MISSING:
+        return _copy(rhs)
+    if rhs is None:
+        if isinstance(lhs, dict) and lhs and not map_is_atomic(node):
+            return _copy(lhs)
+        if isinstance(lhs, list) and lhs and list_semantics(node)[0] != "atomic":
+            return _copy(lhs)
+        return None
+    if isinstance(rhs, dict) and (lhs is None or isinstance(lhs, dict)):
+        left: dict[str, Any] = lhs or {}
+        if map_is_atomic(node) or (not left and not rhs):
+            return _copy(rhs)
+        out: dict[str, Any] = {}
+        for k, lv in left.items():
+            out[k] = merge_values(lv, rhs.get(k, _MISSING), field_schema(node, k)[0])
+        for k, rv in rhs.items():
+            if k not in left:
+                out[k] = _copy(rv)
+        return out
+    if isinstance(rhs, list) and (lhs is None or isinstance(lhs, list)):
+        left_items: list[Any] = lhs or []
+        semantics = list_semantics(node)
+        if semantics[0] == "atomic" or (not left_items and not rhs):
+            return _copy(rhs)
+        return _merge_lists(left_items, rhs, node, semantics)
+    return _copy(rhs)
+
+
+def _merge_lists(
+    lhs: list[Any], rhs: list[Any], node: Node | None, semantics: tuple[str, tuple[str, ...]]
+) -> list[Any]:
+    """Merge associative lists keeping both orders (structured-merge-diff's ``visitListItems``).
+
+    Items present on both sides follow the applied order; items only in the live list keep
+    their place relative to their neighbours; new items go where the applied list puts them.
+    """
+    items = item_schema(node)
+    l_pes = [_element_or_none(it, node, semantics) for it in lhs]
+    r_pes = [_element_or_none(it, node, semantics) for it in rhs]
+    l_map: dict[PathElement, Any] = {}
+    for pe, it in zip(l_pes, lhs, strict=True):
+        if pe is not None:
+            l_map.setdefault(pe, it)
+    r_map: dict[PathElement, Any] = {}
+    for pe, it in zip(r_pes, rhs, strict=True):
+        if pe is not None:
+            r_map.setdefault(pe, it)
+    shared = [pe for pe in r_pes if pe is not None and pe in l_map]
+    shared_i = 0
+    next_shared = shared[0] if shared else None
+
+    def advance() -> PathElement | None:
+        nonlocal shared_i
+        shared_i += 1
+        return shared[shared_i] if shared_i < len(shared) else None
+
+    out: list[Any] = []
+    merged_rhs: set[PathElement] = set()
+    li = ri = 0
+    n_l, n_r = len(lhs), len(rhs)
+    while li < n_l or ri < n_r:
+        if li < n_l and ri < n_r:
+            pe = l_pes[li]
+            if pe is not None and pe == r_pes[ri]:
+                merged_rhs.add(pe)
+                out.append(merge_values(l_map[pe], r_map[pe], items))
+                li += 1
+                ri += 1
+                next_shared = advance()
+                continue
+            if pe is not None and pe in r_map and next_shared is not None and next_shared != pe:
+                li += 1
+                continue
+        if li < n_l:
+            pe = l_pes[li]
+            if pe is None or pe not in r_map:
+                out.append(_copy(lhs[li]))
+                li += 1
+                continue
+            if pe in merged_rhs:
+                li += 1
+                continue
+        if ri < n_r:
+            pe = r_pes[ri]
+            ri += 1
+            if pe is None:
+                out.append(_copy(rhs[ri - 1]))
+                continue
+            if pe in merged_rhs:
+                continue
+            merged_rhs.add(pe)
+            out.append(merge_values(l_map.get(pe, _MISSING), r_map[pe], items))
+            if next_shared is not None and next_shared == pe:
+                next_shared = advance()
+    return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``typed.Comparison``: what ``rhs`` added, modified (leaves only) and removed."""
+
+    added: FieldSet
+    modified: FieldSet
+    removed: FieldSet
+
+    def exclude(self, fields: FieldSet) -> Comparison:
+        if not fields:
+            return self
+        return Comparison(
+            self.added.recursive_difference(fields),
+            self.modified.recursive_difference(fields),
+            self.removed.recursive_difference(fields),
+        )
+
+    def is_same(self) -> bool:
+        return not (self.added or self.modified or self.removed)
+
+
+def compare_values(lhs: Any, rhs: Any, node: Node | None) -> Comparison:
+    """``TypedValue.Compare``: every node only on one side is added/removed; differing leaves
+    (scalars, atomic lists and maps, empty containers) are modified."""
+    added: set[Path] = set()
+    modified: set[Path] = set()
+    removed: set[Path] = set()
+    _compare(lhs, rhs, node, (), added, modified, removed)
+    return Comparison(FieldSet(added), FieldSet(modified), FieldSet(removed))
+
+
+def _compare(
+    lhs: Any,
+    rhs: Any,
+    node: Node | None,
+    path: Path,
+    added: set[Path],
+    modified: set[Path],
+    removed: set[Path],
+) -> None:
+    present = [v for v in (lhs, rhs) if v is not _MISSING and v is not None]
+    leaf = True
+    if present and all(isinstance(v, dict) for v in present):
+        lm: dict[str, Any] = lhs if isinstance(lhs, dict) else {}
+        rm: dict[str, Any] = rhs if isinstance(rhs, dict) else {}
+        if not map_is_atomic(node) and (lm or rm):
+            leaf = False
+            for k in [*lm, *(k for k in rm if k not in lm)]:
+                _compare(
+                    lm.get(k, _MISSING),
+                    rm.get(k, _MISSING),
+                    field_schema(node, k)[0],
+                    path + (field(k),),
+                    added,
+                    modified,
+                    removed,
+                )
+    elif present and all(isinstance(v, list) for v in present):
+        ll: list[Any] = lhs if isinstance(lhs, list) else []
+        rl: list[Any] = rhs if isinstance(rhs, list) else []
+        semantics = list_semantics(node)
+        if semantics[0] != "atomic" and (ll or rl):
+            leaf = False
+            items = item_schema(node)
+            l_map: dict[PathElement, Any] = {}
+            for it in ll:
+                pe = _element_or_none(it, node, semantics)
+                if pe is not None:
+                    l_map.setdefault(pe, it)
+            seen: set[PathElement] = set()
+            for it in rl:
+                pe = _element_or_none(it, node, semantics)
+                if pe is None or pe in seen:
+                    continue
+                seen.add(pe)
+                _compare(l_map.get(pe, _MISSING), it, items, path + (pe,), added, modified, removed)
+            for pe, it in l_map.items():
+                if pe not in seen:
+                    _compare(it, _MISSING, items, path + (pe,), added, modified, removed)
+    if not path:
+        return
+    if leaf:
+        if lhs is _MISSING:
+            added.add(path)
+        elif rhs is _MISSING:
+            removed.add(path)
+        elif not json_equal(lhs, rhs):
+            modified.add(path)
+    elif lhs is _MISSING:
+        added.add(path)
+    elif rhs is _MISSING:
+        removed.add(path)
+
+
+def remove_items(obj: Any, fs: FieldSet, node: Node | None) -> Any:
+    """``TypedValue.RemoveItems``: drop every member path with its subtree; containers emptied
+    by the removal disappear (structured-merge-diff turns them into null)."""
+    if not fs:
+        return _copy(obj)
+    out = _remove(obj, fs.tree(), node)
+    return {} if out is _EMPTIED else out
+
+
+def _remove(obj: Any, tnode: Any, node: Node | None) -> Any:
+    if isinstance(obj, dict):
+        if map_is_atomic(node):
+            return _copy(obj)
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            t = tnode.children.get(field(k))
+            if t is None:
+                out[k] = _copy(v)
+                continue
+            if t.member:
+                continue
+            r = _remove(v, t, field_schema(node, k)[0])
+            if r is not _EMPTIED:
+                out[k] = r
+        return out if out else _EMPTIED
+    if isinstance(obj, list):
+        semantics = list_semantics(node)
+        if semantics[0] == "atomic":
+            return _copy(obj)
+        items = item_schema(node)
+        kept: list[Any] = []
+        for it in obj:
+            pe = _element_or_none(it, node, semantics)
+            t = tnode.children.get(pe) if pe is not None else None
+            if t is None:
+                kept.append(_copy(it))
+                continue
+            if t.member:
+                continue
+            r = _remove(it, t, items)
+            if r is not _EMPTIED:
+                kept.append(r)
+        return kept if kept else _EMPTIED
+    return obj
+
+
+# -- the updater -------------------------------------------------------------------------------
+
+
+def _update_ownership(
+    old: Any,
+    new: Any,
+    managers: Managers,
+    workflow: ManagerId,
+    force: bool,
+    ignored: FieldSet,
+    node: Node | None,
+) -> tuple[Managers, Comparison]:
+    """``Updater.update``: other managers lose what changed (or raise conflicts) and what
+    was removed."""
+    cmp = compare_values(old, new, node).exclude(ignored)
+    touched = cmp.modified | cmp.added
+    conflicts: dict[ManagerId, FieldSet] = {}
+    for mid, vs in managers.items():
+        if mid == workflow:
+            continue
+        clash = vs.fields & touched
+        if clash:
+            conflicts[mid] = clash
+    if conflicts and not force:
+        raise _Conflicts(conflicts)
+    out: Managers = {}
+    for mid, vs in managers.items():
+        if mid != workflow:
+            lost = conflicts.get(mid)
+            fields = vs.fields - lost if lost else vs.fields
+            if cmp.removed:
+                fields = fields - cmp.removed
+            vs = replace(vs, fields=fields) if fields is not vs.fields else vs
+        if vs.fields:
+            out[mid] = vs
+    return out, cmp
+
+
+def _track_update(
+    old: Any,
+    new: Any,
+    managers: Managers,
+    mid: ManagerId,
+    api_version: str,
+    now: str,
+    ignored: FieldSet,
+    node: Node | None,
+) -> Managers:
+    """One non-apply write (``managedFieldsUpdater`` + ``stripMetaManager`` + ``Updater.Update``).
+
+    The change is first computed for an anonymous operation, then merged into ``mid``'s entry,
+    whose time moves only when the write changed something.
+    """
+    current = ManagerId("\x00current-operation", UPDATE, api_version)
+    out, cmp = _update_ownership(old, new, managers, current, True, ignored, node)
+    taken = ((cmp.modified | cmp.added) - cmp.removed).recursive_difference(ignored) - STRIP_FIELDS
+    if taken:
+        previous = out.get(mid)
+        fields = taken | previous.fields if previous else taken
+        out[mid] = VersionedSet(fields, api_version, False, now or None)
+    return out
+
+
+def _prune(
+    merged: Any, managers: Managers, apply_id: ManagerId, last: VersionedSet | None, node: Node | None
+) -> Any:
+    """``Updater.prune``: drop what ``apply_id`` applied last time and nobody owns any more."""
+    if last is None or not last.fields:
+        return merged
+
+    def ensure(fs: FieldSet) -> FieldSet:
+        return ensure_named_fields_are_members(fs, node)
+
+    last_set = ensure(last.fields)
+    pruned = remove_items(merged, last_set, node)
+    managed = FieldSet()
+    for vs in managers.values():
+        managed = managed | vs.fields
+    merged_set = ensure(fields_of(merged, node))
+    pruned_set = ensure(fields_of(pruned, node))
+    pruned = remove_items(merged, merged_set - (pruned_set | ensure(managed)), node)
+    pruned_set = ensure(fields_of(pruned, node))
+    return remove_items(merged, (merged_set - pruned_set) & last_set, node)
+
+
+# -- helpers on objects ------------------------------------------------------------------------
+
+
+def _metadata(obj: Any) -> dict[str, Any]:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def _without_managed_fields(obj: Obj) -> Obj:
+    out = _copy(obj)
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return out
+
+
+def _set_managed_fields(obj: Obj, managers: Managers) -> None:
+    entries = encode_managed_fields(managers)
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        if not entries:
+            return
+        meta = obj["metadata"] = {}
+    if entries:
+        meta["managedFields"] = entries
+    else:
+        meta.pop("managedFields", None)
+
+
+def _empty_object(node: Node | None) -> Obj:
+    """Stand-in for kube's zero-valued Go object a create is compared with."""
+    empty: Obj = {"metadata": {}}
+    if field_schema(node, "spec")[1]:
+        empty["spec"] = {}
+    return empty
+
+
+def _is_reset(entries: Any) -> bool:
+    """``isResetManagedFields``: ``[]`` or ``[{}]`` in a request clears managed fields."""
+    if not isinstance(entries, list):
+        return False
+    return len(entries) == 0 or (len(entries) == 1 and entries[0] == {})
+
+
+def _decode_or_empty(entries: Any) -> Managers:
+    try:
+        return decode_managed_fields(entries)
+    except ValueError:
+        return {}
+
+
+def _decode_live_or_new(old: Obj | None, new: Obj, ignore_request: bool) -> Managers:
+    live_entries = _metadata(old).get("managedFields") if old is not None else None
+    if ignore_request:
+        return _decode_or_empty(live_entries)
+    new_entries = _metadata(new).get("managedFields")
+    if _is_reset(new_entries):
+        return {}
+    try:
+        managed = decode_managed_fields(new_entries)
+    except ValueError:
+        managed = {}
+    return managed or _decode_or_empty(live_entries)
+
+
+def _gvk_string(api_version: str, kind: str) -> str:
+    """``schema.GroupVersionKind.String()``: ``apps/v1, Kind=StatefulSet``, ``/v1, Kind=Pod``."""
+    group, sep, version = api_version.rpartition("/")
+    if not sep:
+        group, version = "", api_version
+    return f"{group}/{version}, Kind={kind}"
+
+
+def _object_ref(obj: Obj, api_version: str, kind: str) -> str:
+    meta = _metadata(obj)
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}; {_gvk_string(api_version, kind)}"
+
+
+def _build_last_applied(applied: Obj) -> str:
+    """``buildLastApplied``: the applied object minus the annotation, as Go encodes it."""
+    obj = _copy(applied)
+    annotations = _metadata(obj).get("annotations")
+    if isinstance(annotations, dict):
+        annotations.pop(LAST_APPLIED_ANNOTATION, None)
+    return go_json(obj, sort_keys=True) + "\n"
+
+
+def _sync_last_applied(obj: Obj, applied: Obj) -> None:
+    """``lastAppliedUpdater``: keep an existing client-side-apply annotation in step."""
+    annotations = _metadata(obj).get("annotations")
+    if not isinstance(annotations, dict) or not annotations.get(LAST_APPLIED_ANNOTATION):
+        return
+    annotations[LAST_APPLIED_ANNOTATION] = _build_last_applied(applied)
+    size = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        del annotations[LAST_APPLIED_ANNOTATION]
+
+
+def _allowed_conflicts_from_last_applied(live: Obj | None, node: Node | None) -> FieldSet | None:
+    """Fields kubectl's last client-side apply set whose live value nobody changed since."""
+    if live is None:
+        return None
+    text = (_metadata(live).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        last_applied = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(last_applied, dict):
+        return None
+    try:
+        last_set = fields_of(last_applied, node, strict=True)
+    except FieldPathError:
+        return None
+    modified = compare_values(last_applied, _without_managed_fields(live), node).modified
+    return last_set - modified
+
+
+# -- public entry points -----------------------------------------------------------------------
+
+
+def server_side_apply(
+    live: Obj | None,
+    applied: Obj,
+    manager: str,
+    force: bool,
+    schema_node: Node | None,
+    now: str,
+    api_version: str,
+    *,
+    kind: str | None = None,
+    subresource: str = "",
+    reset_fields: FieldSet | None = None,
+) -> Obj:
+    """Apply ``applied`` for ``manager`` to ``live`` (``None``: create) and return the new object.
+
+    The result carries the updated ``metadata.managedFields``. An apply that changes nothing
+    returns the live object (its entry's ``time`` unchanged), so the caller can skip the write
+    by comparing. Status changes on the main resource are merged but not owned: the strategy's
+    ``prepare_for_update`` is expected to reset them, as in kube.
+
+    Raises :class:`StatusError`: 400 when the body carries ``managedFields`` or is for another
+    kind/version (``kind`` defaults to the live object's); 409 ``Conflict`` with
+    ``FieldManagerConflict`` causes when ``force`` is false and another manager owns a value the
+    apply would change; 500 (no reason, like kube) when the body cannot be keyed (duplicate
+    list-map keys, a missing key field).
+    """
+    if not isinstance(applied, dict):
+        raise bad_request("apply patch must be a JSON object")
+    if _metadata(applied).get("managedFields") is not None:
+        raise bad_request("metadata.managedFields must be nil")
+    applied_api = applied.get("apiVersion") if isinstance(applied.get("apiVersion"), str) else ""
+    applied_kind = applied.get("kind") if isinstance(applied.get("kind"), str) else ""
+    expected_kind = kind or (live or {}).get("kind") or ""
+    if applied_api != api_version or (expected_kind and applied_kind != expected_kind):
+        raise bad_request(f"invalid object type: {_gvk_string(applied_api, applied_kind)}")
+    ignored = default_reset_fields(subresource) if reset_fields is None else reset_fields
+
+    managers: Managers = {}
+    if live is not None:
+        try:
+            managers = decode_managed_fields(_metadata(live).get("managedFields"))
+        except ValueError as e:
+            raise StatusError(500, "", f"failed to decode managed fields: {e}") from None
+    base = _without_managed_fields(live) if live is not None else {}
+    if not managers and live is not None:
+        before = ManagerId(BEFORE_FIRST_APPLY, UPDATE, api_version, subresource)
+        managers = _track_update(
+            _empty_object(schema_node), base, {}, before, api_version, now, ignored, schema_node
+        )
+
+    try:
+        config_set = fields_of(applied, schema_node, strict=True)
+    except FieldPathError as e:
+        raise StatusError(
+            500,
+            "",
+            f"failed to create typed patch object ({_object_ref(applied, applied_api, applied_kind)}): {e}",
+        ) from None
+
+    apply_id = ManagerId(manager, APPLY, "", subresource)
+
+    def attempt(force_now: bool) -> tuple[Any, Managers]:
+        merged = merge_values(base, applied, schema_node)
+        last = managers.get(apply_id)
+        owned = dict(managers)
+        owned[apply_id] = VersionedSet(
+            config_set.recursive_difference(ignored), api_version, True, last.time if last else None
+        )
+        merged = _prune(merged, owned, apply_id, last, schema_node)
+        owned, _ = _update_ownership(base, merged, owned, apply_id, force_now, ignored, schema_node)
+        mine = owned.get(apply_id)
+        if mine is not None:
+            stripped = mine.fields - STRIP_FIELDS
+            if stripped:
+                owned[apply_id] = replace(mine, fields=stripped)
+            else:
+                del owned[apply_id]
+        return merged, owned
+
+    try:
+        merged, owned = attempt(force)
+    except _Conflicts as c:
+        allowed = (
+            _allowed_conflicts_from_last_applied(live, schema_node) if manager == KUBECTL_MANAGER else None
+        )
+        if allowed is None:
+            raise conflict_error(c.conflicts) from None
+        remaining = {mid: fs - allowed for mid, fs in c.conflicts.items() if fs - allowed}
+        if remaining:
+            raise conflict_error(remaining) from None
+        merged, owned = attempt(True)
+
+    if json_equal(merged, base):
+        result = _copy(base)
+    else:
+        result = _drop_nulls(merged)
+        if apply_id in owned:
+            owned[apply_id] = replace(owned[apply_id], time=now or None)
+    if manager == KUBECTL_MANAGER:
+        _sync_last_applied(result, applied)
+    _set_managed_fields(result, owned)
+    return result
+
+
+def record_update(
+    old: Obj | None,
+    new: Obj,
+    manager: str,
+    operation: str = UPDATE,
+    schema_node: Node | None = None,
+    now: str = "",
+    api_version: str = "",
+    *,
+    subresource: str = "",
+    reset_fields: FieldSet | None = None,
+) -> Obj:
+    """Record a non-apply write of ``new`` over ``old`` (``None``: create) by ``manager``.
+
+    Returns a copy of ``new`` with ``metadata.managedFields`` updated: fields the write added or
+    changed are owned by ``manager``'s Update entry (time ``now``) and no longer by anybody else;
+    removed fields are dropped from every entry. Never raises for odd objects: like kube's
+    ``UpdateNoErrors`` the worst case is an object without managed fields.
+
+    An empty ``manager`` means "already tracked" (the registry's create that completes an apply)
+    and returns ``new`` untouched; deriving a default name from the User-Agent is the caller's job.
+    """
+    if operation != UPDATE:
+        raise ValueError(f"record_update records Update operations, not {operation!r}")
+    result = _copy(new)
+    if not manager or not isinstance(result.get("metadata"), dict):
+        return result
+    ignored = default_reset_fields(subresource) if reset_fields is None else reset_fields
+    managers = _decode_live_or_new(old, new, ignore_request=bool(subresource))
+    result["metadata"].pop("managedFields", None)
+    creating = old is None or not _metadata(old).get("uid")
+    if not managers and not creating:
+        return result
+    before = _without_managed_fields(old) if old is not None else _empty_object(schema_node)
+    mid = ManagerId(manager, UPDATE, api_version, subresource)
+    managers = _track_update(before, result, managers, mid, api_version, now, ignored, schema_node)
+    managers = _cap_update_managers(managers)
+    _set_managed_fields(result, managers)
+    return result
+
+
+__all__ = [
+    "ANCIENT_CHANGES",
+    "APPLY",
+    "BEFORE_FIRST_APPLY",
+    "Comparison",
+    "LAST_APPLIED_ANNOTATION",
+    "ManagerId",
+    "Managers",
+    "STRIP_FIELDS",
+    "UPDATE",
+    "VersionedSet",
+    "compare_values",
+    "conflict_error",
+    "decode_managed_fields",
+    "default_reset_fields",
+    "encode_managed_fields",
+    "json_equal",
+    "merge_values",
+    "record_update",
+    "remove_items",
+    "server_side_apply",
+]

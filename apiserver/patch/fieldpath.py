@@ -1,0 +1,568 @@
+"""Field sets: which fields of an object a manager owns, as structured-merge-diff models them.
+
+Server-side apply records ownership in ``metadata.managedFields[].fieldsV1``, a tree whose keys
+are *path elements*:
+
+* ``f:<name>``  a field of a struct or a key of a granular map (``f:spec``, ``f:app``);
+* ``k:<json>``  an item of a list-map, named by its ``x-kubernetes-list-map-keys`` values
+  (``k:{"name":"nginx"}``; key fields sorted by name, compact JSON);
+* ``v:<json>``  an item of a set list, named by its value (``v:"example.com/finalizer"``);
+* ``i:<n>``     an item named by its index. structured-merge-diff only uses it inside atomic
+  lists, which are never walked, so gangplane parses and prints it but never produces it;
+* ``.``         "this node itself is in the set", written when a node is owned *and* has
+  owned children (a list-map item owns itself and its fields).
+
+A :class:`FieldSet` is a set of paths (tuples of :class:`PathElement`). Membership is exact:
+owning ``.spec.replicas`` does not mean owning ``.spec``. :func:`fields_of` computes the set an
+object *sets* the way structured-merge-diff's ``ToFieldSet`` does: scalars, atomic lists/maps,
+empty or null values, list items, and the entries of granular maps (labels, annotations, data)
+are members; struct fields with content are only reached through their children.
+
+The schema comes from :mod:`apiserver.openapi.schema`. Without a schema (unknown fields,
+``additionalProperties: true``) maps are treated as granular with every entry a member and lists
+as atomic, structured-merge-diff's "deduced" type.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from apiserver.openapi import schema as openapi
+
+Node = dict[str, Any]
+
+FIELD = "f"
+KEY = "k"
+VALUE = "v"
+INDEX = "i"
+
+_KIND_RANK = {FIELD: 0, KEY: 1, VALUE: 2, INDEX: 3}
+
+
+class FieldPathError(ValueError):
+    """An object or a ``fieldsV1`` document that cannot be turned into a field set."""
+
+
+def go_json(value: Any, *, sort_keys: bool = False) -> str:
+    """Compact JSON as Go's ``encoding/json`` writes it (HTML-escaped ``<``, ``>``, ``&``).
+
+    fieldsV1 keys and the last-applied annotation are compared byte for byte by clients, so
+    they must come out exactly as kube-apiserver would write them.
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys, allow_nan=False)
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def value_sort_key(value: Any) -> tuple[Any, ...]:
+    """Total order over JSON values, as structured-merge-diff's ``value.Compare``.
+
+    Numbers < strings < booleans < lists < maps < null; used to order ``k:``/``v:`` elements so
+    that fieldsV1 comes out in the same order as kube-apiserver's.
+    """
+    if isinstance(value, bool):
+        return (2, value)
+    if isinstance(value, (int, float)):
+        return (0, value)
+    if isinstance(value, str):
+        return (1, value)
+    if isinstance(value, list):
+        return (3, tuple(value_sort_key(v) for v in value))
+    if isinstance(value, dict):
+        return (4, tuple((k, value_sort_key(value[k])) for k in sorted(value)))
+    return (5,)
+
+
+def _value_string(value: Any) -> str:
+    """``value.ToString``: strings quoted, numbers and booleans bare (used in conflict paths)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ",".join(_value_string(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}={_value_string(value[k])}" for k in sorted(value)) + "}"
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PathElement:
+    """One step of a field path. ``raw`` is the serialized form after the ``<kind>:`` prefix.
+
+    Keeping the canonical text as identity makes elements hashable and cheap to compare, and
+    equal elements always serialize identically.
+    """
+
+    kind: str
+    raw: str
+
+    @property
+    def name(self) -> str:
+        """The field name of an ``f:`` element."""
+        if self.kind != FIELD:
+            raise TypeError(f"{self} is not a field element")
+        return self.raw
+
+    @property
+    def value(self) -> Any:
+        """The decoded JSON of a ``k:`` (dict) / ``v:`` element, or the index of an ``i:`` one."""
+        if self.kind == INDEX:
+            return int(self.raw)
+        if self.kind == FIELD:
+            return self.raw
+        return json.loads(self.raw)
+
+    def serialize(self) -> str:
+        return f"{self.kind}:{self.raw}"
+
+    def sort_key(self) -> tuple[Any, ...]:
+        if self.kind == FIELD:
+            return (0, self.raw)
+        if self.kind == KEY:
+            key = self.value
+            return (1, tuple((k, value_sort_key(key[k])) for k in sorted(key)))
+        if self.kind == VALUE:
+            return (2, value_sort_key(self.value))
+        return (3, int(self.raw))
+
+    def __str__(self) -> str:
+        """``PathElement.String()``: ``.name``, ``[k=v,...]``, ``[=value]``, ``[i]``."""
+        if self.kind == FIELD:
+            return "." + self.raw
+        if self.kind == KEY:
+            key = self.value
+            return "[" + ",".join(f"{k}={_value_string(key[k])}" for k in sorted(key)) + "]"
+        if self.kind == VALUE:
+            return f"[={_value_string(self.value)}]"
+        return f"[{self.raw}]"
+
+    def __repr__(self) -> str:
+        return f"PathElement({self.serialize()!r})"
+
+
+Path = tuple[PathElement, ...]
+
+
+def field(name: str) -> PathElement:
+    return PathElement(FIELD, name)
+
+
+def key(fields: Mapping[str, Any]) -> PathElement:
+    """A list-map item element; key fields are sorted by name, as structured-merge-diff does."""
+    return PathElement(KEY, go_json({k: fields[k] for k in sorted(fields)}))
+
+
+def value(v: Any) -> PathElement:
+    return PathElement(VALUE, go_json(v))
+
+
+def index(i: int) -> PathElement:
+    return PathElement(INDEX, str(int(i)))
+
+
+def make_path(*parts: str | int | PathElement) -> Path:
+    """``make_path("spec", "replicas")``; ints become ``i:`` elements, elements pass through."""
+    out: list[PathElement] = []
+    for p in parts:
+        if isinstance(p, PathElement):
+            out.append(p)
+        elif isinstance(p, bool):
+            raise TypeError("booleans are not path elements")
+        elif isinstance(p, int):
+            out.append(index(p))
+        else:
+            out.append(field(p))
+    return tuple(out)
+
+
+def path_string(path: Path) -> str:
+    """``fieldpath.Path.String()``: ``.spec.template.spec.containers[name="c"].image``."""
+    return "".join(str(pe) for pe in path)
+
+
+def parse_path_element(text: str) -> PathElement:
+    """Parse one fieldsV1 key (``f:x``, ``k:{...}``, ``v:...``, ``i:n``)."""
+    prefix, sep, rest = text.partition(":")
+    if not sep:
+        raise FieldPathError(f"invalid path element {text!r}: missing prefix")
+    if prefix == FIELD:
+        return field(rest)
+    if prefix == INDEX:
+        try:
+            return index(int(rest))
+        except ValueError:
+            raise FieldPathError(f"invalid index in path element {text!r}") from None
+    try:
+        decoded = json.loads(rest)
+    except ValueError:
+        raise FieldPathError(f"invalid JSON in path element {text!r}") from None
+    if prefix == KEY:
+        if not isinstance(decoded, dict):
+            raise FieldPathError(f"invalid key in path element {text!r}: not an object")
+        return key(decoded)
+    if prefix == VALUE:
+        return value(decoded)
+    raise FieldPathError(f"unknown path element prefix in {text!r}")
+
+
+class _TreeNode:
+    """A node of the trie form of a set: is the path to here a member, and its children."""
+
+    __slots__ = ("member", "children")
+
+    def __init__(self) -> None:
+        self.member = False
+        self.children: dict[PathElement, _TreeNode] = {}
+
+
+class FieldSet:
+    """An immutable set of field paths with set algebra and the ``fieldsV1`` encoding."""
+
+    __slots__ = ("_paths",)
+
+    def __init__(self, paths: Iterable[Path] = ()) -> None:
+        self._paths: frozenset[Path] = frozenset(tuple(p) for p in paths)
+
+    # -- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def from_fields_v1(cls, doc: Any) -> FieldSet:
+        """Decode a ``fieldsV1`` object. Raises :class:`FieldPathError` when it is malformed."""
+        if doc is None:
+            return cls()
+        if not isinstance(doc, dict):
+            raise FieldPathError("fieldsV1 must be a JSON object")
+        out: set[Path] = set()
+        cls._parse_into(doc, (), out)
+        return cls(out)
+
+    @classmethod
+    def _parse_into(cls, doc: dict[str, Any], prefix: Path, out: set[Path]) -> None:
+        for k, child in doc.items():
+            if not isinstance(child, dict):
+                raise FieldPathError(f"fieldsV1 value for {k!r} must be an object")
+            if k == ".":
+                if prefix:
+                    out.add(prefix)
+                continue
+            p = prefix + (parse_path_element(k),)
+            if child:
+                cls._parse_into(child, p, out)
+            else:
+                out.add(p)
+
+    # -- set protocol ---------------------------------------------------------------------
+
+    @property
+    def paths(self) -> frozenset[Path]:
+        return self._paths
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._paths
+
+    def __iter__(self) -> Iterator[Path]:
+        """Paths in ``Set.Iterate`` order, which conflict messages list: at every level the
+        members first, then the children's subtrees, each in path-element order."""
+        return _iterate(self.tree(), ())
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __bool__(self) -> bool:
+        return bool(self._paths)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FieldSet) and self._paths == other._paths
+
+    def __hash__(self) -> int:
+        return hash(self._paths)
+
+    def __repr__(self) -> str:
+        return "FieldSet(" + ", ".join(path_string(p) for p in self) + ")"
+
+    def union(self, other: FieldSet) -> FieldSet:
+        return FieldSet(self._paths | other._paths)
+
+    def difference(self, other: FieldSet) -> FieldSet:
+        """Exact difference: removing ``.spec`` keeps ``.spec.replicas``."""
+        return FieldSet(self._paths - other._paths)
+
+    def intersection(self, other: FieldSet) -> FieldSet:
+        return FieldSet(self._paths & other._paths)
+
+    __or__ = union
+    __sub__ = difference
+    __and__ = intersection
+
+    def recursive_difference(self, other: FieldSet) -> FieldSet:
+        """Remove every path equal to *or under* a path of ``other`` (how reset fields apply)."""
+        if not other:
+            return self
+        prefixes = other._paths
+        return FieldSet(p for p in self._paths if not any(p[:i] in prefixes for i in range(1, len(p) + 1)))
+
+    def with_prefix(self, prefix: Path) -> FieldSet:
+        """The paths strictly under ``prefix``, with the prefix cut off."""
+        n = len(prefix)
+        return FieldSet(p[n:] for p in self._paths if len(p) > n and p[:n] == prefix)
+
+    # -- trie form and fieldsV1 -----------------------------------------------------------
+
+    def tree(self) -> _TreeNode:
+        root = _TreeNode()
+        for p in self._paths:
+            node = root
+            for pe in p:
+                node = node.children.setdefault(pe, _TreeNode())
+            node.member = True
+        return root
+
+    def to_fields_v1(self) -> dict[str, Any]:
+        """The ``fieldsV1`` object, keys in structured-merge-diff's serialization order."""
+        return _emit(self.tree(), include_self=False)
+
+    def to_json(self) -> str:
+        return go_json(self.to_fields_v1())
+
+
+def _iterate(node: _TreeNode, prefix: Path) -> Iterator[Path]:
+    ordered = sorted(node.children.items(), key=lambda kv: kv[0].sort_key())
+    for pe, child in ordered:
+        if child.member:
+            yield prefix + (pe,)
+    for pe, child in ordered:
+        if child.children:
+            yield from _iterate(child, prefix + (pe,))
+
+
+def _emit(node: _TreeNode, include_self: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if include_self and node.children:
+        out["."] = {}
+    for pe in sorted(node.children, key=PathElement.sort_key):
+        child = node.children[pe]
+        out[pe.serialize()] = _emit(child, include_self=child.member) if child.children else {}
+    return out
+
+
+# -- schema access ---------------------------------------------------------------------------
+
+#: Key fields with a ``+default`` upstream that the 1.37 JSON schema data does not carry
+#: (``ContainerPort.protocol`` and ``ServicePort.protocol`` default to TCP). Without them an
+#: applied ``ports: [{containerPort: 80}]`` could not be keyed, which kube accepts.
+_KEY_DEFAULTS: dict[tuple[tuple[str, ...], str], Any] = {
+    (("containerPort", "protocol"), "protocol"): "TCP",
+    (("port", "protocol"), "protocol"): "TCP",
+}
+
+
+def _ext(node: Node | None, name: str) -> Any:
+    """An ``x-kubernetes-*`` extension on a property node or on the definition it refers to."""
+    if not node:
+        return None
+    if name in node:
+        return node[name]
+    resolved = openapi.resolve(node)
+    return resolved.get(name) if resolved else None
+
+
+def list_semantics(node: Node | None) -> tuple[str, tuple[str, ...]]:
+    """``("atomic"|"set"|"map", keys)`` for a list schema, the way kube-openapi derives it.
+
+    ``x-kubernetes-list-type`` wins; otherwise a strategic-merge ``merge`` patch strategy makes
+    the list associative (keyed by the patch merge key if there is one); otherwise atomic.
+    """
+    list_type = _ext(node, "x-kubernetes-list-type")
+    if list_type == "map":
+        keys = _ext(node, "x-kubernetes-list-map-keys") or ()
+        return ("map", tuple(keys)) if keys else ("set", ())
+    if list_type == "set":
+        return ("set", ())
+    if list_type is None:
+        strategy = _ext(node, "x-kubernetes-patch-strategy") or ""
+        if "merge" in str(strategy).split(","):
+            merge_key = _ext(node, "x-kubernetes-patch-merge-key")
+            return ("map", (merge_key,)) if merge_key else ("set", ())
+    return ("atomic", ())
+
+
+def map_is_atomic(node: Node | None) -> bool:
+    return _ext(node, "x-kubernetes-map-type") == "atomic"
+
+
+def field_schema(node: Node | None, name: str) -> tuple[Node | None, bool]:
+    """Schema of map entry ``name`` and whether it is a *declared* struct field.
+
+    Declared fields are owned through their leaves; entries of granular maps
+    (``additionalProperties``) and unknown fields are owned as entries.
+    """
+    resolved = openapi.resolve(node) if node else None
+    if not resolved:
+        return None, False
+    props = resolved.get("properties") or {}
+    if name in props:
+        return props[name], True
+    extra = resolved.get("additionalProperties")
+    return (extra if isinstance(extra, dict) else None), False
+
+
+def item_schema(node: Node | None) -> Node | None:
+    return openapi.items_of(node) if node else None
+
+
+def child_schema(node: Node | None, pe: PathElement) -> Node | None:
+    """Schema one step down ``pe``: a property/map value for ``f:``, the items otherwise."""
+    if pe.kind == FIELD:
+        return field_schema(node, pe.raw)[0]
+    return item_schema(node)
+
+
+def _key_default(list_node: Node | None, keys: tuple[str, ...], name: str) -> tuple[bool, Any]:
+    item = openapi.resolve(item_schema(list_node)) if list_node else None
+    prop = ((item or {}).get("properties") or {}).get(name)
+    if prop and "default" in prop:
+        return True, prop["default"]
+    if (keys, name) in _KEY_DEFAULTS:
+        return True, _KEY_DEFAULTS[(keys, name)]
+    return False, None
+
+
+def list_item_element(
+    item: Any, list_node: Node | None, semantics: tuple[str, tuple[str, ...]]
+) -> PathElement:
+    """The path element naming ``item`` in an associative list; raises :class:`FieldPathError`.
+
+    A missing key field takes its schema default (or the built-in TCP default for ports); a
+    missing key that the item schema does not require is left out of the key instead of failing,
+    so optional keys such as ``ResourceClaimStatus.devices[].shareID`` work.
+    """
+    kind, keys = semantics
+    if kind == "map":
+        if item is None:
+            raise FieldPathError("associative list with keys may not have a null element")
+        if not isinstance(item, dict):
+            raise FieldPathError("associative list with keys may not have non-map elements")
+        required = (
+            set((openapi.resolve(item_schema(list_node)) or {}).get("required") or ()) if list_node else set()
+        )
+        fields: dict[str, Any] = {}
+        for name in keys:
+            if name in item:
+                fields[name] = item[name]
+                continue
+            found, default = _key_default(list_node, keys, name)
+            if found:
+                fields[name] = default
+            elif name in required or list_node is None:
+                raise FieldPathError(
+                    f"associative list with keys has an element that omits key field {json.dumps(name)} "
+                    "(and doesn't have default value)"
+                )
+        return key(fields)
+    if isinstance(item, dict):
+        raise FieldPathError("associative list without keys has an element that's a map type")
+    if isinstance(item, list):
+        raise FieldPathError("not supported: associative list with lists as elements")
+    if item is None:
+        raise FieldPathError("associative list without keys has an element that's an explicit null")
+    return value(item)
+
+
+# -- the set an object sets -------------------------------------------------------------------
+
+
+def fields_of(obj: Any, schema_node: Node | None, *, strict: bool = False) -> FieldSet:
+    """The fields ``obj`` sets (structured-merge-diff's ``ToFieldSet``).
+
+    ``strict`` is for applied configurations: an item that cannot be keyed or a duplicate key
+    raises :class:`FieldPathError` with structured-merge-diff's message. Otherwise (live objects,
+    which kube reads with ``AllowDuplicates``) such items are skipped, first occurrence wins.
+    """
+    out: set[Path] = set()
+    errors: list[str] = []
+    _collect(obj, schema_node, (), out, errors, strict)
+    if errors:
+        raise FieldPathError(
+            errors[0] if len(errors) == 1 else "errors:\n" + "\n".join("  " + e for e in errors)
+        )
+    return FieldSet(out)
+
+
+def _collect(
+    obj: Any, node: Node | None, path: Path, out: set[Path], errors: list[str], strict: bool
+) -> None:
+    if isinstance(obj, dict):
+        if path and map_is_atomic(node):
+            out.add(path)
+            return
+        for k, v in obj.items():
+            child, declared = field_schema(node, k)
+            p = path + (field(k),)
+            _collect(v, child, p, out, errors, strict)
+            if v is None or (isinstance(v, dict) and not v) or not declared:
+                out.add(p)
+        return
+    if isinstance(obj, list):
+        semantics = list_semantics(node)
+        if semantics[0] == "atomic":
+            out.add(path)
+            return
+        items = item_schema(node)
+        seen: set[PathElement] = set()
+        for i, item in enumerate(obj):
+            try:
+                pe = list_item_element(item, node, semantics)
+            except FieldPathError as e:
+                if strict:
+                    errors.append(f"{path_string(path)}: element {i}: {e}")
+                continue
+            if pe in seen:
+                if strict:
+                    errors.append(f"{path_string(path)}: duplicate entries for key {pe}")
+                continue
+            seen.add(pe)
+            p = path + (pe,)
+            _collect(item, items, p, out, errors, strict)
+            out.add(p)
+        return
+    if path:
+        out.add(path)
+
+
+def ensure_named_fields_are_members(fs: FieldSet, schema_node: Node | None) -> FieldSet:
+    """Add every declared struct field that has owned children as a member of the set.
+
+    structured-merge-diff does this before pruning so that a struct the applier no longer sets
+    (``spec.strategy.rollingUpdate``) is removed as a whole rather than left behind empty.
+    Entries of granular maps and list items are not promoted.
+    """
+    extra: set[Path] = set()
+    schema_cache: dict[Path, Node | None] = {(): schema_node}
+
+    def schema_at(p: Path) -> Node | None:
+        if p not in schema_cache:
+            schema_cache[p] = child_schema(schema_at(p[:-1]), p[-1])
+        return schema_cache[p]
+
+    for p in fs.paths:
+        for i in range(1, len(p)):
+            prefix = p[:i]
+            if prefix in extra:
+                continue
+            pe = prefix[-1]
+            if pe.kind == FIELD and field_schema(schema_at(prefix[:-1]), pe.raw)[1]:
+                extra.add(prefix)
+    return FieldSet(fs.paths | extra) if extra else fs

@@ -1,0 +1,50 @@
+"""The registry's hook for ``metadata.managedFields`` on non-apply writes.
+
+Create, update and JSON/merge/strategic patches record what they changed as owned by the
+request's field manager (``operation: Update``); server-side apply records its own ownership
+in :func:`apiserver.patch.apply.server_side_apply`, so its writes pass through untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver.openapi import schema
+from apiserver.patch.apply import record_update
+from apiserver.registry.resources import ResourceDef
+
+Obj = dict[str, Any]
+
+
+class FieldTracker:
+    def _node(self, rd: ResourceDef) -> Any:
+        return schema.for_gvk(rd.group, rd.version, rd.kind)
+
+    def on_create(self, rd: ResourceDef, obj: Obj, opts: Any, now: str) -> None:
+        if not opts.field_manager:
+            return
+        out = record_update(None, obj, opts.field_manager, schema_node=self._node(rd), now=now, api_version=rd.api_version)
+        _take_managed_fields(obj, out)
+
+    def on_update(self, rd: ResourceDef, old: Obj, obj: Obj, opts: Any, manager_op: str, subresource: str, now: str) -> None:
+        if manager_op == "Apply" or not opts.field_manager:
+            return
+        out = record_update(
+            old,
+            obj,
+            opts.field_manager,
+            schema_node=self._node(rd),
+            now=now,
+            api_version=rd.api_version,
+            subresource=subresource,
+        )
+        _take_managed_fields(obj, out)
+
+
+def _take_managed_fields(obj: Obj, out: Obj) -> None:
+    md = obj.setdefault("metadata", {})
+    mf = (out.get("metadata") or {}).get("managedFields")
+    if mf:
+        md["managedFields"] = mf
+    else:
+        md.pop("managedFields", None)

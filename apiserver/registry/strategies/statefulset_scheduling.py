@@ -1,0 +1,327 @@
+"""KEP-6277 admission for StatefulSet ``spec.scheduling``, called by the StatefulSet strategy.
+
+The StatefulSet strategy wires these in (KEP-6277 "Admission Validation")::
+
+    prepare_for_create / prepare_for_update -> drop_disabled_scheduling_fields(ctx, new, old)
+    validate        -> validate_scheduling(ctx, sts)
+    validate_update -> validate_scheduling_update(ctx, new, old)
+    warnings_on_*   -> scheduling_warnings(ctx, sts)
+
+Validation has the KEP's three layers: structural rules of the embedded v1alpha3 building blocks
+(declarative-validation equivalents), the StatefulSet cross-field rules (gang needs Parallel, no
+user ``gang.minCount``, no partitioned rollouts, the whole field immutable), and the
+workloadbuilder semantic layer run on the *same* WorkloadItem the controller compiles —
+:func:`statefulset_workload_item` and :func:`statefulset_build_options` are shared with the
+StatefulSet controller for exactly that reason.
+
+Gated sub-fields (decided here, KEP-6277 Notes 5): the API server *clears* a disabled field
+before storing instead of rejecting it, as StatefulSet does for its other gated fields, and keeps
+a value the stored object already had. That applies to ``spec.scheduling`` itself
+(``WorkloadWithStatefulSet``), to ``resourceClaims`` (``DRAWorkloadResourceClaims``) and to
+``schedulingConstraints`` (``TopologyAwareWorkloadScheduling``). Clearing rather than forbidding
+``schedulingConstraints`` keeps a StatefulSet admissible on a cluster without topology-aware
+scheduling, and means the controller never compiles constraints the PodGroup API (which forbids
+them while the gate is off) would refuse.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver import field
+from apiserver.field import ErrorList, Path
+from apiserver.registry.strategy import StrategyContext
+from apiserver.workloadbuilder import (
+    BasicSchedulingPolicy,
+    BuildOptions,
+    DisruptionModeOption,
+    SchedulingConfig,
+    SchedulingConfigFunc,
+    SchedulingPolicy,
+    SchedulingPolicyOption,
+    ValidationInput,
+    WorkloadItem,
+    input_from_scheduling,
+    new_builder,
+    workload_name,
+)
+from apiserver.workloadbuilder import validation as dv
+from featuregates import (
+    DRA_WORKLOAD_RESOURCE_CLAIMS,
+    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+    WORKLOAD_WITH_STATEFULSET,
+    FeatureGate,
+)
+
+Obj = dict[str, Any]
+
+SCHEDULING_PATH = Path("spec").child("scheduling")
+POLICY_PATH = SCHEDULING_PATH.child("schedulingPolicy")
+GANG_PATH = POLICY_PATH.child("gang")
+MIN_COUNT_PATH = GANG_PATH.child("minCount")
+PARTITION_PATH = Path("spec").child("updateStrategy", "rollingUpdate", "partition")
+
+GANG_REQUIRES_PARALLEL = (
+    "gang scheduling requires podManagementPolicy: Parallel; OrderedReady creates pods sequentially, "
+    "which can never satisfy a gang"
+)
+PARTITION_NOT_SUPPORTED = "partitioned rollouts are not supported for StatefulSets with spec.scheduling set"
+MIN_COUNT_NOT_ALLOWED = (
+    "gang minCount is derived from spec.replicas and may not be set "
+    "(a user-configurable minCount is planned for Beta)"
+)
+IMMUTABLE = "field is immutable"
+
+STATEFULSET_API_VERSION = "apps/v1"
+STATEFULSET_KIND = "StatefulSet"
+PARALLEL = "Parallel"
+ORDERED_READY = "OrderedReady"
+
+
+def _spec(sts: Obj | None) -> Obj:
+    spec = (sts or {}).get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _scheduling(sts: Obj | None) -> Any:
+    """``spec.scheduling`` as stored: ``None`` when unset; ``{}`` is set (the minimal opt-in)."""
+    return _spec(sts).get("scheduling")
+
+
+def _pod_spec(sts: Obj) -> Obj:
+    template = _spec(sts).get("template")
+    pod_spec = template.get("spec") if isinstance(template, dict) else None
+    return pod_spec if isinstance(pod_spec, dict) else {}
+
+
+def _replicas(sts: Obj) -> int:
+    """``spec.replicas`` with the apps/v1 default of 1."""
+    replicas = _spec(sts).get("replicas")
+    return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
+
+
+# -- gated fields --------------------------------------------------------------------------
+
+
+def drop_disabled_scheduling_fields(ctx: StrategyContext, new: Obj, old: Obj | None) -> None:
+    """Clear gated parts of ``new.spec.scheduling`` unless ``old`` already used them (see module doc)."""
+    spec = new.get("spec")
+    if not isinstance(spec, dict):
+        return
+    old_sched = _scheduling(old)
+    old_sched = old_sched if isinstance(old_sched, dict) else None
+    if not ctx.gates.enabled(WORKLOAD_WITH_STATEFULSET) and old_sched is None:
+        spec.pop("scheduling", None)
+        return
+    sched = spec.get("scheduling")
+    if not isinstance(sched, dict):
+        return
+    if not ctx.gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and not (old_sched or {}).get("resourceClaims"):
+        sched.pop("resourceClaims", None)
+    if (
+        not ctx.gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
+        and (old_sched or {}).get("schedulingConstraints") is None
+    ):
+        sched.pop("schedulingConstraints", None)
+
+
+# -- the WorkloadItem shared with the controller ------------------------------------------
+
+
+def min_count_from_replicas(replicas: int) -> SchedulingConfigFunc:
+    """KEP-6277 ``defaultMinCountForStatefulSet``: a resolved gang gets ``max(replicas, 1)``.
+
+    The clamp keeps a scaled-to-zero StatefulSet's PodGroup valid (minCount must be positive).
+    The value lives only in the resolved config and is never written back to the StatefulSet.
+    """
+
+    def callback(cfg: SchedulingConfig) -> None:
+        if cfg.policy is not None and cfg.policy.gang is not None:
+            cfg.policy.gang.min_count = max(replicas, 1)
+
+    return callback
+
+
+def statefulset_workload_item(sts: Obj, gates: FeatureGate) -> WorkloadItem:
+    """The single leaf WorkloadItem a StatefulSet compiles to (KEP-6277 "Field Mapping").
+
+    Template name = StatefulSet name; default policy Basic; shared claims only while
+    ``DRAWorkloadResourceClaims`` is on; the pod template's ``priorityClassName`` is copied so the
+    PodGroup's priority matches its pods (decisions.md).
+    """
+    meta = sts.get("metadata") or {}
+    sched = _scheduling(sts)
+    priority_class = _pod_spec(sts).get("priorityClassName")
+    return WorkloadItem(
+        name=str(meta.get("name") or ""),
+        path=SCHEDULING_PATH,
+        default_config=SchedulingConfig(
+            policy=SchedulingPolicy(basic=BasicSchedulingPolicy()),
+            priority_class_name=priority_class if isinstance(priority_class, str) else "",
+        ),
+        input=input_from_scheduling(
+            sched if isinstance(sched, dict) else None,
+            include_resource_claims=gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
+        ),
+        callbacks=[min_count_from_replicas(_replicas(sts))],
+    )
+
+
+def statefulset_controller_ref(sts: Obj) -> Obj:
+    """``metav1.NewControllerRef(sts)``: controller and blockOwnerDeletion both true."""
+    meta = sts.get("metadata") or {}
+    return {
+        "apiVersion": STATEFULSET_API_VERSION,
+        "kind": STATEFULSET_KIND,
+        "name": meta.get("name", ""),
+        "uid": meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def statefulset_build_options(sts: Obj) -> BuildOptions:
+    """Workload identity (``<sts>-<hash(uid)>`` in the StatefulSet's namespace), the controller
+    ownerReference, and both policies / both disruption modes allowed."""
+    meta = sts.get("metadata") or {}
+    return BuildOptions(
+        name=workload_name(str(meta.get("name") or ""), str(meta.get("uid") or "")),
+        namespace=str(meta.get("namespace") or ""),
+        owner=statefulset_controller_ref(sts),
+        allowed_policies=(SchedulingPolicyOption.BASIC, SchedulingPolicyOption.GANG),
+        allowed_disruption_modes=(DisruptionModeOption.SINGLE, DisruptionModeOption.ALL),
+    )
+
+
+# -- validation ----------------------------------------------------------------------------
+
+
+def _structural(sched: Any, old_sched: Any) -> ErrorList:
+    """Layer 1: the building blocks' own rules (ratcheted: unchanged blocks are not re-checked)."""
+    if not isinstance(sched, dict):
+        return [field.type_invalid(SCHEDULING_PATH, sched, "expected an object")]
+    old = old_sched if isinstance(old_sched, dict) else {}
+    p = SCHEDULING_PATH
+    return [
+        *dv.validate_scheduling_policy(
+            sched.get("schedulingPolicy"), p.child("schedulingPolicy"), old.get("schedulingPolicy")
+        ),
+        *dv.validate_scheduling_constraints(
+            sched.get("schedulingConstraints"),
+            p.child("schedulingConstraints"),
+            old.get("schedulingConstraints"),
+        ),
+        *dv.validate_disruption_mode(
+            sched.get("disruptionMode"), p.child("disruptionMode"), old.get("disruptionMode")
+        ),
+        *dv.validate_resource_claims(
+            sched.get("resourceClaims"), p.child("resourceClaims"), old.get("resourceClaims")
+        ),
+    ]
+
+
+def _cross_field(sts: Obj, sched: Any) -> ErrorList:
+    """Layer 2: gang needs Parallel (OrderedReady is the default), and no user-set minCount."""
+    policy = sched.get("schedulingPolicy") if isinstance(sched, dict) else None
+    gang = policy.get("gang") if isinstance(policy, dict) else None
+    if gang is None:
+        return []
+    errs: ErrorList = []
+    if (_spec(sts).get("podManagementPolicy") or ORDERED_READY) != PARALLEL:
+        errs.append(field.forbidden(GANG_PATH, GANG_REQUIRES_PARALLEL))
+    if isinstance(gang, dict) and gang.get("minCount") is not None:
+        errs.append(field.forbidden(MIN_COUNT_PATH, MIN_COUNT_NOT_ALLOWED))
+    return errs
+
+
+def _partition(sts: Obj) -> ErrorList:
+    """Alpha: a positive partition cannot coexist with spec.scheduling (create and update)."""
+    strategy = _spec(sts).get("updateStrategy")
+    rolling = strategy.get("rollingUpdate") if isinstance(strategy, dict) else None
+    partition = rolling.get("partition") if isinstance(rolling, dict) else None
+    if isinstance(partition, int) and not isinstance(partition, bool) and partition > 0:
+        return [field.forbidden(PARTITION_PATH, PARTITION_NOT_SUPPORTED)]
+    return []
+
+
+def _semantic(ctx: StrategyContext, sts: Obj, old: Obj | None) -> ErrorList:
+    """Layer 3: workloadbuilder on the controller's own item (DV already ran in layer 1)."""
+    opts = BuildOptions(
+        allowed_policies=(SchedulingPolicyOption.BASIC, SchedulingPolicyOption.GANG),
+        allowed_disruption_modes=(DisruptionModeOption.SINGLE, DisruptionModeOption.ALL),
+        disable_declarative_validation=True,
+    )
+    item = statefulset_workload_item(sts, ctx.gates)
+    if not item.name:
+        return []  # metadata validation reports the missing name; the tree would only add noise
+    old_root = statefulset_workload_item(old, ctx.gates) if old is not None else None
+    return new_builder(item, opts).validate(ValidationInput(old_root=old_root))
+
+
+def validate_scheduling(ctx: StrategyContext, sts: Obj) -> ErrorList:
+    """Create-time validation of ``spec.scheduling``; nothing to check when it is unset."""
+    sched = _scheduling(sts)
+    if sched is None:
+        return []
+    errs = _structural(sched, None)
+    if not isinstance(sched, dict):
+        return errs
+    return [*errs, *_cross_field(sts, sched), *_partition(sts), *_semantic(ctx, sts, None)]
+
+
+def validate_scheduling_update(ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
+    """Update-time validation: the whole field is immutable in Alpha (add, remove, any change).
+
+    A changed value is also checked in full, so the user sees what else is wrong with it; an
+    unchanged one is not re-validated (ratcheting). The partition rule always runs, because the
+    error belongs to the update that sets the partition.
+    """
+    new_sched, old_sched = _scheduling(new), _scheduling(old)
+    errs: ErrorList = []
+    if new_sched != old_sched:
+        errs.append(field.invalid(SCHEDULING_PATH, None, IMMUTABLE))
+    if new_sched is None:
+        return errs
+    if new_sched != old_sched:
+        errs.extend(_structural(new_sched, old_sched))
+        if isinstance(new_sched, dict):
+            errs.extend(_cross_field(new, new_sched))
+            old_for_builder = old if isinstance(old_sched, dict) and _same_name(new, old) else None
+            errs.extend(_semantic(ctx, new, old_for_builder))
+    errs.extend(_partition(new))
+    return errs
+
+
+def _same_name(a: Obj, b: Obj) -> bool:
+    return (a.get("metadata") or {}).get("name") == (b.get("metadata") or {}).get("name")
+
+
+# -- warnings ------------------------------------------------------------------------------
+
+
+def _claim_source(claim: Obj) -> tuple[Any, Any, Any]:
+    return (claim.get("name"), claim.get("resourceClaimName"), claim.get("resourceClaimTemplateName"))
+
+
+def scheduling_warnings(ctx: StrategyContext, sts: Obj) -> list[str]:
+    """Warn (never reject) for each shared claim the pod template does not declare identically.
+
+    KEP-5729: a pod uses a PodGroup claim only if its own ``resourceClaims`` entry has the same
+    name and the same source; otherwise it gets a per-pod claim and the shared one sits unused.
+    """
+    sched = _scheduling(sts)
+    claims = sched.get("resourceClaims") if isinstance(sched, dict) else None
+    if not isinstance(claims, list):
+        return []
+    pod_claims = [c for c in _pod_spec(sts).get("resourceClaims") or [] if isinstance(c, dict)]
+    pod_sources = [_claim_source(c) for c in pod_claims]
+    warnings: list[str] = []
+    for i, claim in enumerate(claims):
+        if not isinstance(claim, dict) or _claim_source(claim) in pod_sources:
+            continue
+        warnings.append(
+            f"spec.scheduling.resourceClaims[{i}]: spec.template.spec.resourceClaims has no entry with "
+            f'name "{claim.get("name", "")}" and the same resourceClaimName/resourceClaimTemplateName; '
+            "pods will not use this PodGroup-level shared claim"
+        )
+    return warnings
