@@ -107,8 +107,11 @@ class ControlPlane:
     # ------------------------------------------------------------------ HTTP
     async def serve_http(self, host: str = "127.0.0.1", port: int = 6443) -> str:
         """Listen on ``host:port`` (0 picks a free port); returns the URL once accepting connections."""
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
+        # TCP, and without it every response waits ~40 ms for the client's delayed ACK.
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         real_port = sock.getsockname()[1]
         self.app.server_address = f"{host}:{real_port}"

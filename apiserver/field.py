@@ -9,7 +9,7 @@ The rendered strings match apimachinery exactly, because kubectl prints them to 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -72,7 +72,7 @@ def new_path(*names: str) -> Path:
     return Path(names[0], *names[1:])
 
 
-class ErrorType(str, Enum):
+class ErrorType(StrEnum):
     """apimachinery's ``field.ErrorType``: value is the cause ``reason``; ``text`` the rendered label."""
 
     NOT_FOUND = "FieldValueNotFound"
@@ -132,9 +132,7 @@ class FieldError:
 
     def error_body(self) -> str:
         """The text after ``<field>: ``, as ``field.Error.ErrorBody()`` renders it."""
-        if self.type in (ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL):
-            s = self.type.text
-        elif self.bad_value is _OMIT:
+        if self.type in (ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL) or self.bad_value is _OMIT:
             s = self.type.text
         else:
             s = f"{self.type.text}: {render_value(self.bad_value)}"

@@ -86,7 +86,8 @@ class LocalClient:
             "kind": rd.list_kind,
             "apiVersion": rd.api_version,
             "metadata": meta,
-            "items": [r.copy() for r in res.records],
+            # one decode of the joined bytes is several times cheaper than one per item
+            "items": orjson.loads(b"[" + b",".join(r.raw for r in res.records) + b"]") if res.records else [],
         }
 
     async def watch(

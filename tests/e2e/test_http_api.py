@@ -159,8 +159,8 @@ def test_missing_content_type_is_json(http: httpx.Client) -> None:
 
 
 def test_official_python_client_dynamic_and_watch(server: Server) -> None:
-    from kubernetes import config, dynamic, watch
     from kubernetes import client as k8s
+    from kubernetes import config, dynamic, watch
 
     api_client = config.new_client_from_config(config_file=str(server.kubeconfig))
     dyn = dynamic.DynamicClient(api_client)
