@@ -1,0 +1,59 @@
+"""The work queue: de-duplication, one worker per key, rate-limited retries."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from apiserver.client.workqueue import ShutDown, WorkQueue
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_dedup_and_fifo() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    for k in ("a", "b", "a", "c", "b"):
+        q.add(k)
+    assert len(q) == 3
+    assert [await q.get() for _ in range(3)] == ["a", "b", "c"]
+
+
+async def test_key_readded_while_processing_runs_again_after_done() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    q.add("a")
+    k = await q.get()
+    q.add("a")  # arrives while "a" is processing: must not be handed out concurrently
+    assert len(q) == 0
+    q.done(k)
+    assert await q.get() == "a"
+
+
+async def test_rate_limited_backoff_doubles_and_forget_resets() -> None:
+    q: WorkQueue[str] = WorkQueue(base_delay=0.001, max_delay=0.004)
+    delays = []
+    for _ in range(4):
+        delays.append(q.when("k"))
+        q.add_rate_limited("k")
+        assert await asyncio.wait_for(q.get(), 1) == "k"
+        q.done("k")
+    assert delays == [0.001, 0.002, 0.004, 0.004]
+    assert q.num_requeues("k") == 4
+    q.forget("k")
+    assert q.when("k") == 0.001
+
+
+async def test_add_after_keeps_the_earliest() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    q.add_after("k", 5)
+    q.add_after("k", 0.001)
+    assert await asyncio.wait_for(q.get(), 1) == "k"
+
+
+async def test_shutdown_wakes_getters() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    getter = asyncio.create_task(q.get())
+    await asyncio.sleep(0)
+    q.shutdown()
+    with pytest.raises(ShutDown):
+        await asyncio.wait_for(getter, 1)
