@@ -31,18 +31,33 @@ SYSTEM_PRIORITY_CLASSES = (
 def _meta_validator() -> Any:
     try:
         from apiserver.validation.meta import validate_object_meta
-        from apiserver.validation.names import name_is_dns_label, name_is_dns_subdomain, name_is_path_segment
+        from apiserver.validation.names import (
+            name_is_dns1035_label,
+            name_is_dns_label,
+            name_is_dns_subdomain,
+            name_is_path_segment,
+        )
     except ImportError:
         return None, None
     from apiserver.field import new_path
 
-    dns_label_kinds = {("", "namespaces"), ("", "services")}
-    path_segment_kinds = {("", "nodes"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases")}
+    # The name rules of each kind's kube validation (ValidateXName).
+    dns_label_kinds = {("", "namespaces"), ("apps", "statefulsets")}
+    dns1035_kinds = {("", "services")}
+    path_segment_kinds: set[tuple[str, str]] = set()
+    no_name_check = {("", "events")}
+
+    def any_name(name: str, prefix: bool) -> list[str]:
+        return []
 
     def name_fn_for(rd: ResourceDef) -> Any:
         key = (rd.group, rd.plural)
+        if key in no_name_check:
+            return any_name
         if key in dns_label_kinds:
             return name_is_dns_label
+        if key in dns1035_kinds:
+            return name_is_dns1035_label
         if key in path_segment_kinds:
             return name_is_path_segment
         return name_is_dns_subdomain

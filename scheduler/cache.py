@@ -1,0 +1,423 @@
+"""The scheduler's view of nodes and pods, and the per-cycle :class:`Snapshot` taken from it.
+
+The informer handlers feed the cache through ``add_node/update_node/remove_node`` and
+``add_pod/update_pod/remove_pod`` (assigned pods only). A pod the scheduler has decided on is
+*assumed* onto its node before the bind call returns (``assume_pod``), so the next cycle already
+sees the node as used; the informer's Add for the bound pod confirms it, ``forget_pod`` undoes a
+failed bind, and ``finish_binding`` starts the optional expiry clock (kube's default TTL is 0:
+assumed pods never expire, because the informer event always arrives).
+
+:meth:`Cache.update_snapshot` copies only NodeInfos whose ``generation`` moved since the
+snapshot's last update (kube keeps nodes in most-recently-updated order for the same reason),
+so a cycle costs work proportional to what changed, not to the cluster size.
+
+Capacity index: both the cache and each snapshot keep, per resource (pod slots, cpu, memory,
+ephemeral-storage and every extended resource), a ``SortedKeyList`` of nodes by *free* amount.
+``candidate_nodes(requests)`` bisects each requested resource's list, takes the smallest
+candidate slice and checks the other resources only on those nodes, so "which nodes could fit
+4 GPUs" never loops over thousands of nodes in Python.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sortedcontainers import SortedKeyList, SortedList
+
+from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
+
+Obj = dict[str, Any]
+
+
+def pod_key(pod: Obj) -> str:
+    m = pod.get("metadata") or {}
+    return f"{m.get('namespace', '')}/{m.get('name', '')}"
+
+
+# --- capacity index ------------------------------------------------------------------------------
+
+
+class CapacityIndex:
+    """Nodes sorted by free capacity, per resource."""
+
+    def __init__(self) -> None:
+        self._by_resource: dict[str, SortedKeyList] = {}
+        self._free: dict[str, dict[str, int]] = {}
+
+    def _list(self, resource: str) -> SortedKeyList:
+        lst = self._by_resource.get(resource)
+        if lst is None:
+            lst = SortedKeyList(key=lambda e: e)
+            self._by_resource[resource] = lst
+        return lst
+
+    def update(self, name: str, ni: NodeInfo | None) -> None:
+        """Re-index ``name`` from ``ni`` (``None`` or a NodeInfo without node removes it)."""
+        old = self._free.pop(name, None)
+        if old:
+            for r, v in old.items():
+                self._by_resource[r].discard((v, name))
+        if ni is None or ni.node is None:
+            return
+        free: dict[str, int] = {PODS: ni.free(PODS)}
+        for r in set(ni.allocatable) | set(ni.requested):
+            if r != PODS:
+                free[r] = ni.free(r)
+        self._free[name] = free
+        for r, v in free.items():
+            self._list(r).add((v, name))
+
+    def free(self, name: str, resource: str) -> int:
+        return self._free.get(name, {}).get(resource, 0)
+
+    def candidates(self, requests: Mapping[str, int]) -> set[str]:
+        """Nodes with at least one free pod slot and ``free >= request`` for every positive request."""
+        wanted = [(r, v) for r, v in requests.items() if v > 0 and r != PODS]
+        wanted.append((PODS, max(1, requests.get(PODS, 0))))
+        slices = []
+        for r, v in wanted:
+            lst = self._by_resource.get(r)
+            if lst is None:
+                return set()
+            lo = lst.bisect_key_left((v, ""))
+            slices.append((len(lst) - lo, r, lst, lo))
+        slices.sort(key=lambda t: t[0])
+        _, _, lst, lo = slices[0]
+        rest = [(r, v) for r, v in wanted if r != slices[0][1]]
+        out = set()
+        for _, name in lst.islice(lo):
+            free = self._free[name]
+            if all(free.get(r, 0) >= v for r, v in rest):
+                out.add(name)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._free)
+
+
+# --- snapshot ------------------------------------------------------------------------------------
+
+
+class Snapshot:
+    """An immutable-for-the-cycle view of the cluster (NodeInfos copied from the cache).
+
+    Gang scheduling assumes pods into the snapshot only (:meth:`assume_pod` / :meth:`forget_pod`);
+    those nodes are marked so the next :meth:`Cache.update_snapshot` restores them from the cache.
+    """
+
+    def __init__(self, node_infos: Iterable[NodeInfo] = ()) -> None:
+        self.node_info_map: dict[str, NodeInfo] = {}
+        self._names = SortedList()
+        self.generation = 0
+        self.index = CapacityIndex()
+        self._with_affinity: set[str] = set()
+        self._with_anti_affinity: set[str] = set()
+        self._dirty: set[str] = set()
+        for ni in node_infos:
+            self._put(ni.name, ni)
+
+    @property
+    def node_names(self) -> list[str]:
+        """All node names, sorted (the order Filter visits nodes in)."""
+        return self._names  # type: ignore[return-value]
+
+    def _put(self, name: str, ni: NodeInfo | None) -> None:
+        if ni is None or ni.node is None:
+            if self.node_info_map.pop(name, None) is not None:
+                self._names.discard(name)
+            self._with_affinity.discard(name)
+            self._with_anti_affinity.discard(name)
+            self.index.update(name, None)
+            return
+        if name not in self.node_info_map:
+            self._names.add(name)
+        self.node_info_map[name] = ni
+        self._refresh_affinity(name, ni)
+        self.index.update(name, ni)
+
+    def _refresh_affinity(self, name: str, ni: NodeInfo) -> None:
+        if ni.pods_with_affinity:
+            self._with_affinity.add(name)
+        else:
+            self._with_affinity.discard(name)
+        if ni.pods_with_required_anti_affinity:
+            self._with_anti_affinity.add(name)
+        else:
+            self._with_anti_affinity.discard(name)
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.node_info_map.get(name)
+
+    def list(self) -> list[NodeInfo]:
+        return [self.node_info_map[n] for n in self._names]
+
+    def num_nodes(self) -> int:
+        return len(self.node_info_map)
+
+    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+        return [self.node_info_map[n] for n in sorted(self._with_affinity)]
+
+    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+        return [self.node_info_map[n] for n in sorted(self._with_anti_affinity)]
+
+    def candidate_nodes(self, requests: Mapping[str, int]) -> set[str]:
+        return self.index.candidates(requests)
+
+    def assume_pod(self, pod_info: PodInfo, node_name: str) -> None:
+        """Place a pod on a node of this snapshot only (the cache is untouched)."""
+        ni = self.node_info_map[node_name]
+        if node_name not in self._dirty:
+            ni = ni.clone()
+            self.node_info_map[node_name] = ni
+            self._dirty.add(node_name)
+        ni.add_pod_info(pod_info)
+        self._refresh_affinity(node_name, ni)
+        self.index.update(node_name, ni)
+
+    def forget_pod(self, pod_info: PodInfo, node_name: str) -> None:
+        ni = self.node_info_map.get(node_name)
+        if ni is None:
+            return
+        if node_name not in self._dirty:
+            ni = ni.clone()
+            self.node_info_map[node_name] = ni
+            self._dirty.add(node_name)
+        ni.remove_pod(pod_info.key)
+        self._refresh_affinity(node_name, ni)
+        self.index.update(node_name, ni)
+
+
+# --- cache ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _PodState:
+    pod_info: PodInfo
+    node_name: str
+    #: monotonic deadline after which an assumed pod whose binding finished expires (None: never)
+    deadline: float | None = None
+    binding_finished: bool = False
+
+
+class CacheError(Exception):
+    pass
+
+
+class Cache:
+    """Nodes and pods (bound and assumed) as the scheduler sees them."""
+
+    def __init__(self, clock: Any = None, assumed_pod_ttl: float = 0.0) -> None:
+        self.clock = clock
+        self.ttl = assumed_pod_ttl
+        self.nodes: dict[str, NodeInfo] = {}
+        #: node names by last change, most recent last (kube's linked list of NodeInfos)
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._pod_states: dict[str, _PodState] = {}
+        self._assumed: set[str] = set()
+        self.index = CapacityIndex()
+        self._real_nodes = 0
+
+    # -- nodes ------------------------------------------------------------------------------
+
+    def _touch(self, name: str) -> None:
+        self._recent[name] = None
+        self._recent.move_to_end(name)
+        self.index.update(name, self.nodes.get(name))
+
+    def add_node(self, node: Obj) -> NodeInfo:
+        name = (node.get("metadata") or {}).get("name", "")
+        ni = self.nodes.get(name)
+        if ni is None:
+            ni = NodeInfo()
+            self.nodes[name] = ni
+        if ni.node is None:
+            self._real_nodes += 1
+        ni.set_node(node)
+        self._touch(name)
+        return ni
+
+    def update_node(self, old: Obj | None, new: Obj) -> NodeInfo:
+        return self.add_node(new)
+
+    def remove_node(self, node: Obj) -> None:
+        """Forget the node; NodeInfo lingers (without node) while pods still point at it."""
+        name = (node.get("metadata") or {}).get("name", "")
+        ni = self.nodes.get(name)
+        if ni is None or ni.node is None:
+            return
+        self._real_nodes -= 1
+        if ni.pods:
+            ni.remove_node()
+        else:
+            del self.nodes[name]
+        self._touch(name)
+
+    def node_count(self) -> int:
+        return self._real_nodes
+
+    # -- pods -------------------------------------------------------------------------------
+
+    def _add_pod_to_node(self, pi: PodInfo, node_name: str) -> None:
+        ni = self.nodes.get(node_name)
+        if ni is None:
+            ni = NodeInfo()
+            ni.name = node_name
+            self.nodes[node_name] = ni
+        ni.add_pod_info(pi)
+        self._touch(node_name)
+
+    def _remove_pod_from_node(self, key: str, node_name: str) -> None:
+        ni = self.nodes.get(node_name)
+        if ni is None:
+            return
+        ni.remove_pod(key)
+        if ni.node is None and not ni.pods:
+            del self.nodes[node_name]
+        self._touch(node_name)
+
+    def assume_pod(self, pod: Obj, node_name: str | None = None) -> PodInfo:
+        """Account the pod on its node before binding; ``node_name`` defaults to ``spec.nodeName``."""
+        key = pod_key(pod)
+        if key in self._pod_states:
+            raise CacheError(f"pod {key} is in the cache, so can't be assumed")
+        if node_name is not None and (pod.get("spec") or {}).get("nodeName") != node_name:
+            pod = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}}
+        pi = PodInfo(pod)
+        self._add_pod_to_node(pi, pi.node_name)
+        self._pod_states[key] = _PodState(pi, pi.node_name)
+        self._assumed.add(key)
+        return pi
+
+    def finish_binding(self, pod: Obj) -> None:
+        """Binding returned: start the expiry clock of the assumed pod (only with a TTL)."""
+        key = pod_key(pod)
+        st = self._pod_states.get(key)
+        if st is None or key not in self._assumed:
+            return
+        st.binding_finished = True
+        if self.ttl > 0 and self.clock is not None:
+            st.deadline = self.clock.monotonic() + self.ttl
+
+    def forget_pod(self, pod: Obj) -> None:
+        """Undo :meth:`assume_pod` (the bind failed)."""
+        key = pod_key(pod)
+        st = self._pod_states.get(key)
+        if st is None:
+            return
+        if key not in self._assumed:
+            raise CacheError(f"pod {key} wasn't assumed so cannot be forgotten")
+        self._remove_pod_from_node(key, st.node_name)
+        del self._pod_states[key]
+        self._assumed.discard(key)
+
+    def is_assumed_pod(self, pod: Obj) -> bool:
+        return pod_key(pod) in self._assumed
+
+    def get_pod(self, pod: Obj) -> Obj | None:
+        st = self._pod_states.get(pod_key(pod))
+        return st.pod_info.pod if st else None
+
+    def add_pod(self, pod: Obj) -> None:
+        """An assigned pod appeared (informer Add): confirm an assumed pod or add it."""
+        key = pod_key(pod)
+        pi = PodInfo(pod)
+        if not pi.node_name:
+            return  # only assigned pods belong in the cache
+        st = self._pod_states.get(key)
+        if st is not None and key in self._assumed:
+            # the informer's view wins: move it if it landed elsewhere, refresh the object
+            self._remove_pod_from_node(key, st.node_name)
+            self._add_pod_to_node(pi, pi.node_name)
+            self._pod_states[key] = _PodState(pi, pi.node_name)
+            self._assumed.discard(key)
+            return
+        if st is not None:
+            self.update_pod(st.pod_info.pod, pod)
+            return
+        self._add_pod_to_node(pi, pi.node_name)
+        self._pod_states[key] = _PodState(pi, pi.node_name)
+
+    def update_pod(self, old: Obj | None, new: Obj) -> None:
+        key = pod_key(new)
+        st = self._pod_states.get(key)
+        if st is None or key in self._assumed:
+            self.add_pod(new)
+            return
+        pi = PodInfo(new)
+        self._remove_pod_from_node(key, st.node_name)
+        self._add_pod_to_node(pi, pi.node_name)
+        self._pod_states[key] = _PodState(pi, pi.node_name)
+
+    def remove_pod(self, pod: Obj) -> None:
+        key = pod_key(pod)
+        st = self._pod_states.pop(key, None)
+        if st is None:
+            return
+        self._assumed.discard(key)
+        self._remove_pod_from_node(key, st.node_name)
+
+    def cleanup_assumed_pods(self) -> list[str]:
+        """Expire assumed pods whose binding finished and whose TTL passed (kube: ``cleanupAssumedPods``)."""
+        if self.clock is None:
+            return []
+        now = self.clock.monotonic()
+        expired = [
+            k
+            for k in self._assumed
+            if (st := self._pod_states[k]).binding_finished and st.deadline is not None and now > st.deadline
+        ]
+        for k in expired:
+            st = self._pod_states.pop(k)
+            self._assumed.discard(k)
+            self._remove_pod_from_node(k, st.node_name)
+        return sorted(expired)
+
+    expire = cleanup_assumed_pods
+
+    def pod_count(self) -> int:
+        return len(self._pod_states)
+
+    def assumed_pod_keys(self) -> set[str]:
+        return set(self._assumed)
+
+    def candidate_nodes(self, requests: Mapping[str, int]) -> set[str]:
+        """Names of nodes whose current free capacity covers ``requests`` (integer units, cpu milli)."""
+        return self.index.candidates(requests)
+
+    # -- snapshot ---------------------------------------------------------------------------
+
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        """Bring ``snapshot`` up to date, copying only NodeInfos changed since its last update."""
+        gen = snapshot.generation
+        changed: list[str] = []
+        for name in reversed(self._recent):
+            ni = self.nodes.get(name)
+            if ni is not None and ni.generation <= gen:
+                break
+            changed.append(name)
+        for name in changed:
+            ni = self.nodes.get(name)
+            snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
+        for name in snapshot._dirty - set(changed):
+            ni = self.nodes.get(name)
+            snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
+        snapshot._dirty.clear()
+        # trim the recency list: entries for removed nodes are no longer needed once copied
+        for name in changed:
+            if name not in self.nodes:
+                self._recent.pop(name, None)
+        if snapshot.num_nodes() != self._real_nodes:
+            for name in [
+                n for n in snapshot.node_info_map if n not in self.nodes or self.nodes[n].node is None
+            ]:
+                snapshot._put(name, None)
+        # every later change takes a larger generation than this one
+        snapshot.generation = next_generation()
+
+    def snapshot(self) -> Snapshot:
+        s = Snapshot()
+        self.update_snapshot(s)
+        return s

@@ -1,0 +1,472 @@
+"""Per-pod and per-node facts the plugins read, precomputed once (re-exported by :mod:`scheduler.framework`).
+
+:class:`PodInfo` parses a pod once per object version: its resource requests in integer units
+(cpu in millicores, memory and other resources in units), kube's non-zero scoring requests,
+host ports, and its pod (anti-)affinity terms with compiled selectors. :class:`NodeInfo`
+aggregates the pods on a node the way kube's ``framework.NodeInfo`` does: requested and
+non-zero-requested resources, used host ports, the pods with (anti-)affinity, and a
+``generation`` bumped on every change so the cache can copy only changed nodes into a snapshot.
+Image states are not tracked (no ImageLocality plugin).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Protocol
+
+from apiserver.meta import parse_time
+from apiserver.quantity import resource_list_milli, to_int, to_milli
+from apiserver.registry.strategies.podspec import is_supported_pod_level_resource, pod_requests
+from apiserver.selectors import NOTHING, label_selector_from_dict
+
+Obj = dict[str, Any]
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+#: kube's ``schedutil.DefaultMilliCPURequest`` / ``DefaultMemoryRequest``: used for *scoring* only,
+#: so that pods without requests still spread instead of piling onto one node.
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+_generation = itertools.count(1)
+
+
+def next_generation() -> int:
+    """A process-wide increasing number; every NodeInfo change takes a fresh one."""
+    return next(_generation)
+
+
+class Selector(Protocol):
+    def matches(self, labels: Mapping[str, str]) -> bool: ...
+
+
+def compile_selector(sel: Obj | None) -> Selector:
+    """``metav1.LabelSelectorAsSelector``: nil matches nothing, ``{}`` matches everything.
+
+    An invalid selector matches nothing (kube reports it as a plugin error; API validation
+    already rejects such pods).
+    """
+    try:
+        return label_selector_from_dict(sel)
+    except ValueError:
+        return NOTHING
+
+
+# --- resources ---------------------------------------------------------------------------------
+
+
+def _units(rl: Mapping[str, Any] | None) -> dict[str, int]:
+    """A ResourceList (strings or exact Fractions) as integers: cpu in milli, the rest in units."""
+    if not rl:
+        return {}
+    out: dict[str, int] = {}
+    strings: dict[str, str] = {}
+    for k, v in rl.items():
+        if isinstance(v, Fraction | int) and not isinstance(v, bool):
+            out[k] = to_milli(v) if k == CPU else to_int(v)
+        else:
+            strings[k] = v
+    if strings:
+        out.update(resource_list_milli(strings))
+    return out
+
+
+def _add_into(acc: dict[str, int], rl: Mapping[str, int]) -> None:
+    for k, v in rl.items():
+        acc[k] = acc.get(k, 0) + v
+
+
+def _max_into(acc: dict[str, int], rl: Mapping[str, int]) -> None:
+    for k, v in rl.items():
+        if v > acc.get(k, 0):
+            acc[k] = v
+
+
+def _is_sidecar(c: Obj) -> bool:
+    return c.get("restartPolicy") == "Always"
+
+
+def _container_requests(c: Obj, non_missing: Mapping[str, int] | None) -> dict[str, int]:
+    reqs = _units((c.get("resources") or {}).get("requests"))
+    if non_missing:
+        for k, v in non_missing.items():
+            if k not in reqs:
+                reqs[k] = v
+    return reqs
+
+
+def compute_pod_requests(pod: Obj, non_missing: Mapping[str, int] | None = None) -> dict[str, int]:
+    """kube's ``resource.PodRequests`` in integer units.
+
+    Regular containers and restartable (sidecar) init containers add up; each classic init
+    container runs alone next to the sidecars started before it, so the pod needs the max of
+    that and the steady state; pod-level ``spec.resources.requests`` override per-resource;
+    ``spec.overhead`` is added last. ``non_missing`` fills a container's *absent* requests (the
+    scoring defaults), as ``PodResourcesOptions.NonMissingContainerRequests`` does.
+    """
+    spec = pod.get("spec") or {}
+    reqs: dict[str, int] = {}
+    for c in spec.get("containers") or []:
+        _add_into(reqs, _container_requests(c, non_missing))
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
+    for c in spec.get("initContainers") or []:
+        creq = _container_requests(c, non_missing)
+        if _is_sidecar(c):
+            _add_into(reqs, creq)
+            _add_into(sidecars, creq)
+            step = dict(sidecars)
+        else:
+            step = dict(creq)
+            _add_into(step, sidecars)
+        _max_into(init_max, step)
+    _max_into(reqs, init_max)
+    for k, v in _units((spec.get("resources") or {}).get("requests")).items():
+        if is_supported_pod_level_resource(k):
+            reqs[k] = v
+    overhead = _units(spec.get("overhead"))
+    if overhead:
+        _add_into(reqs, overhead)
+    return reqs
+
+
+def pod_requests_units(pod: Obj) -> dict[str, int]:
+    """The pod's requests used by Filter and by node accounting (no defaults for missing requests)."""
+    return _units(pod_requests(pod))
+
+
+def non_zero_requests(pod: Obj) -> tuple[int, int]:
+    """(milli-cpu, memory) with kube's 100m / 200Mi defaults for containers that request nothing."""
+    reqs = compute_pod_requests(pod, {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: DEFAULT_MEMORY_REQUEST})
+    return reqs.get(CPU, 0), reqs.get(MEMORY, 0)
+
+
+# --- pods ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityTerm:
+    """A processed ``PodAffinityTerm``: namespaces, compiled selectors, topology key, weight (preferred only)."""
+
+    namespaces: frozenset[str]
+    selector: Selector
+    topology_key: str
+    namespace_selector: Selector
+    weight: int = 0
+
+    def matches(self, pod: PodInfo, ns_labels: Mapping[str, str] | None) -> bool:
+        """kube's ``AffinityTerm.Matches``: namespace (listed or selected) and label selector."""
+        if pod.namespace in self.namespaces or self.namespace_selector.matches(ns_labels or {}):
+            return self.selector.matches(pod.labels)
+        return False
+
+
+def _affinity_term(pod_ns: str, term: Obj, weight: int = 0) -> AffinityTerm:
+    namespaces = term.get("namespaces") or []
+    ns_sel = term.get("namespaceSelector")
+    if not namespaces and ns_sel is None:
+        namespaces = [pod_ns]
+    return AffinityTerm(
+        namespaces=frozenset(namespaces),
+        selector=compile_selector(term.get("labelSelector")),
+        topology_key=term.get("topologyKey", ""),
+        namespace_selector=compile_selector(ns_sel),
+        weight=weight,
+    )
+
+
+def _terms(pod_ns: str, section: Obj | None) -> tuple[list[AffinityTerm], list[AffinityTerm]]:
+    if not section:
+        return [], []
+    required = [
+        _affinity_term(pod_ns, t) for t in section.get("requiredDuringSchedulingIgnoredDuringExecution") or []
+    ]
+    preferred = []
+    for wt in section.get("preferredDuringSchedulingIgnoredDuringExecution") or []:
+        w = int(wt.get("weight") or 0)
+        if w:
+            preferred.append(_affinity_term(pod_ns, wt.get("podAffinityTerm") or {}, w))
+    return required, preferred
+
+
+def _host_ports(spec: Obj) -> list[tuple[str, str, int]]:
+    containers = list(spec.get("containers") or [])
+    containers += [c for c in spec.get("initContainers") or [] if _is_sidecar(c)]
+    out = []
+    for c in containers:
+        for p in c.get("ports") or []:
+            hp = int(p.get("hostPort") or 0)
+            if hp > 0:
+                out.append((p.get("hostIP") or "", p.get("protocol") or "TCP", hp))
+    return out
+
+
+def pod_uid(pod: Obj) -> str:
+    """The identity queues and nominators use: ``metadata.uid``, or ``namespace/name`` without one."""
+    meta = pod.get("metadata") or {}
+    return meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+class PodInfo:
+    """A pod plus everything the plugins derive from it, computed once."""
+
+    __slots__ = (
+        "pod",
+        "key",
+        "uid",
+        "name",
+        "namespace",
+        "labels",
+        "priority",
+        "node_name",
+        "requests",
+        "non_zero_cpu",
+        "non_zero_memory",
+        "host_ports",
+        "required_affinity_terms",
+        "required_anti_affinity_terms",
+        "preferred_affinity_terms",
+        "preferred_anti_affinity_terms",
+        "terminating",
+        "start_time",
+    )
+
+    def __init__(self, pod: Obj) -> None:
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        status = pod.get("status") or {}
+        self.pod = pod
+        self.name: str = meta.get("name", "")
+        self.namespace: str = meta.get("namespace", "")
+        self.key = f"{self.namespace}/{self.name}"
+        self.uid: str = meta.get("uid") or self.key
+        self.labels: dict[str, str] = meta.get("labels") or {}
+        self.priority: int = int(spec.get("priority") or 0)
+        self.node_name: str = spec.get("nodeName") or ""
+        self.requests = pod_requests_units(pod)
+        self.non_zero_cpu, self.non_zero_memory = non_zero_requests(pod)
+        self.host_ports = _host_ports(spec)
+        affinity = spec.get("affinity") or {}
+        self.required_affinity_terms, self.preferred_affinity_terms = _terms(
+            self.namespace, affinity.get("podAffinity")
+        )
+        self.required_anti_affinity_terms, self.preferred_anti_affinity_terms = _terms(
+            self.namespace, affinity.get("podAntiAffinity")
+        )
+        self.terminating = bool(meta.get("deletionTimestamp"))
+        self.start_time: float | None = parse_time(status.get("startTime"))
+
+    @property
+    def has_affinity(self) -> bool:
+        return bool(
+            self.required_affinity_terms
+            or self.required_anti_affinity_terms
+            or self.preferred_affinity_terms
+            or self.preferred_anti_affinity_terms
+        )
+
+    @property
+    def has_required_anti_affinity(self) -> bool:
+        return bool(self.required_anti_affinity_terms)
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+# --- host ports ----------------------------------------------------------------------------------
+
+BIND_ALL = "0.0.0.0"
+
+
+class HostPortInfo:
+    """Used host ports per IP; ``0.0.0.0`` conflicts with every IP (kube's ``HostPortInfo``)."""
+
+    __slots__ = ("_by_ip",)
+
+    def __init__(self) -> None:
+        self._by_ip: dict[str, dict[tuple[str, int], int]] = {}
+
+    @staticmethod
+    def _sanitize(ip: str, protocol: str) -> tuple[str, str]:
+        return ip or BIND_ALL, protocol or "TCP"
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        ip, protocol = self._sanitize(ip, protocol)
+        m = self._by_ip.setdefault(ip, {})
+        m[(protocol, port)] = m.get((protocol, port), 0) + 1
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        ip, protocol = self._sanitize(ip, protocol)
+        m = self._by_ip.get(ip)
+        if not m or (protocol, port) not in m:
+            return
+        m[(protocol, port)] -= 1
+        if m[(protocol, port)] <= 0:
+            del m[(protocol, port)]
+        if not m:
+            del self._by_ip[ip]
+
+    def conflicts(self, ip: str, protocol: str, port: int) -> bool:
+        if port <= 0:
+            return False
+        ip, protocol = self._sanitize(ip, protocol)
+        pp = (protocol, port)
+        if ip == BIND_ALL:
+            return any(pp in m for m in self._by_ip.values())
+        return any(pp in self._by_ip.get(k, ()) for k in (BIND_ALL, ip))
+
+    def __len__(self) -> int:
+        return sum(len(m) for m in self._by_ip.values())
+
+    def clone(self) -> HostPortInfo:
+        c = HostPortInfo()
+        c._by_ip = {ip: dict(m) for ip, m in self._by_ip.items()}
+        return c
+
+
+# --- nodes ---------------------------------------------------------------------------------------
+
+
+def node_allocatable(node: Obj) -> dict[str, int]:
+    """``status.allocatable`` in integer units; like API defaulting, capacity stands in when it is unset."""
+    status = node.get("status") or {}
+    alloc = status.get("allocatable")
+    if alloc is None:
+        alloc = status.get("capacity")
+    return _units(alloc)
+
+
+class NodeInfo:
+    """A node and the pods on it, aggregated (kube's ``framework.NodeInfo``).
+
+    ``node`` may be ``None`` for a node the cache heard of only through its pods; such entries
+    never enter a snapshot.
+    """
+
+    __slots__ = (
+        "node",
+        "name",
+        "labels",
+        "taints",
+        "unschedulable",
+        "allocatable",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "used_ports",
+        "requested",
+        "non_zero_cpu",
+        "non_zero_memory",
+        "generation",
+    )
+
+    def __init__(self, node: Obj | None = None, pods: Iterable[PodInfo] = ()) -> None:
+        self.node: Obj | None = None
+        self.name = ""
+        self.labels: dict[str, str] = {}
+        self.taints: list[Obj] = []
+        self.unschedulable = False
+        self.allocatable: dict[str, int] = {}
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.used_ports = HostPortInfo()
+        self.requested: dict[str, int] = {}
+        self.non_zero_cpu = 0
+        self.non_zero_memory = 0
+        self.generation = next_generation()
+        if node is not None:
+            self.set_node(node)
+        for p in pods:
+            self.add_pod_info(p)
+
+    def set_node(self, node: Obj) -> None:
+        meta = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        self.node = node
+        self.name = meta.get("name", "")
+        self.labels = meta.get("labels") or {}
+        self.taints = spec.get("taints") or []
+        self.unschedulable = bool(spec.get("unschedulable"))
+        self.allocatable = node_allocatable(node)
+        self.generation = next_generation()
+
+    def remove_node(self) -> None:
+        self.node = None
+        self.generation = next_generation()
+
+    @property
+    def allowed_pod_number(self) -> int:
+        return self.allocatable.get(PODS, 0)
+
+    def free(self, resource: str) -> int:
+        """Allocatable minus requested (may be negative when pods were bound past capacity)."""
+        if resource == PODS:
+            return self.allowed_pod_number - len(self.pods)
+        return self.allocatable.get(resource, 0) - self.requested.get(resource, 0)
+
+    def add_pod_info(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        if pi.has_affinity:
+            self.pods_with_affinity.append(pi)
+        if pi.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pi)
+        self._account(pi, 1)
+        self.generation = next_generation()
+
+    def remove_pod(self, key: str) -> PodInfo | None:
+        """Remove the pod with ``key`` (namespace/name); returns its PodInfo, or ``None`` if absent."""
+        for i, pi in enumerate(self.pods):
+            if pi.key == key:
+                del self.pods[i]
+                _drop(self.pods_with_affinity, key)
+                _drop(self.pods_with_required_anti_affinity, key)
+                self._account(pi, -1)
+                self.generation = next_generation()
+                return pi
+        return None
+
+    def _account(self, pi: PodInfo, sign: int) -> None:
+        for k, v in pi.requests.items():
+            self.requested[k] = self.requested.get(k, 0) + sign * v
+        self.non_zero_cpu += sign * pi.non_zero_cpu
+        self.non_zero_memory += sign * pi.non_zero_memory
+        for ip, proto, port in pi.host_ports:
+            if sign > 0:
+                self.used_ports.add(ip, proto, port)
+            else:
+                self.used_ports.remove(ip, proto, port)
+
+    def clone(self) -> NodeInfo:
+        """A copy whose pod lists and counters can change without touching this one (PodInfos are shared)."""
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.name = self.name
+        c.labels = self.labels
+        c.taints = self.taints
+        c.unschedulable = self.unschedulable
+        c.allocatable = self.allocatable
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.used_ports = self.used_ports.clone()
+        c.requested = dict(self.requested)
+        c.non_zero_cpu = self.non_zero_cpu
+        c.non_zero_memory = self.non_zero_memory
+        c.generation = self.generation
+        return c
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name!r}, pods={len(self.pods)}, requested={self.requested})"
+
+
+def _drop(lst: list[PodInfo], key: str) -> None:
+    for i, pi in enumerate(lst):
+        if pi.key == key:
+            del lst[i]
+            return

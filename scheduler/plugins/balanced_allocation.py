@@ -1,0 +1,42 @@
+"""NodeResourcesBalancedAllocation: prefer nodes whose cpu and memory would be equally used.
+
+Score is ``(1 - std of requested/allocatable fractions) * 100`` with the pod added, using the
+pods' real requests. Pods requesting nothing (best-effort) skip this plugin, as in kube, so
+they are not all drawn to the same node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler.framework import CycleState, Handle
+from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.plugins.resource_allocation import balanced_scorer, parse_resources, pod_request, score_node
+from scheduler.status import Code, Status
+
+NAME = "NodeResourcesBalancedAllocation"
+_PRE_SCORE_KEY = "PreScore" + NAME
+
+
+class BalancedAllocation:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        self.resources = parse_resources((args or {}).get("resources"))
+
+    def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        reqs = [pod_request(pod_info, r, True) for r, _ in self.resources]
+        if not any(reqs):
+            return Status(Code.SKIP)
+        state.write(_PRE_SCORE_KEY, reqs)
+        return None
+
+    def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = [pod_request(pod_info, r, True) for r, _ in self.resources]
+        return score_node(node_info, reqs, self.resources, balanced_scorer, True), None
+
+
+def new(args: dict[str, Any], handle: Handle) -> BalancedAllocation:
+    return BalancedAllocation(args, handle)

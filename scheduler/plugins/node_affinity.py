@@ -1,0 +1,117 @@
+"""NodeAffinity: ``spec.nodeSelector`` and required node affinity filter; preferred terms score.
+
+Filter: every ``nodeSelector`` label must match and, if set, at least one required
+``nodeSelectorTerm`` (expressions and ``metadata.name`` fields ANDed; In/NotIn/Exists/
+DoesNotExist/Gt/Lt). A node that does not match is UnschedulableAndUnresolvable.
+PreFilter narrows the nodes when every required term pins ``metadata.name`` with ``In``.
+Score sums the weights of matching preferred terms, normalized to 0..100 by the best node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from scheduler.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    NodeScore,
+    PreFilterResult,
+    default_normalize_score,
+)
+from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.plugins.helpers import (
+    OBJECT_NAME_FIELD,
+    RequiredNodeAffinity,
+    node_selector_term_matches,
+    preferred_terms,
+)
+from scheduler.status import Code, Status
+
+NAME = "NodeAffinity"
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+
+
+def _node_now_matches(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+    if not isinstance(new, dict):
+        return QueueingHint.QUEUE
+    meta = new.get("metadata") or {}
+    ok = RequiredNodeAffinity(pod).matches(meta.get("labels") or {}, meta.get("name", ""))
+    return QueueingHint.QUEUE if ok else QueueingHint.SKIP
+
+
+class NodeAffinity:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        pass
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL), _node_now_matches
+            )
+        ]
+
+    def pre_filter(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        req = RequiredNodeAffinity(pod_info.pod)
+        if req.is_empty():
+            return None, Status(Code.SKIP)
+        state.write(_PRE_FILTER_KEY, req)
+        terms = (req.required or {}).get("nodeSelectorTerms") or []
+        if not terms:
+            return None, None
+        names: set[str] | None = None
+        for t in terms:
+            term_names: set[str] | None = None
+            for r in t.get("matchFields") or []:
+                if r.get("key") == OBJECT_NAME_FIELD and r.get("operator") == "In":
+                    s = set(r.get("values") or [])
+                    term_names = s if term_names is None else term_names & s
+            if term_names is None:
+                return None, None  # this term allows any node name; terms are ORed
+            names = term_names if names is None else names | term_names
+        if names is not None and not names:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT)
+        return PreFilterResult(names), None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        req = state.get(_PRE_FILTER_KEY)
+        if req is None:
+            req = RequiredNodeAffinity(pod_info.pod)
+        if not req.matches(node_info.labels, node_info.name):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
+        return None
+
+    def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        terms = preferred_terms(pod_info.pod)
+        if not terms:
+            return Status(Code.SKIP)
+        state.write(_PRE_SCORE_KEY, terms)
+        return None
+
+    def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        terms = state.get(_PRE_SCORE_KEY)
+        if terms is None:
+            terms = preferred_terms(pod_info.pod)
+        total = sum(
+            w for w, term in terms if node_selector_term_matches(term, node_info.labels, node_info.name)
+        )
+        return total, None
+
+    def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+
+def new(args: dict[str, Any], handle: Handle) -> NodeAffinity:
+    return NodeAffinity(args, handle)

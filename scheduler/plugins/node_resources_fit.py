@@ -1,0 +1,198 @@
+"""NodeResourcesFit: the pod's requests must fit the node's free allocatable; score by usage.
+
+Requests are kube's ``PodRequests``: containers plus restartable (sidecar) init containers,
+the peak of each classic init container next to the sidecars started before it, pod-level
+requests, plus ``spec.overhead``. Filter reasons are kube's: ``Too many pods``,
+``Insufficient cpu``, ``Insufficient memory``, ``Insufficient ephemeral-storage``,
+``Insufficient <extended resource>``. A request larger than the node's whole allocatable is
+UnschedulableAndUnresolvable (preemption cannot help there); otherwise Unschedulable.
+
+Score uses the scoring strategy from args (``scoringStrategy.type`` LeastAllocated, the
+default, or MostAllocated) over ``scoringStrategy.resources`` (cpu:1, memory:1), with the
+non-zero request defaults so pods without requests still spread.
+
+The plugin also answers ``candidate_nodes`` from the snapshot's capacity index, so Filter only
+visits nodes that can hold the requests when the cluster is large.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scheduler.events import (
+    ASSIGNED_POD,
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+from scheduler.framework import CycleState, Handle, PreFilterResult
+from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
+from scheduler.plugins.resource_allocation import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    least_allocated_scorer,
+    most_allocated_scorer,
+    parse_resources,
+    pod_request,
+    score_node,
+)
+from scheduler.status import Code, Status
+
+if TYPE_CHECKING:
+    from scheduler.cache import Snapshot
+
+NAME = "NodeResourcesFit"
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+_NATIVE = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+
+def is_extended_resource(name: str) -> bool:
+    """``IsExtendedResourceName``: namespaced, outside ``kubernetes.io/``, not ``requests.*``."""
+    if "/" not in name or name.startswith("requests."):
+        return False
+    domain = name.split("/", 1)[0]
+    return domain != "kubernetes.io" and not domain.endswith(".kubernetes.io")
+
+
+class InsufficientResource:
+    __slots__ = ("resource", "reason", "requested", "used", "capacity", "unresolvable")
+
+    def __init__(
+        self, resource: str, reason: str, requested: int, used: int, capacity: int, unresolvable: bool
+    ):
+        self.resource = resource
+        self.reason = reason
+        self.requested = requested
+        self.used = used
+        self.capacity = capacity
+        self.unresolvable = unresolvable
+
+
+def fits_request(
+    requests: dict[str, int],
+    node_info: NodeInfo,
+    ignored: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> list[InsufficientResource]:
+    """kube's ``fitsRequest``: every shortage on the node, in kube's order."""
+    out: list[InsufficientResource] = []
+    allowed = node_info.allowed_pod_number
+    if len(node_info.pods) + 1 > allowed:
+        out.append(InsufficientResource(PODS, "Too many pods", 1, len(node_info.pods), allowed, False))
+    if not any(v for v in requests.values()):
+        return out
+    alloc, used = node_info.allocatable, node_info.requested
+    for r in _NATIVE:
+        want = requests.get(r, 0)
+        if want > 0 and want > alloc.get(r, 0) - used.get(r, 0):
+            out.append(
+                InsufficientResource(
+                    r, f"Insufficient {r}", want, used.get(r, 0), alloc.get(r, 0), want > alloc.get(r, 0)
+                )
+            )
+    for r, want in requests.items():
+        if r in _NATIVE or r == PODS or want == 0:
+            continue
+        if is_extended_resource(r) and (r in ignored or r.split("/", 1)[0] in ignored_groups):
+            continue
+        if want > alloc.get(r, 0) - used.get(r, 0):
+            out.append(
+                InsufficientResource(
+                    r, f"Insufficient {r}", want, used.get(r, 0), alloc.get(r, 0), want > alloc.get(r, 0)
+                )
+            )
+    return out
+
+
+def _fits_after_node_change(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+    """Requeue on a node add/update only if the pod would fit the (empty) new node."""
+    if not isinstance(new, dict):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE if not fits_request(PodInfo(pod).requests, NodeInfo(new)) else QueueingHint.SKIP
+
+
+def _assigned_pod_deleted(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+    if new is None and isinstance(old, dict):
+        spec = old.get("spec") or {}
+        if not spec.get("nodeName") and not (old.get("status") or {}).get("nominatedNodeName"):
+            return QueueingHint.SKIP
+    return QueueingHint.QUEUE
+
+
+class NodeResourcesFit:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        args = args or {}
+        self.ignored = frozenset(args.get("ignoredResources") or ())
+        self.ignored_groups = frozenset(args.get("ignoredResourceGroups") or ())
+        strategy = args.get("scoringStrategy") or {}
+        self.strategy = strategy.get("type") or LEAST_ALLOCATED
+        if self.strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED):
+            raise ValueError(f"scoring strategy {self.strategy} is not supported")
+        self.resources = parse_resources(strategy.get("resources"))
+        self.scorer = least_allocated_scorer if self.strategy == LEAST_ALLOCATED else most_allocated_scorer
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE), _assigned_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN)),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                _fits_after_node_change,
+            ),
+        ]
+
+    def pre_filter(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(_PRE_FILTER_KEY, pod_info.requests)
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        requests = state.get(_PRE_FILTER_KEY)
+        if requests is None:
+            requests = pod_info.requests
+        short = fits_request(requests, node_info, self.ignored, self.ignored_groups)
+        if not short:
+            return None
+        code = (
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(s.unresolvable for s in short) else Code.UNSCHEDULABLE
+        )
+        return Status(code, *[s.reason for s in short])
+
+    def candidate_nodes(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> set[str] | None:
+        """Nodes whose free capacity covers the requests (a superset of the nodes Filter passes)."""
+        requests = state.get(_PRE_FILTER_KEY)
+        if requests is None:
+            requests = pod_info.requests
+        wanted = {
+            r: v
+            for r, v in requests.items()
+            if v > 0
+            and not (
+                is_extended_resource(r) and (r in self.ignored or r.split("/", 1)[0] in self.ignored_groups)
+            )
+        }
+        return snapshot.candidate_nodes(wanted)
+
+    def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        state.write(_PRE_SCORE_KEY, [pod_request(pod_info, r, False) for r, _ in self.resources])
+        return None
+
+    def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = [pod_request(pod_info, r, False) for r, _ in self.resources]
+        return score_node(node_info, reqs, self.resources, self.scorer, False), None
+
+
+def new(args: dict[str, Any], handle: Handle) -> NodeResourcesFit:
+    return NodeResourcesFit(args, handle)

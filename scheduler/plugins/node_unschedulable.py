@@ -1,0 +1,56 @@
+"""NodeUnschedulable: cordoned nodes (``spec.unschedulable``) take only pods tolerating that.
+
+A pod tolerating the ``node.kubernetes.io/unschedulable:NoSchedule`` taint (DaemonSet pods do)
+may still land on a cordoned node, as in kube.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from scheduler.framework import CycleState, Handle
+from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.plugins.helpers import (
+    NO_SCHEDULE,
+    TAINT_NODE_UNSCHEDULABLE,
+    tolerations_of,
+    tolerations_tolerate_taint,
+)
+from scheduler.status import Code, Status
+
+NAME = "NodeUnschedulable"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+_UNSCHEDULABLE_TAINT = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": NO_SCHEDULE}
+
+
+def _schedulable_now(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+    """Requeue only when the node is (now) schedulable."""
+    if isinstance(new, dict) and not (new.get("spec") or {}).get("unschedulable"):
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+class NodeUnschedulable:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        pass
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT), _schedulable_now
+            )
+        ]
+
+    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        if not node_info.unschedulable:
+            return None
+        if tolerations_tolerate_taint(tolerations_of(pod_info.pod), _UNSCHEDULABLE_TAINT):
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+
+def new(args: dict[str, Any], handle: Handle) -> NodeUnschedulable:
+    return NodeUnschedulable(args, handle)

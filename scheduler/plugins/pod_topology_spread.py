@@ -1,0 +1,383 @@
+"""PodTopologySpread: keep matching pods spread across topology domains.
+
+Filter (``whenUnsatisfiable: DoNotSchedule``): for each constraint, placing the pod in the
+node's domain must keep ``matching pods in that domain + (1 if the pod matches itself) -
+global minimum <= maxSkew``. The global minimum is taken over the eligible domains, and is 0
+while there are fewer than ``minDomains`` of them. Nodes count toward domains only if they
+carry every constraint's topology key and pass the node inclusion policies
+(``nodeAffinityPolicy`` Honor by default: the pod's nodeSelector/required affinity;
+``nodeTaintsPolicy`` Ignore by default). Terminating pods and pods of other namespaces never
+count. A node missing a topology key is UnschedulableAndUnresolvable
+(``... (missing required label)``); a skew violation is Unschedulable.
+
+Score (``ScheduleAnyway``, and kube's system default constraints — hostname maxSkew 3, zone
+maxSkew 5 — for pods selected by a Service/ReplicaSet/StatefulSet when the handle provides
+``default_spread_selector``): fewer matching pods in the node's domains score higher.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
+from scheduler.nodeinfo import NodeInfo, PodInfo, Selector, compile_selector
+from scheduler.plugins.helpers import RequiredNodeAffinity, find_untolerated_taint, tolerations_of
+from scheduler.status import Code, Status
+
+NAME = "PodTopologySpread"
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+HONOR = "Honor"
+IGNORE = "Ignore"
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_ZONE = "topology.kubernetes.io/zone"
+#: kube's ``systemDefaultConstraints``
+SYSTEM_DEFAULT_CONSTRAINTS: tuple[dict[str, Any], ...] = (
+    {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
+    {"topologyKey": LABEL_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
+)
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+
+
+class _MergedSelector:
+    """A constraint's selector ANDed with ``matchLabelKeys`` values taken from the pod."""
+
+    def __init__(self, base: Selector, extra: Mapping[str, str]) -> None:
+        self.base = base
+        self.extra = dict(extra)
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        for k, v in self.extra.items():
+            if labels.get(k) != v:
+                return False
+        return self.base.matches(labels)
+
+
+@dataclass(frozen=True)
+class Constraint:
+    max_skew: int
+    topology_key: str
+    selector: Selector
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
+
+    def includes_node(self, pod: PodInfo, node: NodeInfo, required: RequiredNodeAffinity) -> bool:
+        """``matchNodeInclusionPolicies``."""
+        if self.node_affinity_policy == HONOR and not required.matches(node.labels, node.name):
+            return False
+        return not (
+            self.node_taints_policy == HONOR and find_untolerated_taint(node.taints, tolerations_of(pod.pod))
+        )
+
+
+def constraints_for(pod: PodInfo, raw: Iterable[Mapping[str, Any]], action: str) -> list[Constraint]:
+    """The pod's constraints with ``whenUnsatisfiable == action``, defaults filled as kube does."""
+    out = []
+    for c in raw:
+        if c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) != action:
+            continue
+        sel: Selector = compile_selector(c.get("labelSelector"))
+        keys = c.get("matchLabelKeys") or []
+        extra = {k: pod.labels[k] for k in keys if k in pod.labels}
+        if extra:
+            sel = _MergedSelector(sel, extra)
+        out.append(
+            Constraint(
+                max_skew=int(c.get("maxSkew") or 1),
+                topology_key=c.get("topologyKey", ""),
+                selector=sel,
+                min_domains=int(c.get("minDomains") or 1),
+                node_affinity_policy=c.get("nodeAffinityPolicy") or HONOR,
+                node_taints_policy=c.get("nodeTaintsPolicy") or IGNORE,
+            )
+        )
+    return out
+
+
+def _has_all_keys(labels: Mapping[str, str], constraints: list[Constraint]) -> bool:
+    return all(c.topology_key in labels for c in constraints)
+
+
+def count_pods_matching(pods: Iterable[PodInfo], selector: Selector, namespace: str) -> int:
+    """Matching pods of the namespace, skipping terminating ones (kube #87621)."""
+    return sum(
+        1 for p in pods if not p.terminating and p.namespace == namespace and selector.matches(p.labels)
+    )
+
+
+def build_default_selector(
+    pod: Mapping[str, Any], services: Iterable[Mapping[str, Any]], owner_selector: Any = None
+) -> Any:
+    """kube's ``helper.DefaultSelector`` from the pod's Services and its controller's selector.
+
+    ``services`` are Services of the pod's namespace; those with a non-empty ``spec.selector``
+    matching the pod contribute their selector labels. ``owner_selector`` is the label selector
+    dict of the pod's controlling ReplicaSet/StatefulSet/ReplicationController (or ``None``).
+    Returns a selector, or ``None`` when nothing selects the pod (no default spreading).
+    """
+    labels = ((pod.get("metadata") or {}).get("labels")) or {}
+    merged: dict[str, str] = {}
+    for svc in services:
+        sel = (svc.get("spec") or {}).get("selector") or {}
+        if sel and all(labels.get(k) == v for k, v in sel.items()):
+            merged.update(sel)
+    parts: list[Selector] = []
+    if merged:
+        parts.append(compile_selector({"matchLabels": merged}))
+    if owner_selector:
+        s = compile_selector(owner_selector)
+        if not getattr(s, "empty", False):
+            parts.append(s)
+    if not parts:
+        return None
+    return _AllOf(parts)
+
+
+class _AllOf:
+    def __init__(self, parts: list[Selector]) -> None:
+        self.parts = parts
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return all(p.matches(labels) for p in self.parts)
+
+
+@dataclass
+class _FilterState:
+    constraints: list[Constraint]
+    #: per constraint: topology value -> matching pod count
+    counts: list[dict[str, int]] = field(default_factory=list)
+    _mins: list[int | None] = field(default_factory=list)
+
+    def clone(self) -> _FilterState:
+        return _FilterState(self.constraints, [dict(c) for c in self.counts], list(self._mins))
+
+    def add(self, i: int, value: str, delta: int) -> None:
+        self.counts[i][value] = self.counts[i].get(value, 0) + delta
+        self._mins[i] = None
+
+    def min_match(self, i: int) -> int:
+        """The global minimum for constraint ``i`` (0 while there are fewer than minDomains domains)."""
+        counts = self.counts[i]
+        if len(counts) < self.constraints[i].min_domains:
+            return 0
+        m = self._mins[i]
+        if m is None:
+            m = min(counts.values(), default=0)
+            self._mins[i] = m
+        return m
+
+
+@dataclass
+class _ScoreState:
+    constraints: list[Constraint]
+    ignored_nodes: set[str]
+    counts: list[dict[str, int]]
+    weights: list[float]
+
+
+class PodTopologySpread:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        args = args or {}
+        self.handle = handle
+        defaulting = args.get("defaultingType") or "System"
+        if defaulting == "System":
+            self.default_constraints: list[dict[str, Any]] = [dict(c) for c in SYSTEM_DEFAULT_CONSTRAINTS]
+            self.system_defaulted = True
+        else:
+            self.default_constraints = list(args.get("defaultConstraints") or [])
+            self.system_defaulted = False
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    NODE,
+                    ActionType.ADD
+                    | ActionType.DELETE
+                    | ActionType.UPDATE_NODE_LABEL
+                    | ActionType.UPDATE_NODE_TAINT,
+                )
+            ),
+        ]
+
+    # -- constraints ------------------------------------------------------------------------
+
+    def _constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
+        raw = (pod.pod.get("spec") or {}).get("topologySpreadConstraints") or []
+        if raw:
+            return constraints_for(pod, raw, action)
+        return self._default_constraints(pod, action)
+
+    def _default_constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
+        base = [c for c in self.default_constraints if c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) == action]
+        if not base or self.handle is None or self.handle.default_spread_selector is None:
+            return []
+        selector = self.handle.default_spread_selector(pod.pod)
+        if selector is None:
+            return []
+        if isinstance(selector, dict):
+            selector = compile_selector(selector)
+        return [
+            Constraint(
+                int(c.get("maxSkew") or 1), c.get("topologyKey", ""), selector, int(c.get("minDomains") or 1)
+            )
+            for c in base
+        ]
+
+    # -- filter -----------------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        constraints = self._constraints(pod_info, DO_NOT_SCHEDULE)
+        if not constraints:
+            return None, Status(Code.SKIP)
+        s = _FilterState(constraints, [{} for _ in constraints], [None for _ in constraints])
+        required = RequiredNodeAffinity(pod_info.pod)
+        for ni in nodes:
+            if not _has_all_keys(ni.labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                if not c.includes_node(pod_info, ni, required):
+                    continue
+                s.add(
+                    i, ni.labels[c.topology_key], count_pods_matching(ni.pods, c.selector, pod_info.namespace)
+                )
+        state.write(_PRE_FILTER_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> PodTopologySpread:
+        return self
+
+    def _update_with_pod(
+        self, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo, delta: int
+    ) -> Status | None:
+        s: _FilterState | None = state.get(_PRE_FILTER_KEY)
+        if s is None or other.namespace != pod.namespace or node_info.node is None:
+            return None
+        if not _has_all_keys(node_info.labels, s.constraints):
+            return None
+        required = RequiredNodeAffinity(pod.pod)
+        for i, c in enumerate(s.constraints):
+            if not c.selector.matches(other.labels) or not c.includes_node(pod, node_info, required):
+                continue
+            s.add(i, node_info.labels[c.topology_key], delta)
+        return None
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._update_with_pod(state, pod_to_schedule, pod_to_add, node_info, 1)
+
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._update_with_pod(state, pod_to_schedule, pod_to_remove, node_info, -1)
+
+    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        s: _FilterState | None = state.get(_PRE_FILTER_KEY)
+        if s is None or not s.constraints:
+            return None
+        for i, c in enumerate(s.constraints):
+            value = node_info.labels.get(c.topology_key)
+            if value is None:
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
+            self_match = 1 if c.selector.matches(pod_info.labels) else 0
+            skew = s.counts[i].get(value, 0) + self_match - s.min_match(i)
+            if skew > c.max_skew:
+                return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return None
+
+    # -- score ------------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        snapshot = self.handle.snapshot if self.handle is not None else None
+        all_nodes = snapshot.list() if snapshot is not None else nodes
+        if not all_nodes:
+            return Status(Code.SKIP)
+        has_own = bool((pod_info.pod.get("spec") or {}).get("topologySpreadConstraints"))
+        constraints = self._constraints(pod_info, SCHEDULE_ANYWAY)
+        if not constraints:
+            return Status(Code.SKIP)
+        require_all = has_own or not self.system_defaulted
+        ignored: set[str] = set()
+        counts: list[dict[str, int]] = [{} for _ in constraints]
+        for ni in nodes:
+            if require_all and not _has_all_keys(ni.labels, constraints):
+                ignored.add(ni.name)
+                continue
+            for i, c in enumerate(constraints):
+                if c.topology_key == LABEL_HOSTNAME:
+                    continue
+                counts[i].setdefault(ni.labels.get(c.topology_key, ""), 0)
+        weights = []
+        for i, c in enumerate(constraints):
+            size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
+            weights.append(math.log(size + 2))
+        required = RequiredNodeAffinity(pod_info.pod)
+        for ni in all_nodes:
+            if require_all and not _has_all_keys(ni.labels, constraints):
+                continue
+            for i, c in enumerate(constraints):
+                if not c.includes_node(pod_info, ni, required):
+                    continue
+                v = ni.labels.get(c.topology_key, "")
+                if v not in counts[i]:
+                    continue
+                counts[i][v] += count_pods_matching(ni.pods, c.selector, pod_info.namespace)
+        state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights))
+        return None
+
+    def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None or node_info.name in s.ignored_nodes:
+            return 0, None
+        total = 0.0
+        for i, c in enumerate(s.constraints):
+            v = node_info.labels.get(c.topology_key)
+            if v is None:
+                continue
+            if c.topology_key == LABEL_HOSTNAME:
+                cnt = count_pods_matching(node_info.pods, c.selector, pod_info.namespace)
+            else:
+                cnt = s.counts[i].get(v, 0)
+            total += cnt * s.weights[i] + (c.max_skew - 1)
+        return _round_half_away(total), None
+
+    def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None:
+            return None
+        valid = [ns.score for ns in scores if ns.name not in s.ignored_nodes]
+        min_score = min(valid, default=0)
+        max_score = max(valid, default=0)
+        for ns in scores:
+            if ns.name in s.ignored_nodes:
+                ns.score = 0
+            elif max_score == 0:
+                ns.score = MAX_NODE_SCORE
+            else:
+                ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
+        return None
+
+
+def _round_half_away(x: float) -> int:
+    """Go's ``math.Round``: halves round away from zero."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def new(args: dict[str, Any], handle: Handle) -> PodTopologySpread:
+    return PodTopologySpread(args, handle)

@@ -1,0 +1,74 @@
+"""TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints lower the score.
+
+Filter rejects a node with any NoSchedule or NoExecute taint the pod does not tolerate
+(UnschedulableAndUnresolvable: evicting pods would not remove a taint). Score counts the
+node's PreferNoSchedule taints not tolerated by the pod's tolerations with an empty or
+PreferNoSchedule effect; NormalizeScore reverses it so fewer such taints score higher.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
+from scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, NodeScore, default_normalize_score
+from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.plugins.helpers import (
+    PREFER_NO_SCHEDULE,
+    find_untolerated_taint,
+    tolerations_of,
+    tolerations_tolerate_taint,
+)
+from scheduler.status import Code, Status
+
+NAME = "TaintToleration"
+ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
+_PRE_SCORE_KEY = "PreScore" + NAME
+
+
+class TaintToleration:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        pass
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)),
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_TOLERATIONS)),
+        ]
+
+    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
+        if not node_info.taints:
+            return None
+        if find_untolerated_taint(node_info.taints, tolerations_of(pod_info.pod)) is None:
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NOT_MATCH)
+
+    def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        prefer = [
+            t for t in tolerations_of(pod_info.pod) if (t.get("effect") or "") in ("", PREFER_NO_SCHEDULE)
+        ]
+        state.write(_PRE_SCORE_KEY, prefer)
+        return None
+
+    def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        prefer = state.get(_PRE_SCORE_KEY)
+        if prefer is None:
+            prefer = [
+                t for t in tolerations_of(pod_info.pod) if (t.get("effect") or "") in ("", PREFER_NO_SCHEDULE)
+            ]
+        count = sum(
+            1
+            for taint in node_info.taints
+            if taint.get("effect") == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(prefer, taint)
+        )
+        return count, None
+
+    def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+
+def new(args: dict[str, Any], handle: Handle) -> TaintToleration:
+    return TaintToleration(args, handle)

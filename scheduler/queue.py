@@ -1,0 +1,683 @@
+"""The scheduling queue: activeQ, backoffQ, unschedulablePods, PreEnqueue gating, nominated pods.
+
+Mirrors kube's ``PriorityQueue``:
+
+* **activeQ** is a heap ordered by the profile's QueueSort (PrioritySort: higher priority first,
+  then earlier enqueue time). :meth:`SchedulingQueue.pop` awaits it.
+* **backoffQ** holds pods waiting out a per-pod exponential backoff (1s doubling to 10s by
+  attempts, from the time of the last failure), driven by the injected clock;
+  :meth:`flush_backoff_completed` (kube runs it every second) moves expired ones to activeQ.
+  Pods that failed with an *error* wait in a separate error backoff queue; with
+  ``pop_from_backoff`` (1.33+ ``SchedulerPopFromBackoffQ``) an idle scheduler may pop the
+  others before their backoff ends.
+* **unschedulablePods** parks pods that were rejected, until a cluster event that a *rejecting*
+  plugin registered (and whose queueing hint says Queue) moves them back
+  (:meth:`move_all_to_active_or_backoff`); pods parked longer than 5 minutes are flushed anyway.
+  Events that arrive while a pod is being scheduled are remembered and replayed when it fails,
+  so a node added mid-cycle is never missed.
+* **Gated pods**: a pod a PreEnqueue plugin rejects never enters activeQ; it waits in
+  unschedulablePods marked gated, with no condition and no event (by design, per kube), and is
+  re-checked on its own updates and on events its gating plugin registered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from scheduler.events import (
+    ASSIGNED_POD_ADD,
+    FORCE_ACTIVATE,
+    SCHEDULE_ATTEMPT_FAILURE,
+    UNSCHEDULABLE_TIMEOUT,
+    UNSCHEDULED_POD_ADD,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    pod_update_events,
+)
+from scheduler.nodeinfo import PodInfo, pod_uid
+from scheduler.status import Status
+
+Obj = dict[str, Any]
+
+DEFAULT_POD_INITIAL_BACKOFF = 1.0
+DEFAULT_POD_MAX_BACKOFF = 10.0
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE = 5 * 60.0
+SCHEDULING_GATES = "SchedulingGates"
+
+ACTIVE = "active"
+BACKOFF = "backoff"
+UNSCHEDULABLE = "unschedulable"
+GATED = "gated"
+
+# queueing strategies, in increasing order of urgency
+_SKIP = 0
+_AFTER_BACKOFF = 1
+_IMMEDIATELY = 2
+
+
+class QueueProfile(Protocol):
+    """What the queue needs from a profile's framework (``Framework`` implements it)."""
+
+    def run_pre_enqueue_plugins(self, pod_info: PodInfo) -> Status | None: ...
+
+    def enqueue_extensions(self) -> dict[str, list[ClusterEventWithHint]]: ...
+
+
+class Clock(Protocol):
+    def monotonic(self) -> float: ...
+
+
+@dataclass(eq=False)
+class QueuedPodInfo:
+    """A pod in the queue plus its scheduling history."""
+
+    pod_info: PodInfo
+    #: when the pod was last added or re-added (monotonic): QueueSort's tiebreak and backoff's base
+    timestamp: float
+    initial_attempt_timestamp: float | None = None
+    attempts: int = 0
+    unschedulable_count: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gated: bool = False
+    gating_status: Status | None = None
+    #: the last attempt ended in an Error (not a rejection): retried only after backoff
+    last_error: bool = False
+
+    @property
+    def pod(self) -> Obj:
+        return self.pod_info.pod
+
+    @property
+    def uid(self) -> str:
+        return self.pod_info.uid
+
+    @property
+    def key(self) -> str:
+        return self.pod_info.key
+
+    @property
+    def priority(self) -> int:
+        return self.pod_info.priority
+
+
+class _Item:
+    __slots__ = ("value", "seq", "less", "removed")
+
+    def __init__(self, value: QueuedPodInfo, seq: int, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]):
+        self.value = value
+        self.seq = seq
+        self.less = less
+        self.removed = False
+
+    def __lt__(self, other: _Item) -> bool:
+        if self.less(self.value, other.value):
+            return True
+        if self.less(other.value, self.value):
+            return False
+        return self.seq < other.seq
+
+
+class _KeyedHeap:
+    """A heap with O(log n) push/pop and O(1) removal by pod UID (lazy deletion)."""
+
+    def __init__(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+        self._less = less
+        self._heap: list[_Item] = []
+        self._items: dict[str, _Item] = {}
+        self._seq = itertools.count()
+
+    def push(self, q: QueuedPodInfo) -> None:
+        self.remove(q.uid)
+        item = _Item(q, next(self._seq), self._less)
+        self._items[q.uid] = item
+        heapq.heappush(self._heap, item)
+
+    def remove(self, uid: str) -> QueuedPodInfo | None:
+        item = self._items.pop(uid, None)
+        if item is None:
+            return None
+        item.removed = True
+        return item.value
+
+    def peek(self) -> QueuedPodInfo | None:
+        while self._heap and self._heap[0].removed:
+            heapq.heappop(self._heap)
+        return self._heap[0].value if self._heap else None
+
+    def pop(self) -> QueuedPodInfo | None:
+        while self._heap:
+            item = heapq.heappop(self._heap)
+            if not item.removed:
+                del self._items[item.value.uid]
+                return item.value
+        return None
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        item = self._items.get(uid)
+        return item.value if item else None
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def values(self) -> list[QueuedPodInfo]:
+        return [i.value for i in self._items.values()]
+
+
+class SchedulingQueue:
+    """kube's PriorityQueue (see module docstring). Not thread-safe; one asyncio loop owns it."""
+
+    def __init__(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        clock: Clock,
+        profiles: Mapping[str, QueueProfile] | None = None,
+        *,
+        initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+        max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+        max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
+        pop_from_backoff: bool = True,
+    ) -> None:
+        self.clock = clock
+        self.profiles: dict[str, QueueProfile] = dict(profiles or {})
+        self._less = less
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_in_unschedulable = max_in_unschedulable
+        self.pop_from_backoff = pop_from_backoff
+        self._active = _KeyedHeap(less)
+        self._backoff = _KeyedHeap(self._less_backoff)
+        self._error_backoff = _KeyedHeap(self._less_backoff)
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._hints: dict[str, dict[str, list[ClusterEventWithHint]]] = {
+            name: p.enqueue_extensions() for name, p in self.profiles.items()
+        }
+        self._interest: dict[tuple[str, int, str], bool] = {}
+        self.scheduling_cycle = 0
+        self.move_request_cycle = -1
+        # in-flight pods: uid -> sequence number of the first event they have not seen
+        self._in_flight: dict[str, int] = {}
+        self._in_flight_pods: dict[str, QueuedPodInfo] = {}
+        self._events: list[tuple[int, ClusterEvent, Any, Any]] = []
+        self._event_seq = 0
+        self._in_flight_updates: dict[str, Obj | None] = {}
+        self._nominated_by_node: dict[str, list[PodInfo]] = {}
+        self._nominated_node_of: dict[str, str] = {}
+        self._wakeup = asyncio.Event()
+        self._closed = False
+
+    # -- ordering ---------------------------------------------------------------------------
+
+    def backoff_duration(self, q: QueuedPodInfo) -> float:
+        """1s doubling per attempt, capped at 10s; no penalty before the first attempt."""
+        if q.attempts == 0:
+            return 0.0
+        d = self.initial_backoff
+        for _ in range(1, q.attempts):
+            if d > self.max_backoff - d:
+                return self.max_backoff
+            d += d
+        return min(d, self.max_backoff)
+
+    def backoff_expiry(self, q: QueuedPodInfo) -> float:
+        return q.timestamp + self.backoff_duration(q)
+
+    def is_backing_off(self, q: QueuedPodInfo) -> bool:
+        return self.backoff_expiry(q) > self.clock.monotonic()
+
+    def _less_backoff(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        ea, eb = self.backoff_expiry(a), self.backoff_expiry(b)
+        if ea != eb:
+            return ea < eb
+        return self._less(a, b)
+
+    # -- adding and removing ----------------------------------------------------------------
+
+    def _new(self, pod: Obj) -> QueuedPodInfo:
+        now = self.clock.monotonic()
+        return QueuedPodInfo(PodInfo(pod), timestamp=now, initial_attempt_timestamp=None)
+
+    def _profile(self, q: QueuedPodInfo) -> QueueProfile | None:
+        name = (q.pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        return self.profiles.get(name)
+
+    def _run_pre_enqueue(self, q: QueuedPodInfo) -> None:
+        prof = self._profile(q)
+        s = prof.run_pre_enqueue_plugins(q.pod_info) if prof is not None else None
+        if s is None or s.is_success():
+            q.gated = False
+            q.gating_status = None
+            return
+        q.gated = True
+        q.gating_status = s
+        q.unschedulable_plugins = {s.plugin} if s.plugin else set()
+        q.pending_plugins = set()
+
+    def _move_to_active(self, q: QueuedPodInfo, *, skip_pre_enqueue: bool = False) -> bool:
+        """activeQ if PreEnqueue passes, else gated in unschedulablePods. Returns whether it became active."""
+        if not skip_pre_enqueue:
+            self._run_pre_enqueue(q)
+        if q.gated:
+            if q.uid in self._active or q.uid in self._backoff or q.uid in self._error_backoff:
+                return False
+            self._unschedulable[q.uid] = q
+            return False
+        self._unschedulable.pop(q.uid, None)
+        self._backoff.remove(q.uid)
+        self._error_backoff.remove(q.uid)
+        self._active.push(q)
+        self._wakeup.set()
+        return True
+
+    def add(self, pod: Obj) -> None:
+        """A new pending pod (informer Add of an unassigned pod).
+
+        Also an ``UnscheduledPod/Add`` event for the parked pods: a gang member arriving may
+        let the rest of its group pass PreEnqueue.
+        """
+        q = self._new(pod)
+        self._remove_everywhere(q.uid)
+        self._move_to_active(q)
+        self._add_nominated_from_status(q.pod_info)
+        if self._interested(UNSCHEDULED_POD_ADD):
+            self.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, pod)
+        else:
+            self._record_event([UNSCHEDULED_POD_ADD], None, pod)
+
+    def update(self, old: Obj | None, new: Obj) -> None:
+        """A pending pod changed: refresh it in place, or give a parked pod another chance."""
+        uid = pod_uid(new)
+        relevant = old is None or _scheduling_relevant(old) != _scheduling_relevant(new)
+        if uid in self._in_flight:
+            self._in_flight_updates[uid] = new
+            if relevant:
+                self._record_event(pod_update_events(old or {}, new), old, new)
+            self._update_nominated(PodInfo(new))
+            return
+        pi = PodInfo(new)
+        for heap in (self._active, self._backoff, self._error_backoff):
+            q = heap.get(uid)
+            if q is not None:
+                q.pod_info = pi
+                heap.push(q)
+                self._update_nominated(pi)
+                return
+        q = self._unschedulable.get(uid)
+        if q is not None:
+            q.pod_info = pi
+            self._update_nominated(pi)
+            if q.gated:
+                self._move_to_active(q)
+            elif relevant:
+                del self._unschedulable[uid]
+                self._requeue(q, _AFTER_BACKOFF)
+            return
+        self.add(new)
+
+    def delete(self, pod: Obj) -> None:
+        uid = pod_uid(pod)
+        if uid in self._in_flight:
+            self._in_flight_updates[uid] = None
+        self._remove_everywhere(uid)
+        self._remove_nominated(uid)
+
+    def _remove_everywhere(self, uid: str) -> None:
+        self._active.remove(uid)
+        self._backoff.remove(uid)
+        self._error_backoff.remove(uid)
+        self._unschedulable.pop(uid, None)
+
+    def activate(self, pods: Iterable[Obj]) -> None:
+        """Move these pods to activeQ now if they are waiting in backoffQ or unschedulablePods."""
+        for pod in pods:
+            uid = pod_uid(pod)
+            q = self._backoff.get(uid) or self._error_backoff.get(uid) or self._unschedulable.get(uid)
+            if q is None:
+                if uid in self._in_flight:
+                    self._record_event([FORCE_ACTIVATE], None, pod)
+                continue
+            self._backoff.remove(uid)
+            self._error_backoff.remove(uid)
+            self._unschedulable.pop(uid, None)
+            self._move_to_active(q)
+
+    # -- popping ----------------------------------------------------------------------------
+
+    def pop_nowait(self) -> QueuedPodInfo | None:
+        q = self._active.pop()
+        if q is None and self.pop_from_backoff:
+            q = self._backoff.pop()
+        if q is None:
+            return None
+        q.attempts += 1
+        if q.initial_attempt_timestamp is None:
+            q.initial_attempt_timestamp = self.clock.monotonic()
+        self.scheduling_cycle += 1
+        self._in_flight[q.uid] = self._event_seq
+        self._in_flight_pods[q.uid] = q
+        return q
+
+    async def pop(self) -> QueuedPodInfo | None:
+        """Wait for the next pod; ``None`` once the queue is closed."""
+        while True:
+            q = self.pop_nowait()
+            if q is not None:
+                return q
+            if self._closed:
+                return None
+            self._wakeup.clear()
+            await self._wakeup.wait()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wakeup.set()
+
+    def done(self, uid: str) -> None:
+        """The pod's scheduling cycle is over (bound, parked, or dropped): stop tracking events for it."""
+        self._in_flight.pop(uid, None)
+        self._in_flight_pods.pop(uid, None)
+        self._in_flight_updates.pop(uid, None)
+        if not self._in_flight:
+            self._events.clear()
+        else:
+            oldest = min(self._in_flight.values())
+            self._events = [e for e in self._events if e[0] >= oldest]
+
+    def in_flight_pods(self) -> list[QueuedPodInfo]:
+        return list(self._in_flight_pods.values())
+
+    # -- after a failed attempt -------------------------------------------------------------
+
+    def add_unschedulable_if_not_present(self, q: QueuedPodInfo) -> str:
+        """Put a pod whose attempt failed back; returns the queue it went to.
+
+        ``q.unschedulable_plugins`` / ``q.pending_plugins`` must name the rejecting plugins
+        (empty after an error). Events seen while it was in flight may send it straight back.
+        """
+        uid = q.uid
+        if (
+            uid in self._active
+            or uid in self._backoff
+            or uid in self._error_backoff
+            or uid in self._unschedulable
+        ):
+            self.done(uid)
+            return ""
+        update = self._in_flight_updates.get(uid, q.pod)
+        if uid in self._in_flight_updates and update is None:
+            self.done(uid)  # deleted while in flight
+            return ""
+        updated = (
+            update is not None
+            and update is not q.pod
+            and _scheduling_relevant(update) != _scheduling_relevant(q.pod)
+        )
+        if update is not None and update is not q.pod:
+            q.pod_info = PodInfo(update)
+        q.timestamp = self.clock.monotonic()
+        if q.unschedulable_plugins or q.pending_plugins:
+            q.unschedulable_count += 1
+        strategy = self._hint_for_in_flight(q)
+        if updated:
+            strategy = max(strategy, _AFTER_BACKOFF)
+        self.done(uid)
+        return self._requeue(q, strategy, SCHEDULE_ATTEMPT_FAILURE)
+
+    def _hint_for_in_flight(self, q: QueuedPodInfo) -> int:
+        if not (q.unschedulable_plugins or q.pending_plugins):
+            return _AFTER_BACKOFF
+        start = self._in_flight.get(q.uid, self._event_seq)
+        best = _SKIP
+        for seq, ev, old, new in self._events:
+            if seq < start:
+                continue
+            best = max(best, self._worth_requeuing(q, ev, old, new))
+            if best == _IMMEDIATELY:
+                break
+        return best
+
+    def _requeue(self, q: QueuedPodInfo, strategy: int, event: str = "") -> str:
+        if strategy == _SKIP:
+            self._unschedulable[q.uid] = q
+            return GATED if q.gated else UNSCHEDULABLE
+        if q.last_error and self.is_backing_off(q):
+            self._error_backoff.push(q)
+            return BACKOFF
+        if strategy == _AFTER_BACKOFF and self.is_backing_off(q):
+            self._backoff.push(q)
+            if self.pop_from_backoff:
+                self._wakeup.set()
+            return BACKOFF
+        if self._move_to_active(q):
+            return ACTIVE
+        return GATED if q.gated else UNSCHEDULABLE
+
+    # -- cluster events ---------------------------------------------------------------------
+
+    def _record_event(self, events: Iterable[ClusterEvent], old: Any, new: Any) -> None:
+        if not self._in_flight:
+            return
+        for ev in events:
+            self._events.append((self._event_seq, ev, old, new))
+            self._event_seq += 1
+
+    def _interested(self, event: ClusterEvent) -> bool:
+        """Whether any plugin of any profile registered an event matching ``event``."""
+        key = (event.resource, int(event.action_type), event.label)
+        hit = self._interest.get(key)
+        if hit is None:
+            hit = event.is_wildcard() or any(
+                reg.event.match(event)
+                for hints in self._hints.values()
+                for regs in hints.values()
+                for reg in regs
+            )
+            self._interest[key] = hit
+        return hit
+
+    def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:
+        """kube's ``isPodWorthRequeuing``."""
+        rejectors = q.unschedulable_plugins | q.pending_plugins
+        if not rejectors:
+            return _AFTER_BACKOFF
+        if event.is_wildcard():
+            return _IMMEDIATELY if event.label == FORCE_ACTIVATE.label else _AFTER_BACKOFF
+        name = (q.pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        hints = self._hints.get(name)
+        if hints is None:
+            return _AFTER_BACKOFF
+        strategy = _SKIP
+        for plugin in rejectors:
+            for reg in hints.get(plugin, ()):
+                if not reg.event.match(event):
+                    continue
+                hint = QueueingHint.QUEUE
+                if reg.hint_fn is not None:
+                    try:
+                        hint = reg.hint_fn(q.pod, old, new)
+                    except Exception:
+                        hint = QueueingHint.QUEUE
+                if hint == QueueingHint.SKIP:
+                    continue
+                if plugin in q.pending_plugins:
+                    return _IMMEDIATELY
+                strategy = _AFTER_BACKOFF
+                if not q.pending_plugins:
+                    return strategy
+        return strategy
+
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        pre_check: Callable[[QueuedPodInfo], bool] | None = None,
+    ) -> int:
+        """A cluster event happened: requeue every parked pod it may help. Returns how many moved."""
+        moved = 0
+        pool = list(self._unschedulable.values())
+        if not self._interested(event):
+            # nobody registered this event: only pods without rejecting plugins can move
+            pool = [q for q in pool if not (q.unschedulable_plugins or q.pending_plugins)]
+        for q in pool:
+            if q.gated and SCHEDULING_GATES in q.unschedulable_plugins:
+                continue  # only the pod's own update can lift scheduling gates
+            if pre_check is not None and not pre_check(q):
+                continue
+            strategy = self._worth_requeuing(q, event, old, new)
+            if strategy == _SKIP:
+                continue
+            del self._unschedulable[q.uid]
+            if strategy == _IMMEDIATELY:
+                where = ACTIVE if self._move_to_active(q) else UNSCHEDULABLE
+            else:
+                where = self._requeue(q, strategy, event.name)
+            if where in (ACTIVE, BACKOFF):
+                moved += 1
+        self.move_request_cycle = self.scheduling_cycle
+        self._record_event([event], old, new)
+        return moved
+
+    def assigned_pod_added(self, pod: Obj) -> int:
+        """A pod got bound: pods waiting on (anti-)affinity or spreading may now fit."""
+        return self.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, None, pod)
+
+    def assigned_pod_updated(self, old: Obj, new: Obj) -> int:
+        moved = 0
+        for ev in pod_update_events(old, new):
+            moved += self.move_all_to_active_or_backoff(ev, old, new)
+        return moved
+
+    # -- periodic flushes -------------------------------------------------------------------
+
+    def flush_backoff_completed(self) -> int:
+        """Move pods whose backoff ended to activeQ (kube runs this every second)."""
+        moved = 0
+        now = self.clock.monotonic()
+        for heap in (self._backoff, self._error_backoff):
+            while True:
+                q = heap.peek()
+                if q is None or self.backoff_expiry(q) > now:
+                    break
+                heap.pop()
+                if self._move_to_active(q):
+                    moved += 1
+        return moved
+
+    def flush_unschedulable_leftover(self) -> int:
+        """Requeue pods parked longer than ``max_in_unschedulable`` (kube checks every 30s)."""
+        now = self.clock.monotonic()
+        moved = 0
+        for q in list(self._unschedulable.values()):
+            if now - q.timestamp <= self.max_in_unschedulable:
+                continue
+            if q.gated and SCHEDULING_GATES in q.unschedulable_plugins:
+                continue
+            del self._unschedulable[q.uid]
+            if self._requeue(q, _AFTER_BACKOFF, UNSCHEDULABLE_TIMEOUT.name) in (ACTIVE, BACKOFF):
+                moved += 1
+        return moved
+
+    def next_backoff_expiry(self) -> float | None:
+        """When the earliest backing-off pod becomes ready (for a loop that sleeps until then)."""
+        times = [self.backoff_expiry(q) for h in (self._backoff, self._error_backoff) if (q := h.peek())]
+        return min(times) if times else None
+
+    # -- nominated pods ---------------------------------------------------------------------
+
+    def _add_nominated_from_status(self, pi: PodInfo) -> None:
+        node = ((pi.pod.get("status") or {}).get("nominatedNodeName")) or ""
+        if node and not pi.node_name:
+            self.add_nominated_pod(pi, node)
+
+    def _update_nominated(self, pi: PodInfo) -> None:
+        node = ((pi.pod.get("status") or {}).get("nominatedNodeName")) or ""
+        current = self._nominated_node_of.get(pi.uid)
+        if node and not pi.node_name:
+            self.add_nominated_pod(pi, node)
+        elif current is not None and not node:
+            self._remove_nominated(pi.uid)
+        elif current is not None:
+            self.add_nominated_pod(pi, current)  # refresh the PodInfo
+
+    def add_nominated_pod(self, pi: PodInfo, node_name: str) -> None:
+        self._remove_nominated(pi.uid)
+        self._nominated_node_of[pi.uid] = node_name
+        self._nominated_by_node.setdefault(node_name, []).append(pi)
+
+    def _remove_nominated(self, uid: str) -> None:
+        node = self._nominated_node_of.pop(uid, None)
+        if node is None:
+            return
+        lst = [p for p in self._nominated_by_node.get(node, []) if p.uid != uid]
+        if lst:
+            self._nominated_by_node[node] = lst
+        else:
+            self._nominated_by_node.pop(node, None)
+
+    def delete_nominated_pod_if_exists(self, pod: Obj) -> None:
+        self._remove_nominated(pod_uid(pod))
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self._nominated_by_node.get(node_name, ()))
+
+    def nominated_node_of(self, uid: str) -> str | None:
+        return self._nominated_node_of.get(uid)
+
+    # -- introspection ----------------------------------------------------------------------
+
+    def pending_pods(self) -> dict[str, int]:
+        """Counts for ``scheduler_pending_pods{queue=active|backoff|unschedulable|gated}``."""
+        gated = sum(1 for q in self._unschedulable.values() if q.gated)
+        return {
+            ACTIVE: len(self._active),
+            BACKOFF: len(self._backoff) + len(self._error_backoff),
+            UNSCHEDULABLE: len(self._unschedulable) - gated,
+            GATED: gated,
+        }
+
+    def where(self, pod: Obj | str) -> str | None:
+        """Which sub-queue holds the pod (by object or UID), or ``None``."""
+        uid = pod if isinstance(pod, str) else pod_uid(pod)
+        if uid in self._active:
+            return ACTIVE
+        if uid in self._backoff or uid in self._error_backoff:
+            return BACKOFF
+        q = self._unschedulable.get(uid)
+        if q is not None:
+            return GATED if q.gated else UNSCHEDULABLE
+        return None
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        return (
+            self._active.get(uid)
+            or self._backoff.get(uid)
+            or self._error_backoff.get(uid)
+            or self._unschedulable.get(uid)
+            or self._in_flight_pods.get(uid)
+        )
+
+    def pending_pod_infos(self) -> list[QueuedPodInfo]:
+        return (
+            self._active.values()
+            + self._backoff.values()
+            + self._error_backoff.values()
+            + list(self._unschedulable.values())
+        )
+
+
+def _scheduling_relevant(pod: Obj) -> tuple[Any, Any, Any]:
+    """The parts of a pod whose change may change its scheduling result (not status or rv)."""
+    meta = dict(pod.get("metadata") or {})
+    for k in ("resourceVersion", "generation", "managedFields"):
+        meta.pop(k, None)
+    return meta, pod.get("spec"), ((pod.get("status") or {}).get("resize"))

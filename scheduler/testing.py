@@ -1,0 +1,185 @@
+"""Builders and fakes for scheduler tests (kube's ``pkg/scheduler/testing`` wrappers).
+
+``make_pod``/``make_node`` build API-shaped dicts with only what a case needs;
+:class:`FakeClock` (re-exported from :mod:`apiserver.meta`) is stepped by hand; :class:`RecordingClient`
+records the scheduler's API calls and can fail on demand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver.errors import StatusError, not_found
+from apiserver.meta import FakeClock
+from scheduler.cache import Cache, Snapshot
+from scheduler.nodeinfo import NodeInfo, PodInfo
+
+Obj = dict[str, Any]
+
+__all__ = ["FakeClock", "RecordingClient", "container", "make_node", "make_pod", "node_info", "snapshot_of"]
+
+
+def container(
+    name: str = "c",
+    requests: dict[str, str] | None = None,
+    ports: list[Obj] | None = None,
+    restart_policy: str | None = None,
+) -> Obj:
+    c: Obj = {"name": name, "image": "busybox"}
+    if requests:
+        c["resources"] = {"requests": dict(requests)}
+    if ports:
+        c["ports"] = ports
+    if restart_policy:
+        c["restartPolicy"] = restart_policy
+    return c
+
+
+def make_pod(
+    name: str,
+    namespace: str = "default",
+    *,
+    uid: str | None = None,
+    requests: dict[str, str] | None = None,
+    containers: list[Obj] | None = None,
+    init_containers: list[Obj] | None = None,
+    overhead: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    node_name: str = "",
+    priority: int | None = None,
+    node_selector: dict[str, str] | None = None,
+    affinity: Obj | None = None,
+    tolerations: list[Obj] | None = None,
+    spread: list[Obj] | None = None,
+    host_ports: list[int] | None = None,
+    scheduling_gates: list[str] | None = None,
+    preemption_policy: str | None = None,
+    nominated_node_name: str = "",
+    start_time: str | None = None,
+    deletion_timestamp: str | None = None,
+    conditions: list[Obj] | None = None,
+    scheduler_name: str | None = None,
+) -> Obj:
+    spec: Obj = {
+        "containers": containers
+        if containers is not None
+        else [
+            container(
+                requests=requests, ports=[{"containerPort": p, "hostPort": p} for p in host_ports or []]
+            )
+        ]
+    }
+    if init_containers:
+        spec["initContainers"] = init_containers
+    if overhead:
+        spec["overhead"] = overhead
+    if node_name:
+        spec["nodeName"] = node_name
+    if priority is not None:
+        spec["priority"] = priority
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    if affinity:
+        spec["affinity"] = affinity
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if spread:
+        spec["topologySpreadConstraints"] = spread
+    if scheduling_gates:
+        spec["schedulingGates"] = [{"name": g} for g in scheduling_gates]
+    if preemption_policy:
+        spec["preemptionPolicy"] = preemption_policy
+    if scheduler_name:
+        spec["schedulerName"] = scheduler_name
+    meta: Obj = {"name": name, "namespace": namespace, "uid": uid or f"uid-{namespace}-{name}"}
+    if labels:
+        meta["labels"] = dict(labels)
+    if deletion_timestamp:
+        meta["deletionTimestamp"] = deletion_timestamp
+    status: Obj = {}
+    if nominated_node_name:
+        status["nominatedNodeName"] = nominated_node_name
+    if start_time:
+        status["startTime"] = start_time
+    if conditions:
+        status["conditions"] = conditions
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+def make_node(
+    name: str,
+    cpu: str = "4",
+    memory: str = "8Gi",
+    pods: str = "110",
+    *,
+    labels: dict[str, str] | None = None,
+    taints: list[Obj] | None = None,
+    unschedulable: bool = False,
+    extra: dict[str, str] | None = None,
+) -> Obj:
+    alloc = {"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})}
+    spec: Obj = {}
+    if taints:
+        spec["taints"] = taints
+    if unschedulable:
+        spec["unschedulable"] = True
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": spec,
+        "status": {"allocatable": alloc, "capacity": dict(alloc)},
+    }
+
+
+def node_info(node: Obj, *pods: Obj) -> NodeInfo:
+    return NodeInfo(node, [PodInfo(p) for p in pods])
+
+
+def snapshot_of(nodes: list[Obj], pods: list[Obj] = ()) -> Snapshot:  # type: ignore[assignment]
+    """A snapshot with these nodes and assigned pods (pods must carry ``spec.nodeName``)."""
+    cache = Cache()
+    for n in nodes:
+        cache.add_node(n)
+    for p in pods:
+        cache.add_pod(p)
+    return cache.snapshot()
+
+
+class RecordingClient:
+    """Records ``create_subresource``/``patch``/``delete`` calls; ``fail`` maps a verb to an error to raise."""
+
+    def __init__(self, pods: list[Obj] | None = None) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+        self.fail: dict[str, StatusError] = {}
+        self.pods = {((p["metadata"].get("namespace", ""), p["metadata"]["name"])): p for p in pods or []}
+
+    def _maybe_fail(self, verb: str) -> None:
+        err = self.fail.get(verb)
+        if err is not None:
+            raise err
+
+    async def create_subresource(
+        self, gvr: Any, name: str, subresource: str, obj: Obj, namespace: str = ""
+    ) -> Obj:
+        self.calls.append(("create_subresource", (gvr, name, subresource, obj, namespace), {}))
+        self._maybe_fail("create_subresource")
+        return obj
+
+    async def patch(self, gvr: Any, name: str, patch: Any, namespace: str = "", **kw: Any) -> Obj:
+        self.calls.append(("patch", (gvr, name, patch, namespace), kw))
+        self._maybe_fail("patch")
+        pod = self.pods.get((namespace, name))
+        if pod is None:
+            return {"metadata": {"name": name, "namespace": namespace}}
+        return pod
+
+    async def delete(self, gvr: Any, name: str, namespace: str = "", **kw: Any) -> Obj:
+        self.calls.append(("delete", (gvr, name, namespace), kw))
+        self._maybe_fail("delete")
+        if self.pods and (namespace, name) not in self.pods:
+            raise not_found("pods", name)
+        return {"kind": "Status", "status": "Success"}
+
+    def verbs(self) -> list[str]:
+        return [c[0] for c in self.calls]
