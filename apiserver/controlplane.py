@@ -59,7 +59,7 @@ class ControlPlane:
         self.clock = self.options.clock or Clock()
         self.metrics_registry: CollectorRegistry
         self.metrics_registry, self.metrics = new_metrics_registry()
-        self.api: API = build_api(self.gates, self.clock)
+        self.api: API = build_api(self.gates_for("apiserver"), self.clock)
         self.app = APIApp(self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval)
         self.components: dict[str, Component] = {}
         self._factories: dict[str, ComponentFactory] = {}

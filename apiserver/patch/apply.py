@@ -47,12 +47,17 @@ only affects whether ``f:spec`` carries a ``.`` marker.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
+import marshal
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
+import orjson
+
 from apiserver.errors import StatusError, bad_request
 from apiserver.patch.fieldpath import (
+    EXACT_JSON,
     FieldPathError,
     FieldSet,
     Node,
@@ -111,18 +116,23 @@ STRIP_FIELDS = FieldSet(
 )
 
 
+_RESET_MAIN = FieldSet([make_path("status")])
+_RESET_STATUS = FieldSet([make_path("spec")])
+_RESET_NONE = FieldSet()
+
+
 def default_reset_fields(subresource: str = "") -> FieldSet:
     """The reset fields of a typical strategy: ``status`` on the resource, ``spec`` on ``/status``.
 
     kube resets (and so never tracks) the part of the object a request may not change. Pass
     ``reset_fields`` explicitly for strategies that reset more (e.g. pod status also resets
-    ``metadata.deletionTimestamp``).
+    ``metadata.deletionTimestamp``). Field sets are immutable, so the same instances are shared.
     """
     if subresource == "":
-        return FieldSet([make_path("status")])
+        return _RESET_MAIN
     if subresource == "status":
-        return FieldSet([make_path("spec")])
-    return FieldSet()
+        return _RESET_STATUS
+    return _RESET_NONE
 
 
 # -- managers and their entries ----------------------------------------------------------------
@@ -208,6 +218,12 @@ def decode_managed_fields(entries: Any) -> Managers:
 def _seconds(time: str | None) -> int:
     if not time:
         return 0
+    return _parse_seconds(time)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_seconds(time: str) -> int:
+    """Parsing RFC 3339 is slow and every write sorts entries by the same few timestamps."""
     try:
         return int(_dt.datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
     except ValueError:
@@ -475,74 +491,319 @@ class Comparison:
 def compare_values(lhs: Any, rhs: Any, node: Node | None) -> Comparison:
     """``TypedValue.Compare``: every node only on one side is added/removed; differing leaves
     (scalars, atomic lists and maps, empty containers) are modified."""
-    added: set[Path] = set()
-    modified: set[Path] = set()
-    removed: set[Path] = set()
-    _compare(lhs, rhs, node, (), added, modified, removed)
-    return Comparison(FieldSet(added), FieldSet(modified), FieldSet(removed))
+    diff = _Diff()
+    _compare(lhs, rhs, node, (), diff, None)
+    return diff.comparison()
 
 
-def _compare(
-    lhs: Any,
-    rhs: Any,
-    node: Node | None,
-    path: Path,
-    added: set[Path],
-    modified: set[Path],
-    removed: set[Path],
-) -> None:
-    present = [v for v in (lhs, rhs) if v is not _MISSING and v is not None]
-    leaf = True
-    if present and all(isinstance(v, dict) for v in present):
-        lm: dict[str, Any] = lhs if isinstance(lhs, dict) else {}
-        rm: dict[str, Any] = rhs if isinstance(rhs, dict) else {}
+def _compare_excluding(lhs: Any, rhs: Any, node: Node | None, ignored: FieldSet) -> Comparison:
+    """``compare_values(lhs, rhs, node).exclude(ignored)`` without walking the ignored parts.
+
+    Every path a subtree yields lies under the subtree's own path, so not descending into an
+    ignored path gives exactly what excluding afterwards would (a status write never looks at
+    ``spec``, a spec write never at ``status``).
+    """
+    diff = _Diff()
+    _compare(lhs, rhs, node, (), diff, _skip_tree(ignored))
+    return diff.comparison()
+
+
+class _Diff:
+    """The three path sets a comparison fills in."""
+
+    __slots__ = ("added", "modified", "removed")
+
+    def __init__(self) -> None:
+        self.added: set[Path] = set()
+        self.modified: set[Path] = set()
+        self.removed: set[Path] = set()
+
+    def comparison(self) -> Comparison:
+        wrap = FieldSet._wrap
+        return Comparison(
+            wrap(frozenset(self.added)), wrap(frozenset(self.modified)), wrap(frozenset(self.removed))
+        )
+
+
+#: A trie of paths not to walk: element -> ``_SKIP_ALL`` (skip it and everything below) or a
+#: deeper trie. ``None`` stands for the empty trie.
+_Skip = dict[PathElement, Any]
+_SKIP_ALL: Any = object()
+_SKIP_TREES: dict[frozenset[Path], _Skip | None] = {}
+
+
+def _skip_tree(fs: FieldSet) -> _Skip | None:
+    """The trie form of ``fs`` for :func:`_compare`; the empty path excludes nothing."""
+    if not fs:
+        return None
+    cached = _SKIP_TREES.get(fs.paths, _MISSING)
+    if cached is not _MISSING:
+        return cached
+    root: _Skip = {}
+    for p in fs.paths:
+        if not p:
+            continue
+        node = root
+        for pe in p[:-1]:
+            nxt = node.get(pe)
+            if nxt is _SKIP_ALL:
+                break
+            if nxt is None:
+                nxt = node[pe] = {}
+            node = nxt
+        else:
+            node[p[-1]] = _SKIP_ALL
+    tree = root or None
+    if len(_SKIP_TREES) >= 256:
+        _SKIP_TREES.clear()
+    _SKIP_TREES[fs.paths] = tree
+    return tree
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """A fast sufficient test for ``json_equal(a, b)``: True means equal, False "don't know".
+
+    ``==`` runs in C but confuses ``true`` with ``1`` and ignores the exact types
+    ``json_equal`` insists on; equal ``orjson`` bytes rule those out (``EXACT_JSON`` refuses
+    subclasses of builtins instead of writing them like plain values). NaN is written as
+    ``null`` and is unequal to itself even where ``==`` short-cuts on identity, so any
+    ``null`` in the text means "don't know" (as do datetimes, bytes and sets, which orjson
+    refuses here).
+
+    The blind spot is Python-only values orjson writes as the JSON they stand for: a ``str``
+    Enum member passes for its string, and an equal subtree holding a UUID or an Enum member
+    in a list key is skipped where the full walk raised ``TypeError``. Neither the JSON, YAML
+    and protobuf decoders nor the in-process client (which round-trips bodies through JSON)
+    can put one in an object.
+    """
+    try:
+        if a is not b and a != b:
+            return False
+        text = orjson.dumps(a, option=EXACT_JSON)
+        if a is not b and orjson.dumps(b, option=EXACT_JSON) != text:
+            return False
+    except Exception:  # unorderable or unserializable values: let the slow path decide
+        return False
+    return b"null" not in text
+
+
+#: Exact types of the scalars JSON decodes to; map entries of these are compared inline.
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _compare(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, skip: _Skip | None) -> None:
+    """The structured-merge-diff comparison of one node (at most one side ``_MISSING``).
+
+    Subtrees equal on both sides are recognised with :func:`_same_json` and not walked: an
+    update usually changes a few fields of a large object, and only the differing spine needs
+    the per-field schema lookups.
+    """
+    if lhs is _MISSING:
+        _compare_one_side(rhs, node, path, diff.added, skip)
+        return
+    if rhs is _MISSING:
+        _compare_one_side(lhs, node, path, diff.removed, skip)
+        return
+    l_dict = isinstance(lhs, dict)
+    r_dict = isinstance(rhs, dict)
+    if (l_dict or r_dict) and (l_dict or lhs is None) and (r_dict or rhs is None):
+        lm: dict[str, Any] = lhs if l_dict else {}
+        rm: dict[str, Any] = rhs if r_dict else {}
         if not map_is_atomic(node) and (lm or rm):
-            leaf = False
-            for k in [*lm, *(k for k in rm if k not in lm)]:
-                _compare(
-                    lm.get(k, _MISSING),
-                    rm.get(k, _MISSING),
-                    field_schema(node, k)[0],
-                    path + (field(k),),
-                    added,
-                    modified,
-                    removed,
-                )
-    elif present and all(isinstance(v, list) for v in present):
-        ll: list[Any] = lhs if isinstance(lhs, list) else []
-        rl: list[Any] = rhs if isinstance(rhs, list) else []
+            if l_dict and r_dict and _same_json(lm, rm):
+                return
+            for k, lv in lm.items():
+                pe = field(k)
+                rv = rm.get(k, _MISSING)
+                sub = None
+                if skip is not None:
+                    sub = skip.get(pe)
+                    if sub is _SKIP_ALL:
+                        _walk_skipped(lv, rv, node, k, path + (pe,))
+                        continue
+                t = type(lv)
+                if t is type(rv) and t in _PLAIN_SCALARS:
+                    # json_equal of two values of the same plain scalar type is ==
+                    if lv != rv:
+                        diff.modified.add(path + (pe,))
+                    continue
+                _compare(lv, rv, field_schema(node, k)[0], path + (pe,), diff, sub)
+            for k, rv in rm.items():
+                if k in lm:
+                    continue
+                pe = field(k)
+                sub = None
+                if skip is not None:
+                    sub = skip.get(pe)
+                    if sub is _SKIP_ALL:
+                        _walk_skipped(_MISSING, rv, node, k, path + (pe,))
+                        continue
+                if type(rv) in _PLAIN_SCALARS:
+                    diff.added.add(path + (pe,))
+                else:
+                    _compare_one_side(rv, field_schema(node, k)[0], path + (pe,), diff.added, sub)
+            return
+    else:
+        l_list = isinstance(lhs, list)
+        r_list = isinstance(rhs, list)
+        if (l_list or r_list) and (l_list or lhs is None) and (r_list or rhs is None):
+            ll: list[Any] = lhs if l_list else []
+            rl: list[Any] = rhs if r_list else []
+            semantics = list_semantics(node)
+            if semantics[0] != "atomic" and (ll or rl):
+                if l_list and r_list and _same_json(ll, rl):
+                    return
+                items = item_schema(node)
+                l_map: dict[PathElement, Any] = {}
+                for it in ll:
+                    pe = _element_or_none(it, node, semantics)
+                    if pe is not None:
+                        l_map.setdefault(pe, it)
+                seen: set[PathElement] = set()
+                for it in rl:
+                    pe = _element_or_none(it, node, semantics)
+                    if pe is None or pe in seen:
+                        continue
+                    seen.add(pe)
+                    lv = l_map.get(pe, _MISSING)
+                    sub = None
+                    if skip is not None:
+                        sub = skip.get(pe)
+                        if sub is _SKIP_ALL:
+                            _walk_skipped(lv, it, items, None, path + (pe,))
+                            continue
+                    _compare(lv, it, items, path + (pe,), diff, sub)
+                for pe, it in l_map.items():
+                    if pe in seen:
+                        continue
+                    sub = None
+                    if skip is not None:
+                        sub = skip.get(pe)
+                        if sub is _SKIP_ALL:
+                            _walk_skipped(it, _MISSING, items, None, path + (pe,))
+                            continue
+                    _compare_one_side(it, items, path + (pe,), diff.removed, sub)
+                return
+    # a leaf present on both sides
+    if path and not json_equal(lhs, rhs):
+        diff.modified.add(path)
+
+
+def _walk_skipped(lhs: Any, rhs: Any, node: Node | None, name: str | None, path: Path) -> None:
+    """Walk a reset subtree for nothing but the errors the full comparison raised in it.
+
+    Reset fields used to be compared like everything else and only dropped afterwards, so a
+    value there that cannot name a list item (NaN, ±Inf, a YAML timestamp, bytes or a set in
+    a key field) failed the write. Plain JSON holds no such value, which one orjson pass per
+    side establishes in the common case, and then the subtree is not walked at all. ``node``
+    is the parent's schema when ``name`` is the field this subtree is, else its own.
+    """
+    if _plain(lhs) and _plain(rhs):
+        return
+    child = field_schema(node, name)[0] if name is not None else node
+    _compare(lhs, rhs, child, path, _Diff(), None)
+
+
+def _plain(v: Any) -> bool:
+    """No walk of ``v`` can raise: a plain scalar, or JSON orjson writes without a ``null``
+    (which NaN and ±Inf are written as); see :func:`_same_json` for the blind spot."""
+    if v is _MISSING or type(v) in _PLAIN_SCALARS:
+        return True
+    try:
+        return b"null" not in orjson.dumps(v, option=EXACT_JSON)
+    except Exception:
+        return False
+
+
+def _compare_one_side(v: Any, node: Node | None, path: Path, out: set[Path], skip: _Skip | None) -> None:
+    """:func:`_compare` against ``_MISSING``: ``v`` and every node under it is added/removed.
+
+    Near the root (``spec.containers``, ``metadata.labels``, ``status.conditions``) the paths
+    below ``v`` are memoized, see :func:`_memo_walk`: every pod of a gang is created from the
+    same template, so its create walks the very same subtrees.
+    """
+    if 0 < len(path) <= _MEMO_DEPTH and v and (type(v) is dict or type(v) is list):
+        below = _memo_walk(v, node, skip)
+        if below is not None:
+            out.add(path)
+            out.update([path + p for p in below])
+            return
+    _walk_one_side(v, node, path, out, skip)
+
+
+#: Subtrees at most this deep are memoized; deeper ones are part of those subtrees' walks.
+_MEMO_DEPTH = 2
+#: Bounds of the walk memo: entries, and the size of one subtree's marshalled form.
+_MEMO_ENTRIES = 512
+_MEMO_MAX_BYTES = 16 * 1024
+_WALKS: dict[tuple[bytes, int, int], tuple[Node | None, _Skip | None, tuple[Path, ...]]] = {}
+
+
+def _memo_walk(v: Any, node: Node | None, skip: _Skip | None) -> tuple[Path, ...] | None:
+    """The paths strictly below ``v`` (relative to it) as a one-sided walk finds them.
+
+    The walk is a function of ``v``'s value including exact types (``true`` vs ``1``, ``1`` vs
+    ``1.0`` name different list items), of the schema node and of the skip trie. ``marshal``
+    (format 2, which has no back-references) gives equal bytes only for values equal in all
+    of that and refuses subclasses of builtins, so its output is the key; the schema node and
+    trie are held by the entry, so their ``id``s cannot be reused while it lives. ``None``:
+    not memoizable, walk it directly.
+    """
+    try:
+        text = marshal.dumps(v, 2)
+    except ValueError:
+        return None
+    if len(text) > _MEMO_MAX_BYTES:
+        return None
+    memo_key = (text, id(node), id(skip))
+    hit = _WALKS.get(memo_key)
+    if hit is not None and hit[0] is node and hit[1] is skip:
+        return hit[2]
+    below: set[Path] = set()
+    _walk_one_side(v, node, (), below, skip)
+    paths = tuple(p for p in below if p)
+    if len(_WALKS) >= _MEMO_ENTRIES:
+        _WALKS.clear()
+    _WALKS[memo_key] = (node, skip, paths)
+    return paths
+
+
+def _walk_one_side(v: Any, node: Node | None, path: Path, out: set[Path], skip: _Skip | None) -> None:
+    """The walk behind :func:`_compare_one_side`, unmemoized (a memoized subtree's walk must
+    not marshal each of its own subtrees again). Scalar entries are added without a call."""
+    if isinstance(v, dict):
+        if not map_is_atomic(node) and v:
+            for k, x in v.items():
+                pe = field(k)
+                sub = None
+                if skip is not None:
+                    sub = skip.get(pe)
+                    if sub is _SKIP_ALL:
+                        _walk_skipped(x, _MISSING, node, k, path + (pe,))
+                        continue
+                if type(x) in _PLAIN_SCALARS:  # a leaf: no schema needed
+                    out.add(path + (pe,))
+                else:
+                    _walk_one_side(x, field_schema(node, k)[0], path + (pe,), out, sub)
+    elif isinstance(v, list):
         semantics = list_semantics(node)
-        if semantics[0] != "atomic" and (ll or rl):
-            leaf = False
+        if semantics[0] != "atomic" and v:
             items = item_schema(node)
-            l_map: dict[PathElement, Any] = {}
-            for it in ll:
-                pe = _element_or_none(it, node, semantics)
-                if pe is not None:
-                    l_map.setdefault(pe, it)
             seen: set[PathElement] = set()
-            for it in rl:
+            for it in v:
                 pe = _element_or_none(it, node, semantics)
                 if pe is None or pe in seen:
                     continue
                 seen.add(pe)
-                _compare(l_map.get(pe, _MISSING), it, items, path + (pe,), added, modified, removed)
-            for pe, it in l_map.items():
-                if pe not in seen:
-                    _compare(it, _MISSING, items, path + (pe,), added, modified, removed)
-    if not path:
-        return
-    if leaf:
-        if lhs is _MISSING:
-            added.add(path)
-        elif rhs is _MISSING:
-            removed.add(path)
-        elif not json_equal(lhs, rhs):
-            modified.add(path)
-    elif lhs is _MISSING:
-        added.add(path)
-    elif rhs is _MISSING:
-        removed.add(path)
+                sub = None
+                if skip is not None:
+                    sub = skip.get(pe)
+                    if sub is _SKIP_ALL:
+                        _walk_skipped(it, _MISSING, items, None, path + (pe,))
+                        continue
+                _walk_one_side(it, items, path + (pe,), out, sub)
+    if path:
+        out.add(path)
 
 
 def remove_items(obj: Any, fs: FieldSet, node: Node | None) -> Any:
@@ -605,7 +866,7 @@ def _update_ownership(
 ) -> tuple[Managers, Comparison]:
     """``Updater.update``: other managers lose what changed (or raise conflicts) and what
     was removed."""
-    cmp = compare_values(old, new, node).exclude(ignored)
+    cmp = _compare_excluding(old, new, node, ignored)
     touched = cmp.modified | cmp.added
     conflicts: dict[ManagerId, FieldSet] = {}
     for mid, vs in managers.items():
@@ -646,7 +907,10 @@ def _track_update(
     """
     current = ManagerId("\x00current-operation", UPDATE, api_version)
     out, cmp = _update_ownership(old, new, managers, current, True, ignored, node)
-    taken = ((cmp.modified | cmp.added) - cmp.removed).recursive_difference(ignored) - STRIP_FIELDS
+    # The comparison already left out everything at or under ``ignored``, so the former
+    # ``.recursive_difference(ignored)`` here removed nothing. (Nor does ``- cmp.removed``, as
+    # the walk visits a path once; it stays as structured-merge-diff writes the formula.)
+    taken = (cmp.modified | cmp.added) - cmp.removed - STRIP_FIELDS
     if taken:
         previous = out.get(mid)
         fields = taken | previous.fields if previous else taken
@@ -929,18 +1193,67 @@ def record_update(
     result = _copy(new)
     if not manager or not isinstance(result.get("metadata"), dict):
         return result
+    entries = updated_managed_fields(
+        old,
+        new,
+        manager,
+        schema_node,
+        now,
+        api_version,
+        subresource=subresource,
+        reset_fields=reset_fields,
+    )
+    result["metadata"].pop("managedFields", None)
+    if entries:
+        result["metadata"]["managedFields"] = entries
+    return result
+
+
+def updated_managed_fields(
+    old: Obj | None,
+    new: Obj,
+    manager: str,
+    schema_node: Node | None = None,
+    now: str = "",
+    api_version: str = "",
+    *,
+    subresource: str = "",
+    reset_fields: FieldSet | None = None,
+) -> list[Obj] | None:
+    """The ``metadata.managedFields`` :func:`record_update` gives ``new`` (``[]``: none).
+
+    This is the registry's per-write path: it neither copies ``new`` nor modifies it, and the
+    entries it returns are fresh objects the caller may store. ``None`` where
+    :func:`record_update` returns ``new`` untouched (no manager, or ``metadata`` is not an
+    object), so the caller can fall back to it for such odd objects.
+    """
+    if not manager or not isinstance(new.get("metadata"), dict):
+        return None
     ignored = default_reset_fields(subresource) if reset_fields is None else reset_fields
     managers = _decode_live_or_new(old, new, ignore_request=bool(subresource))
-    result["metadata"].pop("managedFields", None)
     creating = old is None or not _metadata(old).get("uid")
     if not managers and not creating:
-        return result
-    before = _without_managed_fields(old) if old is not None else _empty_object(schema_node)
+        return []
+    before = _view_without_managed_fields(old) if old is not None else _empty_object(schema_node)
+    after = _view_without_managed_fields(new)
     mid = ManagerId(manager, UPDATE, api_version, subresource)
-    managers = _track_update(before, result, managers, mid, api_version, now, ignored, schema_node)
+    managers = _track_update(before, after, managers, mid, api_version, now, ignored, schema_node)
     managers = _cap_update_managers(managers)
-    _set_managed_fields(result, managers)
-    return result
+    return encode_managed_fields(managers)
+
+
+def _view_without_managed_fields(obj: Obj) -> Obj:
+    """``obj`` as :func:`_without_managed_fields` sees it, for reading only.
+
+    Comparisons never modify their inputs, so instead of a deep copy only the top level and
+    ``metadata`` are copied, and only when there are managed fields to leave out.
+    """
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        view = dict(obj)
+        view["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+        return view
+    return obj
 
 
 __all__ = [
@@ -964,4 +1277,5 @@ __all__ = [
     "record_update",
     "remove_items",
     "server_side_apply",
+    "updated_managed_fields",
 ]

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
+
+import orjson
 
 from apiserver.openapi import schema as openapi
 
@@ -98,12 +99,13 @@ def _value_string(value: Any) -> str:
     return str(value)
 
 
-@dataclass(frozen=True, slots=True)
-class PathElement:
+class PathElement(NamedTuple):
     """One step of a field path. ``raw`` is the serialized form after the ``<kind>:`` prefix.
 
     Keeping the canonical text as identity makes elements hashable and cheap to compare, and
-    equal elements always serialize identically.
+    equal elements always serialize identically. It is a named tuple, not a dataclass, because
+    every set operation on paths hashes and compares their elements: a tuple of two (hash-cached)
+    strings does that in C, a dataclass ``__hash__`` ran Python code for each element of each path.
     """
 
     kind: str
@@ -129,14 +131,21 @@ class PathElement:
         return f"{self.kind}:{self.raw}"
 
     def sort_key(self) -> tuple[Any, ...]:
+        """Order of elements in fieldsV1; memoized because ``k:``/``v:`` keys decode JSON."""
+        cached = _SORT_KEYS.get(self)
+        if cached is not None:
+            return cached
         if self.kind == FIELD:
-            return (0, self.raw)
-        if self.kind == KEY:
+            out: tuple[Any, ...] = (0, self.raw)
+        elif self.kind == KEY:
             key = self.value
-            return (1, tuple((k, value_sort_key(key[k])) for k in sorted(key)))
-        if self.kind == VALUE:
-            return (2, value_sort_key(self.value))
-        return (3, int(self.raw))
+            out = (1, tuple((k, value_sort_key(key[k])) for k in sorted(key)))
+        elif self.kind == VALUE:
+            out = (2, value_sort_key(self.value))
+        else:
+            out = (3, int(self.raw))
+        _remember(_SORT_KEYS, self, out)
+        return out
 
     def __str__(self) -> str:
         """``PathElement.String()``: ``.name``, ``[k=v,...]``, ``[=value]``, ``[i]``."""
@@ -153,20 +162,89 @@ class PathElement:
         return f"PathElement({self.serialize()!r})"
 
 
+# -- memo tables -------------------------------------------------------------------------------
+#
+# Every write of every object walks the same few schemas and the same field names, so the
+# expensive derived values (elements, schema facts, decoded/encoded field sets) are memoized.
+# The tables are plain dicts bounded by clearing them when full: a refill costs one slow write.
+
+_CACHE_LIMIT = 1 << 14
+#: Field sets are large values; gangs share a handful, so far fewer entries suffice.
+_SET_CACHE_LIMIT = 1 << 11
+
+
+def _remember(table: dict[Any, Any], key: Any, value: Any, limit: int = _CACHE_LIMIT) -> None:
+    if len(table) >= limit:
+        table.clear()
+    table[key] = value
+
+
+_SORT_KEYS: dict[PathElement, tuple[Any, ...]] = {}
+_FIELD_ELEMENTS: dict[str, PathElement] = {}
+#: ``k:``/``v:`` elements by a type-exact tuple of their scalar key values (see :func:`_scalar_key`).
+_KEY_ELEMENTS: dict[tuple[Any, ...], PathElement] = {}
+_VALUE_ELEMENTS: dict[tuple[Any, ...], PathElement] = {}
+
+
+def _scalar_key(v: Any) -> tuple[Any, ...] | None:
+    """A memo key that tells apart values ``==`` confuses (``True``/``1``), or None.
+
+    Only types whose ``go_json`` is a function of ``(type, ==)``; floats are left out because
+    ``0.0 == -0.0`` but they print differently.
+    """
+    t = type(v)
+    if t is str or t is int or t is bool or v is None:
+        return (t, v)
+    return None
+
+
 Path = tuple[PathElement, ...]
 
 
 def field(name: str) -> PathElement:
-    return PathElement(FIELD, name)
+    """An ``f:`` element; interned, since walks build one per visited map entry."""
+    pe = _FIELD_ELEMENTS.get(name) if type(name) is str else None
+    if pe is None:
+        pe = PathElement(FIELD, name)
+        if type(name) is str:
+            _remember(_FIELD_ELEMENTS, name, pe)
+    return pe
 
 
 def key(fields: Mapping[str, Any]) -> PathElement:
-    """A list-map item element; key fields are sorted by name, as structured-merge-diff does."""
-    return PathElement(KEY, go_json({k: fields[k] for k in sorted(fields)}))
+    """A list-map item element; key fields are sorted by name, as structured-merge-diff does.
+
+    Memoized on the (type-exact) key values, since every compare keys every list-map item.
+    """
+    names = sorted(fields)
+    memo: tuple[Any, ...] | None = ()
+    for k in names:
+        sk = _scalar_key(fields[k])
+        if sk is None or type(k) is not str:
+            memo = None
+            break
+        memo += (k, *sk)
+    if memo is not None:
+        pe = _KEY_ELEMENTS.get(memo)
+        if pe is not None:
+            return pe
+    pe = PathElement(KEY, go_json({k: fields[k] for k in names}))
+    if memo is not None:
+        _remember(_KEY_ELEMENTS, memo, pe)
+    return pe
 
 
 def value(v: Any) -> PathElement:
-    return PathElement(VALUE, go_json(v))
+    """A set-list item element, memoized like :func:`key`."""
+    memo = _scalar_key(v)
+    if memo is not None:
+        pe = _VALUE_ELEMENTS.get(memo)
+        if pe is not None:
+            return pe
+    pe = PathElement(VALUE, go_json(v))
+    if memo is not None:
+        _remember(_VALUE_ELEMENTS, memo, pe)
+    return pe
 
 
 def index(i: int) -> PathElement:
@@ -229,25 +307,58 @@ class _TreeNode:
 
 
 class FieldSet:
-    """An immutable set of field paths with set algebra and the ``fieldsV1`` encoding."""
+    """An immutable set of field paths with set algebra and the ``fieldsV1`` encoding.
 
-    __slots__ = ("_paths",)
+    Immutability is what makes the memoization safe: a set caches its canonical ``fieldsV1``
+    (as bytes, so every caller still gets a fresh dict), set operations that change nothing
+    return ``self`` (so a manager whose set survived a write keeps its cached encoding), and
+    decoded ``fieldsV1`` documents map to shared instances.
+    """
+
+    __slots__ = ("_paths", "_encoded")
 
     def __init__(self, paths: Iterable[Path] = ()) -> None:
         self._paths: frozenset[Path] = frozenset(tuple(p) for p in paths)
+        self._encoded: bytes | None = None
+
+    @classmethod
+    def _wrap(cls, paths: frozenset[Path]) -> FieldSet:
+        """A set over ``paths`` as they are (tuples of elements already), without copying."""
+        fs = object.__new__(cls)
+        fs._paths = paths
+        fs._encoded = None
+        return fs
 
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
     def from_fields_v1(cls, doc: Any) -> FieldSet:
-        """Decode a ``fieldsV1`` object. Raises :class:`FieldPathError` when it is malformed."""
+        """Decode a ``fieldsV1`` object. Raises :class:`FieldPathError` when it is malformed.
+
+        Every write decodes the managedFields of the stored object (and of the request, which
+        usually carries a copy of them), so decodings are memoized on the document's exact JSON
+        text. The decoding only depends on that text: keys must be strings and values objects,
+        and anything orjson will not write as plain JSON (subclasses, non-string keys) raises
+        ``TypeError`` and is decoded uncached.
+        """
         if doc is None:
             return cls()
         if not isinstance(doc, dict):
             raise FieldPathError("fieldsV1 must be a JSON object")
+        try:
+            text: bytes | None = orjson.dumps(doc, option=EXACT_JSON)
+        except TypeError:
+            text = None
+        if text is not None:
+            cached = _DECODED.get(text)
+            if cached is not None:
+                return cached
         out: set[Path] = set()
         cls._parse_into(doc, (), out)
-        return cls(out)
+        fs = cls._wrap(frozenset(out))
+        if text is not None:
+            _remember(_DECODED, text, fs, _SET_CACHE_LIMIT)
+        return fs
 
     @classmethod
     def _parse_into(cls, doc: dict[str, Any], prefix: Path, out: set[Path]) -> None:
@@ -294,14 +405,23 @@ class FieldSet:
         return "FieldSet(" + ", ".join(path_string(p) for p in self) + ")"
 
     def union(self, other: FieldSet) -> FieldSet:
-        return FieldSet(self._paths | other._paths)
+        if not other._paths:
+            return self
+        if not self._paths:
+            return other
+        paths = self._paths | other._paths
+        return self if len(paths) == len(self._paths) else FieldSet._wrap(paths)
 
     def difference(self, other: FieldSet) -> FieldSet:
         """Exact difference: removing ``.spec`` keeps ``.spec.replicas``."""
-        return FieldSet(self._paths - other._paths)
+        if not other._paths or not self._paths:
+            return self
+        paths = self._paths - other._paths
+        return self if len(paths) == len(self._paths) else FieldSet._wrap(paths)
 
     def intersection(self, other: FieldSet) -> FieldSet:
-        return FieldSet(self._paths & other._paths)
+        paths = self._paths & other._paths
+        return self if len(paths) == len(self._paths) else FieldSet._wrap(paths)
 
     __or__ = union
     __sub__ = difference
@@ -309,15 +429,25 @@ class FieldSet:
 
     def recursive_difference(self, other: FieldSet) -> FieldSet:
         """Remove every path equal to *or under* a path of ``other`` (how reset fields apply)."""
-        if not other:
+        if not other or not self._paths:
             return self
         prefixes = other._paths
-        return FieldSet(p for p in self._paths if not any(p[:i] in prefixes for i in range(1, len(p) + 1)))
+        lengths = sorted({len(q) for q in prefixes if q})
+        if len(lengths) == 1:
+            # the usual case (reset fields such as {.status}): one slice per path. A path
+            # shorter than n slices to itself, which cannot be one of the n-long prefixes.
+            n = lengths[0]
+            kept = frozenset(p for p in self._paths if p[:n] not in prefixes)
+        else:
+            kept = frozenset(
+                p for p in self._paths if not any(p[:n] in prefixes for n in lengths if n <= len(p))
+            )
+        return self if len(kept) == len(self._paths) else FieldSet._wrap(kept)
 
     def with_prefix(self, prefix: Path) -> FieldSet:
         """The paths strictly under ``prefix``, with the prefix cut off."""
         n = len(prefix)
-        return FieldSet(p[n:] for p in self._paths if len(p) > n and p[:n] == prefix)
+        return FieldSet._wrap(frozenset(p[n:] for p in self._paths if len(p) > n and p[:n] == prefix))
 
     # -- trie form and fieldsV1 -----------------------------------------------------------
 
@@ -331,11 +461,41 @@ class FieldSet:
         return root
 
     def to_fields_v1(self) -> dict[str, Any]:
-        """The ``fieldsV1`` object, keys in structured-merge-diff's serialization order."""
-        return _emit(self.tree(), include_self=False)
+        """The ``fieldsV1`` object, keys in structured-merge-diff's serialization order.
+
+        Encoded once per distinct set (per instance, and across instances through a table keyed
+        by the paths: every pod of a gang yields the same sets) and kept as JSON bytes, so each
+        call returns a fresh dict the caller may store or modify.
+        """
+        encoded = self._encoded
+        if encoded is None:
+            encoded = _ENCODED.get(self._paths)
+            if encoded is None:
+                doc = _emit(self.tree(), include_self=False)
+                try:
+                    encoded = orjson.dumps(doc)
+                except TypeError:  # e.g. a lone surrogate in a field name: just don't cache
+                    return doc
+                _remember(_ENCODED, self._paths, encoded, _SET_CACHE_LIMIT)
+                self._encoded = encoded
+                return doc
+            self._encoded = encoded
+        result: dict[str, Any] = orjson.loads(encoded)
+        return result
 
     def to_json(self) -> str:
         return go_json(self.to_fields_v1())
+
+
+#: Options under which two values with equal ``orjson.dumps`` bytes are the same plain JSON:
+#: subclasses of builtins, dataclasses and datetimes raise ``TypeError`` instead of being
+#: written like the plain values they resemble.
+EXACT_JSON = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+
+_DECODED: dict[bytes, FieldSet] = {}
+_ENCODED: dict[frozenset[Path], bytes] = {}
 
 
 def _iterate(node: _TreeNode, prefix: Path) -> Iterator[Path]:
@@ -379,12 +539,60 @@ def _ext(node: Node | None, name: str) -> Any:
     return resolved.get(name) if resolved else None
 
 
+_ATOMIC: tuple[str, tuple[str, ...]] = ("atomic", ())
+_UNSET: Any = object()
+
+
+class _SchemaInfo:
+    """The facts about one schema node that walks ask for, each computed on first use.
+
+    ``resolve`` follows ``$ref``s through the definitions on every call, and a pod write asks
+    for the schema of every field it visits several times over, so the answers are kept per
+    node. Facts are computed lazily, by the same expressions as before, so a malformed schema
+    fails exactly where it used to.
+    """
+
+    __slots__ = ("node", "props", "extra", "resolved", "atomic_map", "semantics", "items", "required")
+
+    def __init__(self, node: Node) -> None:
+        self.node = node  # keeps id(node) from being reused while this entry lives
+        self.resolved: Any = _UNSET
+        self.props: Any = None
+        self.extra: Node | None = None
+        self.atomic_map: Any = _UNSET
+        self.semantics: Any = _UNSET
+        self.items: Any = _UNSET
+        self.required: Any = _UNSET
+
+
+_INFOS: dict[int, _SchemaInfo] = {}
+
+
+def _info(node: Node) -> _SchemaInfo:
+    """The memo entry of a (truthy) schema node, keyed by identity: schemas are read-only."""
+    info = _INFOS.get(id(node))
+    if info is None or info.node is not node:
+        info = _SchemaInfo(node)
+        _remember(_INFOS, id(node), info)
+    return info
+
+
 def list_semantics(node: Node | None) -> tuple[str, tuple[str, ...]]:
     """``("atomic"|"set"|"map", keys)`` for a list schema, the way kube-openapi derives it.
 
     ``x-kubernetes-list-type`` wins; otherwise a strategic-merge ``merge`` patch strategy makes
     the list associative (keyed by the patch merge key if there is one); otherwise atomic.
     """
+    if not node:
+        return _ATOMIC
+    info = _info(node)
+    if info.semantics is _UNSET:
+        info.semantics = _list_semantics(node)
+    semantics: tuple[str, tuple[str, ...]] = info.semantics
+    return semantics
+
+
+def _list_semantics(node: Node) -> tuple[str, tuple[str, ...]]:
     list_type = _ext(node, "x-kubernetes-list-type")
     if list_type == "map":
         keys = _ext(node, "x-kubernetes-list-map-keys") or ()
@@ -396,11 +604,17 @@ def list_semantics(node: Node | None) -> tuple[str, tuple[str, ...]]:
         if "merge" in str(strategy).split(","):
             merge_key = _ext(node, "x-kubernetes-patch-merge-key")
             return ("map", (merge_key,)) if merge_key else ("set", ())
-    return ("atomic", ())
+    return _ATOMIC
 
 
 def map_is_atomic(node: Node | None) -> bool:
-    return _ext(node, "x-kubernetes-map-type") == "atomic"
+    if not node:
+        return False
+    info = _info(node)
+    if info.atomic_map is _UNSET:
+        info.atomic_map = _ext(node, "x-kubernetes-map-type") == "atomic"
+    atomic: bool = info.atomic_map
+    return atomic
 
 
 def field_schema(node: Node | None, name: str) -> tuple[Node | None, bool]:
@@ -409,18 +623,40 @@ def field_schema(node: Node | None, name: str) -> tuple[Node | None, bool]:
     Declared fields are owned through their leaves; entries of granular maps
     (``additionalProperties``) and unknown fields are owned as entries.
     """
-    resolved = openapi.resolve(node) if node else None
-    if not resolved:
+    if not node:
         return None, False
-    props = resolved.get("properties") or {}
+    info = _info(node)
+    if info.resolved is _UNSET:
+        resolved = openapi.resolve(node)
+        if resolved:
+            info.props = resolved.get("properties") or {}
+            extra = resolved.get("additionalProperties")
+            info.extra = extra if isinstance(extra, dict) else None
+        info.resolved = bool(resolved)
+    if not info.resolved:
+        return None, False
+    props = info.props
     if name in props:
         return props[name], True
-    extra = resolved.get("additionalProperties")
-    return (extra if isinstance(extra, dict) else None), False
+    return info.extra, False
 
 
 def item_schema(node: Node | None) -> Node | None:
-    return openapi.items_of(node) if node else None
+    if not node:
+        return None
+    info = _info(node)
+    if info.items is _UNSET:
+        info.items = openapi.items_of(node)
+    items: Node | None = info.items
+    return items
+
+
+def _required_item_fields(list_node: Node) -> frozenset[str]:
+    info = _info(list_node)
+    if info.required is _UNSET:
+        info.required = frozenset((openapi.resolve(item_schema(list_node)) or {}).get("required") or ())
+    required: frozenset[str] = info.required
+    return required
 
 
 def child_schema(node: Node | None, pe: PathElement) -> Node | None:
@@ -455,9 +691,7 @@ def list_item_element(
             raise FieldPathError("associative list with keys may not have a null element")
         if not isinstance(item, dict):
             raise FieldPathError("associative list with keys may not have non-map elements")
-        required = (
-            set((openapi.resolve(item_schema(list_node)) or {}).get("required") or ()) if list_node else set()
-        )
+        required = _required_item_fields(list_node) if list_node else frozenset()
         fields: dict[str, Any] = {}
         for name in keys:
             if name in item:
@@ -498,7 +732,7 @@ def fields_of(obj: Any, schema_node: Node | None, *, strict: bool = False) -> Fi
         raise FieldPathError(
             errors[0] if len(errors) == 1 else "errors:\n" + "\n".join("  " + e for e in errors)
         )
-    return FieldSet(out)
+    return FieldSet._wrap(frozenset(out))
 
 
 def _collect(

@@ -10,35 +10,61 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver.openapi import schema
-from apiserver.patch.apply import record_update
+from apiserver.patch.apply import record_update, updated_managed_fields
 from apiserver.registry.resources import ResourceDef
 
 Obj = dict[str, Any]
 
 
 class FieldTracker:
+    """Sets ``metadata.managedFields`` on the object a write is about to store.
+
+    It asks :func:`updated_managed_fields` for the entries only, instead of having
+    :func:`record_update` deep-copy the whole object to then keep just its managed fields;
+    objects without a ``metadata`` object take the general path.
+    """
+
     def _node(self, rd: ResourceDef) -> Any:
         return schema.for_gvk(rd.group, rd.version, rd.kind)
 
     def on_create(self, rd: ResourceDef, obj: Obj, opts: Any, now: str) -> None:
         if not opts.field_manager:
             return
-        out = record_update(None, obj, opts.field_manager, schema_node=self._node(rd), now=now, api_version=rd.api_version)
-        _take_managed_fields(obj, out)
+        node = self._node(rd)
+        entries = updated_managed_fields(None, obj, opts.field_manager, node, now, rd.api_version)
+        if entries is None:
+            out = record_update(None, obj, opts.field_manager, schema_node=node, now=now, api_version=rd.api_version)
+            _take_managed_fields(obj, out)
+            return
+        _set_entries(obj["metadata"], entries)
 
     def on_update(self, rd: ResourceDef, old: Obj, obj: Obj, opts: Any, manager_op: str, subresource: str, now: str) -> None:
         if manager_op == "Apply" or not opts.field_manager:
             return
-        out = record_update(
-            old,
-            obj,
-            opts.field_manager,
-            schema_node=self._node(rd),
-            now=now,
-            api_version=rd.api_version,
-            subresource=subresource,
+        node = self._node(rd)
+        entries = updated_managed_fields(
+            old, obj, opts.field_manager, node, now, rd.api_version, subresource=subresource
         )
-        _take_managed_fields(obj, out)
+        if entries is None:
+            out = record_update(
+                old,
+                obj,
+                opts.field_manager,
+                schema_node=node,
+                now=now,
+                api_version=rd.api_version,
+                subresource=subresource,
+            )
+            _take_managed_fields(obj, out)
+            return
+        _set_entries(obj["metadata"], entries)
+
+
+def _set_entries(md: Obj, entries: list[Obj]) -> None:
+    if entries:
+        md["managedFields"] = entries
+    else:
+        md.pop("managedFields", None)
 
 
 def _take_managed_fields(obj: Obj, out: Obj) -> None:
