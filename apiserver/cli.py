@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components
+    from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
 
     cp = ControlPlane(ControlPlaneOptions(gates=gates))
     cluster = None
@@ -76,6 +76,7 @@ async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
         print(f"gangplane: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 1
     await cp.start(names)
+    tune_gc()
     kubeconfig = Path(args.kubeconfig).resolve()
     write_kubeconfig(kubeconfig, url)
     print(f"gangplane: serving on {url} (export KUBECONFIG={kubeconfig})", flush=True)

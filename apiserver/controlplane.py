@@ -145,6 +145,20 @@ class ControlPlane:
             self._server_task = None
 
 
+def tune_gc() -> None:
+    """Collect young objects less often and freeze start-up objects out of the collector.
+
+    The control plane allocates many small dicts per write; CPython's default gen-0 threshold
+    (700) makes the cyclic collector a large share of write latency. Reference counting still
+    frees almost everything at once; only the cycle detector runs less often.
+    """
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
+
+
 class _Server(uvicorn.Server):
     """uvicorn without its own signal handling: the CLI owns SIGINT/SIGTERM."""
 
