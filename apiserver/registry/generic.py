@@ -70,6 +70,8 @@ class WriteOptions:
     field_validation: str = ""
     force: bool = False
     subresource: str = ""
+    #: the request body's bytes (HTTP JSON/YAML writes only) for duplicate-field detection
+    raw_body: bytes | None = None
 
 
 @dataclass
@@ -404,6 +406,7 @@ class API:
         strategy.prepare_for_create(ctx, obj)
         attrs = Attributes(CREATE, rd, ns, name, obj, None, "", opts.dry_run, self.gates, warnings)
         self._run_admission(attrs)
+        _drop_empty_meta(md)
         errs: ErrorList = []
         if self.meta_validator is not None:
             errs.extend(self.meta_validator(obj, rd))
@@ -502,6 +505,7 @@ class API:
                 md["generation"] = int(old_md.get("generation") or 1) + 1
         attrs = Attributes(UPDATE, rd, ns, name, obj, old, subresource, opts.dry_run, self.gates, warnings)
         self._run_admission(attrs)
+        _drop_empty_meta(md)
         errs: ErrorList = []
         if self.meta_validator is not None:
             errs.extend(self.meta_validator(obj, rd))
@@ -619,7 +623,7 @@ class API:
                 raise errors.not_found(rd.plural, name, rd.group)
             obj = applier(rd, None, patch, opts, rfc3339(self.clock.now()))
             obj.setdefault("metadata", {})["name"] = name
-            return self.create(rd, ns, obj, WriteOptions(opts.dry_run, "", opts.field_validation, opts.force))
+            return self.create(rd, ns, obj, WriteOptions(opts.dry_run, "", opts.field_validation, opts.force, raw_body=opts.raw_body))
         current = rec.copy()
         req_rv = patch["metadata"].get("resourceVersion")
         if req_rv and req_rv != str(rec.rv):
@@ -910,6 +914,13 @@ def _same_ignoring_rv(a: Obj, b: Obj) -> bool:
         elif a[k] != b[k]:
             return False
     return True
+
+
+def _drop_empty_meta(md: Obj) -> None:
+    """ObjectMeta's maps and lists are ``omitempty``: kube never stores (or returns) them empty."""
+    for k in ("labels", "annotations", "finalizers", "ownerReferences"):
+        if k in md and not md[k]:
+            del md[k]
 
 
 def _scale_selector(sel: Obj | None) -> str:

@@ -42,7 +42,10 @@ log = logging.getLogger("gangplane.apiserver")
 
 MAX_BODY = 3 * 1024 * 1024
 JSON = "application/json"
-GIT_VERSION = "v1.37.0+gangplane.0.1.0"
+# gangplane serves the Kubernetes 1.37 APIs, but kubectl warns when the server's minor version is more
+# than one away from its own (computed from gitVersion only). Reporting 1.36 keeps every client gangplane
+# supports (kubectl 1.35 through 1.37) within that skew.
+GIT_VERSION = "v1.36.0+gangplane.0.1.0"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 
 
@@ -51,11 +54,7 @@ def version_info() -> dict[str, str]:
 
     return {
         "major": "1",
-        "minor": "37",
-        "emulationMajor": "1",
-        "emulationMinor": "37",
-        "minCompatibilityMajor": "1",
-        "minCompatibilityMinor": "36",
+        "minor": "36",
         "gitVersion": GIT_VERSION,
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
@@ -215,6 +214,9 @@ class APIApp:
             return resp
         except errors.StatusError as e:
             code = e.code
+            if verb in ("create", "update") and code == 400 and e.message.startswith("strict decoding error: "):
+                # kube's body decoder wraps strict errors of creates and updates (patches stay bare).
+                e.message = f'{rd.kind} in version "{rd.version}" cannot be handled as a {rd.kind}: {e.message}'
             raise
         finally:
             if verb != "watch":
@@ -248,21 +250,25 @@ class APIApp:
             return None, ctype
         if ctype in ("", JSON, "*/*", "text/plain") or ctype in (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH):
             try:
-                return orjson.loads(raw), ctype
+                body = orjson.loads(raw)
             except orjson.JSONDecodeError as e:
                 raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}") from e
+            request.state.raw_body = raw  # for fieldValidation's duplicate-field detection
+            return body, ctype
         if ctype in (APPLY_PATCH, "application/yaml", "application/x-yaml", "text/yaml"):
             try:
-                return yaml.safe_load(raw), ctype
+                body = yaml.safe_load(raw)
             except yaml.YAMLError as e:
                 raise errors.bad_request(f"error converting YAML to JSON: {e}") from e
+            request.state.raw_body = raw
+            return body, ctype
         if ctype == "application/vnd.kubernetes.protobuf":
             from apiserver.server.protobuf import decode_k8s_protobuf
 
             return decode_k8s_protobuf(raw), ctype
         raise errors.unsupported_media_type("application/json, application/yaml, application/vnd.kubernetes.protobuf")
 
-    def _write_opts(self, q: Any, user_agent: str = "") -> WriteOptions:
+    def _write_opts(self, q: Any, user_agent: str = "", raw_body: bytes | None = None) -> WriteOptions:
         dry = q.getlist("dryRun") if hasattr(q, "getlist") else []
         for d in dry:
             if d != "All":
@@ -276,7 +282,9 @@ class APIApp:
             fm = user_agent.split("/", 1)[0][:128]
         if len(fm) > 128:
             raise errors.bad_request("fieldManager: Too long: must have at most 128 bytes")
-        return WriteOptions(dry_run=bool(dry), field_manager=fm, field_validation=fv, force=_bool(q.get("force")))
+        return WriteOptions(
+            dry_run=bool(dry), field_manager=fm, field_validation=fv, force=_bool(q.get("force")), raw_body=raw_body
+        )
 
     def _respond(self, request: Request, rd: ResourceDef, res: Result) -> Response:
         if self._wants_table(request) and res.obj.get("kind") not in ("Status", "Scale"):
@@ -336,26 +344,26 @@ class APIApp:
                     api.get(rd, ns, info.name)
                     return self._no_container_runtime(info)
                 raise errors.method_not_allowed("create", f"{rd.plural}/{sub}" if sub else rd.plural, rd.group)
-            return self._respond(request, rd, api.create(rd, ns, body, self._write_opts(q, request.headers.get("user-agent", ""))))
+            return self._respond(request, rd, api.create(rd, ns, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))))
         if verb == "update":
             body, ctype = await self._read_body(request)
             if sub == "scale":
-                return self._respond(request, rd, api.scale_update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", ""))))
+                return self._respond(request, rd, api.scale_update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))))
             if sub == "finalize" and rd.plural == "namespaces":
                 return self._respond(request, rd, api.finalize_namespace(info.name, body))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
-            return self._respond(request, rd, api.update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", "")), sub))
+            return self._respond(request, rd, api.update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)), sub))
         if verb == "patch":
             ctype = _media(request.headers.get("content-type"))
             if ctype not in PATCH_TYPES and ctype != "application/apply-patch+cbor":
                 raise errors.unsupported_media_type(", ".join(PATCH_TYPES))
             body, _ = await self._read_body(request)
             if sub == "scale":
-                return self._respond(request, rd, api.scale_patch(rd, ns, info.name, body, ctype, self._write_opts(q, request.headers.get("user-agent", ""))))
+                return self._respond(request, rd, api.scale_patch(rd, ns, info.name, body, ctype, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("patch", f"{rd.plural}/{sub}", rd.group)
-            return self._respond(request, rd, api.patch(rd, ns, info.name, body, ctype, self._write_opts(q, request.headers.get("user-agent", "")), sub))
+            return self._respond(request, rd, api.patch(rd, ns, info.name, body, ctype, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)), sub))
         if verb == "delete":
             opts = await self._delete_opts(request)
             return self._respond(request, rd, api.delete(rd, ns, info.name, opts))
