@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from apiserver import errors
 from apiserver.client.interface import GVR, Client
 
 Obj = dict[str, Any]
@@ -24,20 +23,18 @@ async def wait_for_object(
 
     async def run() -> Obj | None:
         while True:
-            try:
-                cur: Obj | None = await client.get(gvr, name, namespace)
-            except errors.StatusError as e:
-                if e.code != 404:
-                    raise
-                cur = None
+            # One LIST gives the object and the revision to watch from atomically: nothing can
+            # slip in between reading the state and starting the watch.
+            lst = await client.list(gvr, namespace, field_selector=f"metadata.name={name}")
+            cur: Obj | None = lst["items"][0] if lst["items"] else None
             if cond(cur):
                 return cur
-            rv = (cur or {}).get("metadata", {}).get("resourceVersion", "") if cur else ""
-            lst = await client.list(gvr, namespace, field_selector=f"metadata.name={name}")
             rv = lst["metadata"]["resourceVersion"]
             async for ev in client.watch(gvr, namespace, field_selector=f"metadata.name={name}", resource_version=rv):
                 if ev.type == "ERROR":
                     break
+                if ev.type == "BOOKMARK":
+                    continue
                 obj = None if ev.type == "DELETED" else ev.object
                 if cond(obj):
                     return obj

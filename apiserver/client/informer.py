@@ -235,6 +235,8 @@ class Informer:
             resource_version=self.resource_version,
             allow_bookmarks=True,
         ):
+            if self._stopping:
+                return False
             if ev.type == "ERROR":
                 code = ev.object.get("code")
                 if code == 410:

@@ -140,7 +140,14 @@ class Client(Protocol):
         ...
 
     async def delete_collection(
-        self, gvr: GVR, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+        self,
+        gvr: GVR,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
     ) -> Obj: ...
 
     async def create_subresource(

@@ -231,11 +231,19 @@ class LocalClient:
         return self.api.delete(rd, namespace, name, opts).obj
 
     async def delete_collection(
-        self, gvr: GVR, namespace: str = "", *, label_selector: str = "", field_selector: str = ""
+        self,
+        gvr: GVR,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
-        return self.api.delete_collection(rd, namespace, label_selector, field_selector)
+        opts = DeleteOptions(propagation_policy, grace_period_seconds)
+        return self.api.delete_collection(rd, namespace, label_selector, field_selector, opts)
 
     async def create_subresource(self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = "") -> Obj:
         await self._yield()

@@ -477,6 +477,14 @@ class API:
         old = rec.obj
         md = obj.setdefault("metadata", {})
         old_md = old.get("metadata") or {}
+        if md.get("uid") and md["uid"] != old_md.get("uid"):
+            # A uid in the body is a precondition (kube's update/patch "UID in precondition" check).
+            raise errors.conflict(
+                rd.plural,
+                name,
+                rd.group,
+                f"Precondition failed: UID in precondition: {md['uid']}, UID in object meta: {old_md.get('uid')}",
+            )
         md["name"] = name
         if rd.namespaced:
             md["namespace"] = ns

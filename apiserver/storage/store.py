@@ -146,7 +146,8 @@ class Watcher:
             return True
         self._wake.clear()
         try:
-            await asyncio.wait_for(self._wake.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._wake.wait()
         except TimeoutError:
             return False
         return True

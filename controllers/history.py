@@ -1,0 +1,164 @@
+"""ControllerRevision history, after kube's ``pkg/controller/history``.
+
+Pure helpers (hash, name, ordering, equality) plus :class:`History`, the writer. A revision's
+name is ``<parent>-<hash>`` where the hash is FNV-1 (32 bit) over the revision's raw ``data``
+bytes followed by the decimal collision count, rendered with ``rand.SafeEncodeString``. kube's
+``data.raw`` for a StatefulSet is Go's ``json.Marshal`` of a ``map[string]interface{}``: compact,
+keys sorted at every level, ``<``, ``>`` and ``&`` escaped — :func:`raw_data` reproduces those
+bytes, so equal templates get kube's revision names.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from apiserver import errors
+from apiserver.client.interface import CONTROLLERREVISIONS, Client
+from apiserver.meta import name_of, namespace_of, new_controller_ref
+
+Obj = dict[str, Any]
+
+HASH_LABEL = "controller.kubernetes.io/hash"
+_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+_MAX_PREFIX = 223
+
+
+def safe_encode(s: str) -> str:
+    """``rand.SafeEncodeString``: map each byte onto the consonant/digit alphabet (no bad words)."""
+    return "".join(_ALPHANUMS[ord(c) % len(_ALPHANUMS)] for c in s)
+
+
+def fnv1_32(data: bytes) -> int:
+    """``hash/fnv.New32`` (FNV-1, multiply then xor)."""
+    h = 0x811C9DC5
+    for b in data:
+        h = (h * 0x01000193) & 0xFFFFFFFF
+        h ^= b
+    return h
+
+
+def raw_data(data: Any) -> bytes:
+    """Go ``json.Marshal`` of a decoded map: sorted keys, no spaces, HTML-safe escapes."""
+    s = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    s = s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    s = s.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return s.encode()
+
+
+def hash_revision(data: Any, collision_count: int | None) -> str:
+    """``HashControllerRevision``."""
+    raw = raw_data(data)
+    if collision_count is not None:
+        raw += str(collision_count).encode()
+    return safe_encode(str(fnv1_32(raw)))
+
+
+def revision_name(prefix: str, hash_: str) -> str:
+    """``ControllerRevisionName``: the prefix is cut to 223 characters."""
+    return f"{prefix[:_MAX_PREFIX]}-{hash_}"
+
+
+def revision_number(rev: Obj) -> int:
+    return int(rev.get("revision") or 0)
+
+
+def sort_revisions(revisions: list[Obj]) -> list[Obj]:
+    """``SortControllerRevisions``: by revision, then creation time, then name."""
+    return sorted(
+        revisions,
+        key=lambda r: (
+            revision_number(r),
+            (r.get("metadata") or {}).get("creationTimestamp") or "",
+            name_of(r),
+        ),
+    )
+
+
+def equal_revision(a: Obj, b: Obj) -> bool:
+    """``EqualRevision``: the same data (kube compares the raw bytes; equal JSON is equal bytes here)."""
+    return a.get("data") == b.get("data")
+
+
+def find_equal_revisions(revisions: list[Obj], needle: Obj) -> list[Obj]:
+    return [r for r in revisions if equal_revision(r, needle)]
+
+
+def next_revision(sorted_revisions: list[Obj]) -> int:
+    return revision_number(sorted_revisions[-1]) + 1 if sorted_revisions else 1
+
+
+def new_controller_revision(
+    parent: Obj,
+    parent_api_version: str,
+    parent_kind: str,
+    template_labels: dict[str, str] | None,
+    data: Obj,
+    revision: int,
+    collision_count: int | None,
+) -> Obj:
+    """``NewControllerRevision``: labels from the template plus the hash label, owned by ``parent``."""
+    labels = dict(template_labels or {})
+    h = hash_revision(data, collision_count)
+    labels[HASH_LABEL] = h
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": revision_name(name_of(parent), h),
+            "namespace": namespace_of(parent),
+            "labels": labels,
+            "ownerReferences": [new_controller_ref(parent, parent_api_version, parent_kind)],
+        },
+        "data": data,
+        "revision": revision,
+    }
+
+
+class History:
+    """The writer half of ``history.Interface`` over a client."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def create(self, parent: Obj, revision: Obj, collision_count: int) -> tuple[Obj, int]:
+        """``CreateControllerRevision``: on a name clash with different data, bump the collision count.
+
+        Returns the stored revision and the (possibly incremented) collision count.
+        """
+        ns = namespace_of(parent)
+        while True:
+            clone = json.loads(json.dumps(revision))
+            h = hash_revision(clone["data"], collision_count)
+            clone["metadata"]["name"] = revision_name(name_of(parent), h)
+            clone["metadata"].setdefault("labels", {})[HASH_LABEL] = h
+            try:
+                return await self.client.create(CONTROLLERREVISIONS, clone, ns), collision_count
+            except errors.StatusError as e:
+                if not errors.is_already_exists(e):
+                    raise
+            exists = await self.client.get(CONTROLLERREVISIONS, clone["metadata"]["name"], ns)
+            if equal_revision(exists, clone):
+                return exists, collision_count
+            collision_count += 1
+
+    async def update_revision_number(self, revision: Obj, number: int) -> Obj:
+        """``UpdateControllerRevision``: only ``revision`` changes (a rollback renumbers an old one)."""
+        if revision_number(revision) == number:
+            return revision
+        return await self.client.patch(
+            CONTROLLERREVISIONS,
+            name_of(revision),
+            {
+                "metadata": {"resourceVersion": revision["metadata"].get("resourceVersion")},
+                "revision": number,
+            },
+            namespace_of(revision),
+        )
+
+    async def delete(self, revision: Obj) -> None:
+        try:
+            await self.client.delete(CONTROLLERREVISIONS, name_of(revision), namespace_of(revision))
+        except errors.StatusError as e:
+            if e.code != 404:
+                raise

@@ -1,0 +1,54 @@
+"""What a generic controller knows about the served resources: the discovery subset it needs.
+
+The in-process client has no discovery call, so the manager (composition-root code, allowed to
+read the registry) builds a list of :class:`APIResource` once and hands it to the garbage
+collector and the namespace controller. :class:`RESTMapper` answers the one question both need
+about an ``ownerReference`` or an object: which resource is ``(apiVersion, kind)`` and is it
+namespaced (client-go's ``RESTMapper.RESTMapping``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from apiserver.client.interface import GVR
+
+
+@dataclass(frozen=True)
+class APIResource:
+    gvr: GVR
+    kind: str
+    namespaced: bool
+    verbs: frozenset[str] = frozenset(
+        {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+    )
+
+    @property
+    def api_version(self) -> str:
+        return self.gvr.api_version
+
+    def supports(self, *verbs: str) -> bool:
+        return all(v in self.verbs for v in verbs)
+
+
+class RESTMapperError(Exception):
+    """``(apiVersion, kind)`` names no served resource (client-go's ``NoKindMatchError``)."""
+
+
+class RESTMapper:
+    """Lookup of served resources by ``(apiVersion, kind)``."""
+
+    def __init__(self, resources: Iterable[APIResource]) -> None:
+        self._by_kind: dict[tuple[str, str], APIResource] = {}
+        for r in resources:
+            self._by_kind.setdefault((r.api_version, r.kind), r)
+
+    def mapping(self, api_version: str, kind: str) -> APIResource:
+        r = self._by_kind.get((api_version, kind))
+        if r is None:
+            raise RESTMapperError(f'no matches for kind "{kind}" in version "{api_version}"')
+        return r
+
+    def resources(self) -> list[APIResource]:
+        return list(self._by_kind.values())

@@ -1,0 +1,382 @@
+"""The StatefulSet algorithm (kube's ``stateful_set_control.go``): one step towards the spec per sync.
+
+Given the set, the pods it owns and its ControllerRevisions, :meth:`StatefulSetControl.update`
+
+1. finds or creates the update revision (the current template) and the current revision
+   (``status.currentRevision``), renumbering an old equal revision on rollback;
+2. splits the pods into ``replicas`` (ordinal in ``[start, start+replicas)``, holes filled with
+   new pods at the right revision) and ``condemned`` (ordinal beyond the range);
+3. unless the set is being deleted: recreates failed/succeeded pods, creates missing ones, fixes
+   identity/storage/claim retention, then deletes condemned pods — with OrderedReady one pod at a
+   time, in ordinal order, waiting for Running+Ready (+minReadySeconds) and stopping at an
+   unhealthy pod; with Parallel all at once in slow-start batches (1, 2, 4, … up to 500);
+4. rolls pods to the update revision from the highest ordinal down to ``partition``, at most
+   ``maxUnavailable`` unavailable at a time (RollingUpdate), or leaves that to the user (OnDelete);
+5. writes the status — also when a step failed — and trims the revision history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from apiserver import errors
+from apiserver.client.events import NORMAL, WARNING, EventRecorder
+from apiserver.client.interface import STATEFULSETS, Client
+from apiserver.meta import Clock, get_path, name_of, namespace_of
+from controllers import history
+from controllers.statefulset import utils
+from controllers.statefulset.hooks import PROCEED, SchedulingPlan
+from controllers.statefulset.pod_control import StatefulPodControl
+
+Obj = dict[str, Any]
+log = logging.getLogger("gangplane.statefulset")
+
+MAX_BATCH = 500
+
+
+async def slow_start_batch(count: int, fn: Callable[[int], Awaitable[bool]], initial: int = 1) -> int:
+    """Run ``fn(0..count-1)`` in concurrent batches of 1, 2, 4, … (capped at 500); stop after a batch
+    with failures and raise its first error. Returns how many calls succeeded."""
+    done = 0
+    index = 0
+    batch = min(count, initial)
+    while batch > 0:
+        results = await asyncio.gather(*(fn(index + k) for k in range(batch)), return_exceptions=True)
+        index += batch
+        failures = [r for r in results if isinstance(r, BaseException)]
+        done += batch - len(failures)
+        for f in failures:
+            if isinstance(f, asyncio.CancelledError):
+                raise f
+        if failures:
+            raise failures[0]
+        count -= batch
+        batch = min(2 * batch, count, MAX_BATCH)
+    return done
+
+
+async def run_for_all(count: int, fn: Callable[[int], Awaitable[bool]], monotonic: bool) -> bool:
+    """``runForAll``: in order, stopping when ``fn`` says so (monotonic), or in slow-start batches."""
+    if monotonic:
+        for i in range(count):
+            if await fn(i):
+                return True
+        return False
+    await slow_start_batch(count, fn)
+    return False
+
+
+class StatefulSetControl:
+    def __init__(
+        self,
+        client: Client,
+        pod_control: StatefulPodControl,
+        recorder: EventRecorder,
+        clock: Clock,
+    ) -> None:
+        self.client = client
+        self.pods = pod_control
+        self.history = history.History(client)
+        self.recorder = recorder
+        self.clock = clock
+
+    # ------------------------------------------------------------------ entry point
+    async def update(
+        self, sts: Obj, pods: list[Obj], revisions: list[Obj], plan: SchedulingPlan = PROCEED
+    ) -> Obj:
+        """One reconcile step; returns the status it computed (and wrote when it changed)."""
+        revisions = history.sort_revisions(revisions)
+        current: Obj | None = None
+        update: Obj | None = None
+        try:
+            current, update, collision = await self._revisions(sts, revisions)
+            status = await self._update_set(sts, current, update, collision, pods, plan)
+        except Exception:
+            with contextlib.suppress(errors.StatusError):
+                await self._truncate_history(sts, pods, revisions, current, update)
+            raise
+        await self._truncate_history(sts, pods, revisions, current, update)
+        return status
+
+    # ------------------------------------------------------------------ revisions
+    def _new_revision(self, sts: Obj, number: int, collision: int) -> Obj:
+        rev = history.new_controller_revision(
+            sts,
+            utils.API_VERSION,
+            utils.KIND,
+            get_path(sts, "spec.template.metadata.labels", {}) or {},
+            utils.revision_data(sts),
+            number,
+            collision,
+        )
+        annotations = utils.revision_annotations(sts)
+        if annotations:
+            rev["metadata"]["annotations"] = annotations
+        return rev
+
+    async def _revisions(self, sts: Obj, revisions: list[Obj]) -> tuple[Obj, Obj, int]:
+        """``getStatefulSetRevisions``: (current, update, collisionCount)."""
+        collision = int(get_path(sts, "status.collisionCount", 0) or 0)
+        candidate = self._new_revision(sts, history.next_revision(revisions), collision)
+        equal = history.find_equal_revisions(revisions, candidate)
+        if equal and history.equal_revision(revisions[-1], equal[-1]):
+            update = revisions[-1]
+        elif equal:
+            update = await self.history.update_revision_number(equal[-1], int(candidate["revision"]))
+        else:
+            update, collision = await self.history.create(sts, candidate, collision)
+        wanted = get_path(sts, "status.currentRevision", "")
+        current = next((r for r in revisions if name_of(r) == wanted), None) or update
+        return current, update, collision
+
+    async def _truncate_history(
+        self, sts: Obj, pods: list[Obj], revisions: list[Obj], current: Obj | None, update: Obj | None
+    ) -> None:
+        live = {name_of(r) for r in (current, update) if r is not None}
+        live.update(utils.revision_of(p) for p in pods)
+        old = [r for r in revisions if name_of(r) not in live]
+        limit = int(get_path(sts, "spec.revisionHistoryLimit", 10) or 0)
+        for rev in old[: max(len(old) - limit, 0)]:
+            await self.history.delete(rev)
+
+    # ------------------------------------------------------------------ the step
+    async def _update_set(
+        self, sts: Obj, current: Obj, update: Obj, collision: int, pods: list[Obj], plan: SchedulingPlan
+    ) -> Obj:
+        cur_tmpl, upd_tmpl = utils.template_of_revision(current), utils.template_of_revision(update)
+        cur_name, upd_name = name_of(current), name_of(update)
+        min_ready = utils.min_ready_seconds(sts)
+        start, count = utils.start_ordinal(sts), utils.replicas_of(sts)
+
+        replicas: list[Obj] = [{} for _ in range(count)]
+        condemned: list[Obj] = []
+        for pod in pods:
+            o = utils.ordinal_of(pod)
+            if start <= o < start + count:
+                replicas[o - start] = pod
+            elif o >= 0:
+                condemned.append(pod)
+        for i in range(count):
+            if not replicas[i]:
+                replicas[i] = utils.new_versioned_pod(sts, cur_tmpl, upd_tmpl, cur_name, upd_name, start + i)
+        condemned.sort(key=utils.ordinal_of, reverse=True)
+        first_unhealthy = next((p for p in replicas if not utils.is_healthy(p)), None)
+        if first_unhealthy is None:
+            first_unhealthy = next((p for p in reversed(condemned) if not utils.is_healthy(p)), None)
+
+        status: Obj = {"observedGeneration": int(get_path(sts, "metadata.generation", 0) or 0)}
+
+        async def record() -> None:
+            pods_now = [*replicas, *condemned]
+            status.update(utils.count_pods(pods_now, min_ready, self.clock.now(), cur_name, upd_name))
+            status.update(currentRevision=cur_name, updateRevision=upd_name, collisionCount=collision)
+            await self._write_status(sts, status)
+
+        if utils.is_terminating(sts) or not plan.proceed:
+            await record()
+            return status
+        try:
+            await self._step(
+                sts, replicas, condemned, first_unhealthy, upd_name, min_ready, plan.decorate_pod
+            )
+        except Exception:
+            # Like kube's deferred status update, what was done before the failure is reported.
+            # A cancelled sync (the controller is stopping: a crash) writes nothing.
+            with contextlib.suppress(errors.StatusError):
+                await record()
+            raise
+        await record()
+        return status
+
+    async def _step(
+        self,
+        sts: Obj,
+        replicas: list[Obj],
+        condemned: list[Obj],
+        first_unhealthy: Obj | None,
+        upd_name: str,
+        min_ready: int,
+        decorate: Callable[[Obj], None] | None,
+    ) -> None:
+        monotonic = not utils.allows_burst(sts)
+
+        async def process_replica(i: int) -> bool:
+            pod = replicas[i]
+            if utils.is_failed(pod) or utils.is_succeeded(pod):
+                if not utils.is_terminating(pod):
+                    if utils.is_failed(pod):
+                        self.recorder.event(
+                            sts,
+                            WARNING,
+                            "RecreatingFailedPod",
+                            f"StatefulSet {namespace_of(sts)}/{name_of(sts)} is recreating failed Pod {name_of(pod)}",
+                        )
+                    else:
+                        self.recorder.event(
+                            sts,
+                            NORMAL,
+                            "RecreatingTerminatedPod",
+                            f"StatefulSet {namespace_of(sts)}/{name_of(sts)} is recreating terminated Pod {name_of(pod)}",
+                        )
+                    await self.pods.delete_pod(sts, pod)
+                # The replacement is created once the old pod is gone from the API.
+                return True
+            if not utils.is_created(pod):
+                if self.pods.pod_claim_is_stale(sts, pod):
+                    return True
+                replicas[i] = await self.pods.create_pod(sts, pod, decorate)
+                if monotonic:
+                    return True
+                pod = replicas[i]
+            if utils.is_pending(pod):
+                await self.pods.create_missing_claims(sts, pod)
+            if utils.is_terminating(pod) and monotonic:
+                return True
+            if not utils.is_running_and_ready(pod) and monotonic:
+                return True
+            if not utils.is_running_and_available(pod, min_ready, self.clock.now()) and monotonic:
+                return True
+            retention_ok = self.pods.claims_match_retention(sts, pod)
+            if utils.identity_matches(sts, pod) and utils.storage_matches(sts, pod) and retention_ok:
+                return False
+            await self.pods.update_pod(sts, pod)
+            return False
+
+        has_claims = bool(utils.claim_templates(sts))
+
+        def settled(pod: Obj) -> bool:
+            """With Parallel management: ``process_replica`` would make no call for this pod."""
+            if not utils.is_created(pod) or utils.phase(pod) in ("Failed", "Succeeded"):
+                return False
+            if not utils.identity_matches(sts, pod):
+                return False
+            if not has_claims:
+                return True
+            return (
+                not (utils.is_pending(pod) and not self.pods.claims_in_place(sts, pod))
+                and utils.storage_matches(sts, pod)
+                and self.pods.claims_match_retention(sts, pod)
+            )
+
+        if monotonic:
+            if await run_for_all(len(replicas), process_replica, True):
+                return
+        else:
+            # Slow-start batches over the replicas that need a call: a thousand settled pods
+            # cost a scan, not a thousand tasks, on every sync.
+            todo = [i for i, pod in enumerate(replicas) if not settled(pod)]
+            await slow_start_batch(len(todo), lambda k: process_replica(todo[k]))
+
+        async def fix_condemned_claims(i: int) -> bool:
+            pod = condemned[i]
+            if not self.pods.claims_match_retention(sts, pod):
+                await self.pods.update_claims_for_retention(sts, pod)
+            return False
+
+        if await run_for_all(len(condemned), fix_condemned_claims, monotonic):
+            return
+
+        async def process_condemned(i: int) -> bool:
+            pod = condemned[i]
+            if utils.is_terminating(pod):
+                return monotonic
+            if monotonic and pod is not first_unhealthy:
+                if not utils.is_running_and_ready(pod):
+                    return True
+                if not utils.is_running_and_available(pod, min_ready, self.clock.now()):
+                    return True
+            await self.pods.delete_pod(sts, pod)
+            return True
+
+        if await run_for_all(len(condemned), process_condemned, monotonic):
+            return
+
+        if get_path(sts, "spec.updateStrategy.type", utils.ROLLING_UPDATE) == utils.ON_DELETE:
+            return
+        await self._rolling_update(sts, replicas, upd_name, min_ready)
+
+    async def _rolling_update(self, sts: Obj, replicas: list[Obj], upd_name: str, min_ready: int) -> None:
+        """``updateStatefulSetAfterInvariantEstablished``: highest ordinal first, within maxUnavailable."""
+        now = self.clock.now()
+        update_min = int(get_path(sts, "spec.updateStrategy.rollingUpdate.partition", 0) or 0)
+        budget = utils.max_unavailable(sts)
+        parallel = utils.allows_burst(sts)
+        unavailable = 0
+        unavailable_needing_update = 0
+        for pod in replicas:
+            if utils.is_unavailable(pod, min_ready, now):
+                unavailable += 1
+                if parallel and utils.revision_of(pod) != upd_name and not utils.is_terminating(pod):
+                    unavailable_needing_update += 1
+        if unavailable >= budget and unavailable_needing_update == 0:
+            return
+
+        def outdated(pod: Obj) -> bool:
+            created = utils.is_created(pod)  # a replica not created yet has nothing to replace
+            return created and utils.revision_of(pod) != upd_name and not utils.is_terminating(pod)
+
+        if parallel:
+            # Two passes: first the outdated pods that are already unavailable (they cost no budget),
+            # then healthy outdated pods within what is left of maxUnavailable.
+            for target in range(len(replicas) - 1, update_min - 1, -1):
+                pod = replicas[target]
+                if outdated(pod) and not utils.is_running_and_available(pod, min_ready, now):
+                    await self.pods.delete_pod(sts, pod)
+            left = budget - unavailable
+            for target in range(len(replicas) - 1, update_min - 1, -1):
+                if left <= 0:
+                    break
+                pod = replicas[target]
+                if outdated(pod) and utils.is_running_and_available(pod, min_ready, now):
+                    await self.pods.delete_pod(sts, pod)
+                    left -= 1
+            return
+        to_delete = budget - unavailable
+        for target in range(len(replicas) - 1, update_min - 1, -1):
+            if to_delete <= 0:
+                break
+            pod = replicas[target]
+            if outdated(pod):
+                await self.pods.delete_pod(sts, pod)
+                to_delete -= 1
+
+    # ------------------------------------------------------------------ status
+    async def _write_status(self, sts: Obj, status: Obj) -> None:
+        """``updateStatefulSetStatus``: complete a finished rollout, write only when something changed."""
+        utils.complete_rolling_update(sts, status)
+        if not utils.inconsistent_status(sts, status):
+            return
+        body = {k: v for k, v in sts.items() if k != "status"}
+        body["status"] = _status_json(status)
+        for _ in range(4):
+            try:
+                await self.client.update_status(STATEFULSETS, body, namespace_of(sts))
+                return
+            except errors.StatusError as e:
+                if e.code == 404:
+                    return  # deleted meanwhile: nothing to report on
+                if not errors.is_conflict(e):
+                    raise
+                fresh = await self.client.get(STATEFULSETS, name_of(sts), namespace_of(sts))
+                body = {k: v for k, v in fresh.items() if k != "status"}
+                body["status"] = _status_json(status)
+        raise errors.conflict("statefulsets", name_of(sts), "apps", errors.STALE_RV)
+
+
+def _status_json(status: Obj) -> Obj:
+    """The status as kube serializes it: zero-valued ``omitempty`` fields left out."""
+    out: Obj = {}
+    for k in ("observedGeneration", "replicas", "readyReplicas", "currentReplicas", "updatedReplicas"):
+        v = int(status.get(k) or 0)
+        if v or k == "replicas":
+            out[k] = v
+    for k in ("currentRevision", "updateRevision"):
+        if status.get(k):
+            out[k] = status[k]
+    out["collisionCount"] = int(status.get("collisionCount") or 0)
+    out["availableReplicas"] = int(status.get("availableReplicas") or 0)
+    return out

@@ -1,0 +1,216 @@
+"""StatefulSet controller wiring (kube's ``stateful_set.go``): informers, handlers, ``sync(key)``.
+
+Informers: StatefulSets, Pods, ControllerRevisions and PersistentVolumeClaims. Pod handlers only
+enqueue the owning set (resolved from the controller ownerReference, checked against the set's
+UID) or, for an orphan, every set whose selector matches it. ``sync`` reads the caches only:
+
+1. the set from the cache (gone => nothing to do);
+2. its revisions — owned ones plus orphans matching the selector, which are adopted;
+3. its pods — candidates come from two indexes (pods whose controller is this set, pods named
+   ``<set>-<n>``), never a namespace scan — claimed by selector (adopt / release);
+4. the scheduling hook (:mod:`controllers.statefulset.hooks`), then the algorithm in
+   :mod:`controllers.statefulset.control`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from apiserver.client.events import EventRecorder
+from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
+from apiserver.client.interface import CONTROLLERREVISIONS, PODS, PVCS, STATEFULSETS, Client
+from apiserver.meta import (
+    Clock,
+    controller_ref,
+    is_being_deleted,
+    key_of,
+    labels_of,
+    namespace_of,
+    split_key,
+    uid_of,
+)
+from apiserver.selectors import LabelSelector, label_selector_from_dict
+from controllers.base import Controller
+from controllers.metrics import ControllerMetrics
+from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
+from controllers.statefulset import utils
+from controllers.statefulset.control import StatefulSetControl
+from controllers.statefulset.hooks import PROCEED, NoopSchedulingHook, SchedulingHook
+from controllers.statefulset.pod_control import StatefulPodControl
+
+Obj = dict[str, Any]
+log = logging.getLogger("gangplane.statefulset")
+
+NAME = "statefulset-controller"
+#: pod index: ``namespace/<parent>`` for pods named ``<parent>-<ordinal>``
+MEMBER_OF = "statefulset-member"
+
+
+def member_index(pod: Obj) -> list[str]:
+    parent, ordinal = utils.parent_and_ordinal((pod.get("metadata") or {}).get("name", ""))
+    return [f"{namespace_of(pod)}/{parent}"] if ordinal >= 0 else []
+
+
+class StatefulSetController(Controller):
+    name = NAME
+    workers = 5  # kube's --concurrent-statefulset-syncs
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        informers: InformerFactory | None = None,
+        clock: Clock | None = None,
+        metrics: ControllerMetrics | None = None,
+        recorder: EventRecorder | None = None,
+        workers: int | None = None,
+        scheduling_hook: SchedulingHook | None = None,
+    ) -> None:
+        self.scheduling_hook: SchedulingHook = scheduling_hook or NoopSchedulingHook()
+        super().__init__(
+            client, informers=informers, clock=clock, metrics=metrics, recorder=recorder, workers=workers
+        )
+
+    # ------------------------------------------------------------------ wiring
+    def setup(self) -> None:
+        self.sets: Informer = self.informers.informer(STATEFULSETS)
+        self.pods: Informer = self.informers.informer(PODS)
+        self.revisions: Informer = self.informers.informer(CONTROLLERREVISIONS)
+        self.claims: Informer = self.informers.informer(PVCS)
+        self.pods.add_indexer(CONTROLLER_UID, controller_uid_index)
+        self.pods.add_indexer(MEMBER_OF, member_index)
+        self.revisions.add_indexer(CONTROLLER_UID, controller_uid_index)
+        self.sets.add_event_handler(self._on_set, lambda old, new: self._on_set(new), self._on_set)
+        self.pods.add_event_handler(self._add_pod, self._update_pod, self._delete_pod)
+        self.pod_control = StatefulPodControl(self.client, self.recorder, self.claims)
+        self.control = StatefulSetControl(self.client, self.pod_control, self.recorder, self.clock)
+        self.scheduling_hook.attach(self)
+
+    def _on_set(self, sts: Obj) -> None:
+        self.enqueue(key_of(sts))
+
+    def _resolve(self, namespace: str, ref: Obj | None) -> Obj | None:
+        """``resolveControllerRef``: the cached set a controller reference points at, if UIDs agree."""
+        if ref is None or ref.get("kind") != utils.KIND or ref.get("apiVersion", "").split("/")[0] != "apps":
+            return None
+        sts = self.sets.get_by_name(namespace, ref.get("name", ""))
+        if sts is None or uid_of(sts) != ref.get("uid"):
+            return None
+        return sts
+
+    def _sets_for_orphan(self, pod: Obj) -> list[Obj]:
+        out = []
+        for sts in self.sets.list(namespace_of(pod)):
+            try:
+                sel = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
+            except ValueError:
+                continue
+            if not sel.empty and sel.matches(labels_of(pod)):
+                out.append(sts)
+        return out
+
+    def _add_pod(self, pod: Obj) -> None:
+        if is_being_deleted(pod):
+            self._delete_pod(pod)
+            return
+        ref = controller_ref(pod)
+        if ref is not None:
+            sts = self._resolve(namespace_of(pod), ref)
+            if sts is not None:
+                self.enqueue(key_of(sts))
+            return
+        for sts in self._sets_for_orphan(pod):
+            self.enqueue(key_of(sts))
+
+    def _update_pod(self, old: Obj, cur: Obj) -> None:
+        if (old.get("metadata") or {}).get("resourceVersion") == (cur.get("metadata") or {}).get(
+            "resourceVersion"
+        ):
+            return
+        old_ref, cur_ref = controller_ref(old), controller_ref(cur)
+        if old_ref != cur_ref and old_ref is not None:
+            sts = self._resolve(namespace_of(old), old_ref)
+            if sts is not None:
+                self.enqueue(key_of(sts))
+        if cur_ref is not None:
+            sts = self._resolve(namespace_of(cur), cur_ref)
+            if sts is None:
+                return
+            self.enqueue(key_of(sts))
+            min_ready = utils.min_ready_seconds(sts)
+            if min_ready > 0 and not utils.is_pod_ready(old) and utils.is_pod_ready(cur):
+                # one more sync once the pod has been Ready long enough to count as available
+                self.enqueue_after(key_of(sts), min_ready + 1)
+            return
+        if labels_of(old) != labels_of(cur) or old_ref != cur_ref:
+            for sts in self._sets_for_orphan(cur):
+                self.enqueue(key_of(sts))
+
+    def _delete_pod(self, pod: Obj) -> None:
+        sts = self._resolve(namespace_of(pod), controller_ref(pod))
+        if sts is not None:
+            self.enqueue(key_of(sts))
+
+    async def on_synced(self) -> None:
+        for key in self.sets.keys():  # noqa: SIM118 - Informer.keys() is a method, not a dict view
+            self.enqueue(key)
+
+    # ------------------------------------------------------------------ sync
+    async def sync(self, key: str) -> None:
+        namespace, name = split_key(key)
+        sts = self.sets.get_by_name(namespace, name)
+        if sts is None:
+            return
+        try:
+            selector = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
+        except ValueError as e:
+            log.warning("statefulset %s has an invalid selector: %s", key, e)
+            return  # a non-transient error: no retry
+        revisions = await self._claim_revisions(sts, selector)
+        pods = await self._claim_pods(sts, selector)
+        plan = PROCEED
+        if self.scheduling_hook.wants(sts):
+            plan = await self.scheduling_hook.prepare(sts, pods)
+        status = await self.control.update(sts, pods, revisions, plan)
+        if plan.requeue_after is not None:
+            self.enqueue_after(key, plan.requeue_after)
+        min_ready = utils.min_ready_seconds(sts)
+        if min_ready > 0 and int(status.get("availableReplicas") or 0) != utils.replicas_of(sts):
+            self.enqueue_after(key, min_ready)
+
+    async def _claim_revisions(self, sts: Obj, selector: LabelSelector) -> list[Obj]:
+        """Owned revisions, plus orphans matching the selector, which are adopted (``adoptOrphanRevisions``)."""
+        owned = self.revisions.by_index(CONTROLLER_UID, uid_of(sts))
+        orphans = [
+            r
+            for r in self.revisions.list(namespace_of(sts))
+            if controller_ref(r) is None and selector.matches(labels_of(r))
+        ]
+        if not orphans:
+            return list(owned)
+        manager = self._ref_manager(sts, selector, CONTROLLERREVISIONS)
+        adopted = await manager.claim(orphans)
+        return [*owned, *adopted]
+
+    async def _claim_pods(self, sts: Obj, selector: LabelSelector) -> list[Obj]:
+        """``getPodsForStatefulSet``: members and owned pods, adopted/released by selector."""
+        candidates = {
+            key_of(p): p
+            for p in self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{sts['metadata']['name']}")
+        }
+        for p in self.pods.by_index(CONTROLLER_UID, uid_of(sts)):
+            candidates.setdefault(key_of(p), p)
+        manager = self._ref_manager(sts, selector, PODS)
+        return await manager.claim(list(candidates.values()), lambda p: utils.is_member_of(sts, p))
+
+    def _ref_manager(self, sts: Obj, selector: LabelSelector, gvr: Any) -> ControllerRefManager:
+        return ControllerRefManager(
+            self.client,
+            gvr,
+            sts,
+            selector,
+            utils.API_VERSION,
+            utils.KIND,
+            recheck_deletion_timestamp(self.client, STATEFULSETS, sts),
+        )
