@@ -85,6 +85,9 @@ class CapacityIndex:
             lo = lst.bisect_key_left((v, ""))
             slices.append((len(lst) - lo, r, lst, lo))
         slices.sort(key=lambda t: t[0])
+        if slices[0][0] == len(self._free):
+            # even the scarcest resource is free enough everywhere: every node qualifies
+            return set(self._free)
         _, _, lst, lo = slices[0]
         rest = [(r, v) for r, v in wanted if r != slices[0][1]]
         out = set()
@@ -116,6 +119,8 @@ class Snapshot:
         self._with_affinity: set[str] = set()
         self._with_anti_affinity: set[str] = set()
         self._dirty: set[str] = set()
+        #: NodeInfos in name order, kept in step with ``node_info_map`` (None: rebuild on demand)
+        self._ordered: list[NodeInfo] | None = None
         for ni in node_infos:
             self._put(ni.name, ni)
 
@@ -128,15 +133,23 @@ class Snapshot:
         if ni is None or ni.node is None:
             if self.node_info_map.pop(name, None) is not None:
                 self._names.discard(name)
+                self._ordered = None
             self._with_affinity.discard(name)
             self._with_anti_affinity.discard(name)
             self.index.update(name, None)
             return
         if name not in self.node_info_map:
             self._names.add(name)
-        self.node_info_map[name] = ni
+            self._ordered = None
+        self._set(name, ni)
         self._refresh_affinity(name, ni)
         self.index.update(name, ni)
+
+    def _set(self, name: str, ni: NodeInfo) -> None:
+        """Replace the NodeInfo of a node already listed (keeping the ordered list in step)."""
+        self.node_info_map[name] = ni
+        if self._ordered is not None:
+            self._ordered[self._names.index(name)] = ni
 
     def _refresh_affinity(self, name: str, ni: NodeInfo) -> None:
         if ni.pods_with_affinity:
@@ -152,7 +165,10 @@ class Snapshot:
         return self.node_info_map.get(name)
 
     def list(self) -> list[NodeInfo]:
-        return [self.node_info_map[n] for n in self._names]
+        """Every NodeInfo in name order (a fresh list; the order is maintained, not rebuilt per call)."""
+        if self._ordered is None:
+            self._ordered = [self.node_info_map[n] for n in self._names]
+        return list(self._ordered)
 
     def num_nodes(self) -> int:
         return len(self.node_info_map)
@@ -171,7 +187,7 @@ class Snapshot:
         ni = self.node_info_map[node_name]
         if node_name not in self._dirty:
             ni = ni.clone()
-            self.node_info_map[node_name] = ni
+            self._set(node_name, ni)
             self._dirty.add(node_name)
         ni.add_pod_info(pod_info)
         self._refresh_affinity(node_name, ni)
@@ -183,7 +199,7 @@ class Snapshot:
             return
         if node_name not in self._dirty:
             ni = ni.clone()
-            self.node_info_map[node_name] = ni
+            self._set(node_name, ni)
             self._dirty.add(node_name)
         ni.remove_pod(pod_info.key)
         self._refresh_affinity(node_name, ni)

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import functools
+import itertools
 import random
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -241,6 +243,16 @@ class ScorePlugin(Protocol):
     def score(
         self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo
     ) -> tuple[int, Status | None]: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Protocol):
+    """gangplane: a Score plugin that scores all nodes in one call, exactly as ``score`` per node would.
+
+    Only a speed-up (one Python call instead of one per node); errors are raised, not returned.
+    """
+
+    def score_nodes(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]: ...
 
 
 @runtime_checkable
@@ -475,6 +487,10 @@ class Framework:
         self.post_bind_plugins: list[PostBindPlugin] = at("postBind", PostBindPlugin)
         self.waiting_pods: dict[str, WaitingPod] = {}
         self.next_start_node_index = 0
+        # protocol checks are slow: decide once which Score plugins batch and which normalize
+        self._hinting_filters = [p for p in self.filter_plugins if isinstance(p, CandidateNodesHint)]
+        self._batch_scorers = {p.name for p in self.score_plugins if isinstance(p, BatchScorePlugin)}
+        self._normalizers = {p.name for p in self.score_plugins if isinstance(p, NormalizeScorePlugin)}
 
     @property
     def scheduler_name(self) -> str:
@@ -577,19 +593,20 @@ class Framework:
     def run_filter_plugins(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
         """Run Filter plugins in order and stop at the first that rejects the node."""
         skip = state.skip_filter_plugins
-        for pl in self.filter_plugins:
-            if pl.name in skip:
-                continue
-            try:
-                s = pl.filter(state, pod_info, node_info)
-            except Exception as e:
-                s = Status.as_status(e)
-            if s is not None and s.code != Code.SUCCESS:
-                if not s.is_rejected():
-                    s = Status(Code.ERROR, f"running {pl.name!r} filter plugin: {s.message()}", error=s.error)
-                s.plugin = pl.name
-                return s
-        return None
+        return _run_filters(
+            [pl for pl in self.filter_plugins if pl.name not in skip] if skip else self.filter_plugins,
+            state,
+            pod_info,
+            node_info,
+        )
+
+    def _any_nominated_pods(self) -> bool:
+        """Whether any pod is nominated anywhere (if not, Filter runs once per node)."""
+        nominator = self.handle.nominator
+        if nominator is None:
+            return False
+        probe = getattr(nominator, "has_nominated_pods", None)
+        return True if probe is None else bool(probe())
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo
@@ -686,41 +703,53 @@ class Framework:
     def run_score_plugins(
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
     ) -> tuple[list[NodePluginScores], Status | None]:
+        per_plugin, s = self._score_columns(state, pod_info, nodes)
+        if s is not None:
+            return [], s
+        return per_plugin, None
+
+    def _score_columns(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+    ) -> tuple[dict[str, list[int]], Status | None]:
+        """Weighted, normalized scores per plugin, one column per plugin in node order."""
         active = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
-        per_plugin: dict[str, list[NodeScore]] = {}
+        per_plugin: dict[str, list[int]] = {}
         for pl in active:
-            scores: list[NodeScore] = []
-            for ni in nodes:
-                try:
-                    v, s = pl.score(state, pod_info, ni)
-                except Exception as e:
-                    v, s = 0, Status.as_status(e)
-                if not is_success(s):
-                    return [], Status(
-                        Code.ERROR, f"running Score plugin {pl.name!r}: {s.message() if s else ''}"
-                    )
-                scores.append(NodeScore(ni.name, int(v)))
-            if isinstance(pl, NormalizeScorePlugin):
+            batch = pl.score_nodes if pl.name in self._batch_scorers else None
+            score = pl.score
+            values: list[int] = []
+            append = values.append
+            try:
+                if batch is not None:
+                    values = batch(state, pod_info, nodes)
+                else:
+                    for ni in nodes:
+                        v, s = score(state, pod_info, ni)
+                        if s is not None and s.code != Code.SUCCESS:
+                            return {}, Status(Code.ERROR, f"running Score plugin {pl.name!r}: {s.message()}")
+                        append(int(v))
+            except Exception as e:
+                return {}, Status(
+                    Code.ERROR, f"running Score plugin {pl.name!r}: {Status.as_status(e).message()}"
+                )
+            if pl.name in self._normalizers:
+                scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values, strict=True)]
                 s = pl.normalize_score(state, pod_info, scores)
                 if not is_success(s):
-                    return [], Status(
+                    return {}, Status(
                         Code.ERROR, f"running Normalize on Score plugins: {s.message() if s else ''}"
                     )
+                values = [ns.score for ns in scores]
+            if values and (min(values) < MIN_NODE_SCORE or max(values) > MAX_NODE_SCORE):
+                bad = next(v for v in values if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
+                return {}, Status(
+                    Code.ERROR,
+                    f"plugin {pl.name!r} returns an invalid score {bad}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                )
             weight = self.score_weights.get(pl.name, 1)
-            for ns in scores:
-                if ns.score < MIN_NODE_SCORE or ns.score > MAX_NODE_SCORE:
-                    return [], Status(
-                        Code.ERROR,
-                        f"plugin {pl.name!r} returns an invalid score {ns.score}, it should in the range of "
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                    )
-                ns.score *= weight
-            per_plugin[pl.name] = scores
-        out = []
-        for i, ni in enumerate(nodes):
-            by_plugin = {name: scores[i].score for name, scores in per_plugin.items()}
-            out.append(NodePluginScores(ni.name, by_plugin, sum(by_plugin.values())))
-        return out, None
+            per_plugin[pl.name] = [v * weight for v in values] if weight != 1 else values
+        return per_plugin, None
 
     # -- reserve / permit / bind ------------------------------------------------------------
 
@@ -861,8 +890,7 @@ class Framework:
             raise FitError(pod_info.key, snap.num_nodes(), diagnosis)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
-        scores = self.prioritize_nodes(state, pod_info, feasible)
-        host = self.select_host(scores)
+        host = self._select_from_totals(feasible, self._prioritize_totals(state, pod_info, feasible))
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
     def find_nodes_that_fit(
@@ -908,8 +936,8 @@ class Framework:
 
     def _candidate_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> set[str] | None:
         hint: set[str] | None = None
-        for pl in self.filter_plugins:
-            if pl.name in state.skip_filter_plugins or not isinstance(pl, CandidateNodesHint):
+        for pl in self._hinting_filters:
+            if pl.name in state.skip_filter_plugins:
                 continue
             c = pl.candidate_nodes(state, pod_info, snapshot)
             if c is None:
@@ -946,6 +974,14 @@ class Framework:
             first_pass = hinted[cut:] + hinted[:cut]
 
         feasible: list[NodeInfo] = []
+        node_infos = snapshot.node_info_map
+        if self._any_nominated_pods():
+            run_filters: Callable[[NodeInfo], Status | None] = functools.partial(
+                self.run_filter_plugins_with_nominated_pods, state, pod_info
+            )
+        else:
+            active = [pl for pl in self.filter_plugins if pl.name not in state.skip_filter_plugins]
+            run_filters = functools.partial(_run_filters, active, state, pod_info)
 
         def visit(order: Iterable[str]) -> None:
             for name in order:
@@ -953,10 +989,10 @@ class Framework:
                     return
                 if name in already:
                     continue
-                ni = snapshot.get(name)
+                ni = node_infos.get(name)
                 if ni is None:
                     continue
-                st = self.run_filter_plugins_with_nominated_pods(state, pod_info, ni)
+                st = run_filters(ni)
                 if st is None or st.code == Code.SUCCESS:
                     feasible.append(ni)
                 elif st.is_rejected():
@@ -965,7 +1001,8 @@ class Framework:
                 else:
                     raise SchedulingError(st.message(), st)
 
-        rotation = (names[(start + i) % n] for i in range(n))
+        ordered = list(names)
+        rotation = itertools.chain(ordered[start:], ordered[:start])
         if first_pass is None:
             visit(rotation)
         else:
@@ -997,20 +1034,33 @@ class Framework:
             raise SchedulingError(s.message(), s)
         return scores
 
+    def _prioritize_totals(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """:meth:`prioritize_nodes` reduced to each node's total (the scheduling hot path)."""
+        if not self.score_plugins:
+            return [1] * len(nodes)
+        s = self.run_pre_score_plugins(state, pod_info, nodes)
+        if not is_success(s):
+            assert s is not None
+            raise SchedulingError(s.message(), s)
+        columns, s = self._score_columns(state, pod_info, nodes)
+        if s is not None:
+            raise SchedulingError(s.message(), s)
+        if not columns:
+            return [0] * len(nodes)
+        return [sum(row) for row in zip(*columns.values(), strict=True)]
+
     def select_host(self, scores: list[NodePluginScores]) -> str:
-        """Highest total score; ties broken uniformly at random (reservoir sampling, seeded rng)."""
-        if not scores:
+        """Highest total score; ties broken uniformly at random (seeded rng)."""
+        return self._select_from_totals(scores, [ns.total_score for ns in scores])
+
+    def _select_from_totals(self, nodes: Sequence[Any], totals: list[int]) -> str:
+        """The name of a node with the highest total, uniformly among ties (kube's reservoir sampling)."""
+        if not totals:
             raise SchedulingError("empty priorityList")
-        best = scores[0]
-        count = 1
-        for ns in scores[1:]:
-            if ns.total_score > best.total_score:
-                best, count = ns, 1
-            elif ns.total_score == best.total_score:
-                count += 1
-                if self.handle.rng.randrange(count) == 0:
-                    best = ns
-        return best.name
+        best = max(totals)
+        ties = [i for i, t in enumerate(totals) if t == best]
+        pick = ties[0] if len(ties) == 1 else ties[self.handle.rng.randrange(len(ties))]
+        return nodes[pick].name
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -1019,6 +1069,23 @@ class Framework:
             return getattr(pl, method)(*args)
         except Exception as e:
             return Status.as_status(e)
+
+
+def _run_filters(
+    plugins: list[FilterPlugin], state: CycleState, pod_info: PodInfo, node_info: NodeInfo
+) -> Status | None:
+    """The Filter loop: the first plugin that does not answer Success decides."""
+    for pl in plugins:
+        try:
+            s = pl.filter(state, pod_info, node_info)
+        except Exception as e:
+            s = Status.as_status(e)
+        if s is not None and s.code != Code.SUCCESS:
+            if not s.is_rejected():
+                s = Status(Code.ERROR, f"running {pl.name!r} filter plugin: {s.message()}", error=s.error)
+            s.plugin = pl.name
+            return s
+    return None
 
 
 class SchedulingError(Exception):

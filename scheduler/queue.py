@@ -627,6 +627,10 @@ class SchedulingQueue:
     def delete_nominated_pod_if_exists(self, pod: Obj) -> None:
         self._remove_nominated(pod_uid(pod))
 
+    def has_nominated_pods(self) -> bool:
+        """Whether any pod is nominated to any node (lets Filter skip the nominated-pods pass)."""
+        return bool(self._nominated_by_node)
+
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return list(self._nominated_by_node.get(node_name, ()))
 

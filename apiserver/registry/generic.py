@@ -814,6 +814,8 @@ class API:
             raise errors.conflict("pods/binding", name, "", "Precondition failed: UID in precondition: " + uid)
         spec["nodeName"] = target
         status = pod.setdefault("status", {})
+        # KEP-5278: a bound pod no longer carries a nomination.
+        status.pop("nominatedNodeName", None)
         conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
         conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": rfc3339(self.clock.now())})
         status["conditions"] = conds

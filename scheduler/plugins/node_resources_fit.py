@@ -38,6 +38,7 @@ from scheduler.plugins.resource_allocation import (
     parse_resources,
     pod_request,
     score_node,
+    score_nodes,
 )
 from scheduler.status import Code, Status
 
@@ -80,12 +81,16 @@ def fits_request(
 ) -> list[InsufficientResource]:
     """kube's ``fitsRequest``: every shortage on the node, in kube's order."""
     out: list[InsufficientResource] = []
-    allowed = node_info.allowed_pod_number
+    alloc, used = node_info.allocatable, node_info.requested
+    allowed = alloc.get(PODS, 0)
     if len(node_info.pods) + 1 > allowed:
         out.append(InsufficientResource(PODS, "Too many pods", 1, len(node_info.pods), allowed, False))
-    if not any(v for v in requests.values()):
+    # the common case first: nothing short at all (ignored resources only make this stricter)
+    for r, want in requests.items():
+        if want > 0 and want > alloc.get(r, 0) - used.get(r, 0):
+            break
+    else:
         return out
-    alloc, used = node_info.allocatable, node_info.requested
     for r in _NATIVE:
         want = requests.get(r, 0)
         if want > 0 and want > alloc.get(r, 0) - used.get(r, 0):
@@ -160,6 +165,14 @@ class NodeResourcesFit:
         requests = state.get(_PRE_FILTER_KEY)
         if requests is None:
             requests = pod_info.requests
+        alloc, used = node_info.allocatable, node_info.requested
+        if len(node_info.pods) < alloc.get(PODS, 0):
+            # the common case, inline: room for everything (fits_request would find no shortage)
+            for r, want in requests.items():
+                if want > 0 and want > alloc.get(r, 0) - used.get(r, 0):
+                    break
+            else:
+                return None
         short = fits_request(requests, node_info, self.ignored, self.ignored_groups)
         if not short:
             return None
@@ -192,6 +205,13 @@ class NodeResourcesFit:
         if reqs is None:
             reqs = [pod_request(pod_info, r, False) for r, _ in self.resources]
         return score_node(node_info, reqs, self.resources, self.scorer, False), None
+
+    def score_nodes(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node in one call (the framework's batch path)."""
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = [pod_request(pod_info, r, False) for r, _ in self.resources]
+        return score_nodes(nodes, reqs, self.resources, self.scorer, False)
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeResourcesFit:

@@ -111,6 +111,10 @@ def score_node(
     scorer: Scorer,
     use_requested: bool,
 ) -> int:
+    if len(resources) == 2 and resources[0] == (CPU, 1) and resources[1] == (MEMORY, 1):
+        fast = _FAST_CPU_MEMORY.get(scorer)
+        if fast is not None:
+            return fast(node_info, pod_requests[0], pod_requests[1], use_requested)
     requested = [0] * len(resources)
     allocatable = [0] * len(resources)
     for i, (name, _) in enumerate(resources):
@@ -120,3 +124,107 @@ def score_node(
         allocatable[i] = alloc
         requested[i] = req
     return scorer(requested, allocatable, [w for _, w in resources])
+
+
+def score_nodes(
+    nodes: Sequence[NodeInfo],
+    pod_requests: Sequence[int],
+    resources: Sequence[tuple[str, int]],
+    scorer: Scorer,
+    use_requested: bool,
+) -> list[int]:
+    """:func:`score_node` for many nodes (the batch Score path)."""
+    if len(resources) == 2 and resources[0] == (CPU, 1) and resources[1] == (MEMORY, 1):
+        batch = _BATCH_CPU_MEMORY.get(scorer)
+        if batch is not None:
+            return batch(nodes, pod_requests[0], pod_requests[1], use_requested)
+    return [score_node(ni, pod_requests, resources, scorer, use_requested) for ni in nodes]
+
+
+# --- the default configuration (cpu and memory, weight 1) without the general machinery ---------
+#
+# Every pod is scored on hundreds of nodes, so the common case computes the same integers as
+# the general code straight from the NodeInfos, in one loop per plugin, without intermediate
+# lists. Each loop starts with the same four lines: allocatable and requested-with-the-pod of
+# cpu and memory (real requests, or kube's non-zero defaults for scoring).
+
+CpuMemoryBatch = Callable[[Sequence[NodeInfo], int, int, bool], list[int]]
+
+
+def _least_batch(nodes: Sequence[NodeInfo], cpu_req: int, mem_req: int, use_requested: bool) -> list[int]:
+    out: list[int] = []
+    append = out.append
+    for ni in nodes:
+        alloc = ni.allocatable
+        a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
+        if use_requested:
+            r_cpu, r_mem = ni.requested.get(CPU, 0) + cpu_req, ni.requested.get(MEMORY, 0) + mem_req
+        else:
+            r_cpu, r_mem = ni.non_zero_cpu + cpu_req, ni.non_zero_memory + mem_req
+        total = wsum = 0
+        if a_cpu:
+            total += (a_cpu - r_cpu) * MAX_NODE_SCORE // a_cpu if r_cpu <= a_cpu else 0
+            wsum += 1
+        if a_mem:
+            total += (a_mem - r_mem) * MAX_NODE_SCORE // a_mem if r_mem <= a_mem else 0
+            wsum += 1
+        append(total // wsum if wsum else 0)
+    return out
+
+
+def _most_batch(nodes: Sequence[NodeInfo], cpu_req: int, mem_req: int, use_requested: bool) -> list[int]:
+    out: list[int] = []
+    append = out.append
+    for ni in nodes:
+        alloc = ni.allocatable
+        a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
+        if use_requested:
+            r_cpu, r_mem = ni.requested.get(CPU, 0) + cpu_req, ni.requested.get(MEMORY, 0) + mem_req
+        else:
+            r_cpu, r_mem = ni.non_zero_cpu + cpu_req, ni.non_zero_memory + mem_req
+        total = wsum = 0
+        if a_cpu:
+            total += min(r_cpu, a_cpu) * MAX_NODE_SCORE // a_cpu
+            wsum += 1
+        if a_mem:
+            total += min(r_mem, a_mem) * MAX_NODE_SCORE // a_mem
+            wsum += 1
+        append(total // wsum if wsum else 0)
+    return out
+
+
+def _balanced_batch(nodes: Sequence[NodeInfo], cpu_req: int, mem_req: int, use_requested: bool) -> list[int]:
+    out: list[int] = []
+    append = out.append
+    for ni in nodes:
+        alloc = ni.allocatable
+        a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
+        if use_requested:
+            r_cpu, r_mem = ni.requested.get(CPU, 0) + cpu_req, ni.requested.get(MEMORY, 0) + mem_req
+        else:
+            r_cpu, r_mem = ni.non_zero_cpu + cpu_req, ni.non_zero_memory + mem_req
+        if a_cpu and a_mem:
+            std = abs((min(r_cpu / a_cpu, 1.0) - min(r_mem / a_mem, 1.0)) / 2)
+            append(int((1 - std) * MAX_NODE_SCORE))
+        else:
+            append(MAX_NODE_SCORE)  # one fraction or none: no spread
+    return out
+
+
+_BATCH_CPU_MEMORY: dict[Scorer, CpuMemoryBatch] = {
+    least_allocated_scorer: _least_batch,
+    most_allocated_scorer: _most_batch,
+    balanced_scorer: _balanced_batch,
+}
+
+
+def _single(batch: CpuMemoryBatch) -> Callable[[NodeInfo, int, int, bool], int]:
+    def one(node_info: NodeInfo, cpu_req: int, mem_req: int, use_requested: bool) -> int:
+        return batch((node_info,), cpu_req, mem_req, use_requested)[0]
+
+    return one
+
+
+_FAST_CPU_MEMORY: dict[Scorer, Callable[[NodeInfo, int, int, bool], int]] = {
+    scorer: _single(batch) for scorer, batch in _BATCH_CPU_MEMORY.items()
+}

@@ -52,18 +52,30 @@ class TaintToleration:
         state.write(_PRE_SCORE_KEY, prefer)
         return None
 
-    def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+    def _prefer(self, state: CycleState, pod_info: PodInfo) -> list[dict[str, Any]]:
         prefer = state.get(_PRE_SCORE_KEY)
         if prefer is None:
             prefer = [
                 t for t in tolerations_of(pod_info.pod) if (t.get("effect") or "") in ("", PREFER_NO_SCHEDULE)
             ]
-        count = sum(
+        return prefer
+
+    @staticmethod
+    def _count(prefer: list[dict[str, Any]], node_info: NodeInfo) -> int:
+        return sum(
             1
             for taint in node_info.taints
             if taint.get("effect") == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(prefer, taint)
         )
-        return count, None
+
+    def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        return self._count(self._prefer(state, pod_info), node_info), None
+
+    def score_nodes(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node in one call (the framework's batch path)."""
+        prefer = self._prefer(state, pod_info)
+        count = self._count
+        return [count(prefer, ni) if ni.taints else 0 for ni in nodes]
 
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)

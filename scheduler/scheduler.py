@@ -1,0 +1,657 @@
+"""The running kube-scheduler: informers, cache, queue and profiles wired into ``scheduleOne``.
+
+:class:`Scheduler` is a control-plane component (``name = "scheduler"``). On :meth:`start` it
+lists and watches pods (non-terminal only, as kube's pod informer does: a pod turning
+Succeeded/Failed is seen as deleted), nodes, namespaces, PodDisruptionBudgets, Services,
+ReplicaSets and StatefulSets, waits for the caches to sync, and then runs
+
+* the **scheduling loop**: pop a pod, run one profile's framework over a fresh snapshot
+  (PreFilter → Filter → PostFilter/preemption on failure → Score), assume the pod in the cache,
+  Reserve and Permit, then hand it to a **binding task** (WaitOnPermit → PreBind → Bind →
+  PostBind) and go on with the next pod while the bind is in flight, like kube's goroutine;
+* the **failure handler** (kube's ``handleSchedulingFailure``): back to the queue with the
+  rejecting plugins, nomination update, a ``FailedScheduling`` event and a
+  ``PodScheduled=False`` condition patched only when it changes;
+* the **periodic work**: backoff flush every second, unschedulable-leftover flush every 30
+  seconds, the ``scheduler_pending_pods`` gauge, expiry of assumed pods.
+
+Profiles are chosen by ``spec.schedulerName``; pods for any other scheduler are ignored (but
+their bound pods still count on the nodes). Gang scheduling plugs in through
+:attr:`Scheduler.pod_group_cycle`: when set, pods with ``spec.schedulingGroup`` are offered to it
+first and scheduled pod by pod only if it declines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from apiserver import errors
+from apiserver.client.events import NORMAL, WARNING, EventRecorder, object_reference
+from apiserver.client.informer import Informer, InformerFactory
+from apiserver.client.interface import (
+    NAMESPACES,
+    NODES,
+    PDBS,
+    PODS,
+    REPLICASETS,
+    SERVICES,
+    STATEFULSETS,
+    Client,
+)
+from apiserver.meta import Clock, rfc3339
+from featuregates import FeatureGate
+from scheduler import metrics as m
+from scheduler.cache import Cache, CacheError, Snapshot
+from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
+from scheduler.events import (
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    NODE_DELETE,
+    node_update_events,
+)
+from scheduler.framework import (
+    DEFAULT_SCHEDULER_NAME,
+    NOMINATING_NOOP,
+    NOMINATING_OVERRIDE,
+    CycleState,
+    Framework,
+    Handle,
+    PluginFactory,
+    Profile,
+    SchedulingError,
+    default_profile,
+    default_registry,
+)
+from scheduler.metrics import SchedulerMetrics
+from scheduler.nodeinfo import PodInfo
+from scheduler.plugins.pod_topology_spread import build_default_selector
+from scheduler.podstatus import (
+    POD_SCHEDULED,
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+    new_condition,
+    patch_pod_status,
+)
+from scheduler.queue import QueuedPodInfo, SchedulingQueue
+from scheduler.status import Code, Status
+
+Obj = dict[str, Any]
+
+log = logging.getLogger("gangplane.scheduler")
+
+#: kube's pod informer field selector: terminal pods are not the scheduler's business.
+NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+#: ``source.component`` / ``reportingController`` of the scheduler's events.
+EVENT_COMPONENT = DEFAULT_SCHEDULER_NAME
+BACKOFF_FLUSH_PERIOD = 1.0
+LEFTOVER_FLUSH_PERIOD = 30.0
+#: How long :meth:`Scheduler.stop` lets in-flight bindings finish before cancelling them.
+STOP_GRACE = 5.0
+
+#: ``pod_group_cycle(scheduler, framework, queued_pod) -> handled``; see :attr:`Scheduler.pod_group_cycle`.
+PodGroupCycle = Callable[["Scheduler", Framework, QueuedPodInfo], Awaitable[bool]]
+
+_METRICS: weakref.WeakKeyDictionary[CollectorRegistry, SchedulerMetrics] = weakref.WeakKeyDictionary()
+
+
+def metrics_for(registry: CollectorRegistry) -> SchedulerMetrics:
+    """The scheduler metrics registered on ``registry``, registered once (a restarted scheduler keeps counting)."""
+    sm = _METRICS.get(registry)
+    if sm is None:
+        sm = SchedulerMetrics(registry)
+        _METRICS[registry] = sm
+    return sm
+
+
+def assigned(pod: Obj) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def scheduler_name_of(pod: Obj) -> str:
+    return (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME
+
+
+def pod_group_name(pod: Obj) -> str:
+    """``spec.schedulingGroup.podGroupName`` or ``""``."""
+    return ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName") or ""
+
+
+def _rv(obj: Obj) -> str:
+    return (obj.get("metadata") or {}).get("resourceVersion") or ""
+
+
+@dataclass(frozen=True)
+class Nominating:
+    """kube's ``NominatingInfo``: Override sets (or with ``""`` clears) the nomination, Noop keeps it."""
+
+    mode: str = NOMINATING_NOOP
+    node_name: str = ""
+
+
+CLEAR_NOMINATION = Nominating(NOMINATING_OVERRIDE, "")
+
+
+class Scheduler:
+    """kube-scheduler as a component; see the module docstring."""
+
+    name = "scheduler"
+
+    def __init__(
+        self,
+        client: Client,
+        gates: FeatureGate | None = None,
+        clock: Clock | None = None,
+        metrics_registry: CollectorRegistry | None = None,
+        profiles: Iterable[Profile] | None = None,
+        *,
+        registry: dict[str, PluginFactory] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests."""
+        self.client = client
+        self.gates = gates if gates is not None else FeatureGate()
+        self.clock = clock or Clock()
+        self.metrics = metrics_for(metrics_registry if metrics_registry is not None else CollectorRegistry())
+        self.informers = InformerFactory(client)
+        self.pods: Informer = self.informers.informer(PODS, field_selector=NON_TERMINAL_PODS)
+        self.nodes: Informer = self.informers.informer(NODES)
+        self.namespaces: Informer = self.informers.informer(NAMESPACES)
+        self.pdbs: Informer = self.informers.informer(PDBS)
+        self.services: Informer = self.informers.informer(SERVICES)
+        self.replicasets: Informer = self.informers.informer(REPLICASETS)
+        self.statefulsets: Informer = self.informers.informer(STATEFULSETS)
+        self.recorder = EventRecorder(client, EVENT_COMPONENT, clock=self.clock)
+        self.cache = Cache(self.clock)
+        self.snapshot = Snapshot()
+
+        plugin_registry = {**default_registry(), **registry} if registry else None
+        rng = random.Random(seed)
+        self.frameworks: dict[str, Framework] = {}
+        for profile in list(profiles) if profiles is not None else [default_profile()]:
+            if profile.scheduler_name in self.frameworks:
+                raise ValueError(f"duplicate profile for schedulerName {profile.scheduler_name!r}")
+            handle = self._new_handle(profile.scheduler_name, random.Random(rng.random()))
+            self.frameworks[profile.scheduler_name] = Framework(profile, handle, plugin_registry)
+        if not self.frameworks:
+            raise ValueError("at least one scheduler profile is required")
+        first = next(iter(self.frameworks.values()))
+        self.queue = SchedulingQueue(first.queue_sort_less, self.clock, self.frameworks)
+        for fw in self.frameworks.values():
+            fw.handle.nominator = self.queue
+
+        #: Gang scheduling hook: offered every popped pod with ``spec.schedulingGroup``; returns
+        #: True when it took care of the pod (and of calling ``queue.done`` for it).
+        self.pod_group_cycle: PodGroupCycle | None = None
+        self._loop_task: asyncio.Task[None] | None = None
+        self._periodic_task: asyncio.Task[None] | None = None
+        self._binding_tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        self.cycles = 0
+
+    # ------------------------------------------------------------------ wiring
+
+    def _new_handle(self, scheduler_name: str, rng: random.Random) -> Handle:
+        return Handle(
+            scheduler_name=scheduler_name,
+            client=self.client,
+            clock=self.clock,
+            rng=rng,
+            metrics=self.metrics,
+            gates=self.gates,
+            namespace_labels=self._namespace_labels,
+            list_pdbs=self.pdbs.list,
+            default_spread_selector=self._default_spread_selector,
+            record_event=self._record_event,
+        )
+
+    def _namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        ns = self.namespaces.get_by_name("", namespace)
+        if ns is None:
+            return None
+        return dict((ns.get("metadata") or {}).get("labels") or {})
+
+    def _default_spread_selector(self, pod: Obj) -> Any:
+        """kube's ``helper.DefaultSelector``: the pod's Services plus its controlling ReplicaSet/StatefulSet."""
+        meta = pod.get("metadata") or {}
+        ns = meta.get("namespace", "")
+        owner_selector = None
+        for ref in meta.get("ownerReferences") or []:
+            if not ref.get("controller"):
+                continue
+            if ref.get("apiVersion") == "apps/v1" and ref.get("kind") in ("ReplicaSet", "StatefulSet"):
+                inf = self.replicasets if ref["kind"] == "ReplicaSet" else self.statefulsets
+                owner = inf.get_by_name(ns, ref.get("name", ""))
+                if owner is not None:
+                    owner_selector = (owner.get("spec") or {}).get("selector")
+            break
+        return build_default_selector(pod, self.services.list(ns), owner_selector)
+
+    def _record_event(
+        self,
+        regarding: Obj,
+        etype: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: Obj | None = None,
+    ) -> None:
+        """The framework's ``record_event`` (events.k8s.io shape) on top of the core/v1 recorder."""
+        del action  # core/v1 Events have no action
+        kind = regarding.get("kind") or "Pod"
+        api_version = regarding.get("apiVersion") or "v1"
+        rel = None
+        if related:
+            rel = object_reference(related, related.get("apiVersion") or "v1", related.get("kind") or "Pod")
+        self.recorder.event_ref(object_reference(regarding, api_version, kind), etype, reason, note, rel)
+
+    def framework_for(self, pod: Obj) -> Framework | None:
+        return self.frameworks.get(scheduler_name_of(pod))
+
+    def responsible_for(self, pod: Obj) -> bool:
+        return scheduler_name_of(pod) in self.frameworks
+
+    # ------------------------------------------------------------------ informer handlers
+
+    def _on_pod_add(self, pod: Obj) -> None:
+        if assigned(pod):
+            self.cache.add_pod(pod)
+            self.queue.assigned_pod_added(pod)
+        elif self.responsible_for(pod):
+            self.queue.add(pod)
+
+    def _on_pod_update(self, old: Obj, new: Obj) -> None:
+        if _rv(old) and _rv(old) == _rv(new):
+            return  # a re-list delivering the same version
+        was, now = assigned(old), assigned(new)
+        if now and not was:
+            if self.responsible_for(old):
+                self.queue.delete(old)
+            self.cache.add_pod(new)
+            self.queue.assigned_pod_added(new)
+        elif was and now:
+            self.cache.update_pod(old, new)
+            self.queue.assigned_pod_updated(old, new)
+        elif not was and not now and self.responsible_for(new):
+            if self.cache.is_assumed_pod(new):
+                return  # being bound: the binding cycle owns it
+            self.queue.update(old, new)
+        elif was and not now:
+            # cannot happen through the API (nodeName is immutable once set); be safe
+            self.cache.remove_pod(old)
+            if self.responsible_for(new):
+                self.queue.add(new)
+
+    def _on_pod_delete(self, pod: Obj) -> None:
+        if assigned(pod):
+            self.cache.remove_pod(pod)
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
+            return
+        if not self.responsible_for(pod):
+            return
+        self.queue.delete(pod)
+        fw = self.framework_for(pod)
+        uid = (pod.get("metadata") or {}).get("uid") or ""
+        if fw is not None and uid and fw.reject_waiting_pod(uid, message="pod deleted"):
+            # it was assumed and held at Permit: its resources are free again
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
+
+    def _on_node_add(self, node: Obj) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff(NODE_ADD, None, node)
+
+    def _on_node_update(self, old: Obj, new: Obj) -> None:
+        self.cache.update_node(old, new)
+        for ev in node_update_events(old, new):
+            self.queue.move_all_to_active_or_backoff(ev, old, new)
+
+    def _on_node_delete(self, node: Obj) -> None:
+        self.cache.remove_node(node)
+        self.queue.move_all_to_active_or_backoff(NODE_DELETE, node, None)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Start the informers, wait for their caches, then start scheduling."""
+        self._stopping = False
+        self.pods.add_event_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
+        self.nodes.add_event_handler(self._on_node_add, self._on_node_update, self._on_node_delete)
+        self.informers.start()
+        await self.informers.wait_for_sync()
+        self._loop_task = asyncio.create_task(self._run(), name="scheduler-loop")
+        self._periodic_task = asyncio.create_task(self._periodic(), name="scheduler-periodic")
+
+    async def stop(self) -> None:
+        """Stop popping pods, let bindings in flight finish (briefly), stop the informers."""
+        self._stopping = True
+        self.queue.close()
+        for task in (self._loop_task, self._periodic_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._loop_task = self._periodic_task = None
+        for fw in self.frameworks.values():
+            for uid in list(fw.waiting_pods):
+                fw.reject_waiting_pod(uid, message="scheduler stopping")
+        if self._binding_tasks:
+            _, pending = await asyncio.wait(set(self._binding_tasks), timeout=STOP_GRACE)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+        await self._stop_informers()
+        await self.recorder.stop()
+
+    async def _stop_informers(self) -> None:
+        """``InformerFactory.stop``, insisting: Python 3.11's ``asyncio.wait_for`` (used inside the
+        watch) can swallow a cancel that races with an event, leaving an informer running."""
+        stopping = asyncio.ensure_future(self.informers.stop())
+        while True:
+            done, _ = await asyncio.wait({stopping}, timeout=0.5)
+            if done:
+                return
+            for inf in self.informers.informers():
+                task = getattr(inf, "_task", None)
+                if task is not None and not task.done():
+                    task.cancel()
+
+    async def wait_idle(self) -> None:
+        """Wait until no binding is in flight (tests and benchmarks)."""
+        while self._binding_tasks:
+            await asyncio.gather(*set(self._binding_tasks), return_exceptions=True)
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            try:
+                if not await self.schedule_one():
+                    return
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bug in one cycle must not stop the scheduler
+                log.exception("scheduling cycle failed")
+            # let informers and binding tasks run between cycles
+            await asyncio.sleep(0)
+
+    async def _periodic(self) -> None:
+        ticks = 0
+        leftover_every = max(1, round(LEFTOVER_FLUSH_PERIOD / BACKOFF_FLUSH_PERIOD))
+        while not self._stopping:
+            await asyncio.sleep(BACKOFF_FLUSH_PERIOD)
+            ticks += 1
+            try:
+                self.queue.flush_backoff_completed()
+                if ticks % leftover_every == 0:
+                    self.queue.flush_unschedulable_leftover()
+                self.cache.cleanup_assumed_pods()
+                self.metrics.set_pending(self.queue.pending_pods())
+            except Exception:
+                log.exception("scheduler periodic work failed")
+
+    # ------------------------------------------------------------------ scheduleOne
+
+    async def schedule_one(self) -> bool:
+        """Schedule the next pod (waiting for one); False once the queue is closed.
+
+        This is the dispatch point: a pod of a PodGroup goes to :attr:`pod_group_cycle` first.
+        """
+        qpi = await self.queue.pop()
+        if qpi is None:
+            return False
+        self.cycles += 1
+        pod = qpi.pod
+        fw = self.framework_for(pod)
+        if fw is None:
+            self.queue.done(qpi.uid)
+            return True
+        if self._skip_pod_schedule(fw, qpi):
+            self.queue.done(qpi.uid)
+            return True
+        if (
+            self.pod_group_cycle is not None
+            and pod_group_name(pod)
+            and await self.pod_group_cycle(self, fw, qpi)
+        ):
+            return True
+        await self.schedule_pod(fw, qpi)
+        return True
+
+    def _skip_pod_schedule(self, fw: Framework, qpi: QueuedPodInfo) -> bool:
+        """kube's ``skipPodSchedule``: gone, being deleted, or already assumed."""
+        pod = qpi.pod
+        meta = pod.get("metadata") or {}
+        current = self.pods.get_by_name(meta.get("namespace", ""), meta.get("name", ""))
+        if current is None or (current.get("metadata") or {}).get("uid") != meta.get("uid"):
+            return True
+        if meta.get("deletionTimestamp"):
+            self._record_event(
+                pod,
+                WARNING,
+                "FailedScheduling",
+                "Scheduling",
+                f"skip schedule deleting pod: {meta.get('namespace', '')}/{meta.get('name', '')}",
+            )
+            return True
+        return self.cache.is_assumed_pod(pod)
+
+    async def schedule_pod(self, fw: Framework, qpi: QueuedPodInfo) -> None:
+        """One pod's scheduling cycle; on success its binding cycle runs in a task of its own."""
+        start = time.perf_counter()
+        state = CycleState()
+        pod_info = qpi.pod_info
+        self.cache.update_snapshot(self.snapshot)
+        fw.handle.snapshot = self.snapshot
+        try:
+            result = fw.schedule_pod(state, pod_info, self.snapshot)
+        except FitError as e:
+            nominating: Nominating | None = None
+            if fw.post_filter_plugins:
+                r, status = await fw.run_post_filter_plugins(state, pod_info, e.diagnosis.node_to_status)
+                e.diagnosis.post_filter_msg = status.message()
+                if status.code == Code.ERROR:
+                    log.warning("PostFilter for pod %s failed: %s", pod_info.key, status.message())
+                if r is not None:
+                    nominating = Nominating(r.mode, r.nominated_node_name)
+            await self.handle_failure(
+                fw, qpi, Status(Code.UNSCHEDULABLE), e.message, nominating, start, e.diagnosis
+            )
+            return
+        except NoNodesAvailableError as e:
+            await self.handle_failure(
+                fw, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), str(e), CLEAR_NOMINATION, start
+            )
+            return
+        except SchedulingError as e:
+            log.warning("error selecting a node for pod %s: %s", pod_info.key, e)
+            await self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
+            return
+        await self.assume_and_bind(fw, state, qpi, result.suggested_host, start)
+
+    async def assume_and_bind(
+        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, start: float | None = None
+    ) -> bool:
+        """Assume the pod on ``host``, run Reserve and Permit, and start its binding cycle.
+
+        Returns False when the pod went to the failure handler instead. Exposed for the
+        PodGroup cycle, which places several pods at once.
+        """
+        start = time.perf_counter() if start is None else start
+        pod = qpi.pod
+        try:
+            assumed = self.cache.assume_pod(pod, host)
+        except CacheError as e:
+            await self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
+            return False
+        self.queue.delete_nominated_pod_if_exists(pod)
+        s = fw.run_reserve_plugins_reserve(state, assumed, host)
+        if s is not None and not s.is_success():
+            fw.run_reserve_plugins_unreserve(state, assumed, host)
+            self._forget(assumed)
+            await self._cycle_rejection(fw, qpi, s, host, start)
+            return False
+        s = fw.run_permit_plugins(state, assumed, host)
+        if s is not None and not s.is_success() and not s.is_wait():
+            fw.run_reserve_plugins_unreserve(state, assumed, host)
+            self._forget(assumed)
+            await self._cycle_rejection(fw, qpi, s, host, start)
+            return False
+        self._spawn(self._binding_cycle(fw, state, qpi, assumed, host, start))
+        return True
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._binding_tasks.add(task)
+        task.add_done_callback(self._binding_tasks.discard)
+
+    def _forget(self, assumed: PodInfo) -> None:
+        try:
+            self.cache.forget_pod(assumed.pod)
+        except CacheError as e:
+            log.warning("scheduler cache ForgetPod failed: %s", e)
+
+    async def _cycle_rejection(
+        self, fw: Framework, qpi: QueuedPodInfo, s: Status, host: str, start: float
+    ) -> None:
+        """Reserve/Permit (or WaitOnPermit) said no: a one-node FitError, or an error."""
+        if s.is_rejected():
+            diag = Diagnosis(node_to_status=NodeToStatus({host: s}))
+            diag.add_plugin_status(s)
+            err = FitError(qpi.key, 1, diag)
+            await self.handle_failure(fw, qpi, Status(s.code), err.message, CLEAR_NOMINATION, start, diag)
+        else:
+            await self.handle_failure(fw, qpi, Status(Code.ERROR), s.message(), CLEAR_NOMINATION, start)
+
+    async def _binding_cycle(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        start: float,
+    ) -> None:
+        status = await fw.wait_on_permit(assumed)
+        if status is not None and not status.is_success():
+            await self._binding_failure(fw, state, qpi, assumed, host, status, start)
+            return
+        # past Permit the pod can no longer be "unschedulable": stop recording events for it
+        self.queue.done(qpi.uid)
+        status = await fw.run_pre_bind_plugins(state, assumed, host)
+        if status is None or status.is_success():
+            status = await fw.run_bind_plugins(state, assumed, host)
+        self.cache.finish_binding(assumed.pod)
+        if status is not None and not status.is_success():
+            await self._binding_failure(fw, state, qpi, assumed, host, status, start)
+            return
+        self._record_event(
+            assumed.pod,
+            NORMAL,
+            "Scheduled",
+            "Binding",
+            f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}",
+        )
+        self.metrics.observe_attempt(m.SCHEDULED, fw.scheduler_name, time.perf_counter() - start)
+        fw.run_post_bind_plugins(state, assumed, host)
+
+    async def _binding_failure(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        status: Status,
+        start: float,
+    ) -> None:
+        """kube's ``handleBindingCycleError``."""
+        fw.run_reserve_plugins_unreserve(state, assumed, host)
+        forgotten = True
+        try:
+            self.cache.forget_pod(assumed.pod)
+        except CacheError as e:
+            forgotten = False
+            log.warning("scheduler cache ForgetPod failed: %s", e)
+        if forgotten:
+            if status.is_rejected():
+                uid = assumed.uid
+                self.queue.move_all_to_active_or_backoff(
+                    ASSIGNED_POD_DELETE, assumed.pod, None, pre_check=lambda q: q.uid != uid
+                )
+            else:
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed.pod, None)
+        if not status.is_rejected():
+            log.info("binding pod %s to %s failed: %s", assumed.key, host, status.message())
+        await self._cycle_rejection(fw, qpi, status, host, start)
+
+    # ------------------------------------------------------------------ failures
+
+    async def handle_failure(
+        self,
+        fw: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        message: str,
+        nominating: Nominating | None,
+        start: float,
+        diagnosis: Diagnosis | None = None,
+    ) -> None:
+        """kube's ``handleSchedulingFailure``: requeue, nominate, record the event, patch the condition."""
+        rejected = status.is_rejected()
+        reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
+        self.metrics.observe_attempt(
+            m.UNSCHEDULABLE if rejected else m.ERROR, fw.scheduler_name, time.perf_counter() - start
+        )
+        if diagnosis is not None:
+            qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(diagnosis.pending_plugins)
+        else:
+            qpi.unschedulable_plugins = set()
+            qpi.pending_plugins = set()
+        qpi.last_error = not rejected
+        pod = qpi.pod
+        meta = pod.get("metadata") or {}
+        cached = self.pods.get_by_name(meta.get("namespace", ""), meta.get("name", ""))
+        if cached is not None and (cached.get("metadata") or {}).get("uid") != meta.get("uid"):
+            cached = None  # a new pod of the same name
+        if cached is None or assigned(cached):
+            # gone, or bound behind our back: nothing to requeue
+            self.queue.done(qpi.uid)
+        else:
+            qpi.pod_info = PodInfo(cached)
+            self.queue.add_unschedulable_if_not_present(qpi)
+        self._nominate(qpi.pod_info, nominating, cached)
+        self._record_event(qpi.pod, WARNING, "FailedScheduling", "Scheduling", message)
+        if cached is None:
+            return
+        gen = (cached.get("metadata") or {}).get("generation")
+        cond = new_condition(POD_SCHEDULED, "False", reason, message, rfc3339(self.clock.now()), gen)
+        kw: dict[str, Any] = {}
+        if nominating is not None and nominating.mode == NOMINATING_OVERRIDE:
+            kw["nominated_node_name"] = nominating.node_name or None
+        try:
+            await patch_pod_status(self.client, cached, cond, **kw)
+        except errors.StatusError as e:
+            if e.code != 404:
+                log.warning(
+                    "could not update pod %s/%s: %s", meta.get("namespace"), meta.get("name"), e.message
+                )
+
+    def _nominate(self, pod_info: PodInfo, nominating: Nominating | None, cached: Obj | None) -> None:
+        """kube's ``AddNominatedPod``: Override names the node (``""`` clears), Noop keeps the pod's own."""
+        self.queue.delete_nominated_pod_if_exists(pod_info.pod)
+        if nominating is not None and nominating.mode == NOMINATING_OVERRIDE:
+            node = nominating.node_name
+        else:
+            node = ((pod_info.pod.get("status") or {}).get("nominatedNodeName")) or ""
+        if not node or cached is None or assigned(cached):
+            return
+        self.queue.add_nominated_pod(pod_info, node)

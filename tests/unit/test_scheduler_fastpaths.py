@@ -1,0 +1,161 @@
+"""The scheduler's hot-path shortcuts give exactly the results of the general code they bypass."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from scheduler.cache import Cache, CapacityIndex
+from scheduler.framework import CycleState, Framework, Handle, NodePluginScores, default_profile
+from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.plugins import resource_allocation as ra
+from scheduler.plugins.balanced_allocation import BalancedAllocation
+from scheduler.plugins.node_resources_fit import NodeResourcesFit, fits_request
+from scheduler.plugins.taint_toleration import TaintToleration
+from scheduler.testing import make_node, make_pod, node_info
+
+Obj = dict[str, Any]
+
+
+def _general(
+    node: NodeInfo, reqs: list[int], resources: list[tuple[str, int]], scorer: Any, use: bool
+) -> int:
+    """``score_node`` without the cpu/memory shortcut."""
+    requested = [0] * len(resources)
+    allocatable = [0] * len(resources)
+    for i, (name, _) in enumerate(resources):
+        alloc, req = ra.allocatable_and_requested(node, name, reqs[i], use)
+        if alloc:
+            allocatable[i], requested[i] = alloc, req
+    return scorer(requested, allocatable, [w for _, w in resources])
+
+
+def _random_nodes(rng: random.Random, count: int) -> list[NodeInfo]:
+    out = []
+    for i in range(count):
+        cpu = rng.choice(["0", "1", "4", "7500m"])
+        mem = rng.choice(["0", "1Gi", "8Gi"])
+        node = make_node(f"n{i}", cpu=cpu, memory=mem)
+        pods = [
+            make_pod(
+                f"e{i}-{j}",
+                node_name=f"n{i}",
+                requests=rng.choice(
+                    [{}, {"cpu": "300m"}, {"memory": "700Mi"}, {"cpu": "5", "memory": "9Gi"}]
+                ),
+            )
+            for j in range(rng.randrange(4))
+        ]
+        out.append(node_info(node, *pods))
+    return out
+
+
+@pytest.mark.parametrize("scorer", [ra.least_allocated_scorer, ra.most_allocated_scorer, ra.balanced_scorer])
+@pytest.mark.parametrize("use_requested", [False, True])
+def test_cpu_memory_shortcut_matches_the_general_scorer(scorer: Any, use_requested: bool) -> None:
+    rng = random.Random(7)
+    resources = [("cpu", 1), ("memory", 1)]
+    for ni in _random_nodes(rng, 60):
+        for reqs in ([0, 0], [250, 0], [0, 512 * 1024**2], [9000, 20 * 1024**3], [100, 200 * 1024**2]):
+            assert ra.score_node(ni, reqs, resources, scorer, use_requested) == _general(
+                ni, reqs, resources, scorer, use_requested
+            )
+
+
+def test_weighted_resources_take_the_general_path() -> None:
+    ni = node_info(make_node("n", extra={"example.com/gpu": "4"}))
+    resources = [("cpu", 2), ("memory", 1), ("example.com/gpu", 3)]
+    reqs = [1000, 1024**3, 2]
+    got = ra.score_node(ni, reqs, resources, ra.least_allocated_scorer, False)
+    assert got == _general(ni, reqs, resources, ra.least_allocated_scorer, False)
+
+
+@pytest.mark.parametrize(
+    "plugin",
+    [
+        NodeResourcesFit(),
+        NodeResourcesFit({"scoringStrategy": {"type": "MostAllocated"}}),
+        BalancedAllocation(),
+    ],
+)
+def test_batch_scores_equal_per_node_scores(plugin: Any) -> None:
+    nodes = _random_nodes(random.Random(3), 40)
+    for pod in (
+        make_pod("p", requests={"cpu": "500m", "memory": "1Gi"}),
+        make_pod("q", requests={"cpu": "2"}),
+    ):
+        state = CycleState()
+        pi = PodInfo(pod)
+        plugin.pre_score(state, pi, nodes)
+        assert plugin.score_nodes(state, pi, nodes) == [plugin.score(state, pi, ni)[0] for ni in nodes]
+
+
+def test_taint_toleration_batch_scores() -> None:
+    prefer = {"key": "k", "value": "v", "effect": "PreferNoSchedule"}
+    nodes = [
+        node_info(make_node("a")),
+        node_info(make_node("b", taints=[prefer])),
+        node_info(make_node("c", taints=[prefer, {"key": "x", "effect": "PreferNoSchedule"}])),
+    ]
+    plugin = TaintToleration()
+    for pod in (make_pod("p"), make_pod("q", tolerations=[{"key": "k", "operator": "Exists"}])):
+        state = CycleState()
+        pi = PodInfo(pod)
+        plugin.pre_score(state, pi, nodes)
+        assert plugin.score_nodes(state, pi, nodes) == [plugin.score(state, pi, ni)[0] for ni in nodes]
+
+
+def test_fits_request_reasons_unchanged_by_the_quick_check() -> None:
+    busy = node_info(
+        make_node("n", cpu="2", memory="1Gi", pods="1"),
+        make_pod("e", node_name="n", requests={"cpu": "1500m"}),
+    )
+    reasons = [
+        s.reason
+        for s in fits_request(PodInfo(make_pod("p", requests={"cpu": "1", "memory": "2Gi"})).requests, busy)
+    ]
+    assert reasons == ["Too many pods", "Insufficient cpu", "Insufficient memory"]
+    assert [s.reason for s in fits_request({}, busy)] == ["Too many pods"]
+    roomy = node_info(make_node("m"))
+    assert fits_request(PodInfo(make_pod("p", requests={"cpu": "1"})).requests, roomy) == []
+    ignored = fits_request({"example.com/foo": 1}, roomy, ignored_groups=frozenset({"example.com"}))
+    assert ignored == []
+
+
+def test_capacity_index_when_every_node_fits() -> None:
+    idx = CapacityIndex()
+    for name in ("a", "b", "c"):
+        idx.update(name, node_info(make_node(name)))
+    assert idx.candidates({"cpu": 100}) == {"a", "b", "c"}
+    assert idx.candidates({"cpu": 5000}) == set()
+
+
+def test_select_host_picks_among_the_best_only() -> None:
+    fw = Framework(default_profile(), Handle(rng=random.Random(1)))
+    scores = [NodePluginScores(n, {}, t) for n, t in [("a", 5), ("b", 9), ("c", 9), ("d", 2)]]
+    picks = {fw.select_host(scores) for _ in range(50)}
+    assert picks == {"b", "c"}
+    assert fw.select_host([NodePluginScores("only", {}, 0)]) == "only"
+
+
+def test_schedule_pod_without_nominated_pods_matches_the_nominated_path() -> None:
+    """Filter runs once per node when nothing is nominated; the choice is the same either way."""
+
+    class NoNominations:
+        def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+            return []
+
+    cache = Cache()
+    for i in range(30):
+        cache.add_node(make_node(f"n{i:02d}", cpu=str(1 + i % 3)))
+    snap = cache.snapshot()
+    pod = PodInfo(make_pod("p", requests={"cpu": "1500m"}))
+    fast = Framework(default_profile(), Handle(rng=random.Random(5)))
+    slow = Framework(default_profile(), Handle(rng=random.Random(5), nominator=NoNominations()))
+    assert slow._any_nominated_pods() and not fast._any_nominated_pods()
+    for _ in range(5):
+        a = fast.schedule_pod(CycleState(), pod, snap)
+        b = slow.schedule_pod(CycleState(), pod, snap)
+        assert (a.suggested_host, a.feasible_nodes) == (b.suggested_host, b.feasible_nodes)
