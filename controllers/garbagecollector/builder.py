@@ -248,3 +248,9 @@ class GraphBuilder:
             for dep in self.graph.dependents(node.identity.uid):
                 self.attempt_to_delete(dep.identity.uid)
             self.attempt_to_delete(node.identity.uid)
+            return
+        if is_being_deleted(new) and (old is None or not is_being_deleted(old)):
+            # A background deletion held by other finalizers: its dependents may now have no
+            # owner left that is staying (see GarbageCollector._classify, "going").
+            for dep in self.graph.dependents(node.identity.uid):
+                self.attempt_to_delete(dep.identity.uid)

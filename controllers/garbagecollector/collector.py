@@ -169,7 +169,7 @@ class GarbageCollector(Controller):
         refs = owner_references(latest)
         if not refs:
             return
-        solid, dangling, waiting = await self._classify(node, refs)
+        solid, dangling, waiting, going = await self._classify(node, refs)
         if solid:
             if not dangling and not waiting:
                 return
@@ -190,19 +190,33 @@ class GarbageCollector(Controller):
         policy = "Orphan" if ORPHAN in fins else "Foreground" if FOREGROUND in fins else "Background"
         await self._delete(node.identity, latest, policy)
 
-    async def _classify(self, node: Node, refs: list[Obj]) -> tuple[list[Obj], list[Obj], list[Obj]]:
+    async def _classify(
+        self, node: Node, refs: list[Obj]
+    ) -> tuple[list[Obj], list[Obj], list[Obj], list[Obj]]:
+        """kube's solid / dangling / waitingForDependentsDeletion, plus *going*.
+
+        *going* (a gangplane addition): an owner already being deleted in the background whose
+        removal is held only by other finalizers. kube counts it as solid, which deadlocks
+        KEP-6277's ownership: a pod owned by its StatefulSet and its PodGroup loses the
+        StatefulSet and keeps the PodGroup "alive", while the PodGroup's protection finalizer
+        waits for that very pod to terminate. An item whose owners are all dangling or going is
+        deleted; a going owner's reference is never stripped from an item that keeps a solid one.
+        """
         solid: list[Obj] = []
         dangling: list[Obj] = []
         waiting: list[Obj] = []
+        going: list[Obj] = []
         for ref in refs:
             is_dangling, owner = await self._is_dangling(ref, node)
             if is_dangling:
                 dangling.append(ref)
             elif owner is not None and is_being_deleted(owner) and FOREGROUND in finalizers_of(owner):
                 waiting.append(ref)
+            elif owner is not None and is_being_deleted(owner) and ORPHAN not in finalizers_of(owner):
+                going.append(ref)
             else:
                 solid.append(ref)
-        return solid, dangling, waiting
+        return solid, dangling, waiting, going
 
     async def _is_dangling(self, ref: Obj, item: Node) -> tuple[bool, Obj | None]:
         """``isDangling``: is the referenced owner absent (or replaced by an object with another UID)?"""

@@ -1,0 +1,655 @@
+"""KEP-6277: the StatefulSet controller's Workload / PodGroup lifecycle, as a scheduling hook.
+
+The StatefulSet controller calls :meth:`WorkloadSchedulingHook.prepare` once per sync, after it
+has claimed the set's pods and before it creates or deletes any (see
+:mod:`controllers.statefulset.hooks`). The hook implements "Controller Workflow":
+
+1. **Existing pods block creation.** Only a StatefulSet with no pods at all (active or terminal)
+   may get a Workload or PodGroup created for it; once pods exist the hook discovers and uses
+   what is there and creates nothing. A restart between "Workload created" and "PodGroup
+   created" therefore resumes where it stopped (no pod could have been created in between).
+2. **Delegation** ("Composition by Higher-Level Controllers"): a parent controller
+   ownerReference plus ``scheduling.k8s.io/group-template-name`` means the parent owns the
+   Workload. The hook finds it (``spec.controllerRef`` = the parent), instantiates only its own
+   PodGroup from the named template (optionally under
+   ``scheduling.k8s.io/parent-compositepodgroup``), never creates a Workload, and falls back to
+   default scheduling with a Warning event when the parent's Workload or template cannot be
+   resolved unambiguously.
+3. **StatefulSet-managed path**: the Workload is discovered by ``spec.controllerRef`` (apps,
+   StatefulSet, name) or compiled with the workloadbuilder and created; two matches are
+   ambiguous, a Workload whose podGroupTemplates count is not 1 is unsupported — both fall back
+   with an event and touch nothing.
+4. **PodGroup** discovered by ``spec.workloadRef`` (workloadName + the target templateName) or
+   instantiated from the template; more than one is unsupported (fall back with an event).
+5. **minCount** ("Scale Lifecycle"): on objects this controller created, gang minCount is derived
+   from ``spec.replicas`` (clamped to 1, never written back) and patched into the Workload's
+   single template first, then into the PodGroup (whose target is always its template's value,
+   so under a user's or parent's Workload the template is authoritative). Only after both
+   writes succeed does the sync go on to create or delete pods; a failed write raises, so the
+   sync backs off and no pod changes until a retry succeeds. Nothing else of an existing
+   Workload or PodGroup is ever written, and nothing is ever deleted: ownerReferences and the
+   garbage collector clean up (OwnerReferences Relationship).
+6. **Pods** get ``spec.schedulingGroup.podGroupName`` and a non-controller ownerReference to the
+   PodGroup. A fall-back leaves them undecorated (default scheduling).
+
+Creation proceeds on the synchronous create response (no wait for the informer): the created
+objects are remembered until the informer has them, and AlreadyExists re-discovers by reference
+through a live list (``retry.OnError(IsAlreadyExists)`` in the Job integration). Any API error
+while creating raises: the sync backs off and, as "Troubleshooting" requires for gang sets, no
+pod is created without its PodGroup.
+
+A StatefulSet without ``spec.scheduling``, or a controller whose gate view has
+``WorkloadWithStatefulSet`` (or ``GenericWorkload``) off, is not wanted: no compilation, no
+minCount sync, no API call, pods created exactly as before ("Feature Enablement and Rollback").
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter
+
+from apiserver import errors
+from apiserver.client.events import NORMAL, WARNING, EventRecorder
+from apiserver.client.informer import Informer
+from apiserver.client.interface import GVR, PODGROUPS, WORKLOADS, Client
+from apiserver.meta import (
+    controller_ref,
+    is_being_deleted,
+    key_of,
+    name_of,
+    namespace_of,
+    resource_version_of,
+    uid_of,
+)
+from apiserver.registry.strategies.statefulset_scheduling import (
+    statefulset_build_options,
+    statefulset_controller_ref,
+    statefulset_workload_item,
+)
+from apiserver.workloadbuilder import (
+    BuildError,
+    BuildOptions,
+    new_builder,
+    new_builder_from_existing_workload,
+    pod_group_name,
+    workload_name,
+)
+from controllers.statefulset import workload_utils as wu
+from controllers.statefulset.controller import NAME as STATEFULSET_CONTROLLER
+from controllers.statefulset.hooks import PROCEED, SchedulingPlan
+from featuregates import GENERIC_WORKLOAD, WORKLOAD_WITH_STATEFULSET, FeatureGate
+
+if TYPE_CHECKING:
+    from apiserver.controlplane import ControlPlane
+    from controllers.statefulset.controller import StatefulSetController
+
+Obj = dict[str, Any]
+log = logging.getLogger("gangplane.statefulset.workload")
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+# ---------------------------------------------------------------------------------- metrics
+class WorkloadMetrics:
+    """KEP-6277 "Monitoring Requirements": the controller's one SLI for this feature."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.creation_errors = Counter(
+            "statefulset_workload_creation_errors_total",
+            "Number of times the StatefulSet controller failed to compile or create a Workload or "
+            "PodGroup for a StatefulSet with spec.scheduling.",
+            registry=registry,
+        )
+
+
+_METRICS: weakref.WeakKeyDictionary[CollectorRegistry, WorkloadMetrics] = weakref.WeakKeyDictionary()
+
+
+def workload_metrics(registry: CollectorRegistry | None) -> WorkloadMetrics | None:
+    """The registry's :class:`WorkloadMetrics`, created once: a restarted StatefulSet controller
+    component reuses the collector instead of registering the name twice (which raises)."""
+    if registry is None:
+        return None
+    m = _METRICS.get(registry)
+    if m is None:
+        m = WorkloadMetrics(registry)
+        _METRICS[registry] = m
+    return m
+
+
+def _message(err: BaseException) -> str:
+    return err.message if isinstance(err, errors.StatusError) else str(err)
+
+
+def _set_ref(sts: Obj) -> str:
+    return f"{namespace_of(sts)}/{name_of(sts)}"
+
+
+# ---------------------------------------------------------------------------------- the hook
+class WorkloadSchedulingHook:
+    """The :class:`~controllers.statefulset.hooks.SchedulingHook` for KEP-6277 (module docstring)."""
+
+    def __init__(
+        self,
+        gates: FeatureGate,
+        *,
+        api_available: bool = True,
+        metrics: WorkloadMetrics | None = None,
+    ) -> None:
+        #: the controller's own gate view, read once: a gate change means a component restart
+        self.enabled = gates.enabled(WORKLOAD_WITH_STATEFULSET) and gates.enabled(GENERIC_WORKLOAD)
+        self.gates = gates
+        #: False when the API server does not serve scheduling.k8s.io/v1beta1 (version skew)
+        self.api_available = api_available
+        self.metrics = metrics
+        self.client: Client | None = None
+        self.recorder: EventRecorder | None = None
+        self.controller: StatefulSetController | None = None
+        self.workloads: Informer | None = None
+        self.pod_groups: Informer | None = None
+        #: objects created from a sync's response, by StatefulSet UID then object UID, kept
+        #: until the informer has them (a lagging cache must not hide them)
+        self._created: dict[str, dict[str, Obj]] = {}
+        #: our last minCount write per object UID: (resourceVersion written, value)
+        self._written: dict[str, tuple[str, int]] = {}
+        #: the compiled gang minCount per StatefulSet UID: (generation compiled, value); a spec
+        #: change (a scale) bumps the generation, so steady syncs skip the recompilation
+        self._desired: dict[str, tuple[int, int | None]] = {}
+
+    # ------------------------------------------------------------------ SchedulingHook
+    def attach(self, controller: StatefulSetController) -> None:
+        """Add the Workload/PodGroup informers and their indexes (only when the feature is on)."""
+        self.controller = controller
+        self.client = controller.client
+        self.recorder = controller.recorder
+        if not self.enabled or not self.api_available:
+            return
+        self.workloads = controller.informers.informer(WORKLOADS)
+        self.pod_groups = controller.informers.informer(PODGROUPS)
+        self.workloads.add_indexer(wu.WORKLOAD_BY_CONTROLLER, wu.workload_controller_index)
+        self.pod_groups.add_indexer(wu.POD_GROUP_BY_WORKLOAD, wu.pod_group_workload_index)
+        controller.sets.add_indexer(wu.STATEFULSET_BY_PARENT, wu.delegating_parent_index)
+        self.workloads.add_event_handler(
+            self._on_workload, self._on_workload_update, self._on_workload_delete
+        )
+        self.pod_groups.add_event_handler(
+            self._on_pod_group, self._on_pod_group_update, self._on_pod_group_delete
+        )
+        controller.sets.add_event_handler(None, None, self._on_set_delete)
+
+    def wants(self, sts: Obj) -> bool:
+        """Pure: the gate view allows it and the set opted in (``scheduling: {}`` counts)."""
+        return self.enabled and isinstance((sts.get("spec") or {}).get("scheduling"), dict)
+
+    async def prepare(self, sts: Obj, pods: list[Obj]) -> SchedulingPlan:
+        """Discover or create the Workload and PodGroup, sync minCount, say how to decorate pods.
+
+        Raises (the sync backs off, no pod is created or deleted) when an object cannot be
+        compiled, created or patched. Returns :data:`PROCEED` without decoration to fall back.
+        """
+        if is_being_deleted(sts):
+            return PROCEED  # the StatefulSet controller makes no pod changes; GC does the rest
+        if not self.api_available:
+            err = errors.StatusError(
+                404,
+                "NotFound",
+                "the server could not find the requested resource (workloads.scheduling.k8s.io)",
+            )
+            self._creation_failed(sts, "Workload", "", err)
+            raise err
+        may_create = not pods
+        plan = wu.delegation(sts)
+        if plan.orphan_annotation:
+            self._warn(
+                sts,
+                wu.INVALID_DELEGATION,
+                f"annotation {wu.GROUP_TEMPLATE_NAME_ANNOTATION} is set but StatefulSet {_set_ref(sts)} has no "
+                "controller ownerReference to a parent; it manages its own Workload and PodGroup",
+            )
+        if plan.parent is not None:
+            pg = await self._delegated(sts, plan, may_create)
+        else:
+            pg = await self._managed(sts, may_create)
+        if pg is None:
+            return PROCEED
+        return SchedulingPlan(decorate_pod=functools.partial(wu.decorate_pod, pg=pg), reason=name_of(pg))
+
+    # ------------------------------------------------------------------ the two paths
+    async def _managed(self, sts: Obj, may_create: bool) -> Obj | None:
+        """StatefulSet-managed path (Controller Workflow steps 3-4)."""
+        found = self._discover_workloads(sts, wu.statefulset_key(sts))
+        if len(found) > 1:
+            self._warn(
+                sts,
+                wu.AMBIGUOUS_WORKLOAD,
+                f"found {len(found)} Workloads referencing StatefulSet {_set_ref(sts)}, "
+                "falling back to default scheduling",
+            )
+            return None
+        compiled: Obj | None = None
+        if found:
+            wl = found[0]
+        elif may_create:
+            compiled = self._compile(sts)
+            wl = await self._create_workload(sts, compiled)
+        else:
+            return None
+        templates = wu.pod_group_templates(wl)
+        if len(templates) != 1 or (wl.get("spec") or {}).get("compositePodGroupTemplates"):
+            self._warn(
+                sts,
+                wu.UNSUPPORTED_WORKLOAD_STRUCTURE,
+                f"Workload {name_of(wl)} has {len(templates)} PodGroupTemplates (expected 1), "
+                "falling back to default scheduling",
+            )
+            return None
+        template = templates[0]
+        if wu.created_by_controller(wl, sts) and wu.gang_min_count(template) is not None:
+            wl = await self._sync_workload_min_count(
+                sts, wl, template, self._desired_min_count(sts, compiled)
+            )
+            template = wu.pod_group_templates(wl)[0]
+        template_name = str(template.get("name") or "")
+        groups = self._discover_pod_groups(sts, wl, template_name, controlled_only=False)
+        if len(groups) > 1:
+            self._ambiguous_pod_groups(sts, wl, groups)
+            return None
+        if not groups:
+            if not may_create:
+                return None
+            return await self._create_pod_group(
+                sts, wl, template_name, pod_group_name(name_of(wl), template_name), link_workload=True
+            )
+        return await self._sync_pod_group_min_count(sts, groups[0], wu.gang_min_count(template))
+
+    async def _delegated(self, sts: Obj, plan: wu.Delegation, may_create: bool) -> Obj | None:
+        """Parent-owned Workload: only this StatefulSet's PodGroup is ours (Controller Workflow step 2)."""
+        parent = plan.parent or {}
+        kind, pname = str(parent.get("kind") or ""), str(parent.get("name") or "")
+        key = wu.reference_key(namespace_of(sts), wu.owner_group(parent), kind, pname)
+        found = self._discover_workloads(sts, key)
+        if len(found) != 1:
+            what = "no Workload" if not found else f"{len(found)} Workloads"
+            self._warn(
+                sts,
+                wu.PARENT_WORKLOAD_UNRESOLVED,
+                f"found {what} referencing parent {kind} {namespace_of(sts)}/{pname} for PodGroupTemplate "
+                f"{plan.template_name}, falling back to default scheduling",
+            )
+            return None
+        wl = found[0]
+        template = wu.find_leaf_template(wl, plan.template_name)
+        if template is None:
+            self._warn(
+                sts,
+                wu.PARENT_WORKLOAD_UNRESOLVED,
+                f"Workload {name_of(wl)} of parent {kind} {namespace_of(sts)}/{pname} has no PodGroupTemplate "
+                f"{plan.template_name}, falling back to default scheduling",
+            )
+            return None
+        # A parent's template is shared by its children: only groups this set controls are its own.
+        groups = self._discover_pod_groups(sts, wl, plan.template_name, controlled_only=True)
+        if len(groups) > 1:
+            self._ambiguous_pod_groups(sts, wl, groups)
+            return None
+        if not groups:
+            if not may_create:
+                return None
+            name = pod_group_name(workload_name(name_of(sts), uid_of(sts)), plan.template_name)
+            return await self._create_pod_group(
+                sts, wl, plan.template_name, name, link_workload=False, parent_composite=plan.parent_composite
+            )
+        return await self._sync_pod_group_min_count(sts, groups[0], wu.gang_min_count(template))
+
+    # ------------------------------------------------------------------ discovery
+    def _discover_workloads(self, sts: Obj, key: str) -> list[Obj]:
+        """Workloads whose ``spec.controllerRef`` is ``key`` (cache plus just-created ones)."""
+        assert self.workloads is not None
+        cached = self.workloads.by_index(wu.WORKLOAD_BY_CONTROLLER, key)
+        extra = [o for o in self._recent(sts, cached, "Workload") if key in wu.workload_controller_index(o)]
+        return sorted((o for o in [*cached, *extra] if wu.usable(o, sts)), key=name_of)
+
+    def _discover_pod_groups(
+        self, sts: Obj, wl: Obj, template_name: str, *, controlled_only: bool
+    ) -> list[Obj]:
+        """PodGroups whose ``spec.workloadRef`` names ``wl`` and ``template_name``."""
+        assert self.pod_groups is not None
+        cached = self.pod_groups.by_index(wu.POD_GROUP_BY_WORKLOAD, f"{namespace_of(wl)}/{name_of(wl)}")
+        extra = [o for o in self._recent(sts, cached, "PodGroup") if wu.pod_group_workload_index(o)]
+        return sorted(
+            (
+                o
+                for o in [*cached, *extra]
+                if self._pod_group_matches(o, sts, wl, template_name, controlled_only)
+            ),
+            key=name_of,
+        )
+
+    @staticmethod
+    def _pod_group_matches(pg: Obj, sts: Obj, wl: Obj, template_name: str, controlled_only: bool) -> bool:
+        ref = (pg.get("spec") or {}).get("workloadRef") or {}
+        return (
+            namespace_of(pg) == namespace_of(wl)
+            and ref.get("workloadName") == name_of(wl)
+            and ref.get("templateName") == template_name
+            and wu.usable(pg, sts)
+            and (not controlled_only or wu.controls(pg, sts))
+        )
+
+    def _recent(self, sts: Obj, cached: list[Obj], kind: str) -> list[Obj]:
+        """Objects of ``kind`` created for ``sts`` that the cache does not show yet.
+
+        An entry is dropped as soon as the informer has the object: from then on the cache
+        (which also sees later changes and the deletion) is authoritative.
+        """
+        mine = self._created.get(uid_of(sts))
+        if not mine:
+            return []
+        assert self.workloads is not None and self.pod_groups is not None
+        informer = self.workloads if kind == "Workload" else self.pod_groups
+        seen = {uid_of(o) for o in cached}
+        out = []
+        for uid, obj in list(mine.items()):
+            if obj.get("kind") != kind:
+                continue
+            known = informer.get(key_of(obj))
+            if uid in seen or (known is not None and uid_of(known) == uid):
+                del mine[uid]
+                continue
+            out.append(obj)
+        if not mine:
+            self._created.pop(uid_of(sts), None)
+        return out
+
+    async def _rediscover(self, sts: Obj, gvr: GVR, match: Any) -> list[Obj]:
+        """After AlreadyExists: list from the API (the cache may lag) and match by reference."""
+        assert self.client is not None
+        items = (await self.client.list(gvr, namespace_of(sts)))["items"]
+        return [o for o in items if match(o) and wu.usable(o, sts)]
+
+    # ------------------------------------------------------------------ creation
+    def _compile(self, sts: Obj) -> Obj:
+        """The Workload ``spec.scheduling`` compiles to right now (KEP-6277 "Field Mapping").
+
+        Shares :func:`statefulset_workload_item` with admission, so what was validated is what
+        is built; the controller's gate view decides whether shared claims are included.
+        """
+        item = statefulset_workload_item(sts, self.gates)
+        try:
+            wl = new_builder(item, statefulset_build_options(sts)).build_workload()
+        except BuildError as e:
+            self._count_error()
+            self._warn(
+                sts,
+                wu.FAILED_WORKLOAD_COMPILATION,
+                f"Failed to compile Workload for StatefulSet {_set_ref(sts)}: {e}",
+            )
+            raise
+        return wu.mark_managed(wl)
+
+    async def _create_workload(self, sts: Obj, compiled: Obj) -> Obj:
+        assert self.client is not None
+        ns = namespace_of(sts)
+        try:
+            wl = await self.client.create(WORKLOADS, compiled, ns)
+        except errors.StatusError as e:
+            if errors.is_already_exists(e):
+                again = await self._rediscover(
+                    sts, WORKLOADS, lambda o: wu.statefulset_key(sts) in wu.workload_controller_index(o)
+                )
+                if len(again) == 1:
+                    self._remember(sts, again[0])
+                    return again[0]
+            self._creation_failed(sts, "Workload", name_of(compiled), e)
+            raise
+        self._remember(sts, wl)
+        self._event(
+            sts,
+            NORMAL,
+            wu.WORKLOAD_CREATED,
+            f"Created Workload {name_of(wl)} for StatefulSet {_set_ref(sts)}",
+        )
+        return wl
+
+    async def _create_pod_group(
+        self,
+        sts: Obj,
+        wl: Obj,
+        template_name: str,
+        name: str,
+        *,
+        link_workload: bool,
+        parent_composite: str = "",
+    ) -> Obj:
+        """Instantiate the template as this set's PodGroup (controller ownerReference to the set).
+
+        ``link_workload`` adds the PodGroup → Workload ownerReference, which the
+        StatefulSet-managed path has and the delegated path never has (a parent's Workload is
+        not given dependents by its children).
+        """
+        assert self.client is not None
+        builder = new_builder_from_existing_workload(wl, BuildOptions(owner=statefulset_controller_ref(sts)))
+        try:
+            pg = builder.new_pod_group(name, template_name)
+        except BuildError as e:
+            self._count_error()
+            self._warn(
+                sts,
+                wu.FAILED_WORKLOAD_COMPILATION,
+                f"Failed to compile PodGroup for StatefulSet {_set_ref(sts)}: {e}",
+            )
+            raise
+        wu.mark_managed(pg)
+        if link_workload:
+            pg["metadata"].setdefault("ownerReferences", []).append(wu.workload_owner_ref(wl))
+        if parent_composite:
+            pg["spec"]["parentCompositePodGroupName"] = parent_composite
+        try:
+            created = await self.client.create(PODGROUPS, pg, namespace_of(sts))
+        except errors.StatusError as e:
+            if errors.is_already_exists(e):
+                again = await self._rediscover(
+                    sts,
+                    PODGROUPS,
+                    lambda o: self._pod_group_matches(o, sts, wl, template_name, not link_workload),
+                )
+                if len(again) == 1:
+                    self._remember(sts, again[0])
+                    return again[0]
+            self._creation_failed(sts, "PodGroup", name, e)
+            raise
+        self._remember(sts, created)
+        self._event(
+            sts,
+            NORMAL,
+            wu.POD_GROUP_CREATED,
+            f"Created PodGroup {name_of(created)} for StatefulSet {_set_ref(sts)}",
+        )
+        return created
+
+    def _remember(self, sts: Obj, obj: Obj) -> None:
+        self._created.setdefault(uid_of(sts), {})[uid_of(obj)] = obj
+
+    # ------------------------------------------------------------------ minCount
+    def _needs_min_count(self, obj: Obj, have: int | None, want: int) -> bool:
+        """Whether the stored minCount may differ from ``want``.
+
+        The cache can lag behind our own last write; until it shows that write, both the cached
+        value and the value we wrote must agree with ``want`` to skip the patch (a redundant
+        patch is idempotent, a skipped one could let pods change against a stale minCount).
+        """
+        uid = uid_of(obj)
+        last = self._written.get(uid)
+        if last is not None and last[0] == resource_version_of(obj):
+            del self._written[uid]
+            last = None
+        return have != want or (last is not None and last[1] != want)
+
+    def _desired_min_count(self, sts: Obj, compiled: Obj | None) -> int | None:
+        """The gang minCount ``spec.scheduling`` compiles to for the current spec.
+
+        Recompiled from the StatefulSet (never read back from it: the derived value is not
+        written to the StatefulSet), once per spec generation; only minCount is ever written
+        to the existing Workload.
+        """
+        generation = int((sts.get("metadata") or {}).get("generation") or 0)
+        memo = self._desired.get(uid_of(sts))
+        if compiled is None and memo is not None and memo[0] == generation and generation:
+            return memo[1]
+        want = wu.gang_min_count(wu.pod_group_templates(compiled or self._compile(sts))[0])
+        self._desired[uid_of(sts)] = (generation, want)
+        return want
+
+    async def _sync_workload_min_count(self, sts: Obj, wl: Obj, template: Obj, want: int | None) -> Obj:
+        """Our Workload's single template gets the replica-derived minCount (gang only)."""
+        assert self.client is not None
+        have = wu.gang_min_count(template)
+        if want is None or have is None or not self._needs_min_count(wl, have, want):
+            return wl
+        patch = wu.workload_min_count_patch(0, str(template.get("name") or ""), want)
+        try:
+            out = await self.client.patch(
+                WORKLOADS, name_of(wl), patch, namespace_of(wl), patch_type=JSON_PATCH
+            )
+        except errors.StatusError as e:
+            self._min_count_failed(sts, "Workload", wl, want, e)
+            raise
+        self._written[uid_of(out)] = (resource_version_of(out), want)
+        return out
+
+    async def _sync_pod_group_min_count(self, sts: Obj, pg: Obj, want: int | None) -> Obj:
+        """Our PodGroup follows its template's minCount; a PodGroup we did not create is used as-is."""
+        assert self.client is not None
+        if not wu.created_by_controller(pg, sts):
+            return pg
+        have = wu.gang_min_count(pg.get("spec"))
+        if want is None or have is None or not self._needs_min_count(pg, have, want):
+            return pg
+        try:
+            out = await self.client.patch(
+                PODGROUPS,
+                name_of(pg),
+                wu.pod_group_min_count_patch(want),
+                namespace_of(pg),
+                patch_type=MERGE_PATCH,
+            )
+        except errors.StatusError as e:
+            self._min_count_failed(sts, "PodGroup", pg, want, e)
+            raise
+        self._written[uid_of(out)] = (resource_version_of(out), want)
+        return out
+
+    # ------------------------------------------------------------------ events & metrics
+    def _event(self, sts: Obj, etype: str, reason: str, message: str) -> None:
+        if self.recorder is not None:
+            self.recorder.event(sts, etype, reason, message)
+
+    def _warn(self, sts: Obj, reason: str, message: str) -> None:
+        log.info("statefulset %s: %s: %s", _set_ref(sts), reason, message)
+        self._event(sts, WARNING, reason, message)
+
+    def _count_error(self) -> None:
+        if self.metrics is not None:
+            self.metrics.creation_errors.inc()
+
+    def _creation_failed(self, sts: Obj, kind: str, name: str, err: BaseException) -> None:
+        self._count_error()
+        what = f"{kind} {name}" if name else kind
+        self._warn(
+            sts,
+            wu.WORKLOAD_CREATION_FAILED,
+            f"Failed to create {what} for StatefulSet {_set_ref(sts)}: {_message(err)}",
+        )
+
+    def _min_count_failed(self, sts: Obj, kind: str, obj: Obj, want: int, err: BaseException) -> None:
+        self._warn(
+            sts,
+            wu.FAILED_MIN_COUNT_SYNC,
+            f"Failed to set minCount of {kind} {name_of(obj)} to {want} for StatefulSet {_set_ref(sts)}: "
+            f"{_message(err)}; pods are not created or deleted until it succeeds",
+        )
+
+    def _ambiguous_pod_groups(self, sts: Obj, wl: Obj, groups: list[Obj]) -> None:
+        self._warn(
+            sts,
+            wu.AMBIGUOUS_POD_GROUP,
+            f"found {len(groups)} PodGroups referencing Workload {namespace_of(wl)}/{name_of(wl)}, "
+            "falling back to default scheduling",
+        )
+
+    # ------------------------------------------------------------------ informer handlers
+    def _enqueue(self, key: str) -> None:
+        if self.controller is not None:
+            self.controller.enqueue(key)
+
+    def _on_workload(self, wl: Obj) -> None:
+        """A Workload concerns the set its controllerRef names, or the children of that parent."""
+        assert self.controller is not None
+        ref = (wl.get("spec") or {}).get("controllerRef") or {}
+        ns = namespace_of(wl)
+        if ref.get("apiGroup") == wu.STATEFULSET_GROUP and ref.get("kind") == wu.STATEFULSET_KIND:
+            self._enqueue(f"{ns}/{ref.get('name', '')}")
+            return
+        for key in wu.workload_controller_index(wl):
+            for sts in self.controller.sets.by_index(wu.STATEFULSET_BY_PARENT, key):
+                self._enqueue(key_of(sts))
+
+    def _on_workload_update(self, old: Obj, new: Obj) -> None:
+        if resource_version_of(old) != resource_version_of(new):
+            self._on_workload(new)
+
+    def _on_workload_delete(self, wl: Obj) -> None:
+        self._written.pop(uid_of(wl), None)
+        self._on_workload(wl)
+
+    def _on_pod_group(self, pg: Obj) -> None:
+        """A PodGroup concerns the set controlling it and the set(s) its Workload concerns."""
+        ref = controller_ref(pg)
+        if (
+            ref is not None
+            and ref.get("kind") == wu.STATEFULSET_KIND
+            and wu.owner_group(ref) == wu.STATEFULSET_GROUP
+        ):
+            self._enqueue(f"{namespace_of(pg)}/{ref.get('name', '')}")
+        wl_name = ((pg.get("spec") or {}).get("workloadRef") or {}).get("workloadName")
+        if wl_name and self.workloads is not None:
+            wl = self.workloads.get_by_name(namespace_of(pg), wl_name)
+            if wl is not None:
+                self._on_workload(wl)
+
+    def _on_pod_group_update(self, old: Obj, new: Obj) -> None:
+        if resource_version_of(old) != resource_version_of(new):
+            self._on_pod_group(new)
+
+    def _on_pod_group_delete(self, pg: Obj) -> None:
+        self._written.pop(uid_of(pg), None)
+        self._on_pod_group(pg)
+
+    def _on_set_delete(self, sts: Obj) -> None:
+        self._created.pop(uid_of(sts), None)
+        self._desired.pop(uid_of(sts), None)
+
+
+# ---------------------------------------------------------------------------------- factory
+def _serves(cp: ControlPlane, gvr: GVR) -> bool:
+    rd = cp.api.registry.get(gvr.group, gvr.version, gvr.resource)
+    return rd is not None and cp.api.served(rd)
+
+
+def new_scheduling_hook(cp: ControlPlane) -> WorkloadSchedulingHook:
+    """Called by :mod:`controllers.manager` for every StatefulSet controller it builds.
+
+    The hook gets the controller's own gate view (so a skew test can turn the feature off for
+    the controller alone), whether the API serves Workloads and PodGroups, and the shared
+    metrics registry.
+    """
+    return WorkloadSchedulingHook(
+        cp.gates_for(STATEFULSET_CONTROLLER),
+        api_available=_serves(cp, WORKLOADS) and _serves(cp, PODGROUPS),
+        metrics=workload_metrics(cp.metrics_registry),
+    )

@@ -1,0 +1,80 @@
+"""KEP-6277 Test Plan (integration): "StatefulSet deletion cascades to Workload, PodGroup, and Pod
+deletion via OwnerReference".
+
+The StatefulSet controller never deletes these objects itself; the garbage collector and the
+PodGroup protection controller (both as ``gangplane serve`` runs them) do. Pods are owned by the
+StatefulSet and the PodGroup, and the PodGroup's protection finalizer waits for those pods; the
+cascade finishes because the collector counts an owner being deleted in the background as going
+away (see ``kep6277_support.CASCADE_TIMEOUT``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from apiserver.client.interface import PODGROUPS, PODS, STATEFULSETS, WORKLOADS
+from apiserver.controlplane import ControlPlane
+from controllers.manager import GARBAGE_COLLECTOR, PODGROUP_PROTECTION, STATEFULSET, register_controllers
+from tests.helpers import wait_for_list, wait_for_object
+from tests.integration.kep6277_support import (
+    GANG,
+    CASCADE_TIMEOUT,
+    NS,
+    sts_manifest,
+    wait_pods,
+    wait_single,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+async def start(cp: ControlPlane) -> None:
+    register_controllers(cp, "statefulset,garbagecollector,podgroup-protection")
+    for name in (GARBAGE_COLLECTOR, PODGROUP_PROTECTION, STATEFULSET):
+        await cp.start_component(name)
+
+
+async def test_deleting_the_statefulset_collects_the_workload_and_deletes_the_pod_group(
+    cp: ControlPlane, client: Any
+) -> None:
+    await start(cp)
+    await client.create(STATEFULSETS, sts_manifest("db", 3, GANG), NS)
+    await wait_pods(client, "db", 3)
+    pg = await wait_single(client, PODGROUPS)
+    await client.delete(STATEFULSETS, "db", NS)
+    await wait_for_list(client, WORKLOADS, NS, lambda items: not items)
+    got = await wait_for_object(
+        client,
+        PODGROUPS,
+        pg["metadata"]["name"],
+        NS,
+        lambda o: o is None or bool(o["metadata"].get("deletionTimestamp")),
+    )
+    assert got is None or got["metadata"]["finalizers"] == ["scheduling.k8s.io/podgroup-protection"]
+
+
+async def test_a_statefulset_scaled_to_zero_is_collected_completely(cp: ControlPlane, client: Any) -> None:
+    await start(cp)
+    await client.create(STATEFULSETS, sts_manifest("db", 3, GANG), NS)
+    await wait_pods(client, "db", 3)
+    await client.patch(STATEFULSETS, "db", {"spec": {"replicas": 0}}, NS)
+    await wait_pods(client, "db", 0)
+    await client.delete(STATEFULSETS, "db", NS)
+    await wait_for_list(client, PODGROUPS, NS, lambda items: not items)
+    await wait_for_list(client, WORKLOADS, NS, lambda items: not items)
+
+
+async def test_deleting_the_statefulset_cascades_to_workload_pod_group_and_pods(
+    cp: ControlPlane, client: Any
+) -> None:
+    await start(cp)
+    await client.create(STATEFULSETS, sts_manifest("db", 3, GANG), NS)
+    await wait_pods(client, "db", 3)
+    await wait_single(client, PODGROUPS)
+    await client.delete(STATEFULSETS, "db", NS)
+    await wait_for_list(client, PODS, NS, lambda items: not items, timeout=CASCADE_TIMEOUT)
+    await wait_for_list(client, PODGROUPS, NS, lambda items: not items, timeout=CASCADE_TIMEOUT)
+    await wait_for_list(client, WORKLOADS, NS, lambda items: not items, timeout=CASCADE_TIMEOUT)
+    await wait_for_object(client, STATEFULSETS, "db", NS, lambda o: o is None, timeout=CASCADE_TIMEOUT)
