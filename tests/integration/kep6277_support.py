@@ -17,8 +17,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-
 from apiserver import errors
 from apiserver.client.interface import (
     EVENTS,

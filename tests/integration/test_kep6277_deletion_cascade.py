@@ -19,8 +19,8 @@ from apiserver.controlplane import ControlPlane
 from controllers.manager import GARBAGE_COLLECTOR, PODGROUP_PROTECTION, STATEFULSET, register_controllers
 from tests.helpers import wait_for_list, wait_for_object
 from tests.integration.kep6277_support import (
-    GANG,
     CASCADE_TIMEOUT,
+    GANG,
     NS,
     sts_manifest,
     wait_pods,

@@ -37,8 +37,8 @@ from controllers.testing import PodReadier, observed
 from tests.helpers import wait_for_list, wait_for_object
 from tests.integration.kep6277_support import (
     BASIC,
-    GANG,
     CASCADE_TIMEOUT,
+    GANG,
     NS,
     PARENT_KIND,
     FaultyClient,

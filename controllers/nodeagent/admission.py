@@ -1,0 +1,150 @@
+"""Kubelet admission arithmetic: does one more pod fit the node's allocatable?
+
+A pod bound by the scheduler normally fits, but a pod created with ``spec.nodeName`` skips the
+scheduler, and two schedulers can race; kubelet re-checks at admission and rejects the pod
+(phase Failed, reason ``OutOf<resource>``). This module is pure: integers in, a
+:class:`Rejection` or None out. The agent keeps a :class:`NodeUsage` per node, updated
+incrementally as pods are admitted and released, so admission never rescans the node's pods.
+
+Mirrors ``pkg/kubelet/lifecycle/predicate.go``:
+
+* requests are ``resourcehelper.PodRequests`` (regular containers + sidecars, max'ed with each
+  classic init container, pod-level overrides, overhead) in integer units: cpu in millicores,
+  everything else in units (bytes, counts);
+* the pod-count check comes first, then cpu, memory, ephemeral-storage, then the remaining
+  (extended, hugepages) resources in name order; the first shortage is reported;
+* an *extended* resource the node does not advertise at all is dropped from the predicate
+  (``removeMissingExtendedResources``); the device manager then refuses it, which kubelet
+  reports as ``UnexpectedAdmissionError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from apiserver.quantity import resource_list_milli, to_int, to_milli
+from apiserver.registry.strategies.podspec import pod_requests
+
+Obj = dict[str, Any]
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+_NATIVE_ORDER = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why kubelet refused a pod: ``reason`` goes to ``status.reason`` and the event reason."""
+
+    reason: str
+    message: str
+
+    @property
+    def status_message(self) -> str:
+        """``status.message`` of the rejected pod (kubelet's ``rejectPod`` prefix)."""
+        return "Pod was rejected: " + self.message
+
+
+def is_extended_resource(name: str) -> bool:
+    """``IsExtendedResourceName``: a domain-prefixed name outside ``kubernetes.io/``."""
+    if "/" not in name or name.startswith("requests."):
+        return False
+    domain = name.split("/", 1)[0]
+    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+
+
+def pod_request_units(pod: Obj) -> dict[str, int]:
+    """The pod's requests as integers (cpu in milli); resources requested as zero are dropped."""
+    out: dict[str, int] = {}
+    for name, q in pod_requests(pod).items():
+        v = to_milli(q) if name == CPU else to_int(q)
+        if v:
+            out[name] = v
+    return out
+
+
+def allocatable_units(node: Obj) -> dict[str, int]:
+    """``status.allocatable`` (falling back to capacity) as integers; unparseable entries are skipped."""
+    status = node.get("status") or {}
+    rl = status.get("allocatable") or status.get("capacity") or {}
+    out: dict[str, int] = {}
+    for k, v in rl.items():
+        try:
+            out.update(resource_list_milli({k: v}))
+        except (ValueError, TypeError):
+            continue
+    return out
+
+
+def check_fit(
+    request: Mapping[str, int],
+    used: Mapping[str, int],
+    pod_count: int,
+    allocatable: Mapping[str, int],
+) -> Rejection | None:
+    """Would a pod with ``request`` fit next to ``pod_count`` admitted pods using ``used``?
+
+    ``allocatable`` carries ``pods`` as the allowed pod number; a node that does not report
+    it allows none, as kubelet's zero-value would.
+    """
+    for name in sorted(request):
+        if is_extended_resource(name) and name not in allocatable and request[name] > 0:
+            return Rejection(
+                "UnexpectedAdmissionError",
+                f"Allocate failed due to can't allocate unregistered device {name}, which is unexpected",
+            )
+    allowed = allocatable.get(PODS, 0)
+    if pod_count + 1 > allowed:
+        return _insufficient(PODS, 1, pod_count, allowed)
+    rest = sorted(k for k in request if k not in _NATIVE_ORDER and k != PODS)
+    for name in (*_NATIVE_ORDER, *rest):
+        want = request.get(name, 0)
+        if want <= 0:
+            continue
+        if is_extended_resource(name) and name not in allocatable:
+            continue
+        cap = allocatable.get(name, 0)
+        have = used.get(name, 0)
+        if want > cap - have:
+            return _insufficient(name, want, have, cap)
+    return None
+
+
+def _insufficient(name: str, requested: int, used: int, capacity: int) -> Rejection:
+    return Rejection(
+        f"OutOf{name}",
+        f"Node didn't have enough resource: {name}, requested: {requested}, used: {used}, capacity: {capacity}",
+    )
+
+
+@dataclass
+class NodeUsage:
+    """What the admitted, non-terminal pods of one node use; updated per admission/release."""
+
+    used: dict[str, int] = field(default_factory=dict)
+    pods: set[str] = field(default_factory=set)
+
+    def admit(self, key: str, request: Mapping[str, int]) -> None:
+        if key in self.pods:
+            return
+        self.pods.add(key)
+        for k, v in request.items():
+            self.used[k] = self.used.get(k, 0) + v
+
+    def release(self, key: str, request: Mapping[str, int]) -> None:
+        if key not in self.pods:
+            return
+        self.pods.discard(key)
+        for k, v in request.items():
+            left = self.used.get(k, 0) - v
+            if left:
+                self.used[k] = left
+            else:
+                self.used.pop(k, None)
+
+    def check(self, request: Mapping[str, int], allocatable: Mapping[str, int]) -> Rejection | None:
+        return check_fit(request, self.used, len(self.pods), allocatable)
