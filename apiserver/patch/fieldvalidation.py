@@ -55,6 +55,7 @@ import yaml
 
 from apiserver import errors
 from apiserver.openapi import schema
+from apiserver.patch.typecheck import check_types
 
 Obj = dict[str, Any]
 
@@ -297,6 +298,9 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
     Raises a 400 :class:`~apiserver.errors.StatusError` under ``Strict``; appends to ``warnings``
     under ``Warn``; always drops unknown fields from ``obj``.
     """
+    if rd.storage_of is None:
+        # kube's typed decoding: a value of the wrong JSON type is a 400 before anything else.
+        check_types(rd, obj)
     directive = opts.field_validation
     raw = getattr(opts, "raw_body", None)
     if not directive and raw is None:

@@ -1,0 +1,218 @@
+"""Type-check a request body against the served schema: kube's typed decoding, as a 400.
+
+kube-apiserver decodes every body into Go structs, so ``"replicas": "3"`` never reaches
+validation: the decoder answers 400 ``json: cannot unmarshal string into Go struct field
+StatefulSetSpec.spec.replicas of type int32``. gangplane stores JSON dicts, so this module does
+that check explicitly, once, before defaulting and validation. Everything downstream (strategies,
+workloadbuilder, controllers) may then rely on each declared field having its declared JSON type.
+``null`` is accepted anywhere (Go decodes it to the zero value); undeclared fields are left to
+field validation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver import errors
+from apiserver.openapi import schema
+
+Obj = dict[str, Any]
+
+_ANY, _OBJECT, _MAP, _LIST, _LEAF = 0, 1, 2, 3, 4
+
+_JSON_OF = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+
+
+class _Shape:
+    __slots__ = ("go", "items", "kind", "leaf", "name", "props", "values")
+
+    def __init__(self, kind: int, go: str = "", name: str = "") -> None:
+        self.kind = kind
+        self.go = go  # Go type name for messages
+        self.name = name  # definition short name (StatefulSetSpec) for messages
+        self.props: dict[str, _Shape] = {}
+        self.values: _Shape | None = None
+        self.items: _Shape | None = None
+        self.leaf: tuple[str, ...] = ()  # accepted JSON types of a leaf
+
+
+_ANY_SHAPE = _Shape(_ANY)
+_cache: dict[int, _Shape] = {}
+
+
+def _types(node: Obj) -> tuple[str, ...]:
+    t = node.get("type")
+    if isinstance(t, str):
+        return (t,)
+    if isinstance(t, list):
+        return tuple(x for x in t if x != "null")
+    return ()
+
+
+def _go_leaf(node: Obj, types: tuple[str, ...]) -> str:
+    if types == ("integer",):
+        return node.get("format") or "int"
+    if types == ("number",):
+        return "float64"
+    if types == ("boolean",):
+        return "bool"
+    if types == ("string",):
+        return "string"
+    return "/".join(types)
+
+
+def _short(ref_name: str) -> str:
+    parts = ref_name.split(".")
+    return f"{parts[-2]}.{parts[-1]}" if len(parts) >= 2 else ref_name
+
+
+def _compile(node: Obj | None, ref_name: str = "") -> _Shape:
+    if isinstance(node, dict) and "$ref" in node:
+        ref_name = schema.ref_name(node["$ref"])
+    elif isinstance(node, dict) and isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
+        ref_name = schema.ref_name(node["allOf"][0].get("$ref", "")) or ref_name
+    node = schema.resolve(node)
+    if not node:
+        return _ANY_SHAPE
+    key = id(node)
+    got = _cache.get(key)
+    if got is not None:
+        return got
+    if node.get("x-kubernetes-preserve-unknown-fields") or node.get("x-kubernetes-embedded-resource"):
+        _cache[key] = _ANY_SHAPE
+        return _ANY_SHAPE
+    if node.get("x-kubernetes-int-or-string"):
+        shape = _Shape(_LEAF, "intstr.IntOrString")
+        shape.leaf = ("string", "integer")
+        _cache[key] = shape
+        return shape
+    one_of = node.get("oneOf") or node.get("anyOf")
+    if isinstance(one_of, list):
+        accepted: list[str] = []
+        for alt in one_of:
+            if isinstance(alt, dict):
+                accepted.extend(_types(alt))
+        if accepted and all(t in _JSON_OF for t in accepted):
+            shape = _Shape(_LEAF, _short(ref_name) if ref_name else "/".join(accepted))
+            shape.leaf = tuple(accepted)
+            _cache[key] = shape
+            return shape
+        _cache[key] = _ANY_SHAPE
+        return _ANY_SHAPE
+    types = _types(node)
+    props = node.get("properties")
+    ap = node.get("additionalProperties")
+    if isinstance(props, dict) or (types == ("object",) and not isinstance(ap, dict)):
+        shape = _Shape(_OBJECT, _short(ref_name) if ref_name else "struct", ref_name.rsplit(".", 1)[-1])
+        _cache[key] = shape  # before children: definitions may be recursive
+        for name, child in (props or {}).items():
+            shape.props[name] = _compile(child)
+        return shape
+    if isinstance(ap, dict):
+        shape = _Shape(_MAP)
+        _cache[key] = shape
+        shape.values = _compile(ap)
+        shape.go = f"map[string]{shape.values.go or 'interface {}'}"
+        return shape
+    items = node.get("items")
+    if isinstance(items, dict) or types == ("array",):
+        shape = _Shape(_LIST)
+        _cache[key] = shape
+        shape.items = _compile(items) if isinstance(items, dict) else _ANY_SHAPE
+        shape.go = f"[]{shape.items.go or 'interface {}'}"
+        return shape
+    if types and all(t in _JSON_OF for t in types):
+        shape = _Shape(_LEAF, _go_leaf(node, types))
+        shape.leaf = types
+        _cache[key] = shape
+        return shape
+    _cache[key] = _ANY_SHAPE
+    return _ANY_SHAPE
+
+
+def _json_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return type(v).__name__
+
+
+def _leaf_ok(v: Any, accepted: tuple[str, ...]) -> bool:
+    for t in accepted:
+        if t == "boolean":
+            if isinstance(v, bool):
+                return True
+        elif t == "integer":
+            if isinstance(v, int) and not isinstance(v, bool):
+                return True
+            if isinstance(v, float) and v.is_integer():
+                return True
+        elif t == "number":
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return True
+        elif t == "string" and isinstance(v, str):
+            return True
+    return False
+
+
+class _Mismatch(Exception):  # noqa: N818 - internal signal
+    def __init__(self, value: Any, struct: str, path: str, go: str) -> None:
+        super().__init__(path)
+        self.value, self.struct, self.path, self.go = value, struct, path, go
+
+
+def _walk(v: Any, shape: _Shape, path: str, struct: str) -> None:
+    if v is None or shape.kind == _ANY:
+        return
+    kind = shape.kind
+    if kind == _OBJECT:
+        if type(v) is not dict:
+            raise _Mismatch(v, struct, path, shape.go)
+        props = shape.props
+        for k, child in v.items():
+            sub = props.get(k)
+            if sub is not None and sub.kind != _ANY:
+                _walk(child, sub, f"{path}.{k}" if path else k, shape.name or struct)
+    elif kind == _MAP:
+        if type(v) is not dict:
+            raise _Mismatch(v, struct, path, shape.go)
+        values = shape.values
+        if values is not None and values.kind != _ANY:
+            for k, child in v.items():
+                _walk(child, values, f"{path}[{k}]", struct)
+    elif kind == _LIST:
+        if type(v) is not list:
+            raise _Mismatch(v, struct, path, shape.go)
+        items = shape.items
+        if items is not None and items.kind != _ANY:
+            for i, child in enumerate(v):
+                _walk(child, items, f"{path}[{i}]", struct)
+    elif kind == _LEAF and not _leaf_ok(v, shape.leaf):
+        raise _Mismatch(v, struct, path, shape.go)
+
+
+def check_types(rd: Any, obj: Obj) -> None:
+    """Raise 400 BadRequest, worded like kube's decoder, at the first value of the wrong type."""
+    node = schema.for_gvk(rd.group, rd.version, rd.kind)
+    if node is None:
+        return
+    name = schema.definition_name_for(rd.group, rd.version, rd.kind) or ""
+    try:
+        _walk(obj, _compile(node, name), "", rd.kind)
+    except _Mismatch as m:
+        raise errors.bad_request(
+            f'{rd.kind} in version "{rd.version}" cannot be handled as a {rd.kind}: json: cannot unmarshal '
+            f"{_json_type(m.value)} into Go struct field {m.struct}.{m.path} of type {m.go}"
+        ) from None
