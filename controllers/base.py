@@ -107,8 +107,11 @@ class Controller:
         """Create informers, indexers and event handlers. Handlers must only enqueue keys."""
 
     async def sync(self, key: Any) -> None:
-        """Reconcile ``key``; raise to retry with backoff, :class:`Requeue` to retry without an error."""
-        raise NotImplementedError
+        """Reconcile ``key``; raise to retry with backoff, :class:`Requeue` to retry without an error.
+
+        Every concrete controller overrides this; the base class has nothing to reconcile.
+        """
+        raise TypeError(f"{type(self).__name__} does not define sync(key)")
 
     async def on_synced(self) -> None:
         """Called once the caches are synced, before the workers start (e.g. enqueue everything)."""
