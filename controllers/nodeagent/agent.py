@@ -161,6 +161,8 @@ class NodeAgent(Controller):
                 self._node_state(node)
         await self._register_fleet()
         await self._ensure_device_classes()
+        if len(self.fleet):
+            log.info("node agent: fleet %s: %s", self.fleet.source, self.fleet.summary())
         pods = sorted(self.pod_informer.list(), key=_creation_order)
         for pod in pods:
             self._adopt(pod)
