@@ -37,7 +37,7 @@ Format (every key but ``nodes`` and a group's ``name`` is optional)::
 ``{index}`` counts nodes within a rack (or zone, or group), ``{i}`` within the whole group,
 ``{r}`` racks within a zone. ``nodes: []`` is an empty cluster. Any mistake raises
 ``ValueError`` naming the offending path (``nodes[1].capacity.cpu: …``); ``gangplane serve``
-turns it into exit code 2.
+prints it after the file name and exits with code 2.
 """
 
 from __future__ import annotations
@@ -443,7 +443,7 @@ def parse_fleet(data: Any, source: str = "<memory>") -> Fleet:
     """Validate and expand a fleet document (already YAML-decoded)."""
     top = _Path()
     if not isinstance(data, dict):
-        raise ValueError(f"{source}: a fleet must be a mapping with a 'nodes' list, got {type(data).__name__}")
+        raise ValueError(f"a fleet must be a mapping with a 'nodes' list, got {type(data).__name__}")
     _unknown(data, _TOP_KEYS, top)
     if "apiVersion" in data and data["apiVersion"] != API_VERSION:
         raise _fail(top.child("apiVersion"), f"must be {API_VERSION!r}, got {data['apiVersion']!r}")
@@ -477,17 +477,18 @@ def parse_fleet(data: Any, source: str = "<memory>") -> Fleet:
 
 
 def load_fleet(path: str | Path) -> Fleet:
-    """Read a fleet YAML file; ``OSError`` if unreadable, ``ValueError`` if malformed."""
+    """Read a fleet YAML file; ``OSError`` if unreadable, ``ValueError`` if malformed.
+
+    The message names the field (``nodes[0].count: …``), not the file: the caller (the CLI's
+    ``invalid --cluster file X: …``) already says which file it read.
+    """
     p = Path(path)
     text = p.read_text()
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ValueError(f"{p}: invalid YAML: {e}") from e
-    try:
-        return parse_fleet(data, str(p))
-    except ValueError as e:
-        raise ValueError(f"{p}: {e}") from e
+        raise ValueError(f"invalid YAML: {e}") from e
+    return parse_fleet(data, str(p))
 
 
 # ============================================================================ the default fleet

@@ -67,10 +67,8 @@ def pod_request_units(pod: Obj) -> dict[str, int]:
     return out
 
 
-def allocatable_units(node: Obj) -> dict[str, int]:
-    """``status.allocatable`` (falling back to capacity) as integers; unparseable entries are skipped."""
-    status = node.get("status") or {}
-    rl = status.get("allocatable") or status.get("capacity") or {}
+def resource_units(rl: Mapping[str, Any]) -> dict[str, int]:
+    """A ResourceList as integers (cpu in milli); unparseable entries are skipped, not fatal."""
     out: dict[str, int] = {}
     for k, v in rl.items():
         try:
@@ -78,6 +76,12 @@ def allocatable_units(node: Obj) -> dict[str, int]:
         except (ValueError, TypeError):
             continue
     return out
+
+
+def allocatable_units(node: Obj) -> dict[str, int]:
+    """``status.allocatable`` (falling back to capacity) as integers."""
+    status = node.get("status") or {}
+    return resource_units(status.get("allocatable") or status.get("capacity") or {})
 
 
 def check_fit(

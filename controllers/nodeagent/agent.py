@@ -36,12 +36,11 @@ from apiserver.client.events import EventRecorder, object_reference
 from apiserver.client.informer import NODE_NAME, InformerFactory, node_name_index
 from apiserver.client.interface import DEVICECLASSES, LEASES, NODES, PODS, RESOURCESLICES, Client
 from apiserver.meta import Clock, key_of, parse_time, rfc3339_micro
-from apiserver.quantity import resource_list_milli
 from controllers.base import Controller, Requeue
 from controllers.fleet import DeviceSpec, Fleet
 from controllers.metrics import ControllerMetrics
 from controllers.nodeagent import pod_annotations as ann
-from controllers.nodeagent.admission import pod_request_units
+from controllers.nodeagent.admission import pod_request_units, resource_units
 from controllers.nodeagent.ipam import (
     NODE_NETWORK,
     CIDRAllocator,
@@ -91,16 +90,6 @@ def _rv(obj: Obj | None) -> int:
         return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
     except ValueError:
         return 0
-
-
-def _units(rl: Obj) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for k, v in rl.items():
-        try:
-            out.update(resource_list_milli({k: v}))
-        except (ValueError, TypeError):
-            continue
-    return out
 
 
 def _creation_order(pod: Obj) -> tuple[str, str]:
@@ -223,8 +212,10 @@ class NodeAgent(Controller):
 
     def _on_pod_update(self, old: Obj, new: Obj) -> None:
         rec = self._pods.get(key_of(new))
-        if rec is not None and rec.written_rv and _rv(new) == rec.written_rv:
-            return
+        if rec is not None and rec.written_rv and _rv(new) >= rec.written_rv:
+            rec.written = None  # the cache has caught up with our write
+            if _rv(new) == rec.written_rv:
+                return  # the echo of our own write: already acted on
         self.enqueue(("pod", key_of(new)))
 
     def _on_pod_delete(self, pod: Obj) -> None:
@@ -273,7 +264,7 @@ class NodeAgent(Controller):
         self._ordinals[ordinal] = name
         spec = node.get("spec") or {}
         _, alloc = node_resources(node)
-        allocatable = _units(alloc)
+        allocatable = resource_units(alloc)
         cidr = spec.get("podCIDR") or ""
         if not cidr or not self._cidrs.occupy(cidr):
             cidr = cidr or self._cidrs.allocate(prefix_for_pods(allocatable.get("pods", 110)))
@@ -357,7 +348,7 @@ class NodeAgent(Controller):
             self._drop_node(name)
             return
         state = self._node_state(node)
-        state.allocatable = _units(node_resources(node)[1])
+        state.allocatable = resource_units(node_resources(node)[1])
         for _ in range(_MAX_STEPS):
             ctx = NodeContext(node, state, self.clock.now(), self.clock.monotonic(), self.options)
             picked = select(NODE_STAGES, ctx, self.options.time_scale)

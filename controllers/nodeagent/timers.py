@@ -14,7 +14,6 @@ entries are skipped lazily when popped.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 from collections.abc import Callable, Hashable
@@ -83,7 +82,13 @@ class TimerHeap(Generic[K]):
         return self._heap[0][0] if self._heap else None
 
     async def run(self) -> None:
-        """Sleep until the earliest deadline (or a poke), fire what is due, repeat forever."""
+        """Sleep until the earliest deadline (or a poke), fire what is due, repeat forever.
+
+        The sleep is an ``Event.wait`` woken by a ``call_later`` rather than ``asyncio.wait_for``:
+        on Python 3.11 ``wait_for`` can swallow a cancellation that races with the event being
+        set (frequent here, every schedule sets it), which would make ``stop()`` hang.
+        """
+        loop = asyncio.get_running_loop()
         while True:
             self.fire_due()
             nxt = self.next_due()
@@ -92,5 +97,8 @@ class TimerHeap(Generic[K]):
             if timeout <= 0:
                 await asyncio.sleep(0)
                 continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            handle = loop.call_later(timeout, self._wake.set)
+            try:
+                await self._wake.wait()
+            finally:
+                handle.cancel()

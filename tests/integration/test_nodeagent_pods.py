@@ -174,11 +174,12 @@ async def fake() -> AsyncIterator[tuple[ControlPlane, FakeClock, NodeAgent]]:
 
 async def idle(agent: NodeAgent) -> None:
     """The agent has nothing queued or running (its timers may still be pending)."""
-    for _ in range(1000):
-        if agent.is_idle():
-            return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 5.0
+    while not agent.is_idle():
+        if loop.time() > deadline:
+            raise AssertionError("node agent never went idle")
         await asyncio.sleep(0.001)
-    raise AssertionError("node agent never went idle")
 
 
 async def step(clock: FakeClock, agent: NodeAgent, seconds: float) -> int:

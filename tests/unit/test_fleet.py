@@ -158,7 +158,7 @@ def test_load_fleet_reads_yaml_and_prefixes_the_file(tmp_path: Path) -> None:
         load_fleet(bad)
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text("nodes:\n- name: x\n  count: two\n")
-    with pytest.raises(ValueError, match=r"wrong.yaml: nodes\[0\].count: must be an integer"):
+    with pytest.raises(ValueError, match=r"^nodes\[0\].count: must be an integer, got 'two'$"):
         load_fleet(wrong)
     with pytest.raises(OSError):
         load_fleet(tmp_path / "missing.yaml")
