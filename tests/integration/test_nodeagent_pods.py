@@ -29,6 +29,7 @@ from controllers.nodeagent import (
     node_agent_factory,
 )
 from featuregates import FeatureGate
+from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio
 
@@ -67,15 +68,15 @@ async def wait_pod(client: Client, name: str, cond: Callable[[Obj | None], bool]
 
 
 async def wait_events(client: Client, pod: str, reason: str, count: int = 1, timeout: float = 10.0) -> list[Obj]:
-    async def run() -> list[Obj]:
-        while True:
-            items = (await client.list(EVENTS, "default"))["items"]
-            got = [e for e in items if e["involvedObject"].get("name") == pod and e["reason"] == reason]
-            if sum(e.get("count", 1) for e in got) >= count:
-                return got
-            await asyncio.sleep(0.01)  # events are written asynchronously by the recorder
+    """Wait (on a watch) until the recorder has written ``count`` ``reason`` events for ``pod``."""
 
-    return await asyncio.wait_for(run(), timeout)
+    def mine(items: list[Obj]) -> list[Obj]:
+        return [e for e in items if e["involvedObject"].get("name") == pod and e["reason"] == reason]
+
+    items = await wait_for_list(
+        client, EVENTS, "default", lambda items: sum(e.get("count", 1) for e in mine(items)) >= count, timeout
+    )
+    return mine(items)
 
 
 def phase(o: Obj | None) -> str:
@@ -174,12 +175,7 @@ async def fake() -> AsyncIterator[tuple[ControlPlane, FakeClock, NodeAgent]]:
 
 async def idle(agent: NodeAgent) -> None:
     """The agent has nothing queued or running (its timers may still be pending)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 5.0
-    while not agent.is_idle():
-        if loop.time() > deadline:
-            raise AssertionError("node agent never went idle")
-        await asyncio.sleep(0.001)
+    await agent.wait_idle(5.0)
 
 
 async def step(clock: FakeClock, agent: NodeAgent, seconds: float) -> int:
