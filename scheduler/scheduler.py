@@ -347,6 +347,12 @@ class Scheduler(PodGroupCycle):
             self.podgroups.add_event_handler(
                 self._on_pod_group_add, self._on_pod_group_update, self._on_pod_group_delete
             )
+        # Nodes and PodGroups first: pending pods then meet a full cluster and their groups,
+        # instead of being held at PreEnqueue (and re-checked per node) while the caches fill.
+        first = [self.nodes] + ([self.podgroups] if self.podgroups is not None else [])
+        for inf in first:
+            inf.start()
+        await asyncio.gather(*(inf.wait_for_sync() for inf in first))
         self.informers.start()
         await self.informers.wait_for_sync()
         self._loop_task = asyncio.create_task(self._run(), name="scheduler-loop")
