@@ -234,7 +234,8 @@ class PodGroupCycle:
             message = a.message if a is not None and a.message else "no pods were schedulable"
             diag = Diagnosis(unschedulable_plugins=set(a.unschedulable_plugins) if a is not None else set())
             await self.handle_failure(fw, q, Status(Code.UNSCHEDULABLE), message, None, start, diag)
-        if is_gang(group.pod_group) and group.state.scheduled_count() < min_count(group.pod_group):
+        state = self._pod_group_state(group.namespace, group.name)
+        if is_gang(group.pod_group) and state.scheduled_count() < min_count(group.pod_group):
             # an assume/Reserve/Permit failure left the gang short: release the members held at Permit
             for uid in [u for u, wp in fw.waiting_pods.items() if pod_group_key(wp.pod_info.pod) == group.key]:
                 fw.reject_waiting_pod(uid, GANG_PLUGIN, "the gang could not be placed as a whole")
