@@ -142,6 +142,14 @@ class PodGroupCycle:
             return pg
         return None
 
+    def pod_group_gone(self: Scheduler, pod: Obj) -> bool:
+        """The pod names a PodGroup the cache does not hold (while PodGroups are honoured)."""
+        key = pod_group_key(pod)
+        if not key or not self.pod_groups_enabled:
+            return False
+        ns, _, name = key.partition("/")
+        return self.cache.get_pod_group(ns, name) is None
+
     async def schedule_one_podgroup(self: Scheduler, fw: Framework, qpi: QueuedPodInfo, pg: Obj) -> None:
         start = time.perf_counter()
         meta = pg.get("metadata") or {}

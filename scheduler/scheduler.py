@@ -448,7 +448,11 @@ class Scheduler(PodGroupCycle):
             self.queue.done(qpi.uid)
             return True
         pg = self.wants_pod_group_cycle(pod) if pod_group_name(pod) else None
-        if pg is not None:
+        if pg is None and self.pod_group_gone(pod):
+            # its PodGroup was deleted after PreEnqueue let it in: held again, silently
+            self.queue.done(qpi.uid)
+            self.queue.add(pod)
+        elif pg is not None:
             await self.schedule_one_podgroup(fw, qpi, pg)
         else:
             await self.schedule_pod(fw, qpi)
