@@ -149,3 +149,105 @@ def test_gang_binds_nothing_until_the_whole_group_fits(kubectl: Kubectl, ns: str
         scale_down_and_delete(kubectl, ns, "db")
     finally:
         kubectl.run("delete", "node", *nodes, "--ignore-not-found", check=False)
+
+
+def sts(name: str, replicas: int, scheduling: Obj, *, policy: str = "Parallel", gpu: int = 0, cpu: str = "") -> str:
+    requests: Obj = {}
+    limits: Obj = {}
+    if gpu:
+        requests["nvidia.com/gpu"] = limits["nvidia.com/gpu"] = str(gpu)
+    if cpu:
+        requests["cpu"] = cpu
+    resources: Obj = {"requests": requests}
+    if limits:
+        resources["limits"] = limits
+    return yaml.safe_dump(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": name},
+            "spec": {
+                "serviceName": name,
+                "replicas": replicas,
+                "podManagementPolicy": policy,
+                "selector": {"matchLabels": {"app": name}},
+                "scheduling": scheduling,
+                "template": {
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {
+                        "terminationGracePeriodSeconds": 0,
+                        "containers": [{"name": "c", "image": "app:1", "resources": resources}],
+                    },
+                },
+            },
+        }
+    )
+
+
+def only_pod_group(kubectl: Kubectl, ns: str) -> Obj:
+    (pg,) = get_json(kubectl, ns, "podgroups")["items"]
+    return pg
+
+
+def wait_ready(kubectl: Kubectl, ns: str, name: str, n: int) -> None:
+    ok(kubectl, "-n", ns, "wait", f"statefulset/{name}", f"--for=jsonpath={{.status.readyReplicas}}={n}",
+       f"--timeout={WAIT}", timeout=120)
+
+
+def test_scale_up_joins_and_scale_to_zero_and_back_reforms_the_gang(kubectl: Kubectl, ns: str) -> None:
+    gang = {"schedulingPolicy": {"gang": {}}}
+    ok(kubectl, "-n", ns, "apply", "-f", "-", input=sts("db", 3, gang, cpu="1"))
+    wait_ready(kubectl, ns, "db", 3)
+    pg = only_pod_group(kubectl, ns)
+    ok(kubectl, "-n", ns, "scale", "statefulset", "db", "--replicas=5")
+    wait_ready(kubectl, ns, "db", 5)
+    pods = get_json(kubectl, ns, "pods", "-l", "app=db")["items"]
+    assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in pods} == {pg["metadata"]["name"]}
+    ok(kubectl, "-n", ns, "scale", "statefulset", "db", "--replicas=0")
+    ok(kubectl, "-n", ns, "wait", "statefulset/db", "--for=jsonpath={.status.replicas}=0",
+       f"--timeout={WAIT}", timeout=120)
+    ok(kubectl, "-n", ns, "scale", "statefulset", "db", "--replicas=3")
+    wait_ready(kubectl, ns, "db", 3)
+    again = only_pod_group(kubectl, ns)
+    assert again["metadata"]["uid"] == pg["metadata"]["uid"]
+    assert again["spec"]["schedulingPolicy"]["gang"]["minCount"] == 3
+    cond = next(c for c in again["status"]["conditions"] if c["type"] == "PodGroupInitiallyScheduled")
+    assert cond["status"] == "True" and cond["reason"] == "Scheduled"
+    scale_down_and_delete(kubectl, ns, "db")
+
+
+def test_a_gang_bigger_than_any_rack_binds_nothing_and_says_so(kubectl: Kubectl, ns: str) -> None:
+    # the default fleet's racks hold 4 hosts of 8 GPUs: 5 pods of 8 GPUs fit no rack (but the fleet)
+    rack_gang = {"schedulingPolicy": {"gang": {}}, "schedulingConstraints": {"topology": [{"key": RACK}]}}
+    ok(kubectl, "-n", ns, "apply", "-f", "-", input=sts("wide", 5, rack_gang, gpu=8))
+    ok(kubectl, "-n", ns, "wait", "statefulset/wide", "--for=jsonpath={.status.replicas}=5",
+       f"--timeout={WAIT}", timeout=120)
+    name = only_pod_group(kubectl, ns)["metadata"]["name"]
+    ok(kubectl, "-n", ns, "wait", f"podgroup/{name}", "--for=condition=PodGroupInitiallyScheduled=False",
+       f"--timeout={WAIT}", timeout=120)
+    pg = get_json(kubectl, ns, "podgroup", name)
+    cond = next(c for c in pg["status"]["conditions"] if c["type"] == "PodGroupInitiallyScheduled")
+    assert cond["reason"] == "Unschedulable"
+    assert cond["message"].startswith(
+        "0/4 placements are available, first placement status: minCount (5) cannot be satisfied: "
+    )
+    pods = get_json(kubectl, ns, "pods", "-l", "app=wide")["items"]
+    assert [p["spec"].get("nodeName") for p in pods] == [None] * 5
+    assert "best placement" in ok(kubectl, "-n", ns, "describe", "podgroup", name)
+    scale_down_and_delete(kubectl, ns, "wide")
+
+
+def test_ordered_ready_basic_topology_is_sequential_and_co_located(kubectl: Kubectl, ns: str) -> None:
+    basic_rack = {"schedulingPolicy": {"basic": {}}, "schedulingConstraints": {"topology": [{"key": RACK}]}}
+    ok(kubectl, "-n", ns, "apply", "-f", "-", input=sts("seq", 3, basic_rack, policy="OrderedReady", gpu=1))
+    ok(kubectl, "-n", ns, "rollout", "status", "statefulset/seq", f"--timeout={WAIT}", timeout=120)
+    pods = get_json(kubectl, ns, "pods", "-l", "app=seq")["items"]
+    labels = node_labels(kubectl)
+    assert len(pods) == 3
+    assert len({labels[p["spec"]["nodeName"]][RACK] for p in pods}) == 1
+    # OrderedReady: each pod was created after the one before it became Ready
+    by_name = {p["metadata"]["name"]: p for p in pods}
+    for i in (1, 2):
+        ready = next(c for c in by_name[f"seq-{i - 1}"]["status"]["conditions"] if c["type"] == "Ready")
+        assert ready["lastTransitionTime"] <= by_name[f"seq-{i}"]["metadata"]["creationTimestamp"]
+    scale_down_and_delete(kubectl, ns, "seq")
