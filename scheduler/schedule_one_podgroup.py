@@ -181,7 +181,7 @@ class PodGroupCycle:
 
         state = CycleState()
         algorithm = PodGroupAlgorithm(fw)
-        result = algorithm.run(state, group, self.snapshot)
+        result = await algorithm.run_async(state, group, self.snapshot)
         self.metrics.podgroup_scheduling_algorithm_duration.labels(profile=fw.scheduler_name).observe(
             time.perf_counter() - start
         )
