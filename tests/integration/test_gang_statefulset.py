@@ -162,3 +162,35 @@ async def test_ordered_ready_basic_topology_is_sequential_and_co_located(cp, cli
         await asyncio.wait({watcher}, timeout=0.1)
     pg = await wait_single(client, PODGROUPS)
     await wait_pod_group(client, pg["metadata"]["name"], "True")
+
+
+@pytest.mark.skipif(not HAVE_NODE_AGENT, reason="needs the simulated kubelets for Ready pods")
+async def test_rolling_update_replacements_rejoin_their_placed_gang(cp, client) -> None:
+    await create_nodes(client, [node("n1", "4")])
+    await start_node_agent(cp)
+    await start_statefulset_controller(cp)
+    await start_scheduler(cp)
+    body = with_cpu(sts_manifest("db", 3, GANG), "1")
+    body["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 0
+    await client.create(STATEFULSETS, body, NS)
+    first = await wait_bound_count(client, "db", 3)
+    pg = await wait_single(client, PODGROUPS)
+    await client.patch(
+        STATEFULSETS,
+        "db",
+        {"spec": {"template": {"metadata": {"annotations": {"rev": "2"}}}}},
+        NS,
+    )
+
+    def updated(items: list[Obj]) -> bool:
+        mine = [p for p in items if (p["metadata"].get("labels") or {}).get("app") == "db"]
+        return (
+            len(mine) == 3
+            and all((p["metadata"].get("annotations") or {}).get("rev") == "2" for p in mine)
+            and all(node_name(p) for p in mine)
+        )
+
+    items = await wait_for_list(client, PODS, NS, updated, 30)
+    mine = [p for p in items if (p["metadata"].get("labels") or {}).get("app") == "db"]
+    assert not {p["metadata"]["uid"] for p in mine} & {p["metadata"]["uid"] for p in first}
+    assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in mine} == {pg["metadata"]["name"]}
