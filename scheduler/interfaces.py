@@ -113,6 +113,17 @@ NOMINATING_NOOP = "Noop"
 NOMINATING_OVERRIDE = "Override"
 
 
+@dataclass(frozen=True)
+class Nominating:
+    """kube's ``NominatingInfo``: Override sets (or with ``""`` clears) the nomination, Noop keeps it."""
+
+    mode: str = NOMINATING_NOOP
+    node_name: str = ""
+
+
+CLEAR_NOMINATION = Nominating(NOMINATING_OVERRIDE, "")
+
+
 @dataclass
 class PostFilterResult:
     """What a PostFilter (preemption) decided: the node to nominate, and the victims it evicted."""

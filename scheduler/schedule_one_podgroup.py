@@ -36,7 +36,15 @@ from apiserver.meta import rfc3339
 from scheduler import metrics as m
 from scheduler.diagnosis import Diagnosis
 from scheduler.framework import Framework
-from scheduler.interfaces import CycleState, PodAssignment, PodGroupInfo, PodGroupPostFilterResult
+from scheduler.interfaces import (
+    CLEAR_NOMINATION,
+    NOMINATING_OVERRIDE,
+    CycleState,
+    Nominating,
+    PodAssignment,
+    PodGroupInfo,
+    PodGroupPostFilterResult,
+)
 from scheduler.podgroup_algorithm import PodGroupAlgorithm, PodGroupAlgorithmResult
 from scheduler.podgroup_status import (
     REASON_SCHEDULED,
@@ -49,7 +57,7 @@ from scheduler.status import Code, Status
 
 if TYPE_CHECKING:
     from scheduler.queue import QueuedPodInfo
-    from scheduler.scheduler import Nominating, Scheduler
+    from scheduler.scheduler import Scheduler
 
 Obj = dict[str, Any]
 
@@ -174,7 +182,7 @@ class PodGroupCycle:
         err = validate_group(group, self._scheduled_members(group.state))
         if err:
             for q in queued:
-                await self.handle_failure(fw, q, Status(Code.ERROR), err, None, start)
+                await self.handle_failure(fw, q, Status(Code.ERROR), err, CLEAR_NOMINATION, start)
             await self._set_pod_group_condition(pg, "False", REASON_SCHEDULER_ERROR, err)
             self.metrics.observe_pod_group_attempt(m.ERROR, fw.scheduler_name, time.perf_counter() - start)
             return
@@ -241,7 +249,7 @@ class PodGroupCycle:
                 continue
             message = a.message if a is not None and a.message else "no pods were schedulable"
             diag = Diagnosis(unschedulable_plugins=set(a.unschedulable_plugins) if a is not None else set())
-            await self.handle_failure(fw, q, Status(Code.UNSCHEDULABLE), message, None, start, diag)
+            await self.handle_failure(fw, q, Status(Code.UNSCHEDULABLE), message, CLEAR_NOMINATION, start, diag)
         state = self._pod_group_state(group.namespace, group.name)
         if is_gang(group.pod_group) and state.scheduled_count() < min_count(group.pod_group):
             # an assume/Reserve/Permit failure left the gang short: release the members held at Permit
@@ -268,8 +276,6 @@ class PodGroupCycle:
         waiting_on_preemption: bool,
         start: float,
     ) -> None:
-        from scheduler.scheduler import CLEAR_NOMINATION, Nominating
-
         status = result.status or Status(Code.UNSCHEDULABLE)
         message = status.message()
         error = status.code == Code.ERROR
@@ -287,7 +293,7 @@ class PodGroupCycle:
             pod_plugins = set(a.unschedulable_plugins) if own and a is not None else set(plugins)
             nominating: Nominating | None = CLEAR_NOMINATION
             if q.key in nominations:
-                nominating = Nominating("Override", nominations[q.key])
+                nominating = Nominating(NOMINATING_OVERRIDE, nominations[q.key])
             code = Code.ERROR if error else Code.UNSCHEDULABLE
             diag = None if error else Diagnosis(unschedulable_plugins=pod_plugins)
             await self.handle_failure(fw, q, Status(code), pod_message, nominating, start, diag)

@@ -35,7 +35,6 @@ import random
 import time
 import weakref
 from collections.abc import Coroutine, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -67,7 +66,6 @@ from scheduler.events import (
 )
 from scheduler.framework import (
     DEFAULT_SCHEDULER_NAME,
-    NOMINATING_NOOP,
     NOMINATING_OVERRIDE,
     CycleState,
     Framework,
@@ -78,6 +76,7 @@ from scheduler.framework import (
     default_profile,
     default_registry,
 )
+from scheduler.interfaces import CLEAR_NOMINATION, Nominating
 from scheduler.metrics import SchedulerMetrics
 from scheduler.nodeinfo import PodInfo
 from scheduler.plugins.pod_topology_spread import build_default_selector
@@ -130,15 +129,7 @@ def _rv(obj: Obj) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion") or ""
 
 
-@dataclass(frozen=True)
-class Nominating:
-    """kube's ``NominatingInfo``: Override sets (or with ``""`` clears) the nomination, Noop keeps it."""
 
-    mode: str = NOMINATING_NOOP
-    node_name: str = ""
-
-
-CLEAR_NOMINATION = Nominating(NOMINATING_OVERRIDE, "")
 
 
 class Scheduler(PodGroupCycle):
