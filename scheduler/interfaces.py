@@ -410,7 +410,13 @@ class PlacementScorePlugin(Protocol):
 class PodGroupPostFilterPlugin(Protocol):
     """Run once when the whole group was unschedulable (all PostFilter plugins are skipped in
     the PodGroup cycle). Success means victims were chosen and the group's pods should be
-    nominated (``result``) and retried; the first Success wins."""
+    nominated (``result``, pod key -> node) and retried; the first Success wins; a rejection's
+    message is appended to the group's (``, <message>``).
+
+    To try a set of victims: ``mark = handle.snapshot.backup()``, ``snapshot.forget_pod(victim,
+    node)`` for each, ``schedule()`` (the group algorithm on that snapshot, no side effects; it
+    returns the best placement's assignments and its status, None when the group fits), then
+    ``snapshot.restore(mark)``."""
 
     async def pod_group_post_filter(
         self, state: CycleState, group: PodGroupInfo, schedule: PodGroupSchedulingFunc
