@@ -147,8 +147,14 @@ class Scheduler(PodGroupCycle):
         *,
         registry: dict[str, PluginFactory] | None = None,
         seed: int | None = None,
+        pod_groups_served: bool = True,
     ) -> None:
-        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests."""
+        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests.
+
+        ``pod_groups_served`` False (the API server does not serve PodGroups, e.g. its
+        ``GenericWorkload`` is off in a skewed cluster) makes the scheduler ignore PodGroups
+        as if its own gate were off, instead of waiting for an informer that can never sync.
+        """
         self.client = client
         self.gates = gates if gates is not None else FeatureGate()
         self.clock = clock or Clock()
@@ -161,7 +167,7 @@ class Scheduler(PodGroupCycle):
         self.services: Informer = self.informers.informer(SERVICES)
         self.replicasets: Informer = self.informers.informer(REPLICASETS)
         self.statefulsets: Informer = self.informers.informer(STATEFULSETS)
-        self.pod_groups_enabled = self.gates.enabled(GENERIC_WORKLOAD)
+        self.pod_groups_enabled = self.gates.enabled(GENERIC_WORKLOAD) and pod_groups_served
         self.topology_enabled = self.gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
         self.podgroups: Informer | None = (
             self.informers.informer(PODGROUPS) if self.pod_groups_enabled else None
