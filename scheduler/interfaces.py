@@ -488,7 +488,6 @@ class Profile:
     disabled: dict[str, set[str]] = field(default_factory=dict)
 
 
-
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:
     """kube's ``helper.DefaultNormalizeScore``: scale to ``[0, max_priority]`` by the max, optionally reversed."""
     max_count = max((s.score for s in scores), default=0)
@@ -500,4 +499,3 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
     for s in scores:
         v = max_priority * s.score // max_count
         s.score = max_priority - v if reverse else v
-

@@ -146,7 +146,9 @@ class PodGroupAlgorithm:
             placements = [Placement(CLUSTER_PLACEMENT)]
         if not placements:
             # members already placed outside any single domain leave nothing to choose from
-            return PodGroupAlgorithmResult(Status(Code.UNSCHEDULABLE, "0/0 placements are available"), topology=True)
+            return PodGroupAlgorithmResult(
+                Status(Code.UNSCHEDULABLE, "0/0 placements are available"), topology=True
+            )
         placements = self._nominated_first(group, placements)
         to_find = num_feasible_placements_to_find(len(placements), snapshot.num_nodes())
         evaluated: list[PlacementResult] = []

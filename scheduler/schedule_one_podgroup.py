@@ -249,11 +249,15 @@ class PodGroupCycle:
                 continue
             message = a.message if a is not None and a.message else "no pods were schedulable"
             diag = Diagnosis(unschedulable_plugins=set(a.unschedulable_plugins) if a is not None else set())
-            await self.handle_failure(fw, q, Status(Code.UNSCHEDULABLE), message, CLEAR_NOMINATION, start, diag)
+            await self.handle_failure(
+                fw, q, Status(Code.UNSCHEDULABLE), message, CLEAR_NOMINATION, start, diag
+            )
         state = self._pod_group_state(group.namespace, group.name)
         if is_gang(group.pod_group) and state.scheduled_count() < min_count(group.pod_group):
             # an assume/Reserve/Permit failure left the gang short: release the members held at Permit
-            for uid in [u for u, wp in fw.waiting_pods.items() if pod_group_key(wp.pod_info.pod) == group.key]:
+            for uid in [
+                u for u, wp in fw.waiting_pods.items() if pod_group_key(wp.pod_info.pod) == group.key
+            ]:
                 fw.reject_waiting_pod(uid, GANG_PLUGIN, "the gang could not be placed as a whole")
             await self._set_pod_group_condition(
                 group.pod_group, "False", REASON_UNSCHEDULABLE, "the gang could not be placed as a whole"
@@ -313,7 +317,9 @@ class PodGroupCycle:
         outcome = m.WAITING_ON_PREEMPTION if waiting_on_preemption else m.UNSCHEDULABLE
         self.metrics.observe_pod_group_attempt(outcome, fw.scheduler_name, time.perf_counter() - start)
 
-    async def _set_pod_group_condition(self: Scheduler, pg: Obj, status: str, reason: str, message: str) -> None:
+    async def _set_pod_group_condition(
+        self: Scheduler, pg: Obj, status: str, reason: str, message: str
+    ) -> None:
         meta = pg.get("metadata") or {}
         latest = self.cache.get_pod_group(meta.get("namespace", ""), meta.get("name", "")) or pg
         updated = await update_pod_group_condition(

@@ -77,7 +77,9 @@ async def test_pod_group_post_filter_runs_once_per_failed_group(cp, client, succ
         assert cond is not None and cond["reason"] == "Unschedulable"
         if succeed:
             assert cond["message"] == "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
-            p = await wait_pod(client, "g-2", lambda o: (o or {}).get("status", {}).get("nominatedNodeName") == "n1")
+            p = await wait_pod(
+                client, "g-2", lambda o: (o or {}).get("status", {}).get("nominatedNodeName") == "n1"
+            )
             assert p is not None
             result = "waiting_on_preemption"
         else:
