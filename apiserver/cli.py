@@ -12,6 +12,8 @@ from pathlib import Path
 
 import yaml
 
+from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
+from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
 
 
@@ -46,16 +48,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
-
     cp = ControlPlane(ControlPlaneOptions(gates=gates))
     cluster = None
     if args.cluster:
-        try:
-            from controllers.fleet import load_fleet
-        except ImportError:
-            print("gangplane: --cluster needs the node agent, which this build does not have", file=sys.stderr)
-            return 2
         try:
             cluster = load_fleet(Path(args.cluster))
         except (OSError, ValueError) as e:

@@ -14,12 +14,12 @@ from typing import Any
 import orjson
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
 from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
 from apiserver.registry.resources import ResourceDef
+from apiserver.server.discovery import server_resource_lists
 from apiserver.storage.store import BOOKMARK
-
-Obj = dict[str, Any]
 
 
 class LocalClient:
@@ -158,6 +158,19 @@ class LocalClient:
                     return
         finally:
             watcher.close()
+
+    # ------------------------------------------------------------------ discovery
+    async def server_resources(self) -> list[Obj]:
+        await self._yield()
+        return self.discovery_documents()
+
+    def discovery_documents(self) -> list[Obj]:
+        """:meth:`server_resources` without the await: in-process discovery never blocks.
+
+        The composition root uses it to answer a component factory's ``ctx.is_served`` while
+        wiring, before (or outside) the event loop.
+        """
+        return server_resource_lists(self.api.registry, self.api.gates)
 
     # ------------------------------------------------------------------ writes
     async def create(

@@ -178,6 +178,22 @@ def api_resource_list(registry: Registry, group: str, version: str, gates: GateV
     }
 
 
+def server_resource_lists(registry: Registry, gates: GateView) -> list[dict[str, Any]]:
+    """Every served group-version's ``APIResourceList``, core first, then groups in preference order.
+
+    What a client's ``server_resources`` discovery call returns: the same documents, in the
+    order a discovery client walks ``/api`` then ``/apis``.
+    """
+    out: list[dict[str, Any]] = []
+    groups = served_groups(registry, gates)
+    for group in sorted(groups, key=lambda g: g != ""):
+        for version in groups[group]:
+            rl = api_resource_list(registry, group, version, gates)
+            if rl is not None:
+                out.append(rl)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # aggregated discovery
 
