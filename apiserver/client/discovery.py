@@ -55,6 +55,11 @@ def api_resources(resource_lists: Iterable[Obj], *, dedupe_storage: bool = True)
                     continue
                 seen_storage.add(svh)
             out.append(
-                APIResource(GVR(group, version, name), r.get("kind", ""), bool(r.get("namespaced")), frozenset(r.get("verbs") or ()))
+                APIResource(
+                    GVR(group, version, name),
+                    r.get("kind", ""),
+                    bool(r.get("namespaced")),
+                    frozenset(r.get("verbs") or ()),
+                )
             )
     return out

@@ -119,5 +119,3 @@ def statefulset_build_options(sts: Obj) -> BuildOptions:
         allowed_policies=(SchedulingPolicyOption.BASIC, SchedulingPolicyOption.GANG),
         allowed_disruption_modes=(DisruptionModeOption.SINGLE, DisruptionModeOption.ALL),
     )
-
-
