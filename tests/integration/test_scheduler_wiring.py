@@ -6,7 +6,7 @@ import pytest
 
 from apiserver.client.interface import NODES, PODS, REPLICASETS, SERVICES
 from controllers.fleet import default_fleet
-from scheduler.framework import default_profile
+from scheduler.defaults import default_profile
 from scheduler.queue import QueuedPodInfo
 from scheduler.scheduler import Scheduler
 from tests.helpers import wait_for_list
