@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
+from apiserver.registry.builtin import StrategyModuleError
 from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
 
@@ -48,7 +49,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
-    cp = ControlPlane(ControlPlaneOptions(gates=gates))
+    try:
+        cp = ControlPlane(ControlPlaneOptions(gates=gates))
+    except StrategyModuleError as e:
+        print(f"gangplane: cannot build the API server: {e}", file=sys.stderr)
+        return 2
     cluster = None
     if args.cluster:
         try:
