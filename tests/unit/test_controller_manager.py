@@ -66,7 +66,6 @@ async def test_register_controllers_registers_everything_and_returns_the_selecti
 
 
 async def test_node_agent_is_registered_when_installed(cp: ControlPlane) -> None:
-    pytest.importorskip("controllers.nodeagent")
     assert NODE_AGENT in register_controllers(cp, "*")
     assert register_controllers(cp, "*,-nodeagent").count(NODE_AGENT) == 0
 
@@ -97,7 +96,6 @@ def test_gated_off_resources_are_not_watched() -> None:
 
 
 def test_controllers_needing_an_unserved_resource_are_not_started() -> None:
-    pytest.importorskip("controllers.podgroupprotection")
     on = ControlPlane()
     assert PODGROUP_PROTECTION in register_controllers(on, "*")
     off = ControlPlane(ControlPlaneOptions(gates=FeatureGate().with_overrides({GENERIC_WORKLOAD: False})))
