@@ -16,7 +16,10 @@ import orjson
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
+from apiserver.registry.binding import bind
+from apiserver.registry.eviction import evict
 from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
+from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
 from apiserver.server.discovery import server_resource_lists
 from apiserver.storage.store import BOOKMARK
@@ -263,10 +266,8 @@ class LocalClient:
         rd = self._rd(gvr)
         body = self._copy(obj)
         if rd.plural == "pods" and subresource == "binding":
-            return self.api.bind(namespace, name, body)
+            return bind(self.api, namespace, name, body)
         if rd.plural == "pods" and subresource == "eviction":
-            from apiserver.registry.eviction import evict
-
             return evict(self.api, namespace, name, body)
         raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)
 
@@ -288,5 +289,5 @@ class LocalClient:
         if subresource == "status":
             return self.api.update(rd, namespace, name, body, self._opts(False, ""), "status").obj
         if subresource == "finalize" and rd.plural == "namespaces":
-            return self.api.finalize_namespace(name, body).obj
+            return finalize_namespace(self.api, name, body).obj
         raise errors.method_not_allowed("update", f"{rd.plural}/{subresource}", rd.group)

@@ -23,6 +23,8 @@ from starlette.routing import Route
 
 from apiserver import errors
 from apiserver.meta import Clock
+from apiserver.registry.binding import bind
+from apiserver.registry.eviction import evict
 from apiserver.registry.generic import (
     API,
     APPLY_PATCH,
@@ -33,6 +35,7 @@ from apiserver.registry.generic import (
     Result,
     WriteOptions,
 )
+from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
 from apiserver.server import negotiation
 from apiserver.server.metrics import APIServerMetrics
@@ -335,10 +338,8 @@ class APIApp:
             body, _ = await self._read_body(request)
             if info.name:
                 if sub == "binding" and rd.plural == "pods":
-                    return Response(orjson.dumps(api.bind(ns, info.name, body)), status_code=201, media_type=JSON)
+                    return Response(orjson.dumps(bind(api, ns, info.name, body)), status_code=201, media_type=JSON)
                 if sub == "eviction" and rd.plural == "pods":
-                    from apiserver.registry.eviction import evict
-
                     return Response(orjson.dumps(evict(api, ns, info.name, body)), status_code=201, media_type=JSON)
                 if sub in ("exec", "attach", "portforward"):
                     api.get(rd, ns, info.name)
@@ -350,7 +351,7 @@ class APIApp:
             if sub == "scale":
                 return self._respond(request, rd, api.scale_update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))))
             if sub == "finalize" and rd.plural == "namespaces":
-                return self._respond(request, rd, api.finalize_namespace(info.name, body))
+                return self._respond(request, rd, finalize_namespace(api, info.name, body))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
             return self._respond(request, rd, api.update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)), sub))
