@@ -5,11 +5,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.registry.resources import ResourceDef, Subresource
 from apiserver.registry.strategy import Strategy
 from featuregates import COMPOSITE_POD_GROUP, GENERIC_WORKLOAD
-
-Obj = dict[str, Any]
 
 _STRATEGY_MODULES = (
     "apiserver.registry.strategies.core",

@@ -19,6 +19,7 @@ import orjson
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
+from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
@@ -26,8 +27,6 @@ from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.strategy import StrategyContext
 from apiserver.storage.store import Record, Store, StoreError, Watcher
 from featuregates import FeatureGate
-
-Obj = dict[str, Any]
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"

@@ -16,10 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from featuregates import FeatureGate
-
-Obj = dict[str, Any]
 
 
 @dataclass

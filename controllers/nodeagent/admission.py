@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver.api.podresources import pod_requests
+from apiserver.api.types import Obj
 from apiserver.quantity import resource_list_milli, to_int, to_milli
-
-Obj = dict[str, Any]
 
 CPU = "cpu"
 MEMORY = "memory"

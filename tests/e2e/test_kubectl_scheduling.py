@@ -20,7 +20,8 @@ pytestmark = pytest.mark.e2e
 ns = ns_fixture("ks")
 
 FLEET = default_fleet().names()
-_EVENT_ROW = re.compile(r"^\s*(Normal|Warning)\s+(\S+)\s+\S+\s+(\S+)\s+(.*)$")
+#: type, reason, age (``5s`` or, for a repeated event, ``5s (x2 over 10s)``), from, message
+_EVENT_ROW = re.compile(r"^\s*(Normal|Warning)\s+(\S+)\s+\S+(?: \(x\d+ over \S+\))?\s+(\S+)\s+(.*)$")
 
 
 def _events_section(describe: str) -> list[tuple[str, str, str, str]]:
