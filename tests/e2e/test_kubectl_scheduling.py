@@ -20,7 +20,7 @@ pytestmark = pytest.mark.e2e
 ns = ns_fixture("ks")
 
 FLEET = default_fleet().names()
-#: type, reason, age (``5s`` or, for a repeated event, ``5s (x2 over 10s)``), from, message
+#: type, reason, age (``5s``, or ``3s (x2 over 5s)`` once kube's recorder has counted repeats), from, message
 _EVENT_ROW = re.compile(r"^\s*(Normal|Warning)\s+(\S+)\s+\S+(?: \(x\d+ over \S+\))?\s+(\S+)\s+(.*)$")
 
 
