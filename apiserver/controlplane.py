@@ -13,7 +13,7 @@ import logging
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import uvicorn
 from prometheus_client import CollectorRegistry
@@ -22,9 +22,13 @@ from apiserver.client.informer import InformerFactory
 from apiserver.client.local import LocalClient
 from apiserver.meta import Clock
 from apiserver.registry.generic import API
-from apiserver.server.app import APIApp
+from apiserver.server.app import APIApp, status_response
+from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
 from apiserver.server.instance import build_api, new_metrics_registry
 from featuregates import FeatureGate
+
+if TYPE_CHECKING:
+    from apiserver.server.tlsgen import ServingFiles
 
 log = logging.getLogger("gangplane")
 
@@ -105,8 +109,20 @@ class ControlPlane:
         await self.stop_http()
 
     # ------------------------------------------------------------------ HTTP
-    async def serve_http(self, host: str = "127.0.0.1", port: int = 6443) -> str:
-        """Listen on ``host:port`` (0 picks a free port); returns the URL once accepting connections."""
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 6443,
+        *,
+        front_door: FrontDoorPolicy | None = None,
+        tls: ServingFiles | None = None,
+    ) -> str:
+        """Listen on ``host:port`` (0 picks a free port); returns the URL once accepting connections.
+
+        ``front_door`` puts the Host check and bearer-token authentication in front of every
+        request (``gangplane serve`` always does; in-process tests may not); ``tls`` serves HTTPS
+        with those files.
+        """
         # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
         # TCP, and without it every response waits ~40 ms for the client's delayed ACK.
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -115,8 +131,19 @@ class ControlPlane:
         sock.bind((host, port))
         real_port = sock.getsockname()[1]
         self.app.server_address = f"{host}:{real_port}"
+        app: Any = self.app.asgi()
+        if front_door is not None:
+            if host in ("0.0.0.0", "::", ""):
+                front_door.allow_ip_literals = True
+            else:
+                front_door.allowed_hosts.add(host.lower())
+            app = FrontDoor(app, front_door, status_response)
+        tls_options: dict[str, Any] = {}
+        if tls is not None:
+            tls_options = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
         config = uvicorn.Config(
-            self.app.asgi(),
+            app,
+            **tls_options,
             log_level="warning",
             lifespan="off",
             access_log=False,
@@ -131,7 +158,7 @@ class ControlPlane:
                 raise RuntimeError("HTTP server exited during start-up")
             await asyncio.sleep(0.005)
         host_part = f"[{host}]" if ":" in host else host
-        self.url = f"http://{host_part}:{real_port}"
+        self.url = f"{'https' if tls is not None else 'http'}://{host_part}:{real_port}"
         return self.url
 
     async def stop_http(self) -> None:
