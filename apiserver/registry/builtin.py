@@ -102,6 +102,28 @@ EVENTS_V1_FIELDS = {
 }
 
 
+#: Resources whose kube storage sets ``ReturnDeletedObject`` (DELETE answers the object); the
+#: others answer a Success Status. Matches the response types of kube's 1.37 OpenAPI.
+RETURN_DELETED_OBJECT = frozenset(
+    {
+        ("", "pods"),
+        ("", "namespaces"),
+        ("", "services"),
+        ("", "serviceaccounts"),
+        ("", "persistentvolumeclaims"),
+        ("", "persistentvolumes"),
+        ("", "resourcequotas"),
+        ("", "podtemplates"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csidrivers"),
+        ("resource.k8s.io", "deviceclasses"),
+        ("resource.k8s.io", "resourceclaims"),
+        ("resource.k8s.io", "resourceclaimtemplates"),
+        ("resource.k8s.io", "resourceslices"),
+    }
+)
+
+
 def _sub(name: str, kind: str, group: str = "", version: str = "", verbs: tuple[str, ...] = ("get", "patch", "update")) -> Subresource:
     return Subresource(name, kind, group, version, verbs)
 
@@ -119,6 +141,7 @@ def builtin_resources() -> list[ResourceDef]:
         subs = tuple(kw.pop("subresources", ()))
         if status:
             subs = (_sub("status", kind),) + subs
+        kw.setdefault("return_deleted_object", (group, plural) in RETURN_DELETED_OBJECT)
         return ResourceDef(group, version, kind, plural, namespaced, strategy=st(group, plural, status), subresources=subs, **kw)
 
     ALL = ("all",)

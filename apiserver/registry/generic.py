@@ -455,7 +455,19 @@ class API:
         rec = self._get_record(rd, ns, name)
         old = rec.obj
         body_rv = md.get("resourceVersion") or ""
-        if body_rv and _parse_rv(body_rv, "metadata.resourceVersion") != rec.rv:
+        if not body_rv:
+            # kube's Store.Update: without a resourceVersion the update is unconditional where the
+            # strategy allows it (it then applies to the latest object), else Invalid with the
+            # resource standing in for the kind.
+            if not rd.strategy.allow_unconditional_update:
+                raise errors.invalid(
+                    rd.plural,
+                    name,
+                    rd.group,
+                    [fielderr.invalid("metadata.resourceVersion", 0, "must be specified for an update")],
+                )
+            md["resourceVersion"] = str(rec.rv)
+        elif _parse_rv(body_rv, "metadata.resourceVersion") != rec.rv:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
         if self.body_checker is not None:
@@ -745,7 +757,9 @@ class API:
         return Result(self._deleted_response(rd, self._to_view(rd, gone.copy())), [], 200)
 
     def _deleted_response(self, rd: ResourceDef, obj: Obj) -> Obj:
-        if rd.group == "" and rd.plural in ("pods", "namespaces"):
+        """kube's ``finalizeDelete``: the object where the store sets ``ReturnDeletedObject``,
+        else a Success Status naming the resource (``details.kind`` is the plural, as kube sets)."""
+        if rd.return_deleted_object:
             return obj
         md = obj.get("metadata") or {}
         details: Obj = {"name": md.get("name", ""), "kind": rd.plural, "uid": md.get("uid", "")}

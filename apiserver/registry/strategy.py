@@ -44,6 +44,9 @@ class Strategy:
     has_status: bool = False
     #: Objects of the resource may be created without a name only via generateName (all of kube's).
     allow_create_on_update: bool = False
+    #: kube's ``AllowUnconditionalUpdate``: an update whose body carries no ``resourceVersion`` is
+    #: applied to the current object (true for most kinds; helm's release Secrets rely on it).
+    allow_unconditional_update: bool = True
 
     def default(self, obj: Obj) -> None:
         """SetDefaults: the API defaults kube applies when decoding a request body."""

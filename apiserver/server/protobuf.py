@@ -1217,10 +1217,26 @@ _AUTH: dict[str, dict[int, Field]] = {
     "authorization.NonResourceRule": {1: _f("verbs", rep=True), 2: _f("nonResourceURLs", rep=True)},
 }
 
+# meta/v1 DeleteOptions: client-go (helm's storage driver, kubectl) sends it as the body of DELETE.
+# Pointer fields (gracePeriodSeconds, orphanDependents, the preconditions' strings) keep their zero.
+_DELETE_OPTIONS: dict[str, dict[int, Field]] = {
+    "DeleteOptions": {
+        1: _f("gracePeriodSeconds", I64, keep=True),
+        2: _m("preconditions", "Preconditions"),
+        3: _f("orphanDependents", BOOL, keep=True),
+        4: _f("propagationPolicy"),
+        5: _f("dryRun", rep=True),
+        6: _f("ignoreStoreReadErrorWithClusterBreakingPotential", BOOL, keep=True),
+    },
+    "Preconditions": {1: _f("uid", keep=True), 2: _f("resourceVersion", keep=True)},
+}
+
 #: Message name -> {field number: Field}. Core/v1 and meta/v1 messages have bare names; the other
 #: groups are prefixed (``apps.``, ``batch.``, ``autoscaling.v1.``/``autoscaling.v2.``,
 #: ``authentication.``, ``authorization.``) because their names collide across versions.
-SCHEMAS: dict[str, dict[int, Field]] = {**_META, **_CORE, **_APPS, **_BATCH, **_AUTOSCALING, **_AUTH}
+SCHEMAS: dict[str, dict[int, Field]] = {
+    **_META, **_CORE, **_APPS, **_BATCH, **_AUTOSCALING, **_AUTH, **_DELETE_OPTIONS
+}
 
 #: (apiVersion, kind) of a top-level object -> its message in :data:`SCHEMAS`.
 KINDS: dict[tuple[str, str], str] = {
@@ -1575,6 +1591,10 @@ def decode_k8s_protobuf(body: bytes) -> dict[str, Any]:
                 f"the protobuf envelope carries {content_type!r} content, which is not supported; send the object as application/json"
             )
         message = KINDS.get((api_version, kind))
+        if message is None and kind == "DeleteOptions":
+            # metav1.AddToGroupVersion registers DeleteOptions in every group-version; client-go
+            # stamps the envelope with its client's group-version (``v1``, ``apps/v1``, …).
+            message = "DeleteOptions"
         if message is None:
             raise _unsupported(
                 f'the server cannot decode kind "{kind}" (apiVersion "{api_version}") from '
