@@ -18,6 +18,13 @@ _STRATEGY_MODULES = (
     "apiserver.registry.strategies.scheduling",
     "apiserver.registry.strategies.resource",
     "apiserver.registry.strategies.batch",
+    "apiserver.registry.strategies.replication",
+    "apiserver.registry.strategies.rbac",
+    "apiserver.registry.strategies.storage",
+    "apiserver.registry.strategies.networking",
+    "apiserver.registry.strategies.autoscaling",
+    "apiserver.registry.strategies.apiregistration",
+    "apiserver.registry.strategies.authorization",
 )
 
 
@@ -172,6 +179,9 @@ def builtin_resources() -> list[ResourceDef]:
         rd("", "v1", "PersistentVolume", "persistentvolumes", False, status=True, short_names=("pv",)),
         rd("", "v1", "LimitRange", "limitranges", True, short_names=("limits",)),
         rd("", "v1", "ResourceQuota", "resourcequotas", True, status=True, short_names=("quota",)),
+        rd("", "v1", "ReplicationController", "replicationcontrollers", True, status=True, short_names=("rc",),
+           categories=ALL, subresources=(_sub("scale", "Scale", "autoscaling", "v1"),)),
+        rd("", "v1", "PodTemplate", "podtemplates", True),
         # apps/v1
         rd("apps", "v1", "StatefulSet", "statefulsets", True, status=True, short_names=("sts",), categories=ALL,
            subresources=(_sub("scale", "Scale", "autoscaling", "v1"),)),
@@ -197,6 +207,29 @@ def builtin_resources() -> list[ResourceDef]:
         rd("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", True, status=True, gate=GENERIC_WORKLOAD),
         rd("scheduling.k8s.io", "v1alpha3", "CompositePodGroup", "compositepodgroups", True, status=True,
            gate=COMPOSITE_POD_GROUP),
+        # rbac.authorization.k8s.io/v1
+        rd("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
+        rd("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
+        rd("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
+        rd("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
+        # storage.k8s.io/v1
+        rd("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, short_names=("sc",)),
+        rd("storage.k8s.io", "v1", "CSIDriver", "csidrivers", False),
+        # networking.k8s.io/v1
+        rd("networking.k8s.io", "v1", "Ingress", "ingresses", True, status=True, short_names=("ing",)),
+        rd("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
+        rd("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, short_names=("netpol",)),
+        # autoscaling/v2
+        rd("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, status=True,
+           short_names=("hpa",), categories=ALL),
+        # apiregistration.k8s.io/v1
+        rd("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, status=True),
+        # authorization.k8s.io/v1: create-only reviews, answered and never stored
+        rd("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False, verbs=("create",)),
+        rd("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", False, verbs=("create",)),
+        rd("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False, verbs=("create",)),
+        rd("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", True,
+           verbs=("create",)),
         # resource.k8s.io/v1 (DRA)
         rd("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, status=True),
         rd("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),

@@ -56,6 +56,12 @@ NO_GENERATION = frozenset(
         ("apps", "controllerrevisions"),
         ("coordination.k8s.io", "leases"),
         ("scheduling.k8s.io", "priorityclasses"),
+        ("rbac.authorization.k8s.io", "roles"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings"),
+        ("storage.k8s.io", "storageclasses"),
+        ("apiregistration.k8s.io", "apiservices"),
     }
 )
 
@@ -389,6 +395,8 @@ class API:
             self.body_checker(rd, obj, None, opts, warnings)
         ctx = self._ctx(ns, opts.dry_run)
         strategy = rd.strategy
+        if strategy.answers_create:
+            return self._answer(rd, ctx, obj, warnings)
         generate = not md.get("name") and bool(md.get("generateName"))
         if generate:
             md["name"] = md["generateName"] + random_suffix()
@@ -432,6 +440,15 @@ class API:
                 md["name"] = name
         self._notify("create", rd, rec.obj)
         return Result(self._to_view(rd, rec.copy()), warnings, 201, rec.raw if rd.storage_of is None else None)
+
+    def _answer(self, rd: ResourceDef, ctx: StrategyContext, obj: Obj, warnings: list[str]) -> Result:
+        """kube's review REST ``Create``: validate, fill in the decision, store nothing (201)."""
+        rd.strategy.default(obj)
+        errs = rd.strategy.validate(ctx, obj)
+        if errs:
+            raise self._validation_error(rd, "", errs)
+        obj["status"] = rd.strategy.answer(ctx, obj)
+        return Result(obj, warnings, 201)
 
     # ------------------------------------------------------------------ update
     def update(
@@ -858,7 +875,10 @@ class API:
             "spec": {"replicas": int(spec.get("replicas", 0) or 0)},
             "status": {
                 "replicas": int(status.get("replicas", 0) or 0),
-                "selector": _scale_selector(spec.get("selector")),
+                # ReplicationControllers select with a plain label map, the apps kinds with a LabelSelector.
+                "selector": _set_selector(spec.get("selector"))
+                if rd.group == "" and rd.plural == "replicationcontrollers"
+                else _scale_selector(spec.get("selector")),
             },
         }
 
@@ -957,6 +977,13 @@ def _scale_selector(sel: Obj | None) -> str:
         return label_selector_string(sel)
     except ValueError:
         return ""
+
+
+def _set_selector(labels: Any) -> str:
+    """``labels.SelectorFromSet(m).String()``: ``a=b,c=d`` sorted by key."""
+    if not isinstance(labels, dict):
+        return ""
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
 def _managed_without_time(entries: Any) -> Any:
