@@ -44,6 +44,7 @@ STATEFULSET = "statefulset-controller"
 PV_BINDER = "persistentvolume-binder-controller"
 NODE_AGENT = "node-agent"
 PODGROUP_PROTECTION = "podgroup-protection-controller"
+CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -174,6 +175,16 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
                 requires=PODGROUPS,
             )
         )
+    from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
+
+    specs.append(
+        ControllerSpec(
+            CLUSTERROLE_AGGREGATION,
+            new_clusterrole_aggregation_controller,
+            ("clusterrole-aggregation",),
+            requires=CLUSTERROLES,
+        )
+    )
     return specs
 
 

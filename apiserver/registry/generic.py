@@ -779,9 +779,11 @@ class API:
         if rd.return_deleted_object:
             return obj
         md = obj.get("metadata") or {}
-        details: Obj = {"name": md.get("name", ""), "kind": rd.plural, "uid": md.get("uid", "")}
+        # StatusDetails in kube's field order: name, group, kind (the resource), uid.
+        details: Obj = {"name": md.get("name", "")}
         if rd.group:
             details["group"] = rd.group
+        details.update(kind=rd.plural, uid=md.get("uid", ""))
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
     def _grace_period(self, rd: ResourceDef, pod: Obj, opts: DeleteOptions) -> int:
