@@ -893,7 +893,8 @@ class API:
         smd = scale.get("metadata") or {}
         if smd.get("resourceVersion") and smd["resourceVersion"] != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
-        replicas = (scale.get("spec") or {}).get("replicas")
+        # Scale.spec.replicas is ``omitempty``: Go clients scaling to 0 send ``"spec": {}``.
+        replicas = (scale.get("spec") or {}).get("replicas", 0)
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             raise errors.invalid("Scale", name, "autoscaling", [fielderr.invalid("spec.replicas", replicas, "must be an integer")])
         if replicas < 0:
