@@ -219,9 +219,12 @@ def builtin_resources() -> list[ResourceDef]:
         rd("networking.k8s.io", "v1", "Ingress", "ingresses", True, status=True, short_names=("ing",)),
         rd("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
         rd("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, short_names=("netpol",)),
-        # autoscaling/v2
+        # autoscaling/v2 (the stored version)
         rd("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, status=True,
            short_names=("hpa",), categories=ALL),
+        # autoscaling/v1: the same stored HPAs, converted (strategies/autoscaling_v1.py)
+        rd("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, status=True,
+           short_names=("hpa",), categories=ALL, storage_of=("autoscaling", "horizontalpodautoscalers")),
         # apiregistration.k8s.io/v1
         rd("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, status=True),
         # authorization.k8s.io/v1: create-only reviews, answered and never stored

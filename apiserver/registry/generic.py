@@ -661,12 +661,12 @@ class API:
             obj = applier(rd, None, patch, opts, rfc3339(self.clock.now()))
             obj.setdefault("metadata", {})["name"] = name
             return self.create(rd, ns, obj, WriteOptions(opts.dry_run, "", opts.field_validation, opts.force, raw_body=opts.raw_body))
-        current = rec.copy()
+        current = self._to_view(rd, rec.copy())
         req_rv = patch["metadata"].get("resourceVersion")
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         opts.subresource = subresource
-        merged = applier(rd, current, patch, opts, rfc3339(self.clock.now()))
+        merged = self._from_view(rd, applier(rd, current, patch, opts, rfc3339(self.clock.now())))
         warnings: list[str] = []
         if self.body_checker is not None:
             self.body_checker(rd, merged, rec.obj, opts, warnings)
