@@ -291,8 +291,8 @@ def test_hpa_defaults_and_validation(api: API) -> None:
         "scaleTargetRef": {"kind": "", "name": "web"}, "minReplicas": 4, "maxReplicas": 2,
         "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization"}}}, {"type": "Fancy"}],
     }}, version="v2") == [
-        "spec.scaleTargetRef.kind: Required value",
         "spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`",
+        "spec.scaleTargetRef.kind: Required value",
         "spec.metrics[0].resource.target.averageUtilization: Required value: must set either a target value or averageValue",
         'spec.metrics[1].type: Unsupported value: "Fancy": supported values: "ContainerResource", "External", "Object", "Pods", "Resource"',
     ]
