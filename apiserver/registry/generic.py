@@ -377,7 +377,6 @@ class API:
     def create(self, rd: ResourceDef, ns: str, body: Any, opts: WriteOptions | None = None) -> Result:
         opts = opts or WriteOptions()
         obj = self._check_type(rd, body)
-        obj = self._from_view(rd, obj)
         md = obj["metadata"]
         if rd.namespaced:
             body_ns = md.get("namespace") or ""
@@ -392,7 +391,10 @@ class API:
             ns = ""
         warnings: list[str] = []
         if self.body_checker is not None:
+            # Field validation sees the body in its request version; storage shape comes after.
             self.body_checker(rd, obj, None, opts, warnings)
+        obj = self._from_view(rd, obj)
+        md = obj["metadata"]
         ctx = self._ctx(ns, opts.dry_run)
         strategy = rd.strategy
         if strategy.answers_create:
@@ -463,7 +465,6 @@ class API:
     ) -> Result:
         opts = opts or WriteOptions()
         obj = self._check_type(rd, body)
-        obj = self._from_view(rd, obj)
         md = obj["metadata"]
         if md.get("name") and md["name"] != name:
             raise errors.bad_request(f"the name of the object ({md['name']}) does not match the name on the URL ({name})")
@@ -488,8 +489,8 @@ class API:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, obj, old, opts, warnings)
-        return self._update_from(rd, ns, name, rec, obj, opts, subresource, warnings)
+            self.body_checker(rd, obj, self._to_view(rd, rec.copy()) if rd.storage_of else old, opts, warnings)
+        return self._update_from(rd, ns, name, rec, self._from_view(rd, obj), opts, subresource, warnings)
 
     def _update_from(
         self,
@@ -635,9 +636,9 @@ class API:
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
-        stored = self._from_view(rd, patched)
         if self.body_checker is not None:
-            self.body_checker(rd, stored, rec.obj, opts, warnings)
+            self.body_checker(rd, patched, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings)
+        stored = self._from_view(rd, patched)
         return self._update_from(rd, ns, name, rec, stored, opts, subresource, warnings)
 
     def _apply(
@@ -666,10 +667,11 @@ class API:
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         opts.subresource = subresource
-        merged = self._from_view(rd, applier(rd, current, patch, opts, rfc3339(self.clock.now())))
+        merged = applier(rd, current, patch, opts, rfc3339(self.clock.now()))
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, merged, rec.obj, opts, warnings)
+            self.body_checker(rd, merged, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings)
+        merged = self._from_view(rd, merged)
         return self._update_from(rd, ns, name, rec, merged, opts, subresource, warnings, manager_op="Apply")
 
     # ------------------------------------------------------------------ delete
