@@ -12,6 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
+from apiserver.registry.builtin import StrategyModuleError
+from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
 
 
@@ -42,20 +45,22 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    sub.add_parser(
+        "bench",
+        help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
+        add_help=False,
+    )
     return p
 
 
 async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
-
-    cp = ControlPlane(ControlPlaneOptions(gates=gates))
+    try:
+        cp = ControlPlane(ControlPlaneOptions(gates=gates))
+    except StrategyModuleError as e:
+        print(f"gangplane: cannot build the API server: {e}", file=sys.stderr)
+        return 2
     cluster = None
     if args.cluster:
-        try:
-            from controllers.fleet import load_fleet
-        except ImportError:
-            print("gangplane: --cluster needs the node agent, which this build does not have", file=sys.stderr)
-            return 2
         try:
             cluster = load_fleet(Path(args.cluster))
         except (OSError, ValueError) as e:
@@ -87,6 +92,11 @@ async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "bench":
+        from bench.cli import main as bench_main
+
+        return bench_main(argv[1:])
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
