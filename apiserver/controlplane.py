@@ -149,6 +149,7 @@ class ControlPlane:
             else:
                 front_door.allowed_hosts.add(host.lower())
             app = FrontDoor(app, front_door, status_response)
+            self.api.authenticate_token = front_door.authenticate
         tls_options: dict[str, Any] = {}
         if tls is not None:
             tls_options = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}

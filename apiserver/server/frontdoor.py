@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.users import ADMIN, ANONYMOUS, LOOPBACK, UserInfo
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -39,30 +40,7 @@ PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 USER_SCOPE_KEY = "gangplane.user"
 
-
-@dataclass(frozen=True)
-class UserInfo:
-    """``authentication.k8s.io/v1`` UserInfo: who a request is from."""
-
-    username: str
-    groups: tuple[str, ...] = ()
-    uid: str = ""
-    extra: dict[str, list[str]] = field(default_factory=dict)
-
-    def to_api(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"username": self.username, "groups": list(self.groups)}
-        if self.uid:
-            out["uid"] = self.uid
-        if self.extra:
-            out["extra"] = {k: list(v) for k, v in self.extra.items()}
-        return out
-
-
-#: the kubeconfig user of ``gangplane serve``: a cluster admin, as kind's kubeconfig user is
-ADMIN = UserInfo("kubernetes-admin", ("kubeadm:cluster-admins", "system:masters", "system:authenticated"))
-ANONYMOUS = UserInfo("system:anonymous", ("system:unauthenticated",))
-#: what in-process clients (components, tests) act as: the API server's own loopback identity
-LOOPBACK = UserInfo("system:apiserver", ("system:authenticated", "system:masters"))
+__all__ = ["ADMIN", "ANONYMOUS", "LOOPBACK", "FrontDoor", "FrontDoorPolicy", "UserInfo", "new_token", "static_tokens"]
 
 
 def new_token() -> str:
