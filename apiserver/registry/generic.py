@@ -37,33 +37,6 @@ APPLY_PATCH_CBOR = "application/apply-patch+cbor"
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
-# Resources whose objects carry no metadata.generation in kube (no spec-like content to track).
-NO_GENERATION = frozenset(
-    {
-        ("", "namespaces"),
-        ("", "nodes"),
-        ("", "services"),
-        ("", "endpoints"),
-        ("", "configmaps"),
-        ("", "secrets"),
-        ("", "serviceaccounts"),
-        ("", "events"),
-        ("", "limitranges"),
-        ("", "resourcequotas"),
-        ("", "persistentvolumeclaims"),
-        ("", "persistentvolumes"),
-        ("apps", "controllerrevisions"),
-        ("coordination.k8s.io", "leases"),
-        ("scheduling.k8s.io", "priorityclasses"),
-        ("rbac.authorization.k8s.io", "roles"),
-        ("rbac.authorization.k8s.io", "clusterroles"),
-        ("rbac.authorization.k8s.io", "rolebindings"),
-        ("rbac.authorization.k8s.io", "clusterrolebindings"),
-        ("storage.k8s.io", "storageclasses"),
-        ("apiregistration.k8s.io", "apiservices"),
-    }
-)
-
 # Fields of metadata the server owns: a client's values are replaced on create/update.
 _SERVER_META_ON_UPDATE = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 
@@ -405,7 +378,7 @@ class API:
         # server-owned metadata
         md["uid"] = new_uid()
         md["creationTimestamp"] = rfc3339(self.clock.now())
-        if (rd.group, rd.storage_key[1]) in NO_GENERATION or rd.storage_of is not None:
+        if not strategy.tracks_generation or rd.storage_of is not None:
             md.pop("generation", None)
         else:
             md["generation"] = 1

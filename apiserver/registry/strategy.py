@@ -41,6 +41,9 @@ class Strategy:
     """
 
     has_status: bool = False
+    #: Objects carry ``metadata.generation``, bumped when :meth:`generation_relevant` changes. kube
+    #: sets none for kinds without spec-like content to track (ConfigMaps, Namespaces, Leases, …).
+    tracks_generation: bool = True
     #: Objects of the resource may be created without a name only via generateName (all of kube's).
     allow_create_on_update: bool = False
     #: kube's ``AllowUnconditionalUpdate``: an update whose body carries no ``resourceVersion`` is
