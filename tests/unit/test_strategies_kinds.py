@@ -244,6 +244,12 @@ def test_ingress_validation(api: API) -> None:
         "spec.rules[0].http.paths[1].backend: Required value: port name or number is required",
         'spec.rules[0].http.paths[2].backend: Invalid value: "": cannot set both port name & port number',
     ]
+    assert invalid(api, NET, "ingresses", {"metadata": {"name": "w"}, "spec": {"rules": [{"host": "a.*.com"}]}}) == [
+        "spec.rules[0].host: Invalid value: \"a.*.com\": a wildcard DNS-1123 subdomain must start with '*.', followed by a "
+        "valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an "
+        "alphanumeric character (e.g. '*.example.com', regex used for validation is "
+        "'\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+    ]
     ok = create(api, NET, "ingresses", {"metadata": {"name": "ok"}, "spec": {"ingressClassName": "nginx", "rules": [
         {"host": "*.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": _backend({"number": 80})}]}},
     ]}})
