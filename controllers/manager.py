@@ -30,6 +30,7 @@ from typing import Any
 from apiserver.client.context import Component, ComponentContext, ComponentFactory, ComponentRegistrar
 from apiserver.client.discovery import APIResource
 from apiserver.client.interface import GVR, PODGROUPS
+from controllers.apiserviceregistration import CRDS, new_apiservice_registration_controller
 from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
 from controllers.garbagecollector import GarbageCollector
 from controllers.metrics import controller_metrics
@@ -47,6 +48,7 @@ PV_BINDER = "persistentvolume-binder-controller"
 NODE_AGENT = "node-agent"
 PODGROUP_PROTECTION = "podgroup-protection-controller"
 CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
+APISERVICE_REGISTRATION = "apiservice-registration-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -131,6 +133,13 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
             new_clusterrole_aggregation_controller,
             ("clusterrole-aggregation",),
             requires=CLUSTERROLES,
+        ),
+        # kube-apiserver's CRD registration: local APIServices for CRD group-versions (once CRDs are served)
+        ControllerSpec(
+            APISERVICE_REGISTRATION,
+            new_apiservice_registration_controller,
+            ("apiservice-registration",),
+            requires=CRDS,
         ),
     ]
 
