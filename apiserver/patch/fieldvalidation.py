@@ -177,6 +177,13 @@ def _walk(value: Any, shape: _Shape, old: Any, path: str, found: list[str], prun
             _walk(v, child, old_l[i] if i < n_old else None, f"{path}[{i}]", found, prune)  # type: ignore[index]
 
 
+def unknown_fields_of(node: dict[str, Any], value: Any, old: Any, path: str, prune: bool) -> list[str]:
+    """:func:`unknown_fields` for one value against a schema ``node`` (printed under ``path``)."""
+    found: list[str] = []
+    _walk(value, _compile(node), old, path, found, prune)
+    return found
+
+
 def unknown_fields(
     group: str, version: str, kind: str, obj: Obj, old: Obj | None = None, prune: bool = False
 ) -> list[str]:
@@ -298,7 +305,14 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
     Raises a 400 :class:`~apiserver.errors.StatusError` under ``Strict``; appends to ``warnings``
     under ``Warn``; always drops unknown fields from ``obj``.
     """
-    if rd.storage_of is None:
+    custom = rd.schema is not None and rd.converter is not None
+    if custom:
+        # Custom resources are decoded untyped: their schema prunes unknown fields on every write
+        # (in-process ones too) and types are checked by the schema validation (422, not 400).
+        from apiserver.apiextensions.pruning import prune_custom_resource
+
+        pruned = prune_custom_resource(rd.schema, obj, old)
+    elif not rd.is_view:
         # kube's typed decoding: a value of the wrong JSON type is a 400 before anything else.
         check_types(rd, obj)
     directive = opts.field_validation
@@ -308,7 +322,9 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
     directive = directive or WARN
     report = directive != IGNORE
     duplicates = duplicate_fields(raw) if report else []
-    if rd.storage_of is None:
+    if custom:
+        unknown = pruned
+    elif not rd.is_view:
         unknown = unknown_fields(rd.group, rd.version, rd.kind, obj, old, prune=True)
     else:
         unknown = []

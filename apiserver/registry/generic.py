@@ -149,7 +149,7 @@ class API:
         admission: list[Plugin] | None = None,
         clock: Clock | None = None,
         meta_validator: Callable[[Obj, ResourceDef], ErrorList] | None = None,
-        meta_update_validator: Callable[[Obj, Obj], ErrorList] | None = None,
+        meta_update_validator: Callable[[Obj, Obj, ResourceDef], ErrorList] | None = None,
         body_checker: Callable[[ResourceDef, Obj, Obj | None, WriteOptions, list[str]], None] | None = None,
         patchers: dict[str, Callable[..., Obj]] | None = None,
         field_tracker: Any = None,
@@ -195,14 +195,14 @@ class API:
 
     def _to_view(self, rd: ResourceDef, obj: Obj) -> Obj:
         """Present a stored object as ``rd``'s kind (shared storage such as events.k8s.io)."""
-        if rd.storage_of is None:
+        if not rd.is_view:
             return obj
         from apiserver.registry.views import view_as
 
         return view_as(rd, obj)
 
     def _from_view(self, rd: ResourceDef, obj: Obj) -> Obj:
-        if rd.storage_of is None:
+        if not rd.is_view:
             return obj
         from apiserver.registry.views import store_as
 
@@ -246,7 +246,7 @@ class API:
     # ------------------------------------------------------------------ reads
     def get(self, rd: ResourceDef, ns: str, name: str) -> Record:
         rec = self._get_record(rd, ns, name)
-        if rd.storage_of is not None:
+        if rd.is_view:
             obj = self._to_view(rd, rec.copy())
             return Record(obj, orjson.dumps(obj), rec.rv)
         return rec
@@ -302,7 +302,7 @@ class API:
                 raise errors.expired(CONTINUE_EXPIRED) from e
             raise errors.expired(f"too old resource version: {at_rv} ({self.store.rv})") from e
         token = _encode_continue(list_rv, last) if last is not None else ""
-        if rd.storage_of is not None:
+        if rd.is_view:
             recs = [Record(v, orjson.dumps(v), r.rv) for r in recs for v in [self._to_view(rd, r.copy())]]
         return ListResult(recs, list_rv, token)
 
@@ -431,7 +431,7 @@ class API:
                 name = md["generateName"] + random_suffix()
                 md["name"] = name
         self._notify("create", rd, rec.obj)
-        return Result(self._to_view(rd, rec.copy()), warnings, 201, rec.raw if rd.storage_of is None else None)
+        return Result(self._to_view(rd, rec.copy()), warnings, 201, rec.raw if not rd.is_view else None)
 
     # ------------------------------------------------------------------ update
     def update(
@@ -518,7 +518,7 @@ class API:
         if self.meta_validator is not None:
             errs.extend(self.meta_validator(obj, rd))
         if self.meta_update_validator is not None:
-            errs.extend(self.meta_update_validator(obj, old))
+            errs.extend(self.meta_update_validator(obj, old, rd))
         if subresource == "status":
             errs.extend(strategy.validate_status_update(ctx, obj, old))
         else:
@@ -541,7 +541,7 @@ class API:
             self._notify("delete", rd, gone.obj)
             return Result(self._to_view(rd, gone.copy()), warnings, 200)
         if _same_ignoring_rv(obj, old):
-            return Result(self._to_view(rd, rec.copy()), warnings, 200, rec.raw if rd.storage_of is None else None)
+            return Result(self._to_view(rd, rec.copy()), warnings, 200, rec.raw if not rd.is_view else None)
         if opts.dry_run:
             return Result(self._to_view(rd, obj), warnings, 200)
         try:
@@ -549,7 +549,7 @@ class API:
         except StoreError as e:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
         self._notify("update", rd, new_rec.obj)
-        return Result(self._to_view(rd, new_rec.copy()), warnings, 200, new_rec.raw if rd.storage_of is None else None)
+        return Result(self._to_view(rd, new_rec.copy()), warnings, 200, new_rec.raw if not rd.is_view else None)
 
     # ------------------------------------------------------------------ patch
     def patch(
@@ -694,6 +694,7 @@ class API:
         is_pod = rd.group == "" and rd.plural == "pods"
         is_ns = rd.group == "" and rd.plural == "namespaces"
         grace = self._grace_period(rd, obj, opts) if is_pod else 0
+        rd.strategy.prepare_for_delete(self._ctx(ns, opts.dry_run), obj)
         fins = list(md.get("finalizers") or [])
         changed = False
         if policy == "Orphan" and ORPHAN not in fins:
@@ -737,7 +738,7 @@ class API:
                     return Result(self._to_view(rd, obj), [], 200)
                 new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
                 self._notify("update", rd, new_rec.obj)
-                return Result(self._to_view(rd, new_rec.copy()), [], 200, new_rec.raw if rd.storage_of is None else None)
+                return Result(self._to_view(rd, new_rec.copy()), [], 200, new_rec.raw if not rd.is_view else None)
         if opts.dry_run:
             return Result(self._deleted_response(rd, obj), [], 200)
         gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
@@ -831,6 +832,13 @@ class API:
         md = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
+        custom = rd.strategy.scale_of(obj)
+        if custom is None:
+            custom = (
+                int(spec.get("replicas", 0) or 0),
+                int(status.get("replicas", 0) or 0),
+                _scale_selector(spec.get("selector")),
+            )
         return {
             "kind": "Scale",
             "apiVersion": "autoscaling/v1",
@@ -841,11 +849,8 @@ class API:
                 "resourceVersion": md.get("resourceVersion"),
                 "creationTimestamp": md.get("creationTimestamp"),
             },
-            "spec": {"replicas": int(spec.get("replicas", 0) or 0)},
-            "status": {
-                "replicas": int(status.get("replicas", 0) or 0),
-                "selector": _scale_selector(spec.get("selector")),
-            },
+            "spec": {"replicas": custom[0]},
+            "status": {"replicas": custom[1], "selector": custom[2]},
         }
 
     def scale_update(self, rd: ResourceDef, ns: str, name: str, scale: Any, opts: WriteOptions | None = None) -> Result:
@@ -867,8 +872,10 @@ class API:
                 "autoscaling",
                 [fielderr.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
             )
-        obj = rec.copy()
-        obj.setdefault("spec", {})["replicas"] = replicas
+        obj = self._to_view(rd, rec.copy())
+        if not rd.strategy.set_scale_replicas(obj, replicas):
+            obj.setdefault("spec", {})["replicas"] = replicas
+        obj = self._from_view(rd, obj)
         res = self._update_from(rd, ns, name, rec, obj, opts or WriteOptions(), "", [])
         return Result(self._scale_of(rd, res.obj), res.warnings, 200)
 

@@ -83,6 +83,23 @@ class Strategy:
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return []
 
+    def prepare_for_delete(self, ctx: StrategyContext, obj: Obj) -> None:
+        """Before a delete is carried out: may add finalizers or conditions to ``obj`` (a copy).
+
+        kube's CRD storage adds its cleanup finalizer here, so the delete waits for its objects.
+        """
+
+    def scale_of(self, obj: Obj) -> tuple[int, int, str] | None:
+        """``(spec replicas, status replicas, selector)`` of a Scale; None: the built-in paths.
+
+        Custom resources read them from their CRD's ``scale`` subresource paths.
+        """
+        return None
+
+    def set_scale_replicas(self, obj: Obj, replicas: int) -> bool:
+        """Write a Scale's ``spec.replicas`` into ``obj``; False: at the built-in ``spec.replicas``."""
+        return False
+
     def generation_relevant(self, obj: Obj) -> Any:
         """The part of the object whose change bumps ``metadata.generation`` (spec-like content)."""
         return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}

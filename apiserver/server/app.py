@@ -292,7 +292,7 @@ class APIApp:
 
             body = orjson.dumps(
                 tables.to_table(rd.group, rd.plural, [res.obj], self._now(), res.obj.get("metadata", {}).get("resourceVersion", ""),
-                                include_object=request.query_params.get("includeObject") or "Metadata")
+                                include_object=request.query_params.get("includeObject") or "Metadata", printer=rd.printer)
             )
         else:
             body = res.raw if res.raw is not None else orjson.dumps(res.obj)
@@ -439,6 +439,7 @@ class APIApp:
                 str(res.resource_version),
                 res.continue_token,
                 include_object=q.get("includeObject") or "Metadata",
+                printer=rd.printer,
             )
             return Response(orjson.dumps(table), media_type=JSON)
         meta = b'{"resourceVersion":"' + str(res.resource_version).encode() + b'"'
@@ -496,7 +497,7 @@ class APIApp:
         self.metrics.watchers.labels(group=rd.group, version=rd.version, resource=rd.plural).inc()
 
         def encode(etype: str, rec: Record) -> bytes:
-            if rd.storage_of is not None:
+            if rd.is_view:
                 obj = self.api._to_view(rd, rec.copy())
                 raw = orjson.dumps(obj)
             else:
@@ -506,7 +507,9 @@ class APIApp:
                 from apiserver.server import tables
 
                 o = obj if obj is not None else rec.obj
-                t = tables.to_table(rd.group, rd.plural, [o], self._now(), str(rec.rv), include_object=include_object)
+                t = tables.to_table(
+                    rd.group, rd.plural, [o], self._now(), str(rec.rv), include_object=include_object, printer=rd.printer
+                )
                 return b'{"type":"' + etype.encode() + b'","object":' + orjson.dumps(t) + b"}\n"
             return b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"
 

@@ -62,16 +62,28 @@ def _meta_validator() -> Any:
             return name_is_path_segment
         return name_is_dns_subdomain
 
+    def kube_finalizers(rd: ResourceDef) -> bool:
+        # apiextensions validates CRDs and custom resources with apimachinery's generic ObjectMeta
+        # rules, without core's "standard or fully qualified" finalizer-name check.
+        return rd.group != "apiextensions.k8s.io" and rd.converter is None
+
     def validate(obj: Obj, rd: ResourceDef) -> list:
-        return validate_object_meta(obj.get("metadata") or {}, rd.namespaced, name_fn_for(rd), new_path("metadata"))
+        return validate_object_meta(
+            obj.get("metadata") or {}, rd.namespaced, name_fn_for(rd), new_path("metadata"), kube_finalizers=kube_finalizers(rd)
+        )
 
     try:
         from apiserver.validation.meta import validate_object_meta_update
     except ImportError:
         return validate, None
 
-    def validate_update(new: Obj, old: Obj) -> list:
-        return validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, new_path("metadata"))
+    def validate_update(new: Obj, old: Obj, rd: ResourceDef | None = None) -> list:
+        return validate_object_meta_update(
+            new.get("metadata") or {},
+            old.get("metadata") or {},
+            new_path("metadata"),
+            kube_finalizers=rd is None or kube_finalizers(rd),
+        )
 
     return validate, validate_update
 
@@ -94,7 +106,7 @@ def _patchers() -> dict[str, Any]:
         from apiserver.patch.apply import server_side_apply
 
         def ssa(rd: ResourceDef, live: Obj | None, applied: Obj, opts: WriteOptions, now: str) -> Obj:
-            node = schema2.for_gvk(rd.group, rd.version, rd.kind)
+            node = rd.schema if rd.schema is not None else schema2.for_gvk(rd.group, rd.version, rd.kind)
             applied.setdefault("apiVersion", rd.api_version)
             applied.setdefault("kind", rd.kind)
             return server_side_apply(
@@ -144,6 +156,9 @@ def build_api(
         patchers=_patchers(),
         field_tracker=_field_tracker(),
     )
+    from apiserver.apiextensions.controller import install as install_custom_resources
+
+    install_custom_resources(api)
     bootstrap(api)
     return api
 
