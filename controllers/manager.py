@@ -69,7 +69,8 @@ def served_resources(cp: ControlPlane, component: str) -> list[APIResource]:
     gates = cp.gates_for(component)
     out: list[APIResource] = []
     for rd in cp.api.registry.all():
-        if rd.storage_of is not None or not cp.api.served(rd):
+        if rd.storage_of is not None or rd.converter is not None or not cp.api.served(rd):
+            # shared storage, or a custom resource (the GC and namespace controller follow CRDs)
             continue
         if rd.gate is not None and not gates.enabled(rd.gate):
             continue
