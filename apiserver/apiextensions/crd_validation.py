@@ -82,7 +82,7 @@ def validate_crd_status(crd: Obj) -> ErrorList:
     status = _d(crd.get("status"))
     accepted = status.get("acceptedNames")
     if isinstance(accepted, dict) and accepted:
-        errs.extend(validate_names(accepted, new_path("status", "acceptedNames")))
+        errs.extend(validate_names(accepted, new_path("status", "acceptedNames"), require=False))
     errs.extend(_stored_versions(crd))
     return errs
 
@@ -104,27 +104,30 @@ def _group(group: str, path: Path) -> ErrorList:
     return errs
 
 
-def validate_names(names: Obj, path: Path) -> ErrorList:
+def validate_names(names: Obj, path: Path, require: bool = True) -> ErrorList:
+    """Names' formats; ``require``: plural, kind and listKind must be set (spec, not status)."""
     errs: ErrorList = []
     plural, singular = names.get("plural") or "", names.get("singular") or ""
     kind, list_kind = names.get("kind") or "", names.get("listKind") or ""
     for key, value, required in (("plural", plural, True), ("singular", singular, False)):
         if not value:
-            if required:
+            if required and require:
                 errs.append(fe.required(path.child(key), ""))
             continue
         errs.extend(fe.invalid(path.child(key), value, m) for m in is_dns1035_label(value))
     for i, short in enumerate(_l(names.get("shortNames"))):
         errs.extend(fe.invalid(path.child("shortNames").index(i), short, m) for m in is_dns1035_label(str(short)))
     if not kind:
-        errs.append(fe.required(path.child("kind"), ""))
+        if require:
+            errs.append(fe.required(path.child("kind"), ""))
     else:
         errs.extend(
             fe.invalid(path.child("kind"), kind, "may have mixed case, but should otherwise match: " + m)
             for m in is_dns1035_label(kind.lower())
         )
     if not list_kind:
-        errs.append(fe.required(path.child("listKind"), ""))
+        if require:
+            errs.append(fe.required(path.child("listKind"), ""))
     else:
         errs.extend(
             fe.invalid(path.child("listKind"), list_kind, "may have mixed case, but should otherwise match: " + m)
