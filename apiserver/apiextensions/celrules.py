@@ -5,7 +5,8 @@ invalid: ``…x-kubernetes-validations[0].rule: Invalid value: "…": compilatio
 and evaluated on every write of a custom resource, at every place its node's value is present,
 with ``self`` bound to that value. A rule that mentions ``oldSelf`` is a *transition rule*: it is
 evaluated only on updates, where an old value correlates (same object property or map key, same
-``x-kubernetes-list-type: map`` item by its keys) and ``oldSelf`` is bound to it.
+``x-kubernetes-list-type: map`` item by its keys) and ``oldSelf`` is bound to it. Other rules are
+not evaluated again on a value an update leaves unchanged (kube's validation ratcheting).
 
 A rule that evaluates to false gives ``<path>: Invalid value: "<type>": <message>`` where the
 message is, in kube's order of preference, the result of ``messageExpression``, ``message`` or
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from apiserver import field as fe
+from apiserver.apiextensions.values import MISSING, correlate_items
 from apiserver.cel import CompileError, Environment, EvalError, compile_expression
 from apiserver.field import ErrorList, Path
 
@@ -107,7 +109,7 @@ def has_rules(root: Node) -> bool:
 
 
 # ------------------------------------------------------------------------------- write time
-_MISSING = object()
+_MISSING = MISSING
 
 
 def validate(root: Node, value: Any, old: Any = _MISSING, path: Path | None = None) -> ErrorList:
@@ -157,22 +159,9 @@ def _eval(node: Node, value: Any, old: Any, path: Path, errs: ErrorList) -> None
         items = node.get("items")
         if not isinstance(items, dict):
             return
-        old_items = _correlate(node, old, value)
+        old_items = correlate_items(node, old, value)
         for i, child in enumerate(value):
             _eval(items, child, old_items[i], path.index(i), errs)
-
-
-def _correlate(node: Node, old: Any, value: list[Any]) -> list[Any]:
-    """Old items of a list-map by their keys; nothing correlates in other lists."""
-    if node.get("x-kubernetes-list-type") != "map" or not isinstance(old, list):
-        return [_MISSING] * len(value)
-    keys = tuple(node.get("x-kubernetes-list-map-keys") or ())
-
-    def ident(item: Any) -> Any:
-        return tuple(repr(item.get(k)) for k in keys) if isinstance(item, dict) else None
-
-    by_key = {ident(o): o for o in old}
-    return [by_key.get(ident(v), _MISSING) for v in value]
 
 
 def _message(rule: dict[str, Any]) -> str:
@@ -187,6 +176,8 @@ def _eval_rule(node: Node, rule: dict[str, Any], value: Any, old: Any, path: Pat
     transition = is_transition(text)
     if transition and old is _MISSING:
         return
+    if not transition and old is not _MISSING and old == value:
+        return  # ratcheting: an unchanged value is not held to a rule again
     try:
         program = compile_expression(ENV, text)
     except CompileError:

@@ -116,6 +116,7 @@ class CustomResourceServing:
         crd = self.api.lookup(GROUP, CRD_PLURAL, "", name)
         if crd is None:
             self._unserve(name)
+            self._requeue_group_conflicts(name)
             return
         state = self.states.setdefault(name, ServingState(name))
         status_before = copy.deepcopy(crd.get("status"))
@@ -171,6 +172,13 @@ class CustomResourceServing:
             return
         crd["status"]["acceptedNames"] = {k: v for k, v in wanted.items() if v not in (None, "", [])}
         set_condition(crd, "NamesAccepted", "True", "NoConflicts", "no conflicts found", now)
+
+    def _requeue_group_conflicts(self, gone: str) -> None:
+        """Names a deleted CRD held may now be free: look again at the CRDs that wanted them."""
+        group = gone.split(".", 1)[1] if "." in gone else ""
+        for other in self.api.lookup_all(GROUP, CRD_PLURAL):
+            if (other.get("spec") or {}).get("group") == group and _condition(other, "NamesAccepted") == "False":
+                self._pending[other["metadata"]["name"]] = None
 
     def _establishing(self, crd: Obj, now: str) -> None:
         if _condition(crd, "Established") == "True":
@@ -246,9 +254,14 @@ class CustomResourceServing:
         self.served[name] = added
 
     def _unserve(self, name: str) -> None:
-        for d in self.served.pop(name, []):
+        defs = self.served.pop(name, [])
+        for d in defs:
             self.api.registry.remove(d)
         self.states.pop(name, None)
+        if defs:
+            # kube tears down the storage of a CRD that is gone: open watches end
+            for w in tuple(self.api.store.resource(defs[0].storage_key).watchers):
+                w.close()
 
 
 def install(api: API) -> CustomResourceServing:

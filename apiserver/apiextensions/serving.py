@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from apiserver.apiextensions.defaulting import apply_defaults
 from apiserver.apiextensions.printers import printer_for_columns
+from apiserver.apiextensions.pruning import prune
 from apiserver.apiextensions.strategy import CustomResourceStrategy, ScalePaths, ServingState
 from apiserver.registry.resources import ALL_VERBS, ResourceDef, Subresource
 
@@ -36,15 +38,26 @@ def version_priority(name: str) -> tuple[int, int, int, str]:
     return (stage, -major, -minor, name)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NoneConverter:
-    """``conversion.strategy: None``: stored objects are presented in any version by their apiVersion."""
+    """``conversion.strategy: None``: stored objects are presented in any version by their apiVersion.
+
+    On the way out the object is first decoded as kube's storage codec does: pruned and defaulted
+    by the schema of the version it was stored in (``schemas``), so a field the schema no longer
+    specifies disappears and a newly added default appears; then only ``apiVersion`` changes.
+    """
 
     group: str
     version: str
     storage_version: str
+    schemas: dict[str, Obj] = field(default_factory=dict)
 
     def to_view(self, stored: Obj) -> Obj:
+        stored_version = str(stored.get("apiVersion") or "").rpartition("/")[2]
+        schema = self.schemas.get(stored_version)
+        if schema is not None:
+            prune(schema, stored, "", [], root=True)
+            apply_defaults(schema, stored)
         stored["apiVersion"] = f"{self.group}/{self.version}"
         return stored
 
@@ -100,13 +113,16 @@ def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
     md = _d(crd.get("metadata"))
     accepted = ",".join(f"{k}={names[k]}" for k in sorted(names))
     revision = f"{md.get('uid', '')}/{md.get('generation', '')}/{accepted}"
+    schemas = {
+        str(v.get("name")): published_schema(group, str(v.get("name")), kind, _d(_d(v.get("schema")).get("openAPIV3Schema")))
+        for v in versions
+    }
     out: list[ResourceDef] = []
     for v in sorted(versions, key=lambda v: version_priority(str(v.get("name") or ""))):
         if not v.get("served"):
             continue
         name = str(v.get("name"))
-        raw_schema = _d(_d(v.get("schema")).get("openAPIV3Schema"))
-        full = published_schema(group, name, kind, raw_schema)
+        full = schemas[name]
         subs = _d(v.get("subresources"))
         subresources: list[Subresource] = []
         scale = None
@@ -131,7 +147,7 @@ def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
                 subresources=tuple(subresources),
                 verbs=ALL_VERBS,
                 strategic_merge=False,
-                converter=NoneConverter(group, name, storage),
+                converter=NoneConverter(group, name, storage, schemas),
                 schema=full,
                 printer=printer_for_columns(list(v.get("additionalPrinterColumns") or [])),
                 revision=revision,

@@ -13,7 +13,7 @@ from apiserver import field as fe
 from apiserver.apiextensions import CLEANUP_FINALIZER, celrules
 from apiserver.apiextensions.crd_validation import validate_crd, validate_crd_status, validate_crd_update
 from apiserver.apiextensions.defaulting import apply_defaults
-from apiserver.apiextensions.values import validate_value
+from apiserver.apiextensions.values import MISSING, validate_value
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategy import Strategy, StrategyContext
 
@@ -182,7 +182,7 @@ class CustomResourceStrategy(Strategy):
 
     def _validate(self, obj: Obj, old: Obj | None) -> ErrorList:
         errs: ErrorList = []
-        validate_value(self.schema, obj, Path(), errs, root=True)
+        validate_value(self.schema, obj, Path(), errs, root=True, old=old if old is not None else MISSING)
         if self.scale is not None and not errs:
             errs.extend(self._validate_scale(obj))
         if self.has_rules and not errs:

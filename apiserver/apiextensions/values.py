@@ -98,8 +98,21 @@ def _identity(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
-def validate_value(node: Node, value: Any, path: Path, errs: ErrorList, root: bool = False) -> None:
-    """Append to ``errs`` every way ``value`` (at ``path``) violates ``node``."""
+MISSING: Any = object()
+
+
+def validate_value(
+    node: Node, value: Any, path: Path, errs: ErrorList, root: bool = False, old: Any = MISSING
+) -> None:
+    """Append to ``errs`` every way ``value`` (at ``path``) violates ``node``.
+
+    ``old`` is the correlated value of the object being updated (same property or map key, same
+    list-map item by its keys). A value equal to it is not validated again: kube's validation
+    ratcheting (``CRDValidationRatcheting``, GA in 1.33) lets an object that became invalid
+    through a stricter schema be updated elsewhere.
+    """
+    if old is not MISSING and _identity(value) == _identity(old):
+        return
     where = str(path)
     if value is None:
         if not node.get("nullable") and (node.get("type") or node.get("x-kubernetes-int-or-string")):
@@ -124,11 +137,11 @@ def validate_value(node: Node, value: Any, path: Path, errs: ErrorList, root: bo
     elif isinstance(value, str):
         _string(node, value, path, errs)
     elif isinstance(value, list):
-        _array(node, value, path, errs)
+        _array(node, value, path, errs, old)
     elif isinstance(value, dict):
-        _object(node, value, path, errs, root)
+        _object(node, value, path, errs, root, old)
     for sub in node.get("allOf") or ():
-        validate_value(sub, value, path, errs)
+        validate_value(sub, value, path, errs, old=old)
     for key in ("anyOf", "oneOf"):
         subs = node.get(key)
         if subs:
@@ -184,7 +197,20 @@ def _string(node: Node, value: str, path: Path, errs: ErrorList) -> None:
         errs.append(fe.invalid(path, value, f'{where} in body must be of type {fmt}: "{value}"'))
 
 
-def _array(node: Node, value: list[Any], path: Path, errs: ErrorList) -> None:
+def correlate_items(node: Node, old: Any, value: list[Any]) -> list[Any]:
+    """The old item of each new item of a list-map, by its keys; other lists correlate nothing."""
+    if node.get("x-kubernetes-list-type") != "map" or not isinstance(old, list):
+        return [MISSING] * len(value)
+    keys = tuple(node.get("x-kubernetes-list-map-keys") or ())
+
+    def ident(item: Any) -> Any:
+        return _identity({k: item.get(k) for k in keys}) if isinstance(item, dict) else None
+
+    by_key = {ident(o): o for o in old}
+    return [by_key.get(ident(v), MISSING) for v in value]
+
+
+def _array(node: Node, value: list[Any], path: Path, errs: ErrorList, old: Any = MISSING) -> None:
     where = str(path)
     max_items = node.get("maxItems")
     if max_items is not None and len(value) > max_items:
@@ -212,11 +238,12 @@ def _array(node: Node, value: list[Any], path: Path, errs: ErrorList) -> None:
             seen_keys.add(ident)
     items = node.get("items")
     if isinstance(items, dict):
+        olds = correlate_items(node, old, value)
         for i, item in enumerate(value):
-            validate_value(items, item, path.index(i), errs)
+            validate_value(items, item, path.index(i), errs, old=olds[i])
 
 
-def _object(node: Node, value: dict[str, Any], path: Path, errs: ErrorList, root: bool) -> None:
+def _object(node: Node, value: dict[str, Any], path: Path, errs: ErrorList, root: bool, old: Any = MISSING) -> None:
     where = str(path)
     props: dict[str, Node] = node.get("properties") or {}
     for name in node.get("required") or ():
@@ -240,4 +267,5 @@ def _object(node: Node, value: dict[str, Any], path: Path, errs: ErrorList, root
         if sub is None and isinstance(extra, dict):
             sub = extra
         if sub is not None:
-            validate_value(sub, child, path.child(key), errs)
+            old_child = old.get(key, MISSING) if isinstance(old, dict) else MISSING
+            validate_value(sub, child, path.child(key), errs, old=old_child)

@@ -260,3 +260,62 @@ async def test_deleting_a_crd_deletes_its_objects_after_their_finalizers(client:
     with pytest.raises(errors.StatusError) as e:
         await client.list(CRONTABS, "default")
     assert e.value.code == 404
+
+
+async def test_conflicting_crd_is_accepted_once_the_holder_is_deleted(client: Any) -> None:
+    await make_crd(client)
+    other = crontab_crd(plural="crontabz", singular="crontabz", kind="CronTabZ", shortNames=["ct"])
+    await make_crd(client, other)
+    await client.delete(CRDS, CRD_NAME)
+    got = await wait_for_object(
+        client, CRDS, "crontabz.stable.example.com", cond=lambda o: o is not None and (condition(o, "Established") or {}).get("status") == "True"
+    )
+    assert got is not None and got["status"]["acceptedNames"]["shortNames"] == ["ct"]
+
+
+async def test_watch_of_custom_resources_ends_when_the_crd_is_deleted(client: Any) -> None:
+    await make_crd(client)
+    await client.create(CRONTABS, crontab("a"), "default")
+    events = []
+    stream = client.watch(CRONTABS, "default")
+    first = await stream.__anext__()
+    events.append(first.type)
+    await client.delete(CRDS, CRD_NAME)
+    async for ev in stream:
+        events.append(ev.type)
+    assert events == ["ADDED", "DELETED"]
+
+
+async def test_schema_tightening_ratchets_unchanged_fields(client: Any) -> None:
+    await make_crd(client)
+    await client.create(CRONTABS, crontab("a", image="x" * 40), "default")
+    crd = await client.get(CRDS, CRD_NAME)
+    spec_schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec_schema["properties"]["image"]["maxLength"] = 10
+    await client.update(CRDS, crd)
+    # the too-long image is left alone by an unrelated change ...
+    out = await client.patch(CRONTABS, "a", {"spec": {"replicas": 2}}, "default")
+    assert out["spec"]["replicas"] == 2
+    # ... but a changed image must fit the new schema
+    with pytest.raises(errors.StatusError) as e:
+        await client.patch(CRONTABS, "a", {"spec": {"image": "y" * 40}}, "default")
+    assert e.value.status()["details"]["causes"][0]["message"] == "Too long: may not be more than 10 bytes"
+
+
+async def test_reads_prune_and_default_by_the_stored_version_schema(cp: ControlPlane, client: Any) -> None:
+    crd = crontab_crd()
+    v1 = crd["spec"]["versions"][0]
+    loose = copy.deepcopy(v1)
+    loose.update(name="v1beta1", storage=False)
+    loose["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-preserve-unknown-fields"] = True
+    crd["spec"]["versions"] = [loose, v1]
+    await make_crd(client, crd)
+    beta = GVR("stable.example.com", "v1beta1", "crontabs")
+    made = await client.create(beta, crontab("a", version="v1beta1", free="kept by v1beta1"), "default")
+    stored = cp.api.store.get(("stable.example.com", "crontabs"), ("default", "a")).obj
+    assert stored["spec"]["free"] == "kept by v1beta1"
+    # stored as v1, whose schema does not know the field: every read (the create's answer too)
+    # decodes it away, as kube's storage codec does
+    assert "free" not in made["spec"]
+    assert "free" not in (await client.get(CRONTABS, "a", "default"))["spec"]
+    assert "free" not in (await client.get(beta, "a", "default"))["spec"]
