@@ -175,6 +175,7 @@ def _versions(spec: Obj, sp: Path, cel_compile: Any) -> ErrorList:
         errs.extend(_subresources(_d(v.get("subresources")), p.child("subresources"), sch if isinstance(sch, dict) else {}))
         for j, col in enumerate(_l(v.get("additionalPrinterColumns"))):
             errs.extend(_column(_d(col), p.child("additionalPrinterColumns").index(j)))
+        errs.extend(_selectable_fields(_l(v.get("selectableFields")), p.child("selectableFields"), sch if isinstance(sch, dict) else {}))
     if storage != 1:
         errs.append(fe.invalid(vp, versions, "must have exactly one version marked as storage version"))
     if not any(_d(v).get("served") for v in versions):
@@ -226,6 +227,45 @@ def _column(col: Obj, path: Path) -> ErrorList:
     if not isinstance(priority, int) or priority < 0:
         errs.append(fe.invalid(path.child("priority"), priority, "must be greater than or equal to 0"))
     errs.extend(_json_path(col.get("jsonPath") or "", path.child("jsonPath"), None))
+    return errs
+
+
+def _schema_at(sch: Obj, json_path: str) -> Obj | None:
+    node: Any = sch
+    for part in json_path.strip(".").split("."):
+        node = _d(_d(node).get("properties")).get(part)
+        if node is None:
+            return None
+    return _d(node)
+
+
+def _selectable_fields(fields: list[Any], path: Path, sch: Obj) -> ErrorList:
+    errs: ErrorList = []
+    if len(fields) > 8:
+        errs.append(fe.too_many(path, len(fields), 8))
+    seen: set[str] = set()
+    for i, f in enumerate(fields):
+        fp = path.index(i).child("jsonPath")
+        jp = _d(f).get("jsonPath") or ""
+        bad = _json_path(jp, fp, None)
+        if bad:
+            errs.extend(bad)
+            continue
+        if jp in seen:
+            errs.append(fe.duplicate(fp, jp))
+        seen.add(jp)
+        node = _schema_at(sch, jp)
+        if node is None:
+            errs.append(fe.invalid(fp, jp, "is an invalid path: does not refer to a valid field"))
+        elif node.get("type") not in ("string", "integer", "boolean"):
+            errs.append(
+                fe.invalid(
+                    fp,
+                    jp,
+                    "must point to a field of type string, boolean or integer. Enum string fields and strings "
+                    "with formats are allowed.",
+                )
+            )
     return errs
 
 

@@ -100,6 +100,34 @@ def _d(v: Any) -> Obj:
     return v if isinstance(v, dict) else {}
 
 
+def _field_getter(json_path: str) -> Any:
+    parts = json_path.strip(".").split(".")
+
+    def get(obj: Obj) -> str:
+        cur: Any = obj
+        for p in parts:
+            if not isinstance(cur, dict):
+                return ""
+            cur = cur.get(p)
+        if cur is None:
+            return ""
+        if isinstance(cur, bool):
+            return "true" if cur else "false"
+        return str(cur)
+
+    return get
+
+
+def selectable_fields(version: Obj) -> dict[str, Any]:
+    """``selectableFields``: extra field selectors (``spec.color``), as for built-in kinds."""
+    out: dict[str, Any] = {}
+    for f in version.get("selectableFields") or ():
+        path = _d(f).get("jsonPath")
+        if isinstance(path, str) and path.startswith("."):
+            out[path[1:]] = _field_getter(path)
+    return out
+
+
 def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
     """The defs to serve for ``crd`` (accepted names, served versions), preferred version first."""
     spec = _d(crd.get("spec"))
@@ -132,7 +160,12 @@ def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
             sc = subs["scale"]
             scale = ScalePaths(sc.get("specReplicasPath") or "", sc.get("statusReplicasPath") or "", sc.get("labelSelectorPath") or "")
             subresources.append(Subresource("scale", "Scale", "autoscaling", "v1", verbs=("get", "patch", "update")))
-        strategy = CustomResourceStrategy(kind, full, state, has_status="status" in subs, scale=scale)
+        warning = ""
+        if v.get("deprecated"):
+            warning = v.get("deprecationWarning") or f"{group}/{name} {kind} is deprecated"
+        strategy = CustomResourceStrategy(
+            kind, full, state, has_status="status" in subs, scale=scale, deprecation_warning=warning
+        )
         out.append(
             ResourceDef(
                 group,
@@ -150,6 +183,7 @@ def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
                 converter=NoneConverter(group, name, storage, schemas),
                 schema=full,
                 printer=printer_for_columns(list(v.get("additionalPrinterColumns") or [])),
+                field_selectors=selectable_fields(v),
                 revision=revision,
             )
         )

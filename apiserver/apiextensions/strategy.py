@@ -162,7 +162,9 @@ class CustomResourceStrategy(Strategy):
         state: ServingState,
         has_status: bool = False,
         scale: ScalePaths | None = None,
+        deprecation_warning: str = "",
     ) -> None:
+        self.deprecation_warning = deprecation_warning
         self.kind = kind
         self.schema = schema
         self.state = state
@@ -185,9 +187,26 @@ class CustomResourceStrategy(Strategy):
         validate_value(self.schema, obj, Path(), errs, root=True, old=old if old is not None else MISSING)
         if self.scale is not None and not errs:
             errs.extend(self._validate_scale(obj))
-        if self.has_rules and not errs:
-            errs.extend(celrules.validate_object(self.schema, obj, old))
+        if self.has_rules:
+            if any(e.type == fe.ErrorType.TYPE_INVALID for e in errs):
+                # kube's hasBlockingErr: rules are not evaluated over values of the wrong type
+                errs.append(
+                    fe.invalid(
+                        "<nil>",
+                        None,
+                        "some validation rules were not checked because the object was invalid; "
+                        "correct the existing errors to complete validation",
+                    )
+                )
+            else:
+                errs.extend(celrules.validate_object(self.schema, obj, old))
         return errs
+
+    def warnings_on_create(self, ctx: StrategyContext, obj: Obj) -> list[str]:
+        return [self.deprecation_warning] if self.deprecation_warning else []
+
+    def warnings_on_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> list[str]:
+        return [self.deprecation_warning] if self.deprecation_warning else []
 
     def _validate_scale(self, obj: Obj) -> ErrorList:
         """kube checks the replicas fields the scale subresource reads are integers."""

@@ -113,7 +113,7 @@ def _node(node: Node, path: Path, errs: ErrorList, context: str, root: bool = Fa
     for key in ("allOf", "anyOf", "oneOf"):
         for i, sub in enumerate(node.get(key) or ()):
             if isinstance(sub, dict):
-                _value_validation(sub, path.child(key).index(i), errs)
+                _value_validation(sub, path.child(key).index(i), errs, int_or_string=bool(int_or_string))
     if isinstance(node.get("not"), dict):
         _value_validation(node["not"], path.child("not"), errs)
     if isinstance(props, dict):
@@ -131,8 +131,20 @@ def _node(node: Node, path: Path, errs: ErrorList, context: str, root: bool = Fa
         _default(node, path, errs)
 
 
-def _value_validation(node: Node, path: Path, errs: ErrorList) -> None:
-    """Inside allOf/anyOf/oneOf/not only value validations may appear (no types, no defaults)."""
+def _value_validation(node: Node, path: Path, errs: ErrorList, int_or_string: bool = False) -> None:
+    """Inside allOf/anyOf/oneOf/not only value validations may appear (no types, no defaults).
+
+    The one exception is kube's ``x-kubernetes-int-or-string`` form
+    ``anyOf: [{type: integer}, {type: string}]`` (also inside an ``allOf`` entry).
+    """
+    if int_or_string:
+        if node.get("type") in ("integer", "string") and set(node) <= {"type"}:
+            return
+        if "anyOf" in node and set(node) <= {"anyOf"}:
+            for i, sub in enumerate(node["anyOf"] or ()):
+                if isinstance(sub, dict):
+                    _value_validation(sub, path.child("anyOf").index(i), errs, int_or_string=True)
+            return
     for key, why in (
         ("type", "must be empty to be structural"),
         ("default", "must be undefined to be structural"),

@@ -319,3 +319,29 @@ async def test_reads_prune_and_default_by_the_stored_version_schema(cp: ControlP
     assert "free" not in made["spec"]
     assert "free" not in (await client.get(CRONTABS, "a", "default"))["spec"]
     assert "free" not in (await client.get(beta, "a", "default"))["spec"]
+
+
+async def test_selectable_fields_and_deprecated_versions(client: Any) -> None:
+    crd = crontab_crd()
+    v1 = crd["spec"]["versions"][0]
+    v1["selectableFields"] = [{"jsonPath": ".spec.mode"}]
+    v1["deprecated"] = True
+    await make_crd(client, crd)
+    await client.create(CRONTABS, crontab("a", mode="Allow"), "default")
+    await client.create(CRONTABS, crontab("b", mode="Forbid"), "default")
+    listed = await client.list(CRONTABS, "default", field_selector="spec.mode=Forbid")
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["b"]
+    with pytest.raises(errors.StatusError) as e:
+        await client.list(CRONTABS, "default", field_selector="spec.image=x")
+    assert e.value.code == 400
+
+
+async def test_rules_wait_for_type_errors_to_be_fixed(client: Any) -> None:
+    await make_crd(client)
+    with pytest.raises(errors.StatusError) as e:
+        await client.create(CRONTABS, crontab("a", replicas="many"), "default")
+    assert [c["message"] for c in e.value.status()["details"]["causes"]] == [
+        'Invalid value: "string": spec.replicas in body must be of type integer: "string"',
+        "Invalid value: null: some validation rules were not checked because the object was invalid; "
+        "correct the existing errors to complete validation",
+    ]
