@@ -59,6 +59,13 @@ def _rule_errors(rule: Any, path: Path) -> ErrorList:
     if not isinstance(rule, dict):
         return [fe.invalid(path, rule, "must be an object")]
     errs: ErrorList = []
+    for key in ("rule", "message", "messageExpression", "reason", "fieldPath"):
+        if rule.get(key) is not None and not isinstance(rule[key], str):
+            errs.append(fe.invalid(path.child(key), rule[key], "must be a string"))
+    if rule.get("optionalOldSelf") is not None and not isinstance(rule["optionalOldSelf"], bool):
+        errs.append(fe.invalid(path.child("optionalOldSelf"), rule["optionalOldSelf"], "must be a boolean"))
+    if errs:
+        return errs
     text = rule.get("rule") or ""
     try:
         compile_expression(ENV, text)
@@ -95,7 +102,8 @@ def _rule_errors(rule: Any, path: Path) -> ErrorList:
 
 def _nodes(node: Node, path: Path) -> Iterator[tuple[Node, Path]]:
     yield node, path
-    for name, sub in (node.get("properties") or {}).items():
+    props = node.get("properties")
+    for name, sub in (props if isinstance(props, dict) else {}).items():
         if isinstance(sub, dict):
             yield from _nodes(sub, path.child("properties").key(name))
     if isinstance(node.get("additionalProperties"), dict):

@@ -169,8 +169,9 @@ def _versions(spec: Obj, sp: Path, cel_compile: Any) -> ErrorList:
         if sch is None:
             errs.append(fe.required(schema_path, "schemas are required"))
         else:
-            errs.extend(validate_structural(sch, schema_path))
-            if cel_compile is not None and isinstance(sch, dict):
+            structural = validate_structural(sch, schema_path)
+            errs.extend(structural)
+            if cel_compile is not None and isinstance(sch, dict) and not structural:
                 errs.extend(cel_compile(sch, schema_path))
         errs.extend(_subresources(_d(v.get("subresources")), p.child("subresources"), sch if isinstance(sch, dict) else {}))
         for j, col in enumerate(_l(v.get("additionalPrinterColumns"))):

@@ -12,6 +12,7 @@ consistently. Defaults must themselves be valid and pruned. Errors carry kube's 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from apiserver import field as fe
@@ -65,8 +66,65 @@ def _root_metadata(meta: Node, path: Path, errs: ErrorList) -> None:
             errs.append(fe.invalid(path.child("properties").key(name).child("type"), sub.get("type"), "must be string"))
 
 
+_SHAPES: dict[str, tuple[type, ...]] = {
+    "type": (str,),
+    "properties": (dict,),
+    "items": (dict,),
+    "additionalProperties": (dict, bool),
+    "required": (list,),
+    "enum": (list,),
+    "allOf": (list,),
+    "anyOf": (list,),
+    "oneOf": (list,),
+    "not": (dict,),
+    "pattern": (str,),
+    "format": (str,),
+    "description": (str,),
+    "nullable": (bool,),
+    "x-kubernetes-list-map-keys": (list,),
+    "x-kubernetes-list-type": (str,),
+    "x-kubernetes-map-type": (str,),
+    "x-kubernetes-validations": (list,),
+    "maxLength": (int,),
+    "minLength": (int,),
+    "maxItems": (int,),
+    "minItems": (int,),
+    "maxProperties": (int,),
+    "minProperties": (int,),
+    "minimum": (int, float),
+    "maximum": (int, float),
+    "multipleOf": (int, float),
+}
+
+
+def _shape_errors(node: Node, path: Path) -> ErrorList:
+    """Keys whose value has the wrong JSON type (a typed decoder would have refused the CRD)."""
+    errs: ErrorList = []
+    for key, types in _SHAPES.items():
+        if key not in node:
+            continue
+        value = node[key]
+        ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+        if key == "items" and isinstance(value, list):
+            errs.append(fe.forbidden(path.child("items"), "items must be a schema object and not an array"))
+            continue
+        if ok and key == "properties":
+            ok = all(isinstance(v, dict) for v in value.values())
+        if ok and key in ("required", "x-kubernetes-list-map-keys"):
+            ok = all(isinstance(v, str) for v in value)
+        if ok and key in ("allOf", "anyOf", "oneOf", "x-kubernetes-validations"):
+            ok = all(isinstance(v, dict) for v in value)
+        if not ok:
+            errs.append(fe.invalid(path.child(key), value, "has the wrong type for this field"))
+    return errs
+
+
 def _node(node: Node, path: Path, errs: ErrorList, context: str, root: bool = False) -> None:
     """``context``: ``""`` (a field), ``"items"`` or ``"additionalProperties"``."""
+    shape = _shape_errors(node, path)
+    if shape:
+        errs.extend(shape)
+        return
     if "$ref" in node:
         errs.append(fe.forbidden(path.child("$ref"), "$ref is not supported"))
     typ = node.get("type")
@@ -107,6 +165,12 @@ def _node(node: Node, path: Path, errs: ErrorList, context: str, root: bool = Fa
         errs.append(
             fe.forbidden(path.child("additionalProperties"), "additionalProperties and properties are mutual exclusive")
         )
+    pattern = node.get("pattern")
+    if pattern is not None:
+        try:
+            re.compile(str(pattern))
+        except re.error as e:
+            errs.append(fe.invalid(path.child("pattern"), pattern, f"must be a valid regular expression, but isn't: {e}"))
     if typ == "array" and not isinstance(node.get("items"), dict):
         errs.append(fe.required(path.child("items"), "must be specified"))
     _extensions(node, path, errs)
@@ -137,6 +201,10 @@ def _value_validation(node: Node, path: Path, errs: ErrorList, int_or_string: bo
     The one exception is kube's ``x-kubernetes-int-or-string`` form
     ``anyOf: [{type: integer}, {type: string}]`` (also inside an ``allOf`` entry).
     """
+    shape = _shape_errors(node, path)
+    if shape:
+        errs.extend(shape)
+        return
     if int_or_string:
         if node.get("type") in ("integer", "string") and set(node) <= {"type"}:
             return
@@ -174,6 +242,8 @@ def _extensions(node: Node, path: Path, errs: ErrorList) -> None:
         elif list_type not in _LIST_TYPES:
             errs.append(fe.not_supported(lp, list_type, list(_LIST_TYPES)))
         items = node.get("items") if isinstance(node.get("items"), dict) else {}
+        if _shape_errors(items, path.child("items")):
+            return  # reported where the items schema is walked
         if list_type == "set" and items.get("type") not in _SCALARS and typ == "array":
             errs.append(fe.invalid(lp, list_type, "only allowed for items of scalar types"))
         if list_type == "map":

@@ -310,7 +310,9 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
         # Custom resources are decoded untyped: their schema prunes unknown fields on every write
         # (in-process ones too) and types are checked by the schema validation (422, not 400).
         from apiserver.apiextensions.pruning import prune_custom_resource
+        from apiserver.patch.typecheck import check_metadata_types
 
+        check_metadata_types(rd, obj)
         pruned = prune_custom_resource(rd.schema, obj, old)
     elif not rd.is_view:
         # kube's typed decoding: a value of the wrong JSON type is a 400 before anything else.

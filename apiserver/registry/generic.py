@@ -862,7 +862,13 @@ class API:
         smd = scale.get("metadata") or {}
         if smd.get("resourceVersion") and smd["resourceVersion"] != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
-        replicas = (scale.get("spec") or {}).get("replicas")
+        scale_spec = scale.get("spec") or {}
+        if not isinstance(scale_spec, dict):
+            kind = "array" if isinstance(scale_spec, list) else {bool: "bool", str: "string"}.get(type(scale_spec), "number")
+            raise errors.bad_request(
+                f"json: cannot unmarshal {kind} into Go struct field Scale.spec of type v1.ScaleSpec"
+            )
+        replicas = scale_spec.get("replicas")
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             raise errors.invalid("Scale", name, "autoscaling", [fielderr.invalid("spec.replicas", replicas, "must be an integer")])
         if replicas < 0:
