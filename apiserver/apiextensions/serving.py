@@ -163,9 +163,7 @@ def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
         warning = ""
         if v.get("deprecated"):
             warning = v.get("deprecationWarning") or f"{group}/{name} {kind} is deprecated"
-        strategy = CustomResourceStrategy(
-            kind, full, state, has_status="status" in subs, scale=scale, deprecation_warning=warning
-        )
+        strategy = CustomResourceStrategy(kind, full, state, has_status="status" in subs, scale=scale)
         out.append(
             ResourceDef(
                 group,
@@ -184,6 +182,7 @@ def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
                 schema=full,
                 printer=printer_for_columns(list(v.get("additionalPrinterColumns") or [])),
                 field_selectors=selectable_fields(v),
+                deprecation_warning=warning,
                 revision=revision,
             )
         )

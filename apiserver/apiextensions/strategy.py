@@ -162,9 +162,7 @@ class CustomResourceStrategy(Strategy):
         state: ServingState,
         has_status: bool = False,
         scale: ScalePaths | None = None,
-        deprecation_warning: str = "",
     ) -> None:
-        self.deprecation_warning = deprecation_warning
         self.kind = kind
         self.schema = schema
         self.state = state
@@ -202,11 +200,6 @@ class CustomResourceStrategy(Strategy):
                 errs.extend(celrules.validate_object(self.schema, obj, old))
         return errs
 
-    def warnings_on_create(self, ctx: StrategyContext, obj: Obj) -> list[str]:
-        return [self.deprecation_warning] if self.deprecation_warning else []
-
-    def warnings_on_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> list[str]:
-        return [self.deprecation_warning] if self.deprecation_warning else []
 
     def _validate_scale(self, obj: Obj) -> ErrorList:
         """kube checks the replicas fields the scale subresource reads are integers."""

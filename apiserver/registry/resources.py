@@ -57,6 +57,8 @@ class ResourceDef:
     printer: Any = field(default=None, compare=False, hash=False)
     #: changes whenever the definition behind the resource does (document caches key on it)
     revision: str = ""
+    #: sent as a ``Warning`` header with every answer (a CRD's deprecated version)
+    deprecation_warning: str = ""
 
     @property
     def is_view(self) -> bool:

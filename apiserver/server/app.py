@@ -211,6 +211,8 @@ class APIApp:
         try:
             resp = await self._dispatch(request, info, rd, verb)
             code = resp.status_code
+            if rd.deprecation_warning:
+                resp.headers.append("Warning", _warning_header(rd.deprecation_warning))
             return resp
         except errors.StatusError as e:
             code = e.code

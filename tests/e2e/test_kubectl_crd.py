@@ -142,3 +142,13 @@ def test_deleting_the_crd_deletes_its_objects(kubectl: Kubectl, ns: str, group: 
     )
     assert http_get(server, f"/apis/{group}/v1/namespaces/{ns}/crontabs").status_code == 404
     assert http_get(server, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.{group}").status_code == 404
+
+
+def test_deprecated_version_warns_on_every_request(kubectl: Kubectl, ns: str, group: str) -> None:
+    ok(kubectl, "patch", "crd", f"crontabs.{group}", "--type=json",
+       "-p", '[{"op":"add","path":"/spec/versions/0/deprecated","value":true}]')
+    proc = kubectl.run("-n", ns, "apply", "-f", "-", input=cr_yaml(group, "old"), check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == f"Warning: {group}/v1 CronTab is deprecated\n"
+    proc = kubectl.run("-n", ns, "get", f"crontabs.{group}", "old", "-o", "name", check=False)
+    assert (proc.stdout, proc.stderr) == (f"crontab.{group}/old\n", f"Warning: {group}/v1 CronTab is deprecated\n")
