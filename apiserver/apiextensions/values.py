@@ -267,6 +267,14 @@ def _object(node: Node, value: dict[str, Any], path: Path, errs: ErrorList, root
             if not value.get(name):
                 errs.append(fe.required(path.child(name), ""))
     extra = node.get("additionalProperties")
+    if root and isinstance(value.get("metadata"), dict):
+        # ObjectMeta is validated as for every kind; the schema may only narrow name and generateName
+        meta_node = props.get("metadata") or {}
+        for name, sub in (meta_node.get("properties") or {}).items():
+            if name in ("name", "generateName") and isinstance(sub, dict) and name in value["metadata"]:
+                old_meta = old.get("metadata") if isinstance(old, dict) else None
+                old_value = old_meta.get(name, MISSING) if isinstance(old_meta, dict) else MISSING
+                validate_value(sub, value["metadata"][name], path.child("metadata", name), errs, old=old_value)
     for key, child in value.items():
         if root and key in ("apiVersion", "kind", "metadata"):
             continue  # validated as ObjectMeta and by the endpoint

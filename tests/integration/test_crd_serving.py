@@ -345,3 +345,21 @@ async def test_rules_wait_for_type_errors_to_be_fixed(client: Any) -> None:
         "Invalid value: null: some validation rules were not checked because the object was invalid; "
         "correct the existing errors to complete validation",
     ]
+
+
+async def test_server_side_apply_replaces_atomic_maps(client: Any) -> None:
+    crd = crontab_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    spec["labels"] = {"type": "object", "x-kubernetes-map-type": "atomic", "additionalProperties": {"type": "string"}}
+    spec["notes"] = {"type": "object", "additionalProperties": {"type": "string"}}
+    await make_crd(client, crd)
+    first = crontab("a", labels={"a": "1"}, notes={"a": "1"})
+    await client.patch(CRONTABS, "a", first, "default", patch_type="application/apply-patch+yaml", field_manager="one")
+    second = {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "a"},
+              "spec": {"labels": {"b": "2"}, "notes": {"b": "2"}}}
+    with pytest.raises(errors.StatusError) as e:
+        await client.patch(CRONTABS, "a", second, "default", patch_type="application/apply-patch+yaml", field_manager="two")
+    assert [c["field"] for c in e.value.status()["details"]["causes"]] == [".spec.labels"]
+    out = await client.patch(CRONTABS, "a", second, "default", patch_type="application/apply-patch+yaml", field_manager="two", force=True)
+    assert out["spec"]["labels"] == {"b": "2"}  # atomic: replaced whole
+    assert out["spec"]["notes"] == {"a": "1", "b": "2"}  # granular: merged key by key

@@ -324,3 +324,11 @@ def test_printer_columns_from_json_paths() -> None:
 def test_versions_sort_as_kube_orders_them() -> None:
     names = ["v1alpha1", "foo", "v2beta1", "v1", "v1beta2", "v2", "v1beta1", "bar"]
     assert sorted(names, key=version_priority) == ["v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "bar", "foo"]
+
+
+def test_schema_may_narrow_metadata_name() -> None:
+    schema = copy.deepcopy(CRONTAB_SCHEMA)
+    schema["properties"]["metadata"] = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 5}}}
+    errs: list[Any] = []
+    validate_value(schema, crontab("toolongname"), Path(), errs, root=True)
+    assert msgs(errs) == ["metadata.name: Too long: may not be more than 5 bytes"]
