@@ -183,6 +183,7 @@ def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
                 printer=printer_for_columns(list(v.get("additionalPrinterColumns") or [])),
                 field_selectors=selectable_fields(v),
                 deprecation_warning=warning,
+                list_kind_name=names.get("listKind") or "",
                 revision=revision,
             )
         )

@@ -59,6 +59,8 @@ class ResourceDef:
     revision: str = ""
     #: sent as a ``Warning`` header with every answer (a CRD's deprecated version)
     deprecation_warning: str = ""
+    #: the list kind when it is not ``<Kind>List`` (a CRD's ``names.listKind``)
+    list_kind_name: str = ""
 
     @property
     def is_view(self) -> bool:
@@ -75,7 +77,7 @@ class ResourceDef:
 
     @property
     def list_kind(self) -> str:
-        return self.kind + "List"
+        return self.list_kind_name or self.kind + "List"
 
     @property
     def singular_name(self) -> str:

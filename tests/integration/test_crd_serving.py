@@ -363,3 +363,9 @@ async def test_server_side_apply_replaces_atomic_maps(client: Any) -> None:
     out = await client.patch(CRONTABS, "a", second, "default", patch_type="application/apply-patch+yaml", field_manager="two", force=True)
     assert out["spec"]["labels"] == {"b": "2"}  # atomic: replaced whole
     assert out["spec"]["notes"] == {"a": "1", "b": "2"}  # granular: merged key by key
+
+
+async def test_list_kind_comes_from_the_crd(client: Any) -> None:
+    await make_crd(client, crontab_crd(listKind="CronTabCollection"))
+    await client.create(CRONTABS, crontab("a"), "default")
+    assert (await client.list(CRONTABS, "default"))["kind"] == "CronTabCollection"
