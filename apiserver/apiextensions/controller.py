@@ -24,7 +24,7 @@ from typing import Any
 from apiserver import errors
 from apiserver.apiextensions import CLEANUP_FINALIZER, CRD_KIND, CRD_PLURAL, GROUP, VERSION
 from apiserver.apiextensions.serving import resource_defs
-from apiserver.apiextensions.strategy import CRDStrategy, ServingState, set_condition
+from apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy, ServingState, set_condition
 from apiserver.meta import rfc3339
 from apiserver.registry.generic import API, DeleteOptions, WriteOptions
 from apiserver.registry.resources import ResourceDef, Subresource
@@ -91,10 +91,10 @@ class CustomResourceServing:
     def _on_write(self, verb: str, rd: ResourceDef, obj: Obj) -> None:
         if rd.storage_key == CRD_KEY:
             self._pending[obj["metadata"]["name"]] = None
-        elif verb == "delete" and rd.converter is not None:
-            state = getattr(rd.strategy, "state", None)
-            if isinstance(state, ServingState) and state.terminating:
-                self._pending[state.crd_name] = None
+        elif verb == "delete" and isinstance(rd.strategy, CustomResourceStrategy):
+            state = rd.strategy.state
+            if state.terminating:
+                self._pending[state.crd_name] = None  # one object fewer holds the CRD's deletion
         if self._pending and not self._busy:
             self._drain()
 

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from apiserver.apiextensions.defaulting import apply_defaults
 from apiserver.apiextensions.printers import printer_for_columns
 from apiserver.apiextensions.pruning import prune
@@ -51,13 +53,23 @@ class NoneConverter:
     version: str
     storage_version: str
     schemas: dict[str, Obj] = field(default_factory=dict)
+    #: (uid, resourceVersion) of stored objects whose decoding changes nothing: most of them,
+    #: since writes prune and default already; remembered so reads skip the walk
+    _unchanged: dict[tuple[str, str], bool] = field(default_factory=dict)
 
     def to_view(self, stored: Obj) -> Obj:
-        stored_version = str(stored.get("apiVersion") or "").rpartition("/")[2]
-        schema = self.schemas.get(stored_version)
-        if schema is not None:
-            prune(schema, stored, "", [], root=True)
-            apply_defaults(schema, stored)
+        md = stored.get("metadata") or {}
+        key = (str(md.get("uid", "")), str(md.get("resourceVersion", "")))
+        if not self._unchanged.get(key):
+            stored_version = str(stored.get("apiVersion") or "").rpartition("/")[2]
+            schema = self.schemas.get(stored_version)
+            if schema is not None:
+                before = orjson.dumps(stored)
+                prune(schema, stored, "", [], root=True)
+                apply_defaults(schema, stored)
+                if len(self._unchanged) > 100_000:
+                    self._unchanged.clear()
+                self._unchanged[key] = orjson.dumps(stored) == before
         stored["apiVersion"] = f"{self.group}/{self.version}"
         return stored
 
