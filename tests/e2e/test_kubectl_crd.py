@@ -152,3 +152,12 @@ def test_deprecated_version_warns_on_every_request(kubectl: Kubectl, ns: str, gr
     assert proc.stderr == f"Warning: {group}/v1 CronTab is deprecated\n"
     proc = kubectl.run("-n", ns, "get", f"crontabs.{group}", "old", "-o", "name", check=False)
     assert (proc.stdout, proc.stderr) == (f"crontab.{group}/old\n", f"Warning: {group}/v1 CronTab is deprecated\n")
+
+
+def test_api_resources_and_get_crd(kubectl: Kubectl, group: str) -> None:
+    out = ok(kubectl, "api-resources", f"--api-group={group}")
+    assert out.splitlines()[1].split() == ["crontabs", "ct", f"{group}/v1", "true", "CronTab"]
+    table = ok(kubectl, "get", "crd", f"crontabs.{group}").splitlines()
+    assert table[0].split() == ["NAME", "CREATED", "AT"] and table[1].split()[0] == f"crontabs.{group}"
+    crd = json.loads(ok(kubectl, "get", "crd", f"crontabs.{group}", "-o", "json"))
+    assert [(c["type"], c["status"]) for c in crd["status"]["conditions"]] == [("NamesAccepted", "True"), ("Established", "True")]
