@@ -55,7 +55,13 @@ class NamespacedResourcesDeleter:
     def resources(self) -> list[APIResource]:
         if self.more is None:
             return self._static
-        return self._static + [r for r in self.more() if r.namespaced and r.supports("delete")]
+        known = {(r.gvr.group, r.gvr.resource) for r in self._static}
+        extra = [
+            r
+            for r in self.more()
+            if r.namespaced and r.supports("delete") and (r.gvr.group, r.gvr.resource) not in known
+        ]
+        return self._static + extra
 
     async def delete(self, name: str) -> None:
         try:
