@@ -88,11 +88,13 @@ class CRDStrategy(Strategy):
         new["status"] = copy.deepcopy(new.get("status") or {})
         _record_storage_version(new)
 
-    def prepare_for_delete(self, ctx: StrategyContext, obj: Obj) -> None:
-        """kube's CRD ``Delete``: add the cleanup finalizer and the Terminating condition first."""
+    def holds_deletion(self, obj: Obj) -> bool:
+        """A delete of a CRD not yet being deleted is held: its custom resources go first."""
+        return not (obj.get("metadata") or {}).get("deletionTimestamp")
+
+    def prepare_for_delete(self, obj: Obj) -> None:
+        """kube's CRD ``Delete``: the cleanup finalizer and the Terminating condition come first."""
         md = obj["metadata"]
-        if md.get("deletionTimestamp"):
-            return
         fins = list(md.get("finalizers") or [])
         if CLEANUP_FINALIZER not in fins:
             md["finalizers"] = fins + [CLEANUP_FINALIZER]
@@ -102,7 +104,7 @@ class CRDStrategy(Strategy):
             "True",
             "InstanceDeletionPending",
             "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
-            ctx.now,
+            str(md.get("deletionTimestamp") or ""),
         )
 
     def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:

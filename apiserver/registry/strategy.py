@@ -16,10 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from featuregates import FeatureGate
-
-Obj = dict[str, Any]
 
 
 @dataclass
@@ -83,10 +82,25 @@ class Strategy:
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return []
 
-    def prepare_for_delete(self, ctx: StrategyContext, obj: Obj) -> None:
-        """Before a delete is carried out: may add finalizers or conditions to ``obj`` (a copy).
+    # -- deletion (kube's RESTDeleteStrategy / RESTGracefulDeleteStrategy) ---------------------
 
-        kube's CRD storage adds its cleanup finalizer here, so the delete waits for its objects.
+    #: Deletion waits out a grace period the strategy computes (kube's graceful delete: pods).
+    graceful_delete: bool = False
+
+    def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:
+        """The grace period in seconds for deleting ``obj`` (``requested``: DeleteOptions'
+        ``gracePeriodSeconds``); 0 deletes at once. Only called when :attr:`graceful_delete`."""
+        return 0
+
+    def holds_deletion(self, obj: Obj) -> bool:
+        """Whether ``obj``'s own content keeps it stored after deletion is requested, beyond
+        ``metadata.finalizers`` (a Namespace's ``spec.finalizers``)."""
+        return False
+
+    def prepare_for_delete(self, obj: Obj) -> None:
+        """Change ``obj`` as it is first marked for deletion (a Namespace becomes Terminating).
+
+        Finalizers it adds are kept (kube's CRD storage adds its cleanup finalizer here).
         """
 
     def scale_of(self, obj: Obj) -> tuple[int, int, str] | None:
