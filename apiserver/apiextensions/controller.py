@@ -139,39 +139,57 @@ class CustomResourceServing:
             self._unserve(name)
 
     def _naming(self, crd: Obj, now: str) -> None:
-        """NamesAccepted: the requested names unless another CRD of the group holds one of them."""
+        """NamesAccepted, as kube's naming controller decides it.
+
+        Each requested name is accepted when it is already this CRD's accepted name or no other
+        CRD of the group has accepted it (plural, singular and short names share one space, kind
+        and listKind another); a conflicting name keeps its previously accepted value, so an
+        Established CRD goes on being served under its old names. The last conflict found is the
+        condition's reason.
+        """
         group = (crd.get("spec") or {}).get("group")
         me = crd["metadata"]["name"]
-        used: dict[str, set[str]] = {"plural": set(), "singular": set(), "shortNames": set(), "kind": set(), "listKind": set()}
+        resources: set[str] = set()
+        kinds: set[str] = set()
         for other in self.api.lookup_all(GROUP, CRD_PLURAL):
             if other["metadata"]["name"] == me or (other.get("spec") or {}).get("group") != group:
                 continue
             acc = _accepted(other)
-            for key in ("plural", "singular", "kind", "listKind"):
-                if acc.get(key):
-                    used[key].add(acc[key])
-            used["shortNames"].update(acc.get("shortNames") or ())
+            resources.update(v for v in (acc.get("plural"), acc.get("singular")) if v)
+            resources.update(acc.get("shortNames") or ())
+            kinds.update(v for v in (acc.get("kind"), acc.get("listKind")) if v)
         wanted = _names(crd)
         accepted = dict(_accepted(crd))
-        problems: list[tuple[str, str]] = []
-        for key, reason in (("plural", "PluralConflict"), ("singular", "SingularConflict")):
+        names = dict(accepted)
+        problem: tuple[str, str] | None = None
+        for key, used, reason in (
+            ("plural", resources, "PluralConflict"),
+            ("singular", resources, "SingularConflict"),
+            ("kind", kinds, "KindConflict"),
+            ("listKind", kinds, "ListKindConflict"),
+        ):
             value = wanted.get(key) or ""
-            if value and (value in used["plural"] or value in used["singular"]):
-                problems.append((reason, f'"{value}" is already in use'))
-        for short in wanted.get("shortNames") or ():
-            if short in used["shortNames"] or short in used["plural"] or short in used["singular"]:
-                problems.append(("ShortNamesConflict", f'"{short}" is already in use'))
-        for key, reason in (("kind", "KindConflict"), ("listKind", "ListKindConflict")):
-            value = wanted.get(key) or ""
-            if value and (value in used["kind"] or value in used["listKind"]):
-                problems.append((reason, f'"{value}" is already in use'))
-        if problems:
-            reason, message = problems[0]
-            set_condition(crd, "NamesAccepted", "False", reason, message, now)
-            crd["status"]["acceptedNames"] = accepted or {"plural": "", "kind": ""}
-            return
-        crd["status"]["acceptedNames"] = {k: v for k, v in wanted.items() if v not in (None, "", [])}
-        set_condition(crd, "NamesAccepted", "True", "NoConflicts", "no conflicts found", now)
+            if value and value != accepted.get(key) and value in used:
+                problem = (reason, f'"{value}" is already in use')
+            elif value:
+                names[key] = value
+        owned = set(accepted.get("shortNames") or ())
+        clash = [s for s in wanted.get("shortNames") or () if s not in owned and s in resources]
+        if clash:
+            problem = ("ShortNamesConflict", f'"{clash[0]}" is already in use')
+        elif wanted.get("shortNames"):
+            names["shortNames"] = list(wanted["shortNames"])
+        else:
+            names.pop("shortNames", None)
+        if wanted.get("categories"):
+            names["categories"] = list(wanted["categories"])
+        else:
+            names.pop("categories", None)
+        crd["status"]["acceptedNames"] = {"plural": "", "kind": "", **names}
+        if problem is not None:
+            set_condition(crd, "NamesAccepted", "False", problem[0], problem[1], now)
+        else:
+            set_condition(crd, "NamesAccepted", "True", "NoConflicts", "no conflicts found", now)
 
     def _requeue_group_conflicts(self, gone: str) -> None:
         """Names a deleted CRD held may now be free: look again at the CRDs that wanted them."""

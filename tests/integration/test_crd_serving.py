@@ -369,3 +369,23 @@ async def test_list_kind_comes_from_the_crd(client: Any) -> None:
     await make_crd(client, crontab_crd(listKind="CronTabCollection"))
     await client.create(CRONTABS, crontab("a"), "default")
     assert (await client.list(CRONTABS, "default"))["kind"] == "CronTabCollection"
+
+
+async def test_conflicting_rename_keeps_the_established_kind_served(client: Any) -> None:
+    await make_crd(client)
+    await make_crd(client, crontab_crd(plural="widgets", singular="widget", kind="Widget", shortNames=["wd"]))
+    crd = await client.get(CRDS, CRD_NAME)
+    crd["spec"]["names"]["shortNames"] = ["ct", "wd"]
+    crd["spec"]["names"]["categories"] = ["all", "cron"]
+    await client.update(CRDS, crd)
+    crd = await client.get(CRDS, CRD_NAME)
+    names = condition(crd, "NamesAccepted")
+    assert names is not None and (names["status"], names["reason"], names["message"]) == (
+        "False",
+        "ShortNamesConflict",
+        '"wd" is already in use',
+    )
+    accepted = crd["status"]["acceptedNames"]
+    assert accepted["shortNames"] == ["ct"] and accepted["categories"] == ["all", "cron"]
+    assert (condition(crd, "Established") or {}).get("status") == "True"
+    await client.create(CRONTABS, crontab("still-served"), "default")
