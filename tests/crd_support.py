@@ -21,7 +21,10 @@ CRONTAB_SCHEMA: Obj = {
             "description": "Desired state of the CronTab.",
             "required": ["cronSpec"],
             "x-kubernetes-validations": [
-                {"rule": "self.replicas <= self.maxReplicas", "message": "replicas must not exceed maxReplicas"},
+                {
+                    "rule": "self.replicas <= self.maxReplicas",
+                    "message": "replicas must not exceed maxReplicas",
+                },
                 {
                     "rule": "self.replicas >= oldSelf.replicas || self.allowScaleDown",
                     "messageExpression": "'cannot scale down from ' + string(oldSelf.replicas) + ' to ' + string(self.replicas)",
@@ -47,13 +50,21 @@ CRONTAB_SCHEMA: Obj = {
                         "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
                     },
                 },
-                "template": {"type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True},
+                "template": {
+                    "type": "object",
+                    "x-kubernetes-embedded-resource": True,
+                    "x-kubernetes-preserve-unknown-fields": True,
+                },
                 "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
             },
         },
         "status": {
             "type": "object",
-            "properties": {"replicas": {"type": "integer"}, "selector": {"type": "string"}, "phase": {"type": "string"}},
+            "properties": {
+                "replicas": {"type": "integer"},
+                "selector": {"type": "string"},
+                "phase": {"type": "string"},
+            },
         },
     },
 }
@@ -61,7 +72,13 @@ CRONTAB_SCHEMA: Obj = {
 
 def crontab_crd(*, scope: str = "Namespaced", versions: list[Obj] | None = None, **names: Any) -> Obj:
     """The CronTab CRD of kube's documentation, with status/scale, printer columns and CEL rules."""
-    n = {"plural": "crontabs", "singular": "crontab", "kind": "CronTab", "shortNames": ["ct"], "categories": ["all"]}
+    n = {
+        "plural": "crontabs",
+        "singular": "crontab",
+        "kind": "CronTab",
+        "shortNames": ["ct"],
+        "categories": ["all"],
+    }
     n.update(names)
     return {
         "apiVersion": "apiextensions.k8s.io/v1",

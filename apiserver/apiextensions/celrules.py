@@ -81,16 +81,24 @@ def _rule_errors(rule: Any, path: Path) -> ErrorList:
         elif "\n" in str(message):
             errs.append(fe.invalid(path.child("message"), message, "message must not contain line breaks"))
     elif "\n" in text:
-        errs.append(fe.required(path.child("message"), "message must be specified if rule contains line breaks"))
+        errs.append(
+            fe.required(path.child("message"), "message must be specified if rule contains line breaks")
+        )
     expr = rule.get("messageExpression")
     if expr is not None:
         try:
             compile_expression(ENV, expr)
         except CompileError as e:
             if e.kind == "Required":
-                errs.append(fe.required(path.child("messageExpression"), "messageExpression must be non-empty if specified"))
+                errs.append(
+                    fe.required(
+                        path.child("messageExpression"), "messageExpression must be non-empty if specified"
+                    )
+                )
             else:
-                errs.append(fe.invalid(path.child("messageExpression"), expr, "messageExpression " + e.detail))
+                errs.append(
+                    fe.invalid(path.child("messageExpression"), expr, "messageExpression " + e.detail)
+                )
     reason = rule.get("reason")
     if reason is not None and reason not in REASONS:
         errs.append(fe.not_supported(path.child("reason"), reason, list(REASONS)))

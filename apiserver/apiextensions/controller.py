@@ -195,14 +195,23 @@ class CustomResourceServing:
         """Names a deleted CRD held may now be free: look again at the CRDs that wanted them."""
         group = gone.split(".", 1)[1] if "." in gone else ""
         for other in self.api.lookup_all(GROUP, CRD_PLURAL):
-            if (other.get("spec") or {}).get("group") == group and _condition(other, "NamesAccepted") == "False":
+            if (other.get("spec") or {}).get("group") == group and _condition(
+                other, "NamesAccepted"
+            ) == "False":
                 self._pending[other["metadata"]["name"]] = None
 
     def _establishing(self, crd: Obj, now: str) -> None:
         if _condition(crd, "Established") == "True":
             return
         if _condition(crd, "NamesAccepted") == "True":
-            set_condition(crd, "Established", "True", "InitialNamesAccepted", "the initial names have been accepted", now)
+            set_condition(
+                crd,
+                "Established",
+                "True",
+                "InitialNamesAccepted",
+                "the initial names have been accepted",
+                now,
+            )
         else:
             set_condition(crd, "Established", "False", "NotAccepted", "not all names are accepted", now)
 
@@ -228,14 +237,26 @@ class CustomResourceServing:
                 md = obj["metadata"]
                 if not md.get("deletionTimestamp"):
                     try:
-                        self.api.delete(rd, md.get("namespace", ""), md["name"], DeleteOptions(propagation_policy="Background"))
+                        self.api.delete(
+                            rd,
+                            md.get("namespace", ""),
+                            md["name"],
+                            DeleteOptions(propagation_policy="Background"),
+                        )
                     except errors.StatusError as e:
                         if e.code != 404:
                             raise
             remaining = len(self.api.lookup_all(rd.group, rd.plural))
         fins = list(crd["metadata"].get("finalizers") or [])
         if remaining:
-            set_condition(crd, "Terminating", "True", "InstanceDeletionInProgress", "CustomResource deletion is in progress", now)
+            set_condition(
+                crd,
+                "Terminating",
+                "True",
+                "InstanceDeletionInProgress",
+                "CustomResource deletion is in progress",
+                now,
+            )
             self._write_status(crd)
             return
         if CLEANUP_FINALIZER not in fins:
@@ -265,7 +286,13 @@ class CustomResourceServing:
         added: list[ResourceDef] = []
         for d in defs:
             if self.api.registry.get(d.group, d.version, d.plural) is not None:
-                log.warning("customresourcedefinition %s: %s/%s %s is already served", name, d.group, d.version, d.plural)
+                log.warning(
+                    "customresourcedefinition %s: %s/%s %s is already served",
+                    name,
+                    d.group,
+                    d.version,
+                    d.plural,
+                )
                 continue
             self.api.registry.add(d)
             added.append(d)

@@ -43,7 +43,9 @@ def validate_crd(crd: Obj, cel_compile: Any = None) -> ErrorList:
     plural = names.get("plural") or ""
     name = _d(crd.get("metadata")).get("name") or ""
     if name != f"{plural}.{group}":
-        errs.append(fe.invalid(new_path("metadata", "name"), name, 'must be spec.names.plural+"."+spec.group'))
+        errs.append(
+            fe.invalid(new_path("metadata", "name"), name, 'must be spec.names.plural+"."+spec.group')
+        )
     errs.extend(_group(group, sp.child("group")))
     errs.extend(validate_names(names, sp.child("names")))
     scope = spec.get("scope")
@@ -73,7 +75,11 @@ def validate_crd_update(new: Obj, old: Obj, cel_compile: Any = None) -> ErrorLis
     if ns.get("group") != os_.get("group"):
         errs.append(fe.invalid(new_path("spec", "group"), ns.get("group"), "field is immutable"))
     if _d(ns.get("names")).get("plural") != _d(os_.get("names")).get("plural"):
-        errs.append(fe.invalid(new_path("spec", "names", "plural"), _d(ns.get("names")).get("plural"), "field is immutable"))
+        errs.append(
+            fe.invalid(
+                new_path("spec", "names", "plural"), _d(ns.get("names")).get("plural"), "field is immutable"
+            )
+        )
     return errs
 
 
@@ -116,7 +122,9 @@ def validate_names(names: Obj, path: Path, require: bool = True) -> ErrorList:
             continue
         errs.extend(fe.invalid(path.child(key), value, m) for m in is_dns1035_label(value))
     for i, short in enumerate(_l(names.get("shortNames"))):
-        errs.extend(fe.invalid(path.child("shortNames").index(i), short, m) for m in is_dns1035_label(str(short)))
+        errs.extend(
+            fe.invalid(path.child("shortNames").index(i), short, m) for m in is_dns1035_label(str(short))
+        )
     if not kind:
         if require:
             errs.append(fe.required(path.child("kind"), ""))
@@ -130,7 +138,9 @@ def validate_names(names: Obj, path: Path, require: bool = True) -> ErrorList:
             errs.append(fe.required(path.child("listKind"), ""))
     else:
         errs.extend(
-            fe.invalid(path.child("listKind"), list_kind, "may have mixed case, but should otherwise match: " + m)
+            fe.invalid(
+                path.child("listKind"), list_kind, "may have mixed case, but should otherwise match: " + m
+            )
             for m in is_dns1035_label(list_kind.lower())
         )
     if kind and kind == list_kind:
@@ -173,10 +183,20 @@ def _versions(spec: Obj, sp: Path, cel_compile: Any) -> ErrorList:
             errs.extend(structural)
             if cel_compile is not None and isinstance(sch, dict) and not structural:
                 errs.extend(cel_compile(sch, schema_path))
-        errs.extend(_subresources(_d(v.get("subresources")), p.child("subresources"), sch if isinstance(sch, dict) else {}))
+        errs.extend(
+            _subresources(
+                _d(v.get("subresources")), p.child("subresources"), sch if isinstance(sch, dict) else {}
+            )
+        )
         for j, col in enumerate(_l(v.get("additionalPrinterColumns"))):
             errs.extend(_column(_d(col), p.child("additionalPrinterColumns").index(j)))
-        errs.extend(_selectable_fields(_l(v.get("selectableFields")), p.child("selectableFields"), sch if isinstance(sch, dict) else {}))
+        errs.extend(
+            _selectable_fields(
+                _l(v.get("selectableFields")),
+                p.child("selectableFields"),
+                sch if isinstance(sch, dict) else {},
+            )
+        )
     if storage != 1:
         errs.append(fe.invalid(vp, versions, "must have exactly one version marked as storage version"))
     if not any(_d(v).get("served") for v in versions):
@@ -274,7 +294,9 @@ def _conversion(conv: Obj, path: Path) -> ErrorList:
     strategy = conv.get("strategy") or "None"
     if strategy == "None":
         if conv.get("webhook") is not None:
-            return [fe.forbidden(path.child("webhook"), 'should not be set when strategy is not set to Webhook')]
+            return [
+                fe.forbidden(path.child("webhook"), "should not be set when strategy is not set to Webhook")
+            ]
         return []
     if strategy == "Webhook":
         return [
@@ -289,5 +311,7 @@ def _stored_versions(crd: Obj) -> ErrorList:
     names = {_d(v).get("name") for v in _l(_d(crd.get("spec")).get("versions"))}
     for i, v in enumerate(stored):
         if v not in names:
-            errs.append(fe.invalid(new_path("status", "storedVersions").index(i), v, "must appear in spec.versions"))
+            errs.append(
+                fe.invalid(new_path("status", "storedVersions").index(i), v, "must appear in spec.versions")
+            )
     return errs

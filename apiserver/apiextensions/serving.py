@@ -154,7 +154,9 @@ def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
     accepted = ",".join(f"{k}={names[k]}" for k in sorted(names))
     revision = f"{md.get('uid', '')}/{md.get('generation', '')}/{accepted}"
     schemas = {
-        str(v.get("name")): published_schema(group, str(v.get("name")), kind, _d(_d(v.get("schema")).get("openAPIV3Schema")))
+        str(v.get("name")): published_schema(
+            group, str(v.get("name")), kind, _d(_d(v.get("schema")).get("openAPIV3Schema"))
+        )
         for v in versions
     }
     out: list[ResourceDef] = []
@@ -170,8 +172,14 @@ def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
             subresources.append(Subresource("status", kind, verbs=("get", "patch", "update")))
         if isinstance(subs.get("scale"), dict):
             sc = subs["scale"]
-            scale = ScalePaths(sc.get("specReplicasPath") or "", sc.get("statusReplicasPath") or "", sc.get("labelSelectorPath") or "")
-            subresources.append(Subresource("scale", "Scale", "autoscaling", "v1", verbs=("get", "patch", "update")))
+            scale = ScalePaths(
+                sc.get("specReplicasPath") or "",
+                sc.get("statusReplicasPath") or "",
+                sc.get("labelSelectorPath") or "",
+            )
+            subresources.append(
+                Subresource("scale", "Scale", "autoscaling", "v1", verbs=("get", "patch", "update"))
+            )
         warning = ""
         if v.get("deprecated"):
             warning = v.get("deprecationWarning") or f"{group}/{name} {kind} is deprecated"

@@ -66,7 +66,15 @@ def set_condition(crd: Obj, ctype: str, status: str, reason: str, message: str, 
             c.update(status=status, reason=reason, message=message)
             st["conditions"] = conds
             return True
-    conds.append({"type": ctype, "status": status, "lastTransitionTime": now or None, "reason": reason, "message": message})
+    conds.append(
+        {
+            "type": ctype,
+            "status": status,
+            "lastTransitionTime": now or None,
+            "reason": reason,
+            "message": message,
+        }
+    )
     st["conditions"] = conds
     return True
 
@@ -201,7 +209,6 @@ class CustomResourceStrategy(Strategy):
             else:
                 errs.extend(celrules.validate_object(self.schema, obj, old))
         return errs
-
 
     def _validate_scale(self, obj: Obj) -> ErrorList:
         """kube checks the replicas fields the scale subresource reads are integers."""

@@ -46,7 +46,11 @@ def validate_structural(root: Any, path: Path) -> ErrorList:
     for name in ("apiVersion", "kind"):
         sub = (root.get("properties") or {}).get(name)
         if isinstance(sub, dict) and sub.get("type") not in (None, "string"):
-            errs.append(fe.invalid(path.child("properties").key(name).child("type"), sub.get("type"), "must be string"))
+            errs.append(
+                fe.invalid(
+                    path.child("properties").key(name).child("type"), sub.get("type"), "must be string"
+                )
+            )
     return errs
 
 
@@ -63,7 +67,11 @@ def _root_metadata(meta: Node, path: Path, errs: ErrorList) -> None:
     for name in ("name", "generateName"):
         sub = props.get(name)
         if isinstance(sub, dict) and sub.get("type") not in (None, "string"):
-            errs.append(fe.invalid(path.child("properties").key(name).child("type"), sub.get("type"), "must be string"))
+            errs.append(
+                fe.invalid(
+                    path.child("properties").key(name).child("type"), sub.get("type"), "must be string"
+                )
+            )
 
 
 _SHAPES: dict[str, tuple[type, ...]] = {
@@ -134,17 +142,25 @@ def _node(node: Node, path: Path, errs: ErrorList, context: str, root: bool = Fa
     if typ is not None and typ not in TYPES:
         errs.append(fe.not_supported(path.child("type"), typ, list(TYPES)))
     if preserve is False:
-        errs.append(fe.invalid(path.child("x-kubernetes-preserve-unknown-fields"), False, "must be true or undefined"))
+        errs.append(
+            fe.invalid(path.child("x-kubernetes-preserve-unknown-fields"), False, "must be true or undefined")
+        )
     if int_or_string is False:
         errs.append(fe.invalid(path.child("x-kubernetes-int-or-string"), False, "must be true or undefined"))
     if embedded is False:
-        errs.append(fe.invalid(path.child("x-kubernetes-embedded-resource"), False, "must be true or undefined"))
+        errs.append(
+            fe.invalid(path.child("x-kubernetes-embedded-resource"), False, "must be true or undefined")
+        )
     if int_or_string:
         if typ:
-            errs.append(fe.invalid(path.child("type"), typ, "must be empty if x-kubernetes-int-or-string is true"))
+            errs.append(
+                fe.invalid(path.child("type"), typ, "must be empty if x-kubernetes-int-or-string is true")
+            )
     elif embedded:
         if typ != "object":
-            errs.append(fe.required(path.child("type"), "must be object if x-kubernetes-embedded-resource is true"))
+            errs.append(
+                fe.required(path.child("type"), "must be object if x-kubernetes-embedded-resource is true")
+            )
         if not node.get("properties") and not preserve:
             errs.append(
                 fe.required(
@@ -156,21 +172,29 @@ def _node(node: Node, path: Path, errs: ErrorList, context: str, root: bool = Fa
         if context == "items":
             errs.append(fe.required(path.child("type"), "must not be empty for specified array items"))
         elif context == "additionalProperties":
-            errs.append(fe.required(path.child("type"), "must not be empty for specified additionalProperties"))
+            errs.append(
+                fe.required(path.child("type"), "must not be empty for specified additionalProperties")
+            )
         else:
             errs.append(fe.required(path.child("type"), "must not be empty for specified object fields"))
     props = node.get("properties")
     extra = node.get("additionalProperties")
     if props and extra is not None and extra is not False:
         errs.append(
-            fe.forbidden(path.child("additionalProperties"), "additionalProperties and properties are mutual exclusive")
+            fe.forbidden(
+                path.child("additionalProperties"), "additionalProperties and properties are mutual exclusive"
+            )
         )
     pattern = node.get("pattern")
     if pattern is not None:
         try:
             re.compile(str(pattern))
         except re.error as e:
-            errs.append(fe.invalid(path.child("pattern"), pattern, f"must be a valid regular expression, but isn't: {e}"))
+            errs.append(
+                fe.invalid(
+                    path.child("pattern"), pattern, f"must be a valid regular expression, but isn't: {e}"
+                )
+            )
     if typ == "array" and not isinstance(node.get("items"), dict):
         errs.append(fe.required(path.child("items"), "must be specified"))
     _extensions(node, path, errs)
@@ -252,21 +276,33 @@ def _extensions(node: Node, path: Path, errs: ErrorList) -> None:
             if not keys:
                 errs.append(fe.required(kp, "must not be empty if x-kubernetes-list-type is map"))
             elif items.get("type") != "object":
-                errs.append(fe.invalid(path.child("items").child("type"), items.get("type"), "must be object if parent array's x-kubernetes-list-type is map"))
+                errs.append(
+                    fe.invalid(
+                        path.child("items").child("type"),
+                        items.get("type"),
+                        "must be object if parent array's x-kubernetes-list-type is map",
+                    )
+                )
             else:
                 required = set(items.get("required") or ())
                 item_props = items.get("properties") or {}
                 for i, k in enumerate(keys):
                     prop = item_props.get(k)
                     if prop is None:
-                        errs.append(fe.invalid(kp.index(i), k, "entries must all be names of item properties"))
+                        errs.append(
+                            fe.invalid(kp.index(i), k, "entries must all be names of item properties")
+                        )
                     elif k not in required and "default" not in prop:
-                        errs.append(fe.required(kp.index(i), "all map keys must be required or have a default value"))
+                        errs.append(
+                            fe.required(kp.index(i), "all map keys must be required or have a default value")
+                        )
                     elif prop.get("type") not in _SCALARS:
                         errs.append(fe.invalid(kp.index(i), k, "must be a scalar property"))
     elif node.get("x-kubernetes-list-map-keys") is not None:
         errs.append(
-            fe.forbidden(path.child("x-kubernetes-list-map-keys"), "must only be used if x-kubernetes-list-type is map")
+            fe.forbidden(
+                path.child("x-kubernetes-list-map-keys"), "must only be used if x-kubernetes-list-type is map"
+            )
         )
     map_type = node.get("x-kubernetes-map-type")
     if map_type is not None:
@@ -287,4 +323,6 @@ def _default(node: Node, path: Path, errs: ErrorList) -> None:
         pruned: list[str] = []
         prune(node, value, "", pruned)
         if pruned:
-            errs.append(fe.invalid(dp, node["default"], f"must not have unknown fields, got: {', '.join(pruned)}"))
+            errs.append(
+                fe.invalid(dp, node["default"], f"must not have unknown fields, got: {', '.join(pruned)}")
+            )

@@ -36,7 +36,9 @@ Node = dict[str, Any]
 
 _GO_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
 _DURATION = re.compile(r"^[-+]?(\d+(\.\d*)?(ns|us|µs|ms|s|m|h))+$")
-_HOSTNAME = re.compile(r"^(?=.{1,253}$)[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*$")
+_HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*$"
+)
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -123,20 +125,40 @@ def validate_value(
     where = str(path)
     if value is None:
         if not node.get("nullable") and (node.get("type") or node.get("x-kubernetes-int-or-string")):
-            errs.append(fe.type_invalid(path, "null", f"{where} in body must be of type {node.get('type') or 'string'}: \"null\""))
+            errs.append(
+                fe.type_invalid(
+                    path, "null", f'{where} in body must be of type {node.get("type") or "string"}: "null"'
+                )
+            )
         return
     if node.get("x-kubernetes-int-or-string"):
         if json_type(value) not in ("integer", "string"):
-            errs.append(fe.type_invalid(path, json_type(value), f'{where} in body must be of type integer,string: "{json_type(value)}"'))
+            errs.append(
+                fe.type_invalid(
+                    path,
+                    json_type(value),
+                    f'{where} in body must be of type integer,string: "{json_type(value)}"',
+                )
+            )
             return
     else:
         expected = node.get("type")
         if expected and not _type_ok(expected, value):
-            errs.append(fe.type_invalid(path, json_type(value), f'{where} in body must be of type {expected}: "{json_type(value)}"'))
+            errs.append(
+                fe.type_invalid(
+                    path,
+                    json_type(value),
+                    f'{where} in body must be of type {expected}: "{json_type(value)}"',
+                )
+            )
             return
     enum = node.get("enum")
     if enum is not None and not any(_identity(value) == _identity(e) for e in enum):
-        errs.append(fe.not_supported(path, value, [e if isinstance(e, str) else orjson.dumps(e).decode() for e in enum]))
+        errs.append(
+            fe.not_supported(
+                path, value, [e if isinstance(e, str) else orjson.dumps(e).decode() for e in enum]
+            )
+        )
     if isinstance(value, bool):
         pass
     elif isinstance(value, int | float):
@@ -158,7 +180,11 @@ def validate_value(
                 validate_value(sub, value, path, trial)
                 matches += not trial
             if (key == "anyOf" and matches == 0) or (key == "oneOf" and matches != 1):
-                detail = "must validate at least one schema (anyOf)" if key == "anyOf" else "must validate one and only one schema (oneOf)"
+                detail = (
+                    "must validate at least one schema (anyOf)"
+                    if key == "anyOf"
+                    else "must validate one and only one schema (oneOf)"
+                )
                 errs.append(fe.invalid(path, value, f"{where} in body {detail}"))
     if isinstance(node.get("not"), dict):
         trial = []
@@ -174,12 +200,16 @@ def _numeric(node: Node, value: float, path: Path, errs: ErrorList) -> None:
         if node.get("exclusiveMinimum") and value <= lo:
             errs.append(fe.invalid(path, value, f"{where} in body should be greater than {_num(lo)}"))
         elif value < lo:
-            errs.append(fe.invalid(path, value, f"{where} in body should be greater than or equal to {_num(lo)}"))
+            errs.append(
+                fe.invalid(path, value, f"{where} in body should be greater than or equal to {_num(lo)}")
+            )
     if hi is not None:
         if node.get("exclusiveMaximum") and value >= hi:
             errs.append(fe.invalid(path, value, f"{where} in body should be less than {_num(hi)}"))
         elif value > hi:
-            errs.append(fe.invalid(path, value, f"{where} in body should be less than or equal to {_num(hi)}"))
+            errs.append(
+                fe.invalid(path, value, f"{where} in body should be less than or equal to {_num(hi)}")
+            )
     mult = node.get("multipleOf")
     if mult and (value / mult) != int(value / mult):
         errs.append(fe.invalid(path, value, f"{where} in body should be a multiple of {_num(mult)}"))
@@ -250,7 +280,9 @@ def _array(node: Node, value: list[Any], path: Path, errs: ErrorList, old: Any =
             validate_value(items, item, path.index(i), errs, old=olds[i])
 
 
-def _object(node: Node, value: dict[str, Any], path: Path, errs: ErrorList, root: bool, old: Any = MISSING) -> None:
+def _object(
+    node: Node, value: dict[str, Any], path: Path, errs: ErrorList, root: bool, old: Any = MISSING
+) -> None:
     where = str(path)
     props: dict[str, Node] = node.get("properties") or {}
     for name in node.get("required") or ():
@@ -261,7 +293,9 @@ def _object(node: Node, value: dict[str, Any], path: Path, errs: ErrorList, root
         errs.append(fe.too_many(path, len(value), max_props))
     min_props = node.get("minProperties")
     if min_props is not None and len(value) < min_props:
-        errs.append(fe.invalid(path, len(value), f"{where} in body should have at least {min_props} properties"))
+        errs.append(
+            fe.invalid(path, len(value), f"{where} in body should have at least {min_props} properties")
+        )
     if node.get("x-kubernetes-embedded-resource"):
         for name in ("apiVersion", "kind"):
             if not value.get(name):
@@ -274,7 +308,9 @@ def _object(node: Node, value: dict[str, Any], path: Path, errs: ErrorList, root
             if name in ("name", "generateName") and isinstance(sub, dict) and name in value["metadata"]:
                 old_meta = old.get("metadata") if isinstance(old, dict) else None
                 old_value = old_meta.get(name, MISSING) if isinstance(old_meta, dict) else MISSING
-                validate_value(sub, value["metadata"][name], path.child("metadata", name), errs, old=old_value)
+                validate_value(
+                    sub, value["metadata"][name], path.child("metadata", name), errs, old=old_value
+                )
     for key, child in value.items():
         if root and key in ("apiVersion", "kind", "metadata"):
             continue  # validated as ObjectMeta and by the endpoint

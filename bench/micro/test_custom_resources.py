@@ -19,18 +19,24 @@ from tests.crd_support import CRDS, CRONTABS, crontab, crontab_crd
 pytestmark = pytest.mark.benchmark
 
 
-def test_create_custom_resource_with_schema_and_cel(benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any) -> None:
+def test_create_custom_resource_with_schema_and_cel(
+    benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any
+) -> None:
     c = plane.client("bench")
     loop.run_until_complete(c.create(CRDS, crontab_crd()))
     n = itertools.count()
 
     def create() -> None:
-        loop.run_until_complete(c.create(CRONTABS, crontab(f"ct-{next(n)}", ports=[{"name": "p", "port": 1}]), "default"))
+        loop.run_until_complete(
+            c.create(CRONTABS, crontab(f"ct-{next(n)}", ports=[{"name": "p", "port": 1}]), "default")
+        )
 
     benchmark(create)
 
 
-def test_update_custom_resource_with_transition_rules(benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any) -> None:
+def test_update_custom_resource_with_transition_rules(
+    benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any
+) -> None:
     c = plane.client("bench")
     loop.run_until_complete(c.create(CRDS, crontab_crd()))
     loop.run_until_complete(c.create(CRONTABS, crontab("ct"), "default"))
@@ -50,10 +56,14 @@ def test_list_1000_custom_resources(benchmark: Any, loop: asyncio.AbstractEventL
     benchmark(lambda: loop.run_until_complete(c.list(CRONTABS, "default")))
 
 
-def test_list_1000_configmaps_for_comparison(benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any) -> None:
+def test_list_1000_configmaps_for_comparison(
+    benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any
+) -> None:
     c = plane.client("bench")
     for i in range(1000):
-        loop.run_until_complete(c.create(CONFIGMAPS, {"metadata": {"name": f"cm-{i}"}, "data": {"k": "v"}}, "default"))
+        loop.run_until_complete(
+            c.create(CONFIGMAPS, {"metadata": {"name": f"cm-{i}"}, "data": {"k": "v"}}, "default")
+        )
     benchmark(lambda: loop.run_until_complete(c.list(CONFIGMAPS, "default")))
 
 

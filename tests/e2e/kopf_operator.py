@@ -30,7 +30,12 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
 
 @kopf.on.create(GROUP, "v1", "crontabs")
 def create_fn(spec: Any, name: str, namespace: str, body: Any, **_: Any) -> dict[str, str]:
-    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{name}-config"}, "data": {"image": spec.get("image", "")}}
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"{name}-config"},
+        "data": {"image": spec.get("image", "")},
+    }
     kopf.adopt(cm, owner=body)
     _core().create_namespaced_config_map(namespace, cm)
     return {"configmap": f"{name}-config"}
@@ -50,5 +55,11 @@ def delete_fn(name: str, namespace: str, **_: Any) -> None:
         if e.status != 404:
             raise
         core.create_namespaced_config_map(
-            namespace, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "crontab-audit"}, "data": {name: "deleted"}}
+            namespace,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "crontab-audit"},
+                "data": {name: "deleted"},
+            },
         )

@@ -45,7 +45,12 @@ def crd(group: str) -> Obj:
         "spec": {
             "group": group,
             "scope": "Namespaced",
-            "names": {"plural": PLURAL, "singular": "leaderworkerset", "kind": "LeaderWorkerSet", "shortNames": ["lws"]},
+            "names": {
+                "plural": PLURAL,
+                "singular": "leaderworkerset",
+                "kind": "LeaderWorkerSet",
+                "shortNames": ["lws"],
+            },
             "versions": [
                 {
                     "name": "v1",
@@ -70,7 +75,10 @@ def crd(group: str) -> Obj:
                                         "image": {"type": "string", "default": "registry.k8s.io/pause:3.10"},
                                     },
                                 },
-                                "status": {"type": "object", "properties": {"readyGroups": {"type": "integer"}}},
+                                "status": {
+                                    "type": "object",
+                                    "properties": {"readyGroups": {"type": "integer"}},
+                                },
                             },
                         }
                     },
@@ -137,12 +145,19 @@ class ParentController:
                     self.errors.append(e)
 
     def _watch_parents(self) -> None:
-        for event in self._stream(self.custom.list_namespaced_custom_object, self.group, "v1", self.ns, PLURAL):
+        for event in self._stream(
+            self.custom.list_namespaced_custom_object, self.group, "v1", self.ns, PLURAL
+        ):
             self._queue.put(event["object"]["metadata"]["name"])
 
     def _watch_children(self) -> None:
         for event in self._stream(
-            self.custom.list_namespaced_custom_object, "apps", "v1", self.ns, "statefulsets", label_selector="leaderworkerset"
+            self.custom.list_namespaced_custom_object,
+            "apps",
+            "v1",
+            self.ns,
+            "statefulsets",
+            label_selector="leaderworkerset",
         ):
             for ref in event["object"]["metadata"].get("ownerReferences") or ():
                 if ref.get("controller") and ref.get("kind") == "LeaderWorkerSet":
@@ -211,7 +226,9 @@ class ParentController:
                     {
                         "name": GROUP_TEMPLATE,
                         "schedulingPolicy": {"gang": {"minGroupCount": 1}},
-                        "podGroupTemplates": [{"name": POD_TEMPLATE, "schedulingPolicy": {"gang": {"minCount": size}}}],
+                        "podGroupTemplates": [
+                            {"name": POD_TEMPLATE, "schedulingPolicy": {"gang": {"minCount": size}}}
+                        ],
                     }
                 ],
             },

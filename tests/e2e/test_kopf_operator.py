@@ -37,7 +37,9 @@ def group(kubectl: Kubectl) -> Iterator[str]:
     crd["spec"]["group"] = g
     crd["metadata"]["name"] = f"crontabs.{g}"
     # kopf keeps its handler results in status: the schema must preserve them (as on any cluster)
-    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["x-kubernetes-preserve-unknown-fields"] = True
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"][
+        "x-kubernetes-preserve-unknown-fields"
+    ] = True
     ok(kubectl, "apply", "-f", "-", input=yaml.safe_dump(crd))
     ok(kubectl, "wait", "--for=condition=Established", f"crd/crontabs.{g}", "--timeout=10s")
     yield g
@@ -76,7 +78,12 @@ def operator(server: Server, group: str, ns: str, tmp_path: Path) -> Iterator[su
 
 def cr(group: str, name: str, image: str) -> str:
     return yaml.safe_dump(
-        {"apiVersion": f"{group}/v1", "kind": "CronTab", "metadata": {"name": name}, "spec": {"cronSpec": "1 * * * *", "image": image}}
+        {
+            "apiVersion": f"{group}/v1",
+            "kind": "CronTab",
+            "metadata": {"name": name},
+            "spec": {"cronSpec": "1 * * * *", "image": image},
+        }
     )
 
 
@@ -90,15 +97,46 @@ def test_kopf_operator_reconciles_create_update_delete(
     assert cm["data"] == {"image": "cron:1"}
     owner = cm["metadata"]["ownerReferences"][0]
     assert (owner["apiVersion"], owner["kind"], owner["name"]) == (f"{group}/v1", "CronTab", "job")
-    ok(kubectl, "-n", ns, "wait", "--for=jsonpath={.status.create_fn.configmap}=job-config", f"crontabs.{group}/job", "--timeout=60s", timeout=70)
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        "--for=jsonpath={.status.create_fn.configmap}=job-config",
+        f"crontabs.{group}/job",
+        "--timeout=60s",
+        timeout=70,
+    )
     got = json.loads(ok(kubectl, "-n", ns, "get", f"crontabs.{group}", "job", "-o", "json"))
     assert "kopf.zalando.org/KopfFinalizerMarker" in got["metadata"]["finalizers"]
     # update: a change of spec.image reaches the ConfigMap
-    ok(kubectl, "-n", ns, "patch", f"crontabs.{group}", "job", "--type=merge", "-p", '{"spec":{"image":"cron:2"}}')
-    ok(kubectl, "-n", ns, "wait", "--for=jsonpath={.data.image}=cron:2", "configmap/job-config", "--timeout=60s", timeout=70)
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "patch",
+        f"crontabs.{group}",
+        "job",
+        "--type=merge",
+        "-p",
+        '{"spec":{"image":"cron:2"}}',
+    )
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        "--for=jsonpath={.data.image}=cron:2",
+        "configmap/job-config",
+        "--timeout=60s",
+        timeout=70,
+    )
     # delete: the operator's delete handler runs before its finalizer goes; the GC takes the ConfigMap
     out = ok(kubectl, "-n", ns, "delete", f"crontabs.{group}", "job", "--timeout=60s", timeout=70)
-    assert out == f'crontab.{group} "job" deleted from {ns} namespace\n' or out == f'crontab.{group} "job" deleted\n'
+    assert (
+        out == f'crontab.{group} "job" deleted from {ns} namespace\n'
+        or out == f'crontab.{group} "job" deleted\n'
+    )
     audit = json.loads(ok(kubectl, "-n", ns, "get", "configmap", "crontab-audit", "-o", "json"))
     assert audit["data"] == {"job": "deleted"}
     ok(kubectl, "-n", ns, "wait", "--for=delete", "configmap/job-config", "--timeout=30s", timeout=40)

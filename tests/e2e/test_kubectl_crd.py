@@ -28,7 +28,9 @@ def crd_yaml(group: str) -> str:
 
 def cr_yaml(group: str, name: str, **spec: object) -> str:
     body = {"cronSpec": "*/5 * * * *", "image": "cron:1", **spec}
-    return yaml.safe_dump({"apiVersion": f"{group}/v1", "kind": "CronTab", "metadata": {"name": name}, "spec": body})
+    return yaml.safe_dump(
+        {"apiVersion": f"{group}/v1", "kind": "CronTab", "metadata": {"name": name}, "spec": body}
+    )
 
 
 @pytest.fixture
@@ -69,11 +71,25 @@ def test_explain_custom_resource(kubectl: Kubectl, group: str) -> None:
 
 def test_scale_and_status_subresources(kubectl: Kubectl, ns: str, group: str) -> None:
     ok(kubectl, "-n", ns, "apply", "-f", "-", input=cr_yaml(group, "c"))
-    assert ok(kubectl, "-n", ns, "scale", f"crontabs.{group}/c", "--replicas=4") == f"crontab.{group}/c scaled\n"
+    assert (
+        ok(kubectl, "-n", ns, "scale", f"crontabs.{group}/c", "--replicas=4") == f"crontab.{group}/c scaled\n"
+    )
     assert ok(kubectl, "-n", ns, "get", f"crontabs.{group}", "c", "-o", "jsonpath={.spec.replicas}") == "4"
-    ok(kubectl, "-n", ns, "patch", f"crontabs.{group}", "c", "--subresource=status", "--type=merge",
-       "-p", '{"status":{"replicas":4,"selector":"app=c"}}')
-    scale = json.loads(ok(kubectl, "-n", ns, "get", "--raw", f"/apis/{group}/v1/namespaces/{ns}/crontabs/c/scale"))
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "patch",
+        f"crontabs.{group}",
+        "c",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        '{"status":{"replicas":4,"selector":"app=c"}}',
+    )
+    scale = json.loads(
+        ok(kubectl, "-n", ns, "get", "--raw", f"/apis/{group}/v1/namespaces/{ns}/crontabs/c/scale")
+    )
     assert scale["status"] == {"replicas": 4, "selector": "app=c"}
     proc = fails(kubectl, "-n", ns, "scale", f"crontabs.{group}/c", "--replicas=11")
     assert 'spec: Invalid value: "object": replicas must not exceed maxReplicas' in proc.stderr
@@ -85,10 +101,28 @@ def test_patch_types(kubectl: Kubectl, ns: str, group: str) -> None:
     assert proc.stderr.startswith(
         f"error: application/strategic-merge-patch+json is not supported by {group}/v1, Kind=CronTab: "
     )
-    assert ok(kubectl, "-n", ns, "patch", f"crontabs.{group}", "p", "--type=merge", "-p", '{"spec":{"image":"cron:2"}}') == (
-        f"crontab.{group}/p patched\n"
+    assert ok(
+        kubectl,
+        "-n",
+        ns,
+        "patch",
+        f"crontabs.{group}",
+        "p",
+        "--type=merge",
+        "-p",
+        '{"spec":{"image":"cron:2"}}',
+    ) == (f"crontab.{group}/p patched\n")
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "patch",
+        f"crontabs.{group}",
+        "p",
+        "--type=json",
+        "-p",
+        '[{"op":"replace","path":"/spec/replicas","value":3}]',
     )
-    ok(kubectl, "-n", ns, "patch", f"crontabs.{group}", "p", "--type=json", "-p", '[{"op":"replace","path":"/spec/replicas","value":3}]')
     spec = json.loads(ok(kubectl, "-n", ns, "get", f"crontabs.{group}", "p", "-o", "jsonpath={.spec}"))
     assert spec["image"] == "cron:2" and spec["replicas"] == 3
     # client-side apply of a change goes through a merge patch (no SMP for custom resources)
@@ -97,28 +131,64 @@ def test_patch_types(kubectl: Kubectl, ns: str, group: str) -> None:
 
 
 def test_server_side_apply_merges_list_maps(kubectl: Kubectl, ns: str, group: str) -> None:
-    ok(kubectl, "-n", ns, "apply", "--server-side", "-f", "-", input=cr_yaml(group, "s", ports=[{"name": "http", "port": 80}]))
-    body = yaml.safe_dump({"apiVersion": f"{group}/v1", "kind": "CronTab", "metadata": {"name": "s"},
-                           "spec": {"ports": [{"name": "grpc", "port": 90}]}})
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "apply",
+        "--server-side",
+        "-f",
+        "-",
+        input=cr_yaml(group, "s", ports=[{"name": "http", "port": 80}]),
+    )
+    body = yaml.safe_dump(
+        {
+            "apiVersion": f"{group}/v1",
+            "kind": "CronTab",
+            "metadata": {"name": "s"},
+            "spec": {"ports": [{"name": "grpc", "port": 90}]},
+        }
+    )
     ok(kubectl, "-n", ns, "apply", "--server-side", "--field-manager=other", "-f", "-", input=body)
     ports = json.loads(ok(kubectl, "-n", ns, "get", f"crontabs.{group}", "s", "-o", "jsonpath={.spec.ports}"))
     assert ports == [{"name": "http", "port": 80}, {"name": "grpc", "port": 90}]
 
 
 def test_validation_errors_with_field_paths_and_cel_messages(kubectl: Kubectl, ns: str, group: str) -> None:
-    proc = fails(kubectl, "-n", ns, "apply", "-f", "-", input=cr_yaml(group, "bad", cronSpec="soon", replicas=-1))
+    proc = fails(
+        kubectl, "-n", ns, "apply", "-f", "-", input=cr_yaml(group, "bad", cronSpec="soon", replicas=-1)
+    )
     assert proc.stderr.splitlines() == [
         'The CronTab "bad" is invalid: ',
         "* spec.cronSpec: Invalid value: \"soon\": spec.cronSpec in body should match '^[0-9*/ ,-]+$'",
         "* spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0",
     ]
     proc = fails(kubectl, "-n", ns, "apply", "-f", "-", input=cr_yaml(group, "big", replicas=12))
-    assert proc.stderr.strip() == 'The CronTab "big" is invalid: spec: Invalid value: "object": replicas must not exceed maxReplicas'
+    assert (
+        proc.stderr.strip()
+        == 'The CronTab "big" is invalid: spec: Invalid value: "object": replicas must not exceed maxReplicas'
+    )
     ok(kubectl, "-n", ns, "apply", "-f", "-", input=cr_yaml(group, "down", replicas=5, allowScaleDown=False))
-    proc = fails(kubectl, "-n", ns, "patch", f"crontabs.{group}", "down", "--type=merge", "-p", '{"spec":{"replicas":2}}')
-    assert proc.stderr.strip() == 'The CronTab "down" is invalid: spec: Invalid value: "object": cannot scale down from 5 to 2'
+    proc = fails(
+        kubectl,
+        "-n",
+        ns,
+        "patch",
+        f"crontabs.{group}",
+        "down",
+        "--type=merge",
+        "-p",
+        '{"spec":{"replicas":2}}',
+    )
+    assert (
+        proc.stderr.strip()
+        == 'The CronTab "down" is invalid: spec: Invalid value: "object": cannot scale down from 5 to 2'
+    )
     proc = fails(kubectl, "-n", ns, "apply", "-f", "-", input=cr_yaml(group, "unknown", bogus=1))
-    assert 'CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.bogus"' in proc.stderr
+    assert (
+        'CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.bogus"'
+        in proc.stderr
+    )
 
 
 def test_invalid_crd_is_rejected_with_paths(kubectl: Kubectl) -> None:
@@ -126,7 +196,9 @@ def test_invalid_crd_is_rejected_with_paths(kubectl: Kubectl) -> None:
     g = f"k{uuid.uuid4().hex[:8]}.example.com"
     crd["spec"]["group"] = g
     crd["metadata"]["name"] = f"crontabs.{g}"
-    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["image"] = {"maxLength": 3}
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["image"] = {
+        "maxLength": 3
+    }
     proc = fails(kubectl, "apply", "-f", "-", input=yaml.safe_dump(crd))
     assert proc.stderr == (
         f'The CustomResourceDefinition "crontabs.{g}" is invalid: '
@@ -141,17 +213,32 @@ def test_deleting_the_crd_deletes_its_objects(kubectl: Kubectl, ns: str, group: 
         f'customresourcedefinition.apiextensions.k8s.io "crontabs.{group}" deleted\n'
     )
     assert http_get(server, f"/apis/{group}/v1/namespaces/{ns}/crontabs").status_code == 404
-    assert http_get(server, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.{group}").status_code == 404
+    assert (
+        http_get(
+            server, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.{group}"
+        ).status_code
+        == 404
+    )
 
 
 def test_deprecated_version_warns_on_every_request(kubectl: Kubectl, ns: str, group: str) -> None:
-    ok(kubectl, "patch", "crd", f"crontabs.{group}", "--type=json",
-       "-p", '[{"op":"add","path":"/spec/versions/0/deprecated","value":true}]')
+    ok(
+        kubectl,
+        "patch",
+        "crd",
+        f"crontabs.{group}",
+        "--type=json",
+        "-p",
+        '[{"op":"add","path":"/spec/versions/0/deprecated","value":true}]',
+    )
     proc = kubectl.run("-n", ns, "apply", "-f", "-", input=cr_yaml(group, "old"), check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == f"Warning: {group}/v1 CronTab is deprecated\n"
     proc = kubectl.run("-n", ns, "get", f"crontabs.{group}", "old", "-o", "name", check=False)
-    assert (proc.stdout, proc.stderr) == (f"crontab.{group}/old\n", f"Warning: {group}/v1 CronTab is deprecated\n")
+    assert (proc.stdout, proc.stderr) == (
+        f"crontab.{group}/old\n",
+        f"Warning: {group}/v1 CronTab is deprecated\n",
+    )
 
 
 def test_api_resources_and_get_crd(kubectl: Kubectl, group: str) -> None:
@@ -160,4 +247,7 @@ def test_api_resources_and_get_crd(kubectl: Kubectl, group: str) -> None:
     table = ok(kubectl, "get", "crd", f"crontabs.{group}").splitlines()
     assert table[0].split() == ["NAME", "CREATED", "AT"] and table[1].split()[0] == f"crontabs.{group}"
     crd = json.loads(ok(kubectl, "get", "crd", f"crontabs.{group}", "-o", "json"))
-    assert [(c["type"], c["status"]) for c in crd["status"]["conditions"]] == [("NamesAccepted", "True"), ("Established", "True")]
+    assert [(c["type"], c["status"]) for c in crd["status"]["conditions"]] == [
+        ("NamesAccepted", "True"),
+        ("Established", "True"),
+    ]

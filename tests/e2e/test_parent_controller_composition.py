@@ -57,12 +57,33 @@ def get_json(kubectl: Kubectl, ns: str, what: str) -> Obj:
 def test_parent_controller_composes_statefulsets_and_delete_cascades(
     kubectl: Kubectl, ns: str, group: str, controller: ParentController
 ) -> None:
-    lws = {"apiVersion": f"{group}/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "infer"}, "spec": {"replicas": 2, "size": 2}}
-    assert ok(kubectl, "-n", ns, "apply", "-f", "-", input=yaml.safe_dump(lws)) == f"leaderworkerset.{group}/infer created\n"
-    ok(kubectl, "-n", ns, "wait", "--for=jsonpath={.status.readyGroups}=2", f"leaderworkersets.{group}/infer",
-       f"--timeout={WAIT}", timeout=90)
+    lws = {
+        "apiVersion": f"{group}/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "infer"},
+        "spec": {"replicas": 2, "size": 2},
+    }
+    assert (
+        ok(kubectl, "-n", ns, "apply", "-f", "-", input=yaml.safe_dump(lws))
+        == f"leaderworkerset.{group}/infer created\n"
+    )
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        "--for=jsonpath={.status.readyGroups}=2",
+        f"leaderworkersets.{group}/infer",
+        f"--timeout={WAIT}",
+        timeout=90,
+    )
     table = ok(kubectl, "-n", ns, "get", "lws").splitlines()
-    assert table[0].split() == ["NAME", "GROUPS", "SIZE", "READY"] and table[1].split() == ["infer", "2", "2", "2"]
+    assert table[0].split() == ["NAME", "GROUPS", "SIZE", "READY"] and table[1].split() == [
+        "infer",
+        "2",
+        "2",
+        "2",
+    ]
     parent = get_json(kubectl, ns, f"leaderworkersets.{group}/infer")
     parent_uid = parent["metadata"]["uid"]
 
@@ -84,7 +105,9 @@ def test_parent_controller_composes_statefulsets_and_delete_cascades(
         pg = by_parent[name]
         assert pg["spec"]["workloadRef"] == {"workloadName": "infer", "templateName": "workers"}
         assert pg["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
-        assert [(r["kind"], r["uid"]) for r in pg["metadata"]["ownerReferences"]] == [("StatefulSet", sts["metadata"]["uid"])]
+        assert [(r["kind"], r["uid"]) for r in pg["metadata"]["ownerReferences"]] == [
+            ("StatefulSet", sts["metadata"]["uid"])
+        ]
         assert sts["metadata"]["ownerReferences"][0]["uid"] == parent_uid
 
     pods = get_json(kubectl, ns, "pods")["items"]

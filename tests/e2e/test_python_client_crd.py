@@ -48,7 +48,10 @@ def group(api_client: Any) -> Iterator[str]:
     created = ext.create_custom_resource_definition(body)
     assert created.metadata.name == f"crontabs.{g}"
     got = ext.read_custom_resource_definition(f"crontabs.{g}")
-    assert {c.type: c.status for c in got.status.conditions} == {"NamesAccepted": "True", "Established": "True"}
+    assert {c.type: c.status for c in got.status.conditions} == {
+        "NamesAccepted": "True",
+        "Established": "True",
+    }
     yield g
     ext.delete_custom_resource_definition(f"crontabs.{g}")
 
@@ -66,16 +69,31 @@ def test_dynamic_client_on_custom_resources(api_client: Any, ns: str, group: str
     assert crontabs.namespaced and crontabs.short_names == ["ct"]
     made = crontabs.create(body=body(group, "a"), namespace=ns)
     assert made.spec.replicas == 1 and made.metadata.generation == 1
-    patched = crontabs.patch(name="a", namespace=ns, body={"spec": {"image": "cron:2"}}, content_type="application/merge-patch+json")
+    patched = crontabs.patch(
+        name="a",
+        namespace=ns,
+        body={"spec": {"image": "cron:2"}},
+        content_type="application/merge-patch+json",
+    )
     assert patched.spec.image == "cron:2"
     applied = crontabs.server_side_apply(
-        body={"apiVersion": f"{group}/v1", "kind": "CronTab", "metadata": {"name": "a"}, "spec": {"tags": ["x"]}},
+        body={
+            "apiVersion": f"{group}/v1",
+            "kind": "CronTab",
+            "metadata": {"name": "a"},
+            "spec": {"tags": ["x"]},
+        },
         namespace=ns,
         field_manager="py-apply",
     )
     assert applied.spec.tags == ["x"] and applied.spec.image == "cron:2"
     with pytest.raises(dynamic.exceptions.UnprocessibleEntityError) as e:
-        crontabs.patch(name="a", namespace=ns, body={"spec": {"replicas": 50}}, content_type="application/merge-patch+json")
+        crontabs.patch(
+            name="a",
+            namespace=ns,
+            body={"spec": {"replicas": 50}},
+            content_type="application/merge-patch+json",
+        )
     assert "replicas must not exceed maxReplicas" in str(e.value.body)
 
     custom = k8s.CustomObjectsApi(api_client)
@@ -89,7 +107,9 @@ def test_dynamic_client_on_custom_resources(api_client: Any, ns: str, group: str
 
     def watcher() -> None:
         w = watch.Watch()
-        for ev in w.stream(custom.list_namespaced_custom_object, group, "v1", ns, "crontabs", timeout_seconds=20):
+        for ev in w.stream(
+            custom.list_namespaced_custom_object, group, "v1", ns, "crontabs", timeout_seconds=20
+        ):
             started.set()
             seen.append(f"{ev['type']} {ev['object']['metadata']['name']}")
             if ev["type"] == "DELETED":

@@ -21,7 +21,13 @@ Obj = dict[str, Any]
 
 
 def ref(obj: Obj, **extra: Any) -> Obj:
-    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"], "uid": obj["metadata"]["uid"], **extra}
+    return {
+        "apiVersion": obj["apiVersion"],
+        "kind": obj["kind"],
+        "name": obj["metadata"]["name"],
+        "uid": obj["metadata"]["uid"],
+        **extra,
+    }
 
 
 async def start_gc(cp: ControlPlane) -> GarbageCollector:
@@ -64,7 +70,9 @@ async def test_custom_object_owned_by_a_configmap_is_collected(cp: ControlPlane,
     assert await wait_object(client, CRONTABS, "dep", "default", lambda o: o is None) is None
 
 
-async def test_foreground_deletion_of_a_custom_object_waits_for_dependents(cp: ControlPlane, client: Any) -> None:
+async def test_foreground_deletion_of_a_custom_object_waits_for_dependents(
+    cp: ControlPlane, client: Any
+) -> None:
     gc = await start_gc(cp)
     await client.create(CRDS, crontab_crd())
     await crd_served_to(gc)
@@ -74,7 +82,13 @@ async def test_foreground_deletion_of_a_custom_object_waits_for_dependents(cp: C
     dep["metadata"]["finalizers"] = ["example.com/hold"]
     await client.create(CONFIGMAPS, dep, "default")
     await client.delete(CRONTABS, "owner", "default", propagation_policy="Foreground")
-    held = await wait_object(client, CONFIGMAPS, "dep", "default", lambda o: o is not None and bool(o["metadata"].get("deletionTimestamp")))
+    held = await wait_object(
+        client,
+        CONFIGMAPS,
+        "dep",
+        "default",
+        lambda o: o is not None and bool(o["metadata"].get("deletionTimestamp")),
+    )
     assert held is not None
     owner_now = await client.get(CRONTABS, "owner", "default")
     assert owner_now["metadata"]["finalizers"] == ["foregroundDeletion"]
@@ -89,13 +103,19 @@ async def test_namespace_deletion_removes_custom_objects(cp: ControlPlane, clien
     await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gone"}})
     await client.create(CRONTABS, crontab("a", ns="gone"), "gone")
     nsc = cp.components[NAMESPACE]
-    await observed(nsc.custom.informer, "crontabs.stable.example.com", lambda o: o is not None and bool(nsc.custom.resources()))
+    await observed(
+        nsc.custom.informer,
+        "crontabs.stable.example.com",
+        lambda o: o is not None and bool(nsc.custom.resources()),
+    )
     await client.delete(NAMESPACES, "gone")
     assert await wait_object(client, NAMESPACES, "gone", "", lambda o: o is None, timeout=20) is None
     assert (await client.list(CRONTABS, "gone"))["items"] == []
 
 
-async def test_collector_stops_and_resumes_monitoring_as_the_crd_goes_and_returns(cp: ControlPlane, client: Any) -> None:
+async def test_collector_stops_and_resumes_monitoring_as_the_crd_goes_and_returns(
+    cp: ControlPlane, client: Any
+) -> None:
     gc = await start_gc(cp)
     await client.create(CRDS, crontab_crd())
     await crd_served_to(gc)

@@ -72,7 +72,9 @@ async def test_malformed_custom_resources_and_patches_are_client_errors(http: ht
     assert (await http.post(CRDS, json=crontab_crd())).status_code == 201
     server_errors = []
     for what, body in replaced(crontab("a", ports=[{"name": "p", "port": 1}], tags=["t"])):
-        r = await http.post(CRONTABS, content=orjson.dumps(body), headers={"Content-Type": "application/json"})
+        r = await http.post(
+            CRONTABS, content=orjson.dumps(body), headers={"Content-Type": "application/json"}
+        )
         if r.status_code >= 500:
             server_errors.append(("create " + what, r.text))
         elif r.status_code == 201:
@@ -85,12 +87,18 @@ async def test_malformed_custom_resources_and_patches_are_client_errors(http: ht
                 ("application/json-patch+json", [{"op": "add", "path": f"/spec/{key}", "value": j}]),
             ):
                 for sub in ("", "/status"):
-                    r = await http.patch(f"{CRONTABS}/a{sub}", content=orjson.dumps(patch), headers={"Content-Type": ctype})
+                    r = await http.patch(
+                        f"{CRONTABS}/a{sub}", content=orjson.dumps(patch), headers={"Content-Type": ctype}
+                    )
                     if r.status_code >= 500:
                         server_errors.append((f"patch{sub} {key}={j!r}", r.text))
     for j in JUNK:
         for body in ({"spec": {"replicas": j}}, {"spec": j}):
-            r = await http.patch(f"{CRONTABS}/a/scale", content=orjson.dumps(body), headers={"Content-Type": "application/merge-patch+json"})
+            r = await http.patch(
+                f"{CRONTABS}/a/scale",
+                content=orjson.dumps(body),
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
             if r.status_code >= 500:
                 server_errors.append((f"scale {body!r}", r.text))
     assert server_errors == []

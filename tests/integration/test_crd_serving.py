@@ -32,7 +32,11 @@ async def make_crd(client: Any, crd: Obj | None = None) -> Obj:
 async def test_created_crd_is_established_and_served_at_once(client: Any) -> None:
     crd = await make_crd(client)
     names = condition(crd, "NamesAccepted")
-    assert names is not None and (names["status"], names["reason"], names["message"]) == ("True", "NoConflicts", "no conflicts found")
+    assert names is not None and (names["status"], names["reason"], names["message"]) == (
+        "True",
+        "NoConflicts",
+        "no conflicts found",
+    )
     est = condition(crd, "Established")
     assert est is not None and (est["status"], est["reason"]) == ("True", "InitialNamesAccepted")
     assert crd["status"]["acceptedNames"]["plural"] == "crontabs"
@@ -82,7 +86,11 @@ async def test_discovery_lists_the_custom_resource(cp: ControlPlane, client: Any
     agg = discovery.aggregated_discovery(cp.api.registry, False, cp.api.gates)
     group = next(g for g in agg["items"] if g["metadata"]["name"] == "stable.example.com")
     res = group["versions"][0]["resources"][0]
-    assert res["resource"] == "crontabs" and res["responseKind"]["kind"] == "CronTab" and res["scope"] == "Namespaced"
+    assert (
+        res["resource"] == "crontabs"
+        and res["responseKind"]["kind"] == "CronTab"
+        and res["scope"] == "Namespaced"
+    )
     assert {s["subresource"] for s in res["subresources"]} == {"scale", "status"}
 
 
@@ -93,7 +101,9 @@ async def test_openapi_documents_the_schema(cp: ControlPlane, client: Any) -> No
     doc = orjson.loads(documents.openapi_v3_group_version(cp.api.registry, "stable.example.com", "v1"))
     schema = doc["components"]["schemas"]["com.example.stable.v1.CronTab"]
     assert schema["properties"]["spec"]["properties"]["cronSpec"]["description"] == "When to run."
-    assert schema["x-kubernetes-group-version-kind"] == [{"group": "stable.example.com", "kind": "CronTab", "version": "v1"}]
+    assert schema["x-kubernetes-group-version-kind"] == [
+        {"group": "stable.example.com", "kind": "CronTab", "version": "v1"}
+    ]
     patch = doc["paths"]["/apis/stable.example.com/v1/namespaces/{namespace}/crontabs/{name}"]["patch"]
     assert "application/strategic-merge-patch+json" not in patch["requestBody"]["content"]
     v2 = orjson.loads(documents.openapi_v2(cp.api.registry))
@@ -116,14 +126,21 @@ async def test_schema_and_cel_validation_reach_the_client(client: Any) -> None:
     with pytest.raises(errors.StatusError) as e:
         await client.create(CRONTABS, crontab("a", replicas=11), "default")
     assert e.value.code == 422
-    assert e.value.message == 'CronTab.stable.example.com "a" is invalid: spec: Invalid value: "object": replicas must not exceed maxReplicas'
+    assert (
+        e.value.message
+        == 'CronTab.stable.example.com "a" is invalid: spec: Invalid value: "object": replicas must not exceed maxReplicas'
+    )
     await client.create(CRONTABS, crontab("b", replicas=3, allowScaleDown=False), "default")
     obj = await client.get(CRONTABS, "b", "default")
     obj["spec"]["replicas"] = 2
     with pytest.raises(errors.StatusError) as e:
         await client.update(CRONTABS, obj, "default")
     assert e.value.status()["details"]["causes"] == [
-        {"reason": "FieldValueInvalid", "message": 'Invalid value: "object": cannot scale down from 3 to 2', "field": "spec"}
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "object": cannot scale down from 3 to 2',
+            "field": "spec",
+        }
     ]
 
 
@@ -165,7 +182,13 @@ async def test_strategic_merge_patch_is_415_and_merge_patch_replaces_lists(clien
     await make_crd(client)
     await client.create(CRONTABS, crontab("a", ports=[{"name": "a", "port": 1}]), "default")
     with pytest.raises(errors.StatusError) as e:
-        await client.patch(CRONTABS, "a", {"spec": {"image": "x"}}, "default", patch_type="application/strategic-merge-patch+json")
+        await client.patch(
+            CRONTABS,
+            "a",
+            {"spec": {"image": "x"}},
+            "default",
+            patch_type="application/strategic-merge-patch+json",
+        )
     assert e.value.code == 415
     out = await client.patch(CRONTABS, "a", {"spec": {"ports": [{"name": "b", "port": 2}]}}, "default")
     assert out["spec"]["ports"] == [{"name": "b", "port": 2}]
@@ -174,16 +197,30 @@ async def test_strategic_merge_patch_is_415_and_merge_patch_replaces_lists(clien
 async def test_server_side_apply_honours_list_map_and_set_markers(client: Any) -> None:
     await make_crd(client)
     first = crontab("a", ports=[{"name": "http", "port": 80}], tags=["x"])
-    await client.patch(CRONTABS, "a", first, "default", patch_type="application/apply-patch+yaml", field_manager="one")
-    second = {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "a"},
-              "spec": {"ports": [{"name": "grpc", "port": 90}], "tags": ["y"]}}
-    out = await client.patch(CRONTABS, "a", second, "default", patch_type="application/apply-patch+yaml", field_manager="two")
+    await client.patch(
+        CRONTABS, "a", first, "default", patch_type="application/apply-patch+yaml", field_manager="one"
+    )
+    second = {
+        "apiVersion": "stable.example.com/v1",
+        "kind": "CronTab",
+        "metadata": {"name": "a"},
+        "spec": {"ports": [{"name": "grpc", "port": 90}], "tags": ["y"]},
+    }
+    out = await client.patch(
+        CRONTABS, "a", second, "default", patch_type="application/apply-patch+yaml", field_manager="two"
+    )
     assert out["spec"]["ports"] == [{"name": "http", "port": 80}, {"name": "grpc", "port": 90}]
     assert out["spec"]["tags"] == ["x", "y"]
-    conflict = {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "a"},
-                "spec": {"ports": [{"name": "http", "port": 81}]}}
+    conflict = {
+        "apiVersion": "stable.example.com/v1",
+        "kind": "CronTab",
+        "metadata": {"name": "a"},
+        "spec": {"ports": [{"name": "http", "port": 81}]},
+    }
     with pytest.raises(errors.StatusError) as e:
-        await client.patch(CRONTABS, "a", conflict, "default", patch_type="application/apply-patch+yaml", field_manager="two")
+        await client.patch(
+            CRONTABS, "a", conflict, "default", patch_type="application/apply-patch+yaml", field_manager="two"
+        )
     assert e.value.code == 409
     assert e.value.status()["details"]["causes"][0]["field"] == '.spec.ports[name="http"].port'
 
@@ -200,7 +237,10 @@ async def test_versions_share_storage_and_rewrite_api_version(cp: ControlPlane, 
     assert made["apiVersion"] == "stable.example.com/v1beta1"
     as_v1 = await client.get(CRONTABS, "a", "default")
     assert as_v1["apiVersion"] == "stable.example.com/v1"
-    assert cp.api.store.get(("stable.example.com", "crontabs"), ("default", "a")).obj["apiVersion"] == "stable.example.com/v1"
+    assert (
+        cp.api.store.get(("stable.example.com", "crontabs"), ("default", "a")).obj["apiVersion"]
+        == "stable.example.com/v1"
+    )
     listed = await client.list(beta_gvr, "default")
     assert [i["apiVersion"] for i in listed["items"]] == ["stable.example.com/v1beta1"]
     groups = discovery.served_groups(cp.api.registry, cp.api.gates)
@@ -216,7 +256,9 @@ async def test_updating_a_crd_changes_what_is_served(client: Any) -> None:
     crd["spec"]["versions"].append(v2)
     updated = await client.update(CRDS, crd)
     assert updated["status"]["storedVersions"] == ["v1", "v2"]
-    made = await client.create(GVR("stable.example.com", "v2", "crontabs"), crontab("a", version="v2"), "default")
+    made = await client.create(
+        GVR("stable.example.com", "v2", "crontabs"), crontab("a", version="v2"), "default"
+    )
     assert made["apiVersion"] == "stable.example.com/v2"
     crd = await client.get(CRDS, CRD_NAME)
     crd["spec"]["versions"][0]["served"] = False
@@ -254,7 +296,10 @@ async def test_deleting_a_crd_deletes_its_objects_after_their_finalizers(client:
     assert listed["items"][0]["metadata"]["deletionTimestamp"]
     with pytest.raises(errors.StatusError) as e:
         await client.create(CRONTABS, crontab("late"), "default")
-    assert (e.value.code, e.value.message) == (405, "create not allowed while custom resource definition is terminating")
+    assert (e.value.code, e.value.message) == (
+        405,
+        "create not allowed while custom resource definition is terminating",
+    )
     await client.patch(CRONTABS, "held", {"metadata": {"finalizers": None}}, "default")
     assert await wait_for_object(client, CRDS, CRD_NAME, cond=lambda o: o is None) is None
     with pytest.raises(errors.StatusError) as e:
@@ -268,7 +313,10 @@ async def test_conflicting_crd_is_accepted_once_the_holder_is_deleted(client: An
     await make_crd(client, other)
     await client.delete(CRDS, CRD_NAME)
     got = await wait_for_object(
-        client, CRDS, "crontabz.stable.example.com", cond=lambda o: o is not None and (condition(o, "Established") or {}).get("status") == "True"
+        client,
+        CRDS,
+        "crontabz.stable.example.com",
+        cond=lambda o: o is not None and (condition(o, "Established") or {}).get("status") == "True",
     )
     assert got is not None and got["status"]["acceptedNames"]["shortNames"] == ["ct"]
 
@@ -350,17 +398,37 @@ async def test_rules_wait_for_type_errors_to_be_fixed(client: Any) -> None:
 async def test_server_side_apply_replaces_atomic_maps(client: Any) -> None:
     crd = crontab_crd()
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
-    spec["labels"] = {"type": "object", "x-kubernetes-map-type": "atomic", "additionalProperties": {"type": "string"}}
+    spec["labels"] = {
+        "type": "object",
+        "x-kubernetes-map-type": "atomic",
+        "additionalProperties": {"type": "string"},
+    }
     spec["notes"] = {"type": "object", "additionalProperties": {"type": "string"}}
     await make_crd(client, crd)
     first = crontab("a", labels={"a": "1"}, notes={"a": "1"})
-    await client.patch(CRONTABS, "a", first, "default", patch_type="application/apply-patch+yaml", field_manager="one")
-    second = {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "a"},
-              "spec": {"labels": {"b": "2"}, "notes": {"b": "2"}}}
+    await client.patch(
+        CRONTABS, "a", first, "default", patch_type="application/apply-patch+yaml", field_manager="one"
+    )
+    second = {
+        "apiVersion": "stable.example.com/v1",
+        "kind": "CronTab",
+        "metadata": {"name": "a"},
+        "spec": {"labels": {"b": "2"}, "notes": {"b": "2"}},
+    }
     with pytest.raises(errors.StatusError) as e:
-        await client.patch(CRONTABS, "a", second, "default", patch_type="application/apply-patch+yaml", field_manager="two")
+        await client.patch(
+            CRONTABS, "a", second, "default", patch_type="application/apply-patch+yaml", field_manager="two"
+        )
     assert [c["field"] for c in e.value.status()["details"]["causes"]] == [".spec.labels"]
-    out = await client.patch(CRONTABS, "a", second, "default", patch_type="application/apply-patch+yaml", field_manager="two", force=True)
+    out = await client.patch(
+        CRONTABS,
+        "a",
+        second,
+        "default",
+        patch_type="application/apply-patch+yaml",
+        field_manager="two",
+        force=True,
+    )
     assert out["spec"]["labels"] == {"b": "2"}  # atomic: replaced whole
     assert out["spec"]["notes"] == {"a": "1", "b": "2"}  # granular: merged key by key
 

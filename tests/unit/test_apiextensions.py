@@ -66,7 +66,10 @@ def test_names_are_dns1035_labels_and_kind_differs_from_list_kind() -> None:
     crd = crontab_crd(plural="Cron_Tabs", listKind="CronTab")
     crd["metadata"]["name"] = "Cron_Tabs.stable.example.com"
     errs = crd_errors(crd)
-    assert any(e.startswith('spec.names.plural: Invalid value: "Cron_Tabs": a DNS-1035 label must consist') for e in errs)
+    assert any(
+        e.startswith('spec.names.plural: Invalid value: "Cron_Tabs": a DNS-1035 label must consist')
+        for e in errs
+    )
     assert 'spec.names.listKind: Invalid value: "CronTab": kind and listKind may not be the same' in errs
 
 
@@ -96,14 +99,20 @@ def test_schema_is_required_and_must_be_structural() -> None:
 
 def test_structural_rules() -> None:
     p = new_path("s")
-    assert msgs(validate_structural({"type": "string"}, p)) == ['s.type: Invalid value: "string": must be object at the root']
+    assert msgs(validate_structural({"type": "string"}, p)) == [
+        's.type: Invalid value: "string": must be object at the root'
+    ]
     errs = msgs(
         validate_structural(
             {
                 "type": "object",
                 "properties": {
                     "metadata": {"type": "object", "properties": {"labels": {"type": "object"}}},
-                    "a": {"type": "object", "properties": {"x": {"type": "string"}}, "additionalProperties": {"type": "string"}},
+                    "a": {
+                        "type": "object",
+                        "properties": {"x": {"type": "string"}},
+                        "additionalProperties": {"type": "string"},
+                    },
                     "b": {"type": "array"},
                     "c": {"$ref": "#/x", "type": "string"},
                     "d": {"type": "integer", "x-kubernetes-int-or-string": True},
@@ -118,23 +127,39 @@ def test_structural_rules() -> None:
         "s.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but "
         "metadata is implicitly specified"
     ) in errs
-    assert "s.properties[a].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive" in errs
+    assert (
+        "s.properties[a].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive"
+        in errs
+    )
     assert "s.properties[b].items: Required value: must be specified" in errs
     assert "s.properties[c].$ref: Forbidden: $ref is not supported" in errs
-    assert 's.properties[d].type: Invalid value: "integer": must be empty if x-kubernetes-int-or-string is true' in errs
+    assert (
+        's.properties[d].type: Invalid value: "integer": must be empty if x-kubernetes-int-or-string is true'
+        in errs
+    )
     assert (
         "s.properties[e].x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map"
     ) in errs
-    assert 's.properties[f].default: Invalid value: "string": s.properties[f].default in body must be of type integer: "string"' in errs
+    assert (
+        's.properties[f].default: Invalid value: "string": s.properties[f].default in body must be of type integer: "string"'
+        in errs
+    )
 
 
 def test_cel_rule_must_compile() -> None:
     crd = crontab_crd()
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-    spec["x-kubernetes-validations"] = [{"rule": "self.replicas <"}, {"rule": "nope.size() > 0"}, {"rule": "true", "reason": "Bad"}]
+    spec["x-kubernetes-validations"] = [
+        {"rule": "self.replicas <"},
+        {"rule": "nope.size() > 0"},
+        {"rule": "true", "reason": "Bad"},
+    ]
     errs = crd_errors(crd)
     base = "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations"
-    assert any(e.startswith(f'{base}[0].rule: Invalid value: "self.replicas <": compilation failed: ERROR:') for e in errs)
+    assert any(
+        e.startswith(f'{base}[0].rule: Invalid value: "self.replicas <": compilation failed: ERROR:')
+        for e in errs
+    )
     assert (
         f"{base}[1].rule: Invalid value: \"nope.size() > 0\": compilation failed: ERROR: undeclared reference to 'nope' (in container '')"
     ) in errs
@@ -147,7 +172,10 @@ def test_scale_paths_and_printer_columns() -> None:
     v["subresources"]["scale"]["specReplicasPath"] = ".status.replicas"
     v["additionalPrinterColumns"].append({"name": "X", "type": "time", "jsonPath": ".spec.x"})
     errs = crd_errors(crd)
-    assert 'spec.versions[0].subresources.scale.specReplicasPath: Invalid value: ".status.replicas": should be a json path under .spec' in errs
+    assert (
+        'spec.versions[0].subresources.scale.specReplicasPath: Invalid value: ".status.replicas": should be a json path under .spec'
+        in errs
+    )
     assert (
         'spec.versions[0].additionalPrinterColumns[4].type: Unsupported value: "time": supported values: '
         '"boolean", "date", "integer", "number", "string"'
@@ -169,12 +197,19 @@ def test_update_keeps_scope_and_stored_versions() -> None:
 def test_webhook_conversion_is_refused() -> None:
     crd = crontab_crd()
     crd["spec"]["conversion"] = {"strategy": "Webhook"}
-    assert crd_errors(crd) == ['spec.conversion.strategy: Unsupported value: "Webhook": supported values: "None"']
+    assert crd_errors(crd) == [
+        'spec.conversion.strategy: Unsupported value: "Webhook": supported values: "None"'
+    ]
 
 
 # ------------------------------------------------------------------ pruning and defaulting
 def test_pruning_drops_unknown_fields_and_keeps_preserved_and_embedded() -> None:
-    obj = crontab("a", junk=1, extra={"anything": {"goes": 1}}, template={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "x": 1})
+    obj = crontab(
+        "a",
+        junk=1,
+        extra={"anything": {"goes": 1}},
+        template={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "x": 1},
+    )
     obj["metadata"]["bogus"] = True
     obj["status"] = {"replicas": 1, "nope": 2}
     obj["top"] = 1
@@ -194,8 +229,17 @@ def test_pruning_drops_nulls_of_non_nullable_fields() -> None:
 def test_defaults_apply_to_missing_fields_only() -> None:
     obj = crontab("a", replicas=3)
     apply_defaults(CRONTAB_SCHEMA, obj)
-    assert obj["spec"]["replicas"] == 3 and obj["spec"]["maxReplicas"] == 10 and obj["spec"]["allowScaleDown"] is True
-    nested = {"type": "object", "properties": {"a": {"type": "object", "default": {}, "properties": {"b": {"type": "integer", "default": 5}}}}}
+    assert (
+        obj["spec"]["replicas"] == 3
+        and obj["spec"]["maxReplicas"] == 10
+        and obj["spec"]["allowScaleDown"] is True
+    )
+    nested = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "object", "default": {}, "properties": {"b": {"type": "integer", "default": 5}}}
+        },
+    }
     obj = {}
     apply_defaults(nested, obj)
     assert obj == {"a": {"b": 5}}
@@ -249,7 +293,9 @@ def cel(obj: Obj, old: Obj | None = None) -> list[str]:
 
 
 def test_rule_with_message() -> None:
-    assert cel(crontab("a", replicas=11)) == ['spec: Invalid value: "object": replicas must not exceed maxReplicas']
+    assert cel(crontab("a", replicas=11)) == [
+        'spec: Invalid value: "object": replicas must not exceed maxReplicas'
+    ]
     assert cel(crontab("a", replicas=10)) == []
 
 
@@ -269,14 +315,19 @@ def test_default_message_reason_and_field_path() -> None:
                 "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
                 "x-kubernetes-validations": [
                     {"rule": "self.a == self.b"},
-                    {"rule": "has(self.a)", "reason": "FieldValueRequired", "fieldPath": ".a", "message": "a is required"},
+                    {
+                        "rule": "has(self.a)",
+                        "reason": "FieldValueRequired",
+                        "fieldPath": ".a",
+                        "message": "a is required",
+                    },
                     {"rule": "self.b != 'x'", "reason": "FieldValueForbidden", "message": "b may not be x"},
                 ],
             }
         },
     }
     assert msgs(celrules.validate_object(schema, {"spec": {"b": "x"}})) == [
-        "spec: Invalid value: \"object\": no such key: a evaluating rule: failed rule: self.a == self.b",
+        'spec: Invalid value: "object": no such key: a evaluating rule: failed rule: self.a == self.b',
         "spec.a: Required value: a is required",
         "spec: Forbidden: b may not be x",
     ]
@@ -296,14 +347,18 @@ def test_list_map_items_correlate_for_transition_rules() -> None:
                 "items": {
                     "type": "object",
                     "properties": {"name": {"type": "string"}, "v": {"type": "integer"}},
-                    "x-kubernetes-validations": [{"rule": "self.v >= oldSelf.v", "message": "v may only grow"}],
+                    "x-kubernetes-validations": [
+                        {"rule": "self.v >= oldSelf.v", "message": "v may only grow"}
+                    ],
                 },
             }
         },
     }
     old = {"items": [{"name": "a", "v": 2}, {"name": "b", "v": 2}]}
     new = {"items": [{"name": "b", "v": 3}, {"name": "a", "v": 1}, {"name": "c", "v": 0}]}
-    assert msgs(celrules.validate_object(schema, new, old)) == ['items[1]: Invalid value: "object": v may only grow']
+    assert msgs(celrules.validate_object(schema, new, old)) == [
+        'items[1]: Invalid value: "object": v may only grow'
+    ]
 
 
 # ------------------------------------------------------------------ printers, versions
@@ -323,12 +378,24 @@ def test_printer_columns_from_json_paths() -> None:
 
 def test_versions_sort_as_kube_orders_them() -> None:
     names = ["v1alpha1", "foo", "v2beta1", "v1", "v1beta2", "v2", "v1beta1", "bar"]
-    assert sorted(names, key=version_priority) == ["v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "bar", "foo"]
+    assert sorted(names, key=version_priority) == [
+        "v2",
+        "v1",
+        "v2beta1",
+        "v1beta2",
+        "v1beta1",
+        "v1alpha1",
+        "bar",
+        "foo",
+    ]
 
 
 def test_schema_may_narrow_metadata_name() -> None:
     schema = copy.deepcopy(CRONTAB_SCHEMA)
-    schema["properties"]["metadata"] = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 5}}}
+    schema["properties"]["metadata"] = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 5}},
+    }
     errs: list[Any] = []
     validate_value(schema, crontab("toolongname"), Path(), errs, root=True)
     assert msgs(errs) == ["metadata.name: Too long: may not be more than 5 bytes"]
