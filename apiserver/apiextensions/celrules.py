@@ -6,7 +6,9 @@ and evaluated on every write of a custom resource, at every place its node's val
 with ``self`` bound to that value. A rule that mentions ``oldSelf`` is a *transition rule*: it is
 evaluated only on updates, where an old value correlates (same object property or map key, same
 ``x-kubernetes-list-type: map`` item by its keys) and ``oldSelf`` is bound to it. Other rules are
-not evaluated again on a value an update leaves unchanged (kube's validation ratcheting).
+not evaluated again on a value an update leaves unchanged (kube's validation ratcheting). With
+``optionalOldSelf: true`` a transition rule also runs where no old value correlates (creates, new
+items), ``oldSelf`` being a CEL optional (``oldSelf.hasValue()``, ``oldSelf.orValue(x)``).
 
 A rule that evaluates to false gives ``<path>: Invalid value: "<type>": <message>`` where the
 message is, in kube's order of preference, the result of ``messageExpression``, ``message`` or
@@ -21,6 +23,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import cel as _runtime
+
 from apiserver import field as fe
 from apiserver.apiextensions.values import MISSING, correlate_items
 from apiserver.cel import CompileError, Environment, EvalError, compile_expression
@@ -29,6 +33,19 @@ from apiserver.field import ErrorList, Path
 Node = dict[str, Any]
 
 ENV = Environment("crd-validation", frozenset({"self", "oldSelf"}))
+# CEL optional values for ``optionalOldSelf``, made by the runtime the wrapper drives (the wrapper's
+# reference check does not know the ``optional.of``/``optional.none`` constructors by the name the
+# runtime reports them under).
+_OPTIONAL_OF = _runtime.compile("optional.of(x)")
+_OPTIONAL_NONE = _runtime.compile("optional.none()")
+
+
+def _optional(value: Any) -> Any:
+    ctx = _runtime.Context()
+    if value is MISSING:
+        return _OPTIONAL_NONE.execute(ctx)
+    ctx.update({"x": value})
+    return _OPTIONAL_OF.execute(ctx)
 _OLDSELF = re.compile(r"\boldSelf\b")
 REASONS = ("FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate")
 _FIELD_PATH = re.compile(r"^(\.[A-Za-z_][A-Za-z0-9_]*|\['[^']*'\])+$")
@@ -190,7 +207,8 @@ def _message(rule: dict[str, Any]) -> str:
 def _eval_rule(node: Node, rule: dict[str, Any], value: Any, old: Any, path: Path, errs: ErrorList) -> None:
     text = rule.get("rule") or ""
     transition = is_transition(text)
-    if transition and old is _MISSING:
+    optional = transition and rule.get("optionalOldSelf") is True
+    if transition and old is _MISSING and not optional:
         return
     if not transition and old is not _MISSING and old == value:
         return  # ratcheting: an unchanged value is not held to a rule again
@@ -199,7 +217,10 @@ def _eval_rule(node: Node, rule: dict[str, Any], value: Any, old: Any, path: Pat
     except CompileError:
         return  # refused when the CRD was written; a stored one predating a library change is skipped
     activation = {"self": value}
-    if transition:
+    if optional:
+        # optionalOldSelf: the rule also runs without an old value; oldSelf is a CEL optional
+        activation["oldSelf"] = _optional(old)
+    elif transition:
         activation["oldSelf"] = old
     where = path
     if rule.get("fieldPath"):

@@ -399,3 +399,28 @@ def test_schema_may_narrow_metadata_name() -> None:
     errs: list[Any] = []
     validate_value(schema, crontab("toolongname"), Path(), errs, root=True)
     assert msgs(errs) == ["metadata.name: Too long: may not be more than 5 bytes"]
+
+
+def test_optional_old_self_runs_on_create_too() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"v": {"type": "integer"}},
+                "x-kubernetes-validations": [
+                    {
+                        "rule": "!oldSelf.hasValue() ? self.v == 0 : self.v >= oldSelf.value().v",
+                        "optionalOldSelf": True,
+                        "message": "starts at 0 and only grows",
+                    }
+                ],
+            }
+        },
+    }
+    assert msgs(celrules.validate_object(schema, {"spec": {"v": 1}})) == ['spec: Invalid value: "object": starts at 0 and only grows']
+    assert msgs(celrules.validate_object(schema, {"spec": {"v": 0}})) == []
+    assert msgs(celrules.validate_object(schema, {"spec": {"v": 2}}, {"spec": {"v": 3}})) == [
+        'spec: Invalid value: "object": starts at 0 and only grows'
+    ]
+    assert msgs(celrules.validate_object(schema, {"spec": {"v": 4}}, {"spec": {"v": 3}})) == []
