@@ -314,8 +314,9 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
 
         check_metadata_types(rd, obj)
         pruned = prune_custom_resource(rd.schema, obj, old)
-    elif not rd.is_view:
-        # kube's typed decoding: a value of the wrong JSON type is a 400 before anything else.
+    else:
+        # kube's typed decoding: a value of the wrong JSON type is a 400 before anything else. Views
+        # (events.k8s.io, autoscaling/v1) are checked in their own version, before conversion.
         check_types(rd, obj)
     directive = opts.field_validation
     raw = getattr(opts, "raw_body", None)
@@ -326,10 +327,8 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
     duplicates = duplicate_fields(raw) if report else []
     if custom:
         unknown = pruned
-    elif not rd.is_view:
-        unknown = unknown_fields(rd.group, rd.version, rd.kind, obj, old, prune=True)
     else:
-        unknown = []
+        unknown = unknown_fields(rd.group, rd.version, rd.kind, obj, old, prune=True)
     if not report or not (duplicates or unknown):
         return
     if directive == STRICT:

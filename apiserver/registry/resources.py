@@ -61,6 +61,8 @@ class ResourceDef:
     deprecation_warning: str = ""
     #: the list kind when it is not ``<Kind>List`` (a CRD's ``names.listKind``)
     list_kind_name: str = ""
+    #: kube's ``Store.ReturnDeletedObject``: DELETE answers the deleted object, not a Status
+    return_deleted_object: bool = False
 
     @property
     def is_view(self) -> bool:
