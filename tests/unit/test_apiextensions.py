@@ -418,9 +418,24 @@ def test_optional_old_self_runs_on_create_too() -> None:
             }
         },
     }
-    assert msgs(celrules.validate_object(schema, {"spec": {"v": 1}})) == ['spec: Invalid value: "object": starts at 0 and only grows']
+    assert msgs(celrules.validate_object(schema, {"spec": {"v": 1}})) == [
+        'spec: Invalid value: "object": starts at 0 and only grows'
+    ]
     assert msgs(celrules.validate_object(schema, {"spec": {"v": 0}})) == []
     assert msgs(celrules.validate_object(schema, {"spec": {"v": 2}}, {"spec": {"v": 3}})) == [
         'spec: Invalid value: "object": starts at 0 and only grows'
     ]
     assert msgs(celrules.validate_object(schema, {"spec": {"v": 4}}, {"spec": {"v": 3}})) == []
+
+
+def test_printer_column_with_a_filter() -> None:
+    printer = printer_for_columns(
+        [{"name": "Ready", "type": "string", "jsonPath": '.status.conditions[?(@.type=="Ready")].status'}]
+    )
+    obj = {
+        "metadata": {"name": "a"},
+        "status": {
+            "conditions": [{"type": "Synced", "status": "False"}, {"type": "Ready", "status": "True"}]
+        },
+    }
+    assert printer.cells(obj, datetime(2026, 1, 1, tzinfo=UTC)) == ["a", "True"]
