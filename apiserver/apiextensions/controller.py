@@ -283,6 +283,13 @@ class CustomResourceServing:
             return
         for d in old:
             self.api.registry.remove(d)
+        kept = {(d.group, d.version, d.plural) for d in defs}
+        gone = [d for d in old if (d.group, d.version, d.plural) not in kept]
+        if gone:
+            # kube ends the watches of a version that is no longer served
+            for w in tuple(self.api.store.resource(gone[0].storage_key).watchers):
+                if any(w.served_as is d for d in gone):
+                    w.close()
         added: list[ResourceDef] = []
         for d in defs:
             if self.api.registry.get(d.group, d.version, d.plural) is not None:

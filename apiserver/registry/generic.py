@@ -370,6 +370,7 @@ class API:
             w, events = self.store.watch(self._skey(rd), ns if rd.namespaced else "", flt, since, initial)
         except StoreError as e:
             raise errors.expired(f"too old resource version: {since} ({self.store.rv})") from e
+        w.served_as = rd
         return w, events, end_bookmark
 
     # ------------------------------------------------------------------ create

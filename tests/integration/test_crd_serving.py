@@ -457,3 +457,29 @@ async def test_conflicting_rename_keeps_the_established_kind_served(client: Any)
     assert accepted["shortNames"] == ["ct"] and accepted["categories"] == ["all", "cron"]
     assert (condition(crd, "Established") or {}).get("status") == "True"
     await client.create(CRONTABS, crontab("still-served"), "default")
+
+
+async def test_watch_of_a_version_ends_when_it_stops_being_served(client: Any) -> None:
+    crd = crontab_crd()
+    v1 = crd["spec"]["versions"][0]
+    beta = copy.deepcopy(v1)
+    beta.update(name="v1beta1", storage=False)
+    crd["spec"]["versions"] = [beta, v1]
+    await make_crd(client, crd)
+    beta_gvr = GVR("stable.example.com", "v1beta1", "crontabs")
+    await client.create(CRONTABS, crontab("a"), "default")
+    beta_events: list[str] = []
+    stream = client.watch(beta_gvr, "default")
+    beta_events.append((await stream.__anext__()).type)
+    v1_stream = client.watch(CRONTABS, "default")
+    assert (await v1_stream.__anext__()).type == "ADDED"
+    current = await client.get(CRDS, CRD_NAME)
+    current["spec"]["versions"][0]["served"] = False
+    await client.update(CRDS, current)
+    async for ev in stream:
+        beta_events.append(ev.type)
+    assert beta_events == ["ADDED"]  # the stream ended
+    await client.create(CRONTABS, crontab("b"), "default")
+    ev = await v1_stream.__anext__()
+    assert (ev.type, ev.object["metadata"]["name"]) == ("ADDED", "b")  # v1's watch goes on
+    await v1_stream.aclose()
