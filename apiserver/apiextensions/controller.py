@@ -108,6 +108,9 @@ class CustomResourceServing:
                     self.sync(name)
                 except errors.StatusError as e:
                     log.warning("customresourcedefinition %s: %s", name, e.message)
+                except Exception:
+                    # the write that queued the CRD is stored already: it must not fail because of us
+                    log.exception("customresourcedefinition %s: sync failed", name)
         finally:
             self._busy = False
 
