@@ -33,6 +33,7 @@ Obj = dict[str, Any]
 log = logging.getLogger("gangplane.apiextensions")
 
 MANAGER = "kube-apiserver"
+AUTOMANAGED = "kube-aggregator.kubernetes.io/automanaged"
 CRD_KEY = (GROUP, CRD_PLURAL)
 
 
@@ -307,12 +308,54 @@ class CustomResourceServing:
             self.api.registry.add(d)
             added.append(d)
         self.served[name] = added
+        for group in {d.group for d in old} | {d.group for d in added}:
+            self._sync_api_services(group)
+
+    def _sync_api_services(self, group: str) -> None:
+        """kube's crdRegistrationController: one local APIService per served custom group-version.
+
+        They carry ``kube-aggregator.kubernetes.io/automanaged: "true"`` and go when no CRD serves
+        their group-version any more.
+        """
+        rd = self.api.registry.get("apiregistration.k8s.io", "v1", "apiservices")
+        if rd is None or not group:
+            return
+        served = {d.version for defs in self.served.values() for d in defs if d.group == group}
+        existing = {
+            o["spec"].get("version"): o
+            for o in self.api.lookup_all(rd.group, rd.plural)
+            if (o.get("spec") or {}).get("group") == group
+            and ((o["metadata"].get("labels") or {}).get(AUTOMANAGED) == "true")
+        }
+        for version in sorted(served - set(existing)):
+            name = f"{version}.{group}"
+            if self.api.lookup(rd.group, rd.plural, "", name) is not None:
+                continue  # registered by someone else: leave it
+            body = {
+                "apiVersion": "apiregistration.k8s.io/v1",
+                "kind": "APIService",
+                "metadata": {"name": name, "labels": {AUTOMANAGED: "true"}},
+                "spec": {"group": group, "version": version, "groupPriorityMinimum": 1000, "versionPriority": 100},
+            }
+            try:
+                self.api.create(rd, "", body, WriteOptions(field_manager=MANAGER))
+            except errors.StatusError as e:
+                if e.code != 409:
+                    raise
+        for version in sorted(set(existing) - served):
+            try:
+                self.api.delete(rd, "", existing[version]["metadata"]["name"])
+            except errors.StatusError as e:
+                if e.code != 404:
+                    raise
 
     def _unserve(self, name: str) -> None:
         defs = self.served.pop(name, [])
         for d in defs:
             self.api.registry.remove(d)
         self.states.pop(name, None)
+        for group in {d.group for d in defs}:
+            self._sync_api_services(group)
         if defs:
             # kube tears down the storage of a CRD that is gone: open watches end
             for w in tuple(self.api.store.resource(defs[0].storage_key).watchers):

@@ -483,3 +483,13 @@ async def test_watch_of_a_version_ends_when_it_stops_being_served(client: Any) -
     ev = await v1_stream.__anext__()
     assert (ev.type, ev.object["metadata"]["name"]) == ("ADDED", "b")  # v1's watch goes on
     await v1_stream.aclose()
+
+
+async def test_served_versions_get_local_api_services(client: Any) -> None:
+    apiservices = GVR("apiregistration.k8s.io", "v1", "apiservices")
+    await make_crd(client)
+    svc = await client.get(apiservices, "v1.stable.example.com")
+    assert svc["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "true"}
+    assert svc["spec"] == {"group": "stable.example.com", "version": "v1", "groupPriorityMinimum": 1000, "versionPriority": 100}
+    await client.delete(CRDS, CRD_NAME)
+    assert await wait_for_object(client, apiservices, "v1.stable.example.com", cond=lambda o: o is None) is None
