@@ -12,7 +12,7 @@ import yaml
 
 from tests.crd_support import crontab_crd
 from tests.e2e.conftest import Kubectl, Server
-from tests.e2e.kubectl_util import fails, http_get, ns_fixture, ok
+from tests.e2e.kubectl_util import Background, fails, http_get, ns_fixture, ok
 
 pytestmark = pytest.mark.e2e
 
@@ -251,3 +251,18 @@ def test_api_resources_and_get_crd(kubectl: Kubectl, group: str) -> None:
         ("NamesAccepted", "True"),
         ("Established", "True"),
     ]
+
+
+def test_get_watch_prints_printer_columns(kubectl: Kubectl, ns: str, group: str) -> None:
+    ok(kubectl, "-n", ns, "apply", "-f", "-", input=cr_yaml(group, "first", replicas=1))
+    with Background(kubectl, "-n", ns, "get", f"crontabs.{group}", "-w") as w:
+        assert w.wait_line(lambda line: line.startswith("NAME")).split() == [
+            "NAME",
+            "SPEC",
+            "REPLICAS",
+            "AGE",
+        ]
+        assert w.wait_line(lambda line: line.startswith("first ")).split()[6] == "1"  # the spec has 5 fields
+        ok(kubectl, "-n", ns, "scale", f"crontabs.{group}/first", "--replicas=3")
+        w.wait_line(lambda line: line.startswith("first ") and line.split()[6] == "3")
+        assert w.proc.poll() is None
