@@ -76,7 +76,9 @@ class PlaneConfig:
             cluster = resolve(cluster)
         nodes = kw.get("nodes")
         gates = tuple(sorted((kw.get("feature_gates") or {}).items()))
-        comp = tuple(sorted((k, tuple(sorted(v.items()))) for k, v in (kw.get("component_gates") or {}).items()))
+        comp = tuple(
+            sorted((k, tuple(sorted(v.items()))) for k, v in (kw.get("component_gates") or {}).items())
+        )
         crds = kw.get("crds") or ()
         if isinstance(crds, str | Path):
             crds = [crds]
@@ -123,7 +125,11 @@ def _crd_documents(paths: Iterable[str]) -> list[Obj]:
     docs: list[Obj] = []
     for p in paths:
         path = Path(p)
-        files = sorted(f for f in path.rglob("*") if f.suffix in (".yaml", ".yml", ".json")) if path.is_dir() else [path]
+        files = (
+            sorted(f for f in path.rglob("*") if f.suffix in (".yaml", ".yml", ".json"))
+            if path.is_dir()
+            else [path]
+        )
         if not files:
             raise FileNotFoundError(f"no CRD manifests in {path}")
         for f in files:
@@ -220,7 +226,12 @@ class Gangplane:
         return created
 
     # ------------------------------------------------------------------ waiting
-    async def wait_for(self, obj: Mapping[str, Any] | None = None, condition: waiters.Condition = lambda o: o is not None, **kw: Any) -> Obj | None:
+    async def wait_for(
+        self,
+        obj: Mapping[str, Any] | None = None,
+        condition: waiters.Condition = lambda o: o is not None,
+        **kw: Any,
+    ) -> Obj | None:
         return await waiters.wait_for(self.client("pytest-wait"), obj, condition, **kw)
 
     async def wait_deleted(self, obj: Mapping[str, Any] | None = None, **kw: Any) -> None:
@@ -285,7 +296,11 @@ class Gangplane:
                     ns = md.get("namespace", "")
                     if (rd.group, rd.plural, ns, md["name"]) in baseline:
                         continue
-                    if rd.namespaced and ns not in SYSTEM_NAMESPACES and ("", "namespaces", "", ns) not in baseline:
+                    if (
+                        rd.namespaced
+                        and ns not in SYSTEM_NAMESPACES
+                        and ("", "namespaces", "", ns) not in baseline
+                    ):
                         continue  # goes with its namespace
                     with contextlib.suppress(StatusError):
                         await client.delete(gvr, md["name"], ns, propagation_policy="Background")
@@ -316,8 +331,17 @@ class ThreadClient:
 
     _VERBS = frozenset(
         {
-            "get", "list", "create", "update", "update_status", "patch", "delete",
-            "delete_collection", "create_subresource", "get_subresource", "update_subresource",
+            "get",
+            "list",
+            "create",
+            "update",
+            "update_status",
+            "patch",
+            "delete",
+            "delete_collection",
+            "create_subresource",
+            "get_subresource",
+            "update_subresource",
         }
     )
 
@@ -474,7 +498,10 @@ class InProcessPlane:
         return await self._host.submit(self._host.plane.load_crds(paths, timeout))
 
     async def wait_for(
-        self, obj: Mapping[str, Any] | None = None, condition: waiters.Condition = lambda o: o is not None, **kw: Any
+        self,
+        obj: Mapping[str, Any] | None = None,
+        condition: waiters.Condition = lambda o: o is not None,
+        **kw: Any,
     ) -> Obj | None:
         return await self._host.submit(self._host.plane.wait_for(obj, condition, **kw))
 
@@ -538,7 +565,9 @@ class GangplaneServer:
             [kubectl_binary(), *args], capture_output=True, text=True, input=input, env=env, timeout=timeout
         )
         if check and proc.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}{proc.stdout}")
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}{proc.stdout}"
+            )
         return proc
 
     def client(self, user_agent: str = "pytest") -> ThreadClient:
@@ -567,5 +596,7 @@ class GangplaneServer:
     def wait_deleted(self, obj: Mapping[str, Any] | None = None, *, timeout: float = 10.0, **kw: Any) -> None:
         self._host.call(self._host.plane.wait_deleted(obj, timeout=timeout, **kw), None)
 
-    def wait_pods_running(self, selector: str = "", n: int = 1, *, timeout: float = 10.0, **kw: Any) -> list[Obj]:
+    def wait_pods_running(
+        self, selector: str = "", n: int = 1, *, timeout: float = 10.0, **kw: Any
+    ) -> list[Obj]:
         return self._host.call(self._host.plane.wait_pods_running(selector, n, timeout=timeout, **kw), None)

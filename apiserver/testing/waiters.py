@@ -213,7 +213,10 @@ async def wait_list(
             if condition(last[0]):
                 return last[0]
             async for ev in client.watch(
-                gvr, namespace, label_selector=label_selector, resource_version=lst["metadata"]["resourceVersion"]
+                gvr,
+                namespace,
+                label_selector=label_selector,
+                resource_version=lst["metadata"]["resourceVersion"],
             ):
                 if ev.type == "ERROR":
                     break
@@ -231,7 +234,9 @@ async def wait_list(
     try:
         return await asyncio.wait_for(run(), timeout)
     except TimeoutError:
-        shown = "\n".join(_summary(o) for o in sorted(last[0], key=lambda o: o["metadata"]["name"])) or "  <none>"
+        shown = (
+            "\n".join(_summary(o) for o in sorted(last[0], key=lambda o: o["metadata"]["name"])) or "  <none>"
+        )
         events: list[Obj] = []
         for o in last[0][:20]:
             md = o["metadata"]
