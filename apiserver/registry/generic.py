@@ -19,6 +19,7 @@ import orjson
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
+from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
@@ -26,8 +27,6 @@ from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.strategy import StrategyContext
 from apiserver.storage.store import Record, Store, StoreError, Watcher
 from featuregates import FeatureGate
-
-Obj = dict[str, Any]
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -56,6 +55,12 @@ NO_GENERATION = frozenset(
         ("apps", "controllerrevisions"),
         ("coordination.k8s.io", "leases"),
         ("scheduling.k8s.io", "priorityclasses"),
+        ("rbac.authorization.k8s.io", "roles"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings"),
+        ("storage.k8s.io", "storageclasses"),
+        ("apiregistration.k8s.io", "apiservices"),
     }
 )
 
@@ -72,6 +77,8 @@ class WriteOptions:
     subresource: str = ""
     #: the request body's bytes (HTTP JSON/YAML writes only) for duplicate-field detection
     raw_body: bytes | None = None
+    #: who asks (``apiserver.api.users.UserInfo``); None for in-process callers
+    user: Any = None
 
 
 @dataclass
@@ -164,11 +171,20 @@ class API:
         self.body_checker = body_checker
         self.patchers = dict(patchers or {})
         self.field_tracker = field_tracker
+        #: ``token -> UserInfo | None`` of the server's front door (TokenReview); set when it serves HTTP
+        self.authenticate_token: Callable[[str], Any] | None = None
         self.write_hooks: list[Callable[[str, ResourceDef, Obj], None]] = []
 
     # ------------------------------------------------------------------ helpers
-    def _ctx(self, ns: str, dry_run: bool) -> StrategyContext:
-        return StrategyContext(gates=self.gates, namespace=ns, dry_run=dry_run, now=rfc3339(self.clock.now()))
+    def _ctx(self, ns: str, dry_run: bool, user: Any = None) -> StrategyContext:
+        return StrategyContext(
+            gates=self.gates,
+            namespace=ns,
+            dry_run=dry_run,
+            now=rfc3339(self.clock.now()),
+            user=user,
+            authenticate_token=self.authenticate_token,
+        )
 
     def _skey(self, rd: ResourceDef) -> tuple[str, str]:
         return rd.storage_key
@@ -371,7 +387,6 @@ class API:
     def create(self, rd: ResourceDef, ns: str, body: Any, opts: WriteOptions | None = None) -> Result:
         opts = opts or WriteOptions()
         obj = self._check_type(rd, body)
-        obj = self._from_view(rd, obj)
         md = obj["metadata"]
         if rd.namespaced:
             body_ns = md.get("namespace") or ""
@@ -386,9 +401,14 @@ class API:
             ns = ""
         warnings: list[str] = []
         if self.body_checker is not None:
+            # Field validation sees the body in its request version; storage shape comes after.
             self.body_checker(rd, obj, None, opts, warnings)
-        ctx = self._ctx(ns, opts.dry_run)
+        obj = self._from_view(rd, obj)
+        md = obj["metadata"]
+        ctx = self._ctx(ns, opts.dry_run, opts.user)
         strategy = rd.strategy
+        if strategy.answers_create:
+            return self._answer(rd, ctx, obj, warnings)
         generate = not md.get("name") and bool(md.get("generateName"))
         if generate:
             md["name"] = md["generateName"] + random_suffix()
@@ -433,6 +453,15 @@ class API:
         self._notify("create", rd, rec.obj)
         return Result(self._to_view(rd, rec.copy()), warnings, 201, rec.raw if rd.storage_of is None else None)
 
+    def _answer(self, rd: ResourceDef, ctx: StrategyContext, obj: Obj, warnings: list[str]) -> Result:
+        """kube's review REST ``Create``: validate, fill in the decision, store nothing (201)."""
+        rd.strategy.default(obj)
+        errs = rd.strategy.validate(ctx, obj)
+        if errs:
+            raise self._validation_error(rd, "", errs)
+        obj["status"] = rd.strategy.answer(ctx, obj)
+        return Result(obj, warnings, 201)
+
     # ------------------------------------------------------------------ update
     def update(
         self,
@@ -446,7 +475,6 @@ class API:
     ) -> Result:
         opts = opts or WriteOptions()
         obj = self._check_type(rd, body)
-        obj = self._from_view(rd, obj)
         md = obj["metadata"]
         if md.get("name") and md["name"] != name:
             raise errors.bad_request(f"the name of the object ({md['name']}) does not match the name on the URL ({name})")
@@ -455,12 +483,24 @@ class API:
         rec = self._get_record(rd, ns, name)
         old = rec.obj
         body_rv = md.get("resourceVersion") or ""
-        if body_rv and _parse_rv(body_rv, "metadata.resourceVersion") != rec.rv:
+        if not body_rv:
+            # kube's Store.Update: without a resourceVersion the update is unconditional where the
+            # strategy allows it (it then applies to the latest object), else Invalid with the
+            # resource standing in for the kind.
+            if not rd.strategy.allow_unconditional_update:
+                raise errors.invalid(
+                    rd.plural,
+                    name,
+                    rd.group,
+                    [fielderr.invalid("metadata.resourceVersion", 0, "must be specified for an update")],
+                )
+            md["resourceVersion"] = str(rec.rv)
+        elif _parse_rv(body_rv, "metadata.resourceVersion") != rec.rv:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, obj, old, opts, warnings)
-        return self._update_from(rd, ns, name, rec, obj, opts, subresource, warnings)
+            self.body_checker(rd, obj, self._to_view(rd, rec.copy()) if rd.storage_of else old, opts, warnings)
+        return self._update_from(rd, ns, name, rec, self._from_view(rd, obj), opts, subresource, warnings)
 
     def _update_from(
         self,
@@ -530,10 +570,14 @@ class API:
         warnings.extend(ctx.warnings)
         if self.field_tracker is not None:
             self.field_tracker.on_update(rd, old, obj, opts, manager_op, subresource, rfc3339(self.clock.now()))
-        # Finalizers emptied on an object being deleted: the update completes the deletion.
-        if old_md.get("deletionTimestamp") and not md.get("finalizers") and (
-            not (rd.group == "" and rd.plural == "pods") or int(md.get("deletionGracePeriodSeconds") or 0) == 0
-        ) and not (rd.group == "" and rd.plural == "namespaces" and (obj.get("spec") or {}).get("finalizers")):
+        # Finalizers emptied on an object being deleted: the update completes the deletion, unless a
+        # grace period is still running or the object's own content holds it (the strategy says).
+        if (
+            old_md.get("deletionTimestamp")
+            and not md.get("finalizers")
+            and not (strategy.graceful_delete and int(md.get("deletionGracePeriodSeconds") or 0) != 0)
+            and not strategy.holds_deletion(obj)
+        ):
             if opts.dry_run:
                 return Result(self._to_view(rd, obj), warnings, 200)
             self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
@@ -606,9 +650,9 @@ class API:
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
-        stored = self._from_view(rd, patched)
         if self.body_checker is not None:
-            self.body_checker(rd, stored, rec.obj, opts, warnings)
+            self.body_checker(rd, patched, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings)
+        stored = self._from_view(rd, patched)
         return self._update_from(rd, ns, name, rec, stored, opts, subresource, warnings)
 
     def _apply(
@@ -632,7 +676,7 @@ class API:
             obj = applier(rd, None, patch, opts, rfc3339(self.clock.now()))
             obj.setdefault("metadata", {})["name"] = name
             return self.create(rd, ns, obj, WriteOptions(opts.dry_run, "", opts.field_validation, opts.force, raw_body=opts.raw_body))
-        current = rec.copy()
+        current = self._to_view(rd, rec.copy())
         req_rv = patch["metadata"].get("resourceVersion")
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
@@ -640,7 +684,8 @@ class API:
         merged = applier(rd, current, patch, opts, rfc3339(self.clock.now()))
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, merged, rec.obj, opts, warnings)
+            self.body_checker(rd, merged, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings)
+        merged = self._from_view(rd, merged)
         return self._update_from(rd, ns, name, rec, merged, opts, subresource, warnings, manager_op="Apply")
 
     # ------------------------------------------------------------------ delete
@@ -691,9 +736,9 @@ class API:
             )
         attrs = Attributes(DELETE, rd, ns, name, None, obj, "", opts.dry_run, self.gates, [])
         self._run_admission(attrs)
-        is_pod = rd.group == "" and rd.plural == "pods"
-        is_ns = rd.group == "" and rd.plural == "namespaces"
-        grace = self._grace_period(rd, obj, opts) if is_pod else 0
+        strategy = rd.strategy
+        graceful = strategy.graceful_delete
+        grace = strategy.check_graceful_delete(obj, opts.grace_period_seconds) if graceful else 0
         fins = list(md.get("finalizers") or [])
         changed = False
         if policy == "Orphan" and ORPHAN not in fins:
@@ -705,31 +750,31 @@ class API:
         elif policy == "Background" and (ORPHAN in fins or FOREGROUND in fins):
             fins = [f for f in fins if f not in (ORPHAN, FOREGROUND)]
             changed = True
-        ns_pending = is_ns and bool((obj.get("spec") or {}).get("finalizers"))
+        held = strategy.holds_deletion(obj)
         now = self.clock.now()
         already = bool(md.get("deletionTimestamp"))
-        if fins or grace > 0 or ns_pending:
+        if fins or grace > 0 or held:
             # Graceful or finalizer-held deletion: mark, keep, let controllers finish it.
             if already:
                 old_grace = md.get("deletionGracePeriodSeconds")
-                if is_pod and old_grace is not None and grace < int(old_grace):
+                if graceful and old_grace is not None and grace < int(old_grace):
                     md["deletionGracePeriodSeconds"] = grace
                     md["deletionTimestamp"] = rfc3339(now + grace)
                     changed = True
                 if not changed:
-                    if is_pod and grace == 0 and not fins:
+                    if graceful and grace == 0 and not fins:
                         pass  # fall through to immediate removal
                     else:
-                        return Result(self._to_view(rd, obj), [], 200 if not is_pod else 200)
+                        return Result(self._to_view(rd, obj), [], 200)
             else:
                 md["deletionTimestamp"] = rfc3339(now + grace)
                 md["deletionGracePeriodSeconds"] = grace
                 if md.get("generation") is not None:
                     md["generation"] = int(md["generation"]) + 1
                 changed = True
-            if is_ns and not already:
-                obj.setdefault("status", {})["phase"] = "Terminating"
-            if fins or grace > 0 or ns_pending:
+            if not already:
+                strategy.prepare_for_delete(obj)
+            if fins or grace > 0 or held:
                 md["finalizers"] = fins
                 if not fins:
                     md.pop("finalizers", None)
@@ -745,25 +790,17 @@ class API:
         return Result(self._deleted_response(rd, self._to_view(rd, gone.copy())), [], 200)
 
     def _deleted_response(self, rd: ResourceDef, obj: Obj) -> Obj:
-        if rd.group == "" and rd.plural in ("pods", "namespaces"):
+        """kube's ``finalizeDelete``: the object where the store sets ``ReturnDeletedObject``,
+        else a Success Status naming the resource (``details.kind`` is the plural, as kube sets)."""
+        if rd.return_deleted_object:
             return obj
         md = obj.get("metadata") or {}
-        details: Obj = {"name": md.get("name", ""), "kind": rd.plural, "uid": md.get("uid", "")}
+        # StatusDetails in kube's field order: name, group, kind (the resource), uid.
+        details: Obj = {"name": md.get("name", "")}
         if rd.group:
             details["group"] = rd.group
+        details.update(kind=rd.plural, uid=md.get("uid", ""))
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-
-    def _grace_period(self, rd: ResourceDef, pod: Obj, opts: DeleteOptions) -> int:
-        """kube's pod CheckGracefulDelete: unscheduled or terminal pods go at once."""
-        spec = pod.get("spec") or {}
-        phase = (pod.get("status") or {}).get("phase")
-        if opts.grace_period_seconds is not None:
-            grace = opts.grace_period_seconds
-        else:
-            grace = int(spec.get("terminationGracePeriodSeconds", 30) or 0)
-        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
-            return 0
-        return max(grace, 0)
 
     def delete_collection(
         self, rd: ResourceDef, ns: str, label_selector: str, field_selector: str, opts: DeleteOptions | None = None
@@ -788,40 +825,25 @@ class API:
         }
 
     # ------------------------------------------------------------------ subresources
-    def bind(self, ns: str, name: str, binding: Any) -> Obj:
-        """``pods/binding``: set ``spec.nodeName`` once and the PodScheduled condition."""
-        rd = self.registry.get("", "v1", "pods")
-        assert rd is not None
-        if not isinstance(binding, dict) or not isinstance(binding.get("target"), dict):
-            raise errors.bad_request("binding must carry a target")
-        target = binding["target"].get("name") or ""
-        if not target:
-            raise errors.invalid("Binding", name, "", [fielderr.required("target.name")])
-        bmd = binding.get("metadata") or {}
-        if bmd.get("name") and bmd["name"] != name:
-            raise errors.bad_request(f"the name of the object ({bmd['name']}) does not match the name on the URL ({name})")
-        rec = self._get_record(rd, ns, name)
-        pod = rec.copy()
-        if pod["metadata"].get("deletionTimestamp"):
-            raise errors.conflict("pods/binding", name, "", f"pod {name} is being deleted, cannot be assigned to a host")
-        spec = pod.setdefault("spec", {})
-        if spec.get("nodeName"):
-            raise errors.conflict(
-                "pods/binding", name, "", f"pod {name} is already assigned to node \"{spec['nodeName']}\""
-            )
-        uid = bmd.get("uid")
-        if uid and uid != pod["metadata"].get("uid"):
-            raise errors.conflict("pods/binding", name, "", "Precondition failed: UID in precondition: " + uid)
-        spec["nodeName"] = target
-        status = pod.setdefault("status", {})
-        # KEP-5278: a bound pod no longer carries a nomination.
-        status.pop("nominatedNodeName", None)
-        conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-        conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": rfc3339(self.clock.now())})
-        status["conditions"] = conds
-        new_rec = self.store.update(self._skey(rd), (ns, name), pod, rec.rv)
-        self._notify("update", rd, new_rec.obj)
-        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+    # ``pods/binding`` and ``namespaces/finalize`` live in their own modules (binding.py,
+    # namespace_finalize.py), like kube's per-resource storage; ``scale`` is generic.
+    def write_record(self, rd: ResourceDef, ns: str, name: str, obj: Obj, rv: int) -> Record:
+        """Store ``obj`` over the record at ``rv`` and notify, bypassing the strategy: for
+        subresource handlers that own their validation (kube's ``GuaranteedUpdate`` in a
+        subresource REST). Raises ``StoreError`` on a resourceVersion mismatch."""
+        rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rv)
+        self._notify("update", rd, rec.obj)
+        return rec
+
+    def remove_record(self, rd: ResourceDef, ns: str, name: str) -> Record:
+        """Remove the stored object now and notify (a deletion whose last hold was just released)."""
+        gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
+        self._notify("delete", rd, gone.obj)
+        return gone
+
+    def get_record(self, rd: ResourceDef, ns: str, name: str) -> Record:
+        """The stored record (404 ``NotFound`` when absent), for subresource handlers."""
+        return self._get_record(rd, ns, name)
 
     def scale_get(self, rd: ResourceDef, ns: str, name: str) -> Obj:
         rec = self._get_record(rd, ns, name)
@@ -844,7 +866,10 @@ class API:
             "spec": {"replicas": int(spec.get("replicas", 0) or 0)},
             "status": {
                 "replicas": int(status.get("replicas", 0) or 0),
-                "selector": _scale_selector(spec.get("selector")),
+                # ReplicationControllers select with a plain label map, the apps kinds with a LabelSelector.
+                "selector": _set_selector(spec.get("selector"))
+                if rd.group == "" and rd.plural == "replicationcontrollers"
+                else _scale_selector(spec.get("selector")),
             },
         }
 
@@ -857,7 +882,8 @@ class API:
         smd = scale.get("metadata") or {}
         if smd.get("resourceVersion") and smd["resourceVersion"] != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
-        replicas = (scale.get("spec") or {}).get("replicas")
+        # Scale.spec.replicas is ``omitempty``: Go clients scaling to 0 send ``"spec": {}``.
+        replicas = (scale.get("spec") or {}).get("replicas", 0)
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             raise errors.invalid("Scale", name, "autoscaling", [fielderr.invalid("spec.replicas", replicas, "must be an integer")])
         if replicas < 0:
@@ -887,25 +913,6 @@ class API:
         else:
             patched.setdefault("metadata", {}).pop("resourceVersion", None)
         return self.scale_update(rd, ns, name, patched, opts)
-
-    def finalize_namespace(self, name: str, body: Any) -> Result:
-        """``namespaces/{name}/finalize``: only ``spec.finalizers`` change; may complete deletion."""
-        rd = self.registry.get("", "v1", "namespaces")
-        assert rd is not None
-        rec = self._get_record(rd, "", name)
-        if not isinstance(body, dict):
-            raise errors.bad_request("the body of the request must be a Namespace")
-        obj = rec.copy()
-        obj.setdefault("spec", {})["finalizers"] = list(((body.get("spec") or {}).get("finalizers")) or [])
-        if not obj["spec"]["finalizers"]:
-            obj["spec"].pop("finalizers")
-        md = obj["metadata"]
-        if md.get("deletionTimestamp") and not obj["spec"].get("finalizers") and not md.get("finalizers"):
-            gone = self.store.delete(self._skey(rd), ("", name))
-            self._notify("delete", rd, gone.obj)
-            return Result(gone.copy(), [], 200)
-        new_rec = self.store.update(self._skey(rd), ("", name), obj, rec.rv)
-        return Result(new_rec.copy(), [], 200, new_rec.raw)
 
 
 def _same_ignoring_rv(a: Obj, b: Obj) -> bool:
@@ -943,6 +950,13 @@ def _scale_selector(sel: Obj | None) -> str:
         return label_selector_string(sel)
     except ValueError:
         return ""
+
+
+def _set_selector(labels: Any) -> str:
+    """``labels.SelectorFromSet(m).String()``: ``a=b,c=d`` sorted by key."""
+    if not isinstance(labels, dict):
+        return ""
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
 def _managed_without_time(entries: Any) -> Any:

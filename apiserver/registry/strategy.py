@@ -16,10 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from featuregates import FeatureGate
-
-Obj = dict[str, Any]
 
 
 @dataclass
@@ -31,6 +30,10 @@ class StrategyContext:
     dry_run: bool = False
     now: str = ""  # RFC 3339 ``...Z`` time of the request
     warnings: list[str] = field(default_factory=list)
+    #: who asks (``UserInfo``); ``None`` for in-process callers, which act as the loopback admin
+    user: Any = None
+    #: the server's token authenticator (``token -> UserInfo | None``), for TokenReview
+    authenticate_token: Any = None
 
 
 class Strategy:
@@ -44,6 +47,12 @@ class Strategy:
     has_status: bool = False
     #: Objects of the resource may be created without a name only via generateName (all of kube's).
     allow_create_on_update: bool = False
+    #: kube's ``AllowUnconditionalUpdate``: an update whose body carries no ``resourceVersion`` is
+    #: applied to the current object (true for most kinds; helm's release Secrets rely on it).
+    allow_unconditional_update: bool = True
+    #: A create-only kind answered in place instead of stored (kube's access reviews): create
+    #: validates, then returns the object with ``status = answer(ctx, obj)``.
+    answers_create: bool = False
 
     def default(self, obj: Obj) -> None:
         """SetDefaults: the API defaults kube applies when decoding a request body."""
@@ -82,6 +91,28 @@ class Strategy:
 
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return []
+
+    def answer(self, ctx: StrategyContext, obj: Obj) -> Obj:
+        """The ``status`` of an ``answers_create`` kind's reply."""
+        return {}
+
+    # -- deletion (kube's RESTDeleteStrategy / RESTGracefulDeleteStrategy) ---------------------
+
+    #: Deletion waits out a grace period the strategy computes (kube's graceful delete: pods).
+    graceful_delete: bool = False
+
+    def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:
+        """The grace period in seconds for deleting ``obj`` (``requested``: DeleteOptions'
+        ``gracePeriodSeconds``); 0 deletes at once. Only called when :attr:`graceful_delete`."""
+        return 0
+
+    def holds_deletion(self, obj: Obj) -> bool:
+        """Whether ``obj``'s own content keeps it stored after deletion is requested, beyond
+        ``metadata.finalizers`` (a Namespace's ``spec.finalizers``)."""
+        return False
+
+    def prepare_for_delete(self, obj: Obj) -> None:
+        """Change ``obj`` as it is first marked for deletion (a Namespace becomes Terminating)."""
 
     def generation_relevant(self, obj: Obj) -> Any:
         """The part of the object whose change bumps ``metadata.generation`` (spec-like content)."""
