@@ -8,6 +8,12 @@ from __future__ import annotations
 
 import pytest
 
+# The inner sessions run in this process; pytester removes the modules they import when they end.
+# The control plane is imported here first so every inner session shares it: the CEL library's
+# native half may initialise its logger only once per process.
+import apiserver.cel  # noqa: F401
+import apiserver.controlplane  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 #: the inner sessions run the user's async tests with anyio, as a typical async project would
