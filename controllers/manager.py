@@ -44,6 +44,12 @@ STATEFULSET = "statefulset-controller"
 PV_BINDER = "persistentvolume-binder-controller"
 NODE_AGENT = "node-agent"
 PODGROUP_PROTECTION = "podgroup-protection-controller"
+REPLICASET = "replicaset-controller"
+REPLICATIONCONTROLLER = "replicationcontroller-controller"
+DEPLOYMENT = "deployment-controller"
+DAEMONSET = "daemonset-controller"
+SERVICEACCOUNT = "serviceaccount-controller"
+ENDPOINTSLICE = "endpointslice-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -144,6 +150,37 @@ def new_pv_binder(cp: ControlPlane) -> Component:
     return PVBinder(cp.client(PV_BINDER), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry))
 
 
+def new_replicaset_controller(cp: ControlPlane) -> Component:
+    from controllers.replicaset import ReplicaSetController
+
+    return ReplicaSetController(
+        cp.client(REPLICASET), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry)
+    )
+
+
+def new_replicationcontroller_controller(cp: ControlPlane) -> Component:
+    from controllers.replicaset import ReplicationManager
+
+    return ReplicationManager(
+        cp.client(REPLICATIONCONTROLLER), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry)
+    )
+
+
+def _workload_controllers() -> list[ControllerSpec]:
+    """The everyday workload controllers (Deployment, ReplicaSet, DaemonSet, …), kube's names."""
+    from controllers.replicaset import REPLICATIONCONTROLLERS
+
+    return [
+        ControllerSpec(REPLICASET, new_replicaset_controller, ("replicaset",)),
+        ControllerSpec(
+            REPLICATIONCONTROLLER,
+            new_replicationcontroller_controller,
+            ("replicationcontroller",),
+            requires=REPLICATIONCONTROLLERS,
+        ),
+    ]
+
+
 def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
     """Every controller this build has, in start order (the node agent only if it is installed)."""
     specs: list[ControllerSpec] = []
@@ -159,6 +196,7 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
         ControllerSpec(NAMESPACE, new_namespace_controller, ("namespace",)),
         ControllerSpec(PV_BINDER, new_pv_binder, ("persistentvolume-binder",)),
         ControllerSpec(STATEFULSET, new_statefulset_controller, ("statefulset",)),
+        *_workload_controllers(),
     ]
     try:
         from controllers.podgroupprotection import new_podgroup_protection_controller
