@@ -166,11 +166,20 @@ def new_replicationcontroller_controller(cp: ControlPlane) -> Component:
     )
 
 
+def new_deployment_controller(cp: ControlPlane) -> Component:
+    from controllers.deployment import DeploymentController
+
+    return DeploymentController(
+        cp.client(DEPLOYMENT), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry)
+    )
+
+
 def _workload_controllers() -> list[ControllerSpec]:
     """The everyday workload controllers (Deployment, ReplicaSet, DaemonSet, …), kube's names."""
     from controllers.replicaset import REPLICATIONCONTROLLERS
 
     return [
+        ControllerSpec(DEPLOYMENT, new_deployment_controller, ("deployment",)),
         ControllerSpec(REPLICASET, new_replicaset_controller, ("replicaset",)),
         ControllerSpec(
             REPLICATIONCONTROLLER,

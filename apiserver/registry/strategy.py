@@ -42,6 +42,9 @@ class Strategy:
     """
 
     has_status: bool = False
+    #: metadata a ``/status`` write cannot change (``ResetObjectMetaForStatus``); a kind whose status
+    #: strategy keeps less (Deployments: only labels) narrows it
+    status_reset_metadata: tuple[str, ...] = ("labels", "annotations", "finalizers", "ownerReferences")
     #: Objects of the resource may be created without a name only via generateName (all of kube's).
     allow_create_on_update: bool = False
 
