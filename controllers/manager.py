@@ -174,6 +174,14 @@ def new_deployment_controller(cp: ControlPlane) -> Component:
     )
 
 
+def new_serviceaccount_controller(cp: ControlPlane) -> Component:
+    from controllers.serviceaccount import ServiceAccountsController
+
+    return ServiceAccountsController(
+        cp.client(SERVICEACCOUNT), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry)
+    )
+
+
 def _workload_controllers() -> list[ControllerSpec]:
     """The everyday workload controllers (Deployment, ReplicaSet, DaemonSet, …), kube's names."""
     from controllers.replicaset import REPLICATIONCONTROLLERS
@@ -187,6 +195,7 @@ def _workload_controllers() -> list[ControllerSpec]:
             ("replicationcontroller",),
             requires=REPLICATIONCONTROLLERS,
         ),
+        ControllerSpec(SERVICEACCOUNT, new_serviceaccount_controller, ("serviceaccount",)),
     ]
 
 

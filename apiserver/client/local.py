@@ -255,6 +255,10 @@ class LocalClient:
             from apiserver.registry.eviction import evict
 
             return evict(self.api, namespace, name, body)
+        if rd.plural == "serviceaccounts" and not rd.group and subresource == "token":
+            from apiserver.registry.tokenrequest import create_token
+
+            return create_token(self.api, namespace, name, body)
         raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)
 
     async def get_subresource(self, gvr: GVR, name: str, subresource: str, namespace: str = "") -> Obj:

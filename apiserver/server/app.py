@@ -340,6 +340,10 @@ class APIApp:
                     from apiserver.registry.eviction import evict
 
                     return Response(orjson.dumps(evict(api, ns, info.name, body)), status_code=201, media_type=JSON)
+                if sub == "token" and rd.plural == "serviceaccounts" and not rd.group:
+                    from apiserver.registry.tokenrequest import create_token
+
+                    return Response(orjson.dumps(create_token(api, ns, info.name, body)), status_code=201, media_type=JSON)
                 if sub in ("exec", "attach", "portforward"):
                     api.get(rd, ns, info.name)
                     return self._no_container_runtime(info)
