@@ -42,13 +42,25 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    s.add_argument("--service-cluster-ip-range", default="10.96.0.0/12", help="CIDR the Service ClusterIPs come from")
+    s.add_argument("--service-node-port-range", default="30000-32767", help="port range NodePorts come from")
     return p
 
 
 async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
     from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
 
-    cp = ControlPlane(ControlPlaneOptions(gates=gates))
+    try:
+        cp = ControlPlane(
+            ControlPlaneOptions(
+                gates=gates,
+                service_cluster_ip_range=args.service_cluster_ip_range,
+                service_node_port_range=args.service_node_port_range,
+            )
+        )
+    except ValueError as e:
+        print(f"gangplane: {e}", file=sys.stderr)
+        return 2
     cluster = None
     if args.cluster:
         try:

@@ -182,8 +182,17 @@ def new_serviceaccount_controller(cp: ControlPlane) -> Component:
     )
 
 
+def new_endpointslice_controller(cp: ControlPlane) -> Component:
+    from controllers.endpointslice import EndpointSliceController
+
+    return EndpointSliceController(
+        cp.client(ENDPOINTSLICE), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry)
+    )
+
+
 def _workload_controllers() -> list[ControllerSpec]:
     """The everyday workload controllers (Deployment, ReplicaSet, DaemonSet, …), kube's names."""
+    from apiserver.client.interface import ENDPOINTSLICES
     from controllers.replicaset import REPLICATIONCONTROLLERS
 
     return [
@@ -196,6 +205,7 @@ def _workload_controllers() -> list[ControllerSpec]:
             requires=REPLICATIONCONTROLLERS,
         ),
         ControllerSpec(SERVICEACCOUNT, new_serviceaccount_controller, ("serviceaccount",)),
+        ControllerSpec(ENDPOINTSLICE, new_endpointslice_controller, ("endpointslice",), requires=ENDPOINTSLICES),
     ]
 
 

@@ -18,6 +18,7 @@ _STRATEGY_MODULES = (
     "apiserver.registry.strategies.scheduling",
     "apiserver.registry.strategies.resource",
     "apiserver.registry.strategies.batch",
+    "apiserver.registry.strategies.discovery",
 )
 
 
@@ -165,6 +166,8 @@ def builtin_resources() -> list[ResourceDef]:
         # events.k8s.io/v1 (same storage as core events)
         rd("events.k8s.io", "v1", "Event", "events", True, short_names=("ev",), storage_of=("", "events"),
            field_selectors=EVENTS_V1_FIELDS),
+        # discovery.k8s.io/v1
+        rd("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True),
         # coordination.k8s.io/v1
         rd("coordination.k8s.io", "v1", "Lease", "leases", True),
         # policy/v1
