@@ -55,6 +55,12 @@ class Expectations:
             delete=len(pod_keys), timestamp=self.clock.monotonic(), deleting=set(pod_keys)
         )
 
+    def set_expectations(self, key: str, adds: int, pod_keys: list[str]) -> None:
+        """``SetExpectations``: creations and tracked deletions at once (the DaemonSet controller)."""
+        self._by_key[key] = _Expectation(
+            add=adds, delete=len(pod_keys), timestamp=self.clock.monotonic(), deleting=set(pod_keys)
+        )
+
     def creation_observed(self, key: str) -> None:
         exp = self._by_key.get(key)
         if exp is not None:

@@ -190,6 +190,12 @@ def new_endpointslice_controller(cp: ControlPlane) -> Component:
     )
 
 
+def new_daemonset_controller(cp: ControlPlane) -> Component:
+    from controllers.daemonset import DaemonSetsController
+
+    return DaemonSetsController(cp.client(DAEMONSET), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry))
+
+
 def _workload_controllers() -> list[ControllerSpec]:
     """The everyday workload controllers (Deployment, ReplicaSet, DaemonSet, …), kube's names."""
     from apiserver.client.interface import ENDPOINTSLICES
@@ -204,6 +210,7 @@ def _workload_controllers() -> list[ControllerSpec]:
             ("replicationcontroller",),
             requires=REPLICATIONCONTROLLERS,
         ),
+        ControllerSpec(DAEMONSET, new_daemonset_controller, ("daemonset",)),
         ControllerSpec(SERVICEACCOUNT, new_serviceaccount_controller, ("serviceaccount",)),
         ControllerSpec(ENDPOINTSLICE, new_endpointslice_controller, ("endpointslice",), requires=ENDPOINTSLICES),
     ]
