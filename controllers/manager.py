@@ -50,6 +50,7 @@ DEPLOYMENT = "deployment-controller"
 DAEMONSET = "daemonset-controller"
 SERVICEACCOUNT = "serviceaccount-controller"
 ENDPOINTSLICE = "endpointslice-controller"
+CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -247,6 +248,16 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
                 requires=PODGROUPS,
             )
         )
+    from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
+
+    specs.append(
+        ControllerSpec(
+            CLUSTERROLE_AGGREGATION,
+            new_clusterrole_aggregation_controller,
+            ("clusterrole-aggregation",),
+            requires=CLUSTERROLES,
+        )
+    )
     return specs
 
 

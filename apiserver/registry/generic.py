@@ -56,6 +56,12 @@ NO_GENERATION = frozenset(
         ("apps", "controllerrevisions"),
         ("coordination.k8s.io", "leases"),
         ("scheduling.k8s.io", "priorityclasses"),
+        ("rbac.authorization.k8s.io", "roles"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings"),
+        ("storage.k8s.io", "storageclasses"),
+        ("apiregistration.k8s.io", "apiservices"),
     }
 )
 
@@ -389,6 +395,8 @@ class API:
             self.body_checker(rd, obj, None, opts, warnings)
         ctx = self._ctx(ns, opts.dry_run)
         strategy = rd.strategy
+        if strategy.answers_create:
+            return self._answer(rd, ctx, obj, warnings)
         generate = not md.get("name") and bool(md.get("generateName"))
         if generate:
             md["name"] = md["generateName"] + random_suffix()
@@ -433,6 +441,15 @@ class API:
         self._notify("create", rd, rec.obj)
         return Result(self._to_view(rd, rec.copy()), warnings, 201, rec.raw if rd.storage_of is None else None)
 
+    def _answer(self, rd: ResourceDef, ctx: StrategyContext, obj: Obj, warnings: list[str]) -> Result:
+        """kube's review REST ``Create``: validate, fill in the decision, store nothing (201)."""
+        rd.strategy.default(obj)
+        errs = rd.strategy.validate(ctx, obj)
+        if errs:
+            raise self._validation_error(rd, "", errs)
+        obj["status"] = rd.strategy.answer(ctx, obj)
+        return Result(obj, warnings, 201)
+
     # ------------------------------------------------------------------ update
     def update(
         self,
@@ -455,7 +472,19 @@ class API:
         rec = self._get_record(rd, ns, name)
         old = rec.obj
         body_rv = md.get("resourceVersion") or ""
-        if body_rv and _parse_rv(body_rv, "metadata.resourceVersion") != rec.rv:
+        if not body_rv:
+            # kube's Store.Update: without a resourceVersion the update is unconditional where the
+            # strategy allows it (it then applies to the latest object), else Invalid with the
+            # resource standing in for the kind.
+            if not rd.strategy.allow_unconditional_update:
+                raise errors.invalid(
+                    rd.plural,
+                    name,
+                    rd.group,
+                    [fielderr.invalid("metadata.resourceVersion", 0, "must be specified for an update")],
+                )
+            md["resourceVersion"] = str(rec.rv)
+        elif _parse_rv(body_rv, "metadata.resourceVersion") != rec.rv:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
         if self.body_checker is not None:
@@ -745,12 +774,16 @@ class API:
         return Result(self._deleted_response(rd, self._to_view(rd, gone.copy())), [], 200)
 
     def _deleted_response(self, rd: ResourceDef, obj: Obj) -> Obj:
-        if rd.group == "" and rd.plural in ("pods", "namespaces"):
+        """kube's ``finalizeDelete``: the object where the store sets ``ReturnDeletedObject``,
+        else a Success Status naming the resource (``details.kind`` is the plural, as kube sets)."""
+        if rd.return_deleted_object:
             return obj
         md = obj.get("metadata") or {}
-        details: Obj = {"name": md.get("name", ""), "kind": rd.plural, "uid": md.get("uid", "")}
+        # StatusDetails in kube's field order: name, group, kind (the resource), uid.
+        details: Obj = {"name": md.get("name", "")}
         if rd.group:
             details["group"] = rd.group
+        details.update(kind=rd.plural, uid=md.get("uid", ""))
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
     def _grace_period(self, rd: ResourceDef, pod: Obj, opts: DeleteOptions) -> int:
@@ -844,7 +877,10 @@ class API:
             "spec": {"replicas": int(spec.get("replicas", 0) or 0)},
             "status": {
                 "replicas": int(status.get("replicas", 0) or 0),
-                "selector": _scale_selector(spec.get("selector")),
+                # ReplicationControllers select with a plain label map, the apps kinds with a LabelSelector.
+                "selector": _set_selector(spec.get("selector"))
+                if rd.group == "" and rd.plural == "replicationcontrollers"
+                else _scale_selector(spec.get("selector")),
             },
         }
 
@@ -857,7 +893,8 @@ class API:
         smd = scale.get("metadata") or {}
         if smd.get("resourceVersion") and smd["resourceVersion"] != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
-        replicas = (scale.get("spec") or {}).get("replicas")
+        # Scale.spec.replicas is ``omitempty``: Go clients scaling to 0 send ``"spec": {}``.
+        replicas = (scale.get("spec") or {}).get("replicas", 0)
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             raise errors.invalid("Scale", name, "autoscaling", [fielderr.invalid("spec.replicas", replicas, "must be an integer")])
         if replicas < 0:
@@ -943,6 +980,13 @@ def _scale_selector(sel: Obj | None) -> str:
         return label_selector_string(sel)
     except ValueError:
         return ""
+
+
+def _set_selector(labels: Any) -> str:
+    """``labels.SelectorFromSet(m).String()``: ``a=b,c=d`` sorted by key."""
+    if not isinstance(labels, dict):
+        return ""
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
 def _managed_without_time(entries: Any) -> Any:

@@ -47,6 +47,12 @@ class Strategy:
     status_reset_metadata: tuple[str, ...] = ("labels", "annotations", "finalizers", "ownerReferences")
     #: Objects of the resource may be created without a name only via generateName (all of kube's).
     allow_create_on_update: bool = False
+    #: kube's ``AllowUnconditionalUpdate``: an update whose body carries no ``resourceVersion`` is
+    #: applied to the current object (true for most kinds; helm's release Secrets rely on it).
+    allow_unconditional_update: bool = True
+    #: A create-only kind answered in place instead of stored (kube's access reviews): create
+    #: validates, then returns the object with ``status = answer(ctx, obj)``.
+    answers_create: bool = False
 
     def default(self, obj: Obj) -> None:
         """SetDefaults: the API defaults kube applies when decoding a request body."""
@@ -85,6 +91,10 @@ class Strategy:
 
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return []
+
+    def answer(self, ctx: StrategyContext, obj: Obj) -> Obj:
+        """The ``status`` of an ``answers_create`` kind's reply."""
+        return {}
 
     def generation_relevant(self, obj: Obj) -> Any:
         """The part of the object whose change bumps ``metadata.generation`` (spec-like content)."""
