@@ -205,3 +205,44 @@ def test_ranking_puts_recently_ready_pods_first_in_log_buckets() -> None:
     young = _pod("young", ready_at="2027-01-15T07:59:00Z")
     old = _pod("old", ready_at="2026-01-01T00:00:00Z")
     assert [p["metadata"]["name"] for p in rank_pods_for_deletion([old, young], [], now)] == ["young", "old"]
+
+
+async def test_replication_controller_keeps_replicas_with_v1_owner_references(cp: ControlPlane, client: Any) -> None:
+    from controllers.manager import REPLICATIONCONTROLLER
+    from controllers.replicaset import REPLICATIONCONTROLLERS
+
+    assert REPLICATIONCONTROLLER in register_controllers(cp, "replicationcontroller")
+    await cp.start_component(REPLICATIONCONTROLLER)
+    rc = await client.create(
+        REPLICATIONCONTROLLERS,
+        {
+            "apiVersion": "v1",
+            "kind": "ReplicationController",
+            "metadata": {"name": "old"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"app": "old"},
+                "template": {
+                    "metadata": {"labels": {"app": "old"}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+                },
+            },
+        },
+        "default",
+    )
+    pods = await pods_of(client, "old", 2)
+    ref = pods[0]["metadata"]["ownerReferences"][0]
+    assert (ref["apiVersion"], ref["kind"], ref["uid"]) == ("v1", "ReplicationController", rc["metadata"]["uid"])
+    got = await wait_object(
+        client, REPLICATIONCONTROLLERS, "old", "default", lambda o: (o or {}).get("status", {}).get("replicas") == 2
+    )
+    assert got is not None and "terminatingReplicas" not in got["status"]
+    assert got["status"]["fullyLabeledReplicas"] == 2
+    await client.patch(REPLICATIONCONTROLLERS, "old", {"spec": {"replicas": 1}}, "default")
+    await wait_for_list(
+        client,
+        PODS,
+        "default",
+        lambda items: len([p for p in items if not p["metadata"].get("deletionTimestamp")]) == 1,
+        label_selector="app=old",
+    )
