@@ -17,12 +17,27 @@ import functools
 import math
 from typing import Any
 
-from apiserver.meta import condition, is_being_deleted, namespace_of, new_controller_ref, parse_time, uid_of
+from apiserver.meta import (
+    condition,
+    controller_ref,
+    is_being_deleted,
+    namespace_of,
+    new_controller_ref,
+    parse_time,
+    uid_of,
+)
 
 Obj = dict[str, Any]
 
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+#: informer index: the namespace of every object without a controller reference (adoption candidates)
+ORPHANS = "orphans-by-namespace"
+
+
+def orphan_index(obj: Obj) -> list[str]:
+    """Index function for :data:`ORPHANS`: claims look at orphans only, never a namespace scan."""
+    return [namespace_of(obj)] if controller_ref(obj) is None else []
 
 
 def pod_from_template(owner: Obj, template: Obj, api_version: str, kind: str) -> Obj:

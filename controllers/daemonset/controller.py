@@ -125,6 +125,7 @@ class DaemonSetsController(Controller):
         self.nodes: Informer = self.informers.informer(NODES)
         self.revisions: Informer = self.informers.informer(CONTROLLERREVISIONS)
         self.pods.add_indexer(CONTROLLER_UID, controller_uid_index)
+        self.pods.add_indexer(podutil.ORPHANS, podutil.orphan_index)
         self.revisions.add_indexer(CONTROLLER_UID, controller_uid_index)
         self.sets.add_event_handler(self._on_set, lambda o, n: self._on_set(n), self._delete_set)
         self.pods.add_event_handler(self._add_pod, self._update_pod, self._delete_pod)
@@ -258,8 +259,8 @@ class DaemonSetsController(Controller):
 
     async def _claim_pods(self, ds: Obj, selector: LabelSelector) -> list[Obj]:
         candidates = {key_of(p): p for p in self.pods.by_index(CONTROLLER_UID, uid_of(ds))}
-        for p in self.pods.list(namespace_of(ds)):
-            if controller_ref(p) is None and selector.matches(labels_of(p)):
+        for p in self.pods.by_index(podutil.ORPHANS, namespace_of(ds)):
+            if selector.matches(labels_of(p)):
                 candidates.setdefault(key_of(p), p)
         manager = ControllerRefManager(
             self.client, PODS, ds, selector, API_VERSION, KIND, recheck_deletion_timestamp(self.client, DAEMONSETS, ds)

@@ -31,6 +31,7 @@ from apiserver.meta import (
     uid_of,
 )
 from apiserver.selectors import LabelSelector, label_selector_from_dict
+from controllers import podutil
 from controllers.base import Controller
 from controllers.deployment import util
 from controllers.deployment.rollout import API_VERSION, KIND, Rollout
@@ -67,6 +68,7 @@ class DeploymentController(Controller):
         self.replicasets: Informer = self.informers.informer(REPLICASETS)
         self.pods: Informer = self.informers.informer(PODS)
         self.replicasets.add_indexer(CONTROLLER_UID, controller_uid_index)
+        self.replicasets.add_indexer(podutil.ORPHANS, podutil.orphan_index)
         self.pods.add_indexer(CONTROLLER_UID, controller_uid_index)
         self.deployments.add_event_handler(self._on_deployment, lambda o, n: self._on_deployment(n), self._on_deployment)
         self.replicasets.add_event_handler(self._add_rs, self._update_rs, self._delete_rs)
@@ -213,8 +215,8 @@ class DeploymentController(Controller):
     async def _claim_replicasets(self, d: Obj, selector: LabelSelector) -> list[Obj]:
         """``getReplicaSetsForDeployment``."""
         candidates = {key_of(rs): rs for rs in self.replicasets.by_index(CONTROLLER_UID, uid_of(d))}
-        for rs in self.replicasets.list(namespace_of(d)):
-            if controller_ref(rs) is None and selector.matches(labels_of(rs)):
+        for rs in self.replicasets.by_index(podutil.ORPHANS, namespace_of(d)):
+            if selector.matches(labels_of(rs)):
                 candidates.setdefault(key_of(rs), rs)
         manager = ControllerRefManager(
             self.client,

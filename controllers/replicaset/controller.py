@@ -140,6 +140,7 @@ class ReplicaSetController(Controller):
         self.sets: Informer = self.informers.informer(self.gvr)
         self.pods: Informer = self.informers.informer(PODS)
         self.pods.add_indexer(CONTROLLER_UID, controller_uid_index)
+        self.pods.add_indexer(podutil.ORPHANS, podutil.orphan_index)
         self.sets.add_indexer(CONTROLLER_UID, controller_uid_index)
         self.sets.add_event_handler(self._on_set, self._update_set, self._delete_set)
         self.pods.add_event_handler(self._add_pod, self._update_pod, self._delete_pod)
@@ -267,8 +268,8 @@ class ReplicaSetController(Controller):
 
     async def _claim_pods(self, rs: Obj, selector: LabelSelector) -> list[Obj]:
         candidates = {key_of(p): p for p in self.pods.by_index(CONTROLLER_UID, uid_of(rs))}
-        for p in self.pods.list(namespace_of(rs)):
-            if controller_ref(p) is None and selector.matches(labels_of(p)):
+        for p in self.pods.by_index(podutil.ORPHANS, namespace_of(rs)):
+            if selector.matches(labels_of(p)):
                 candidates.setdefault(key_of(p), p)
         manager = ControllerRefManager(
             self.client,
