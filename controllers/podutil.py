@@ -66,8 +66,10 @@ def is_pod_active(pod: Obj) -> bool:
 
 
 def is_pod_ready(pod: Obj) -> bool:
-    c = condition(pod, "Ready")
-    return c is not None and c.get("status") == "True"
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return False
 
 
 def ready_since(pod: Obj) -> float | None:
@@ -129,33 +131,42 @@ def _creation(pod: Obj) -> float | None:
     return parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
 
 
-def _less(a: tuple[Obj, int], b: tuple[Obj, int], now: float) -> bool:
-    pa, ra = a
-    pb, rb = b
-    na = (pa.get("spec") or {}).get("nodeName") or ""
-    nb = (pb.get("spec") or {}).get("nodeName") or ""
-    if na != nb and (not na or not nb):
-        return not na
-    oa, ob = _PHASE_ORDINAL.get(phase_of(pa), 0), _PHASE_ORDINAL.get(phase_of(pb), 0)
-    if oa != ob:
-        return oa < ob
-    ready_a, ready_b = is_pod_ready(pa), is_pod_ready(pb)
-    if ready_a != ready_b:
-        return not ready_a
-    ca, cb = deletion_cost(pa), deletion_cost(pb)
-    if ca != cb:
-        return ca < cb
-    if ra != rb:
-        return ra > rb
-    if ready_a and ready_b:
-        res = _time_less(ready_since(pa), ready_since(pb), now, uid_of(pa), uid_of(pb))
+class _Facts:
+    """What the ranking compares, read once per pod (the comparator runs O(n log n) times)."""
+
+    __slots__ = ("assigned", "phase", "ready", "cost", "rank", "ready_at", "restarts", "created", "uid")
+
+    def __init__(self, pod: Obj, rank: int) -> None:
+        self.assigned = bool((pod.get("spec") or {}).get("nodeName"))
+        self.phase = _PHASE_ORDINAL.get(phase_of(pod), 0)
+        self.ready = is_pod_ready(pod)
+        self.cost = deletion_cost(pod)
+        self.rank = rank
+        self.ready_at = ready_since(pod) if self.ready else None
+        self.restarts = _max_restarts(pod)
+        self.created = _creation(pod)
+        self.uid = uid_of(pod)
+
+
+def _less(a: _Facts, b: _Facts, now: float) -> bool:
+    """``ActivePodsWithRanks.Less``."""
+    if a.assigned != b.assigned:
+        return not a.assigned
+    if a.phase != b.phase:
+        return a.phase < b.phase
+    if a.ready != b.ready:
+        return not a.ready
+    if a.cost != b.cost:
+        return a.cost < b.cost
+    if a.rank != b.rank:
+        return a.rank > b.rank
+    if a.ready and b.ready:
+        res = _time_less(a.ready_at, b.ready_at, now, a.uid, b.uid)
         if res is not None:
             return res
-    xa, xb = _max_restarts(pa), _max_restarts(pb)
-    if xa != xb:
-        return xa > xb
-    res = _time_less(_creation(pa), _creation(pb), now, uid_of(pa), uid_of(pb))
-    return bool(res)
+    if a.restarts != b.restarts:
+        return a.restarts > b.restarts
+    return bool(_time_less(a.created, b.created, now, a.uid, b.uid))
 
 
 def rank_pods_for_deletion(pods: list[Obj], related: list[Obj], now: float) -> list[Obj]:
@@ -168,12 +179,12 @@ def rank_pods_for_deletion(pods: list[Obj], related: list[Obj], now: float) -> l
         if is_pod_active(p):
             node = (p.get("spec") or {}).get("nodeName") or ""
             on_node[node] = on_node.get(node, 0) + 1
-    ranked = [(p, on_node.get((p.get("spec") or {}).get("nodeName") or "", 0)) for p in pods]
+    ranked = [(p, _Facts(p, on_node.get((p.get("spec") or {}).get("nodeName") or "", 0))) for p in pods]
 
-    def cmp(a: tuple[Obj, int], b: tuple[Obj, int]) -> int:
-        if _less(a, b, now):
+    def cmp(a: tuple[Obj, _Facts], b: tuple[Obj, _Facts]) -> int:
+        if _less(a[1], b[1], now):
             return -1
-        if _less(b, a, now):
+        if _less(b[1], a[1], now):
             return 1
         return 0
 

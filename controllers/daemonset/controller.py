@@ -63,6 +63,9 @@ TEMPLATE_GENERATION_LABEL = "pod-template-generation"
 TEMPLATE_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
 BURST_REPLICAS = 250
 
+#: node name -> (should run, should continue running), computed once per sync
+Fits = dict[str, tuple[bool, bool]]
+
 
 def template_generation(ds: Obj) -> int | None:
     raw = annotations_of(ds).get(TEMPLATE_GENERATION_ANNOTATION)
@@ -239,20 +242,22 @@ class DaemonSetsController(Controller):
             )
             return
         nodes = self.nodes.list()
+        fit = predicates.DaemonPodFit((ds.get("spec") or {}).get("template") or {})
+        fits = {name_of(n): fit.should_run(n) for n in nodes}
         cur, old = await self._construct_history(ds, selector)
         hash_ = labels_of(cur).get(REVISION_HASH, "")
         pods = await self._claim_pods(ds, selector)
         if not self.expectations.satisfied(key) or is_being_deleted(ds):
-            await self._update_status(ds, nodes, pods, hash_)
+            await self._update_status(ds, nodes, fits, pods, hash_)
             return
-        await self._manage(ds, key, nodes, pods, hash_)
+        await self._manage(ds, key, nodes, fits, pods, hash_)
         if self.expectations.satisfied(key):
             strategy = ((ds.get("spec") or {}).get("updateStrategy") or {}).get("type") or "RollingUpdate"
             if strategy == "RollingUpdate":
                 pods = self._live_pods(ds)
-                await self._rolling_update(ds, key, nodes, pods, hash_)
+                await self._rolling_update(ds, key, nodes, fits, pods, hash_)
         await self._cleanup_history(ds, old)
-        await self._update_status(ds, nodes, self._live_pods(ds), hash_)
+        await self._update_status(ds, nodes, fits, self._live_pods(ds), hash_)
 
     def _live_pods(self, ds: Obj) -> list[Obj]:
         return list(self.pods.by_index(CONTROLLER_UID, uid_of(ds)))
@@ -349,9 +354,8 @@ class DaemonSetsController(Controller):
             await self.history.delete(r)
 
     # ------------------------------------------------------------------ manage
-    async def _manage(self, ds: Obj, key: str, nodes: list[Obj], pods: list[Obj], hash_: str) -> None:
+    async def _manage(self, ds: Obj, key: str, nodes: list[Obj], fits: Fits, pods: list[Obj], hash_: str) -> None:
         """``manage``: which nodes need a pod, which pods must go."""
-        template = (ds.get("spec") or {}).get("template") or {}
         surge = self._allows_surge(ds)
         by_node = self._by_node(pods)
         create_on: list[str] = []
@@ -360,7 +364,7 @@ class DaemonSetsController(Controller):
         for node in nodes:
             node_name = name_of(node)
             node_names.add(node_name)
-            should_run, should_continue = predicates.node_should_run(node, template)
+            should_run, should_continue = fits[node_name]
             on_node = by_node.get(node_name, [])
             if should_run and not on_node:
                 create_on.append(node_name)
@@ -472,10 +476,9 @@ class DaemonSetsController(Controller):
             raise errs[0]
 
     # ------------------------------------------------------------------ rolling update
-    def _desired_counts(self, ds: Obj, nodes: list[Obj]) -> tuple[int, int, int]:
+    def _desired_counts(self, ds: Obj, nodes: list[Obj], fits: Fits) -> tuple[int, int, int]:
         """``updatedDesiredNodeCounts``: (maxSurge, maxUnavailable, desiredNumberScheduled)."""
-        template = (ds.get("spec") or {}).get("template") or {}
-        desired = sum(1 for n in nodes if predicates.node_should_run(n, template)[0])
+        desired = sum(1 for n in nodes if fits[name_of(n)][0])
         ru = (((ds.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate")) or {}
         max_unavailable = scaled_value(ru.get("maxUnavailable") if ru.get("maxUnavailable") is not None else 1, desired, True)
         max_surge = scaled_value(ru.get("maxSurge") or 0, desired, True)
@@ -501,11 +504,12 @@ class DaemonSetsController(Controller):
                 old = p
         return new, old, True
 
-    async def _rolling_update(self, ds: Obj, key: str, nodes: list[Obj], pods: list[Obj], hash_: str) -> None:
-        template = (ds.get("spec") or {}).get("template") or {}
+    async def _rolling_update(
+        self, ds: Obj, key: str, nodes: list[Obj], fits: Fits, pods: list[Obj], hash_: str
+    ) -> None:
         generation = template_generation(ds)
         by_node = self._by_node(pods)
-        max_surge, max_unavailable, desired = self._desired_counts(ds, nodes)
+        max_surge, max_unavailable, desired = self._desired_counts(ds, nodes, fits)
         mrs = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
         now = self.clock.now()
         node_by_name = {name_of(n): n for n in nodes}
@@ -550,7 +554,7 @@ class DaemonSetsController(Controller):
             if old is None:
                 continue
             node = node_by_name.get(node_name)
-            should_run = node is not None and predicates.node_should_run(node, template)[0]
+            should_run = node is not None and fits[node_name][0]
             if new is None:
                 if not available(old):
                     if not should_run:
@@ -576,16 +580,15 @@ class DaemonSetsController(Controller):
         await self._sync_nodes(ds, key, delete, allowed_nodes + candidate_nodes[:remaining_surge], hash_)
 
     # ------------------------------------------------------------------ status
-    async def _update_status(self, ds: Obj, nodes: list[Obj], pods: list[Obj], hash_: str) -> None:
+    async def _update_status(self, ds: Obj, nodes: list[Obj], fits: Fits, pods: list[Obj], hash_: str) -> None:
         """``updateDaemonSetStatus``."""
-        template = (ds.get("spec") or {}).get("template") or {}
         by_node = self._by_node(pods)
         mrs = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
         now = self.clock.now()
         generation = template_generation(ds)
         desired = current = misscheduled = ready = available = updated = 0
         for node in nodes:
-            should_run, _ = predicates.node_should_run(node, template)
+            should_run, _ = fits[name_of(node)]
             on_node = by_node.get(name_of(node), [])
             if should_run:
                 desired += 1

@@ -150,21 +150,51 @@ def new_pod_template(template: Obj, node_name: str) -> Obj:
     return t
 
 
+class DaemonPodFit:
+    """``NodeShouldRunDaemonPod`` for one template, prepared once and asked per node.
+
+    The daemon pod's required affinity is the template's with every term's ``matchFields`` replaced
+    by the node-name pin (which the node itself always matches), so a node fits when the
+    ``nodeSelector`` matches and some term's ``matchExpressions`` all match (or there is no required
+    affinity). Its tolerations are the template's plus the DaemonSet defaults.
+    """
+
+    def __init__(self, template: Obj) -> None:
+        tspec = template.get("spec") or {}
+        self.node_name: str = tspec.get("nodeName") or ""
+        self.node_selector: dict[str, str] = tspec.get("nodeSelector") or {}
+        required = ((tspec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        terms = (required or {}).get("nodeSelectorTerms") or []
+        self.terms: list[list[Obj]] | None = [list(t.get("matchExpressions") or []) for t in terms] if terms else None
+        spec_copy = {"tolerations": list(tspec.get("tolerations") or []), "hostNetwork": tspec.get("hostNetwork")}
+        add_default_tolerations(spec_copy)
+        self.tolerations: list[Obj] = spec_copy["tolerations"]
+
+    def should_run(self, node: Obj) -> tuple[bool, bool]:
+        """(should run, should continue running)."""
+        md = node.get("metadata") or {}
+        name = md.get("name", "")
+        if self.node_name and self.node_name != name:
+            return False, False
+        labels = md.get("labels") or {}
+        for k, v in self.node_selector.items():
+            if labels.get(k) != v:
+                return False, False
+        if self.terms is not None and not any(
+            all(_requirement(r, labels.get(r.get("key", ""))) for r in exprs) for exprs in self.terms
+        ):
+            return False, False
+        taints = (node.get("spec") or {}).get("taints") or []
+        if taints and untolerated(taints, self.tolerations, (NO_SCHEDULE, NO_EXECUTE)) is not None:
+            return False, untolerated(taints, self.tolerations, (NO_EXECUTE,)) is None
+        return True, True
+
+
 def node_should_run(node: Obj, template: Obj) -> tuple[bool, bool]:
     """``NodeShouldRunDaemonPod``: (should run, should continue running)."""
-    name = (node.get("metadata") or {}).get("name", "")
-    tspec = template.get("spec") or {}
-    if tspec.get("nodeName") and tspec["nodeName"] != name:
-        return False, False
-    pod_spec = new_pod_template(template, name)["spec"]
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    if not required_affinity_matches(pod_spec, labels, name):
-        return False, False
-    taints = (node.get("spec") or {}).get("taints") or []
-    tolerations = pod_spec.get("tolerations") or []
-    if untolerated(taints, tolerations, (NO_SCHEDULE, NO_EXECUTE)) is not None:
-        return False, untolerated(taints, tolerations, (NO_EXECUTE,)) is None
-    return True, True
+    return DaemonPodFit(template).should_run(node)
 
 
 def target_node(pod: Obj) -> str:

@@ -35,6 +35,7 @@ from apiserver.meta import (
     new_controller_ref,
     parse_time,
 )
+from controllers.base import Requeue
 from controllers.deployment import util
 
 Obj = dict[str, Any]
@@ -350,6 +351,13 @@ class Rollout:
             if size == 0 or size == available:
                 continue
             down = min(max_cleanup - total, size - available)
+            if size - down > size:
+                # The ReplicaSet reports more available pods than it wants (a scale-down not yet
+                # observed): kube refuses rather than scaling an old ReplicaSet up.
+                raise Requeue(
+                    f"when cleaning up unhealthy replicas, got invalid request to scale down "
+                    f"{namespace_of(rs)}/{name_of(rs)} {size} -> {size - down}"
+                )
             await self.scale_rs_and_record(rs, size - down)
             total += down
         return total

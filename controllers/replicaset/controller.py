@@ -247,14 +247,23 @@ class ReplicaSetController(Controller):
             log.warning("%s %s has an invalid selector: %s", self.kind, key, e)
             return
         claimed = await self._claim_pods(rs, selector)
-        active = [p for p in claimed if podutil.is_pod_active(p)]
+        active: list[Obj] = []
+        terminating = 0
+        for p in claimed:
+            phase = ((p.get("status") or {}).get("phase")) or ""
+            if phase in ("Succeeded", "Failed"):
+                continue
+            if (p.get("metadata") or {}).get("deletionTimestamp"):
+                terminating += 1
+            else:
+                active.append(p)
         manage_err: Exception | None = None
         if needs_sync and not is_being_deleted(rs):
             try:
                 await self._manage_replicas(rs, key, active)
             except errors.StatusError as e:
                 manage_err = e
-        status = self.calculate_status(rs, active, claimed, manage_err)
+        status = self.calculate_status(rs, active, terminating, manage_err)
         updated = await self._update_status(rs, status)
         if (
             manage_err is None
@@ -267,7 +276,14 @@ class ReplicaSetController(Controller):
             raise manage_err
 
     async def _claim_pods(self, rs: Obj, selector: LabelSelector) -> list[Obj]:
-        candidates = {key_of(p): p for p in self.pods.by_index(CONTROLLER_UID, uid_of(rs))}
+        """Owned pods that still match are kept as they are; the rest go through the ref manager."""
+        kept: list[Obj] = []
+        candidates: dict[str, Obj] = {}
+        for p in self.pods.by_index(CONTROLLER_UID, uid_of(rs)):
+            if selector.matches(labels_of(p)):
+                kept.append(p)
+            else:
+                candidates[key_of(p)] = p
         for p in self.pods.by_index(podutil.ORPHANS, namespace_of(rs)):
             if selector.matches(labels_of(p)):
                 candidates.setdefault(key_of(p), p)
@@ -280,7 +296,9 @@ class ReplicaSetController(Controller):
             self.kind,
             recheck_deletion_timestamp(self.client, self.gvr, rs),
         )
-        return await manager.claim(list(candidates.values()))
+        if not candidates:
+            return kept
+        return kept + await manager.claim(list(candidates.values()))
 
     def _related_pods(self, rs: Obj) -> list[Obj]:
         """``getIndirectlyRelatedPods``: pods of every object with the same controller (siblings)."""
@@ -355,22 +373,23 @@ class ReplicaSetController(Controller):
         self.recorder.event(rs, NORMAL, "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
 
     # ------------------------------------------------------------------ status
-    def calculate_status(
-        self, rs: Obj, active: list[Obj], claimed: list[Obj], manage_err: Exception | None
-    ) -> Obj:
-        """``calculateStatus``: counters over the active pods and the ReplicaFailure condition."""
+    def calculate_status(self, rs: Obj, active: list[Obj], terminating: int, manage_err: Exception | None) -> Obj:
+        """``calculateStatus``: counters over the active pods and the ReplicaFailure condition.
+
+        ``terminating`` counts the claimed pods being deleted that are not terminal yet.
+        """
         status = dict(rs.get("status") or {})
         template_labels = ((rs.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
         now = self.clock.now()
         mrs = min_ready_seconds(rs)
         fully = ready = available = 0
+        wanted = template_labels.items()
         for p in active:
-            pl = labels_of(p)
-            if all(pl.get(k) == v for k, v in template_labels.items()):
+            if wanted <= ((p.get("metadata") or {}).get("labels") or {}).items():
                 fully += 1
             if podutil.is_pod_ready(p):
                 ready += 1
-                if podutil.is_pod_available(p, mrs, now):
+                if mrs <= 0 or podutil.is_pod_available(p, mrs, now):
                     available += 1
         conditions = [dict(c) for c in status.get("conditions") or []]
         failure = next((c for c in conditions if c.get("type") == REPLICA_FAILURE), None)
@@ -396,9 +415,7 @@ class ReplicaSetController(Controller):
         status["fullyLabeledReplicas"] = fully
         status["readyReplicas"] = ready
         status["availableReplicas"] = available
-        status["terminatingReplicas"] = sum(
-            1 for p in claimed if is_being_deleted(p) and podutil.phase_of(p) not in ("Succeeded", "Failed")
-        )
+        status["terminatingReplicas"] = terminating
         return status
 
     async def _update_status(self, rs: Obj, status: Obj) -> Obj:
@@ -433,10 +450,8 @@ class ReplicationManager(ReplicaSetController):
             sel = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
         return label_selector_from_dict({"matchLabels": dict(sel or {})})
 
-    def calculate_status(
-        self, rs: Obj, active: list[Obj], claimed: list[Obj], manage_err: Exception | None
-    ) -> Obj:
+    def calculate_status(self, rs: Obj, active: list[Obj], terminating: int, manage_err: Exception | None) -> Obj:
         """ReplicationControllerStatus has no terminatingReplicas."""
-        status = super().calculate_status(rs, active, claimed, manage_err)
+        status = super().calculate_status(rs, active, terminating, manage_err)
         status.pop("terminatingReplicas", None)
         return status
