@@ -263,3 +263,43 @@ def test_proportional_scaling_math_follows_kube() -> None:
     # 4 * 13 / 8 = 6.5 -> 7: the share grows by 3
     assert du.replicaset_fraction(rs, d) == 3
     assert du.proportion(rs, d, 5, 0) == 3 and du.proportion(rs, d, 2, 0) == 2
+
+
+class _RecordingClient:
+    """Just enough of a client for one Rollout step: ReplicaSet updates are recorded."""
+
+    def __init__(self) -> None:
+        self.updates: list[Obj] = []
+
+    async def update(self, gvr: Any, obj: Obj, namespace: str = "") -> Obj:
+        self.updates.append(obj)
+        return obj
+
+    async def update_status(self, gvr: Any, obj: Obj, namespace: str = "") -> Obj:
+        return obj
+
+
+class _NullRecorder:
+    def event(self, *args: Any) -> None:
+        pass
+
+
+async def test_unhealthy_cleanup_never_scales_an_old_replicaset_up() -> None:
+    from apiserver.meta import Clock
+    from controllers.base import Requeue
+    from controllers.deployment.rollout import Rollout
+
+    d = deployment(replicas=4)
+    d["metadata"].update(uid="d", generation=2)
+    du_spec = d["spec"]
+    du_spec["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}}
+    # the old ReplicaSet was scaled down to 1 but its status still reports 3 available pods
+    old = {"metadata": {"name": "web-old", "namespace": "default", "uid": "o", "creationTimestamp": "2026-01-01T00:00:00Z"},
+           "spec": {"replicas": 1}, "status": {"replicas": 3, "availableReplicas": 3}}
+    new = {"metadata": {"name": "web-new", "namespace": "default", "uid": "n", "creationTimestamp": "2026-01-02T00:00:00Z"},
+           "spec": {"replicas": 4}, "status": {"replicas": 4, "availableReplicas": 0}}
+    client = _RecordingClient()
+    r = Rollout(client, _NullRecorder(), Clock(), d, [old, new], dict)  # type: ignore[arg-type]
+    with pytest.raises(Requeue, match="when cleaning up unhealthy replicas, got invalid request to scale down"):
+        await r._cleanup_unhealthy([old], 5)
+    assert client.updates == []
