@@ -115,7 +115,7 @@ def test_daemonset_runs_one_pod_per_node(kubectl: Kubectl, ns: str) -> None:
             },
         },
     }
-    assert "daemonset.apps/agent created" in ok(kubectl, "-n", ns, "apply", "-f", "-", input=json.dumps(manifest))
+    assert "daemonset.apps/agent created" in ok(kubectl, "-n", ns, "create", "-f", "-", input=json.dumps(manifest))
     ok(kubectl, "-n", ns, "rollout", "status", "daemonset/agent", "--timeout=60s", timeout=90)
     pods = json.loads(ok(kubectl, "-n", ns, "get", "pods", "-l", "app=agent", "-o", "json"))["items"]
     assert sorted(p["spec"]["nodeName"] for p in pods) == sorted(n["metadata"]["name"] for n in eligible)
@@ -125,3 +125,21 @@ def test_daemonset_runs_one_pod_per_node(kubectl: Kubectl, ns: str) -> None:
     assert [ln.split()[0] for ln in history.strip().splitlines()[2:]] == ["1", "2"]
     table = ok(kubectl, "-n", ns, "get", "ds", "agent").splitlines()[1].split()
     assert table[1:6] == [str(len(eligible))] * 5
+    assert "daemonset.apps/agent rolled back" in ok(kubectl, "-n", ns, "rollout", "undo", "daemonset/agent")
+    ok(kubectl, "-n", ns, "rollout", "status", "daemonset/agent", "--timeout=90s", timeout=120)
+    pods = json.loads(ok(kubectl, "-n", ns, "get", "pods", "-l", "app=agent", "-o", "json"))["items"]
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    assert {p["spec"]["containers"][0]["image"] for p in live} == {"agent:1"}
+
+
+def test_deleting_a_deployment_cascades_to_its_replicasets_and_pods(kubectl: Kubectl, ns: str) -> None:
+    ok(kubectl, "-n", ns, "create", "deployment", "gone", "--image=nginx:1.27", "--replicas=2")
+    ok(kubectl, "-n", ns, "rollout", "status", "deployment/gone", "--timeout=60s", timeout=90)
+    assert 'deployment.apps "gone" deleted' in ok(kubectl, "-n", ns, "delete", "deployment", "gone", "--wait=true")
+    ok(kubectl, "-n", ns, "wait", "--for=delete", "pod", "-l", "app=gone", "--timeout=60s", timeout=90)
+    assert ok(kubectl, "-n", ns, "get", "rs", "-l", "app=gone", "-o", "name").strip() == ""
+
+
+def test_explain_endpointslice(kubectl: Kubectl) -> None:
+    out = ok(kubectl, "explain", "endpointslice.endpoints.conditions")
+    assert "serving" in out and "terminating" in out
