@@ -12,6 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
+from apiserver.registry.builtin import StrategyModuleError
+from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
 
 
@@ -44,12 +47,15 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     s.add_argument("--service-cluster-ip-range", default="10.96.0.0/12", help="CIDR the Service ClusterIPs come from")
     s.add_argument("--service-node-port-range", default="30000-32767", help="port range NodePorts come from")
+    sub.add_parser(
+        "bench",
+        help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
+        add_help=False,
+    )
     return p
 
 
 async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
-
     try:
         cp = ControlPlane(
             ControlPlaneOptions(
@@ -58,16 +64,14 @@ async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
                 service_node_port_range=args.service_node_port_range,
             )
         )
+    except StrategyModuleError as e:
+        print(f"gangplane: cannot build the API server: {e}", file=sys.stderr)
+        return 2
     except ValueError as e:
         print(f"gangplane: {e}", file=sys.stderr)
         return 2
     cluster = None
     if args.cluster:
-        try:
-            from controllers.fleet import load_fleet
-        except ImportError:
-            print("gangplane: --cluster needs the node agent, which this build does not have", file=sys.stderr)
-            return 2
         try:
             cluster = load_fleet(Path(args.cluster))
         except (OSError, ValueError) as e:
@@ -99,6 +103,11 @@ async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "bench":
+        from bench.cli import main as bench_main
+
+        return bench_main(argv[1:])
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
