@@ -157,7 +157,13 @@ class ServiceAllocator:
         svc = attrs.obj
         spec = svc.setdefault("spec", {})
         errs: fielderr.ErrorList = []
-        errs.extend(self._cluster_ips(spec, key))
+        old_spec = ((attrs.old or {}).get("spec") or {}) if attrs.operation == UPDATE else {}
+        old_ip = old_spec.get("clusterIP")
+        # A changed ClusterIP is immutable: the Service validation reports that, as kube validates
+        # an update before it allocates.
+        changed_ip = bool(old_ip) and old_ip != spec.get("clusterIP") and spec.get("type") != "ExternalName"
+        if not changed_ip:
+            errs.extend(self._cluster_ips(spec, key))
         errs.extend(self._node_ports(spec, key))
         if errs:
             raise errors.invalid("Service", attrs.name, "", errs)

@@ -4,7 +4,7 @@ Shaped like kube's ``pkg/registry/core/serviceaccount/storage/token.go`` and
 ``pkg/serviceaccount/claims.go``: the ServiceAccount must exist; ``spec.expirationSeconds``
 defaults to 3600 and must be at least 600; ``spec.audiences`` defaults to the API server's
 audience (its issuer); an optional ``spec.boundObjectRef`` (Pod, Secret or Node) must name a live
-object with a matching UID. The token is an RS256 JWT (PyJWT) with kube's registered claims
+object with a matching UID (a Pod must run as this ServiceAccount). The token is an RS256 JWT (PyJWT) with kube's registered claims
 (``iss``, ``sub: system:serviceaccount:<ns>:<name>``, ``aud``, ``iat``, ``nbf``, ``exp``, ``jti``)
 and the private ``kubernetes.io`` claim. gangplane itself does not authenticate requests, so
 nothing verifies the token; clients that need one get a well-formed one. The signing key is made
@@ -64,13 +64,8 @@ def validate_token_request(spec: Obj) -> fielderr.ErrorList:
     if not isinstance(auds, list) or not all(isinstance(a, str) for a in auds):
         errs.append(fielderr.invalid(sp.child("audiences"), auds, "must be a list of strings"))
     ref = spec.get("boundObjectRef")
-    if ref is not None:
-        if not isinstance(ref, dict):
-            errs.append(fielderr.invalid(sp.child("boundObjectRef"), ref, "must be an object"))
-        elif ref.get("kind") not in _BOUND_KINDS:
-            errs.append(
-                fielderr.not_supported(sp.child("boundObjectRef", "kind"), ref.get("kind"), sorted(_BOUND_KINDS))
-            )
+    if ref is not None and not isinstance(ref, dict):
+        errs.append(fielderr.invalid(sp.child("boundObjectRef"), ref, "must be an object"))
     return errs
 
 
@@ -101,13 +96,23 @@ def create_token(api: Any, namespace: str, name: str, body: Any) -> Obj:
     private: Obj = {"namespace": namespace, "serviceaccount": {"name": name, "uid": sa["metadata"]["uid"]}}
     ref = spec.get("boundObjectRef")
     if ref is not None:
-        group, plural, namespaced = _BOUND_KINDS[ref["kind"]]
+        api_version = str(ref.get("apiVersion") or "")
+        ref_group, _, ref_version = api_version.rpartition("/")
+        kind = str(ref.get("kind") or "")
+        if ref_group or kind not in _BOUND_KINDS:
+            raise errors.bad_request(f"cannot bind token to object of type {ref_group}/{ref_version}, Kind={kind}")
+        group, plural, namespaced = _BOUND_KINDS[kind]
         target = api.lookup(group, plural, namespace if namespaced else "", ref.get("name") or "")
         if target is None:
             raise errors.not_found(plural, ref.get("name") or "", group)
+        if kind == "Pod" and (target.get("spec") or {}).get("serviceAccountName") != name:
+            raise errors.bad_request(
+                f'cannot bind token for serviceaccount "{name}" to pod running with different serviceaccount name.'
+            )
         if ref.get("uid") and ref["uid"] != target["metadata"]["uid"]:
+            # kube names the kind, not the resource, in this conflict
             raise errors.conflict(
-                plural,
+                kind,
                 ref.get("name") or "",
                 group,
                 f"the UID in the bound object reference ({ref['uid']}) does not match the UID in record. "

@@ -83,3 +83,21 @@ async def test_token_request_bound_to_a_pod_and_validation(client: Any, ctrl: Se
     with pytest.raises(errors.StatusError) as e:
         await client.create_subresource(SERVICEACCOUNTS, "nope", "token", {"kind": "TokenRequest"}, "default")
     assert e.value.code == 404 and e.value.message == 'serviceaccounts "nope" not found'
+
+
+async def test_token_binding_refuses_a_pod_of_another_service_account_and_unknown_kinds(
+    client: Any, ctrl: ServiceAccountsController
+) -> None:
+    await client.create(SERVICEACCOUNTS, {"metadata": {"name": "robot"}}, "default")
+    await client.create(
+        PODS, {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}, "default"
+    )
+    body = {"kind": "TokenRequest", "spec": {"boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "p"}}}
+    with pytest.raises(errors.StatusError) as e:
+        await client.create_subresource(SERVICEACCOUNTS, "robot", "token", body, "default")
+    assert e.value.code == 400
+    assert e.value.message == 'cannot bind token for serviceaccount "robot" to pod running with different serviceaccount name.'
+    body["spec"]["boundObjectRef"] = {"kind": "Deployment", "apiVersion": "apps/v1", "name": "d"}
+    with pytest.raises(errors.StatusError) as e:
+        await client.create_subresource(SERVICEACCOUNTS, "robot", "token", body, "default")
+    assert (e.value.code, e.value.message) == (400, "cannot bind token to object of type apps/v1, Kind=Deployment")

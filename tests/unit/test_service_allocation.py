@@ -120,3 +120,14 @@ async def test_the_range_is_configurable() -> None:
     assert svc is not None and svc["spec"]["clusterIP"] == "10.0.0.1"
     with pytest.raises(ValueError):
         ControlPlane(ControlPlaneOptions(service_cluster_ip_range="10.0.0.1/24"))
+
+
+async def test_changing_a_cluster_ip_is_refused_as_immutable_not_as_taken(client: Any) -> None:
+    await client.create(SERVICES, service("a", clusterIP="10.96.0.30"), "default")
+    await client.create(SERVICES, service("b", clusterIP="10.96.0.31"), "default")
+    with pytest.raises(errors.StatusError) as e:
+        await client.patch(SERVICES, "b", {"spec": {"clusterIP": "10.96.0.30", "clusterIPs": ["10.96.0.30"]}}, "default")
+    assert e.value.code == 422
+    assert e.value.message == (
+        'Service "b" is invalid: spec.clusterIPs[0]: Invalid value: ["10.96.0.30"]: may not change once set'
+    )
