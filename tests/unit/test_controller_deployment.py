@@ -303,3 +303,21 @@ async def test_unhealthy_cleanup_never_scales_an_old_replicaset_up() -> None:
     with pytest.raises(Requeue, match="when cleaning up unhealthy replicas, got invalid request to scale down"):
         await r._cleanup_unhealthy([old], 5)
     assert client.updates == []
+
+
+def test_new_replicaset_annotations_copy_change_cause_and_keep_the_revision_history() -> None:
+    d = deployment(replicas=2, strategy={"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
+    d["metadata"]["annotations"] = {
+        "kubernetes.io/change-cause": "kubectl set image",
+        du.LAST_APPLIED: "{}",
+        du.REVISION: "7",
+    }
+    rs: Obj = {"metadata": {"annotations": {du.REVISION: "2", du.REVISION_HISTORY: "1"}}, "spec": {"replicas": 2}}
+    assert du.set_new_replicaset_annotations(d, rs, "5", True)
+    ann = rs["metadata"]["annotations"]
+    assert ann["kubernetes.io/change-cause"] == "kubectl set image"
+    assert du.LAST_APPLIED not in ann and ann[du.REVISION] == "5" and ann[du.REVISION_HISTORY] == "1,2"
+    fresh: Obj = {"metadata": {}, "spec": {"replicas": 0}}
+    du.set_new_replicaset_annotations(d, fresh, "1", False)
+    assert fresh["metadata"]["annotations"][du.DESIRED_REPLICAS] == "2"
+    assert fresh["metadata"]["annotations"][du.MAX_REPLICAS] == "3"  # 2 + 25% surge rounded up
