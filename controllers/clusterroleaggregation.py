@@ -16,9 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import errors
+from apiserver.client.context import ComponentContext
 from apiserver.client.interface import GVR
 from apiserver.selectors import label_selector_from_dict
 from controllers.base import Controller
+from controllers.metrics import controller_metrics
 
 Obj = dict[str, Any]
 
@@ -75,9 +77,7 @@ class ClusterRoleAggregationController(Controller):
             raise
 
 
-def new_clusterrole_aggregation_controller(cp: Any) -> ClusterRoleAggregationController:
-    from controllers.metrics import controller_metrics
-
+def new_clusterrole_aggregation_controller(ctx: ComponentContext) -> ClusterRoleAggregationController:
     return ClusterRoleAggregationController(
-        cp.client(NAME), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry)
+        ctx.client(NAME), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
     )

@@ -25,6 +25,7 @@ _STRATEGY_MODULES = (
     "apiserver.registry.strategies.autoscaling",
     "apiserver.registry.strategies.apiregistration",
     "apiserver.registry.strategies.authorization",
+    "apiserver.registry.strategies.authentication",
 )
 
 
@@ -231,9 +232,12 @@ def builtin_resources() -> list[ResourceDef]:
         rd("networking.k8s.io", "v1", "Ingress", "ingresses", True, status=True, short_names=("ing",)),
         rd("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
         rd("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, short_names=("netpol",)),
-        # autoscaling/v2
+        # autoscaling/v2 (the stored version)
         rd("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, status=True,
            short_names=("hpa",), categories=ALL),
+        # autoscaling/v1: the same stored HPAs, converted (strategies/autoscaling_v1.py)
+        rd("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, status=True,
+           short_names=("hpa",), categories=ALL, storage_of=("autoscaling", "horizontalpodautoscalers")),
         # apiregistration.k8s.io/v1
         rd("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, status=True),
         # authorization.k8s.io/v1: create-only reviews, answered and never stored
@@ -242,6 +246,9 @@ def builtin_resources() -> list[ResourceDef]:
         rd("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False, verbs=("create",)),
         rd("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", True,
            verbs=("create",)),
+        # authentication.k8s.io/v1: create-only reviews (kubectl auth whoami)
+        rd("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=("create",)),
+        rd("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=("create",)),
         # resource.k8s.io/v1 (DRA)
         rd("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, status=True),
         rd("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),

@@ -77,6 +77,8 @@ class WriteOptions:
     subresource: str = ""
     #: the request body's bytes (HTTP JSON/YAML writes only) for duplicate-field detection
     raw_body: bytes | None = None
+    #: who asks (``apiserver.api.users.UserInfo``); None for in-process callers
+    user: Any = None
 
 
 @dataclass
@@ -169,11 +171,20 @@ class API:
         self.body_checker = body_checker
         self.patchers = dict(patchers or {})
         self.field_tracker = field_tracker
+        #: ``token -> UserInfo | None`` of the server's front door (TokenReview); set when it serves HTTP
+        self.authenticate_token: Callable[[str], Any] | None = None
         self.write_hooks: list[Callable[[str, ResourceDef, Obj], None]] = []
 
     # ------------------------------------------------------------------ helpers
-    def _ctx(self, ns: str, dry_run: bool) -> StrategyContext:
-        return StrategyContext(gates=self.gates, namespace=ns, dry_run=dry_run, now=rfc3339(self.clock.now()))
+    def _ctx(self, ns: str, dry_run: bool, user: Any = None) -> StrategyContext:
+        return StrategyContext(
+            gates=self.gates,
+            namespace=ns,
+            dry_run=dry_run,
+            now=rfc3339(self.clock.now()),
+            user=user,
+            authenticate_token=self.authenticate_token,
+        )
 
     def _skey(self, rd: ResourceDef) -> tuple[str, str]:
         return rd.storage_key
@@ -376,7 +387,6 @@ class API:
     def create(self, rd: ResourceDef, ns: str, body: Any, opts: WriteOptions | None = None) -> Result:
         opts = opts or WriteOptions()
         obj = self._check_type(rd, body)
-        obj = self._from_view(rd, obj)
         md = obj["metadata"]
         if rd.namespaced:
             body_ns = md.get("namespace") or ""
@@ -391,8 +401,11 @@ class API:
             ns = ""
         warnings: list[str] = []
         if self.body_checker is not None:
+            # Field validation sees the body in its request version; storage shape comes after.
             self.body_checker(rd, obj, None, opts, warnings)
-        ctx = self._ctx(ns, opts.dry_run)
+        obj = self._from_view(rd, obj)
+        md = obj["metadata"]
+        ctx = self._ctx(ns, opts.dry_run, opts.user)
         strategy = rd.strategy
         if strategy.answers_create:
             return self._answer(rd, ctx, obj, warnings)
@@ -462,7 +475,6 @@ class API:
     ) -> Result:
         opts = opts or WriteOptions()
         obj = self._check_type(rd, body)
-        obj = self._from_view(rd, obj)
         md = obj["metadata"]
         if md.get("name") and md["name"] != name:
             raise errors.bad_request(f"the name of the object ({md['name']}) does not match the name on the URL ({name})")
@@ -487,8 +499,8 @@ class API:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, obj, old, opts, warnings)
-        return self._update_from(rd, ns, name, rec, obj, opts, subresource, warnings)
+            self.body_checker(rd, obj, self._to_view(rd, rec.copy()) if rd.storage_of else old, opts, warnings)
+        return self._update_from(rd, ns, name, rec, self._from_view(rd, obj), opts, subresource, warnings)
 
     def _update_from(
         self,
@@ -638,9 +650,9 @@ class API:
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
-        stored = self._from_view(rd, patched)
         if self.body_checker is not None:
-            self.body_checker(rd, stored, rec.obj, opts, warnings)
+            self.body_checker(rd, patched, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings)
+        stored = self._from_view(rd, patched)
         return self._update_from(rd, ns, name, rec, stored, opts, subresource, warnings)
 
     def _apply(
@@ -664,7 +676,7 @@ class API:
             obj = applier(rd, None, patch, opts, rfc3339(self.clock.now()))
             obj.setdefault("metadata", {})["name"] = name
             return self.create(rd, ns, obj, WriteOptions(opts.dry_run, "", opts.field_validation, opts.force, raw_body=opts.raw_body))
-        current = rec.copy()
+        current = self._to_view(rd, rec.copy())
         req_rv = patch["metadata"].get("resourceVersion")
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
@@ -672,7 +684,8 @@ class API:
         merged = applier(rd, current, patch, opts, rfc3339(self.clock.now()))
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, merged, rec.obj, opts, warnings)
+            self.body_checker(rd, merged, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings)
+        merged = self._from_view(rd, merged)
         return self._update_from(rd, ns, name, rec, merged, opts, subresource, warnings, manager_op="Apply")
 
     # ------------------------------------------------------------------ delete

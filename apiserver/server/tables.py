@@ -1760,6 +1760,10 @@ def _hpa_targets(hpa: Obj) -> str:
 
 
 def _hpa_cells(hpa: Obj, now: datetime) -> list[Cell]:
+    if hpa.get("apiVersion") == "autoscaling/v1":
+        from apiserver.registry.strategies.autoscaling_v1 import hpa_v1_to_v2
+
+        hpa = hpa_v1_to_v2(hpa)
     ref = _dict(_m(hpa, "spec", "scaleTargetRef"))
     min_pods = _m(hpa, "spec", "minReplicas")
     return [

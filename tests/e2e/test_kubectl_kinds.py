@@ -207,6 +207,17 @@ def test_kubectl_autoscale_creates_an_hpa(kubectl: Kubectl) -> None:
             {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}
         ]
         assert "deleted" in ok(kubectl, "delete", "hpa", "web", "-n", ns)
+        # Charts that still ship autoscaling/v1 HPAs: the same object, seen through both versions.
+        ok(kubectl, "apply", "-n", ns, "-f", "-", input=json.dumps({
+            "apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "old"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "maxReplicas": 3, "targetCPUUtilizationPercentage": 75},
+        }))
+        assert _rows(ok(kubectl, "get", "hpa", "old", "-n", ns))[1][:6] == ["old", "Deployment/web", "cpu:", "<unknown>/75%", "1", "3"]
+        v1 = json.loads(ok(kubectl, "get", "horizontalpodautoscalers.v1.autoscaling", "old", "-n", ns, "-o", "json"))
+        assert v1["apiVersion"] == "autoscaling/v1" and v1["spec"]["targetCPUUtilizationPercentage"] == 75
+        v2 = json.loads(ok(kubectl, "get", "horizontalpodautoscalers.v2.autoscaling", "old", "-n", ns, "-o", "json"))
+        assert v2["spec"]["metrics"][0]["resource"]["target"] == {"type": "Utilization", "averageUtilization": 75}
     finally:
         delete_namespace(kubectl.server, ns)
 

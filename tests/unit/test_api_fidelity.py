@@ -256,3 +256,23 @@ def test_in_process_unconditional_update_and_delete_shapes() -> None:
     assert gone.obj["kind"] == "Status" and gone.obj["details"]["kind"] == "configmaps"
     svc = api.registry.get("", "v1", "services")
     assert svc is not None and svc.return_deleted_object
+
+
+def test_views_are_field_validated_in_their_own_version(http: _Http) -> None:
+    """autoscaling/v1 (a view of stored v2 HPAs) is decoded against the v1 schema, before conversion."""
+    base = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+    body = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 2,
+                     "targetCPUUtilizationPercentage": 60, "metrics": []}}
+    r = http.request("POST", base + "?fieldValidation=Strict", json=body)
+    assert r.status_code == 400
+    assert r.json()["message"] == (
+        'HorizontalPodAutoscaler in version "v1" cannot be handled as a HorizontalPodAutoscaler: '
+        'strict decoding error: unknown field "spec.metrics"'
+    )
+    r = http.request("POST", base + "?fieldValidation=Warn", json=body)
+    assert r.status_code == 201 and r.headers["warning"] == '299 - "unknown field \\"spec.metrics\\""'
+    stored = http.request("GET", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/h").json()
+    assert stored["spec"]["metrics"] == [
+        {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}
+    ]

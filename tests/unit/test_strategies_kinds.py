@@ -291,8 +291,8 @@ def test_hpa_defaults_and_validation(api: API) -> None:
         "scaleTargetRef": {"kind": "", "name": "web"}, "minReplicas": 4, "maxReplicas": 2,
         "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization"}}}, {"type": "Fancy"}],
     }}, version="v2") == [
-        "spec.scaleTargetRef.kind: Required value",
         "spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`",
+        "spec.scaleTargetRef.kind: Required value",
         "spec.metrics[0].resource.target.averageUtilization: Required value: must set either a target value or averageValue",
         'spec.metrics[1].type: Unsupported value: "Fancy": supported values: "ContainerResource", "External", "Object", "Pods", "Resource"',
     ]
@@ -345,3 +345,40 @@ def test_access_reviews_are_answered_and_not_stored(api: API) -> None:
     assert api.store.get((AUTHZ, "selfsubjectaccessreviews"), ("", "")) is None
     rd = api.registry.get(AUTHZ, "v1", "selfsubjectaccessreviews")
     assert rd is not None and rd.verbs == ("create",)
+
+
+# ------------------------------------------------------------------------------- autoscaling/v1
+
+
+def test_autoscaling_v1_is_a_view_of_the_stored_v2_hpa(api: API) -> None:
+    v1 = api.registry.get("autoscaling", "v1", "horizontalpodautoscalers")
+    v2 = api.registry.get("autoscaling", "v2", "horizontalpodautoscalers")
+    assert v1 is not None and v2 is not None
+    made = api.create(v1, "default", {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
+                                      "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                                               "maxReplicas": 4, "targetCPUUtilizationPercentage": 70}}).obj
+    assert made["apiVersion"] == "autoscaling/v1" and made["spec"]["targetCPUUtilizationPercentage"] == 70
+    assert made["spec"]["minReplicas"] == 1 and "annotations" not in made["metadata"]
+    stored = api.get(v2, "default", "web").obj
+    assert stored["spec"]["metrics"] == [
+        {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}
+    ]
+    # A v2 HPA with more than v1 can say keeps the rest in kube's autoscaling.alpha annotations.
+    api.create(v2, "default", {"metadata": {"name": "multi"}, "spec": {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 3,
+        "metrics": [
+            {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}},
+            {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "10"}}},
+        ],
+        "behavior": {"scaleDown": {"stabilizationWindowSeconds": 30}},
+    }})
+    seen = api.get(v1, "default", "multi").obj
+    ann = seen["metadata"]["annotations"]
+    assert seen["spec"]["targetCPUUtilizationPercentage"] == 50 and "metrics" not in seen["spec"]
+    assert ann["autoscaling.alpha.kubernetes.io/metrics"] == '[{"type":"Pods","pods":{"metricName":"qps","targetAverageValue":"10"}}]'
+    assert '"stabilizationWindowSeconds":30' in ann["autoscaling.alpha.kubernetes.io/behavior"]
+    # Writing the v1 rendering back changes nothing in storage.
+    before = api.get(v2, "default", "multi").obj
+    api.update(v1, "default", "multi", seen)
+    after = api.get(v2, "default", "multi").obj
+    assert after["spec"] == before["spec"] and "annotations" not in after["metadata"]

@@ -183,6 +183,14 @@ def _validate_rules(rules: Any, path: Path) -> ErrorList:
 def validate_hpa_spec(spec: Obj) -> ErrorList:
     sp = Path("spec")
     errs: ErrorList = []
+    min_r = _int(spec.get("minReplicas"))
+    max_r = _int(spec.get("maxReplicas")) or 0
+    if min_r is not None and min_r < 1:
+        errs.append(field.invalid(sp.child("minReplicas"), min_r, "must be greater than or equal to 1"))
+    if max_r < 1:
+        errs.append(field.invalid(sp.child("maxReplicas"), max_r, "must be greater than 0"))
+    if min_r is not None and max_r < min_r:
+        errs.append(field.invalid(sp.child("maxReplicas"), max_r, "must be greater than or equal to `minReplicas`"))
     ref = _dict(spec.get("scaleTargetRef"))
     rp = sp.child("scaleTargetRef")
     kind, name = _str(ref.get("kind")), _str(ref.get("name"))
@@ -194,14 +202,6 @@ def validate_hpa_spec(spec: Obj) -> ErrorList:
         errs.append(field.required(rp.child("name")))
     else:
         errs.extend(field.invalid(rp.child("name"), name, m) for m in names.is_valid_path_segment_name(name))
-    min_r = _int(spec.get("minReplicas"))
-    max_r = _int(spec.get("maxReplicas")) or 0
-    if min_r is not None and min_r < 1:
-        errs.append(field.invalid(sp.child("minReplicas"), min_r, "must be greater than or equal to 1"))
-    if max_r < 1:
-        errs.append(field.invalid(sp.child("maxReplicas"), max_r, "must be greater than 0"))
-    if min_r is not None and max_r < min_r:
-        errs.append(field.invalid(sp.child("maxReplicas"), max_r, "must be greater than or equal to `minReplicas`"))
     for i, m in enumerate(_list(spec.get("metrics"))):
         errs.extend(_validate_metric(m, sp.child("metrics").index(i)))
     behavior = spec.get("behavior")
