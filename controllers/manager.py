@@ -29,14 +29,19 @@ from typing import Any
 
 from apiserver.client.context import Component, ComponentContext, ComponentFactory, ComponentRegistrar
 from apiserver.client.discovery import APIResource
-from apiserver.client.interface import GVR, PODGROUPS
+from apiserver.client.interface import ENDPOINTSLICES, GVR, PODGROUPS
 from controllers.apiserviceregistration import CRDS, new_apiservice_registration_controller
 from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
+from controllers.daemonset import DaemonSetsController
+from controllers.deployment import DeploymentController
+from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
 from controllers.metrics import controller_metrics
 from controllers.namespace import NamespaceController
 from controllers.nodeagent import node_agent_factory
 from controllers.podgroupprotection import new_podgroup_protection_controller
+from controllers.replicaset import REPLICATIONCONTROLLERS, ReplicaSetController, ReplicationManager
+from controllers.serviceaccount import ServiceAccountsController
 from controllers.statefulset import StatefulSetController
 from controllers.statefulset.workload import new_scheduling_hook
 from controllers.volume import PVBinder
@@ -49,6 +54,12 @@ NODE_AGENT = "node-agent"
 PODGROUP_PROTECTION = "podgroup-protection-controller"
 CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
 APISERVICE_REGISTRATION = "apiservice-registration-controller"
+REPLICASET = "replicaset-controller"
+REPLICATIONCONTROLLER = "replicationcontroller-controller"
+DEPLOYMENT = "deployment-controller"
+DAEMONSET = "daemonset-controller"
+SERVICEACCOUNT = "serviceaccount-controller"
+ENDPOINTSLICE = "endpointslice-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -114,6 +125,53 @@ def new_pv_binder(ctx: ComponentContext) -> Component:
     return PVBinder(ctx.client(PV_BINDER), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
 
 
+def new_deployment_controller(ctx: ComponentContext) -> Component:
+    return DeploymentController(ctx.client(DEPLOYMENT), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+
+
+def new_replicaset_controller(ctx: ComponentContext) -> Component:
+    return ReplicaSetController(ctx.client(REPLICASET), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+
+
+def new_replicationcontroller_controller(ctx: ComponentContext) -> Component:
+    return ReplicationManager(
+        ctx.client(REPLICATIONCONTROLLER), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
+
+
+def new_daemonset_controller(ctx: ComponentContext) -> Component:
+    return DaemonSetsController(ctx.client(DAEMONSET), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+
+
+def new_serviceaccount_controller(ctx: ComponentContext) -> Component:
+    return ServiceAccountsController(
+        ctx.client(SERVICEACCOUNT), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
+
+
+def new_endpointslice_controller(ctx: ComponentContext) -> Component:
+    return EndpointSliceController(
+        ctx.client(ENDPOINTSLICE), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
+
+
+def _workload_controllers() -> list[ControllerSpec]:
+    """The everyday workload controllers (Deployment, ReplicaSet, DaemonSet, …), kube's names."""
+    return [
+        ControllerSpec(DEPLOYMENT, new_deployment_controller, ("deployment",)),
+        ControllerSpec(REPLICASET, new_replicaset_controller, ("replicaset",)),
+        ControllerSpec(
+            REPLICATIONCONTROLLER,
+            new_replicationcontroller_controller,
+            ("replicationcontroller",),
+            requires=REPLICATIONCONTROLLERS,
+        ),
+        ControllerSpec(DAEMONSET, new_daemonset_controller, ("daemonset",)),
+        ControllerSpec(SERVICEACCOUNT, new_serviceaccount_controller, ("serviceaccount",)),
+        ControllerSpec(ENDPOINTSLICE, new_endpointslice_controller, ("endpointslice",), requires=ENDPOINTSLICES),
+    ]
+
+
 def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
     """Every controller this build has, in start order."""
     return [
@@ -122,6 +180,7 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
         ControllerSpec(NAMESPACE, new_namespace_controller, ("namespace",)),
         ControllerSpec(PV_BINDER, new_pv_binder, ("persistentvolume-binder",)),
         ControllerSpec(STATEFULSET, new_statefulset_controller, ("statefulset",)),
+        *_workload_controllers(),
         ControllerSpec(
             PODGROUP_PROTECTION,
             new_podgroup_protection_controller,

@@ -269,6 +269,10 @@ class LocalClient:
             return bind(self.api, namespace, name, body)
         if rd.plural == "pods" and subresource == "eviction":
             return evict(self.api, namespace, name, body)
+        if rd.plural == "serviceaccounts" and not rd.group and subresource == "token":
+            from apiserver.registry.tokenrequest import create_token
+
+            return create_token(self.api, namespace, name, body)
         raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)
 
     async def get_subresource(self, gvr: GVR, name: str, subresource: str, namespace: str = "") -> Obj:

@@ -516,7 +516,7 @@ class API:
         if subresource == "status":
             strategy.prepare_for_status_update(ctx, obj, old)
             # ResetObjectMetaForStatus: status writes cannot change these.
-            for k in ("labels", "annotations", "finalizers", "ownerReferences"):
+            for k in strategy.status_reset_metadata:
                 if k in old_md:
                     md[k] = copy.deepcopy(old_md[k])
                 else:

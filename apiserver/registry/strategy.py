@@ -48,6 +48,9 @@ class Strategy:
     #: Objects carry ``metadata.generation``, bumped when :meth:`generation_relevant` changes. kube
     #: sets none for kinds without spec-like content to track (ConfigMaps, Namespaces, Leases, …).
     tracks_generation: bool = True
+    #: metadata a ``/status`` write cannot change (``ResetObjectMetaForStatus``); a kind whose status
+    #: strategy keeps less (Deployments: only labels) narrows it
+    status_reset_metadata: tuple[str, ...] = ("labels", "annotations", "finalizers", "ownerReferences")
     #: Objects of the resource may be created without a name only via generateName (all of kube's).
     allow_create_on_update: bool = False
     #: kube's ``AllowUnconditionalUpdate``: an update whose body carries no ``resourceVersion`` is

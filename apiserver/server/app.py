@@ -347,6 +347,10 @@ class APIApp:
                     return Response(orjson.dumps(bind(api, ns, info.name, body)), status_code=201, media_type=JSON)
                 if sub == "eviction" and rd.plural == "pods":
                     return Response(orjson.dumps(evict(api, ns, info.name, body)), status_code=201, media_type=JSON)
+                if sub == "token" and rd.plural == "serviceaccounts" and not rd.group:
+                    from apiserver.registry.tokenrequest import create_token
+
+                    return Response(orjson.dumps(create_token(api, ns, info.name, body)), status_code=201, media_type=JSON)
                 if sub in ("exec", "attach", "portforward"):
                     api.get(rd, ns, info.name)
                     return self._no_container_runtime(info)

@@ -66,6 +66,8 @@ SAMPLES: dict[tuple[str, str], Obj] = {
     ("events.k8s.io", "events"): {"regarding": {"kind": "Pod", "name": "p", "namespace": "{ns}"}, "reason": "Test",
                                   "note": "n", "type": "Normal", "action": "Testing", "reportingController": "e2e.example.com/c",
                                   "reportingInstance": "e2e", "eventTime": "2026-01-01T00:00:00.000000Z"},
+    ("discovery.k8s.io", "endpointslices"): {"addressType": "IPv4", "endpoints": [{"addresses": ["10.1.2.3"]}],
+                                           "ports": [{"port": 80}]},
     ("coordination.k8s.io", "leases"): {"spec": {"holderIdentity": "e2e"}},
     ("policy", "poddisruptionbudgets"): {"spec": {"minAvailable": 1, "selector": SELECTOR}},
     ("scheduling.k8s.io", "priorityclasses"): {"value": 1000},
