@@ -44,6 +44,9 @@ STATEFULSET = "statefulset-controller"
 PV_BINDER = "persistentvolume-binder-controller"
 NODE_AGENT = "node-agent"
 PODGROUP_PROTECTION = "podgroup-protection-controller"
+JOB = "job-controller"
+CRONJOB = "cronjob-controller"
+TTL_AFTER_FINISHED = "ttl-after-finished-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -144,6 +147,32 @@ def new_pv_binder(cp: ControlPlane) -> Component:
     return PVBinder(cp.client(PV_BINDER), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry))
 
 
+def new_job_controller(cp: ControlPlane) -> Component:
+    from controllers.job import JobController
+    from controllers.job.scheduling import new_job_scheduling_hook
+
+    return JobController(
+        cp.client(JOB),
+        clock=cp.clock,
+        metrics=controller_metrics(cp.metrics_registry),
+        scheduling_hook=new_job_scheduling_hook(cp),
+    )
+
+
+def new_cronjob_controller(cp: ControlPlane) -> Component:
+    from controllers.cronjob import CronJobController
+
+    return CronJobController(cp.client(CRONJOB), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry))
+
+
+def new_ttl_after_finished_controller(cp: ControlPlane) -> Component:
+    from controllers.ttlafterfinished import TTLAfterFinishedController
+
+    return TTLAfterFinishedController(
+        cp.client(TTL_AFTER_FINISHED), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry)
+    )
+
+
 def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
     """Every controller this build has, in start order (the node agent only if it is installed)."""
     specs: list[ControllerSpec] = []
@@ -159,6 +188,9 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
         ControllerSpec(NAMESPACE, new_namespace_controller, ("namespace",)),
         ControllerSpec(PV_BINDER, new_pv_binder, ("persistentvolume-binder",)),
         ControllerSpec(STATEFULSET, new_statefulset_controller, ("statefulset",)),
+        ControllerSpec(JOB, new_job_controller, ("job",)),
+        ControllerSpec(CRONJOB, new_cronjob_controller, ("cronjob",)),
+        ControllerSpec(TTL_AFTER_FINISHED, new_ttl_after_finished_controller, ("ttl-after-finished",)),
     ]
     try:
         from controllers.podgroupprotection import new_podgroup_protection_controller
