@@ -277,7 +277,8 @@ def parse_index_set(text: str | None, limit: int | None) -> set[int]:
 
 
 def format_index_set(indexes: Iterable[int]) -> str:
-    """``"0-2,5"``: sorted, every run of consecutive indexes written as ``first-last`` (kube's form)."""
+    """``orderedIntervals.String()``: ``"0-2,5,7,8"`` — runs of three or more as ``first-last``, a
+    pair as ``a,b``, singletons alone."""
     ordered = sorted(set(indexes))
     parts: list[str] = []
     i = 0
@@ -285,7 +286,12 @@ def format_index_set(indexes: Iterable[int]) -> str:
         j = i
         while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
             j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        if i == j:
+            parts.append(str(ordered[i]))
+        elif j == i + 1:
+            parts.append(f"{ordered[i]},{ordered[j]}")
+        else:
+            parts.append(f"{ordered[i]}-{ordered[j]}")
         i = j + 1
     return ",".join(parts)
 

@@ -9,10 +9,7 @@ behaviour: the run-to-completion default (exit 0), ``gangplane.dev/fail`` (exit 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
-
-import pytest
 
 from apiserver.client.interface import EVENTS, JOBS, PODS, Client
 from apiserver.controlplane import ControlPlane
@@ -87,8 +84,3 @@ async def start_cluster(cp: ControlPlane, **job_options: Any) -> JobController:
     ctrl = await cp.start_component("job-controller")
     assert isinstance(ctrl, JobController)
     return ctrl
-
-
-@pytest.fixture
-async def jobs(cp: ControlPlane) -> AsyncIterator[JobController]:
-    yield await start_cluster(cp)
