@@ -15,6 +15,7 @@ from apiserver.client.interface import EVENTS, JOBS, PODS, Client
 from apiserver.controlplane import ControlPlane
 from controllers.fleet import parse_fleet
 from controllers.job import JobController
+from controllers.job.scheduling import new_job_scheduling_hook
 from controllers.nodeagent import node_agent_factory
 from tests.helpers import wait_for_list, wait_for_object
 
@@ -76,11 +77,19 @@ async def wait_events(client: Client, name: str, reason: str, timeout: float = 1
     return mine(await wait_for_list(client, EVENTS, "default", lambda items: bool(mine(items)), timeout))
 
 
-async def start_cluster(cp: ControlPlane, **job_options: Any) -> JobController:
+async def start_cluster(
+    cp: ControlPlane, *, workload_hook: bool = False, **job_options: Any
+) -> JobController:
+    """The node agent plus a Job controller (with the KEP-5547 hook when ``workload_hook``)."""
     cp.register("node-agent", node_agent_factory(FLEET, time_scale=TIME_SCALE))
     await cp.start_component("node-agent")
     opts = {"pod_failure_backoff": 0.0, **job_options}
-    cp.register("job-controller", lambda c: JobController(c.client("job-controller"), clock=c.clock, **opts))
+
+    def factory(c: ControlPlane) -> JobController:
+        hook = new_job_scheduling_hook(c) if workload_hook else None
+        return JobController(c.client("job-controller"), clock=c.clock, scheduling_hook=hook, **opts)
+
+    cp.register("job-controller", factory)
     ctrl = await cp.start_component("job-controller")
     assert isinstance(ctrl, JobController)
     return ctrl
