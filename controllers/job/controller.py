@@ -33,7 +33,7 @@ from typing import Any
 
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
-from apiserver.client.interface import GVR, JOBS, PODS, Client
+from apiserver.client.interface import JOBS, PODS, Client
 from apiserver.meta import (
     Clock,
     controller_ref,
@@ -49,6 +49,7 @@ from apiserver.meta import (
 from apiserver.selectors import LabelSelector, label_selector_from_dict
 from controllers.base import Controller
 from controllers.job import utils as ju
+from controllers.job.expectations import Expectations
 from controllers.job.hooks import NoopJobSchedulingHook, PodDecorator
 from controllers.job.pod_control import JobPodControl
 from controllers.job.tracking import Tracker
@@ -65,6 +66,12 @@ KIND = "Job"
 JOB_CONTROLLER_NAME = "kubernetes.io/job-controller"
 #: queue keys of orphan pods whose tracking finalizer must go: ("orphan", "ns/name")
 ORPHAN = "orphan"
+#: pod index: the namespace of every pod without a controller (adoption candidates)
+UNOWNED = "unowned-in-namespace"
+
+
+def unowned_index(pod: Obj) -> list[str]:
+    return [] if controller_ref(pod) is not None else [namespace_of(pod)]
 
 
 def _selector(job: Obj) -> LabelSelector | None:
@@ -104,9 +111,11 @@ class JobController(Controller):
         self.jobs: Informer = self.informers.informer(JOBS)
         self.pods: Informer = self.informers.informer(PODS)
         self.pods.add_indexer(CONTROLLER_UID, controller_uid_index)
+        self.pods.add_indexer(UNOWNED, unowned_index)
         self.jobs.add_event_handler(self._on_job, self._update_job, self._delete_job)
         self.pods.add_event_handler(self._add_pod, self._update_pod, self._delete_pod)
-        self.pod_control = JobPodControl(self.client, self.recorder)
+        self.expectations = Expectations(self.clock)
+        self.pod_control = JobPodControl(self.client, self.recorder, self.expectations)
         self.tracker = Tracker(self.client, self.recorder, self.pod_control)
         self.scheduling_hook.attach(self)
 
@@ -133,6 +142,7 @@ class JobController(Controller):
         self.enqueue(key_of(new))
 
     def _delete_job(self, job: Obj) -> None:
+        self.expectations.forget(key_of(job))
         self.enqueue(key_of(job))
         for pod in self.pods.by_index(CONTROLLER_UID, uid_of(job)):
             if ju.has_tracking_finalizer(pod):
@@ -169,6 +179,12 @@ class JobController(Controller):
             self.enqueue(key_of(job))
 
     def _add_pod(self, pod: Obj) -> None:
+        job = self._resolve(namespace_of(pod), controller_ref(pod))
+        if job is not None:
+            if is_being_deleted(pod):
+                self.expectations.deletion_observed(key_of(job))
+            else:
+                self.expectations.creation_observed(key_of(job))
         self._pod_changed(pod)
 
     def _update_pod(self, old: Obj, cur: Obj) -> None:
@@ -177,6 +193,10 @@ class JobController(Controller):
         ):
             return
         old_ref, cur_ref = controller_ref(old), controller_ref(cur)
+        if is_being_deleted(cur) and not is_being_deleted(old):
+            job = self._resolve(namespace_of(cur), cur_ref)
+            if job is not None:
+                self.expectations.deletion_observed(key_of(job))
         if old_ref != cur_ref and old_ref is not None:
             job = self._resolve(namespace_of(old), old_ref)
             if job is not None:
@@ -186,6 +206,8 @@ class JobController(Controller):
     def _delete_pod(self, pod: Obj) -> None:
         job = self._resolve(namespace_of(pod), controller_ref(pod))
         if job is not None:
+            if not is_being_deleted(pod):  # a deletion already observed through its deletionTimestamp
+                self.expectations.deletion_observed(key_of(job))
             self.enqueue(key_of(job))
 
     async def on_synced(self) -> None:
@@ -255,8 +277,8 @@ class JobController(Controller):
     async def _claim_pods(self, job: Obj, selector: LabelSelector, owned: list[Obj]) -> list[Obj]:
         orphans = [
             p
-            for p in self.pods.list(namespace_of(job))
-            if controller_ref(p) is None and not selector.empty and selector.matches(labels_of(p))
+            for p in self.pods.by_index(UNOWNED, namespace_of(job))
+            if not selector.empty and selector.matches(labels_of(p))
         ]
         manager = ControllerRefManager(
             self.client,
@@ -355,6 +377,8 @@ class JobController(Controller):
             # the Job is decided: no new pods; the rest are terminated
             deleted = await self.pod_control.delete_pods(job, ctx.active)
             ctx.note_deleted(deleted, failed=finishing is not None)
+        elif not self.expectations.satisfied(job_key):
+            pass  # our last pod creations/deletions are not in the cache yet: only track status
         elif ju.is_suspended(job):
             if ctx.active:
                 ctx.note_deleted(await self.pod_control.delete_pods(job, ctx.active))
@@ -487,17 +511,6 @@ class JobController(Controller):
             return 0.0
         delay = ju.failure_backoff(ctx.failures_after_last_success, self.pod_failure_backoff)
         return max(ctx.last_failure + delay - self.clock.now(), 0.0)
-
-    def _ref_manager(self, job: Obj, selector: LabelSelector, gvr: GVR) -> ControllerRefManager:
-        return ControllerRefManager(
-            self.client,
-            gvr,
-            job,
-            selector,
-            API_VERSION,
-            KIND,
-            recheck_deletion_timestamp(self.client, JOBS, job),
-        )
 
     def warn(self, job: Obj, reason: str, message: str) -> None:
         self.recorder.event(job, WARNING, reason, message)

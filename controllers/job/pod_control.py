@@ -21,8 +21,9 @@ from apiserver import errors
 from apiserver.batch.labels import JOB_COMPLETION_INDEX, JOB_INDEX_FAILURE_COUNT, JOB_TRACKING_FINALIZER
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import PODS, Client
-from apiserver.meta import name_of, namespace_of, new_controller_ref, uid_of
+from apiserver.meta import key_of, name_of, namespace_of, new_controller_ref, uid_of
 from controllers.job import utils as ju
+from controllers.job.expectations import Expectations
 
 Obj = dict[str, Any]
 log = logging.getLogger("gangplane.job")
@@ -81,9 +82,10 @@ def pod_from_template(job: Obj, index: int | None, failure_count: int | None = N
 
 
 class JobPodControl:
-    def __init__(self, client: Client, recorder: EventRecorder) -> None:
+    def __init__(self, client: Client, recorder: EventRecorder, expectations: Expectations) -> None:
         self.client = client
         self.recorder = recorder
+        self.expectations = expectations
 
     async def create_pods(
         self,
@@ -96,6 +98,8 @@ class JobPodControl:
         created = 0
         batch = SLOW_START_INITIAL_BATCH
         todo = list(indexes)
+        key = key_of(job)
+        self.expectations.expect_creations(key, len(todo))
         while todo:
             chunk, todo = todo[:batch], todo[batch:]
             results = await asyncio.gather(
@@ -108,6 +112,9 @@ class JobPodControl:
             errs = [r for r in results if isinstance(r, BaseException)]
             created += len(results) - len(errs)
             if errs:
+                # neither the failed creations nor the skipped ones will ever be observed
+                for _ in range(len(errs) + len(todo)):
+                    self.expectations.creation_observed(key)
                 raise errs[0]
             batch *= 2
         return created

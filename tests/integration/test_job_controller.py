@@ -285,3 +285,33 @@ async def test_orphaned_pod_loses_tracking_finalizer_when_job_is_deleted(
         ),
         label_selector="batch.kubernetes.io/job-name=gone",
     )
+
+
+async def test_manual_selector_job_adopts_a_matching_orphan_pod(client: Client, jobs: JobController) -> None:
+    orphan = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "stray", "labels": {"app": "adopt"}, "annotations": {COMPLETE_AFTER: "1h"}},
+        "spec": {
+            "nodeName": "node-1",
+            "restartPolicy": "Never",
+            "containers": [{"name": "main", "image": "busybox"}],
+        },
+    }
+    await client.create(PODS, orphan, "default")
+    body = job(
+        "adopter",
+        parallelism=1,
+        completions=1,
+        manualSelector=True,
+        selector={"matchLabels": {"app": "adopt"}},
+    )
+    body["spec"]["template"]["metadata"] = {"labels": {"app": "adopt"}, "annotations": {COMPLETE_AFTER: "1h"}}
+    await client.create(JOBS, body, "default")
+    cur = await wait_job(client, "adopter", lambda j: (j or {}).get("status", {}).get("active") == 1)
+    pod = await client.get(PODS, "stray", "default")
+    ref = pod["metadata"]["ownerReferences"][0]
+    assert (ref["kind"], ref["name"], ref["uid"]) == ("Job", "adopter", cur["metadata"]["uid"])
+    assert len((await client.list(PODS, "default", label_selector="app=adopt"))["items"]) == 1, (
+        "no second pod"
+    )
