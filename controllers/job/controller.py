@@ -193,6 +193,8 @@ class JobController(Controller):
         ):
             return
         old_ref, cur_ref = controller_ref(old), controller_ref(cur)
+        if not ju.has_tracking_finalizer(cur):
+            self.pod_control.finalizer_observed_gone(cur)
         if is_being_deleted(cur) and not is_being_deleted(old):
             job = self._resolve(namespace_of(cur), cur_ref)
             if job is not None:
@@ -204,6 +206,7 @@ class JobController(Controller):
         self._pod_changed(cur)
 
     def _delete_pod(self, pod: Obj) -> None:
+        self.pod_control.finalizer_observed_gone(pod)
         job = self._resolve(namespace_of(pod), controller_ref(pod))
         if job is not None:
             if not is_being_deleted(pod):  # a deletion already observed through its deletionTimestamp

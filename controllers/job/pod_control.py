@@ -86,6 +86,9 @@ class JobPodControl:
         self.client = client
         self.recorder = recorder
         self.expectations = expectations
+        #: ``finalizerExpectations``: pods whose tracking finalizer this controller removed, by UID,
+        #: until the pod cache shows it gone; such a pod is never counted again from a stale cache
+        self.finalizer_removed: set[str] = set()
 
     async def create_pods(
         self,
@@ -139,7 +142,7 @@ class JobPodControl:
         first: BaseException | None = None
         for pod in pods:
             try:
-                if ju.has_tracking_finalizer(pod):
+                if ju.has_tracking_finalizer(pod) and uid_of(pod) not in self.finalizer_removed:
                     await self._remove_finalizer(pod)
                 await self.client.delete(
                     PODS, name_of(pod), namespace_of(pod), preconditions={"uid": uid_of(pod)}
@@ -160,6 +163,8 @@ class JobPodControl:
     async def remove_tracking_finalizers(self, job: Obj | None, pods: Sequence[Obj]) -> None:
         first: BaseException | None = None
         for pod in pods:
+            if uid_of(pod) in self.finalizer_removed:
+                continue
             try:
                 await self._remove_finalizer(pod)
             except errors.StatusError as e:
@@ -171,3 +176,12 @@ class JobPodControl:
     async def _remove_finalizer(self, pod: Obj) -> None:
         patch = {"metadata": {"$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER]}}
         await self.client.patch(PODS, name_of(pod), patch, namespace_of(pod), patch_type=STRATEGIC_MERGE)
+        self.finalizer_removed.add(uid_of(pod))
+
+    def finalizer_observed_gone(self, pod: Obj) -> None:
+        """The cache shows ``pod`` without the finalizer (or gone): stop remembering it."""
+        self.finalizer_removed.discard(uid_of(pod))
+
+    def tracked(self, pod: Obj) -> bool:
+        """The pod still counts as tracked: it has the finalizer and we have not removed it."""
+        return ju.has_tracking_finalizer(pod) and uid_of(pod) not in self.finalizer_removed

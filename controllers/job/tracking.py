@@ -95,8 +95,12 @@ class JobContext:
         return max(last + ju.failure_backoff(failures, base) - now, 0.0)
 
 
-def build_context(job: Obj, pods: list[Obj]) -> JobContext:
-    """Classify ``pods`` for one sync (step 1 of the module docstring)."""
+def build_context(job: Obj, pods: list[Obj], removed: set[str] | frozenset[str] = frozenset()) -> JobContext:
+    """Classify ``pods`` for one sync (step 1 of the module docstring).
+
+    ``removed`` holds the UIDs of pods whose finalizer this controller already removed (the
+    cache may still show it): they were counted and are never counted again.
+    """
     status, spec = ju.status_of(job), ju.spec_of(job)
     utp = status.get("uncountedTerminatedPods") or {}
     ctx = JobContext(
@@ -143,7 +147,7 @@ def build_context(job: Obj, pods: list[Obj]) -> JobContext:
                     ctx.index_last_failure[idx] = max(ctx.index_last_failure.get(idx, t), t)
         if uid in ctx.uncounted_succeeded and idx is not None:
             ctx.succeeded_indexes.add(idx)
-        if not ju.has_tracking_finalizer(pod):
+        if not ju.has_tracking_finalizer(pod) or uid in removed:
             continue
         if ju.phase(pod) == "Succeeded" and uid not in ctx.uncounted_succeeded:
             ctx.new_succeeded.append(pod)
@@ -182,7 +186,7 @@ class Tracker:
         self.pod_control = pod_control
 
     def context(self, job: Obj, pods: list[Obj]) -> JobContext:
-        return build_context(job, pods)
+        return build_context(job, pods, self.pod_control.finalizer_removed)
 
     async def _write(self, job: Obj, status: Obj) -> Obj:
         new = copy.deepcopy(job)
@@ -202,7 +206,7 @@ class Tracker:
             status = copy.deepcopy(ju.status_of(job))
         clear = {*uncounted_s, *uncounted_f, *(uid_of(p) for p in ctx.ignored)}
         await self.pod_control.remove_tracking_finalizers(
-            job, [p for p in ctx.pods if uid_of(p) in clear and ju.has_tracking_finalizer(p)]
+            job, [p for p in ctx.pods if uid_of(p) in clear and self.pod_control.tracked(p)]
         )
         status["succeeded"] = int(old_status.get("succeeded") or 0) + len(uncounted_s)
         status["failed"] = int(old_status.get("failed") or 0) + len(uncounted_f) + ctx.extra_failed
