@@ -315,3 +315,26 @@ async def test_manual_selector_job_adopts_a_matching_orphan_pod(client: Client, 
     assert len((await client.list(PODS, "default", label_selector="app=adopt"))["items"]) == 1, (
         "no second pod"
     )
+
+
+async def test_fail_index_action_fails_the_index_at_once_and_then_the_job(
+    client: Client, jobs: JobController
+) -> None:
+    policy = {"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [1]}}]}
+    body = job(
+        "failidx",
+        completions=2,
+        parallelism=2,
+        completionMode="Indexed",
+        backoffLimitPerIndex=5,
+        podFailurePolicy=policy,
+        annotations={FAIL: "true"},
+    )
+    await client.create(JOBS, body, "default")
+    done = await wait_job(client, "failidx", has_condition("Failed"))
+    failed = condition(done, "Failed")
+    assert (failed["reason"], failed["message"]) == ("FailedIndexes", "Job has failed indexes")
+    assert done["status"]["failedIndexes"] == "0,1" and done["status"]["failed"] == 2
+    assert len(await job_pods(client, "failidx")) == 2, (
+        "a failed index is not retried despite backoffLimitPerIndex"
+    )
