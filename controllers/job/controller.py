@@ -31,6 +31,7 @@ import copy
 import logging
 from typing import Any
 
+from apiserver import errors
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
 from apiserver.client.interface import JOBS, PODS, Client
@@ -262,10 +263,8 @@ class JobController(Controller):
             if job is None:
                 try:
                     fresh = await self.client.get(JOBS, str(ref.get("name") or ""), ns)
-                except Exception as e:  # noqa: BLE001 - 404 means gone; anything else retries
-                    from apiserver import errors
-
-                    if not (isinstance(e, errors.StatusError) and e.code == 404):
+                except errors.StatusError as e:
+                    if e.code != 404:
                         raise
                 else:
                     if (
