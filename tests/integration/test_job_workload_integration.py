@@ -246,3 +246,27 @@ async def test_job_that_already_ran_gets_no_objects(env: tuple[Client, JobContro
         assert (await client.list(WORKLOADS, "default"))["items"] == []
     finally:
         await fresh.stop()
+
+
+async def test_deleting_the_job_removes_its_workload_pod_group_and_pods() -> None:
+    """OwnerReferences: the garbage collector cleans up; the Job controller deletes nothing itself."""
+    from controllers.manager import GARBAGE_COLLECTOR, PODGROUP_PROTECTION, register_controllers
+
+    cp = await _plane({WORKLOAD_WITH_JOB: True})
+    try:
+        await start_cluster(cp, workload_hook=True)
+        register_controllers(cp, "garbagecollector,podgroup-protection")
+        await cp.start_component(GARBAGE_COLLECTOR)
+        await cp.start_component(PODGROUP_PROTECTION)
+        client = cp.client("test")
+        await client.create(
+            JOBS,
+            job("bye", parallelism=2, completions=2, scheduling=GANG, annotations={COMPLETE_AFTER: "1h"}),
+            "default",
+        )
+        await wait_for_list(client, PODS, "default", lambda items: len(items) == 2)
+        await client.delete(JOBS, "bye", "default", propagation_policy="Background")
+        for gvr in (PODS, PODGROUPS, WORKLOADS):
+            await wait_for_list(client, gvr, "default", lambda items: not items, timeout=20)
+    finally:
+        await cp.stop()
