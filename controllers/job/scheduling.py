@@ -38,7 +38,6 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from apiserver import errors
-from apiserver.batch.scheduling import job_build_options, job_controller_ref, job_workload_item
 from apiserver.client.events import NORMAL, WARNING
 from apiserver.client.informer import Informer
 from apiserver.client.interface import GVR, PODGROUPS, WORKLOADS
@@ -59,6 +58,7 @@ from apiserver.workloadbuilder import (
     new_builder_from_existing_workload,
     pod_group_name,
 )
+from apiserver.workloadbuilder.job import job_build_options, job_controller_ref, job_workload_item
 from controllers import workloadrefs as wr
 from controllers.base import Requeue
 from controllers.job import utils as ju

@@ -28,7 +28,6 @@ from typing import Any
 
 from apiserver import field
 from apiserver.batch import cron
-from apiserver.batch import scheduling as job_sched
 from apiserver.batch.labels import (
     CONTROLLER_UID_LABEL,
     JOB_NAME_LABEL,
@@ -48,6 +47,7 @@ from apiserver.registry.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import validate_immutable, validate_label_selector
 from apiserver.workloadbuilder import ValidationInput, new_builder
+from apiserver.workloadbuilder import job as job_sched
 from apiserver.workloadbuilder import validation as dv
 from featuregates import (
     DRA_WORKLOAD_RESOURCE_CLAIMS,

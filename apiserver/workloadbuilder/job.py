@@ -1,4 +1,4 @@
-"""KEP-5547: the WorkloadItem a Job compiles to, shared by Job admission and the Job controller.
+"""KEP-5547: the Job's mapping onto the workloadbuilder, shared by Job admission and the Job controller.
 
 Upstream builds the same ``WorkloadItem`` in the API server (semantic validation with
 ``DisableDeclarativeValidation``) and in ``job_scheduling_manager.go`` (``BuildWorkload``), so
@@ -21,7 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver.field import Path
-from apiserver.workloadbuilder import (
+from apiserver.workloadbuilder.naming import workload_name
+from apiserver.workloadbuilder.types import (
     BasicSchedulingPolicy,
     BuildOptions,
     DisruptionModeOption,
@@ -31,7 +32,6 @@ from apiserver.workloadbuilder import (
     SchedulingPolicyOption,
     WorkloadItem,
     input_from_scheduling,
-    workload_name,
 )
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
 
