@@ -92,3 +92,9 @@ def test_gang_min_count_above_parallelism_is_rejected(kc: Kubectl, ns: str) -> N
 def test_explain_job_scheduling(kc: Kubectl) -> None:
     out = ok(kc, "explain", "job.spec.scheduling")
     assert "schedulingPolicy" in out and "disruptionMode" in out
+
+
+def test_example_gang_job_is_accepted(kc: Kubectl, ns: str) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "gang-job.yaml"
+    out = ok(kc, "-n", ns, "apply", "--dry-run=server", "-f", str(example))
+    assert out == "job.batch/train created (server dry run)\n"
