@@ -25,7 +25,7 @@ import bisect
 import functools
 import itertools
 import random
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -55,7 +55,6 @@ __all__ = [
     "ScheduleResult",
     "Status",
     "default_normalize_score",
-    "default_profile",
 ]
 
 Obj = dict[str, Any]
@@ -356,36 +355,6 @@ class Profile:
     disabled: dict[str, set[str]] = field(default_factory=dict)
 
 
-#: kube's default multi-point plugin list and Score weights (volume and image plugins omitted:
-#: gangplane has no volumes to check and no image states).
-DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
-    PluginSpec("SchedulingGates"),
-    PluginSpec("PrioritySort"),
-    PluginSpec("NodeUnschedulable"),
-    PluginSpec("NodeName"),
-    PluginSpec("TaintToleration", 3),
-    PluginSpec("NodeAffinity", 2),
-    PluginSpec("NodePorts"),
-    PluginSpec("NodeResourcesFit", 1),
-    PluginSpec("PodTopologySpread", 2),
-    PluginSpec("InterPodAffinity", 2),
-    PluginSpec("DefaultPreemption"),
-    PluginSpec("NodeResourcesBalancedAllocation", 1),
-    PluginSpec("DefaultBinder"),
-)
-
-
-def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME, **overrides: Any) -> Profile:
-    return Profile(scheduler_name=scheduler_name, plugins=list(DEFAULT_PLUGINS), **overrides)
-
-
-def default_registry() -> dict[str, PluginFactory]:
-    """In-tree plugins by name; out-of-tree ones (gang, topology) are added by the caller."""
-    from scheduler.plugins import in_tree_registry
-
-    return in_tree_registry()
-
-
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:
     """kube's ``helper.DefaultNormalizeScore``: scale to ``[0, max_priority]`` by the max, optionally reversed."""
     max_count = max((s.score for s in scores), default=0)
@@ -448,13 +417,17 @@ class Framework:
         self,
         profile: Profile,
         handle: Handle | None = None,
-        registry: dict[str, PluginFactory] | None = None,
+        *,
+        registry: Mapping[str, PluginFactory],
     ) -> None:
+        """``registry`` maps plugin names to factories (kube's ``frameworkruntime.Registry``): the
+        framework knows no plugin itself; the scheduler's wiring (:mod:`scheduler.defaults`)
+        passes the in-tree registry merged with any out-of-tree plugins."""
         self.profile = profile
         self.handle = handle or Handle(scheduler_name=profile.scheduler_name)
         self.handle.scheduler_name = profile.scheduler_name
         self.handle.framework = self
-        reg = registry if registry is not None else default_registry()
+        reg = registry
         self.plugins: dict[str, Any] = {}
         self.score_weights: dict[str, int] = {}
         for spec in profile.plugins:

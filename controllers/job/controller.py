@@ -144,6 +144,7 @@ class JobController(Controller):
 
     def _delete_job(self, job: Obj) -> None:
         self.expectations.forget(key_of(job))
+        self.tracker.last_written.pop(uid_of(job), None)
         self.enqueue(key_of(job))
         for pod in self.pods.by_index(CONTROLLER_UID, uid_of(job)):
             if ju.has_tracking_finalizer(pod):
@@ -233,6 +234,7 @@ class JobController(Controller):
         job = self.jobs.get_by_name(namespace, name)
         if job is None:
             return
+        job = self.tracker.freshest(job)
         managed_by = ju.spec_of(job).get("managedBy")
         if managed_by is not None and managed_by != JOB_CONTROLLER_NAME:
             return  # another controller reconciles this Job (JobManagedBy)

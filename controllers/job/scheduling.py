@@ -66,7 +66,7 @@ from controllers.job.hooks import PodDecorator
 from featuregates import GENERIC_WORKLOAD, WORKLOAD_WITH_JOB, FeatureGate
 
 if TYPE_CHECKING:
-    from apiserver.controlplane import ControlPlane
+    from apiserver.client.context import ComponentContext
     from controllers.job.controller import JobController
 
 Obj = dict[str, Any]
@@ -420,13 +420,10 @@ class JobWorkloadHook:
         self._enqueue_owner(pg)
 
 
-def _serves(cp: ControlPlane, gvr: GVR) -> bool:
-    rd = cp.api.registry.get(gvr.group, gvr.version, gvr.resource)
-    return rd is not None and cp.api.served(rd)
+def new_job_scheduling_hook(ctx: ComponentContext) -> JobWorkloadHook:
+    """Called by :mod:`controllers.manager` for every Job controller it builds.
 
-
-def new_job_scheduling_hook(cp: ControlPlane) -> JobWorkloadHook:
-    """Called by :mod:`controllers.manager` for every Job controller it builds (its own gate view)."""
-    return JobWorkloadHook(
-        cp.gates_for("job-controller"), api_available=_serves(cp, WORKLOADS) and _serves(cp, PODGROUPS)
-    )
+    ``ctx`` is the Job controller's context: its own gate view (a skew test can turn the feature
+    off for the controller alone) and whether discovery lists Workloads and PodGroups.
+    """
+    return JobWorkloadHook(ctx.gates, api_available=ctx.is_served(WORKLOADS) and ctx.is_served(PODGROUPS))

@@ -26,7 +26,7 @@ from typing import Any
 
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import JOBS, Client
-from apiserver.meta import namespace_of, uid_of
+from apiserver.meta import namespace_of, resource_version_of, uid_of
 from controllers.job import utils as ju
 from controllers.job.pod_control import JobPodControl
 
@@ -184,6 +184,19 @@ class Tracker:
         self.client = client
         self.recorder = recorder
         self.pod_control = pod_control
+        #: the Job as our last status write returned it, by UID: a sync that runs before the Job
+        #: informer has delivered that write works from it instead of the stale cached copy
+        self.last_written: dict[str, Obj] = {}
+
+    def freshest(self, job: Obj) -> Obj:
+        """``job`` from the cache, or our own later write of it when the cache lags behind."""
+        mine = self.last_written.get(uid_of(job))
+        if mine is None:
+            return job
+        if _rv(mine) > _rv(job):
+            return mine
+        del self.last_written[uid_of(job)]
+        return job
 
     def context(self, job: Obj, pods: list[Obj]) -> JobContext:
         return build_context(job, pods, self.pod_control.finalizer_removed)
@@ -191,7 +204,9 @@ class Tracker:
     async def _write(self, job: Obj, status: Obj) -> Obj:
         new = copy.deepcopy(job)
         new["status"] = status
-        return await self.client.update_status(JOBS, new, namespace_of(job))
+        out = await self.client.update_status(JOBS, new, namespace_of(job))
+        self.last_written[uid_of(out)] = out
+        return out
 
     async def flush(self, job: Obj, status: Obj, ctx: JobContext, decision: Obj | None, now: str) -> Obj:
         old_status = ju.status_of(job)
@@ -230,6 +245,13 @@ class Tracker:
                 self.recorder.event(job, NORMAL, "Completed", "Job completed")
         elif ju.ensure_condition(status, ju.new_condition(ju.FAILED, "True", reason, message, now)):
             self.recorder.event(job, WARNING, reason, message)
+
+
+def _rv(obj: Obj) -> int:
+    try:
+        return int(resource_version_of(obj) or 0)
+    except ValueError:
+        return 0
 
 
 def _uncounted(succeeded: set[str], failed: set[str]) -> Obj:
