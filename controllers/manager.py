@@ -30,6 +30,7 @@ from typing import Any
 from apiserver.client.context import Component, ComponentContext, ComponentFactory, ComponentRegistrar
 from apiserver.client.discovery import APIResource
 from apiserver.client.interface import GVR, PODGROUPS
+from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
 from controllers.cronjob import CronJobController
 from controllers.garbagecollector import GarbageCollector
 from controllers.job import JobController
@@ -52,6 +53,7 @@ PODGROUP_PROTECTION = "podgroup-protection-controller"
 JOB = "job-controller"
 CRONJOB = "cronjob-controller"
 TTL_AFTER_FINISHED = "ttl-after-finished-controller"
+CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -152,6 +154,12 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
             new_podgroup_protection_controller,
             ("podgroup-protection",),
             requires=PODGROUPS,
+        ),
+        ControllerSpec(
+            CLUSTERROLE_AGGREGATION,
+            new_clusterrole_aggregation_controller,
+            ("clusterrole-aggregation",),
+            requires=CLUSTERROLES,
         ),
     ]
 

@@ -30,6 +30,10 @@ class StrategyContext:
     dry_run: bool = False
     now: str = ""  # RFC 3339 ``...Z`` time of the request
     warnings: list[str] = field(default_factory=list)
+    #: who asks (``UserInfo``); ``None`` for in-process callers, which act as the loopback admin
+    user: Any = None
+    #: the server's token authenticator (``token -> UserInfo | None``), for TokenReview
+    authenticate_token: Any = None
 
 
 class Strategy:
@@ -43,6 +47,12 @@ class Strategy:
     has_status: bool = False
     #: Objects of the resource may be created without a name only via generateName (all of kube's).
     allow_create_on_update: bool = False
+    #: kube's ``AllowUnconditionalUpdate``: an update whose body carries no ``resourceVersion`` is
+    #: applied to the current object (true for most kinds; helm's release Secrets rely on it).
+    allow_unconditional_update: bool = True
+    #: A create-only kind answered in place instead of stored (kube's access reviews): create
+    #: validates, then returns the object with ``status = answer(ctx, obj)``.
+    answers_create: bool = False
 
     def default(self, obj: Obj) -> None:
         """SetDefaults: the API defaults kube applies when decoding a request body."""
@@ -81,6 +91,10 @@ class Strategy:
 
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return []
+
+    def answer(self, ctx: StrategyContext, obj: Obj) -> Obj:
+        """The ``status`` of an ``answers_create`` kind's reply."""
+        return {}
 
     # -- deletion (kube's RESTDeleteStrategy / RESTGracefulDeleteStrategy) ---------------------
 

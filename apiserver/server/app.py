@@ -38,6 +38,7 @@ from apiserver.registry.generic import (
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
 from apiserver.server import negotiation
+from apiserver.server.frontdoor import user_of
 from apiserver.server.metrics import APIServerMetrics
 from apiserver.server.negotiation import media_type as _media
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
@@ -75,7 +76,8 @@ def _warning_header(text: str) -> str:
 
 
 def status_response(e: errors.StatusError, warnings: list[str] | None = None) -> Response:
-    resp = Response(orjson.dumps(e.status()), status_code=e.code, media_type=JSON)
+    # kube's JSON serializer (json.Encoder) ends every body with a newline.
+    resp = Response(orjson.dumps(e.status()) + b"\n", status_code=e.code, media_type=JSON)
     for w in dict.fromkeys(warnings or []):
         resp.headers.append("Warning", _warning_header(w))
     return resp
@@ -249,7 +251,7 @@ class APIApp:
             if request.method in ("POST", "PUT", "PATCH"):
                 raise errors.bad_request("the body of the request was empty")
             return None, ctype
-        if ctype in ("", JSON, "*/*", "text/plain") or ctype in (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH):
+        if ctype in ("", JSON, "*/*") or ctype in (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH):
             try:
                 body = orjson.loads(raw)
             except orjson.JSONDecodeError as e:
@@ -299,6 +301,8 @@ class APIApp:
             )
         else:
             body = res.raw if res.raw is not None else orjson.dumps(res.obj)
+            if res.obj.get("kind") == "Status":
+                body += b"\n"  # as status_response: kube's encoder ends a Status with a newline
         resp = Response(body, status_code=res.code, media_type=JSON)
         for w in dict.fromkeys(res.warnings):
             resp.headers.append("Warning", _warning_header(w))
@@ -345,7 +349,9 @@ class APIApp:
                     api.get(rd, ns, info.name)
                     return self._no_container_runtime(info)
                 raise errors.method_not_allowed("create", f"{rd.plural}/{sub}" if sub else rd.plural, rd.group)
-            return self._respond(request, rd, api.create(rd, ns, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))))
+            opts = self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))
+            opts.user = user_of(request.scope)
+            return self._respond(request, rd, api.create(rd, ns, body, opts))
         if verb == "update":
             body, ctype = await self._read_body(request)
             if sub == "scale":
