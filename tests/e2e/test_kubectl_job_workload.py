@@ -21,7 +21,10 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def job_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = _start_server(tmp_path_factory.mktemp("serve-job"), ["--feature-gates=WorkloadWithJob=true"])
+    s = _start_server(
+        tmp_path_factory.mktemp("serve-job"),
+        ["--no-tls", "--anonymous", "--feature-gates=WorkloadWithJob=true"],
+    )
     yield s
     _stop(s)
 
