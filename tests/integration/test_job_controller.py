@@ -338,3 +338,16 @@ async def test_fail_index_action_fails_the_index_at_once_and_then_the_job(
     assert len(await job_pods(client, "failidx")) == 2, (
         "a failed index is not retried despite backoffLimitPerIndex"
     )
+
+
+async def test_restarted_controller_finishes_the_job_without_counting_a_pod_twice(
+    cp: ControlPlane, client: Client
+) -> None:
+    await start_cluster(cp)
+    await client.create(JOBS, job("resume", completions=6, parallelism=2), "default")
+    await wait_job(client, "resume", lambda j: ((j or {}).get("status") or {}).get("succeeded", 0) >= 2)
+    await cp.stop_component("job-controller")
+    await cp.start_component("job-controller")
+    done = await wait_job(client, "resume", has_condition("Complete"))
+    assert done["status"]["succeeded"] == 6
+    assert len(await job_pods(client, "resume")) == 6, "exactly one pod per completion"
