@@ -88,7 +88,6 @@ SAMPLES: dict[tuple[str, str], Obj] = {
                                                            "maxReplicas": 2}},
     ("apiregistration.k8s.io", "apiservices"): {"spec": {"group": "{name}.example.com", "version": "v1",
                                                          "groupPriorityMinimum": 100, "versionPriority": 10}},
-    ("discovery.k8s.io", "endpointslices"): {"addressType": "IPv4", "endpoints": [], "ports": []},
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"spec": {
         "group": "e2e.example.com", "scope": "Namespaced",
         "names": {"plural": "{name}s", "singular": "{name}", "kind": "{kind}", "listKind": "{kind}List"},
