@@ -25,6 +25,7 @@ from apiserver.registry.generic import API
 from apiserver.server.app import APIApp
 from apiserver.server.instance import build_api, new_metrics_registry
 from featuregates import FeatureGate
+from featuregates.scopes import APISERVER
 
 log = logging.getLogger("gangplane")
 
@@ -45,7 +46,8 @@ ComponentFactory = Callable[["ControlPlane"], Component]
 @dataclass
 class ControlPlaneOptions:
     gates: FeatureGate = field(default_factory=FeatureGate)
-    #: per-component gate overrides (``{"scheduler": {"GenericWorkload": False}}``) for skew tests
+    #: per-component gate overrides (``{"scheduler": {"GenericWorkload": False}}``) for skew tests;
+    #: a key may also name a component group (``kube-controller-manager``)
     component_gates: dict[str, dict[str, bool]] = field(default_factory=dict)
     clock: Clock | None = None
     bookmark_interval: float = 15.0
@@ -59,7 +61,8 @@ class ControlPlane:
         self.clock = self.options.clock or Clock()
         self.metrics_registry: CollectorRegistry
         self.metrics_registry, self.metrics = new_metrics_registry()
-        self.api: API = build_api(self.gates_for("apiserver"), self.clock)
+        self._groups: dict[str, str] = {}
+        self.api: API = build_api(self.gates_for(APISERVER), self.clock)
         self.app = APIApp(self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval)
         self.components: dict[str, Component] = {}
         self._factories: dict[str, ComponentFactory] = {}
@@ -72,15 +75,25 @@ class ControlPlane:
         return LocalClient(self.api, user_agent, self.options.client_bookmark_interval)
 
     def gates_for(self, component: str) -> FeatureGate:
-        overrides = self.options.component_gates.get(component)
+        """The component's gate view: global gates, then its group's overrides, then its own."""
+        group = self._groups.get(component)
+        overrides = {
+            **(self.options.component_gates.get(group) or {} if group else {}),
+            **(self.options.component_gates.get(component) or {}),
+        }
         return self.gates.with_overrides(overrides) if overrides else self.gates
 
     def informer_factory(self, user_agent: str) -> InformerFactory:
         return InformerFactory(self.client(user_agent))
 
     # ------------------------------------------------------------------ components
-    def register(self, name: str, factory: ComponentFactory) -> None:
+    def register(self, name: str, factory: ComponentFactory, group: str | None = None) -> None:
+        """Register a component; ``group`` (``featuregates.scopes.CONTROLLER_MANAGER``) shares gate overrides."""
         self._factories[name] = factory
+        if group:
+            self._groups[name] = group
+        else:
+            self._groups.pop(name, None)
 
     async def start_component(self, name: str) -> Component:
         if name in self.components:

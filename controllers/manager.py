@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from apiserver.client.interface import GVR, PODGROUPS
 from controllers.metrics import controller_metrics
 from controllers.resources import APIResource
+from featuregates.scopes import CONTROLLER_MANAGER, KUBELET
 
 if TYPE_CHECKING:
     from apiserver.controlplane import Component, ControlPlane
@@ -42,7 +43,7 @@ GARBAGE_COLLECTOR = "garbage-collector-controller"
 NAMESPACE = "namespace-controller"
 STATEFULSET = "statefulset-controller"
 PV_BINDER = "persistentvolume-binder-controller"
-NODE_AGENT = "node-agent"
+NODE_AGENT = KUBELET  # the node agent stands in for the kubelet (and reads its gate view)
 PODGROUP_PROTECTION = "podgroup-protection-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
@@ -214,7 +215,7 @@ def register_controllers(cp: ControlPlane, controllers: str = "*", cluster: Any 
     specs = known_controllers(cluster)
     selected = select_controllers(controllers, specs)
     for s in specs:
-        cp.register(s.name, s.factory)
+        cp.register(s.name, s.factory, group=None if s.name == NODE_AGENT else CONTROLLER_MANAGER)
     unavailable = {
         s.name
         for s in specs
