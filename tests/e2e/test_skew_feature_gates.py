@@ -75,7 +75,9 @@ def _server(tmp_path_factory: pytest.TempPathFactory, *extra: str) -> Iterator[S
 
 @pytest.fixture(scope="module")
 def kcm_off(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    yield from _server(tmp_path_factory, "--controller-manager-feature-gates", "WorkloadWithStatefulSet=false")
+    yield from _server(
+        tmp_path_factory, "--controller-manager-feature-gates", "WorkloadWithStatefulSet=false"
+    )
 
 
 @pytest.fixture(scope="module")

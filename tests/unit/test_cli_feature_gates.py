@@ -62,12 +62,18 @@ def test_component_flags_map_to_gate_views() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--scheduler-feature-gates", "Foo=true"], "invalid --scheduler-feature-gates: unrecognized feature gate: Foo"),
+        (
+            ["--scheduler-feature-gates", "Foo=true"],
+            "invalid --scheduler-feature-gates: unrecognized feature gate: Foo",
+        ),
         (
             ["--controller-manager-feature-gates", "GenericWorkload=maybe"],
             "invalid --controller-manager-feature-gates: invalid value of GenericWorkload=maybe",
         ),
-        (["--kubelet-feature-gates", "GenericWorkload"], "invalid --kubelet-feature-gates: missing bool value"),
+        (
+            ["--kubelet-feature-gates", "GenericWorkload"],
+            "invalid --kubelet-feature-gates: missing bool value",
+        ),
         (["--feature-gates", "Nope=true"], "invalid --feature-gates: unrecognized feature gate: Nope"),
     ],
 )
