@@ -28,7 +28,7 @@ from scheduler.events import (
     ClusterEventWithHint,
     QueueingHint,
 )
-from scheduler.framework import CycleState, Handle, PreFilterResult
+from scheduler.interfaces import CycleState, Handle, PreFilterResult
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
 from scheduler.plugins.resource_allocation import (
     LEAST_ALLOCATED,
