@@ -279,3 +279,20 @@ def _reprieve_tiers(
     safe = boundaries[lo - 1] if lo > 0 else 0
     move_to(safe)
     return ordered[safe:]
+
+
+def placed_members(state: Any, get_node: Callable[[str], Any]) -> list[PodInfo]:
+    """The bound or assumed members of a group (``PodGroupState``), as the nodes hold them.
+
+    ``get_node(name)`` returns that node's ``NodeInfo`` (a snapshot's). A member the node does not
+    hold (its pod event not seen yet) is skipped: only pods that occupy capacity can be victims.
+    """
+    if state is None:
+        return []
+    out: list[PodInfo] = []
+    for key, node in sorted({**state.assigned, **state.assumed}.items()):
+        ni = get_node(node)
+        if ni is None:
+            continue
+        out.extend(p for p in ni.pods if p.key == key)
+    return out
