@@ -230,6 +230,8 @@ class Snapshot:
         self._topologies: dict[str, TopologyDomains] = {}
         #: (op, pod, node) of every assume/forget since the last cache update, for restore()
         self._journal: list[tuple[str, PodInfo, str]] = []
+        #: the topology domain a PodGroup cycle is evaluating (capacity hints come from its index)
+        self.scope: Domain | None = None
         for ni in node_infos:
             self._put(ni.name, ni)
 
@@ -303,6 +305,9 @@ class Snapshot:
         return [self.node_info_map[n] for n in sorted(self._with_anti_affinity)]
 
     def candidate_nodes(self, requests: Mapping[str, int]) -> set[str]:
+        """Nodes whose free capacity covers ``requests``; within :attr:`scope` when one is set."""
+        if self.scope is not None:
+            return self.scope.index.candidates(requests)
         return self.index.candidates(requests)
 
     def assume_pod(self, pod_info: PodInfo, node_name: str) -> None:

@@ -120,6 +120,8 @@ Obj = dict[str, Any]
 #: gangplane has no volumes to check and no image states).
 DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec("SchedulingGates"),
+    PluginSpec("GangScheduling"),
+    PluginSpec("TopologyPlacement"),
     PluginSpec("PrioritySort"),
     PluginSpec("NodeUnschedulable"),
     PluginSpec("NodeName"),
@@ -131,6 +133,7 @@ DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec("InterPodAffinity", 2),
     PluginSpec("DefaultPreemption"),
     PluginSpec("NodeResourcesBalancedAllocation", 1),
+    PluginSpec("PodGroupPodsCount", 1),
     PluginSpec("DefaultBinder"),
 )
 

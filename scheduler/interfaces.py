@@ -328,6 +328,8 @@ class PodAssignment:
     message: str = ""
     #: plugins that rejected the pod (the queue requeues it on their events)
     unschedulable_plugins: set[str] = field(default_factory=set)
+    #: the distinct rejection reasons, most frequent first (``Insufficient nvidia.com/gpu``)
+    reasons: list[str] = field(default_factory=list)
     #: the pod's own cycle state, carried on to Reserve, Permit and binding
     state: CycleState | None = None
 
