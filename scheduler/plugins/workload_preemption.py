@@ -58,6 +58,7 @@ from scheduler.victims import (
 )
 
 NAME = "WorkloadAwarePreemption"
+PREFIX = "pod group preemption: "
 NEVER = "Never"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
@@ -89,6 +90,15 @@ class WorkloadAwarePreemption:
 
     async def pod_group_post_filter(
         self, state: CycleState, group: PodGroupInfo, schedule: PodGroupSchedulingFunc
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """Preempt for ``group``; a failure's message reads ``pod group preemption: <why>``."""
+        result, status = await self.preempt(group, schedule)
+        if status is not None and not status.is_success() and status.message():
+            return result, Status(status.code, PREFIX + status.message(), error=status.error)
+        return result, status
+
+    async def preempt(
+        self, group: PodGroupInfo, schedule: PodGroupSchedulingFunc
     ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
         gates = self.handle.gates
         if gates is not None and not gates.enabled(GENERIC_WORKLOAD):

@@ -159,7 +159,9 @@ async def test_no_victim_is_touched_unless_the_whole_group_then_fits() -> None:
     )
     result, status = await c.preempt("high", [member(f"high-{i}", "high", prio=10) for i in range(5)])
     assert result is None and status is not None and status.code == Code.UNSCHEDULABLE
-    assert status.message() == "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+    assert (
+        status.message() == "pod group preemption: minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+    )
     assert c.client.calls == []
 
 
@@ -174,7 +176,7 @@ async def test_equal_and_higher_priority_pods_and_groups_are_not_victims() -> No
     c = Cluster(NODES, placed, [podgroup("peer", 10), podgroup("high", 10)])
     result, status = await c.preempt("high", [member("high-0", "high", prio=10)])
     assert result is None and status is not None and status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    assert status.message() == "No preemption victims found for incoming preemptor"
+    assert status.message() == "pod group preemption: No preemption victims found for incoming preemptor"
 
 
 @pytest.mark.anyio
@@ -212,7 +214,7 @@ async def test_preemption_policy_never_is_honoured() -> None:
     assert result is None and status is not None
     assert (status.code, status.message()) == (
         Code.UNSCHEDULABLE,
-        "not eligible due to preemptionPolicy=Never.",
+        "pod group preemption: not eligible due to preemptionPolicy=Never.",
     )
     assert c.client.calls == []
 
@@ -239,7 +241,10 @@ async def test_a_group_waits_for_its_earlier_victims_to_terminate() -> None:
     waiting = member("high-0", "high", prio=10, nominated_node_name="n0")
     result, status = await c.preempt("high", [waiting])
     assert result is None and status is not None
-    assert status.message() == "not eligible due to a terminating pod on the nominated node."
+    assert (
+        status.message()
+        == "pod group preemption: not eligible due to a terminating pod on the nominated node."
+    )
 
 
 @pytest.mark.anyio
