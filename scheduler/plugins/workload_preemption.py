@@ -24,7 +24,10 @@ PodGroupPostFilter, run once when a PodGroup cycle found no placement (kube's
    nominated to the affected nodes lose their nomination.
 
 The result nominates each member that fits to its node (``nominatedNodeName``); the PodGroup
-cycle writes those and requeues the group, and the next cycle tries those nodes first.
+cycle writes those and requeues the group, and the next cycle tries those nodes first. Messages
+are upstream's, prefixed ``pod group preemption: `` (``found a placement for podgroup, preempting
+N victims``; ``No preemption victims found for incoming preemptor``; ``not eligible due to
+preemptionPolicy=Never.``); the cycle appends them to the PodGroup's condition message.
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ class WorkloadAwarePreemption:
     ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
         """Preempt for ``group``; a failure's message reads ``pod group preemption: <why>``."""
         result, status = await self.preempt(group, schedule)
-        if status is not None and not status.is_success() and status.message():
+        if status is not None and status.message():
             return result, Status(status.code, PREFIX + status.message(), error=status.error)
         return result, status
 
@@ -145,7 +148,8 @@ class WorkloadAwarePreemption:
         err = await self.prepare(group, selection, nominations)
         if err is not None:
             return None, err
-        return PodGroupPostFilterResult(nominations), Status(Code.SUCCESS)
+        found = f"found a placement for podgroup, preempting {len(selection.pods)} victims"
+        return PodGroupPostFilterResult(nominations), Status(Code.SUCCESS, found)
 
     def eligible(self, group: PodGroupInfo) -> tuple[bool, str]:
         gates = self.handle.gates

@@ -127,6 +127,7 @@ async def test_a_higher_priority_gang_preempts_across_the_cluster_whole_groups_o
 ) -> None:
     before, pg = await running_set(cp, client, mode)
     history = await PodHistory(client, "low-0").start()
+    preemptor = await PodHistory(client, "high-0").start()
     await client.create(STATEFULSETS, gang_sts("high", 1, "single", "high", cpu="2"))
     try:
         await wait_for_list(
@@ -140,6 +141,20 @@ async def test_a_higher_priority_gang_preempts_across_the_cluster_whole_groups_o
             await history.wait_deleted()
     finally:
         await history.close()
+        await preemptor.close()
+    # the group was nominated first (and told why it waits), then bound where it was nominated
+    nominated = [v for v in preemptor.versions if (v.get("status") or {}).get("nominatedNodeName")]
+    assert nominated and not node_name(nominated[0])
+    waiting = condition(nominated[0], "PodScheduled")
+    assert waiting is not None and waiting["reason"] == "Unschedulable"
+    assert (
+        cp.metrics_registry.get_sample_value(
+            "scheduler_podgroup_schedule_attempts_total",
+            {"result": "waiting_on_preemption", "profile": "default-scheduler"},
+        )
+        == 1
+    )
+    assert node_name(preemptor.versions[-1]) == nominated[0]["status"]["nominatedNodeName"]
     # one node's worth (2 cpu) was needed: "all" gives up the whole set, "single" only that node's pods
     gone = await preempted_uids(client, before)
     assert len(gone) == preempted
