@@ -18,6 +18,7 @@ from apiserver.client.interface import PODGROUPS, PODS, STATEFULSETS
 from apiserver.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 from tests.integration.kep6277_support import NS, start_statefulset_controller, wait_single
+from tests.integration.podgroup_support import wait_pod_group
 from tests.integration.scheduler_support import (
     PodHistory,
     condition,
@@ -155,6 +156,12 @@ async def test_a_higher_priority_gang_preempts_across_the_cluster_whole_groups_o
         == 1
     )
     assert node_name(preemptor.versions[-1]) == nominated[0]["status"]["nominatedNodeName"]
+    high_pg = next(
+        g
+        for g in (await client.list(PODGROUPS, NS))["items"]
+        if g["metadata"]["name"] != pg["metadata"]["name"]
+    )
+    await wait_pod_group(client, high_pg["metadata"]["name"], "True")
     # one node's worth (2 cpu) was needed: "all" gives up the whole set, "single" only that node's pods
     gone = await preempted_uids(client, before)
     assert len(gone) == preempted
