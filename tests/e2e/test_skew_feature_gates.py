@@ -7,7 +7,8 @@ per-component flags of ``gangplane serve`` and real kubectl 1.37.
 * ``--scheduler-feature-gates GenericWorkload=false`` (kube-scheduler without GenericWorkload): the
   controller creates the Workload and PodGroup, pods reference the group, and the scheduler places
   a gang's pods one by one — "degraded-but-safe": on room for 4 of 5, 4 are bound and the group is
-  never written to.
+  never written to. The same manifest against a scheduler with the gate (the control) binds none
+  and the PodGroup reads ``False/Unschedulable``.
 
 Each case gets its own server (the flags are start-up options); namespaces are per test.
 """
@@ -81,6 +82,11 @@ def kcm_off(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
+def defaults(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    yield from _server(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
 def scheduler_off(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     yield from _server(tmp_path_factory, "--scheduler-feature-gates", "GenericWorkload=false")
 
@@ -139,3 +145,31 @@ def test_scheduler_without_generic_workload_places_a_gang_pod_by_pod(
         assert cond["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
         # a scheduler without GenericWorkload never writes the PodGroup's status
         assert not (_json(k, "get", "-n", ns, f"podgroup/{group}").get("status") or {}).get("conditions")
+
+
+def test_control_a_scheduler_with_generic_workload_binds_none_of_the_gang(
+    kubectl137: Path, defaults: Server
+) -> None:
+    for k, ns in _kubectl(kubectl137, defaults):
+        ok(k, "apply", "-n", ns, "-f", "-", input=gang_sts("shards", 5))
+        # the controller creates the PodGroup before any pod
+        ok(k, "wait", "-n", ns, "--for=jsonpath={.status.replicas}=5", "sts/shards", f"--timeout={WAIT}")
+        (group,) = [p["metadata"]["name"] for p in _json(k, "get", "-n", ns, "podgroups")["items"]]
+        ok(
+            k,
+            "wait",
+            "-n",
+            ns,
+            "--for=condition=PodGroupInitiallyScheduled=false",
+            f"podgroup/{group}",
+            f"--timeout={WAIT}",
+        )
+        pods = _json(k, "get", "-n", ns, "pods", "-l", "app=shards")["items"]
+        assert len(pods) == 5 and not [p for p in pods if p["spec"].get("nodeName")]
+        cond = next(
+            c
+            for c in _json(k, "get", "-n", ns, f"podgroup/{group}")["status"]["conditions"]
+            if c["type"] == "PodGroupInitiallyScheduled"
+        )
+        assert cond["reason"] == "Unschedulable"
+        assert cond["message"].startswith("minCount (5) cannot be satisfied: 4 scheduled, 0 remaining")
