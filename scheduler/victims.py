@@ -14,9 +14,9 @@ is, not only who preempts:
   the order never depends on cache iteration.
 * **Selection** (``select_victims``): remove every potential unit; if the preemptor still does not
   fit, nothing is preempted. Otherwise reprieve units from the most important down — those whose
-  eviction would break a PodDisruptionBudget first, then the rest (a binary search over priority
-  tiers, then one by one) — keeping each reprieve after which the preemptor still fits. A unit is
-  reprieved by putting its pods back exactly where they run.
+  eviction would break a PodDisruptionBudget first, then the rest (a binary search for the longest
+  prefix that fits, then one by one) — keeping each reprieve after which the preemptor still
+  fits. A unit is reprieved by putting its pods back exactly where they run.
 
 The caller supplies the state through three callbacks (``fits``, ``remove``, ``add``), so the same
 search serves the whole-cluster domain of a PodGroup preemptor and the one-node domain of a single
@@ -234,30 +234,30 @@ def select_victims(
         if not reprieve(v):
             victims.append(v)
             num_violations += 1
-    tail = _reprieve_tiers(non_violating, fits, remove, add)
+    tail = _reprieve_prefix(non_violating, fits, remove, add)
     for v in tail:
         if not reprieve(v):
             victims.append(v)
     return Selection(sort_victims(victims, generic_workload), num_violations)
 
 
-def _reprieve_tiers(
+def _reprieve_prefix(
     ordered: list[Victim],
     fits: Callable[[], bool],
     remove: Callable[[Victim], None],
     add: Callable[[Victim], None],
 ) -> list[Victim]:
-    """Reprieve whole priority tiers while the preemptor fits (binary search); return the rest.
+    """Reprieve the longest most-important prefix that still fits (binary search); return the rest.
 
-    ``ordered`` is most important first and entirely removed on entry. The search finds the
-    longest prefix that ends on a tier boundary and still fits; that prefix is put back, the
-    remaining units are returned (still removed) for the one-by-one pass. Binary search makes
-    this O(log tiers) fits calls instead of one per unit for the common "evict the lowest tier".
+    ``ordered`` is most important first and entirely removed on entry. Upstream searches over
+    priority-tier boundaries; searching over every prefix length gives the same victims whenever
+    putting a pod back never makes the preemptor fit better (resources, ports, spreading), since
+    one-by-one reprieving would keep that same prefix and stop at the same unit, and it costs
+    O(log n) runs of ``fits`` instead of one per unit before the one-by-one pass over the rest.
+    The prefix is put back; the remaining units are returned (still removed).
     """
     if not ordered:
         return []
-    boundaries = [i for i in range(1, len(ordered)) if ordered[i].priority != ordered[i - 1].priority]
-    boundaries.append(len(ordered))
     cursor = 0  # units [0, cursor) are currently put back
 
     def move_to(target: int) -> None:
@@ -268,17 +268,16 @@ def _reprieve_tiers(
             remove(ordered[k])
         cursor = target
 
-    lo, hi = 0, len(boundaries)  # first boundary index whose prefix does not fit
+    lo, hi = 0, len(ordered)  # the answer: the largest k in [0, n] whose prefix fits
     while lo < hi:
-        mid = (lo + hi) // 2
-        move_to(boundaries[mid])
+        mid = (lo + hi + 1) // 2
+        move_to(mid)
         if fits():
-            lo = mid + 1
+            lo = mid
         else:
-            hi = mid
-    safe = boundaries[lo - 1] if lo > 0 else 0
-    move_to(safe)
-    return ordered[safe:]
+            hi = mid - 1
+    move_to(lo)
+    return ordered[lo:]
 
 
 def placed_members(state: Any, get_node: Callable[[str], Any]) -> list[PodInfo]:

@@ -88,6 +88,8 @@ class WorkloadAwarePreemption:
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         self.handle = handle or Handle()
+        #: uid -> node of victim pods deleted by this plugin that the cache may still show
+        self._deleted: dict[str, str] = {}
 
     # -- PodGroupPostFilter -----------------------------------------------------------------
 
@@ -115,7 +117,25 @@ class WorkloadAwarePreemption:
         priority = pod_group_priority(group.pod_group)
         mark = snapshot.backup()
         try:
-            potential = [v for v in self.cluster_victims(group) if v.priority < priority]
+            # Victims deleted by an earlier run are gone from the API but may still be in the
+            # cache (their delete events not delivered yet): count them as gone, never again as
+            # victims, and do not preempt anew while their room already makes the group fit.
+            going = self._in_flight_victims()
+            for p in going:
+                snapshot.forget_pod(p, p.node_name)
+            if going:
+                assignments, st = schedule()
+                if is_success(st):
+                    waiting = (
+                        f"found a placement for podgroup, waiting for {len(going)} preempted victims to go"
+                    )
+                    return PodGroupPostFilterResult(_nominations(assignments)), Status(Code.SUCCESS, waiting)
+            skip = {p.uid for p in going}
+            potential = [
+                v
+                for v in self.cluster_victims(group)
+                if v.priority < priority and not any(p.uid in skip for p in v.pods)
+            ]
             if not potential:
                 return None, Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "No preemption victims found for incoming preemptor"
@@ -150,6 +170,22 @@ class WorkloadAwarePreemption:
             return None, err
         found = f"found a placement for podgroup, preempting {len(selection.pods)} victims"
         return PodGroupPostFilterResult(nominations), Status(Code.SUCCESS, found)
+
+    def _in_flight_victims(self) -> list[PodInfo]:
+        """Pods this plugin deleted that the snapshot still holds; forgets the ones it no longer does."""
+        if not self._deleted:
+            return []
+        snapshot = self.handle.snapshot
+        assert snapshot is not None
+        found: list[PodInfo] = []
+        for node in {n for n in self._deleted.values()}:
+            ni = snapshot.get(node)
+            if ni is not None:
+                found.extend(p for p in ni.pods if p.uid in self._deleted)
+        present = {p.uid for p in found}
+        for uid in [u for u in self._deleted if u not in present]:
+            del self._deleted[uid]
+        return found
 
     def eligible(self, group: PodGroupInfo) -> tuple[bool, str]:
         gates = self.handle.gates
@@ -217,6 +253,7 @@ class WorkloadAwarePreemption:
                         wp.preempt(NAME, "preempted")
                     else:
                         await disrupt_pod(client, p, message, now)
+                        self._deleted[p.uid] = p.node_name
                 except Exception as e:
                     return Status.as_status(e)
                 await self._event(

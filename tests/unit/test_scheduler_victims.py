@@ -241,11 +241,20 @@ def test_pdb_violation_is_counted_when_it_cannot_be_avoided() -> None:
     assert [v.key for v in sel.victims] == ["default/db"] and sel.num_pdb_violations == 1
 
 
-def test_tier_search_reprieves_whole_higher_tiers_with_few_fits_calls() -> None:
-    high = [single(pod(f"h{i}", prio=3)) for i in range(20)]
-    low = [single(pod(f"l{i}", prio=1)) for i in range(20)]
-    w = World(high + low, need=1, forbid={"default/l0"})
+def test_prefix_search_finds_the_same_victims_as_one_by_one_with_few_fits_calls() -> None:
+    high = [single(pod(f"h{i:02d}", prio=3)) for i in range(20)]
+    low = [single(pod(f"l{i:02d}", prio=1)) for i in range(20)]
+    w = World(high + low, need=3)
     sel = w.select(high + low)
-    assert [v.key for v in sel.victims] == ["default/l0"]
-    # 1 (all removed) + 2 (tier search) + 20 (the low tier one by one), not 1 + 40
-    assert w.calls == 23
+    # one by one would keep all 20 high and the 17 most important low units
+    assert [v.key for v in sel.victims] == ["default/l17", "default/l18", "default/l19"]
+    # 1 (all removed) + 6 (binary search over 41 prefix lengths) + 3 (the rest one by one), not 1 + 40
+    assert w.calls == 10
+
+
+def test_prefix_search_then_one_by_one_skips_a_unit_that_must_go() -> None:
+    units = [single(pod(f"p{i}", prio=1)) for i in range(6)]
+    w = World(units, need=1, forbid={"default/p2"})
+    sel = w.select(units)
+    assert [v.key for v in sel.victims] == ["default/p2"]
+    assert w.present == {u.key for u in units} - {"default/p2"}
