@@ -111,9 +111,8 @@ class PodGroupAlgorithm:
         if placements is None:
             placements = [Placement(CLUSTER_PLACEMENT)]
         if not placements:
-            return PodGroupAlgorithmResult(
-                Status(Code.UNSCHEDULABLE, placements_unavailable(0, "no placement left")), topology=True
-            )
+            # members already placed outside any single domain leave nothing to choose from
+            return PodGroupAlgorithmResult(Status(Code.UNSCHEDULABLE, "0/0 placements are available"), topology=True)
         placements = self._nominated_first(group, placements)
         to_find = num_feasible_placements_to_find(len(placements), snapshot.num_nodes())
         evaluated: list[PlacementResult] = []

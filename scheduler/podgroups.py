@@ -103,7 +103,7 @@ class PodGroupStates:
     def get_or_empty(self, key: str) -> PodGroupState:
         return self._groups.get(key) or PodGroupState(key)
 
-    def _drop(self, pod_key: str, keep: str = "") -> None:
+    def _drop(self, pod_key: str) -> None:
         where = self._where.pop(pod_key, None)
         if where is None:
             return
@@ -112,9 +112,7 @@ class PodGroupStates:
         if g is None:
             return
         getattr(g, st).pop(pod_key, None)
-        # a member moving between states keeps its group object: a cycle holding it (a gang of
-        # one being assumed) must see the move, not a detached empty state
-        if g.empty() and gkey != keep:
+        if g.empty():
             del self._groups[gkey]
 
     def set(self, pod: Obj, state: str, node_name: str = "") -> None:
@@ -122,7 +120,13 @@ class PodGroupStates:
         gkey = pod_group_key(pod)
         meta = pod.get("metadata") or {}
         pkey = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-        self._drop(pkey, keep=gkey)
+        where = self._where.get(pkey)
+        if where is not None and where[0] == gkey and gkey in self._groups:
+            # moving within its group: keep the group's state object (cycles hold on to it)
+            getattr(self._groups[gkey], where[1]).pop(pkey, None)
+            del self._where[pkey]
+        else:
+            self._drop(pkey)
         if not gkey:
             return
         g = self._groups.get(gkey)

@@ -142,6 +142,14 @@ class PodGroupCycle:
             return pg
         return None
 
+    def pod_group_gone(self: Scheduler, pod: Obj) -> bool:
+        """The pod names a PodGroup the cache does not hold (while PodGroups are honoured)."""
+        key = pod_group_key(pod)
+        if not key or not self.pod_groups_enabled:
+            return False
+        ns, _, name = key.partition("/")
+        return self.cache.get_pod_group(ns, name) is None
+
     async def schedule_one_podgroup(self: Scheduler, fw: Framework, qpi: QueuedPodInfo, pg: Obj) -> None:
         start = time.perf_counter()
         meta = pg.get("metadata") or {}
@@ -234,7 +242,8 @@ class PodGroupCycle:
             message = a.message if a is not None and a.message else "no pods were schedulable"
             diag = Diagnosis(unschedulable_plugins=set(a.unschedulable_plugins) if a is not None else set())
             await self.handle_failure(fw, q, Status(Code.UNSCHEDULABLE), message, None, start, diag)
-        if is_gang(group.pod_group) and group.state.scheduled_count() < min_count(group.pod_group):
+        state = self._pod_group_state(group.namespace, group.name)
+        if is_gang(group.pod_group) and state.scheduled_count() < min_count(group.pod_group):
             # an assume/Reserve/Permit failure left the gang short: release the members held at Permit
             for uid in [u for u, wp in fw.waiting_pods.items() if pod_group_key(wp.pod_info.pod) == group.key]:
                 fw.reject_waiting_pod(uid, GANG_PLUGIN, "the gang could not be placed as a whole")

@@ -347,6 +347,12 @@ class Scheduler(PodGroupCycle):
             self.podgroups.add_event_handler(
                 self._on_pod_group_add, self._on_pod_group_update, self._on_pod_group_delete
             )
+        # Nodes and PodGroups first: pending pods then meet a full cluster and their groups,
+        # instead of being held at PreEnqueue (and re-checked per node) while the caches fill.
+        first = [self.nodes] + ([self.podgroups] if self.podgroups is not None else [])
+        for inf in first:
+            inf.start()
+        await asyncio.gather(*(inf.wait_for_sync() for inf in first))
         self.informers.start()
         await self.informers.wait_for_sync()
         self._loop_task = asyncio.create_task(self._run(), name="scheduler-loop")
@@ -442,7 +448,11 @@ class Scheduler(PodGroupCycle):
             self.queue.done(qpi.uid)
             return True
         pg = self.wants_pod_group_cycle(pod) if pod_group_name(pod) else None
-        if pg is not None:
+        if pg is None and self.pod_group_gone(pod):
+            # its PodGroup was deleted after PreEnqueue let it in: held again, silently
+            self.queue.done(qpi.uid)
+            self.queue.add(pod)
+        elif pg is not None:
             await self.schedule_one_podgroup(fw, qpi, pg)
         else:
             await self.schedule_pod(fw, qpi)
