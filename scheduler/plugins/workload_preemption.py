@@ -98,6 +98,10 @@ class WorkloadAwarePreemption:
     ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
         """Preempt for ``group``; a failure's message reads ``pod group preemption: <why>``."""
         result, status = await self.preempt(group, schedule)
+        metrics = self.handle.metrics
+        if metrics is not None:
+            code = status.code_name() if status is not None else "Success"
+            metrics.workload_preemption_attempts.labels(result=code).inc()
         if status is not None and status.message():
             return result, Status(status.code, PREFIX + status.message(), error=status.error)
         return result, status
@@ -273,8 +277,8 @@ class WorkloadAwarePreemption:
                     except Exception as e:
                         return Status.as_status(e)
         metrics = self.handle.metrics
-        if metrics is not None and hasattr(metrics, "preemption_victims"):
-            metrics.preemption_victims.observe(len(selection.pods))
+        if metrics is not None:
+            metrics.workload_preemption_victims.observe(len(selection.pods))
         await self._clear_lower_priority_nominations(group, selection)
         return None
 

@@ -148,13 +148,16 @@ async def test_a_higher_priority_gang_preempts_across_the_cluster_whole_groups_o
     assert nominated and not node_name(nominated[0])
     waiting = condition(nominated[0], "PodScheduled")
     assert waiting is not None and waiting["reason"] == "Unschedulable"
+    reg = cp.metrics_registry
     assert (
-        cp.metrics_registry.get_sample_value(
+        reg.get_sample_value(
             "scheduler_podgroup_schedule_attempts_total",
             {"result": "waiting_on_preemption", "profile": "default-scheduler"},
         )
         == 1
     )
+    assert reg.get_sample_value("scheduler_workload_preemption_attempts_total", {"result": "Success"}) == 1
+    assert reg.get_sample_value("scheduler_workload_preemption_victims_sum") == preempted
     assert node_name(preemptor.versions[-1]) == nominated[0]["status"]["nominatedNodeName"]
     high_pg = next(
         g
