@@ -167,11 +167,23 @@ class DefaultPreemption:
         return result, status
 
     def _pod_group_rejection(self, pod_info: PodInfo) -> Status | None:
-        """Pods of a PodGroup are preempted for as a group (workload-aware preemption), not one by one."""
+        """Pods of a PodGroup are preempted for as a group (workload-aware preemption), not one by one.
+
+        Except a basic group without topology constraints: gangplane schedules its pods one by one
+        (``scheduling: {}`` keeps today's behaviour), so they also preempt one by one.
+        """
         group = ((pod_info.pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
         gates = self.handle.gates
         if not group or gates is None:
             return None
+        getter = self.handle.get_pod_group
+        known = getter(pod_info.namespace, group) if getter is not None else None
+        if known is not None and gates.enabled(GENERIC_WORKLOAD):
+            spec = known.get("spec") or {}
+            if (spec.get("schedulingPolicy") or {}).get("gang") is None and not spec.get(
+                "schedulingConstraints"
+            ):
+                return None
         if gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
             getter = self.handle.get_pod_group
             pg = getter(pod_info.namespace, group) if getter is not None else None
@@ -359,9 +371,7 @@ class DefaultPreemption:
 
     def _workload_aware(self) -> bool:
         gates = self.handle.gates
-        return (
-            gates is not None and gates.enabled(GENERIC_WORKLOAD) and self.handle.get_pod_group is not None
-        )
+        return gates is not None and gates.enabled(GENERIC_WORKLOAD) and self.handle.get_pod_group is not None
 
     def _group_members(self, namespace: str, name: str) -> list[PodInfo]:
         getter = self.handle.pod_group_state

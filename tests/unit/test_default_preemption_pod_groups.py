@@ -163,3 +163,31 @@ async def test_preempting_an_all_group_marks_the_pod_group_and_deletes_every_mem
         "message": "default-scheduler: preempting to accommodate a higher priority pod",
         "observedGeneration": 3,
     }
+
+
+@pytest.mark.anyio
+async def test_a_basic_group_pod_preempts_one_by_one_a_gang_pod_does_not() -> None:
+    basic = {
+        "metadata": {"name": "b", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"basic": {}}, "disruptionMode": {"single": {}}},
+    }
+    gang = group("g", "single", priority=10)
+    victim = plain("x", "n1", cpu="2")
+    fw, plugin = setup(NODES[:1], [victim], [basic, gang], client=RecordingClient([victim]))
+    statuses = NodeToStatus()
+    statuses.set("n1", Status(Code.UNSCHEDULABLE, "Insufficient cpu"))
+    for name, want in (
+        ("b", None),
+        ("g", "preemption: not eligible due to workload aware preemption enabled"),
+    ):
+        p = make_pod(f"{name}-0", priority=10, requests={"cpu": "1"})
+        p["spec"]["schedulingGroup"] = {"podGroupName": name}
+        state, pi = CycleState(), PodInfo(p)
+        assert fw.handle.snapshot is not None
+        fw.run_pre_filter_plugins(state, pi, fw.handle.snapshot.list())
+        result, status = await plugin.post_filter(state, pi, statuses)
+        if want is None:
+            assert status is not None and status.is_success() and result is not None
+            assert result.nominated_node_name == "n1"
+        else:
+            assert status is not None and status.message() == want
