@@ -266,7 +266,7 @@ class WorkloadAwarePreemption:
                     "Preempted",
                     "Preempting",
                     f"Preempted by podgroup {uid} on node {p.node_name}",
-                    group.pod_group,
+                    {**group.pod_group, "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup"},
                 )
             if v.group:
                 ns, _, name = v.group.partition("/")

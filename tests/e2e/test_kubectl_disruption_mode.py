@@ -180,5 +180,10 @@ def test_end_to_end_gang_preemption_with_disruption_mode_all(k: tuple[Kubectl, s
         c for c in pgs["high"]["status"]["conditions"] if c["type"] == "PodGroupInitiallyScheduled"
     )
     assert (scheduled["status"], scheduled["reason"]) == ("True", "Scheduled")
+    uid = pgs["high"]["metadata"]["uid"]
+    events = _json(kc, "get", "-n", ns, "events", "--field-selector", "reason=Preempted")["items"]
+    assert sorted(e["involvedObject"]["name"] for e in events) == sorted(before)
+    assert all(e["message"].startswith(f"Preempted by podgroup {uid} on node small-") for e in events)
+    assert {(e.get("related") or {}).get("kind") for e in events} == {"PodGroup"}
     out = ok(kc, "get", "-n", ns, "podgroups")
     assert out.splitlines()[0].split()[:4] == ["NAME", "POLICY", "MIN-COUNT", "SCHEDULED"]
