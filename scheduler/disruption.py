@@ -95,3 +95,13 @@ async def disrupt_pod_group(client: Any, pod_group: Obj, message: str, now: floa
     except Exception as e:
         if not is_not_found(e):
             raise
+
+
+def terminating_by_preemption(p: PodInfo) -> bool:
+    """Being deleted after the scheduler marked it ``DisruptionTarget`` (an earlier preemption in flight)."""
+    if not p.terminating:
+        return False
+    for c in (p.pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == DISRUPTION_TARGET:
+            return c.get("status") == "True" and c.get("reason") == REASON_PREEMPTION_BY_SCHEDULER
+    return False

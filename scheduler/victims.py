@@ -28,9 +28,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scheduler.nodeinfo import PodInfo, compile_selector
+from scheduler.nodeinfo import NodeInfo, PodInfo, compile_selector
+
+if TYPE_CHECKING:
+    from scheduler.podgroups import PodGroupState
 
 Obj = dict[str, Any]
 
@@ -280,7 +283,7 @@ def _reprieve_prefix(
     return ordered[lo:]
 
 
-def placed_members(state: Any, get_node: Callable[[str], Any]) -> list[PodInfo]:
+def placed_members(state: PodGroupState | None, get_node: Callable[[str], NodeInfo | None]) -> list[PodInfo]:
     """The bound or assumed members of a group (``PodGroupState``), as the nodes hold them.
 
     ``get_node(name)`` returns that node's ``NodeInfo`` (a snapshot's). A member the node does not

@@ -34,12 +34,10 @@ from typing import Any
 
 from featuregates import GENERIC_WORKLOAD, TOPOLOGY_AWARE_WORKLOAD_SCHEDULING
 from scheduler.diagnosis import NodeToStatus, preemption_not_helpful
-from scheduler.disruption import disrupt_pod, disrupt_pod_group, preemption_message
+from scheduler.disruption import disrupt_pod, disrupt_pod_group, preemption_message, terminating_by_preemption
 from scheduler.framework import NOMINATING_OVERRIDE, CycleState, Framework, Handle, PostFilterResult
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.podstatus import (
-    DISRUPTION_TARGET,
-    REASON_PREEMPTION_BY_SCHEDULER,
     patch_pod_status,
 )
 from scheduler.status import Code, Status, is_success
@@ -64,15 +62,6 @@ class Candidate:
 
 def _start_time(p: PodInfo, now: float) -> float:
     return p.start_time if p.start_time is not None else now
-
-
-def terminating_by_preemption(p: PodInfo) -> bool:
-    if not p.terminating:
-        return False
-    for c in (p.pod.get("status") or {}).get("conditions") or []:
-        if c.get("type") == DISRUPTION_TARGET:
-            return c.get("status") == "True" and c.get("reason") == REASON_PREEMPTION_BY_SCHEDULER
-    return False
 
 
 def pick_one_node_for_preemption(candidates: list[Candidate], now: float) -> str:

@@ -37,7 +37,7 @@ import time
 from typing import Any
 
 from featuregates import GENERIC_WORKLOAD, POD_GROUP_PREEMPTION_POLICY
-from scheduler.disruption import disrupt_pod, disrupt_pod_group, preemption_message
+from scheduler.disruption import disrupt_pod, disrupt_pod_group, preemption_message, terminating_by_preemption
 from scheduler.interfaces import (
     CycleState,
     Handle,
@@ -47,7 +47,6 @@ from scheduler.interfaces import (
     PodGroupSchedulingFunc,
 )
 from scheduler.nodeinfo import PodInfo
-from scheduler.plugins.default_preemption import terminating_by_preemption
 from scheduler.podstatus import patch_pod_status
 from scheduler.status import Code, Status, is_success
 from scheduler.victims import (
@@ -182,7 +181,7 @@ class WorkloadAwarePreemption:
         snapshot = self.handle.snapshot
         assert snapshot is not None
         found: list[PodInfo] = []
-        for node in {n for n in self._deleted.values()}:
+        for node in set(self._deleted.values()):
             ni = snapshot.get(node)
             if ni is not None:
                 found.extend(p for p in ni.pods if p.uid in self._deleted)
