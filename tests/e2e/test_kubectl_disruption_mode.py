@@ -1,4 +1,4 @@
-"""KEP-6277 with real kubectl 1.37 over HTTP: "disruptionMode: all: a higher-priority pod preempts
+"""KEP-6277 with real kubectl (1.35 and 1.37) over HTTP: "disruptionMode: all: a higher-priority pod preempts
 the whole StatefulSet rather than a subset", ``single`` preempts only as many pods as needed, and
 "End-to-end gang preemption with disruptionMode: all" (a higher-priority gang StatefulSet as the
 preemptor).
@@ -100,10 +100,11 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     _stop(s)
 
 
-@pytest.fixture
-def k(kubectl137: Path, small: Server) -> Iterator[tuple[Kubectl, str]]:
+@pytest.fixture(params=["1.35", "1.37"])
+def k(request: pytest.FixtureRequest, small: Server) -> Iterator[tuple[Kubectl, str]]:
+    binary: Path = request.getfixturevalue("kubectl135" if request.param == "1.35" else "kubectl137")
     ns = namespace(small, "dm")
-    kc = Kubectl(kubectl137, small, "1.37")
+    kc = Kubectl(binary, small, request.param)
     # cluster-scoped classes: created once per server (apply is idempotent)
     ok(kc, "apply", "-f", "-", input=PRIORITY_CLASSES)
     yield kc, ns
