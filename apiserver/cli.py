@@ -12,6 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
+from apiserver.registry.builtin import StrategyModuleError
+from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
 from featuregates.scopes import GATE_SCOPES
 
@@ -111,16 +114,13 @@ def component_gates(args: argparse.Namespace, gates: FeatureGate) -> dict[str, d
 
 
 async def _serve(args: argparse.Namespace, gates: FeatureGate, per_component: dict[str, dict[str, bool]]) -> int:
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
-
-    cp = ControlPlane(ControlPlaneOptions(gates=gates, component_gates=per_component))
+    try:
+        cp = ControlPlane(ControlPlaneOptions(gates=gates, component_gates=per_component))
+    except StrategyModuleError as e:
+        print(f"gangplane: cannot build the API server: {e}", file=sys.stderr)
+        return 2
     cluster = None
     if args.cluster:
-        try:
-            from controllers.fleet import load_fleet
-        except ImportError:
-            print("gangplane: --cluster needs the node agent, which this build does not have", file=sys.stderr)
-            return 2
         try:
             cluster = load_fleet(Path(args.cluster))
         except (OSError, ValueError) as e:

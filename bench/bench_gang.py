@@ -68,7 +68,12 @@ def make_pod(name: str, group: str) -> Obj:
     }
     if group:
         spec["schedulingGroup"] = {"podGroupName": group}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
 
 
 def make_pod_group(name: str, size: int, rack: bool) -> Obj:

@@ -35,7 +35,6 @@ import random
 import time
 import weakref
 from collections.abc import Coroutine, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -58,6 +57,7 @@ from apiserver.meta import Clock, rfc3339
 from featuregates import GENERIC_WORKLOAD, TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, FeatureGate
 from scheduler import metrics as m
 from scheduler.cache import Cache, CacheError, Snapshot
+from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
 from scheduler.events import (
     ASSIGNED_POD_DELETE,
@@ -67,7 +67,6 @@ from scheduler.events import (
 )
 from scheduler.framework import (
     DEFAULT_SCHEDULER_NAME,
-    NOMINATING_NOOP,
     NOMINATING_OVERRIDE,
     CycleState,
     Framework,
@@ -75,9 +74,8 @@ from scheduler.framework import (
     PluginFactory,
     Profile,
     SchedulingError,
-    default_profile,
-    default_registry,
 )
+from scheduler.interfaces import CLEAR_NOMINATION, Nominating
 from scheduler.metrics import SchedulerMetrics
 from scheduler.nodeinfo import PodInfo
 from scheduler.plugins.pod_topology_spread import build_default_selector
@@ -130,15 +128,7 @@ def _rv(obj: Obj) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion") or ""
 
 
-@dataclass(frozen=True)
-class Nominating:
-    """kube's ``NominatingInfo``: Override sets (or with ``""`` clears) the nomination, Noop keeps it."""
 
-    mode: str = NOMINATING_NOOP
-    node_name: str = ""
-
-
-CLEAR_NOMINATION = Nominating(NOMINATING_OVERRIDE, "")
 
 
 class Scheduler(PodGroupCycle):
@@ -156,8 +146,14 @@ class Scheduler(PodGroupCycle):
         *,
         registry: dict[str, PluginFactory] | None = None,
         seed: int | None = None,
+        pod_groups_served: bool = True,
     ) -> None:
-        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests."""
+        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests.
+
+        ``pod_groups_served`` False (the API server does not serve PodGroups, e.g. its
+        ``GenericWorkload`` is off in a skewed cluster) makes the scheduler ignore PodGroups
+        as if its own gate were off, instead of waiting for an informer that can never sync.
+        """
         self.client = client
         self.gates = gates if gates is not None else FeatureGate()
         self.clock = clock or Clock()
@@ -170,7 +166,7 @@ class Scheduler(PodGroupCycle):
         self.services: Informer = self.informers.informer(SERVICES)
         self.replicasets: Informer = self.informers.informer(REPLICASETS)
         self.statefulsets: Informer = self.informers.informer(STATEFULSETS)
-        self.pod_groups_enabled = self.gates.enabled(GENERIC_WORKLOAD)
+        self.pod_groups_enabled = self.gates.enabled(GENERIC_WORKLOAD) and pod_groups_served
         self.topology_enabled = self.gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
         self.podgroups: Informer | None = (
             self.informers.informer(PODGROUPS) if self.pod_groups_enabled else None
@@ -179,14 +175,14 @@ class Scheduler(PodGroupCycle):
         self.cache = Cache(self.clock)
         self.snapshot = Snapshot()
 
-        plugin_registry = {**default_registry(), **registry} if registry else None
+        plugin_registry = {**default_registry(), **(registry or {})}
         rng = random.Random(seed)
         self.frameworks: dict[str, Framework] = {}
         for profile in list(profiles) if profiles is not None else [default_profile()]:
             if profile.scheduler_name in self.frameworks:
                 raise ValueError(f"duplicate profile for schedulerName {profile.scheduler_name!r}")
             handle = self._new_handle(profile.scheduler_name, random.Random(rng.random()))
-            self.frameworks[profile.scheduler_name] = Framework(profile, handle, plugin_registry)
+            self.frameworks[profile.scheduler_name] = Framework(profile, handle, registry=plugin_registry)
         if not self.frameworks:
             raise ValueError("at least one scheduler profile is required")
         first = next(iter(self.frameworks.values()))

@@ -55,16 +55,30 @@ def test_kep_story_runs_on_the_default_fleet(kubectl: Kubectl, ns: str, story: s
     name, replicas = sts["metadata"]["name"], sts["spec"]["replicas"]
     ok(kubectl, "-n", ns, "apply", "-f", "-", input=dump(sts))
     ok(
-        kubectl, "-n", ns, "wait", f"statefulset/{name}", f"--for=jsonpath={{.status.readyReplicas}}={replicas}",
-        f"--timeout={WAIT}", timeout=120,
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        f"statefulset/{name}",
+        f"--for=jsonpath={{.status.readyReplicas}}={replicas}",
+        f"--timeout={WAIT}",
+        timeout=120,
     )
     (pg,) = get_json(kubectl, ns, "podgroups")["items"]
     pg_name = pg["metadata"]["name"]
     ok(
-        kubectl, "-n", ns, "wait", f"podgroup/{pg_name}", "--for=condition=PodGroupInitiallyScheduled",
-        f"--timeout={WAIT}", timeout=120,
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        f"podgroup/{pg_name}",
+        "--for=condition=PodGroupInitiallyScheduled",
+        f"--timeout={WAIT}",
+        timeout=120,
     )
-    row = next(line for line in ok(kubectl, "-n", ns, "get", "podgroups").splitlines() if line.startswith(pg_name))
+    row = next(
+        line for line in ok(kubectl, "-n", ns, "get", "podgroups").splitlines() if line.startswith(pg_name)
+    )
     assert row.split()[3] == "True"
     pods = get_json(kubectl, ns, "pods", "-l", f"app={name}")["items"]
     assert len(pods) == replicas
@@ -81,7 +95,10 @@ def pool_node(name: str, pool: str, cpu: str) -> str:
         {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "gangplane.test/pool": pool}},
+            "metadata": {
+                "name": name,
+                "labels": {"kubernetes.io/hostname": name, "gangplane.test/pool": pool},
+            },
             "status": {
                 "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
                 "allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
@@ -122,12 +139,28 @@ def test_gang_binds_nothing_until_the_whole_group_fits(kubectl: Kubectl, ns: str
     ok(kubectl, "apply", "-f", "-", input=pool_node(nodes[0], ns, "3"))
     try:
         ok(kubectl, "-n", ns, "apply", "-f", "-", input=gang_sts("db", ns, 3, "1500m"))
-        ok(kubectl, "-n", ns, "wait", "statefulset/db", "--for=jsonpath={.status.replicas}=3",
-           f"--timeout={WAIT}", timeout=120)
+        ok(
+            kubectl,
+            "-n",
+            ns,
+            "wait",
+            "statefulset/db",
+            "--for=jsonpath={.status.replicas}=3",
+            f"--timeout={WAIT}",
+            timeout=120,
+        )
         (pg,) = get_json(kubectl, ns, "podgroups")["items"]
         pg_name = pg["metadata"]["name"]
-        ok(kubectl, "-n", ns, "wait", f"podgroup/{pg_name}", "--for=condition=PodGroupInitiallyScheduled=False",
-           f"--timeout={WAIT}", timeout=120)
+        ok(
+            kubectl,
+            "-n",
+            ns,
+            "wait",
+            f"podgroup/{pg_name}",
+            "--for=condition=PodGroupInitiallyScheduled=False",
+            f"--timeout={WAIT}",
+            timeout=120,
+        )
         pg = get_json(kubectl, ns, "podgroup", pg_name)
         cond = next(c for c in pg["status"]["conditions"] if c["type"] == "PodGroupInitiallyScheduled")
         assert cond["reason"] == "Unschedulable"
@@ -137,16 +170,36 @@ def test_gang_binds_nothing_until_the_whole_group_fits(kubectl: Kubectl, ns: str
         )
         pods = get_json(kubectl, ns, "pods", "-l", "app=db")["items"]
         assert [p["spec"].get("nodeName") for p in pods] == [None, None, None]
-        row = next(line for line in ok(kubectl, "-n", ns, "get", "podgroups").splitlines() if line.startswith(pg_name))
+        row = next(
+            line
+            for line in ok(kubectl, "-n", ns, "get", "podgroups").splitlines()
+            if line.startswith(pg_name)
+        )
         assert row.split()[3] == "False"
         described = ok(kubectl, "-n", ns, "describe", "podgroup", pg_name)
         assert "GangUnschedulable" in described
         assert "the cluster fits 2 of 3; the other 1:" in described
         ok(kubectl, "apply", "-f", "-", input=pool_node(nodes[1], ns, "3"))
-        ok(kubectl, "-n", ns, "wait", "statefulset/db", "--for=jsonpath={.status.readyReplicas}=3",
-           f"--timeout={WAIT}", timeout=120)
-        ok(kubectl, "-n", ns, "wait", f"podgroup/{pg_name}", "--for=condition=PodGroupInitiallyScheduled",
-           f"--timeout={WAIT}", timeout=120)
+        ok(
+            kubectl,
+            "-n",
+            ns,
+            "wait",
+            "statefulset/db",
+            "--for=jsonpath={.status.readyReplicas}=3",
+            f"--timeout={WAIT}",
+            timeout=120,
+        )
+        ok(
+            kubectl,
+            "-n",
+            ns,
+            "wait",
+            f"podgroup/{pg_name}",
+            "--for=condition=PodGroupInitiallyScheduled",
+            f"--timeout={WAIT}",
+            timeout=120,
+        )
         pods = get_json(kubectl, ns, "pods", "-l", "app=db")["items"]
         assert len(pods) == 3 and {p["spec"]["nodeName"] for p in pods} == set(nodes)
         scale_down_and_delete(kubectl, ns, "db")
@@ -154,7 +207,9 @@ def test_gang_binds_nothing_until_the_whole_group_fits(kubectl: Kubectl, ns: str
         kubectl.run("delete", "node", *nodes, "--ignore-not-found", check=False)
 
 
-def sts(name: str, replicas: int, scheduling: Obj, *, policy: str = "Parallel", gpu: int = 0, cpu: str = "") -> str:
+def sts(
+    name: str, replicas: int, scheduling: Obj, *, policy: str = "Parallel", gpu: int = 0, cpu: str = ""
+) -> str:
     requests: Obj = {}
     limits: Obj = {}
     if gpu:
@@ -193,8 +248,16 @@ def only_pod_group(kubectl: Kubectl, ns: str) -> Obj:
 
 
 def wait_ready(kubectl: Kubectl, ns: str, name: str, n: int) -> None:
-    ok(kubectl, "-n", ns, "wait", f"statefulset/{name}", f"--for=jsonpath={{.status.readyReplicas}}={n}",
-       f"--timeout={WAIT}", timeout=120)
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        f"statefulset/{name}",
+        f"--for=jsonpath={{.status.readyReplicas}}={n}",
+        f"--timeout={WAIT}",
+        timeout=120,
+    )
 
 
 def test_scale_up_joins_and_scale_to_zero_and_back_reforms_the_gang(kubectl: Kubectl, ns: str) -> None:
@@ -207,8 +270,16 @@ def test_scale_up_joins_and_scale_to_zero_and_back_reforms_the_gang(kubectl: Kub
     pods = get_json(kubectl, ns, "pods", "-l", "app=db")["items"]
     assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in pods} == {pg["metadata"]["name"]}
     ok(kubectl, "-n", ns, "scale", "statefulset", "db", "--replicas=0")
-    ok(kubectl, "-n", ns, "wait", "statefulset/db", "--for=jsonpath={.status.replicas}=0",
-       f"--timeout={WAIT}", timeout=120)
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        "statefulset/db",
+        "--for=jsonpath={.status.replicas}=0",
+        f"--timeout={WAIT}",
+        timeout=120,
+    )
     ok(kubectl, "-n", ns, "scale", "statefulset", "db", "--replicas=3")
     wait_ready(kubectl, ns, "db", 3)
     again = only_pod_group(kubectl, ns)
@@ -223,11 +294,27 @@ def test_a_gang_bigger_than_any_rack_binds_nothing_and_says_so(kubectl: Kubectl,
     # the default fleet's racks hold 4 hosts of 8 GPUs: 5 pods of 8 GPUs fit no rack (but the fleet)
     rack_gang = {"schedulingPolicy": {"gang": {}}, "schedulingConstraints": {"topology": [{"key": RACK}]}}
     ok(kubectl, "-n", ns, "apply", "-f", "-", input=sts("wide", 5, rack_gang, gpu=8))
-    ok(kubectl, "-n", ns, "wait", "statefulset/wide", "--for=jsonpath={.status.replicas}=5",
-       f"--timeout={WAIT}", timeout=120)
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        "statefulset/wide",
+        "--for=jsonpath={.status.replicas}=5",
+        f"--timeout={WAIT}",
+        timeout=120,
+    )
     name = only_pod_group(kubectl, ns)["metadata"]["name"]
-    ok(kubectl, "-n", ns, "wait", f"podgroup/{name}", "--for=condition=PodGroupInitiallyScheduled=False",
-       f"--timeout={WAIT}", timeout=120)
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        f"podgroup/{name}",
+        "--for=condition=PodGroupInitiallyScheduled=False",
+        f"--timeout={WAIT}",
+        timeout=120,
+    )
     pg = get_json(kubectl, ns, "podgroup", name)
     cond = next(c for c in pg["status"]["conditions"] if c["type"] == "PodGroupInitiallyScheduled")
     assert cond["reason"] == "Unschedulable"

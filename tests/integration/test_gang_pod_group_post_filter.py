@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODGROUPS, PODS
-from scheduler.framework import PluginSpec, default_profile
+from scheduler.defaults import default_profile
+from scheduler.framework import PluginSpec
 from scheduler.interfaces import CycleState, PodGroupInfo, PodGroupPostFilterResult, PodGroupSchedulingFunc
 from scheduler.scheduler import Scheduler
 from scheduler.status import Code, Status
@@ -79,7 +80,9 @@ async def test_pod_group_post_filter_runs_once_per_failed_group(cp, client, succ
         assert cond is not None and cond["reason"] == "Unschedulable"
         if succeed:
             assert cond["message"] == "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
-            p = await wait_pod(client, "g-2", lambda o: (o or {}).get("status", {}).get("nominatedNodeName") == "n1")
+            p = await wait_pod(
+                client, "g-2", lambda o: (o or {}).get("status", {}).get("nominatedNodeName") == "n1"
+            )
             assert p is not None
             result = "waiting_on_preemption"
         else:

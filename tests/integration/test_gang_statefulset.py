@@ -23,7 +23,6 @@ from tests.integration.kep6277_support import (
 )
 from tests.integration.podgroup_support import RACK, scheduled_condition, wait_pod_group
 from tests.integration.scheduler_support import (
-    HAVE_NODE_AGENT,
     create_nodes,
     node,
     node_name,
@@ -66,6 +65,7 @@ async def test_scale_up_3_to_5_joins_the_existing_pod_group(cp, client) -> None:
     await wait_pod_group(client, name, "True")
     await client.patch(STATEFULSETS, "db", {"spec": {"replicas": 5}}, NS)
     await wait_min_count(client, PODGROUPS, name, 5)
+
     # 3 bound + room for 1 more: minCount 5 cannot be met, the 2 new pods stay unbound
     def two_failed(items: list[Obj]) -> bool:
         new = [p for p in items if p["metadata"]["name"] in ("db-3", "db-4")]
@@ -92,7 +92,9 @@ async def test_scale_up_3_to_5_joins_the_existing_pod_group(cp, client) -> None:
     pods = await wait_bound_count(client, "db", 5)
     assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in pods} == {name}
     assert {p["metadata"]["uid"] for p in first} <= {p["metadata"]["uid"] for p in pods}
-    assert [o["metadata"]["uid"] for o in (await client.list(PODGROUPS, NS))["items"]] == [pg["metadata"]["uid"]]
+    assert [o["metadata"]["uid"] for o in (await client.list(PODGROUPS, NS))["items"]] == [
+        pg["metadata"]["uid"]
+    ]
 
 
 async def test_scale_to_zero_and_back_reforms_the_gang_against_the_same_pod_group(cp, client) -> None:
@@ -105,8 +107,13 @@ async def test_scale_to_zero_and_back_reforms_the_gang_against_the_same_pod_grou
     pg = await wait_single(client, PODGROUPS)
     name = pg["metadata"]["name"]
     await client.patch(STATEFULSETS, "db", {"spec": {"replicas": 0}}, NS)
-    await wait_for_list(client, PODS, NS, lambda items: not any(
-        (p["metadata"].get("labels") or {}).get("app") == "db" for p in items), 20)
+    await wait_for_list(
+        client,
+        PODS,
+        NS,
+        lambda items: not any((p["metadata"].get("labels") or {}).get("app") == "db" for p in items),
+        20,
+    )
     await wait_min_count(client, PODGROUPS, name, 1)
     await client.patch(STATEFULSETS, "db", {"spec": {"replicas": 3}}, NS)
     pods = await wait_bound_count(client, "db", 3)
@@ -118,7 +125,6 @@ async def test_scale_to_zero_and_back_reforms_the_gang_against_the_same_pod_grou
     assert cond is not None and cond["status"] == "True"
 
 
-@pytest.mark.skipif(not HAVE_NODE_AGENT, reason="needs the simulated kubelets for Ready pods")
 async def test_ordered_ready_basic_topology_is_sequential_and_co_located(cp, client) -> None:
     nodes = [node(f"r{r}-n{i}", "2", **{RACK: f"rack-{r}"}) for r in range(3) for i in range(2)]
     await create_nodes(client, nodes)
@@ -133,24 +139,35 @@ async def test_ordered_ready_basic_topology_is_sequential_and_co_located(cp, cli
         async for ev in client.watch(PODS, NS, resource_version=rv, label_selector="app=seq"):
             if ev.type == "ADDED":
                 timeline.append(("added", ev.object["metadata"]["name"]))
-            elif ev.type == "MODIFIED" and any(
-                c.get("type") == "Ready" and c.get("status") == "True"
-                for c in ev.object["status"].get("conditions") or []
-            ) and ("ready", ev.object["metadata"]["name"]) not in timeline:
+            elif (
+                ev.type == "MODIFIED"
+                and any(
+                    c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in ev.object["status"].get("conditions") or []
+                )
+                and ("ready", ev.object["metadata"]["name"]) not in timeline
+            ):
                 timeline.append(("ready", ev.object["metadata"]["name"]))
 
     watcher = asyncio.create_task(watch())
-    await client.create(STATEFULSETS, with_cpu(sts_manifest("seq", 3, scheduling, policy="OrderedReady"), "1"), NS)
+    await client.create(
+        STATEFULSETS, with_cpu(sts_manifest("seq", 3, scheduling, policy="OrderedReady"), "1"), NS
+    )
 
     def all_ready(items: list[Obj]) -> bool:
         mine = [p for p in items if (p["metadata"].get("labels") or {}).get("app") == "seq"]
         return len(mine) == 3 and all(
-            any(c.get("type") == "Ready" and c.get("status") == "True" for c in p["status"].get("conditions") or [])
+            any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in p["status"].get("conditions") or []
+            )
             for p in mine
         )
 
     items = await wait_for_list(client, PODS, NS, all_ready, 30)
-    mine = sorted((p for p in items if p["metadata"]["labels"].get("app") == "seq"), key=lambda p: p["metadata"]["name"])
+    mine = sorted(
+        (p for p in items if p["metadata"]["labels"].get("app") == "seq"), key=lambda p: p["metadata"]["name"]
+    )
     racks = set()
     for p in mine:
         n = await client.get(NODES, node_name(p))
@@ -164,3 +181,34 @@ async def test_ordered_ready_basic_topology_is_sequential_and_co_located(cp, cli
         await asyncio.wait({watcher}, timeout=0.1)
     pg = await wait_single(client, PODGROUPS)
     await wait_pod_group(client, pg["metadata"]["name"], "True")
+
+
+async def test_rolling_update_replacements_rejoin_their_placed_gang(cp, client) -> None:
+    await create_nodes(client, [node("n1", "4")])
+    await start_node_agent(cp)
+    await start_statefulset_controller(cp)
+    await start_scheduler(cp)
+    body = with_cpu(sts_manifest("db", 3, GANG), "1")
+    body["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 0
+    await client.create(STATEFULSETS, body, NS)
+    first = await wait_bound_count(client, "db", 3)
+    pg = await wait_single(client, PODGROUPS)
+    await client.patch(
+        STATEFULSETS,
+        "db",
+        {"spec": {"template": {"metadata": {"annotations": {"rev": "2"}}}}},
+        NS,
+    )
+
+    def updated(items: list[Obj]) -> bool:
+        mine = [p for p in items if (p["metadata"].get("labels") or {}).get("app") == "db"]
+        return (
+            len(mine) == 3
+            and all((p["metadata"].get("annotations") or {}).get("rev") == "2" for p in mine)
+            and all(node_name(p) for p in mine)
+        )
+
+    items = await wait_for_list(client, PODS, NS, updated, 30)
+    mine = [p for p in items if (p["metadata"].get("labels") or {}).get("app") == "db"]
+    assert not {p["metadata"]["uid"] for p in mine} & {p["metadata"]["uid"] for p in first}
+    assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in mine} == {pg["metadata"]["name"]}

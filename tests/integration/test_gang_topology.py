@@ -95,7 +95,9 @@ async def test_tightest_rack_wins_among_feasible_ones(cp, client) -> None:
     await start_scheduler(cp)
     # fill rack-1 halfway with an unrelated pod group
     await client.create(PODGROUPS, pod_group("filler", 1, topology=RACK))
-    await client.create(PODS, member("filler-0", "filler", gpu=4, extra_spec={"nodeSelector": {RACK: "rack-1"}}))
+    await client.create(
+        PODS, member("filler-0", "filler", gpu=4, extra_spec={"nodeSelector": {RACK: "rack-1"}})
+    )
     await wait_members_bound(client, "filler", 1)
     await client.create(PODGROUPS, pod_group("g", 2, topology=RACK))
     for i in range(2):

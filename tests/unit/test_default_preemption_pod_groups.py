@@ -11,8 +11,9 @@ import pytest
 
 from apiserver.client.interface import PODGROUPS, PODS
 from featuregates import FeatureGate
+from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import NodeToStatus
-from scheduler.framework import CycleState, Framework, Handle, default_profile
+from scheduler.framework import CycleState, Framework, Handle
 from scheduler.nodeinfo import PodInfo
 from scheduler.plugins.default_preemption import DefaultPreemption
 from scheduler.podgroups import PodGroupState
@@ -70,7 +71,7 @@ def setup(
         pod_group_state=lambda ns, n: states.get(n),
         **kw,
     )
-    fw = Framework(default_profile(), handle)
+    fw = Framework(default_profile(), handle, registry=default_registry())
     plugin = fw.plugins["DefaultPreemption"]
     assert isinstance(plugin, DefaultPreemption)
     return fw, plugin

@@ -10,7 +10,8 @@ import pytest
 
 from featuregates import FeatureGate
 from scheduler.cache import Cache
-from scheduler.framework import Framework, default_profile
+from scheduler.defaults import default_profile, default_registry
+from scheduler.framework import Framework
 from scheduler.interfaces import CycleState, Handle, PodGroupInfo
 from scheduler.nodeinfo import CPU, PodInfo
 from scheduler.plugins.gang_scheduling import GangScheduling
@@ -52,13 +53,17 @@ def cache_with(nodes: list[Obj], groups: list[Obj] = ()) -> Cache:  # type: igno
 
 
 def framework_for(cache: Cache) -> Framework:
-    handle = Handle(gates=FeatureGate(), get_pod_group=cache.get_pod_group, pod_group_state=cache.pod_group_state)
-    return Framework(default_profile(), handle)
+    handle = Handle(
+        gates=FeatureGate(), get_pod_group=cache.get_pod_group, pod_group_state=cache.pod_group_state
+    )
+    return Framework(default_profile(), handle, registry=default_registry())
 
 
 def group_info(cache: Cache, pods: list[Obj], name: str = "g") -> PodGroupInfo:
     state = cache.pod_group_state("default", name) or PodGroupState(f"default/{name}")
-    return PodGroupInfo("default", name, cache.get_pod_group("default", name), [PodInfo(p) for p in pods], state)
+    return PodGroupInfo(
+        "default", name, cache.get_pod_group("default", name), [PodInfo(p) for p in pods], state
+    )
 
 
 # --- group state -----------------------------------------------------------------------------
@@ -90,7 +95,9 @@ def test_pods_without_a_group_are_not_tracked() -> None:
 
 
 def test_restore_undoes_assumed_pods_and_their_index_entries() -> None:
-    c = cache_with([make_node("n1", cpu="4", labels={RACK: "r0"}), make_node("n2", cpu="4", labels={RACK: "r1"})])
+    c = cache_with(
+        [make_node("n1", cpu="4", labels={RACK: "r0"}), make_node("n2", cpu="4", labels={RACK: "r1"})]
+    )
     snap = c.snapshot()
     rack = snap.domains(RACK)
     assert rack.values() == ["r0", "r1"] and rack.domains["r0"].total_free(CPU) == 4000
@@ -175,15 +182,22 @@ def test_placement_feasible_messages_are_upstreams() -> None:
     plugin = GangScheduling({}, framework_for(c).handle)
     group = group_info(c, [member("a")])
     s = plugin.placement_feasible(CycleState(), group, 4, 0)
-    assert s.code == Code.UNSCHEDULABLE and s.message() == "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+    assert (
+        s.code == Code.UNSCHEDULABLE
+        and s.message() == "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+    )
     s = plugin.placement_feasible(CycleState(), group, 3, 2)
-    assert s.code == Code.WAIT and s.message() == "minCount (5) is not yet satisfied: 3 scheduled, 2 remaining"
+    assert (
+        s.code == Code.WAIT and s.message() == "minCount (5) is not yet satisfied: 3 scheduled, 2 remaining"
+    )
     assert plugin.placement_feasible(CycleState(), group, 5, 0) is None
 
 
 def test_gang_scheduling_is_inert_without_generic_workload() -> None:
     c = cache_with([make_node("n1")])
-    handle = Handle(gates=FeatureGate().with_overrides({"GenericWorkload": False}), get_pod_group=c.get_pod_group)
+    handle = Handle(
+        gates=FeatureGate().with_overrides({"GenericWorkload": False}), get_pod_group=c.get_pod_group
+    )
     assert GangScheduling({}, handle).pre_enqueue(PodInfo(member("a"))) is None
 
 
@@ -262,7 +276,7 @@ def test_validation_names_the_first_mismatch_as_upstream() -> None:
     )
     group = group_info(c, [member("a", priority=10), member("b", priority=10, preemption_policy="Never")])
     assert validate_group(group, []) == (
-        "all pods in a pod group hierarchy should have the same preemption policy, got Never (\"b\") and "
+        'all pods in a pod group hierarchy should have the same preemption policy, got Never ("b") and '
         'PreemptLowerPriority ("a")'
     )
 
@@ -284,6 +298,8 @@ def test_condition_is_terminal_once_true_and_not_rewritten_when_unchanged() -> N
     assert desired_conditions(group, "False", "Unschedulable", "m", "2026-01-01T00:01:00Z") is None
     changed = desired_conditions(group, "False", "Unschedulable", "m2", "2026-01-01T00:01:00Z")
     assert changed[0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
-    group["status"] = {"conditions": desired_conditions(group, "True", "Scheduled", "", "2026-01-01T00:02:00Z")}
+    group["status"] = {
+        "conditions": desired_conditions(group, "True", "Scheduled", "", "2026-01-01T00:02:00Z")
+    }
     assert group["status"]["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:02:00Z"
     assert desired_conditions(group, "False", "Unschedulable", "m", "2026-01-01T00:03:00Z") is None

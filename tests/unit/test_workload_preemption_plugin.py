@@ -13,7 +13,8 @@ import pytest
 
 from apiserver.client.interface import PODGROUPS, PODS
 from featuregates import FeatureGate
-from scheduler.framework import CycleState, Framework, Handle, default_profile
+from scheduler.defaults import default_profile, default_registry
+from scheduler.framework import CycleState, Framework, Handle
 from scheduler.interfaces import PodAssignment, PodGroupInfo
 from scheduler.nodeinfo import PodInfo
 from scheduler.plugins.workload_preemption import WorkloadAwarePreemption, resolve_preemption_policy
@@ -71,7 +72,7 @@ class Cluster:
             list_pdbs=lambda: list(pdbs),
             record_event=lambda *a: self.events.append(a),
         )
-        self.fw = Framework(default_profile(), handle)
+        self.fw = Framework(default_profile(), handle, registry=default_registry())
         self.plugin = WorkloadAwarePreemption({}, handle)
         self.calls = 0
 
