@@ -30,6 +30,7 @@ from typing import Any
 from apiserver.client.context import Component, ComponentContext, ComponentFactory, ComponentRegistrar
 from apiserver.client.discovery import APIResource
 from apiserver.client.interface import GVR, PODGROUPS
+from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
 from controllers.garbagecollector import GarbageCollector
 from controllers.metrics import controller_metrics
 from controllers.namespace import NamespaceController
@@ -46,6 +47,7 @@ STATEFULSET = "statefulset-controller"
 PV_BINDER = "persistentvolume-binder-controller"
 NODE_AGENT = KUBELET  # the node agent stands in for the kubelet (and reads its gate view)
 PODGROUP_PROTECTION = "podgroup-protection-controller"
+CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -124,6 +126,12 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
             new_podgroup_protection_controller,
             ("podgroup-protection",),
             requires=PODGROUPS,
+        ),
+        ControllerSpec(
+            CLUSTERROLE_AGGREGATION,
+            new_clusterrole_aggregation_controller,
+            ("clusterrole-aggregation",),
+            requires=CLUSTERROLES,
         ),
     ]
 
