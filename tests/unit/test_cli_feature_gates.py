@@ -109,3 +109,23 @@ def test_views_global_then_group_then_component() -> None:
     # --feature-gates applies everywhere
     for name in (GARBAGE_COLLECTOR, STATEFULSET, NODE_AGENT, SCHEDULER, "apiserver"):
         assert not cp.gates_for(name).enabled("TopologyAwareWorkloadScheduling")
+
+
+def test_component_contexts_carry_the_views_the_flags_wrote() -> None:
+    args = _parser().parse_args(
+        [
+            "serve",
+            "--kubelet-feature-gates",
+            "DRAWorkloadResourceClaims=false",
+            "--controller-manager-feature-gates",
+            "WorkloadWithStatefulSet=false",
+        ]
+    )
+    gates = FeatureGate.from_string(args.feature_gates)
+    cp = ControlPlane(ControlPlaneOptions(gates=gates, component_gates=component_gates(args, gates)))
+    register_controllers(cp, "*")
+    # what each factory receives (ctx.gates) is the view of its binary
+    assert not cp.context_for(NODE_AGENT).gates.enabled("DRAWorkloadResourceClaims")
+    assert cp.context_for(NODE_AGENT).gates.enabled(WORKLOAD_WITH_STATEFULSET)
+    assert not cp.context_for(STATEFULSET).gates.enabled(WORKLOAD_WITH_STATEFULSET)
+    assert cp.context_for(STATEFULSET).gates.enabled("DRAWorkloadResourceClaims")
