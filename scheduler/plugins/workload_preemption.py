@@ -129,9 +129,7 @@ class WorkloadAwarePreemption:
             if going:
                 assignments, st = schedule()
                 if is_success(st):
-                    waiting = (
-                        f"found a placement for podgroup, waiting for {len(going)} preempted victims to go"
-                    )
+                    waiting = "pod group is waiting for podgroup preemption to complete"
                     return PodGroupPostFilterResult(_nominations(assignments)), Status(Code.SUCCESS, waiting)
             skip = {p.uid for p in going}
             potential = [

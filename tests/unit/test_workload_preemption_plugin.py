@@ -256,3 +256,20 @@ async def test_disabled_without_generic_workload() -> None:
     result, status = await c.preempt("high", [member("high-0", "high", prio=10)])
     assert result is None and status is not None and status.code == Code.UNSCHEDULABLE
     assert c.client.calls == []
+
+
+@pytest.mark.anyio
+async def test_victims_already_deleted_are_not_preempted_again_while_the_cache_still_shows_them() -> None:
+    c = Cluster(NODES, sts_pods("low", 4), [podgroup("low", 1, "all", 4), podgroup("high", 10)])
+    high = [member("high-0", "high", prio=10)]
+    _, status = await c.preempt("high", high)
+    assert status is not None and status.is_success()
+    writes = len(c.client.calls)
+    # the snapshot still holds the deleted victims (their delete events have not arrived)
+    result, status = await c.preempt("high", high)
+    assert status is not None and status.is_success()
+    assert (
+        status.message() == "pod group preemption: pod group is waiting for podgroup preemption to complete"
+    )
+    assert result.nominated_node_names == {"default/high-0": "n0"}
+    assert len(c.client.calls) == writes  # nothing written again
