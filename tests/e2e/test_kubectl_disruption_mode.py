@@ -95,7 +95,7 @@ spec:
 def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("preempt")
     (tmp / "fleet.yaml").write_text(FLEET)
-    s = _start_server(tmp, ["--cluster", str(tmp / "fleet.yaml")])
+    s = _start_server(tmp, ["--no-tls", "--anonymous", "--cluster", str(tmp / "fleet.yaml")])
     yield s
     _stop(s)
 

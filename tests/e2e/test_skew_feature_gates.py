@@ -69,7 +69,7 @@ def _server(tmp_path_factory: pytest.TempPathFactory, *extra: str) -> Iterator[S
     tmp = tmp_path_factory.mktemp("skew")
     fleet = tmp / "fleet.yaml"
     fleet.write_text(SMALL_FLEET)
-    s = _start_server(tmp, ["--cluster", str(fleet), *extra])
+    s = _start_server(tmp, ["--no-tls", "--anonymous", "--cluster", str(fleet), *extra])
     yield s
     _stop(s)
 
