@@ -17,6 +17,7 @@ from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_co
 from apiserver.registry.builtin import StrategyModuleError
 from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
+from featuregates.scopes import GATE_SCOPES
 
 
 def write_kubeconfig(path: Path, url: str, token: str = "", ca_pem: bytes = b"") -> None:
@@ -43,14 +44,54 @@ def write_kubeconfig(path: Path, url: str, token: str = "", ca_pem: bytes = b"")
     os.replace(tmp, path)
 
 
+def feature_gates_help(gates: FeatureGate | None = None) -> str:
+    """kube's ``--feature-gates`` help: the syntax, then one ``Name=true|false (STAGE - default=…)`` per gate."""
+    lines = [
+        "A set of key=value pairs that describe feature gates for alpha/experimental features. Options are:"
+    ]
+    for name, spec, _ in (gates or FeatureGate()).items():
+        stage = spec.stage or "GA"
+        lines.append(f"{name}=true|false ({stage} - default={str(spec.default).lower()})")
+    return "\n".join(lines)
+
+
+_SCOPE_HELP = {
+    "apiserver": "the API server",
+    "controller-manager": "every controller (kube-controller-manager)",
+    "scheduler": "the scheduler",
+    "kubelet": "the simulated kubelets (node agent)",
+}
+
+
+def _flag(prefix: str) -> str:
+    return f"--{prefix}-feature-gates"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gangplane", description="A mini Kubernetes control plane for KEP-6277 workloads.")
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run the API server, controllers, scheduler and simulated nodes")
+    s = sub.add_parser(
+        "serve",
+        help="run the API server, controllers, scheduler and simulated nodes",
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=6443, help="listen port; 0 picks a free one")
     s.add_argument("--kubeconfig", default="./gangplane.kubeconfig", help="where to write a kubeconfig for this server")
-    s.add_argument("--feature-gates", default="", help="A=true,B=false (Kubernetes syntax)")
+    s.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="mapStringBool",
+        help=feature_gates_help() + "\nApplies to every component; the flags below override one component.",
+    )
+    for prefix in GATE_SCOPES:
+        s.add_argument(
+            _flag(prefix),
+            default="",
+            metavar="mapStringBool",
+            dest=f"{prefix.replace('-', '_')}_feature_gates",
+            help=f"feature gates of {_SCOPE_HELP[prefix]} only, over --feature-gates (same syntax and gates)",
+        )
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -77,11 +118,31 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
+def component_gates(args: argparse.Namespace, gates: FeatureGate) -> dict[str, dict[str, bool]]:
+    """The per-component ``--<prefix>-feature-gates`` values, keyed by gate view; raises on bad input.
+
+    Each value is checked against the registry the way ``--feature-gates`` is (unknown gate, bad
+    value, locked gate), combined with the global gates, so an error names the flag it came from.
+    """
+    out: dict[str, dict[str, bool]] = {}
+    for prefix, key in GATE_SCOPES.items():
+        value = getattr(args, f"{prefix.replace('-', '_')}_feature_gates", "")
+        if not value:
+            continue
+        try:
+            parsed = FeatureGate.from_string(value, gates.known()).overrides()
+        except FeatureGateError as e:
+            raise FeatureGateError(f"invalid {_flag(prefix)}: {e}") from None
+        out[key] = parsed
+    return out
+
+
+async def _serve(args: argparse.Namespace, gates: FeatureGate, per_component: dict[str, dict[str, bool]]) -> int:
     try:
         cp = ControlPlane(
             ControlPlaneOptions(
                 gates=gates,
+                component_gates=per_component,
                 service_cluster_ip_range=args.service_cluster_ip_range,
                 service_node_port_range=args.service_node_port_range,
             )
@@ -153,7 +214,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gangplane: invalid --feature-gates: {e}", file=sys.stderr)
         return 2
     if args.command == "serve":
-        return asyncio.run(_serve(args, gates))
+        try:
+            per_component = component_gates(args, gates)
+        except FeatureGateError as e:
+            print(f"gangplane: {e}", file=sys.stderr)
+            return 2
+        return asyncio.run(_serve(args, gates, per_component))
     return 2
 
 

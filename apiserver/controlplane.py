@@ -34,6 +34,7 @@ from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
 from apiserver.server.instance import build_api, new_metrics_registry, publish_apiserver_endpoint
 from controllers.manager import register_controllers
 from featuregates import FeatureGate
+from featuregates.scopes import APISERVER
 from scheduler.component import register_scheduler
 
 if TYPE_CHECKING:
@@ -55,7 +56,8 @@ __all__ = [
 @dataclass
 class ControlPlaneOptions:
     gates: FeatureGate = field(default_factory=FeatureGate)
-    #: per-component gate overrides (``{"scheduler": {"GenericWorkload": False}}``) for skew tests
+    #: per-component gate overrides (``{"scheduler": {"GenericWorkload": False}}``) for skew tests;
+    #: a key may also name a component group (``kube-controller-manager``)
     component_gates: dict[str, dict[str, bool]] = field(default_factory=dict)
     clock: Clock | None = None
     bookmark_interval: float = 15.0
@@ -72,8 +74,9 @@ class ControlPlane:
         self.clock = self.options.clock or Clock()
         self.metrics_registry: CollectorRegistry
         self.metrics_registry, self.metrics = new_metrics_registry()
+        self._groups: dict[str, str] = {}
         self.api: API = build_api(
-            self.gates_for("apiserver"),
+            self.gates_for(APISERVER),
             self.clock,
             service_cluster_ip_range=self.options.service_cluster_ip_range,
             service_node_port_range=self.options.service_node_port_range,
@@ -90,7 +93,12 @@ class ControlPlane:
         return LocalClient(self.api, user_agent, self.options.client_bookmark_interval)
 
     def gates_for(self, component: str) -> FeatureGate:
-        overrides = self.options.component_gates.get(component)
+        """The component's gate view: global gates, then its group's overrides, then its own."""
+        group = self._groups.get(component)
+        overrides = {
+            **(self.options.component_gates.get(group) or {} if group else {}),
+            **(self.options.component_gates.get(component) or {}),
+        }
         return self.gates.with_overrides(overrides) if overrides else self.gates
 
     def informer_factory(self, user_agent: str) -> InformerFactory:
@@ -102,8 +110,13 @@ class ControlPlane:
         return _Context(self, name)
 
     # ------------------------------------------------------------------ components
-    def register(self, name: str, factory: ComponentFactory) -> None:
+    def register(self, name: str, factory: ComponentFactory, group: str | None = None) -> None:
+        """Register a component; ``group`` (``featuregates.scopes.CONTROLLER_MANAGER``) shares gate overrides."""
         self._factories[name] = factory
+        if group:
+            self._groups[name] = group
+        else:
+            self._groups.pop(name, None)
 
     async def start_component(self, name: str) -> Component:
         if name in self.components:

@@ -49,12 +49,13 @@ from controllers.statefulset import StatefulSetController
 from controllers.statefulset.workload import new_scheduling_hook
 from controllers.ttlafterfinished import TTLAfterFinishedController
 from controllers.volume import PVBinder
+from featuregates.scopes import CONTROLLER_MANAGER, KUBELET
 
 GARBAGE_COLLECTOR = "garbage-collector-controller"
 NAMESPACE = "namespace-controller"
 STATEFULSET = "statefulset-controller"
 PV_BINDER = "persistentvolume-binder-controller"
-NODE_AGENT = "node-agent"
+NODE_AGENT = KUBELET  # the node agent stands in for the kubelet (and reads its gate view)
 PODGROUP_PROTECTION = "podgroup-protection-controller"
 JOB = "job-controller"
 CRONJOB = "cronjob-controller"
@@ -269,6 +270,6 @@ def register_controllers(cp: ComponentRegistrar, controllers: str = "*", cluster
     specs = known_controllers(cluster)
     selected = select_controllers(controllers, specs)
     for s in specs:
-        cp.register(s.name, s.factory)
+        cp.register(s.name, s.factory, group=None if s.name == NODE_AGENT else CONTROLLER_MANAGER)
     unavailable = {s.name for s in specs if s.requires is not None and not cp.context_for(s.name).is_served(s.requires)}
     return [n for n in selected if n not in unavailable]

@@ -28,6 +28,7 @@ DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec("PodTopologySpread", 2),
     PluginSpec("InterPodAffinity", 2),
     PluginSpec("DefaultPreemption"),
+    PluginSpec("WorkloadAwarePreemption"),
     PluginSpec("NodeResourcesBalancedAllocation", 1),
     PluginSpec("PodGroupPodsCount", 1),
     PluginSpec("DefaultBinder"),

@@ -79,6 +79,7 @@ from scheduler.interfaces import (
     go_list,
 )
 from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.podgroups import pod_group_key
 from scheduler.status import Code, Status, is_success
 
 if TYPE_CHECKING:
@@ -376,7 +377,12 @@ class Framework:
         info_out = node_info.clone()
         state_out = state.clone()
         added = False
+        # members of the pod's own PodGroup are placed together with it in this cycle (each one
+        # assumed into the snapshot as it fits): their earlier nominations must not count twice
+        group = pod_group_key(pod_info.pod)
         for pi in nominated:
+            if group and pod_group_key(pi.pod) == group:
+                continue
             if pi.priority >= pod_info.priority and pi.uid != pod_info.uid:
                 info_out.add_pod_info(pi)
                 s = self.run_pre_filter_extension_add_pod(state_out, pod_info, pi, info_out)

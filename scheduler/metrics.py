@@ -65,6 +65,19 @@ class SchedulerMetrics:
             buckets=_exponential(1, 2, 7),
             registry=registry,
         )
+        # workload-aware preemption (upstream's WorkloadPreemptionAttempts / WorkloadPreemptionVictims)
+        self.workload_preemption_attempts = Counter(
+            "scheduler_workload_preemption_attempts_total",
+            "Total preemption attempts initiated by workload (including pod groups) in the cluster till now.",
+            ["result"],
+            registry=registry,
+        )
+        self.workload_preemption_victims = Histogram(
+            "scheduler_workload_preemption_victims",
+            "Number of pod preemption victims caused by workload preemption.",
+            buckets=_exponential(1, 2, 11),
+            registry=registry,
+        )
 
         self.podgroup_schedule_attempts = Counter(
             "scheduler_podgroup_schedule_attempts_total",

@@ -70,6 +70,8 @@ ComponentFactory = Callable[[ComponentContext], Component]
 class ComponentRegistrar(Protocol):
     """Where wiring code registers factories: the composition root's ``ControlPlane``."""
 
-    def register(self, name: str, factory: ComponentFactory) -> None: ...
+    def register(self, name: str, factory: ComponentFactory, group: str | None = None) -> None:
+        """``group`` names a gate-view group the component belongs to (``kube-controller-manager``)."""
+        ...
 
     def context_for(self, name: str) -> ComponentContext: ...

@@ -261,8 +261,16 @@ class WorkloadSchedulingHook:
         if not groups:
             if not may_create:
                 return None
+            # KEP-6277 "OwnerReferences Relationship": PodGroup → Workload only when this controller
+            # created the Workload; a user's (BYO) Workload gets no dependents from it, so deleting
+            # the StatefulSet collects the PodGroup (and its pods) while the Workload stays.
             return await self._create_pod_group(
-                sts, wl, template_name, pod_group_name(name_of(wl), template_name), link_workload=True
+                sts,
+                wl,
+                template_name,
+                pod_group_name(name_of(wl), template_name),
+                link_workload=wu.created_by_controller(wl, sts),
+                controlled_only=False,
             )
         return await self._sync_pod_group_min_count(sts, groups[0], wu.gang_min_count(template))
 
@@ -301,7 +309,13 @@ class WorkloadSchedulingHook:
                 return None
             name = pod_group_name(workload_name(name_of(sts), uid_of(sts)), plan.template_name)
             return await self._create_pod_group(
-                sts, wl, plan.template_name, name, link_workload=False, parent_composite=plan.parent_composite
+                sts,
+                wl,
+                plan.template_name,
+                name,
+                link_workload=False,
+                controlled_only=True,
+                parent_composite=plan.parent_composite,
             )
         return await self._sync_pod_group_min_count(sts, groups[0], wu.gang_min_count(template))
 
@@ -423,13 +437,15 @@ class WorkloadSchedulingHook:
         name: str,
         *,
         link_workload: bool,
+        controlled_only: bool,
         parent_composite: str = "",
     ) -> Obj:
         """Instantiate the template as this set's PodGroup (controller ownerReference to the set).
 
-        ``link_workload`` adds the PodGroup → Workload ownerReference, which the
-        StatefulSet-managed path has and the delegated path never has (a parent's Workload is
-        not given dependents by its children).
+        ``link_workload`` adds the PodGroup → Workload ownerReference, which only a Workload this
+        controller created gets (never a user's or a parent's: they are not given dependents by
+        the set). ``controlled_only`` is the discovery rule used to re-find the PodGroup when the
+        create races with an existing one.
         """
         assert self.client is not None
         builder = new_builder_from_existing_workload(wl, BuildOptions(owner=statefulset_controller_ref(sts)))
@@ -455,7 +471,7 @@ class WorkloadSchedulingHook:
                 again = await self._rediscover(
                     sts,
                     PODGROUPS,
-                    lambda o: self._pod_group_matches(o, sts, wl, template_name, not link_workload),
+                    lambda o: self._pod_group_matches(o, sts, wl, template_name, controlled_only),
                 )
                 if len(again) == 1:
                     self._remember(sts, again[0])

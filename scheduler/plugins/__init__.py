@@ -25,6 +25,7 @@ def in_tree_registry() -> dict[str, Callable[[dict[str, Any], Any], Any]]:
         scheduling_gates,
         taint_toleration,
         topology_placement,
+        workload_preemption,
     )
 
     modules = (
@@ -41,6 +42,7 @@ def in_tree_registry() -> dict[str, Callable[[dict[str, Any], Any], Any]]:
         pod_topology_spread,
         inter_pod_affinity,
         default_preemption,
+        workload_preemption,
         balanced_allocation,
         podgroup_pods_count,
         default_binder,

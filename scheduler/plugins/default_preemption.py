@@ -6,15 +6,19 @@ PostFilter, following kube's ``preemption.Evaluator`` for single pods:
    a node where a lower-priority pod is still terminating because of preemption waits.
 2. **Candidates.** Only nodes whose Filter status was *Unschedulable* (not Unresolvable) are
    tried, starting at a random offset, until enough candidates are found (10% of them, at least
-   100). On each node (a copy) every lower-priority pod is removed; if the pod then fits, victims
-   are reprieved one by one from the most important down, PDB-violating victims first, keeping
-   every reprieve that still lets the pod fit.
+   100). On each node (a copy) every lower-priority victim is removed; if the pod then fits,
+   victims are reprieved from the most important down, PDB-violating victims first, keeping
+   every reprieve that still lets the pod fit (:func:`scheduler.victims.select_victims`). With
+   ``GenericWorkload`` a victim is a preemption unit (1.37): a PodGroup member counts at its
+   group's priority, and a member of a ``disruptionMode: all`` group brings the whole group, so
+   such a group is reprieved or evicted entirely, members on other nodes included.
 3. **Choice.** Fewest PDB violations, then the lowest highest-victim priority, then the smallest
    priority sum, then the fewest victims, then the latest start time of the most important
    victims, then the first candidate.
 4. **Actuation** through the API: each victim gets ``DisruptionTarget=True``
    (``PreemptionByScheduler``, ``<scheduler>: preempting to accommodate a higher priority pod``)
-   by a status patch, then a graceful delete, and a ``Preempted`` event; lower-priority pods
+   by a status patch, then a graceful delete, and a ``Preempted`` event (a PodGroup evicted as a
+   whole also gets ``DisruptionTarget`` on its status); lower-priority pods
    nominated to the same node lose their nomination. The scheduler then sets the preemptor's
    ``status.nominatedNodeName`` from the returned result.
 
@@ -25,24 +29,19 @@ as ``Preemption is not helpful for scheduling``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from apiserver.client.interface import PODS
-from apiserver.errors import is_not_found
-from apiserver.meta import rfc3339
 from featuregates import GENERIC_WORKLOAD, TOPOLOGY_AWARE_WORKLOAD_SCHEDULING
 from scheduler.diagnosis import NodeToStatus, preemption_not_helpful
+from scheduler.disruption import disrupt_pod, disrupt_pod_group, preemption_message, terminating_by_preemption
 from scheduler.framework import NOMINATING_OVERRIDE, CycleState, Framework, Handle, PostFilterResult
-from scheduler.nodeinfo import NodeInfo, PodInfo, compile_selector
+from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.podstatus import (
-    DISRUPTION_TARGET,
-    REASON_PREEMPTION_BY_SCHEDULER,
-    new_condition,
     patch_pod_status,
 )
 from scheduler.status import Code, Status, is_success
+from scheduler.victims import Victim, build_victims, placed_members, select_victims
 
 NAME = "DefaultPreemption"
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
@@ -57,59 +56,12 @@ class Candidate:
     name: str
     victims: list[PodInfo] = field(default_factory=list)
     num_pdb_violations: int = 0
+    #: ``namespace/name`` of each ``disruptionMode: all`` PodGroup evicted as a whole
+    groups: list[str] = field(default_factory=list)
 
 
 def _start_time(p: PodInfo, now: float) -> float:
     return p.start_time if p.start_time is not None else now
-
-
-def more_important(a: PodInfo, b: PodInfo, now: float) -> bool:
-    """``util.MoreImportantPod``: higher priority, then the pod that started earlier."""
-    if a.priority != b.priority:
-        return a.priority > b.priority
-    return _start_time(a, now) < _start_time(b, now)
-
-
-def sort_by_importance(pods: list[PodInfo], now: float) -> list[PodInfo]:
-    return sorted(pods, key=lambda p: (-p.priority, _start_time(p, now)))
-
-
-def terminating_by_preemption(p: PodInfo) -> bool:
-    if not p.terminating:
-        return False
-    for c in (p.pod.get("status") or {}).get("conditions") or []:
-        if c.get("type") == DISRUPTION_TARGET:
-            return c.get("status") == "True" and c.get("reason") == REASON_PREEMPTION_BY_SCHEDULER
-    return False
-
-
-def filter_pods_with_pdb_violation(
-    pods: Iterable[PodInfo], pdbs: list[dict[str, Any]]
-) -> tuple[list[PodInfo], list[PodInfo]]:
-    """Split (stably) into pods whose eviction would exceed a PDB's ``disruptionsAllowed`` and the rest."""
-    allowed = [int(((pdb.get("status") or {}).get("disruptionsAllowed")) or 0) for pdb in pdbs]
-    selectors = []
-    for pdb in pdbs:
-        sel = (pdb.get("spec") or {}).get("selector")
-        empty = sel is None or (not sel.get("matchLabels") and not sel.get("matchExpressions"))
-        selectors.append(None if empty else compile_selector(sel))
-    violating: list[PodInfo] = []
-    ok: list[PodInfo] = []
-    for p in pods:
-        violated = False
-        if p.labels:
-            for i, pdb in enumerate(pdbs):
-                meta = pdb.get("metadata") or {}
-                sel = selectors[i]
-                if meta.get("namespace") != p.namespace or sel is None or not sel.matches(p.labels):
-                    continue
-                if p.name in (((pdb.get("status") or {}).get("disruptedPods")) or {}):
-                    continue  # already being disrupted through the eviction API
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    violated = True
-        (violating if violated else ok).append(p)
-    return violating, ok
 
 
 def pick_one_node_for_preemption(candidates: list[Candidate], now: float) -> str:
@@ -135,6 +87,20 @@ def pick_one_node_for_preemption(candidates: list[Candidate], now: float) -> str
         if len(pool) == 1:
             break
     return pool[0].name
+
+
+class _StatusError(Exception):
+    """A PreFilter extension or Filter error while dry-running preemption on a node copy."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+def _raise_unless_success(status: Status | None) -> None:
+    if not is_success(status):
+        assert status is not None
+        raise _StatusError(status)
 
 
 class DefaultPreemption:
@@ -190,11 +156,23 @@ class DefaultPreemption:
         return result, status
 
     def _pod_group_rejection(self, pod_info: PodInfo) -> Status | None:
-        """Pods of a PodGroup are preempted for as a group (workload-aware preemption), not one by one."""
+        """Pods of a PodGroup are preempted for as a group (workload-aware preemption), not one by one.
+
+        Except a basic group without topology constraints: gangplane schedules its pods one by one
+        (``scheduling: {}`` keeps today's behaviour), so they also preempt one by one.
+        """
         group = ((pod_info.pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
         gates = self.handle.gates
         if not group or gates is None:
             return None
+        getter = self.handle.get_pod_group
+        known = getter(pod_info.namespace, group) if getter is not None else None
+        if known is not None and gates.enabled(GENERIC_WORKLOAD):
+            spec = known.get("spec") or {}
+            if (spec.get("schedulingPolicy") or {}).get("gang") is None and not spec.get(
+                "schedulingConstraints"
+            ):
+                return None
         if gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
             getter = self.handle.get_pod_group
             pg = getter(pod_info.namespace, group) if getter is not None else None
@@ -292,11 +270,12 @@ class DefaultPreemption:
             ni = snapshot.get(name)
             if ni is None:
                 continue
-            victims, num_violations, status = self.select_victims_on_node(
+            units, num_violations, status = self._select_units_on_node(
                 state.clone(), pod_info, ni.clone(), pdbs
             )
+            victims = [p for v in units for p in v.pods]
             if is_success(status) and victims:
-                c = Candidate(name, victims, num_violations)
+                c = Candidate(name, victims, num_violations, [v.group for v in units if v.group])
                 (non_violating if num_violations == 0 else violating).append(c)
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
                     break
@@ -312,62 +291,83 @@ class DefaultPreemption:
     def select_victims_on_node(
         self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo, pdbs: list[dict[str, Any]]
     ) -> tuple[list[PodInfo], int, Status | None]:
-        """The minimal set of lower-priority pods to evict from this node copy (kube's ``SelectVictimsOnNode``)."""
+        """The minimal set of lower-priority pods to evict from this node copy (kube's ``SelectVictimsOnNode``).
+
+        Victims are preemption units (:mod:`scheduler.victims`): with ``GenericWorkload`` a pod of
+        a ``disruptionMode: all`` PodGroup brings its whole group (members on other nodes too),
+        and a PodGroup member counts at its group's priority (1.37). Only this node's copy is
+        changed; members elsewhere are taken out of the cycle state through the PreFilter
+        extensions, since they do not decide whether the preemptor fits here.
+        """
+        victims, num_violating, status = self._select_units_on_node(state, pod_info, node_info, pdbs)
+        return [p for v in victims for p in v.pods], num_violating, status
+
+    def _select_units_on_node(
+        self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo, pdbs: list[dict[str, Any]]
+    ) -> tuple[list[Victim], int, Status | None]:
         fw = self._framework
-        now = self._now()
-
-        def remove(p: PodInfo) -> Status | None:
-            node_info.remove_pod(p.key)
-            return fw.run_pre_filter_extension_remove_pod(state, pod_info, p, node_info)
-
-        def add(p: PodInfo) -> Status | None:
-            node_info.add_pod_info(p)
-            return fw.run_pre_filter_extension_add_pod(state, pod_info, p, node_info)
-
-        potential = [p for p in node_info.pods if p.priority < pod_info.priority]
-        for p in potential:
-            s = remove(p)
-            if not is_success(s):
-                return [], 0, s
+        workload_aware = self._workload_aware()
+        units = build_victims(
+            node_info.pods,
+            self.handle.get_pod_group if workload_aware else None,
+            self._group_members if workload_aware else None,
+        )
+        potential = [v for v in units if v.priority < pod_info.priority]
         if not potential:
             return (
                 [],
                 0,
                 Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "No preemption victims found for incoming pod"),
             )
-        s = fw.run_filter_plugins_with_nominated_pods(state, pod_info, node_info)
-        if not is_success(s):
-            return [], 0, s
-        potential = sort_by_importance(potential, now)
-        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-        victims: list[PodInfo] = []
-        num_violating = 0
+        snapshot = self.handle.snapshot
 
-        def reprieve(p: PodInfo) -> tuple[bool, Status | None]:
-            s = add(p)
-            if not is_success(s):
-                return False, s
-            fits = is_success(fw.run_filter_plugins_with_nominated_pods(state, pod_info, node_info))
-            if not fits:
-                s = remove(p)
-                if not is_success(s):
-                    return False, s
-                victims.append(p)
-            return fits, None
+        def extension_node(p: PodInfo) -> NodeInfo | None:
+            if p.node_name == node_info.name:
+                return node_info
+            return snapshot.get(p.node_name) if snapshot is not None else None
 
-        for p in violating:
-            fits, err = reprieve(p)
-            if err is not None:
-                return [], 0, err
-            if not fits:
-                num_violating += 1
-        for p in non_violating:
-            _, err = reprieve(p)
-            if err is not None:
-                return [], 0, err
-        if violating and non_violating:
-            victims = sort_by_importance(victims, now)
-        return victims, num_violating, Status(Code.SUCCESS)
+        def remove(v: Victim) -> None:
+            for p in v.pods:
+                ni = extension_node(p)
+                if ni is node_info:
+                    node_info.remove_pod(p.key)
+                if ni is not None:
+                    _raise_unless_success(fw.run_pre_filter_extension_remove_pod(state, pod_info, p, ni))
+
+        def add(v: Victim) -> None:
+            for p in v.pods:
+                ni = extension_node(p)
+                if ni is node_info:
+                    node_info.add_pod_info(p)
+                if ni is not None:
+                    _raise_unless_success(fw.run_pre_filter_extension_add_pod(state, pod_info, p, ni))
+
+        last: list[Status | None] = [None]
+
+        def fits() -> bool:
+            last[0] = fw.run_filter_plugins_with_nominated_pods(state, pod_info, node_info)
+            if last[0] is not None and last[0].code == Code.ERROR:
+                raise _StatusError(last[0])
+            return is_success(last[0])
+
+        try:
+            selection = select_victims(potential, pdbs, fits, remove, add, workload_aware)
+        except _StatusError as e:
+            return [], 0, e.status
+        if selection is None:
+            return [], 0, last[0]
+        return selection.victims, selection.num_pdb_violations, Status(Code.SUCCESS)
+
+    def _workload_aware(self) -> bool:
+        gates = self.handle.gates
+        return gates is not None and gates.enabled(GENERIC_WORKLOAD) and self.handle.get_pod_group is not None
+
+    def _group_members(self, namespace: str, name: str) -> list[PodInfo]:
+        getter = self.handle.pod_group_state
+        snapshot = self.handle.snapshot
+        if getter is None or snapshot is None:
+            return []
+        return placed_members(getter(namespace, name), snapshot.get)
 
     def select_candidate(self, candidates: list[Candidate]) -> Candidate:
         if len(candidates) == 1:
@@ -398,36 +398,31 @@ class DefaultPreemption:
                 f"Preempted by pod {preemptor.uid} on node {c.name}",
                 preemptor.pod,
             )
+        for key in c.groups:
+            ns, _, name = key.partition("/")
+            pg = self.handle.get_pod_group(ns, name) if self.handle.get_pod_group is not None else None
+            if pg is not None:
+                try:
+                    await disrupt_pod_group(self._client(), pg, self._message(preemptor), self._now())
+                except Exception as e:
+                    return Status.as_status(e)
         if self.handle.metrics is not None:
             self.handle.metrics.preemption_victims.observe(len(c.victims))
         await self._clear_lower_priority_nominations(c.name, preemptor)
         return None
 
+    def _client(self) -> Any:
+        if self.handle.client is None:
+            raise RuntimeError("DefaultPreemption has no API client")
+        return self.handle.client
+
+    def _message(self, preemptor: PodInfo) -> str:
+        name = (preemptor.pod.get("spec") or {}).get("schedulerName") or self.handle.scheduler_name
+        return preemption_message(name, group_preemptor=False)
+
     async def preempt_pod(self, node_name: str, preemptor: PodInfo, victim: PodInfo) -> None:
         """Mark the victim ``DisruptionTarget`` and delete it gracefully (NotFound means already gone)."""
-        client = self.handle.client
-        if client is None:
-            raise RuntimeError("DefaultPreemption has no API client")
-        scheduler_name = (preemptor.pod.get("spec") or {}).get("schedulerName") or self.handle.scheduler_name
-        cond = new_condition(
-            DISRUPTION_TARGET,
-            "True",
-            REASON_PREEMPTION_BY_SCHEDULER,
-            f"{scheduler_name}: preempting to accommodate a higher priority pod",
-            rfc3339(self._now()),
-            ((victim.pod.get("metadata") or {}).get("generation")),
-        )
-        try:
-            await patch_pod_status(client, victim.pod, condition=cond)
-        except Exception as e:
-            if is_not_found(e):
-                return
-            raise
-        try:
-            await client.delete(PODS, victim.name, victim.namespace)
-        except Exception as e:
-            if not is_not_found(e):
-                raise
+        await disrupt_pod(self._client(), victim, self._message(preemptor), self._now())
 
     async def _clear_lower_priority_nominations(self, node_name: str, preemptor: PodInfo) -> None:
         nominator = self.handle.nominator

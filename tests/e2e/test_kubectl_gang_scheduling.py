@@ -164,7 +164,10 @@ def test_gang_binds_nothing_until_the_whole_group_fits(kubectl: Kubectl, ns: str
         pg = get_json(kubectl, ns, "podgroup", pg_name)
         cond = next(c for c in pg["status"]["conditions"] if c["type"] == "PodGroupInitiallyScheduled")
         assert cond["reason"] == "Unschedulable"
-        assert cond["message"] == "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+        assert cond["message"] == (
+            "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+            ", pod group preemption: No preemption victims found for incoming preemptor"
+        )
         pods = get_json(kubectl, ns, "pods", "-l", "app=db")["items"]
         assert [p["spec"].get("nodeName") for p in pods] == [None, None, None]
         row = next(

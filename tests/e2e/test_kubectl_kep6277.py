@@ -566,3 +566,38 @@ def test_kubectl_delete_removes_workload_pod_group_and_pods(kubectl: Kubectl, ns
         # leave nothing behind for the other tests: release the held pods the way foreground would
         kubectl.run("-n", ns, "delete", "pods", "--all", "--wait=false", check=False)
         raise
+
+
+def test_kubectl_delete_with_a_user_workload_collects_pods_and_pod_group_and_keeps_the_workload(
+    kubectl: Kubectl, ns: str
+) -> None:
+    """KEP-6277: a user-created Workload is used as-is; the controller's PodGroup gets no
+    ownerReference to it, so ``kubectl delete sts`` collects the pods and that PodGroup, and the
+    Workload stays."""
+    user_wl = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": "mine"},
+        "spec": {
+            "controllerRef": {"apiGroup": "apps", "kind": "StatefulSet", "name": "byo"},
+            "podGroupTemplates": [{"name": "byo", "schedulingPolicy": {"gang": {"minCount": 2}}}],
+        },
+    }
+    ok(kubectl, "-n", ns, "apply", "-f", "-", input=dump(user_wl))
+    sts = manifest(STORY1.replace("cockroachdb", "byo"))
+    sts["spec"]["replicas"] = 2
+    sts["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "100m"}
+    ok(kubectl, "-n", ns, "apply", "-f", "-", input=dump(sts))
+    wait_replicas(kubectl, ns, "byo", 2)
+    (pg,) = get_json(kubectl, ns, "podgroups")["items"]
+    assert pg["spec"]["workloadRef"] == {"workloadName": "mine", "templateName": "byo"}
+    assert [r["kind"] for r in pg["metadata"]["ownerReferences"]] == ["StatefulSet"]
+    wl = get_json(kubectl, ns, "workload/mine")
+    ok(kubectl, "-n", ns, "delete", "statefulset", "byo")
+    for kind in ("pods", "podgroups"):
+        if get_json(kubectl, ns, kind)["items"]:
+            ok(kubectl, "-n", ns, "wait", kind, "--all", "--for=delete", f"--timeout={WAIT}", timeout=90)
+    assert get_json(kubectl, ns, "pods,podgroups")["items"] == []
+    kept = get_json(kubectl, ns, "workload/mine")
+    assert kept["metadata"]["uid"] == wl["metadata"]["uid"]
+    assert kept["metadata"]["resourceVersion"] == wl["metadata"]["resourceVersion"]

@@ -42,7 +42,11 @@ async def test_no_pod_bound_until_the_whole_group_fits_then_all_in_one_cycle(cp,
     cond = scheduled_condition(pg)
     assert cond is not None
     assert cond["reason"] == "Unschedulable"
-    assert cond["message"] == "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+    # workload-aware preemption ran too (nothing of lower priority to take): its message is appended
+    assert cond["message"] == (
+        "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining, "
+        "pod group preemption: No preemption victims found for incoming preemptor"
+    )
     assert cond["observedGeneration"] == pg["metadata"]["generation"]
     assert await bound_members(client, "db") == []
     # pods carry PodScheduled=False and a FailedScheduling event

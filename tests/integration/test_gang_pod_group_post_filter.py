@@ -45,6 +45,8 @@ class FakeGroupPreemption:
 
 async def start(cp: Any) -> Scheduler:
     profile = default_profile()
+    # the fake stands in for the in-tree WorkloadAwarePreemption at this extension point
+    profile.plugins = [p for p in profile.plugins if p.name != "WorkloadAwarePreemption"]
     profile.plugins.append(PluginSpec(FakeGroupPreemption.name))
     sched = Scheduler(
         cp.client("kube-scheduler"),

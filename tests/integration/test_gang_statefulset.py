@@ -83,7 +83,9 @@ async def test_scale_up_3_to_5_joins_the_existing_pod_group(cp, client) -> None:
     # the pod that fit by itself carries the group's message, the other its own FitError
     msgs = {next(c for c in p["status"]["conditions"] if c["type"] == "PodScheduled")["message"] for p in new}
     assert msgs == {
-        "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining",
+        # workload-aware preemption ran too, with nothing of lower priority to take
+        "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+        ", pod group preemption: No preemption victims found for incoming preemptor",
         "0/1 nodes are available: 1 Insufficient cpu.",
     }
     await client.create(NODES, node("n2", "4"))

@@ -71,6 +71,7 @@ async def test_a_group_bigger_than_any_rack_binds_nothing_and_says_so(cp, client
     assert cond["message"] == (
         "0/2 placements are available, first placement status: "
         "minCount (5) cannot be satisfied: 4 scheduled, 0 remaining"
+        ", pod group preemption: No preemption victims found for incoming preemptor"
     )
     assert await bound_members(client, "big") == []
     await sched.recorder.flush()

@@ -1,5 +1,7 @@
 """KEP-6277 Test Plan (integration): "StatefulSet deletion cascades to Workload, PodGroup, and Pod
-deletion via OwnerReference".
+deletion via OwnerReference", and its BYO case: with a user-created Workload the controller-created
+PodGroup has no ownerReference to that Workload, so deleting the set collects the pods and the
+PodGroup while the Workload (never adopted) stays.
 
 The StatefulSet controller never deletes these objects itself; the garbage collector and the
 PodGroup protection controller (both as ``gangplane serve`` runs them) do. Pods are owned by the
@@ -22,9 +24,12 @@ from tests.integration.kep6277_support import (
     CASCADE_TIMEOUT,
     GANG,
     NS,
+    gang_template,
+    sts_controller_ref,
     sts_manifest,
     wait_pods,
     wait_single,
+    workload_manifest,
 )
 
 pytestmark = pytest.mark.anyio
@@ -78,3 +83,24 @@ async def test_deleting_the_statefulset_cascades_to_workload_pod_group_and_pods(
     await wait_for_list(client, PODGROUPS, NS, lambda items: not items, timeout=CASCADE_TIMEOUT)
     await wait_for_list(client, WORKLOADS, NS, lambda items: not items, timeout=CASCADE_TIMEOUT)
     await wait_for_object(client, STATEFULSETS, "db", NS, lambda o: o is None, timeout=CASCADE_TIMEOUT)
+
+
+async def test_with_a_user_workload_deleting_the_statefulset_collects_pods_and_pod_group_not_the_workload(
+    cp: ControlPlane, client: Any
+) -> None:
+    wl = await client.create(
+        WORKLOADS, workload_manifest("user-wl", sts_controller_ref("db"), [gang_template("db", 3)]), NS
+    )
+    await client.create(STATEFULSETS, sts_manifest("db", 3, GANG), NS)
+    await start(cp)
+    await wait_pods(client, "db", 3)
+    pg = await wait_single(client, PODGROUPS)
+    assert pg["spec"]["workloadRef"]["workloadName"] == "user-wl"
+    assert [r["kind"] for r in pg["metadata"]["ownerReferences"]] == ["StatefulSet"]
+    await client.delete(STATEFULSETS, "db", NS)
+    await wait_for_list(client, PODS, NS, lambda items: not items, timeout=CASCADE_TIMEOUT)
+    await wait_for_list(client, PODGROUPS, NS, lambda items: not items, timeout=CASCADE_TIMEOUT)
+    await wait_for_object(client, STATEFULSETS, "db", NS, lambda o: o is None, timeout=CASCADE_TIMEOUT)
+    kept = await client.get(WORKLOADS, "user-wl", NS)
+    assert kept["metadata"]["uid"] == wl["metadata"]["uid"]
+    assert kept["metadata"]["resourceVersion"] == wl["metadata"]["resourceVersion"]

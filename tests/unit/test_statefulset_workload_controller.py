@@ -624,8 +624,8 @@ async def test_user_workload_with_controller_pod_group_syncs_only_the_pod_group_
     await wait_pods(client, "web", 3)
     pg = await wait_single(client, PODGROUPS)
     assert min_count(pg) == 2  # from the template, not from replicas
-    assert pg["metadata"]["ownerReferences"][0] == sts_owner(sts)
-    assert pg["metadata"]["ownerReferences"][1]["uid"] == wl["metadata"]["uid"]  # managed path
+    # KEP-6277: PodGroup → Workload only when the controller created the Workload
+    assert pg["metadata"]["ownerReferences"] == [sts_owner(sts)]
     await scale(client, "web", 5)
     await wait_pods(client, "web", 5)
     assert (await client.get(WORKLOADS, "user-wl", NS))["metadata"]["resourceVersion"] == wl["metadata"][
