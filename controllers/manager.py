@@ -44,6 +44,7 @@ STATEFULSET = "statefulset-controller"
 PV_BINDER = "persistentvolume-binder-controller"
 NODE_AGENT = "node-agent"
 PODGROUP_PROTECTION = "podgroup-protection-controller"
+RESOURCE_CLAIM = "resource-claim-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -144,6 +145,23 @@ def new_pv_binder(cp: ControlPlane) -> Component:
     return PVBinder(cp.client(PV_BINDER), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry))
 
 
+def new_resource_claim_controller(cp: ControlPlane) -> Component:
+    """PodGroup claims only with ``DRAWorkloadResourceClaims`` on for the controller and PodGroups served."""
+    from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
+    from resourceclaims.controller import ResourceClaimController
+
+    gates = cp.gates_for(RESOURCE_CLAIM)
+    group_claims = gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and PODGROUPS in {
+        r.gvr for r in served_resources(cp, RESOURCE_CLAIM)
+    }
+    return ResourceClaimController(
+        cp.client(RESOURCE_CLAIM),
+        group_claims=group_claims,
+        clock=cp.clock,
+        metrics=controller_metrics(cp.metrics_registry),
+    )
+
+
 def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
     """Every controller this build has, in start order (the node agent only if it is installed)."""
     specs: list[ControllerSpec] = []
@@ -159,6 +177,7 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
         ControllerSpec(NAMESPACE, new_namespace_controller, ("namespace",)),
         ControllerSpec(PV_BINDER, new_pv_binder, ("persistentvolume-binder",)),
         ControllerSpec(STATEFULSET, new_statefulset_controller, ("statefulset",)),
+        ControllerSpec(RESOURCE_CLAIM, new_resource_claim_controller, ("resourceclaim", "resource-claim")),
     ]
     try:
         from controllers.podgroupprotection import new_podgroup_protection_controller
