@@ -16,6 +16,22 @@ ephemeral-storage and every extended resource), a ``SortedKeyList`` of nodes by 
 ``candidate_nodes(requests)`` bisects each requested resource's list, takes the smallest
 candidate slice and checks the other resources only on those nodes, so "which nodes could fit
 4 GPUs" never loops over thousands of nodes in Python.
+
+Topology domains: a snapshot asked for the domains of a label key (``domains(key)``, e.g.
+``topology.kubernetes.io/rack`` for a PodGroup's ``schedulingConstraints``) builds, once, one
+:class:`Domain` per label value (its sorted node names, its own capacity index and running
+free-capacity totals) and keeps them current as nodes change and pods are assumed, so the
+PodGroup cycle prunes racks that cannot hold the group and searches a rack's nodes without
+scanning the cluster.
+
+PodGroups: the cache also holds the PodGroup objects (fed by the scheduler's PodGroup
+informer) and each group's members (:class:`~scheduler.podgroups.PodGroupStates`):
+unscheduled pods as the informer handlers report them, assumed and assigned pods as the
+pod bookkeeping below moves them.
+
+Journal: the PodGroup cycle tries a group on a snapshot (``assume_pod``) and must leave no
+trace when the group fails or a placement is rejected: ``backup()`` marks the journal of
+snapshot changes and ``restore(mark)`` undoes everything after the mark, newest first.
 """
 
 from __future__ import annotations
@@ -28,6 +44,7 @@ from typing import Any
 from sortedcontainers import SortedKeyList, SortedList
 
 from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
+from scheduler.podgroups import ASSIGNED, ASSUMED, UNSCHEDULED, PodGroupState, PodGroupStates
 
 Obj = dict[str, Any]
 
@@ -46,6 +63,8 @@ class CapacityIndex:
     def __init__(self) -> None:
         self._by_resource: dict[str, SortedKeyList] = {}
         self._free: dict[str, dict[str, int]] = {}
+        #: resource -> sum of the free amounts over all indexed nodes
+        self.totals: dict[str, int] = {}
 
     def _list(self, resource: str) -> SortedKeyList:
         lst = self._by_resource.get(resource)
@@ -60,6 +79,7 @@ class CapacityIndex:
         if old:
             for r, v in old.items():
                 self._by_resource[r].discard((v, name))
+                self.totals[r] -= v
         if ni is None or ni.node is None:
             return
         free: dict[str, int] = {PODS: ni.free(PODS)}
@@ -69,6 +89,7 @@ class CapacityIndex:
         self._free[name] = free
         for r, v in free.items():
             self._list(r).add((v, name))
+            self.totals[r] = self.totals.get(r, 0) + v
 
     def free(self, name: str, resource: str) -> int:
         return self._free.get(name, {}).get(resource, 0)
@@ -101,6 +122,91 @@ class CapacityIndex:
         return len(self._free)
 
 
+# --- topology domains ----------------------------------------------------------------------------
+
+
+class Domain:
+    """The nodes carrying one value of a topology label, with a capacity index of their own."""
+
+    __slots__ = ("value", "names", "index", "_sorted")
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+        self.names: SortedList = SortedList()
+        self.index = CapacityIndex()
+        self._sorted: list[str] | None = None
+
+    def node_names(self) -> list[str]:
+        """The domain's nodes in name order (cached until the membership changes)."""
+        if self._sorted is None:
+            self._sorted = list(self.names)
+        return self._sorted
+
+    def max_free(self, resource: str) -> int:
+        """The largest free amount of ``resource`` on one node of the domain (0 if none)."""
+        lst = self.index._by_resource.get(resource)
+        return lst[-1][0] if lst else 0
+
+    def total_free(self, resource: str) -> int:
+        return self.index.totals.get(resource, 0)
+
+    def could_fit(self, requests: list[Mapping[str, int]]) -> bool:
+        """A necessary condition for the pods to fit: enough total and single-node free capacity.
+
+        Cheap (one pass over the requested resources' sorted lists, no Filter call); a domain
+        failing it cannot hold the pods, a domain passing it still goes through the algorithm.
+        """
+        if len(self.names) == 0:
+            return False
+        need: dict[str, int] = {PODS: len(requests)}
+        biggest: dict[str, int] = {}
+        for req in requests:
+            for r, v in req.items():
+                if v > 0 and r != PODS:
+                    need[r] = need.get(r, 0) + v
+                    biggest[r] = max(biggest.get(r, 0), v)
+        for r, v in biggest.items():
+            if self.max_free(r) < v:
+                return False
+        return all(self.total_free(r) >= v for r, v in need.items())
+
+
+class TopologyDomains:
+    """One :class:`Domain` per value of ``key``; nodes without the label belong to none."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.domains: dict[str, Domain] = {}
+        self._value_of: dict[str, str] = {}
+
+    def update(self, name: str, ni: NodeInfo | None) -> None:
+        old = self._value_of.pop(name, None)
+        value = (ni.labels.get(self.key) if ni is not None and ni.node is not None else None)
+        if old is not None and old != value:
+            d = self.domains[old]
+            d.names.discard(name)
+            d._sorted = None
+            d.index.update(name, None)
+            if len(d.names) == 0:
+                del self.domains[old]
+        if value is None:
+            return
+        d = self.domains.get(value)
+        if d is None:
+            d = self.domains[value] = Domain(value)
+        if old != value:
+            d.names.add(name)
+            d._sorted = None
+        d.index.update(name, ni)
+        self._value_of[name] = value
+
+    def value_of(self, node_name: str) -> str | None:
+        return self._value_of.get(node_name)
+
+    def values(self) -> list[str]:
+        return sorted(self.domains)
+
+
 # --- snapshot ------------------------------------------------------------------------------------
 
 
@@ -121,6 +227,11 @@ class Snapshot:
         self._dirty: set[str] = set()
         #: NodeInfos in name order, kept in step with ``node_info_map`` (None: rebuild on demand)
         self._ordered: list[NodeInfo] | None = None
+        self._topologies: dict[str, TopologyDomains] = {}
+        #: (op, pod, node) of every assume/forget since the last cache update, for restore()
+        self._journal: list[tuple[str, PodInfo, str]] = []
+        #: the topology domain a PodGroup cycle is evaluating (capacity hints come from its index)
+        self.scope: Domain | None = None
         for ni in node_infos:
             self._put(ni.name, ni)
 
@@ -136,14 +247,28 @@ class Snapshot:
                 self._ordered = None
             self._with_affinity.discard(name)
             self._with_anti_affinity.discard(name)
-            self.index.update(name, None)
+            self._reindex(name, None)
             return
         if name not in self.node_info_map:
             self._names.add(name)
             self._ordered = None
         self._set(name, ni)
         self._refresh_affinity(name, ni)
+        self._reindex(name, ni)
+
+    def _reindex(self, name: str, ni: NodeInfo | None) -> None:
         self.index.update(name, ni)
+        for topo in self._topologies.values():
+            topo.update(name, ni)
+
+    def domains(self, key: str) -> TopologyDomains:
+        """The nodes grouped by the value of label ``key`` (built on first use, then kept current)."""
+        topo = self._topologies.get(key)
+        if topo is None:
+            topo = self._topologies[key] = TopologyDomains(key)
+            for name, ni in self.node_info_map.items():
+                topo.update(name, ni)
+        return topo
 
     def _set(self, name: str, ni: NodeInfo) -> None:
         """Replace the NodeInfo of a node already listed (keeping the ordered list in step)."""
@@ -180,6 +305,9 @@ class Snapshot:
         return [self.node_info_map[n] for n in sorted(self._with_anti_affinity)]
 
     def candidate_nodes(self, requests: Mapping[str, int]) -> set[str]:
+        """Nodes whose free capacity covers ``requests``; within :attr:`scope` when one is set."""
+        if self.scope is not None:
+            return self.scope.index.candidates(requests)
         return self.index.candidates(requests)
 
     def assume_pod(self, pod_info: PodInfo, node_name: str) -> None:
@@ -191,9 +319,11 @@ class Snapshot:
             self._dirty.add(node_name)
         ni.add_pod_info(pod_info)
         self._refresh_affinity(node_name, ni)
-        self.index.update(node_name, ni)
+        self._reindex(node_name, ni)
+        self._journal.append(("assume", pod_info, node_name))
 
     def forget_pod(self, pod_info: PodInfo, node_name: str) -> None:
+        """Take a pod off a node of this snapshot only (preemption dry runs remove victims)."""
         ni = self.node_info_map.get(node_name)
         if ni is None:
             return
@@ -203,7 +333,26 @@ class Snapshot:
             self._dirty.add(node_name)
         ni.remove_pod(pod_info.key)
         self._refresh_affinity(node_name, ni)
-        self.index.update(node_name, ni)
+        self._reindex(node_name, ni)
+        self._journal.append(("forget", pod_info, node_name))
+
+    def backup(self) -> int:
+        """A mark to :meth:`restore` to: every assume/forget after it can be undone."""
+        return len(self._journal)
+
+    def restore(self, mark: int) -> None:
+        """Undo every :meth:`assume_pod` / :meth:`forget_pod` made after ``mark``, newest first."""
+        while len(self._journal) > mark:
+            op, pi, node = self._journal.pop()
+            ni = self.node_info_map.get(node)
+            if ni is None:
+                continue
+            if op == "assume":
+                ni.remove_pod(pi.key)
+            else:
+                ni.add_pod_info(pi)
+            self._refresh_affinity(node, ni)
+            self._reindex(node, ni)
 
 
 # --- cache ---------------------------------------------------------------------------------------
@@ -235,6 +384,36 @@ class Cache:
         self._assumed: set[str] = set()
         self.index = CapacityIndex()
         self._real_nodes = 0
+        self.pod_groups = PodGroupStates()
+        self._pod_group_objs: dict[str, Obj] = {}
+
+    # -- pod groups -------------------------------------------------------------------------
+
+    def add_pod_group(self, pod_group: Obj) -> None:
+        """A PodGroup appeared or changed (the scheduler's PodGroup informer)."""
+        meta = pod_group.get("metadata") or {}
+        self._pod_group_objs[f"{meta.get('namespace', '')}/{meta.get('name', '')}"] = pod_group
+
+    update_pod_group = add_pod_group
+
+    def remove_pod_group(self, pod_group: Obj) -> None:
+        meta = pod_group.get("metadata") or {}
+        self._pod_group_objs.pop(f"{meta.get('namespace', '')}/{meta.get('name', '')}", None)
+
+    def get_pod_group(self, namespace: str, name: str) -> Obj | None:
+        return self._pod_group_objs.get(f"{namespace}/{name}")
+
+    def pod_group_state(self, namespace: str, name: str) -> PodGroupState | None:
+        return self.pod_groups.get(f"{namespace}/{name}")
+
+    def add_unscheduled_pod(self, pod: Obj) -> None:
+        """A pending pod of some group is known to the scheduler (informer Add/Update)."""
+        if pod_key(pod) not in self._pod_states:
+            self.pod_groups.set(pod, UNSCHEDULED)
+
+    def remove_unscheduled_pod(self, pod: Obj) -> None:
+        if pod_key(pod) not in self._pod_states:
+            self.pod_groups.remove(pod)
 
     # -- nodes ------------------------------------------------------------------------------
 
@@ -305,6 +484,7 @@ class Cache:
         self._add_pod_to_node(pi, pi.node_name)
         self._pod_states[key] = _PodState(pi, pi.node_name)
         self._assumed.add(key)
+        self.pod_groups.set(pod, ASSUMED, pi.node_name)
         return pi
 
     def finish_binding(self, pod: Obj) -> None:
@@ -328,6 +508,9 @@ class Cache:
         self._remove_pod_from_node(key, st.node_name)
         del self._pod_states[key]
         self._assumed.discard(key)
+        # back to pending: it still belongs to its group
+        unassigned = {**pod, "spec": {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}}
+        self.pod_groups.set(unassigned, UNSCHEDULED)
 
     def is_assumed_pod(self, pod: Obj) -> bool:
         return pod_key(pod) in self._assumed
@@ -349,12 +532,14 @@ class Cache:
             self._add_pod_to_node(pi, pi.node_name)
             self._pod_states[key] = _PodState(pi, pi.node_name)
             self._assumed.discard(key)
+            self.pod_groups.set(pod, ASSIGNED, pi.node_name)
             return
         if st is not None:
             self.update_pod(st.pod_info.pod, pod)
             return
         self._add_pod_to_node(pi, pi.node_name)
         self._pod_states[key] = _PodState(pi, pi.node_name)
+        self.pod_groups.set(pod, ASSIGNED, pi.node_name)
 
     def update_pod(self, old: Obj | None, new: Obj) -> None:
         key = pod_key(new)
@@ -366,6 +551,7 @@ class Cache:
         self._remove_pod_from_node(key, st.node_name)
         self._add_pod_to_node(pi, pi.node_name)
         self._pod_states[key] = _PodState(pi, pi.node_name)
+        self.pod_groups.set(new, ASSIGNED, pi.node_name)
 
     def remove_pod(self, pod: Obj) -> None:
         key = pod_key(pod)
@@ -374,6 +560,7 @@ class Cache:
             return
         self._assumed.discard(key)
         self._remove_pod_from_node(key, st.node_name)
+        self.pod_groups.remove(pod)
 
     def cleanup_assumed_pods(self) -> list[str]:
         """Expire assumed pods whose binding finished and whose TTL passed (kube: ``cleanupAssumedPods``)."""
@@ -389,6 +576,7 @@ class Cache:
             st = self._pod_states.pop(k)
             self._assumed.discard(k)
             self._remove_pod_from_node(k, st.node_name)
+            self.pod_groups.remove(st.pod_info.pod)
         return sorted(expired)
 
     expire = cleanup_assumed_pods
@@ -421,6 +609,7 @@ class Cache:
             ni = self.nodes.get(name)
             snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
         snapshot._dirty.clear()
+        snapshot._journal.clear()
         # trim the recency list: entries for removed nodes are no longer needed once copied
         for name in changed:
             if name not in self.nodes:

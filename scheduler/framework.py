@@ -1,4 +1,7 @@
-"""The scheduling framework: plugin protocols, profiles, and one scheduling cycle run like kube's.
+"""The scheduling framework runtime: profiles instantiated, extension points run, one cycle run like kube's.
+
+The interfaces plugins implement (protocols, CycleState, Handle, Profile) live in
+:mod:`scheduler.interfaces` and are re-exported here for callers that import them from the framework.
 
 A :class:`Profile` (``default-scheduler`` by default) lists plugins in kube's multi-point order
 with Score weights; the :class:`Framework` instantiates them from a registry and sorts each
@@ -24,13 +27,57 @@ import asyncio
 import bisect
 import functools
 import itertools
-import random
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
 from scheduler.events import ClusterEventWithHint
+from scheduler.interfaces import (
+    DEFAULT_SCHEDULER_NAME,
+    MAX_NODE_SCORE,
+    MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND,
+    MIN_FEASIBLE_NODES_TO_FIND,
+    MIN_NODE_SCORE,
+    NOMINATING_NOOP,
+    NOMINATING_OVERRIDE,
+    BatchScorePlugin,
+    BindPlugin,
+    CandidateNodesHint,
+    CycleState,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    NodePluginScores,
+    NodeScore,
+    NormalizeScorePlugin,
+    PermitPlugin,
+    Placement,
+    PlacementFeasiblePlugin,
+    PlacementGeneratePlugin,
+    PlacementResult,
+    PlacementScorePlugin,
+    PluginFactory,
+    PluginSpec,
+    PodGroupInfo,
+    PodGroupPostFilterPlugin,
+    PodGroupPostFilterResult,
+    PodGroupSchedulingFunc,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    Profile,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScheduleResult,
+    ScorePlugin,
+    default_normalize_score,
+    go_list,
+)
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.status import Code, Status, is_success
 
@@ -39,7 +86,11 @@ if TYPE_CHECKING:
     from scheduler.queue import QueuedPodInfo
 
 __all__ = [
+    "DEFAULT_SCHEDULER_NAME",
     "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "NOMINATING_NOOP",
+    "NOMINATING_OVERRIDE",
     "Code",
     "CycleState",
     "Framework",
@@ -51,315 +102,26 @@ __all__ = [
     "PostFilterResult",
     "PreFilterResult",
     "Profile",
+    "PluginFactory",
     "PluginSpec",
     "ScheduleResult",
+    "SchedulingError",
     "Status",
     "default_normalize_score",
     "default_profile",
+    "default_registry",
+    "go_list",
 ]
 
 Obj = dict[str, Any]
-
-MAX_NODE_SCORE = 100
-MIN_NODE_SCORE = 0
-#: kube's ``minFeasibleNodesToFind`` / ``minFeasibleNodesPercentageToFind``.
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
-
-
-def go_list(items: Iterable[str]) -> str:
-    """How Go's ``%v`` prints a ``[]string``: ``[A B]``."""
-    return "[" + " ".join(items) + "]"
-
-
-# --- cycle state ---------------------------------------------------------------------------------
-
-
-class CycleState:
-    """Per-cycle scratch space plugins share (kube's ``CycleState``).
-
-    Values with a ``clone()`` method are cloned by :meth:`clone` (preemption dry-runs each node
-    on its own copy); other values are treated as immutable and shared.
-    """
-
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
-
-    def __init__(self) -> None:
-        self._data: dict[str, Any] = {}
-        self.skip_filter_plugins: set[str] = set()
-        self.skip_score_plugins: set[str] = set()
-
-    def read(self, key: str) -> Any:
-        """Raises ``KeyError`` when absent, as kube's ``Read`` returns ``ErrNotFound``."""
-        return self._data[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._data.get(key, default)
-
-    def write(self, key: str, value: Any) -> None:
-        self._data[key] = value
-
-    def delete(self, key: str) -> None:
-        self._data.pop(key, None)
-
-    def clone(self) -> CycleState:
-        c = CycleState()
-        for k, v in self._data.items():
-            clone = getattr(v, "clone", None)
-            c._data[k] = clone() if callable(clone) else v
-        c.skip_filter_plugins = set(self.skip_filter_plugins)
-        c.skip_score_plugins = set(self.skip_score_plugins)
-        return c
-
-
-@dataclass
-class PreFilterResult:
-    """Nodes a PreFilter plugin allows; ``None`` means all nodes."""
-
-    node_names: set[str] | None = None
-
-    def all_nodes(self) -> bool:
-        return self.node_names is None
-
-    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
-        if other is None or other.all_nodes():
-            return PreFilterResult(None if self.node_names is None else set(self.node_names))
-        if self.all_nodes():
-            return PreFilterResult(set(other.node_names or ()))
-        return PreFilterResult(set(self.node_names or ()) & set(other.node_names or ()))
-
-
-NOMINATING_NOOP = "Noop"
-NOMINATING_OVERRIDE = "Override"
-
-
-@dataclass
-class PostFilterResult:
-    """What a PostFilter (preemption) decided: the node to nominate, and the victims it evicted."""
-
-    nominated_node_name: str = ""
-    mode: str = NOMINATING_OVERRIDE
-    victims: list[Obj] = field(default_factory=list)
-
-
-@dataclass
-class NodeScore:
-    name: str
-    score: int
-
-
-@dataclass
-class NodePluginScores:
-    name: str
-    scores: dict[str, int]
-    total_score: int
-
-
-@dataclass
-class ScheduleResult:
-    suggested_host: str
-    evaluated_nodes: int = 0
-    feasible_nodes: int = 0
-
-
-# --- plugin protocols ----------------------------------------------------------------------------
-
-
-class Plugin(Protocol):
-    """Every plugin has a ``name`` (its module's ``NAME``)."""
-
-    name: str
-
-
-@runtime_checkable
-class PreEnqueuePlugin(Protocol):
-    """Gate a pod before it may enter activeQ; a rejected pod waits "gated", with no condition or event."""
-
-    def pre_enqueue(self, pod_info: PodInfo) -> Status | None: ...
-
-
-@runtime_checkable
-class QueueSortPlugin(Protocol):
-    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
-
-
-@runtime_checkable
-class EnqueueExtensions(Protocol):
-    """The cluster events after which a pod this plugin rejected may become schedulable."""
-
-    def events_to_register(self) -> list[ClusterEventWithHint]: ...
-
-
-class PreFilterExtensions(Protocol):
-    """Keep PreFilter state right when preemption or nominated pods add/remove pods on a node."""
-
-    def add_pod(
-        self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status | None: ...
-
-    def remove_pod(
-        self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status | None: ...
-
-
-@runtime_checkable
-class PreFilterPlugin(Protocol):
-    def pre_filter(
-        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
-    ) -> tuple[PreFilterResult | None, Status | None]: ...
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
-
-
-@runtime_checkable
-class FilterPlugin(Protocol):
-    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None: ...
-
-
-@runtime_checkable
-class CandidateNodesHint(Protocol):
-    """gangplane: a superset of the nodes that pass this plugin's Filter, or ``None`` for "no idea"."""
-
-    def candidate_nodes(
-        self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot
-    ) -> Collection[str] | None: ...
-
-
-@runtime_checkable
-class PostFilterPlugin(Protocol):
-    async def post_filter(
-        self, state: CycleState, pod_info: PodInfo, node_to_status: NodeToStatus
-    ) -> tuple[PostFilterResult | None, Status | None]: ...
-
-
-@runtime_checkable
-class PreScorePlugin(Protocol):
-    def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None: ...
-
-
-@runtime_checkable
-class ScorePlugin(Protocol):
-    def score(
-        self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo
-    ) -> tuple[int, Status | None]: ...
-
-
-@runtime_checkable
-class BatchScorePlugin(Protocol):
-    """gangplane: a Score plugin that scores all nodes in one call, exactly as ``score`` per node would.
-
-    Only a speed-up (one Python call instead of one per node); errors are raised, not returned.
-    """
-
-    def score_nodes(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]: ...
-
-
-@runtime_checkable
-class NormalizeScorePlugin(Protocol):
-    def normalize_score(
-        self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]
-    ) -> Status | None: ...
-
-
-@runtime_checkable
-class ReservePlugin(Protocol):
-    def reserve(self, state: CycleState, pod_info: PodInfo, node_name: str) -> Status | None: ...
-
-    def unreserve(self, state: CycleState, pod_info: PodInfo, node_name: str) -> None: ...
-
-
-@runtime_checkable
-class PermitPlugin(Protocol):
-    """Return ``(Status(WAIT), timeout)`` to hold the pod until allowed/rejected (the gang barrier)."""
-
-    def permit(self, state: CycleState, pod_info: PodInfo, node_name: str) -> tuple[Status | None, float]: ...
-
-
-@runtime_checkable
-class PreBindPlugin(Protocol):
-    async def pre_bind(self, state: CycleState, pod_info: PodInfo, node_name: str) -> Status | None: ...
-
-
-@runtime_checkable
-class BindPlugin(Protocol):
-    """Return ``Status(SKIP)`` to let the next Bind plugin handle the pod."""
-
-    async def bind(self, state: CycleState, pod_info: PodInfo, node_name: str) -> Status | None: ...
-
-
-@runtime_checkable
-class PostBindPlugin(Protocol):
-    def post_bind(self, state: CycleState, pod_info: PodInfo, node_name: str) -> None: ...
-
-
-class Nominator(Protocol):
-    """Pods nominated to nodes by preemption (implemented by the scheduling queue)."""
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
-
-
-# --- handle, profile, registry -------------------------------------------------------------------
-
-
-@dataclass
-class Handle:
-    """What plugins may reach: the current snapshot, the API client, listers and hooks.
-
-    Listers are plain callables so the scheduler wiring can back them with informer caches and
-    tests with lists. Every field is optional; plugins degrade the way kube does without them
-    (no PDBs, no namespace labels, no default spreading selector).
-    """
-
-    scheduler_name: str = DEFAULT_SCHEDULER_NAME
-    client: Any = None
-    clock: Any = None
-    rng: random.Random = field(default_factory=lambda: random.Random(0))
-    snapshot: Snapshot | None = None
-    nominator: Nominator | None = None
-    metrics: Any = None
-    gates: Any = None
-    #: namespace name -> labels, or None if the namespace is unknown
-    namespace_labels: Callable[[str], dict[str, str] | None] = lambda ns: None
-    #: all PodDisruptionBudgets (dicts)
-    list_pdbs: Callable[[], list[Obj]] = list
-    #: pod -> label selector dict built from the Services/ReplicaSets/StatefulSets selecting it, or None
-    default_spread_selector: Callable[[Obj], Obj | None] | None = None
-    #: (namespace, name) -> PodGroup dict or None
-    get_pod_group: Callable[[str, str], Obj | None] | None = None
-    #: ``async record_event(regarding, type, reason, action, message, related)``
-    record_event: Callable[..., Any] | None = None
-    #: the framework this handle belongs to (set by :class:`Framework`)
-    framework: Framework | None = None
-
-
-PluginFactory = Callable[[dict[str, Any], Handle], Any]
-
-
-@dataclass(frozen=True)
-class PluginSpec:
-    name: str
-    #: Score weight; 0 means 1 (kube does the same for enabled score plugins)
-    weight: int = 0
-
-
-@dataclass
-class Profile:
-    """One scheduler profile: plugins in kube's multi-point order, per-plugin args, and tuning."""
-
-    scheduler_name: str = DEFAULT_SCHEDULER_NAME
-    plugins: list[PluginSpec] = field(default_factory=list)
-    plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: None = kube's adaptive percentage (all nodes below 100, down to 5% at 5000+ nodes)
-    percentage_of_nodes_to_score: int | None = None
-    #: extension point name ("score", "filter", ...) -> plugin names disabled there only
-    disabled: dict[str, set[str]] = field(default_factory=dict)
 
 
 #: kube's default multi-point plugin list and Score weights (volume and image plugins omitted:
 #: gangplane has no volumes to check and no image states).
 DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec("SchedulingGates"),
+    PluginSpec("GangScheduling"),
+    PluginSpec("TopologyPlacement"),
     PluginSpec("PrioritySort"),
     PluginSpec("NodeUnschedulable"),
     PluginSpec("NodeName"),
@@ -371,6 +133,7 @@ DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec("InterPodAffinity", 2),
     PluginSpec("DefaultPreemption"),
     PluginSpec("NodeResourcesBalancedAllocation", 1),
+    PluginSpec("PodGroupPodsCount", 1),
     PluginSpec("DefaultBinder"),
 )
 
@@ -386,17 +149,7 @@ def default_registry() -> dict[str, PluginFactory]:
     return in_tree_registry()
 
 
-def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:
-    """kube's ``helper.DefaultNormalizeScore``: scale to ``[0, max_priority]`` by the max, optionally reversed."""
-    max_count = max((s.score for s in scores), default=0)
-    if max_count == 0:
-        if reverse:
-            for s in scores:
-                s.score = max_priority
-        return
-    for s in scores:
-        v = max_priority * s.score // max_count
-        s.score = max_priority - v if reverse else v
+
 
 
 # --- waiting pods (Permit) -----------------------------------------------------------------------
@@ -485,6 +238,16 @@ class Framework:
         self.pre_bind_plugins: list[PreBindPlugin] = at("preBind", PreBindPlugin)
         self.bind_plugins: list[BindPlugin] = at("bind", BindPlugin)
         self.post_bind_plugins: list[PostBindPlugin] = at("postBind", PostBindPlugin)
+        self.placement_generate_plugins: list[PlacementGeneratePlugin] = at(
+            "placementGenerate", PlacementGeneratePlugin
+        )
+        self.placement_feasible_plugins: list[PlacementFeasiblePlugin] = at(
+            "placementFeasible", PlacementFeasiblePlugin
+        )
+        self.placement_score_plugins: list[PlacementScorePlugin] = at("placementScore", PlacementScorePlugin)
+        self.pod_group_post_filter_plugins: list[PodGroupPostFilterPlugin] = at(
+            "podGroupPostFilter", PodGroupPostFilterPlugin
+        )
         self.waiting_pods: dict[str, WaitingPod] = {}
         self.next_start_node_index = 0
         # protocol checks are slow: decide once which Score plugins batch and which normalize
@@ -677,6 +440,99 @@ class Framework:
             reasons.extend(s.reasons)
             rejector = rejector or pl.name
         return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    # -- the PodGroup cycle's extension points ----------------------------------------------
+
+    def run_placement_generate_plugins(
+        self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot
+    ) -> tuple[list[Placement] | None, Status | None]:
+        """The placements every generator agrees on (their intersection, by node set).
+
+        ``None`` means no generator constrained the group: the whole cluster is its one placement.
+        """
+        result: list[Placement] | None = None
+        for pl in self.placement_generate_plugins:
+            try:
+                placements, s = pl.generate_placements(state, group, snapshot)
+            except Exception as e:
+                placements, s = None, Status.as_status(e)
+            if not is_success(s):
+                assert s is not None
+                if not s.is_rejected():
+                    return None, Status(
+                        Code.ERROR, f"running PlacementGenerate plugin {pl.name!r}: {s.message()}"
+                    )
+                return None, s.with_plugin(pl.name)
+            if placements is None:
+                continue
+            result = placements if result is None else _intersect_placements(result, placements)
+        return result, None
+
+    def run_placement_feasible_plugins(
+        self, state: CycleState, group: PodGroupInfo, scheduled: int, remaining: int
+    ) -> Status | None:
+        """Unschedulable beats Wait beats Success; an Error is returned as it is."""
+        waiting: Status | None = None
+        for pl in self.placement_feasible_plugins:
+            try:
+                s = pl.placement_feasible(state, group, scheduled, remaining)
+            except Exception as e:
+                s = Status.as_status(e)
+            if is_success(s):
+                continue
+            assert s is not None
+            if s.is_wait():
+                waiting = waiting or s.with_plugin(pl.name)
+                continue
+            if s.is_rejected():
+                return s.with_plugin(pl.name)
+            return Status(Code.ERROR, f"running PlacementFeasible plugin {pl.name!r}: {s.message()}")
+        return waiting
+
+    def run_placement_score_plugins(
+        self, state: CycleState, group: PodGroupInfo, result: PlacementResult, snapshot: Snapshot
+    ) -> tuple[int, Status | None]:
+        """The weighted sum of the PlacementScore plugins' scores for one feasible placement."""
+        total = 0
+        for pl in self.placement_score_plugins:
+            try:
+                v, s = pl.score_placement(state, group, result, snapshot)
+            except Exception as e:
+                v, s = 0, Status.as_status(e)
+            if not is_success(s):
+                return 0, Status(
+                    Code.ERROR, f"running PlacementScore plugin {pl.name!r}: {s.message() if s else ''}"
+                )
+            if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE:
+                return 0, Status(
+                    Code.ERROR,
+                    f"plugin {pl.name!r} returns an invalid placement score {v}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}]",
+                )
+            total += v * self.score_weights.get(pl.name, 1)
+        return total, None
+
+    async def run_pod_group_post_filter_plugins(
+        self, state: CycleState, group: PodGroupInfo, schedule: PodGroupSchedulingFunc
+    ) -> tuple[PodGroupPostFilterResult | None, Status]:
+        """Like PostFilter, once per failed group: the first Success wins; rejections add reasons."""
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.pod_group_post_filter_plugins:
+            try:
+                r, s = await pl.pod_group_post_filter(state, group, schedule)
+            except Exception as e:
+                r, s = None, Status.as_status(e)
+            if is_success(s):
+                return r, Status(Code.SUCCESS, plugin=pl.name)
+            assert s is not None
+            if not s.is_rejected():
+                return None, Status(Code.ERROR, s.message(), plugin=pl.name, error=s.error)
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return None, s.with_plugin(pl.name)
+            reasons.extend(s.reasons)
+            rejector = rejector or pl.name
+        return None, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
 
     # -- scoring ----------------------------------------------------------------------------
 
@@ -873,31 +729,42 @@ class Framework:
         return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
     def schedule_pod(
-        self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot | None = None
+        self,
+        state: CycleState,
+        pod_info: PodInfo,
+        snapshot: Snapshot | None = None,
+        node_names: list[str] | None = None,
     ) -> ScheduleResult:
         """Pick a node for the pod or raise :class:`FitError` (no node fits) / :class:`NoNodesAvailableError`.
 
         A plugin Error raises :class:`SchedulingError`. The snapshot defaults to ``handle.snapshot``.
+        ``node_names`` (sorted) restricts the cycle to one placement's nodes, as if the
+        snapshot held only those (the PodGroup cycle's placements).
         """
         snap = snapshot or self.handle.snapshot
         if snap is None:
             raise SchedulingError("no snapshot")
         self.handle.snapshot = snap
-        if snap.num_nodes() == 0:
+        num_nodes = snap.num_nodes() if node_names is None else len(node_names)
+        if num_nodes == 0:
             raise NoNodesAvailableError()
-        feasible, diagnosis = self.find_nodes_that_fit(state, pod_info, snap)
+        feasible, diagnosis = self.find_nodes_that_fit(state, pod_info, snap, node_names)
         if not feasible:
-            raise FitError(pod_info.key, snap.num_nodes(), diagnosis)
+            raise FitError(pod_info.key, num_nodes, diagnosis)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
         host = self._select_from_totals(feasible, self._prioritize_totals(state, pod_info, feasible))
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
     def find_nodes_that_fit(
-        self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot
+        self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot, node_names: list[str] | None = None
     ) -> tuple[list[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
-        all_nodes = snapshot.list()
+        if node_names is None:
+            all_nodes = snapshot.list()
+        else:
+            infos = snapshot.node_info_map
+            all_nodes = [infos[n] for n in node_names if n in infos]
         pre_res, s, narrowing = self.run_pre_filter_plugins(state, pod_info, all_nodes)
         if s is not None and not s.is_success():
             if not s.is_rejected():
@@ -911,6 +778,8 @@ class Framework:
         nominated = ((pod_info.pod.get("status") or {}).get("nominatedNodeName")) or ""
         if nominated:
             ni = snapshot.get(nominated)
+            if node_names is not None and nominated not in set(node_names):
+                ni = None
             if ni is not None and (
                 pre_res is None or pre_res.all_nodes() or nominated in (pre_res.node_names or ())
             ):
@@ -923,7 +792,7 @@ class Framework:
                 diagnosis.node_to_status.set(nominated, st)
                 diagnosis.add_plugin_status(st)
 
-        names = snapshot.node_names
+        names = snapshot.node_names if node_names is None else node_names
         if pre_res is not None and not pre_res.all_nodes():
             allowed = pre_res.node_names or set()
             names = [n for n in names if n in allowed]
@@ -1069,6 +938,23 @@ class Framework:
             return getattr(pl, method)(*args)
         except Exception as e:
             return Status.as_status(e)
+
+
+def _intersect_placements(a: list[Placement], b: list[Placement]) -> list[Placement]:
+    """Placements of ``a`` narrowed by those of ``b`` (kept when they share nodes), in ``a``'s order."""
+    out: list[Placement] = []
+    for pa in a:
+        for pb in b:
+            if pa.node_names is None:
+                out.append(pb)
+                continue
+            if pb.node_names is None:
+                out.append(pa)
+                continue
+            common = sorted(set(pa.node_names) & set(pb.node_names))
+            if common:
+                out.append(Placement(f"{pa.name}/{pb.name}", common, pa.key, pa.value))
+    return out
 
 
 def _run_filters(

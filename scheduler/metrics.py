@@ -3,6 +3,13 @@
 Names, labels and buckets follow ``pkg/scheduler/metrics``: attempts by ``result``
 (scheduled / unschedulable / error) and ``profile``, attempt latency, pending pods per queue
 (active / backoff / unschedulable / gated), preemption attempts and victims per preemption.
+
+PodGroup cycles (``GenericWorkload``) have their own, with upstream's names:
+``scheduler_podgroup_schedule_attempts_total{result,profile}`` (results ``scheduled``,
+``unschedulable``, ``waiting_on_preemption``, ``error``),
+``scheduler_podgroup_scheduling_attempt_duration_seconds{result,profile}``,
+``scheduler_podgroup_scheduling_algorithm_duration_seconds{profile}`` and the queue gauge
+``scheduler_pending_entities{type="podgroup",queue}`` (groups with members in each sub-queue).
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
 ERROR = "error"
+WAITING_ON_PREEMPTION = "waiting_on_preemption"
+PODGROUP = "podgroup"
 
 
 def _exponential(start: float, factor: float, count: int) -> list[float]:
@@ -56,6 +65,44 @@ class SchedulerMetrics:
             buckets=_exponential(1, 2, 7),
             registry=registry,
         )
+
+        self.podgroup_schedule_attempts = Counter(
+            "scheduler_podgroup_schedule_attempts_total",
+            "Number of attempts to schedule pod groups, by the result. 'unschedulable' means a pod group "
+            "could not be scheduled, 'waiting_on_preemption' that it waits for the preemption it triggered, "
+            "while 'error' means an internal scheduler problem.",
+            ["result", "profile"],
+            registry=registry,
+        )
+        self.podgroup_scheduling_attempt_duration = Histogram(
+            "scheduler_podgroup_scheduling_attempt_duration_seconds",
+            "Pod group scheduling attempt latency in seconds (pod group scheduling algorithm + status update)",
+            ["result", "profile"],
+            buckets=_exponential(0.001, 2, 15),
+            registry=registry,
+        )
+        self.podgroup_scheduling_algorithm_duration = Histogram(
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds",
+            ["profile"],
+            buckets=_exponential(0.001, 2, 15),
+            registry=registry,
+        )
+        self.pending_entities = Gauge(
+            "scheduler_pending_entities",
+            "Number of pending entities (pod groups) by type and queue: a pod group is counted in every "
+            "queue that holds one of its pending pods.",
+            ["type", "queue"],
+            registry=registry,
+        )
+
+    def observe_pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
+        self.podgroup_schedule_attempts.labels(result=result, profile=profile).inc()
+        self.podgroup_scheduling_attempt_duration.labels(result=result, profile=profile).observe(seconds)
+
+    def set_pending_pod_groups(self, counts: Mapping[str, int]) -> None:
+        for queue, n in counts.items():
+            self.pending_entities.labels(type=PODGROUP, queue=queue).set(n)
 
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
         self.schedule_attempts.labels(result=result, profile=profile).inc()

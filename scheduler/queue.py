@@ -18,6 +18,11 @@ Mirrors kube's ``PriorityQueue``:
 * **Gated pods**: a pod a PreEnqueue plugin rejects never enters activeQ; it waits in
   unschedulablePods marked gated, with no condition and no event (by design, per kube), and is
   re-checked on its own updates and on events its gating plugin registered.
+* **Pod groups**: the queue indexes its pods by PodGroup (``spec.schedulingGroup``). A gang
+  member that passes PreEnqueue lets the group's held members re-check theirs (the gang has
+  reached minCount); a PodGroup appearing or changing re-checks its members
+  (:meth:`pod_group_changed`); and :meth:`pop_group_members` takes every queued member of a
+  group out at once, for the PodGroup cycle to schedule together (kube's ``QueuedPodGroupInfo``).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from scheduler.events import (
     pod_update_events,
 )
 from scheduler.nodeinfo import PodInfo, pod_uid
+from scheduler.podgroups import pod_group_key
 from scheduler.status import Status
 
 Obj = dict[str, Any]
@@ -214,6 +220,9 @@ class SchedulingQueue:
         self._nominated_node_of: dict[str, str] = {}
         self._wakeup = asyncio.Event()
         self._closed = False
+        #: PodGroup key -> uids of its pods in the queue (any sub-queue, or in flight)
+        self._group_members: dict[str, set[str]] = {}
+        self._group_of: dict[str, str] = {}
 
     # -- ordering ---------------------------------------------------------------------------
 
@@ -286,7 +295,9 @@ class SchedulingQueue:
         """
         q = self._new(pod)
         self._remove_everywhere(q.uid)
-        self._move_to_active(q)
+        self._track_group(q.uid, pod)
+        if self._move_to_active(q):
+            self._activate_held_members(q)
         self._add_nominated_from_status(q.pod_info)
         if self._interested(UNSCHEDULED_POD_ADD):
             self.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, pod)
@@ -329,6 +340,103 @@ class SchedulingQueue:
             self._in_flight_updates[uid] = None
         self._remove_everywhere(uid)
         self._remove_nominated(uid)
+        self._untrack_group(uid)
+
+    # -- pod groups -------------------------------------------------------------------------
+
+    def _track_group(self, uid: str, pod: Obj) -> None:
+        key = pod_group_key(pod)
+        if self._group_of.get(uid) == key:
+            return
+        self._untrack_group(uid)
+        if key:
+            self._group_of[uid] = key
+            self._group_members.setdefault(key, set()).add(uid)
+
+    def _untrack_group(self, uid: str) -> None:
+        key = self._group_of.pop(uid, None)
+        if key is None:
+            return
+        members = self._group_members.get(key)
+        if members is not None:
+            members.discard(uid)
+            if not members:
+                del self._group_members[key]
+
+    def _held_by_pre_enqueue(self, key: str) -> list[QueuedPodInfo]:
+        out = []
+        for uid in self._group_members.get(key, ()):
+            q = self._unschedulable.get(uid)
+            if q is not None and q.gated and SCHEDULING_GATES not in q.unschedulable_plugins:
+                out.append(q)
+        return out
+
+    def _activate_held_members(self, q: QueuedPodInfo) -> None:
+        """A group member passed PreEnqueue: its held siblings may pass too (minCount reached)."""
+        key = self._group_of.get(q.uid)
+        if key:
+            for other in self._held_by_pre_enqueue(key):
+                self._move_to_active(other)
+
+    def pod_group_changed(self, key: str, requeue_rejected: bool = False) -> int:
+        """The PodGroup appeared or changed: re-run PreEnqueue for its held members.
+
+        ``requeue_rejected`` also sends members a failed cycle parked in unschedulablePods back
+        (after their backoff): e.g. a lower ``minCount`` may make the gang fit now.
+        """
+        moved = 0
+        for q in self._held_by_pre_enqueue(key):
+            if self._move_to_active(q):
+                moved += 1
+        if requeue_rejected:
+            for uid in list(self._group_members.get(key, ())):
+                q = self._unschedulable.get(uid)
+                if q is None or q.gated:
+                    continue
+                del self._unschedulable[uid]
+                if self._requeue(q, _AFTER_BACKOFF) in (ACTIVE, BACKOFF):
+                    moved += 1
+        return moved
+
+    def pop_group_members(self, key: str, exclude: str = "") -> list[QueuedPodInfo]:
+        """Take every other queued member of group ``key`` out of the queue, as popped pods.
+
+        Members held by PreEnqueue for another reason (scheduling gates) stay; members already
+        in flight are not returned. Each returned pod counts an attempt and is in flight until
+        :meth:`done` or :meth:`add_unschedulable_if_not_present`.
+        """
+        out: list[QueuedPodInfo] = []
+        for uid in sorted(self._group_members.get(key, ())):
+            if uid == exclude or uid in self._in_flight:
+                continue
+            q = self._active.remove(uid) or self._backoff.remove(uid) or self._error_backoff.remove(uid)
+            if q is None:
+                parked = self._unschedulable.get(uid)
+                if parked is None or (parked.gated and SCHEDULING_GATES in parked.unschedulable_plugins):
+                    continue
+                q = self._unschedulable.pop(uid)
+                q.gated = False
+                q.gating_status = None
+            q.attempts += 1
+            if q.initial_attempt_timestamp is None:
+                q.initial_attempt_timestamp = self.clock.monotonic()
+            self._in_flight[q.uid] = self._event_seq
+            self._in_flight_pods[q.uid] = q
+            out.append(q)
+        return out
+
+    def group_of(self, uid: str) -> str:
+        return self._group_of.get(uid, "")
+
+    def pending_pod_groups(self) -> dict[str, int]:
+        """Groups with a pending member per sub-queue (``scheduler_pending_entities{type="podgroup"}``)."""
+        counts = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
+        for uids in self._group_members.values():
+            seen = {self.where(uid) for uid in uids}
+            for where in seen:
+                if where in counts:
+                    counts[where] += 1
+        return counts
 
     def _remove_everywhere(self, uid: str) -> None:
         self._active.remove(uid)

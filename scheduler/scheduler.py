@@ -16,9 +16,14 @@ ReplicaSets and StatefulSets, waits for the caches to sync, and then runs
   seconds, the ``scheduler_pending_pods`` gauge, expiry of assumed pods.
 
 Profiles are chosen by ``spec.schedulerName``; pods for any other scheduler are ignored (but
-their bound pods still count on the nodes). Gang scheduling plugs in through
-:attr:`Scheduler.pod_group_cycle`: when set, pods with ``spec.schedulingGroup`` are offered to it
-first and scheduled pod by pod only if it declines.
+their bound pods still count on the nodes).
+
+PodGroups (``GenericWorkload``): a PodGroup informer feeds the cache (and
+``Handle.get_pod_group``), the cache tracks each group's members, and a popped member of a
+gang - or of a basic group with a topology constraint - goes through
+:meth:`~scheduler.schedule_one_podgroup.PodGroupCycle.schedule_one_podgroup` instead of the
+pod-by-pod cycle. With the gate off PodGroups are not watched and every pod is scheduled on
+its own (the KEP's degraded-but-safe skew case).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import logging
 import random
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +47,7 @@ from apiserver.client.interface import (
     NAMESPACES,
     NODES,
     PDBS,
+    PODGROUPS,
     PODS,
     REPLICASETS,
     SERVICES,
@@ -49,7 +55,7 @@ from apiserver.client.interface import (
     Client,
 )
 from apiserver.meta import Clock, rfc3339
-from featuregates import FeatureGate
+from featuregates import GENERIC_WORKLOAD, TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, FeatureGate
 from scheduler import metrics as m
 from scheduler.cache import Cache, CacheError, Snapshot
 from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
@@ -75,6 +81,7 @@ from scheduler.framework import (
 from scheduler.metrics import SchedulerMetrics
 from scheduler.nodeinfo import PodInfo
 from scheduler.plugins.pod_topology_spread import build_default_selector
+from scheduler.podgroups import group_key_of, min_count, pod_group_name
 from scheduler.podstatus import (
     POD_SCHEDULED,
     REASON_SCHEDULER_ERROR,
@@ -83,6 +90,7 @@ from scheduler.podstatus import (
     patch_pod_status,
 )
 from scheduler.queue import QueuedPodInfo, SchedulingQueue
+from scheduler.schedule_one_podgroup import PodGroupCycle
 from scheduler.status import Code, Status
 
 Obj = dict[str, Any]
@@ -97,9 +105,6 @@ BACKOFF_FLUSH_PERIOD = 1.0
 LEFTOVER_FLUSH_PERIOD = 30.0
 #: How long :meth:`Scheduler.stop` lets in-flight bindings finish before cancelling them.
 STOP_GRACE = 5.0
-
-#: ``pod_group_cycle(scheduler, framework, queued_pod) -> handled``; see :attr:`Scheduler.pod_group_cycle`.
-PodGroupCycle = Callable[["Scheduler", Framework, QueuedPodInfo], Awaitable[bool]]
 
 _METRICS: weakref.WeakKeyDictionary[CollectorRegistry, SchedulerMetrics] = weakref.WeakKeyDictionary()
 
@@ -121,11 +126,6 @@ def scheduler_name_of(pod: Obj) -> str:
     return (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME
 
 
-def pod_group_name(pod: Obj) -> str:
-    """``spec.schedulingGroup.podGroupName`` or ``""``."""
-    return ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName") or ""
-
-
 def _rv(obj: Obj) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion") or ""
 
@@ -141,7 +141,7 @@ class Nominating:
 CLEAR_NOMINATION = Nominating(NOMINATING_OVERRIDE, "")
 
 
-class Scheduler:
+class Scheduler(PodGroupCycle):
     """kube-scheduler as a component; see the module docstring."""
 
     name = "scheduler"
@@ -170,6 +170,11 @@ class Scheduler:
         self.services: Informer = self.informers.informer(SERVICES)
         self.replicasets: Informer = self.informers.informer(REPLICASETS)
         self.statefulsets: Informer = self.informers.informer(STATEFULSETS)
+        self.pod_groups_enabled = self.gates.enabled(GENERIC_WORKLOAD)
+        self.topology_enabled = self.gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
+        self.podgroups: Informer | None = (
+            self.informers.informer(PODGROUPS) if self.pod_groups_enabled else None
+        )
         self.recorder = EventRecorder(client, EVENT_COMPONENT, clock=self.clock)
         self.cache = Cache(self.clock)
         self.snapshot = Snapshot()
@@ -189,9 +194,6 @@ class Scheduler:
         for fw in self.frameworks.values():
             fw.handle.nominator = self.queue
 
-        #: Gang scheduling hook: offered every popped pod with ``spec.schedulingGroup``; returns
-        #: True when it took care of the pod (and of calling ``queue.done`` for it).
-        self.pod_group_cycle: PodGroupCycle | None = None
         self._loop_task: asyncio.Task[None] | None = None
         self._periodic_task: asyncio.Task[None] | None = None
         self._binding_tasks: set[asyncio.Task[None]] = set()
@@ -211,6 +213,8 @@ class Scheduler:
             namespace_labels=self._namespace_labels,
             list_pdbs=self.pdbs.list,
             default_spread_selector=self._default_spread_selector,
+            get_pod_group=self.cache.get_pod_group if self.pod_groups_enabled else None,
+            pod_group_state=self.cache.pod_group_state if self.pod_groups_enabled else None,
             record_event=self._record_event,
         )
 
@@ -267,6 +271,7 @@ class Scheduler:
             self.cache.add_pod(pod)
             self.queue.assigned_pod_added(pod)
         elif self.responsible_for(pod):
+            self.cache.add_unscheduled_pod(pod)  # counted in its group before PreEnqueue runs
             self.queue.add(pod)
 
     def _on_pod_update(self, old: Obj, new: Obj) -> None:
@@ -298,12 +303,25 @@ class Scheduler:
             return
         if not self.responsible_for(pod):
             return
+        self.cache.remove_unscheduled_pod(pod)
         self.queue.delete(pod)
         fw = self.framework_for(pod)
         uid = (pod.get("metadata") or {}).get("uid") or ""
         if fw is not None and uid and fw.reject_waiting_pod(uid, message="pod deleted"):
             # it was assumed and held at Permit: its resources are free again
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
+
+    def _on_pod_group_add(self, pg: Obj) -> None:
+        self.cache.add_pod_group(pg)
+        self.queue.pod_group_changed(group_key_of(pg))
+
+    def _on_pod_group_update(self, old: Obj, new: Obj) -> None:
+        self.cache.update_pod_group(new)
+        # a lower minCount may let a held gang in, or make a failed one fit
+        self.queue.pod_group_changed(group_key_of(new), requeue_rejected=min_count(new) < min_count(old))
+
+    def _on_pod_group_delete(self, pg: Obj) -> None:
+        self.cache.remove_pod_group(pg)
 
     def _on_node_add(self, node: Obj) -> None:
         self.cache.add_node(node)
@@ -325,6 +343,10 @@ class Scheduler:
         self._stopping = False
         self.pods.add_event_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         self.nodes.add_event_handler(self._on_node_add, self._on_node_update, self._on_node_delete)
+        if self.podgroups is not None:
+            self.podgroups.add_event_handler(
+                self._on_pod_group_add, self._on_pod_group_update, self._on_pod_group_delete
+            )
         self.informers.start()
         await self.informers.wait_for_sync()
         self._loop_task = asyncio.create_task(self._run(), name="scheduler-loop")
@@ -394,6 +416,8 @@ class Scheduler:
                     self.queue.flush_unschedulable_leftover()
                 self.cache.cleanup_assumed_pods()
                 self.metrics.set_pending(self.queue.pending_pods())
+                if self.pod_groups_enabled:
+                    self.metrics.set_pending_pod_groups(self.queue.pending_pod_groups())
             except Exception:
                 log.exception("scheduler periodic work failed")
 
@@ -402,7 +426,8 @@ class Scheduler:
     async def schedule_one(self) -> bool:
         """Schedule the next pod (waiting for one); False once the queue is closed.
 
-        This is the dispatch point: a pod of a PodGroup goes to :attr:`pod_group_cycle` first.
+        This is the dispatch point: a member of a gang (or of a topology-constrained basic
+        group) goes to the PodGroup cycle, every other pod to :meth:`schedule_pod`.
         """
         qpi = await self.queue.pop()
         if qpi is None:
@@ -416,13 +441,11 @@ class Scheduler:
         if self._skip_pod_schedule(fw, qpi):
             self.queue.done(qpi.uid)
             return True
-        if (
-            self.pod_group_cycle is not None
-            and pod_group_name(pod)
-            and await self.pod_group_cycle(self, fw, qpi)
-        ):
-            return True
-        await self.schedule_pod(fw, qpi)
+        pg = self.wants_pod_group_cycle(pod) if pod_group_name(pod) else None
+        if pg is not None:
+            await self.schedule_one_podgroup(fw, qpi, pg)
+        else:
+            await self.schedule_pod(fw, qpi)
         return True
 
     def _skip_pod_schedule(self, fw: Framework, qpi: QueuedPodInfo) -> bool:
@@ -448,6 +471,7 @@ class Scheduler:
         start = time.perf_counter()
         state = CycleState()
         pod_info = qpi.pod_info
+        pod = qpi.pod
         self.cache.update_snapshot(self.snapshot)
         fw.handle.snapshot = self.snapshot
         try:
@@ -474,7 +498,8 @@ class Scheduler:
             log.warning("error selecting a node for pod %s: %s", pod_info.key, e)
             await self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
             return
-        await self.assume_and_bind(fw, state, qpi, result.suggested_host, start)
+        if await self.assume_and_bind(fw, state, qpi, result.suggested_host, start) and pod_group_name(pod):
+            await self.pod_group_pod_bound(fw, pod)
 
     async def assume_and_bind(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, start: float | None = None

@@ -12,6 +12,7 @@ def in_tree_registry() -> dict[str, Callable[[dict[str, Any], Any], Any]]:
         balanced_allocation,
         default_binder,
         default_preemption,
+        gang_scheduling,
         inter_pod_affinity,
         node_affinity,
         node_name,
@@ -19,13 +20,17 @@ def in_tree_registry() -> dict[str, Callable[[dict[str, Any], Any], Any]]:
         node_resources_fit,
         node_unschedulable,
         pod_topology_spread,
+        podgroup_pods_count,
         priority_sort,
         scheduling_gates,
         taint_toleration,
+        topology_placement,
     )
 
     modules = (
         scheduling_gates,
+        gang_scheduling,
+        topology_placement,
         priority_sort,
         node_unschedulable,
         node_name,
@@ -37,6 +42,7 @@ def in_tree_registry() -> dict[str, Callable[[dict[str, Any], Any], Any]]:
         inter_pod_affinity,
         default_preemption,
         balanced_allocation,
+        podgroup_pods_count,
         default_binder,
     )
     return {m.NAME: m.new for m in modules}

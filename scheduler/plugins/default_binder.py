@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver.client.interface import PODS
-from scheduler.framework import CycleState, Handle
+from scheduler.interfaces import CycleState, Handle
 from scheduler.nodeinfo import PodInfo
 from scheduler.status import Status
 

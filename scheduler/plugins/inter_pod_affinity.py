@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
+from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
 from scheduler.nodeinfo import AffinityTerm, NodeInfo, PodInfo
 from scheduler.status import Code, Status
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from scheduler.framework import (
+from scheduler.interfaces import (
     MAX_NODE_SCORE,
     CycleState,
     Handle,

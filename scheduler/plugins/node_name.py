@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from scheduler.framework import CycleState, Handle
+from scheduler.interfaces import CycleState, Handle
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.status import Code, Status
 

@@ -13,6 +13,11 @@ non-zero request defaults so pods without requests still spread.
 
 The plugin also answers ``candidate_nodes`` from the snapshot's capacity index, so Filter only
 visits nodes that can hold the requests when the cluster is large.
+
+As a PlacementScore plugin (the PodGroup cycle, KEP-5732) it prefers the tightest fit: a
+placement scores the share of its capacity in use once the group's pods are in it, averaged
+over the resources the group requests, so a group fills a partly used rack before it
+fragments an empty one.
 """
 
 from __future__ import annotations
@@ -28,7 +33,14 @@ from scheduler.events import (
     ClusterEventWithHint,
     QueueingHint,
 )
-from scheduler.framework import CycleState, Handle, PreFilterResult
+from scheduler.interfaces import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    PlacementResult,
+    PodGroupInfo,
+    PreFilterResult,
+)
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
 from scheduler.plugins.resource_allocation import (
     LEAST_ALLOCATED,
@@ -195,6 +207,33 @@ class NodeResourcesFit:
             )
         }
         return snapshot.candidate_nodes(wanted)
+
+    def score_placement(
+        self, state: CycleState, group: PodGroupInfo, result: PlacementResult, snapshot: Snapshot
+    ) -> tuple[int, Status | None]:
+        """Tightest fit: the placement's utilisation of the group's resources, with the group in it."""
+        resources = sorted({r for pi in group.pods for r, v in pi.requests.items() if v > 0 and r != PODS})
+        if not resources:
+            resources = [CPU, MEMORY]
+        names = result.placement.node_names
+        if names is None:
+            names = sorted({a.node_name for a in result.fitting()})
+        infos = snapshot.node_info_map
+        shares: list[float] = []
+        for r in resources:
+            alloc = used = 0
+            for n in names:
+                ni = infos.get(n)
+                if ni is None:
+                    continue
+                a = ni.allocatable.get(r, 0)
+                alloc += a
+                used += a - ni.free(r)
+            if alloc > 0:
+                shares.append(min(1.0, max(0.0, used / alloc)))
+        if not shares:
+            return 0, None
+        return int(MAX_NODE_SCORE * sum(shares) / len(shares)), None
 
     def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         state.write(_PRE_SCORE_KEY, [pod_request(pod_info, r, False) for r, _ in self.resources])

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
-from scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
+from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
 from scheduler.nodeinfo import NodeInfo, PodInfo, Selector, compile_selector
 from scheduler.plugins.helpers import RequiredNodeAffinity, find_untolerated_taint, tolerations_of
 from scheduler.status import Code, Status

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scheduler.framework import Handle
+from scheduler.interfaces import Handle
 
 if TYPE_CHECKING:
     from scheduler.queue import QueuedPodInfo

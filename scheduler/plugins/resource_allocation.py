@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scheduler.framework import MAX_NODE_SCORE
+from scheduler.interfaces import MAX_NODE_SCORE
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 
 LEAST_ALLOCATED = "LeastAllocated"

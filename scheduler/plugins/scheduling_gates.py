@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.events import UNSCHEDULED_POD, ActionType, ClusterEvent, ClusterEventWithHint
-from scheduler.framework import Handle, go_list
+from scheduler.interfaces import Handle, go_list
 from scheduler.nodeinfo import PodInfo
 from scheduler.status import Code, Status
 

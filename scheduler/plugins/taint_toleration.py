@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
-from scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, NodeScore, default_normalize_score
+from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, default_normalize_score
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins.helpers import (
     PREFER_NO_SCHEDULE,

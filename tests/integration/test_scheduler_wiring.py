@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from apiserver.client.interface import NODES, PODS, REPLICASETS, SERVICES
+from apiserver.client.interface import NODES, PODGROUPS, PODS, REPLICASETS, SERVICES
 from controllers.fleet import default_fleet
 from scheduler.framework import default_profile
-from scheduler.queue import QueuedPodInfo
 from scheduler.scheduler import Scheduler
 from tests.helpers import wait_for_list
 from tests.integration.scheduler_support import (
@@ -182,41 +181,41 @@ async def test_deleted_pending_pod_leaves_the_queue(cp, client) -> None:
     assert sched.queue.where(uid) is None
 
 
-async def test_pod_of_a_pod_group_is_scheduled_pod_by_pod(cp, client) -> None:
-    """Until gang scheduling exists, spec.schedulingGroup pods take the ordinary per-pod path."""
+async def test_pod_of_a_basic_pod_group_is_scheduled_pod_by_pod(cp, client) -> None:
+    """A basic PodGroup keeps pod-by-pod scheduling; the group reads Scheduled once a pod binds."""
     await create_nodes(client, [node("n1")])
     await start_scheduler(cp)
+    await client.create(
+        PODGROUPS,
+        {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "pg", "namespace": "default"},
+            "spec": {"schedulingPolicy": {"basic": {}}},
+        },
+    )
     await client.create(PODS, pod("member-0", extra_spec={"schedulingGroup": {"podGroupName": "pg"}}))
     p = await wait_bound(client, "member-0")
     assert node_name(p) == "n1"
 
 
-async def test_pod_group_cycle_hook_gets_group_pods(cp, client) -> None:
-    """The dispatch point a PodGroup cycle plugs into: group pods are offered to it first."""
+async def test_pod_whose_pod_group_does_not_exist_stays_pending_silently(cp, client) -> None:
+    """Upstream's PreEnqueue: no condition, no event, until the PodGroup appears."""
     await create_nodes(client, [node("n1")])
-    offered: list[str] = []
-
-    async def group_cycle(s: Scheduler, fw, qpi: QueuedPodInfo) -> bool:  # noqa: ANN001
-        offered.append(qpi.pod_info.name)
-        if qpi.pod_info.name == "declined":
-            return False  # fall back to the per-pod cycle
-        s.queue.done(qpi.uid)
-        return True
-
-    sched = Scheduler(cp.client("kube-scheduler"), cp.gates_for("scheduler"), cp.clock, cp.metrics_registry)
-    sched.pod_group_cycle = group_cycle
-    await sched.start()
-    try:
-        group = {"schedulingGroup": {"podGroupName": "pg"}}
-        await client.create(PODS, pod("taken", extra_spec=group))
-        await client.create(PODS, pod("declined", extra_spec=group))
-        await client.create(PODS, pod("plain"))
-        await wait_bound(client, "declined")
-        await wait_bound(client, "plain")
-        assert sorted(offered) == ["declined", "taken"]
-        assert not node_name(await client.get(PODS, "taken", "default"))
-    finally:
-        await sched.stop()
+    sched = await start_scheduler(cp)
+    orphan = await client.create(
+        PODS, pod("orphan", extra_spec={"schedulingGroup": {"podGroupName": "missing"}})
+    )
+    await client.create(PODS, pod("plain"))
+    await wait_bound(client, "plain")
+    assert sched.queue.where(orphan) == "gated"
+    q = sched.queue.get(orphan["metadata"]["uid"])
+    assert q is not None and q.gating_status is not None
+    assert q.gating_status.message() == 'waiting for pod\'s pod group "missing" to appear in scheduling queue'
+    p = await client.get(PODS, "orphan", "default")
+    assert not node_name(p) and condition(p, "PodScheduled") is None
+    await sched.recorder.flush()
+    assert await events_for(client, "orphan") == []
 
 
 async def test_default_spreading_selector_from_services_and_owner(cp, client) -> None:

@@ -1,0 +1,486 @@
+"""The scheduling framework's interfaces: what plugins implement and what they may reach.
+
+Everything a plugin author needs lives here and nothing here runs a cycle (that is
+:mod:`scheduler.framework`, the runtime): the per-cycle :class:`CycleState`, the result types,
+one ``Protocol`` per named extension point (a plugin implements an extension point by having
+the method), the :class:`Handle` plugins receive, and the :class:`Profile` that lists them.
+
+Extension points of the pod-by-pod cycle follow kube's framework (PreEnqueue, QueueSort,
+PreFilter, Filter, PostFilter, PreScore, Score, NormalizeScore, Reserve, Permit, PreBind, Bind,
+PostBind). The PodGroup cycle (``schedule_one_podgroup``, KEP-4671 / KEP-5732 / KEP-5710) adds:
+
+* **PlacementGenerate** - split the cluster into candidate placements (node subsets), e.g. one
+  per value of a topology label; generators are intersected; none means "the whole cluster";
+* **PlacementFeasible** - after each pod of the group was tried in a placement: can the group
+  still succeed there (``Unschedulable`` ends the placement early), is it satisfied yet
+  (``Wait``), or is it done (Success)?
+* **PlacementScore** - score the feasible placements; the highest total wins;
+* **PodGroupPostFilter** - run once when the whole group is unschedulable (workload-aware
+  preemption); it may re-run the group algorithm through the ``schedule`` callback it gets.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from scheduler.diagnosis import NodeToStatus
+from scheduler.events import ClusterEventWithHint
+from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.status import Status
+
+if TYPE_CHECKING:
+    from scheduler.cache import Snapshot
+    from scheduler.framework import Framework
+    from scheduler.podgroups import PodGroupState
+    from scheduler.queue import QueuedPodInfo
+
+Obj = dict[str, Any]
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+#: kube's ``minFeasibleNodesToFind`` / ``minFeasibleNodesPercentageToFind``.
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+
+def go_list(items: Iterable[str]) -> str:
+    """How Go's ``%v`` prints a ``[]string``: ``[A B]``."""
+    return "[" + " ".join(items) + "]"
+
+
+# --- cycle state ---------------------------------------------------------------------------------
+
+
+class CycleState:
+    """Per-cycle scratch space plugins share (kube's ``CycleState``).
+
+    Values with a ``clone()`` method are cloned by :meth:`clone` (preemption dry-runs each node
+    on its own copy); other values are treated as immutable and shared.
+    """
+
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+
+    def read(self, key: str) -> Any:
+        """Raises ``KeyError`` when absent, as kube's ``Read`` returns ``ErrNotFound``."""
+        return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        c = CycleState()
+        for k, v in self._data.items():
+            clone = getattr(v, "clone", None)
+            c._data[k] = clone() if callable(clone) else v
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        return c
+
+
+@dataclass
+class PreFilterResult:
+    """Nodes a PreFilter plugin allows; ``None`` means all nodes."""
+
+    node_names: set[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.all_nodes():
+            return PreFilterResult(None if self.node_names is None else set(self.node_names))
+        if self.all_nodes():
+            return PreFilterResult(set(other.node_names or ()))
+        return PreFilterResult(set(self.node_names or ()) & set(other.node_names or ()))
+
+
+NOMINATING_NOOP = "Noop"
+NOMINATING_OVERRIDE = "Override"
+
+
+@dataclass
+class PostFilterResult:
+    """What a PostFilter (preemption) decided: the node to nominate, and the victims it evicted."""
+
+    nominated_node_name: str = ""
+    mode: str = NOMINATING_OVERRIDE
+    victims: list[Obj] = field(default_factory=list)
+
+
+@dataclass
+class NodeScore:
+    name: str
+    score: int
+
+
+@dataclass
+class NodePluginScores:
+    name: str
+    scores: dict[str, int]
+    total_score: int
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+
+
+# --- plugin protocols ----------------------------------------------------------------------------
+
+
+class Plugin(Protocol):
+    """Every plugin has a ``name`` (its module's ``NAME``)."""
+
+    name: str
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Protocol):
+    """Gate a pod before it may enter activeQ; a rejected pod waits "gated", with no condition or event."""
+
+    def pre_enqueue(self, pod_info: PodInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Protocol):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Protocol):
+    """The cluster events after which a pod this plugin rejected may become schedulable."""
+
+    def events_to_register(self) -> list[ClusterEventWithHint]: ...
+
+
+class PreFilterExtensions(Protocol):
+    """Keep PreFilter state right when preemption or nominated pods add/remove pods on a node."""
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Protocol):
+    def pre_filter(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Protocol):
+    def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class CandidateNodesHint(Protocol):
+    """gangplane: a superset of the nodes that pass this plugin's Filter, or ``None`` for "no idea"."""
+
+    def candidate_nodes(
+        self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot
+    ) -> Collection[str] | None: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Protocol):
+    async def post_filter(
+        self, state: CycleState, pod_info: PodInfo, node_to_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Protocol):
+    def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Protocol):
+    def score(
+        self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo
+    ) -> tuple[int, Status | None]: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Protocol):
+    """gangplane: a Score plugin that scores all nodes in one call, exactly as ``score`` per node would.
+
+    Only a speed-up (one Python call instead of one per node); errors are raised, not returned.
+    """
+
+    def score_nodes(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]: ...
+
+
+@runtime_checkable
+class NormalizeScorePlugin(Protocol):
+    def normalize_score(
+        self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class ReservePlugin(Protocol):
+    def reserve(self, state: CycleState, pod_info: PodInfo, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod_info: PodInfo, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Protocol):
+    """Return ``(Status(WAIT), timeout)`` to hold the pod until allowed/rejected (the gang barrier)."""
+
+    def permit(self, state: CycleState, pod_info: PodInfo, node_name: str) -> tuple[Status | None, float]: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Protocol):
+    async def pre_bind(self, state: CycleState, pod_info: PodInfo, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Protocol):
+    """Return ``Status(SKIP)`` to let the next Bind plugin handle the pod."""
+
+    async def bind(self, state: CycleState, pod_info: PodInfo, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Protocol):
+    def post_bind(self, state: CycleState, pod_info: PodInfo, node_name: str) -> None: ...
+
+
+# --- the PodGroup cycle ----------------------------------------------------------------------------
+
+
+@dataclass
+class PodGroupInfo:
+    """The group being scheduled in one PodGroup cycle (kube's ``PodGroupInfo``).
+
+    ``pods`` are the queued (unscheduled) members tried in this cycle, in the order the cycle
+    tries them (priority, then first seen); members already bound or assumed are in
+    ``state``. ``pod_group`` is the PodGroup object from the scheduler's cache.
+    """
+
+    namespace: str
+    name: str
+    pod_group: Obj
+    pods: list[PodInfo]
+    state: PodGroupState
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def spec(self) -> Obj:
+        return self.pod_group.get("spec") or {}
+
+
+@dataclass
+class Placement:
+    """A candidate set of nodes for the whole group (KEP-5732), e.g. every node of one rack.
+
+    ``name`` is what users read (the domain value, ``rack-2``); ``node_names`` is sorted (the
+    order Filter visits); ``None`` node names means every node of the snapshot.
+    """
+
+    name: str
+    node_names: list[str] | None = None
+    #: the topology label key and value that define it ("" for the whole cluster)
+    key: str = ""
+    value: str = ""
+
+    def is_cluster(self) -> bool:
+        return self.node_names is None
+
+
+@dataclass
+class PodAssignment:
+    """One pod's outcome in a placement: the node it fits (``""`` if it does not) and its status."""
+
+    pod_info: PodInfo
+    node_name: str = ""
+    status: Status | None = None
+    #: the FitError text when the pod fit no node of the placement
+    message: str = ""
+    #: plugins that rejected the pod (the queue requeues it on their events)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    #: the distinct rejection reasons, most frequent first (``Insufficient nvidia.com/gpu``)
+    reasons: list[str] = field(default_factory=list)
+    #: the pod's own cycle state, carried on to Reserve, Permit and binding
+    state: CycleState | None = None
+
+
+@dataclass
+class PlacementResult:
+    """What running the group over one placement gave (``status`` None = feasible)."""
+
+    placement: Placement
+    assignments: list[PodAssignment] = field(default_factory=list)
+    status: Status | None = None
+    score: int = 0
+
+    @property
+    def feasible(self) -> bool:
+        return self.status is None or self.status.is_success()
+
+    def fitting(self) -> list[PodAssignment]:
+        return [a for a in self.assignments if a.node_name]
+
+
+@dataclass
+class PodGroupPostFilterResult:
+    """What a PodGroupPostFilter (workload-aware preemption) decided: pod key -> nominated node."""
+
+    nominated_node_names: dict[str, str] = field(default_factory=dict)
+
+
+#: ``schedule() -> (proposed assignments, status)``: re-run the group algorithm on the current
+#: snapshot (after a PodGroupPostFilter removed victims from it) without side effects.
+PodGroupSchedulingFunc = Callable[[], tuple[list[PodAssignment], Status | None]]
+
+
+@runtime_checkable
+class PlacementGeneratePlugin(Protocol):
+    """Candidate placements for the group, or ``None`` when the plugin does not constrain it.
+
+    A Status that is not Success ends the cycle with it (e.g. no domain exists at all).
+    """
+
+    def generate_placements(
+        self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot
+    ) -> tuple[list[Placement] | None, Status | None]: ...
+
+
+@runtime_checkable
+class PlacementFeasiblePlugin(Protocol):
+    """After a pod of the group was tried: Unschedulable (give up on the placement), Wait (not
+    satisfied yet) or Success. ``scheduled`` counts members bound or assumed before the cycle
+    plus pods that fit so far; ``remaining`` the pods not tried yet."""
+
+    def placement_feasible(
+        self, state: CycleState, group: PodGroupInfo, scheduled: int, remaining: int
+    ) -> Status | None: ...
+
+
+@runtime_checkable
+class PlacementScorePlugin(Protocol):
+    """Score a feasible placement in ``[0, 100]`` (the snapshot holds the placement's pods)."""
+
+    def score_placement(
+        self, state: CycleState, group: PodGroupInfo, result: PlacementResult, snapshot: Snapshot
+    ) -> tuple[int, Status | None]: ...
+
+
+@runtime_checkable
+class PodGroupPostFilterPlugin(Protocol):
+    """Run once when the whole group was unschedulable (all PostFilter plugins are skipped in
+    the PodGroup cycle). Success means victims were chosen and the group's pods should be
+    nominated (``result``) and retried; the first Success wins."""
+
+    async def pod_group_post_filter(
+        self, state: CycleState, group: PodGroupInfo, schedule: PodGroupSchedulingFunc
+    ) -> tuple[PodGroupPostFilterResult | None, Status | None]: ...
+
+
+class Nominator(Protocol):
+    """Pods nominated to nodes by preemption (implemented by the scheduling queue)."""
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+
+# --- handle, profile, registry -------------------------------------------------------------------
+
+
+@dataclass
+class Handle:
+    """What plugins may reach: the current snapshot, the API client, listers and hooks.
+
+    Listers are plain callables so the scheduler wiring can back them with informer caches and
+    tests with lists. Every field is optional; plugins degrade the way kube does without them
+    (no PDBs, no namespace labels, no default spreading selector).
+    """
+
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    client: Any = None
+    clock: Any = None
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    snapshot: Snapshot | None = None
+    nominator: Nominator | None = None
+    metrics: Any = None
+    gates: Any = None
+    #: namespace name -> labels, or None if the namespace is unknown
+    namespace_labels: Callable[[str], dict[str, str] | None] = lambda ns: None
+    #: all PodDisruptionBudgets (dicts)
+    list_pdbs: Callable[[], list[Obj]] = list
+    #: pod -> label selector dict built from the Services/ReplicaSets/StatefulSets selecting it, or None
+    default_spread_selector: Callable[[Obj], Obj | None] | None = None
+    #: (namespace, name) -> PodGroup dict or None (the scheduler's PodGroup informer cache)
+    get_pod_group: Callable[[str, str], Obj | None] | None = None
+    #: (namespace, name) -> the group's members as the scheduler's cache tracks them, or None
+    pod_group_state: Callable[[str, str], PodGroupState | None] | None = None
+    #: ``async record_event(regarding, type, reason, action, message, related)``
+    record_event: Callable[..., Any] | None = None
+    #: the framework this handle belongs to (set by :class:`Framework`)
+    framework: Framework | None = None
+
+
+PluginFactory = Callable[[dict[str, Any], Handle], Any]
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    name: str
+    #: Score weight; 0 means 1 (kube does the same for enabled score plugins)
+    weight: int = 0
+
+
+@dataclass
+class Profile:
+    """One scheduler profile: plugins in kube's multi-point order, per-plugin args, and tuning."""
+
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    plugins: list[PluginSpec] = field(default_factory=list)
+    plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: None = kube's adaptive percentage (all nodes below 100, down to 5% at 5000+ nodes)
+    percentage_of_nodes_to_score: int | None = None
+    #: extension point name ("score", "filter", ...) -> plugin names disabled there only
+    disabled: dict[str, set[str]] = field(default_factory=dict)
+
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:
+    """kube's ``helper.DefaultNormalizeScore``: scale to ``[0, max_priority]`` by the max, optionally reversed."""
+    max_count = max((s.score for s in scores), default=0)
+    if max_count == 0:
+        if reverse:
+            for s in scores:
+                s.score = max_priority
+        return
+    for s in scores:
+        v = max_priority * s.score // max_count
+        s.score = max_priority - v if reverse else v
+

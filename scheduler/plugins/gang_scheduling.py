@@ -1,0 +1,122 @@
+"""GangScheduling: a gang (``schedulingPolicy.gang``) enters the queue, fits and binds as a whole.
+
+* **PreEnqueue** holds a member until its PodGroup exists and ``minCount`` members are known to
+  the scheduler (pending, assumed or bound, so pods added to a placed gang - scale 3→5, a
+  rolling-update replacement - are let in at once). A held pod stays ``Pending`` with no
+  condition and no event, as upstream (by design); the queue re-checks the group's held pods
+  when a member arrives or the PodGroup appears or changes.
+* **PlacementFeasible** (after each pod the PodGroup cycle tried in a placement): the gang can
+  no longer reach ``minCount`` → Unschedulable; not yet → Wait; reached → Success. Members
+  already bound count as scheduled. Upstream's messages, word for word.
+* **Permit** is the gang barrier on the way to binding: a member waits until ``minCount``
+  members are assumed or bound, then all waiting members are allowed together. The PodGroup
+  cycle places the whole gang in one cycle, so the barrier opens within that cycle; a cycle
+  that could not assume every pod rejects the waiting ones instead.
+
+Without ``GenericWorkload`` the plugin does nothing: PodGroups are ignored and pods are
+scheduled one by one (the KEP's degraded-but-safe skew case).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from featuregates import GENERIC_WORKLOAD
+from scheduler.interfaces import CycleState, Handle, PodGroupInfo
+from scheduler.nodeinfo import PodInfo
+from scheduler.podgroups import is_gang, min_count, pod_group_key, pod_group_name
+from scheduler.status import Code, Status
+
+NAME = "GangScheduling"
+#: Permit waits without a timeout: 1.37 has none (a failed gang backs off and retries instead).
+NO_TIMEOUT = 0.0
+
+
+def waiting_for_pod_group(name: str) -> str:
+    return f'waiting for pod\'s pod group "{name}" to appear in scheduling queue'
+
+
+WAITING_FOR_MIN_COUNT = "waiting for minCount pods from a gang to appear in scheduling queue"
+
+
+def cannot_be_satisfied(min_count: int, scheduled: int, remaining: int) -> str:
+    return f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
+
+
+def not_yet_satisfied(min_count: int, scheduled: int, remaining: int) -> str:
+    return f"minCount ({min_count}) is not yet satisfied: {scheduled} scheduled, {remaining} remaining"
+
+
+class GangScheduling:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        self.handle = handle or Handle()
+
+    def _enabled(self) -> bool:
+        gates = self.handle.gates
+        return gates is None or gates.enabled(GENERIC_WORKLOAD)
+
+    def _group(self, pod: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+        name = pod_group_name(pod)
+        getter = self.handle.get_pod_group
+        ns = (pod.get("metadata") or {}).get("namespace", "")
+        return name, (getter(ns, name) if getter is not None and name else None)
+
+    # -- PreEnqueue -------------------------------------------------------------------------
+
+    def pre_enqueue(self, pod_info: PodInfo) -> Status | None:
+        name = pod_group_name(pod_info.pod)
+        if not name or not self._enabled():
+            return None
+        _, pg = self._group(pod_info.pod)
+        if pg is None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, waiting_for_pod_group(name))
+        if not is_gang(pg):
+            return None
+        getter = self.handle.pod_group_state
+        st = getter(pod_info.namespace, name) if getter is not None else None
+        known = st.all_count() if st is not None else 0
+        if known < min_count(pg):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_MIN_COUNT)
+        return None
+
+    # -- PlacementFeasible ------------------------------------------------------------------
+
+    def placement_feasible(
+        self, state: CycleState, group: PodGroupInfo, scheduled: int, remaining: int
+    ) -> Status | None:
+        if not is_gang(group.pod_group):
+            return None
+        n = min_count(group.pod_group)
+        if scheduled + remaining < n:
+            return Status(Code.UNSCHEDULABLE, cannot_be_satisfied(n, scheduled, remaining))
+        if scheduled < n:
+            return Status(Code.WAIT, not_yet_satisfied(n, scheduled, remaining))
+        return None
+
+    # -- Permit -----------------------------------------------------------------------------
+
+    def permit(self, state: CycleState, pod_info: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        name, pg = self._group(pod_info.pod)
+        if not name or pg is None or not is_gang(pg) or not self._enabled():
+            return None, 0.0
+        getter = self.handle.pod_group_state
+        st = getter(pod_info.namespace, name) if getter is not None else None
+        if st is not None and st.scheduled_count() >= min_count(pg):
+            self.allow_group(pod_group_key(pod_info.pod))
+            return None, 0.0
+        return Status(Code.WAIT, f"waiting for the gang of pod group {name!r} to be placed"), NO_TIMEOUT
+
+    def allow_group(self, key: str) -> None:
+        """Let every member of the group waiting at Permit go on to binding."""
+        fw = self.handle.framework
+        if fw is None:
+            return
+        for wp in list(fw.waiting_pods.values()):
+            if pod_group_key(wp.pod_info.pod) == key:
+                wp.allow(NAME)
+
+
+def new(args: dict[str, Any], handle: Handle) -> GangScheduling:
+    return GangScheduling(args, handle)

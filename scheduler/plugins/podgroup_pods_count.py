@@ -1,0 +1,36 @@
+"""PodGroupPodsCount: the PlacementScore that prefers the placement fitting more of the group.
+
+A gang placement is feasible once ``minCount`` pods fit; a placement where *more* of the
+queued pods fit (or, for a basic group, any pods beyond the first) is better. The score is the
+share of the queued pods that fit, in ``[0, 100]``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, PlacementResult, PodGroupInfo
+from scheduler.status import Status
+
+if TYPE_CHECKING:
+    from scheduler.cache import Snapshot
+
+NAME = "PodGroupPodsCount"
+
+
+class PodGroupPodsCount:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
+        self.handle = handle
+
+    def score_placement(
+        self, state: CycleState, group: PodGroupInfo, result: PlacementResult, snapshot: Snapshot
+    ) -> tuple[int, Status | None]:
+        if not group.pods:
+            return 0, None
+        return MAX_NODE_SCORE * len(result.fitting()) // len(group.pods), None
+
+
+def new(args: dict[str, Any], handle: Handle) -> PodGroupPodsCount:
+    return PodGroupPodsCount(args, handle)

@@ -1,0 +1,233 @@
+"""The PodGroup scheduling algorithm (kube's ``algorithm_podgroup.go``): a whole group, one snapshot.
+
+Given a group's queued pods, :class:`PodGroupAlgorithm` asks the PlacementGenerate plugins for
+candidate placements (none: the whole cluster is the one placement), and for each placement
+runs the ordinary pod-by-pod algorithm (PreFilter/Filter/Score) restricted to its nodes,
+assuming every pod that fits into the *snapshot only*. After each pod the PlacementFeasible
+plugins say whether the group can still succeed there (gang: ``minCount``), so a hopeless
+placement is abandoned early. Each placement is then rolled back from the snapshot's journal,
+so trying many leaves no trace; feasible placements are scored by the PlacementScore plugins
+and the best wins.
+
+Large clusters: placements whose domain cannot hold the pods by its free-capacity totals are
+skipped without running a Filter (:meth:`~scheduler.cache.Domain.could_fit`), and, like nodes
+per pod, only enough feasible placements are searched for - all on small clusters, down to 10%
+at 5,000 nodes, never fewer than 5% (KEP-5732's ``PercentageOfPlacementsToScore``). A placement
+holding a pod's ``nominatedNodeName`` is tried first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+from scheduler.cache import Domain, Snapshot
+from scheduler.diagnosis import FitError, NoNodesAvailableError
+from scheduler.framework import Framework, SchedulingError
+from scheduler.interfaces import (
+    CycleState,
+    Placement,
+    PlacementResult,
+    PodAssignment,
+    PodGroupInfo,
+)
+from scheduler.nodeinfo import PodInfo
+from scheduler.podgroups import is_gang, min_count
+from scheduler.status import Code, Status
+
+CLUSTER_PLACEMENT = ""
+NO_PODS_SCHEDULABLE = "no pods were schedulable"
+#: below this many nodes every placement is searched
+MIN_NODES_FOR_PLACEMENT_PERCENTAGE = 100
+MIN_PLACEMENT_PERCENTAGE = 5
+
+
+def placements_unavailable(num: int, first: str) -> str:
+    """KEP-5732's failure message when no placement is feasible."""
+    return f"0/{num} placements are available, first placement status: {first}"
+
+
+def num_feasible_placements_to_find(num_placements: int, num_nodes: int) -> int:
+    """All placements below 100 nodes; then 100% falling linearly to 10% at 5,000 nodes, floor 5%."""
+    if num_nodes < MIN_NODES_FOR_PLACEMENT_PERCENTAGE:
+        return num_placements
+    pct = max(100 - (num_nodes - MIN_NODES_FOR_PLACEMENT_PERCENTAGE) * 90 // 4900, MIN_PLACEMENT_PERCENTAGE)
+    return max(1, math.ceil(num_placements * pct / 100))
+
+
+@dataclass
+class PodGroupAlgorithmResult:
+    """``status`` None: ``placement`` is the winner and its fitting pods go to binding.
+
+    Otherwise ``placement`` is the first evaluated placement (whose status the message
+    quotes) and ``best`` the one that placed the most pods (what the GangUnschedulable event
+    reports).
+    """
+
+    status: Status | None
+    placement: PlacementResult | None = None
+    best: PlacementResult | None = None
+    evaluated: list[PlacementResult] = field(default_factory=list)
+    num_placements: int = 0
+    topology: bool = False
+
+    @property
+    def success(self) -> bool:
+        return self.status is None or self.status.is_success()
+
+
+def _assumed(pi: PodInfo, node_name: str) -> PodInfo:
+    pod = pi.pod
+    return PodInfo({**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}})
+
+
+def _reasons(e: FitError) -> list[str]:
+    """The distinct reasons of a FitError, most frequent first (what the user must change)."""
+    d = e.diagnosis
+    if d.pre_filter_msg:
+        return [d.pre_filter_msg]
+    counts: Counter[str] = Counter()
+    for _, st in d.node_to_status.items():
+        counts.update(st.reasons)
+    if len(d.node_to_status) < e.num_all_nodes:
+        for r in d.node_to_status.absent_status.reasons:
+            counts[r] += e.num_all_nodes - len(d.node_to_status)
+    return [r for r, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+class PodGroupAlgorithm:
+    """Runs one group over a snapshot through a profile's framework (see the module docstring)."""
+
+    def __init__(self, framework: Framework) -> None:
+        self.fw = framework
+
+    def run(self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot) -> PodGroupAlgorithmResult:
+        """Evaluate the placements; the snapshot is left exactly as it was given."""
+        placements, s = self.fw.run_placement_generate_plugins(state, group, snapshot)
+        if s is not None and not s.is_success():
+            return PodGroupAlgorithmResult(s, topology=True)
+        topology = placements is not None
+        if placements is None:
+            placements = [Placement(CLUSTER_PLACEMENT)]
+        if not placements:
+            return PodGroupAlgorithmResult(
+                Status(Code.UNSCHEDULABLE, placements_unavailable(0, "no placement left")), topology=True
+            )
+        placements = self._nominated_first(group, placements)
+        to_find = num_feasible_placements_to_find(len(placements), snapshot.num_nodes())
+        evaluated: list[PlacementResult] = []
+        feasible: list[PlacementResult] = []
+        for i, placement in enumerate(placements):
+            domain = self._domain(snapshot, placement)
+            if i > 0 and domain is not None and not self._could_fit(group, domain):
+                continue  # cannot hold the pods by capacity alone: no Filter call needed
+            mark = snapshot.backup()
+            snapshot.scope = domain
+            try:
+                result = self.evaluate(state, group, placement, snapshot)
+                if result.status is not None and result.status.code == Code.ERROR:
+                    return PodGroupAlgorithmResult(result.status, result, result, [*evaluated, result])
+                if result.feasible and len(placements) > 1:
+                    score, s = self.fw.run_placement_score_plugins(state, group, result, snapshot)
+                    if s is not None:
+                        return PodGroupAlgorithmResult(s, result, result, [*evaluated, result])
+                    result.score = score
+            finally:
+                snapshot.scope = None
+                snapshot.restore(mark)
+            evaluated.append(result)
+            if result.feasible:
+                feasible.append(result)
+                if len(feasible) >= to_find:
+                    break
+        best_attempt = max(evaluated, key=lambda r: len(r.fitting()))
+        if not feasible:
+            first = evaluated[0]
+            assert first.status is not None
+            status = first.status
+            if topology:
+                status = Status(
+                    Code.UNSCHEDULABLE,
+                    placements_unavailable(len(placements), first.status.message()),
+                    plugin=first.status.plugin,
+                )
+            return PodGroupAlgorithmResult(status, first, best_attempt, evaluated, len(placements), topology)
+        winner = max(feasible, key=lambda r: r.score)  # max() keeps the first of equal scores
+        return PodGroupAlgorithmResult(None, winner, winner, evaluated, len(placements), topology)
+
+    def evaluate(
+        self, state: CycleState, group: PodGroupInfo, placement: Placement, snapshot: Snapshot
+    ) -> PlacementResult:
+        """Try every queued pod in ``placement``; fitting pods stay assumed in the snapshot."""
+        result = PlacementResult(placement)
+        scheduled = group.state.scheduled_count()
+        fit = 0
+        last: Status | None = None
+        total = len(group.pods)
+        for i, pi in enumerate(group.pods):
+            cs = CycleState()
+            a = PodAssignment(pi, state=cs)
+            result.assignments.append(a)
+            try:
+                r = self.fw.schedule_pod(cs, pi, snapshot, placement.node_names)
+            except FitError as e:
+                a.status = Status(Code.UNSCHEDULABLE, e.message)
+                a.message = e.message
+                a.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
+                a.reasons = _reasons(e)
+            except NoNodesAvailableError as e:
+                a.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(e))
+                a.message = str(e)
+                a.reasons = [str(e)]
+            except SchedulingError as e:
+                a.status = Status(Code.ERROR, str(e))
+                a.message = str(e)
+                result.status = Status(Code.ERROR, str(e))
+                return result
+            else:
+                a.node_name = r.suggested_host
+                snapshot.assume_pod(_assumed(pi, r.suggested_host), r.suggested_host)
+                fit += 1
+            st = self.fw.run_placement_feasible_plugins(state, group, scheduled + fit, total - i - 1)
+            if st is not None and st.code == Code.ERROR:
+                result.status = st
+                return result
+            if st is not None and st.is_rejected():
+                result.status = st
+                return result
+            last = st
+        if last is not None and last.is_wait():
+            result.status = Status(Code.UNSCHEDULABLE, *last.reasons, plugin=last.plugin)
+        elif fit == 0:
+            result.status = Status(Code.UNSCHEDULABLE, NO_PODS_SCHEDULABLE)
+        return result
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _domain(snapshot: Snapshot, placement: Placement) -> Domain | None:
+        if not placement.key:
+            return None
+        return snapshot.domains(placement.key).domains.get(placement.value)
+
+    @staticmethod
+    def _could_fit(group: PodGroupInfo, domain: Domain) -> bool:
+        needed = 1
+        if is_gang(group.pod_group):
+            needed = max(1, min_count(group.pod_group) - group.state.scheduled_count())
+        requests = [pi.requests for pi in group.pods[:needed]]
+        return domain.could_fit(requests)
+
+    @staticmethod
+    def _nominated_first(group: PodGroupInfo, placements: list[Placement]) -> list[Placement]:
+        """A placement holding a pod's nominatedNodeName (preemption made room there) goes first."""
+        nominated = {
+            n for pi in group.pods if (n := ((pi.pod.get("status") or {}).get("nominatedNodeName")) or "")
+        }
+        if not nominated:
+            return placements
+        first = [p for p in placements if p.node_names is not None and nominated & set(p.node_names)]
+        if not first:
+            return placements
+        return first + [p for p in placements if p not in first]

@@ -1,0 +1,145 @@
+"""PodGroups as the scheduler sees them: the policy read off the object, and each group's members.
+
+A pod joins a group through ``spec.schedulingGroup.podGroupName`` (same namespace). The
+scheduler's cache tracks every member it knows in one of three states (kube's
+``podGroupState``): *unscheduled* (pending, in the queue or in flight), *assumed* (placed by
+this scheduler, binding in flight) and *assigned* (``spec.nodeName`` set, seen by the informer).
+Gang scheduling counts all three towards "minCount pods have appeared", and assumed plus
+assigned towards "minCount pods are scheduled", so pods added later (scale 3→5, a rolling-update
+replacement) join a group that is already placed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Obj = dict[str, Any]
+
+UNSCHEDULED = "unscheduled"
+ASSUMED = "assumed"
+ASSIGNED = "assigned"
+
+
+def pod_group_name(pod: Obj) -> str:
+    """``spec.schedulingGroup.podGroupName`` or ``""``."""
+    return ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName") or ""
+
+
+def pod_group_key(pod: Obj) -> str:
+    """``namespace/podGroupName`` of the pod's group, or ``""`` when it has none."""
+    name = pod_group_name(pod)
+    if not name:
+        return ""
+    return f"{(pod.get('metadata') or {}).get('namespace', '')}/{name}"
+
+
+def group_key_of(pod_group: Obj) -> str:
+    meta = pod_group.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def is_gang(pod_group: Obj | None) -> bool:
+    return bool((((pod_group or {}).get("spec") or {}).get("schedulingPolicy") or {}).get("gang") is not None)
+
+
+def min_count(pod_group: Obj | None) -> int:
+    """The gang's ``minCount`` (1 for a basic group: one pod is enough to make progress)."""
+    gang = (((pod_group or {}).get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
+    if gang is None:
+        return 1
+    return max(1, int(gang.get("minCount") or 1))
+
+
+def topology_key(pod_group: Obj | None) -> str:
+    """The label key of ``schedulingConstraints.topology[0]`` (at most one is allowed), or ``""``."""
+    topo = ((((pod_group or {}).get("spec") or {}).get("schedulingConstraints") or {}).get("topology")) or []
+    return (topo[0] or {}).get("key", "") if topo else ""
+
+
+def priority_of(pod_group: Obj | None) -> int:
+    """The PodGroup's priority (``spec.priority``, set by Priority admission; 0 when unset)."""
+    return int(((pod_group or {}).get("spec") or {}).get("priority") or 0)
+
+
+def disruption_all(pod_group: Obj | None) -> bool:
+    return "all" in ((((pod_group or {}).get("spec") or {}).get("disruptionMode")) or {})
+
+
+@dataclass
+class PodGroupState:
+    """The members of one group the scheduler knows, by pod key, with their node when placed."""
+
+    key: str
+    unscheduled: dict[str, Obj] = field(default_factory=dict)
+    assumed: dict[str, str] = field(default_factory=dict)
+    assigned: dict[str, str] = field(default_factory=dict)
+
+    def all_count(self) -> int:
+        return len(self.unscheduled) + len(self.assumed) + len(self.assigned)
+
+    def scheduled_count(self) -> int:
+        return len(self.assumed) + len(self.assigned)
+
+    def scheduled_nodes(self) -> set[str]:
+        """Nodes already holding (or about to hold) a member: they pin the group's topology domain."""
+        return set(self.assumed.values()) | set(self.assigned.values())
+
+    def empty(self) -> bool:
+        return not (self.unscheduled or self.assumed or self.assigned)
+
+
+class PodGroupStates:
+    """Every known group's :class:`PodGroupState`; the cache and the informer handlers keep it current."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, PodGroupState] = {}
+        #: pod key -> (group key, state)
+        self._where: dict[str, tuple[str, str]] = {}
+
+    def get(self, key: str) -> PodGroupState | None:
+        return self._groups.get(key)
+
+    def get_or_empty(self, key: str) -> PodGroupState:
+        return self._groups.get(key) or PodGroupState(key)
+
+    def _drop(self, pod_key: str) -> None:
+        where = self._where.pop(pod_key, None)
+        if where is None:
+            return
+        gkey, st = where
+        g = self._groups.get(gkey)
+        if g is None:
+            return
+        getattr(g, st).pop(pod_key, None)
+        if g.empty():
+            del self._groups[gkey]
+
+    def set(self, pod: Obj, state: str, node_name: str = "") -> None:
+        """Record the pod (a member of some group, else ignored) as ``state``."""
+        gkey = pod_group_key(pod)
+        meta = pod.get("metadata") or {}
+        pkey = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        self._drop(pkey)
+        if not gkey:
+            return
+        g = self._groups.get(gkey)
+        if g is None:
+            g = self._groups[gkey] = PodGroupState(gkey)
+        if state == UNSCHEDULED:
+            g.unscheduled[pkey] = pod
+        else:
+            getattr(g, state)[pkey] = node_name
+        self._where[pkey] = (gkey, state)
+
+    def remove(self, pod: Obj) -> None:
+        meta = pod.get("metadata") or {}
+        self._drop(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+
+    def state_of(self, pod: Obj) -> str:
+        meta = pod.get("metadata") or {}
+        where = self._where.get(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+        return where[1] if where else ""
+
+    def __len__(self) -> int:
+        return len(self._groups)
