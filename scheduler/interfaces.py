@@ -444,6 +444,8 @@ class Handle:
     pod_group_state: Callable[[str, str], PodGroupState | None] | None = None
     #: ``async record_event(regarding, type, reason, action, message, related)``
     record_event: Callable[..., Any] | None = None
+    #: the scheduler's shared InformerFactory: plugins take the listers they need from it at construction
+    informer_factory: Any = None
     #: the framework this handle belongs to (set by :class:`Framework`)
     framework: Framework | None = None
 
