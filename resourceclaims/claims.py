@@ -168,3 +168,30 @@ def is_usable_by(claim: Obj, pod: Obj) -> bool:
 
 def owned_by(obj: Obj, uid: str) -> bool:
     return any(r.get("controller") and r.get("uid") == uid for r in _meta(obj).get("ownerReferences") or [])
+
+
+def pod_claim_names(pod: Obj) -> tuple[bool, list[str]]:
+    """``(complete, names)``: the claims a pod uses as recorded on the pod itself.
+
+    ``complete`` is False while a template claim has no ``status.resourceClaimStatuses`` entry yet
+    (the claim controller has not generated or linked it).
+    """
+    statuses = (pod.get("status") or {}).get("resourceClaimStatuses")
+    names: list[str] = []
+    complete = True
+    for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
+        if entry.get("resourceClaimName"):
+            names.append(entry["resourceClaimName"])
+            continue
+        found, name = status_claim_name(statuses, entry.get("name") or "")
+        if not found:
+            complete = False
+        elif name:
+            names.append(name)
+    return complete, names
+
+
+def pod_claim_keys(pod: Obj) -> list[str]:
+    """``namespace/name`` of every claim the pod records (an informer index function)."""
+    ns = _meta(pod).get("namespace", "")
+    return [f"{ns}/{n}" for n in pod_claim_names(pod)[1]]

@@ -74,21 +74,6 @@ def _pod_group_key(pod: Obj) -> list[str]:
     return [f"{_meta(pod).get('namespace', '')}/{group}"] if group else []
 
 
-def _pod_claim_names(pod: Obj) -> list[str]:
-    ns = _meta(pod).get("namespace", "")
-    out = [
-        f"{ns}/{e['resourceClaimName']}"
-        for e in (pod.get("spec") or {}).get("resourceClaims") or []
-        if e.get("resourceClaimName")
-    ]
-    out += [
-        f"{ns}/{s['resourceClaimName']}"
-        for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []
-        if s.get("resourceClaimName")
-    ]
-    return out
-
-
 class ResourceClaimController(Controller):
     """See the module docstring."""
 
@@ -113,7 +98,7 @@ class ResourceClaimController(Controller):
         self.templates = self.informers.informer(RESOURCECLAIMTEMPLATES)
         self.claims.add_indexer(CLAIMS_BY_OWNER, _owner_uids)
         self.pods.add_indexer(PODS_BY_GROUP, _pod_group_key)
-        self.pods.add_indexer(PODS_BY_CLAIM, _pod_claim_names)
+        self.pods.add_indexer(PODS_BY_CLAIM, rc.pod_claim_keys)
         self.pods.add_event_handler(self._on_pod, lambda old, new: self._on_pod(new), self._on_pod_deleted)
         self.claims.add_event_handler(
             self._on_claim, lambda old, new: self._on_claim(new), self._on_claim_deleted
@@ -130,11 +115,11 @@ class ResourceClaimController(Controller):
     def _on_pod(self, pod: Obj) -> None:
         if (pod.get("spec") or {}).get("resourceClaims"):
             self.enqueue(("pod", _ns_name(pod)))
-        for key in _pod_claim_names(pod):
+        for key in rc.pod_claim_keys(pod):
             self.enqueue(("claim", key))
 
     def _on_pod_deleted(self, pod: Obj) -> None:
-        for key in _pod_claim_names(pod):
+        for key in rc.pod_claim_keys(pod):
             self.enqueue(("claim", key))
         for claim in self.claims.by_index(CLAIMS_BY_OWNER, _meta(pod).get("uid", "")):
             self.enqueue(("claim", _ns_name(claim)))

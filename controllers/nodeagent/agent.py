@@ -34,7 +34,15 @@ from typing import Any
 from apiserver import errors
 from apiserver.client.events import EventRecorder, object_reference
 from apiserver.client.informer import NODE_NAME, InformerFactory, node_name_index
-from apiserver.client.interface import DEVICECLASSES, LEASES, NODES, PODS, RESOURCESLICES, Client
+from apiserver.client.interface import (
+    DEVICECLASSES,
+    LEASES,
+    NODES,
+    PODS,
+    RESOURCECLAIMS,
+    RESOURCESLICES,
+    Client,
+)
 from apiserver.meta import Clock, key_of, parse_time, rfc3339_micro
 from controllers.base import Controller, Requeue
 from controllers.fleet import DeviceSpec, Fleet
@@ -70,8 +78,10 @@ from controllers.nodeagent.status import (
     phase_of,
 )
 from controllers.nodeagent.timers import TimerHeap
+from resourceclaims.claims import is_usable_by, pod_claim_keys, pod_claim_names
 
 Obj = dict[str, Any]
+CLAIM_INDEX = "resource-claims"
 log = logging.getLogger("gangplane.nodeagent")
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
@@ -143,6 +153,8 @@ class NodeAgent(Controller):
         self.pod_informer = self.informers.informer(PODS, field_selector="spec.nodeName!=")
         self.pod_informer.add_indexer(NODE_NAME, node_name_index)
         self.node_informer = self.informers.informer(NODES)
+        self.claim_informer = self.informers.informer(RESOURCECLAIMS)
+        self.pod_informer.add_indexer(CLAIM_INDEX, pod_claim_keys)
 
     async def on_synced(self) -> None:
         for node in self._ordered_nodes():
@@ -159,6 +171,7 @@ class NodeAgent(Controller):
             self.enqueue(("pod", key_of(pod)))
         self.node_informer.add_event_handler(self._on_node_add, self._on_node_update, self._on_node_delete)
         self.pod_informer.add_event_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
+        self.claim_informer.add_event_handler(self._on_claim, lambda old, new: self._on_claim(new), None)
 
     async def start(self) -> None:
         await super().start()
@@ -182,6 +195,25 @@ class NodeAgent(Controller):
         await asyncio.gather(*(r.flush() for r in list(self._recorders.values())))
 
     # ------------------------------------------------------------------ handlers (enqueue only)
+
+    def _on_claim(self, claim: Obj) -> None:
+        """A claim got allocated or reserved: pods waiting on it may start."""
+        for key in self.pod_informer.index_keys(CLAIM_INDEX, key_of(claim)):
+            self.enqueue(("pod", key))
+
+    def claims_ready(self, pod: Obj) -> bool:
+        """kubelet's NodePrepareResources precondition: each claim allocated and reserved for the pod or its group."""
+        if not (pod.get("spec") or {}).get("resourceClaims"):
+            return True
+        complete, names = pod_claim_names(pod)
+        if not complete:
+            return False
+        ns = (pod.get("metadata") or {}).get("namespace", "")
+        for name in names:
+            claim = self.claim_informer.get_by_name(ns, name)
+            if claim is None or not is_usable_by(claim, pod):
+                return False
+        return True
 
     def _on_node_add(self, node: Obj) -> None:
         name = key_of(node)
@@ -603,7 +635,9 @@ class NodeAgent(Controller):
         if (pod.get("metadata") or {}).get("deletionTimestamp") and rec.deleting is None:
             rec.deleting = mono
         for _ in range(_MAX_STEPS):
-            ctx = PodContext(pod, rec, state, self.clock.now(), self.clock.monotonic(), self.options)
+            ctx = PodContext(
+                pod, rec, state, self.clock.now(), self.clock.monotonic(), self.options, self.claims_ready(pod)
+            )
             picked = select(POD_STAGES, ctx, self.options.time_scale)
             if picked is None:
                 self.timers.cancel(("pod", key))
