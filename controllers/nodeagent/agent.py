@@ -162,6 +162,7 @@ class NodeAgent(Controller):
                 self._node_state(node)
         await self._register_fleet()
         await self._ensure_device_classes()
+        await self._publish_rack_devices()
         if len(self.fleet):
             log.info("node agent: fleet %s: %s", self.fleet.source, self.fleet.summary())
         pods = sorted(self.pod_informer.list(), key=_creation_order)
@@ -359,6 +360,15 @@ class NodeAgent(Controller):
             except errors.StatusError as e:
                 if not errors.is_already_exists(e):
                     raise
+
+    async def _publish_rack_devices(self) -> None:
+        """Rack-scoped fleet devices: one ResourceSlice per rack and driver, selecting the rack's nodes."""
+        for sl in self.fleet.rack_slice_objects():
+            try:
+                await self.client.create(RESOURCESLICES, sl)
+            except errors.StatusError as e:
+                if not errors.is_already_exists(e):
+                    log.warning("could not create ResourceSlice %s: %s", sl["metadata"]["name"], e.message)
 
     async def _ensure_device_classes(self) -> None:
         for dc in self.fleet.device_class_objects():
