@@ -99,22 +99,28 @@ class ClaimRef:
 
 
 def claim_name_for(pod: Obj, entry: Obj, pod_group: Obj | None, group_claims_enabled: bool) -> ClaimRef:
-    """Resolve one ``pod.spec.resourceClaims`` entry (see the module docstring)."""
+    """Resolve one ``pod.spec.resourceClaims`` entry (see the module docstring).
+
+    The pod's own ``status.resourceClaimStatuses`` wins when it names a different claim than the
+    PodGroup's: that is a claim generated per pod (a claim controller without
+    ``DRAWorkloadResourceClaims``), which is the pod's alone.
+    """
     pod_claim = entry.get("name") or ""
     group_entry = (
         group_claim_entry(entry, pod_group) if group_claims_enabled and pod_group_name(pod) else None
     )
+    if entry.get("resourceClaimName"):
+        return ClaimRef(pod_claim, entry["resourceClaimName"], group_entry is not None, True)
+    found_p, name_p = status_claim_name((pod.get("status") or {}).get("resourceClaimStatuses"), pod_claim)
     if group_entry is not None:
-        if group_entry.get("resourceClaimName"):
-            return ClaimRef(pod_claim, group_entry["resourceClaimName"], True, True)
-        found, name = status_claim_name(
+        found_g, name_g = status_claim_name(
             (pod_group.get("status") or {}).get("resourceClaimStatuses"), pod_claim
         )  # type: ignore[union-attr]
-        return ClaimRef(pod_claim, name, True, found, needed=not found or bool(name))
-    if entry.get("resourceClaimName"):
-        return ClaimRef(pod_claim, entry["resourceClaimName"], False, True)
-    found, name = status_claim_name((pod.get("status") or {}).get("resourceClaimStatuses"), pod_claim)
-    return ClaimRef(pod_claim, name, False, found, needed=not found or bool(name))
+        if found_g and (not found_p or name_p == name_g):
+            return ClaimRef(pod_claim, name_g, True, True, needed=bool(name_g))
+        if not found_p:
+            return ClaimRef(pod_claim, "", True, False)
+    return ClaimRef(pod_claim, name_p, False, found_p, needed=not found_p or bool(name_p))
 
 
 def pod_consumer(pod: Obj) -> Obj:

@@ -201,11 +201,11 @@ class DynamicResources:
                     return alloc
         return None
 
-    def _tentatively_taken(self, exclude_pod: str, shared: set[str]) -> set[tuple[str, str, str]]:
-        """Devices the pods assumed in this snapshot (a PodGroup cycle) would take, except ``shared`` claims'."""
+    def _tentatively_taken(self, exclude_pod: str, mine: set[str]) -> set[tuple[str, str, str]]:
+        """Devices the pods assumed in this snapshot (a PodGroup cycle) would take, except for ``mine`` claims."""
         out: set[tuple[str, str, str]] = set()
         for claim_uid, by_pod in self._tentative.items():
-            if claim_uid in shared:
+            if claim_uid in mine:
                 continue
             for pod_uid, per_node in by_pod.items():
                 if pod_uid == exclude_pod:
@@ -272,7 +272,8 @@ class DynamicResources:
             ):
                 return None, Status(Code.UNSCHEDULABLE, IN_USE)
             item = _Claim(key, claim, ref.shared, alloc)
-            if alloc is None and ref.shared:
+            if alloc is None:
+                # a claim another pod of this PodGroup cycle (assumed in the snapshot) already got
                 tentative = self._tentative_allocation(_meta(claim).get("uid", ""), md.get("uid", ""))
                 if tentative is not None:
                     item.allocation, item.tentative = tentative, True
@@ -281,8 +282,8 @@ class DynamicResources:
             return None, Status(Code.SKIP)
         taken: set[tuple[str, str, str]] = set()
         if any(c.allocation is None for c in found):
-            shared = {_meta(c.claim).get("uid", "") for c in found if c.shared}
-            taken = self._taken() | self._tentatively_taken(md.get("uid", ""), shared)
+            mine = {_meta(c.claim).get("uid", "") for c in found}
+            taken = self._taken() | self._tentatively_taken(md.get("uid", ""), mine)
         st = _State(
             md.get("uid", ""),
             rc.pod_consumer(pod),
