@@ -329,6 +329,7 @@ class ResourceClaimController(Controller):
         status = claim.get("status") or {}
         reserved = status.get("reservedFor") or []
         keep = [r for r in reserved if self._consumer_alive(ns, r)]
+        deallocated = False
         if keep != reserved or (not keep and status.get("allocation") is not None):
             new = copy.deepcopy(claim)
             new_status = new.setdefault("status", {})
@@ -336,6 +337,7 @@ class ResourceClaimController(Controller):
             if not keep:
                 new_status.pop("allocation", None)
                 new_status.pop("devices", None)
+                deallocated = status.get("allocation") is not None
             new["status"] = {k: v for k, v in new_status.items() if v is not None}
             try:
                 claim = await self.client.update_status(RESOURCECLAIMS, new, ns)
@@ -345,8 +347,10 @@ class ResourceClaimController(Controller):
                 raise
         if keep or (claim.get("status") or {}).get("allocation") is not None:
             return
+        # The scheduler adds the finalizer just before it writes the allocation: only a claim this
+        # sync deallocated, or one being deleted, may lose it (else that write would race us).
         fins = _meta(claim).get("finalizers") or []
-        if rc.DELETE_PROTECTION_FINALIZER in fins:
+        if rc.DELETE_PROTECTION_FINALIZER in fins and (deallocated or is_being_deleted(claim)):
             patch = {
                 "metadata": {
                     "finalizers": [f for f in fins if f != rc.DELETE_PROTECTION_FINALIZER] or None,
