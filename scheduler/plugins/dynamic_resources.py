@@ -78,6 +78,19 @@ def _rv(obj: Obj) -> int:
     return int(rv) if rv.isdigit() else 0
 
 
+def _generated_for(claim: Obj, pod: Obj) -> bool:
+    """kube's ``IsForPod``, widened to the pod's PodGroup (a group claim used per pod, gate off here)."""
+    group = rc.pod_group_name(pod)
+    for ref in _meta(claim).get("ownerReferences") or []:
+        if not ref.get("controller"):
+            continue
+        if ref.get("uid") == _meta(pod).get("uid"):
+            return True
+        if group and ref.get("kind") == "PodGroup" and ref.get("name") == group:
+            return True
+    return False
+
+
 @dataclass
 class _Claim:
     """One of the pod's claims as PreFilter found it."""
@@ -258,6 +271,15 @@ class DynamicResources:
             if _meta(claim).get("deletionTimestamp"):
                 return None, Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f'resourceclaim "{ref.name}" is being deleted'
+                )
+            if (
+                entry.get("resourceClaimTemplateName")
+                and not ref.shared
+                and not rc.owned_by(claim, md.get("uid", ""))
+            ):
+                return None, Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    f'resourceclaim "{ref.name}" was not created for pod "{md.get("name", "")}" (pod is not owner)',
                 )
             key = f"{ns}/{ref.name}"
             alloc = self._allocation_of(key, claim)
