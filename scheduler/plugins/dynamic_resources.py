@@ -275,7 +275,7 @@ class DynamicResources:
             if (
                 entry.get("resourceClaimTemplateName")
                 and not ref.shared
-                and not rc.owned_by(claim, md.get("uid", ""))
+                and not _generated_for(claim, pod)
             ):
                 return None, Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
