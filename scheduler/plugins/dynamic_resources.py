@@ -114,6 +114,8 @@ class _State:
     per_node: dict[str, list[Obj]] = field(default_factory=dict)
     #: claim keys this pod put in flight at Reserve
     reserved: list[str] = field(default_factory=list)
+    #: (claim key, consumer uid) reservations this pod's PreBind wrote
+    written: list[tuple[str, str]] = field(default_factory=list)
 
     def pending(self) -> list[_Claim]:
         return [c for c in self.claims if c.allocation is None]
@@ -146,6 +148,7 @@ class DynamicResources:
         #: claim uid -> pod uid -> node -> allocation a group member's Filter found
         self._tentative: dict[str, dict[str, dict[str, Obj]]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def _group_claims_enabled(self) -> bool:
         gates = self.handle.gates
@@ -272,11 +275,7 @@ class DynamicResources:
                 return None, Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f'resourceclaim "{ref.name}" is being deleted'
                 )
-            if (
-                entry.get("resourceClaimTemplateName")
-                and not ref.shared
-                and not _generated_for(claim, pod)
-            ):
+            if entry.get("resourceClaimTemplateName") and not ref.shared and not _generated_for(claim, pod):
                 return None, Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                     f'resourceclaim "{ref.name}" was not created for pod "{md.get("name", "")}" (pod is not owner)',
@@ -401,6 +400,50 @@ class DynamicResources:
                 self._in_flight.pop(key, None)
         st.reserved.clear()
         self._drop_tentative_of(st.pod_uid)
+        # Binding failed after PreBind wrote a reservation: take it back (a group's only while
+        # no member of the group is scheduled), as kube's Unreserve does.
+        for key, uid in st.written:
+            if (
+                st.consumer_group is not None
+                and uid == st.consumer_group["uid"]
+                and self._group_has_members(pod_info)
+            ):
+                continue
+            task = asyncio.get_running_loop().create_task(self._take_back(key, uid))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        st.written.clear()
+
+    def _group_has_members(self, pod_info: PodInfo) -> bool:
+        getter = self.handle.pod_group_state
+        group = rc.pod_group_name(pod_info.pod)
+        if getter is None or not group:
+            return False
+        state = getter(_meta(pod_info.pod).get("namespace", ""), group)
+        return state is not None and state.scheduled_count() > 0
+
+    async def _take_back(self, key: str, uid: str) -> None:
+        """Remove reservation ``uid``; a claim left reserved for nobody is deallocated too."""
+        ns, name = key.split("/", 1)
+        for _ in range(5):
+            try:
+                claim = await self.handle.client.get(RESOURCECLAIMS, name, ns)
+                status = claim.get("status") or {}
+                keep = [r for r in status.get("reservedFor") or [] if r.get("uid") != uid]
+                if len(keep) == len(status.get("reservedFor") or []):
+                    return
+                new = copy.deepcopy(claim)
+                new["status"] = {
+                    k: v for k, v in status.items() if k not in ("reservedFor", "allocation", "devices")
+                }
+                if keep:
+                    new["status"].update({k: v for k, v in status.items() if k in ("allocation", "devices")})
+                    new["status"]["reservedFor"] = keep
+                self._assumed[key] = await self.handle.client.update_status(RESOURCECLAIMS, new, ns)
+                return
+            except errors.StatusError as e:
+                if e.code != 409:
+                    return
 
     # ------------------------------------------------------------------ PreBind
     async def pre_bind(self, state: CycleState, pod_info: PodInfo, node_name: str) -> Status | None:
@@ -457,6 +500,7 @@ class DynamicResources:
             return Status(Code.ERROR, f"update ResourceClaim {c.key}: {e.message}")
         self._assumed[c.key] = out
         self._in_flight.pop(c.key, None)
+        st.written.append((c.key, consumer["uid"]))
         return None
 
 
