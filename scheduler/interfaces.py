@@ -113,6 +113,17 @@ NOMINATING_NOOP = "Noop"
 NOMINATING_OVERRIDE = "Override"
 
 
+@dataclass(frozen=True)
+class Nominating:
+    """kube's ``NominatingInfo``: Override sets (or with ``""`` clears) the nomination, Noop keeps it."""
+
+    mode: str = NOMINATING_NOOP
+    node_name: str = ""
+
+
+CLEAR_NOMINATION = Nominating(NOMINATING_OVERRIDE, "")
+
+
 @dataclass
 class PostFilterResult:
     """What a PostFilter (preemption) decided: the node to nominate, and the victims it evicted."""
@@ -399,7 +410,13 @@ class PlacementScorePlugin(Protocol):
 class PodGroupPostFilterPlugin(Protocol):
     """Run once when the whole group was unschedulable (all PostFilter plugins are skipped in
     the PodGroup cycle). Success means victims were chosen and the group's pods should be
-    nominated (``result``) and retried; the first Success wins."""
+    nominated (``result``, pod key -> node) and retried; the first Success wins; a rejection's
+    message is appended to the group's (``, <message>``).
+
+    To try a set of victims: ``mark = handle.snapshot.backup()``, ``snapshot.forget_pod(victim,
+    node)`` for each, ``schedule()`` (the group algorithm on that snapshot, no side effects; it
+    returns the best placement's assignments and its status, None when the group fits), then
+    ``snapshot.restore(mark)``."""
 
     async def pod_group_post_filter(
         self, state: CycleState, group: PodGroupInfo, schedule: PodGroupSchedulingFunc
@@ -473,7 +490,6 @@ class Profile:
     disabled: dict[str, set[str]] = field(default_factory=dict)
 
 
-
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:
     """kube's ``helper.DefaultNormalizeScore``: scale to ``[0, max_priority]`` by the max, optionally reversed."""
     max_count = max((s.score for s in scores), default=0)
@@ -485,4 +501,3 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
     for s in scores:
         v = max_priority * s.score // max_count
         s.score = max_priority - v if reverse else v
-

@@ -18,8 +18,10 @@ holding a pod's ``nominatedNodeName`` is tried first.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections import Counter
+from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from scheduler.cache import Domain, Snapshot
@@ -41,6 +43,10 @@ NO_PODS_SCHEDULABLE = "no pods were schedulable"
 #: below this many nodes every placement is searched
 MIN_NODES_FOR_PLACEMENT_PERCENTAGE = 100
 MIN_PLACEMENT_PERCENTAGE = 5
+#: :meth:`PodGroupAlgorithm.run_async` lets the event loop run after this many pods
+YIELD_EVERY_PODS = 32
+
+Steps = Generator[None, None, "PodGroupAlgorithmResult"]
 
 
 def placements_unavailable(num: int, first: str) -> str:
@@ -104,6 +110,34 @@ class PodGroupAlgorithm:
 
     def run(self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot) -> PodGroupAlgorithmResult:
         """Evaluate the placements; the snapshot is left exactly as it was given."""
+        steps = self._steps(state, group, snapshot)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+
+    async def run_async(
+        self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot
+    ) -> PodGroupAlgorithmResult:
+        """:meth:`run`, letting other tasks (informers, the API server) run every few pods.
+
+        Safe because the cycle works on its own snapshot: informer events change the cache,
+        which the next cycle's snapshot picks up; an assume that conflicts with them fails then.
+        """
+        steps = self._steps(state, group, snapshot)
+        n = 0
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+            n += 1
+            if n % YIELD_EVERY_PODS == 0:
+                await asyncio.sleep(0)
+
+    def _steps(self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot) -> Steps:
+        """The algorithm as a generator that yields after each pod tried."""
         placements, s = self.fw.run_placement_generate_plugins(state, group, snapshot)
         if s is not None and not s.is_success():
             return PodGroupAlgorithmResult(s, topology=True)
@@ -111,8 +145,9 @@ class PodGroupAlgorithm:
         if placements is None:
             placements = [Placement(CLUSTER_PLACEMENT)]
         if not placements:
+            # members already placed outside any single domain leave nothing to choose from
             return PodGroupAlgorithmResult(
-                Status(Code.UNSCHEDULABLE, placements_unavailable(0, "no placement left")), topology=True
+                Status(Code.UNSCHEDULABLE, "0/0 placements are available"), topology=True
             )
         placements = self._nominated_first(group, placements)
         to_find = num_feasible_placements_to_find(len(placements), snapshot.num_nodes())
@@ -125,7 +160,7 @@ class PodGroupAlgorithm:
             mark = snapshot.backup()
             snapshot.scope = domain
             try:
-                result = self.evaluate(state, group, placement, snapshot)
+                result = yield from self._evaluate_steps(state, group, placement, snapshot)
                 if result.status is not None and result.status.code == Code.ERROR:
                     return PodGroupAlgorithmResult(result.status, result, result, [*evaluated, result])
                 if result.feasible and len(placements) > 1:
@@ -160,6 +195,16 @@ class PodGroupAlgorithm:
         self, state: CycleState, group: PodGroupInfo, placement: Placement, snapshot: Snapshot
     ) -> PlacementResult:
         """Try every queued pod in ``placement``; fitting pods stay assumed in the snapshot."""
+        steps = self._evaluate_steps(state, group, placement, snapshot)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+
+    def _evaluate_steps(
+        self, state: CycleState, group: PodGroupInfo, placement: Placement, snapshot: Snapshot
+    ) -> Generator[None, None, PlacementResult]:
         result = PlacementResult(placement)
         scheduled = group.state.scheduled_count()
         fit = 0
@@ -189,6 +234,7 @@ class PodGroupAlgorithm:
                 a.node_name = r.suggested_host
                 snapshot.assume_pod(_assumed(pi, r.suggested_host), r.suggested_host)
                 fit += 1
+            yield
             st = self.fw.run_placement_feasible_plugins(state, group, scheduled + fit, total - i - 1)
             if st is not None and st.code == Code.ERROR:
                 result.status = st

@@ -87,7 +87,9 @@ async def update_pod_group_condition(
             "status": {"conditions": conditions},
         }
         try:
-            return await client.patch(PODGROUPS, name, patch, ns, patch_type=MERGE_PATCH, subresource="status")
+            return await client.patch(
+                PODGROUPS, name, patch, ns, patch_type=MERGE_PATCH, subresource="status"
+            )
         except errors.StatusError as e:
             if e.code == 404:
                 return None

@@ -120,7 +120,13 @@ class PodGroupStates:
         gkey = pod_group_key(pod)
         meta = pod.get("metadata") or {}
         pkey = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-        self._drop(pkey)
+        where = self._where.get(pkey)
+        if where is not None and where[0] == gkey and gkey in self._groups:
+            # moving within its group: keep the group's state object (cycles hold on to it)
+            getattr(self._groups[gkey], where[1]).pop(pkey, None)
+            del self._where[pkey]
+        else:
+            self._drop(pkey)
         if not gkey:
             return
         g = self._groups.get(gkey)

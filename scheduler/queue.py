@@ -208,6 +208,7 @@ class SchedulingQueue:
             name: p.enqueue_extensions() for name, p in self.profiles.items()
         }
         self._interest: dict[tuple[str, int, str], bool] = {}
+        self._interest_by_plugin: dict[tuple[str, str, int, str], bool] = {}
         self.scheduling_cycle = 0
         self.move_request_cycle = -1
         # in-flight pods: uid -> sequence number of the first event they have not seen
@@ -592,6 +593,17 @@ class SchedulingQueue:
             self._interest[key] = hit
         return hit
 
+    def _plugin_interested(self, plugin: str, event: ClusterEvent) -> bool:
+        """Whether ``plugin`` registered (in any profile) an event matching ``event``."""
+        key = (plugin, event.resource, int(event.action_type), event.label)
+        hit = self._interest_by_plugin.get(key)
+        if hit is None:
+            hit = event.is_wildcard() or any(
+                reg.event.match(event) for hints in self._hints.values() for reg in hints.get(plugin, ())
+            )
+            self._interest_by_plugin[key] = hit
+        return hit
+
     def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:
         """kube's ``isPodWorthRequeuing``."""
         rejectors = q.unschedulable_plugins | q.pending_plugins
@@ -637,8 +649,11 @@ class SchedulingQueue:
             # nobody registered this event: only pods without rejecting plugins can move
             pool = [q for q in pool if not (q.unschedulable_plugins or q.pending_plugins)]
         for q in pool:
-            if q.gated and SCHEDULING_GATES in q.unschedulable_plugins:
-                continue  # only the pod's own update can lift scheduling gates
+            if q.gated and (
+                SCHEDULING_GATES in q.unschedulable_plugins  # only the pod's own update lifts them
+                or not any(self._plugin_interested(p, event) for p in q.unschedulable_plugins)
+            ):
+                continue  # held at PreEnqueue by a plugin this event cannot concern
             if pre_check is not None and not pre_check(q):
                 continue
             strategy = self._worth_requeuing(q, event, old, new)

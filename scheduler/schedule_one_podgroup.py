@@ -36,7 +36,15 @@ from apiserver.meta import rfc3339
 from scheduler import metrics as m
 from scheduler.diagnosis import Diagnosis
 from scheduler.framework import Framework
-from scheduler.interfaces import CycleState, PodAssignment, PodGroupInfo, PodGroupPostFilterResult
+from scheduler.interfaces import (
+    CLEAR_NOMINATION,
+    NOMINATING_OVERRIDE,
+    CycleState,
+    Nominating,
+    PodAssignment,
+    PodGroupInfo,
+    PodGroupPostFilterResult,
+)
 from scheduler.podgroup_algorithm import PodGroupAlgorithm, PodGroupAlgorithmResult
 from scheduler.podgroup_status import (
     REASON_SCHEDULED,
@@ -49,7 +57,7 @@ from scheduler.status import Code, Status
 
 if TYPE_CHECKING:
     from scheduler.queue import QueuedPodInfo
-    from scheduler.scheduler import Nominating, Scheduler
+    from scheduler.scheduler import Scheduler
 
 Obj = dict[str, Any]
 
@@ -142,6 +150,14 @@ class PodGroupCycle:
             return pg
         return None
 
+    def pod_group_gone(self: Scheduler, pod: Obj) -> bool:
+        """The pod names a PodGroup the cache does not hold (while PodGroups are honoured)."""
+        key = pod_group_key(pod)
+        if not key or not self.pod_groups_enabled:
+            return False
+        ns, _, name = key.partition("/")
+        return self.cache.get_pod_group(ns, name) is None
+
     async def schedule_one_podgroup(self: Scheduler, fw: Framework, qpi: QueuedPodInfo, pg: Obj) -> None:
         start = time.perf_counter()
         meta = pg.get("metadata") or {}
@@ -166,14 +182,14 @@ class PodGroupCycle:
         err = validate_group(group, self._scheduled_members(group.state))
         if err:
             for q in queued:
-                await self.handle_failure(fw, q, Status(Code.ERROR), err, None, start)
+                await self.handle_failure(fw, q, Status(Code.ERROR), err, CLEAR_NOMINATION, start)
             await self._set_pod_group_condition(pg, "False", REASON_SCHEDULER_ERROR, err)
             self.metrics.observe_pod_group_attempt(m.ERROR, fw.scheduler_name, time.perf_counter() - start)
             return
 
         state = CycleState()
         algorithm = PodGroupAlgorithm(fw)
-        result = algorithm.run(state, group, self.snapshot)
+        result = await algorithm.run_async(state, group, self.snapshot)
         self.metrics.podgroup_scheduling_algorithm_duration.labels(profile=fw.scheduler_name).observe(
             time.perf_counter() - start
         )
@@ -233,10 +249,15 @@ class PodGroupCycle:
                 continue
             message = a.message if a is not None and a.message else "no pods were schedulable"
             diag = Diagnosis(unschedulable_plugins=set(a.unschedulable_plugins) if a is not None else set())
-            await self.handle_failure(fw, q, Status(Code.UNSCHEDULABLE), message, None, start, diag)
-        if is_gang(group.pod_group) and group.state.scheduled_count() < min_count(group.pod_group):
+            await self.handle_failure(
+                fw, q, Status(Code.UNSCHEDULABLE), message, CLEAR_NOMINATION, start, diag
+            )
+        state = self._pod_group_state(group.namespace, group.name)
+        if is_gang(group.pod_group) and state.scheduled_count() < min_count(group.pod_group):
             # an assume/Reserve/Permit failure left the gang short: release the members held at Permit
-            for uid in [u for u, wp in fw.waiting_pods.items() if pod_group_key(wp.pod_info.pod) == group.key]:
+            for uid in [
+                u for u, wp in fw.waiting_pods.items() if pod_group_key(wp.pod_info.pod) == group.key
+            ]:
                 fw.reject_waiting_pod(uid, GANG_PLUGIN, "the gang could not be placed as a whole")
             await self._set_pod_group_condition(
                 group.pod_group, "False", REASON_UNSCHEDULABLE, "the gang could not be placed as a whole"
@@ -259,8 +280,6 @@ class PodGroupCycle:
         waiting_on_preemption: bool,
         start: float,
     ) -> None:
-        from scheduler.scheduler import CLEAR_NOMINATION, Nominating
-
         status = result.status or Status(Code.UNSCHEDULABLE)
         message = status.message()
         error = status.code == Code.ERROR
@@ -278,7 +297,7 @@ class PodGroupCycle:
             pod_plugins = set(a.unschedulable_plugins) if own and a is not None else set(plugins)
             nominating: Nominating | None = CLEAR_NOMINATION
             if q.key in nominations:
-                nominating = Nominating("Override", nominations[q.key])
+                nominating = Nominating(NOMINATING_OVERRIDE, nominations[q.key])
             code = Code.ERROR if error else Code.UNSCHEDULABLE
             diag = None if error else Diagnosis(unschedulable_plugins=pod_plugins)
             await self.handle_failure(fw, q, Status(code), pod_message, nominating, start, diag)
@@ -298,7 +317,9 @@ class PodGroupCycle:
         outcome = m.WAITING_ON_PREEMPTION if waiting_on_preemption else m.UNSCHEDULABLE
         self.metrics.observe_pod_group_attempt(outcome, fw.scheduler_name, time.perf_counter() - start)
 
-    async def _set_pod_group_condition(self: Scheduler, pg: Obj, status: str, reason: str, message: str) -> None:
+    async def _set_pod_group_condition(
+        self: Scheduler, pg: Obj, status: str, reason: str, message: str
+    ) -> None:
         meta = pg.get("metadata") or {}
         latest = self.cache.get_pod_group(meta.get("namespace", ""), meta.get("name", "")) or pg
         updated = await update_pod_group_condition(

@@ -35,7 +35,6 @@ import random
 import time
 import weakref
 from collections.abc import Coroutine, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -75,7 +74,6 @@ from scheduler.events import (
 )
 from scheduler.framework import (
     DEFAULT_SCHEDULER_NAME,
-    NOMINATING_NOOP,
     NOMINATING_OVERRIDE,
     CycleState,
     Framework,
@@ -86,6 +84,7 @@ from scheduler.framework import (
     default_profile,
     default_registry,
 )
+from scheduler.interfaces import CLEAR_NOMINATION, Nominating
 from scheduler.metrics import SchedulerMetrics
 from scheduler.nodeinfo import PodInfo
 from scheduler.plugins.pod_topology_spread import build_default_selector
@@ -138,15 +137,7 @@ def _rv(obj: Obj) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion") or ""
 
 
-@dataclass(frozen=True)
-class Nominating:
-    """kube's ``NominatingInfo``: Override sets (or with ``""`` clears) the nomination, Noop keeps it."""
 
-    mode: str = NOMINATING_NOOP
-    node_name: str = ""
-
-
-CLEAR_NOMINATION = Nominating(NOMINATING_OVERRIDE, "")
 
 
 class Scheduler(PodGroupCycle):
@@ -164,8 +155,14 @@ class Scheduler(PodGroupCycle):
         *,
         registry: dict[str, PluginFactory] | None = None,
         seed: int | None = None,
+        pod_groups_served: bool = True,
     ) -> None:
-        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests."""
+        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests.
+
+        ``pod_groups_served`` False (the API server does not serve PodGroups, e.g. its
+        ``GenericWorkload`` is off in a skewed cluster) makes the scheduler ignore PodGroups
+        as if its own gate were off, instead of waiting for an informer that can never sync.
+        """
         self.client = client
         self.gates = gates if gates is not None else FeatureGate()
         self.clock = clock or Clock()
@@ -178,7 +175,7 @@ class Scheduler(PodGroupCycle):
         self.services: Informer = self.informers.informer(SERVICES)
         self.replicasets: Informer = self.informers.informer(REPLICASETS)
         self.statefulsets: Informer = self.informers.informer(STATEFULSETS)
-        self.pod_groups_enabled = self.gates.enabled(GENERIC_WORKLOAD)
+        self.pod_groups_enabled = self.gates.enabled(GENERIC_WORKLOAD) and pod_groups_served
         self.topology_enabled = self.gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
         self.podgroups: Informer | None = (
             self.informers.informer(PODGROUPS) if self.pod_groups_enabled else None
@@ -357,6 +354,12 @@ class Scheduler(PodGroupCycle):
                 self._on_pod_group_add, self._on_pod_group_update, self._on_pod_group_delete
             )
         self._requeue_on_plugin_informers()
+        # Nodes and PodGroups first: pending pods then meet a full cluster and their groups,
+        # instead of being held at PreEnqueue (and re-checked per node) while the caches fill.
+        first = [self.nodes] + ([self.podgroups] if self.podgroups is not None else [])
+        for inf in first:
+            inf.start()
+        await asyncio.gather(*(inf.wait_for_sync() for inf in first))
         self.informers.start()
         await self.informers.wait_for_sync()
         self._loop_task = asyncio.create_task(self._run(), name="scheduler-loop")
@@ -467,7 +470,11 @@ class Scheduler(PodGroupCycle):
             self.queue.done(qpi.uid)
             return True
         pg = self.wants_pod_group_cycle(pod) if pod_group_name(pod) else None
-        if pg is not None:
+        if pg is None and self.pod_group_gone(pod):
+            # its PodGroup was deleted after PreEnqueue let it in: held again, silently
+            self.queue.done(qpi.uid)
+            self.queue.add(pod)
+        elif pg is not None:
             await self.schedule_one_podgroup(fw, qpi, pg)
         else:
             await self.schedule_pod(fw, qpi)

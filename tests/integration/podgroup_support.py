@@ -65,7 +65,9 @@ def scheduled_condition(pg: Obj | None) -> Obj | None:
     return None
 
 
-async def wait_pod_group(client: Client, name: str, status: str, ns: str = "default", timeout: float = 15) -> Obj:
+async def wait_pod_group(
+    client: Client, name: str, status: str, ns: str = "default", timeout: float = 15
+) -> Obj:
     """Until the PodGroup's PodGroupInitiallyScheduled condition has ``status``; returns the group."""
 
     def ok(o: Obj | None) -> bool:
@@ -86,7 +88,9 @@ async def bound_members(client: Client, group: str, ns: str = "default") -> list
     ]
 
 
-async def wait_members_bound(client: Client, group: str, count: int, ns: str = "default", timeout: float = 15) -> list[Obj]:
+async def wait_members_bound(
+    client: Client, group: str, count: int, ns: str = "default", timeout: float = 15
+) -> list[Obj]:
     def ok(items: list[Obj]) -> bool:
         return (
             sum(
@@ -98,4 +102,8 @@ async def wait_members_bound(client: Client, group: str, count: int, ns: str = "
         )
 
     items = await wait_for_list(client, PODS, ns, ok, timeout)
-    return [p for p in items if (p["spec"].get("schedulingGroup") or {}).get("podGroupName") == group and node_name(p)]
+    return [
+        p
+        for p in items
+        if (p["spec"].get("schedulingGroup") or {}).get("podGroupName") == group and node_name(p)
+    ]

@@ -62,12 +62,20 @@ async def test_no_pod_bound_until_the_whole_group_fits_then_all_in_one_cycle(cp,
     cond = scheduled_condition(pg)
     assert cond is not None and cond["reason"] == "Scheduled"
     reg = cp.metrics_registry
-    assert reg.get_sample_value(
-        "scheduler_podgroup_schedule_attempts_total", {"result": "scheduled", "profile": "default-scheduler"}
-    ) == 1
-    assert reg.get_sample_value(
-        "scheduler_podgroup_schedule_attempts_total", {"result": "unschedulable", "profile": "default-scheduler"}
-    ) >= 1
+    assert (
+        reg.get_sample_value(
+            "scheduler_podgroup_schedule_attempts_total",
+            {"result": "scheduled", "profile": "default-scheduler"},
+        )
+        == 1
+    )
+    assert (
+        reg.get_sample_value(
+            "scheduler_podgroup_schedule_attempts_total",
+            {"result": "unschedulable", "profile": "default-scheduler"},
+        )
+        >= 1
+    )
 
 
 async def test_members_wait_silently_for_their_pod_group_and_min_count(cp, client) -> None:

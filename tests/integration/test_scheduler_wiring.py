@@ -8,7 +8,7 @@ from apiserver.client.interface import NODES, PODGROUPS, PODS, REPLICASETS, SERV
 from controllers.fleet import default_fleet
 from scheduler.framework import default_profile
 from scheduler.scheduler import Scheduler
-from tests.helpers import wait_for_list
+from tests.helpers import wait_for_list, wait_for_object
 from tests.integration.scheduler_support import (
     HAVE_NODE_AGENT,
     condition,
@@ -197,6 +197,17 @@ async def test_pod_of_a_basic_pod_group_is_scheduled_pod_by_pod(cp, client) -> N
     await client.create(PODS, pod("member-0", extra_spec={"schedulingGroup": {"podGroupName": "pg"}}))
     p = await wait_bound(client, "member-0")
     assert node_name(p) == "n1"
+    group = await wait_for_object(
+        client,
+        PODGROUPS,
+        "pg",
+        "default",
+        lambda o: any(
+            c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True"
+            for c in ((o or {}).get("status") or {}).get("conditions") or []
+        ),
+    )
+    assert group is not None
 
 
 async def test_pod_whose_pod_group_does_not_exist_stays_pending_silently(cp, client) -> None:
