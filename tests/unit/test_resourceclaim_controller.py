@@ -11,7 +11,7 @@ from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCE
 from apiserver.controlplane import ControlPlane
 from controllers.manager import RESOURCE_CLAIM, register_controllers
 from resourceclaims.claims import DELETE_PROTECTION_FINALIZER, POD_CLAIM_NAME_ANNOTATION
-from resourceclaims.controller import ResourceClaimController
+from controllers.resourceclaim.controller import ResourceClaimController
 from tests.helpers import wait_for_list, wait_for_object
 
 pytestmark = pytest.mark.anyio
