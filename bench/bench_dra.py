@@ -41,8 +41,8 @@ from apiserver.client.interface import (  # noqa: E402
     Client,
 )
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions  # noqa: E402
-from featuregates import FeatureGate  # noqa: E402
 from controllers.resourceclaim.controller import ResourceClaimController  # noqa: E402
+from featuregates import FeatureGate  # noqa: E402
 from scheduler.scheduler import Scheduler  # noqa: E402
 
 Obj = dict[str, Any]

@@ -147,8 +147,8 @@ def new_pv_binder(cp: ControlPlane) -> Component:
 
 def new_resource_claim_controller(cp: ControlPlane) -> Component:
     """PodGroup claims only with ``DRAWorkloadResourceClaims`` on for the controller and PodGroups served."""
-    from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
     from controllers.resourceclaim.controller import ResourceClaimController
+    from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
 
     gates = cp.gates_for(RESOURCE_CLAIM)
     group_claims = gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and PODGROUPS in {

@@ -10,8 +10,8 @@ import pytest
 from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
 from apiserver.controlplane import ControlPlane
 from controllers.manager import RESOURCE_CLAIM, register_controllers
-from resourceclaims.claims import DELETE_PROTECTION_FINALIZER, POD_CLAIM_NAME_ANNOTATION
 from controllers.resourceclaim.controller import ResourceClaimController
+from resourceclaims.claims import DELETE_PROTECTION_FINALIZER, POD_CLAIM_NAME_ANNOTATION
 from tests.helpers import wait_for_list, wait_for_object
 
 pytestmark = pytest.mark.anyio
