@@ -42,6 +42,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    sub.add_parser(
+        "bench",
+        help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
+        add_help=False,
+    )
     return p
 
 
@@ -87,6 +92,11 @@ async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "bench":
+        from bench.cli import main as bench_main
+
+        return bench_main(argv[1:])
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:

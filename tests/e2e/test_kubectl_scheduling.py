@@ -27,7 +27,8 @@ except ImportError:  # pragma: no cover - depends on the build
     FLEET = []
 
 needs_agent = pytest.mark.skipif(not FLEET, reason="gangplane serve has no node agent in this build")
-_EVENT_ROW = re.compile(r"^\s*(Normal|Warning)\s+(\S+)\s+\S+\s+(\S+)\s+(.*)$")
+#: type, reason, age (``5s``, or ``3s (x2 over 5s)`` once kube's recorder has counted repeats), from, message
+_EVENT_ROW = re.compile(r"^\s*(Normal|Warning)\s+(\S+)\s+\S+(?: \(x\d+ over \S+\))?\s+(\S+)\s+(.*)$")
 
 
 def _events_section(describe: str) -> list[tuple[str, str, str, str]]:

@@ -1,0 +1,78 @@
+"""``gangplane bench``: run scenarios and write results, or compare two result files."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from bench import compare, report
+from bench.results import read_results, write_results
+from bench.runner import run_scenarios
+from bench.scenario import ScenarioError, load_scenarios, select, shipped_scenarios
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="gangplane bench",
+        description="Run benchmark scenarios (bench/scenarios/*.yaml, or your own files) and write "
+        "results.json, report.md and PNG plots. 'gangplane bench compare A.json B.json' compares two runs.",
+    )
+    p.add_argument("names", nargs="*", help="run the shipped scenarios whose name contains one of these")
+    p.add_argument(
+        "--file", "-f", action="append", default=[], help="a scenario YAML file of your own (repeatable)"
+    )
+    p.add_argument("--out", default="bench/results", help="folder for results.json, report.md and plots")
+    p.add_argument("--repeat", type=int, default=None, help="override every scenario's repeat count")
+    p.add_argument("--quick", action="store_true", help="smoke run: each scenario's 'quick' sizes, once")
+    p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument(
+        "--kubeconfig",
+        default=None,
+        help="run the HTTP-level scenarios against this API server (e.g. a kind cluster)",
+    )
+    return p
+
+
+def main(argv: list[str]) -> int:
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=140)  # a log file gets full scenario names, not an 80-column cut
+    if argv and argv[0] == "compare":
+        p = argparse.ArgumentParser(prog="gangplane bench compare", description="B's medians relative to A's")
+        p.add_argument("a")
+        p.add_argument("b")
+        args = p.parse_args(argv[1:])
+        try:
+            a, b = read_results(Path(args.a)), read_results(Path(args.b))
+        except ValueError as e:
+            console.print(f"[red]gangplane bench: {e}")
+            return 2
+        console.print(compare.table(a, b, Path(args.a).stem, Path(args.b).stem))
+        return 0
+    args = _run_parser().parse_args(argv)
+    try:
+        scenarios = [s for f in args.file for s in load_scenarios(f)] if args.file else shipped_scenarios()
+        scenarios = select(scenarios, args.names)
+    except (ScenarioError, OSError) as e:
+        console.print(f"[red]gangplane bench: {e}")
+        return 2
+    scenarios = [s.with_params(quick=args.quick, repeat=args.repeat) for s in scenarios]
+    if args.list:
+        for s in scenarios:
+            console.print(f"{s.name:<32} {s.kind:<18} x{s.repeat}  {s.description}")
+        return 0
+    kubeconfig = Path(args.kubeconfig).resolve() if args.kubeconfig else None
+    results = run_scenarios(scenarios, console, kubeconfig)
+    out = Path(args.out)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = out / f"results-{stamp}.json"
+    doc = write_results(path, results, str(kubeconfig) if kubeconfig else "gangplane")
+    (out / "results.json").write_bytes(path.read_bytes())
+    pngs = report.plots(doc, out)
+    (out / "report.md").write_text(report.markdown(doc, pngs))
+    console.print(report.table(doc))
+    console.print(f"wrote {path}, {out / 'report.md'} and {len(pngs)} plot(s) in {out}")
+    return 1 if any(r.error for r in results) else 0

@@ -1,0 +1,175 @@
+"""Micro-benchmarks of gangplane's hot paths (pytest-benchmark; not part of the default test run).
+
+    python -m pytest bench/micro --benchmark-autosave          # save a baseline in .benchmarks/
+    python -m pytest bench/micro --benchmark-compare            # compare with the last saved run
+
+Each benchmark drives a public surface (the in-process client, a pure helper, the scheduler
+through the API) so that a refactor behind it keeps the numbers comparable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+
+from apiserver.client.interface import CONFIGMAPS, NODES, PODS, STATEFULSETS
+from apiserver.patch.strategic import strategic_merge
+from apiserver.selectors import parse_label_selector
+from bench.workloads.common import node, pod
+from bench.workloads.statefulsets import statefulset
+
+pytestmark = pytest.mark.benchmark
+
+
+def _counter() -> itertools.count[int]:
+    return itertools.count()
+
+
+def test_store_write_create_configmap(benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any) -> None:
+    c = plane.client("bench")
+    n = _counter()
+
+    def create() -> None:
+        i = next(n)
+        loop.run_until_complete(
+            c.create(CONFIGMAPS, {"metadata": {"name": f"cm-{i}"}, "data": {"k": "v"}}, "default")
+        )
+
+    benchmark(create)
+
+
+def test_managed_fields_update_merge_patch_pod(
+    benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any
+) -> None:
+    c = plane.client("bench")
+    loop.run_until_complete(c.create(PODS, pod("p"), "default"))
+    n = _counter()
+
+    def patch() -> None:
+        loop.run_until_complete(
+            c.patch(PODS, "p", {"metadata": {"labels": {"rev": str(next(n))}}}, "default")
+        )
+
+    benchmark(patch)
+
+
+def test_watch_dispatch_to_100_watchers(benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any) -> None:
+    c = plane.client("bench")
+    seen = [0]
+
+    async def follow() -> None:
+        async for _ in c.watch(CONFIGMAPS, "default"):
+            seen[0] += 1
+
+    tasks = [loop.create_task(follow()) for _ in range(100)]
+    loop.run_until_complete(asyncio.sleep(0.01))
+    n = _counter()
+
+    async def write_and_deliver() -> None:
+        target = seen[0] + 100
+        await c.create(CONFIGMAPS, {"metadata": {"name": f"w-{next(n)}"}}, "default")
+        while seen[0] < target:
+            await asyncio.sleep(0)
+
+    benchmark(lambda: loop.run_until_complete(write_and_deliver()))
+    for t in tasks:
+        t.cancel()
+    loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+
+
+def test_selector_match_1000_label_sets(benchmark: Any) -> None:
+    sel = parse_label_selector("app=web,tier in (frontend,backend),!canary,zone notin (zone-9)")
+    sets = [
+        {"app": "web", "tier": "frontend" if i % 2 else "db", "zone": f"zone-{i % 10}"} for i in range(1000)
+    ]
+    benchmark(lambda: sum(1 for s in sets if sel.matches(s)))
+
+
+def test_strategic_merge_pod_containers(benchmark: Any) -> None:
+    from apiserver.openapi import schema
+
+    node_schema = schema.for_gvk("", "v1", "Pod")
+    original = pod("p")
+    original["spec"]["containers"] += [{"name": f"side-{i}", "image": "x"} for i in range(5)]
+    patch = {"spec": {"containers": [{"name": "side-3", "image": "y"}, {"name": "new", "image": "z"}]}}
+    benchmark(lambda: strategic_merge(original, patch, node_schema))
+
+
+def test_workloadbuilder_compile_gang_statefulset(benchmark: Any) -> None:
+    from apiserver.registry.strategies.statefulset_scheduling import statefulset_workload_item
+    from apiserver.workloadbuilder import new_builder
+    from controllers.statefulset.workload import statefulset_build_options
+    from featuregates import FeatureGate
+
+    sts = statefulset("db", 5, True, "rack")
+    sts["metadata"].update({"namespace": "default", "uid": "u-1"})
+    gates = FeatureGate()
+
+    def compile_workload() -> Any:
+        item = statefulset_workload_item(sts, gates)
+        return new_builder(item, statefulset_build_options(sts)).build_workload()
+
+    benchmark(compile_workload)
+
+
+def _scheduling_plane(loop: asyncio.AbstractEventLoop, nodes: int, racks: int = 0) -> Any:
+    from bench.workloads.common import start_plane
+
+    cp = loop.run_until_complete(start_plane([]))
+    c = cp.client("bench")
+
+    async def setup() -> None:
+        for i in range(nodes):
+            await c.create(NODES, node(i, racks=racks))
+        await cp.start_component("scheduler")
+        await cp.start_component("statefulset-controller")
+
+    loop.run_until_complete(setup())
+    return cp
+
+
+async def _until_bound(c: Any, namespace: str, selector: str, n: int) -> None:
+    lst = await c.list(PODS, namespace, label_selector=selector)
+    bound = {p["metadata"]["name"] for p in lst["items"] if p["spec"].get("nodeName")}
+    if len(bound) >= n:
+        return
+    async for ev in c.watch(
+        PODS, namespace, label_selector=selector, resource_version=lst["metadata"]["resourceVersion"]
+    ):
+        if ev.type in ("ADDED", "MODIFIED") and ev.object["spec"].get("nodeName"):
+            bound.add(ev.object["metadata"]["name"])
+            if len(bound) >= n:
+                return
+
+
+def test_filter_and_score_one_pod_over_5000_nodes(benchmark: Any, loop: asyncio.AbstractEventLoop) -> None:
+    cp = _scheduling_plane(loop, 5000)
+    c = cp.client("bench")
+    n = _counter()
+
+    async def schedule_one() -> None:
+        name = f"p-{next(n)}"
+        await c.create(PODS, pod(name, labels={"p": name}), "default")
+        await _until_bound(c, "default", f"p={name}", 1)
+
+    benchmark.pedantic(lambda: loop.run_until_complete(schedule_one()), rounds=50, warmup_rounds=2)
+    loop.run_until_complete(cp.stop())
+
+
+def test_group_placement_gang_of_16_in_one_rack_of_500_nodes(
+    benchmark: Any, loop: asyncio.AbstractEventLoop
+) -> None:
+    cp = _scheduling_plane(loop, 500, racks=10)
+    c = cp.client("bench")
+    n = _counter()
+
+    async def place_gang() -> None:
+        name = f"g-{next(n)}"
+        await c.create(STATEFULSETS, statefulset(name, 16, True, "rack"), "default")
+        await _until_bound(c, "default", f"app={name}", 16)
+
+    benchmark.pedantic(lambda: loop.run_until_complete(place_gang()), rounds=10, warmup_rounds=1)
+    loop.run_until_complete(cp.stop())

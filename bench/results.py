@@ -1,0 +1,126 @@
+"""Benchmark results: metrics per repetition, summary statistics, the JSON file and the machine."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How a metric reads: its unit and whether more is better (pods/s) or less (seconds)."""
+
+    unit: str
+    higher_is_better: bool
+
+
+def summarize(values: list[float]) -> dict[str, float]:
+    """Median and spread over repetitions (min, max, and the relative interquartile-ish range)."""
+    med = statistics.median(values)
+    lo, hi = min(values), max(values)
+    return {
+        "median": med,
+        "min": lo,
+        "max": hi,
+        "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
+        "spread": (hi - lo) / med if med else 0.0,
+        "n": float(len(values)),
+    }
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    kind: str
+    description: str
+    params: dict[str, Any]
+    target: str
+    runs: list[dict[str, float]] = field(default_factory=list)
+    units: dict[str, Metric] = field(default_factory=dict)
+    series: dict[str, list[float]] = field(default_factory=dict)
+    error: str = ""
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        names = sorted({k for r in self.runs for k in r})
+        return {k: summarize([r[k] for r in self.runs if k in r]) for k in names}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "description": self.description,
+            "params": self.params,
+            "target": self.target,
+            "runs": self.runs,
+            "summary": self.summary(),
+            "units": {
+                k: {"unit": m.unit, "higherIsBetter": m.higher_is_better} for k, m in self.units.items()
+            },
+            "series": self.series,
+            "error": self.error,
+        }
+
+
+def git_commit(repo: Path) -> str:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    if out.returncode != 0:
+        return ""
+    dirty = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True, timeout=5
+    )
+    return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers depend on: cores, memory, Python, OS, the commit measured."""
+    mem = 0
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return {
+        "cores": os.cpu_count() or 0,
+        "memoryBytes": mem,
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "commit": git_commit(Path(__file__).resolve().parent.parent),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def write_results(path: Path, results: list[ScenarioResult], target: str) -> dict[str, Any]:
+    doc = {"machine": machine(), "target": target, "scenarios": [r.to_json() for r in results]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    return doc
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    try:
+        doc = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a gangplane bench result file: {e}") from e
+    if not isinstance(doc, dict) or "scenarios" not in doc:
+        raise ValueError(f"{path}: not a gangplane bench result file (no 'scenarios')")
+    return doc

@@ -1,0 +1,72 @@
+"""Runs scenarios with a progress bar and collects their results.
+
+Each repetition of a scenario runs in a fresh event loop (``asyncio.run``), so one repetition's
+leftovers cannot slow the next; a repetition that fails records the error on the scenario and the
+run goes on with the next scenario.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib
+import traceback
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from bench.results import ScenarioResult
+from bench.scenario import WORKLOADS, Scenario
+from bench.workloads.common import Env
+
+
+def run_scenarios(
+    scenarios: list[Scenario], console: Console, kubeconfig: Path | None = None
+) -> list[ScenarioResult]:
+    results: list[ScenarioResult] = []
+    total = sum(s.repeat for s in scenarios)
+    target = str(kubeconfig) if kubeconfig else "gangplane (in this process)"
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[step]}"),
+    )
+    with Progress(*columns, console=console, transient=False) as progress:
+        overall = progress.add_task("all scenarios", total=total, step="")
+        for sc in scenarios:
+            if kubeconfig is not None and not sc.http:
+                progress.advance(overall, sc.repeat)
+                console.print(
+                    f"[yellow]skipped {sc.name}: it needs gangplane in-process (not an HTTP-only scenario)"
+                )
+                continue
+            module = importlib.import_module(WORKLOADS[sc.kind])
+            res = ScenarioResult(
+                sc.name, sc.kind, sc.description, dict(sc.params), target, units=dict(module.METRICS)
+            )
+            task = progress.add_task(sc.name, total=sc.repeat, step="")
+
+            def step(msg: str, task_id: int = task) -> None:
+                progress.update(task_id, step=msg)
+
+            for _ in range(sc.repeat):
+                env = Env(kubeconfig=kubeconfig, progress=step)
+                gc.collect()
+                try:
+                    metrics = asyncio.run(module.run(dict(sc.params), env))
+                except Exception as e:  # a failing scenario is reported, the run goes on
+                    res.error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+                    console.print(f"[red]{sc.name} failed: {type(e).__name__}: {e}")
+                    progress.advance(overall, sc.repeat - len(res.runs))
+                    break
+                res.runs.append(metrics)
+                for k, v in env.series.items():
+                    res.series.setdefault(k, []).extend(v)
+                progress.advance(task)
+                progress.advance(overall)
+            progress.update(task, step="done" if not res.error else "failed")
+            results.append(res)
+    return results

@@ -1,0 +1,1 @@
+"""Workload kinds of ``gangplane bench``: one module each, exporting ``METRICS`` and ``run``."""

@@ -1,0 +1,177 @@
+"""What the workloads share: fake fleets, control planes with chosen components, watch counters."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from apiserver.client.interface import NODES, PODS, Client
+
+Obj = dict[str, Any]
+RACK = "topology.kubernetes.io/rack"
+ZONE = "topology.kubernetes.io/zone"
+
+
+@dataclass
+class Env:
+    """What the runner hands a workload: where to run and how to report progress."""
+
+    #: a kubeconfig of another API server (a real cluster) for HTTP-level scenarios, else None
+    kubeconfig: Path | None = None
+    progress: Callable[[str], None] = lambda _msg: None
+    series: dict[str, list[float]] = field(default_factory=dict)
+
+
+def node(
+    i: int, *, racks: int = 0, zones: int = 10, cpu: str = "32", memory: str = "128Gi", gpus: int = 0
+) -> Obj:
+    """A Ready fake Node (no node agent needed to schedule onto it)."""
+    name = f"node-{i:05d}"
+    labels = {
+        "kubernetes.io/hostname": name,
+        ZONE: f"zone-{i % zones}",
+        "topology.kubernetes.io/region": "region-1",
+    }
+    if racks:
+        labels[RACK] = f"rack-{i % racks}"
+    alloc = {"cpu": cpu, "memory": memory, "pods": "110"}
+    if gpus:
+        alloc["nvidia.com/gpu"] = str(gpus)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {},
+        "status": {
+            "capacity": dict(alloc),
+            "allocatable": dict(alloc),
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    }
+
+
+async def create_nodes(client: Client, n: int, **kw: Any) -> None:
+    for i in range(n):
+        await client.create(NODES, node(i, **kw))
+
+
+async def start_plane(components: list[str]) -> Any:
+    """A control plane running only ``components`` (the node agent, if named, has an empty fleet).
+
+    Every shipped component is registered, as ``gangplane serve`` does, so names are checked.
+    """
+    from apiserver.controlplane import ControlPlane, default_components
+    from controllers.fleet import Fleet
+
+    cp = ControlPlane()
+    default_components(cp, Fleet.empty(), "*")
+    for name in components:
+        await cp.start_component(name)
+    return cp
+
+
+class PodCounter:
+    """Watches pods of a namespace and fires when ``target`` satisfy ``pred`` (bound, Running…)."""
+
+    def __init__(self, client: Client, namespace: str, target: int, pred: Callable[[Obj], bool]) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.target = target
+        self.pred = pred
+        self.hits: dict[str, float] = {}
+        self.done = asyncio.Event()
+        self.finished_at = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        lst = await self.client.list(PODS, self.namespace)
+        for p in lst["items"]:
+            self._see(p)
+        self._task = asyncio.create_task(self._run(lst["metadata"]["resourceVersion"]))
+
+    def retarget(self, target: int, pred: Callable[[Obj], bool] | None = None) -> None:
+        self.target = target
+        if pred is not None:
+            self.pred = pred
+            self.hits.clear()
+        self.done = asyncio.Event()
+        if len(self.hits) >= target:
+            self.finished_at = time.perf_counter()
+            self.done.set()
+
+    def _see(self, p: Obj) -> None:
+        name = p["metadata"]["name"]
+        if self.pred(p):
+            if name not in self.hits:
+                self.hits[name] = time.perf_counter()
+                if len(self.hits) >= self.target and not self.done.is_set():
+                    self.finished_at = time.perf_counter()
+                    self.done.set()
+        else:
+            self.hits.pop(name, None)
+
+    async def _run(self, rv: str) -> None:
+        while True:
+            async for ev in self.client.watch(PODS, self.namespace, resource_version=rv):
+                if ev.type == "ERROR":
+                    break
+                if ev.type == "DELETED":
+                    self.hits.pop(ev.object["metadata"]["name"], None)
+                elif ev.type in ("ADDED", "MODIFIED"):
+                    self._see(ev.object)
+                    rv = ev.object["metadata"]["resourceVersion"]
+            lst = await self.client.list(PODS, self.namespace)
+            self.hits.clear()
+            for p in lst["items"]:
+                self._see(p)
+            rv = lst["metadata"]["resourceVersion"]
+
+    async def wait(self, timeout: float) -> float:
+        """Seconds from now until the target is reached (raises TimeoutError past ``timeout``)."""
+        await asyncio.wait_for(self.done.wait(), timeout)
+        return self.finished_at
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+def is_bound(p: Obj) -> bool:
+    return bool((p.get("spec") or {}).get("nodeName"))
+
+
+def is_running(p: Obj) -> bool:
+    status = p.get("status") or {}
+    return status.get("phase") == "Running" and not (p.get("metadata") or {}).get("deletionTimestamp")
+
+
+def pod(
+    name: str, namespace: str = "default", cpu: str = "100m", memory: str = "128Mi", labels: Obj | None = None
+) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {"app": "bench"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}},
+                }
+            ]
+        },
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))
+    return s[k]

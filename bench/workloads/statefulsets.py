@@ -1,0 +1,208 @@
+"""Gang StatefulSets (KEP-6277): placement speed of whole groups, with or without a rack constraint.
+
+Each set lives in its own namespace. With ``gang: true`` the StatefulSet carries
+``spec.scheduling.schedulingPolicy.gang`` (so the controller creates a Workload and a PodGroup and
+the scheduler places the group in one cycle), with ``topology: rack`` also a rack constraint.
+``gang: false`` runs the same pods without any of it, as the baseline.
+
+Metrics: pods/s from the first create to the last pod bound; per set, the seconds from its last
+pod being created (the moment its gang becomes placeable) to its last pod bound (the median and
+the worst set); with ``node_agent: true`` also the seconds until every pod is Running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from apiserver.client.interface import NAMESPACES, PODS, STATEFULSETS
+from bench.results import Metric
+from bench.workloads.common import RACK, Env, create_nodes, is_bound, is_running, start_plane
+
+METRICS = {
+    "pods_per_s": Metric("pods/s", True),
+    "set_placed_s_median": Metric("s", False),
+    "set_placed_s_max": Metric("s", False),
+    "all_running_s": Metric("s", False),
+    "nodes_ready_s": Metric("s", False),
+}
+PARAMS = {
+    "nodes": 5000,
+    "racks": 50,
+    "sets": 3,
+    "replicas": 1000,
+    "gang": True,
+    "topology": "",
+    "node_agent": False,
+}
+
+
+def statefulset(name: str, replicas: int, gang: bool, topology: str, cpu: str = "100m") -> dict[str, Any]:
+    labels = {"app": name}
+    spec: dict[str, Any] = {
+        "replicas": replicas,
+        "podManagementPolicy": "Parallel",
+        "serviceName": name,
+        "selector": {"matchLabels": labels},
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"requests": {"cpu": cpu}},
+                    }
+                ]
+            },
+        },
+    }
+    if gang:
+        spec["scheduling"] = {"schedulingPolicy": {"gang": {}}}
+        if topology:
+            key = RACK if topology == "rack" else topology
+            spec["scheduling"]["schedulingConstraints"] = {"topology": [{"key": key}]}
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name}, "spec": spec}
+
+
+def fleet_doc(nodes: int, racks: int) -> dict[str, Any]:
+    """A node-agent fleet of ``nodes`` hosts spread over ``racks`` racks in one zone."""
+    per_rack = max(1, nodes // max(1, racks))
+    return {
+        "nodes": [
+            {
+                "name": "node-{rack}-{index}",
+                "zones": ["zone-a"],
+                "racksPerZone": max(1, racks),
+                "count": per_rack,
+                "capacity": {"cpu": "32", "memory": "128Gi", "pods": "110"},
+            }
+        ]
+    }
+
+
+async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
+    nodes = int(params.get("nodes", 5000))
+    racks = int(params.get("racks", 50))
+    sets, replicas = int(params.get("sets", 3)), int(params.get("replicas", 1000))
+    gang, topology = bool(params.get("gang", True)), str(params.get("topology", "") or "")
+    node_agent = bool(params.get("node_agent", False))
+    out: dict[str, float] = {}
+    if node_agent:
+        from apiserver.controlplane import ControlPlane, default_components
+        from controllers.fleet import parse_fleet
+
+        cp = ControlPlane()
+        default_components(cp, parse_fleet(fleet_doc(nodes, racks)), "*")
+        t = time.perf_counter()
+        await cp.start_component("node-agent")
+        client = cp.client("bench")
+        await _wait_nodes_ready(client, max(1, racks) * max(1, nodes // max(1, racks)))
+        out["nodes_ready_s"] = time.perf_counter() - t
+        for name in ("garbage-collector-controller", "statefulset-controller", "scheduler"):
+            await cp.start_component(name)
+    else:
+        cp = await start_plane([])
+        client = cp.client("bench")
+        await create_nodes(client, nodes, racks=racks)
+        for name in ("statefulset-controller", "scheduler"):
+            await cp.start_component(name)
+    env.progress(f"{nodes} nodes")
+    tracker = SetTracker(client, "bench", replicas)
+    await client.create(NAMESPACES, {"metadata": {"name": "bench"}})
+    await tracker.start()
+    t0 = time.perf_counter()
+    for s in range(sets):
+        await client.create(STATEFULSETS, statefulset(f"gang-{s}", replicas, gang, topology), "bench")
+    await tracker.wait(sets, "bound", 900)
+    env.progress("bound")
+    placed = sorted(
+        max(0.0, tracker.last["bound"][k] - tracker.last["created"][k]) for k in tracker.last["bound"]
+    )
+    out["pods_per_s"] = sets * replicas / (max(tracker.last["bound"].values()) - t0)
+    out["set_placed_s_median"] = placed[len(placed) // 2]
+    out["set_placed_s_max"] = placed[-1]
+    if node_agent:
+        await tracker.wait(sets, "running", 900)
+        out["all_running_s"] = max(tracker.last["running"].values()) - t0
+    await tracker.stop()
+    await cp.stop()
+    return out
+
+
+class SetTracker:
+    """One pod watch for every set: when each set's last pod was created, bound and Running.
+
+    A set counts once all ``replicas`` of its pods (label ``app=<set>``) have reached a stage;
+    ``last[stage][set]`` is the time the last of them did.
+    """
+
+    def __init__(self, client: Any, namespace: str, replicas: int) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.replicas = replicas
+        self.pods: dict[str, dict[str, set[str]]] = {"created": {}, "bound": {}, "running": {}}
+        self.last: dict[str, dict[str, float]] = {"created": {}, "bound": {}, "running": {}}
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        lst = await self.client.list(PODS, self.namespace)
+        self._task = asyncio.create_task(self._run(lst["metadata"]["resourceVersion"]))
+
+    def _see(self, p: dict[str, Any]) -> None:
+        app = (p["metadata"].get("labels") or {}).get("app", "")
+        name = p["metadata"]["name"]
+        for stage, ok in (("created", True), ("bound", is_bound(p)), ("running", is_running(p))):
+            if not ok:
+                continue
+            members = self.pods[stage].setdefault(app, set())
+            if name not in members:
+                members.add(name)
+                if len(members) == self.replicas:
+                    self.last[stage][app] = time.perf_counter()
+                    self._changed.set()
+
+    async def _run(self, rv: str) -> None:
+        async for ev in self.client.watch(PODS, self.namespace, resource_version=rv):
+            if ev.type in ("ADDED", "MODIFIED"):
+                self._see(ev.object)
+            elif ev.type == "ERROR":
+                raise RuntimeError(f"pod watch ended: {ev.object.get('message')}")
+
+    async def wait(self, sets: int, stage: str, timeout: float) -> None:
+        async def until() -> None:
+            while len(self.last[stage]) < sets:
+                self._changed.clear()
+                if self._task is not None and self._task.done():
+                    self._task.result()
+                await self._changed.wait()
+
+        await asyncio.wait_for(until(), timeout)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+async def _wait_nodes_ready(client: Any, n: int) -> None:
+    from apiserver.client.interface import NODES
+
+    def ready(node: dict[str, Any]) -> bool:
+        return any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (node.get("status") or {}).get("conditions") or []
+        )
+
+    while True:
+        lst = await client.list(NODES)
+        if sum(1 for nd in lst["items"] if ready(nd)) >= n:
+            return
+        seen = {nd["metadata"]["name"] for nd in lst["items"] if ready(nd)}
+        async for ev in client.watch(NODES, resource_version=lst["metadata"]["resourceVersion"]):
+            if ev.type in ("ADDED", "MODIFIED") and ready(ev.object):
+                seen.add(ev.object["metadata"]["name"])
+                if len(seen) >= n:
+                    return

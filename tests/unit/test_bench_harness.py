@@ -1,0 +1,97 @@
+"""The benchmark harness: scenario files, result statistics, reports, plots and compare.
+
+Numbers are never asserted (speed is measured, not tested); what is tested is that a run of a
+tiny scenario produces the JSON, Markdown and PNG a user reads, and that bad files are refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from bench import compare
+from bench.cli import main as bench_main
+from bench.results import read_results, summarize
+from bench.scenario import ScenarioError, load_scenarios, parse_scenario, select, shipped_scenarios
+
+
+def test_shipped_scenarios_parse_and_cover_the_issue_list() -> None:
+    kinds = {s.kind for s in shipped_scenarios()}
+    assert {"cold-start", "api", "scheduling-basic", "gang-statefulsets", "preemption", "lifecycle"} <= kinds
+    names = [s.name for s in shipped_scenarios()]
+    assert {"gangs-3x1000-rack", "gangs-1000x3", "gang-1x1000-running", "scheduling-basic-5000"} <= set(names)
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"kind": "api"}, "name: required"),
+        ({"name": "x", "kind": "nope"}, "kind: must be one of"),
+        ({"name": "x", "kind": "api", "repeat": 0}, "repeat: must be a positive integer"),
+        ({"name": "x", "kind": "api", "params": []}, "params: must be a mapping"),
+        ({"name": "x", "kind": "api", "speed": 1}, "unknown field(s) speed"),
+    ],
+)
+def test_bad_scenarios_are_refused_naming_the_field(doc: dict, message: str) -> None:
+    with pytest.raises(ScenarioError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_scenario(doc, "f.yaml")
+
+
+def test_quick_overrides_and_selection() -> None:
+    sc = parse_scenario(
+        {"name": "s", "kind": "api", "repeat": 5, "params": {"objects": 100}, "quick": {"objects": 3}}
+    )
+    q = sc.with_params(quick=True)
+    assert q.params["objects"] == 3 and q.repeat == 1
+    assert select([sc], ["s"]) == [sc]
+    with pytest.raises(ScenarioError, match="no scenario matches"):
+        select([sc], ["zzz"])
+
+
+def test_summary_statistics() -> None:
+    s = summarize([1.0, 2.0, 4.0])
+    assert s["median"] == 2.0 and s["min"] == 1.0 and s["max"] == 4.0 and s["spread"] == 1.5 and s["n"] == 3
+
+
+def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "mine.yaml"
+    f.write_text(
+        "name: tiny-scheduling\nkind: scheduling-basic\nrepeat: 2\nparams: {nodes: 3, pods: 5, backlog: false}\n"
+        "---\nname: tiny-gangs\nkind: gang-statefulsets\nrepeat: 1\n"
+        "params: {nodes: 4, racks: 2, sets: 2, replicas: 2, gang: true, topology: rack}\n"
+    )
+    assert load_scenarios(f)[1].params["topology"] == "rack"
+    out = tmp_path / "out"
+    assert bench_main(["-f", str(f), "--out", str(out)]) == 0
+    doc = read_results(out / "results.json")
+    assert {"cores", "python", "commit", "time"} <= set(doc["machine"])
+    by_name = {s["name"]: s for s in doc["scenarios"]}
+    assert len(by_name["tiny-scheduling"]["runs"]) == 2
+    assert by_name["tiny-scheduling"]["summary"]["pods_per_s"]["median"] > 0
+    assert by_name["tiny-gangs"]["summary"]["set_placed_s_max"]["n"] == 1
+    report = (out / "report.md").read_text()
+    assert "| tiny-scheduling | pods_per_s |" in report
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert "pods_per_s_vs_nodes.png" in pngs
+    assert all((out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    # compare: a copy with doubled throughput reads as 2x better
+    b = orjson.loads((out / "results.json").read_bytes())
+    for s in b["scenarios"]:
+        if "pods_per_s" in s["summary"]:
+            s["summary"]["pods_per_s"]["median"] *= 2
+    (tmp_path / "b.json").write_bytes(orjson.dumps(b))
+    rows = compare.compare(doc, b)
+    row = next(r for r in rows if r[0] == "tiny-scheduling" and r[1] == "pods_per_s")
+    assert row[4] == pytest.approx(2.0) and row[5] is True
+    capsys.readouterr()
+    assert bench_main(["compare", str(out / "results.json"), str(tmp_path / "b.json")]) == 0
+    assert "2.00x" in capsys.readouterr().out
+
+
+def test_compare_refuses_a_file_that_is_not_a_result(tmp_path: Path) -> None:
+    (tmp_path / "x.json").write_text("{}")
+    assert bench_main(["compare", str(tmp_path / "x.json"), str(tmp_path / "x.json")]) == 2
