@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if __package__ in (None, ""):  # run as a script: make the repo importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from apiserver.client.interface import (  # noqa: E402
     DEVICECLASSES,
