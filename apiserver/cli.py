@@ -12,6 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
+from apiserver.registry.builtin import StrategyModuleError
+from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
 
 
@@ -51,16 +54,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
-
-    cp = ControlPlane(ControlPlaneOptions(gates=gates))
+    try:
+        cp = ControlPlane(ControlPlaneOptions(gates=gates))
+    except StrategyModuleError as e:
+        print(f"gangplane: cannot build the API server: {e}", file=sys.stderr)
+        return 2
     cluster = None
     if args.cluster:
-        try:
-            from controllers.fleet import load_fleet
-        except ImportError:
-            print("gangplane: --cluster needs the node agent, which this build does not have", file=sys.stderr)
-            return 2
         try:
             cluster = load_fleet(Path(args.cluster))
         except (OSError, ValueError) as e:

@@ -1,8 +1,12 @@
 """The composition root: one API server plus the components ``gangplane serve`` runs beside it.
 
 Tests build the same :class:`ControlPlane` in-process (no sockets) and start only the components
-they need; ``gangplane serve`` adds the HTTP listener. Components receive an in-process client
-and their own feature-gate view, never the store or registry.
+they need; ``gangplane serve`` adds the HTTP listener. This module (with :mod:`apiserver.cli`) is
+the only code that imports both the API server and every component; nothing imports it back but
+tests. Each component's factory receives a
+:class:`~apiserver.client.context.ComponentContext` built for it here: in-process clients, its
+own feature-gate view, the clock, the metrics registry and discovery, never the store or
+registry.
 """
 
 from __future__ import annotations
@@ -11,35 +15,37 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import uvicorn
 from prometheus_client import CollectorRegistry
 
+from apiserver.client.context import Component, ComponentContext, ComponentFactory
+from apiserver.client.discovery import APIResource, api_resources
 from apiserver.client.informer import InformerFactory
+from apiserver.client.interface import GVR
 from apiserver.client.local import LocalClient
 from apiserver.meta import Clock
 from apiserver.registry.generic import API
 from apiserver.server.app import APIApp
 from apiserver.server.instance import build_api, new_metrics_registry
+from controllers.manager import register_controllers
 from featuregates import FeatureGate
+from scheduler.component import register_scheduler
 
 log = logging.getLogger("gangplane")
 
-
-class Component(Protocol):
-    """Anything the control plane runs: a controller, the scheduler, the node agent."""
-
-    name: str
-
-    async def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
-
-
-ComponentFactory = Callable[["ControlPlane"], Component]
+__all__ = [
+    "Component",
+    "ComponentContext",
+    "ComponentFactory",
+    "ControlPlane",
+    "ControlPlaneOptions",
+    "default_components",
+    "tune_gc",
+]
 
 
 @dataclass
@@ -78,6 +84,11 @@ class ControlPlane:
     def informer_factory(self, user_agent: str) -> InformerFactory:
         return InformerFactory(self.client(user_agent))
 
+    def context_for(self, name: str) -> ComponentContext:
+        """The context component ``name``'s factory receives: built afresh on every start, so a
+        changed ``options.component_gates`` entry takes effect at the component's next start."""
+        return _Context(self, name)
+
     # ------------------------------------------------------------------ components
     def register(self, name: str, factory: ComponentFactory) -> None:
         self._factories[name] = factory
@@ -85,7 +96,7 @@ class ControlPlane:
     async def start_component(self, name: str) -> Component:
         if name in self.components:
             return self.components[name]
-        comp = self._factories[name](self)
+        comp = self._factories[name](self.context_for(name))
         await comp.start()
         self.components[name] = comp
         return comp
@@ -159,6 +170,43 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 20)
 
 
+class _Context:
+    """:class:`ComponentContext` over one :class:`ControlPlane`, for one component."""
+
+    def __init__(self, cp: ControlPlane, name: str) -> None:
+        self._cp = cp
+        self.name = name
+        self.gates = cp.gates_for(name)
+        self.clock = cp.clock
+        self.metrics_registry = cp.metrics_registry
+
+    def client(self, user_agent: str = "") -> LocalClient:
+        return self._cp.client(user_agent or self.name)
+
+    def informer_factory(self, user_agent: str = "") -> InformerFactory:
+        return InformerFactory(self.client(user_agent))
+
+    def served_resources(self) -> list[APIResource]:
+        return self._discovered(dedupe_storage=True)
+
+    def is_served(self, gvr: GVR) -> bool:
+        return any(r.gvr == gvr for r in self._discovered(dedupe_storage=False))
+
+    def _discovered(self, *, dedupe_storage: bool) -> list[APIResource]:
+        # Discovery says what the API server serves; this component's own gate view can only
+        # narrow it (version skew: a component that does not know a gated API ignores it).
+        # Which gate guards which resource is wiring knowledge, kept here in the root.
+        docs = self.client().discovery_documents()
+        gated = {
+            GVR(rd.group, rd.version, rd.plural): rd.gate for rd in self._cp.api.registry.all() if rd.gate is not None
+        }
+        return [
+            r
+            for r in api_resources(docs, dedupe_storage=dedupe_storage)
+            if r.gvr not in gated or self.gates.enabled(gated[r.gvr])
+        ]
+
+
 class _Server(uvicorn.Server):
     """uvicorn without its own signal handling: the CLI owns SIGINT/SIGTERM."""
 
@@ -168,22 +216,9 @@ class _Server(uvicorn.Server):
 
 
 def default_components(cp: ControlPlane, cluster: Any = None, controllers: str = "*") -> list[str]:
-    """Register every component gangplane ships; returns the names registered.
+    """Register every component gangplane ships; returns the names registered, in start order.
 
     Components live in the ``controllers`` and ``scheduler`` packages; they are imported here,
     at the composition root, so the API machinery never depends on them.
     """
-    names: list[str] = []
-    try:
-        from controllers.manager import register_controllers
-    except ImportError:
-        register_controllers = None  # type: ignore[assignment]
-    if register_controllers is not None:
-        names.extend(register_controllers(cp, controllers, cluster))
-    try:
-        from scheduler.component import register_scheduler
-    except ImportError:
-        register_scheduler = None  # type: ignore[assignment]
-    if register_scheduler is not None:
-        names.extend(register_scheduler(cp))
-    return names
+    return [*register_controllers(cp, controllers, cluster), *register_scheduler(cp)]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import logging
 import sys
 import time
@@ -36,13 +35,6 @@ from controllers.testing import PodReadier, statefulset  # noqa: E402
 
 Obj = dict[str, Any]
 NS = "default"
-
-
-def _have(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 async def count_until(
@@ -186,7 +178,7 @@ async def bench_gc(replicas: int, ready: str, policy: str) -> float:
 async def main(args: argparse.Namespace) -> int:
     ready = args.ready
     if ready == "auto":
-        ready = "agent" if _have("controllers.nodeagent") and _have("scheduler.component") else "bench"
+        ready = "agent"
     print(f"gangplane controller benchmarks (readiness: {ready})")
     for n in args.replicas:
         res = await bench_scale_out(n, ready)

@@ -1,42 +1,45 @@
 """The controller manager: which controllers exist, which ones run, and how each is built.
 
-This is composition-root code (like kube-controller-manager's ``NewControllerDescriptors``): it may
-read the API server's resource registry to tell the garbage collector and the namespace controller
-which resources exist, because the in-process client has no discovery. Controllers themselves only
-ever see a client.
+Like kube-controller-manager's ``NewControllerDescriptors``: each controller has a name, aliases
+and a factory taking the :class:`~apiserver.client.context.ComponentContext` the composition
+root builds for it. Factories read only the context: a client (user agent = the controller's
+name), its gate view, the clock, the metrics registry and discovery
+(``ctx.served_resources()``, which tells the garbage collector and the namespace controller which
+resources exist). No controller sees the registry or the store.
 
 ``register_controllers(cp, "*,-namespace", cluster)`` registers a factory for every known
-controller on the :class:`~apiserver.controlplane.ControlPlane` (so a test may still start one by
-hand) and returns the names selected by the flag, in start order. The flag is kube's
-``--controllers``: ``*`` turns on every controller that is on by default, ``name`` turns one on,
-``-name`` turns one off; a name (canonical, or kube's short alias such as ``statefulset``) that is
-not known raises ``ValueError``. Each controller runs as its own component with its own client
-(user agent = its name), informers, queue and workers, so ``cp.stop_component(name)`` /
-``cp.start_component(name)`` crash and restart exactly one of them.
+controller on the :class:`~apiserver.client.context.ComponentRegistrar` (the composition root's
+``ControlPlane``, so a test may still start one by hand) and returns the names selected by the
+flag, in start order. The flag is kube's ``--controllers``: ``*`` turns on every controller that
+is on by default, ``name`` turns one on, ``-name`` turns one off; a name (canonical, or kube's
+short alias such as ``statefulset``) that is not known raises ``ValueError``. Each controller runs
+as its own component with its own client, informers, queue and workers, so
+``cp.stop_component(name)`` / ``cp.start_component(name)`` crash and restart exactly one of them.
 
-Optional controllers are registered when their module is installed: the node agent
-(``controllers.nodeagent``, given the ``cluster`` fleet) and the PodGroup protection controller
-(``controllers.podgroupprotection``, only started while PodGroups are served).
-
-The KEP-6277 extension plugs into the StatefulSet controller without touching this module's
-callers: when ``controllers.statefulset.workload`` exists and defines
-``new_scheduling_hook(cp) -> SchedulingHook``, every StatefulSet controller gets that hook.
+The node agent is given the ``cluster`` fleet; the PodGroup protection controller is only
+started while PodGroups are served. Every StatefulSet controller gets the KEP-6277 scheduling
+hook (:func:`controllers.statefulset.workload.new_scheduling_hook`).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from apiserver.client.context import Component, ComponentContext, ComponentFactory, ComponentRegistrar
+from apiserver.client.discovery import APIResource
 from apiserver.client.interface import GVR, PODGROUPS
+from controllers.garbagecollector import GarbageCollector
 from controllers.metrics import controller_metrics
-from controllers.resources import APIResource
-
-if TYPE_CHECKING:
-    from apiserver.controlplane import Component, ControlPlane
-    from controllers.statefulset.hooks import SchedulingHook
+from controllers.namespace import NamespaceController
+from controllers.nodeagent import node_agent_factory
+from controllers.podgroupprotection import new_podgroup_protection_controller
+from controllers.resourceclaim import ResourceClaimController
+from controllers.statefulset import StatefulSetController
+from controllers.statefulset.workload import new_scheduling_hook
+from controllers.volume import PVBinder
+from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
 
 GARBAGE_COLLECTOR = "garbage-collector-controller"
 NAMESPACE = "namespace-controller"
@@ -53,7 +56,7 @@ GC_IGNORED = frozenset({("", "events")})
 @dataclass(frozen=True)
 class ControllerSpec:
     name: str
-    factory: Callable[[ControlPlane], Component]
+    factory: ComponentFactory
     aliases: tuple[str, ...] = ()
     enabled_by_default: bool = True
     #: a resource the controller cannot run without; it is not started while that is not served
@@ -61,139 +64,82 @@ class ControllerSpec:
 
 
 # ---------------------------------------------------------------------------------- discovery
-def served_resources(cp: ControlPlane, component: str) -> list[APIResource]:
-    """Every resource the API serves and ``component``'s gates allow, once per storage.
+def gc_resources(ctx: ComponentContext) -> list[APIResource]:
+    """What the garbage collector watches: deletable, listable, watchable, not ignored.
 
-    ``events.k8s.io`` events share storage with core events and are skipped, as are resources
-    whose feature gate is off (for the API server or for the component).
+    ``events.k8s.io`` events share storage with core events, so discovery lists them once.
     """
-    gates = cp.gates_for(component)
-    out: list[APIResource] = []
-    for rd in cp.api.registry.all():
-        if rd.storage_of is not None or not cp.api.served(rd):
-            continue
-        if rd.gate is not None and not gates.enabled(rd.gate):
-            continue
-        out.append(
-            APIResource(GVR(rd.group, rd.version, rd.plural), rd.kind, rd.namespaced, frozenset(rd.verbs))
-        )
-    return out
-
-
-def gc_resources(cp: ControlPlane) -> list[APIResource]:
-    """What the garbage collector watches: deletable, listable, watchable, not ignored."""
     return [
         r
-        for r in served_resources(cp, GARBAGE_COLLECTOR)
+        for r in ctx.served_resources()
         if r.supports("delete", "list", "watch") and (r.gvr.group, r.gvr.resource) not in GC_IGNORED
     ]
 
 
-def namespaced_resources(cp: ControlPlane) -> list[APIResource]:
+def namespaced_resources(ctx: ComponentContext) -> list[APIResource]:
     """What the namespace controller empties: every namespaced resource that can be deleted."""
-    return [r for r in served_resources(cp, NAMESPACE) if r.namespaced and r.supports("delete", "list")]
+    return [r for r in ctx.served_resources() if r.namespaced and r.supports("delete", "list")]
 
 
 # ---------------------------------------------------------------------------------- factories
-def _statefulset_hook(cp: ControlPlane) -> SchedulingHook | None:
-    try:
-        mod = importlib.import_module("controllers.statefulset.workload")
-    except ModuleNotFoundError as e:
-        if e.name != "controllers.statefulset.workload":
-            raise
-        return None
-    factory = getattr(mod, "new_scheduling_hook", None)
-    return factory(cp) if factory is not None else None
-
-
-def new_statefulset_controller(cp: ControlPlane) -> Component:
-    from controllers.statefulset import StatefulSetController
-
+def new_statefulset_controller(ctx: ComponentContext) -> Component:
     return StatefulSetController(
-        cp.client(STATEFULSET),
-        clock=cp.clock,
-        metrics=controller_metrics(cp.metrics_registry),
-        scheduling_hook=_statefulset_hook(cp),
+        ctx.client(STATEFULSET),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
+        scheduling_hook=new_scheduling_hook(ctx),
     )
 
 
-def new_garbage_collector(cp: ControlPlane) -> Component:
-    from controllers.garbagecollector import GarbageCollector
-
+def new_garbage_collector(ctx: ComponentContext) -> Component:
     return GarbageCollector(
-        cp.client(GARBAGE_COLLECTOR),
-        gc_resources(cp),
-        clock=cp.clock,
-        metrics=controller_metrics(cp.metrics_registry),
+        ctx.client(GARBAGE_COLLECTOR),
+        gc_resources(ctx),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
-def new_namespace_controller(cp: ControlPlane) -> Component:
-    from controllers.namespace import NamespaceController
-
+def new_namespace_controller(ctx: ComponentContext) -> Component:
     return NamespaceController(
-        cp.client(NAMESPACE),
-        namespaced_resources(cp),
-        clock=cp.clock,
-        metrics=controller_metrics(cp.metrics_registry),
+        ctx.client(NAMESPACE),
+        namespaced_resources(ctx),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
-def new_pv_binder(cp: ControlPlane) -> Component:
-    from controllers.volume import PVBinder
-
-    return PVBinder(cp.client(PV_BINDER), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry))
+def new_pv_binder(ctx: ComponentContext) -> Component:
+    return PVBinder(ctx.client(PV_BINDER), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
 
 
-def new_resource_claim_controller(cp: ControlPlane) -> Component:
+def new_resource_claim_controller(ctx: ComponentContext) -> Component:
     """PodGroup claims only with ``DRAWorkloadResourceClaims`` on for the controller and PodGroups served."""
-    from controllers.resourceclaim.controller import ResourceClaimController
-    from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
-
-    gates = cp.gates_for(RESOURCE_CLAIM)
-    group_claims = gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and PODGROUPS in {
-        r.gvr for r in served_resources(cp, RESOURCE_CLAIM)
-    }
+    group_claims = ctx.gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and ctx.is_served(PODGROUPS)
     return ResourceClaimController(
-        cp.client(RESOURCE_CLAIM),
+        ctx.client(RESOURCE_CLAIM),
         group_claims=group_claims,
-        clock=cp.clock,
-        metrics=controller_metrics(cp.metrics_registry),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
 def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
-    """Every controller this build has, in start order (the node agent only if it is installed)."""
-    specs: list[ControllerSpec] = []
-    try:
-        from controllers.nodeagent import node_agent_factory
-    except ModuleNotFoundError as e:
-        if e.name is None or not e.name.startswith("controllers.nodeagent"):
-            raise
-    else:
-        specs.append(ControllerSpec(NODE_AGENT, node_agent_factory(cluster), ("nodeagent",)))
-    specs += [
+    """Every controller this build has, in start order."""
+    return [
+        ControllerSpec(NODE_AGENT, node_agent_factory(cluster), ("nodeagent",)),
         ControllerSpec(GARBAGE_COLLECTOR, new_garbage_collector, ("garbagecollector",)),
         ControllerSpec(NAMESPACE, new_namespace_controller, ("namespace",)),
         ControllerSpec(PV_BINDER, new_pv_binder, ("persistentvolume-binder",)),
         ControllerSpec(STATEFULSET, new_statefulset_controller, ("statefulset",)),
+        ControllerSpec(
+            PODGROUP_PROTECTION,
+            new_podgroup_protection_controller,
+            ("podgroup-protection",),
+            requires=PODGROUPS,
+        ),
         ControllerSpec(RESOURCE_CLAIM, new_resource_claim_controller, ("resourceclaim", "resource-claim")),
     ]
-    try:
-        from controllers.podgroupprotection import new_podgroup_protection_controller
-    except ModuleNotFoundError as e:
-        if e.name != "controllers.podgroupprotection":
-            raise
-    else:
-        specs.append(
-            ControllerSpec(
-                PODGROUP_PROTECTION,
-                new_podgroup_protection_controller,
-                ("podgroup-protection",),
-                requires=PODGROUPS,
-            )
-        )
-    return specs
 
 
 # ---------------------------------------------------------------------------------- selection
@@ -228,15 +174,11 @@ def select_controllers(flag: str, specs: Sequence[ControllerSpec]) -> list[str]:
     return selected
 
 
-def register_controllers(cp: ControlPlane, controllers: str = "*", cluster: Any = None) -> list[str]:
+def register_controllers(cp: ComponentRegistrar, controllers: str = "*", cluster: Any = None) -> list[str]:
     """Register every known controller's factory on ``cp``; return the names ``controllers`` selects."""
     specs = known_controllers(cluster)
     selected = select_controllers(controllers, specs)
     for s in specs:
         cp.register(s.name, s.factory)
-    unavailable = {
-        s.name
-        for s in specs
-        if s.requires is not None and s.requires not in {r.gvr for r in served_resources(cp, s.name)}
-    }
+    unavailable = {s.name for s in specs if s.requires is not None and not cp.context_for(s.name).is_served(s.requires)}
     return [n for n in selected if n not in unavailable]

@@ -9,15 +9,14 @@ finalizer back on a live, in-use PodGroup that lost it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from apiserver import errors
-from apiserver.admission.plugins import PODGROUP_PROTECTION_FINALIZER
+from apiserver.api.types import Obj
+from apiserver.api.wellknown import PODGROUP_PROTECTION_FINALIZER
+from apiserver.client.context import ComponentContext
 from apiserver.client.interface import PODGROUPS, PODS
 from apiserver.meta import finalizers_of, is_being_deleted, split_key
 from controllers.base import Controller
-
-Obj = dict[str, Any]
+from controllers.metrics import controller_metrics
 
 NAME = "podgroup-protection-controller"
 POD_GROUP_INDEX = "pod-group"
@@ -86,7 +85,7 @@ class PodGroupProtectionController(Controller):
             raise
 
 
-def new_podgroup_protection_controller(cp: Any) -> PodGroupProtectionController:
-    from controllers.metrics import controller_metrics
-
-    return PodGroupProtectionController(cp.client(NAME), clock=cp.clock, metrics=controller_metrics(cp.metrics_registry))
+def new_podgroup_protection_controller(ctx: ComponentContext) -> PodGroupProtectionController:
+    return PodGroupProtectionController(
+        ctx.client(NAME), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )

@@ -1,35 +1,19 @@
 """What a generic controller knows about the served resources: the discovery subset it needs.
 
-The in-process client has no discovery call, so the manager (composition-root code, allowed to
-read the registry) builds a list of :class:`APIResource` once and hands it to the garbage
-collector and the namespace controller. :class:`RESTMapper` answers the one question both need
-about an ``ownerReference`` or an object: which resource is ``(apiVersion, kind)`` and is it
-namespaced (client-go's ``RESTMapper.RESTMapping``).
+The garbage collector and the namespace controller get a list of
+:class:`~apiserver.client.discovery.APIResource` from discovery (their factory asks
+``ctx.served_resources()``). :class:`RESTMapper` answers the one question both need about an
+``ownerReference`` or an object: which resource is ``(apiVersion, kind)`` and is it namespaced
+(client-go's ``RESTMapper.RESTMapping``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from apiserver.client.interface import GVR
+from apiserver.client.discovery import APIResource
 
-
-@dataclass(frozen=True)
-class APIResource:
-    gvr: GVR
-    kind: str
-    namespaced: bool
-    verbs: frozenset[str] = frozenset(
-        {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
-    )
-
-    @property
-    def api_version(self) -> str:
-        return self.gvr.api_version
-
-    def supports(self, *verbs: str) -> bool:
-        return all(v in self.verbs for v in verbs)
+__all__ = ["APIResource", "RESTMapper", "RESTMapperError"]
 
 
 class RESTMapperError(Exception):

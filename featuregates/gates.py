@@ -11,6 +11,7 @@ GA = ""  # component-base reports GA as an empty stage label
 DEPRECATED = "DEPRECATED"
 
 WORKLOAD_WITH_STATEFULSET = "WorkloadWithStatefulSet"
+WORKLOAD_WITH_JOB = "WorkloadWithJob"
 GENERIC_WORKLOAD = "GenericWorkload"
 DRA_WORKLOAD_RESOURCE_CLAIMS = "DRAWorkloadResourceClaims"
 TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
@@ -40,6 +41,9 @@ class FeatureSpec:
 KNOWN_FEATURES: dict[str, FeatureSpec] = {
     WORKLOAD_WITH_STATEFULSET: FeatureSpec(
         True, ALPHA, description="KEP-6277: StatefulSet spec.scheduling compiled into a Workload and a PodGroup"
+    ),
+    WORKLOAD_WITH_JOB: FeatureSpec(
+        False, ALPHA, description="KEP-5547: Job spec.scheduling compiled into a Workload and a PodGroup (needs GenericWorkload)"
     ),
     GENERIC_WORKLOAD: FeatureSpec(
         True, BETA, description="Workload/PodGroup APIs, pod spec.schedulingGroup, gang scheduling, workload-aware preemption"

@@ -27,7 +27,7 @@ import asyncio
 import bisect
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
@@ -108,47 +108,10 @@ __all__ = [
     "SchedulingError",
     "Status",
     "default_normalize_score",
-    "default_profile",
-    "default_registry",
     "go_list",
 ]
 
 Obj = dict[str, Any]
-
-
-#: kube's default multi-point plugin list and Score weights (volume and image plugins omitted:
-#: gangplane has no volumes to check and no image states).
-DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
-    PluginSpec("SchedulingGates"),
-    PluginSpec("GangScheduling"),
-    PluginSpec("TopologyPlacement"),
-    PluginSpec("PrioritySort"),
-    PluginSpec("NodeUnschedulable"),
-    PluginSpec("NodeName"),
-    PluginSpec("TaintToleration", 3),
-    PluginSpec("NodeAffinity", 2),
-    PluginSpec("NodePorts"),
-    PluginSpec("NodeResourcesFit", 1),
-    PluginSpec("PodTopologySpread", 2),
-    PluginSpec("InterPodAffinity", 2),
-    PluginSpec("DynamicResources"),
-    PluginSpec("DefaultPreemption"),
-    PluginSpec("NodeResourcesBalancedAllocation", 1),
-    PluginSpec("PodGroupPodsCount", 1),
-    PluginSpec("DefaultBinder"),
-)
-
-
-def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME, **overrides: Any) -> Profile:
-    return Profile(scheduler_name=scheduler_name, plugins=list(DEFAULT_PLUGINS), **overrides)
-
-
-def default_registry() -> dict[str, PluginFactory]:
-    """In-tree plugins by name; out-of-tree ones (gang, topology) are added by the caller."""
-    from scheduler.plugins import in_tree_registry
-
-    return in_tree_registry()
-
 
 
 
@@ -202,13 +165,17 @@ class Framework:
         self,
         profile: Profile,
         handle: Handle | None = None,
-        registry: dict[str, PluginFactory] | None = None,
+        *,
+        registry: Mapping[str, PluginFactory],
     ) -> None:
+        """``registry`` maps plugin names to factories (kube's ``frameworkruntime.Registry``): the
+        framework knows no plugin itself; the scheduler's wiring (:mod:`scheduler.defaults`)
+        passes the in-tree registry merged with any out-of-tree plugins."""
         self.profile = profile
         self.handle = handle or Handle(scheduler_name=profile.scheduler_name)
         self.handle.scheduler_name = profile.scheduler_name
         self.handle.framework = self
-        reg = registry if registry is not None else default_registry()
+        reg = registry
         self.plugins: dict[str, Any] = {}
         self.score_weights: dict[str, int] = {}
         for spec in profile.plugins:

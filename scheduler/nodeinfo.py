@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
 
+from apiserver.api.podresources import is_supported_pod_level_resource, pod_requests
+from apiserver.api.types import Obj
 from apiserver.meta import parse_time
 from apiserver.quantity import resource_list_milli, to_int, to_milli
-from apiserver.registry.strategies.podspec import is_supported_pod_level_resource, pod_requests
 from apiserver.selectors import NOTHING, label_selector_from_dict
-
-Obj = dict[str, Any]
 
 CPU = "cpu"
 MEMORY = "memory"

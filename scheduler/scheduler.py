@@ -60,6 +60,7 @@ from apiserver.meta import Clock, rfc3339
 from featuregates import GENERIC_WORKLOAD, TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, FeatureGate
 from scheduler import metrics as m
 from scheduler.cache import Cache, CacheError, Snapshot
+from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
 from scheduler.events import (
     ASSIGNED_POD_DELETE,
@@ -81,8 +82,6 @@ from scheduler.framework import (
     PluginFactory,
     Profile,
     SchedulingError,
-    default_profile,
-    default_registry,
 )
 from scheduler.interfaces import CLEAR_NOMINATION, Nominating
 from scheduler.metrics import SchedulerMetrics
@@ -184,14 +183,14 @@ class Scheduler(PodGroupCycle):
         self.cache = Cache(self.clock)
         self.snapshot = Snapshot()
 
-        plugin_registry = {**default_registry(), **registry} if registry else None
+        plugin_registry = {**default_registry(), **(registry or {})}
         rng = random.Random(seed)
         self.frameworks: dict[str, Framework] = {}
         for profile in list(profiles) if profiles is not None else [default_profile()]:
             if profile.scheduler_name in self.frameworks:
                 raise ValueError(f"duplicate profile for schedulerName {profile.scheduler_name!r}")
             handle = self._new_handle(profile.scheduler_name, random.Random(rng.random()))
-            self.frameworks[profile.scheduler_name] = Framework(profile, handle, plugin_registry)
+            self.frameworks[profile.scheduler_name] = Framework(profile, handle, registry=plugin_registry)
         if not self.frameworks:
             raise ValueError("at least one scheduler profile is required")
         first = next(iter(self.frameworks.values()))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from apiserver import errors
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Lookup, Plugin
+from apiserver.api.wellknown import PODGROUP_PROTECTION_FINALIZER
 from featuregates import GENERIC_WORKLOAD
 
-PODGROUP_PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"
 SYSTEM_CLUSTER_CRITICAL = ("system-cluster-critical", 2000000000)
 SYSTEM_NODE_CRITICAL = ("system-node-critical", 2000001000)
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")

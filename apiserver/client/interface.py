@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 
 @dataclass(frozen=True)
@@ -162,4 +162,13 @@ class Client(Protocol):
         self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = ""
     ) -> Obj:
         """PUT to a subresource: ``statefulsets/scale``, ``*/status``."""
+        ...
+
+    async def server_resources(self) -> list[Obj]:
+        """Discovery: one ``APIResourceList`` per served group-version, preferred groups first.
+
+        The documents ``GET /api/v1`` and ``GET /apis/<group>/<version>`` return over HTTP
+        (client-go's ``ServerGroupsAndResources``); a resource whose feature gate is off, or a
+        group with nothing served, is absent.
+        """
         ...

@@ -14,12 +14,15 @@ from typing import Any
 import orjson
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
+from apiserver.registry.binding import bind
+from apiserver.registry.eviction import evict
 from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
+from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
+from apiserver.server.discovery import server_resource_lists
 from apiserver.storage.store import BOOKMARK
-
-Obj = dict[str, Any]
 
 
 class LocalClient:
@@ -159,6 +162,19 @@ class LocalClient:
         finally:
             watcher.close()
 
+    # ------------------------------------------------------------------ discovery
+    async def server_resources(self) -> list[Obj]:
+        await self._yield()
+        return self.discovery_documents()
+
+    def discovery_documents(self) -> list[Obj]:
+        """:meth:`server_resources` without the await: in-process discovery never blocks.
+
+        The composition root uses it to answer a component factory's ``ctx.is_served`` while
+        wiring, before (or outside) the event loop.
+        """
+        return server_resource_lists(self.api.registry, self.api.gates)
+
     # ------------------------------------------------------------------ writes
     async def create(
         self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
@@ -250,10 +266,8 @@ class LocalClient:
         rd = self._rd(gvr)
         body = self._copy(obj)
         if rd.plural == "pods" and subresource == "binding":
-            return self.api.bind(namespace, name, body)
+            return bind(self.api, namespace, name, body)
         if rd.plural == "pods" and subresource == "eviction":
-            from apiserver.registry.eviction import evict
-
             return evict(self.api, namespace, name, body)
         raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)
 
@@ -275,5 +289,5 @@ class LocalClient:
         if subresource == "status":
             return self.api.update(rd, namespace, name, body, self._opts(False, ""), "status").obj
         if subresource == "finalize" and rd.plural == "namespaces":
-            return self.api.finalize_namespace(name, body).obj
+            return finalize_namespace(self.api, name, body).obj
         raise errors.method_not_allowed("update", f"{rd.plural}/{subresource}", rd.group)

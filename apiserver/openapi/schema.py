@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from apiserver.openapi.additions import apply_additions
+
 K8S_SCHEMA_VERSION = "v1.37.0"
 
 Node = dict[str, Any]
@@ -31,10 +33,6 @@ def _raw_definitions() -> dict[str, Node]:
 def definitions() -> dict[str, Node]:
     """All definitions (upstream + gangplane additions). Treat as read-only."""
     defs = dict(_raw_definitions())
-    try:
-        from apiserver.openapi.additions import apply_additions
-    except ImportError:  # additions module not present
-        return defs
     apply_additions(defs)
     return defs
 

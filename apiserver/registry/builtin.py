@@ -5,11 +5,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.registry.resources import ResourceDef, Subresource
 from apiserver.registry.strategy import Strategy
 from featuregates import COMPOSITE_POD_GROUP, GENERIC_WORKLOAD
-
-Obj = dict[str, Any]
 
 _STRATEGY_MODULES = (
     "apiserver.registry.strategies.core",
@@ -21,8 +20,12 @@ _STRATEGY_MODULES = (
 )
 
 
-class _StatusStrategy(Strategy):
-    has_status = True
+class StrategyModuleError(RuntimeError):
+    """The resource table names a strategy module that cannot be imported, or a resource none defines.
+
+    Raised while the API is built, i.e. at start: a missing module must never mean a silently
+    weaker server that stores objects without kube's defaults and validation.
+    """
 
 
 def _load_strategies() -> dict[tuple[str, str], Strategy]:
@@ -32,9 +35,12 @@ def _load_strategies() -> dict[tuple[str, str], Strategy]:
             mod = importlib.import_module(mod_name)
         except ModuleNotFoundError as e:
             if e.name == mod_name:
-                continue
+                raise StrategyModuleError(f"strategy module {mod_name} not found") from e
             raise
-        out.update(getattr(mod, "STRATEGIES", {}))
+        strategies = getattr(mod, "STRATEGIES", None)
+        if not isinstance(strategies, dict):
+            raise StrategyModuleError(f"strategy module {mod_name} defines no STRATEGIES table")
+        out.update(strategies)
     return out
 
 
@@ -109,17 +115,19 @@ def _sub(name: str, kind: str, group: str = "", version: str = "", verbs: tuple[
 def builtin_resources() -> list[ResourceDef]:
     s = _load_strategies()
 
-    def st(group: str, plural: str, has_status: bool) -> Strategy:
+    def st(group: str, plural: str) -> Strategy:
         strat = s.get((group, plural))
-        if strat is not None:
-            return strat
-        return _StatusStrategy() if has_status else Strategy()
+        if strat is None:
+            raise StrategyModuleError(
+                f"no strategy for {plural}.{group or 'core'} in any of {', '.join(_STRATEGY_MODULES)}"
+            )
+        return strat
 
     def rd(group: str, version: str, kind: str, plural: str, namespaced: bool, *, status: bool = False, **kw: Any) -> ResourceDef:
         subs = tuple(kw.pop("subresources", ()))
         if status:
             subs = (_sub("status", kind),) + subs
-        return ResourceDef(group, version, kind, plural, namespaced, strategy=st(group, plural, status), subresources=subs, **kw)
+        return ResourceDef(group, version, kind, plural, namespaced, strategy=st(group, plural), subresources=subs, **kw)
 
     ALL = ("all",)
     return [

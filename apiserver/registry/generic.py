@@ -19,6 +19,7 @@ import orjson
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
+from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
@@ -26,8 +27,6 @@ from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.strategy import StrategyContext
 from apiserver.storage.store import Record, Store, StoreError, Watcher
 from featuregates import FeatureGate
-
-Obj = dict[str, Any]
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -530,10 +529,14 @@ class API:
         warnings.extend(ctx.warnings)
         if self.field_tracker is not None:
             self.field_tracker.on_update(rd, old, obj, opts, manager_op, subresource, rfc3339(self.clock.now()))
-        # Finalizers emptied on an object being deleted: the update completes the deletion.
-        if old_md.get("deletionTimestamp") and not md.get("finalizers") and (
-            not (rd.group == "" and rd.plural == "pods") or int(md.get("deletionGracePeriodSeconds") or 0) == 0
-        ) and not (rd.group == "" and rd.plural == "namespaces" and (obj.get("spec") or {}).get("finalizers")):
+        # Finalizers emptied on an object being deleted: the update completes the deletion, unless a
+        # grace period is still running or the object's own content holds it (the strategy says).
+        if (
+            old_md.get("deletionTimestamp")
+            and not md.get("finalizers")
+            and not (strategy.graceful_delete and int(md.get("deletionGracePeriodSeconds") or 0) != 0)
+            and not strategy.holds_deletion(obj)
+        ):
             if opts.dry_run:
                 return Result(self._to_view(rd, obj), warnings, 200)
             self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
@@ -691,9 +694,9 @@ class API:
             )
         attrs = Attributes(DELETE, rd, ns, name, None, obj, "", opts.dry_run, self.gates, [])
         self._run_admission(attrs)
-        is_pod = rd.group == "" and rd.plural == "pods"
-        is_ns = rd.group == "" and rd.plural == "namespaces"
-        grace = self._grace_period(rd, obj, opts) if is_pod else 0
+        strategy = rd.strategy
+        graceful = strategy.graceful_delete
+        grace = strategy.check_graceful_delete(obj, opts.grace_period_seconds) if graceful else 0
         fins = list(md.get("finalizers") or [])
         changed = False
         if policy == "Orphan" and ORPHAN not in fins:
@@ -705,31 +708,31 @@ class API:
         elif policy == "Background" and (ORPHAN in fins or FOREGROUND in fins):
             fins = [f for f in fins if f not in (ORPHAN, FOREGROUND)]
             changed = True
-        ns_pending = is_ns and bool((obj.get("spec") or {}).get("finalizers"))
+        held = strategy.holds_deletion(obj)
         now = self.clock.now()
         already = bool(md.get("deletionTimestamp"))
-        if fins or grace > 0 or ns_pending:
+        if fins or grace > 0 or held:
             # Graceful or finalizer-held deletion: mark, keep, let controllers finish it.
             if already:
                 old_grace = md.get("deletionGracePeriodSeconds")
-                if is_pod and old_grace is not None and grace < int(old_grace):
+                if graceful and old_grace is not None and grace < int(old_grace):
                     md["deletionGracePeriodSeconds"] = grace
                     md["deletionTimestamp"] = rfc3339(now + grace)
                     changed = True
                 if not changed:
-                    if is_pod and grace == 0 and not fins:
+                    if graceful and grace == 0 and not fins:
                         pass  # fall through to immediate removal
                     else:
-                        return Result(self._to_view(rd, obj), [], 200 if not is_pod else 200)
+                        return Result(self._to_view(rd, obj), [], 200)
             else:
                 md["deletionTimestamp"] = rfc3339(now + grace)
                 md["deletionGracePeriodSeconds"] = grace
                 if md.get("generation") is not None:
                     md["generation"] = int(md["generation"]) + 1
                 changed = True
-            if is_ns and not already:
-                obj.setdefault("status", {})["phase"] = "Terminating"
-            if fins or grace > 0 or ns_pending:
+            if not already:
+                strategy.prepare_for_delete(obj)
+            if fins or grace > 0 or held:
                 md["finalizers"] = fins
                 if not fins:
                     md.pop("finalizers", None)
@@ -752,18 +755,6 @@ class API:
         if rd.group:
             details["group"] = rd.group
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-
-    def _grace_period(self, rd: ResourceDef, pod: Obj, opts: DeleteOptions) -> int:
-        """kube's pod CheckGracefulDelete: unscheduled or terminal pods go at once."""
-        spec = pod.get("spec") or {}
-        phase = (pod.get("status") or {}).get("phase")
-        if opts.grace_period_seconds is not None:
-            grace = opts.grace_period_seconds
-        else:
-            grace = int(spec.get("terminationGracePeriodSeconds", 30) or 0)
-        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
-            return 0
-        return max(grace, 0)
 
     def delete_collection(
         self, rd: ResourceDef, ns: str, label_selector: str, field_selector: str, opts: DeleteOptions | None = None
@@ -788,40 +779,25 @@ class API:
         }
 
     # ------------------------------------------------------------------ subresources
-    def bind(self, ns: str, name: str, binding: Any) -> Obj:
-        """``pods/binding``: set ``spec.nodeName`` once and the PodScheduled condition."""
-        rd = self.registry.get("", "v1", "pods")
-        assert rd is not None
-        if not isinstance(binding, dict) or not isinstance(binding.get("target"), dict):
-            raise errors.bad_request("binding must carry a target")
-        target = binding["target"].get("name") or ""
-        if not target:
-            raise errors.invalid("Binding", name, "", [fielderr.required("target.name")])
-        bmd = binding.get("metadata") or {}
-        if bmd.get("name") and bmd["name"] != name:
-            raise errors.bad_request(f"the name of the object ({bmd['name']}) does not match the name on the URL ({name})")
-        rec = self._get_record(rd, ns, name)
-        pod = rec.copy()
-        if pod["metadata"].get("deletionTimestamp"):
-            raise errors.conflict("pods/binding", name, "", f"pod {name} is being deleted, cannot be assigned to a host")
-        spec = pod.setdefault("spec", {})
-        if spec.get("nodeName"):
-            raise errors.conflict(
-                "pods/binding", name, "", f"pod {name} is already assigned to node \"{spec['nodeName']}\""
-            )
-        uid = bmd.get("uid")
-        if uid and uid != pod["metadata"].get("uid"):
-            raise errors.conflict("pods/binding", name, "", "Precondition failed: UID in precondition: " + uid)
-        spec["nodeName"] = target
-        status = pod.setdefault("status", {})
-        # KEP-5278: a bound pod no longer carries a nomination.
-        status.pop("nominatedNodeName", None)
-        conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-        conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": rfc3339(self.clock.now())})
-        status["conditions"] = conds
-        new_rec = self.store.update(self._skey(rd), (ns, name), pod, rec.rv)
-        self._notify("update", rd, new_rec.obj)
-        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+    # ``pods/binding`` and ``namespaces/finalize`` live in their own modules (binding.py,
+    # namespace_finalize.py), like kube's per-resource storage; ``scale`` is generic.
+    def write_record(self, rd: ResourceDef, ns: str, name: str, obj: Obj, rv: int) -> Record:
+        """Store ``obj`` over the record at ``rv`` and notify, bypassing the strategy: for
+        subresource handlers that own their validation (kube's ``GuaranteedUpdate`` in a
+        subresource REST). Raises ``StoreError`` on a resourceVersion mismatch."""
+        rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rv)
+        self._notify("update", rd, rec.obj)
+        return rec
+
+    def remove_record(self, rd: ResourceDef, ns: str, name: str) -> Record:
+        """Remove the stored object now and notify (a deletion whose last hold was just released)."""
+        gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
+        self._notify("delete", rd, gone.obj)
+        return gone
+
+    def get_record(self, rd: ResourceDef, ns: str, name: str) -> Record:
+        """The stored record (404 ``NotFound`` when absent), for subresource handlers."""
+        return self._get_record(rd, ns, name)
 
     def scale_get(self, rd: ResourceDef, ns: str, name: str) -> Obj:
         rec = self._get_record(rd, ns, name)
@@ -887,25 +863,6 @@ class API:
         else:
             patched.setdefault("metadata", {}).pop("resourceVersion", None)
         return self.scale_update(rd, ns, name, patched, opts)
-
-    def finalize_namespace(self, name: str, body: Any) -> Result:
-        """``namespaces/{name}/finalize``: only ``spec.finalizers`` change; may complete deletion."""
-        rd = self.registry.get("", "v1", "namespaces")
-        assert rd is not None
-        rec = self._get_record(rd, "", name)
-        if not isinstance(body, dict):
-            raise errors.bad_request("the body of the request must be a Namespace")
-        obj = rec.copy()
-        obj.setdefault("spec", {})["finalizers"] = list(((body.get("spec") or {}).get("finalizers")) or [])
-        if not obj["spec"]["finalizers"]:
-            obj["spec"].pop("finalizers")
-        md = obj["metadata"]
-        if md.get("deletionTimestamp") and not obj["spec"].get("finalizers") and not md.get("finalizers"):
-            gone = self.store.delete(self._skey(rd), ("", name))
-            self._notify("delete", rd, gone.obj)
-            return Result(gone.copy(), [], 200)
-        new_rec = self.store.update(self._skey(rd), ("", name), obj, rec.rv)
-        return Result(new_rec.copy(), [], 200, new_rec.raw)
 
 
 def _same_ignoring_rv(a: Obj, b: Obj) -> bool:

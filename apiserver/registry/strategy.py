@@ -16,10 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from featuregates import FeatureGate
-
-Obj = dict[str, Any]
 
 
 @dataclass
@@ -82,6 +81,24 @@ class Strategy:
 
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return []
+
+    # -- deletion (kube's RESTDeleteStrategy / RESTGracefulDeleteStrategy) ---------------------
+
+    #: Deletion waits out a grace period the strategy computes (kube's graceful delete: pods).
+    graceful_delete: bool = False
+
+    def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:
+        """The grace period in seconds for deleting ``obj`` (``requested``: DeleteOptions'
+        ``gracePeriodSeconds``); 0 deletes at once. Only called when :attr:`graceful_delete`."""
+        return 0
+
+    def holds_deletion(self, obj: Obj) -> bool:
+        """Whether ``obj``'s own content keeps it stored after deletion is requested, beyond
+        ``metadata.finalizers`` (a Namespace's ``spec.finalizers``)."""
+        return False
+
+    def prepare_for_delete(self, obj: Obj) -> None:
+        """Change ``obj`` as it is first marked for deletion (a Namespace becomes Terminating)."""
 
     def generation_relevant(self, obj: Obj) -> Any:
         """The part of the object whose change bumps ``metadata.generation`` (spec-like content)."""

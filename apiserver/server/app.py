@@ -23,6 +23,8 @@ from starlette.routing import Route
 
 from apiserver import errors
 from apiserver.meta import Clock
+from apiserver.registry.binding import bind
+from apiserver.registry.eviction import evict
 from apiserver.registry.generic import (
     API,
     APPLY_PATCH,
@@ -33,8 +35,11 @@ from apiserver.registry.generic import (
     Result,
     WriteOptions,
 )
+from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
+from apiserver.server import negotiation
 from apiserver.server.metrics import APIServerMetrics
+from apiserver.server.negotiation import media_type as _media
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
 from apiserver.storage.store import ADDED, BOOKMARK, Record
 
@@ -78,10 +83,6 @@ def status_response(e: errors.StatusError, warnings: list[str] | None = None) ->
 
 def _bool(v: str | None) -> bool:
     return (v or "").lower() in ("true", "1")
-
-
-def _media(content_type: str | None) -> str:
-    return (content_type or "").split(";", 1)[0].strip().lower()
 
 
 class APIApp:
@@ -140,7 +141,7 @@ class APIApp:
         gates = self.api.gates
         accept = request.headers.get("accept", "")
         if parts == ["api"] or parts == ["apis"]:
-            agg = discovery.wants_aggregated(accept)
+            agg = negotiation.wants_aggregated(accept)
             if agg:
                 body = discovery.aggregated_discovery(reg, parts == ["api"], gates)
                 return Response(orjson.dumps(body), media_type=None, headers={"Content-Type": agg})
@@ -170,7 +171,7 @@ class APIApp:
         headers = {"Cache-Control": "no-cache, private"}
         if path in ("/openapi/v2", "/openapi/v2/"):
             accept = request.headers.get("accept", "")
-            if accept and not any(t in accept for t in ("json", "*/*")):
+            if not negotiation.accepts_json(accept):
                 # kubectl asks for the protobuf form only; a 404 makes it fall back silently.
                 raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
             body = documents.openapi_v2(reg)
@@ -287,12 +288,14 @@ class APIApp:
         )
 
     def _respond(self, request: Request, rd: ResourceDef, res: Result) -> Response:
-        if self._wants_table(request) and res.obj.get("kind") not in ("Status", "Scale"):
+        table_version = self._wants_table(request)
+        if table_version and res.obj.get("kind") not in ("Status", "Scale"):
             from apiserver.server import tables
 
             body = orjson.dumps(
                 tables.to_table(rd.group, rd.plural, [res.obj], self._now(), res.obj.get("metadata", {}).get("resourceVersion", ""),
-                                include_object=request.query_params.get("includeObject") or "Metadata")
+                                include_object=request.query_params.get("includeObject") or "Metadata",
+                                table_version=table_version)
             )
         else:
             body = res.raw if res.raw is not None else orjson.dumps(res.obj)
@@ -306,9 +309,9 @@ class APIApp:
 
         return datetime.fromtimestamp(self.clock.now(), UTC)
 
-    def _wants_table(self, request: Request) -> bool:
-        accept = request.headers.get("accept", "")
-        return "as=Table" in accept and "g=meta.k8s.io" in accept
+    def _wants_table(self, request: Request) -> str | None:
+        """The Table version the Accept header asks for (``v1``/``v1beta1``), None for objects."""
+        return negotiation.table_version(request.headers.get("accept", ""))
 
     async def _dispatch(self, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
         api = self.api
@@ -335,10 +338,8 @@ class APIApp:
             body, _ = await self._read_body(request)
             if info.name:
                 if sub == "binding" and rd.plural == "pods":
-                    return Response(orjson.dumps(api.bind(ns, info.name, body)), status_code=201, media_type=JSON)
+                    return Response(orjson.dumps(bind(api, ns, info.name, body)), status_code=201, media_type=JSON)
                 if sub == "eviction" and rd.plural == "pods":
-                    from apiserver.registry.eviction import evict
-
                     return Response(orjson.dumps(evict(api, ns, info.name, body)), status_code=201, media_type=JSON)
                 if sub in ("exec", "attach", "portforward"):
                     api.get(rd, ns, info.name)
@@ -350,7 +351,7 @@ class APIApp:
             if sub == "scale":
                 return self._respond(request, rd, api.scale_update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))))
             if sub == "finalize" and rd.plural == "namespaces":
-                return self._respond(request, rd, api.finalize_namespace(info.name, body))
+                return self._respond(request, rd, finalize_namespace(api, info.name, body))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
             return self._respond(request, rd, api.update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)), sub))
@@ -428,7 +429,8 @@ class APIApp:
             resource_version=q.get("resourceVersion") or "",
             resource_version_match=q.get("resourceVersionMatch") or "",
         )
-        if self._wants_table(request):
+        table_version = self._wants_table(request)
+        if table_version:
             from apiserver.server import tables
 
             table = tables.to_table(
@@ -439,6 +441,7 @@ class APIApp:
                 str(res.resource_version),
                 res.continue_token,
                 include_object=q.get("includeObject") or "Metadata",
+                table_version=table_version,
             )
             return Response(orjson.dumps(table), media_type=JSON)
         meta = b'{"resourceVersion":"' + str(res.resource_version).encode() + b'"'
@@ -506,7 +509,9 @@ class APIApp:
                 from apiserver.server import tables
 
                 o = obj if obj is not None else rec.obj
-                t = tables.to_table(rd.group, rd.plural, [o], self._now(), str(rec.rv), include_object=include_object)
+                t = tables.to_table(
+                    rd.group, rd.plural, [o], self._now(), str(rec.rv), include_object=include_object, table_version=table
+                )
                 return b'{"type":"' + etype.encode() + b'","object":' + orjson.dumps(t) + b"}\n"
             return b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"
 

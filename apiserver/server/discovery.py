@@ -4,7 +4,7 @@ Two flavours are served from the same table:
 
 * **Aggregated** (``apidiscovery.k8s.io/v2`` ``APIGroupDiscoveryList``) on ``/api`` and ``/apis``:
   kubectl uses it only when the reply carries exactly :data:`AGGREGATED_DISCOVERY_CONTENT_TYPE`,
-  so :func:`wants_aggregated` returns the content type to answer with.
+  so :func:`~apiserver.server.negotiation.wants_aggregated` returns the content type to answer with.
 * **Legacy** (``APIVersions``, ``APIGroupList``, ``APIGroup``, ``APIResourceList``), still needed
   for Accepts without ``as=`` and by the Python dynamic client, which discovers only this way.
 
@@ -26,16 +26,10 @@ import hashlib
 from typing import Any, Protocol
 
 from apiserver.registry.resources import Registry, ResourceDef, Subresource
-
-AGGREGATED_GROUP = "apidiscovery.k8s.io"
-AGGREGATED_DISCOVERY_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-AGGREGATED_DISCOVERY_V2BETA1_CONTENT_TYPE = (
-    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+from apiserver.server.negotiation import (
+    AGGREGATED_GROUP,
+    AGGREGATED_VERSIONS,
 )
-_AGGREGATED_VERSIONS = {
-    "v2": AGGREGATED_DISCOVERY_CONTENT_TYPE,
-    "v2beta1": AGGREGATED_DISCOVERY_V2BETA1_CONTENT_TYPE,
-}
 
 
 class GateView(Protocol):
@@ -178,6 +172,22 @@ def api_resource_list(registry: Registry, group: str, version: str, gates: GateV
     }
 
 
+def server_resource_lists(registry: Registry, gates: GateView) -> list[dict[str, Any]]:
+    """Every served group-version's ``APIResourceList``, core first, then groups in preference order.
+
+    What a client's ``server_resources`` discovery call returns: the same documents, in the
+    order a discovery client walks ``/api`` then ``/apis``.
+    """
+    out: list[dict[str, Any]] = []
+    groups = served_groups(registry, gates)
+    for group in sorted(groups, key=lambda g: g != ""):
+        for version in groups[group]:
+            rl = api_resource_list(registry, group, version, gates)
+            if rl is not None:
+                out.append(rl)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # aggregated discovery
 
@@ -217,7 +227,7 @@ def aggregated_discovery(
     ``version`` is ``v2`` or ``v2beta1`` (same shape), matching what :func:`wants_aggregated`
     negotiated. Every version is ``freshness: Current``: all of them live in this process.
     """
-    if version not in _AGGREGATED_VERSIONS:
+    if version not in AGGREGATED_VERSIONS:
         raise ValueError(f"unknown aggregated discovery version {version!r}")
     items: list[dict[str, Any]] = []
     for group, versions in served_groups(registry, gates).items():
@@ -244,49 +254,3 @@ def aggregated_discovery(
         "metadata": {},
         "items": items,
     }
-
-
-def _media_ranges(accept: str) -> list[tuple[str, dict[str, str], float]]:
-    """Accept entries as (mime, params, q), best first (q descending, header order among equals)."""
-    out: list[tuple[str, dict[str, str], float]] = []
-    for raw in (accept or "").split(","):
-        parts = [p.strip() for p in raw.split(";")]
-        mime = parts[0].lower()
-        if not mime:
-            continue
-        params: dict[str, str] = {}
-        q = 1.0
-        for p in parts[1:]:
-            key, _, value = p.partition("=")
-            key, value = key.strip().lower(), value.strip().strip('"')
-            if key == "q":
-                try:
-                    q = float(value)
-                except ValueError:
-                    q = 0.0
-            elif key:
-                params[key] = value
-        if q > 0:
-            out.append((mime, params, q))
-    out.sort(key=lambda m: -m[2])
-    return out
-
-
-def wants_aggregated(accept: str) -> str | None:
-    """The aggregated-discovery content type to answer ``accept`` with, or None for legacy JSON.
-
-    Like kube's negotiation, the client's most preferred acceptable entry decides: an
-    ``as=APIGroupDiscoveryList;g=apidiscovery.k8s.io`` entry with ``v=v2`` (or ``v2beta1``)
-    selects that version; a plain JSON entry (``application/json``, ``*/*``) before it selects
-    legacy. kubectl lists v2, then v2beta1, then plain JSON, so it gets v2.
-    """
-    for mime, params, _q in _media_ranges(accept):
-        if mime not in ("application/json", "application/*", "*/*"):
-            continue
-        if "as" not in params:
-            return None
-        if params.get("as") == "APIGroupDiscoveryList" and params.get("g") == AGGREGATED_GROUP:
-            content_type = _AGGREGATED_VERSIONS.get(params.get("v", ""))
-            if content_type is not None:
-                return content_type
-    return None

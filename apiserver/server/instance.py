@@ -11,15 +11,27 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from apiserver.admission.plugins import default_plugins
-from apiserver.meta import Clock
+from apiserver.api.types import Obj
+from apiserver.field import new_path
+from apiserver.meta import Clock, new_uid, rfc3339
+from apiserver.openapi import schema
+from apiserver.patch.apply import server_side_apply
+from apiserver.patch.fieldvalidation import check_body
+from apiserver.patch.strategic import strategic_merge
+from apiserver.patch.tracker import FieldTracker
 from apiserver.registry.builtin import builtin_resources
 from apiserver.registry.generic import API, APPLY_PATCH, STRATEGIC_PATCH, WriteOptions
 from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.server.metrics import APIServerMetrics
 from apiserver.storage.store import Store
+from apiserver.validation.meta import validate_object_meta, validate_object_meta_update
+from apiserver.validation.names import (
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    name_is_path_segment,
+)
 from featuregates import FeatureGate
-
-Obj = dict[str, Any]
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SYSTEM_PRIORITY_CLASSES = (
@@ -28,19 +40,8 @@ SYSTEM_PRIORITY_CLASSES = (
 )
 
 
-def _meta_validator() -> Any:
-    try:
-        from apiserver.validation.meta import validate_object_meta
-        from apiserver.validation.names import (
-            name_is_dns1035_label,
-            name_is_dns_label,
-            name_is_dns_subdomain,
-            name_is_path_segment,
-        )
-    except ImportError:
-        return None, None
-    from apiserver.field import new_path
-
+def _meta_validator() -> tuple[Any, Any]:
+    """``ValidateObjectMeta`` with each kind's name rule, and ``ValidateObjectMetaUpdate``."""
     # The name rules of each kind's kube validation (ValidateXName).
     dns_label_kinds = {("", "namespaces"), ("apps", "statefulsets")}
     dns1035_kinds = {("", "services")}
@@ -65,11 +66,6 @@ def _meta_validator() -> Any:
     def validate(obj: Obj, rd: ResourceDef) -> list:
         return validate_object_meta(obj.get("metadata") or {}, rd.namespaced, name_fn_for(rd), new_path("metadata"))
 
-    try:
-        from apiserver.validation.meta import validate_object_meta_update
-    except ImportError:
-        return validate, None
-
     def validate_update(new: Obj, old: Obj) -> list:
         return validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, new_path("metadata"))
 
@@ -77,50 +73,19 @@ def _meta_validator() -> Any:
 
 
 def _patchers() -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    try:
-        from apiserver.openapi import schema
-        from apiserver.patch.strategic import strategic_merge
+    def smp(rd: ResourceDef, current: Obj, patch: Obj) -> Obj:
+        node = schema.for_gvk(rd.group, rd.version, rd.kind)
+        return strategic_merge(current, patch, node)
 
-        def smp(rd: ResourceDef, current: Obj, patch: Obj) -> Obj:
-            node = schema.for_gvk(rd.group, rd.version, rd.kind)
-            return strategic_merge(current, patch, node)
+    def ssa(rd: ResourceDef, live: Obj | None, applied: Obj, opts: WriteOptions, now: str) -> Obj:
+        node = schema.for_gvk(rd.group, rd.version, rd.kind)
+        applied.setdefault("apiVersion", rd.api_version)
+        applied.setdefault("kind", rd.kind)
+        return server_side_apply(
+            live, applied, opts.field_manager, opts.force, node, now, rd.api_version, kind=rd.kind, subresource=opts.subresource
+        )
 
-        out[STRATEGIC_PATCH] = smp
-    except ImportError:
-        pass
-    try:
-        from apiserver.openapi import schema as schema2
-        from apiserver.patch.apply import server_side_apply
-
-        def ssa(rd: ResourceDef, live: Obj | None, applied: Obj, opts: WriteOptions, now: str) -> Obj:
-            node = schema2.for_gvk(rd.group, rd.version, rd.kind)
-            applied.setdefault("apiVersion", rd.api_version)
-            applied.setdefault("kind", rd.kind)
-            return server_side_apply(
-                live, applied, opts.field_manager, opts.force, node, now, rd.api_version, kind=rd.kind, subresource=opts.subresource
-            )
-
-        out[APPLY_PATCH] = ssa
-    except ImportError:
-        pass
-    return out
-
-
-def _field_tracker() -> Any:
-    try:
-        from apiserver.patch.tracker import FieldTracker
-    except ImportError:
-        return None
-    return FieldTracker()
-
-
-def _body_checker() -> Any:
-    try:
-        from apiserver.patch.fieldvalidation import check_body
-    except ImportError:
-        return None
-    return check_body
+    return {STRATEGIC_PATCH: smp, APPLY_PATCH: ssa}
 
 
 def build_api(
@@ -140,9 +105,9 @@ def build_api(
         clock or Clock(),
         meta_validator=meta_validate,
         meta_update_validator=meta_update_validate,
-        body_checker=_body_checker(),
+        body_checker=check_body,
         patchers=_patchers(),
-        field_tracker=_field_tracker(),
+        field_tracker=FieldTracker(),
     )
     bootstrap(api)
     return api
@@ -166,8 +131,6 @@ def bootstrap(api: API) -> None:
 
 
 def _system_priority_class(api: API, name: str, value: int, desc: str) -> Obj:
-    from apiserver.meta import new_uid, rfc3339
-
     return {
         "apiVersion": "scheduling.k8s.io/v1",
         "kind": "PriorityClass",

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from apiserver.errors import bad_request
+from apiserver.server.negotiation import TABLE_GROUP
 
 Obj = dict[str, Any]
 Cell = str | int | bool | None
@@ -31,9 +32,6 @@ INCLUDE_METADATA = "Metadata"
 INCLUDE_OBJECT = "Object"
 INCLUDE_NONE = "None"
 _INCLUDE_VALUES = (INCLUDE_METADATA, INCLUDE_OBJECT, INCLUDE_NONE)
-
-TABLE_GROUP = "meta.k8s.io"
-TABLE_VERSIONS = ("v1", "v1beta1")
 
 # ObjectMeta field docs, as kube's printers put them in the Name and Age column descriptions.
 NAME_DESCRIPTION = (
@@ -1535,67 +1533,6 @@ def to_table(
         "columnDefinitions": [c.definition() for c in printer.columns],
         "rows": rows,
     }
-
-
-# --------------------------------------------------------------------------------------------
-# content negotiation
-
-
-@dataclass(frozen=True)
-class MediaRange:
-    """One entry of an Accept header: ``type/subtype`` with lower-cased parameter names."""
-
-    mime: str
-    params: dict[str, str]
-    q: float
-
-
-def parse_accept(accept_header: str) -> list[MediaRange]:
-    """Accept entries in preference order (q descending, header order among equals); q=0 dropped."""
-    out: list[MediaRange] = []
-    for raw in (accept_header or "").split(","):
-        parts = [p.strip() for p in raw.split(";")]
-        mime = parts[0].lower()
-        if not mime:
-            continue
-        params: dict[str, str] = {}
-        q = 1.0
-        for p in parts[1:]:
-            key, _, value = p.partition("=")
-            key, value = key.strip().lower(), value.strip().strip('"')
-            if key == "q":
-                try:
-                    q = float(value)
-                except ValueError:
-                    q = 0.0
-            elif key:
-                params[key] = value
-        if q > 0:
-            out.append(MediaRange(mime, params, q))
-    out.sort(key=lambda m: -m.q)
-    return out
-
-
-def table_version(accept_header: str) -> str | None:
-    """The ``meta.k8s.io`` Table version to answer with (``v1``/``v1beta1``), None if not asked.
-
-    Only JSON Tables are served; a protobuf Table entry is skipped so the JSON one behind it wins.
-    """
-    for m in parse_accept(accept_header):
-        if m.mime not in ("application/json", "application/yaml"):
-            continue
-        if (
-            m.params.get("as") == "Table"
-            and m.params.get("g") == TABLE_GROUP
-            and m.params.get("v") in TABLE_VERSIONS
-        ):
-            return m.params["v"]
-    return None
-
-
-def table_accept(accept_header: str) -> bool:
-    """Whether the client asked for a server-side Table (``as=Table;v=v1|v1beta1;g=meta.k8s.io``)."""
-    return table_version(accept_header) is not None
 
 
 def include_object_param(query: Mapping[str, Any] | str) -> str:

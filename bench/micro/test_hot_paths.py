@@ -99,9 +99,8 @@ def test_strategic_merge_pod_containers(benchmark: Any) -> None:
 
 
 def test_workloadbuilder_compile_gang_statefulset(benchmark: Any) -> None:
-    from apiserver.registry.strategies.statefulset_scheduling import statefulset_workload_item
     from apiserver.workloadbuilder import new_builder
-    from controllers.statefulset.workload import statefulset_build_options
+    from apiserver.workloadbuilder.statefulset import statefulset_build_options, statefulset_workload_item
     from featuregates import FeatureGate
 
     sts = statefulset("db", 5, True, "rack")

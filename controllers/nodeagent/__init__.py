@@ -13,10 +13,11 @@ switches) and ``docs/cluster.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from apiserver.client.context import Component, ComponentContext, ComponentFactory
 from controllers.fleet import Fleet, default_fleet
+from controllers.metrics import controller_metrics
 from controllers.nodeagent.agent import NodeAgent, is_managed
 from controllers.nodeagent.pod_annotations import (
     COMPLETE_AFTER,
@@ -28,16 +29,13 @@ from controllers.nodeagent.pod_annotations import (
 )
 from controllers.nodeagent.stages import AgentOptions
 
-if TYPE_CHECKING:
-    from apiserver.controlplane import Component, ControlPlane
-
 #: ``gangplane serve``'s time scale: a 30 s grace period takes 3 s, ``ready-after: 20s`` takes 2 s.
 #: Real clusters rarely make users wait the full grace period (containers exit on SIGTERM), so a
 #: tenth keeps ``Terminating`` visible in ``kubectl get -w`` without stalling demos.
 SERVE_TIME_SCALE = 0.1
 
 
-def node_agent_factory(cluster: Fleet | None = None, **options: Any) -> Callable[[ControlPlane], Component]:
+def node_agent_factory(cluster: Fleet | None = None, **options: Any) -> ComponentFactory:
     """A ``ComponentFactory`` for the node agent.
 
     ``cluster`` None means the default fleet; ``Fleet.empty()`` registers no nodes (the agent
@@ -47,14 +45,12 @@ def node_agent_factory(cluster: Fleet | None = None, **options: Any) -> Callable
     fleet = cluster if cluster is not None else default_fleet()
     opts = {"time_scale": SERVE_TIME_SCALE, **options}
 
-    def factory(cp: ControlPlane) -> Component:
-        from controllers.metrics import controller_metrics
-
+    def factory(ctx: ComponentContext) -> Component:
         return NodeAgent(
-            cp.client("node-agent"),
+            ctx.client("node-agent"),
             fleet,
-            clock=cp.clock,
-            metrics=controller_metrics(cp.metrics_registry),
+            clock=ctx.clock,
+            metrics=controller_metrics(ctx.metrics_registry),
             **opts,
         )
 

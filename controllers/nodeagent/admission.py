@@ -24,10 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from apiserver.api.podresources import pod_requests
+from apiserver.api.types import Obj
 from apiserver.quantity import resource_list_milli, to_int, to_milli
-from apiserver.registry.strategies.podspec import pod_requests
-
-Obj = dict[str, Any]
 
 CPU = "cpu"
 MEMORY = "memory"

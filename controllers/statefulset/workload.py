@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import CollectorRegistry, Counter
 
 from apiserver import errors
+from apiserver.client.context import ComponentContext
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.informer import Informer
 from apiserver.client.interface import GVR, PODGROUPS, WORKLOADS, Client
@@ -65,11 +66,6 @@ from apiserver.meta import (
     resource_version_of,
     uid_of,
 )
-from apiserver.registry.strategies.statefulset_scheduling import (
-    statefulset_build_options,
-    statefulset_controller_ref,
-    statefulset_workload_item,
-)
 from apiserver.workloadbuilder import (
     BuildError,
     BuildOptions,
@@ -78,13 +74,16 @@ from apiserver.workloadbuilder import (
     pod_group_name,
     workload_name,
 )
+from apiserver.workloadbuilder.statefulset import (
+    statefulset_build_options,
+    statefulset_controller_ref,
+    statefulset_workload_item,
+)
 from controllers.statefulset import workload_utils as wu
-from controllers.statefulset.controller import NAME as STATEFULSET_CONTROLLER
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from featuregates import GENERIC_WORKLOAD, WORKLOAD_WITH_STATEFULSET, FeatureGate
 
 if TYPE_CHECKING:
-    from apiserver.controlplane import ControlPlane
     from controllers.statefulset.controller import StatefulSetController
 
 Obj = dict[str, Any]
@@ -636,20 +635,15 @@ class WorkloadSchedulingHook:
 
 
 # ---------------------------------------------------------------------------------- factory
-def _serves(cp: ControlPlane, gvr: GVR) -> bool:
-    rd = cp.api.registry.get(gvr.group, gvr.version, gvr.resource)
-    return rd is not None and cp.api.served(rd)
-
-
-def new_scheduling_hook(cp: ControlPlane) -> WorkloadSchedulingHook:
+def new_scheduling_hook(ctx: ComponentContext) -> WorkloadSchedulingHook:
     """Called by :mod:`controllers.manager` for every StatefulSet controller it builds.
 
     The hook gets the controller's own gate view (so a skew test can turn the feature off for
-    the controller alone), whether the API serves Workloads and PodGroups, and the shared
-    metrics registry.
+    the controller alone), whether discovery lists Workloads and PodGroups, and the shared
+    metrics registry. ``ctx`` is the StatefulSet controller's context.
     """
     return WorkloadSchedulingHook(
-        cp.gates_for(STATEFULSET_CONTROLLER),
-        api_available=_serves(cp, WORKLOADS) and _serves(cp, PODGROUPS),
-        metrics=workload_metrics(cp.metrics_registry),
+        ctx.gates,
+        api_available=ctx.is_served(WORKLOADS) and ctx.is_served(PODGROUPS),
+        metrics=workload_metrics(ctx.metrics_registry),
     )

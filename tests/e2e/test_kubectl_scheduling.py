@@ -11,6 +11,7 @@ import re
 import pytest
 import yaml
 
+from controllers.fleet import default_fleet
 from tests.e2e.conftest import Kubectl
 from tests.e2e.kubectl_util import Background, ns_fixture, ok
 
@@ -18,15 +19,7 @@ pytestmark = pytest.mark.e2e
 
 ns = ns_fixture("ks")
 
-try:
-    from controllers.fleet import default_fleet
-    from controllers.nodeagent import node_agent_factory  # noqa: F401
-
-    FLEET = default_fleet().names()
-except ImportError:  # pragma: no cover - depends on the build
-    FLEET = []
-
-needs_agent = pytest.mark.skipif(not FLEET, reason="gangplane serve has no node agent in this build")
+FLEET = default_fleet().names()
 #: type, reason, age (``5s``, or ``3s (x2 over 5s)`` once kube's recorder has counted repeats), from, message
 _EVENT_ROW = re.compile(r"^\s*(Normal|Warning)\s+(\S+)\s+\S+(?: \(x\d+ over \S+\))?\s+(\S+)\s+(.*)$")
 
@@ -64,7 +57,6 @@ def _wait_event(kubectl: Kubectl, ns: str, pod: str, reason: str) -> None:
         w.wait_line(lambda line: line.strip() == reason)
 
 
-@needs_agent
 def test_get_nodes_shows_the_fleet_ready(kubectl: Kubectl) -> None:
     out = ok(kubectl, "wait", "--for=condition=Ready", "node", "--all", "--timeout=60s", timeout=90)
     waited = {line.split()[0] for line in out.splitlines()}
@@ -78,7 +70,6 @@ def test_get_nodes_shows_the_fleet_ready(kubectl: Kubectl) -> None:
         assert rows[name][1] == "Ready", rows[name]
 
 
-@needs_agent
 def test_run_pod_until_ready(kubectl: Kubectl, ns: str) -> None:
     assert ok(kubectl, "-n", ns, "run", "web", "--image=nginx") == "pod/web created\n"
     out = ok(kubectl, "-n", ns, "wait", "--for=condition=Ready", "pod/web", "--timeout=60s", timeout=90)
@@ -105,7 +96,6 @@ def test_run_pod_until_ready(kubectl: Kubectl, ns: str) -> None:
     ]
 
 
-@needs_agent
 def test_apply_pod_until_ready(kubectl: Kubectl, ns: str) -> None:
     manifest = {
         "apiVersion": "v1",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver import errors
+from apiserver.client.context import ComponentContext
 from apiserver.client.interface import (
     EVENTS,
     GVR,
@@ -210,7 +211,7 @@ async def start_statefulset_controller(
     ``cp.options.component_gates`` says *now*: change it, stop and start to toggle a gate.
     """
 
-    def factory(plane: ControlPlane) -> StatefulSetController:
+    def factory(plane: ComponentContext) -> StatefulSetController:
         return StatefulSetController(
             client if client is not None else plane.client(STATEFULSET),
             clock=plane.clock,

@@ -9,20 +9,15 @@ from typing import Any
 from apiserver.client.interface import EVENTS, NODES, PODS, PRIORITYCLASSES, Client
 from apiserver.controlplane import ControlPlane
 from apiserver.meta import key_of
+from controllers.fleet import Fleet
+from controllers.nodeagent import node_agent_factory
+from controllers.nodeagent.pod_annotations import SIMULATED_LABEL
 from scheduler.component import register_scheduler
 from scheduler.scheduler import Scheduler
 from tests.helpers import wait_for_list, wait_for_object
 
 Obj = dict[str, Any]
 
-try:  # the simulated kubelets, when this build has them
-    from controllers.nodeagent import node_agent_factory
-    from controllers.nodeagent.pod_annotations import SIMULATED_LABEL
-except ImportError:  # pragma: no cover - depends on the build
-    node_agent_factory = None  # type: ignore[assignment]
-    SIMULATED_LABEL = "gangplane.dev/simulated"
-
-HAVE_NODE_AGENT = node_agent_factory is not None
 #: Simulated durations are multiplied by this: a 30 s grace period takes 0.3 s.
 TIME_SCALE = 0.01
 
@@ -101,11 +96,7 @@ async def start_scheduler(cp: ControlPlane) -> Scheduler:
 
 
 async def start_node_agent(cp: ControlPlane, fleet: Any = None) -> bool:
-    """Start the node agent (``fleet`` None: no fleet nodes); False when this build has none."""
-    if node_agent_factory is None:
-        return False
-    from controllers.fleet import Fleet
-
+    """Start the node agent (``fleet`` None: no fleet nodes); True once it runs."""
     cp.register(
         "node-agent", node_agent_factory(fleet if fleet is not None else Fleet.empty(), time_scale=TIME_SCALE)
     )

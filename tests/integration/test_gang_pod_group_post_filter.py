@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODGROUPS, PODS
-from scheduler.framework import PluginSpec, default_profile
+from scheduler.defaults import default_profile
+from scheduler.framework import PluginSpec
 from scheduler.interfaces import CycleState, PodGroupInfo, PodGroupPostFilterResult, PodGroupSchedulingFunc
 from scheduler.scheduler import Scheduler
 from scheduler.status import Code, Status

@@ -6,11 +6,10 @@ import pytest
 
 from apiserver.client.interface import NODES, PODGROUPS, PODS, REPLICASETS, SERVICES
 from controllers.fleet import default_fleet
-from scheduler.framework import default_profile
+from scheduler.defaults import default_profile
 from scheduler.scheduler import Scheduler
 from tests.helpers import wait_for_list, wait_for_object
 from tests.integration.scheduler_support import (
-    HAVE_NODE_AGENT,
     condition,
     create_nodes,
     events_for,
@@ -276,7 +275,6 @@ async def test_default_spreading_selector_from_services_and_owner(cp, client) ->
     assert sched._default_spread_selector(pod("lonely", labels={"app": "db"})) is None
 
 
-@pytest.mark.skipif(not HAVE_NODE_AGENT, reason="needs the node agent (simulated kubelets)")
 async def test_graceful_termination_frees_room_for_a_pending_pod(cp, client) -> None:
     await start_node_agent(cp)
     await create_nodes(client, [node("n1", "1")])

@@ -66,7 +66,6 @@ async def test_register_controllers_registers_everything_and_returns_the_selecti
 
 
 async def test_node_agent_is_registered_when_installed(cp: ControlPlane) -> None:
-    pytest.importorskip("controllers.nodeagent")
     assert NODE_AGENT in register_controllers(cp, "*")
     assert register_controllers(cp, "*,-nodeagent").count(NODE_AGENT) == 0
 
@@ -77,27 +76,26 @@ async def test_default_components_propagates_the_unknown_name_error(cp: ControlP
 
 
 async def test_gc_watches_every_served_resource_but_events(cp: ControlPlane) -> None:
-    gvrs = {r.gvr for r in gc_resources(cp)}
+    gvrs = {r.gvr for r in gc_resources(cp.context_for(GARBAGE_COLLECTOR))}
     assert PODS in gvrs
     assert WORKLOADS in gvrs
     assert EVENTS not in gvrs
     assert not any(g.group == "events.k8s.io" for g in gvrs)
-    assert all(r.namespaced for r in namespaced_resources(cp))
-    assert EVENTS in {r.gvr for r in namespaced_resources(cp)}
+    assert all(r.namespaced for r in namespaced_resources(cp.context_for(NAMESPACE)))
+    assert EVENTS in {r.gvr for r in namespaced_resources(cp.context_for(NAMESPACE))}
 
 
 def test_gated_off_resources_are_not_watched() -> None:
     off = ControlPlane(ControlPlaneOptions(gates=FeatureGate().with_overrides({GENERIC_WORKLOAD: False})))
-    assert WORKLOADS not in {r.gvr for r in gc_resources(off)}
+    assert WORKLOADS not in {r.gvr for r in gc_resources(off.context_for(GARBAGE_COLLECTOR))}
     per_component = ControlPlane(
         ControlPlaneOptions(component_gates={GARBAGE_COLLECTOR: {GENERIC_WORKLOAD: False}})
     )
-    assert WORKLOADS not in {r.gvr for r in gc_resources(per_component)}
-    assert WORKLOADS in {r.gvr for r in namespaced_resources(per_component)}
+    assert WORKLOADS not in {r.gvr for r in gc_resources(per_component.context_for(GARBAGE_COLLECTOR))}
+    assert WORKLOADS in {r.gvr for r in namespaced_resources(per_component.context_for(NAMESPACE))}
 
 
 def test_controllers_needing_an_unserved_resource_are_not_started() -> None:
-    pytest.importorskip("controllers.podgroupprotection")
     on = ControlPlane()
     assert PODGROUP_PROTECTION in register_controllers(on, "*")
     off = ControlPlane(ControlPlaneOptions(gates=FeatureGate().with_overrides({GENERIC_WORKLOAD: False})))

@@ -8,7 +8,7 @@ import pytest
 
 from apiserver.client.interface import CONFIGMAPS, NAMESPACES, PODS
 from apiserver.controlplane import ControlPlane
-from controllers.manager import namespaced_resources
+from controllers.manager import NAMESPACE, namespaced_resources
 from controllers.namespace import NamespacedResourcesDeleter, ResourcesRemaining
 from controllers.namespace import conditions as c
 from tests.helpers import cm
@@ -72,7 +72,7 @@ async def test_one_pass_deletes_content_then_finalizes(cp: ControlPlane, client:
     }
     await client.create(PODS, pod, "team")
     await client.delete(NAMESPACES, "team")
-    deleter = NamespacedResourcesDeleter(client, namespaced_resources(cp), cp.clock)
+    deleter = NamespacedResourcesDeleter(client, namespaced_resources(cp.context_for(NAMESPACE)), cp.clock)
     # kube estimates the pods' grace period before deleting them, so the first pass reports it ...
     with pytest.raises(ResourcesRemaining) as remaining:
         await deleter.delete("team")
@@ -87,5 +87,5 @@ async def test_one_pass_deletes_content_then_finalizes(cp: ControlPlane, client:
 async def test_a_namespace_that_is_not_deleted_is_left_alone(cp: ControlPlane, client: Any) -> None:
     await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
     await client.create(CONFIGMAPS, cm("a", ns="team"), "team")
-    await NamespacedResourcesDeleter(client, namespaced_resources(cp)).delete("team")
+    await NamespacedResourcesDeleter(client, namespaced_resources(cp.context_for(NAMESPACE))).delete("team")
     assert len((await client.list(CONFIGMAPS, "team"))["items"]) == 1

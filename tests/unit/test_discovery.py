@@ -8,8 +8,6 @@ import pytest
 
 from apiserver.registry.resources import STATUS, Registry, ResourceDef, Subresource
 from apiserver.server.discovery import (
-    AGGREGATED_DISCOVERY_CONTENT_TYPE,
-    AGGREGATED_DISCOVERY_V2BETA1_CONTENT_TYPE,
     aggregated_discovery,
     api_group,
     api_group_list,
@@ -17,6 +15,10 @@ from apiserver.server.discovery import (
     api_versions,
     served_groups,
     storage_version_hash,
+)
+from apiserver.server.negotiation import (
+    AGGREGATED_DISCOVERY_CONTENT_TYPE,
+    AGGREGATED_DISCOVERY_V2BETA1_CONTENT_TYPE,
     wants_aggregated,
 )
 from featuregates import FeatureGate

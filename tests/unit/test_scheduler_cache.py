@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from scheduler.cache import Cache, CacheError, CapacityIndex, Snapshot
+from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import FitError
-from scheduler.framework import CycleState, Framework, default_profile
+from scheduler.framework import CycleState, Framework
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.testing import FakeClock, make_node, make_pod
 
@@ -261,7 +262,7 @@ def test_candidate_hint_gives_the_same_answer_as_a_full_scan(pod_index: int) -> 
 
     def run(use_hint: bool) -> tuple[list[str], str]:
         snap = cache.snapshot()
-        fw = Framework(default_profile())
+        fw = Framework(default_profile(), registry=default_registry())
         if not use_hint:
             fw._candidate_hint = lambda *a: None  # type: ignore[method-assign]
         state = CycleState()

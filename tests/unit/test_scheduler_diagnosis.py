@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import (
     Diagnosis,
     FitError,
@@ -14,7 +15,7 @@ from scheduler.diagnosis import (
     fit_error_message,
     preemption_not_helpful,
 )
-from scheduler.framework import CycleState, Framework, Handle, default_profile
+from scheduler.framework import CycleState, Framework, Handle
 from scheduler.nodeinfo import PodInfo
 from scheduler.status import Code, Status
 from scheduler.testing import RecordingClient, make_node, make_pod, snapshot_of
@@ -119,7 +120,7 @@ def gpu_cluster() -> tuple[list[Obj], list[Obj]]:
 
 async def run_cycle(pod: Obj, nodes: list[Obj], pods: list[Obj], client: Any = None) -> tuple[str, Any]:
     snap = snapshot_of(nodes, pods)
-    fw = Framework(default_profile(), Handle(snapshot=snap, client=client or RecordingClient()))
+    fw = Framework(default_profile(), Handle(snapshot=snap, client=client or RecordingClient()), registry=default_registry())
     state = CycleState()
     pi = PodInfo(pod)
     try:

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from scheduler.cache import Cache, CapacityIndex
-from scheduler.framework import CycleState, Framework, Handle, NodePluginScores, default_profile
+from scheduler.defaults import default_profile, default_registry
+from scheduler.framework import CycleState, Framework, Handle, NodePluginScores
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins import resource_allocation as ra
 from scheduler.plugins.balanced_allocation import BalancedAllocation
@@ -133,7 +134,7 @@ def test_capacity_index_when_every_node_fits() -> None:
 
 
 def test_select_host_picks_among_the_best_only() -> None:
-    fw = Framework(default_profile(), Handle(rng=random.Random(1)))
+    fw = Framework(default_profile(), Handle(rng=random.Random(1)), registry=default_registry())
     scores = [NodePluginScores(n, {}, t) for n, t in [("a", 5), ("b", 9), ("c", 9), ("d", 2)]]
     picks = {fw.select_host(scores) for _ in range(50)}
     assert picks == {"b", "c"}
@@ -152,8 +153,8 @@ def test_schedule_pod_without_nominated_pods_matches_the_nominated_path() -> Non
         cache.add_node(make_node(f"n{i:02d}", cpu=str(1 + i % 3)))
     snap = cache.snapshot()
     pod = PodInfo(make_pod("p", requests={"cpu": "1500m"}))
-    fast = Framework(default_profile(), Handle(rng=random.Random(5)))
-    slow = Framework(default_profile(), Handle(rng=random.Random(5), nominator=NoNominations()))
+    fast = Framework(default_profile(), Handle(rng=random.Random(5)), registry=default_registry())
+    slow = Framework(default_profile(), Handle(rng=random.Random(5), nominator=NoNominations()), registry=default_registry())
     assert slow._any_nominated_pods() and not fast._any_nominated_pods()
     for _ in range(5):
         a = fast.schedule_pod(CycleState(), pod, snap)

@@ -8,8 +8,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from scheduler.cache import Cache
+from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import FitError
-from scheduler.framework import CycleState, Framework, Handle, NodeScore, PluginSpec, Profile, default_profile
+from scheduler.framework import CycleState, Framework, Handle, NodeScore, PluginSpec, Profile
 from scheduler.metrics import SchedulerMetrics
 from scheduler.nodeinfo import PodInfo, compute_pod_requests, pod_requests_units
 from scheduler.plugins.balanced_allocation import BalancedAllocation
@@ -937,7 +938,8 @@ async def test_default_binder_error_is_an_error_status() -> None:
 def test_default_profile_filters_in_kube_order() -> None:
     """A node failing several plugins reports the first one in kube's order."""
     fw = Framework(
-        Profile(plugins=[PluginSpec(n) for n in ("NodeUnschedulable", "TaintToleration", "NodeResourcesFit")])
+        Profile(plugins=[PluginSpec(n) for n in ("NodeUnschedulable", "TaintToleration", "NodeResourcesFit")]),
+        registry=default_registry(),
     )
     cache = Cache()
     cache.add_node(make_node("n", cpu="1", unschedulable=True, taints=[NO_SCHEDULE]))
@@ -965,7 +967,7 @@ def preemption_setup(nodes: list[Obj], pods: list[Obj], **handle_kw: Any) -> tup
     from scheduler.plugins.default_preemption import DefaultPreemption
 
     snap = snapshot_of(nodes, pods)
-    fw = Framework(default_profile(), Handle(snapshot=snap, clock=FakeClock(), **handle_kw))
+    fw = Framework(default_profile(), Handle(snapshot=snap, clock=FakeClock(), **handle_kw), registry=default_registry())
     plugin = fw.plugins["DefaultPreemption"]
     assert isinstance(plugin, DefaultPreemption)
     return fw, plugin

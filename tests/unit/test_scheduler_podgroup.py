@@ -10,7 +10,8 @@ import pytest
 
 from featuregates import FeatureGate
 from scheduler.cache import Cache
-from scheduler.framework import Framework, default_profile
+from scheduler.defaults import default_profile
+from scheduler.framework import Framework
 from scheduler.interfaces import CycleState, Handle, PodGroupInfo
 from scheduler.nodeinfo import CPU, PodInfo
 from scheduler.plugins.gang_scheduling import GangScheduling

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from scheduler.defaults import default_profile, default_registry
 from scheduler.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -16,7 +17,7 @@ from scheduler.events import (
     ClusterEvent,
     node_update_events,
 )
-from scheduler.framework import Framework, default_profile
+from scheduler.framework import Framework
 from scheduler.metrics import SchedulerMetrics
 from scheduler.queue import ACTIVE, BACKOFF, GATED, UNSCHEDULABLE, SchedulingQueue
 from scheduler.testing import FakeClock, make_node, make_pod
@@ -25,7 +26,7 @@ Obj = dict[str, Any]
 
 
 def new_queue(clock: FakeClock, **kw: Any) -> SchedulingQueue:
-    fw = Framework(default_profile())
+    fw = Framework(default_profile(), registry=default_registry())
     return SchedulingQueue(fw.queue_sort_less, clock, {"default-scheduler": fw}, **kw)
 
 

@@ -153,7 +153,7 @@ async def test_statefulset_without_scheduling_costs_no_extra_api_calls(cp: Contr
         await c.stop()
         return first, steady, hook
 
-    hook = new_scheduling_hook(cp)
+    hook = new_scheduling_hook(cp.context_for(STATEFULSET))
     with_hook = await run(hook, "with")
     without = await run(NoopSchedulingHook(), "without")
     assert with_hook[:2] == without[:2]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from apiserver.errors import StatusError
+from apiserver.server.negotiation import table_accept, table_version
 from apiserver.server.tables import (
     NAME_DESCRIPTION,
     PRINTERS,
@@ -15,8 +16,6 @@ from apiserver.server.tables import (
     include_object_param,
     pod_status_summary,
     printer_for,
-    table_accept,
-    table_version,
     to_table,
 )
 

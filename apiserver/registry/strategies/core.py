@@ -236,6 +236,19 @@ class PodStrategy(Strategy):
     """``pkg/registry/core/pod/strategy.go``: Pending status and QoS on create, immutable spec."""
 
     has_status = True
+    graceful_delete = True
+
+    def check_graceful_delete(self, obj: Obj, requested: int | None) -> int:
+        """kube's pod ``CheckGracefulDelete``: unscheduled or terminal pods go at once."""
+        spec = as_dict(obj.get("spec"))
+        phase = as_dict(obj.get("status")).get("phase")
+        if requested is not None:
+            grace = requested
+        else:
+            grace = int(spec.get("terminationGracePeriodSeconds", 30) or 0)
+        if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+            return 0
+        return max(grace, 0)
 
     def default(self, obj: Obj) -> None:
         podspec.default_pod(obj)
@@ -463,6 +476,14 @@ class NamespaceStrategy(UntrackedGenerationStrategy):
     """Namespaces: Active on create with the ``kubernetes`` finalizer; name label enforced."""
 
     has_status = True
+
+    def holds_deletion(self, obj: Obj) -> bool:
+        """kube's namespace REST ``Delete``: ``spec.finalizers`` keep it until the namespace
+        controller has emptied it and released them through ``namespaces/finalize``."""
+        return bool(as_list(_spec(obj).get("finalizers")))
+
+    def prepare_for_delete(self, obj: Obj) -> None:
+        obj.setdefault("status", {})["phase"] = "Terminating"
 
     def default(self, obj: Obj) -> None:
         status = obj.get("status")

@@ -11,8 +11,9 @@ Validation has the KEP's three layers: structural rules of the embedded v1alpha3
 (declarative-validation equivalents), the StatefulSet cross-field rules (gang needs Parallel, no
 user ``gang.minCount``, no partitioned rollouts, the whole field immutable), and the
 workloadbuilder semantic layer run on the *same* WorkloadItem the controller compiles —
-:func:`statefulset_workload_item` and :func:`statefulset_build_options` are shared with the
-StatefulSet controller for exactly that reason.
+:func:`statefulset_workload_item` and :func:`statefulset_build_options` live in the pure
+:mod:`apiserver.workloadbuilder.statefulset` module, shared with the StatefulSet controller for
+exactly that reason.
 
 Gated sub-fields (decided here, KEP-6277 Notes 5): the API server *clears* a disabled field
 before storing instead of rejecting it, as StatefulSet does for its other gated fields, and keeps
@@ -29,33 +30,44 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import field
+from apiserver.api.types import Obj
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategy import StrategyContext
 from apiserver.workloadbuilder import (
-    BasicSchedulingPolicy,
     BuildOptions,
     DisruptionModeOption,
-    SchedulingConfig,
-    SchedulingConfigFunc,
-    SchedulingPolicy,
     SchedulingPolicyOption,
     ValidationInput,
-    WorkloadItem,
-    input_from_scheduling,
     new_builder,
-    workload_name,
 )
 from apiserver.workloadbuilder import validation as dv
+from apiserver.workloadbuilder.statefulset import (
+    SCHEDULING_PATH,
+    min_count_from_replicas,
+    statefulset_build_options,
+    statefulset_controller_ref,
+    statefulset_workload_item,
+)
+from apiserver.workloadbuilder.statefulset import pod_spec_of as _pod_spec
+from apiserver.workloadbuilder.statefulset import scheduling_of as _scheduling
+from apiserver.workloadbuilder.statefulset import spec_of as _spec
 from featuregates import (
     DRA_WORKLOAD_RESOURCE_CLAIMS,
     TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
     WORKLOAD_WITH_STATEFULSET,
-    FeatureGate,
 )
 
-Obj = dict[str, Any]
+__all__ = [
+    "drop_disabled_scheduling_fields",
+    "min_count_from_replicas",
+    "scheduling_warnings",
+    "statefulset_build_options",
+    "statefulset_controller_ref",
+    "statefulset_workload_item",
+    "validate_scheduling",
+    "validate_scheduling_update",
+]
 
-SCHEDULING_PATH = Path("spec").child("scheduling")
 POLICY_PATH = SCHEDULING_PATH.child("schedulingPolicy")
 GANG_PATH = POLICY_PATH.child("gang")
 MIN_COUNT_PATH = GANG_PATH.child("minCount")
@@ -71,33 +83,8 @@ MIN_COUNT_NOT_ALLOWED = (
     "(a user-configurable minCount is planned for Beta)"
 )
 IMMUTABLE = "field is immutable"
-
-STATEFULSET_API_VERSION = "apps/v1"
-STATEFULSET_KIND = "StatefulSet"
 PARALLEL = "Parallel"
 ORDERED_READY = "OrderedReady"
-
-
-def _spec(sts: Obj | None) -> Obj:
-    spec = (sts or {}).get("spec")
-    return spec if isinstance(spec, dict) else {}
-
-
-def _scheduling(sts: Obj | None) -> Any:
-    """``spec.scheduling`` as stored: ``None`` when unset; ``{}`` is set (the minimal opt-in)."""
-    return _spec(sts).get("scheduling")
-
-
-def _pod_spec(sts: Obj) -> Obj:
-    template = _spec(sts).get("template")
-    pod_spec = template.get("spec") if isinstance(template, dict) else None
-    return pod_spec if isinstance(pod_spec, dict) else {}
-
-
-def _replicas(sts: Obj) -> int:
-    """``spec.replicas`` with the apps/v1 default of 1."""
-    replicas = _spec(sts).get("replicas")
-    return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
 
 
 # -- gated fields --------------------------------------------------------------------------
@@ -123,74 +110,6 @@ def drop_disabled_scheduling_fields(ctx: StrategyContext, new: Obj, old: Obj | N
         and (old_sched or {}).get("schedulingConstraints") is None
     ):
         sched.pop("schedulingConstraints", None)
-
-
-# -- the WorkloadItem shared with the controller ------------------------------------------
-
-
-def min_count_from_replicas(replicas: int) -> SchedulingConfigFunc:
-    """KEP-6277 ``defaultMinCountForStatefulSet``: a resolved gang gets ``max(replicas, 1)``.
-
-    The clamp keeps a scaled-to-zero StatefulSet's PodGroup valid (minCount must be positive).
-    The value lives only in the resolved config and is never written back to the StatefulSet.
-    """
-
-    def callback(cfg: SchedulingConfig) -> None:
-        if cfg.policy is not None and cfg.policy.gang is not None:
-            cfg.policy.gang.min_count = max(replicas, 1)
-
-    return callback
-
-
-def statefulset_workload_item(sts: Obj, gates: FeatureGate) -> WorkloadItem:
-    """The single leaf WorkloadItem a StatefulSet compiles to (KEP-6277 "Field Mapping").
-
-    Template name = StatefulSet name; default policy Basic; shared claims only while
-    ``DRAWorkloadResourceClaims`` is on; the pod template's ``priorityClassName`` is copied so the
-    PodGroup's priority matches its pods (decisions.md).
-    """
-    meta = sts.get("metadata") or {}
-    sched = _scheduling(sts)
-    priority_class = _pod_spec(sts).get("priorityClassName")
-    return WorkloadItem(
-        name=str(meta.get("name") or ""),
-        path=SCHEDULING_PATH,
-        default_config=SchedulingConfig(
-            policy=SchedulingPolicy(basic=BasicSchedulingPolicy()),
-            priority_class_name=priority_class if isinstance(priority_class, str) else "",
-        ),
-        input=input_from_scheduling(
-            sched if isinstance(sched, dict) else None,
-            include_resource_claims=gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
-        ),
-        callbacks=[min_count_from_replicas(_replicas(sts))],
-    )
-
-
-def statefulset_controller_ref(sts: Obj) -> Obj:
-    """``metav1.NewControllerRef(sts)``: controller and blockOwnerDeletion both true."""
-    meta = sts.get("metadata") or {}
-    return {
-        "apiVersion": STATEFULSET_API_VERSION,
-        "kind": STATEFULSET_KIND,
-        "name": meta.get("name", ""),
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def statefulset_build_options(sts: Obj) -> BuildOptions:
-    """Workload identity (``<sts>-<hash(uid)>`` in the StatefulSet's namespace), the controller
-    ownerReference, and both policies / both disruption modes allowed."""
-    meta = sts.get("metadata") or {}
-    return BuildOptions(
-        name=workload_name(str(meta.get("name") or ""), str(meta.get("uid") or "")),
-        namespace=str(meta.get("namespace") or ""),
-        owner=statefulset_controller_ref(sts),
-        allowed_policies=(SchedulingPolicyOption.BASIC, SchedulingPolicyOption.GANG),
-        allowed_disruption_modes=(DisruptionModeOption.SINGLE, DisruptionModeOption.ALL),
-    )
 
 
 # -- validation ----------------------------------------------------------------------------

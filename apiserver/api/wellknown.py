@@ -1,0 +1,10 @@
+"""Well-known API constants (finalizers, annotations) shared by admission and the controllers.
+
+In kube these live in ``k8s.io/api`` (e.g. ``scheduling/v1beta1``'s well-known names); here they
+are defined once so a controller never imports the API server's admission plugins to learn them.
+"""
+
+from __future__ import annotations
+
+#: KEP-5832: stamped on every new PodGroup by admission, removed by the PodGroup protection controller
+PODGROUP_PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"

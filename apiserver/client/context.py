@@ -1,0 +1,75 @@
+"""What a component is given: :class:`ComponentContext`, the narrow view of the control plane.
+
+kube's components get a kubeconfig, their flags and a discovery client; gangplane's factories
+(``controllers.manager``, ``scheduler.component``, ``controllers.nodeagent`` …) get a
+``ComponentContext`` built by the composition root (:mod:`apiserver.controlplane`) for that one
+component. It hands out API clients, informer factories, the component's own feature-gate view
+(so skew tests can turn a gate off for one component), the clock and the metrics registry, and
+answers "is this resource served" through discovery. It never exposes the registry or the
+store: everything a component learns about the API it learns through the client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from prometheus_client import CollectorRegistry
+
+from apiserver.client.discovery import APIResource
+from apiserver.client.informer import InformerFactory
+from apiserver.client.interface import GVR, Client
+from apiserver.meta import Clock
+from featuregates import FeatureGate
+
+
+class Component(Protocol):
+    """Anything the control plane runs: a controller, the scheduler, the node agent."""
+
+    name: str
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class ComponentContext(Protocol):
+    """The dependencies one component's factory may draw on."""
+
+    #: the component's name (``statefulset-controller``, ``scheduler`` …); the default user agent
+    name: str
+    #: this component's feature-gate view (the server's gates with the component's overrides)
+    gates: FeatureGate
+    clock: Clock
+    metrics_registry: CollectorRegistry
+
+    def client(self, user_agent: str = "") -> Client:
+        """A new API client whose user agent (default field manager) is ``user_agent`` or :attr:`name`."""
+        ...
+
+    def informer_factory(self, user_agent: str = "") -> InformerFactory:
+        """A fresh informer factory over a new client (see :meth:`client`)."""
+        ...
+
+    def served_resources(self) -> list[APIResource]:
+        """Discovery's top-level resources this component may use, each storage listed once.
+
+        A resource is listed when the API serves it and this component's gate view does not
+        turn off the gate that guards it.
+        """
+        ...
+
+    def is_served(self, gvr: GVR) -> bool:
+        """Whether ``gvr`` is in :meth:`served_resources`."""
+        ...
+
+
+ComponentFactory = Callable[[ComponentContext], Component]
+
+
+class ComponentRegistrar(Protocol):
+    """Where wiring code registers factories: the composition root's ``ControlPlane``."""
+
+    def register(self, name: str, factory: ComponentFactory) -> None: ...
+
+    def context_for(self, name: str) -> ComponentContext: ...

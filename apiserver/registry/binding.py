@@ -1,0 +1,62 @@
+"""``pods/binding``: the scheduler's write of ``spec.nodeName`` (kube's pod ``BindingREST``).
+
+``spec.nodeName`` is immutable through the Pod strategy, so binding is its own subresource: it
+sets the node once, records the PodScheduled condition, clears a nomination (KEP-5278), and
+refuses a pod being deleted, one already bound, or a UID precondition that does not match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver import errors
+from apiserver import field as fielderr
+from apiserver.api.types import Obj
+from apiserver.meta import rfc3339
+from apiserver.registry.generic import API
+
+
+def bind(api: API, ns: str, name: str, binding: Any) -> Obj:
+    """Bind pod ``ns/name`` to ``binding.target.name``; returns the 201 Success Status."""
+    rd = api.registry.get("", "v1", "pods")
+    assert rd is not None
+    if not isinstance(binding, dict) or not isinstance(binding.get("target"), dict):
+        raise errors.bad_request("binding must carry a target")
+    target = binding["target"].get("name") or ""
+    if not target:
+        raise errors.invalid("Binding", name, "", [fielderr.required("target.name")])
+    bmd = binding.get("metadata") or {}
+    if bmd.get("name") and bmd["name"] != name:
+        raise errors.bad_request(
+            f"the name of the object ({bmd['name']}) does not match the name on the URL ({name})"
+        )
+    rec = api.get_record(rd, ns, name)
+    pod = rec.copy()
+    if pod["metadata"].get("deletionTimestamp"):
+        raise errors.conflict(
+            "pods/binding", name, "", f"pod {name} is being deleted, cannot be assigned to a host"
+        )
+    spec = pod.setdefault("spec", {})
+    if spec.get("nodeName"):
+        raise errors.conflict(
+            "pods/binding", name, "", f'pod {name} is already assigned to node "{spec["nodeName"]}"'
+        )
+    uid = bmd.get("uid")
+    if uid and uid != pod["metadata"].get("uid"):
+        raise errors.conflict("pods/binding", name, "", "Precondition failed: UID in precondition: " + uid)
+    spec["nodeName"] = target
+    status = pod.setdefault("status", {})
+    # KEP-5278: a bound pod no longer carries a nomination.
+    status.pop("nominatedNodeName", None)
+    conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+    conds.append(
+        {
+            "type": "PodScheduled",
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": rfc3339(api.clock.now()),
+        }
+    )
+    status["conditions"] = conds
+    api.write_record(rd, ns, name, pod, rec.rv)
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

@@ -1,0 +1,138 @@
+"""KEP-5547: the Job's mapping onto the workloadbuilder, shared by Job admission and the Job controller.
+
+Upstream builds the same ``WorkloadItem`` in the API server (semantic validation with
+``DisableDeclarativeValidation``) and in ``job_scheduling_manager.go`` (``BuildWorkload``), so
+what admission accepted is exactly what the controller compiles. This module is that single
+construction for gangplane (upstream-facts §6):
+
+* template name ``<job>-pgt-0``; default policy Basic;
+* a resolved gang without ``minCount`` gets ``spec.parallelism`` (``defaultMinCountForJob``),
+  clamped to 1 so a Job suspended with parallelism 0 still compiles a valid PodGroup;
+* Workload ``<job>-<hash(uid)>``, controller ownerReference to the Job, Basic and Gang allowed,
+  both disruption modes allowed.
+
+Unlike the StatefulSet integration, a user may set ``gang.minCount`` (at most ``parallelism``)
+and change it later; the Job's pod template ``priorityClassName`` is copied into the template so
+the PodGroup's priority matches its pods (decisions.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver.field import Path
+from apiserver.workloadbuilder.naming import workload_name
+from apiserver.workloadbuilder.types import (
+    BasicSchedulingPolicy,
+    BuildOptions,
+    DisruptionModeOption,
+    SchedulingConfig,
+    SchedulingConfigFunc,
+    SchedulingPolicy,
+    SchedulingPolicyOption,
+    WorkloadItem,
+    input_from_scheduling,
+)
+from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
+
+Obj = dict[str, Any]
+
+JOB_API_VERSION = "batch/v1"
+JOB_KIND = "Job"
+SCHEDULING_PATH = Path("spec").child("scheduling")
+
+
+def _spec(job: Obj | None) -> Obj:
+    spec = (job or {}).get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def scheduling_of(job: Obj | None) -> Any:
+    """``spec.scheduling`` as stored (``None`` when unset)."""
+    return _spec(job).get("scheduling")
+
+
+def parallelism_of(job: Obj) -> int:
+    """``ptr.Deref(spec.parallelism, 1)``."""
+    p = _int(_spec(job).get("parallelism"))
+    return 1 if p is None else p
+
+
+def pod_group_template_name(job_name: str) -> str:
+    """``podGroupTemplateName(job)``: ``<job>-pgt-0`` (1.37; 1.36 used ``<job>-worker-0``)."""
+    return f"{job_name}-pgt-0"
+
+
+def default_min_count_for_job(parallelism: int) -> SchedulingConfigFunc:
+    """``defaultMinCountForJob``: a resolved gang with no minCount gets ``max(parallelism, 1)``."""
+
+    def callback(cfg: SchedulingConfig) -> None:
+        gang = cfg.policy.gang if cfg.policy is not None else None
+        if gang is not None and gang.min_count is None:
+            gang.min_count = max(parallelism, 1)
+
+    return callback
+
+
+def job_workload_item(job: Obj, gates: FeatureGate) -> WorkloadItem:
+    """The single leaf WorkloadItem of a Job (never written back to the Job spec)."""
+    meta = job.get("metadata") or {}
+    sched = scheduling_of(job)
+    template = _spec(job).get("template")
+    pod_spec = template.get("spec") if isinstance(template, dict) else None
+    priority_class = pod_spec.get("priorityClassName") if isinstance(pod_spec, dict) else None
+    return WorkloadItem(
+        name=pod_group_template_name(str(meta.get("name") or "")),
+        path=SCHEDULING_PATH,
+        default_config=SchedulingConfig(
+            policy=SchedulingPolicy(basic=BasicSchedulingPolicy()),
+            priority_class_name=priority_class if isinstance(priority_class, str) else "",
+        ),
+        input=input_from_scheduling(
+            sched if isinstance(sched, dict) else None,
+            include_resource_claims=gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
+        ),
+        callbacks=[default_min_count_for_job(parallelism_of(job))],
+    )
+
+
+def job_controller_ref(job: Obj) -> Obj:
+    """``metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))``."""
+    meta = job.get("metadata") or {}
+    return {
+        "apiVersion": JOB_API_VERSION,
+        "kind": JOB_KIND,
+        "name": meta.get("name", ""),
+        "uid": meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+ALLOWED_POLICIES = (SchedulingPolicyOption.BASIC, SchedulingPolicyOption.GANG)
+ALLOWED_DISRUPTION_MODES = (DisruptionModeOption.SINGLE, DisruptionModeOption.ALL)
+
+
+def job_build_options(job: Obj) -> BuildOptions:
+    """Workload ``<job>-<hash(uid)>`` in the Job's namespace, owned by the Job."""
+    meta = job.get("metadata") or {}
+    return BuildOptions(
+        name=workload_name(str(meta.get("name") or ""), str(meta.get("uid") or "")),
+        namespace=str(meta.get("namespace") or ""),
+        owner=job_controller_ref(job),
+        allowed_policies=ALLOWED_POLICIES,
+        allowed_disruption_modes=ALLOWED_DISRUPTION_MODES,
+    )
+
+
+def validation_options() -> BuildOptions:
+    """What admission passes to ``Builder.validate``: allow-lists only, DV already ran."""
+    return BuildOptions(
+        allowed_policies=ALLOWED_POLICIES,
+        allowed_disruption_modes=ALLOWED_DISRUPTION_MODES,
+        disable_declarative_validation=True,
+    )

@@ -1,0 +1,121 @@
+"""The StatefulSet's KEP-6277 mapping onto the workloadbuilder: pure, shared by both sides.
+
+The API server's StatefulSet strategy validates ``spec.scheduling`` by compiling the *same*
+:class:`WorkloadItem` the StatefulSet controller compiles to create its Workload and PodGroup
+(KEP-6277 "Field Mapping"), so both import it from here: a pure module with no I/O, below the
+registry and the components alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver.api.types import Obj
+from apiserver.field import Path
+from apiserver.workloadbuilder.naming import workload_name
+from apiserver.workloadbuilder.types import (
+    BasicSchedulingPolicy,
+    BuildOptions,
+    DisruptionModeOption,
+    SchedulingConfig,
+    SchedulingConfigFunc,
+    SchedulingPolicy,
+    SchedulingPolicyOption,
+    WorkloadItem,
+    input_from_scheduling,
+)
+from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
+
+SCHEDULING_PATH = Path("spec").child("scheduling")
+STATEFULSET_API_VERSION = "apps/v1"
+STATEFULSET_KIND = "StatefulSet"
+
+
+def spec_of(sts: Obj | None) -> Obj:
+    spec = (sts or {}).get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def scheduling_of(sts: Obj | None) -> Any:
+    """``spec.scheduling`` as stored: ``None`` when unset; ``{}`` is set (the minimal opt-in)."""
+    return spec_of(sts).get("scheduling")
+
+
+def pod_spec_of(sts: Obj) -> Obj:
+    template = spec_of(sts).get("template")
+    pod_spec = template.get("spec") if isinstance(template, dict) else None
+    return pod_spec if isinstance(pod_spec, dict) else {}
+
+
+def replicas_of(sts: Obj) -> int:
+    """``spec.replicas`` with the apps/v1 default of 1."""
+    replicas = spec_of(sts).get("replicas")
+    return replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
+
+
+# -- the WorkloadItem shared with the controller ------------------------------------------
+
+
+def min_count_from_replicas(replicas: int) -> SchedulingConfigFunc:
+    """KEP-6277 ``defaultMinCountForStatefulSet``: a resolved gang gets ``max(replicas, 1)``.
+
+    The clamp keeps a scaled-to-zero StatefulSet's PodGroup valid (minCount must be positive).
+    The value lives only in the resolved config and is never written back to the StatefulSet.
+    """
+
+    def callback(cfg: SchedulingConfig) -> None:
+        if cfg.policy is not None and cfg.policy.gang is not None:
+            cfg.policy.gang.min_count = max(replicas, 1)
+
+    return callback
+
+
+def statefulset_workload_item(sts: Obj, gates: FeatureGate) -> WorkloadItem:
+    """The single leaf WorkloadItem a StatefulSet compiles to (KEP-6277 "Field Mapping").
+
+    Template name = StatefulSet name; default policy Basic; shared claims only while
+    ``DRAWorkloadResourceClaims`` is on; the pod template's ``priorityClassName`` is copied so the
+    PodGroup's priority matches its pods (decisions.md).
+    """
+    meta = sts.get("metadata") or {}
+    sched = scheduling_of(sts)
+    priority_class = pod_spec_of(sts).get("priorityClassName")
+    return WorkloadItem(
+        name=str(meta.get("name") or ""),
+        path=SCHEDULING_PATH,
+        default_config=SchedulingConfig(
+            policy=SchedulingPolicy(basic=BasicSchedulingPolicy()),
+            priority_class_name=priority_class if isinstance(priority_class, str) else "",
+        ),
+        input=input_from_scheduling(
+            sched if isinstance(sched, dict) else None,
+            include_resource_claims=gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
+        ),
+        callbacks=[min_count_from_replicas(replicas_of(sts))],
+    )
+
+
+def statefulset_controller_ref(sts: Obj) -> Obj:
+    """``metav1.NewControllerRef(sts)``: controller and blockOwnerDeletion both true."""
+    meta = sts.get("metadata") or {}
+    return {
+        "apiVersion": STATEFULSET_API_VERSION,
+        "kind": STATEFULSET_KIND,
+        "name": meta.get("name", ""),
+        "uid": meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def statefulset_build_options(sts: Obj) -> BuildOptions:
+    """Workload identity (``<sts>-<hash(uid)>`` in the StatefulSet's namespace), the controller
+    ownerReference, and both policies / both disruption modes allowed."""
+    meta = sts.get("metadata") or {}
+    return BuildOptions(
+        name=workload_name(str(meta.get("name") or ""), str(meta.get("uid") or "")),
+        namespace=str(meta.get("namespace") or ""),
+        owner=statefulset_controller_ref(sts),
+        allowed_policies=(SchedulingPolicyOption.BASIC, SchedulingPolicyOption.GANG),
+        allowed_disruption_modes=(DisruptionModeOption.SINGLE, DisruptionModeOption.ALL),
+    )
