@@ -10,7 +10,7 @@ import pytest
 
 from featuregates import FeatureGate
 from scheduler.cache import Cache
-from scheduler.defaults import default_profile
+from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import Framework
 from scheduler.interfaces import CycleState, Handle, PodGroupInfo
 from scheduler.nodeinfo import CPU, PodInfo
@@ -56,7 +56,7 @@ def framework_for(cache: Cache) -> Framework:
     handle = Handle(
         gates=FeatureGate(), get_pod_group=cache.get_pod_group, pod_group_state=cache.pod_group_state
     )
-    return Framework(default_profile(), handle)
+    return Framework(default_profile(), handle, registry=default_registry())
 
 
 def group_info(cache: Cache, pods: list[Obj], name: str = "g") -> PodGroupInfo:
