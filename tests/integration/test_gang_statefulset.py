@@ -23,7 +23,6 @@ from tests.integration.kep6277_support import (
 )
 from tests.integration.podgroup_support import RACK, scheduled_condition, wait_pod_group
 from tests.integration.scheduler_support import (
-    HAVE_NODE_AGENT,
     create_nodes,
     node,
     node_name,
@@ -124,7 +123,6 @@ async def test_scale_to_zero_and_back_reforms_the_gang_against_the_same_pod_grou
     assert cond is not None and cond["status"] == "True"
 
 
-@pytest.mark.skipif(not HAVE_NODE_AGENT, reason="needs the simulated kubelets for Ready pods")
 async def test_ordered_ready_basic_topology_is_sequential_and_co_located(cp, client) -> None:
     nodes = [node(f"r{r}-n{i}", "2", **{RACK: f"rack-{r}"}) for r in range(3) for i in range(2)]
     await create_nodes(client, nodes)
@@ -183,7 +181,6 @@ async def test_ordered_ready_basic_topology_is_sequential_and_co_located(cp, cli
     await wait_pod_group(client, pg["metadata"]["name"], "True")
 
 
-@pytest.mark.skipif(not HAVE_NODE_AGENT, reason="needs the simulated kubelets for Ready pods")
 async def test_rolling_update_replacements_rejoin_their_placed_gang(cp, client) -> None:
     await create_nodes(client, [node("n1", "4")])
     await start_node_agent(cp)
