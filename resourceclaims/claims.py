@@ -161,15 +161,19 @@ def is_allocated(claim: Obj) -> bool:
     return (claim.get("status") or {}).get("allocation") is not None
 
 
-def is_usable_by(claim: Obj, pod: Obj) -> bool:
-    """Allocated and reserved for the pod itself or for the PodGroup the pod names (node agent's check)."""
+def is_usable_by(claim: Obj, pod: Obj, *, group_claims: bool = True) -> bool:
+    """Allocated and reserved for the pod itself or (``group_claims``) for the PodGroup the pod names.
+
+    This is kubelet's check before it prepares the devices; without ``DRAWorkloadResourceClaims``
+    only a reservation for the pod itself counts.
+    """
     if not is_allocated(claim):
         return False
     uid = _meta(pod).get("uid", "")
     if is_reserved_for(claim, uid):
         return True
     group = pod_group_name(pod)
-    return bool(group) and reserved_for_group_named(claim, group)
+    return group_claims and bool(group) and reserved_for_group_named(claim, group)
 
 
 def owned_by(obj: Obj, uid: str) -> bool:

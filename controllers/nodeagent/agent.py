@@ -125,12 +125,15 @@ class NodeAgent(Controller):
         clock: Clock | None = None,
         informers: InformerFactory | None = None,
         metrics: ControllerMetrics | None = None,
+        group_claims: bool = True,
         **overrides: Any,
     ) -> None:
         opts = options or AgentOptions()
         if overrides:
             opts = dataclasses.replace(opts, **overrides)
         self.options = opts
+        #: kubelet's ``DRAWorkloadResourceClaims``: a claim reserved for the pod's PodGroup counts as the pod's
+        self.group_claims = group_claims
         self.fleet = fleet if fleet is not None else Fleet.empty()
         self._fleet_ordinal = {n: i for i, n in enumerate(self.fleet.names())}
         self._fleet_devices: dict[str, tuple[DeviceSpec, ...]] = {n.name: n.devices for n in self.fleet if n.devices}
@@ -212,7 +215,7 @@ class NodeAgent(Controller):
         ns = (pod.get("metadata") or {}).get("namespace", "")
         for name in names:
             claim = self.claim_informer.get_by_name(ns, name)
-            if claim is None or not is_usable_by(claim, pod):
+            if claim is None or not is_usable_by(claim, pod, group_claims=self.group_claims):
                 return False
         return True
 

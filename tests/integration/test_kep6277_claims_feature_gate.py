@@ -1,7 +1,8 @@
 """KEP-6277 Upgrade/Downgrade and Notes 5 for ``DRAWorkloadResourceClaims``: off in the API server,
 ``spec.scheduling.resourceClaims`` is cleared before it is stored (so is the PodGroup's field) and
 every pod claim is pod-scoped; off in the claim controller or in the scheduler, claims are per pod
-(one generated per pod, or one claim reserved pod by pod) while the rest keeps working.
+(one generated per pod, or one claim reserved pod by pod) while the rest keeps working; off in the
+kubelet (node agent), a claim reserved only for the pod's PodGroup does not let the pod start.
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from apiserver.client.interface import PODGROUPS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, STATEFULSETS
+from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, STATEFULSETS
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions
+from controllers.testing import observed
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
+from tests.helpers import wait_for_list
 from tests.integration.dra_support import (
     GPU_CLASS,
     NS,
@@ -110,3 +113,38 @@ async def test_scheduler_gate_off_reserves_the_group_claim_pod_by_pod(scheduler_
     assert claim["status"]["reservedFor"] != group_reservation(pg)
     assert len((await client.list(RESOURCECLAIMS, NS))["items"]) == 1
     assert (await client.get(PODGROUPS, pg["metadata"]["name"], NS))["status"]["resourceClaimStatuses"]
+
+
+@pytest.fixture
+async def kubelet_off() -> AsyncIterator[ControlPlane]:
+    async for p in _plane("node-agent"):
+        yield p
+
+
+async def test_kubelet_gate_off_does_not_start_pods_on_a_pod_group_reservation(
+    kubelet_off: ControlPlane,
+) -> None:
+    client = kubelet_off.client("test")
+    await start_dra_stack(kubelet_off)
+    await client.create(RESOURCECLAIMTEMPLATES, claim_template("one-gpu", GPU_CLASS), NS)
+    await client.create(STATEFULSETS, shared_sts("db", 2, template="one-gpu"), NS)
+    pods = await wait_for_list(
+        client, PODS, NS, lambda items: len(items) == 2 and all(p["spec"].get("nodeName") for p in items)
+    )
+    pg = await only_pod_group(client)
+    await wait_claims(
+        client,
+        lambda cs: len(cs) == 1 and (cs[0].get("status") or {}).get("reservedFor") == group_reservation(pg),
+    )
+    agent = kubelet_off.components["node-agent"]
+    for p in pods:
+        await observed(
+            agent.pod_informer,
+            f"{NS}/{p['metadata']['name']}",
+            lambda o: o is not None and bool(o["spec"].get("nodeName")),
+        )
+    await agent.wait_idle()
+    assert [p["status"].get("phase") for p in (await client.list(PODS, NS))["items"]] == [
+        "Pending",
+        "Pending",
+    ]
