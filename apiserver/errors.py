@@ -35,10 +35,11 @@ class StatusError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
+        # kube's JSON serializer emits metav1.Status fields in struct order: details before code.
         if self.details:
             body["details"] = self.details
+        body["code"] = self.code
         return body
 
     @classmethod

@@ -30,6 +30,7 @@ from typing import Any
 from apiserver.client.context import Component, ComponentContext, ComponentFactory, ComponentRegistrar
 from apiserver.client.discovery import APIResource
 from apiserver.client.interface import GVR, PODGROUPS
+from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
 from controllers.garbagecollector import GarbageCollector
 from controllers.metrics import controller_metrics
 from controllers.namespace import NamespaceController
@@ -48,6 +49,7 @@ PV_BINDER = "persistentvolume-binder-controller"
 NODE_AGENT = "node-agent"
 PODGROUP_PROTECTION = "podgroup-protection-controller"
 RESOURCE_CLAIM = "resource-claim-controller"
+CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -139,6 +141,12 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
             requires=PODGROUPS,
         ),
         ControllerSpec(RESOURCE_CLAIM, new_resource_claim_controller, ("resourceclaim", "resource-claim")),
+        ControllerSpec(
+            CLUSTERROLE_AGGREGATION,
+            new_clusterrole_aggregation_controller,
+            ("clusterrole-aggregation",),
+            requires=CLUSTERROLES,
+        ),
     ]
 
 

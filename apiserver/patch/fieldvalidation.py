@@ -298,9 +298,9 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
     Raises a 400 :class:`~apiserver.errors.StatusError` under ``Strict``; appends to ``warnings``
     under ``Warn``; always drops unknown fields from ``obj``.
     """
-    if rd.storage_of is None:
-        # kube's typed decoding: a value of the wrong JSON type is a 400 before anything else.
-        check_types(rd, obj)
+    # kube's typed decoding: a value of the wrong JSON type is a 400 before anything else. Views
+    # (events.k8s.io, autoscaling/v1) are checked in their own version, before conversion.
+    check_types(rd, obj)
     directive = opts.field_validation
     raw = getattr(opts, "raw_body", None)
     if not directive and raw is None:
@@ -308,10 +308,7 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
     directive = directive or WARN
     report = directive != IGNORE
     duplicates = duplicate_fields(raw) if report else []
-    if rd.storage_of is None:
-        unknown = unknown_fields(rd.group, rd.version, rd.kind, obj, old, prune=True)
-    else:
-        unknown = []
+    unknown = unknown_fields(rd.group, rd.version, rd.kind, obj, old, prune=True)
     if not report or not (duplicates or unknown):
         return
     if directive == STRICT:

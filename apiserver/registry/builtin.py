@@ -17,6 +17,13 @@ _STRATEGY_MODULES = (
     "apiserver.registry.strategies.scheduling",
     "apiserver.registry.strategies.resource",
     "apiserver.registry.strategies.batch",
+    "apiserver.registry.strategies.replication",
+    "apiserver.registry.strategies.rbac",
+    "apiserver.registry.strategies.storage",
+    "apiserver.registry.strategies.networking",
+    "apiserver.registry.strategies.autoscaling",
+    "apiserver.registry.strategies.apiregistration",
+    "apiserver.registry.strategies.authorization",
 )
 
 
@@ -108,6 +115,28 @@ EVENTS_V1_FIELDS = {
 }
 
 
+#: Resources whose kube storage sets ``ReturnDeletedObject`` (DELETE answers the object); the
+#: others answer a Success Status. Matches the response types of kube's 1.37 OpenAPI.
+RETURN_DELETED_OBJECT = frozenset(
+    {
+        ("", "pods"),
+        ("", "namespaces"),
+        ("", "services"),
+        ("", "serviceaccounts"),
+        ("", "persistentvolumeclaims"),
+        ("", "persistentvolumes"),
+        ("", "resourcequotas"),
+        ("", "podtemplates"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csidrivers"),
+        ("resource.k8s.io", "deviceclasses"),
+        ("resource.k8s.io", "resourceclaims"),
+        ("resource.k8s.io", "resourceclaimtemplates"),
+        ("resource.k8s.io", "resourceslices"),
+    }
+)
+
+
 def _sub(name: str, kind: str, group: str = "", version: str = "", verbs: tuple[str, ...] = ("get", "patch", "update")) -> Subresource:
     return Subresource(name, kind, group, version, verbs)
 
@@ -127,6 +156,7 @@ def builtin_resources() -> list[ResourceDef]:
         subs = tuple(kw.pop("subresources", ()))
         if status:
             subs = (_sub("status", kind),) + subs
+        kw.setdefault("return_deleted_object", (group, plural) in RETURN_DELETED_OBJECT)
         return ResourceDef(group, version, kind, plural, namespaced, strategy=st(group, plural), subresources=subs, **kw)
 
     ALL = ("all",)
@@ -157,6 +187,9 @@ def builtin_resources() -> list[ResourceDef]:
         rd("", "v1", "PersistentVolume", "persistentvolumes", False, status=True, short_names=("pv",)),
         rd("", "v1", "LimitRange", "limitranges", True, short_names=("limits",)),
         rd("", "v1", "ResourceQuota", "resourcequotas", True, status=True, short_names=("quota",)),
+        rd("", "v1", "ReplicationController", "replicationcontrollers", True, status=True, short_names=("rc",),
+           categories=ALL, subresources=(_sub("scale", "Scale", "autoscaling", "v1"),)),
+        rd("", "v1", "PodTemplate", "podtemplates", True),
         # apps/v1
         rd("apps", "v1", "StatefulSet", "statefulsets", True, status=True, short_names=("sts",), categories=ALL,
            subresources=(_sub("scale", "Scale", "autoscaling", "v1"),)),
@@ -182,6 +215,32 @@ def builtin_resources() -> list[ResourceDef]:
         rd("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", True, status=True, gate=GENERIC_WORKLOAD),
         rd("scheduling.k8s.io", "v1alpha3", "CompositePodGroup", "compositepodgroups", True, status=True,
            gate=COMPOSITE_POD_GROUP),
+        # rbac.authorization.k8s.io/v1
+        rd("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
+        rd("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
+        rd("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
+        rd("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
+        # storage.k8s.io/v1
+        rd("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, short_names=("sc",)),
+        rd("storage.k8s.io", "v1", "CSIDriver", "csidrivers", False),
+        # networking.k8s.io/v1
+        rd("networking.k8s.io", "v1", "Ingress", "ingresses", True, status=True, short_names=("ing",)),
+        rd("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
+        rd("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, short_names=("netpol",)),
+        # autoscaling/v2 (the stored version)
+        rd("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, status=True,
+           short_names=("hpa",), categories=ALL),
+        # autoscaling/v1: the same stored HPAs, converted (strategies/autoscaling_v1.py)
+        rd("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, status=True,
+           short_names=("hpa",), categories=ALL, storage_of=("autoscaling", "horizontalpodautoscalers")),
+        # apiregistration.k8s.io/v1
+        rd("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, status=True),
+        # authorization.k8s.io/v1: create-only reviews, answered and never stored
+        rd("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False, verbs=("create",)),
+        rd("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", False, verbs=("create",)),
+        rd("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False, verbs=("create",)),
+        rd("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", True,
+           verbs=("create",)),
         # resource.k8s.io/v1 (DRA)
         rd("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, status=True),
         rd("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),

@@ -55,6 +55,12 @@ NO_GENERATION = frozenset(
         ("apps", "controllerrevisions"),
         ("coordination.k8s.io", "leases"),
         ("scheduling.k8s.io", "priorityclasses"),
+        ("rbac.authorization.k8s.io", "roles"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings"),
+        ("storage.k8s.io", "storageclasses"),
+        ("apiregistration.k8s.io", "apiservices"),
     }
 )
 
@@ -370,7 +376,6 @@ class API:
     def create(self, rd: ResourceDef, ns: str, body: Any, opts: WriteOptions | None = None) -> Result:
         opts = opts or WriteOptions()
         obj = self._check_type(rd, body)
-        obj = self._from_view(rd, obj)
         md = obj["metadata"]
         if rd.namespaced:
             body_ns = md.get("namespace") or ""
@@ -385,9 +390,14 @@ class API:
             ns = ""
         warnings: list[str] = []
         if self.body_checker is not None:
+            # Field validation sees the body in its request version; storage shape comes after.
             self.body_checker(rd, obj, None, opts, warnings)
+        obj = self._from_view(rd, obj)
+        md = obj["metadata"]
         ctx = self._ctx(ns, opts.dry_run)
         strategy = rd.strategy
+        if strategy.answers_create:
+            return self._answer(rd, ctx, obj, warnings)
         generate = not md.get("name") and bool(md.get("generateName"))
         if generate:
             md["name"] = md["generateName"] + random_suffix()
@@ -432,6 +442,15 @@ class API:
         self._notify("create", rd, rec.obj)
         return Result(self._to_view(rd, rec.copy()), warnings, 201, rec.raw if rd.storage_of is None else None)
 
+    def _answer(self, rd: ResourceDef, ctx: StrategyContext, obj: Obj, warnings: list[str]) -> Result:
+        """kube's review REST ``Create``: validate, fill in the decision, store nothing (201)."""
+        rd.strategy.default(obj)
+        errs = rd.strategy.validate(ctx, obj)
+        if errs:
+            raise self._validation_error(rd, "", errs)
+        obj["status"] = rd.strategy.answer(ctx, obj)
+        return Result(obj, warnings, 201)
+
     # ------------------------------------------------------------------ update
     def update(
         self,
@@ -445,7 +464,6 @@ class API:
     ) -> Result:
         opts = opts or WriteOptions()
         obj = self._check_type(rd, body)
-        obj = self._from_view(rd, obj)
         md = obj["metadata"]
         if md.get("name") and md["name"] != name:
             raise errors.bad_request(f"the name of the object ({md['name']}) does not match the name on the URL ({name})")
@@ -454,12 +472,24 @@ class API:
         rec = self._get_record(rd, ns, name)
         old = rec.obj
         body_rv = md.get("resourceVersion") or ""
-        if body_rv and _parse_rv(body_rv, "metadata.resourceVersion") != rec.rv:
+        if not body_rv:
+            # kube's Store.Update: without a resourceVersion the update is unconditional where the
+            # strategy allows it (it then applies to the latest object), else Invalid with the
+            # resource standing in for the kind.
+            if not rd.strategy.allow_unconditional_update:
+                raise errors.invalid(
+                    rd.plural,
+                    name,
+                    rd.group,
+                    [fielderr.invalid("metadata.resourceVersion", 0, "must be specified for an update")],
+                )
+            md["resourceVersion"] = str(rec.rv)
+        elif _parse_rv(body_rv, "metadata.resourceVersion") != rec.rv:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, obj, old, opts, warnings)
-        return self._update_from(rd, ns, name, rec, obj, opts, subresource, warnings)
+            self.body_checker(rd, obj, self._to_view(rd, rec.copy()) if rd.storage_of else old, opts, warnings)
+        return self._update_from(rd, ns, name, rec, self._from_view(rd, obj), opts, subresource, warnings)
 
     def _update_from(
         self,
@@ -609,9 +639,9 @@ class API:
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
-        stored = self._from_view(rd, patched)
         if self.body_checker is not None:
-            self.body_checker(rd, stored, rec.obj, opts, warnings)
+            self.body_checker(rd, patched, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings)
+        stored = self._from_view(rd, patched)
         return self._update_from(rd, ns, name, rec, stored, opts, subresource, warnings)
 
     def _apply(
@@ -635,7 +665,7 @@ class API:
             obj = applier(rd, None, patch, opts, rfc3339(self.clock.now()))
             obj.setdefault("metadata", {})["name"] = name
             return self.create(rd, ns, obj, WriteOptions(opts.dry_run, "", opts.field_validation, opts.force, raw_body=opts.raw_body))
-        current = rec.copy()
+        current = self._to_view(rd, rec.copy())
         req_rv = patch["metadata"].get("resourceVersion")
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
@@ -643,7 +673,8 @@ class API:
         merged = applier(rd, current, patch, opts, rfc3339(self.clock.now()))
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, merged, rec.obj, opts, warnings)
+            self.body_checker(rd, merged, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings)
+        merged = self._from_view(rd, merged)
         return self._update_from(rd, ns, name, rec, merged, opts, subresource, warnings, manager_op="Apply")
 
     # ------------------------------------------------------------------ delete
@@ -748,12 +779,16 @@ class API:
         return Result(self._deleted_response(rd, self._to_view(rd, gone.copy())), [], 200)
 
     def _deleted_response(self, rd: ResourceDef, obj: Obj) -> Obj:
-        if rd.group == "" and rd.plural in ("pods", "namespaces"):
+        """kube's ``finalizeDelete``: the object where the store sets ``ReturnDeletedObject``,
+        else a Success Status naming the resource (``details.kind`` is the plural, as kube sets)."""
+        if rd.return_deleted_object:
             return obj
         md = obj.get("metadata") or {}
-        details: Obj = {"name": md.get("name", ""), "kind": rd.plural, "uid": md.get("uid", "")}
+        # StatusDetails in kube's field order: name, group, kind (the resource), uid.
+        details: Obj = {"name": md.get("name", "")}
         if rd.group:
             details["group"] = rd.group
+        details.update(kind=rd.plural, uid=md.get("uid", ""))
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
     def delete_collection(
@@ -820,7 +855,10 @@ class API:
             "spec": {"replicas": int(spec.get("replicas", 0) or 0)},
             "status": {
                 "replicas": int(status.get("replicas", 0) or 0),
-                "selector": _scale_selector(spec.get("selector")),
+                # ReplicationControllers select with a plain label map, the apps kinds with a LabelSelector.
+                "selector": _set_selector(spec.get("selector"))
+                if rd.group == "" and rd.plural == "replicationcontrollers"
+                else _scale_selector(spec.get("selector")),
             },
         }
 
@@ -833,7 +871,8 @@ class API:
         smd = scale.get("metadata") or {}
         if smd.get("resourceVersion") and smd["resourceVersion"] != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
-        replicas = (scale.get("spec") or {}).get("replicas")
+        # Scale.spec.replicas is ``omitempty``: Go clients scaling to 0 send ``"spec": {}``.
+        replicas = (scale.get("spec") or {}).get("replicas", 0)
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             raise errors.invalid("Scale", name, "autoscaling", [fielderr.invalid("spec.replicas", replicas, "must be an integer")])
         if replicas < 0:
@@ -900,6 +939,13 @@ def _scale_selector(sel: Obj | None) -> str:
         return label_selector_string(sel)
     except ValueError:
         return ""
+
+
+def _set_selector(labels: Any) -> str:
+    """``labels.SelectorFromSet(m).String()``: ``a=b,c=d`` sorted by key."""
+    if not isinstance(labels, dict):
+        return ""
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
 def _managed_without_time(entries: Any) -> Any:

@@ -49,6 +49,8 @@ class ResourceDef:
     gate: str | None = None
     #: whether strategic-merge-patch is supported (kube: built-in types yes, CRDs no)
     strategic_merge: bool = True
+    #: kube's ``Store.ReturnDeletedObject``: DELETE answers the deleted object, not a Status
+    return_deleted_object: bool = False
 
     @property
     def group_version(self) -> str:

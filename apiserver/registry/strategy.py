@@ -43,6 +43,12 @@ class Strategy:
     has_status: bool = False
     #: Objects of the resource may be created without a name only via generateName (all of kube's).
     allow_create_on_update: bool = False
+    #: kube's ``AllowUnconditionalUpdate``: an update whose body carries no ``resourceVersion`` is
+    #: applied to the current object (true for most kinds; helm's release Secrets rely on it).
+    allow_unconditional_update: bool = True
+    #: A create-only kind answered in place instead of stored (kube's access reviews): create
+    #: validates, then returns the object with ``status = answer(ctx, obj)``.
+    answers_create: bool = False
 
     def default(self, obj: Obj) -> None:
         """SetDefaults: the API defaults kube applies when decoding a request body."""
@@ -81,6 +87,10 @@ class Strategy:
 
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return []
+
+    def answer(self, ctx: StrategyContext, obj: Obj) -> Obj:
+        """The ``status`` of an ``answers_create`` kind's reply."""
+        return {}
 
     # -- deletion (kube's RESTDeleteStrategy / RESTGracefulDeleteStrategy) ---------------------
 

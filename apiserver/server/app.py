@@ -75,7 +75,8 @@ def _warning_header(text: str) -> str:
 
 
 def status_response(e: errors.StatusError, warnings: list[str] | None = None) -> Response:
-    resp = Response(orjson.dumps(e.status()), status_code=e.code, media_type=JSON)
+    # kube's JSON serializer (json.Encoder) ends every body with a newline.
+    resp = Response(orjson.dumps(e.status()) + b"\n", status_code=e.code, media_type=JSON)
     for w in dict.fromkeys(warnings or []):
         resp.headers.append("Warning", _warning_header(w))
     return resp
@@ -249,7 +250,7 @@ class APIApp:
             if request.method in ("POST", "PUT", "PATCH"):
                 raise errors.bad_request("the body of the request was empty")
             return None, ctype
-        if ctype in ("", JSON, "*/*", "text/plain") or ctype in (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH):
+        if ctype in ("", JSON, "*/*") or ctype in (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH):
             try:
                 body = orjson.loads(raw)
             except orjson.JSONDecodeError as e:
@@ -299,6 +300,8 @@ class APIApp:
             )
         else:
             body = res.raw if res.raw is not None else orjson.dumps(res.obj)
+            if res.obj.get("kind") == "Status":
+                body += b"\n"  # as status_response: kube's encoder ends a Status with a newline
         resp = Response(body, status_code=res.code, media_type=JSON)
         for w in dict.fromkeys(res.warnings):
             resp.headers.append("Warning", _warning_header(w))

@@ -45,7 +45,13 @@ def _meta_validator() -> tuple[Any, Any]:
     # The name rules of each kind's kube validation (ValidateXName).
     dns_label_kinds = {("", "namespaces"), ("apps", "statefulsets")}
     dns1035_kinds = {("", "services")}
-    path_segment_kinds: set[tuple[str, str]] = set()
+    path_segment_kinds: set[tuple[str, str]] = {
+        ("rbac.authorization.k8s.io", "roles"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings"),
+        ("apiregistration.k8s.io", "apiservices"),
+    }
     no_name_check = {("", "events")}
 
     def any_name(name: str, prefix: bool) -> list[str]:
@@ -128,6 +134,9 @@ def bootstrap(api: API) -> None:
                 ("", name),
                 _system_priority_class(api, name, value, desc),
             )
+    from apiserver.registry import bootstrap_policy
+
+    bootstrap_policy.seed(api)
 
 
 def _system_priority_class(api: API, name: str, value: int, desc: str) -> Obj:

@@ -15,7 +15,8 @@ There is no protobuf library: a small wire-format reader (varint, 64-bit, length
 32-bit fields) walks the bytes, and the declarative table :data:`SCHEMAS` says, per message,
 which field number is which JSON field and how its value is encoded. The field numbers are the
 ones of the upstream ``generated.proto`` files (core/v1, apps/v1, batch/v1, autoscaling/v1 and
-v2, authentication/v1, authorization/v1, meta/v1, runtime, resource, intstr); they are part of
+v2, authentication/v1, authorization/v1, rbac/v1, networking/v1, policy/v1, scheduling/v1, meta/v1,
+runtime, resource, intstr); they are part of
 the Kubernetes API and never change.
 
 Presence rule (how Go's JSON of the same object is reproduced):
@@ -1217,10 +1218,131 @@ _AUTH: dict[str, dict[int, Field]] = {
     "authorization.NonResourceRule": {1: _f("verbs", rep=True), 2: _f("nonResourceURLs", rep=True)},
 }
 
+# rbac.authorization.k8s.io/v1 (``kubectl create role|rolebinding|clusterrole|clusterrolebinding``).
+# Subject.kind/name and every RoleRef field have no ``omitempty`` in Go's JSON.
+_RBAC: dict[str, dict[int, Field]] = {
+    "rbac.Role": {1: _m("metadata", "ObjectMeta"), 2: _m("rules", "rbac.PolicyRule", rep=True)},
+    "rbac.ClusterRole": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("rules", "rbac.PolicyRule", rep=True),
+        3: _m("aggregationRule", "rbac.AggregationRule"),
+    },
+    "rbac.AggregationRule": {1: _m("clusterRoleSelectors", "LabelSelector", rep=True)},
+    "rbac.PolicyRule": {
+        1: _f("verbs", rep=True),
+        2: _f("apiGroups", rep=True),
+        3: _f("resources", rep=True),
+        4: _f("resourceNames", rep=True),
+        5: _f("nonResourceURLs", rep=True),
+    },
+    "rbac.RoleBinding": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("subjects", "rbac.Subject", rep=True),
+        3: _m("roleRef", "rbac.RoleRef"),
+    },
+    "rbac.Subject": {1: _f("kind", keep=True), 2: _f("apiGroup"), 3: _f("name", keep=True), 4: _f("namespace")},
+    "rbac.RoleRef": {1: _f("apiGroup", keep=True), 2: _f("kind", keep=True), 3: _f("name", keep=True)},
+}
+
+# networking.k8s.io/v1 Ingress (``kubectl create ingress``); IngressRule embeds IngressRuleValue.
+_NETWORKING: dict[str, dict[int, Field]] = {
+    "networking.Ingress": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("spec", "networking.IngressSpec"),
+        3: _m("status", "networking.IngressStatus"),
+    },
+    "networking.IngressSpec": {
+        1: _m("defaultBackend", "networking.IngressBackend"),
+        2: _m("tls", "networking.IngressTLS", rep=True),
+        3: _m("rules", "networking.IngressRule", rep=True),
+        4: _f("ingressClassName", keep=True),
+    },
+    "networking.IngressBackend": {
+        3: _m("resource", "TypedLocalObjectReference"),
+        4: _m("service", "networking.IngressServiceBackend"),
+    },
+    "networking.IngressServiceBackend": {1: _f("name", keep=True), 2: _m("port", "networking.ServiceBackendPort")},
+    "networking.ServiceBackendPort": {1: _f("name"), 2: _f("number", I32)},
+    "networking.IngressTLS": {1: _f("hosts", rep=True), 2: _f("secretName")},
+    "networking.IngressRule": {1: _f("host"), 2: _inline("networking.IngressRuleValue")},
+    "networking.IngressRuleValue": {1: _m("http", "networking.HTTPIngressRuleValue")},
+    "networking.HTTPIngressRuleValue": {1: _m("paths", "networking.HTTPIngressPath", rep=True)},
+    "networking.HTTPIngressPath": {
+        1: _f("path"),
+        2: _m("backend", "networking.IngressBackend"),
+        3: _f("pathType", keep=True),
+    },
+    "networking.IngressStatus": {1: _m("loadBalancer", "networking.IngressLoadBalancerStatus")},
+    "networking.IngressLoadBalancerStatus": {1: _m("ingress", "networking.IngressLoadBalancerIngress", rep=True)},
+    "networking.IngressLoadBalancerIngress": {1: _f("ip"), 2: _f("hostname")},
+}
+
+# ``kubectl create priorityclass|poddisruptionbudget|quota``.
+_POLICY: dict[str, dict[int, Field]] = {
+    "scheduling.PriorityClass": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _f("value", I32, keep=True),
+        3: _f("globalDefault", BOOL),
+        4: _f("description"),
+        5: _f("preemptionPolicy", keep=True),
+    },
+    "policy.PodDisruptionBudget": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("spec", "policy.PodDisruptionBudgetSpec"),
+        3: _m("status", "policy.PodDisruptionBudgetStatus"),
+    },
+    "policy.PodDisruptionBudgetSpec": {
+        1: _f("minAvailable", IOS),
+        2: _m("selector", "LabelSelector"),
+        3: _f("maxUnavailable", IOS),
+        4: _f("unhealthyPodEvictionPolicy", keep=True),
+    },
+    "policy.PodDisruptionBudgetStatus": {
+        1: _f("observedGeneration", I64),
+        3: _f("disruptionsAllowed", I32, keep=True),
+        4: _f("currentHealthy", I32, keep=True),
+        5: _f("desiredHealthy", I32, keep=True),
+        6: _f("expectedPods", I32, keep=True),
+    },
+    "ResourceQuota": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("spec", "ResourceQuotaSpec"),
+        3: _m("status", "ResourceQuotaStatus"),
+    },
+    "ResourceQuotaSpec": {
+        1: _f("hard", MAP_SQ),
+        2: _f("scopes", rep=True),
+        3: _m("scopeSelector", "ScopeSelector"),
+    },
+    "ScopeSelector": {1: _m("matchExpressions", "ScopedResourceSelectorRequirement", rep=True)},
+    "ScopedResourceSelectorRequirement": {
+        1: _f("scopeName", keep=True),
+        2: _f("operator", keep=True),
+        3: _f("values", rep=True),
+    },
+    "ResourceQuotaStatus": {1: _f("hard", MAP_SQ), 2: _f("used", MAP_SQ)},
+}
+
+# meta/v1 DeleteOptions: client-go (helm's storage driver, kubectl) sends it as the body of DELETE.
+# Pointer fields (gracePeriodSeconds, orphanDependents, the preconditions' strings) keep their zero.
+_DELETE_OPTIONS: dict[str, dict[int, Field]] = {
+    "DeleteOptions": {
+        1: _f("gracePeriodSeconds", I64, keep=True),
+        2: _m("preconditions", "Preconditions"),
+        3: _f("orphanDependents", BOOL, keep=True),
+        4: _f("propagationPolicy"),
+        5: _f("dryRun", rep=True),
+        6: _f("ignoreStoreReadErrorWithClusterBreakingPotential", BOOL, keep=True),
+    },
+    "Preconditions": {1: _f("uid", keep=True), 2: _f("resourceVersion", keep=True)},
+}
+
 #: Message name -> {field number: Field}. Core/v1 and meta/v1 messages have bare names; the other
 #: groups are prefixed (``apps.``, ``batch.``, ``autoscaling.v1.``/``autoscaling.v2.``,
 #: ``authentication.``, ``authorization.``) because their names collide across versions.
-SCHEMAS: dict[str, dict[int, Field]] = {**_META, **_CORE, **_APPS, **_BATCH, **_AUTOSCALING, **_AUTH}
+SCHEMAS: dict[str, dict[int, Field]] = {
+    **_META, **_CORE, **_APPS, **_BATCH, **_AUTOSCALING, **_AUTH, **_DELETE_OPTIONS, **_RBAC, **_NETWORKING, **_POLICY
+}
 
 #: (apiVersion, kind) of a top-level object -> its message in :data:`SCHEMAS`.
 KINDS: dict[tuple[str, str], str] = {
@@ -1245,6 +1367,14 @@ KINDS: dict[tuple[str, str], str] = {
     ("authorization.k8s.io/v1", "SubjectAccessReview"): "authorization.SubjectAccessReview",
     ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): "authorization.SubjectAccessReview",
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "authorization.SelfSubjectRulesReview",
+    ("rbac.authorization.k8s.io/v1", "Role"): "rbac.Role",
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): "rbac.ClusterRole",
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): "rbac.RoleBinding",
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "rbac.RoleBinding",
+    ("networking.k8s.io/v1", "Ingress"): "networking.Ingress",
+    ("scheduling.k8s.io/v1", "PriorityClass"): "scheduling.PriorityClass",
+    ("policy/v1", "PodDisruptionBudget"): "policy.PodDisruptionBudget",
+    ("v1", "ResourceQuota"): "ResourceQuota",
 }
 
 
@@ -1575,6 +1705,10 @@ def decode_k8s_protobuf(body: bytes) -> dict[str, Any]:
                 f"the protobuf envelope carries {content_type!r} content, which is not supported; send the object as application/json"
             )
         message = KINDS.get((api_version, kind))
+        if message is None and kind == "DeleteOptions":
+            # metav1.AddToGroupVersion registers DeleteOptions in every group-version; client-go
+            # stamps the envelope with its client's group-version (``v1``, ``apps/v1``, …).
+            message = "DeleteOptions"
         if message is None:
             raise _unsupported(
                 f'the server cannot decode kind "{kind}" (apiVersion "{api_version}") from '

@@ -1434,6 +1434,334 @@ RESOURCESLICE_PRINTER = Printer(
 )
 
 
+# ---- core/v1 ReplicationController, PodTemplate
+
+
+def _rc_cells(rc: Obj, now: datetime) -> list[Cell]:
+    names, images = _containers_cells(_m(rc, "spec", "template", "spec"))
+    selector = _dict(_m(rc, "spec", "selector"))
+    return [
+        _name(rc),
+        _int(_m(rc, "spec", "replicas")),
+        _int(_m(rc, "status", "replicas")),
+        _int(_m(rc, "status", "readyReplicas")),
+        _age(rc, now),
+        names,
+        images,
+        ",".join(f"{k}={selector[k]}" for k in sorted(selector)) or "<none>",
+    ]
+
+
+REPLICATIONCONTROLLER_PRINTER = Printer(
+    (
+        NAME,
+        Column("Desired", type="integer", description="Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller"),
+        Column("Current", type="integer", description="Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller"),
+        Column("Ready", type="integer", description="The number of ready replicas for this replication controller."),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        _wide("Selector", "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"),
+    ),
+    _rc_cells,
+)
+
+
+def _podtemplate_cells(pt: Obj, now: datetime) -> list[Cell]:
+    names, images = _containers_cells(_m(pt, "template", "spec"))
+    return [_name(pt), names, images, format_labels(_m(pt, "template", "metadata", "labels"))]
+
+
+PODTEMPLATE_PRINTER = Printer(
+    (
+        NAME,
+        Column("Containers", description="Names of each container in the template."),
+        Column("Images", description="Images referenced by each container in the template."),
+        Column("Pod Labels", description="The labels for the pod template."),
+    ),
+    _podtemplate_cells,
+)
+
+
+# ---- rbac.authorization.k8s.io
+
+
+def _subjects(obj: Obj) -> tuple[str, str, str]:
+    """``SubjectsStrings``: users, groups and ``namespace:name`` service accounts, ", " joined."""
+    users: list[str] = []
+    groups: list[str] = []
+    sas: list[str] = []
+    for s in _list(obj.get("subjects")):
+        kind, name = _str(_m(s, "kind")), _str(_m(s, "name"))
+        if kind == "User":
+            users.append(name)
+        elif kind == "Group":
+            groups.append(name)
+        elif kind == "ServiceAccount":
+            ns = _str(_m(s, "namespace"))
+            sas.append(f"{ns}:{name}" if ns else name)
+    return ", ".join(users), ", ".join(groups), ", ".join(sas)
+
+
+def _binding_printer(kind: str) -> Printer:
+    def cells(b: Obj, now: datetime) -> list[Cell]:
+        users, groups, sas = _subjects(b)
+        ref = f"{_str(_m(b, 'roleRef', 'kind'))}/{_str(_m(b, 'roleRef', 'name'))}"
+        return [_name(b), ref, _age(b, now), users, groups, sas]
+
+    return Printer(
+        (
+            NAME,
+            Column("Role", description=f"Role of the {kind}."),
+            AGE,
+            _wide("Users", f"Users in the {kind}."),
+            _wide("Groups", f"Groups in the {kind}."),
+            _wide("ServiceAccounts", f"ServiceAccounts in the {kind}."),
+        ),
+        cells,
+    )
+
+
+ROLEBINDING_PRINTER = _binding_printer("roleBinding")
+CLUSTERROLEBINDING_PRINTER = _binding_printer("clusterRoleBinding")
+
+
+# ---- storage.k8s.io
+
+
+def _storageclass_cells(sc: Obj, now: datetime) -> list[Cell]:
+    name = _name(sc)
+    ann = _dict(_m(sc, "metadata", "annotations"))
+    if "true" in (ann.get("storageclass.kubernetes.io/is-default-class"), ann.get("storageclass.beta.kubernetes.io/is-default-class")):
+        name += " (default)"
+    expand = sc.get("allowVolumeExpansion")
+    return [
+        name,
+        _str(sc.get("provisioner")),
+        _str(sc.get("reclaimPolicy")) or "Delete",
+        _str(sc.get("volumeBindingMode")) or "Immediate",
+        "true" if expand is True else "false",
+        _age(sc, now),
+    ]
+
+
+STORAGECLASS_PRINTER = Printer(
+    (
+        NAME,
+        Column("Provisioner", description="provisioner indicates the type of the provisioner."),
+        Column("ReclaimPolicy", description="reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete."),
+        Column("VolumeBindingMode", description="volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature."),
+        Column("AllowVolumeExpansion", description="allowVolumeExpansion shows whether the storage class allow volume expand."),
+        AGE,
+    ),
+    _storageclass_cells,
+)
+
+
+def _csidriver_cells(d: Obj, now: datetime) -> list[Cell]:
+    spec = _dict(d.get("spec"))
+    tokens = spec.get("tokenRequests")
+    token_text = "<unset>" if tokens is None else ",".join(_str(_m(t, "audience")) for t in _list(tokens))
+    modes = ",".join(_str(m) for m in _list(spec.get("volumeLifecycleModes"))) or "<none>"
+    return [
+        _name(d),
+        spec.get("attachRequired") is not False,
+        spec.get("podInfoOnMount") is True,
+        spec.get("storageCapacity") is True,
+        token_text,
+        spec.get("requiresRepublish") is True,
+        modes,
+        _age(d, now),
+    ]
+
+
+CSIDRIVER_PRINTER = Printer(
+    (
+        NAME,
+        Column("AttachRequired", type="boolean", description="attachRequired indicates this CSI volume driver requires an attach operation (because it implements the CSI ControllerPublishVolume() method), and that the Kubernetes attach detach controller should call the attach volume interface which checks the volumeattachment status and waits until the volume is attached before proceeding to mounting."),
+        Column("PodInfoOnMount", type="boolean", description="podInfoOnMount indicates this CSI volume driver requires additional pod information (like podName, podUID, etc.) during mount operations, if set to true."),
+        Column("StorageCapacity", type="boolean", description="storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the storage capacity that the driver deployment will report by creating CSIStorageCapacity objects with capacity information, if set to true."),
+        Column("TokenRequests", description="tokenRequests indicates the CSI driver needs pods' service account tokens it is mounting volume for to do necessary authentication."),
+        Column("RequiresRepublish", type="boolean", description="requiresRepublish indicates the CSI driver wants `NodePublishVolume` being periodically called to reflect any possible change in the mounted volume."),
+        Column("Modes", description="volumeLifecycleModes defines what kind of volumes this CSI volume driver supports."),
+        AGE,
+    ),
+    _csidriver_cells,
+)
+
+
+# ---- networking.k8s.io
+
+
+def _ingress_hosts(ing: Obj) -> str:
+    """``formatHosts``: up to three hosts, then ``+ N more...``; ``*`` when no rule names one."""
+    hosts = [_str(_m(r, "host")) for r in _list(_m(ing, "spec", "rules")) if _str(_m(r, "host"))]
+    if not hosts:
+        return "*"
+    if len(hosts) > 3:
+        return ",".join(hosts[:3]) + f" + {len(hosts) - 3} more..."
+    return ",".join(hosts)
+
+
+def _ingress_cells(ing: Obj, now: datetime) -> list[Cell]:
+    ports = "80, 443" if _list(_m(ing, "spec", "tls")) else "80"
+    return [
+        _name(ing),
+        _str(_m(ing, "spec", "ingressClassName")) or "<none>",
+        _ingress_hosts(ing),
+        _lb_ingress(ing, True),
+        ports,
+        _age(ing, now),
+    ]
+
+
+INGRESS_PRINTER = Printer(
+    (
+        NAME,
+        Column("Class", description="ingressClassName is the name of an IngressClass cluster resource."),
+        Column("Hosts", description="Hosts that incoming requests are mapped to."),
+        Column("Address", description="Address is a list containing ingress points for the load-balancer."),
+        Column("Ports", description="Ports of TLS configurations that open."),
+        AGE,
+    ),
+    _ingress_cells,
+)
+
+
+def _ingressclass_cells(ic: Obj, now: datetime) -> list[Cell]:
+    params = _m(ic, "spec", "parameters")
+    text = "<none>"
+    if isinstance(params, dict):
+        text = _str(params.get("kind"))
+        if params.get("apiGroup") is not None:
+            text += "." + _str(params.get("apiGroup"))
+        text += "/" + _str(params.get("name"))
+    return [_name(ic), _str(_m(ic, "spec", "controller")), text, _age(ic, now)]
+
+
+INGRESSCLASS_PRINTER = Printer(
+    (
+        NAME,
+        Column("Controller", description="Controller that is responsible for handling this class."),
+        Column("Parameters", description="A reference to a resource with additional parameters."),
+        AGE,
+    ),
+    _ingressclass_cells,
+)
+
+NETWORKPOLICY_PRINTER = Printer(
+    (
+        NAME,
+        Column("Pod-Selector", description="podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector."),
+        AGE,
+    ),
+    lambda o, now: [_name(o), format_label_selector(_m(o, "spec", "podSelector")), _age(o, now)],
+)
+
+
+# ---- autoscaling/v2
+
+
+def _hpa_metric_text(spec_metric: Any, status_metrics: list[Any]) -> str:
+    """One entry of ``formatHPAMetrics``: ``<current>/<target>`` (resource metrics name the resource)."""
+    mtype = _str(_m(spec_metric, "type"))
+    current = next((s for s in status_metrics if _str(_m(s, "type")) == mtype and _same_metric(spec_metric, s)), None)
+    key = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods", "Object": "object", "External": "external"}.get(mtype, "")
+    src = _dict(_m(spec_metric, key))
+    target = _dict(src.get("target"))
+    cur = _dict(_m(current, key, "current")) if current is not None else {}
+    if target.get("averageUtilization") is not None:
+        now_text = f"{cur['averageUtilization']}%" if cur.get("averageUtilization") is not None else "<unknown>"
+        text = f"{now_text}/{target['averageUtilization']}%"
+    elif target.get("averageValue") is not None:
+        text = f"{_str(cur.get('averageValue')) or '<unknown>'}/{_str(target['averageValue'])}"
+    else:
+        text = f"{_str(cur.get('value')) or '<unknown>'}/{_str(target.get('value'))}"
+    if mtype == "Resource":
+        return f"{_str(src.get('name'))}: {text}"
+    if mtype == "ContainerResource":
+        return f"{_str(src.get('name'))}/{_str(src.get('container'))}: {text}"
+    if mtype == "External" and target.get("averageValue") is not None:
+        return f"{text} (avg)"
+    return text
+
+
+def _same_metric(spec_metric: Any, status_metric: Any) -> bool:
+    mtype = _str(_m(spec_metric, "type"))
+    if mtype in ("Resource", "ContainerResource"):
+        key = "resource" if mtype == "Resource" else "containerResource"
+        return _m(spec_metric, key, "name") == _m(status_metric, key, "name")
+    return True
+
+
+def _hpa_targets(hpa: Obj) -> str:
+    metrics = _list(_m(hpa, "spec", "metrics"))
+    if not metrics:
+        return "<none>"
+    status_metrics = _list(_m(hpa, "status", "currentMetrics"))
+    texts = [_hpa_metric_text(m, status_metrics) for m in metrics]
+    if len(texts) > 2:
+        return ", ".join(texts[:2]) + f" + {len(texts) - 2} more..."
+    return ", ".join(texts)
+
+
+def _hpa_cells(hpa: Obj, now: datetime) -> list[Cell]:
+    if hpa.get("apiVersion") == "autoscaling/v1":
+        from apiserver.registry.strategies.autoscaling_v1 import hpa_v1_to_v2
+
+        hpa = hpa_v1_to_v2(hpa)
+    ref = _dict(_m(hpa, "spec", "scaleTargetRef"))
+    min_pods = _m(hpa, "spec", "minReplicas")
+    return [
+        _name(hpa),
+        f"{_str(ref.get('kind'))}/{_str(ref.get('name'))}",
+        _hpa_targets(hpa),
+        "<unset>" if min_pods is None else str(_int(min_pods)),
+        _int(_m(hpa, "spec", "maxReplicas")),
+        _int(_m(hpa, "status", "currentReplicas")),
+        _age(hpa, now),
+    ]
+
+
+HPA_PRINTER = Printer(
+    (
+        NAME,
+        Column("Reference", description="scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count."),
+        Column("Targets", description="metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization."),
+        Column("MinPods", description="minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available."),
+        Column("MaxPods", type="integer", description="maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas."),
+        Column("Replicas", type="integer", description="currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler."),
+        AGE,
+    ),
+    _hpa_cells,
+)
+
+
+# ---- apiregistration.k8s.io
+
+
+def _apiservice_cells(svc: Obj, now: datetime) -> list[Cell]:
+    ref = _m(svc, "spec", "service")
+    service = "Local" if not isinstance(ref, dict) else f"{_str(ref.get('namespace'))}/{_str(ref.get('name'))}"
+    status = "Unknown"
+    cond = _condition(svc, "Available")
+    if cond is not None:
+        cs = _str(cond.get("status"))
+        status = cs if cs == "True" or not cond.get("reason") else f"{cs} ({_str(cond.get('reason'))})"
+    return [_name(svc), service, status, _age(svc, now)]
+
+
+APISERVICE_PRINTER = Printer(
+    (
+        NAME,
+        Column("Service", description="The reference to the service that hosts this API endpoint."),
+        Column("Available", description="Whether this service is available."),
+        AGE,
+    ),
+    _apiservice_cells,
+)
+
+
 #: (group, plural) -> printer. Unlisted resources print NAME AGE.
 PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "pods"): POD_PRINTER,
@@ -1467,6 +1795,19 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("resource.k8s.io", "resourceclaimtemplates"): DEFAULT_PRINTER,
     ("resource.k8s.io", "deviceclasses"): DEFAULT_PRINTER,
     ("resource.k8s.io", "resourceslices"): RESOURCESLICE_PRINTER,
+    ("", "replicationcontrollers"): REPLICATIONCONTROLLER_PRINTER,
+    ("", "podtemplates"): PODTEMPLATE_PRINTER,
+    ("rbac.authorization.k8s.io", "roles"): CREATED_AT_PRINTER,
+    ("rbac.authorization.k8s.io", "clusterroles"): CREATED_AT_PRINTER,
+    ("rbac.authorization.k8s.io", "rolebindings"): ROLEBINDING_PRINTER,
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): CLUSTERROLEBINDING_PRINTER,
+    ("storage.k8s.io", "storageclasses"): STORAGECLASS_PRINTER,
+    ("storage.k8s.io", "csidrivers"): CSIDRIVER_PRINTER,
+    ("networking.k8s.io", "ingresses"): INGRESS_PRINTER,
+    ("networking.k8s.io", "ingressclasses"): INGRESSCLASS_PRINTER,
+    ("networking.k8s.io", "networkpolicies"): NETWORKPOLICY_PRINTER,
+    ("autoscaling", "horizontalpodautoscalers"): HPA_PRINTER,
+    ("apiregistration.k8s.io", "apiservices"): APISERVICE_PRINTER,
 }
 
 

