@@ -116,6 +116,8 @@ class _State:
     reserved: list[str] = field(default_factory=list)
     #: (claim key, consumer uid) reservations this pod's PreBind wrote
     written: list[tuple[str, str]] = field(default_factory=list)
+    #: DeviceClasses by name, read once per cycle
+    classes: dict[str, Obj] = field(default_factory=dict)
 
     def pending(self) -> list[_Claim]:
         return [c for c in self.claims if c.allocation is None]
@@ -312,6 +314,8 @@ class DynamicResources:
             found,
             taken,
         )
+        if taken or any(c.allocation is None for c in found):
+            st.classes = self._class_map()
         state.write(STATE_KEY, st)
         return None, None
 
@@ -332,7 +336,7 @@ class DynamicResources:
         pending = st.pending()
         if not pending:
             return None
-        allocator = Allocator(self.inventory(), self._class_map())
+        allocator = Allocator(self.inventory(), st.classes)
         taken = set(st.taken)
         out: list[Obj] = []
         for c in pending:
