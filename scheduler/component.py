@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from apiserver.client.context import ComponentContext, ComponentRegistrar
+from apiserver.client.interface import PODGROUPS
 from scheduler.scheduler import Scheduler
 
 COMPONENT_NAME = "scheduler"
@@ -11,8 +12,17 @@ USER_AGENT = "kube-scheduler"
 
 
 def new_scheduler(ctx: ComponentContext) -> Scheduler:
-    """A scheduler with the default profile, the control plane's clock, metrics and scheduler gates."""
-    return Scheduler(ctx.client(USER_AGENT), ctx.gates, ctx.clock, ctx.metrics_registry)
+    """A scheduler with the default profile, the control plane's clock, metrics and scheduler gates.
+
+    PodGroups are watched only when the API server serves them (a skewed cluster may not).
+    """
+    return Scheduler(
+        ctx.client(USER_AGENT),
+        ctx.gates,
+        ctx.clock,
+        ctx.metrics_registry,
+        pod_groups_served=ctx.is_served(PODGROUPS),
+    )
 
 
 def register_scheduler(cp: ComponentRegistrar) -> list[str]:

@@ -40,5 +40,6 @@ def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME, **overrides: A
 
 
 def default_registry() -> dict[str, PluginFactory]:
-    """In-tree plugins by name; out-of-tree ones (gang, topology) are added by the caller."""
+    """In-tree plugins by name (gang scheduling and topology placement included); out-of-tree ones
+    are added by the caller."""
     return in_tree_registry()
