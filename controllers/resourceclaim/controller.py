@@ -2,8 +2,9 @@
 
 Three kinds of keys, one sync each:
 
-* ``pod/<ns>/<name>`` — for every ``spec.resourceClaims`` entry with a
-  ``resourceClaimTemplateName`` that is *not* shared with the pod's PodGroup, make sure one
+* ``pod/<ns>/<name>`` — once the PodGroup the pod names (if any) is known, for every
+  ``spec.resourceClaims`` entry with a ``resourceClaimTemplateName`` that is *not* shared with
+  the pod's PodGroup, make sure one
   ResourceClaim generated from the template exists, owned by the pod (controller reference),
   annotated ``resource.kubernetes.io/pod-claim-name``, named ``<pod>-<claim>-<random>``; record
   every template claim in ``pod.status.resourceClaimStatuses`` — for a shared entry that is the
@@ -242,6 +243,10 @@ class ResourceClaimController(Controller):
             return
         ns, name = split_key(key)
         group = self._pod_group_of(pod)
+        if group is None and self.group_claims and rc.pod_group_name(pod):
+            # Whether an entry is the group's or the pod's depends on a PodGroup not seen yet: its
+            # add event syncs this pod again (the scheduler does not place the pod before it either).
+            return
         statuses: list[Obj] = []
         for entry in (pod.get("spec") or {}).get("resourceClaims") or []:
             if not entry.get("resourceClaimTemplateName"):
