@@ -111,3 +111,11 @@ def test_library_helpers() -> None:
     assert compare_to("1Gi", "1024Mi") == 0
     assert compare_to("1.0.0-alpha", "1.0.0") < 0
     assert compare_to("1.0.0-alpha.1", "1.0.0-alpha.beta") < 0
+
+
+def test_an_unbound_variable_does_not_see_an_earlier_activation() -> None:
+    env = Environment(name="crd-transition", variables=frozenset({"self", "oldSelf"}))
+    p = compile_expression(env, "self.x >= oldSelf.x")
+    assert p.evaluate({"self": {"x": 2}, "oldSelf": {"x": 1}}) is True
+    with pytest.raises(EvalError):
+        p.evaluate({"self": {"x": 2}})  # create: oldSelf is unbound, not the previous one
