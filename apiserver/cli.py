@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import logging
 import os
 import signal
@@ -18,19 +19,27 @@ from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
 
 
-def write_kubeconfig(path: Path, url: str) -> None:
+def write_kubeconfig(path: Path, url: str, token: str = "", ca_pem: bytes = b"") -> None:
+    """A kubeconfig naming the server, its bearer token and CA; mode 0600 (it holds a credential)."""
+    cluster: dict[str, str] = {"server": url}
+    if ca_pem:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    user: dict[str, str] = {"token": token} if token else {}
     cfg = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "gangplane", "cluster": {"server": url}}],
-        "users": [{"name": "gangplane", "user": {}}],
+        "clusters": [{"name": "gangplane", "cluster": cluster}],
+        "users": [{"name": "gangplane", "user": user}],
         "contexts": [{"name": "gangplane", "context": {"cluster": "gangplane", "user": "gangplane", "namespace": "default"}}],
         "current-context": "gangplane",
         "preferences": {},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(yaml.safe_dump(cfg, sort_keys=False))
+    os.chmod(tmp, 0o600)  # an existing file keeps its old mode through O_CREAT
     os.replace(tmp, path)
 
 
@@ -45,6 +54,19 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    s.add_argument(
+        "--anonymous",
+        action="store_true",
+        help="admit requests without a token (as system:anonymous); by default a bearer token, written into "
+        "the kubeconfig, is required for everything but /healthz, /livez, /readyz and /version",
+    )
+    s.add_argument(
+        "--tls",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="serve HTTPS with a CA and certificate generated at start, the CA written into the kubeconfig "
+        "(default); --no-tls serves plain HTTP, over which kubectl sends no credentials, so pair it with --anonymous",
+    )
     sub.add_parser(
         "bench",
         help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
@@ -75,15 +97,30 @@ async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    from apiserver.server.frontdoor import ADMIN, FrontDoorPolicy, new_token, static_tokens
+
+    kubeconfig = Path(args.kubeconfig).resolve()
+    token = new_token()
+    policy = FrontDoorPolicy([static_tokens({token: ADMIN})], anonymous=args.anonymous)
+    tls = None
+    if not args.tls and not args.anonymous:
+        print(
+            "gangplane: warning: --no-tls without --anonymous: kubectl sends no token over plain HTTP "
+            "and will be refused; only clients that send the token anyway (e.g. the Python client) get in",
+            file=sys.stderr,
+        )
+    if args.tls:
+        from apiserver.server.tlsgen import generate
+
+        tls = generate(kubeconfig.parent / f"{kubeconfig.name}.pki", args.host)
     try:
-        url = await cp.serve_http(args.host, args.port)
+        url = await cp.serve_http(args.host, args.port, front_door=policy, tls=tls)
     except OSError as e:
         print(f"gangplane: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 1
     await cp.start(names)
     tune_gc()
-    kubeconfig = Path(args.kubeconfig).resolve()
-    write_kubeconfig(kubeconfig, url)
+    write_kubeconfig(kubeconfig, url, token, tls.ca_pem() if tls is not None else b"")
     print(f"gangplane: serving on {url} (export KUBECONFIG={kubeconfig})", flush=True)
     await stop.wait()
     print("gangplane: shutting down", flush=True)

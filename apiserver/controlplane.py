@@ -17,7 +17,7 @@ import logging
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from prometheus_client import CollectorRegistry
@@ -29,11 +29,15 @@ from apiserver.client.interface import GVR
 from apiserver.client.local import LocalClient
 from apiserver.meta import Clock
 from apiserver.registry.generic import API
-from apiserver.server.app import APIApp
+from apiserver.server.app import APIApp, status_response
+from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
 from apiserver.server.instance import build_api, new_metrics_registry
 from controllers.manager import register_controllers
 from featuregates import FeatureGate
 from scheduler.component import register_scheduler
+
+if TYPE_CHECKING:
+    from apiserver.server.tlsgen import ServingFiles
 
 log = logging.getLogger("gangplane")
 
@@ -116,8 +120,20 @@ class ControlPlane:
         await self.stop_http()
 
     # ------------------------------------------------------------------ HTTP
-    async def serve_http(self, host: str = "127.0.0.1", port: int = 6443) -> str:
-        """Listen on ``host:port`` (0 picks a free port); returns the URL once accepting connections."""
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 6443,
+        *,
+        front_door: FrontDoorPolicy | None = None,
+        tls: ServingFiles | None = None,
+    ) -> str:
+        """Listen on ``host:port`` (0 picks a free port); returns the URL once accepting connections.
+
+        ``front_door`` puts the Host check and bearer-token authentication in front of every
+        request (``gangplane serve`` always does; in-process tests may not); ``tls`` serves HTTPS
+        with those files.
+        """
         # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
         # TCP, and without it every response waits ~40 ms for the client's delayed ACK.
         sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -126,8 +142,20 @@ class ControlPlane:
         sock.bind((host, port))
         real_port = sock.getsockname()[1]
         self.app.server_address = f"{host}:{real_port}"
+        app: Any = self.app.asgi()
+        if front_door is not None:
+            if host in ("0.0.0.0", "::", ""):
+                front_door.allow_ip_literals = True
+            else:
+                front_door.allowed_hosts.add(host.lower())
+            app = FrontDoor(app, front_door, status_response)
+            self.api.authenticate_token = front_door.authenticate
+        tls_options: dict[str, Any] = {}
+        if tls is not None:
+            tls_options = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
         config = uvicorn.Config(
-            self.app.asgi(),
+            app,
+            **tls_options,
             log_level="warning",
             lifespan="off",
             access_log=False,
@@ -142,7 +170,7 @@ class ControlPlane:
                 raise RuntimeError("HTTP server exited during start-up")
             await asyncio.sleep(0.005)
         host_part = f"[{host}]" if ":" in host else host
-        self.url = f"http://{host_part}:{real_port}"
+        self.url = f"{'https' if tls is not None else 'http'}://{host_part}:{real_port}"
         return self.url
 
     async def stop_http(self) -> None:

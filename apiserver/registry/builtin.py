@@ -24,6 +24,7 @@ _STRATEGY_MODULES = (
     "apiserver.registry.strategies.autoscaling",
     "apiserver.registry.strategies.apiregistration",
     "apiserver.registry.strategies.authorization",
+    "apiserver.registry.strategies.authentication",
 )
 
 
@@ -241,6 +242,9 @@ def builtin_resources() -> list[ResourceDef]:
         rd("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False, verbs=("create",)),
         rd("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", True,
            verbs=("create",)),
+        # authentication.k8s.io/v1: create-only reviews (kubectl auth whoami)
+        rd("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=("create",)),
+        rd("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=("create",)),
         # resource.k8s.io/v1 (DRA)
         rd("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, status=True),
         rd("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),

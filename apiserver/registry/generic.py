@@ -77,6 +77,8 @@ class WriteOptions:
     subresource: str = ""
     #: the request body's bytes (HTTP JSON/YAML writes only) for duplicate-field detection
     raw_body: bytes | None = None
+    #: who asks (``apiserver.api.users.UserInfo``); None for in-process callers
+    user: Any = None
 
 
 @dataclass
@@ -169,11 +171,20 @@ class API:
         self.body_checker = body_checker
         self.patchers = dict(patchers or {})
         self.field_tracker = field_tracker
+        #: ``token -> UserInfo | None`` of the server's front door (TokenReview); set when it serves HTTP
+        self.authenticate_token: Callable[[str], Any] | None = None
         self.write_hooks: list[Callable[[str, ResourceDef, Obj], None]] = []
 
     # ------------------------------------------------------------------ helpers
-    def _ctx(self, ns: str, dry_run: bool) -> StrategyContext:
-        return StrategyContext(gates=self.gates, namespace=ns, dry_run=dry_run, now=rfc3339(self.clock.now()))
+    def _ctx(self, ns: str, dry_run: bool, user: Any = None) -> StrategyContext:
+        return StrategyContext(
+            gates=self.gates,
+            namespace=ns,
+            dry_run=dry_run,
+            now=rfc3339(self.clock.now()),
+            user=user,
+            authenticate_token=self.authenticate_token,
+        )
 
     def _skey(self, rd: ResourceDef) -> tuple[str, str]:
         return rd.storage_key
@@ -394,7 +405,7 @@ class API:
             self.body_checker(rd, obj, None, opts, warnings)
         obj = self._from_view(rd, obj)
         md = obj["metadata"]
-        ctx = self._ctx(ns, opts.dry_run)
+        ctx = self._ctx(ns, opts.dry_run, opts.user)
         strategy = rd.strategy
         if strategy.answers_create:
             return self._answer(rd, ctx, obj, warnings)

@@ -30,6 +30,10 @@ class StrategyContext:
     dry_run: bool = False
     now: str = ""  # RFC 3339 ``...Z`` time of the request
     warnings: list[str] = field(default_factory=list)
+    #: who asks (``UserInfo``); ``None`` for in-process callers, which act as the loopback admin
+    user: Any = None
+    #: the server's token authenticator (``token -> UserInfo | None``), for TokenReview
+    authenticate_token: Any = None
 
 
 class Strategy:

@@ -38,6 +38,7 @@ from apiserver.registry.generic import (
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
 from apiserver.server import negotiation
+from apiserver.server.frontdoor import user_of
 from apiserver.server.metrics import APIServerMetrics
 from apiserver.server.negotiation import media_type as _media
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
@@ -348,7 +349,9 @@ class APIApp:
                     api.get(rd, ns, info.name)
                     return self._no_container_runtime(info)
                 raise errors.method_not_allowed("create", f"{rd.plural}/{sub}" if sub else rd.plural, rd.group)
-            return self._respond(request, rd, api.create(rd, ns, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))))
+            opts = self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))
+            opts.user = user_of(request.scope)
+            return self._respond(request, rd, api.create(rd, ns, body, opts))
         if verb == "update":
             body, ctype = await self._read_body(request)
             if sub == "scale":

@@ -1137,6 +1137,13 @@ _AUTH: dict[str, dict[int, Field]] = {
         2: _m("user", "authentication.UserInfo"),
         3: _f("error"),
     },
+    "authentication.SelfSubjectReview": {
+        1: _m("metadata", "ObjectMeta"),
+        2: _m("status", "authentication.SelfSubjectReviewStatus"),
+    },
+    "authentication.SelfSubjectReviewStatus": {
+        1: _m("userInfo", "authentication.UserInfo"),
+    },
     "authentication.UserInfo": {
         1: _f("username"),
         2: _f("uid"),
@@ -1363,6 +1370,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "autoscaling.v2.HorizontalPodAutoscaler",
     ("authentication.k8s.io/v1", "TokenRequest"): "authentication.TokenRequest",
     ("authentication.k8s.io/v1", "TokenReview"): "authentication.TokenReview",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "authentication.SelfSubjectReview",
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "authorization.SelfSubjectAccessReview",
     ("authorization.k8s.io/v1", "SubjectAccessReview"): "authorization.SubjectAccessReview",
     ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): "authorization.SubjectAccessReview",

@@ -74,7 +74,9 @@ def _stop(server: Server) -> None:
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = _start_server(tmp_path_factory.mktemp("serve"), [])
+    # Plain HTTP without credentials ("scripts" mode), so raw-HTTP tests can talk to it directly;
+    # tests/e2e/test_frontdoor.py covers the default (HTTPS, bearer token) with kubectl and clients.
+    s = _start_server(tmp_path_factory.mktemp("serve"), ["--no-tls", "--anonymous"])
     yield s
     _stop(s)
 

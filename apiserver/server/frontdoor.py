@@ -1,0 +1,176 @@
+"""The front door: who may talk to ``gangplane serve`` at all, before any API handler runs.
+
+A control plane on a developer's laptop is reachable by every web page the developer visits: a
+page can post a form to ``http://127.0.0.1:6443`` and, with DNS rebinding, even read answers.
+Three checks close that, in the order kube's filters would run them:
+
+* **Host**: the request must be addressed to the listen address or to a loopback name. A
+  rebinding page reaches the socket under its own host name and is refused.
+* **Authentication**: a bearer token. ``gangplane serve`` generates one per start and writes it
+  into the kubeconfig (mode 0600); without it the answer is kube's ``401 Unauthorized`` Status.
+  ``/healthz``, ``/livez``, ``/readyz`` and ``/version`` stay open, as kube's
+  ``system:public-info-viewer`` role allows. ``--anonymous`` admits requests without a token as
+  ``system:anonymous``; a wrong token is still refused, as kube does.
+* The identity found is put in the ASGI scope (``scope["gangplane.user"]``) for what comes after
+  (``SelfSubjectReview``, authorization).
+
+Cross-origin "simple" requests are also closed by content negotiation (``text/plain`` bodies are
+415) and by sending no CORS headers at all.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from apiserver import errors
+from apiserver.api.users import ADMIN, ANONYMOUS, LOOPBACK, UserInfo
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: kube's ``system:public-info-viewer``: reachable without credentials
+PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
+USER_SCOPE_KEY = "gangplane.user"
+
+__all__ = ["ADMIN", "ANONYMOUS", "LOOPBACK", "FrontDoor", "FrontDoorPolicy", "UserInfo", "new_token", "static_tokens"]
+
+
+def new_token() -> str:
+    """A random bearer token (256 bits), like the ones kubeadm writes for bootstrap."""
+    return secrets.token_urlsafe(32)
+
+
+TokenAuthenticator = Callable[[str], UserInfo | None]
+
+
+def static_tokens(tokens: dict[str, UserInfo]) -> TokenAuthenticator:
+    """A token file authenticator (kube's ``--token-auth-file``): exact, constant-time matches."""
+
+    def authenticate(token: str) -> UserInfo | None:
+        for known, user in tokens.items():
+            if hmac.compare_digest(known.encode(), token.encode()):
+                return user
+        return None
+
+    return authenticate
+
+
+@dataclass
+class FrontDoorPolicy:
+    """What ``gangplane serve`` enforces: the authenticators, anonymous access, accepted hosts."""
+
+    authenticators: list[TokenAuthenticator] = field(default_factory=list)
+    anonymous: bool = False
+    #: host names (without port) besides loopback ones; the listen address is added at start
+    allowed_hosts: set[str] = field(default_factory=set)
+    #: listening on a wildcard address: any IP literal is the machine's own (rebinding needs a name)
+    allow_ip_literals: bool = False
+
+    def authenticate(self, token: str) -> UserInfo | None:
+        for auth in self.authenticators:
+            user = auth(token)
+            if user is not None:
+                return user
+        return None
+
+
+def host_name(host_header: str) -> str:
+    """The host part of a ``Host`` header: ``[::1]:6443`` → ``::1``, ``a.b:80`` → ``a.b``."""
+    h = host_header.strip().lower()
+    if h.startswith("["):
+        end = h.find("]")
+        return h[1:end] if end > 0 else h
+    if h.count(":") == 1:
+        return h.split(":", 1)[0]
+    return h
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_public(path: str) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in PUBLIC_PATHS)
+
+
+class FrontDoor:
+    """ASGI middleware applying a :class:`FrontDoorPolicy` to every HTTP request."""
+
+    def __init__(
+        self, app: ASGIApp, policy: FrontDoorPolicy, respond: Callable[[errors.StatusError], Any]
+    ) -> None:
+        self.app = app
+        self.policy = policy
+        self._respond = respond
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        err = self._check_host(headers.get("host", ""))
+        if err is None:
+            err = self._authenticate(scope, headers.get("authorization", ""))
+        if err is not None:
+            await self._respond(err)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _check_host(self, host_header: str) -> errors.StatusError | None:
+        host = host_name(host_header)
+        if not host or is_loopback(host) or host in self.policy.allowed_hosts:
+            return None
+        if self.policy.allow_ip_literals and _is_ip(host):
+            return None
+        return errors.StatusError(
+            403,
+            "Forbidden",
+            f'host "{host}" is not served here: gangplane answers only requests addressed to its listen '
+            "address or to a loopback name (a guard against DNS rebinding)",
+        )
+
+    def _authenticate(self, scope: Scope, authorization: str) -> errors.StatusError | None:
+        scheme, _, token = authorization.partition(" ")
+        token = token.strip()
+        if authorization and scheme.lower() == "bearer" and token:
+            user = self.policy.authenticate(token)
+            if user is None:
+                return _unauthorized()
+            scope[USER_SCOPE_KEY] = user
+            return None
+        if authorization:
+            return _unauthorized()  # a scheme gangplane does not accept (basic auth, a bare value)
+        if self.policy.anonymous or _is_public(scope.get("path", "")):
+            scope[USER_SCOPE_KEY] = ANONYMOUS
+            return None
+        return _unauthorized()
+
+
+def _unauthorized() -> errors.StatusError:
+    return errors.StatusError(401, "Unauthorized", "Unauthorized")
+
+
+def user_of(scope: Scope) -> UserInfo:
+    """The request's identity; a server without a front door (tests, in-process) is the loopback admin."""
+    return scope.get(USER_SCOPE_KEY, LOOPBACK)
