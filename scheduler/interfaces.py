@@ -33,7 +33,6 @@ from scheduler.status import Status
 
 if TYPE_CHECKING:
     from scheduler.cache import Snapshot
-    from scheduler.framework import Framework
     from scheduler.podgroups import PodGroupState
     from scheduler.queue import QueuedPodInfo
 
@@ -463,8 +462,9 @@ class Handle:
     record_event: Callable[..., Any] | None = None
     #: the scheduler's shared InformerFactory: plugins take the listers they need from it at construction
     informer_factory: Any = None
-    #: the framework this handle belongs to (set by :class:`Framework`)
-    framework: Framework | None = None
+    #: the :class:`~scheduler.framework.Framework` this handle belongs to (set by it; typed loosely
+    #: so the interfaces never import the runtime)
+    framework: Any = None
 
 
 PluginFactory = Callable[[dict[str, Any], Handle], Any]

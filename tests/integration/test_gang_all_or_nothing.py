@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from apiserver.client.interface import NODES, PODGROUPS, PODS
+from apiserver.client.interface import EVENTS, NODES, PODGROUPS, PODS
+from tests.helpers import wait_for_list
 from tests.integration.podgroup_support import (
     bound_members,
     member,
@@ -21,6 +22,7 @@ from tests.integration.scheduler_support import (
     create_nodes,
     events_for,
     node,
+    pod,
     start_scheduler,
     wait_event,
     wait_unschedulable,
@@ -93,3 +95,25 @@ async def test_members_wait_silently_for_their_pod_group_and_min_count(cp, clien
         assert condition(p, "PodScheduled") is None or condition(p, "PodScheduled")["status"] == "True"
     await sched.recorder.flush()
     assert not any(e["reason"] == "FailedScheduling" for e in await events_for(client, "w-0"))
+
+
+async def test_a_gang_failing_again_the_same_way_repeats_one_event(cp, client) -> None:
+    """GangUnschedulable is de-duplicated like kube's events: a repeat bumps ``count``."""
+    await create_nodes(client, [node("n1", "4"), node("small", "1")])
+    sched = await start_scheduler(cp)
+    await client.create(PODS, pod("x", cpu="100m", extra_spec={"nodeName": "small"}))
+    await client.create(PODGROUPS, pod_group("g", 3))
+    for i in range(3):
+        await client.create(PODS, member(f"g-{i}", "g", cpu="2"))
+    await wait_event(client, "g", "GangUnschedulable")
+    # a deleted pod may free room: the gang is retried (after its backoff) and fails the same way
+    await client.delete(PODS, "x", "default", grace_period_seconds=0)
+
+    def repeated(items: list) -> bool:  # noqa: ANN001
+        evs = [e for e in items if e.get("reason") == "GangUnschedulable"]
+        return len(evs) == 1 and (evs[0].get("count") or 1) >= 2
+
+    await sched.recorder.flush()
+    items = await wait_for_list(client, EVENTS, "default", repeated, 20)
+    (ev,) = [e for e in items if e.get("reason") == "GangUnschedulable"]
+    assert ev["message"] == "the cluster fits 2 of 3; the other 1: Insufficient cpu"

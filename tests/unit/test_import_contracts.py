@@ -88,6 +88,11 @@ def test_the_project_keeps_every_contract(tree: Path) -> None:
             "import apiserver.meta  # noqa",
             "featuregates imports nothing of the project",
         ),
+        (
+            "scheduler.interfaces",
+            "import scheduler.framework  # noqa",
+            "The scheduler's plugin interfaces import no runtime",
+        ),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(
