@@ -54,6 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    s.add_argument("--service-cluster-ip-range", default="10.96.0.0/12", help="CIDR the Service ClusterIPs come from")
+    s.add_argument("--service-node-port-range", default="30000-32767", help="port range NodePorts come from")
     s.add_argument(
         "--anonymous",
         action="store_true",
@@ -77,9 +79,18 @@ def _parser() -> argparse.ArgumentParser:
 
 async def _serve(args: argparse.Namespace, gates: FeatureGate) -> int:
     try:
-        cp = ControlPlane(ControlPlaneOptions(gates=gates))
+        cp = ControlPlane(
+            ControlPlaneOptions(
+                gates=gates,
+                service_cluster_ip_range=args.service_cluster_ip_range,
+                service_node_port_range=args.service_node_port_range,
+            )
+        )
     except StrategyModuleError as e:
         print(f"gangplane: cannot build the API server: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"gangplane: {e}", file=sys.stderr)
         return 2
     cluster = None
     if args.cluster:

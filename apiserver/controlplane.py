@@ -31,7 +31,7 @@ from apiserver.meta import Clock
 from apiserver.registry.generic import API
 from apiserver.server.app import APIApp, status_response
 from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
-from apiserver.server.instance import build_api, new_metrics_registry
+from apiserver.server.instance import build_api, new_metrics_registry, publish_apiserver_endpoint
 from controllers.manager import register_controllers
 from featuregates import FeatureGate
 from scheduler.component import register_scheduler
@@ -59,6 +59,9 @@ class ControlPlaneOptions:
     component_gates: dict[str, dict[str, bool]] = field(default_factory=dict)
     clock: Clock | None = None
     bookmark_interval: float = 15.0
+    #: kube-apiserver's ``--service-cluster-ip-range`` / ``--service-node-port-range``
+    service_cluster_ip_range: str = "10.96.0.0/12"
+    service_node_port_range: str = "30000-32767"
     client_bookmark_interval: float = 5.0
 
 
@@ -69,7 +72,12 @@ class ControlPlane:
         self.clock = self.options.clock or Clock()
         self.metrics_registry: CollectorRegistry
         self.metrics_registry, self.metrics = new_metrics_registry()
-        self.api: API = build_api(self.gates_for("apiserver"), self.clock)
+        self.api: API = build_api(
+            self.gates_for("apiserver"),
+            self.clock,
+            service_cluster_ip_range=self.options.service_cluster_ip_range,
+            service_node_port_range=self.options.service_node_port_range,
+        )
         self.app = APIApp(self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval)
         self.components: dict[str, Component] = {}
         self._factories: dict[str, ComponentFactory] = {}
@@ -171,6 +179,7 @@ class ControlPlane:
             await asyncio.sleep(0.005)
         host_part = f"[{host}]" if ":" in host else host
         self.url = f"{'https' if tls is not None else 'http'}://{host_part}:{real_port}"
+        publish_apiserver_endpoint(self.api, host, real_port)
         return self.url
 
     async def stop_http(self) -> None:

@@ -29,6 +29,7 @@ WORKLOADS = {
     "preemption": "bench.workloads.preemption",
     "lifecycle": "bench.workloads.lifecycle",
     "dra": "bench.workloads.dra",
+    "jobs": "bench.workloads.jobs",
 }
 _KEYS = frozenset({"name", "description", "kind", "repeat", "params", "http", "quick"})
 

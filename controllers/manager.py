@@ -29,16 +29,26 @@ from typing import Any
 
 from apiserver.client.context import Component, ComponentContext, ComponentFactory, ComponentRegistrar
 from apiserver.client.discovery import APIResource
-from apiserver.client.interface import GVR, PODGROUPS
+from apiserver.client.interface import ENDPOINTSLICES, GVR, PODGROUPS
+from controllers.apiserviceregistration import CRDS, new_apiservice_registration_controller
 from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
+from controllers.cronjob import CronJobController
+from controllers.daemonset import DaemonSetsController
+from controllers.deployment import DeploymentController
+from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
+from controllers.job import JobController
+from controllers.job.scheduling import new_job_scheduling_hook
 from controllers.metrics import controller_metrics
 from controllers.namespace import NamespaceController
 from controllers.nodeagent import node_agent_factory
 from controllers.podgroupprotection import new_podgroup_protection_controller
+from controllers.replicaset import REPLICATIONCONTROLLERS, ReplicaSetController, ReplicationManager
 from controllers.resourceclaim import ResourceClaimController
+from controllers.serviceaccount import ServiceAccountsController
 from controllers.statefulset import StatefulSetController
 from controllers.statefulset.workload import new_scheduling_hook
+from controllers.ttlafterfinished import TTLAfterFinishedController
 from controllers.volume import PVBinder
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
 
@@ -49,7 +59,17 @@ PV_BINDER = "persistentvolume-binder-controller"
 NODE_AGENT = "node-agent"
 PODGROUP_PROTECTION = "podgroup-protection-controller"
 RESOURCE_CLAIM = "resource-claim-controller"
+JOB = "job-controller"
+CRONJOB = "cronjob-controller"
+TTL_AFTER_FINISHED = "ttl-after-finished-controller"
 CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
+APISERVICE_REGISTRATION = "apiservice-registration-controller"
+REPLICASET = "replicaset-controller"
+REPLICATIONCONTROLLER = "replicationcontroller-controller"
+DEPLOYMENT = "deployment-controller"
+DAEMONSET = "daemonset-controller"
+SERVICEACCOUNT = "serviceaccount-controller"
+ENDPOINTSLICE = "endpointslice-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -126,6 +146,72 @@ def new_resource_claim_controller(ctx: ComponentContext) -> Component:
     )
 
 
+def new_deployment_controller(ctx: ComponentContext) -> Component:
+    return DeploymentController(ctx.client(DEPLOYMENT), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+
+
+def new_replicaset_controller(ctx: ComponentContext) -> Component:
+    return ReplicaSetController(ctx.client(REPLICASET), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+
+
+def new_replicationcontroller_controller(ctx: ComponentContext) -> Component:
+    return ReplicationManager(
+        ctx.client(REPLICATIONCONTROLLER), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
+
+
+def new_daemonset_controller(ctx: ComponentContext) -> Component:
+    return DaemonSetsController(ctx.client(DAEMONSET), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+
+
+def new_serviceaccount_controller(ctx: ComponentContext) -> Component:
+    return ServiceAccountsController(
+        ctx.client(SERVICEACCOUNT), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
+
+
+def new_endpointslice_controller(ctx: ComponentContext) -> Component:
+    return EndpointSliceController(
+        ctx.client(ENDPOINTSLICE), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
+
+
+def _workload_controllers() -> list[ControllerSpec]:
+    """The everyday workload controllers (Deployment, ReplicaSet, DaemonSet, …), kube's names."""
+    return [
+        ControllerSpec(DEPLOYMENT, new_deployment_controller, ("deployment",)),
+        ControllerSpec(REPLICASET, new_replicaset_controller, ("replicaset",)),
+        ControllerSpec(
+            REPLICATIONCONTROLLER,
+            new_replicationcontroller_controller,
+            ("replicationcontroller",),
+            requires=REPLICATIONCONTROLLERS,
+        ),
+        ControllerSpec(DAEMONSET, new_daemonset_controller, ("daemonset",)),
+        ControllerSpec(SERVICEACCOUNT, new_serviceaccount_controller, ("serviceaccount",)),
+        ControllerSpec(ENDPOINTSLICE, new_endpointslice_controller, ("endpointslice",), requires=ENDPOINTSLICES),
+    ]
+
+
+def new_job_controller(ctx: ComponentContext) -> Component:
+    return JobController(
+        ctx.client(JOB),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
+        scheduling_hook=new_job_scheduling_hook(ctx),
+    )
+
+
+def new_cronjob_controller(ctx: ComponentContext) -> Component:
+    return CronJobController(ctx.client(CRONJOB), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+
+
+def new_ttl_after_finished_controller(ctx: ComponentContext) -> Component:
+    return TTLAfterFinishedController(
+        ctx.client(TTL_AFTER_FINISHED), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
+
+
 def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
     """Every controller this build has, in start order."""
     return [
@@ -134,6 +220,10 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
         ControllerSpec(NAMESPACE, new_namespace_controller, ("namespace",)),
         ControllerSpec(PV_BINDER, new_pv_binder, ("persistentvolume-binder",)),
         ControllerSpec(STATEFULSET, new_statefulset_controller, ("statefulset",)),
+        *_workload_controllers(),
+        ControllerSpec(JOB, new_job_controller, ("job",)),
+        ControllerSpec(CRONJOB, new_cronjob_controller, ("cronjob",)),
+        ControllerSpec(TTL_AFTER_FINISHED, new_ttl_after_finished_controller, ("ttl-after-finished",)),
         ControllerSpec(
             PODGROUP_PROTECTION,
             new_podgroup_protection_controller,
@@ -146,6 +236,13 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
             new_clusterrole_aggregation_controller,
             ("clusterrole-aggregation",),
             requires=CLUSTERROLES,
+        ),
+        # kube-apiserver's CRD registration: local APIServices for CRD group-versions (once CRDs are served)
+        ControllerSpec(
+            APISERVICE_REGISTRATION,
+            new_apiservice_registration_controller,
+            ("apiservice-registration",),
+            requires=CRDS,
         ),
     ]
 

@@ -124,7 +124,7 @@ class LocalClient:
                 return
             raise
         start_rv = self.api.store.rv
-        view = rd.storage_of is not None
+        view = rd.is_view
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_seconds if timeout_seconds else None
 
@@ -269,6 +269,10 @@ class LocalClient:
             return bind(self.api, namespace, name, body)
         if rd.plural == "pods" and subresource == "eviction":
             return evict(self.api, namespace, name, body)
+        if rd.plural == "serviceaccounts" and not rd.group and subresource == "token":
+            from apiserver.registry.tokenrequest import create_token
+
+            return create_token(self.api, namespace, name, body)
         raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)
 
     async def get_subresource(self, gvr: GVR, name: str, subresource: str, namespace: str = "") -> Obj:

@@ -17,6 +17,7 @@ _STRATEGY_MODULES = (
     "apiserver.registry.strategies.scheduling",
     "apiserver.registry.strategies.resource",
     "apiserver.registry.strategies.batch",
+    "apiserver.registry.strategies.discovery",
     "apiserver.registry.strategies.replication",
     "apiserver.registry.strategies.rbac",
     "apiserver.registry.strategies.storage",
@@ -182,7 +183,8 @@ def builtin_resources() -> list[ResourceDef]:
         rd("", "v1", "Endpoints", "endpoints", True, short_names=("ep",)),
         rd("", "v1", "ConfigMap", "configmaps", True, short_names=("cm",)),
         rd("", "v1", "Secret", "secrets", True, field_selectors=_fields("type")),
-        rd("", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",)),
+        rd("", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",),
+           subresources=(_sub("token", "TokenRequest", "authentication.k8s.io", "v1", verbs=("create",)),)),
         rd("", "v1", "Event", "events", True, short_names=("ev",), field_selectors=EVENT_FIELDS),
         rd("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, status=True, short_names=("pvc",)),
         rd("", "v1", "PersistentVolume", "persistentvolumes", False, status=True, short_names=("pv",)),
@@ -206,6 +208,8 @@ def builtin_resources() -> list[ResourceDef]:
         # events.k8s.io/v1 (same storage as core events)
         rd("events.k8s.io", "v1", "Event", "events", True, short_names=("ev",), storage_of=("", "events"),
            field_selectors=EVENTS_V1_FIELDS),
+        # discovery.k8s.io/v1
+        rd("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True),
         # coordination.k8s.io/v1
         rd("coordination.k8s.io", "v1", "Lease", "leases", True),
         # policy/v1

@@ -12,6 +12,7 @@ from prometheus_client import CollectorRegistry
 
 from apiserver.admission.plugins import default_plugins
 from apiserver.api.types import Obj
+from apiserver.apiextensions.controller import install as install_custom_resources
 from apiserver.field import new_path
 from apiserver.meta import Clock, new_uid, rfc3339
 from apiserver.openapi import schema
@@ -22,6 +23,7 @@ from apiserver.patch.tracker import FieldTracker
 from apiserver.registry.builtin import builtin_resources
 from apiserver.registry.generic import API, APPLY_PATCH, STRATEGIC_PATCH, WriteOptions
 from apiserver.registry.resources import Registry, ResourceDef
+from apiserver.registry.servicealloc import DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, ServiceAllocator
 from apiserver.server.metrics import APIServerMetrics
 from apiserver.storage.store import Store
 from apiserver.validation.meta import validate_object_meta, validate_object_meta_update
@@ -69,11 +71,23 @@ def _meta_validator() -> tuple[Any, Any]:
             return name_is_path_segment
         return name_is_dns_subdomain
 
-    def validate(obj: Obj, rd: ResourceDef) -> list:
-        return validate_object_meta(obj.get("metadata") or {}, rd.namespaced, name_fn_for(rd), new_path("metadata"))
+    def kube_finalizers(rd: ResourceDef) -> bool:
+        # apiextensions validates CRDs and custom resources with apimachinery's generic ObjectMeta
+        # rules, without core's "standard or fully qualified" finalizer-name check.
+        return rd.group != "apiextensions.k8s.io" and rd.converter is None
 
-    def validate_update(new: Obj, old: Obj) -> list:
-        return validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, new_path("metadata"))
+    def validate(obj: Obj, rd: ResourceDef) -> list:
+        return validate_object_meta(
+            obj.get("metadata") or {}, rd.namespaced, name_fn_for(rd), new_path("metadata"), kube_finalizers=kube_finalizers(rd)
+        )
+
+    def validate_update(new: Obj, old: Obj, rd: ResourceDef | None = None) -> list:
+        return validate_object_meta_update(
+            new.get("metadata") or {},
+            old.get("metadata") or {},
+            new_path("metadata"),
+            kube_finalizers=rd is None or kube_finalizers(rd),
+        )
 
     return validate, validate_update
 
@@ -84,7 +98,8 @@ def _patchers() -> dict[str, Any]:
         return strategic_merge(current, patch, node)
 
     def ssa(rd: ResourceDef, live: Obj | None, applied: Obj, opts: WriteOptions, now: str) -> Obj:
-        node = schema.for_gvk(rd.group, rd.version, rd.kind)
+        # a custom resource's own schema carries its list-type/map-type markers
+        node = rd.schema if rd.schema is not None else schema.for_gvk(rd.group, rd.version, rd.kind)
         applied.setdefault("apiVersion", rd.api_version)
         applied.setdefault("kind", rd.kind)
         return server_side_apply(
@@ -99,15 +114,20 @@ def build_api(
     clock: Clock | None = None,
     store: Store | None = None,
     extra_resources: list[ResourceDef] | None = None,
+    service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR,
+    service_node_port_range: str = DEFAULT_NODE_PORT_RANGE,
 ) -> API:
     gates = gates or FeatureGate()
     registry = Registry(builtin_resources() + list(extra_resources or []))
     meta_validate, meta_update_validate = _meta_validator()
+    allocator = ServiceAllocator(service_cluster_ip_range, service_node_port_range)
+    plugins: list[Any] = default_plugins()
+    plugins.insert(1, allocator)  # after NamespaceLifecycle, before anything reads the Service
     api = API(
         registry,
         store or Store(),
         gates,
-        default_plugins(),
+        plugins,
         clock or Clock(),
         meta_validator=meta_validate,
         meta_update_validator=meta_update_validate,
@@ -115,12 +135,14 @@ def build_api(
         patchers=_patchers(),
         field_tracker=FieldTracker(),
     )
-    bootstrap(api)
+    install_custom_resources(api)
+    api.write_hooks.append(allocator.observe)
+    bootstrap(api, allocator.first_ip)
     return api
 
 
-def bootstrap(api: API) -> None:
-    """The objects every kube-apiserver creates at start."""
+def bootstrap(api: API, kubernetes_service_ip: str = "") -> None:
+    """The objects every kube-apiserver creates at start (namespaces, priority classes, the kubernetes Service)."""
     ns_rd = api.registry.get("", "v1", "namespaces")
     pc_rd = api.registry.get("scheduling.k8s.io", "v1", "priorityclasses")
     assert ns_rd is not None and pc_rd is not None
@@ -137,6 +159,97 @@ def bootstrap(api: API) -> None:
     from apiserver.registry import bootstrap_policy
 
     bootstrap_policy.seed(api)
+    if kubernetes_service_ip:
+        ensure_kubernetes_service(api, kubernetes_service_ip)
+
+
+KUBERNETES_SERVICE_LABELS = {"component": "apiserver", "provider": "kubernetes"}
+
+
+def ensure_kubernetes_service(api: API, cluster_ip: str) -> None:
+    """The ``default/kubernetes`` Service at the range's first address (kube's kubernetesservice controller)."""
+    rd = api.registry.get("", "v1", "services")
+    assert rd is not None
+    if api.store.get(rd.storage_key, ("default", "kubernetes")) is not None:
+        return
+    api.create(
+        rd,
+        "default",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "kubernetes", "labels": dict(KUBERNETES_SERVICE_LABELS)},
+            "spec": {
+                "type": "ClusterIP",
+                "clusterIP": cluster_ip,
+                "sessionAffinity": "None",
+                "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+            },
+        },
+    )
+
+
+def publish_apiserver_endpoint(api: API, host: str, port: int) -> None:
+    """Point the ``kubernetes`` Service at the serving address: its EndpointSlice and Endpoints.
+
+    kube-apiserver's endpoint reconciler writes these for its advertise address. gangplane listens on
+    loopback, which kube's endpoint validation refuses for user writes, so the API server stores its
+    own record directly, as it does for the system priority classes.
+    """
+    from apiserver.meta import new_uid, rfc3339
+
+    svc_rd = api.registry.get("", "v1", "services")
+    assert svc_rd is not None
+    svc = api.store.get(svc_rd.storage_key, ("default", "kubernetes"))
+    if svc is None:
+        return
+    now = rfc3339(api.clock.now())
+    address = "127.0.0.1" if host in ("", "0.0.0.0", "localhost") else host
+    family = "IPv6" if ":" in address else "IPv4"
+    targets = [
+        (
+            ("discovery.k8s.io", "endpointslices"),
+            {
+                "apiVersion": "discovery.k8s.io/v1",
+                "kind": "EndpointSlice",
+                "metadata": {
+                    "name": "kubernetes",
+                    "namespace": "default",
+                    "labels": {"kubernetes.io/service-name": "kubernetes"},
+                    "generation": 1,
+                },
+                "addressType": family,
+                "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+                "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+            },
+        ),
+        (
+            ("", "endpoints"),
+            {
+                "apiVersion": "v1",
+                "kind": "Endpoints",
+                "metadata": {
+                    "name": "kubernetes",
+                    "namespace": "default",
+                    "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"},
+                },
+                "subsets": [{"addresses": [{"ip": address}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}],
+            },
+        ),
+    ]
+    for storage_key, obj in targets:
+        if api.registry.get(storage_key[0], "v1", storage_key[1]) is None:
+            continue
+        current = api.store.get(storage_key, ("default", "kubernetes"))
+        if current is None:
+            obj["metadata"].update(uid=new_uid(), creationTimestamp=now)
+            rec = api.store.create(storage_key, ("default", "kubernetes"), obj)
+            api._notify("create", api.registry.get(storage_key[0], "v1", storage_key[1]), rec.obj)
+        else:
+            md = current.obj["metadata"]
+            obj["metadata"].update(uid=md["uid"], creationTimestamp=md["creationTimestamp"])
+            rec = api.store.update(storage_key, ("default", "kubernetes"), obj, current.rv)
+            api._notify("update", api.registry.get(storage_key[0], "v1", storage_key[1]), rec.obj)
 
 
 def _system_priority_class(api: API, name: str, value: int, desc: str) -> Obj:

@@ -1434,6 +1434,60 @@ RESOURCESLICE_PRINTER = Printer(
 )
 
 
+def _list_with_more(items: list[str], more: bool, count: int, limit: int) -> str:
+    """``listWithMoreString``."""
+    text = ",".join(items)
+    if more:
+        return f"{text} + {count - limit} more..."
+    return text or "<unset>"
+
+
+def format_discovery_ports(ports: Any) -> str:
+    """``formatDiscoveryPorts``: up to three port numbers (a name, or ``*`` without either)."""
+    shown: list[str] = []
+    more, count = False, 0
+    for p in _list(ports):
+        if len(shown) < 3:
+            num = _m(p, "port")
+            shown.append(str(num) if num is not None else (_str(_m(p, "name")) if _m(p, "name") is not None else "*"))
+        elif len(shown) == 3:
+            more = True
+        count += 1
+    return _list_with_more(shown, more, count, 3)
+
+
+def format_discovery_endpoints(endpoints: Any) -> str:
+    """``formatDiscoveryEndpoints``: up to three addresses, then ``+ N more...``."""
+    shown: list[str] = []
+    more, count = False, 0
+    for ep in _list(endpoints):
+        for a in _list(_m(ep, "addresses")):
+            if len(shown) < 3:
+                shown.append(_str(a))
+            elif len(shown) == 3:
+                more = True
+            count += 1
+    return _list_with_more(shown, more, count, 3)
+
+
+ENDPOINTSLICE_PRINTER = Printer(
+    (
+        NAME,
+        Column("AddressType", description="Type of address contained in this endpoint slice."),
+        Column("Ports", description="Ports contained in this endpoint slice."),
+        Column("Endpoints", description="Endpoints contained in this endpoint slice."),
+        AGE,
+    ),
+    lambda o, now: [
+        _name(o),
+        _str(_m(o, "addressType")),
+        format_discovery_ports(_m(o, "ports")),
+        format_discovery_endpoints(_m(o, "endpoints")),
+        _age(o, now),
+    ],
+)
+
+
 # ---- core/v1 ReplicationController, PodTemplate
 
 
@@ -1769,6 +1823,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "namespaces"): NAMESPACE_PRINTER,
     ("", "services"): SERVICE_PRINTER,
     ("", "endpoints"): ENDPOINTS_PRINTER,
+    ("discovery.k8s.io", "endpointslices"): ENDPOINTSLICE_PRINTER,
     ("", "configmaps"): CONFIGMAP_PRINTER,
     ("", "secrets"): SECRET_PRINTER,
     ("", "serviceaccounts"): SERVICEACCOUNT_PRINTER,
@@ -1840,6 +1895,7 @@ def to_table(
     continue_token: str = "",
     include_object: str = INCLUDE_METADATA,
     table_version: str = "v1",
+    printer: Printer | None = None,
 ) -> dict[str, Any]:
     """A ``meta.k8s.io`` Table of ``objects`` (one row each) for the resource ``rd_group``/``plural``.
 
@@ -1847,11 +1903,12 @@ def to_table(
     them is harmless (kubectl.md §4). ``include_object`` is ``Metadata`` (the default kubectl
     relies on for ``-A`` NAMESPACE and ``--show-labels``), ``Object`` or ``None`` (rows without
     an ``object``); any other value is a 400, as in kube. ``table_version`` follows the Accept
-    header (``v1`` or ``v1beta1``).
+    header (``v1`` or ``v1beta1``). ``printer`` replaces the resource's built-in printer (a custom
+    resource's ``additionalPrinterColumns``).
     """
     if include_object not in _INCLUDE_VALUES:
         raise bad_request(f'unrecognized includeObject value: "{include_object}"')
-    printer = printer_for(rd_group, plural)
+    printer = printer or printer_for(rd_group, plural)
     rows: list[dict[str, Any]] = []
     for obj in objects:
         cells = printer.cells(obj, now)

@@ -109,7 +109,8 @@ def test_get_output_formats(kubectl: Kubectl, ns: str) -> None:
     assert labels[1].split()[0] == "cfg" and labels[1].split()[-1] == "tier=db"
 
     assert ok(kubectl, "-n", ns, "get", "configmap", "-l", "tier=db", "-o", "name") == "configmap/cfg\n"
-    proc = kubectl.run("-n", ns, "get", "pods", check=False, timeout=20)
+    # the Deployment above has pods now; a selector that matches none lists nothing
+    proc = kubectl.run("-n", ns, "get", "pods", "-l", "app=nothing", check=False, timeout=20)
     assert (
         proc.returncode == 0
         and proc.stdout == ""

@@ -457,6 +457,9 @@ def _selector_immutable(new: Obj, old: Obj) -> ErrorList:
 class DeploymentStrategy(_WorkloadStrategy):
     initial_status: Obj = {}
     kind = "Deployment"
+    #: kube's deploymentStatusStrategy keeps only the labels: the controller records the
+    #: ``deployment.kubernetes.io/revision`` annotation through ``/status``
+    status_reset_metadata = ("labels",)
 
     def default(self, obj: Obj) -> None:
         default_deployment(obj)

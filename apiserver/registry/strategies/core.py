@@ -146,6 +146,8 @@ def _keep_old_status(new: Obj, old: Obj) -> None:
 class UntrackedGenerationStrategy(Strategy):
     """A resource whose kube strategy never bumps ``metadata.generation`` (no spec/status split)."""
 
+    tracks_generation = False
+
     def generation_relevant(self, obj: Obj) -> Any:
         return None
 
@@ -552,8 +554,58 @@ def _externally_accessible(spec: Obj) -> bool:
     return spec.get("type") in ("LoadBalancer", "NodePort") or (spec.get("type") == "ClusterIP" and bool(as_list(spec.get("externalIPs"))))
 
 
+def _needs_cluster_ip(spec: Obj) -> bool:
+    return (spec.get("type") or "ClusterIP") != "ExternalName"
+
+
+def _needs_node_port(spec: Obj) -> bool:
+    t = spec.get("type") or "ClusterIP"
+    return t == "NodePort" or (t == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts", True) is not False)
+
+
+def _externally_accessible(spec: Obj) -> bool:
+    t = spec.get("type") or "ClusterIP"
+    return t in ("NodePort", "LoadBalancer") or (t == "ClusterIP" and bool(as_list(spec.get("externalIPs"))))
+
+
+def drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
+    """``dropTypeDependentFields``: on a type change, clear what the new type cannot have, unless the user changed it."""
+    if (spec.get("type") or "ClusterIP") == (old_spec.get("type") or "ClusterIP"):
+        return
+    if _needs_cluster_ip(old_spec) and not _needs_cluster_ip(spec):
+        if spec.get("clusterIP") == old_spec.get("clusterIP") and spec.get("clusterIPs") == old_spec.get("clusterIPs"):
+            spec.pop("clusterIP", None)
+            spec.pop("clusterIPs", None)
+        if spec.get("ipFamilies") == old_spec.get("ipFamilies"):
+            spec.pop("ipFamilies", None)
+        if spec.get("ipFamilyPolicy") == old_spec.get("ipFamilyPolicy"):
+            spec.pop("ipFamilyPolicy", None)
+    ports = [p for p in as_list(spec.get("ports")) if isinstance(p, dict)]
+    old_ports = [p for p in as_list(old_spec.get("ports")) if isinstance(p, dict)]
+    same_node_ports = [p.get("nodePort") for p in ports] == [p.get("nodePort") for p in old_ports]
+    if _needs_node_port(old_spec) and not _needs_node_port(spec) and same_node_ports:
+        for p in ports:
+            p.pop("nodePort", None)
+    old_hc = (old_spec.get("type") == "LoadBalancer" and old_spec.get("externalTrafficPolicy") == "Local")
+    new_hc = (spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local")
+    if old_hc and not new_hc and spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort"):
+        spec.pop("healthCheckNodePort", None)
+    if old_spec.get("type") == "LoadBalancer" and spec.get("type") != "LoadBalancer":
+        if "allocateLoadBalancerNodePorts" in spec and spec.get("allocateLoadBalancerNodePorts") == old_spec.get(
+            "allocateLoadBalancerNodePorts"
+        ):
+            spec.pop("allocateLoadBalancerNodePorts", None)
+        if spec.get("loadBalancerClass") == old_spec.get("loadBalancerClass"):
+            spec.pop("loadBalancerClass", None)
+    if not _externally_accessible(spec) and spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy"):
+        spec.pop("externalTrafficPolicy", None)
+
+
 class ServiceStrategy(UntrackedGenerationStrategy):
-    """Services: kube's defaults, port rules and immutable cluster IPs (allocation is elsewhere)."""
+    """Services: kube's defaults, port rules and immutable cluster IPs.
+
+    Allocation of ClusterIPs and NodePorts is :mod:`apiserver.registry.servicealloc`.
+    """
 
     has_status = True
 
@@ -597,6 +649,7 @@ class ServiceStrategy(UntrackedGenerationStrategy):
 
     def prepare_for_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> None:
         _keep_old_status(new, old)
+        drop_type_dependent_fields(_spec(new), as_dict(old.get("spec")))
         spec, old_spec = _spec(new), as_dict(old.get("spec"))
         if spec.get("type") != "ExternalName" and old_spec.get("type") != "ExternalName" and not spec.get("clusterIP"):
             for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
