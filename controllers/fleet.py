@@ -28,11 +28,15 @@ Format (every key but ``nodes`` and a group's ``name`` is optional)::
       annotations: {}
       taints: [{key: dedicated, value: ml, effect: NoSchedule}]
       devices:                              # DRA devices published in a ResourceSlice per node
+      - driver: gpu.example.com
+        count: 8
+        name: "gpu-{d}"                     # {d}: device index on the node
+        attributes: {model: "H100"}         # string / int / bool
+        capacity: {memory: 80Gi}
       - driver: shared-accelerator.example.com
+        scope: rack                         # one slice per rack, usable from all its nodes
         count: 1
-        name: "accel-{d}"                   # {d}: device index on the node
-        attributes: {model: "x1"}
-        capacity: {memory: 16Gi}
+        name: "accel-{d}"
 
 ``{index}`` counts nodes within a rack (or zone, or group), ``{i}`` within the whole group,
 ``{r}`` racks within a zone. ``nodes: []`` is an empty cluster. Any mistake raises
@@ -74,7 +78,8 @@ _GROUP_KEYS = frozenset(
     }
 )
 _TOP_KEYS = frozenset({"apiVersion", "kind", "nodes", "deviceClasses"})
-_DEVICE_KEYS = frozenset({"driver", "count", "name", "attributes", "capacity"})
+_DEVICE_KEYS = frozenset({"driver", "count", "name", "attributes", "capacity", "scope"})
+DEVICE_SCOPES = ("node", "rack")
 _TEMPLATE_VARS = frozenset({"zone", "rack", "r", "index", "i", "d"})
 
 
@@ -89,6 +94,45 @@ class DeviceSpec:
     names: tuple[str, ...]
     attributes: Mapping[str, Any] = field(default_factory=dict)
     capacity: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RackDeviceSpec:
+    """DRA devices of one driver shared by every node of a rack (``scope: rack``).
+
+    Published as one ResourceSlice per rack and driver whose ``spec.nodeSelector`` selects the
+    rack's nodes, the way a network-attached device's driver publishes it: a claim allocated from
+    it can be used from any node of the rack.
+    """
+
+    rack: str
+    driver: str
+    names: tuple[str, ...]
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    capacity: Mapping[str, str] = field(default_factory=dict)
+
+    def slice_object(self) -> Obj:
+        devices: list[Obj] = []
+        for n in self.names:
+            d: Obj = {"name": n}
+            if self.attributes:
+                d["attributes"] = dict(self.attributes)
+            if self.capacity:
+                d["capacity"] = {k: {"value": v} for k, v in self.capacity.items()}
+            devices.append(d)
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{self.rack}-{self.driver}"},
+            "spec": {
+                "driver": self.driver,
+                "nodeSelector": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": RACK_LABEL, "operator": "In", "values": [self.rack]}]}]
+                },
+                "pool": {"name": self.rack, "generation": 1, "resourceSliceCount": 1},
+                "devices": devices,
+            },
+        }
 
 
 @dataclass(frozen=True)
@@ -133,6 +177,7 @@ class Fleet:
     nodes: tuple[NodeSpec, ...] = ()
     device_classes: tuple[DeviceClassSpec, ...] = ()
     source: str = "<memory>"
+    rack_devices: tuple[RackDeviceSpec, ...] = ()
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -152,6 +197,10 @@ class Fleet:
             if n.name == name:
                 return n
         return None
+
+    def rack_slice_objects(self) -> list[Obj]:
+        """The ResourceSlices of rack-scoped devices (the agent creates the absent ones at start)."""
+        return [r.slice_object() for r in self.rack_devices]
 
     def device_class_objects(self) -> list[Obj]:
         return [
@@ -317,7 +366,7 @@ def _attribute(v: Any, path: _Path) -> Obj:
     raise _fail(path, f"must be a string, integer or boolean, got {type(v).__name__}")
 
 
-def _devices(v: Any, path: _Path) -> list[tuple[str, int, str, dict[str, Any], dict[str, str]]]:
+def _devices(v: Any, path: _Path) -> list[tuple[str, int, str, dict[str, Any], dict[str, str], str]]:
     out = []
     drivers: set[str] = set()
     for i, d in enumerate(_list(v, path)):
@@ -335,11 +384,14 @@ def _devices(v: Any, path: _Path) -> list[tuple[str, int, str, dict[str, Any], d
         tmpl = _str(d.get("name", "dev-{d}"), p.child("name"))
         attrs = {k: _attribute(a, p.child("attributes").child(k)) for k, a in _mapping(d.get("attributes"), p.child("attributes")).items()}
         cap = _resources(d.get("capacity"), p.child("capacity"))
-        out.append((driver, count, tmpl, attrs, cap))
+        scope = _str(d.get("scope", "node"), p.child("scope"))
+        if scope not in DEVICE_SCOPES:
+            raise _fail(p.child("scope"), f"must be one of {', '.join(DEVICE_SCOPES)}, got {scope!r}")
+        out.append((driver, count, tmpl, attrs, cap, scope))
     return out
 
 
-def _expand_group(g: dict[str, Any], path: _Path) -> list[NodeSpec]:
+def _expand_group(g: dict[str, Any], path: _Path) -> tuple[list[NodeSpec], list[RackDeviceSpec]]:
     _unknown(g, _GROUP_KEYS, path)
     if "name" not in g:
         raise _fail(path.child("name"), 'required (a template such as "cpu-{index}")')
@@ -376,6 +428,9 @@ def _expand_group(g: dict[str, Any], path: _Path) -> list[NodeSpec]:
         _check(names.is_qualified_name(k), path.child("annotations").key(k), k)
     taints = _taints(g.get("taints"), path.child("taints"))
     devices = _devices(g.get("devices"), path.child("devices"))
+    for j, dev in enumerate(devices):
+        if dev[5] == "rack" and not racks:
+            raise _fail(path.child("devices").index(j).child("scope"), "rack needs racksPerZone")
 
     cells: list[tuple[str, str, int]] = []  # (zone, rack, r)
     for z in zones or [""]:
@@ -386,6 +441,19 @@ def _expand_group(g: dict[str, Any], path: _Path) -> list[NodeSpec]:
         else:
             cells.append((z, "", 0))
     out: list[NodeSpec] = []
+    rack_devs: list[RackDeviceSpec] = []
+    for zone, rack, r in cells:
+        for j, (driver, dcount, dtmpl, attrs, dcap, scope) in enumerate(devices):
+            if scope != "rack" or not rack:
+                continue
+            dp = path.child("devices").index(j).child("name")
+            values = {"zone": zone, "rack": rack, "r": r} if zone else {"rack": rack, "r": r}
+            dnames = tuple(_template(dtmpl, {**values, "d": d}, dp) for d in range(dcount))
+            for dn in dnames:
+                _check(names.is_dns1123_label(dn), dp, dn)
+            if len(set(dnames)) != len(dnames):
+                raise _fail(dp, f"device names repeat in rack {rack}; use {{d}} in {dtmpl!r}")
+            rack_devs.append(RackDeviceSpec(rack, driver, dnames, attrs, dcap))
     i = 0
     for zone, rack, r in cells:
         for index in range(count):
@@ -416,7 +484,9 @@ def _expand_group(g: dict[str, Any], path: _Path) -> list[NodeSpec]:
                 _check(names.is_valid_label_value(v), path.child("labels").key(k), v)
                 labels[k] = v
             devs = []
-            for j, (driver, dcount, dtmpl, attrs, dcap) in enumerate(devices):
+            for j, (driver, dcount, dtmpl, attrs, dcap, scope) in enumerate(devices):
+                if scope != "node":
+                    continue
                 dp = path.child("devices").index(j).child("name")
                 dnames = tuple(_template(dtmpl, {**values, "d": d}, dp) for d in range(dcount))
                 for dn in dnames:
@@ -436,7 +506,7 @@ def _expand_group(g: dict[str, Any], path: _Path) -> list[NodeSpec]:
                 )
             )
             i += 1
-    return out
+    return out, rack_devs
 
 
 def parse_fleet(data: Any, source: str = "<memory>") -> Fleet:
@@ -452,11 +522,17 @@ def parse_fleet(data: Any, source: str = "<memory>") -> Fleet:
     if "nodes" not in data:
         raise _fail(top.child("nodes"), "required (use 'nodes: []' for an empty cluster)")
     nodes: list[NodeSpec] = []
+    rack_devices: list[RackDeviceSpec] = []
     seen: dict[str, str] = {}
     groups = _list(data["nodes"], top.child("nodes"))
     for gi, g in enumerate(groups):
         p = top.child("nodes").index(gi)
-        for n in _expand_group(_mapping(g, p), p):
+        group_nodes, group_racks = _expand_group(_mapping(g, p), p)
+        for rd in group_racks:
+            if any(x.rack == rd.rack and x.driver == rd.driver for x in rack_devices):
+                raise _fail(p.child("devices"), f"rack {rd.rack!r} already has devices of driver {rd.driver!r}")
+            rack_devices.append(rd)
+        for n in group_nodes:
             if n.name in seen:
                 raise _fail(p.child("name"), f"node name {n.name!r} already used by {seen[n.name]}")
             seen[n.name] = str(p)
@@ -473,7 +549,7 @@ def parse_fleet(data: Any, source: str = "<memory>") -> Fleet:
         if any(c.name == name for c in classes):
             raise _fail(p.child("name"), f"duplicate device class {name!r}")
         classes.append(DeviceClassSpec(name, driver))
-    return Fleet(tuple(nodes), tuple(classes), source)
+    return Fleet(tuple(nodes), tuple(classes), source, tuple(rack_devices))
 
 
 def load_fleet(path: str | Path) -> Fleet:
@@ -497,10 +573,14 @@ DEFAULT_FLEET_YAML = """\
 apiVersion: gangplane.dev/v1alpha1
 kind: Fleet
 deviceClasses:
+- name: gpu.example.com
+  driver: gpu.example.com
 - name: shared-accelerator.example.com
   driver: shared-accelerator.example.com
 nodes:
-# 2 zones x 2 racks x 4 hosts, 8 GPUs each: rack-local 8-GPU gangs (KEP stories 2 and 3)
+# 2 zones x 2 racks x 4 hosts, 8 GPUs each: rack-local 8-GPU gangs (KEP stories 2 and 3). Each host
+# publishes its 8 GPUs as DRA devices (driver gpu.example.com); each rack has one shared
+# accelerator reachable from its 4 hosts (driver shared-accelerator.example.com, story 4).
 - name: "gpu-{rack}-{index}"
   zones: [zone-a, zone-b]
   racksPerZone: 2
@@ -511,18 +591,25 @@ nodes:
   labels:
     nvidia.com/gpu.present: "true"
     nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
-# 3 CPU hosts per zone: the 5 x (4 cpu, 8Gi) database gang (story 1), zone-local gangs,
-# and one DRA shared accelerator each (story 4)
+  devices:
+  - driver: gpu.example.com
+    count: 8
+    name: "gpu-{d}"
+    attributes: {model: H100, productName: NVIDIA-H100-80GB-HBM3, driverVersion: "550.54.15"}
+    capacity: {memory: 80Gi}
+  - driver: shared-accelerator.example.com
+    scope: rack
+    count: 1
+    name: "accel-{d}"
+    attributes: {model: pooled-x1}
+    capacity: {memory: 512Gi}
+# 3 CPU hosts per zone: the 5 x (4 cpu, 8Gi) database gang (story 1) and zone-local gangs
 - name: "cpu-{zone}-{index}"
   zones: [zone-a, zone-b]
   count: 3
   region: region-1
   instanceType: cpu-16x
   capacity: {cpu: "16", memory: 64Gi, pods: "110", ephemeral-storage: 500Gi}
-  devices:
-  - driver: shared-accelerator.example.com
-    count: 1
-    name: "accel-{d}"
 """
 
 

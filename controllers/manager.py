@@ -44,11 +44,13 @@ from controllers.namespace import NamespaceController
 from controllers.nodeagent import node_agent_factory
 from controllers.podgroupprotection import new_podgroup_protection_controller
 from controllers.replicaset import REPLICATIONCONTROLLERS, ReplicaSetController, ReplicationManager
+from controllers.resourceclaim import ResourceClaimController
 from controllers.serviceaccount import ServiceAccountsController
 from controllers.statefulset import StatefulSetController
 from controllers.statefulset.workload import new_scheduling_hook
 from controllers.ttlafterfinished import TTLAfterFinishedController
 from controllers.volume import PVBinder
+from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
 from featuregates.scopes import CONTROLLER_MANAGER, KUBELET
 
 GARBAGE_COLLECTOR = "garbage-collector-controller"
@@ -57,6 +59,7 @@ STATEFULSET = "statefulset-controller"
 PV_BINDER = "persistentvolume-binder-controller"
 NODE_AGENT = KUBELET  # the node agent stands in for the kubelet (and reads its gate view)
 PODGROUP_PROTECTION = "podgroup-protection-controller"
+RESOURCE_CLAIM = "resource-claim-controller"
 JOB = "job-controller"
 CRONJOB = "cronjob-controller"
 TTL_AFTER_FINISHED = "ttl-after-finished-controller"
@@ -131,6 +134,17 @@ def new_namespace_controller(ctx: ComponentContext) -> Component:
 
 def new_pv_binder(ctx: ComponentContext) -> Component:
     return PVBinder(ctx.client(PV_BINDER), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+
+
+def new_resource_claim_controller(ctx: ComponentContext) -> Component:
+    """PodGroup claims only with ``DRAWorkloadResourceClaims`` on for the controller and PodGroups served."""
+    group_claims = ctx.gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and ctx.is_served(PODGROUPS)
+    return ResourceClaimController(
+        ctx.client(RESOURCE_CLAIM),
+        group_claims=group_claims,
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
+    )
 
 
 def new_deployment_controller(ctx: ComponentContext) -> Component:
@@ -217,6 +231,7 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
             ("podgroup-protection",),
             requires=PODGROUPS,
         ),
+        ControllerSpec(RESOURCE_CLAIM, new_resource_claim_controller, ("resourceclaim", "resource-claim")),
         ControllerSpec(
             CLUSTERROLE_AGGREGATION,
             new_clusterrole_aggregation_controller,

@@ -27,6 +27,7 @@ DEFAULT_PLUGINS: tuple[PluginSpec, ...] = (
     PluginSpec("NodeResourcesFit", 1),
     PluginSpec("PodTopologySpread", 2),
     PluginSpec("InterPodAffinity", 2),
+    PluginSpec("DynamicResources"),
     PluginSpec("DefaultPreemption"),
     PluginSpec("WorkloadAwarePreemption"),
     PluginSpec("NodeResourcesBalancedAllocation", 1),

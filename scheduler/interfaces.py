@@ -460,6 +460,8 @@ class Handle:
     pod_group_state: Callable[[str, str], PodGroupState | None] | None = None
     #: ``async record_event(regarding, type, reason, action, message, related)``
     record_event: Callable[..., Any] | None = None
+    #: the scheduler's shared InformerFactory: plugins take the listers they need from it at construction
+    informer_factory: Any = None
     #: the :class:`~scheduler.framework.Framework` this handle belongs to (set by it; typed loosely
     #: so the interfaces never import the runtime)
     framework: Any = None

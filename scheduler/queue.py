@@ -802,9 +802,14 @@ class SchedulingQueue:
         )
 
 
-def _scheduling_relevant(pod: Obj) -> tuple[Any, Any, Any]:
-    """The parts of a pod whose change may change its scheduling result (not status or rv)."""
+def _scheduling_relevant(pod: Obj) -> tuple[Any, Any, Any, Any]:
+    """The parts of a pod whose change may change its scheduling result (not status or rv).
+
+    ``status.resourceClaimStatuses`` counts: the claim controller writing it is what lets a pod
+    with template claims past DynamicResources' PreFilter (kube's plugin hints on that change).
+    """
     meta = dict(pod.get("metadata") or {})
     for k in ("resourceVersion", "generation", "managedFields"):
         meta.pop(k, None)
-    return meta, pod.get("spec"), ((pod.get("status") or {}).get("resize"))
+    status = pod.get("status") or {}
+    return meta, pod.get("spec"), status.get("resize"), status.get("resourceClaimStatuses")

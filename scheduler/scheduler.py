@@ -43,12 +43,15 @@ from apiserver import errors
 from apiserver.client.events import NORMAL, WARNING, EventRecorder, object_reference
 from apiserver.client.informer import Informer, InformerFactory
 from apiserver.client.interface import (
+    DEVICECLASSES,
     NAMESPACES,
     NODES,
     PDBS,
     PODGROUPS,
     PODS,
     REPLICASETS,
+    RESOURCECLAIMS,
+    RESOURCESLICES,
     SERVICES,
     STATEFULSETS,
     Client,
@@ -61,8 +64,13 @@ from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
 from scheduler.events import (
     ASSIGNED_POD_DELETE,
+    DEVICECLASS,
     NODE_ADD,
     NODE_DELETE,
+    RESOURCECLAIM,
+    RESOURCESLICE,
+    ActionType,
+    ClusterEvent,
     node_update_events,
 )
 from scheduler.framework import (
@@ -212,6 +220,7 @@ class Scheduler(PodGroupCycle):
             get_pod_group=self.cache.get_pod_group if self.pod_groups_enabled else None,
             pod_group_state=self.cache.pod_group_state if self.pod_groups_enabled else None,
             record_event=self._record_event,
+            informer_factory=self.informers,
         )
 
     def _namespace_labels(self, namespace: str) -> dict[str, str] | None:
@@ -343,6 +352,7 @@ class Scheduler(PodGroupCycle):
             self.podgroups.add_event_handler(
                 self._on_pod_group_add, self._on_pod_group_update, self._on_pod_group_delete
             )
+        self._requeue_on_plugin_informers()
         # Nodes and PodGroups first: pending pods then meet a full cluster and their groups,
         # instead of being held at PreEnqueue (and re-checked per node) while the caches fill.
         first = [self.nodes] + ([self.podgroups] if self.podgroups is not None else [])
@@ -353,6 +363,21 @@ class Scheduler(PodGroupCycle):
         await self.informers.wait_for_sync()
         self._loop_task = asyncio.create_task(self._run(), name="scheduler-loop")
         self._periodic_task = asyncio.create_task(self._periodic(), name="scheduler-periodic")
+
+    def _requeue_on_plugin_informers(self) -> None:
+        """Informers plugins opened (DynamicResources' claims, slices, classes) move parked pods on change."""
+        resources = {RESOURCECLAIMS: RESOURCECLAIM, RESOURCESLICES: RESOURCESLICE, DEVICECLASSES: DEVICECLASS}
+        move = self.queue.move_all_to_active_or_backoff
+        for inf in self.informers.informers():
+            res = resources.get(inf.gvr)
+            if res is None:
+                continue
+            add, update, delete = (ClusterEvent(res, a) for a in (ActionType.ADD, ActionType.UPDATE_OTHER, ActionType.DELETE))
+            inf.add_event_handler(
+                lambda obj, ev=add: move(ev, None, obj),
+                lambda old, new, ev=update: move(ev, old, new),
+                lambda obj, ev=delete: move(ev, obj, None),
+            )
 
     async def stop(self) -> None:
         """Stop popping pods, let bindings in flight finish (briefly), stop the informers."""

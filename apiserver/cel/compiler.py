@@ -100,9 +100,13 @@ class Program:
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any:
         """Run with ``activation`` (plain JSON-like values); raise :class:`EvalError` on failure."""
-        ctx = self._context
-        if ctx is None:
-            ctx = self._context = self.environment.new_context()
+        if self.environment.variables <= activation.keys():
+            # every declared variable is bound, so nothing of an earlier activation can leak
+            ctx = self._context
+            if ctx is None:
+                ctx = self._context = self.environment.new_context()
+        else:
+            ctx = self.environment.new_context()  # e.g. no oldSelf on create: it must stay unbound
         ctx.update(dict(activation))
         try:
             return self._program.execute(ctx)

@@ -28,6 +28,7 @@ from controllers.nodeagent.pod_annotations import (
     SIMULATED_LABEL,
 )
 from controllers.nodeagent.stages import AgentOptions
+from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
 
 #: ``gangplane serve``'s time scale: a 30 s grace period takes 3 s, ``ready-after: 20s`` takes 2 s.
 #: Real clusters rarely make users wait the full grace period (containers exit on SIGTERM), so a
@@ -51,6 +52,7 @@ def node_agent_factory(cluster: Fleet | None = None, **options: Any) -> Componen
             fleet,
             clock=ctx.clock,
             metrics=controller_metrics(ctx.metrics_registry),
+            group_claims=ctx.gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
             **opts,
         )
 

@@ -34,7 +34,15 @@ from typing import Any
 from apiserver import errors
 from apiserver.client.events import EventRecorder, object_reference
 from apiserver.client.informer import NODE_NAME, InformerFactory, node_name_index
-from apiserver.client.interface import DEVICECLASSES, LEASES, NODES, PODS, RESOURCESLICES, Client
+from apiserver.client.interface import (
+    DEVICECLASSES,
+    LEASES,
+    NODES,
+    PODS,
+    RESOURCECLAIMS,
+    RESOURCESLICES,
+    Client,
+)
 from apiserver.meta import Clock, key_of, parse_time, rfc3339_micro
 from controllers.base import Controller, Requeue
 from controllers.fleet import DeviceSpec, Fleet
@@ -70,8 +78,10 @@ from controllers.nodeagent.status import (
     phase_of,
 )
 from controllers.nodeagent.timers import TimerHeap
+from resourceclaims.claims import is_usable_by, pod_claim_keys, pod_claim_names
 
 Obj = dict[str, Any]
+CLAIM_INDEX = "resource-claims"
 log = logging.getLogger("gangplane.nodeagent")
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
@@ -115,12 +125,15 @@ class NodeAgent(Controller):
         clock: Clock | None = None,
         informers: InformerFactory | None = None,
         metrics: ControllerMetrics | None = None,
+        group_claims: bool = True,
         **overrides: Any,
     ) -> None:
         opts = options or AgentOptions()
         if overrides:
             opts = dataclasses.replace(opts, **overrides)
         self.options = opts
+        #: kubelet's ``DRAWorkloadResourceClaims``: a claim reserved for the pod's PodGroup counts as the pod's
+        self.group_claims = group_claims
         self.fleet = fleet if fleet is not None else Fleet.empty()
         self._fleet_ordinal = {n: i for i, n in enumerate(self.fleet.names())}
         self._fleet_devices: dict[str, tuple[DeviceSpec, ...]] = {n.name: n.devices for n in self.fleet if n.devices}
@@ -143,6 +156,8 @@ class NodeAgent(Controller):
         self.pod_informer = self.informers.informer(PODS, field_selector="spec.nodeName!=")
         self.pod_informer.add_indexer(NODE_NAME, node_name_index)
         self.node_informer = self.informers.informer(NODES)
+        self.claim_informer = self.informers.informer(RESOURCECLAIMS)
+        self.pod_informer.add_indexer(CLAIM_INDEX, pod_claim_keys)
 
     async def on_synced(self) -> None:
         for node in self._ordered_nodes():
@@ -150,6 +165,7 @@ class NodeAgent(Controller):
                 self._node_state(node)
         await self._register_fleet()
         await self._ensure_device_classes()
+        await self._publish_rack_devices()
         if len(self.fleet):
             log.info("node agent: fleet %s: %s", self.fleet.source, self.fleet.summary())
         pods = sorted(self.pod_informer.list(), key=_creation_order)
@@ -159,6 +175,7 @@ class NodeAgent(Controller):
             self.enqueue(("pod", key_of(pod)))
         self.node_informer.add_event_handler(self._on_node_add, self._on_node_update, self._on_node_delete)
         self.pod_informer.add_event_handler(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
+        self.claim_informer.add_event_handler(self._on_claim, lambda old, new: self._on_claim(new), None)
 
     async def start(self) -> None:
         await super().start()
@@ -182,6 +199,25 @@ class NodeAgent(Controller):
         await asyncio.gather(*(r.flush() for r in list(self._recorders.values())))
 
     # ------------------------------------------------------------------ handlers (enqueue only)
+
+    def _on_claim(self, claim: Obj) -> None:
+        """A claim got allocated or reserved: pods waiting on it may start."""
+        for key in self.pod_informer.index_keys(CLAIM_INDEX, key_of(claim)):
+            self.enqueue(("pod", key))
+
+    def claims_ready(self, pod: Obj) -> bool:
+        """kubelet's NodePrepareResources precondition: each claim allocated and reserved for the pod or its group."""
+        if not (pod.get("spec") or {}).get("resourceClaims"):
+            return True
+        complete, names = pod_claim_names(pod)
+        if not complete:
+            return False
+        ns = (pod.get("metadata") or {}).get("namespace", "")
+        for name in names:
+            claim = self.claim_informer.get_by_name(ns, name)
+            if claim is None or not is_usable_by(claim, pod, group_claims=self.group_claims):
+                return False
+        return True
 
     def _on_node_add(self, node: Obj) -> None:
         name = key_of(node)
@@ -327,6 +363,15 @@ class NodeAgent(Controller):
             except errors.StatusError as e:
                 if not errors.is_already_exists(e):
                     raise
+
+    async def _publish_rack_devices(self) -> None:
+        """Rack-scoped fleet devices: one ResourceSlice per rack and driver, selecting the rack's nodes."""
+        for sl in self.fleet.rack_slice_objects():
+            try:
+                await self.client.create(RESOURCESLICES, sl)
+            except errors.StatusError as e:
+                if not errors.is_already_exists(e):
+                    log.warning("could not create ResourceSlice %s: %s", sl["metadata"]["name"], e.message)
 
     async def _ensure_device_classes(self) -> None:
         for dc in self.fleet.device_class_objects():
@@ -603,7 +648,9 @@ class NodeAgent(Controller):
         if (pod.get("metadata") or {}).get("deletionTimestamp") and rec.deleting is None:
             rec.deleting = mono
         for _ in range(_MAX_STEPS):
-            ctx = PodContext(pod, rec, state, self.clock.now(), self.clock.monotonic(), self.options)
+            ctx = PodContext(
+                pod, rec, state, self.clock.now(), self.clock.monotonic(), self.options, self.claims_ready(pod)
+            )
             picked = select(POD_STAGES, ctx, self.options.time_scale)
             if picked is None:
                 self.timers.cancel(("pod", key))

@@ -161,6 +161,8 @@ class PodContext:
     now: float
     mono: float
     options: AgentOptions
+    #: every ResourceClaim of the pod is allocated and reserved for it or its PodGroup
+    claims_ready: bool = True
 
 
 @dataclass
@@ -388,7 +390,8 @@ def _admit_apply(c: PodContext) -> Action:
 
 
 def _start_match(c: PodContext) -> bool:
-    return c.node is not None and c.record.admitted and not _deleting(c) and phase_of(c.pod) == "Pending" and not container_state(c.pod)
+    # kubelet prepares the pod's DRA devices (NodePrepareResources) before any container starts
+    return c.node is not None and c.claims_ready and c.record.admitted and not _deleting(c) and phase_of(c.pod) == "Pending" and not container_state(c.pod)
 
 
 def _start_apply(c: PodContext) -> Action:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -226,7 +227,14 @@ async def test_the_default_fleet_comes_up(cp: ControlPlane, client: Client) -> N
     assert gpu["status"]["allocatable"]["nvidia.com/gpu"] == "8"
     assert gpu["metadata"]["labels"]["topology.kubernetes.io/rack"] == "zone-b-rack-1"
     slices = (await client.list(RESOURCESLICES))["items"]
-    assert len(slices) == 6 and {s["spec"]["driver"] for s in slices} == {"shared-accelerator.example.com"}
+    by_driver = Counter(s["spec"]["driver"] for s in slices)
+    assert by_driver == {"gpu.example.com": 16, "shared-accelerator.example.com": 4}
+    rack = next(s for s in slices if s["metadata"]["name"] == "zone-a-rack-1-shared-accelerator.example.com")
+    assert rack["spec"]["nodeSelector"] == {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "topology.kubernetes.io/rack", "operator": "In", "values": ["zone-a-rack-1"]}]}
+        ]
+    }
     await asyncio.sleep(0)
 
 

@@ -36,8 +36,12 @@ def test_default_fleet_has_zones_racks_and_gpu_hosts() -> None:
         assert n.labels[INSTANCE_TYPE_LABEL] in ("gpu-8x", "cpu-16x")
         assert n.allocatable == n.capacity
     assert all(n.capacity["nvidia.com/gpu"] == "8" for n in gpu)
-    assert [d.names for n in cpu for d in n.devices] == [("accel-0",)] * 6
-    assert [dc.name for dc in fleet.device_classes] == ["shared-accelerator.example.com"]
+    assert all(not n.devices for n in cpu)
+    assert {(d.driver, len(d.names)) for n in gpu for d in n.devices} == {("gpu.example.com", 8)}
+    assert [(r.rack, r.driver, r.names) for r in fleet.rack_devices] == [
+        (rack, "shared-accelerator.example.com", ("accel-0",)) for rack in sorted(racks)
+    ]
+    assert [dc.name for dc in fleet.device_classes] == ["gpu.example.com", "shared-accelerator.example.com"]
 
 
 def test_default_fleet_runs_every_kep_story() -> None:
@@ -173,3 +177,27 @@ def test_the_default_fleet_is_written_in_the_documented_format(tmp_path: Path) -
 def test_summary_groups_shapes() -> None:
     assert default_fleet().summary().startswith("16 × gpu-8x (cpu=96")
     assert Fleet.empty().summary() == "no nodes"
+
+
+def test_rack_scoped_devices_publish_one_slice_per_rack() -> None:
+    fleet = parse_fleet(
+        {
+            "nodes": [
+                {
+                    "name": "n-{rack}-{index}",
+                    "racksPerZone": 2,
+                    "count": 2,
+                    "devices": [{"driver": "pool.example.com", "scope": "rack", "count": 2, "name": "p-{d}"}],
+                }
+            ]
+        }
+    )
+    assert all(not n.devices for n in fleet)
+    slices = fleet.rack_slice_objects()
+    assert [s["metadata"]["name"] for s in slices] == ["rack-0-pool.example.com", "rack-1-pool.example.com"]
+    assert [d["name"] for d in slices[0]["spec"]["devices"]] == ["p-0", "p-1"]
+    assert slices[1]["spec"]["nodeSelector"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["rack-1"]
+    with pytest.raises(ValueError, match=r"nodes\[0\]\.devices\[0\]\.scope: rack needs racksPerZone"):
+        parse_fleet({"nodes": [{"name": "n-{index}", "devices": [{"driver": "d.example.com", "scope": "rack"}]}]})
+    with pytest.raises(ValueError, match=r"nodes\[0\]\.devices\[0\]\.scope: must be one of node, rack"):
+        parse_fleet({"nodes": [{"name": "n-{index}", "devices": [{"driver": "d.example.com", "scope": "zone"}]}]})
