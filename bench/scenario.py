@@ -28,6 +28,7 @@ WORKLOADS = {
     "gang-statefulsets": "bench.workloads.statefulsets",
     "preemption": "bench.workloads.preemption",
     "lifecycle": "bench.workloads.lifecycle",
+    "jobs": "bench.workloads.jobs",
 }
 _KEYS = frozenset({"name", "description", "kind", "repeat", "params", "http", "quick"})
 

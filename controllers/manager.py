@@ -30,11 +30,15 @@ from typing import Any
 from apiserver.client.context import Component, ComponentContext, ComponentFactory, ComponentRegistrar
 from apiserver.client.discovery import APIResource
 from apiserver.client.interface import ENDPOINTSLICES, GVR, PODGROUPS
+from controllers.apiserviceregistration import CRDS, new_apiservice_registration_controller
 from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
+from controllers.cronjob import CronJobController
 from controllers.daemonset import DaemonSetsController
 from controllers.deployment import DeploymentController
 from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
+from controllers.job import JobController
+from controllers.job.scheduling import new_job_scheduling_hook
 from controllers.metrics import controller_metrics
 from controllers.namespace import NamespaceController
 from controllers.nodeagent import node_agent_factory
@@ -43,6 +47,7 @@ from controllers.replicaset import REPLICATIONCONTROLLERS, ReplicaSetController,
 from controllers.serviceaccount import ServiceAccountsController
 from controllers.statefulset import StatefulSetController
 from controllers.statefulset.workload import new_scheduling_hook
+from controllers.ttlafterfinished import TTLAfterFinishedController
 from controllers.volume import PVBinder
 
 GARBAGE_COLLECTOR = "garbage-collector-controller"
@@ -51,7 +56,11 @@ STATEFULSET = "statefulset-controller"
 PV_BINDER = "persistentvolume-binder-controller"
 NODE_AGENT = "node-agent"
 PODGROUP_PROTECTION = "podgroup-protection-controller"
+JOB = "job-controller"
+CRONJOB = "cronjob-controller"
+TTL_AFTER_FINISHED = "ttl-after-finished-controller"
 CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
+APISERVICE_REGISTRATION = "apiservice-registration-controller"
 REPLICASET = "replicaset-controller"
 REPLICATIONCONTROLLER = "replicationcontroller-controller"
 DEPLOYMENT = "deployment-controller"
@@ -170,6 +179,25 @@ def _workload_controllers() -> list[ControllerSpec]:
     ]
 
 
+def new_job_controller(ctx: ComponentContext) -> Component:
+    return JobController(
+        ctx.client(JOB),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
+        scheduling_hook=new_job_scheduling_hook(ctx),
+    )
+
+
+def new_cronjob_controller(ctx: ComponentContext) -> Component:
+    return CronJobController(ctx.client(CRONJOB), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+
+
+def new_ttl_after_finished_controller(ctx: ComponentContext) -> Component:
+    return TTLAfterFinishedController(
+        ctx.client(TTL_AFTER_FINISHED), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
+
+
 def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
     """Every controller this build has, in start order."""
     return [
@@ -179,6 +207,9 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
         ControllerSpec(PV_BINDER, new_pv_binder, ("persistentvolume-binder",)),
         ControllerSpec(STATEFULSET, new_statefulset_controller, ("statefulset",)),
         *_workload_controllers(),
+        ControllerSpec(JOB, new_job_controller, ("job",)),
+        ControllerSpec(CRONJOB, new_cronjob_controller, ("cronjob",)),
+        ControllerSpec(TTL_AFTER_FINISHED, new_ttl_after_finished_controller, ("ttl-after-finished",)),
         ControllerSpec(
             PODGROUP_PROTECTION,
             new_podgroup_protection_controller,
@@ -190,6 +221,13 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
             new_clusterrole_aggregation_controller,
             ("clusterrole-aggregation",),
             requires=CLUSTERROLES,
+        ),
+        # kube-apiserver's CRD registration: local APIServices for CRD group-versions (once CRDs are served)
+        ControllerSpec(
+            APISERVICE_REGISTRATION,
+            new_apiservice_registration_controller,
+            ("apiservice-registration",),
+            requires=CRDS,
         ),
     ]
 

@@ -28,6 +28,14 @@ class RESTMapper:
         for r in resources:
             self._by_kind.setdefault((r.api_version, r.kind), r)
 
+    def add(self, r: APIResource) -> None:
+        """A resource that started being served (a custom resource version)."""
+        self._by_kind.setdefault((r.api_version, r.kind), r)
+
+    def remove(self, r: APIResource) -> None:
+        if self._by_kind.get((r.api_version, r.kind)) == r:
+            del self._by_kind[(r.api_version, r.kind)]
+
     def mapping(self, api_version: str, kind: str) -> APIResource:
         r = self._by_kind.get((api_version, kind))
         if r is None:

@@ -124,7 +124,7 @@ class LocalClient:
                 return
             raise
         start_rv = self.api.store.rv
-        view = rd.storage_of is not None
+        view = rd.is_view
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_seconds if timeout_seconds else None
 

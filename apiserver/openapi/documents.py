@@ -286,7 +286,12 @@ class _Defs:
 
     synthetic: dict[str, Node] = field(default_factory=dict)
 
-    def kind(self, group: str, version: str, kind: str) -> str:
+    def kind(self, group: str, version: str, kind: str, published: Node | None = None) -> str:
+        if published is not None:
+            # a custom resource: its CRD version's schema, under kube's name for it
+            name = _synthetic_name(group, version, kind)
+            self.synthetic[name] = published
+            return name
         name = schema.definition_name_for(group, version, kind)
         if name:
             return name
@@ -348,7 +353,7 @@ def resource_paths(d: ResourceDef, defs: _Defs) -> tuple[dict[str, PathItem], se
     tag = group_tag(d.group, d.version)
     nsd = "Namespaced" if d.namespaced else ""
     gvk = _gvk(d.group, d.version, d.kind)
-    kind_def = defs.kind(d.group, d.version, d.kind)
+    kind_def = defs.kind(d.group, d.version, d.kind, d.schema)
     list_def = defs.list_kind(d.group, d.version, d.kind, kind_def)
     refs = {kind_def}
     verbs = set(d.verbs)

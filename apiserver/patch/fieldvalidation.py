@@ -177,6 +177,13 @@ def _walk(value: Any, shape: _Shape, old: Any, path: str, found: list[str], prun
             _walk(v, child, old_l[i] if i < n_old else None, f"{path}[{i}]", found, prune)  # type: ignore[index]
 
 
+def unknown_fields_of(node: dict[str, Any], value: Any, old: Any, path: str, prune: bool) -> list[str]:
+    """:func:`unknown_fields` for one value against a schema ``node`` (printed under ``path``)."""
+    found: list[str] = []
+    _walk(value, _compile(node), old, path, found, prune)
+    return found
+
+
 def unknown_fields(
     group: str, version: str, kind: str, obj: Obj, old: Obj | None = None, prune: bool = False
 ) -> list[str]:
@@ -298,9 +305,19 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
     Raises a 400 :class:`~apiserver.errors.StatusError` under ``Strict``; appends to ``warnings``
     under ``Warn``; always drops unknown fields from ``obj``.
     """
-    # kube's typed decoding: a value of the wrong JSON type is a 400 before anything else. Views
-    # (events.k8s.io, autoscaling/v1) are checked in their own version, before conversion.
-    check_types(rd, obj)
+    custom = rd.schema is not None and rd.converter is not None
+    if custom:
+        # Custom resources are decoded untyped: their schema prunes unknown fields on every write
+        # (in-process ones too) and types are checked by the schema validation (422, not 400).
+        from apiserver.apiextensions.pruning import prune_custom_resource
+        from apiserver.patch.typecheck import check_metadata_types
+
+        check_metadata_types(rd, obj)
+        pruned = prune_custom_resource(rd.schema, obj, old)
+    else:
+        # kube's typed decoding: a value of the wrong JSON type is a 400 before anything else. Views
+        # (events.k8s.io, autoscaling/v1) are checked in their own version, before conversion.
+        check_types(rd, obj)
     directive = opts.field_validation
     raw = getattr(opts, "raw_body", None)
     if not directive and raw is None:
@@ -308,7 +325,10 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
     directive = directive or WARN
     report = directive != IGNORE
     duplicates = duplicate_fields(raw) if report else []
-    unknown = unknown_fields(rd.group, rd.version, rd.kind, obj, old, prune=True)
+    if custom:
+        unknown = pruned
+    else:
+        unknown = unknown_fields(rd.group, rd.version, rd.kind, obj, old, prune=True)
     if not report or not (duplicates or unknown):
         return
     if directive == STRICT:

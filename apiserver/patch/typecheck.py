@@ -216,3 +216,21 @@ def check_types(rd: Any, obj: Obj) -> None:
             f'{rd.kind} in version "{rd.version}" cannot be handled as a {rd.kind}: json: cannot unmarshal '
             f"{_json_type(m.value)} into Go struct field {m.struct}.{m.path} of type {m.go}"
         ) from None
+
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def check_metadata_types(rd: Any, obj: Obj) -> None:
+    """:func:`check_types` of ``metadata`` alone (custom resources: the rest is their schema's job)."""
+    node = schema.definitions().get(OBJECT_META)
+    md = obj.get("metadata")
+    if node is None or md is None:
+        return
+    try:
+        _walk(md, _compile(node, OBJECT_META), "metadata", "ObjectMeta")
+    except _Mismatch as m:
+        raise errors.bad_request(
+            f'{rd.kind} in version "{rd.version}" cannot be handled as a {rd.kind}: json: cannot unmarshal '
+            f"{_json_type(m.value)} into Go struct field {m.struct}.{m.path} of type {m.go}"
+        ) from None

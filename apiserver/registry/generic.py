@@ -37,33 +37,6 @@ APPLY_PATCH_CBOR = "application/apply-patch+cbor"
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
-# Resources whose objects carry no metadata.generation in kube (no spec-like content to track).
-NO_GENERATION = frozenset(
-    {
-        ("", "namespaces"),
-        ("", "nodes"),
-        ("", "services"),
-        ("", "endpoints"),
-        ("", "configmaps"),
-        ("", "secrets"),
-        ("", "serviceaccounts"),
-        ("", "events"),
-        ("", "limitranges"),
-        ("", "resourcequotas"),
-        ("", "persistentvolumeclaims"),
-        ("", "persistentvolumes"),
-        ("apps", "controllerrevisions"),
-        ("coordination.k8s.io", "leases"),
-        ("scheduling.k8s.io", "priorityclasses"),
-        ("rbac.authorization.k8s.io", "roles"),
-        ("rbac.authorization.k8s.io", "clusterroles"),
-        ("rbac.authorization.k8s.io", "rolebindings"),
-        ("rbac.authorization.k8s.io", "clusterrolebindings"),
-        ("storage.k8s.io", "storageclasses"),
-        ("apiregistration.k8s.io", "apiservices"),
-    }
-)
-
 # Fields of metadata the server owns: a client's values are replaced on create/update.
 _SERVER_META_ON_UPDATE = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 
@@ -156,7 +129,7 @@ class API:
         admission: list[Plugin] | None = None,
         clock: Clock | None = None,
         meta_validator: Callable[[Obj, ResourceDef], ErrorList] | None = None,
-        meta_update_validator: Callable[[Obj, Obj], ErrorList] | None = None,
+        meta_update_validator: Callable[[Obj, Obj, ResourceDef], ErrorList] | None = None,
         body_checker: Callable[[ResourceDef, Obj, Obj | None, WriteOptions, list[str]], None] | None = None,
         patchers: dict[str, Callable[..., Obj]] | None = None,
         field_tracker: Any = None,
@@ -211,14 +184,14 @@ class API:
 
     def _to_view(self, rd: ResourceDef, obj: Obj) -> Obj:
         """Present a stored object as ``rd``'s kind (shared storage such as events.k8s.io)."""
-        if rd.storage_of is None:
+        if not rd.is_view:
             return obj
         from apiserver.registry.views import view_as
 
         return view_as(rd, obj)
 
     def _from_view(self, rd: ResourceDef, obj: Obj) -> Obj:
-        if rd.storage_of is None:
+        if not rd.is_view:
             return obj
         from apiserver.registry.views import store_as
 
@@ -262,7 +235,7 @@ class API:
     # ------------------------------------------------------------------ reads
     def get(self, rd: ResourceDef, ns: str, name: str) -> Record:
         rec = self._get_record(rd, ns, name)
-        if rd.storage_of is not None:
+        if rd.is_view:
             obj = self._to_view(rd, rec.copy())
             return Record(obj, orjson.dumps(obj), rec.rv)
         return rec
@@ -318,7 +291,7 @@ class API:
                 raise errors.expired(CONTINUE_EXPIRED) from e
             raise errors.expired(f"too old resource version: {at_rv} ({self.store.rv})") from e
         token = _encode_continue(list_rv, last) if last is not None else ""
-        if rd.storage_of is not None:
+        if rd.is_view:
             recs = [Record(v, orjson.dumps(v), r.rv) for r in recs for v in [self._to_view(rd, r.copy())]]
         return ListResult(recs, list_rv, token)
 
@@ -381,6 +354,7 @@ class API:
             w, events = self.store.watch(self._skey(rd), ns if rd.namespaced else "", flt, since, initial)
         except StoreError as e:
             raise errors.expired(f"too old resource version: {since} ({self.store.rv})") from e
+        w.served_as = rd
         return w, events, end_bookmark
 
     # ------------------------------------------------------------------ create
@@ -416,7 +390,7 @@ class API:
         # server-owned metadata
         md["uid"] = new_uid()
         md["creationTimestamp"] = rfc3339(self.clock.now())
-        if (rd.group, rd.storage_key[1]) in NO_GENERATION or rd.storage_of is not None:
+        if not strategy.tracks_generation or rd.storage_of is not None:
             md.pop("generation", None)
         else:
             md["generation"] = 1
@@ -451,7 +425,7 @@ class API:
                 name = md["generateName"] + random_suffix()
                 md["name"] = name
         self._notify("create", rd, rec.obj)
-        return Result(self._to_view(rd, rec.copy()), warnings, 201, rec.raw if rd.storage_of is None else None)
+        return Result(self._to_view(rd, rec.copy()), warnings, 201, rec.raw if not rd.is_view else None)
 
     def _answer(self, rd: ResourceDef, ctx: StrategyContext, obj: Obj, warnings: list[str]) -> Result:
         """kube's review REST ``Create``: validate, fill in the decision, store nothing (201)."""
@@ -558,7 +532,7 @@ class API:
         if self.meta_validator is not None:
             errs.extend(self.meta_validator(obj, rd))
         if self.meta_update_validator is not None:
-            errs.extend(self.meta_update_validator(obj, old))
+            errs.extend(self.meta_update_validator(obj, old, rd))
         if subresource == "status":
             errs.extend(strategy.validate_status_update(ctx, obj, old))
         else:
@@ -585,7 +559,7 @@ class API:
             self._notify("delete", rd, gone.obj)
             return Result(self._to_view(rd, gone.copy()), warnings, 200)
         if _same_ignoring_rv(obj, old):
-            return Result(self._to_view(rd, rec.copy()), warnings, 200, rec.raw if rd.storage_of is None else None)
+            return Result(self._to_view(rd, rec.copy()), warnings, 200, rec.raw if not rd.is_view else None)
         if opts.dry_run:
             return Result(self._to_view(rd, obj), warnings, 200)
         try:
@@ -593,7 +567,7 @@ class API:
         except StoreError as e:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
         self._notify("update", rd, new_rec.obj)
-        return Result(self._to_view(rd, new_rec.copy()), warnings, 200, new_rec.raw if rd.storage_of is None else None)
+        return Result(self._to_view(rd, new_rec.copy()), warnings, 200, new_rec.raw if not rd.is_view else None)
 
     # ------------------------------------------------------------------ patch
     def patch(
@@ -774,6 +748,8 @@ class API:
                 changed = True
             if not already:
                 strategy.prepare_for_delete(obj)
+                # finalizers the strategy added hold the deletion too (kube's CRD cleanup finalizer)
+                fins += [f for f in md.get("finalizers") or [] if f not in fins]
             if fins or grace > 0 or held:
                 md["finalizers"] = fins
                 if not fins:
@@ -782,7 +758,7 @@ class API:
                     return Result(self._to_view(rd, obj), [], 200)
                 new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
                 self._notify("update", rd, new_rec.obj)
-                return Result(self._to_view(rd, new_rec.copy()), [], 200, new_rec.raw if rd.storage_of is None else None)
+                return Result(self._to_view(rd, new_rec.copy()), [], 200, new_rec.raw if not rd.is_view else None)
         if opts.dry_run:
             return Result(self._deleted_response(rd, obj), [], 200)
         gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
@@ -853,6 +829,16 @@ class API:
         md = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
+        custom = rd.strategy.scale_of(obj)
+        if custom is None:
+            custom = (
+                int(spec.get("replicas", 0) or 0),
+                int(status.get("replicas", 0) or 0),
+                # ReplicationControllers select with a plain label map, the apps kinds with a LabelSelector.
+                _set_selector(spec.get("selector"))
+                if rd.group == "" and rd.plural == "replicationcontrollers"
+                else _scale_selector(spec.get("selector")),
+            )
         return {
             "kind": "Scale",
             "apiVersion": "autoscaling/v1",
@@ -863,14 +849,8 @@ class API:
                 "resourceVersion": md.get("resourceVersion"),
                 "creationTimestamp": md.get("creationTimestamp"),
             },
-            "spec": {"replicas": int(spec.get("replicas", 0) or 0)},
-            "status": {
-                "replicas": int(status.get("replicas", 0) or 0),
-                # ReplicationControllers select with a plain label map, the apps kinds with a LabelSelector.
-                "selector": _set_selector(spec.get("selector"))
-                if rd.group == "" and rd.plural == "replicationcontrollers"
-                else _scale_selector(spec.get("selector")),
-            },
+            "spec": {"replicas": custom[0]},
+            "status": {"replicas": custom[1], "selector": custom[2]},
         }
 
     def scale_update(self, rd: ResourceDef, ns: str, name: str, scale: Any, opts: WriteOptions | None = None) -> Result:
@@ -882,8 +862,14 @@ class API:
         smd = scale.get("metadata") or {}
         if smd.get("resourceVersion") and smd["resourceVersion"] != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
+        scale_spec = scale.get("spec") or {}
+        if not isinstance(scale_spec, dict):
+            kind = "array" if isinstance(scale_spec, list) else {bool: "bool", str: "string"}.get(type(scale_spec), "number")
+            raise errors.bad_request(
+                f"json: cannot unmarshal {kind} into Go struct field Scale.spec of type v1.ScaleSpec"
+            )
         # Scale.spec.replicas is ``omitempty``: Go clients scaling to 0 send ``"spec": {}``.
-        replicas = (scale.get("spec") or {}).get("replicas", 0)
+        replicas = scale_spec.get("replicas", 0)
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             raise errors.invalid("Scale", name, "autoscaling", [fielderr.invalid("spec.replicas", replicas, "must be an integer")])
         if replicas < 0:
@@ -893,8 +879,10 @@ class API:
                 "autoscaling",
                 [fielderr.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
             )
-        obj = rec.copy()
-        obj.setdefault("spec", {})["replicas"] = replicas
+        obj = self._to_view(rd, rec.copy())
+        if not rd.strategy.set_scale_replicas(obj, replicas):
+            obj.setdefault("spec", {})["replicas"] = replicas
+        obj = self._from_view(rd, obj)
         res = self._update_from(rd, ns, name, rec, obj, opts or WriteOptions(), "", [])
         return Result(self._scale_of(rd, res.obj), res.warnings, 200)
 

@@ -49,8 +49,25 @@ class ResourceDef:
     gate: str | None = None
     #: whether strategic-merge-patch is supported (kube: built-in types yes, CRDs no)
     strategic_merge: bool = True
+    #: custom resources: presents stored objects in this version and back (``to_view``/``from_view``)
+    converter: Any = field(default=None, compare=False, hash=False)
+    #: custom resources: the version's complete schema (validation, SSA, OpenAPI documents)
+    schema: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+    #: a Table printer replacing the built-in one (CRD ``additionalPrinterColumns``)
+    printer: Any = field(default=None, compare=False, hash=False)
+    #: changes whenever the definition behind the resource does (document caches key on it)
+    revision: str = ""
+    #: sent as a ``Warning`` header with every answer (a CRD's deprecated version)
+    deprecation_warning: str = ""
+    #: the list kind when it is not ``<Kind>List`` (a CRD's ``names.listKind``)
+    list_kind_name: str = ""
     #: kube's ``Store.ReturnDeletedObject``: DELETE answers the deleted object, not a Status
     return_deleted_object: bool = False
+
+    @property
+    def is_view(self) -> bool:
+        """Stored objects are converted on the way in and out (shared storage, CR versions)."""
+        return self.storage_of is not None or self.converter is not None
 
     @property
     def group_version(self) -> str:
@@ -62,7 +79,7 @@ class ResourceDef:
 
     @property
     def list_kind(self) -> str:
-        return self.kind + "List"
+        return self.list_kind_name or self.kind + "List"
 
     @property
     def singular_name(self) -> str:
@@ -107,6 +124,20 @@ class Registry:
         self._by_gvr[key] = d
         self._by_gvk.setdefault((d.group, d.version, d.kind), d)
         self._order.append(d)
+
+    def remove(self, d: ResourceDef) -> None:
+        """Stop serving ``d`` (a custom resource version whose CRD changed or went away)."""
+        key = (d.group, d.version, d.plural)
+        if self._by_gvr.get(key) is not d:
+            return
+        del self._by_gvr[key]
+        self._order.remove(d)
+        if self._by_gvk.get((d.group, d.version, d.kind)) is d:
+            del self._by_gvk[(d.group, d.version, d.kind)]
+            for other in self._order:
+                if (other.group, other.version, other.kind) == (d.group, d.version, d.kind):
+                    self._by_gvk[(d.group, d.version, d.kind)] = other
+                    break
 
     def get(self, group: str, version: str, plural: str) -> ResourceDef | None:
         return self._by_gvr.get((group, version, plural))

@@ -45,6 +45,9 @@ class Strategy:
     """
 
     has_status: bool = False
+    #: Objects carry ``metadata.generation``, bumped when :meth:`generation_relevant` changes. kube
+    #: sets none for kinds without spec-like content to track (ConfigMaps, Namespaces, Leases, …).
+    tracks_generation: bool = True
     #: metadata a ``/status`` write cannot change (``ResetObjectMetaForStatus``); a kind whose status
     #: strategy keeps less (Deployments: only labels) narrows it
     status_reset_metadata: tuple[str, ...] = ("labels", "annotations", "finalizers", "ownerReferences")
@@ -115,7 +118,21 @@ class Strategy:
         return False
 
     def prepare_for_delete(self, obj: Obj) -> None:
-        """Change ``obj`` as it is first marked for deletion (a Namespace becomes Terminating)."""
+        """Change ``obj`` as it is first marked for deletion (a Namespace becomes Terminating).
+
+        Finalizers it adds are kept (kube's CRD storage adds its cleanup finalizer here).
+        """
+
+    def scale_of(self, obj: Obj) -> tuple[int, int, str] | None:
+        """``(spec replicas, status replicas, selector)`` of a Scale; None: the built-in paths.
+
+        Custom resources read them from their CRD's ``scale`` subresource paths.
+        """
+        return None
+
+    def set_scale_replicas(self, obj: Obj, replicas: int) -> bool:
+        """Write a Scale's ``spec.replicas`` into ``obj``; False: at the built-in ``spec.replicas``."""
+        return False
 
     def generation_relevant(self, obj: Obj) -> Any:
         """The part of the object whose change bumps ``metadata.generation`` (spec-like content)."""

@@ -1,5 +1,6 @@
 """Views of one storage through another API group or version (events.k8s.io/v1 events over core/v1
-events, autoscaling/v1 HPAs over the stored autoscaling/v2 ones)."""
+events, autoscaling/v1 HPAs over the stored autoscaling/v2 ones, the served versions of a custom
+resource over its storage: a ``ResourceDef.converter``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ Obj = dict[str, Any]
 
 
 def view_as(rd: ResourceDef, stored: Obj) -> Obj:
+    if rd.converter is not None:
+        return rd.converter.to_view(stored)
     if rd.group == "events.k8s.io":
         from apiserver.registry.strategies.misc import core_event_to_events_v1
 
@@ -23,6 +26,8 @@ def view_as(rd: ResourceDef, stored: Obj) -> Obj:
 
 
 def store_as(rd: ResourceDef, obj: Obj) -> Obj:
+    if rd.converter is not None:
+        return rd.converter.from_view(obj)
     if rd.group == "events.k8s.io":
         from apiserver.registry.strategies.misc import events_v1_to_core_event
 

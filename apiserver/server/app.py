@@ -214,6 +214,8 @@ class APIApp:
         try:
             resp = await self._dispatch(request, info, rd, verb)
             code = resp.status_code
+            if rd.deprecation_warning:
+                resp.headers.append("Warning", _warning_header(rd.deprecation_warning))
             return resp
         except errors.StatusError as e:
             code = e.code
@@ -297,7 +299,7 @@ class APIApp:
             body = orjson.dumps(
                 tables.to_table(rd.group, rd.plural, [res.obj], self._now(), res.obj.get("metadata", {}).get("resourceVersion", ""),
                                 include_object=request.query_params.get("includeObject") or "Metadata",
-                                table_version=table_version)
+                                table_version=table_version, printer=rd.printer)
             )
         else:
             body = res.raw if res.raw is not None else orjson.dumps(res.obj)
@@ -452,6 +454,7 @@ class APIApp:
                 res.continue_token,
                 include_object=q.get("includeObject") or "Metadata",
                 table_version=table_version,
+                printer=rd.printer,
             )
             return Response(orjson.dumps(table), media_type=JSON)
         meta = b'{"resourceVersion":"' + str(res.resource_version).encode() + b'"'
@@ -509,7 +512,7 @@ class APIApp:
         self.metrics.watchers.labels(group=rd.group, version=rd.version, resource=rd.plural).inc()
 
         def encode(etype: str, rec: Record) -> bytes:
-            if rd.storage_of is not None:
+            if rd.is_view:
                 obj = self.api._to_view(rd, rec.copy())
                 raw = orjson.dumps(obj)
             else:
@@ -520,7 +523,14 @@ class APIApp:
 
                 o = obj if obj is not None else rec.obj
                 t = tables.to_table(
-                    rd.group, rd.plural, [o], self._now(), str(rec.rv), include_object=include_object, table_version=table
+                    rd.group,
+                    rd.plural,
+                    [o],
+                    self._now(),
+                    str(rec.rv),
+                    include_object=include_object,
+                    table_version=table,
+                    printer=rd.printer,
                 )
                 return b'{"type":"' + etype.encode() + b'","object":' + orjson.dumps(t) + b"}\n"
             return b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"

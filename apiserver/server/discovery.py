@@ -86,7 +86,9 @@ def storage_version_hash(registry: Registry, d: ResourceDef) -> str:
     sharing storage share the hash.
     """
     s = _storage_def(registry, d)
-    digest = hashlib.sha256(f"{s.group}/{s.version}/{s.kind}".encode()).digest()
+    # every served version of a custom resource is stored in its CRD's storage version
+    version = getattr(d.converter, "storage_version", "") or s.version
+    digest = hashlib.sha256(f"{s.group}/{version}/{s.kind}".encode()).digest()
     return base64.b64encode(digest[:8]).decode()
 
 

@@ -12,6 +12,7 @@ from prometheus_client import CollectorRegistry
 
 from apiserver.admission.plugins import default_plugins
 from apiserver.api.types import Obj
+from apiserver.apiextensions.controller import install as install_custom_resources
 from apiserver.field import new_path
 from apiserver.meta import Clock, new_uid, rfc3339
 from apiserver.openapi import schema
@@ -70,11 +71,23 @@ def _meta_validator() -> tuple[Any, Any]:
             return name_is_path_segment
         return name_is_dns_subdomain
 
-    def validate(obj: Obj, rd: ResourceDef) -> list:
-        return validate_object_meta(obj.get("metadata") or {}, rd.namespaced, name_fn_for(rd), new_path("metadata"))
+    def kube_finalizers(rd: ResourceDef) -> bool:
+        # apiextensions validates CRDs and custom resources with apimachinery's generic ObjectMeta
+        # rules, without core's "standard or fully qualified" finalizer-name check.
+        return rd.group != "apiextensions.k8s.io" and rd.converter is None
 
-    def validate_update(new: Obj, old: Obj) -> list:
-        return validate_object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}, new_path("metadata"))
+    def validate(obj: Obj, rd: ResourceDef) -> list:
+        return validate_object_meta(
+            obj.get("metadata") or {}, rd.namespaced, name_fn_for(rd), new_path("metadata"), kube_finalizers=kube_finalizers(rd)
+        )
+
+    def validate_update(new: Obj, old: Obj, rd: ResourceDef | None = None) -> list:
+        return validate_object_meta_update(
+            new.get("metadata") or {},
+            old.get("metadata") or {},
+            new_path("metadata"),
+            kube_finalizers=rd is None or kube_finalizers(rd),
+        )
 
     return validate, validate_update
 
@@ -85,7 +98,8 @@ def _patchers() -> dict[str, Any]:
         return strategic_merge(current, patch, node)
 
     def ssa(rd: ResourceDef, live: Obj | None, applied: Obj, opts: WriteOptions, now: str) -> Obj:
-        node = schema.for_gvk(rd.group, rd.version, rd.kind)
+        # a custom resource's own schema carries its list-type/map-type markers
+        node = rd.schema if rd.schema is not None else schema.for_gvk(rd.group, rd.version, rd.kind)
         applied.setdefault("apiVersion", rd.api_version)
         applied.setdefault("kind", rd.kind)
         return server_side_apply(
@@ -121,6 +135,7 @@ def build_api(
         patchers=_patchers(),
         field_tracker=FieldTracker(),
     )
+    install_custom_resources(api)
     api.write_hooks.append(allocator.observe)
     bootstrap(api, allocator.first_ip)
     return api

@@ -1895,6 +1895,7 @@ def to_table(
     continue_token: str = "",
     include_object: str = INCLUDE_METADATA,
     table_version: str = "v1",
+    printer: Printer | None = None,
 ) -> dict[str, Any]:
     """A ``meta.k8s.io`` Table of ``objects`` (one row each) for the resource ``rd_group``/``plural``.
 
@@ -1902,11 +1903,12 @@ def to_table(
     them is harmless (kubectl.md §4). ``include_object`` is ``Metadata`` (the default kubectl
     relies on for ``-A`` NAMESPACE and ``--show-labels``), ``Object`` or ``None`` (rows without
     an ``object``); any other value is a 400, as in kube. ``table_version`` follows the Accept
-    header (``v1`` or ``v1beta1``).
+    header (``v1`` or ``v1beta1``). ``printer`` replaces the resource's built-in printer (a custom
+    resource's ``additionalPrinterColumns``).
     """
     if include_object not in _INCLUDE_VALUES:
         raise bad_request(f'unrecognized includeObject value: "{include_object}"')
-    printer = printer_for(rd_group, plural)
+    printer = printer or printer_for(rd_group, plural)
     rows: list[dict[str, Any]] = []
     for obj in objects:
         cells = printer.cells(obj, now)

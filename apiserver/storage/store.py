@@ -83,6 +83,7 @@ class Watcher:
         "_wake",
         "_resource",
         "sent_rv",
+        "served_as",
     )
 
     def __init__(self, namespace: str, flt: Filter | None, max_buffer: int) -> None:
@@ -95,6 +96,8 @@ class Watcher:
         self._wake = asyncio.Event()
         self._resource: ResourceStore | None = None
         self.sent_rv = 0
+        #: what the API server serves this watch as (its resource definition), set by the registry
+        self.served_as: Any = None
 
     def _matches(self, rec: Record | None) -> bool:
         if rec is None:

@@ -31,7 +31,7 @@ from typing import Any
 from apiserver import errors
 from apiserver.client.events import WARNING, EventRecorder
 from apiserver.client.informer import InformerFactory
-from apiserver.client.interface import Client
+from apiserver.client.interface import GVR, Client
 from apiserver.meta import (
     Clock,
     finalizers_of,
@@ -41,6 +41,7 @@ from apiserver.meta import (
     uid_of,
 )
 from controllers.base import Controller, Requeue
+from controllers.customresources import CustomResourceDiscovery
 from controllers.garbagecollector.builder import FOREGROUND, ORPHAN, GraphBuilder
 from controllers.garbagecollector.graph import AbsentOwnerCache, Graph, Node, ObjectRef
 from controllers.metrics import ControllerMetrics
@@ -94,12 +95,44 @@ class GarbageCollector(Controller):
             self._report_invalid_namespace,
         )
         for res in self.resources:
-            inf = self.informers.informer(res.gvr)
-            inf.add_event_handler(
-                lambda obj, r=res: self.builder.observe(r, obj),
-                lambda old, new, r=res: self.builder.observe(r, new, old),
-                lambda obj, r=res: self.builder.forget(r, obj),
-            )
+            self._monitor(res)
+        # Custom resources come and go with their CRDs: monitored from the API, as kube's GC
+        # re-reads discovery (only the preferred version is monitored; every version maps).
+        self._monitored: set[GVR] = {r.gvr for r in self.resources}
+        self._stopping: dict[GVR, asyncio.Task[None]] = {}
+        self.custom = CustomResourceDiscovery(self.informers, self._custom_added, self._custom_removed)
+
+    def _monitor(self, res: APIResource) -> None:
+        inf = self.informers.informer(res.gvr)
+        inf.add_event_handler(
+            lambda obj, r=res: self.builder.observe(r, obj),
+            lambda old, new, r=res: self.builder.observe(r, new, old),
+            lambda obj, r=res: self.builder.forget(r, obj),
+        )
+
+    def _custom_added(self, resources: list[APIResource]) -> None:
+        for r in resources:
+            self.mapper.add(r)
+        preferred = resources[0]
+        if preferred.gvr in self._monitored:
+            # Monitored before (its handlers are attached): start it again once it has stopped.
+            inf = self.informers.informer(preferred.gvr)
+            stopping = self._stopping.pop(preferred.gvr, None)
+            if stopping is not None and not stopping.done():
+                stopping.add_done_callback(lambda _t, i=inf: i.start())
+            else:
+                inf.start()
+        else:
+            self._monitored.add(preferred.gvr)
+            self._monitor(preferred)
+
+    def _custom_removed(self, resources: list[APIResource]) -> None:
+        for r in resources:
+            self.mapper.remove(r)
+        for r in resources:
+            if r.gvr in self._monitored:
+                inf = self.informers.informer(r.gvr)
+                self._stopping[r.gvr] = asyncio.get_running_loop().create_task(inf.stop())
 
     def _report_invalid_namespace(self, node: Node, owner_uid: str) -> None:
         ref = next((r for r in node.owners if r.get("uid") == owner_uid), None)

@@ -17,6 +17,7 @@ from apiserver.client.informer import Informer, InformerFactory
 from apiserver.client.interface import NAMESPACES, PODS, Client
 from apiserver.meta import Clock, is_being_deleted, name_of, namespace_of
 from controllers.base import Controller, Requeue
+from controllers.customresources import CustomResourceDiscovery
 from controllers.metrics import ControllerMetrics
 from controllers.namespace.deleter import NamespacedResourcesDeleter, ResourcesRemaining
 from controllers.resources import APIResource
@@ -51,7 +52,20 @@ class NamespaceController(Controller):
         self.namespaces: Informer = self.informers.informer(NAMESPACES)
         self.pods: Informer = self.informers.informer(PODS)
         self.namespaces.add_event_handler(self._on_namespace, lambda old, new: self._on_namespace(new))
+        # Custom resources are namespaced content too; they are found from the CRDs (via the API).
+        self.custom = CustomResourceDiscovery(self.informers)
+        self.deleter.more = self._custom_preferred
         self.pods.add_event_handler(on_delete=self._on_pod_gone)
+
+    def _custom_preferred(self) -> list[APIResource]:
+        """One version of each custom resource (the preferred): all versions share one storage."""
+        seen: set[tuple[str, str]] = set()
+        out = []
+        for r in self.custom.resources():
+            if (r.gvr.group, r.gvr.resource) not in seen:
+                seen.add((r.gvr.group, r.gvr.resource))
+                out.append(r)
+        return out
 
     def _on_namespace(self, ns: Obj) -> None:
         if is_being_deleted(ns):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from apiserver import errors
@@ -37,10 +38,30 @@ class ResourcesRemaining(Exception):  # noqa: N818 - kube's ResourcesRemainingEr
 
 
 class NamespacedResourcesDeleter:
-    def __init__(self, client: Client, resources: list[APIResource], clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        resources: list[APIResource],
+        clock: Clock | None = None,
+        more: Callable[[], list[APIResource]] | None = None,
+    ) -> None:
         self.client = client
-        self.resources = [r for r in resources if r.namespaced and r.supports("delete")]
+        self._static = [r for r in resources if r.namespaced and r.supports("delete")]
+        #: resources served now beyond the static ones (custom resources, from the CRDs)
+        self.more = more
         self.clock = clock or Clock()
+
+    @property
+    def resources(self) -> list[APIResource]:
+        if self.more is None:
+            return self._static
+        known = {(r.gvr.group, r.gvr.resource) for r in self._static}
+        extra = [
+            r
+            for r in self.more()
+            if r.namespaced and r.supports("delete") and (r.gvr.group, r.gvr.resource) not in known
+        ]
+        return self._static + extra
 
     async def delete(self, name: str) -> None:
         try:

@@ -24,6 +24,7 @@ stage                       when                                                
 ``pod-start``               admitted: Running (+ Ready when due at once)          0
 ``pod-ready``               running, not Ready                                    ``ready_delay`` / ready-after
 ``pod-finish``              ``complete-after`` / ``fail``: Succeeded or Failed    complete-after (or 0)
+                            ``Never``/``OnFailure`` pod without either: exits 0   ``run_to_completion``
 ``pod-crash``               ``crash``: container exits 1, CrashLoopBackOff        ``crash_run``
 ``pod-restart``             backing off: container restarted                      10s·2^restarts (≤300s)
 ==========================  ====================================================  ====================
@@ -85,6 +86,9 @@ class AgentOptions:
     time_scale: float = 1.0
     ready_delay: float = 0.0
     crash_run: float = 1.0
+    #: how long a ``Never``/``OnFailure`` pod's containers run before exiting 0 when the pod has no
+    #: ``complete-after`` annotation (so Jobs finish); ``None`` keeps such pods running forever
+    run_to_completion: float | None = 1.0
     orphan_quarantine: float = 40.0
     lease_duration: int = 40
     lease_renew_interval: float = 10.0
@@ -415,11 +419,29 @@ def _finish_match(c: PodContext) -> bool:
         return False
     if ann.flag(c.pod, ann.FAIL):
         return True
-    return ann.duration(c.pod, ann.COMPLETE_AFTER) is not None and _restart_policy(c) in ("Never", "OnFailure")
+    if _restart_policy(c) not in ("Never", "OnFailure"):
+        return False
+    if ann.duration(c.pod, ann.COMPLETE_AFTER) is not None:
+        return True
+    return _runs_to_completion(c)
+
+
+def _runs_to_completion(c: PodContext) -> bool:
+    """A run-to-completion pod with no behaviour annotation exits 0 after ``run_to_completion``."""
+    return (
+        c.options.run_to_completion is not None
+        and not ann.flag(c.pod, ann.CRASH)
+        and not ann.flag(c.pod, ann.NEVER_READY)
+    )
 
 
 def _finish_delay(c: PodContext) -> float:
-    return ann.duration(c.pod, ann.COMPLETE_AFTER) or 0.0
+    after = ann.duration(c.pod, ann.COMPLETE_AFTER)
+    if after is not None:
+        return after
+    if ann.flag(c.pod, ann.FAIL):
+        return 0.0
+    return c.options.run_to_completion or 0.0
 
 
 def _finish_apply(c: PodContext) -> Action:

@@ -19,24 +19,37 @@ from dataclasses import dataclass
 from typing import Any
 
 from apiserver.meta import annotations_of, controller_ref, is_being_deleted, name_of, namespace_of, uid_of
-from apiserver.workloadbuilder.builder import POD_GROUP_API_VERSION, WORKLOAD_API_VERSION, parse_group
+
+# Shared with the Job integration (KEP-5547); re-exported so this module stays the StatefulSet's one stop.
+from controllers.workloadrefs import (  # noqa: F401
+    GROUP_TEMPLATE_NAME_ANNOTATION,
+    PARENT_COMPOSITE_POD_GROUP_ANNOTATION,
+    POD_GROUP_BY_WORKLOAD,
+    WORKLOAD_BY_CONTROLLER,
+    decorate_pod,
+    find_leaf_template,
+    gang_min_count,
+    owner_group,
+    pod_group_min_count_patch,
+    pod_group_owner_ref,
+    pod_group_templates,
+    pod_group_workload_index,
+    reference_key,
+    workload_controller_index,
+    workload_min_count_patch,
+)
+from controllers.workloadrefs import workload_owner_ref as shared_workload_owner_ref
 
 Obj = dict[str, Any]
 
 #: KEP-6277: marks the Workload and PodGroup this controller creates
 MANAGED_BY_ANNOTATION = "scheduling.k8s.io/managed-by"
 MANAGED_BY_VALUE = "statefulset-controller"
-#: KEP-6089 downward mapping: the parent's PodGroupTemplate the StatefulSet instantiates
-GROUP_TEMPLATE_NAME_ANNOTATION = "scheduling.k8s.io/group-template-name"
-#: KEP-6089 downward mapping: the parent CompositePodGroup the PodGroup attaches to (decisions.md spelling)
-PARENT_COMPOSITE_POD_GROUP_ANNOTATION = "scheduling.k8s.io/parent-compositepodgroup"
 
 STATEFULSET_GROUP = "apps"
 STATEFULSET_KIND = "StatefulSet"
 
 #: informer index names
-WORKLOAD_BY_CONTROLLER = "workload-by-controller-ref"
-POD_GROUP_BY_WORKLOAD = "podgroup-by-workload"
 STATEFULSET_BY_PARENT = "statefulset-by-delegating-parent"
 
 # Event reasons (KEP-6277 "Monitoring Requirements" plus decisions.md's additions).
@@ -52,42 +65,8 @@ INVALID_DELEGATION = "InvalidWorkloadDelegation"
 FAILED_MIN_COUNT_SYNC = "FailedMinCountSync"
 
 
-# -- index keys ----------------------------------------------------------------------------
-
-
-def reference_key(namespace: str, group: str, kind: str, name: str) -> str:
-    """``namespace/group/kind/name``: what a Workload's ``spec.controllerRef`` points at."""
-    return f"{namespace}/{group}/{kind}/{name}"
-
-
-def workload_controller_index(wl: Obj) -> list[str]:
-    """Index a Workload by its ``spec.controllerRef`` (the only discovery handle, KEP-6277)."""
-    ref = (wl.get("spec") or {}).get("controllerRef")
-    if not isinstance(ref, dict) or not ref.get("kind") or not ref.get("name"):
-        return []
-    return [
-        reference_key(namespace_of(wl), str(ref.get("apiGroup") or ""), str(ref["kind"]), str(ref["name"]))
-    ]
-
-
-def pod_group_workload_index(pg: Obj) -> list[str]:
-    """Index a PodGroup by ``namespace/spec.workloadRef.workloadName``."""
-    ref = (pg.get("spec") or {}).get("workloadRef")
-    if not isinstance(ref, dict) or not ref.get("workloadName"):
-        return []
-    return [f"{namespace_of(pg)}/{ref['workloadName']}"]
-
-
 def statefulset_key(sts: Obj) -> str:
     return reference_key(namespace_of(sts), STATEFULSET_GROUP, STATEFULSET_KIND, name_of(sts))
-
-
-def owner_group(ref: Obj) -> str:
-    """The API group of an ownerReference's ``apiVersion`` (``""`` when malformed)."""
-    try:
-        return parse_group(str(ref.get("apiVersion") or ""))
-    except ValueError:
-        return ""
 
 
 def delegating_parent_index(sts: Obj) -> list[str]:
@@ -151,18 +130,7 @@ def usable(obj: Obj, sts: Obj) -> bool:
 
 def workload_owner_ref(wl: Obj) -> Obj:
     """PodGroup → Workload (StatefulSet-managed path only): non-controller, blocks deletion (decisions.md)."""
-    return {
-        "apiVersion": WORKLOAD_API_VERSION,
-        "kind": "Workload",
-        "name": name_of(wl),
-        "uid": uid_of(wl),
-        "blockOwnerDeletion": True,
-    }
-
-
-def pod_group_owner_ref(pg: Obj) -> Obj:
-    """Pod → PodGroup: non-controller, ``blockOwnerDeletion`` unset (decisions.md)."""
-    return {"apiVersion": POD_GROUP_API_VERSION, "kind": "PodGroup", "name": name_of(pg), "uid": uid_of(pg)}
+    return shared_workload_owner_ref(wl, block_owner_deletion=True)
 
 
 def mark_managed(obj: Obj) -> Obj:
@@ -203,69 +171,3 @@ def delegation(sts: Obj) -> Delegation:
         template_name=template,
         parent_composite=ann.get(PARENT_COMPOSITE_POD_GROUP_ANNOTATION) or "",
     )
-
-
-# -- templates and minCount ----------------------------------------------------------------
-
-
-def pod_group_templates(wl: Obj) -> list[Obj]:
-    """The Workload's top-level PodGroupTemplates (a leaf StatefulSet needs exactly one)."""
-    return [t for t in (wl.get("spec") or {}).get("podGroupTemplates") or [] if isinstance(t, dict)]
-
-
-def find_leaf_template(wl: Obj, name: str) -> Obj | None:
-    """The PodGroupTemplate ``name`` anywhere in the Workload's tree (a parent may nest it)."""
-
-    def walk(node: Obj) -> Obj | None:
-        for t in node.get("podGroupTemplates") or []:
-            if isinstance(t, dict) and t.get("name") == name:
-                return t
-        for c in node.get("compositePodGroupTemplates") or []:
-            if isinstance(c, dict):
-                found = walk(c)
-                if found is not None:
-                    return found
-        return None
-
-    return walk(wl.get("spec") or {})
-
-
-def gang_min_count(holder: Obj | None) -> int | None:
-    """``schedulingPolicy.gang.minCount`` of a template or a PodGroup spec; None unless gang."""
-    policy = (holder or {}).get("schedulingPolicy")
-    gang = policy.get("gang") if isinstance(policy, dict) else None
-    if not isinstance(gang, dict):
-        return None
-    value = gang.get("minCount")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def workload_min_count_patch(index: int, template_name: str, min_count: int) -> list[Obj]:
-    """JSON patch of one template's ``gang.minCount``: nothing else of the Workload is sent.
-
-    The ``test`` ops make the patch fail (and the sync retry) if the template moved or stopped
-    being a gang, instead of writing into the wrong template.
-    """
-    base = f"/spec/podGroupTemplates/{index}"
-    return [
-        {"op": "test", "path": f"{base}/name", "value": template_name},
-        {"op": "replace", "path": f"{base}/schedulingPolicy/gang/minCount", "value": min_count},
-    ]
-
-
-def pod_group_min_count_patch(min_count: int) -> Obj:
-    """Merge patch of the PodGroup's ``spec.schedulingPolicy.gang.minCount`` only."""
-    return {"spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}}
-
-
-def decorate_pod(pod: Obj, pg: Obj) -> None:
-    """Point a pod about to be created at its PodGroup (KEP-6277 "Field Mapping").
-
-    Sets ``spec.schedulingGroup.podGroupName`` and adds the non-controller ownerReference to the
-    PodGroup next to the StatefulSet's controller reference. The pod template itself is never
-    touched: claims and everything else come from the template as they always did.
-    """
-    pod.setdefault("spec", {})["schedulingGroup"] = {"podGroupName": name_of(pg)}
-    refs = pod.setdefault("metadata", {}).setdefault("ownerReferences", [])
-    if not any(r.get("uid") == uid_of(pg) for r in refs):
-        refs.append(pod_group_owner_ref(pg))

@@ -88,6 +88,12 @@ SAMPLES: dict[tuple[str, str], Obj] = {
                                                            "maxReplicas": 2}},
     ("apiregistration.k8s.io", "apiservices"): {"spec": {"group": "{name}.example.com", "version": "v1",
                                                          "groupPriorityMinimum": 100, "versionPriority": 10}},
+    ("apiextensions.k8s.io", "customresourcedefinitions"): {"spec": {
+        "group": "e2e.example.com", "scope": "Namespaced",
+        "names": {"plural": "{name}s", "singular": "{name}", "kind": "{kind}", "listKind": "{kind}List"},
+        "versions": [{"name": "v1", "served": True, "storage": True,
+                      "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}],
+    }},
     ("resource.k8s.io", "resourceclaims"): {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "e2e-none"}}]}}},
     ("resource.k8s.io", "resourceclaimtemplates"): {"spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "e2e-none"}}]}}}},
     ("resource.k8s.io", "deviceclasses"): {"spec": {}},
@@ -113,7 +119,8 @@ def _api_class(group: str, version: str) -> Any:
 
 def _fill(value: Any, ns: str, name: str) -> Any:
     if isinstance(value, str):
-        return value.replace("{ns}", ns).replace("{name}", name)
+        kind = "E2e" + name.removeprefix("del-")
+        return value.replace("{ns}", ns).replace("{name}", name.replace("-", "")).replace("{kind}", kind)
     if isinstance(value, dict):
         return {k: _fill(v, ns, name) for k, v in value.items()}
     if isinstance(value, list):
@@ -146,8 +153,11 @@ def test_delete_decodes_into_the_client_model(rd: ResourceDef, server: Server, a
     assert sample is not None, f"no sample object for {rd.plural}.{rd.group}: add one to SAMPLES"
     name = "del-" + uuid.uuid4().hex[:6]
     body = {"apiVersion": rd.api_version, "kind": rd.kind, "metadata": {"name": name}, **_fill(sample, ns, name)}
-    if rd.group == "apiregistration.k8s.io":
-        body["metadata"]["name"] = f"v1.{name}.example.com"
+    if rd.group == "apiregistration.k8s.io":  # APIService names are <version>.<group>
+        body["metadata"]["name"] = f"v1.{name.replace('-', '')}.example.com"
+        name = body["metadata"]["name"]
+    if rd.plural == "customresourcedefinitions":  # CRD names are <plural>.<group>
+        body["metadata"]["name"] = f"{name.replace('-', '')}s.e2e.example.com"
         name = body["metadata"]["name"]
     base = f"{prefix}/namespaces/{ns}/{rd.plural}" if rd.namespaced else f"{prefix}/{rd.plural}"
     made = httpx.post(server.url + base, json=body)

@@ -181,6 +181,8 @@ def test_message_format() -> None:
 # ---------------------------------------------------------------------------- the hook
 class _RD:
     group, version, kind, storage_of = "apps", "v1", "StatefulSet", None
+    schema = converter = None
+    is_view = False
 
 
 def test_check_body_directives() -> None:

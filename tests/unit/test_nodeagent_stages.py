@@ -213,6 +213,20 @@ def test_complete_after_finishes_non_restarting_pods(restart: str, phase: str) -
     assert not node.usage.pods, "a finished pod gives its resources back"
 
 
+@pytest.mark.parametrize("restart", ["Never", "OnFailure"])
+def test_run_to_completion_pods_without_annotation_succeed_after_default_run(restart: str) -> None:
+    d = Driver(make_pod({}, restart=restart), make_node_state())
+    assert d.run() == d.clock.monotonic() + AgentOptions().run_to_completion
+    assert d.advance(AgentOptions().run_to_completion) is None
+    assert d.ran[-1] == "pod-finish" and phase_of(d.pod) == "Succeeded"
+
+
+def test_run_to_completion_default_off_keeps_pods_running() -> None:
+    d = Driver(make_pod({}, restart="Never"), make_node_state(), options=AgentOptions(run_to_completion=None))
+    assert d.run() is None
+    assert phase_of(d.pod) == "Running"
+
+
 def test_complete_after_is_ignored_for_restart_always() -> None:
     d = Driver(make_pod({ann.COMPLETE_AFTER: "5s"}, restart="Always"), make_node_state())
     assert d.run() is None

@@ -244,6 +244,12 @@ def test_ingress_validation(api: API) -> None:
         "spec.rules[0].http.paths[1].backend: Required value: port name or number is required",
         'spec.rules[0].http.paths[2].backend: Invalid value: "": cannot set both port name & port number',
     ]
+    assert invalid(api, NET, "ingresses", {"metadata": {"name": "w"}, "spec": {"rules": [{"host": "a.*.com"}]}}) == [
+        "spec.rules[0].host: Invalid value: \"a.*.com\": a wildcard DNS-1123 subdomain must start with '*.', followed by a "
+        "valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an "
+        "alphanumeric character (e.g. '*.example.com', regex used for validation is "
+        "'\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+    ]
     ok = create(api, NET, "ingresses", {"metadata": {"name": "ok"}, "spec": {"ingressClassName": "nginx", "rules": [
         {"host": "*.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": _backend({"number": 80})}]}},
     ]}})
@@ -382,3 +388,36 @@ def test_autoscaling_v1_is_a_view_of_the_stored_v2_hpa(api: API) -> None:
     api.update(v1, "default", "multi", seen)
     after = api.get(v2, "default", "multi").obj
     assert after["spec"] == before["spec"] and "annotations" not in after["metadata"]
+
+
+def test_autoscaling_v1_conversion_round_trips_every_metric_type() -> None:
+    from apiserver.registry.strategies.autoscaling_v1 import hpa_v1_to_v2, hpa_v2_to_v1
+
+    sel = {"matchLabels": {"q": "1"}}
+    metrics = [
+        {"type": "ContainerResource", "containerResource": {"name": "memory", "container": "app",
+                                                            "target": {"type": "AverageValue", "averageValue": "1Gi"}}},
+        {"type": "Pods", "pods": {"metric": {"name": "qps", "selector": sel}, "target": {"type": "AverageValue", "averageValue": "10"}}},
+        {"type": "Object", "object": {"describedObject": {"apiVersion": "v1", "kind": "Service", "name": "s"},
+                                      "metric": {"name": "rps"}, "target": {"type": "Value", "value": "100"}}},
+        {"type": "External", "external": {"metric": {"name": "queue", "selector": sel}, "target": {"type": "AverageValue", "averageValue": "30"}}},
+    ]
+    current = [
+        {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 40}}},
+        {"type": "Pods", "pods": {"metric": {"name": "qps"}, "current": {"averageValue": "7"}}},
+    ]
+    conditions = [{"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale", "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+    stored = {
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h", "annotations": {"keep": "me"}},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "minReplicas": 1, "maxReplicas": 9,
+                 "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}, *metrics],
+                 "behavior": {"scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}]}}},
+        "status": {"currentReplicas": 2, "desiredReplicas": 3, "currentMetrics": current, "conditions": conditions},
+    }
+    v1 = hpa_v2_to_v1(stored)
+    assert v1["spec"]["targetCPUUtilizationPercentage"] == 60 and v1["status"]["currentCPUUtilizationPercentage"] == 40
+    assert set(v1["metadata"]["annotations"]) == {
+        "keep", "autoscaling.alpha.kubernetes.io/metrics", "autoscaling.alpha.kubernetes.io/behavior",
+        "autoscaling.alpha.kubernetes.io/current-metrics", "autoscaling.alpha.kubernetes.io/conditions",
+    }
+    assert hpa_v1_to_v2(v1) == stored

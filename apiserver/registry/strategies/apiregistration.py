@@ -98,6 +98,8 @@ class APIServiceStrategy(Strategy):
     def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return validate_api_service(new)
 
+    tracks_generation = False
+
     def generation_relevant(self, obj: Obj) -> Any:
         return None
 

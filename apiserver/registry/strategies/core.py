@@ -146,6 +146,8 @@ def _keep_old_status(new: Obj, old: Obj) -> None:
 class UntrackedGenerationStrategy(Strategy):
     """A resource whose kube strategy never bumps ``metadata.generation`` (no spec/status split)."""
 
+    tracks_generation = False
+
     def generation_relevant(self, obj: Obj) -> Any:
         return None
 

@@ -9,6 +9,7 @@ plugin: the objects are stored and validated as kube does, and act on nothing.
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any
 
 from apiserver import field
@@ -45,14 +46,30 @@ def _is_ip(value: str) -> bool:
     return True
 
 
+_WILDCARD_FMT = "\\*\\." + "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_WILDCARD_RE = re.compile(r"\*\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_WILDCARD_MSG = (
+    "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must "
+    "consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character"
+)
+
+
+def is_wildcard_dns1123_subdomain(value: str) -> list[str]:
+    """``IsWildcardDNS1123Subdomain``: ``*.`` then a DNS subdomain."""
+    errs: list[str] = []
+    if len(value) > 253:
+        errs.append(names.max_len_error(253))
+    if _WILDCARD_RE.fullmatch(value) is None:
+        errs.append(names.regex_error(_WILDCARD_MSG, _WILDCARD_FMT, "*.example.com"))
+    return errs
+
+
 def _host_errors(host: str, path: Path) -> ErrorList:
-    """Rule and TLS hosts: a (wildcard) DNS name, never an IP address."""
+    """Rule and TLS hosts: a DNS name (a wildcard one when it has a ``*``), never an IP address."""
     if _is_ip(host):
         return [field.invalid(path, host, "must be a DNS name, not an IP address")]
-    if host.startswith("*."):
-        msgs = names.is_dns1123_subdomain(host[2:])
-        return [field.invalid(path, host, m.replace("example.com", "*.example.com")) for m in msgs]
-    return [field.invalid(path, host, m) for m in names.is_dns1123_subdomain(host)]
+    check = is_wildcard_dns1123_subdomain if "*" in host else names.is_dns1123_subdomain
+    return [field.invalid(path, host, m) for m in check(host)]
 
 
 # -------------------------------------------------------------------------------------- Ingress

@@ -3,8 +3,8 @@
 StorageClasses default their reclaim policy and binding mode, and once created keep their
 provisioner, parameters, reclaim policy and binding mode. CSIDrivers default every optional
 behaviour flag (as ``SetDefaults_CSIDriver`` does), keep ``attachRequired`` and the lifecycle
-modes, and bump ``metadata.generation`` on spec changes. Neither strategy allows an
-unconditional update of a CSIDriver (kube's ``AllowUnconditionalUpdate`` is false there).
+modes, and bump ``metadata.generation`` on spec changes; unlike StorageClasses they refuse an
+unconditional update (kube's ``AllowUnconditionalUpdate`` is false for CSIDrivers).
 """
 
 from __future__ import annotations

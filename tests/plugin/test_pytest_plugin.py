@@ -1,0 +1,213 @@
+"""The ``gangplane`` pytest plugin, run as a user would: in a separate pytest session (pytester).
+
+Each test writes a small test module for an imaginary user project, runs it with ``runpytest``
+in a subprocess-free inner session, and asserts on its outcome and report.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# The inner sessions run in this process; pytester removes the modules they import when they end.
+# The control plane is imported here first so every inner session shares it: the CEL library's
+# native half may initialise its logger only once per process.
+import apiserver.cel  # noqa: F401
+import apiserver.controlplane  # noqa: F401
+
+pytest_plugins = ["pytester"]
+
+#: the inner sessions run the user's async tests with anyio, as a typical async project would
+ANYIO = """
+import pytest
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+"""
+
+
+def run(pytester: pytest.Pytester, source: str, *args: str) -> pytest.RunResult:
+    pytester.makeconftest(ANYIO)
+    pytester.makepyfile(test_user=source)
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", *args)
+
+
+def test_in_process_fixture_serves_the_api_and_runs_a_statefulset(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+import pytest
+from apiserver.client.interface import CONFIGMAPS, STATEFULSETS
+
+@pytest.mark.anyio
+async def test_it(gangplane):
+    client = gangplane.client()
+    await client.create(CONFIGMAPS, {"metadata": {"name": "c"}, "data": {"k": "v"}}, "default")
+    got = await gangplane.wait_for({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}})
+    assert got["data"] == {"k": "v"}
+    sts = {
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "serviceName": "web",
+            "template": {"metadata": {"labels": {"app": "web"}},
+                         "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+        },
+    }
+    await client.create(STATEFULSETS, sts, "default")
+    pods = await gangplane.wait_pods_running("app=web", 2, namespace="default", timeout=20)
+    assert sorted(p["metadata"]["name"] for p in pods) == ["web-0", "web-1"]
+    assert "scheduler" in gangplane.components
+""",
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_component_stop_and_start_mid_test(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+import pytest
+from apiserver.client.interface import PODS
+
+POD = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+
+@pytest.mark.anyio
+async def test_it(gangplane):
+    await gangplane.stop_component("scheduler")
+    assert "scheduler" not in gangplane.components
+    client = gangplane.client()
+    await client.create(PODS, POD, "default")
+    with pytest.raises(AssertionError, match="timed out after 0.3s"):
+        await gangplane.wait_for({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}},
+                                 lambda p: bool(p and p["spec"].get("nodeName")), timeout=0.3)
+    await gangplane.start_component("scheduler")
+    await gangplane.wait_pods_running("", 1, namespace="default", timeout=20)
+""",
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_http_fixture_kubectl_and_python_client(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+import yaml
+from kubernetes import client as k8s
+
+def test_it(gangplane_server):
+    out = gangplane_server.kubectl("get", "nodes", "-o", "name").stdout.split()
+    assert len(out) == 22
+    cfg = yaml.safe_load(gangplane_server.kubeconfig.read_text())
+    assert cfg["clusters"][0]["cluster"]["server"] == gangplane_server.server
+    core = k8s.CoreV1Api(gangplane_server.api_client)
+    core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name="team-a")))
+    names = [n.metadata.name for n in core.list_namespace().items]
+    assert "team-a" in names
+    gangplane_server.kubectl("create", "configmap", "cm", "-n", "team-a", "--from-literal=a=b")
+    got = gangplane_server.wait_for({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "team-a"}})
+    assert got["data"] == {"a": "b"}
+""",
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_marker_sets_the_fleet_and_gates_per_component(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+import pytest
+from apiserver.client.interface import NODES, STATEFULSETS, WORKLOADS
+
+NODES_SPEC = [{"name": "n-{index}", "count": 3, "capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"}}]
+GANG = {
+    "metadata": {"name": "db"},
+    "spec": {
+        "replicas": 2,
+        "podManagementPolicy": "Parallel",
+        "selector": {"matchLabels": {"app": "db"}},
+        "serviceName": "db",
+        "scheduling": {"schedulingPolicy": {"gang": {}}},
+        "template": {"metadata": {"labels": {"app": "db"}},
+                     "spec": {"containers": [{"name": "c", "image": "x"}]}},
+    },
+}
+
+@pytest.mark.anyio
+@pytest.mark.gangplane(nodes=NODES_SPEC, component_gates={"statefulset-controller": {"WorkloadWithStatefulSet": False}})
+async def test_gate_off_in_the_controller_only(gangplane):
+    client = gangplane.client()
+    nodes = (await client.list(NODES))["items"]
+    assert sorted(n["metadata"]["name"] for n in nodes) == ["n-0", "n-1", "n-2"]
+    await client.create(STATEFULSETS, GANG, "default")   # the API server still accepts spec.scheduling
+    await gangplane.wait_pods_running("app=db", 2, namespace="default", timeout=20)
+    assert (await client.list(WORKLOADS, "default"))["items"] == []
+
+@pytest.mark.anyio
+async def test_gate_on_by_default(gangplane):
+    client = gangplane.client()
+    await client.create(STATEFULSETS, GANG, "default")
+    await gangplane.wait_pods_running("app=db", 2, namespace="default", timeout=20)
+    # the controller creates the Workload before any pod (KEP-6277)
+    assert len((await client.list(WORKLOADS, "default"))["items"]) == 1
+""",
+    )
+    result.assert_outcomes(passed=2)
+
+
+def test_failing_test_report_carries_log_tail_and_events(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+import pytest
+from apiserver.client.interface import PODS
+
+@pytest.mark.anyio
+@pytest.mark.gangplane(nodes=[{"name": "tiny", "capacity": {"cpu": "1", "memory": "1Gi", "pods": "10"}}])
+async def test_unschedulable(gangplane):
+    pod = {"metadata": {"name": "big"}, "spec": {"containers": [{"name": "c", "image": "x",
+           "resources": {"requests": {"cpu": "64"}}}]}}
+    await gangplane.client().create(PODS, pod, "default")
+    await gangplane.wait_pods_running("", 1, namespace="default", timeout=0.5)
+""",
+    )
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "gangplane log (tail)" in out
+    assert "gangplane events" in out
+    assert "FailedScheduling" in out
+    assert "Insufficient cpu" in out
+    assert "timed out after 0.5s waiting for 1 pod(s) Running and Ready" in out
+
+
+@pytest.mark.parametrize("scope", ["module", "session"])
+def test_shared_plane_isolates_tests(pytester: pytest.Pytester, scope: str) -> None:
+    result = run(
+        pytester,
+        """
+import pytest
+from apiserver.client.interface import CONFIGMAPS, NAMESPACES, NODES
+
+SEEN = {}
+
+@pytest.mark.anyio
+async def test_a(gangplane):
+    client = gangplane.client()
+    SEEN["plane"] = id(gangplane.control_plane)
+    await client.create(NAMESPACES, {"metadata": {"name": "scratch"}})
+    await client.create(CONFIGMAPS, {"metadata": {"name": "left-behind"}}, "default")
+    await client.create(NODES, {"metadata": {"name": "extra-node"}})
+
+@pytest.mark.anyio
+async def test_b(gangplane):
+    client = gangplane.client()
+    assert SEEN["plane"] == id(gangplane.control_plane)   # the same plane, reused
+    names = {n["metadata"]["name"] for n in (await client.list(NAMESPACES))["items"]}
+    assert "scratch" not in names
+    cms = {c["metadata"]["name"] for c in (await client.list(CONFIGMAPS, "default"))["items"]}
+    assert "left-behind" not in cms
+""",
+        f"--gangplane-scope={scope}",
+    )
+    result.assert_outcomes(passed=2)
