@@ -30,7 +30,6 @@ from typing import Any
 from apiserver.client.context import Component, ComponentContext, ComponentFactory, ComponentRegistrar
 from apiserver.client.discovery import APIResource
 from apiserver.client.interface import ENDPOINTSLICES, GVR, PODGROUPS
-from controllers.apiserviceregistration import CRDS, new_apiservice_registration_controller
 from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
 from controllers.cronjob import CronJobController
 from controllers.daemonset import DaemonSetsController
@@ -64,7 +63,6 @@ JOB = "job-controller"
 CRONJOB = "cronjob-controller"
 TTL_AFTER_FINISHED = "ttl-after-finished-controller"
 CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
-APISERVICE_REGISTRATION = "apiservice-registration-controller"
 REPLICASET = "replicaset-controller"
 REPLICATIONCONTROLLER = "replicationcontroller-controller"
 DEPLOYMENT = "deployment-controller"
@@ -237,13 +235,6 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
             new_clusterrole_aggregation_controller,
             ("clusterrole-aggregation",),
             requires=CLUSTERROLES,
-        ),
-        # kube-apiserver's CRD registration: local APIServices for CRD group-versions (once CRDs are served)
-        ControllerSpec(
-            APISERVICE_REGISTRATION,
-            new_apiservice_registration_controller,
-            ("apiservice-registration",),
-            requires=CRDS,
         ),
     ]
 

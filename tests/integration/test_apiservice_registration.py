@@ -1,16 +1,12 @@
-"""Local APIServices follow the served versions of CustomResourceDefinitions (kube's CRD registration).
-
-Until the CRD kind is served on this branch's base, the test registers a bare
-``customresourcedefinitions`` resource so the component has something to watch.
-"""
+"""Local APIServices follow the served versions of CustomResourceDefinitions (kube's CRD registration,
+done inside the API server as kube-apiserver's crdRegistrationController does), next to the
+``onstart`` APIServices of the built-in group-versions."""
 
 from __future__ import annotations
 
 import pytest
 
 from apiserver.client.interface import GVR
-from apiserver.registry.resources import ResourceDef
-from controllers.apiserviceregistration import NAME, new_apiservice_registration_controller
 from tests.helpers import wait_for_object
 
 pytestmark = pytest.mark.anyio
@@ -37,10 +33,6 @@ def crd(versions: list[tuple[str, bool]]) -> dict:
 
 
 async def test_crd_versions_get_local_api_services(cp, client) -> None:
-    if cp.api.registry.get(CRDS.group, CRDS.version, CRDS.resource) is None:
-        cp.api.registry.add(ResourceDef(CRDS.group, CRDS.version, "CustomResourceDefinition", CRDS.resource, False))
-    cp.register(NAME, new_apiservice_registration_controller)
-    await cp.start_component(NAME)
     await client.create(CRDS, crd([("v1", True), ("v1beta1", True), ("v1alpha1", False)]))
     svc = await wait_for_object(client, APISERVICES, "v1.example.com")
     assert svc is not None
