@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from kubernetes import client, watch
+from kubernetes import client, dynamic, watch
 from kubernetes.client.rest import ApiException
 
 GROUP, VERSION, PLURAL = "training.example.com", "v1", "trainingruns"
@@ -67,8 +67,13 @@ def desired_statefulset(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def reconcile(api: client.ApiClient, namespace: str, name: str) -> None:
-    """Bring one run's StatefulSet and status in line with its spec (level-triggered)."""
-    custom, apps = client.CustomObjectsApi(api), client.AppsV1Api(api)
+    """Bring one run's StatefulSet and status in line with its spec (level-triggered).
+
+    StatefulSets go through the dynamic client: ``spec.scheduling`` is KEP-6277's field, which the
+    typed models of the released client do not know yet.
+    """
+    custom = client.CustomObjectsApi(api)
+    statefulsets = dynamic.DynamicClient(api).resources.get(api_version="apps/v1", kind="StatefulSet")
     try:
         run = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
     except ApiException as e:
@@ -77,17 +82,18 @@ def reconcile(api: client.ApiClient, namespace: str, name: str) -> None:
         raise
     want = desired_statefulset(run)
     try:
-        sts = apps.read_namespaced_stateful_set(name, namespace)
+        sts = statefulsets.get(name=name, namespace=namespace).to_dict()
     except ApiException as e:
         if e.status != 404:
             raise
-        sts = apps.create_namespaced_stateful_set(namespace, want)
+        sts = statefulsets.create(body=want, namespace=namespace).to_dict()
     else:
-        if sts.spec.replicas != want["spec"]["replicas"]:
-            sts = apps.patch_namespaced_stateful_set(
-                name, namespace, {"spec": {"replicas": want["spec"]["replicas"]}}
-            )
-    ready = (sts.status.ready_replicas if sts.status else 0) or 0
+        if sts["spec"]["replicas"] != want["spec"]["replicas"]:
+            patch = {"spec": {"replicas": want["spec"]["replicas"]}}
+            sts = statefulsets.patch(
+                name=name, namespace=namespace, body=patch, content_type="application/merge-patch+json"
+            ).to_dict()
+    ready = (sts.get("status") or {}).get("readyReplicas") or 0
     phase = "Running" if ready == run["spec"]["workers"] else "Pending"
     status = run.get("status") or {}
     if status.get("readyWorkers") != ready or status.get("phase") != phase:
@@ -98,44 +104,39 @@ def reconcile(api: client.ApiClient, namespace: str, name: str) -> None:
 
 def run(api: client.ApiClient, namespace: str, stop: threading.Event) -> None:
     """Watch TrainingRuns and their StatefulSets in ``namespace``; reconcile on every change."""
-    custom, apps = client.CustomObjectsApi(api), client.AppsV1Api(api)
+    custom = client.CustomObjectsApi(api)
+    statefulsets = dynamic.DynamicClient(api).resources.get(api_version="apps/v1", kind="StatefulSet")
     lock = threading.Lock()
 
-    def follow(list_fn: Any, *args: Any, key_of: Any) -> None:
+    def reconcile_each(events: Any, key_of: Any) -> None:
+        for ev in events:
+            if stop.is_set():
+                return
+            key = key_of(ev["object"])
+            if key:
+                with lock:
+                    reconcile(api, namespace, key)
+
+    def follow_runs() -> None:
         while not stop.is_set():
             w = watch.Watch()
-            for ev in w.stream(list_fn, *args, timeout_seconds=1):
-                if stop.is_set():
-                    w.stop()
-                    return
-                key = key_of(ev["object"])
-                if key:
-                    with lock:
-                        reconcile(api, namespace, key)
+            stream = w.stream(
+                custom.list_namespaced_custom_object, GROUP, VERSION, namespace, PLURAL, timeout_seconds=1
+            )
+            reconcile_each(stream, lambda obj: obj["metadata"]["name"])
 
-    def run_key(obj: Any) -> str:
-        return obj["metadata"]["name"]
+    def follow_statefulsets() -> None:
+        def owner(obj: Any) -> str:
+            for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+                if ref.get("kind") == "TrainingRun":
+                    return ref["name"]
+            return ""
 
-    def owner_key(obj: Any) -> str:
-        for ref in obj.metadata.owner_references or []:
-            if ref.kind == "TrainingRun":
-                return ref.name
-        return ""
+        while not stop.is_set():
+            events = statefulsets.watch(namespace=namespace, timeout=1)
+            reconcile_each(({"object": ev["raw_object"]} for ev in events), owner)
 
-    threads = [
-        threading.Thread(
-            target=follow,
-            args=(custom.list_namespaced_custom_object, GROUP, VERSION, namespace, PLURAL),
-            kwargs={"key_of": run_key},
-            daemon=True,
-        ),
-        threading.Thread(
-            target=follow,
-            args=(apps.list_namespaced_stateful_set, namespace),
-            kwargs={"key_of": owner_key},
-            daemon=True,
-        ),
-    ]
+    threads = [threading.Thread(target=f, daemon=True) for f in (follow_runs, follow_statefulsets)]
     for t in threads:
         t.start()
     for t in threads:
