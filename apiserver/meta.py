@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 # apimachinery's util/rand alphabet: no vowels, no confusable characters.
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"

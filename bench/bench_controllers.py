@@ -26,6 +26,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+from apiserver.api.types import Obj
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from apiserver.client.interface import PODS, STATEFULSETS, Client  # noqa: E402
@@ -33,7 +35,6 @@ from apiserver.controlplane import ControlPlane, ControlPlaneOptions  # noqa: E4
 from controllers.manager import GARBAGE_COLLECTOR, NODE_AGENT, STATEFULSET, register_controllers  # noqa: E402
 from controllers.testing import PodReadier, statefulset  # noqa: E402
 
-Obj = dict[str, Any]
 NS = "default"
 
 

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from apiserver.api.types import Obj
+
 if __package__ in (None, ""):  # run as a script: make the repo importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -46,7 +48,6 @@ from controllers.resourceclaim.controller import ResourceClaimController  # noqa
 from featuregates import FeatureGate  # noqa: E402
 from scheduler.scheduler import Scheduler  # noqa: E402
 
-Obj = dict[str, Any]
 NS = "default"
 WRITES = frozenset(
     {"create", "update", "update_status", "patch", "delete", "create_subresource", "update_subresource"}

@@ -26,7 +26,8 @@ import pstats
 import sys
 import time
 from pathlib import Path
-from typing import Any
+
+from apiserver.api.types import Obj
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -36,7 +37,6 @@ from bench.bench_scheduler import BoundCounter  # noqa: E402
 from scheduler.component import register_scheduler  # noqa: E402
 from scheduler.scheduler import Scheduler  # noqa: E402
 
-Obj = dict[str, Any]
 RACK = "topology.kubernetes.io/rack"
 NODES_PER_RACK = 100
 

@@ -27,6 +27,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from apiserver.api.types import Obj
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from apiserver.client.interface import EVENTS, GVR, PODS, STATEFULSETS, Client, WatchEvent  # noqa: E402
@@ -36,7 +38,6 @@ from controllers.statefulset import NoopSchedulingHook, StatefulSetController  #
 from controllers.statefulset.workload import new_scheduling_hook  # noqa: E402
 from controllers.testing import observed, statefulset  # noqa: E402
 
-Obj = dict[str, Any]
 NS = "default"
 GANG: Obj = {"schedulingPolicy": {"gang": {}}}
 

@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from apiserver.api.types import Obj
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from apiserver.client.interface import NODES, PODGROUPS, PODS, PRIORITYCLASSES, Client  # noqa: E402
@@ -40,8 +42,6 @@ from apiserver.controlplane import ControlPlane  # noqa: E402
 from scheduler.component import register_scheduler  # noqa: E402
 from scheduler.plugins.workload_preemption import WorkloadAwarePreemption  # noqa: E402
 from scheduler.scheduler import Scheduler  # noqa: E402
-
-Obj = dict[str, Any]
 
 
 def make_node(i: int) -> Obj:

@@ -21,7 +21,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from apiserver.api.types import Obj
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -29,7 +30,6 @@ from apiserver.client.interface import DAEMONSETS, DEPLOYMENTS, GVR, NODES, Clie
 from bench.bench_controllers import _have, control_plane  # noqa: E402
 from controllers.manager import DAEMONSET, DEPLOYMENT, REPLICASET  # noqa: E402
 
-Obj = dict[str, Any]
 NS = "default"
 
 

@@ -13,16 +13,13 @@ as field manager ``clusterrole-aggregation-controller`` (what kube sends).
 
 from __future__ import annotations
 
-from typing import Any
-
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.context import ComponentContext
 from apiserver.client.interface import GVR
 from apiserver.selectors import label_selector_from_dict
 from controllers.base import Controller
 from controllers.metrics import controller_metrics
-
-Obj = dict[str, Any]
 
 NAME = "clusterrole-aggregation-controller"
 CLUSTERROLES = GVR("rbac.authorization.k8s.io", "v1", "clusterroles")

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import GVR
 from controllers.resources import APIResource
-
-Obj = dict[str, Any]
 
 CRDS = GVR("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 _KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")

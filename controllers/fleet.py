@@ -54,10 +54,9 @@ from typing import Any
 
 import yaml
 
+from apiserver.api.types import Obj
 from apiserver.quantity import parse_quantity
 from apiserver.validation import names
-
-Obj = dict[str, Any]
 
 API_VERSION = "gangplane.dev/v1alpha1"
 KIND = "Fleet"

@@ -14,10 +14,9 @@ import json
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import CONTROLLERREVISIONS, Client
 from apiserver.meta import name_of, namespace_of, new_controller_ref
-
-Obj = dict[str, Any]
 
 HASH_LABEL = "controller.kubernetes.io/hash"
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"

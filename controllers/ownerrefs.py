@@ -11,13 +11,11 @@ means "requeue"), which is what client-go's garbage collector does for custom re
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, Client
 from apiserver.meta import owner_references, resource_version_of, uid_of
-
-Obj = dict[str, Any]
 
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"

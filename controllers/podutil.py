@@ -15,8 +15,8 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.meta import (
     condition,
     controller_ref,
@@ -26,8 +26,6 @@ from apiserver.meta import (
     parse_time,
     uid_of,
 )
-
-Obj = dict[str, Any]
 
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}

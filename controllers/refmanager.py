@@ -15,9 +15,9 @@ candidates once:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, Client
 from apiserver.meta import (
     controller_ref,
@@ -31,7 +31,6 @@ from apiserver.meta import (
 from apiserver.selectors import LabelSelector
 from controllers.ownerrefs import add_owner_ref, remove_owner_refs
 
-Obj = dict[str, Any]
 Filter = Callable[[Obj], bool]
 
 

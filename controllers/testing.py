@@ -21,11 +21,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.informer import Informer
 from apiserver.client.interface import GVR, PODS, Client
 from apiserver.meta import Clock, key_of, name_of, rfc3339
-
-Obj = dict[str, Any]
 
 
 def statefulset(

@@ -17,12 +17,9 @@ No I/O and no caches: each function decides from object contents alone.
 
 from __future__ import annotations
 
-from typing import Any
-
+from apiserver.api.types import Obj
 from apiserver.meta import name_of, namespace_of, uid_of
 from apiserver.workloadbuilder.builder import POD_GROUP_API_VERSION, WORKLOAD_API_VERSION, parse_group
-
-Obj = dict[str, Any]
 
 #: informer index names
 WORKLOAD_BY_CONTROLLER = "workload-by-controller-ref"

@@ -30,10 +30,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.cel import CompileError, EvalError
 from apiserver.cel.dra import attribute_value, compile_selector, device_activation
 
-Obj = dict[str, Any]
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 
 

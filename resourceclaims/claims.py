@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 #: kube-scheduler's finalizer on an allocated claim, removed by the claim controller on deallocation.

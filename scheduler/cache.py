@@ -43,10 +43,9 @@ from typing import Any
 
 from sortedcontainers import SortedKeyList, SortedList
 
+from apiserver.api.types import Obj
 from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
 from scheduler.podgroups import ASSIGNED, ASSUMED, UNSCHEDULED, PodGroupState, PodGroupStates
-
-Obj = dict[str, Any]
 
 
 def pod_key(pod: Obj) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS, PODS
 from apiserver.errors import is_not_found
 from apiserver.meta import rfc3339
@@ -24,8 +25,6 @@ from scheduler.podstatus import (
     new_condition,
     patch_pod_status,
 )
-
-Obj = dict[str, Any]
 
 
 def preemption_message(scheduler_name: str, group_preemptor: bool) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 
 class ActionType(enum.IntFlag):

@@ -112,7 +112,6 @@ __all__ = [
     "go_list",
 ]
 
-Obj = dict[str, Any]
 
 
 

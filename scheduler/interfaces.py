@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from apiserver.api.types import Obj
 from scheduler.diagnosis import NodeToStatus
 from scheduler.events import ClusterEventWithHint
 from scheduler.nodeinfo import NodeInfo, PodInfo
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from scheduler.podgroups import PodGroupState
     from scheduler.queue import QueuedPodInfo
 
-Obj = dict[str, Any]
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0

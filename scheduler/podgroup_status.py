@@ -15,9 +15,8 @@ import logging
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS
-
-Obj = dict[str, Any]
 
 log = logging.getLogger("gangplane.scheduler")
 

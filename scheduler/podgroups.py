@@ -12,9 +12,8 @@ replacement) join a group that is already placed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 UNSCHEDULED = "unscheduled"
 ASSUMED = "assumed"

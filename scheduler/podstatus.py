@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import PODS
-
-Obj = dict[str, Any]
 
 POD_SCHEDULED = "PodScheduled"
 REASON_UNSCHEDULABLE = "Unschedulable"

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from apiserver.api.types import Obj
 from scheduler.events import (
     ASSIGNED_POD_ADD,
     FORCE_ACTIVATE,
@@ -48,8 +49,6 @@ from scheduler.events import (
 from scheduler.nodeinfo import PodInfo, pod_uid
 from scheduler.podgroups import pod_group_key
 from scheduler.status import Status
-
-Obj = dict[str, Any]
 
 DEFAULT_POD_INITIAL_BACKOFF = 1.0
 DEFAULT_POD_MAX_BACKOFF = 10.0

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from apiserver.api.types import Obj
 from apiserver.client.events import WARNING
 from apiserver.meta import rfc3339
 from scheduler import metrics as m
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
     from scheduler.queue import QueuedPodInfo
     from scheduler.scheduler import Scheduler
 
-Obj = dict[str, Any]
 
 log = logging.getLogger("gangplane.scheduler")
 

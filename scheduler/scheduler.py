@@ -40,6 +40,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder, object_reference
 from apiserver.client.informer import Informer, InformerFactory
 from apiserver.client.interface import (
@@ -98,8 +99,6 @@ from scheduler.podstatus import (
 from scheduler.queue import QueuedPodInfo, SchedulingQueue
 from scheduler.schedule_one_podgroup import PodGroupCycle
 from scheduler.status import Code, Status
-
-Obj = dict[str, Any]
 
 log = logging.getLogger("gangplane.scheduler")
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.errors import StatusError, not_found
 from apiserver.meta import FakeClock
 from scheduler.cache import Cache, Snapshot
 from scheduler.nodeinfo import NodeInfo, PodInfo
-
-Obj = dict[str, Any]
 
 __all__ = ["FakeClock", "RecordingClient", "container", "make_node", "make_pod", "node_info", "snapshot_of"]
 

@@ -30,12 +30,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from apiserver.api.types import Obj
 from scheduler.nodeinfo import NodeInfo, PodInfo, compile_selector
 
 if TYPE_CHECKING:
     from scheduler.podgroups import PodGroupState
 
-Obj = dict[str, Any]
 
 #: ``(namespace, name) -> PodGroup or None`` (the scheduler's PodGroup cache)
 PodGroupGetter = Callable[[str, str], Obj | None]

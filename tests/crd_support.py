@@ -5,9 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import GVR
-
-Obj = dict[str, Any]
 
 CRDS = GVR("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 CRONTABS = GVR("stable.example.com", "v1", "crontabs")

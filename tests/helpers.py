@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, Client
-
-Obj = dict[str, Any]
 
 
 async def wait_for_object(

@@ -8,12 +8,11 @@ classes, pod groups). It mutates ``attrs.obj`` in ``admit`` and raises a ``Statu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from apiserver.api.types import Obj
 from apiserver.registry.resources import ResourceDef
 from featuregates import FeatureGate
-
-Obj = dict[str, Any]
 
 CREATE = "CREATE"
 UPDATE = "UPDATE"

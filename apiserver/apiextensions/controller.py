@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.apiextensions import CLEANUP_FINALIZER, CRD_KIND, CRD_PLURAL, GROUP, VERSION
 from apiserver.apiextensions.serving import resource_defs
 from apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy, ServingState, set_condition
@@ -29,7 +29,6 @@ from apiserver.meta import rfc3339
 from apiserver.registry.generic import API, DeleteOptions, WriteOptions
 from apiserver.registry.resources import ResourceDef, Subresource
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.apiextensions")
 
 MANAGER = "kube-apiserver"

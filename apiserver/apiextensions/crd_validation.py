@@ -14,11 +14,10 @@ import re
 from typing import Any
 
 from apiserver import field as fe
+from apiserver.api.types import Obj
 from apiserver.apiextensions.structural import validate_structural
 from apiserver.field import ErrorList, Path, new_path
 from apiserver.validation.names import is_dns1035_label, is_dns1123_subdomain
-
-Obj = dict[str, Any]
 
 SCOPES = ["Cluster", "Namespaced"]
 COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]

@@ -20,9 +20,8 @@ import orjson
 from jsonpath_ng import JSONPath
 from jsonpath_ng.ext import parse
 
+from apiserver.api.types import Obj
 from apiserver.server.tables import NAME, Cell, Column, Printer, since
-
-Obj = dict[str, Any]
 
 AGE_COLUMN = {
     "name": "Age",

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.openapi import schema as openapi
 
 Node = dict[str, Any]
-Obj = dict[str, Any]
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 

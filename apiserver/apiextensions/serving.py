@@ -17,13 +17,12 @@ from typing import Any
 
 import orjson
 
+from apiserver.api.types import Obj
 from apiserver.apiextensions.defaulting import apply_defaults
 from apiserver.apiextensions.printers import printer_for_columns
 from apiserver.apiextensions.pruning import prune
 from apiserver.apiextensions.strategy import CustomResourceStrategy, ScalePaths, ServingState
 from apiserver.registry.resources import ALL_VERBS, ResourceDef, Subresource
-
-Obj = dict[str, Any]
 
 OBJECT_META_REF = "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")

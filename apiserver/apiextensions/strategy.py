@@ -10,14 +10,13 @@ from typing import Any
 
 from apiserver import errors
 from apiserver import field as fe
+from apiserver.api.types import Obj
 from apiserver.apiextensions import CLEANUP_FINALIZER, celrules
 from apiserver.apiextensions.crd_validation import validate_crd, validate_crd_status, validate_crd_update
 from apiserver.apiextensions.defaulting import apply_defaults
 from apiserver.apiextensions.values import MISSING, validate_value
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategy import Strategy, StrategyContext
-
-Obj = dict[str, Any]
 
 
 def default_crd(crd: Obj) -> None:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, Client
 from apiserver.meta import Clock, random_suffix, rfc3339, rfc3339_micro
 
-Obj = dict[str, Any]
 NORMAL = "Normal"
 WARNING = "Warning"
 

@@ -13,13 +13,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, Client
 from apiserver.meta import key_of
 
-Obj = dict[str, Any]
 IndexFunc = Callable[[Obj], list[str]]
 AddHandler = Callable[[Obj], None]
 UpdateHandler = Callable[[Obj, Obj], None]

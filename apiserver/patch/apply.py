@@ -55,6 +55,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from apiserver.api.types import Obj
 from apiserver.errors import StatusError, bad_request
 from apiserver.patch.fieldpath import (
     EXACT_JSON,
@@ -75,8 +76,6 @@ from apiserver.patch.fieldpath import (
     map_is_atomic,
     path_string,
 )
-
-Obj = dict[str, Any]
 
 APPLY = "Apply"
 UPDATE = "Update"

@@ -54,10 +54,9 @@ from typing import Any
 import yaml
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.typecheck import check_types
-
-Obj = dict[str, Any]
 
 STRICT = "Strict"
 WARN = "Warn"

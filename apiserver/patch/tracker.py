@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.apply import record_update, updated_managed_fields
 from apiserver.registry.resources import ResourceDef
-
-Obj = dict[str, Any]
 
 
 class FieldTracker:

@@ -14,9 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.openapi import schema
-
-Obj = dict[str, Any]
 
 _ANY, _OBJECT, _MAP, _LIST, _LEAF = 0, 1, 2, 3, 4
 

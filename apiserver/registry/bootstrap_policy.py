@@ -14,12 +14,13 @@ Both are created through the registry, so they carry uids, resourceVersions and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from apiserver.api.types import Obj
 
 if TYPE_CHECKING:
     from apiserver.registry.generic import API
 
-Obj = dict[str, Any]
 
 RBAC = "rbac.authorization.k8s.io"
 RBAC_V1 = f"{RBAC}/v1"

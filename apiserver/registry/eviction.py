@@ -11,9 +11,8 @@ import math
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.registry.generic import API, DeleteOptions
-
-Obj = dict[str, Any]
 
 
 def _is_healthy(pod: Obj) -> bool:

@@ -8,12 +8,10 @@ field is a 400, like kube-apiserver's ``field label not supported``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.registry.resources import ResourceDef
-
-Obj = dict[str, Any]
 
 
 def _meta_getter(field: str) -> Callable[[Obj], str] | None:

@@ -29,9 +29,8 @@ from typing import Any
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.admission import CREATE, UPDATE, Attributes, Lookup
+from apiserver.api.types import Obj
 from apiserver.field import Path
-
-Obj = dict[str, Any]
 
 DEFAULT_SERVICE_CIDR = "10.96.0.0/12"
 DEFAULT_NODE_PORT_RANGE = "30000-32767"

@@ -25,10 +25,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from apiserver import errors
 from apiserver import field as fielderr
+from apiserver.api.types import Obj
 from apiserver.field import Path
 from apiserver.meta import new_uid, rfc3339
-
-Obj = dict[str, Any]
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 DEFAULT_EXPIRATION = 3600

@@ -4,11 +4,8 @@ resource over its storage: a ``ResourceDef.converter``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from apiserver.api.types import Obj
 from apiserver.registry.resources import ResourceDef
-
-Obj = dict[str, Any]
 
 
 def view_as(rd: ResourceDef, stored: Obj) -> Obj:

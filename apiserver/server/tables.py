@@ -22,10 +22,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs
 
+from apiserver.api.types import Obj
 from apiserver.errors import bad_request
 from apiserver.server.negotiation import TABLE_GROUP
 
-Obj = dict[str, Any]
 Cell = str | int | bool | None
 
 INCLUDE_METADATA = "Metadata"

@@ -26,7 +26,8 @@ from typing import Any
 import orjson
 from sortedcontainers import SortedDict
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
+
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
 
 ADDED = "ADDED"

@@ -28,12 +28,12 @@ from typing import Any, TypeVar
 
 import yaml
 
+from apiserver.api.types import Obj
 from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import EVENTS, GVR, NAMESPACES, Client
 from apiserver.errors import StatusError
 from apiserver.testing import waiters
 
-Obj = dict[str, Any]
 T = TypeVar("T")
 
 CRDS = GVR("apiextensions.k8s.io", "v1", "customresourcedefinitions")

@@ -14,10 +14,10 @@ from typing import Any
 
 import yaml
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, GVR, PODS, Client
 from apiserver.errors import StatusError
 
-Obj = dict[str, Any]
 Condition = Callable[[Obj | None], bool] | str
 
 #: kinds whose GVR a test can name by the object's apiVersion/kind alone

@@ -9,8 +9,7 @@ neither member emits nothing; resource claims only when non-empty; ``priorityCla
 
 from __future__ import annotations
 
-from typing import Any
-
+from apiserver.api.types import Obj
 from apiserver.workloadbuilder._resolve import resolve_scheduling_config
 from apiserver.workloadbuilder.types import (
     BuildError,
@@ -19,8 +18,6 @@ from apiserver.workloadbuilder.types import (
     SchedulingPolicy,
     WorkloadItem,
 )
-
-Obj = dict[str, Any]
 
 
 def check_item_tree(root: WorkloadItem | None) -> None:

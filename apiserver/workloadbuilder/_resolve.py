@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.workloadbuilder.types import (
     BasicSchedulingPolicy,
     DisruptionMode,
@@ -27,8 +28,6 @@ from apiserver.workloadbuilder.types import (
     WorkloadInput,
     WorkloadItem,
 )
-
-Obj = dict[str, Any]
 
 
 def _member(block: Any, key: str) -> Any:

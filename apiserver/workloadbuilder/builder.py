@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
 
 from apiserver import field
+from apiserver.api.types import Obj
 from apiserver.field import ErrorList, Path
 from apiserver.workloadbuilder import validation as dv
 from apiserver.workloadbuilder._compile import check_item_tree, compile_workload_spec
@@ -32,8 +32,6 @@ from apiserver.workloadbuilder.types import (
     ValidationInput,
     WorkloadItem,
 )
-
-Obj = dict[str, Any]
 
 SCHEDULING_GROUP = "scheduling.k8s.io"
 WORKLOAD_API_VERSION = "scheduling.k8s.io/v1beta1"

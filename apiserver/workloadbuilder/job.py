@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.field import Path
 from apiserver.workloadbuilder.naming import workload_name
 from apiserver.workloadbuilder.types import (
@@ -34,8 +35,6 @@ from apiserver.workloadbuilder.types import (
     input_from_scheduling,
 )
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
-
-Obj = dict[str, Any]
 
 JOB_API_VERSION = "batch/v1"
 JOB_KIND = "Job"

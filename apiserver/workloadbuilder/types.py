@@ -17,11 +17,9 @@ import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.field import Path
-
-Obj = dict[str, Any]
 
 
 class SchedulingPolicyOption(Enum):

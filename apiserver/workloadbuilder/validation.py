@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from apiserver import field
+from apiserver.api.types import Obj
 from apiserver.field import ErrorList, Path
 from apiserver.workloadbuilder import _names
 
@@ -22,7 +23,6 @@ MAX_RESOURCE_CLAIMS = 4
 MAX_TOPOLOGY_CONSTRAINTS = 1
 MINIMUM_COUNT = 1
 
-Obj = dict[str, Any]
 
 
 def _is_set(obj: Obj, key: str) -> bool:

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import NODES, PODS, Client
 
-Obj = dict[str, Any]
 RACK = "topology.kubernetes.io/rack"
 ZONE = "topology.kubernetes.io/zone"
 

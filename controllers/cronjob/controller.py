@@ -31,9 +31,9 @@ import copy
 import logging
 from datetime import UTC, datetime
 from email.utils import format_datetime
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.batch import cron
 from apiserver.batch.labels import CRONJOB_SCHEDULED_TIMESTAMP
 from apiserver.client.events import NORMAL, WARNING, EventRecorder, object_reference
@@ -56,7 +56,6 @@ from controllers.base import Controller
 from controllers.metrics import ControllerMetrics
 from controllers.nodeagent.timers import TimerHeap
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.cronjob")
 
 NAME = "cronjob-controller"

@@ -23,9 +23,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
 from apiserver.client.interface import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS, Client
@@ -52,7 +52,6 @@ from controllers.metrics import ControllerMetrics
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 from controllers.replicaset.controller import slow_start_batch
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.daemonset")
 
 NAME = "daemonset-controller"

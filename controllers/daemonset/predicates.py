@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 NO_SCHEDULE = "NoSchedule"
 NO_EXECUTE = "NoExecute"

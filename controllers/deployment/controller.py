@@ -15,8 +15,8 @@ old pods to go. ``sync`` reads the caches only:
 from __future__ import annotations
 
 import logging
-from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.events import WARNING, EventRecorder
 from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
 from apiserver.client.interface import DEPLOYMENTS, PODS, REPLICASETS, Client
@@ -38,7 +38,6 @@ from controllers.deployment.rollout import API_VERSION, KIND, Rollout
 from controllers.metrics import ControllerMetrics
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.deployment")
 
 NAME = "deployment-controller"

@@ -21,9 +21,9 @@ import contextlib
 import copy
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import DEPLOYMENTS, REPLICASETS, Client
 from apiserver.meta import (
@@ -38,7 +38,6 @@ from apiserver.meta import (
 from controllers.base import Requeue
 from controllers.deployment import util
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.deployment")
 
 API_VERSION = "apps/v1"

@@ -17,10 +17,9 @@ import copy
 import math
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.meta import annotations_of, condition, name_of, parse_time, rfc3339
 from controllers.history import raw_data, safe_encode
-
-Obj = dict[str, Any]
 
 REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"

@@ -26,6 +26,7 @@ import logging
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import WARNING, EventRecorder
 from apiserver.client.informer import Informer, InformerFactory, label_index
 from apiserver.client.interface import ENDPOINTSLICES, NODES, PODS, SERVICES, Client
@@ -45,7 +46,6 @@ from controllers.endpointslice.ports import find_port
 from controllers.metrics import ControllerMetrics
 from controllers.podutil import is_pod_ready
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.endpointslice")
 
 NAME = "endpointslice-controller"

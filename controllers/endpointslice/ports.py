@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 
 def find_port(pod: Obj, service_port: Obj) -> int | None:

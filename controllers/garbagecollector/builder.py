@@ -16,13 +16,11 @@ the graph is updated and the UIDs that may now need work are handed to the colle
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.meta import finalizers_of, is_being_deleted, name_of, namespace_of, owner_references, uid_of
 from controllers.garbagecollector.graph import AbsentOwnerCache, Graph, Node, ObjectRef, ref_matches
 from controllers.resources import APIResource
-
-Obj = dict[str, Any]
 
 ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"

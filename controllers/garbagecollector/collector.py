@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import WARNING, EventRecorder
 from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import GVR, Client
@@ -48,7 +48,6 @@ from controllers.metrics import ControllerMetrics
 from controllers.ownerrefs import finalizers_merge_patch, remove_owner_refs
 from controllers.resources import APIResource, RESTMapper
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.gc")
 
 NAME = "garbage-collector-controller"

@@ -15,7 +15,7 @@ from typing import Any
 
 import networkx as nx
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import logging
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
 from apiserver.client.interface import JOBS, PODS, Client
@@ -58,7 +59,6 @@ from controllers.metrics import ControllerMetrics
 from controllers.nodeagent.timers import TimerHeap
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.job")
 
 NAME = "job-controller"

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from apiserver.api.types import Obj
+
 if TYPE_CHECKING:
     from controllers.job.controller import JobController
 
-Obj = dict[str, Any]
 PodDecorator = Callable[[Obj], None]
 
 

@@ -15,9 +15,9 @@ import asyncio
 import copy
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.batch.labels import JOB_COMPLETION_INDEX, JOB_INDEX_FAILURE_COUNT, JOB_TRACKING_FINALIZER
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import PODS, Client
@@ -25,7 +25,6 @@ from apiserver.meta import key_of, name_of, namespace_of, new_controller_ref, ui
 from controllers.job import utils as ju
 from controllers.job.expectations import Expectations
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.job")
 
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"

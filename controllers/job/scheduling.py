@@ -38,6 +38,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING
 from apiserver.client.informer import Informer
 from apiserver.client.interface import GVR, PODGROUPS, WORKLOADS
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
     from apiserver.client.context import ComponentContext
     from controllers.job.controller import JobController
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.job.scheduling")
 
 JSON_PATCH = "application/json-patch+json"

@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import JOBS, Client
 from apiserver.meta import namespace_of, resource_version_of, uid_of
 from controllers.job import utils as ju
 from controllers.job.pod_control import JobPodControl
-
-Obj = dict[str, Any]
 
 
 @dataclass

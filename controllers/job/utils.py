@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.batch.labels import JOB_COMPLETION_INDEX, JOB_INDEX_FAILURE_COUNT, JOB_TRACKING_FINALIZER
 from apiserver.meta import (
     annotations_of,
@@ -22,8 +23,6 @@ from apiserver.meta import (
     namespace_of,
     parse_time,
 )
-
-Obj = dict[str, Any]
 
 # condition types
 COMPLETE = "Complete"

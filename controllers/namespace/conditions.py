@@ -8,9 +8,7 @@ resource instances"``.
 
 from __future__ import annotations
 
-from typing import Any
-
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 DISCOVERY_FAILURE = "NamespaceDeletionDiscoveryFailure"
 GV_PARSING_FAILURE = "NamespaceDeletionGroupVersionParsingFailure"

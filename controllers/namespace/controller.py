@@ -10,8 +10,7 @@ watches pods (only to enqueue).
 
 from __future__ import annotations
 
-from typing import Any
-
+from apiserver.api.types import Obj
 from apiserver.client.events import EventRecorder
 from apiserver.client.informer import Informer, InformerFactory
 from apiserver.client.interface import NAMESPACES, PODS, Client
@@ -21,8 +20,6 @@ from controllers.customresources import CustomResourceDiscovery
 from controllers.metrics import ControllerMetrics
 from controllers.namespace.deleter import NamespacedResourcesDeleter, ResourcesRemaining
 from controllers.resources import APIResource
-
-Obj = dict[str, Any]
 
 NAME = "namespace-controller"
 

@@ -14,15 +14,14 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import NAMESPACES, PODS, Client
 from apiserver.meta import Clock, finalizers_of, rfc3339
 from controllers.namespace import conditions
 from controllers.resources import APIResource
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.namespace")
 
 FINALIZER = "kubernetes"

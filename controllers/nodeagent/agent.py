@@ -32,6 +32,7 @@ import logging
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import EventRecorder, object_reference
 from apiserver.client.informer import NODE_NAME, InformerFactory, node_name_index
 from apiserver.client.interface import (
@@ -80,7 +81,6 @@ from controllers.nodeagent.status import (
 from controllers.nodeagent.timers import TimerHeap
 from resourceclaims.claims import is_usable_by, pod_claim_keys, pod_claim_names
 
-Obj = dict[str, Any]
 CLAIM_INDEX = "resource-claims"
 log = logging.getLogger("gangplane.nodeagent")
 

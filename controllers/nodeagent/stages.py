@@ -44,6 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING
 from controllers.nodeagent import pod_annotations as ann
 from controllers.nodeagent.admission import NodeUsage, Rejection
@@ -63,7 +64,6 @@ from controllers.nodeagent.status import (
     without_not_ready_taint,
 )
 
-Obj = dict[str, Any]
 C = TypeVar("C")
 
 TERMINAL = ("Succeeded", "Failed")

@@ -18,11 +18,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.meta import rfc3339
-
-Obj = dict[str, Any]
 
 KUBELET_VERSION = "v1.37.0"
 CONTAINER_RUNTIME_VERSION = "containerd://2.1.4"

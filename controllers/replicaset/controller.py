@@ -24,9 +24,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
 from apiserver.client.interface import GVR, PODS, REPLICASETS, Client
@@ -49,7 +49,6 @@ from controllers.expectations import Expectations
 from controllers.metrics import ControllerMetrics
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.replicaset")
 
 NAME = "replicaset-controller"

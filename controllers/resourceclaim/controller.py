@@ -32,6 +32,7 @@ import logging
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, Client
 from apiserver.meta import Clock, is_being_deleted, split_key
 from controllers.base import Controller
@@ -40,7 +41,6 @@ from resourceclaims import claims as rc
 
 log = logging.getLogger("gangplane.resourceclaims")
 
-Obj = dict[str, Any]
 
 NAME = "resource-claim-controller"
 CLAIMS_BY_OWNER = "owner-uid"

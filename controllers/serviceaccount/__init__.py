@@ -9,17 +9,14 @@ success.
 
 from __future__ import annotations
 
-from typing import Any
-
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import EventRecorder
 from apiserver.client.informer import Informer, InformerFactory
 from apiserver.client.interface import NAMESPACES, SERVICEACCOUNTS, Client
 from apiserver.meta import Clock, name_of, namespace_of
 from controllers.base import Controller
 from controllers.metrics import ControllerMetrics
-
-Obj = dict[str, Any]
 
 NAME = "serviceaccount-controller"
 #: kube's ``DefaultServiceAccountsControllerOptions``: one account named ``default``

@@ -21,9 +21,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import STATEFULSETS, Client
 from apiserver.meta import Clock, get_path, name_of, namespace_of
@@ -32,7 +32,6 @@ from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.statefulset")
 
 MAX_BATCH = 500

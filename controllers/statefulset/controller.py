@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.events import EventRecorder
 from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
 from apiserver.client.interface import CONTROLLERREVISIONS, PODS, PVCS, STATEFULSETS, Client
@@ -39,7 +40,6 @@ from controllers.statefulset.control import StatefulSetControl
 from controllers.statefulset.hooks import PROCEED, NoopSchedulingHook, SchedulingHook
 from controllers.statefulset.pod_control import StatefulPodControl
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.statefulset")
 
 NAME = "statefulset-controller"

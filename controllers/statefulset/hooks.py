@@ -28,12 +28,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from apiserver.api.types import Obj
 
 if TYPE_CHECKING:
     from controllers.statefulset.controller import StatefulSetController
 
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

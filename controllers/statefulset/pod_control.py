@@ -12,16 +12,15 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.informer import Informer
 from apiserver.client.interface import PODS, PVCS, Client
 from apiserver.meta import name_of, namespace_of, uid_of
 from controllers.statefulset import utils
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.statefulset")
 
 _CONFLICT_RETRIES = 4  # retry.DefaultBackoff.Steps

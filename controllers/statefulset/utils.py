@@ -10,8 +10,8 @@ import copy
 import functools
 import re
 from collections.abc import Iterable
-from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.meta import (
     annotations_of,
     condition,
@@ -25,8 +25,6 @@ from apiserver.meta import (
     parse_time,
     uid_of,
 )
-
-Obj = dict[str, Any]
 
 API_VERSION = "apps/v1"
 KIND = "StatefulSet"

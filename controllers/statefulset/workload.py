@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import CollectorRegistry, Counter
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.context import ComponentContext
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.informer import Informer
@@ -86,7 +87,6 @@ from featuregates import GENERIC_WORKLOAD, WORKLOAD_WITH_STATEFULSET, FeatureGat
 if TYPE_CHECKING:
     from controllers.statefulset.controller import StatefulSetController
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.statefulset.workload")
 
 JSON_PATCH = "application/json-patch+json"

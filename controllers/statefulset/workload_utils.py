@@ -16,8 +16,8 @@ lives here, so it can be read (and unit-tested) without a control plane:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.meta import annotations_of, controller_ref, is_being_deleted, name_of, namespace_of, uid_of
 
 # Shared with the Job integration (KEP-5547); re-exported so this module stays the StatefulSet's one stop.
@@ -39,8 +39,6 @@ from controllers.workloadrefs import (  # noqa: F401
     workload_min_count_patch,
 )
 from controllers.workloadrefs import workload_owner_ref as shared_workload_owner_ref
-
-Obj = dict[str, Any]
 
 #: KEP-6277: marks the Workload and PodGroup this controller creates
 MANAGED_BY_ANNOTATION = "scheduling.k8s.io/managed-by"

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.events import EventRecorder
 from apiserver.client.informer import Informer, InformerFactory
 from apiserver.client.interface import JOBS, Client
@@ -32,7 +32,6 @@ from controllers.base import Controller
 from controllers.metrics import ControllerMetrics
 from controllers.nodeagent.timers import TimerHeap
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.ttlafterfinished")
 
 NAME = "ttl-after-finished-controller"

@@ -18,16 +18,15 @@ consistent, the way a dynamically provisioned cluster looks:
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.informer import Informer
 from apiserver.client.interface import PVCS, PVS
 from apiserver.meta import get_path, is_being_deleted, key_of, name_of, namespace_of, split_key, uid_of
 from apiserver.quantity import parse_quantity
 from controllers.base import Controller
 
-Obj = dict[str, Any]
 log = logging.getLogger("gangplane.pvbinder")
 
 NAME = "persistentvolume-binder-controller"

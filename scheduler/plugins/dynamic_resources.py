@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import DEVICECLASSES, RESOURCECLAIMS, RESOURCESLICES
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
 from resourceclaims import claims as rc
@@ -57,8 +58,6 @@ from scheduler.events import (
 from scheduler.framework import CycleState, Handle, PreFilterResult
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.status import Code, Status
-
-Obj = dict[str, Any]
 
 NAME = "DynamicResources"
 STATE_KEY = "PreFilter" + NAME

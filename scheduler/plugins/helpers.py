@@ -9,9 +9,8 @@ policies cannot drift apart.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"

@@ -36,6 +36,7 @@ import inspect
 import time
 from typing import Any
 
+from apiserver.api.types import Obj
 from featuregates import GENERIC_WORKLOAD, POD_GROUP_PREEMPTION_POLICY
 from scheduler.disruption import disrupt_pod, disrupt_pod_group, preemption_message, terminating_by_preemption
 from scheduler.interfaces import (
@@ -64,7 +65,6 @@ PREFIX = "pod group preemption: "
 NEVER = "Never"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
-Obj = dict[str, Any]
 
 
 def resolve_preemption_policy(pod_group: Obj, pods: list[PodInfo], pod_group_policy: bool) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 
 from kubernetes import client, config, watch
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 PLURAL = "leaderworkersets"
 GROUP_TEMPLATE = "group"

@@ -12,10 +12,10 @@ one claim, allocated once, reserved for its PodGroup, and every pod runs in that
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from tests.e2e.conftest import Kubectl
 from tests.e2e.kubectl_util import fails, ns_fixture, ok
 from tests.e2e.test_kubectl_kep6277 import (
@@ -34,7 +34,6 @@ ns = ns_fixture("dra")
 WAIT = "60s"
 RACK = "topology.kubernetes.io/rack"
 
-Obj = dict[str, Any]
 
 
 def get_json(kubectl: Kubectl, ns: str, *what: str) -> Obj:

@@ -13,11 +13,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 import yaml
 
+from apiserver.api.types import Obj
 from tests.e2e.conftest import Kubectl
 from tests.e2e.kubectl_util import ns_fixture, ok
 from tests.e2e.test_kubectl_kep6277 import STORIES, dump, get_json, manifest, scale_down_and_delete
@@ -29,7 +29,6 @@ WAIT = "90s"
 RACK = "topology.kubernetes.io/rack"
 ZONE = "topology.kubernetes.io/zone"
 
-Obj = dict[str, Any]
 
 #: story -> the node label every pod must share (None: no co-location asked)
 CO_LOCATED = {

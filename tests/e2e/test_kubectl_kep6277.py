@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
+from apiserver.api.types import Obj
 from tests.e2e.conftest import Kubectl
 from tests.e2e.kubectl_util import Background, fails, ns_fixture, ok
 
@@ -32,7 +33,6 @@ pytestmark = pytest.mark.e2e
 ns = ns_fixture("k6277")
 WAIT = "60s"
 
-Obj = dict[str, Any]
 
 
 def _complete(doc: Obj) -> Obj:

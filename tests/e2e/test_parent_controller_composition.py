@@ -11,11 +11,11 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
+from apiserver.api.types import Obj
 from tests.e2e.conftest import Kubectl, Server
 from tests.e2e.kubectl_util import ns_fixture, ok
 from tests.e2e.lws_controller import ParentController, crd
@@ -23,7 +23,6 @@ from tests.e2e.lws_controller import ParentController, crd
 pytestmark = pytest.mark.e2e
 
 ns = ns_fixture("lws")
-Obj = dict[str, Any]
 WAIT = "60s"
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.registry.builtin import builtin_resources
 from apiserver.registry.resources import ResourceDef
 from tests.e2e.conftest import Server
@@ -29,7 +30,6 @@ pytestmark = pytest.mark.e2e
 k8s = pytest.importorskip("kubernetes.client")
 config = pytest.importorskip("kubernetes.config")
 
-Obj = dict[str, Any]
 POD_SPEC = {"containers": [{"name": "c", "image": "nginx"}], "nodeSelector": {"e2e.gangplane.dev/nowhere": "true"}}
 TEMPLATE = {"metadata": {"labels": {"app": "del"}}, "spec": POD_SPEC}
 SELECTOR = {"matchLabels": {"app": "del"}}

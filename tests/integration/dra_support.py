@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import (
     PODGROUPS,
     PODS,
@@ -23,7 +24,6 @@ from apiserver.controlplane import ControlPlane, default_components
 from controllers.fleet import parse_fleet
 from tests.helpers import wait_for_list, wait_for_object
 
-Obj = dict[str, Any]
 NS = "default"
 SHARED_CLASS = "shared-accelerator.example.com"
 GPU_CLASS = "gpu.example.com"

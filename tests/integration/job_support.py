@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, JOBS, PODS, Client
 from apiserver.controlplane import ControlPlane
 from controllers.fleet import parse_fleet
@@ -19,7 +20,6 @@ from controllers.job.scheduling import new_job_scheduling_hook
 from controllers.nodeagent import node_agent_factory
 from tests.helpers import wait_for_list, wait_for_object
 
-Obj = dict[str, Any]
 FLEET = parse_fleet(
     {
         "nodes": [

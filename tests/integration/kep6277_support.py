@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.context import ComponentContext
 from apiserver.client.interface import (
     EVENTS,
@@ -44,7 +45,6 @@ from controllers.statefulset.workload_utils import (
 from controllers.testing import observed, statefulset
 from tests.helpers import wait_for_list, wait_for_object
 
-Obj = dict[str, Any]
 NS = "default"
 GANG: Obj = {"schedulingPolicy": {"gang": {}}}
 BASIC: Obj = {"schedulingPolicy": {"basic": {}}}

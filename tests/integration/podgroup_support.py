@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS, PODS, Client
 from tests.helpers import wait_for_list, wait_for_object
 from tests.integration.scheduler_support import node_name, pod
-
-Obj = dict[str, Any]
 
 RACK = "topology.kubernetes.io/rack"
 ZONE = "topology.kubernetes.io/zone"

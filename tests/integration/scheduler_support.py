@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, NODES, PODS, PRIORITYCLASSES, Client
 from apiserver.controlplane import ControlPlane
 from apiserver.meta import key_of
@@ -15,8 +16,6 @@ from controllers.nodeagent.pod_annotations import SIMULATED_LABEL
 from scheduler.component import register_scheduler
 from scheduler.scheduler import Scheduler
 from tests.helpers import wait_for_list, wait_for_object
-
-Obj = dict[str, Any]
 
 #: Simulated durations are multiplied by this: a 30 s grace period takes 0.3 s.
 TIME_SCALE = 0.01

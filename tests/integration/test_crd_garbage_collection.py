@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import CONFIGMAPS, NAMESPACES
 from apiserver.controlplane import ControlPlane
 from controllers.garbagecollector import GarbageCollector
@@ -17,7 +18,6 @@ from tests.helpers import cm
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 
 
 def ref(obj: Obj, **extra: Any) -> Obj:

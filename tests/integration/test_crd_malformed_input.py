@@ -12,12 +12,12 @@ import httpx
 import orjson
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.controlplane import ControlPlane
 from tests.crd_support import crontab, crontab_crd
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 JUNK: list[Any] = [None, 7, "x", [1], {"a": 1}]
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 CRONTABS = "/apis/stable.example.com/v1/namespaces/default/crontabs"

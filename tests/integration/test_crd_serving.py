@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import GVR
 from apiserver.controlplane import ControlPlane
 from apiserver.openapi import documents
@@ -20,7 +21,6 @@ from tests.helpers import wait_for_object
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 CRD_NAME = "crontabs.stable.example.com"
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import CRONJOBS, EVENTS, JOBS, Client
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock, rfc3339
@@ -21,7 +22,6 @@ from tests.helpers import wait_for_list, wait_for_object
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 START = 1_800_000_000.0  # 2027-01-15T08:00:00Z, on a 5-minute boundary
 
 

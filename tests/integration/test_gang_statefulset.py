@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import NODES, PODGROUPS, PODS, STATEFULSETS
 from tests.helpers import wait_for_list
 from tests.integration.kep6277_support import (
@@ -32,7 +33,6 @@ from tests.integration.scheduler_support import (
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 
 
 def with_cpu(sts: Obj, cpu: str) -> Obj:

@@ -7,7 +7,6 @@ pods finish through the agent (run-to-completion default, ``gangplane.dev/fail``
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
@@ -30,7 +29,6 @@ from tests.integration.job_support import (
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 
 
 @pytest.fixture

@@ -8,10 +8,9 @@ scheduler (PodGroup cycle) is part of the build; until then it is skipped, not f
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import JOBS, NODES, PODGROUPS, PODS, Client
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from controllers.job import JobController
@@ -26,7 +25,6 @@ pytest.importorskip(
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 
 
 def gang_job(name: str, parallelism: int, cpu: str) -> Obj:

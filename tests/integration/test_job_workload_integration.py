@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import JOBS, PODGROUPS, PODS, WORKLOADS, Client
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.workloadbuilder import pod_group_name, workload_name
@@ -24,7 +25,6 @@ from tests.integration.job_support import has_condition, job, job_pods, start_cl
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 GANG = {"schedulingPolicy": {"gang": {}}}
 
 

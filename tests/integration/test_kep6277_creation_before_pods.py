@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, PODGROUPS, PODS, STATEFULSETS, WORKLOADS
 from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET, register_controllers
@@ -20,7 +21,6 @@ from tests.integration.kep6277_support import BASIC, GANG, NS, group_of, sts_man
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 
 
 async def first_added(client: Any, gvr: GVR, rv: str, n: int, label: str = "") -> list[Obj]:

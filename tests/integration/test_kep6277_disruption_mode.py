@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS, PODS, STATEFULSETS
 from apiserver.controlplane import ControlPlane
 from tests.helpers import wait_for_list
@@ -32,7 +33,6 @@ from tests.integration.scheduler_support import (
 )
 
 pytestmark = pytest.mark.anyio
-Obj = dict[str, Any]
 
 
 def gang_sts(name: str, replicas: int, mode: str, priority_class: str, cpu: str = "1") -> Obj:

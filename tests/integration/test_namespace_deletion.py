@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import (
     CONFIGMAPS,
     CONTROLLERREVISIONS,
@@ -23,7 +24,6 @@ from tests.helpers import cm, wait_for_list
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 HOLD = "example.com/hold"
 
 

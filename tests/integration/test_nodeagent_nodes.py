@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import DEVICECLASSES, EVENTS, LEASES, NODES, PODS, RESOURCESLICES, Client
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock, parse_time
@@ -30,7 +31,6 @@ from tests.integration.test_nodeagent_pods import (
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 NOT_READY = "node.kubernetes.io/not-ready"
 FLEET = parse_fleet(
     {

@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, GVR, NODES, PODS, Client
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock
@@ -33,7 +33,6 @@ from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 FLEET = parse_fleet({"nodes": [{"name": "node-{index}", "count": 2, "capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"}}]})
 
 

@@ -18,7 +18,6 @@ from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 
 
 @pytest.fixture

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import JOBS, Client
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock, rfc3339
@@ -16,7 +16,6 @@ from tests.helpers import wait_for_object
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 START = 1_800_000_000.0
 
 

@@ -21,12 +21,11 @@ import orjson
 import pytest
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.registry.generic import DeleteOptions
 from apiserver.server.app import APIApp
 from apiserver.server.instance import build_api, new_metrics_registry
 from apiserver.server.protobuf import decode_k8s_protobuf
-
-Obj = dict[str, Any]
 
 
 class _Http:

@@ -7,6 +7,7 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
+from apiserver.api.types import Obj
 from apiserver.apiextensions import celrules
 from apiserver.apiextensions.crd_validation import validate_crd, validate_crd_update
 from apiserver.apiextensions.defaulting import apply_defaults
@@ -18,8 +19,6 @@ from apiserver.apiextensions.structural import validate_structural
 from apiserver.apiextensions.values import validate_value
 from apiserver.field import Path, new_path
 from tests.crd_support import CRONTAB_SCHEMA, crontab, crontab_crd
-
-Obj = dict[str, Any]
 
 
 def msgs(errs: list[Any]) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import CONTROLLERREVISIONS, DAEMONSETS, EVENTS, NODES, PODS
 from apiserver.controlplane import ControlPlane
 from controllers.daemonset import DaemonSetsController
@@ -18,7 +19,6 @@ from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 
 
 def daemonset(name: str = "agent", **spec: Any) -> Obj:

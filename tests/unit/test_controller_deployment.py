@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import DEPLOYMENTS, EVENTS, PODS, REPLICASETS
 from apiserver.controlplane import ControlPlane
 from controllers.deployment import DeploymentController
@@ -18,7 +19,6 @@ from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 
 
 def deployment(name: str = "web", replicas: int = 3, image: str = "nginx:1", **spec: Any) -> Obj:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import ENDPOINTSLICES, PODS, SERVICES
 from apiserver.controlplane import ControlPlane
 from controllers.endpointslice import EndpointSliceController
@@ -15,7 +16,6 @@ from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 
 
 @pytest.fixture

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import CONFIGMAPS, NAMESPACES
 from controllers.garbagecollector.builder import (
     GraphBuilder,
@@ -15,8 +14,6 @@ from controllers.garbagecollector.builder import (
 )
 from controllers.garbagecollector.graph import AbsentOwnerCache, Graph, Node, ObjectRef
 from controllers.resources import APIResource
-
-Obj = dict[str, Any]
 
 CM = APIResource(CONFIGMAPS, "ConfigMap", True)
 NS = APIResource(NAMESPACES, "Namespace", False)

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from apiserver.api.types import Obj
 from controllers.job import utils as ju
-
-Obj = dict[str, Any]
 
 
 @pytest.mark.parametrize(

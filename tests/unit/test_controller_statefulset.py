@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import CONTROLLERREVISIONS, EVENTS, PODS, STATEFULSETS
 from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET, register_controllers
@@ -17,7 +18,6 @@ from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 
 
 @pytest.fixture

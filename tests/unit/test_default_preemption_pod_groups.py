@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS, PODS
 from featuregates import FeatureGate
 from scheduler.defaults import default_profile, default_registry
@@ -20,7 +21,6 @@ from scheduler.podgroups import PodGroupState
 from scheduler.status import Code, Status
 from scheduler.testing import FakeClock, RecordingClient, make_node, make_pod, snapshot_of
 
-Obj = dict[str, Any]
 ON = FeatureGate()
 OFF = FeatureGate.from_string("GenericWorkload=false")
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from apiserver.api.types import Obj
 from resourceclaims.allocator import (
     AllocationError,
     Allocator,
@@ -15,7 +14,6 @@ from resourceclaims.allocator import (
     node_selector_matches,
 )
 
-Obj = dict[str, Any]
 RACK = "topology.kubernetes.io/rack"
 
 

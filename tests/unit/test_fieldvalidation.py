@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.errors import StatusError
 from apiserver.patch.fieldvalidation import (
     check_body,
@@ -25,8 +26,6 @@ from apiserver.patch.fieldvalidation import (
 from apiserver.registry.generic import MERGE_PATCH, STRATEGIC_PATCH, WriteOptions
 from apiserver.server.app import APIApp
 from apiserver.server.instance import build_api, new_metrics_registry
-
-Obj = dict[str, Any]
 
 
 def sts(**spec: Any) -> Obj:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from apiserver.api.types import Obj
 from controllers.nodeagent.admission import (
     NodeUsage,
     Rejection,
@@ -14,8 +13,6 @@ from controllers.nodeagent.admission import (
     is_extended_resource,
     pod_request_units,
 )
-
-Obj = dict[str, Any]
 
 ALLOC = {"cpu": 4000, "memory": 8 * 2**30, "pods": 10, "nvidia.com/gpu": 8}
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.meta import FakeClock, rfc3339
 from controllers.nodeagent import pod_annotations as ann
 from controllers.nodeagent.admission import pod_request_units
@@ -31,8 +32,6 @@ from controllers.nodeagent.stages import (
     select,
 )
 from controllers.nodeagent.status import NOT_READY_TAINT_KEY, container_state, is_ready, phase_of
-
-Obj = dict[str, Any]
 
 
 def make_pod(annotations: dict[str, str] | None = None, restart: str = "Always", cpu: str = "1", grace: int = 30) -> Obj:

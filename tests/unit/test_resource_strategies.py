@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.client.interface import DEVICECLASSES, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, RESOURCESLICES
 from apiserver.registry.strategies.resource import (
     DeviceClassStrategy,
@@ -18,7 +19,6 @@ from apiserver.registry.strategies.resource import (
 from apiserver.registry.strategy import StrategyContext
 from featuregates import FeatureGate
 
-Obj = dict[str, Any]
 CTX = StrategyContext(gates=FeatureGate())
 
 

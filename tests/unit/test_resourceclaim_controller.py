@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
 from apiserver.controlplane import ControlPlane
 from controllers.manager import RESOURCE_CLAIM, register_controllers
@@ -15,7 +15,6 @@ from resourceclaims.claims import DELETE_PROTECTION_FINALIZER, POD_CLAIM_NAME_AN
 from tests.helpers import wait_for_list, wait_for_object
 
 pytestmark = pytest.mark.anyio
-Obj = dict[str, Any]
 NS = "default"
 
 

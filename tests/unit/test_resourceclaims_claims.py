@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from apiserver.api.types import Obj
 from resourceclaims import claims as rc
 
-Obj = dict[str, Any]
 SHARED = {"name": "shared", "resourceClaimTemplateName": "accel"}
 
 

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from scheduler.cache import Cache, CacheError, CapacityIndex, Snapshot
 from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import FitError
 from scheduler.framework import CycleState, Framework
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.testing import FakeClock, make_node, make_pod
-
-Obj = dict[str, Any]
 
 
 def cpu_used(cache: Cache, node: str) -> int:

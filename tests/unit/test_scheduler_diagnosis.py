@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import (
     Diagnosis,
@@ -20,7 +21,6 @@ from scheduler.nodeinfo import PodInfo
 from scheduler.status import Code, Status
 from scheduler.testing import RecordingClient, make_node, make_pod, snapshot_of
 
-Obj = dict[str, Any]
 GPU = "Insufficient nvidia.com/gpu"
 AFF = "node(s) didn't match Pod's node affinity/selector"
 

@@ -17,8 +17,6 @@ from scheduler.plugins.node_resources_fit import NodeResourcesFit, fits_request
 from scheduler.plugins.taint_toleration import TaintToleration
 from scheduler.testing import make_node, make_pod, node_info
 
-Obj = dict[str, Any]
-
 
 def _general(
     node: NodeInfo, reqs: list[int], resources: list[tuple[str, int]], scorer: Any, use: bool

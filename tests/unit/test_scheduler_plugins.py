@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from apiserver.api.types import Obj
 from scheduler.cache import Cache
 from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import FitError
@@ -37,7 +38,6 @@ from scheduler.testing import (
     snapshot_of,
 )
 
-Obj = dict[str, Any]
 UNSCHED = Code.UNSCHEDULABLE
 UNRES = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from featuregates import FeatureGate
 from scheduler.cache import Cache
 from scheduler.defaults import default_profile, default_registry
@@ -24,7 +25,6 @@ from scheduler.schedule_one_podgroup import gang_unschedulable_message, validate
 from scheduler.status import Code
 from scheduler.testing import FakeClock, make_node, make_pod
 
-Obj = dict[str, Any]
 RACK = "topology.kubernetes.io/rack"
 
 

@@ -22,8 +22,6 @@ from scheduler.metrics import SchedulerMetrics
 from scheduler.queue import ACTIVE, BACKOFF, GATED, UNSCHEDULABLE, SchedulingQueue
 from scheduler.testing import FakeClock, make_node, make_pod
 
-Obj = dict[str, Any]
-
 
 def new_queue(clock: FakeClock, **kw: Any) -> SchedulingQueue:
     fw = Framework(default_profile(), registry=default_registry())

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from apiserver.api.types import Obj
 from scheduler.nodeinfo import PodInfo
 from scheduler.testing import make_pod
 from scheduler.victims import (
@@ -22,7 +23,6 @@ from scheduler.victims import (
     split_by_pdb,
 )
 
-Obj = dict[str, Any]
 T0 = "2026-01-01T00:00:00Z"
 T1 = "2026-01-01T01:00:00Z"
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.errors import StatusError
 from apiserver.openapi import schema
 from apiserver.patch.apply import (
@@ -24,7 +25,6 @@ CONFIGMAP = schema.for_gvk("", "v1", "ConfigMap")
 APPS = "apps/v1"
 T0, T1, T2, T3 = (f"2030-01-01T00:00:0{i}Z" for i in range(4))
 
-Obj = dict[str, Any]
 
 
 def deployment(replicas: int | None = 3, labels: dict[str, str] | None = None, **spec: Any) -> Obj:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.client.interface import (
     COMPOSITEPODGROUPS,
     EVENTS,
@@ -64,7 +65,6 @@ from tests.integration.kep6277_support import (
 
 pytestmark = pytest.mark.anyio
 
-Obj = dict[str, Any]
 FINALIZER = "scheduling.k8s.io/podgroup-protection"
 CLAIM = {"name": "shared", "resourceClaimTemplateName": "shared-accelerator"}
 

@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.registry.strategies.apps import STATEFULSET_SPEC_FORBIDDEN, STRATEGIES
 from apiserver.registry.strategy import Strategy, StrategyContext
 from featuregates import GENERIC_WORKLOAD, FeatureGate
-
-Obj = dict[str, Any]
 
 
 def ctx(gates: dict[str, bool] | None = None) -> StrategyContext:

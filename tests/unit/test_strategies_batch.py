@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.batch import cron
 from apiserver.registry.strategies.batch import STRATEGIES, parse_indexes
 from apiserver.registry.strategy import Strategy, StrategyContext
 from featuregates import WORKLOAD_WITH_JOB, FeatureGate
 
-Obj = dict[str, Any]
 UID = "0b8a6f2e-1111-2222-3333-444455556666"
 
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.registry.strategies import core, podspec
 from apiserver.registry.strategies.core import STRATEGIES, decode_base64
 from apiserver.registry.strategies.podspec import pod_limits, pod_qos_class, pod_requests
 from apiserver.registry.strategy import Strategy, StrategyContext
 from featuregates import GENERIC_WORKLOAD, FeatureGate
 
-Obj = dict[str, Any]
 NOW = "2026-01-01T00:00:00Z"
 
 

@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 
 from apiserver import errors
+from apiserver.api.types import Obj
 from apiserver.registry.generic import API, WriteOptions
 from apiserver.server.instance import build_api
-
-Obj = dict[str, Any]
 
 
 @pytest.fixture

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.field import Path
 from apiserver.registry.strategies.misc import (
     STRATEGIES,
@@ -16,8 +16,6 @@ from apiserver.registry.strategies.misc import (
 )
 from apiserver.registry.strategy import Strategy, StrategyContext
 from featuregates import FeatureGate
-
-Obj = dict[str, Any]
 
 
 def ctx(namespace: str = "default") -> StrategyContext:

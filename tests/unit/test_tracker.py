@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.apply import (
     compare_values,
@@ -43,7 +44,6 @@ from apiserver.patch.tracker import FieldTracker
 POD = schema.for_gvk("", "v1", "Pod")
 T0, T1, T2 = (f"2030-01-01T00:00:0{i}Z" for i in range(3))
 
-Obj = dict[str, Any]
 
 
 def pod(name: str = "p", labels: dict[str, Any] | None = None) -> Obj:

@@ -14,7 +14,7 @@ import copy
 import json
 from typing import Any
 
-Obj = dict[str, Any]
+from apiserver.api.types import Obj
 
 METRICS = "autoscaling.alpha.kubernetes.io/metrics"
 CURRENT_METRICS = "autoscaling.alpha.kubernetes.io/current-metrics"
