@@ -31,7 +31,12 @@ def write_kubeconfig(path: Path, url: str, token: str = "", ca_pem: bytes = b"")
         "kind": "Config",
         "clusters": [{"name": "gangplane", "cluster": cluster}],
         "users": [{"name": "gangplane", "user": user}],
-        "contexts": [{"name": "gangplane", "context": {"cluster": "gangplane", "user": "gangplane", "namespace": "default"}}],
+        "contexts": [
+            {
+                "name": "gangplane",
+                "context": {"cluster": "gangplane", "user": "gangplane", "namespace": "default"},
+            }
+        ],
         "current-context": "gangplane",
         "preferences": {},
     }
@@ -68,7 +73,9 @@ def _flag(prefix: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gangplane", description="A mini Kubernetes control plane for KEP-6277 workloads.")
+    p = argparse.ArgumentParser(
+        prog="gangplane", description="A mini Kubernetes control plane for KEP-6277 workloads."
+    )
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser(
         "serve",
@@ -77,7 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=6443, help="listen port; 0 picks a free one")
-    s.add_argument("--kubeconfig", default="./gangplane.kubeconfig", help="where to write a kubeconfig for this server")
+    s.add_argument(
+        "--kubeconfig", default="./gangplane.kubeconfig", help="where to write a kubeconfig for this server"
+    )
     s.add_argument(
         "--feature-gates",
         default="",
@@ -95,7 +104,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    s.add_argument("--service-cluster-ip-range", default="10.96.0.0/12", help="CIDR the Service ClusterIPs come from")
+    s.add_argument(
+        "--service-cluster-ip-range", default="10.96.0.0/12", help="CIDR the Service ClusterIPs come from"
+    )
     s.add_argument("--service-node-port-range", default="30000-32767", help="port range NodePorts come from")
     s.add_argument(
         "--anonymous",
@@ -137,7 +148,9 @@ def component_gates(args: argparse.Namespace, gates: FeatureGate) -> dict[str, d
     return out
 
 
-async def _serve(args: argparse.Namespace, gates: FeatureGate, per_component: dict[str, dict[str, bool]]) -> int:
+async def _serve(
+    args: argparse.Namespace, gates: FeatureGate, per_component: dict[str, dict[str, bool]]
+) -> int:
     try:
         cp = ControlPlane(
             ControlPlaneOptions(
@@ -207,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench_main(argv[1:])
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         gates = FeatureGate.from_string(args.feature_gates)
     except FeatureGateError as e:

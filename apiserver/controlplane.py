@@ -81,7 +81,9 @@ class ControlPlane:
             service_cluster_ip_range=self.options.service_cluster_ip_range,
             service_node_port_range=self.options.service_node_port_range,
         )
-        self.app = APIApp(self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval)
+        self.app = APIApp(
+            self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval
+        )
         self.components: dict[str, Component] = {}
         self._factories: dict[str, ComponentFactory] = {}
         self._server: _Server | None = None
@@ -157,7 +159,9 @@ class ControlPlane:
         """
         # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
         # TCP, and without it every response waits ~40 ms for the client's delayed ACK.
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock = socket.socket(
+            socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
+        )
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
@@ -248,7 +252,9 @@ class _Context:
         # Which gate guards which resource is wiring knowledge, kept here in the root.
         docs = self.client().discovery_documents()
         gated = {
-            GVR(rd.group, rd.version, rd.plural): rd.gate for rd in self._cp.api.registry.all() if rd.gate is not None
+            GVR(rd.group, rd.version, rd.plural): rd.gate
+            for rd in self._cp.api.registry.all()
+            if rd.gate is not None
         }
         return [
             r

@@ -77,7 +77,10 @@ def _details(name: str, group: str, kind: str, **extra: Any) -> dict[str, Any]:
 
 def not_found(resource: str, name: str, group: str = "") -> StatusError:
     return StatusError(
-        404, "NotFound", f'{qualified_resource(resource, group)} "{name}" not found', _details(name, group, resource)
+        404,
+        "NotFound",
+        f'{qualified_resource(resource, group)} "{name}" not found',
+        _details(name, group, resource),
     )
 
 
@@ -114,7 +117,9 @@ def bad_request(message: str) -> StatusError:
 
 
 def forbidden(resource: str, name: str, group: str, detail: str) -> StatusError:
-    target = f'{qualified_resource(resource, group)} "{name}"' if name else qualified_resource(resource, group)
+    target = (
+        f'{qualified_resource(resource, group)} "{name}"' if name else qualified_resource(resource, group)
+    )
     return StatusError(403, "Forbidden", f"{target} is forbidden: {detail}", _details(name, group, resource))
 
 
@@ -140,7 +145,11 @@ def resource_expired(message: str = "too old resource version") -> StatusError:
 
 
 def unsupported_media_type(content_type: str) -> StatusError:
-    return StatusError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: {content_type}")
+    return StatusError(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format - accepted media types include: {content_type}",
+    )
 
 
 def not_acceptable(message: str) -> StatusError:
@@ -151,7 +160,9 @@ def request_entity_too_large(message: str) -> StatusError:
     return StatusError(413, "RequestEntityTooLarge", f"Request entity too large: {message}")
 
 
-def too_many_requests(message: str, retry_after: int | None = None, causes: list[dict[str, str]] | None = None) -> StatusError:
+def too_many_requests(
+    message: str, retry_after: int | None = None, causes: list[dict[str, str]] | None = None
+) -> StatusError:
     details: dict[str, Any] = {}
     if retry_after is not None:
         details["retryAfterSeconds"] = retry_after
@@ -165,7 +176,9 @@ def timeout(message: str) -> StatusError:
 
 
 def internal_error(message: str) -> StatusError:
-    return StatusError(500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]})
+    return StatusError(
+        500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]}
+    )
 
 
 def service_unavailable(message: str) -> StatusError:

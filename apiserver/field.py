@@ -51,7 +51,11 @@ class Path:
             if p._index is not None:
                 parts.append(f"[{p._index}]")
             elif p._name:
-                parts.append(("." + p._name) if p._parent is not None and (p._parent._name or p._parent._index is not None) else p._name)
+                parts.append(
+                    ("." + p._name)
+                    if p._parent is not None and (p._parent._name or p._parent._index is not None)
+                    else p._name
+                )
             p = p._parent
         return "".join(reversed(parts))
 
@@ -132,7 +136,10 @@ class FieldError:
 
     def error_body(self) -> str:
         """The text after ``<field>: ``, as ``field.Error.ErrorBody()`` renders it."""
-        if self.type in (ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL) or self.bad_value is _OMIT:
+        if (
+            self.type in (ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL)
+            or self.bad_value is _OMIT
+        ):
             s = self.type.text
         else:
             s = f"{self.type.text}: {render_value(self.bad_value)}"

@@ -181,9 +181,7 @@ async def run(variant: str, pods: int) -> tuple[float, dict[str, int], dict[str,
         "resource-claim-controller",
         lambda p: ResourceClaimController(ctrl_client, group_claims=True, clock=p.clock),
     )  # type: ignore[arg-type]
-    cp.register(
-        "scheduler", lambda ctx: Scheduler(sched_client, ctx.gates, ctx.clock, ctx.metrics_registry)
-    )  # type: ignore[arg-type]
+    cp.register("scheduler", lambda ctx: Scheduler(sched_client, ctx.gates, ctx.clock, ctx.metrics_registry))  # type: ignore[arg-type]
     try:
         await _cluster(client)
         await cp.start_component("resource-claim-controller")

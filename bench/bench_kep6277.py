@@ -87,7 +87,11 @@ async def sync_cost(variant: str, replicas: int, syncs: int) -> dict[str, float]
     cp = ControlPlane(ControlPlaneOptions(bookmark_interval=1.0, client_bookmark_interval=0.5))
     client = cp.client("bench")
     counting = CountingClient(cp.client(STATEFULSET))
-    hook = NoopSchedulingHook() if variant == "upstream" else new_scheduling_hook(cp.context_for("statefulset-controller"))
+    hook = (
+        NoopSchedulingHook()
+        if variant == "upstream"
+        else new_scheduling_hook(cp.context_for("statefulset-controller"))
+    )
     ctrl = StatefulSetController(counting, clock=cp.clock, scheduling_hook=hook)  # type: ignore[arg-type]
     ctrl.informers.start()
     await ctrl.informers.wait_for_sync()

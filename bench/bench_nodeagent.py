@@ -33,17 +33,35 @@ def pod(i: int, node: str) -> dict:
         "metadata": {"name": f"p{i}", "namespace": "default", "labels": {"app": "bench"}},
         "spec": {
             "nodeName": node,
-            "containers": [{"name": "c", "image": "nginx:1.27", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "nginx:1.27",
+                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+                }
+            ],
         },
     }
 
 
 async def run(nodes: int, pods: int, events: bool, gc_note: str = "default gc") -> None:
     cp = ControlPlane()
-    fleet = parse_fleet({"nodes": [{"name": "node-{index}", "count": nodes, "capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"}}]})
+    fleet = parse_fleet(
+        {
+            "nodes": [
+                {
+                    "name": "node-{index}",
+                    "count": nodes,
+                    "capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"},
+                }
+            ]
+        }
+    )
     client = cp.client("bench")
     t = time.perf_counter()
-    agent = NodeAgent(cp.client("node-agent"), fleet, clock=cp.clock, container_events=events, node_events=events)
+    agent = NodeAgent(
+        cp.client("node-agent"), fleet, clock=cp.clock, container_events=events, node_events=events
+    )
     await agent.start()
     while True:
         lst = await client.list(NODES)
@@ -55,7 +73,9 @@ async def run(nodes: int, pods: int, events: bool, gc_note: str = "default gc") 
     await agent.stop()
     for i in range(pods):
         await client.create(PODS, pod(i, f"node-{i % nodes}"))
-    agent = NodeAgent(cp.client("node-agent"), fleet, clock=cp.clock, container_events=events, node_events=events)
+    agent = NodeAgent(
+        cp.client("node-agent"), fleet, clock=cp.clock, container_events=events, node_events=events
+    )
     t = time.perf_counter()
     await agent.start()
     while agent.stats["pods_ready"] < pods:
@@ -90,7 +110,7 @@ def main() -> None:
     for threshold, note in settings:
         gc.set_threshold(*threshold)
         for n in args.pods:
-            for events in ([False] if args.no_events else [True, False]):
+            for events in [False] if args.no_events else [True, False]:
                 asyncio.run(run(args.nodes, n, events, note))
     gc.set_threshold(*default)
 

@@ -33,7 +33,9 @@ from controllers.manager import DAEMONSET, DEPLOYMENT, REPLICASET  # noqa: E402
 NS = "default"
 
 
-async def until(client: Client, gvr: GVR, name: str, rv: str, done: Callable[[Obj], bool], timeout: float) -> float:
+async def until(
+    client: Client, gvr: GVR, name: str, rv: str, done: Callable[[Obj], bool], timeout: float
+) -> float:
     async def run() -> float:
         async for ev in client.watch(gvr, NS, field_selector=f"metadata.name={name}", resource_version=rv):
             if ev.type in ("ADDED", "MODIFIED") and done(ev.object):
@@ -59,7 +61,13 @@ def deployment(replicas: int, image: str = "nginx:1") -> Obj:
                 "metadata": {"labels": {"app": "web"}},
                 "spec": {
                     "terminationGracePeriodSeconds": 0,
-                    "containers": [{"name": "c", "image": image, "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}],
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": image,
+                            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                        }
+                    ],
                 },
             },
         },
@@ -86,13 +94,17 @@ async def bench_deployment(replicas: int, ready: str) -> dict[str, float]:
         created = asyncio.create_task(
             until(client, DEPLOYMENTS, "web", rv, lambda o: _status(o).get("replicas") == replicas, timeout)
         )
-        available = asyncio.create_task(until(client, DEPLOYMENTS, "web", rv, rolled_out(replicas, 1), timeout))
+        available = asyncio.create_task(
+            until(client, DEPLOYMENTS, "web", rv, rolled_out(replicas, 1), timeout)
+        )
         await asyncio.sleep(0)
         start = time.perf_counter()
         await client.create(DEPLOYMENTS, deployment(replicas), NS)
         out = {"created": await created - start, "available": await available - start}
         rv = (await client.list(DEPLOYMENTS, NS))["metadata"]["resourceVersion"]
-        updated = asyncio.create_task(until(client, DEPLOYMENTS, "web", rv, rolled_out(replicas, 2), timeout * 2))
+        updated = asyncio.create_task(
+            until(client, DEPLOYMENTS, "web", rv, rolled_out(replicas, 2), timeout * 2)
+        )
         await asyncio.sleep(0)
         start = time.perf_counter()
         patch = {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}}
@@ -109,7 +121,9 @@ async def nodes_ready(client: Client, count: int, timeout: float) -> None:
         nodes = {n["metadata"]["name"]: n for n in lst["items"]}
 
         def done() -> bool:
-            return len(nodes) >= count and not any((n.get("spec") or {}).get("taints") for n in nodes.values())
+            return len(nodes) >= count and not any(
+                (n.get("spec") or {}).get("taints") for n in nodes.values()
+            )
 
         if done():
             return
@@ -136,7 +150,10 @@ async def bench_daemonset(nodes: int, ready: str) -> float:
                 DAEMONSETS,
                 "agent",
                 rv,
-                lambda o: _status(o).get("numberAvailable") == nodes and _status(o).get("desiredNumberScheduled") == nodes,
+                lambda o: (
+                    _status(o).get("numberAvailable") == nodes
+                    and _status(o).get("desiredNumberScheduled") == nodes
+                ),
                 max(60.0, nodes * 0.5),
             )
         )
@@ -168,7 +185,9 @@ async def main(args: argparse.Namespace) -> int:
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--replicas", type=int, nargs="+", default=[100, 1000])
-    p.add_argument("--nodes", type=int, nargs="+", default=[100, 500], help="DaemonSet fleet sizes (node agent only)")
+    p.add_argument(
+        "--nodes", type=int, nargs="+", default=[100, 500], help="DaemonSet fleet sizes (node agent only)"
+    )
     p.add_argument("--ready", choices=["auto", "agent", "bench"], default="auto")
     p.add_argument("--log-level", default="warning")
     return p.parse_args(argv)

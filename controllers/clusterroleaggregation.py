@@ -65,9 +65,16 @@ class ClusterRoleAggregationController(Controller):
         rules = aggregated_rules(role, self.roles.list())
         if rules == (role.get("rules") or []):
             return
-        patch = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": key}, "rules": rules}
+        patch = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": key},
+            "rules": rules,
+        }
         try:
-            await self.client.patch(CLUSTERROLES, key, patch, patch_type=APPLY, field_manager=NAME, force=True)
+            await self.client.patch(
+                CLUSTERROLES, key, patch, patch_type=APPLY, field_manager=NAME, force=True
+            )
         except errors.StatusError as e:
             if e.code == 404:
                 return

@@ -72,8 +72,21 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _GROUP_KEYS = frozenset(
     {
-        "name", "count", "zones", "racksPerZone", "rackName", "region", "instanceType", "arch", "os",
-        "capacity", "allocatable", "labels", "annotations", "taints", "devices",
+        "name",
+        "count",
+        "zones",
+        "racksPerZone",
+        "rackName",
+        "region",
+        "instanceType",
+        "arch",
+        "os",
+        "capacity",
+        "allocatable",
+        "labels",
+        "annotations",
+        "taints",
+        "devices",
     }
 )
 _TOP_KEYS = frozenset({"apiVersion", "kind", "nodes", "deviceClasses"})
@@ -126,7 +139,9 @@ class RackDeviceSpec:
             "spec": {
                 "driver": self.driver,
                 "nodeSelector": {
-                    "nodeSelectorTerms": [{"matchExpressions": [{"key": RACK_LABEL, "operator": "In", "values": [self.rack]}]}]
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": RACK_LABEL, "operator": "In", "values": [self.rack]}]}
+                    ]
                 },
                 "pool": {"name": self.rack, "generation": 1, "resourceSliceCount": 1},
                 "devices": devices,
@@ -302,7 +317,10 @@ def _template(text: str, values: Mapping[str, Any], path: _Path) -> str:
         raise _fail(path, f"bad template {text!r}: {e}") from e
     for f in fields:
         if f not in _TEMPLATE_VARS:
-            raise _fail(path, f"unknown template variable {{{f}}} in {text!r}; use {', '.join('{' + v + '}' for v in sorted(_TEMPLATE_VARS))}")
+            raise _fail(
+                path,
+                f"unknown template variable {{{f}}} in {text!r}; use {', '.join('{' + v + '}' for v in sorted(_TEMPLATE_VARS))}",
+            )
         if f not in values:
             raise _fail(path, f"template variable {{{f}}} is not available here")
     return text.format(**values)
@@ -377,11 +395,16 @@ def _devices(v: Any, path: _Path) -> list[tuple[str, int, str, dict[str, Any], d
         driver = _str(d["driver"], p.child("driver"))
         _check(names.is_dns1123_subdomain(driver), p.child("driver"), driver)
         if driver in drivers:
-            raise _fail(p.child("driver"), f"driver {driver!r} listed twice; put all its devices in one entry")
+            raise _fail(
+                p.child("driver"), f"driver {driver!r} listed twice; put all its devices in one entry"
+            )
         drivers.add(driver)
         count = _int(d.get("count", 1), p.child("count"), 1)
         tmpl = _str(d.get("name", "dev-{d}"), p.child("name"))
-        attrs = {k: _attribute(a, p.child("attributes").child(k)) for k, a in _mapping(d.get("attributes"), p.child("attributes")).items()}
+        attrs = {
+            k: _attribute(a, p.child("attributes").child(k))
+            for k, a in _mapping(d.get("attributes"), p.child("attributes")).items()
+        }
         cap = _resources(d.get("capacity"), p.child("capacity"))
         scope = _str(d.get("scope", "node"), p.child("scope"))
         if scope not in DEVICE_SCOPES:
@@ -396,7 +419,10 @@ def _expand_group(g: dict[str, Any], path: _Path) -> tuple[list[NodeSpec], list[
         raise _fail(path.child("name"), 'required (a template such as "cpu-{index}")')
     name_tmpl = _str(g["name"], path.child("name"))
     count = _int(g.get("count", 1), path.child("count"), 0)
-    zones = [_str(z, path.child("zones").index(i)) for i, z in enumerate(_list(g.get("zones"), path.child("zones")))]
+    zones = [
+        _str(z, path.child("zones").index(i))
+        for i, z in enumerate(_list(g.get("zones"), path.child("zones")))
+    ]
     for i, z in enumerate(zones):
         _check(names.is_valid_label_value(z), path.child("zones").index(i), z)
     if len(set(zones)) != len(zones):
@@ -419,10 +445,16 @@ def _expand_group(g: dict[str, Any], path: _Path) -> tuple[list[NodeSpec], list[
         if parse_quantity(allocatable[k]) > parse_quantity(capacity[k]):
             raise _fail(path.child("allocatable").child(k), f"exceeds capacity {capacity[k]}")
     alloc = {**capacity, **allocatable}
-    label_tmpls = {k: _str(v, path.child("labels").key(k)) for k, v in _mapping(g.get("labels"), path.child("labels")).items()}
+    label_tmpls = {
+        k: _str(v, path.child("labels").key(k))
+        for k, v in _mapping(g.get("labels"), path.child("labels")).items()
+    }
     for k in label_tmpls:
         _check(names.is_qualified_name(k), path.child("labels").key(k), k)
-    annotations = {k: _str(v, path.child("annotations").key(k)) for k, v in _mapping(g.get("annotations"), path.child("annotations")).items()}
+    annotations = {
+        k: _str(v, path.child("annotations").key(k))
+        for k, v in _mapping(g.get("annotations"), path.child("annotations")).items()
+    }
     for k in annotations:
         _check(names.is_qualified_name(k), path.child("annotations").key(k), k)
     taints = _taints(g.get("taints"), path.child("taints"))
@@ -529,7 +561,9 @@ def parse_fleet(data: Any, source: str = "<memory>") -> Fleet:
         group_nodes, group_racks = _expand_group(_mapping(g, p), p)
         for rd in group_racks:
             if any(x.rack == rd.rack and x.driver == rd.driver for x in rack_devices):
-                raise _fail(p.child("devices"), f"rack {rd.rack!r} already has devices of driver {rd.driver!r}")
+                raise _fail(
+                    p.child("devices"), f"rack {rd.rack!r} already has devices of driver {rd.driver!r}"
+                )
             rack_devices.append(rd)
         for n in group_nodes:
             if n.name in seen:

@@ -146,11 +146,15 @@ def new_resource_claim_controller(ctx: ComponentContext) -> Component:
 
 
 def new_deployment_controller(ctx: ComponentContext) -> Component:
-    return DeploymentController(ctx.client(DEPLOYMENT), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+    return DeploymentController(
+        ctx.client(DEPLOYMENT), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
 
 
 def new_replicaset_controller(ctx: ComponentContext) -> Component:
-    return ReplicaSetController(ctx.client(REPLICASET), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+    return ReplicaSetController(
+        ctx.client(REPLICASET), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
 
 
 def new_replicationcontroller_controller(ctx: ComponentContext) -> Component:
@@ -160,7 +164,9 @@ def new_replicationcontroller_controller(ctx: ComponentContext) -> Component:
 
 
 def new_daemonset_controller(ctx: ComponentContext) -> Component:
-    return DaemonSetsController(ctx.client(DAEMONSET), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+    return DaemonSetsController(
+        ctx.client(DAEMONSET), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
 
 
 def new_serviceaccount_controller(ctx: ComponentContext) -> Component:
@@ -188,7 +194,9 @@ def _workload_controllers() -> list[ControllerSpec]:
         ),
         ControllerSpec(DAEMONSET, new_daemonset_controller, ("daemonset",)),
         ControllerSpec(SERVICEACCOUNT, new_serviceaccount_controller, ("serviceaccount",)),
-        ControllerSpec(ENDPOINTSLICE, new_endpointslice_controller, ("endpointslice",), requires=ENDPOINTSLICES),
+        ControllerSpec(
+            ENDPOINTSLICE, new_endpointslice_controller, ("endpointslice",), requires=ENDPOINTSLICES
+        ),
     ]
 
 
@@ -202,7 +210,9 @@ def new_job_controller(ctx: ComponentContext) -> Component:
 
 
 def new_cronjob_controller(ctx: ComponentContext) -> Component:
-    return CronJobController(ctx.client(CRONJOB), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+    return CronJobController(
+        ctx.client(CRONJOB), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+    )
 
 
 def new_ttl_after_finished_controller(ctx: ComponentContext) -> Component:
@@ -277,5 +287,7 @@ def register_controllers(cp: ComponentRegistrar, controllers: str = "*", cluster
     selected = select_controllers(controllers, specs)
     for s in specs:
         cp.register(s.name, s.factory, group=None if s.name == NODE_AGENT else CONTROLLER_MANAGER)
-    unavailable = {s.name for s in specs if s.requires is not None and not cp.context_for(s.name).is_served(s.requires)}
+    unavailable = {
+        s.name for s in specs if s.requires is not None and not cp.context_for(s.name).is_served(s.requires)
+    }
     return [n for n in selected if n not in unavailable]

@@ -43,7 +43,9 @@ class PodGroupProtectionController(Controller):
         self.pods = self.informers.informer(PODS)
         self.pods.add_indexer(POD_GROUP_INDEX, pod_group_key)
         self.pod_groups.add_event_handler(self._on_group, lambda old, new: self._on_group(new), None)
-        self.pods.add_event_handler(self._on_pod, lambda old, new: self._on_pod_update(old, new), self._on_pod)
+        self.pods.add_event_handler(
+            self._on_pod, lambda old, new: self._on_pod_update(old, new), self._on_pod
+        )
 
     def _on_group(self, pg: Obj) -> None:
         md = pg.get("metadata") or {}
@@ -72,11 +74,18 @@ class PodGroupProtectionController(Controller):
         if is_being_deleted(pg):
             if not has or self.in_use(key):
                 return
-            patch = {"metadata": {"finalizers": [f for f in fins if f != PODGROUP_PROTECTION_FINALIZER] or None, "resourceVersion": rv}}
+            patch = {
+                "metadata": {
+                    "finalizers": [f for f in fins if f != PODGROUP_PROTECTION_FINALIZER] or None,
+                    "resourceVersion": rv,
+                }
+            }
         else:
             if has or not self.in_use(key):
                 return
-            patch = {"metadata": {"finalizers": [*fins, PODGROUP_PROTECTION_FINALIZER], "resourceVersion": rv}}
+            patch = {
+                "metadata": {"finalizers": [*fins, PODGROUP_PROTECTION_FINALIZER], "resourceVersion": rv}
+            }
         try:
             await self.client.patch(PODGROUPS, name, patch, ns)
         except errors.StatusError as e:

@@ -51,7 +51,12 @@ def pod_from_template(owner: Obj, template: Obj, api_version: str, kind: str) ->
         md["annotations"] = dict(tmd["annotations"])
     if tmd.get("finalizers"):
         md["finalizers"] = list(tmd["finalizers"])
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": copy.deepcopy(template.get("spec") or {})}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": md,
+        "spec": copy.deepcopy(template.get("spec") or {}),
+    }
 
 
 def phase_of(pod: Obj) -> str:

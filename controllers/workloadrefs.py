@@ -64,7 +64,12 @@ def owner_group(ref: Obj) -> str:
 
 def workload_owner_ref(wl: Obj, *, block_owner_deletion: bool) -> Obj:
     """PodGroup → Workload: a non-controller reference (the StatefulSet KEP blocks deletion, Jobs do not)."""
-    ref: Obj = {"apiVersion": WORKLOAD_API_VERSION, "kind": "Workload", "name": name_of(wl), "uid": uid_of(wl)}
+    ref: Obj = {
+        "apiVersion": WORKLOAD_API_VERSION,
+        "kind": "Workload",
+        "name": name_of(wl),
+        "uid": uid_of(wl),
+    }
     if block_owner_deletion:
         ref["blockOwnerDeletion"] = True
     return ref

@@ -40,13 +40,19 @@ class FeatureSpec:
 # reported stages are upstream's 1.37 stages.
 KNOWN_FEATURES: dict[str, FeatureSpec] = {
     WORKLOAD_WITH_STATEFULSET: FeatureSpec(
-        True, ALPHA, description="KEP-6277: StatefulSet spec.scheduling compiled into a Workload and a PodGroup"
+        True,
+        ALPHA,
+        description="KEP-6277: StatefulSet spec.scheduling compiled into a Workload and a PodGroup",
     ),
     WORKLOAD_WITH_JOB: FeatureSpec(
-        False, ALPHA, description="KEP-5547: Job spec.scheduling compiled into a Workload and a PodGroup (needs GenericWorkload)"
+        False,
+        ALPHA,
+        description="KEP-5547: Job spec.scheduling compiled into a Workload and a PodGroup (needs GenericWorkload)",
     ),
     GENERIC_WORKLOAD: FeatureSpec(
-        True, BETA, description="Workload/PodGroup APIs, pod spec.schedulingGroup, gang scheduling, workload-aware preemption"
+        True,
+        BETA,
+        description="Workload/PodGroup APIs, pod spec.schedulingGroup, gang scheduling, workload-aware preemption",
     ),
     TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: FeatureSpec(
         True, ALPHA, description="KEP-5732: PodGroup schedulingConstraints.topology"
@@ -82,7 +88,9 @@ def parse_feature_gates(value: str) -> dict[str, bool]:
         elif low in ("false", "f", "0"):
             result[name] = False
         else:
-            raise FeatureGateError(f"invalid value of {name}={val}, err: strconv.ParseBool: parsing {val!r}: invalid syntax")
+            raise FeatureGateError(
+                f"invalid value of {name}={val}, err: strconv.ParseBool: parsing {val!r}: invalid syntax"
+            )
     return result
 
 
@@ -101,7 +109,9 @@ class FeatureGate:
             if spec is None:
                 raise FeatureGateError(f"unrecognized feature gate: {name}")
             if spec.lock_to_default and enabled != spec.default:
-                raise FeatureGateError(f"cannot set feature gate {name} to {str(enabled).lower()}, feature is locked to {str(spec.default).lower()}")
+                raise FeatureGateError(
+                    f"cannot set feature gate {name} to {str(enabled).lower()}, feature is locked to {str(spec.default).lower()}"
+                )
             self._overrides[name] = enabled
 
     @classmethod

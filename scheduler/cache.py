@@ -180,7 +180,7 @@ class TopologyDomains:
 
     def update(self, name: str, ni: NodeInfo | None) -> None:
         old = self._value_of.pop(name, None)
-        value = (ni.labels.get(self.key) if ni is not None and ni.node is not None else None)
+        value = ni.labels.get(self.key) if ni is not None and ni.node is not None else None
         if old is not None and old != value:
             d = self.domains[old]
             d.names.discard(name)

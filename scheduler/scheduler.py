@@ -135,9 +135,6 @@ def _rv(obj: Obj) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion") or ""
 
 
-
-
-
 class Scheduler(PodGroupCycle):
     """kube-scheduler as a component; see the module docstring."""
 
@@ -371,7 +368,9 @@ class Scheduler(PodGroupCycle):
             res = resources.get(inf.gvr)
             if res is None:
                 continue
-            add, update, delete = (ClusterEvent(res, a) for a in (ActionType.ADD, ActionType.UPDATE_OTHER, ActionType.DELETE))
+            add, update, delete = (
+                ClusterEvent(res, a) for a in (ActionType.ADD, ActionType.UPDATE_OTHER, ActionType.DELETE)
+            )
             inf.add_event_handler(
                 lambda obj, ev=add: move(ev, None, obj),
                 lambda old, new, ev=update: move(ev, old, new),

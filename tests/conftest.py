@@ -17,7 +17,9 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 async def cp() -> AsyncIterator[ControlPlane]:
-    plane = ControlPlane(ControlPlaneOptions(gates=FeatureGate(), bookmark_interval=0.5, client_bookmark_interval=0.2))
+    plane = ControlPlane(
+        ControlPlaneOptions(gates=FeatureGate(), bookmark_interval=0.5, client_bookmark_interval=0.2)
+    )
     try:
         yield plane
     finally:

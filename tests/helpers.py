@@ -28,7 +28,9 @@ async def wait_for_object(
             if cond(cur):
                 return cur
             rv = lst["metadata"]["resourceVersion"]
-            async for ev in client.watch(gvr, namespace, field_selector=f"metadata.name={name}", resource_version=rv):
+            async for ev in client.watch(
+                gvr, namespace, field_selector=f"metadata.name={name}", resource_version=rv
+            ):
                 if ev.type == "ERROR":
                     break
                 if ev.type == "BOOKMARK":
@@ -57,7 +59,10 @@ async def wait_for_list(
             if cond(list(items.values())):
                 return list(items.values())
             async for ev in client.watch(
-                gvr, namespace, label_selector=label_selector, resource_version=lst["metadata"]["resourceVersion"]
+                gvr,
+                namespace,
+                label_selector=label_selector,
+                resource_version=lst["metadata"]["resourceVersion"],
             ):
                 if ev.type == "ERROR":
                     break
@@ -74,7 +79,9 @@ async def wait_for_list(
     return await asyncio.wait_for(run(), timeout)
 
 
-def cm(name: str, data: dict[str, str] | None = None, labels: dict[str, str] | None = None, ns: str = "default") -> Obj:
+def cm(
+    name: str, data: dict[str, str] | None = None, labels: dict[str, str] | None = None, ns: str = "default"
+) -> Obj:
     md: Obj = {"name": name, "namespace": ns}
     if labels:
         md["labels"] = labels

@@ -29,7 +29,9 @@ class NamespaceLifecycle(Plugin):
         ns = api.lookup("", "namespaces", "", attrs.namespace)
         if ns is None:
             raise errors.not_found("namespaces", attrs.namespace)
-        if (ns.get("metadata") or {}).get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating":
+        if (ns.get("metadata") or {}).get("deletionTimestamp") or (ns.get("status") or {}).get(
+            "phase"
+        ) == "Terminating":
             # Events are still accepted in a terminating namespace, as kube does.
             if rd.plural == "events":
                 return
@@ -50,7 +52,10 @@ class Priority(Plugin):
         rd = attrs.rd
         if attrs.operation != CREATE or attrs.subresource or attrs.obj is None:
             return
-        if not ((rd.group == "" and rd.plural == "pods") or (rd.group == "scheduling.k8s.io" and rd.plural == "podgroups")):
+        if not (
+            (rd.group == "" and rd.plural == "pods")
+            or (rd.group == "scheduling.k8s.io" and rd.plural == "podgroups")
+        ):
             return
         spec = attrs.obj.setdefault("spec", {})
         pc_name = spec.get("priorityClassName") or ""
@@ -63,7 +68,9 @@ class Priority(Plugin):
                 value = SYSTEM_NODE_CRITICAL[1]
             pc = api.lookup("scheduling.k8s.io", "priorityclasses", "", pc_name)
             if pc is None and value is None:
-                raise errors.forbidden(rd.plural, attrs.name, rd.group, f"no PriorityClass with name {pc_name} was found")
+                raise errors.forbidden(
+                    rd.plural, attrs.name, rd.group, f"no PriorityClass with name {pc_name} was found"
+                )
             if pc is not None:
                 value = int(pc.get("value", 0))
                 policy = pc.get("preemptionPolicy")
@@ -165,7 +172,13 @@ class PodGroupProtection(Plugin):
 
 def default_plugins() -> list[Plugin]:
     """Order matters, as in kube: lifecycle first, then mutation, then validation."""
-    return [NamespaceLifecycle(), ServiceAccount(), Priority(), DefaultTolerationSeconds(), PodGroupProtection()]
+    return [
+        NamespaceLifecycle(),
+        ServiceAccount(),
+        Priority(),
+        DefaultTolerationSeconds(),
+        PodGroupProtection(),
+    ]
 
 
 __all__ = [

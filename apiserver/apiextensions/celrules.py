@@ -46,6 +46,8 @@ def _optional(value: Any) -> Any:
         return _OPTIONAL_NONE.execute(ctx)
     ctx.update({"x": value})
     return _OPTIONAL_OF.execute(ctx)
+
+
 _OLDSELF = re.compile(r"\boldSelf\b")
 REASONS = ("FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate")
 _FIELD_PATH = re.compile(r"^(\.[A-Za-z_][A-Za-z0-9_]*|\['[^']*'\])+$")

@@ -334,7 +334,12 @@ class CustomResourceServing:
                 "apiVersion": "apiregistration.k8s.io/v1",
                 "kind": "APIService",
                 "metadata": {"name": name, "labels": {AUTOMANAGED: "true"}},
-                "spec": {"group": group, "version": version, "groupPriorityMinimum": 1000, "versionPriority": 100},
+                "spec": {
+                    "group": group,
+                    "version": version,
+                    "groupPriorityMinimum": 1000,
+                    "versionPriority": 100,
+                },
             }
             try:
                 self.api.create(rd, "", body, WriteOptions(field_manager=MANAGER))

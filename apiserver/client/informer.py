@@ -37,7 +37,9 @@ def owner_uid_index(obj: Obj) -> list[str]:
 
 def controller_uid_index(obj: Obj) -> list[str]:
     return [
-        r["uid"] for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("uid") and r.get("controller")
+        r["uid"]
+        for r in (obj.get("metadata") or {}).get("ownerReferences") or []
+        if r.get("uid") and r.get("controller")
     ]
 
 
@@ -194,9 +196,9 @@ class Informer:
             self._remove(self._items[key])
         for key, obj in fresh.items():
             old = self._items.get(key)
-            if old is not None and (old.get("metadata") or {}).get("resourceVersion") == (obj.get("metadata") or {}).get(
-                "resourceVersion"
-            ):
+            if old is not None and (old.get("metadata") or {}).get("resourceVersion") == (
+                obj.get("metadata") or {}
+            ).get("resourceVersion"):
                 continue
             self._upsert(obj)
 
@@ -295,7 +297,9 @@ class InformerFactory:
         self._informers: dict[tuple[GVR, str, str, str], Informer] = {}
         self._started = False
 
-    def informer(self, gvr: GVR, namespace: str = "", label_selector: str = "", field_selector: str = "") -> Informer:
+    def informer(
+        self, gvr: GVR, namespace: str = "", label_selector: str = "", field_selector: str = ""
+    ) -> Informer:
         key = (gvr, namespace, label_selector, field_selector)
         inf = self._informers.get(key)
         if inf is None:

@@ -28,7 +28,11 @@ class GVR:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def __str__(self) -> str:
-        return f"{self.resource}.{self.version}.{self.group}" if self.group else f"{self.resource}.{self.version}"
+        return (
+            f"{self.resource}.{self.version}.{self.group}"
+            if self.group
+            else f"{self.resource}.{self.version}"
+        )
 
 
 # Well-known resources, so components never spell them twice.
@@ -112,7 +116,9 @@ class Client(Protocol):
         self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
     ) -> Obj: ...
 
-    async def update_status(self, gvr: GVR, obj: Obj, namespace: str = "", *, field_manager: str = "") -> Obj: ...
+    async def update_status(
+        self, gvr: GVR, obj: Obj, namespace: str = "", *, field_manager: str = ""
+    ) -> Obj: ...
 
     async def patch(
         self,

@@ -207,7 +207,9 @@ class LocalClient:
         body.setdefault("kind", rd.kind)
         md = body.get("metadata") or {}
         ns = namespace or md.get("namespace", "")
-        return self.api.update(rd, ns, md.get("name", ""), body, self._opts(False, field_manager), "status").obj
+        return self.api.update(
+            rd, ns, md.get("name", ""), body, self._opts(False, field_manager), "status"
+        ).obj
 
     async def patch(
         self,
@@ -261,7 +263,9 @@ class LocalClient:
         opts = DeleteOptions(propagation_policy, grace_period_seconds)
         return self.api.delete_collection(rd, namespace, label_selector, field_selector, opts)
 
-    async def create_subresource(self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = "") -> Obj:
+    async def create_subresource(
+        self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = ""
+    ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
         body = self._copy(obj)
@@ -284,7 +288,9 @@ class LocalClient:
             return self.api.get(rd, namespace, name).copy()
         raise errors.method_not_allowed("get", f"{rd.plural}/{subresource}", rd.group)
 
-    async def update_subresource(self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = "") -> Obj:
+    async def update_subresource(
+        self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = ""
+    ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
         body = self._copy(obj)

@@ -35,8 +35,12 @@ def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
         patch = jsonpatch.JsonPatch(ops)
         return patch.apply(target)
     except jsonpatch.JsonPatchTestFailed as e:
-        raise errors.StatusError(422, "Invalid", f"the server rejected our request due to an error in our request: {e}") from e
+        raise errors.StatusError(
+            422, "Invalid", f"the server rejected our request due to an error in our request: {e}"
+        ) from e
     except (jsonpatch.JsonPatchConflict, jsonpointer.JsonPointerException) as e:
-        raise errors.StatusError(422, "Invalid", f"the server rejected our request due to an error in our request: {e}") from e
+        raise errors.StatusError(
+            422, "Invalid", f"the server rejected our request due to an error in our request: {e}"
+        ) from e
     except (jsonpatch.InvalidJsonPatch, TypeError, KeyError, ValueError) as e:
         raise errors.bad_request(f"invalid JSON Patch: {e}") from e

@@ -32,12 +32,16 @@ class FieldTracker:
         node = self._node(rd)
         entries = updated_managed_fields(None, obj, opts.field_manager, node, now, rd.api_version)
         if entries is None:
-            out = record_update(None, obj, opts.field_manager, schema_node=node, now=now, api_version=rd.api_version)
+            out = record_update(
+                None, obj, opts.field_manager, schema_node=node, now=now, api_version=rd.api_version
+            )
             _take_managed_fields(obj, out)
             return
         _set_entries(obj["metadata"], entries)
 
-    def on_update(self, rd: ResourceDef, old: Obj, obj: Obj, opts: Any, manager_op: str, subresource: str, now: str) -> None:
+    def on_update(
+        self, rd: ResourceDef, old: Obj, obj: Obj, opts: Any, manager_op: str, subresource: str, now: str
+    ) -> None:
         if manager_op == "Apply" or not opts.field_manager:
             return
         node = self._node(rd)

@@ -42,21 +42,69 @@ def rule(verbs: tuple[str, ...] | str, groups: tuple[str, ...] | str, *resources
 
 def _view_rules() -> list[Obj]:
     return [
-        rule(READ, "", "pods", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
-             "services", "services/status", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status",
-             "configmaps"),
-        rule(READ, "", "limitranges", "resourcequotas", "bindings", "events", "pods/status", "resourcequotas/status",
-             "namespaces/status", "replicationcontrollers/status", "pods/log"),
+        rule(
+            READ,
+            "",
+            "pods",
+            "replicationcontrollers",
+            "replicationcontrollers/scale",
+            "serviceaccounts",
+            "services",
+            "services/status",
+            "endpoints",
+            "persistentvolumeclaims",
+            "persistentvolumeclaims/status",
+            "configmaps",
+        ),
+        rule(
+            READ,
+            "",
+            "limitranges",
+            "resourcequotas",
+            "bindings",
+            "events",
+            "pods/status",
+            "resourcequotas/status",
+            "namespaces/status",
+            "replicationcontrollers/status",
+            "pods/log",
+        ),
         rule(READ, "", "namespaces"),
         rule(READ, "discovery.k8s.io", "endpointslices"),
-        rule(READ, "apps", "controllerrevisions", "statefulsets", "statefulsets/status", "statefulsets/scale",
-             "daemonsets", "daemonsets/status", "deployments", "deployments/status", "deployments/scale",
-             "replicasets", "replicasets/status", "replicasets/scale"),
+        rule(
+            READ,
+            "apps",
+            "controllerrevisions",
+            "statefulsets",
+            "statefulsets/status",
+            "statefulsets/scale",
+            "daemonsets",
+            "daemonsets/status",
+            "deployments",
+            "deployments/status",
+            "deployments/scale",
+            "replicasets",
+            "replicasets/status",
+            "replicasets/scale",
+        ),
         rule(READ, "autoscaling", "horizontalpodautoscalers", "horizontalpodautoscalers/status"),
         rule(READ, "batch", "jobs", "cronjobs", "cronjobs/status", "jobs/status"),
-        rule(READ, "extensions", "daemonsets", "daemonsets/status", "deployments", "deployments/scale",
-             "deployments/status", "ingresses", "ingresses/status", "replicasets", "replicasets/scale",
-             "replicasets/status", "replicationcontrollers/scale", "networkpolicies"),
+        rule(
+            READ,
+            "extensions",
+            "daemonsets",
+            "daemonsets/status",
+            "deployments",
+            "deployments/scale",
+            "deployments/status",
+            "ingresses",
+            "ingresses/status",
+            "replicasets",
+            "replicasets/scale",
+            "replicasets/status",
+            "replicationcontrollers/scale",
+            "networkpolicies",
+        ),
         rule(READ, "policy", "poddisruptionbudgets", "poddisruptionbudgets/status"),
         rule(READ, "networking.k8s.io", "networkpolicies", "ingresses", "ingresses/status"),
     ]
@@ -64,19 +112,60 @@ def _view_rules() -> list[Obj]:
 
 def _edit_rules() -> list[Obj]:
     return [
-        rule(READ, "", "pods/attach", "pods/proxy", "pods/exec", "pods/portforward", "secrets", "services/proxy"),
+        rule(
+            READ,
+            "",
+            "pods/attach",
+            "pods/proxy",
+            "pods/exec",
+            "pods/portforward",
+            "secrets",
+            "services/proxy",
+        ),
         rule("impersonate", "", "serviceaccounts"),
         rule(WRITE, "", "pods", "pods/attach", "pods/proxy", "pods/exec", "pods/portforward"),
         rule("create", "", "pods/eviction"),
-        rule(WRITE, "", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts", "services",
-             "services/proxy", "persistentvolumeclaims", "configmaps", "secrets", "events"),
+        rule(
+            WRITE,
+            "",
+            "replicationcontrollers",
+            "replicationcontrollers/scale",
+            "serviceaccounts",
+            "services",
+            "services/proxy",
+            "persistentvolumeclaims",
+            "configmaps",
+            "secrets",
+            "events",
+        ),
         rule("create", "", "serviceaccounts/token"),
-        rule(WRITE, "apps", "statefulsets", "statefulsets/scale", "daemonsets", "deployments", "deployments/scale",
-             "deployments/rollback", "replicasets", "replicasets/scale"),
+        rule(
+            WRITE,
+            "apps",
+            "statefulsets",
+            "statefulsets/scale",
+            "daemonsets",
+            "deployments",
+            "deployments/scale",
+            "deployments/rollback",
+            "replicasets",
+            "replicasets/scale",
+        ),
         rule(WRITE, "autoscaling", "horizontalpodautoscalers"),
         rule(WRITE, "batch", "jobs", "cronjobs"),
-        rule(WRITE, "extensions", "daemonsets", "deployments", "deployments/scale", "deployments/rollback",
-             "ingresses", "replicasets", "replicasets/scale", "replicationcontrollers/scale", "networkpolicies"),
+        rule(
+            WRITE,
+            "extensions",
+            "daemonsets",
+            "deployments",
+            "deployments/scale",
+            "deployments/rollback",
+            "ingresses",
+            "replicasets",
+            "replicasets/scale",
+            "replicationcontrollers/scale",
+            "networkpolicies",
+        ),
         rule(WRITE, "policy", "poddisruptionbudgets"),
         rule(WRITE, "networking.k8s.io", "networkpolicies", "ingresses"),
         rule(READ_WRITE, "coordination.k8s.io", "leases"),
@@ -90,15 +179,26 @@ def _admin_rules() -> list[Obj]:
     ]
 
 
-def _cluster_role(name: str, *, rules: list[Obj] | None = None, labels: dict[str, str] | None = None,
-                  aggregate: str | None = None) -> Obj:
+def _cluster_role(
+    name: str,
+    *,
+    rules: list[Obj] | None = None,
+    labels: dict[str, str] | None = None,
+    aggregate: str | None = None,
+) -> Obj:
     obj: Obj = {
         "apiVersion": RBAC_V1,
         "kind": "ClusterRole",
-        "metadata": {"name": name, "labels": {**BOOTSTRAP_LABELS, **(labels or {})}, "annotations": dict(AUTOUPDATE)},
+        "metadata": {
+            "name": name,
+            "labels": {**BOOTSTRAP_LABELS, **(labels or {})},
+            "annotations": dict(AUTOUPDATE),
+        },
     }
     if aggregate is not None:
-        obj["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {AGGREGATE_TO + aggregate: "true"}}]}
+        obj["aggregationRule"] = {
+            "clusterRoleSelectors": [{"matchLabels": {AGGREGATE_TO + aggregate: "true"}}]
+        }
     if rules is not None:
         obj["rules"] = rules
     return obj
@@ -129,7 +229,11 @@ def bootstrap_cluster_role_bindings() -> list[Obj]:
         {
             "apiVersion": RBAC_V1,
             "kind": "ClusterRoleBinding",
-            "metadata": {"name": "cluster-admin", "labels": dict(BOOTSTRAP_LABELS), "annotations": dict(AUTOUPDATE)},
+            "metadata": {
+                "name": "cluster-admin",
+                "labels": dict(BOOTSTRAP_LABELS),
+                "annotations": dict(AUTOUPDATE),
+            },
             "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "cluster-admin"},
             "subjects": [{"apiGroup": RBAC, "kind": "Group", "name": "system:masters"}],
         }
@@ -180,7 +284,10 @@ def local_api_service(group: str, version: str) -> Obj:
     return {
         "apiVersion": "apiregistration.k8s.io/v1",
         "kind": "APIService",
-        "metadata": {"name": f"{version}.{group}", "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}},
+        "metadata": {
+            "name": f"{version}.{group}",
+            "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"},
+        },
         "spec": spec,
     }
 

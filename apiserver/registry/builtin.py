@@ -139,7 +139,13 @@ RETURN_DELETED_OBJECT = frozenset(
 )
 
 
-def _sub(name: str, kind: str, group: str = "", version: str = "", verbs: tuple[str, ...] = ("get", "patch", "update")) -> Subresource:
+def _sub(
+    name: str,
+    kind: str,
+    group: str = "",
+    version: str = "",
+    verbs: tuple[str, ...] = ("get", "patch", "update"),
+) -> Subresource:
     return Subresource(name, kind, group, version, verbs)
 
 
@@ -154,72 +160,186 @@ def builtin_resources() -> list[ResourceDef]:
             )
         return strat
 
-    def rd(group: str, version: str, kind: str, plural: str, namespaced: bool, *, status: bool = False, **kw: Any) -> ResourceDef:
+    def rd(
+        group: str, version: str, kind: str, plural: str, namespaced: bool, *, status: bool = False, **kw: Any
+    ) -> ResourceDef:
         subs = tuple(kw.pop("subresources", ()))
         if status:
             subs = (_sub("status", kind),) + subs
         kw.setdefault("return_deleted_object", (group, plural) in RETURN_DELETED_OBJECT)
-        return ResourceDef(group, version, kind, plural, namespaced, strategy=st(group, plural), subresources=subs, **kw)
+        return ResourceDef(
+            group, version, kind, plural, namespaced, strategy=st(group, plural), subresources=subs, **kw
+        )
 
     ALL = ("all",)
     return [
         # core/v1
-        rd("", "v1", "Namespace", "namespaces", False, status=True, short_names=("ns",),
-           verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
-           subresources=(_sub("finalize", "Namespace", verbs=("update",)),),
-           field_selectors=_fields("status.phase")),
-        rd("", "v1", "Node", "nodes", False, status=True, short_names=("no",), field_selectors=_fields("spec.unschedulable")),
-        rd("", "v1", "Pod", "pods", True, status=True, short_names=("po",), categories=ALL,
-           subresources=(
-               _sub("binding", "Binding", verbs=("create",)),
-               _sub("eviction", "Eviction", "policy", "v1", verbs=("create",)),
-               _sub("log", "Pod", verbs=("get",)),
-               _sub("exec", "PodExecOptions", verbs=("create", "get")),
-               _sub("attach", "PodAttachOptions", verbs=("create", "get")),
-               _sub("portforward", "PodPortForwardOptions", verbs=("create", "get")),
-           ),
-           field_selectors=POD_FIELDS),
+        rd(
+            "",
+            "v1",
+            "Namespace",
+            "namespaces",
+            False,
+            status=True,
+            short_names=("ns",),
+            verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+            subresources=(_sub("finalize", "Namespace", verbs=("update",)),),
+            field_selectors=_fields("status.phase"),
+        ),
+        rd(
+            "",
+            "v1",
+            "Node",
+            "nodes",
+            False,
+            status=True,
+            short_names=("no",),
+            field_selectors=_fields("spec.unschedulable"),
+        ),
+        rd(
+            "",
+            "v1",
+            "Pod",
+            "pods",
+            True,
+            status=True,
+            short_names=("po",),
+            categories=ALL,
+            subresources=(
+                _sub("binding", "Binding", verbs=("create",)),
+                _sub("eviction", "Eviction", "policy", "v1", verbs=("create",)),
+                _sub("log", "Pod", verbs=("get",)),
+                _sub("exec", "PodExecOptions", verbs=("create", "get")),
+                _sub("attach", "PodAttachOptions", verbs=("create", "get")),
+                _sub("portforward", "PodPortForwardOptions", verbs=("create", "get")),
+            ),
+            field_selectors=POD_FIELDS,
+        ),
         rd("", "v1", "Service", "services", True, status=True, short_names=("svc",), categories=ALL),
         rd("", "v1", "Endpoints", "endpoints", True, short_names=("ep",)),
         rd("", "v1", "ConfigMap", "configmaps", True, short_names=("cm",)),
         rd("", "v1", "Secret", "secrets", True, field_selectors=_fields("type")),
-        rd("", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",),
-           subresources=(_sub("token", "TokenRequest", "authentication.k8s.io", "v1", verbs=("create",)),)),
+        rd(
+            "",
+            "v1",
+            "ServiceAccount",
+            "serviceaccounts",
+            True,
+            short_names=("sa",),
+            subresources=(_sub("token", "TokenRequest", "authentication.k8s.io", "v1", verbs=("create",)),),
+        ),
         rd("", "v1", "Event", "events", True, short_names=("ev",), field_selectors=EVENT_FIELDS),
-        rd("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, status=True, short_names=("pvc",)),
+        rd(
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            True,
+            status=True,
+            short_names=("pvc",),
+        ),
         rd("", "v1", "PersistentVolume", "persistentvolumes", False, status=True, short_names=("pv",)),
         rd("", "v1", "LimitRange", "limitranges", True, short_names=("limits",)),
         rd("", "v1", "ResourceQuota", "resourcequotas", True, status=True, short_names=("quota",)),
-        rd("", "v1", "ReplicationController", "replicationcontrollers", True, status=True, short_names=("rc",),
-           categories=ALL, subresources=(_sub("scale", "Scale", "autoscaling", "v1"),)),
+        rd(
+            "",
+            "v1",
+            "ReplicationController",
+            "replicationcontrollers",
+            True,
+            status=True,
+            short_names=("rc",),
+            categories=ALL,
+            subresources=(_sub("scale", "Scale", "autoscaling", "v1"),),
+        ),
         rd("", "v1", "PodTemplate", "podtemplates", True),
         # apps/v1
-        rd("apps", "v1", "StatefulSet", "statefulsets", True, status=True, short_names=("sts",), categories=ALL,
-           subresources=(_sub("scale", "Scale", "autoscaling", "v1"),)),
+        rd(
+            "apps",
+            "v1",
+            "StatefulSet",
+            "statefulsets",
+            True,
+            status=True,
+            short_names=("sts",),
+            categories=ALL,
+            subresources=(_sub("scale", "Scale", "autoscaling", "v1"),),
+        ),
         rd("apps", "v1", "ControllerRevision", "controllerrevisions", True),
-        rd("apps", "v1", "Deployment", "deployments", True, status=True, short_names=("deploy",), categories=ALL,
-           subresources=(_sub("scale", "Scale", "autoscaling", "v1"),)),
-        rd("apps", "v1", "ReplicaSet", "replicasets", True, status=True, short_names=("rs",), categories=ALL,
-           subresources=(_sub("scale", "Scale", "autoscaling", "v1"),), field_selectors=_fields("status.replicas")),
+        rd(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            True,
+            status=True,
+            short_names=("deploy",),
+            categories=ALL,
+            subresources=(_sub("scale", "Scale", "autoscaling", "v1"),),
+        ),
+        rd(
+            "apps",
+            "v1",
+            "ReplicaSet",
+            "replicasets",
+            True,
+            status=True,
+            short_names=("rs",),
+            categories=ALL,
+            subresources=(_sub("scale", "Scale", "autoscaling", "v1"),),
+            field_selectors=_fields("status.replicas"),
+        ),
         rd("apps", "v1", "DaemonSet", "daemonsets", True, status=True, short_names=("ds",), categories=ALL),
         # batch/v1
-        rd("batch", "v1", "Job", "jobs", True, status=True, categories=ALL, field_selectors=_fields("status.successful")),
+        rd(
+            "batch",
+            "v1",
+            "Job",
+            "jobs",
+            True,
+            status=True,
+            categories=ALL,
+            field_selectors=_fields("status.successful"),
+        ),
         rd("batch", "v1", "CronJob", "cronjobs", True, status=True, short_names=("cj",), categories=ALL),
         # events.k8s.io/v1 (same storage as core events)
-        rd("events.k8s.io", "v1", "Event", "events", True, short_names=("ev",), storage_of=("", "events"),
-           field_selectors=EVENTS_V1_FIELDS),
+        rd(
+            "events.k8s.io",
+            "v1",
+            "Event",
+            "events",
+            True,
+            short_names=("ev",),
+            storage_of=("", "events"),
+            field_selectors=EVENTS_V1_FIELDS,
+        ),
         # discovery.k8s.io/v1
         rd("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True),
         # coordination.k8s.io/v1
         rd("coordination.k8s.io", "v1", "Lease", "leases", True),
         # policy/v1
-        rd("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, status=True, short_names=("pdb",)),
+        rd(
+            "policy",
+            "v1",
+            "PodDisruptionBudget",
+            "poddisruptionbudgets",
+            True,
+            status=True,
+            short_names=("pdb",),
+        ),
         # scheduling.k8s.io
         rd("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",)),
         rd("scheduling.k8s.io", "v1beta1", "Workload", "workloads", True, gate=GENERIC_WORKLOAD),
         rd("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", True, status=True, gate=GENERIC_WORKLOAD),
-        rd("scheduling.k8s.io", "v1alpha3", "CompositePodGroup", "compositepodgroups", True, status=True,
-           gate=COMPOSITE_POD_GROUP),
+        rd(
+            "scheduling.k8s.io",
+            "v1alpha3",
+            "CompositePodGroup",
+            "compositepodgroups",
+            True,
+            status=True,
+            gate=COMPOSITE_POD_GROUP,
+        ),
         # rbac.authorization.k8s.io/v1
         rd("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
         rd("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
@@ -233,26 +353,78 @@ def builtin_resources() -> list[ResourceDef]:
         rd("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False),
         rd("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, short_names=("netpol",)),
         # autoscaling/v2 (the stored version)
-        rd("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, status=True,
-           short_names=("hpa",), categories=ALL),
+        rd(
+            "autoscaling",
+            "v2",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            True,
+            status=True,
+            short_names=("hpa",),
+            categories=ALL,
+        ),
         # autoscaling/v1: the same stored HPAs, converted (strategies/autoscaling_v1.py)
-        rd("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, status=True,
-           short_names=("hpa",), categories=ALL, storage_of=("autoscaling", "horizontalpodautoscalers")),
+        rd(
+            "autoscaling",
+            "v1",
+            "HorizontalPodAutoscaler",
+            "horizontalpodautoscalers",
+            True,
+            status=True,
+            short_names=("hpa",),
+            categories=ALL,
+            storage_of=("autoscaling", "horizontalpodautoscalers"),
+        ),
         # apiregistration.k8s.io/v1
         rd("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, status=True),
         # authorization.k8s.io/v1: create-only reviews, answered and never stored
-        rd("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False, verbs=("create",)),
-        rd("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", False, verbs=("create",)),
-        rd("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False, verbs=("create",)),
-        rd("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", True,
-           verbs=("create",)),
+        rd(
+            "authorization.k8s.io",
+            "v1",
+            "SelfSubjectAccessReview",
+            "selfsubjectaccessreviews",
+            False,
+            verbs=("create",),
+        ),
+        rd(
+            "authorization.k8s.io",
+            "v1",
+            "SelfSubjectRulesReview",
+            "selfsubjectrulesreviews",
+            False,
+            verbs=("create",),
+        ),
+        rd(
+            "authorization.k8s.io",
+            "v1",
+            "SubjectAccessReview",
+            "subjectaccessreviews",
+            False,
+            verbs=("create",),
+        ),
+        rd(
+            "authorization.k8s.io",
+            "v1",
+            "LocalSubjectAccessReview",
+            "localsubjectaccessreviews",
+            True,
+            verbs=("create",),
+        ),
         # authentication.k8s.io/v1: create-only reviews (kubectl auth whoami)
-        rd("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=("create",)),
+        rd(
+            "authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=("create",)
+        ),
         rd("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=("create",)),
         # resource.k8s.io/v1 (DRA)
         rd("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, status=True),
         rd("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),
         rd("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", False),
-        rd("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", False,
-           field_selectors=_fields("spec.nodeName", "spec.driver")),
+        rd(
+            "resource.k8s.io",
+            "v1",
+            "ResourceSlice",
+            "resourceslices",
+            False,
+            field_selectors=_fields("spec.nodeName", "spec.driver"),
+        ),
     ]

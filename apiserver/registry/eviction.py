@@ -70,11 +70,17 @@ def evict(api: API, ns: str, name: str, body: Any) -> Obj:
             if not sel.empty and sel.matches(labels):
                 matching.append(pdb)
         if len(matching) > 1:
-            raise errors.internal_error("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.")
+            raise errors.internal_error(
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+            )
         if matching:
             pdb = matching[0]
             sel = label_selector_from_dict((pdb.get("spec") or {}).get("selector"))
-            pods = [p for p in api.lookup_all("", "pods", ns) if sel.matches((p.get("metadata") or {}).get("labels") or {})]
+            pods = [
+                p
+                for p in api.lookup_all("", "pods", ns)
+                if sel.matches((p.get("metadata") or {}).get("labels") or {})
+            ]
             allowed, desired, healthy = disruptions_allowed(pdb, pods)
             if allowed <= 0:
                 pdb_name = pdb["metadata"]["name"]

@@ -38,7 +38,13 @@ FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
 # Fields of metadata the server owns: a client's values are replaced on create/update.
-_SERVER_META_ON_UPDATE = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+_SERVER_META_ON_UPDATE = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+)
 
 
 @dataclass
@@ -96,7 +102,9 @@ def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
             raise ValueError
         return rv, (ns, name)
     except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as e:
-        raise errors.bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from e
+        raise errors.bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ) from e
 
 
 CONTINUE_EXPIRED = (
@@ -240,7 +248,9 @@ class API:
             return Record(obj, orjson.dumps(obj), rec.rv)
         return rec
 
-    def make_filter(self, rd: ResourceDef, label_selector: str, field_selector: str) -> Callable[[Obj], bool] | None:
+    def make_filter(
+        self, rd: ResourceDef, label_selector: str, field_selector: str
+    ) -> Callable[[Obj], bool] | None:
         from apiserver.registry.filters import build_filter
 
         return build_filter(rd, label_selector, field_selector)
@@ -270,11 +280,15 @@ class API:
                     f'resourceVersionMatch: Unsupported value: "{resource_version_match}": supported values: "Exact", "NotOlderThan"'
                 )
             if not resource_version:
-                raise errors.bad_request("resourceVersionMatch is forbidden unless resourceVersion is provided")
+                raise errors.bad_request(
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                )
             rv = _parse_rv(resource_version)
             if resource_version_match == "Exact":
                 if rv == 0:
-                    raise errors.bad_request('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"')
+                    raise errors.bad_request(
+                        'resourceVersionMatch "Exact" is forbidden for resourceVersion "0"'
+                    )
                 if rv > self.store.rv:
                     raise errors.timeout(f"Too large resource version: {rv}, current: {self.store.rv}")
                 at_rv = rv
@@ -285,7 +299,9 @@ class API:
             if rv > self.store.rv:
                 raise errors.timeout(f"Too large resource version: {rv}, current: {self.store.rv}")
         try:
-            recs, list_rv, last = self.store.list(self._skey(rd), ns if rd.namespaced else "", flt, limit, start, at_rv)
+            recs, list_rv, last = self.store.list(
+                self._skey(rd), ns if rd.namespaced else "", flt, limit, start, at_rv
+            )
         except StoreError as e:
             if continue_:
                 raise errors.expired(CONTINUE_EXPIRED) from e
@@ -332,7 +348,8 @@ class API:
                     "meta.k8s.io",
                     [
                         fielderr.forbidden(
-                            "allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"
+                            "allowWatchBookmarks",
+                            "sendInitialEvents requires setting allowWatchBookmarks to true",
                         )
                     ],
                 )
@@ -343,7 +360,9 @@ class API:
             initial = True
             end_bookmark = True
         elif send_initial_events is False and resource_version_match:
-            raise errors.bad_request("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+            raise errors.bad_request(
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+            )
         elif resource_version in ("", "0"):
             initial = True
         else:
@@ -365,7 +384,9 @@ class API:
         if rd.namespaced:
             body_ns = md.get("namespace") or ""
             if body_ns and ns and body_ns != ns:
-                raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
             ns = ns or body_ns
             if not ns:
                 raise errors.bad_request("the namespace of the object must be set")
@@ -451,9 +472,13 @@ class API:
         obj = self._check_type(rd, body)
         md = obj["metadata"]
         if md.get("name") and md["name"] != name:
-            raise errors.bad_request(f"the name of the object ({md['name']}) does not match the name on the URL ({name})")
+            raise errors.bad_request(
+                f"the name of the object ({md['name']}) does not match the name on the URL ({name})"
+            )
         if rd.namespaced and md.get("namespace") and md["namespace"] != ns:
-            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
         rec = self._get_record(rd, ns, name)
         old = rec.obj
         body_rv = md.get("resourceVersion") or ""
@@ -473,7 +498,9 @@ class API:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, obj, self._to_view(rd, rec.copy()) if rd.storage_of else old, opts, warnings)
+            self.body_checker(
+                rd, obj, self._to_view(rd, rec.copy()) if rd.storage_of else old, opts, warnings
+            )
         return self._update_from(rd, ns, name, rec, self._from_view(rd, obj), opts, subresource, warnings)
 
     def _update_from(
@@ -523,7 +550,9 @@ class API:
                     md.pop(k, None)
         else:
             strategy.prepare_for_update(ctx, obj, old)
-            if "generation" in old_md and strategy.generation_relevant(obj) != strategy.generation_relevant(old):
+            if "generation" in old_md and strategy.generation_relevant(obj) != strategy.generation_relevant(
+                old
+            ):
                 md["generation"] = int(old_md.get("generation") or 1) + 1
         attrs = Attributes(UPDATE, rd, ns, name, obj, old, subresource, opts.dry_run, self.gates, warnings)
         self._run_admission(attrs)
@@ -543,7 +572,9 @@ class API:
             warnings.extend(strategy.warnings_on_update(ctx, obj, old))
         warnings.extend(ctx.warnings)
         if self.field_tracker is not None:
-            self.field_tracker.on_update(rd, old, obj, opts, manager_op, subresource, rfc3339(self.clock.now()))
+            self.field_tracker.on_update(
+                rd, old, obj, opts, manager_op, subresource, rfc3339(self.clock.now())
+            )
         # Finalizers emptied on an object being deleted: the update completes the deletion, unless a
         # grace period is still running or the object's own content holds it (the strategy says).
         if (
@@ -567,7 +598,9 @@ class API:
         except StoreError as e:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
         self._notify("update", rd, new_rec.obj)
-        return Result(self._to_view(rd, new_rec.copy()), warnings, 200, new_rec.raw if not rd.is_view else None)
+        return Result(
+            self._to_view(rd, new_rec.copy()), warnings, 200, new_rec.raw if not rd.is_view else None
+        )
 
     # ------------------------------------------------------------------ patch
     def patch(
@@ -591,7 +624,9 @@ class API:
             patched = json_patch(current, patch)
         elif patch_type == MERGE_PATCH:
             if not isinstance(patch, dict):
-                raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+                raise errors.bad_request(
+                    "json: cannot unmarshal array into Go value of type map[string]interface {}"
+                )
             patched = merge_patch(current, patch)
         elif patch_type == STRATEGIC_PATCH:
             if not rd.strategic_merge:
@@ -600,9 +635,13 @@ class API:
                 )
             smp = self.patchers.get(STRATEGIC_PATCH)
             if smp is None:
-                raise errors.unsupported_media_type("application/json-patch+json, application/merge-patch+json")
+                raise errors.unsupported_media_type(
+                    "application/json-patch+json, application/merge-patch+json"
+                )
             if not isinstance(patch, dict):
-                raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+                raise errors.bad_request(
+                    "json: cannot unmarshal array into Go value of type map[string]interface {}"
+                )
             patched = smp(rd, current, patch)
         else:
             raise errors.unsupported_media_type(
@@ -618,19 +657,30 @@ class API:
         if not isinstance(pmd, dict):
             raise errors.bad_request("metadata must be an object")
         if pmd.get("name", name) != name:
-            raise errors.bad_request(f"the name of the object ({pmd.get('name')}) does not match the name on the URL ({name})")
+            raise errors.bad_request(
+                f"the name of the object ({pmd.get('name')}) does not match the name on the URL ({name})"
+            )
         # A resourceVersion in the patch is a precondition; otherwise the patch applies to the current object.
         req_rv = pmd.get("resourceVersion")
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, patched, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings)
+            self.body_checker(
+                rd, patched, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings
+            )
         stored = self._from_view(rd, patched)
         return self._update_from(rd, ns, name, rec, stored, opts, subresource, warnings)
 
     def _apply(
-        self, rd: ResourceDef, ns: str, name: str, rec: Record | None, patch: Any, opts: WriteOptions, subresource: str
+        self,
+        rd: ResourceDef,
+        ns: str,
+        name: str,
+        rec: Record | None,
+        patch: Any,
+        opts: WriteOptions,
+        subresource: str,
     ) -> Result:
         applier = self.patchers.get(APPLY_PATCH)
         if applier is None:
@@ -649,7 +699,12 @@ class API:
                 raise errors.not_found(rd.plural, name, rd.group)
             obj = applier(rd, None, patch, opts, rfc3339(self.clock.now()))
             obj.setdefault("metadata", {})["name"] = name
-            return self.create(rd, ns, obj, WriteOptions(opts.dry_run, "", opts.field_validation, opts.force, raw_body=opts.raw_body))
+            return self.create(
+                rd,
+                ns,
+                obj,
+                WriteOptions(opts.dry_run, "", opts.field_validation, opts.force, raw_body=opts.raw_body),
+            )
         current = self._to_view(rd, rec.copy())
         req_rv = patch["metadata"].get("resourceVersion")
         if req_rv and req_rv != str(rec.rv):
@@ -658,7 +713,9 @@ class API:
         merged = applier(rd, current, patch, opts, rfc3339(self.clock.now()))
         warnings: list[str] = []
         if self.body_checker is not None:
-            self.body_checker(rd, merged, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings)
+            self.body_checker(
+                rd, merged, self._to_view(rd, rec.copy()) if rd.storage_of else rec.obj, opts, warnings
+            )
         merged = self._from_view(rd, merged)
         return self._update_from(rd, ns, name, rec, merged, opts, subresource, warnings, manager_op="Apply")
 
@@ -758,7 +815,9 @@ class API:
                     return Result(self._to_view(rd, obj), [], 200)
                 new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
                 self._notify("update", rd, new_rec.obj)
-                return Result(self._to_view(rd, new_rec.copy()), [], 200, new_rec.raw if not rd.is_view else None)
+                return Result(
+                    self._to_view(rd, new_rec.copy()), [], 200, new_rec.raw if not rd.is_view else None
+                )
         if opts.dry_run:
             return Result(self._deleted_response(rd, obj), [], 200)
         gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
@@ -779,7 +838,12 @@ class API:
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
     def delete_collection(
-        self, rd: ResourceDef, ns: str, label_selector: str, field_selector: str, opts: DeleteOptions | None = None
+        self,
+        rd: ResourceDef,
+        ns: str,
+        label_selector: str,
+        field_selector: str,
+        opts: DeleteOptions | None = None,
     ) -> Obj:
         res = self.list(rd, ns, label_selector=label_selector, field_selector=field_selector)
         items = []
@@ -853,25 +917,38 @@ class API:
             "status": {"replicas": custom[1], "selector": custom[2]},
         }
 
-    def scale_update(self, rd: ResourceDef, ns: str, name: str, scale: Any, opts: WriteOptions | None = None) -> Result:
+    def scale_update(
+        self, rd: ResourceDef, ns: str, name: str, scale: Any, opts: WriteOptions | None = None
+    ) -> Result:
         if not isinstance(scale, dict):
             raise errors.bad_request("the body of the request must be a Scale object")
         if scale.get("kind") not in (None, "Scale"):
-            raise errors.bad_request(f"the kind in the data ({scale.get('kind')}) does not match the expected kind (Scale)")
+            raise errors.bad_request(
+                f"the kind in the data ({scale.get('kind')}) does not match the expected kind (Scale)"
+            )
         rec = self._get_record(rd, ns, name)
         smd = scale.get("metadata") or {}
         if smd.get("resourceVersion") and smd["resourceVersion"] != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         scale_spec = scale.get("spec") or {}
         if not isinstance(scale_spec, dict):
-            kind = "array" if isinstance(scale_spec, list) else {bool: "bool", str: "string"}.get(type(scale_spec), "number")
+            kind = (
+                "array"
+                if isinstance(scale_spec, list)
+                else {bool: "bool", str: "string"}.get(type(scale_spec), "number")
+            )
             raise errors.bad_request(
                 f"json: cannot unmarshal {kind} into Go struct field Scale.spec of type v1.ScaleSpec"
             )
         # Scale.spec.replicas is ``omitempty``: Go clients scaling to 0 send ``"spec": {}``.
         replicas = scale_spec.get("replicas", 0)
         if not isinstance(replicas, int) or isinstance(replicas, bool):
-            raise errors.invalid("Scale", name, "autoscaling", [fielderr.invalid("spec.replicas", replicas, "must be an integer")])
+            raise errors.invalid(
+                "Scale",
+                name,
+                "autoscaling",
+                [fielderr.invalid("spec.replicas", replicas, "must be an integer")],
+            )
         if replicas < 0:
             raise errors.invalid(
                 "Scale",
@@ -886,13 +963,23 @@ class API:
         res = self._update_from(rd, ns, name, rec, obj, opts or WriteOptions(), "", [])
         return Result(self._scale_of(rd, res.obj), res.warnings, 200)
 
-    def scale_patch(self, rd: ResourceDef, ns: str, name: str, patch: Any, patch_type: str, opts: WriteOptions | None = None) -> Result:
+    def scale_patch(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        name: str,
+        patch: Any,
+        patch_type: str,
+        opts: WriteOptions | None = None,
+    ) -> Result:
         current = self.scale_get(rd, ns, name)
         if patch_type == JSON_PATCH:
             patched = json_patch(current, patch)
         elif patch_type in (MERGE_PATCH, STRATEGIC_PATCH):
             if not isinstance(patch, dict):
-                raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+                raise errors.bad_request(
+                    "json: cannot unmarshal array into Go value of type map[string]interface {}"
+                )
             patched = merge_patch(current, patch)
         else:
             raise errors.unsupported_media_type("application/json-patch+json, application/merge-patch+json")
@@ -914,7 +1001,9 @@ def _same_ignoring_rv(a: Obj, b: Obj) -> bool:
             bk = {x for x in bm if x != "resourceVersion"}
             if ak != bk or any(am[x] != bm[x] for x in ak if x != "managedFields"):
                 return False
-            if _managed_without_time(am.get("managedFields")) != _managed_without_time(bm.get("managedFields")):
+            if _managed_without_time(am.get("managedFields")) != _managed_without_time(
+                bm.get("managedFields")
+            ):
                 return False
         elif a[k] != b[k]:
             return False

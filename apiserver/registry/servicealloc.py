@@ -91,7 +91,9 @@ class ServiceAllocator:
     ) -> None:
         self.cidr = ipaddress.ip_network(cluster_ip_range, strict=True)
         if self.cidr.version != 4 or self.cidr.num_addresses < 4:
-            raise ValueError(f"--service-cluster-ip-range {cluster_ip_range!r}: an IPv4 range of at least 4 addresses")
+            raise ValueError(
+                f"--service-cluster-ip-range {cluster_ip_range!r}: an IPv4 range of at least 4 addresses"
+            )
         self.rng = rng or random.Random()
         ip_size = self.cidr.num_addresses - 2
         self.ips = _Range(int(self.cidr.network_address) + 1, ip_size, _band(ip_size, 16, 16, 256), self.rng)
@@ -204,13 +206,17 @@ class ServiceAllocator:
                 )
             )
         elif owner is not None:
-            errs.append(fielderr.invalid(path, ips, f"failed to allocate IP {ip}: provided IP is already allocated"))
+            errs.append(
+                fielderr.invalid(path, ips, f"failed to allocate IP {ip}: provided IP is already allocated")
+            )
         return errs
 
     def _node_ports(self, spec: Obj, key: str) -> fielderr.ErrorList:
         stype = spec.get("type") or "ClusterIP"
         ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
-        wants = stype == "NodePort" or (stype == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts", True))
+        wants = stype == "NodePort" or (
+            stype == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts", True)
+        )
         if not wants:
             if stype in ("ClusterIP", "ExternalName"):
                 for p in ports:
@@ -221,12 +227,18 @@ class ServiceAllocator:
         mine: dict[int, bool] = {}
         if wants:
             for i, p in enumerate(ports):
-                errs.extend(self._one_port(p, "nodePort", Path("spec", "ports").index(i).child("nodePort"), key, mine))
+                errs.extend(
+                    self._one_port(p, "nodePort", Path("spec", "ports").index(i).child("nodePort"), key, mine)
+                )
         if stype == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local":
-            errs.extend(self._one_port(spec, "healthCheckNodePort", Path("spec", "healthCheckNodePort"), key, mine))
+            errs.extend(
+                self._one_port(spec, "healthCheckNodePort", Path("spec", "healthCheckNodePort"), key, mine)
+            )
         return errs
 
-    def _one_port(self, holder: Obj, field_name: str, path: Path, key: str, mine: dict[int, bool]) -> fielderr.ErrorList:
+    def _one_port(
+        self, holder: Obj, field_name: str, path: Path, key: str, mine: dict[int, bool]
+    ) -> fielderr.ErrorList:
         requested = holder.get(field_name)
         if isinstance(requested, bool) or (requested is not None and not isinstance(requested, int)):
             return []
@@ -268,7 +280,11 @@ def _ip_int(ip: Any) -> int | None:
 
 
 def _node_ports(spec: Obj) -> list[int]:
-    out = [p["nodePort"] for p in spec.get("ports") or [] if isinstance(p, dict) and isinstance(p.get("nodePort"), int)]
+    out = [
+        p["nodePort"]
+        for p in spec.get("ports") or []
+        if isinstance(p, dict) and isinstance(p.get("nodePort"), int)
+    ]
     if isinstance(spec.get("healthCheckNodePort"), int) and spec["healthCheckNodePort"]:
         out.append(spec["healthCheckNodePort"])
     return [p for p in out if p]

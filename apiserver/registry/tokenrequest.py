@@ -39,7 +39,9 @@ _BOUND_KINDS = {"Pod": ("", "pods", True), "Secret": ("", "secrets", True), "Nod
 @functools.cache
 def _signing_key() -> tuple[rsa.RSAPrivateKey, str]:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    der = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    der = key.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
     kid = base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
     return key, kid
 
@@ -53,11 +55,15 @@ def validate_token_request(spec: Obj) -> fielderr.ErrorList:
         errs.append(fielderr.invalid(sp.child("expirationSeconds"), exp, "must be an integer"))
     elif exp < MIN_EXPIRATION:
         errs.append(
-            fielderr.invalid(sp.child("expirationSeconds"), exp, "may not specify a duration less than 10 minutes")
+            fielderr.invalid(
+                sp.child("expirationSeconds"), exp, "may not specify a duration less than 10 minutes"
+            )
         )
     elif exp > MAX_EXPIRATION:
         errs.append(
-            fielderr.invalid(sp.child("expirationSeconds"), exp, "may not specify a duration larger than 2^32 seconds")
+            fielderr.invalid(
+                sp.child("expirationSeconds"), exp, "may not specify a duration larger than 2^32 seconds"
+            )
         )
     auds = spec.get("audiences")
     if not isinstance(auds, list) or not all(isinstance(a, str) for a in auds):
@@ -74,7 +80,9 @@ def create_token(api: Any, namespace: str, name: str, body: Any) -> Obj:
         raise errors.bad_request("the body of the request must be a JSON object of kind TokenRequest")
     kind = body.get("kind") or "TokenRequest"
     if kind != "TokenRequest":
-        raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind (TokenRequest)")
+        raise errors.bad_request(
+            f"the kind in the data ({kind}) does not match the expected kind (TokenRequest)"
+        )
     sa = api.lookup("", "serviceaccounts", namespace, name)
     if sa is None:
         raise errors.not_found("serviceaccounts", name, "")
@@ -99,7 +107,9 @@ def create_token(api: Any, namespace: str, name: str, body: Any) -> Obj:
         ref_group, _, ref_version = api_version.rpartition("/")
         kind = str(ref.get("kind") or "")
         if ref_group or kind not in _BOUND_KINDS:
-            raise errors.bad_request(f"cannot bind token to object of type {ref_group}/{ref_version}, Kind={kind}")
+            raise errors.bad_request(
+                f"cannot bind token to object of type {ref_group}/{ref_version}, Kind={kind}"
+            )
         group, plural, namespaced = _BOUND_KINDS[kind]
         target = api.lookup(group, plural, namespace if namespaced else "", ref.get("name") or "")
         if target is None:

@@ -110,13 +110,17 @@ class APIApp:
         metrics.record_gates(api.gates)
 
     def asgi(self) -> Starlette:
-        return Starlette(routes=[Route("/{path:path}", self.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"])])
+        return Starlette(
+            routes=[Route("/{path:path}", self.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"])]
+        )
 
     # ------------------------------------------------------------------ entry
     async def handle(self, request: Request) -> Response:
         path = request.url.path
         try:
-            if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
+            if path in ("/healthz", "/livez", "/readyz") or path.startswith(
+                ("/healthz/", "/livez/", "/readyz/")
+            ):
                 return PlainTextResponse("ok")
             if path == "/version" or path == "/version/":
                 return Response(orjson.dumps(version_info()), media_type=JSON)
@@ -219,13 +223,25 @@ class APIApp:
             return resp
         except errors.StatusError as e:
             code = e.code
-            if verb in ("create", "update") and code == 400 and e.message.startswith("strict decoding error: "):
+            if (
+                verb in ("create", "update")
+                and code == 400
+                and e.message.startswith("strict decoding error: ")
+            ):
                 # kube's body decoder wraps strict errors of creates and updates (patches stay bare).
-                e.message = f'{rd.kind} in version "{rd.version}" cannot be handled as a {rd.kind}: {e.message}'
+                e.message = (
+                    f'{rd.kind} in version "{rd.version}" cannot be handled as a {rd.kind}: {e.message}'
+                )
             raise
         finally:
             if verb != "watch":
-                labels = dict(verb=verb, group=rd.group, version=rd.version, resource=rd.plural, subresource=info.subresource)
+                labels = dict(
+                    verb=verb,
+                    group=rd.group,
+                    version=rd.version,
+                    resource=rd.plural,
+                    subresource=info.subresource,
+                )
                 self.metrics.latency.labels(**labels).observe(time.perf_counter() - started)
                 self.metrics.requests.labels(**labels, code=str(code)).inc()
 
@@ -271,7 +287,9 @@ class APIApp:
             from apiserver.server.protobuf import decode_k8s_protobuf
 
             return decode_k8s_protobuf(raw), ctype
-        raise errors.unsupported_media_type("application/json, application/yaml, application/vnd.kubernetes.protobuf")
+        raise errors.unsupported_media_type(
+            "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+        )
 
     def _write_opts(self, q: Any, user_agent: str = "", raw_body: bytes | None = None) -> WriteOptions:
         dry = q.getlist("dryRun") if hasattr(q, "getlist") else []
@@ -280,7 +298,9 @@ class APIApp:
                 raise errors.bad_request(f'dryRun: Unsupported value: "{d}": supported values: "All"')
         fv = q.get("fieldValidation") or ""
         if fv and fv not in ("Strict", "Warn", "Ignore"):
-            raise errors.bad_request(f'fieldValidation: Unsupported value: "{fv}": supported values: "Ignore", "Strict", "Warn"')
+            raise errors.bad_request(
+                f'fieldValidation: Unsupported value: "{fv}": supported values: "Ignore", "Strict", "Warn"'
+            )
         fm = q.get("fieldManager") or ""
         if not fm and user_agent:
             # kube's default manager: the User-Agent up to the first "/" (e.g. "kubectl-edit").
@@ -288,7 +308,11 @@ class APIApp:
         if len(fm) > 128:
             raise errors.bad_request("fieldManager: Too long: must have at most 128 bytes")
         return WriteOptions(
-            dry_run=bool(dry), field_manager=fm, field_validation=fv, force=_bool(q.get("force")), raw_body=raw_body
+            dry_run=bool(dry),
+            field_manager=fm,
+            field_validation=fv,
+            force=_bool(q.get("force")),
+            raw_body=raw_body,
         )
 
     def _respond(self, request: Request, rd: ResourceDef, res: Result) -> Response:
@@ -297,9 +321,16 @@ class APIApp:
             from apiserver.server import tables
 
             body = orjson.dumps(
-                tables.to_table(rd.group, rd.plural, [res.obj], self._now(), res.obj.get("metadata", {}).get("resourceVersion", ""),
-                                include_object=request.query_params.get("includeObject") or "Metadata",
-                                table_version=table_version, printer=rd.printer)
+                tables.to_table(
+                    rd.group,
+                    rd.plural,
+                    [res.obj],
+                    self._now(),
+                    res.obj.get("metadata", {}).get("resourceVersion", ""),
+                    include_object=request.query_params.get("includeObject") or "Metadata",
+                    table_version=table_version,
+                    printer=rd.printer,
+                )
             )
         else:
             body = res.raw if res.raw is not None else orjson.dumps(res.obj)
@@ -344,45 +375,109 @@ class APIApp:
             body, _ = await self._read_body(request)
             if info.name:
                 if sub == "binding" and rd.plural == "pods":
-                    return Response(orjson.dumps(bind(api, ns, info.name, body)), status_code=201, media_type=JSON)
+                    return Response(
+                        orjson.dumps(bind(api, ns, info.name, body)), status_code=201, media_type=JSON
+                    )
                 if sub == "eviction" and rd.plural == "pods":
-                    return Response(orjson.dumps(evict(api, ns, info.name, body)), status_code=201, media_type=JSON)
+                    return Response(
+                        orjson.dumps(evict(api, ns, info.name, body)), status_code=201, media_type=JSON
+                    )
                 if sub == "token" and rd.plural == "serviceaccounts" and not rd.group:
                     from apiserver.registry.tokenrequest import create_token
 
-                    return Response(orjson.dumps(create_token(api, ns, info.name, body)), status_code=201, media_type=JSON)
+                    return Response(
+                        orjson.dumps(create_token(api, ns, info.name, body)), status_code=201, media_type=JSON
+                    )
                 if sub in ("exec", "attach", "portforward"):
                     api.get(rd, ns, info.name)
                     return self._no_container_runtime(info)
-                raise errors.method_not_allowed("create", f"{rd.plural}/{sub}" if sub else rd.plural, rd.group)
-            opts = self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))
+                raise errors.method_not_allowed(
+                    "create", f"{rd.plural}/{sub}" if sub else rd.plural, rd.group
+                )
+            opts = self._write_opts(
+                q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+            )
             opts.user = user_of(request.scope)
             return self._respond(request, rd, api.create(rd, ns, body, opts))
         if verb == "update":
             body, ctype = await self._read_body(request)
             if sub == "scale":
-                return self._respond(request, rd, api.scale_update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))))
+                return self._respond(
+                    request,
+                    rd,
+                    api.scale_update(
+                        rd,
+                        ns,
+                        info.name,
+                        body,
+                        self._write_opts(
+                            q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                        ),
+                    ),
+                )
             if sub == "finalize" and rd.plural == "namespaces":
                 return self._respond(request, rd, finalize_namespace(api, info.name, body))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
-            return self._respond(request, rd, api.update(rd, ns, info.name, body, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)), sub))
+            return self._respond(
+                request,
+                rd,
+                api.update(
+                    rd,
+                    ns,
+                    info.name,
+                    body,
+                    self._write_opts(
+                        q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                    ),
+                    sub,
+                ),
+            )
         if verb == "patch":
             ctype = _media(request.headers.get("content-type"))
             if ctype not in PATCH_TYPES and ctype != "application/apply-patch+cbor":
                 raise errors.unsupported_media_type(", ".join(PATCH_TYPES))
             body, _ = await self._read_body(request)
             if sub == "scale":
-                return self._respond(request, rd, api.scale_patch(rd, ns, info.name, body, ctype, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None))))
+                return self._respond(
+                    request,
+                    rd,
+                    api.scale_patch(
+                        rd,
+                        ns,
+                        info.name,
+                        body,
+                        ctype,
+                        self._write_opts(
+                            q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                        ),
+                    ),
+                )
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("patch", f"{rd.plural}/{sub}", rd.group)
-            return self._respond(request, rd, api.patch(rd, ns, info.name, body, ctype, self._write_opts(q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)), sub))
+            return self._respond(
+                request,
+                rd,
+                api.patch(
+                    rd,
+                    ns,
+                    info.name,
+                    body,
+                    ctype,
+                    self._write_opts(
+                        q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                    ),
+                    sub,
+                ),
+            )
         if verb == "delete":
             opts = await self._delete_opts(request)
             return self._respond(request, rd, api.delete(rd, ns, info.name, opts))
         if verb == "deletecollection":
             opts = await self._delete_opts(request)
-            body = api.delete_collection(rd, ns, q.get("labelSelector") or "", q.get("fieldSelector") or "", opts)
+            body = api.delete_collection(
+                rd, ns, q.get("labelSelector") or "", q.get("fieldSelector") or "", opts
+            )
             return Response(orjson.dumps(body), media_type=JSON)
         raise errors.method_not_allowed(verb, rd.plural, rd.group)
 
@@ -399,7 +494,9 @@ class APIApp:
         src: dict[str, Any] = {}
         if isinstance(body, dict):
             if body.get("kind") not in (None, "DeleteOptions"):
-                raise errors.bad_request(f"the kind in the data ({body.get('kind')}) does not match DeleteOptions")
+                raise errors.bad_request(
+                    f"the kind in the data ({body.get('kind')}) does not match DeleteOptions"
+                )
             src.update(body)
         elif body is not None:
             raise errors.bad_request("the body of a delete request must be DeleteOptions")
@@ -539,7 +636,15 @@ class APIApp:
             md: dict[str, Any] = {"resourceVersion": str(rv)}
             if end:
                 md["annotations"] = {"k8s.io/initial-events-end": "true"}
-            return orjson.dumps({"type": BOOKMARK, "object": {"kind": rd.kind, "apiVersion": rd.api_version, "metadata": md}}) + b"\n"
+            return (
+                orjson.dumps(
+                    {
+                        "type": BOOKMARK,
+                        "object": {"kind": rd.kind, "apiVersion": rd.api_version, "metadata": md},
+                    }
+                )
+                + b"\n"
+            )
 
         loop_time = asyncio.get_running_loop().time
         deadline = loop_time() + timeout_s if timeout_s else None

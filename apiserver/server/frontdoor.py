@@ -40,7 +40,16 @@ PUBLIC_PATHS = ("/healthz", "/livez", "/readyz", "/version")
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 USER_SCOPE_KEY = "gangplane.user"
 
-__all__ = ["ADMIN", "ANONYMOUS", "LOOPBACK", "FrontDoor", "FrontDoorPolicy", "UserInfo", "new_token", "static_tokens"]
+__all__ = [
+    "ADMIN",
+    "ANONYMOUS",
+    "LOOPBACK",
+    "FrontDoor",
+    "FrontDoorPolicy",
+    "UserInfo",
+    "new_token",
+    "static_tokens",
+]
 
 
 def new_token() -> str:

@@ -37,8 +37,16 @@ from featuregates import FeatureGate
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SYSTEM_PRIORITY_CLASSES = (
-    ("system-node-critical", 2000001000, "Used for system critical pods that must not be moved from their current node."),
-    ("system-cluster-critical", 2000000000, "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
+    (
+        "system-node-critical",
+        2000001000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2000000000,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+    ),
 )
 
 
@@ -78,7 +86,11 @@ def _meta_validator() -> tuple[Any, Any]:
 
     def validate(obj: Obj, rd: ResourceDef) -> list:
         return validate_object_meta(
-            obj.get("metadata") or {}, rd.namespaced, name_fn_for(rd), new_path("metadata"), kube_finalizers=kube_finalizers(rd)
+            obj.get("metadata") or {},
+            rd.namespaced,
+            name_fn_for(rd),
+            new_path("metadata"),
+            kube_finalizers=kube_finalizers(rd),
         )
 
     def validate_update(new: Obj, old: Obj, rd: ResourceDef | None = None) -> list:
@@ -103,7 +115,15 @@ def _patchers() -> dict[str, Any]:
         applied.setdefault("apiVersion", rd.api_version)
         applied.setdefault("kind", rd.kind)
         return server_side_apply(
-            live, applied, opts.field_manager, opts.force, node, now, rd.api_version, kind=rd.kind, subresource=opts.subresource
+            live,
+            applied,
+            opts.field_manager,
+            opts.force,
+            node,
+            now,
+            rd.api_version,
+            kind=rd.kind,
+            subresource=opts.subresource,
         )
 
     return {STRATEGIC_PATCH: smp, APPLY_PATCH: ssa}
@@ -233,7 +253,12 @@ def publish_apiserver_endpoint(api: API, host: str, port: int) -> None:
                     "namespace": "default",
                     "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"},
                 },
-                "subsets": [{"addresses": [{"ip": address}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}],
+                "subsets": [
+                    {
+                        "addresses": [{"ip": address}],
+                        "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+                    }
+                ],
             },
         ),
     ]
@@ -256,7 +281,12 @@ def _system_priority_class(api: API, name: str, value: int, desc: str) -> Obj:
     return {
         "apiVersion": "scheduling.k8s.io/v1",
         "kind": "PriorityClass",
-        "metadata": {"name": name, "uid": new_uid(), "creationTimestamp": rfc3339(api.clock.now()), "generation": 1},
+        "metadata": {
+            "name": name,
+            "uid": new_uid(),
+            "creationTimestamp": rfc3339(api.clock.now()),
+            "generation": 1,
+        },
         "value": value,
         "globalDefault": False,
         "description": desc,

@@ -1247,7 +1247,12 @@ _RBAC: dict[str, dict[int, Field]] = {
         2: _m("subjects", "rbac.Subject", rep=True),
         3: _m("roleRef", "rbac.RoleRef"),
     },
-    "rbac.Subject": {1: _f("kind", keep=True), 2: _f("apiGroup"), 3: _f("name", keep=True), 4: _f("namespace")},
+    "rbac.Subject": {
+        1: _f("kind", keep=True),
+        2: _f("apiGroup"),
+        3: _f("name", keep=True),
+        4: _f("namespace"),
+    },
     "rbac.RoleRef": {1: _f("apiGroup", keep=True), 2: _f("kind", keep=True), 3: _f("name", keep=True)},
 }
 
@@ -1268,7 +1273,10 @@ _NETWORKING: dict[str, dict[int, Field]] = {
         3: _m("resource", "TypedLocalObjectReference"),
         4: _m("service", "networking.IngressServiceBackend"),
     },
-    "networking.IngressServiceBackend": {1: _f("name", keep=True), 2: _m("port", "networking.ServiceBackendPort")},
+    "networking.IngressServiceBackend": {
+        1: _f("name", keep=True),
+        2: _m("port", "networking.ServiceBackendPort"),
+    },
     "networking.ServiceBackendPort": {1: _f("name"), 2: _f("number", I32)},
     "networking.IngressTLS": {1: _f("hosts", rep=True), 2: _f("secretName")},
     "networking.IngressRule": {1: _f("host"), 2: _inline("networking.IngressRuleValue")},
@@ -1280,7 +1288,9 @@ _NETWORKING: dict[str, dict[int, Field]] = {
         3: _f("pathType", keep=True),
     },
     "networking.IngressStatus": {1: _m("loadBalancer", "networking.IngressLoadBalancerStatus")},
-    "networking.IngressLoadBalancerStatus": {1: _m("ingress", "networking.IngressLoadBalancerIngress", rep=True)},
+    "networking.IngressLoadBalancerStatus": {
+        1: _m("ingress", "networking.IngressLoadBalancerIngress", rep=True)
+    },
     "networking.IngressLoadBalancerIngress": {1: _f("ip"), 2: _f("hostname")},
 }
 
@@ -1348,7 +1358,16 @@ _DELETE_OPTIONS: dict[str, dict[int, Field]] = {
 #: groups are prefixed (``apps.``, ``batch.``, ``autoscaling.v1.``/``autoscaling.v2.``,
 #: ``authentication.``, ``authorization.``) because their names collide across versions.
 SCHEMAS: dict[str, dict[int, Field]] = {
-    **_META, **_CORE, **_APPS, **_BATCH, **_AUTOSCALING, **_AUTH, **_DELETE_OPTIONS, **_RBAC, **_NETWORKING, **_POLICY
+    **_META,
+    **_CORE,
+    **_APPS,
+    **_BATCH,
+    **_AUTOSCALING,
+    **_AUTH,
+    **_DELETE_OPTIONS,
+    **_RBAC,
+    **_NETWORKING,
+    **_POLICY,
 }
 
 #: (apiVersion, kind) of a top-level object -> its message in :data:`SCHEMAS`.

@@ -1449,7 +1449,9 @@ def format_discovery_ports(ports: Any) -> str:
     for p in _list(ports):
         if len(shown) < 3:
             num = _m(p, "port")
-            shown.append(str(num) if num is not None else (_str(_m(p, "name")) if _m(p, "name") is not None else "*"))
+            shown.append(
+                str(num) if num is not None else (_str(_m(p, "name")) if _m(p, "name") is not None else "*")
+            )
         elif len(shown) == 3:
             more = True
         count += 1
@@ -1509,13 +1511,28 @@ def _rc_cells(rc: Obj, now: datetime) -> list[Cell]:
 REPLICATIONCONTROLLER_PRINTER = Printer(
     (
         NAME,
-        Column("Desired", type="integer", description="Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller"),
-        Column("Current", type="integer", description="Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller"),
-        Column("Ready", type="integer", description="The number of ready replicas for this replication controller."),
+        Column(
+            "Desired",
+            type="integer",
+            description="Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+        ),
+        Column(
+            "Current",
+            type="integer",
+            description="Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller",
+        ),
+        Column(
+            "Ready",
+            type="integer",
+            description="The number of ready replicas for this replication controller.",
+        ),
         AGE,
         CONTAINERS,
         IMAGES,
-        _wide("Selector", "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"),
+        _wide(
+            "Selector",
+            "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+        ),
     ),
     _rc_cells,
 )
@@ -1586,7 +1603,10 @@ CLUSTERROLEBINDING_PRINTER = _binding_printer("clusterRoleBinding")
 def _storageclass_cells(sc: Obj, now: datetime) -> list[Cell]:
     name = _name(sc)
     ann = _dict(_m(sc, "metadata", "annotations"))
-    if "true" in (ann.get("storageclass.kubernetes.io/is-default-class"), ann.get("storageclass.beta.kubernetes.io/is-default-class")):
+    if "true" in (
+        ann.get("storageclass.kubernetes.io/is-default-class"),
+        ann.get("storageclass.beta.kubernetes.io/is-default-class"),
+    ):
         name += " (default)"
     expand = sc.get("allowVolumeExpansion")
     return [
@@ -1603,9 +1623,18 @@ STORAGECLASS_PRINTER = Printer(
     (
         NAME,
         Column("Provisioner", description="provisioner indicates the type of the provisioner."),
-        Column("ReclaimPolicy", description="reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete."),
-        Column("VolumeBindingMode", description="volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature."),
-        Column("AllowVolumeExpansion", description="allowVolumeExpansion shows whether the storage class allow volume expand."),
+        Column(
+            "ReclaimPolicy",
+            description="reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.",
+        ),
+        Column(
+            "VolumeBindingMode",
+            description="volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.",
+        ),
+        Column(
+            "AllowVolumeExpansion",
+            description="allowVolumeExpansion shows whether the storage class allow volume expand.",
+        ),
         AGE,
     ),
     _storageclass_cells,
@@ -1632,12 +1661,34 @@ def _csidriver_cells(d: Obj, now: datetime) -> list[Cell]:
 CSIDRIVER_PRINTER = Printer(
     (
         NAME,
-        Column("AttachRequired", type="boolean", description="attachRequired indicates this CSI volume driver requires an attach operation (because it implements the CSI ControllerPublishVolume() method), and that the Kubernetes attach detach controller should call the attach volume interface which checks the volumeattachment status and waits until the volume is attached before proceeding to mounting."),
-        Column("PodInfoOnMount", type="boolean", description="podInfoOnMount indicates this CSI volume driver requires additional pod information (like podName, podUID, etc.) during mount operations, if set to true."),
-        Column("StorageCapacity", type="boolean", description="storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the storage capacity that the driver deployment will report by creating CSIStorageCapacity objects with capacity information, if set to true."),
-        Column("TokenRequests", description="tokenRequests indicates the CSI driver needs pods' service account tokens it is mounting volume for to do necessary authentication."),
-        Column("RequiresRepublish", type="boolean", description="requiresRepublish indicates the CSI driver wants `NodePublishVolume` being periodically called to reflect any possible change in the mounted volume."),
-        Column("Modes", description="volumeLifecycleModes defines what kind of volumes this CSI volume driver supports."),
+        Column(
+            "AttachRequired",
+            type="boolean",
+            description="attachRequired indicates this CSI volume driver requires an attach operation (because it implements the CSI ControllerPublishVolume() method), and that the Kubernetes attach detach controller should call the attach volume interface which checks the volumeattachment status and waits until the volume is attached before proceeding to mounting.",
+        ),
+        Column(
+            "PodInfoOnMount",
+            type="boolean",
+            description="podInfoOnMount indicates this CSI volume driver requires additional pod information (like podName, podUID, etc.) during mount operations, if set to true.",
+        ),
+        Column(
+            "StorageCapacity",
+            type="boolean",
+            description="storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the storage capacity that the driver deployment will report by creating CSIStorageCapacity objects with capacity information, if set to true.",
+        ),
+        Column(
+            "TokenRequests",
+            description="tokenRequests indicates the CSI driver needs pods' service account tokens it is mounting volume for to do necessary authentication.",
+        ),
+        Column(
+            "RequiresRepublish",
+            type="boolean",
+            description="requiresRepublish indicates the CSI driver wants `NodePublishVolume` being periodically called to reflect any possible change in the mounted volume.",
+        ),
+        Column(
+            "Modes",
+            description="volumeLifecycleModes defines what kind of volumes this CSI volume driver supports.",
+        ),
         AGE,
     ),
     _csidriver_cells,
@@ -1706,7 +1757,10 @@ INGRESSCLASS_PRINTER = Printer(
 NETWORKPOLICY_PRINTER = Printer(
     (
         NAME,
-        Column("Pod-Selector", description="podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector."),
+        Column(
+            "Pod-Selector",
+            description="podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector.",
+        ),
         AGE,
     ),
     lambda o, now: [_name(o), format_label_selector(_m(o, "spec", "podSelector")), _age(o, now)],
@@ -1719,13 +1773,23 @@ NETWORKPOLICY_PRINTER = Printer(
 def _hpa_metric_text(spec_metric: Any, status_metrics: list[Any]) -> str:
     """One entry of ``formatHPAMetrics``: ``<current>/<target>`` (resource metrics name the resource)."""
     mtype = _str(_m(spec_metric, "type"))
-    current = next((s for s in status_metrics if _str(_m(s, "type")) == mtype and _same_metric(spec_metric, s)), None)
-    key = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods", "Object": "object", "External": "external"}.get(mtype, "")
+    current = next(
+        (s for s in status_metrics if _str(_m(s, "type")) == mtype and _same_metric(spec_metric, s)), None
+    )
+    key = {
+        "Resource": "resource",
+        "ContainerResource": "containerResource",
+        "Pods": "pods",
+        "Object": "object",
+        "External": "external",
+    }.get(mtype, "")
     src = _dict(_m(spec_metric, key))
     target = _dict(src.get("target"))
     cur = _dict(_m(current, key, "current")) if current is not None else {}
     if target.get("averageUtilization") is not None:
-        now_text = f"{cur['averageUtilization']}%" if cur.get("averageUtilization") is not None else "<unknown>"
+        now_text = (
+            f"{cur['averageUtilization']}%" if cur.get("averageUtilization") is not None else "<unknown>"
+        )
         text = f"{now_text}/{target['averageUtilization']}%"
     elif target.get("averageValue") is not None:
         text = f"{_str(cur.get('averageValue')) or '<unknown>'}/{_str(target['averageValue'])}"
@@ -1780,11 +1844,28 @@ def _hpa_cells(hpa: Obj, now: datetime) -> list[Cell]:
 HPA_PRINTER = Printer(
     (
         NAME,
-        Column("Reference", description="scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count."),
-        Column("Targets", description="metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization."),
-        Column("MinPods", description="minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available."),
-        Column("MaxPods", type="integer", description="maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas."),
-        Column("Replicas", type="integer", description="currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler."),
+        Column(
+            "Reference",
+            description="scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count.",
+        ),
+        Column(
+            "Targets",
+            description="metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.",
+        ),
+        Column(
+            "MinPods",
+            description="minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.",
+        ),
+        Column(
+            "MaxPods",
+            type="integer",
+            description="maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas.",
+        ),
+        Column(
+            "Replicas",
+            type="integer",
+            description="currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler.",
+        ),
         AGE,
     ),
     _hpa_cells,
@@ -1796,7 +1877,9 @@ HPA_PRINTER = Printer(
 
 def _apiservice_cells(svc: Obj, now: datetime) -> list[Cell]:
     ref = _m(svc, "spec", "service")
-    service = "Local" if not isinstance(ref, dict) else f"{_str(ref.get('namespace'))}/{_str(ref.get('name'))}"
+    service = (
+        "Local" if not isinstance(ref, dict) else f"{_str(ref.get('namespace'))}/{_str(ref.get('name'))}"
+    )
     status = "Unknown"
     cond = _condition(svc, "Available")
     if cond is not None:

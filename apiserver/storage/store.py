@@ -209,7 +209,11 @@ class ResourceStore:
             overrides[ev.key] = ev.prev  # the earliest event after rv wins (visited last)
         lo = start if start is not None else ((namespace, "") if namespace else None)
         hi = (namespace, "\U0010ffff") if namespace else None
-        cur_keys = self.items.irange(lo, hi, inclusive=(start is None, True)) if (lo or hi) else iter(self.items.keys())
+        cur_keys = (
+            self.items.irange(lo, hi, inclusive=(start is None, True))
+            if (lo or hi)
+            else iter(self.items.keys())
+        )
         extra = sorted(
             k
             for k in overrides

@@ -24,7 +24,6 @@ MAX_TOPOLOGY_CONSTRAINTS = 1
 MINIMUM_COUNT = 1
 
 
-
 def _is_set(obj: Obj, key: str) -> bool:
     return obj.get(key) is not None
 

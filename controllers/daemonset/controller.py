@@ -237,7 +237,10 @@ class DaemonSetsController(Controller):
             return
         if selector.empty:
             self.recorder.event(
-                ds, WARNING, "SelectingAll", "This daemon set is selecting all pods. A non-empty selector is required."
+                ds,
+                WARNING,
+                "SelectingAll",
+                "This daemon set is selecting all pods. A non-empty selector is required.",
             )
             return
         nodes = self.nodes.list()
@@ -267,7 +270,13 @@ class DaemonSetsController(Controller):
             if selector.matches(labels_of(p)):
                 candidates.setdefault(key_of(p), p)
         manager = ControllerRefManager(
-            self.client, PODS, ds, selector, API_VERSION, KIND, recheck_deletion_timestamp(self.client, DAEMONSETS, ds)
+            self.client,
+            PODS,
+            ds,
+            selector,
+            API_VERSION,
+            KIND,
+            recheck_deletion_timestamp(self.client, DAEMONSETS, ds),
         )
         return await manager.claim(list(candidates.values()))
 
@@ -283,7 +292,9 @@ class DaemonSetsController(Controller):
         """``constructHistory``: the current revision (created if missing) and the old ones."""
         owned = list(self.revisions.by_index(CONTROLLER_UID, uid_of(ds)))
         orphans = [
-            r for r in self.revisions.list(namespace_of(ds)) if controller_ref(r) is None and selector.matches(labels_of(r))
+            r
+            for r in self.revisions.list(namespace_of(ds))
+            if controller_ref(r) is None and selector.matches(labels_of(r))
         ]
         if orphans:
             manager = ControllerRefManager(
@@ -314,7 +325,9 @@ class DaemonSetsController(Controller):
     async def _snapshot(self, ds: Obj, data: Obj, number: int) -> Obj:
         collision = (ds.get("status") or {}).get("collisionCount")
         h = compute_hash((ds.get("spec") or {}).get("template") or {}, collision)
-        labels = dict((((ds.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {})
+        labels = dict(
+            (((ds.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
+        )
         labels[REVISION_HASH] = h
         rev: Obj = {
             "apiVersion": "apps/v1",
@@ -348,12 +361,16 @@ class DaemonSetsController(Controller):
         if len(old) <= limit:
             return
         live = {labels_of(p).get(REVISION_HASH) for p in self._live_pods(ds)}
-        removable = [r for r in sorted(old, key=history.revision_number) if labels_of(r).get(REVISION_HASH) not in live]
+        removable = [
+            r for r in sorted(old, key=history.revision_number) if labels_of(r).get(REVISION_HASH) not in live
+        ]
         for r in removable[: len(old) - limit]:
             await self.history.delete(r)
 
     # ------------------------------------------------------------------ manage
-    async def _manage(self, ds: Obj, key: str, nodes: list[Obj], fits: Fits, pods: list[Obj], hash_: str) -> None:
+    async def _manage(
+        self, ds: Obj, key: str, nodes: list[Obj], fits: Fits, pods: list[Obj], hash_: str
+    ) -> None:
         """``manage``: which nodes need a pod, which pods must go."""
         surge = self._allows_surge(ds)
         by_node = self._by_node(pods)
@@ -411,7 +428,9 @@ class DaemonSetsController(Controller):
                 delete.append(p)
             if oldest_new is not None and oldest_old is not None:
                 mrs = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-                if not podutil.is_pod_ready(oldest_old) or podutil.is_pod_available(oldest_new, mrs, self.clock.now()):
+                if not podutil.is_pod_ready(oldest_old) or podutil.is_pod_available(
+                    oldest_new, mrs, self.clock.now()
+                ):
                     delete.append(oldest_old)
         for node_name, on_node in by_node.items():
             if node_name not in node_names:
@@ -424,7 +443,9 @@ class DaemonSetsController(Controller):
             return False
         return scaled_value((us.get("rollingUpdate") or {}).get("maxSurge") or 0, 1, True) > 0
 
-    async def _sync_nodes(self, ds: Obj, key: str, delete: list[Obj], create_on: list[str], hash_: str) -> None:
+    async def _sync_nodes(
+        self, ds: Obj, key: str, delete: list[Obj], create_on: list[str], hash_: str
+    ) -> None:
         """``syncNodes``: create (slow start, at most 250) and delete, tracked by expectations."""
         create_on = create_on[:BURST_REPLICAS]
         delete = delete[:BURST_REPLICAS]
@@ -479,14 +500,18 @@ class DaemonSetsController(Controller):
         """``updatedDesiredNodeCounts``: (maxSurge, maxUnavailable, desiredNumberScheduled)."""
         desired = sum(1 for n in nodes if fits[name_of(n)][0])
         ru = (((ds.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate")) or {}
-        max_unavailable = scaled_value(ru.get("maxUnavailable") if ru.get("maxUnavailable") is not None else 1, desired, True)
+        max_unavailable = scaled_value(
+            ru.get("maxUnavailable") if ru.get("maxUnavailable") is not None else 1, desired, True
+        )
         max_surge = scaled_value(ru.get("maxSurge") or 0, desired, True)
         if max_unavailable == 0 and max_surge == 0:
             max_unavailable = 1
         return max_surge, max_unavailable, desired
 
     @staticmethod
-    def _find_updated(pods: list[Obj], hash_: str, generation: int | None) -> tuple[Obj | None, Obj | None, bool]:
+    def _find_updated(
+        pods: list[Obj], hash_: str, generation: int | None
+    ) -> tuple[Obj | None, Obj | None, bool]:
         """``findUpdatedPodsOnNode``: (new pod, old pod, at most one of each)."""
         new: Obj | None = None
         old: Obj | None = None
@@ -579,7 +604,9 @@ class DaemonSetsController(Controller):
         await self._sync_nodes(ds, key, delete, allowed_nodes + candidate_nodes[:remaining_surge], hash_)
 
     # ------------------------------------------------------------------ status
-    async def _update_status(self, ds: Obj, nodes: list[Obj], fits: Fits, pods: list[Obj], hash_: str) -> None:
+    async def _update_status(
+        self, ds: Obj, nodes: list[Obj], fits: Fits, pods: list[Obj], hash_: str
+    ) -> None:
         """``updateDaemonSetStatus``."""
         by_node = self._by_node(pods)
         mrs = int((ds.get("spec") or {}).get("minReadySeconds") or 0)

@@ -114,7 +114,9 @@ def pin_to_node(affinity: Obj | None, node_name: str) -> Obj:
     required = na.get("requiredDuringSchedulingIgnoredDuringExecution")
     terms = (required or {}).get("nodeSelectorTerms") or []
     if not terms:
-        na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [{"matchFields": [field_req]}]}
+        na["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": [{"matchFields": [field_req]}]
+        }
         return affinity
     new_terms = []
     for t in terms:
@@ -133,7 +135,8 @@ def add_default_tolerations(pod_spec: Obj) -> None:
         wanted.append(NETWORK_UNAVAILABLE)
     for t in wanted:
         if not any(
-            (x.get("key"), x.get("operator") or "Equal", x.get("effect") or "") == (t["key"], t["operator"], t["effect"])
+            (x.get("key"), x.get("operator") or "Equal", x.get("effect") or "")
+            == (t["key"], t["operator"], t["effect"])
             for x in tolerations
         ):
             tolerations.append(dict(t))
@@ -166,8 +169,13 @@ class DaemonPodFit:
             "requiredDuringSchedulingIgnoredDuringExecution"
         )
         terms = (required or {}).get("nodeSelectorTerms") or []
-        self.terms: list[list[Obj]] | None = [list(t.get("matchExpressions") or []) for t in terms] if terms else None
-        spec_copy = {"tolerations": list(tspec.get("tolerations") or []), "hostNetwork": tspec.get("hostNetwork")}
+        self.terms: list[list[Obj]] | None = (
+            [list(t.get("matchExpressions") or []) for t in terms] if terms else None
+        )
+        spec_copy = {
+            "tolerations": list(tspec.get("tolerations") or []),
+            "hostNetwork": tspec.get("hostNetwork"),
+        }
         add_default_tolerations(spec_copy)
         self.tolerations: list[Obj] = spec_copy["tolerations"]
 
@@ -206,6 +214,10 @@ def target_node(pod: Obj) -> str:
     ) or {}
     for term in required.get("nodeSelectorTerms") or []:
         for req in term.get("matchFields") or []:
-            if req.get("key") == OBJECT_NAME_FIELD and req.get("operator") == "In" and len(req.get("values") or []) == 1:
+            if (
+                req.get("key") == OBJECT_NAME_FIELD
+                and req.get("operator") == "In"
+                and len(req.get("values") or []) == 1
+            ):
                 return req["values"][0]
     return ""

@@ -69,7 +69,9 @@ class DeploymentController(Controller):
         self.replicasets.add_indexer(CONTROLLER_UID, controller_uid_index)
         self.replicasets.add_indexer(podutil.ORPHANS, podutil.orphan_index)
         self.pods.add_indexer(CONTROLLER_UID, controller_uid_index)
-        self.deployments.add_event_handler(self._on_deployment, lambda o, n: self._on_deployment(n), self._on_deployment)
+        self.deployments.add_event_handler(
+            self._on_deployment, lambda o, n: self._on_deployment(n), self._on_deployment
+        )
         self.replicasets.add_event_handler(self._add_rs, self._update_rs, self._delete_rs)
         self.pods.add_event_handler(None, None, self._delete_pod)
 
@@ -163,7 +165,10 @@ class DeploymentController(Controller):
             return
         if selector.empty:
             self.recorder.event(
-                d, WARNING, "SelectingAll", "This deployment is selecting all pods. A non-empty selector is required."
+                d,
+                WARNING,
+                "SelectingAll",
+                "This deployment is selecting all pods. A non-empty selector is required.",
             )
             status = d.get("status") or {}
             generation = int(d["metadata"].get("generation") or 0)
@@ -173,7 +178,9 @@ class DeploymentController(Controller):
                 )
             return
         rs_list = await self._claim_replicasets(d, selector)
-        rollout = Rollout(self.client, self.recorder, self.clock, d, rs_list, lambda: self._pod_map(d, rs_list))
+        rollout = Rollout(
+            self.client, self.recorder, self.clock, d, rs_list, lambda: self._pod_map(d, rs_list)
+        )
         if is_being_deleted(d):
             new_rs, old = await rollout.all_replicasets(False)
             await rollout.sync_status([*old, new_rs], new_rs)
@@ -201,11 +208,13 @@ class DeploymentController(Controller):
         now = self.clock.now()
         if paused and not paused_cond:
             util.set_condition(
-                d["status"], util.new_condition(util.PROGRESSING, "Unknown", util.PAUSED, "Deployment is paused", now)
+                d["status"],
+                util.new_condition(util.PROGRESSING, "Unknown", util.PAUSED, "Deployment is paused", now),
             )
         elif not paused and paused_cond:
             util.set_condition(
-                d["status"], util.new_condition(util.PROGRESSING, "Unknown", util.RESUMED, "Deployment is resumed", now)
+                d["status"],
+                util.new_condition(util.PROGRESSING, "Unknown", util.RESUMED, "Deployment is resumed", now),
             )
         else:
             return

@@ -113,7 +113,10 @@ class Rollout:
                 util.set_condition(
                     d["status"],
                     util.new_condition(
-                        util.PROGRESSING, "True", util.FOUND_NEW_RS, f'Found new replica set "{name_of(rs)}"',
+                        util.PROGRESSING,
+                        "True",
+                        util.FOUND_NEW_RS,
+                        f'Found new replica set "{name_of(rs)}"',
                         self.clock.now(),
                     ),
                 )
@@ -162,8 +165,12 @@ class Rollout:
                 already = True
                 found = await self.client.get(REPLICASETS, rs["metadata"]["name"], namespace_of(d))
                 ref = controller_ref(found)
-                if ref is not None and ref.get("uid") == d["metadata"]["uid"] and util.equal_ignore_hash(
-                    dspec.get("template") or {}, util.spec(found).get("template") or {}
+                if (
+                    ref is not None
+                    and ref.get("uid") == d["metadata"]["uid"]
+                    and util.equal_ignore_hash(
+                        dspec.get("template") or {}, util.spec(found).get("template") or {}
+                    )
                 ):
                     created = found
                 else:
@@ -178,20 +185,27 @@ class Rollout:
                 if util.has_progress_deadline(d):
                     util.set_condition(
                         d["status"],
-                        util.new_condition(util.PROGRESSING, "False", util.FAILED_RS_CREATE, msg, self.clock.now()),
+                        util.new_condition(
+                            util.PROGRESSING, "False", util.FAILED_RS_CREATE, msg, self.clock.now()
+                        ),
                     )
                     with contextlib.suppress(errors.StatusError):
                         await self.update_status()
                 self._event(WARNING, util.FAILED_RS_CREATE, msg)
                 raise
         if not already and count > 0:
-            self._event(NORMAL, "ScalingReplicaSet", f"Scaled up replica set {name_of(created)} from 0 to {count}")
+            self._event(
+                NORMAL, "ScalingReplicaSet", f"Scaled up replica set {name_of(created)} from 0 to {count}"
+            )
         needs_update = util.set_deployment_revision(d, new_revision)
         if not already and util.has_progress_deadline(d):
             util.set_condition(
                 d["status"],
                 util.new_condition(
-                    util.PROGRESSING, "True", util.NEW_RS_CREATED, f'Created new replica set "{name_of(created)}"',
+                    util.PROGRESSING,
+                    "True",
+                    util.NEW_RS_CREATED,
+                    f'Created new replica set "{name_of(created)}"',
                     self.clock.now(),
                 ),
             )
@@ -461,12 +475,19 @@ class Rollout:
         now = self.clock.now()
         if available >= util.replicas(d) - util.max_unavailable(d):
             cond = util.new_condition(
-                util.AVAILABLE, "True", util.MIN_REPLICAS_AVAILABLE, "Deployment has minimum availability.", now
+                util.AVAILABLE,
+                "True",
+                util.MIN_REPLICAS_AVAILABLE,
+                "Deployment has minimum availability.",
+                now,
             )
         else:
             cond = util.new_condition(
-                util.AVAILABLE, "False", util.MIN_REPLICAS_UNAVAILABLE,
-                "Deployment does not have minimum availability.", now,
+                util.AVAILABLE,
+                "False",
+                util.MIN_REPLICAS_UNAVAILABLE,
+                "Deployment does not have minimum availability.",
+                now,
             )
         util.set_condition(status, cond)
         return status
@@ -493,12 +514,18 @@ class Rollout:
             and current.get("reason") == util.NEW_RS_AVAILABLE
         )
         if util.has_progress_deadline(d) and not complete:
-            rs_name = f'ReplicaSet "{name_of(new_rs)}"' if new_rs is not None else f'Deployment "{name_of(d)}"'
+            rs_name = (
+                f'ReplicaSet "{name_of(new_rs)}"' if new_rs is not None else f'Deployment "{name_of(d)}"'
+            )
             if util.deployment_complete(d, status):
                 util.set_condition(
                     status,
                     util.new_condition(
-                        util.PROGRESSING, "True", util.NEW_RS_AVAILABLE, f"{rs_name} has successfully progressed.", now
+                        util.PROGRESSING,
+                        "True",
+                        util.NEW_RS_AVAILABLE,
+                        f"{rs_name} has successfully progressed.",
+                        now,
                     ),
                 )
             elif util.deployment_progressing(d, status):
@@ -514,7 +541,11 @@ class Rollout:
                 util.set_condition(
                     status,
                     util.new_condition(
-                        util.PROGRESSING, "False", util.TIMED_OUT, f"{rs_name} has timed out progressing.", now
+                        util.PROGRESSING,
+                        "False",
+                        util.TIMED_OUT,
+                        f"{rs_name} has timed out progressing.",
+                        now,
                     ),
                 )
         failure = self._replica_failure(all_rs, new_rs)

@@ -49,7 +49,9 @@ TIMED_OUT = "ProgressDeadlineExceeded"
 PAUSED = "DeploymentPaused"
 RESUMED = "DeploymentResumed"
 
-_SKIP_COPY = frozenset({LAST_APPLIED, REVISION, REVISION_HISTORY, DESIRED_REPLICAS, MAX_REPLICAS, ROLLBACK_TO})
+_SKIP_COPY = frozenset(
+    {LAST_APPLIED, REVISION, REVISION_HISTORY, DESIRED_REPLICAS, MAX_REPLICAS, ROLLBACK_TO}
+)
 
 
 # ---------------------------------------------------------------------------------- spec access
@@ -332,7 +334,11 @@ def is_saturated(d: Obj, rs: Obj | None) -> bool:
     desired = desired_replicas_annotation(rs)
     if desired is None:
         return False
-    return replicas(rs) == replicas(d) and desired == replicas(d) and status_int(rs, "availableReplicas") == replicas(d)
+    return (
+        replicas(rs) == replicas(d)
+        and desired == replicas(d)
+        and status_int(rs, "availableReplicas") == replicas(d)
+    )
 
 
 def find_active_or_latest(new_rs: Obj | None, old_rs: list[Obj]) -> Obj | None:
@@ -409,7 +415,11 @@ def get_condition(status: Obj, ctype: str) -> Obj | None:
 def set_condition(status: Obj, cond: Obj) -> None:
     """``SetDeploymentCondition``: same status and reason => no change; same status keeps the transition time."""
     current = get_condition(status, cond["type"])
-    if current is not None and current.get("status") == cond["status"] and current.get("reason") == cond["reason"]:
+    if (
+        current is not None
+        and current.get("status") == cond["status"]
+        and current.get("reason") == cond["reason"]
+    ):
         return
     if current is not None and current.get("status") == cond["status"]:
         cond = {**cond, "lastTransitionTime": current.get("lastTransitionTime")}

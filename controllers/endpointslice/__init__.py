@@ -104,10 +104,14 @@ class EndpointSliceController(Controller):
         )
         self.slices.add_indexer(_SERVICE_INDEX, label_index(SERVICE_NAME_LABEL))
         self.services.add_event_handler(
-            lambda s: self.enqueue(key_of(s)), lambda o, n: self.enqueue(key_of(n)), lambda s: self.enqueue(key_of(s))
+            lambda s: self.enqueue(key_of(s)),
+            lambda o, n: self.enqueue(key_of(n)),
+            lambda s: self.enqueue(key_of(s)),
         )
         self.pods.add_event_handler(self._pod_added, self._pod_updated, self._pod_added)
-        self.slices.add_event_handler(self._slice_changed, lambda o, n: self._slice_changed(n), self._slice_changed)
+        self.slices.add_event_handler(
+            self._slice_changed, lambda o, n: self._slice_changed(n), self._slice_changed
+        )
 
     def _services_for(self, pod: Obj) -> list[Obj]:
         """``GetPodServiceMemberships``: Services in the pod's namespace whose selector matches it."""
@@ -149,11 +153,7 @@ class EndpointSliceController(Controller):
         if self._stale(key, namespace):
             raise Requeue("EndpointSlice informer cache is out of date")
         svc = self.services.get_by_name(namespace, name)
-        existing = [
-            s
-            for s in self.slices.by_index(_SERVICE_INDEX, name)
-            if namespace_of(s) == namespace
-        ]
+        existing = [s for s in self.slices.by_index(_SERVICE_INDEX, name) if namespace_of(s) == namespace]
         if svc is None:
             return  # the garbage collector removes slices owned by a deleted Service
         spec = svc.get("spec") or {}
@@ -190,7 +190,11 @@ class EndpointSliceController(Controller):
             number = find_port(pod, sp)
             if number is None:
                 continue
-            port: Obj = {"name": sp.get("name") or "", "port": number, "protocol": sp.get("protocol") or "TCP"}
+            port: Obj = {
+                "name": sp.get("name") or "",
+                "port": number,
+                "protocol": sp.get("protocol") or "TCP",
+            }
             if sp.get("appProtocol"):
                 port["appProtocol"] = sp["appProtocol"]
             out.append(port)
@@ -204,8 +208,17 @@ class EndpointSliceController(Controller):
         address = next((ip for ip in ips if ":" not in ip), None) or status.get("podIP")
         ep: Obj = {
             "addresses": [address],
-            "conditions": {"ready": publish or (ready and not terminating), "serving": ready, "terminating": terminating},
-            "targetRef": {"kind": "Pod", "namespace": namespace_of(pod), "name": name_of(pod), "uid": uid_of(pod)},
+            "conditions": {
+                "ready": publish or (ready and not terminating),
+                "serving": ready,
+                "terminating": terminating,
+            },
+            "targetRef": {
+                "kind": "Pod",
+                "namespace": namespace_of(pod),
+                "name": name_of(pod),
+                "uid": uid_of(pod),
+            },
         }
         pspec = pod.get("spec") or {}
         node_name = pspec.get("nodeName")
@@ -228,7 +241,9 @@ class EndpointSliceController(Controller):
         labels[MANAGED_BY_LABEL] = MANAGED_BY
         return labels
 
-    async def _reconcile(self, svc: Obj, desired: list[tuple[list[Obj], list[Obj]]], existing: list[Obj]) -> None:
+    async def _reconcile(
+        self, svc: Obj, desired: list[tuple[list[Obj], list[Obj]]], existing: list[Obj]
+    ) -> None:
         labels = self._labels(svc)
         if not desired:
             desired = [([], [])]  # the placeholder slice
@@ -237,7 +252,11 @@ class EndpointSliceController(Controller):
         for ports, endpoints in desired:
             # Prefer a slice that already has exactly this content, then one with the same ports.
             match = next(
-                (s for s in remaining if _norm(s.get("ports")) == ports and _norm(s.get("endpoints")) == endpoints),
+                (
+                    s
+                    for s in remaining
+                    if _norm(s.get("ports")) == ports and _norm(s.get("endpoints")) == endpoints
+                ),
                 None,
             )
             if match is None:

@@ -21,7 +21,11 @@ def find_port(pod: Obj, service_port: Obj) -> int | None:
     protocol = service_port.get("protocol") or "TCP"
     spec = pod.get("spec") or {}
     containers = list(spec.get("containers") or [])
-    containers += [c for c in spec.get("initContainers") or [] if isinstance(c, dict) and c.get("restartPolicy") == "Always"]
+    containers += [
+        c
+        for c in spec.get("initContainers") or []
+        if isinstance(c, dict) and c.get("restartPolicy") == "Always"
+    ]
     for c in containers:
         for p in (c or {}).get("ports") or []:
             if p.get("name") == target and (p.get("protocol") or "TCP") == protocol:

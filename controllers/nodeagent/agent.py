@@ -136,7 +136,9 @@ class NodeAgent(Controller):
         self.group_claims = group_claims
         self.fleet = fleet if fleet is not None else Fleet.empty()
         self._fleet_ordinal = {n: i for i, n in enumerate(self.fleet.names())}
-        self._fleet_devices: dict[str, tuple[DeviceSpec, ...]] = {n.name: n.devices for n in self.fleet if n.devices}
+        self._fleet_devices: dict[str, tuple[DeviceSpec, ...]] = {
+            n.name: n.devices for n in self.fleet if n.devices
+        }
         self._nodes: dict[str, NodeState] = {}
         self._pools: dict[str, PodIPPool] = {}
         self._ordinals: dict[int, str] = {}
@@ -146,7 +148,12 @@ class NodeAgent(Controller):
         self._leases: set[str] = set()
         self._timer_task: asyncio.Task[None] | None = None
         #: counters for benchmarks and tests: status writes, pods made Ready, rejections, deletions
-        self.stats: dict[str, int] = {"pod_status_writes": 0, "pods_ready": 0, "pods_rejected": 0, "pods_deleted": 0}
+        self.stats: dict[str, int] = {
+            "pod_status_writes": 0,
+            "pods_ready": 0,
+            "pods_rejected": 0,
+            "pods_deleted": 0,
+        }
         super().__init__(client, informers=informers, clock=clock, metrics=metrics, workers=opts.workers)
         self.timers: TimerHeap[tuple[str, str]] = TimerHeap(self.clock, self.enqueue)
 
@@ -271,7 +278,9 @@ class NodeAgent(Controller):
     def _ordered_nodes(self) -> list[Obj]:
         """Fleet nodes in fleet order, then the others by name: ordinals follow this order."""
         nodes = self.node_informer.list()
-        return sorted(nodes, key=lambda n: (self._fleet_ordinal.get(key_of(n), len(self._fleet_ordinal)), key_of(n)))
+        return sorted(
+            nodes, key=lambda n: (self._fleet_ordinal.get(key_of(n), len(self._fleet_ordinal)), key_of(n))
+        )
 
     def _ordinal_for(self, node: Obj) -> int:
         name = key_of(node)
@@ -283,7 +292,11 @@ class NodeAgent(Controller):
                 continue
             with contextlib.suppress(ValueError):
                 ordinal = int(ipaddress.IPv4Address(a.get("address", ""))) - base
-                if ordinal >= 0 and self._ordinals.get(ordinal) in (None, name) and ipaddress.IPv4Address(a["address"]) in NODE_NETWORK:
+                if (
+                    ordinal >= 0
+                    and self._ordinals.get(ordinal) in (None, name)
+                    and ipaddress.IPv4Address(a["address"]) in NODE_NETWORK
+                ):
                     return ordinal
         ordinal = len(self._fleet_ordinal)
         while ordinal in self._ordinals or ordinal in self._fleet_ordinal.values():
@@ -343,20 +356,28 @@ class NodeAgent(Controller):
                 continue
             obj = spec.node_object()
             # Node registration as kube-apiserver's TaintNodesByCondition admission leaves it.
-            obj["spec"]["taints"] = [*obj["spec"].get("taints", []), {"key": NOT_READY_TAINT_KEY, "effect": "NoSchedule"}]
+            obj["spec"]["taints"] = [
+                *obj["spec"].get("taints", []),
+                {"key": NOT_READY_TAINT_KEY, "effect": "NoSchedule"},
+            ]
             state = self._node_state(obj)
             obj["spec"]["podCIDR"] = state.pod_cidr
             obj["spec"]["podCIDRs"] = [state.pod_cidr]
             md = obj["metadata"]
             md.setdefault("annotations", {}).update(
-                {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+                {
+                    "node.alpha.kubernetes.io/ttl": "0",
+                    "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+                }
             )
             labels = md.get("labels") or {}
             obj["status"]["addresses"] = [
                 {"type": "InternalIP", "address": state.internal_ip},
                 {"type": "Hostname", "address": spec.name},
             ]
-            obj["status"]["nodeInfo"] = node_info(spec.name, labels.get("kubernetes.io/arch", "amd64"), labels.get("kubernetes.io/os", "linux"))
+            obj["status"]["nodeInfo"] = node_info(
+                spec.name, labels.get("kubernetes.io/arch", "amd64"), labels.get("kubernetes.io/os", "linux")
+            )
             obj["status"]["daemonEndpoints"] = {"kubeletEndpoint": {"Port": 10250}}
             try:
                 await self.client.create(NODES, obj)
@@ -467,7 +488,9 @@ class NodeAgent(Controller):
                 "kind": "ResourceSlice",
                 "metadata": {
                     "name": f"{name}-{dev.driver}",
-                    "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": uid, "controller": True}],
+                    "ownerReferences": [
+                        {"apiVersion": "v1", "kind": "Node", "name": name, "uid": uid, "controller": True}
+                    ],
                 },
                 "spec": {
                     "driver": dev.driver,
@@ -517,7 +540,12 @@ class NodeAgent(Controller):
                 "name": name,
                 "namespace": NODE_LEASE_NAMESPACE,
                 "ownerReferences": [
-                    {"apiVersion": "v1", "kind": "Node", "name": name, "uid": (node.get("metadata") or {}).get("uid", "")}
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Node",
+                        "name": name,
+                        "uid": (node.get("metadata") or {}).get("uid", ""),
+                    }
                 ],
             },
             "spec": {
@@ -622,7 +650,11 @@ class NodeAgent(Controller):
         rec = self._pods.get(key)
         if rec is None or rec.written is None:
             return cached
-        if cached is not None and _rv(cached) < rec.written_rv and (cached.get("metadata") or {}).get("uid") == rec.uid:
+        if (
+            cached is not None
+            and _rv(cached) < rec.written_rv
+            and (cached.get("metadata") or {}).get("uid") == rec.uid
+        ):
             return rec.written
         rec.written = None
         return cached
@@ -649,7 +681,13 @@ class NodeAgent(Controller):
             rec.deleting = mono
         for _ in range(_MAX_STEPS):
             ctx = PodContext(
-                pod, rec, state, self.clock.now(), self.clock.monotonic(), self.options, self.claims_ready(pod)
+                pod,
+                rec,
+                state,
+                self.clock.now(),
+                self.clock.monotonic(),
+                self.options,
+                self.claims_ready(pod),
             )
             picked = select(POD_STAGES, ctx, self.options.time_scale)
             if picked is None:
@@ -675,7 +713,12 @@ class NodeAgent(Controller):
         pool = self._pools.get(state.name)
         rec.pod_ip = (pool.allocate() if pool is not None else None) or ""
         if not rec.pod_ip:
-            log.warning("node %s: pod CIDR %s exhausted; pod %s runs without an IP", state.name, state.pod_cidr, rec.key)
+            log.warning(
+                "node %s: pod CIDR %s exhausted; pod %s runs without an IP",
+                state.name,
+                state.pod_cidr,
+                rec.key,
+            )
 
     async def _perform_pod(self, ctx: PodContext, action: Action) -> Obj | None:
         """Do what the stage asked; returns the newest pod to continue with, or None to stop here."""
@@ -710,7 +753,11 @@ class NodeAgent(Controller):
         if action.delete:
             try:
                 await self.client.delete(
-                    PODS, md.get("name", ""), md.get("namespace", ""), grace_period_seconds=0, preconditions={"uid": rec.uid}
+                    PODS,
+                    md.get("name", ""),
+                    md.get("namespace", ""),
+                    grace_period_seconds=0,
+                    preconditions={"uid": rec.uid},
                 )
             except errors.StatusError as e:
                 if not (errors.is_not_found(e) or errors.is_conflict(e)):

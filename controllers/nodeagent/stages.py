@@ -302,7 +302,9 @@ def _fate_from_pod(c: PodContext, **over: Any) -> ContainerFate:
 def _write(c: PodContext, fate: ContainerFate, phase: str) -> Obj:
     host_ip = c.node.internal_ip if c.node else ""
     start = c.record.admitted_wall if c.record.admitted_wall is not None else c.now
-    return pod_status(c.pod, fate, host_ip=host_ip, pod_ip=c.record.pod_ip, start=start, now=c.now, phase=phase)
+    return pod_status(
+        c.pod, fate, host_ip=host_ip, pod_ip=c.record.pod_ip, start=start, now=c.now, phase=phase
+    )
 
 
 def backoff(restarts: int) -> float:
@@ -342,18 +344,31 @@ def _kill_apply(c: PodContext) -> Action:
     spec = c.pod.get("spec") or {}
     running = [x for x in spec.get("initContainers") or [] if x.get("restartPolicy") == "Always"]
     running += spec.get("containers") or []
-    events = [Event(NORMAL, "Killing", f"Stopping container {x.get('name', '')}", _field_path(x, spec)) for x in running]
+    events = [
+        Event(NORMAL, "Killing", f"Stopping container {x.get('name', '')}", _field_path(x, spec))
+        for x in running
+    ]
     return Action(events=events if c.options.container_events else [], flags=("killed",))
 
 
 def _grace(c: PodContext) -> float:
     md = c.pod.get("metadata") or {}
     g = md.get("deletionGracePeriodSeconds")
-    return float(g) if g is not None else float((c.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0)
+    return (
+        float(g)
+        if g is not None
+        else float((c.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0)
+    )
 
 
 def _delete_match(c: PodContext) -> bool:
-    return c.node is not None and _deleting(c) and _running(c) and "killed" in c.record.flags and "deleted" not in c.record.flags
+    return (
+        c.node is not None
+        and _deleting(c)
+        and _running(c)
+        and "killed" in c.record.flags
+        and "deleted" not in c.record.flags
+    )
 
 
 def _stop_apply(c: PodContext) -> Action:
@@ -386,12 +401,21 @@ def _admit_apply(c: PodContext) -> Action:
             flags=("rejected",),
         )
     events = [Event(WARNING, "InvalidAnnotation", m) for m in ann.invalid_annotations(c.pod)]
-    return Action(admit=True, events=events, mark={"started": c.mono, "start_wall": c.now, "admitted_wall": c.now})
+    return Action(
+        admit=True, events=events, mark={"started": c.mono, "start_wall": c.now, "admitted_wall": c.now}
+    )
 
 
 def _start_match(c: PodContext) -> bool:
     # kubelet prepares the pod's DRA devices (NodePrepareResources) before any container starts
-    return c.node is not None and c.claims_ready and c.record.admitted and not _deleting(c) and phase_of(c.pod) == "Pending" and not container_state(c.pod)
+    return (
+        c.node is not None
+        and c.claims_ready
+        and c.record.admitted
+        and not _deleting(c)
+        and phase_of(c.pod) == "Pending"
+        and not container_state(c.pod)
+    )
 
 
 def _start_apply(c: PodContext) -> Action:
@@ -478,7 +502,9 @@ def _crash_apply(c: PodContext) -> Action:
         for x in spec.get("containers") or []:
             msg = f"Back-off restarting failed container {x.get('name', '')} in pod {who}"
             events.append(Event(WARNING, "BackOff", msg, _field_path(x, spec)))
-    return Action(status=_write(c, fate, "Running"), events=events, mark={"crashed": c.mono, "crashed_wall": c.now})
+    return Action(
+        status=_write(c, fate, "Running"), events=events, mark={"crashed": c.mono, "crashed_wall": c.now}
+    )
 
 
 def _restart_match(c: PodContext) -> bool:
@@ -490,21 +516,41 @@ def _restart_apply(c: PodContext) -> Action:
     last = (1, c.record.start_wall or c.now, c.record.crashed_wall or c.now)
     fate = ContainerFate(state="running", started_at=c.now, restart_count=n, last_exit=last)
     events = _start_events(c.pod, c.options, regular_only=True)
-    return Action(status=_write(c, fate, "Running"), events=events, mark={"started": c.mono, "start_wall": c.now})
+    return Action(
+        status=_write(c, fate, "Running"), events=events, mark={"started": c.mono, "start_wall": c.now}
+    )
 
 
 POD_STAGES: tuple[Stage[PodContext], ...] = (
-    Stage("pod-orphaned", _orphaned_match, _orphaned_apply, lambda c: c.options.orphan_quarantine, lambda c: c.record.orphaned),
+    Stage(
+        "pod-orphaned",
+        _orphaned_match,
+        _orphaned_apply,
+        lambda c: c.options.orphan_quarantine,
+        lambda c: c.record.orphaned,
+    ),
     Stage("pod-delete-unstarted", _unstarted_delete_match, _delete_apply),
     Stage("pod-kill", _kill_match, _kill_apply),
     Stage("pod-delete", _delete_match, _stop_apply, _grace, lambda c: c.record.deleting),
     Stage("pod-release", _release_match, _release_apply),
     Stage("pod-admit", _admit_match, _admit_apply),
     Stage("pod-start", _start_match, _start_apply),
-    Stage("pod-ready", _ready_match, _ready_apply, lambda c: ready_delay(c.pod, c.options) or 0.0, lambda c: c.record.started),
+    Stage(
+        "pod-ready",
+        _ready_match,
+        _ready_apply,
+        lambda c: ready_delay(c.pod, c.options) or 0.0,
+        lambda c: c.record.started,
+    ),
     Stage("pod-finish", _finish_match, _finish_apply, _finish_delay, lambda c: c.record.started),
     Stage("pod-crash", _crash_match, _crash_apply, lambda c: c.options.crash_run, lambda c: c.record.started),
-    Stage("pod-restart", _restart_match, _restart_apply, lambda c: backoff(restart_count(c.pod)), lambda c: c.record.crashed),
+    Stage(
+        "pod-restart",
+        _restart_match,
+        _restart_apply,
+        lambda c: backoff(restart_count(c.pod)),
+        lambda c: c.record.crashed,
+    ),
 )
 
 
@@ -532,7 +578,9 @@ def _node_status_apply(c: NodeContext) -> Action:
             events.append(Event(NORMAL, "Starting", "Starting kubelet."))
             for reason in ("NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"):
                 events.append(Event(NORMAL, reason, f"Node {name} status is now: {reason}"))
-            events.append(Event(NORMAL, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"))
+            events.append(
+                Event(NORMAL, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")
+            )
         if not is_node_ready(c.node):
             events.append(Event(NORMAL, "NodeReady", f"Node {name} status is now: NodeReady"))
     return Action(
@@ -555,7 +603,9 @@ def _heartbeat_match(c: NodeContext) -> bool:
 
 
 def _heartbeat_apply(c: NodeContext) -> Action:
-    return Action(status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now), mark={"status_posted": c.mono})
+    return Action(
+        status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now), mark={"status_posted": c.mono}
+    )
 
 
 def _devices_match(c: NodeContext) -> bool:
@@ -565,7 +615,11 @@ def _devices_match(c: NodeContext) -> bool:
 NODE_STAGES: tuple[Stage[NodeContext], ...] = (
     Stage("node-pod-cidr", _cidr_match, _cidr_apply),
     Stage("node-status", _status_match, _node_status_apply),
-    Stage("node-devices", _devices_match, lambda c: Action(publish_devices=True, mark={"devices_published": True})),
+    Stage(
+        "node-devices",
+        _devices_match,
+        lambda c: Action(publish_devices=True, mark={"devices_published": True}),
+    ),
     Stage("node-untaint", _untaint_match, _untaint_apply),
     Stage(
         "node-heartbeat",

@@ -28,7 +28,13 @@ OS_IMAGE = "Ubuntu 24.04.2 LTS"
 KERNEL_VERSION = "6.8.0-1028-gangplane"
 KUBELET_PORT = 10250
 
-KUBELET_POD_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+KUBELET_POD_CONDITIONS = (
+    "PodReadyToStartContainers",
+    "Initialized",
+    "Ready",
+    "ContainersReady",
+    "PodScheduled",
+)
 NOT_READY_TAINT_KEY = "node.kubernetes.io/not-ready"
 
 
@@ -148,7 +154,9 @@ def _container_status(pod: Obj, c: Obj, fate: ContainerFate) -> Obj:
         cs["state"] = {"terminated": _terminated(fate.exit_code, fate.started_at, fate.finished_at, cid)}
     if fate.last_exit is not None:
         code, st, fin = fate.last_exit
-        cs["lastState"] = {"terminated": _terminated(code, st, fin, container_id(uid, name, max(fate.restart_count - 1, 0)))}
+        cs["lastState"] = {
+            "terminated": _terminated(code, st, fin, container_id(uid, name, max(fate.restart_count - 1, 0)))
+        }
     return cs
 
 
@@ -228,7 +236,9 @@ def _base_status(pod: Obj, *, host_ip: str, pod_ip: str, start: float) -> Obj:
     return st
 
 
-def pod_status(pod: Obj, fate: ContainerFate, *, host_ip: str, pod_ip: str, start: float, now: float, phase: str) -> Obj:
+def pod_status(
+    pod: Obj, fate: ContainerFate, *, host_ip: str, pod_ip: str, start: float, now: float, phase: str
+) -> Obj:
     """The full status kubelet reports for a started pod whose containers share ``fate``.
 
     ``phase`` is ``Running`` while containers run or back off, ``Succeeded``/``Failed`` once
@@ -316,7 +326,9 @@ def container_state(pod: Obj) -> str:
 
 
 def restart_count(pod: Obj) -> int:
-    counts = [int(cs.get("restartCount") or 0) for cs in (pod.get("status") or {}).get("containerStatuses") or []]
+    counts = [
+        int(cs.get("restartCount") or 0) for cs in (pod.get("status") or {}).get("containerStatuses") or []
+    ]
     return max(counts) if counts else 0
 
 
@@ -386,18 +398,27 @@ def node_conditions(old: list[Obj], now: float, heartbeat: bool = True) -> list[
     by_type = {c.get("type"): c for c in old}
     out: list[Obj] = []
     for ctype in NODE_CONDITION_ORDER:
-        status, reason, message = _NETWORK if ctype == "NetworkUnavailable" else _KUBELET_NODE_CONDITIONS[ctype]
+        status, reason, message = (
+            _NETWORK if ctype == "NetworkUnavailable" else _KUBELET_NODE_CONDITIONS[ctype]
+        )
         prev = by_type.get(ctype)
         same = prev is not None and prev.get("status") == status
         hb = ts
-        if prev is not None and prev.get("lastHeartbeatTime") and (ctype == "NetworkUnavailable" or not heartbeat) and same:
+        if (
+            prev is not None
+            and prev.get("lastHeartbeatTime")
+            and (ctype == "NetworkUnavailable" or not heartbeat)
+            and same
+        ):
             hb = prev["lastHeartbeatTime"]
         out.append(
             {
                 "type": ctype,
                 "status": status,
                 "lastHeartbeatTime": hb,
-                "lastTransitionTime": prev["lastTransitionTime"] if same and prev.get("lastTransitionTime") else ts,
+                "lastTransitionTime": prev["lastTransitionTime"]
+                if same and prev.get("lastTransitionTime")
+                else ts,
                 "reason": reason,
                 "message": message,
             }
@@ -418,9 +439,15 @@ def node_status(node: Obj, *, internal_ip: str, now: float) -> Obj:
     st["allocatable"] = alloc
     st["conditions"] = node_conditions(old.get("conditions") or [], now)
     addresses = [a for a in old.get("addresses") or [] if a.get("type") not in ("InternalIP", "Hostname")]
-    st["addresses"] = [{"type": "InternalIP", "address": internal_ip}, {"type": "Hostname", "address": name}, *addresses]
+    st["addresses"] = [
+        {"type": "InternalIP", "address": internal_ip},
+        {"type": "Hostname", "address": name},
+        *addresses,
+    ]
     st["daemonEndpoints"] = {"kubeletEndpoint": {"Port": KUBELET_PORT}}
-    st["nodeInfo"] = node_info(name, labels.get("kubernetes.io/arch", "amd64"), labels.get("kubernetes.io/os", "linux"))
+    st["nodeInfo"] = node_info(
+        name, labels.get("kubernetes.io/arch", "amd64"), labels.get("kubernetes.io/os", "linux")
+    )
     st.setdefault("features", {"supplementalGroupsPolicy": True})
     return st
 

@@ -63,7 +63,9 @@ def _err_text(err: BaseException) -> str:
     return err.message if isinstance(err, errors.StatusError) else str(err)
 
 
-async def slow_start_batch(count: int, initial: int, fn: Callable[[], Awaitable[None]]) -> tuple[int, Exception | None]:
+async def slow_start_batch(
+    count: int, initial: int, fn: Callable[[], Awaitable[None]]
+) -> tuple[int, Exception | None]:
     """kube's ``slowStartBatch``: batches of 1, 2, 4, …; stops after a batch with an error.
 
     Returns how many calls succeeded and the first error.
@@ -338,7 +340,9 @@ class ReplicaSetController(Controller):
                 victims = podutil.rank_pods_for_deletion(active, self._related_pods(rs), self.clock.now())
             victims = victims[:diff]
             self.expectations.expect_deletions(key, [key_of(p) for p in victims])
-            results = await asyncio.gather(*(self._delete_pod_of(rs, p) for p in victims), return_exceptions=True)
+            results = await asyncio.gather(
+                *(self._delete_pod_of(rs, p) for p in victims), return_exceptions=True
+            )
             for p, r in zip(victims, results, strict=True):
                 if isinstance(r, BaseException):
                     self.expectations.deletion_observed(key, key_of(p))
@@ -372,13 +376,17 @@ class ReplicaSetController(Controller):
         self.recorder.event(rs, NORMAL, "SuccessfulDelete", f"Deleted pod: {name_of(pod)}")
 
     # ------------------------------------------------------------------ status
-    def calculate_status(self, rs: Obj, active: list[Obj], terminating: int, manage_err: Exception | None) -> Obj:
+    def calculate_status(
+        self, rs: Obj, active: list[Obj], terminating: int, manage_err: Exception | None
+    ) -> Obj:
         """``calculateStatus``: counters over the active pods and the ReplicaFailure condition.
 
         ``terminating`` counts the claimed pods being deleted that are not terminal yet.
         """
         status = dict(rs.get("status") or {})
-        template_labels = ((rs.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
+        template_labels = ((rs.get("spec") or {}).get("template") or {}).get("metadata", {}).get(
+            "labels"
+        ) or {}
         now = self.clock.now()
         mrs = min_ready_seconds(rs)
         fully = ready = available = 0
@@ -421,9 +429,10 @@ class ReplicaSetController(Controller):
         """``updateReplicaSetStatus``: skip when nothing changed; observedGeneration follows generation."""
         generation = int((rs.get("metadata") or {}).get("generation") or 0)
         old = rs.get("status") or {}
-        if old == {**status, "observedGeneration": old.get("observedGeneration")} and int(
-            old.get("observedGeneration") or 0
-        ) == generation:
+        if (
+            old == {**status, "observedGeneration": old.get("observedGeneration")}
+            and int(old.get("observedGeneration") or 0) == generation
+        ):
             return rs
         status["observedGeneration"] = generation
         body = {**rs, "status": status}
@@ -449,7 +458,9 @@ class ReplicationManager(ReplicaSetController):
             sel = (((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
         return label_selector_from_dict({"matchLabels": dict(sel or {})})
 
-    def calculate_status(self, rs: Obj, active: list[Obj], terminating: int, manage_err: Exception | None) -> Obj:
+    def calculate_status(
+        self, rs: Obj, active: list[Obj], terminating: int, manage_err: Exception | None
+    ) -> Obj:
         """ReplicationControllerStatus has no terminatingReplicas."""
         status = super().calculate_status(rs, active, terminating, manage_err)
         status.pop("terminatingReplicas", None)

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from controllers.statefulset.controller import StatefulSetController
 
 
-
 @dataclass(frozen=True)
 class SchedulingPlan:
     """What the hook lets this sync do (see module docstring)."""

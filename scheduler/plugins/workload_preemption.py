@@ -66,7 +66,6 @@ NEVER = "Never"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
 
-
 def resolve_preemption_policy(pod_group: Obj, pods: list[PodInfo], pod_group_policy: bool) -> str:
     """The group's policy (upstream's ``resolvePreemptionPolicy``).
 

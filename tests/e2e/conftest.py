@@ -37,7 +37,17 @@ def _start_server(tmp: Path, extra: list[str]) -> Server:
     log_path = tmp / "serve.log"
     log = log_path.open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "apiserver.cli", "serve", "--port", "0", "--kubeconfig", str(kubeconfig), *extra],
+        [
+            sys.executable,
+            "-m",
+            "apiserver.cli",
+            "serve",
+            "--port",
+            "0",
+            "--kubeconfig",
+            str(kubeconfig),
+            *extra,
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
@@ -129,7 +139,9 @@ class Kubectl:
         self.home = server.home / version
         self.home.mkdir(exist_ok=True)
 
-    def run(self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         env = {
             "PATH": os.environ.get("PATH", ""),
             "HOME": str(self.home),

@@ -174,9 +174,13 @@ def test_python_client_over_tls_with_the_token(tls_server: Server) -> None:
 
 
 @pytest.mark.parametrize("version", ["1.35", "1.37"])
-def test_kubectl_auth_whoami_names_the_kubeconfig_user(tls_server: Server, version: str, request: pytest.FixtureRequest) -> None:
+def test_kubectl_auth_whoami_names_the_kubeconfig_user(
+    tls_server: Server, version: str, request: pytest.FixtureRequest
+) -> None:
     binary = request.getfixturevalue("kubectl135" if version == "1.35" else "kubectl137")
-    out = Kubectl(binary, tls_server, version).run("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
+    out = Kubectl(binary, tls_server, version).run(
+        "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"
+    )
     assert out.stdout == "kubernetes-admin"
 
 
@@ -186,14 +190,19 @@ def test_whoami_without_credentials_is_anonymous(server: Server) -> None:
         json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
     )
     assert r.status_code == 201
-    assert r.json()["status"]["userInfo"] == {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
+    assert r.json()["status"]["userInfo"] == {
+        "username": "system:anonymous",
+        "groups": ["system:unauthenticated"],
+    }
 
 
 def test_token_review_authenticates_the_servers_token(tls_server: Server) -> None:
     api = k8s_config.new_client_from_config(str(tls_server.kubeconfig))
     try:
         authn = k8s.AuthenticationV1Api(api)
-        good = authn.create_token_review(k8s.V1TokenReview(spec=k8s.V1TokenReviewSpec(token=_token(tls_server))))
+        good = authn.create_token_review(
+            k8s.V1TokenReview(spec=k8s.V1TokenReviewSpec(token=_token(tls_server)))
+        )
         bad = authn.create_token_review(k8s.V1TokenReview(spec=k8s.V1TokenReviewSpec(token="forged")))
     finally:
         api.close()

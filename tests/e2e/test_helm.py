@@ -31,9 +31,17 @@ class Helm:
         self.binary, self.server, self.home = binary, server, home
 
     def run(self, *args: str) -> str:
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "KUBECONFIG": str(self.server.kubeconfig)}
-        proc = subprocess.run([str(self.binary), *args], capture_output=True, text=True, env=env, timeout=TIMEOUT)
-        assert proc.returncode == 0, f"helm {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(self.home),
+            "KUBECONFIG": str(self.server.kubeconfig),
+        }
+        proc = subprocess.run(
+            [str(self.binary), *args], capture_output=True, text=True, env=env, timeout=TIMEOUT
+        )
+        assert proc.returncode == 0, (
+            f"helm {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
         assert "error" not in proc.stderr.lower(), proc.stderr
         return proc.stdout
 
@@ -84,8 +92,20 @@ def test_helm_install_upgrade_rollback_uninstall(helm: Helm, server: Server) -> 
         status = helm.run("status", "r", "-n", ns)
         assert (_field(status, "STATUS"), _field(status, "REVISION")) == ("deployed", "1")
 
-        out = helm.run("upgrade", "r", str(CHART), "-n", ns, "--wait", "--timeout", "60s",
-                       "--set", "replicas=4", "--set", "image=nginx:1.28")
+        out = helm.run(
+            "upgrade",
+            "r",
+            str(CHART),
+            "-n",
+            ns,
+            "--wait",
+            "--timeout",
+            "60s",
+            "--set",
+            "replicas=4",
+            "--set",
+            "image=nginx:1.28",
+        )
         assert (_field(out, "STATUS"), _field(out, "REVISION")) == ("deployed", "2")
         _assert_rolled_out(server, ns, 4, "nginx:1.28")
 
@@ -106,12 +126,25 @@ def test_helm_install_upgrade_rollback_uninstall(helm: Helm, server: Server) -> 
         out = helm.run("uninstall", "r", "-n", ns, "--wait", "--timeout", "60s")
         assert 'release "r" uninstalled' in out
         assert _release_secrets(server, ns) == []
-        for path in (f"/apis/apps/v1/namespaces/{ns}/statefulsets/r", f"/api/v1/namespaces/{ns}/services/r",
-                     f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles/r-reader"):
+        for path in (
+            f"/apis/apps/v1/namespaces/{ns}/statefulsets/r",
+            f"/api/v1/namespaces/{ns}/services/r",
+            f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles/r-reader",
+        ):
             assert httpx.get(server.url + path, timeout=30).status_code == 404, path
-        assert "Error: release: not found" in subprocess.run(
-            [str(helm.binary), "status", "r", "-n", ns], capture_output=True, text=True, timeout=TIMEOUT,
-            env={"PATH": os.environ.get("PATH", ""), "HOME": str(helm.home), "KUBECONFIG": str(server.kubeconfig)},
-        ).stderr
+        assert (
+            "Error: release: not found"
+            in subprocess.run(
+                [str(helm.binary), "status", "r", "-n", ns],
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                env={
+                    "PATH": os.environ.get("PATH", ""),
+                    "HOME": str(helm.home),
+                    "KUBECONFIG": str(server.kubeconfig),
+                },
+            ).stderr
+        )
     finally:
         delete_namespace(server, ns)

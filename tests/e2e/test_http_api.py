@@ -16,7 +16,9 @@ pytestmark = pytest.mark.e2e
 
 def _ns(http: httpx.Client) -> str:
     name = "e2e-" + uuid.uuid4().hex[:8]
-    r = http.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    r = http.post(
+        "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
     assert r.status_code == 201, r.text
     return name
 
@@ -28,7 +30,12 @@ def http(server: Server) -> httpx.Client:
 
 
 def _cm(name: str, labels: dict[str, str] | None = None) -> dict:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels or {}}, "data": {"k": "v"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": labels or {}},
+        "data": {"k": "v"},
+    }
 
 
 def test_version_health_and_metrics(http: httpx.Client) -> None:
@@ -38,7 +45,7 @@ def test_version_health_and_metrics(http: httpx.Client) -> None:
         assert http.get(p).text == "ok"
     http.get("/api/v1/namespaces")
     m = http.get("/metrics").text
-    assert 'apiserver_request_total{' in m
+    assert "apiserver_request_total{" in m
     assert 'kubernetes_feature_enabled{name="WorkloadWithStatefulSet",stage="ALPHA"} 1.0' in m
 
 
@@ -63,7 +70,11 @@ def test_crud_selectors_pages_and_conflict(http: httpx.Client) -> None:
     assert r.status_code == 409
     body = r.json()
     assert body["kind"] == "Status" and body["reason"] == "Conflict"
-    r = http.patch(f"{base}/c1", content=json.dumps({"data": {"p": "1"}}), headers={"Content-Type": "application/merge-patch+json"})
+    r = http.patch(
+        f"{base}/c1",
+        content=json.dumps({"data": {"p": "1"}}),
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert r.status_code == 200 and r.json()["data"] == {"k": "new", "p": "1"}
     r = http.patch(
         f"{base}/c1",
@@ -81,13 +92,18 @@ def test_watch_resume_over_http(http: httpx.Client, server: Server) -> None:
     http.post(base, json=_cm("b"))
     http.delete(f"{base}/a")
     events = []
-    with httpx.stream("GET", server.url + base, params={"watch": "1", "resourceVersion": rv, "timeoutSeconds": "5"}) as r:
+    with httpx.stream(
+        "GET", server.url + base, params={"watch": "1", "resourceVersion": rv, "timeoutSeconds": "5"}
+    ) as r:
         for line in r.iter_lines():
             if line:
                 events.append(json.loads(line))
             if len(events) == 2:
                 break
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "b"), ("DELETED", "a")]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "b"),
+        ("DELETED", "a"),
+    ]
 
 
 def test_watch_list_bookmark_for_kubectl(http: httpx.Client, server: Server) -> None:
@@ -118,10 +134,18 @@ def test_delete_with_finalizers_over_http(http: httpx.Client) -> None:
     obj = _cm("held")
     obj["metadata"]["finalizers"] = ["example.com/x"]
     http.post(base, json=obj)
-    r = http.request("DELETE", f"{base}/held", json={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})
+    r = http.request(
+        "DELETE",
+        f"{base}/held",
+        json={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"},
+    )
     assert r.status_code == 200
     assert http.get(f"{base}/held").json()["metadata"]["deletionTimestamp"]
-    http.patch(f"{base}/held", content=b'{"metadata":{"finalizers":null}}', headers={"Content-Type": "application/merge-patch+json"})
+    http.patch(
+        f"{base}/held",
+        content=b'{"metadata":{"finalizers":null}}',
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert http.get(f"{base}/held").status_code == 404
 
 
@@ -129,32 +153,121 @@ def test_delete_with_finalizers_over_http(http: httpx.Client) -> None:
     ("method", "path", "kwargs", "code", "reason"),
     [
         ("POST", "/api/v1/namespaces/default/configmaps", {"content": b"{not json"}, 400, "BadRequest"),
-        ("POST", "/api/v1/namespaces/default/configmaps", {"content": b"x: [", "headers": {"Content-Type": "application/yaml"}}, 400, "BadRequest"),
-        ("POST", "/api/v1/namespaces/default/configmaps", {"json": {"apiVersion": "apps/v1", "kind": "ConfigMap", "metadata": {"name": "x"}}}, 400, "BadRequest"),
-        ("POST", "/api/v1/namespaces/default/configmaps", {"json": {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}}, 400, "BadRequest"),
-        ("POST", "/api/v1/namespaces/default/configmaps", {"json": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "other"}}}, 400, "BadRequest"),
-        ("PUT", "/api/v1/namespaces/default/configmaps/a", {"json": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}}}, 400, "BadRequest"),
-        ("POST", "/api/v1/namespaces/default/configmaps", {"content": b"{" + b'"a":"' + b"x" * (3 * 1024 * 1024) + b'"}'}, 413, "RequestEntityTooLarge"),
-        ("POST", "/api/v1/namespaces/default/configmaps", {"json": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name"}}}, 422, "Invalid"),
-        ("POST", "/api/v1/namespaces/default/configmaps", {"content": b"x", "headers": {"Content-Type": "text/csv"}}, 415, "UnsupportedMediaType"),
-        ("GET", "/api/v1/namespaces/default/configmaps", {"params": {"labelSelector": "a in ("}}, 400, "BadRequest"),
-        ("GET", "/api/v1/namespaces/default/configmaps", {"params": {"fieldSelector": "nope=1"}}, 400, "BadRequest"),
+        (
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            {"content": b"x: [", "headers": {"Content-Type": "application/yaml"}},
+            400,
+            "BadRequest",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            {"json": {"apiVersion": "apps/v1", "kind": "ConfigMap", "metadata": {"name": "x"}}},
+            400,
+            "BadRequest",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            {"json": {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}},
+            400,
+            "BadRequest",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            {
+                "json": {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "x", "namespace": "other"},
+                }
+            },
+            400,
+            "BadRequest",
+        ),
+        (
+            "PUT",
+            "/api/v1/namespaces/default/configmaps/a",
+            {"json": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}}},
+            400,
+            "BadRequest",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            {"content": b"{" + b'"a":"' + b"x" * (3 * 1024 * 1024) + b'"}'},
+            413,
+            "RequestEntityTooLarge",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            {"json": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Bad_Name"}}},
+            422,
+            "Invalid",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            {"content": b"x", "headers": {"Content-Type": "text/csv"}},
+            415,
+            "UnsupportedMediaType",
+        ),
+        (
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            {"params": {"labelSelector": "a in ("}},
+            400,
+            "BadRequest",
+        ),
+        (
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            {"params": {"fieldSelector": "nope=1"}},
+            400,
+            "BadRequest",
+        ),
         ("GET", "/apis/nope.example.com/v1/things", {}, 404, "NotFound"),
-        ("PATCH", "/api/v1/namespaces/default/configmaps/none", {"content": b"{}", "headers": {"Content-Type": "application/merge-patch+json"}}, 404, "NotFound"),
-        ("POST", "/api/v1/namespaces/absent-ns/configmaps", {"json": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}}, 404, "NotFound"),
+        (
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/none",
+            {"content": b"{}", "headers": {"Content-Type": "application/merge-patch+json"}},
+            404,
+            "NotFound",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/absent-ns/configmaps",
+            {"json": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}},
+            404,
+            "NotFound",
+        ),
     ],
 )
-def test_bad_input_gets_status_and_server_stays_healthy(http: httpx.Client, method: str, path: str, kwargs: dict, code: int, reason: str) -> None:
+def test_bad_input_gets_status_and_server_stays_healthy(
+    http: httpx.Client, method: str, path: str, kwargs: dict, code: int, reason: str
+) -> None:
     r = http.request(method, path, **kwargs)
     assert r.status_code == code, r.text
     body = r.json()
-    assert body["kind"] == "Status" and body["status"] == "Failure" and body["reason"] == reason and body["code"] == code
+    assert (
+        body["kind"] == "Status"
+        and body["status"] == "Failure"
+        and body["reason"] == reason
+        and body["code"] == code
+    )
     assert http.get("/healthz").text == "ok"
 
 
 def test_missing_content_type_is_json(http: httpx.Client) -> None:
     ns = _ns(http)
-    r = http.post(f"/api/v1/namespaces/{ns}/configmaps", content=json.dumps(_cm("nc")).encode(), headers={"Content-Type": ""})
+    r = http.post(
+        f"/api/v1/namespaces/{ns}/configmaps",
+        content=json.dumps(_cm("nc")).encode(),
+        headers={"Content-Type": ""},
+    )
     assert r.status_code == 201
 
 
@@ -167,11 +280,16 @@ def test_official_python_client_dynamic_and_watch(server: Server) -> None:
     cms = dyn.resources.get(api_version="v1", kind="ConfigMap")
     ns = "py-" + uuid.uuid4().hex[:8]
     k8s.CoreV1Api(api_client).create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=ns)))
-    created = cms.create(body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "1"}}, namespace=ns)
+    created = cms.create(
+        body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "1"}},
+        namespace=ns,
+    )
     assert created.metadata.name == "a"
     got = cms.get(name="a", namespace=ns)
     assert got.data.x == "1"
-    patched = cms.patch(name="a", namespace=ns, body={"data": {"x": "2"}}, content_type="application/merge-patch+json")
+    patched = cms.patch(
+        name="a", namespace=ns, body={"data": {"x": "2"}}, content_type="application/merge-patch+json"
+    )
     assert patched.data.x == "2"
     core = k8s.CoreV1Api(api_client)
     seen: list[str] = []

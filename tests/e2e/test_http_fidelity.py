@@ -32,15 +32,24 @@ def http(server: Server) -> Iterator[httpx.Client]:
 def test_helm_style_secret_lifecycle(http: httpx.Client, ns: str) -> None:
     """helm's storage driver: create, PUT without resourceVersion, DELETE with protobuf options."""
     base = f"/api/v1/namespaces/{ns}/secrets"
-    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "sh.helm.release.v1.r.v1", "labels": {"owner": "helm"}},
-              "type": "helm.sh/release.v1", "data": {"release": "djE="}}
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "sh.helm.release.v1.r.v1", "labels": {"owner": "helm"}},
+        "type": "helm.sh/release.v1",
+        "data": {"release": "djE="},
+    }
     assert http.post(base, json=secret).status_code == 201
     secret["metadata"]["labels"]["status"] = "deployed"
     r = http.put(base + "/sh.helm.release.v1.r.v1", json=secret)
     assert r.status_code == 200, r.text
     assert r.json()["metadata"]["labels"] == {"owner": "helm", "status": "deployed"}
-    r = http.request("DELETE", base + "/sh.helm.release.v1.r.v1", content=protobuf_delete_options(),
-                     headers={"Content-Type": "application/vnd.kubernetes.protobuf"})
+    r = http.request(
+        "DELETE",
+        base + "/sh.helm.release.v1.r.v1",
+        content=protobuf_delete_options(),
+        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
+    )
     assert r.status_code == 200 and r.json()["status"] == "Success"
     assert http.get(base + "?labelSelector=owner%3Dhelm").json()["items"] == []
 
@@ -61,7 +70,15 @@ def test_text_plain_is_415_and_status_bytes_match_kube(http: httpx.Client, ns: s
 
 def test_delete_of_a_service_returns_the_service(http: httpx.Client, ns: str) -> None:
     base = f"/api/v1/namespaces/{ns}/services"
-    made = http.post(base, json={"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}})
+    made = http.post(
+        base,
+        json={
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "s"},
+            "spec": {"ports": [{"port": 80}]},
+        },
+    )
     assert made.status_code == 201
     r = http.delete(base + "/s")
     assert r.status_code == 200

@@ -25,7 +25,11 @@ def deployment(kubectl: Kubectl, ns: str) -> dict:
 
 def images(kubectl: Kubectl, ns: str) -> set[str]:
     out = json.loads(ok(kubectl, "-n", ns, "get", "pods", "-l", "app=web", "-o", "json"))
-    return {p["spec"]["containers"][0]["image"] for p in out["items"] if not p["metadata"].get("deletionTimestamp")}
+    return {
+        p["spec"]["containers"][0]["image"]
+        for p in out["items"]
+        if not p["metadata"].get("deletionTimestamp")
+    }
 
 
 def rollout_status(kubectl: Kubectl, ns: str) -> str:
@@ -37,7 +41,10 @@ def test_create_rollout_set_image_undo(kubectl: Kubectl, ns: str) -> None:
     assert "deployment.apps/web created" in out
     assert 'deployment "web" successfully rolled out' in rollout_status(kubectl, ns)
     d = deployment(kubectl, ns)
-    assert d["status"]["readyReplicas"] == 3 and d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
+    assert (
+        d["status"]["readyReplicas"] == 3
+        and d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
+    )
     table = ok(kubectl, "-n", ns, "get", "deployment", "web")
     assert table.split("\n")[1].split()[:4] == ["web", "3/3", "3", "3"]
 
@@ -63,7 +70,15 @@ def test_pause_resume_restart_scale(kubectl: Kubectl, ns: str) -> None:
     rollout_status(kubectl, ns)
     assert "deployment.apps/web paused" in ok(kubectl, "-n", ns, "rollout", "pause", "deployment/web")
     ok(kubectl, "-n", ns, "set", "image", "deployment/web", "nginx=nginx:1.27")
-    ok(kubectl, "-n", ns, "wait", "--for=jsonpath={.status.observedGeneration}=3", "deployment/web", "--timeout=30s")
+    ok(
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        "--for=jsonpath={.status.observedGeneration}=3",
+        "deployment/web",
+        "--timeout=30s",
+    )
     d = deployment(kubectl, ns)
     prog = next(c for c in d["status"]["conditions"] if c["type"] == "Progressing")
     assert (prog["status"], prog["reason"]) == ("Unknown", "DeploymentPaused")

@@ -35,7 +35,6 @@ WAIT = "60s"
 RACK = "topology.kubernetes.io/rack"
 
 
-
 def get_json(kubectl: Kubectl, ns: str, *what: str) -> Obj:
     return json.loads(ok(kubectl, "-n", ns, "get", *what, "-o", "json"))
 

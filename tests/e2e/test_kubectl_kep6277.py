@@ -34,7 +34,6 @@ ns = ns_fixture("k6277")
 WAIT = "60s"
 
 
-
 def _complete(doc: Obj) -> Obj:
     """Add what the KEP's snippets elide: ``spec.selector``, ``spec.template.metadata.labels`` and,
     for Stories 2 and 3, the ``limits`` an extended resource (``nvidia.com/gpu``) must carry equal
@@ -258,7 +257,7 @@ def wait_replicas(kubectl: Kubectl, ns: str, name: str, n: int) -> None:
 
 def scale_down_and_delete(kubectl: Kubectl, ns: str, name: str) -> None:
     """Scale to zero (the controller deletes the pods), then delete: the garbage collector takes the
-    PodGroup and the Workload. """
+    PodGroup and the Workload."""
     ok(kubectl, "-n", ns, "scale", "statefulset", name, "--replicas=0")
     wait_replicas(kubectl, ns, name, 0)
     ok(kubectl, "-n", ns, "delete", "statefulset", name, f"--timeout={WAIT}", timeout=90)

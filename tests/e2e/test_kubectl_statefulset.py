@@ -35,7 +35,9 @@ def manifest(name: str, replicas: int) -> str:
                     "metadata": {"labels": {"app": name}},
                     "spec": {
                         "terminationGracePeriodSeconds": 1,
-                        "containers": [{"name": "c", "image": "nginx:1.27", "resources": {"requests": {"cpu": "10m"}}}],
+                        "containers": [
+                            {"name": "c", "image": "nginx:1.27", "resources": {"requests": {"cpu": "10m"}}}
+                        ],
                     },
                 },
             },
@@ -57,7 +59,9 @@ def wait_pod_count(kubectl: Kubectl, ns: str, selector: str, n: int) -> None:
 
 
 def test_apply_rollout_scale_describe(kubectl: Kubectl, ns: str) -> None:
-    assert "statefulset.apps/web created" in ok(kubectl, "-n", ns, "apply", "-f", "-", input=manifest("web", 3))
+    assert "statefulset.apps/web created" in ok(
+        kubectl, "-n", ns, "apply", "-f", "-", input=manifest("web", 3)
+    )
     out = ok(kubectl, "-n", ns, "rollout", "status", "sts/web", "--timeout=60s", timeout=90)
     assert "partitioned roll out complete" in out or "statefulset rolling update complete" in out
     wide = ok(kubectl, "-n", ns, "get", "pods", "-o", "wide")

@@ -59,7 +59,16 @@ def test_wait_for_condition(kubectl: Kubectl, ns: str) -> None:
     """The Deployment controller sets Available; ``wait`` sees it (and times out on one that never comes)."""
     ok(kubectl, "-n", ns, "create", "deployment", "web", "--image=nginx")
     assert (
-        ok(kubectl, "-n", ns, "wait", "--for=condition=Available", "deployment/web", "--timeout=30s", timeout=60)
+        ok(
+            kubectl,
+            "-n",
+            ns,
+            "wait",
+            "--for=condition=Available",
+            "deployment/web",
+            "--timeout=30s",
+            timeout=60,
+        )
         == "deployment.apps/web condition met\n"
     )
     # already true: returns at once

@@ -66,8 +66,12 @@ def test_services_get_addresses_from_the_ranges(kubectl: Kubectl, ns: str) -> No
     np = json.loads(ok(kubectl, "-n", ns, "get", "svc", "np", "-o", "json"))
     assert 30000 <= np["spec"]["ports"][0]["nodePort"] <= 32767
     ok(kubectl, "-n", ns, "create", "service", "clusterip", "db", "--clusterip=None")
-    assert json.loads(ok(kubectl, "-n", ns, "get", "svc", "db", "-o", "json"))["spec"]["clusterIPs"] == ["None"]
-    proc = fails(kubectl, "-n", ns, "create", "service", "clusterip", "clash", "--clusterip=10.96.0.1", "--tcp=80:80")
+    assert json.loads(ok(kubectl, "-n", ns, "get", "svc", "db", "-o", "json"))["spec"]["clusterIPs"] == [
+        "None"
+    ]
+    proc = fails(
+        kubectl, "-n", ns, "create", "service", "clusterip", "clash", "--clusterip=10.96.0.1", "--tcp=80:80"
+    )
     assert (
         'spec.clusterIPs: Invalid value: ["10.96.0.1"]: failed to allocate IP 10.96.0.1: provided IP is already allocated'
         in proc.stderr
@@ -85,8 +89,15 @@ def test_endpoint_slices_track_ready_pods_of_a_deployment(kubectl: Kubectl, ns: 
     ok(kubectl, "-n", ns, "expose", "deployment", "web", "--port=8080", "--target-port=80")
     ok(kubectl, "-n", ns, "rollout", "status", "deployment/web", "--timeout=60s", timeout=90)
     ok(
-        kubectl, "-n", ns, "wait", "--for=jsonpath={.endpoints[1].conditions.ready}=true",
-        "endpointslice", "-l", "kubernetes.io/service-name=web", "--timeout=30s",
+        kubectl,
+        "-n",
+        ns,
+        "wait",
+        "--for=jsonpath={.endpoints[1].conditions.ready}=true",
+        "endpointslice",
+        "-l",
+        "kubernetes.io/service-name=web",
+        "--timeout=30s",
     )
     table = ok(kubectl, "-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name=web")
     header, row = table.strip().splitlines()
@@ -99,7 +110,11 @@ def test_endpoint_slices_track_ready_pods_of_a_deployment(kubectl: Kubectl, ns: 
 
 def test_daemonset_runs_one_pod_per_node(kubectl: Kubectl, ns: str) -> None:
     nodes = json.loads(ok(kubectl, "get", "nodes", "-o", "json"))["items"]
-    eligible = [n for n in nodes if not any(t["effect"] in ("NoSchedule", "NoExecute") for t in n["spec"].get("taints") or [])]
+    eligible = [
+        n
+        for n in nodes
+        if not any(t["effect"] in ("NoSchedule", "NoExecute") for t in n["spec"].get("taints") or [])
+    ]
     manifest = {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -110,12 +125,16 @@ def test_daemonset_runs_one_pod_per_node(kubectl: Kubectl, ns: str) -> None:
                 "metadata": {"labels": {"app": "agent"}},
                 "spec": {
                     "terminationGracePeriodSeconds": 1,
-                    "containers": [{"name": "a", "image": "agent:1", "resources": {"requests": {"cpu": "1m"}}}],
+                    "containers": [
+                        {"name": "a", "image": "agent:1", "resources": {"requests": {"cpu": "1m"}}}
+                    ],
                 },
             },
         },
     }
-    assert "daemonset.apps/agent created" in ok(kubectl, "-n", ns, "create", "-f", "-", input=json.dumps(manifest))
+    assert "daemonset.apps/agent created" in ok(
+        kubectl, "-n", ns, "create", "-f", "-", input=json.dumps(manifest)
+    )
     ok(kubectl, "-n", ns, "rollout", "status", "daemonset/agent", "--timeout=60s", timeout=90)
     pods = json.loads(ok(kubectl, "-n", ns, "get", "pods", "-l", "app=agent", "-o", "json"))["items"]
     assert sorted(p["spec"]["nodeName"] for p in pods) == sorted(n["metadata"]["name"] for n in eligible)
@@ -135,7 +154,9 @@ def test_daemonset_runs_one_pod_per_node(kubectl: Kubectl, ns: str) -> None:
 def test_deleting_a_deployment_cascades_to_its_replicasets_and_pods(kubectl: Kubectl, ns: str) -> None:
     ok(kubectl, "-n", ns, "create", "deployment", "gone", "--image=nginx:1.27", "--replicas=2")
     ok(kubectl, "-n", ns, "rollout", "status", "deployment/gone", "--timeout=60s", timeout=90)
-    assert 'deployment.apps "gone" deleted' in ok(kubectl, "-n", ns, "delete", "deployment", "gone", "--wait=true")
+    assert 'deployment.apps "gone" deleted' in ok(
+        kubectl, "-n", ns, "delete", "deployment", "gone", "--wait=true"
+    )
     ok(kubectl, "-n", ns, "wait", "--for=delete", "pod", "-l", "app=gone", "--timeout=60s", timeout=90)
     assert ok(kubectl, "-n", ns, "get", "rs", "-l", "app=gone", "-o", "name").strip() == ""
 

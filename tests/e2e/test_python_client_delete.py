@@ -30,7 +30,10 @@ pytestmark = pytest.mark.e2e
 k8s = pytest.importorskip("kubernetes.client")
 config = pytest.importorskip("kubernetes.config")
 
-POD_SPEC = {"containers": [{"name": "c", "image": "nginx"}], "nodeSelector": {"e2e.gangplane.dev/nowhere": "true"}}
+POD_SPEC = {
+    "containers": [{"name": "c", "image": "nginx"}],
+    "nodeSelector": {"e2e.gangplane.dev/nowhere": "true"},
+}
 TEMPLATE = {"metadata": {"labels": {"app": "del"}}, "spec": POD_SPEC}
 SELECTOR = {"matchLabels": {"app": "del"}}
 RULE = [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]
@@ -45,60 +48,139 @@ SAMPLES: dict[tuple[str, str], Obj] = {
     ("", "configmaps"): {"data": {"k": "v"}},
     ("", "secrets"): {"stringData": {"k": "v"}},
     ("", "serviceaccounts"): {},
-    ("", "events"): {"involvedObject": {"kind": "Pod", "name": "p", "namespace": "{ns}"}, "reason": "Test",
-                     "message": "m", "type": "Normal", "source": {"component": "e2e"}},
-    ("", "persistentvolumeclaims"): {"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "e2e-none",
-                                              "resources": {"requests": {"storage": "1Gi"}}}},
-    ("", "persistentvolumes"): {"spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
-                                         "storageClassName": "e2e-none", "hostPath": {"path": "/tmp/e2e"}}},
+    ("", "events"): {
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "{ns}"},
+        "reason": "Test",
+        "message": "m",
+        "type": "Normal",
+        "source": {"component": "e2e"},
+    },
+    ("", "persistentvolumeclaims"): {
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "e2e-none",
+            "resources": {"requests": {"storage": "1Gi"}},
+        }
+    },
+    ("", "persistentvolumes"): {
+        "spec": {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "e2e-none",
+            "hostPath": {"path": "/tmp/e2e"},
+        }
+    },
     ("", "limitranges"): {"spec": {"limits": [{"type": "Container", "max": {"cpu": "2"}}]}},
     ("", "resourcequotas"): {"spec": {"hard": {"pods": "10"}}},
-    ("", "replicationcontrollers"): {"spec": {"replicas": 0, "selector": {"app": "del"}, "template": TEMPLATE}},
+    ("", "replicationcontrollers"): {
+        "spec": {"replicas": 0, "selector": {"app": "del"}, "template": TEMPLATE}
+    },
     ("", "podtemplates"): {"template": TEMPLATE},
-    ("apps", "statefulsets"): {"spec": {"replicas": 0, "serviceName": "del", "selector": SELECTOR, "template": TEMPLATE}},
+    ("apps", "statefulsets"): {
+        "spec": {"replicas": 0, "serviceName": "del", "selector": SELECTOR, "template": TEMPLATE}
+    },
     ("apps", "controllerrevisions"): {"revision": 1, "data": {}},
     ("apps", "deployments"): {"spec": {"replicas": 0, "selector": SELECTOR, "template": TEMPLATE}},
     ("apps", "replicasets"): {"spec": {"replicas": 0, "selector": SELECTOR, "template": TEMPLATE}},
     ("apps", "daemonsets"): {"spec": {"selector": SELECTOR, "template": TEMPLATE}},
-    ("batch", "jobs"): {"spec": {"suspend": True, "template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}},
-    ("batch", "cronjobs"): {"spec": {"schedule": "0 0 * * *", "suspend": True,
-                                     "jobTemplate": {"spec": {"template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}}}},
-    ("events.k8s.io", "events"): {"regarding": {"kind": "Pod", "name": "p", "namespace": "{ns}"}, "reason": "Test",
-                                  "note": "n", "type": "Normal", "action": "Testing", "reportingController": "e2e.example.com/c",
-                                  "reportingInstance": "e2e", "eventTime": "2026-01-01T00:00:00.000000Z"},
-    ("discovery.k8s.io", "endpointslices"): {"addressType": "IPv4", "endpoints": [{"addresses": ["10.1.2.3"]}],
-                                           "ports": [{"port": 80}]},
+    ("batch", "jobs"): {
+        "spec": {"suspend": True, "template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}
+    },
+    ("batch", "cronjobs"): {
+        "spec": {
+            "schedule": "0 0 * * *",
+            "suspend": True,
+            "jobTemplate": {"spec": {"template": {"spec": {**POD_SPEC, "restartPolicy": "Never"}}}},
+        }
+    },
+    ("events.k8s.io", "events"): {
+        "regarding": {"kind": "Pod", "name": "p", "namespace": "{ns}"},
+        "reason": "Test",
+        "note": "n",
+        "type": "Normal",
+        "action": "Testing",
+        "reportingController": "e2e.example.com/c",
+        "reportingInstance": "e2e",
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+    },
+    ("discovery.k8s.io", "endpointslices"): {
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.1.2.3"]}],
+        "ports": [{"port": 80}],
+    },
     ("coordination.k8s.io", "leases"): {"spec": {"holderIdentity": "e2e"}},
     ("policy", "poddisruptionbudgets"): {"spec": {"minAvailable": 1, "selector": SELECTOR}},
     ("scheduling.k8s.io", "priorityclasses"): {"value": 1000},
-    ("scheduling.k8s.io", "workloads"): {"spec": {"podGroupTemplates": [{"name": "t", "schedulingPolicy": {"gang": {"minCount": 1}}}]}},
+    ("scheduling.k8s.io", "workloads"): {
+        "spec": {"podGroupTemplates": [{"name": "t", "schedulingPolicy": {"gang": {"minCount": 1}}}]}
+    },
     ("scheduling.k8s.io", "podgroups"): {"spec": {"schedulingPolicy": {"gang": {"minCount": 1}}}},
-    ("scheduling.k8s.io", "compositepodgroups"): {"spec": {"workloadRef": {"workloadName": "w", "templateName": "t"},
-                                                        "schedulingPolicy": {"basic": {}}}},
-    ("rbac.authorization.k8s.io", "clusterrolebindings"): {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}},
+    ("scheduling.k8s.io", "compositepodgroups"): {
+        "spec": {"workloadRef": {"workloadName": "w", "templateName": "t"}, "schedulingPolicy": {"basic": {}}}
+    },
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): {
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
+    },
     ("rbac.authorization.k8s.io", "clusterroles"): {"rules": RULE},
-    ("rbac.authorization.k8s.io", "rolebindings"): {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}},
+    ("rbac.authorization.k8s.io", "rolebindings"): {
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
+    },
     ("rbac.authorization.k8s.io", "roles"): {"rules": RULE},
     ("storage.k8s.io", "storageclasses"): {"provisioner": "e2e.example.com/none"},
     ("storage.k8s.io", "csidrivers"): {"spec": {}},
-    ("networking.k8s.io", "ingresses"): {"spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}}},
+    ("networking.k8s.io", "ingresses"): {
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}}
+    },
     ("networking.k8s.io", "ingressclasses"): {"spec": {"controller": "e2e.example.com/ingress"}},
     ("networking.k8s.io", "networkpolicies"): {"spec": {"podSelector": {}}},
-    ("autoscaling", "horizontalpodautoscalers"): {"spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                                                           "maxReplicas": 2}},
-    ("apiregistration.k8s.io", "apiservices"): {"spec": {"group": "{name}.example.com", "version": "v1",
-                                                         "groupPriorityMinimum": 100, "versionPriority": 10}},
-    ("apiextensions.k8s.io", "customresourcedefinitions"): {"spec": {
-        "group": "e2e.example.com", "scope": "Namespaced",
-        "names": {"plural": "{name}s", "singular": "{name}", "kind": "{kind}", "listKind": "{kind}List"},
-        "versions": [{"name": "v1", "served": True, "storage": True,
-                      "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}],
-    }},
-    ("resource.k8s.io", "resourceclaims"): {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "e2e-none"}}]}}},
-    ("resource.k8s.io", "resourceclaimtemplates"): {"spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "e2e-none"}}]}}}},
+    ("autoscaling", "horizontalpodautoscalers"): {
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 2,
+        }
+    },
+    ("apiregistration.k8s.io", "apiservices"): {
+        "spec": {
+            "group": "{name}.example.com",
+            "version": "v1",
+            "groupPriorityMinimum": 100,
+            "versionPriority": 10,
+        }
+    },
+    ("apiextensions.k8s.io", "customresourcedefinitions"): {
+        "spec": {
+            "group": "e2e.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "{name}s", "singular": "{name}", "kind": "{kind}", "listKind": "{kind}List"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        }
+    },
+    ("resource.k8s.io", "resourceclaims"): {
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "e2e-none"}}]}}
+    },
+    ("resource.k8s.io", "resourceclaimtemplates"): {
+        "spec": {
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "e2e-none"}}]}}
+        }
+    },
     ("resource.k8s.io", "deviceclasses"): {"spec": {}},
-    ("resource.k8s.io", "resourceslices"): {"spec": {"driver": "e2e.example.com", "nodeName": "e2e-nowhere",
-                                                     "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}, "devices": []}},
+    ("resource.k8s.io", "resourceslices"): {
+        "spec": {
+            "driver": "e2e.example.com",
+            "nodeName": "e2e-nowhere",
+            "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+            "devices": [],
+        }
+    },
 }
 
 
@@ -138,21 +220,31 @@ def api_client(server: Server) -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def ns(server: Server) -> Iterator[str]:
     name = "del-" + uuid.uuid4().hex[:8]
-    r = httpx.post(server.url + "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    r = httpx.post(
+        server.url + "/api/v1/namespaces",
+        json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+    )
     assert r.status_code == 201, r.text
     yield name
     delete_namespace(server, name)
 
 
 @pytest.mark.parametrize("rd", _deletable(), ids=lambda d: f"{d.plural}.{d.group or 'core'}.{d.version}")
-def test_delete_decodes_into_the_client_model(rd: ResourceDef, server: Server, api_client: Any, ns: str) -> None:
+def test_delete_decodes_into_the_client_model(
+    rd: ResourceDef, server: Server, api_client: Any, ns: str
+) -> None:
     prefix = rd.url_prefix()
     listed = httpx.get(server.url + prefix).json()
     assert rd.plural in {r["name"] for r in listed["resources"]}, f"{rd.plural} is not in {prefix} discovery"
     sample = SAMPLES.get((rd.group, rd.plural))
     assert sample is not None, f"no sample object for {rd.plural}.{rd.group}: add one to SAMPLES"
     name = "del-" + uuid.uuid4().hex[:6]
-    body = {"apiVersion": rd.api_version, "kind": rd.kind, "metadata": {"name": name}, **_fill(sample, ns, name)}
+    body = {
+        "apiVersion": rd.api_version,
+        "kind": rd.kind,
+        "metadata": {"name": name},
+        **_fill(sample, ns, name),
+    }
     if rd.group == "apiregistration.k8s.io":  # APIService names are <version>.<group>
         body["metadata"]["name"] = f"v1.{name.replace('-', '')}.example.com"
         name = body["metadata"]["name"]
@@ -175,6 +267,9 @@ def test_delete_decodes_into_the_client_model(rd: ResourceDef, server: Server, a
         assert isinstance(out, dict)
         if out["kind"] == "Status":
             assert out["status"] == "Success" and out["details"]["name"] == name
-            assert out["details"]["kind"] == rd.plural and out["details"]["uid"] == made.json()["metadata"]["uid"]
+            assert (
+                out["details"]["kind"] == rd.plural
+                and out["details"]["uid"] == made.json()["metadata"]["uid"]
+            )
         else:  # held by finalizers (a namespace), returned with its deletionTimestamp
             assert out["kind"] == rd.kind and out["metadata"]["deletionTimestamp"]

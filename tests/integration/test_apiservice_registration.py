@@ -24,8 +24,14 @@ def crd(versions: list[tuple[str, bool]]) -> dict:
             "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
             "scope": "Namespaced",
             "versions": [
-                {"name": n, "served": s, "storage": i == 0,
-                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+                {
+                    "name": n,
+                    "served": s,
+                    "storage": i == 0,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
                 for i, (n, s) in enumerate(versions)
             ],
         },
@@ -36,7 +42,12 @@ async def test_crd_versions_get_local_api_services(cp, client) -> None:
     await client.create(CRDS, crd([("v1", True), ("v1beta1", True), ("v1alpha1", False)]))
     svc = await wait_for_object(client, APISERVICES, "v1.example.com")
     assert svc is not None
-    assert svc["spec"] == {"group": "example.com", "version": "v1", "groupPriorityMinimum": 1000, "versionPriority": 100}
+    assert svc["spec"] == {
+        "group": "example.com",
+        "version": "v1",
+        "groupPriorityMinimum": 1000,
+        "versionPriority": 100,
+    }
     assert svc["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "true"}
     assert svc["status"]["conditions"][0]["reason"] == "Local"
     await wait_for_object(client, APISERVICES, "v1beta1.example.com")
@@ -49,4 +60,6 @@ async def test_crd_versions_get_local_api_services(cp, client) -> None:
     await client.delete(CRDS, "widgets.example.com")
     await wait_for_object(client, APISERVICES, "v1.example.com", cond=lambda o: o is None)
     # Built-in (onstart) APIServices are never touched.
-    assert (await client.get(APISERVICES, "v1.apps"))["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "onstart"}
+    assert (await client.get(APISERVICES, "v1.apps"))["metadata"]["labels"] == {
+        "kube-aggregator.kubernetes.io/automanaged": "onstart"
+    }

@@ -40,12 +40,19 @@ async def test_labelled_cluster_role_extends_and_leaves_the_aggregate(cp, client
     cp.register(NAME, new_clusterrole_aggregation_controller)
     await cp.start_component(NAME)
     await wait_for_object(client, CLUSTERROLES, "view", cond=_rules_are(_view_rules()))
-    await client.create(CLUSTERROLES, {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": "widgets-view", "labels": {VIEW_LABEL: "true"}}, "rules": [CRD_RULE],
-    })
+    await client.create(
+        CLUSTERROLES,
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "widgets-view", "labels": {VIEW_LABEL: "true"}},
+            "rules": [CRD_RULE],
+        },
+    )
     await wait_for_object(client, CLUSTERROLES, "view", cond=_rules_are(_view_rules() + [CRD_RULE]))
-    edit = await wait_for_object(client, CLUSTERROLES, "edit", cond=lambda o: o is not None and CRD_RULE in (o.get("rules") or []))
+    edit = await wait_for_object(
+        client, CLUSTERROLES, "edit", cond=lambda o: o is not None and CRD_RULE in (o.get("rules") or [])
+    )
     assert edit is not None
     await client.patch(CLUSTERROLES, "widgets-view", {"metadata": {"labels": {VIEW_LABEL: None}}})
     await wait_for_object(client, CLUSTERROLES, "view", cond=_rules_are(_view_rules()))
@@ -53,7 +60,9 @@ async def test_labelled_cluster_role_extends_and_leaves_the_aggregate(cp, client
 
 def test_aggregated_rules_orders_by_selector_then_name_and_deduplicates() -> None:
     sel = {"clusterRoleSelectors": [{"matchLabels": {"a": "1"}}, {"matchLabels": {"b": "1"}}]}
-    r1, r2, r3 = ({"verbs": ["get"], "apiGroups": [""], "resources": [x]} for x in ("pods", "secrets", "nodes"))
+    r1, r2, r3 = (
+        {"verbs": ["get"], "apiGroups": [""], "resources": [x]} for x in ("pods", "secrets", "nodes")
+    )
     roles = [
         {"metadata": {"name": "agg", "labels": {"a": "1"}}, "aggregationRule": sel, "rules": [r3]},
         {"metadata": {"name": "z", "labels": {"a": "1"}}, "rules": [r2]},

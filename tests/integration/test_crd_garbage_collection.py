@@ -19,7 +19,6 @@ from tests.helpers import cm
 pytestmark = pytest.mark.anyio
 
 
-
 def ref(obj: Obj, **extra: Any) -> Obj:
     return {
         "apiVersion": obj["apiVersion"],

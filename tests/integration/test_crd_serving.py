@@ -490,6 +490,13 @@ async def test_served_versions_get_local_api_services(client: Any) -> None:
     await make_crd(client)
     svc = await client.get(apiservices, "v1.stable.example.com")
     assert svc["metadata"]["labels"] == {"kube-aggregator.kubernetes.io/automanaged": "true"}
-    assert svc["spec"] == {"group": "stable.example.com", "version": "v1", "groupPriorityMinimum": 1000, "versionPriority": 100}
+    assert svc["spec"] == {
+        "group": "stable.example.com",
+        "version": "v1",
+        "groupPriorityMinimum": 1000,
+        "versionPriority": 100,
+    }
     await client.delete(CRDS, CRD_NAME)
-    assert await wait_for_object(client, apiservices, "v1.stable.example.com", cond=lambda o: o is None) is None
+    assert (
+        await wait_for_object(client, apiservices, "v1.stable.example.com", cond=lambda o: o is None) is None
+    )

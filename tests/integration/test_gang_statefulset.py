@@ -34,7 +34,6 @@ from tests.integration.scheduler_support import (
 pytestmark = pytest.mark.anyio
 
 
-
 def with_cpu(sts: Obj, cpu: str) -> Obj:
     sts["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu}}
     return sts

@@ -19,7 +19,6 @@ from tests.helpers import cm, wait_for_list
 pytestmark = pytest.mark.anyio
 
 
-
 @pytest.fixture
 async def gc(cp: ControlPlane) -> AsyncIterator[GarbageCollector]:
     register_controllers(cp, "garbagecollector")

@@ -30,7 +30,6 @@ from tests.integration.job_support import (
 pytestmark = pytest.mark.anyio
 
 
-
 @pytest.fixture
 async def jobs(cp: ControlPlane) -> AsyncIterator[JobController]:
     yield await start_cluster(cp)

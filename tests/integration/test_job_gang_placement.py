@@ -26,7 +26,6 @@ pytest.importorskip(
 pytestmark = pytest.mark.anyio
 
 
-
 def gang_job(name: str, parallelism: int, cpu: str) -> Obj:
     return {
         "apiVersion": "batch/v1",

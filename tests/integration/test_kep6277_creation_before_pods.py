@@ -22,7 +22,6 @@ from tests.integration.kep6277_support import BASIC, GANG, NS, group_of, sts_man
 pytestmark = pytest.mark.anyio
 
 
-
 async def first_added(client: Any, gvr: GVR, rv: str, n: int, label: str = "") -> list[Obj]:
     """The first ``n`` objects ADDED to ``gvr`` after ``rv``."""
     out: list[Obj] = []

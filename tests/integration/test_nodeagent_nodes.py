@@ -42,7 +42,14 @@ FLEET = parse_fleet(
                 "zones": ["z1"],
                 "capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"},
                 "taints": [{"key": "dedicated", "value": "test", "effect": "PreferNoSchedule"}],
-                "devices": [{"driver": "accel.example.com", "count": 2, "name": "acc-{d}", "attributes": {"model": "x1", "cores": 4}}],
+                "devices": [
+                    {
+                        "driver": "accel.example.com",
+                        "count": 2,
+                        "name": "acc-{d}",
+                        "attributes": {"model": "x1", "cores": 4},
+                    }
+                ],
             }
         ],
     }
@@ -60,29 +67,56 @@ def taint_keys(o: Obj | None) -> list[str]:
     return [t["key"] for t in ((o or {}).get("spec") or {}).get("taints") or []]
 
 
-async def test_fleet_nodes_become_ready_and_lose_the_not_ready_taint(cp: ControlPlane, client: Client) -> None:
+async def test_fleet_nodes_become_ready_and_lose_the_not_ready_taint(
+    cp: ControlPlane, client: Client
+) -> None:
     agent = await start(cp, FLEET)
-    n = await wait_obj(client, NODES, "w-1", "", lambda o: cond_status(o, "Ready") == "True" and NOT_READY not in taint_keys(o))
+    n = await wait_obj(
+        client,
+        NODES,
+        "w-1",
+        "",
+        lambda o: cond_status(o, "Ready") == "True" and NOT_READY not in taint_keys(o),
+    )
     assert n is not None
     assert taint_keys(n) == ["dedicated"], "the fleet's own taints stay"
     st = n["status"]
     assert {c["type"]: c["status"] for c in st["conditions"]} == {
-        "NetworkUnavailable": "False", "MemoryPressure": "False", "DiskPressure": "False", "PIDPressure": "False", "Ready": "True",
+        "NetworkUnavailable": "False",
+        "MemoryPressure": "False",
+        "DiskPressure": "False",
+        "PIDPressure": "False",
+        "Ready": "True",
     }
     ready_cond = next(c for c in st["conditions"] if c["type"] == "Ready")
-    assert ready_cond["reason"] == "KubeletReady" and ready_cond["message"] == "kubelet is posting ready status"
+    assert (
+        ready_cond["reason"] == "KubeletReady" and ready_cond["message"] == "kubelet is posting ready status"
+    )
     assert ready_cond["lastHeartbeatTime"]
-    assert st["nodeInfo"]["kubeletVersion"] == "v1.37.0" and st["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
+    assert st["nodeInfo"]["kubeletVersion"] == "v1.37.0" and st["nodeInfo"][
+        "containerRuntimeVersion"
+    ].startswith("containerd://")
     assert st["nodeInfo"]["osImage"] and st["nodeInfo"]["architecture"] == "amd64"
     assert st["allocatable"] == st["capacity"] and st["capacity"]["cpu"] == "4"
-    assert st["addresses"] == [{"type": "InternalIP", "address": "172.16.0.3"}, {"type": "Hostname", "address": "w-1"}]
+    assert st["addresses"] == [
+        {"type": "InternalIP", "address": "172.16.0.3"},
+        {"type": "Hostname", "address": "w-1"},
+    ]
     assert n["spec"]["podCIDR"] == "10.128.1.0/24" and n["spec"]["podCIDRs"] == ["10.128.1.0/24"]
     assert n["metadata"]["labels"]["topology.kubernetes.io/zone"] == "z1"
     lease = await wait_obj(client, LEASES, "w-1", "kube-node-lease", lambda o: o is not None)
-    assert lease is not None and lease["spec"]["holderIdentity"] == "w-1" and lease["spec"]["leaseDurationSeconds"] == 40
+    assert (
+        lease is not None
+        and lease["spec"]["holderIdentity"] == "w-1"
+        and lease["spec"]["leaseDurationSeconds"] == 40
+    )
     assert lease["metadata"]["ownerReferences"][0]["uid"] == n["metadata"]["uid"]
     await agent.flush_events()
-    reasons = {e["reason"] for e in (await client.list(EVENTS, "default"))["items"] if e["involvedObject"]["name"] == "w-1"}
+    reasons = {
+        e["reason"]
+        for e in (await client.list(EVENTS, "default"))["items"]
+        if e["involvedObject"]["name"] == "w-1"
+    }
     assert {"Starting", "NodeReady", "NodeHasSufficientMemory"} <= reasons
 
 
@@ -90,7 +124,9 @@ async def test_fleet_devices_are_published_as_resource_slices(cp: ControlPlane, 
     await start(cp, FLEET)
     await nodes_ready(client, ["w-0", "w-1"])
     dc = await wait_obj(client, DEVICECLASSES, "accel.example.com", "", lambda o: o is not None)
-    assert dc is not None and dc["spec"]["selectors"] == [{"cel": {"expression": 'device.driver == "accel.example.com"'}}]
+    assert dc is not None and dc["spec"]["selectors"] == [
+        {"cel": {"expression": 'device.driver == "accel.example.com"'}}
+    ]
     sl = await wait_obj(client, RESOURCESLICES, "w-0-accel.example.com", "", lambda o: o is not None)
     assert sl is not None
     assert sl["spec"]["nodeName"] == "w-0" and sl["spec"]["driver"] == "accel.example.com"
@@ -114,10 +150,19 @@ async def test_a_node_created_through_the_api_is_simulated(cp: ControlPlane, cli
             "status": {"capacity": {"cpu": "2", "pods": "3"}},
         },
     )
-    n = await wait_obj(client, NODES, "byhand", "", lambda o: cond_status(o, "Ready") == "True" and not taint_keys(o))
+    n = await wait_obj(
+        client, NODES, "byhand", "", lambda o: cond_status(o, "Ready") == "True" and not taint_keys(o)
+    )
     assert n is not None and "taints" not in n["spec"]
-    assert n["status"]["capacity"] == {"cpu": "2", "pods": "3", "memory": "128Gi", "ephemeral-storage": "500Gi"}
-    assert n["status"]["addresses"][0] == {"type": "InternalIP", "address": "172.16.0.4"}, "ordinal after the fleet"
+    assert n["status"]["capacity"] == {
+        "cpu": "2",
+        "pods": "3",
+        "memory": "128Gi",
+        "ephemeral-storage": "500Gi",
+    }
+    assert n["status"]["addresses"][0] == {"type": "InternalIP", "address": "172.16.0.4"}, (
+        "ordinal after the fleet"
+    )
     cidr = n["spec"]["podCIDR"]
     await client.create(PODS, pod("hand-made", node="byhand", cpu="500m"), "default")
     p = await wait_pod(client, "hand-made", ready)
@@ -136,7 +181,11 @@ async def test_a_node_labelled_not_simulated_is_left_alone(cp: ControlPlane, cli
     agent = await start(cp, Fleet.empty())
     await client.create(
         NODES,
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "real", "labels": {"gangplane.dev/simulated": "false"}}},
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "real", "labels": {"gangplane.dev/simulated": "false"}},
+        },
     )
     await client.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "sim"}})
     await nodes_ready(client, ["sim"])
@@ -166,14 +215,20 @@ async def test_deleting_a_node_deletes_its_pods(cp: ControlPlane, client: Client
 @pytest.fixture
 async def fake() -> AsyncIterator[tuple[ControlPlane, FakeClock]]:
     clock = FakeClock()
-    plane = ControlPlane(ControlPlaneOptions(gates=FeatureGate(), clock=clock, bookmark_interval=0.5, client_bookmark_interval=0.2))
+    plane = ControlPlane(
+        ControlPlaneOptions(
+            gates=FeatureGate(), clock=clock, bookmark_interval=0.5, client_bookmark_interval=0.2
+        )
+    )
     try:
         yield plane, clock
     finally:
         await plane.stop()
 
 
-async def test_heartbeats_renew_the_lease_often_and_the_status_rarely(fake: tuple[ControlPlane, FakeClock]) -> None:
+async def test_heartbeats_renew_the_lease_often_and_the_status_rarely(
+    fake: tuple[ControlPlane, FakeClock],
+) -> None:
     cp, clock = fake
     client = cp.client("test")
     one = parse_fleet({"nodes": [{"name": "hb", "capacity": {"cpu": "1", "pods": "5"}}]})
@@ -187,7 +242,9 @@ async def test_heartbeats_renew_the_lease_often_and_the_status_rarely(fake: tupl
     await idle(agent)
     clock.step(10)
     agent.timers.fire_due()
-    lease = await wait_obj(client, LEASES, "hb", "kube-node-lease", lambda o: parse_time((o or {})["spec"]["renewTime"]) != t0)
+    lease = await wait_obj(
+        client, LEASES, "hb", "kube-node-lease", lambda o: parse_time((o or {})["spec"]["renewTime"]) != t0
+    )
     assert lease is not None and parse_time(lease["spec"]["renewTime"]) == pytest.approx(t0 + 10)  # type: ignore[operator]
     node = await client.get(NODES, "hb")
     assert next(c for c in node["status"]["conditions"] if c["type"] == "Ready")["lastHeartbeatTime"] == hb0
@@ -196,7 +253,13 @@ async def test_heartbeats_renew_the_lease_often_and_the_status_rarely(fake: tupl
         agent.timers.fire_due()
         await idle(agent)
     node = await wait_obj(
-        client, NODES, "hb", "", lambda o: next(c for c in o["status"]["conditions"] if c["type"] == "Ready")["lastHeartbeatTime"] != hb0  # type: ignore[index]
+        client,
+        NODES,
+        "hb",
+        "",
+        lambda o: (
+            next(c for c in o["status"]["conditions"] if c["type"] == "Ready")["lastHeartbeatTime"] != hb0
+        ),  # type: ignore[index]
     )
     assert node is not None
 
@@ -212,10 +275,14 @@ async def test_a_restarted_agent_adopts_running_pods(cp: ControlPlane, client: C
     await client.create(PODS, pod("new", node="solo", cpu="2"), "default")
     agent = await start(cp, one)
     rej = await wait_pod(client, "new", lambda o: phase(o) == "Failed")
-    assert rej is not None and rej["status"]["reason"] == "OutOfcpu", "the running pod was counted before admitting"
+    assert rej is not None and rej["status"]["reason"] == "OutOfcpu", (
+        "the running pod was counted before admitting"
+    )
     await idle(agent)
     again = await client.get(PODS, "old", "default")
-    assert again["metadata"]["resourceVersion"] == old["metadata"]["resourceVersion"], "no rewrite of an adopted pod"
+    assert again["metadata"]["resourceVersion"] == old["metadata"]["resourceVersion"], (
+        "no rewrite of an adopted pod"
+    )
     assert agent.node_usage("solo") == {"cpu": 3000, "pods": 1}
 
 
@@ -232,13 +299,19 @@ async def test_the_default_fleet_comes_up(cp: ControlPlane, client: Client) -> N
     rack = next(s for s in slices if s["metadata"]["name"] == "zone-a-rack-1-shared-accelerator.example.com")
     assert rack["spec"]["nodeSelector"] == {
         "nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "topology.kubernetes.io/rack", "operator": "In", "values": ["zone-a-rack-1"]}]}
+            {
+                "matchExpressions": [
+                    {"key": "topology.kubernetes.io/rack", "operator": "In", "values": ["zone-a-rack-1"]}
+                ]
+            }
         ]
     }
     await asyncio.sleep(0)
 
 
-async def test_a_pod_bound_before_its_node_exists_starts_when_the_node_appears(cp: ControlPlane, client: Client) -> None:
+async def test_a_pod_bound_before_its_node_exists_starts_when_the_node_appears(
+    cp: ControlPlane, client: Client
+) -> None:
     await start(cp, Fleet.empty(), time_scale=1.0)  # the 40 s orphan quarantine is real time here
     await client.create(PODS, pod("early", node="late-node", cpu="100m"), "default")
     await client.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "late-node"}})

@@ -33,7 +33,9 @@ from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio
 
-FLEET = parse_fleet({"nodes": [{"name": "node-{index}", "count": 2, "capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"}}]})
+FLEET = parse_fleet(
+    {"nodes": [{"name": "node-{index}", "count": 2, "capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"}}]}
+)
 
 
 # ============================================================================ helpers
@@ -50,7 +52,12 @@ async def wait_obj(
             cur = lst["items"][0] if lst["items"] else None
             if cond(cur):
                 return cur
-            async for ev in client.watch(gvr, ns, field_selector=f"metadata.name={name}", resource_version=lst["metadata"]["resourceVersion"]):
+            async for ev in client.watch(
+                gvr,
+                ns,
+                field_selector=f"metadata.name={name}",
+                resource_version=lst["metadata"]["resourceVersion"],
+            ):
                 if ev.type == "ERROR":
                     break
                 if ev.type == "BOOKMARK":
@@ -62,11 +69,15 @@ async def wait_obj(
     return await asyncio.wait_for(run(), timeout)
 
 
-async def wait_pod(client: Client, name: str, cond: Callable[[Obj | None], bool], timeout: float = 10.0) -> Obj | None:
+async def wait_pod(
+    client: Client, name: str, cond: Callable[[Obj | None], bool], timeout: float = 10.0
+) -> Obj | None:
     return await wait_obj(client, PODS, name, "default", cond, timeout)
 
 
-async def wait_events(client: Client, pod: str, reason: str, count: int = 1, timeout: float = 10.0) -> list[Obj]:
+async def wait_events(
+    client: Client, pod: str, reason: str, count: int = 1, timeout: float = 10.0
+) -> list[Obj]:
     """Wait (on a watch) until the recorder has written ``count`` ``reason`` events for ``pod``."""
 
     def mine(items: list[Obj]) -> list[Obj]:
@@ -113,7 +124,9 @@ def pod(
 ) -> Obj:
     spec: Obj = {
         "restartPolicy": restart,
-        "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": cpu}}}],
+        "containers": [
+            {"name": "app", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": cpu}}}
+        ],
     }
     if node:
         spec["nodeName"] = node
@@ -129,14 +142,25 @@ def pod(
 
 async def bind(client: Client, name: str, node: str) -> None:
     await client.create_subresource(
-        PODS, name, "binding", {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"kind": "Node", "name": node}}, "default"
+        PODS,
+        name,
+        "binding",
+        {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name},
+            "target": {"kind": "Node", "name": node},
+        },
+        "default",
     )
 
 
 def schedulable(o: Obj | None) -> bool:
     """Ready and without the ``node.kubernetes.io/not-ready`` taint."""
     taints = ((o or {}).get("spec") or {}).get("taints") or []
-    return cond_status(o, "Ready") == "True" and all(t["key"] != "node.kubernetes.io/not-ready" for t in taints)
+    return cond_status(o, "Ready") == "True" and all(
+        t["key"] != "node.kubernetes.io/not-ready" for t in taints
+    )
 
 
 async def nodes_ready(client: Client, names: list[str]) -> None:
@@ -160,7 +184,11 @@ async def fake() -> AsyncIterator[tuple[ControlPlane, FakeClock, NodeAgent]]:
     Heartbeats are pushed far out so the only deadlines a test fires are its pods'.
     """
     clock = FakeClock()
-    plane = ControlPlane(ControlPlaneOptions(gates=FeatureGate(), clock=clock, bookmark_interval=0.5, client_bookmark_interval=0.2))
+    plane = ControlPlane(
+        ControlPlaneOptions(
+            gates=FeatureGate(), clock=clock, bookmark_interval=0.5, client_bookmark_interval=0.2
+        )
+    )
     quiet = {"lease_renew_interval": 1e6, "status_report_interval": 1e6}
     plane.register("node-agent", node_agent_factory(FLEET, time_scale=1.0, **quiet))
     try:
@@ -188,25 +216,44 @@ async def step(clock: FakeClock, agent: NodeAgent, seconds: float) -> int:
 # ============================================================================ start, admission
 
 
-async def test_a_pod_bound_through_binding_becomes_running_and_ready(agent: NodeAgent, client: Client) -> None:
+async def test_a_pod_bound_through_binding_becomes_running_and_ready(
+    agent: NodeAgent, client: Client
+) -> None:
     await client.create(PODS, pod("web", init=True), "default")
     await bind(client, "web", "node-1")
     p = await wait_pod(client, "web", ready)
     assert p is not None and running(p)
     st = p["status"]
     node = await client.get(NODES, "node-1")
-    assert st["hostIP"] == node["status"]["addresses"][0]["address"] and st["hostIPs"] == [{"ip": st["hostIP"]}]
+    assert st["hostIP"] == node["status"]["addresses"][0]["address"] and st["hostIPs"] == [
+        {"ip": st["hostIP"]}
+    ]
     assert ipaddress.ip_address(st["podIP"]) in ipaddress.ip_network(node["spec"]["podCIDR"])
     assert st["podIPs"] == [{"ip": st["podIP"]}] and st["startTime"]
     assert all(c["status"] == "True" for c in st["conditions"])
-    assert {c["type"] for c in st["conditions"]} == {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"}
+    assert {c["type"] for c in st["conditions"]} == {
+        "PodReadyToStartContainers",
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
+    }
     c = cs(p)
     assert c["ready"] and c["started"] and c["restartCount"] == 0 and "running" in c["state"]
-    assert c["image"] == "registry.k8s.io/pause:3.10" and c["imageID"] and c["containerID"].startswith("containerd://")
+    assert (
+        c["image"] == "registry.k8s.io/pause:3.10"
+        and c["imageID"]
+        and c["containerID"].startswith("containerd://")
+    )
     assert st["initContainerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
     started = await wait_events(client, "web", "Started", 2)
-    assert {e["source"]["component"] for e in started} == {"kubelet"} and started[0]["source"]["host"] == "node-1"
-    assert {e["involvedObject"].get("fieldPath") for e in started} == {"spec.initContainers{setup}", "spec.containers{app}"}
+    assert {e["source"]["component"] for e in started} == {"kubelet"} and started[0]["source"][
+        "host"
+    ] == "node-1"
+    assert {e["involvedObject"].get("fieldPath") for e in started} == {
+        "spec.initContainers{setup}",
+        "spec.containers{app}",
+    }
 
 
 async def test_pods_get_distinct_ips_from_their_nodes_range(agent: NodeAgent, client: Client) -> None:
@@ -268,7 +315,9 @@ async def test_ready_after_delays_readiness_exactly(fake: tuple[ControlPlane, Fa
     await wait_pod(client, "slow", ready)
 
 
-async def test_crash_loops_with_back_off_and_growing_restart_count(fake: tuple[ControlPlane, FakeClock, NodeAgent]) -> None:
+async def test_crash_loops_with_back_off_and_growing_restart_count(
+    fake: tuple[ControlPlane, FakeClock, NodeAgent],
+) -> None:
     cp, clock, agent = fake
     client = cp.client("test")
     await client.create(PODS, pod("crashy", node="node-0", annotations={CRASH: "true"}), "default")
@@ -280,12 +329,17 @@ async def test_crash_loops_with_back_off_and_growing_restart_count(fake: tuple[C
     assert running(p) and not ready(p)
     assert await step(clock, agent, 9) == 0
     await step(clock, agent, 1)  # 10 s back-off over: restarted
-    p = await wait_pod(client, "crashy", lambda o: cs(o).get("restartCount") == 1 and "running" in cs(o).get("state", {}))
+    p = await wait_pod(
+        client, "crashy", lambda o: cs(o).get("restartCount") == 1 and "running" in cs(o).get("state", {})
+    )
     await step(clock, agent, 1)
     p = await wait_pod(client, "crashy", lambda o: "waiting" in cs(o).get("state", {}))
     assert p is not None and "back-off 20s" in cs(p)["state"]["waiting"]["message"]
     backoffs = await wait_events(client, "crashy", "BackOff", 2)
-    assert backoffs[0]["type"] == "Warning" and "Back-off restarting failed container app in pod crashy_default(" in backoffs[0]["message"]
+    assert (
+        backoffs[0]["type"] == "Warning"
+        and "Back-off restarting failed container app in pod crashy_default(" in backoffs[0]["message"]
+    )
 
 
 async def test_fail_makes_the_pod_failed_with_exit_code_1(agent: NodeAgent, client: Client) -> None:
@@ -298,22 +352,32 @@ async def test_fail_makes_the_pod_failed_with_exit_code_1(agent: NodeAgent, clie
     assert agent.node_usage("node-0") == {"pods": 0}, "a failed pod gives its resources back"
 
 
-async def test_complete_after_finishes_a_run_to_completion_pod(fake: tuple[ControlPlane, FakeClock, NodeAgent]) -> None:
+async def test_complete_after_finishes_a_run_to_completion_pod(
+    fake: tuple[ControlPlane, FakeClock, NodeAgent],
+) -> None:
     cp, clock, agent = fake
     client = cp.client("test")
-    await client.create(PODS, pod("job", node="node-1", restart="Never", annotations={COMPLETE_AFTER: "5s"}), "default")
+    await client.create(
+        PODS, pod("job", node="node-1", restart="Never", annotations={COMPLETE_AFTER: "5s"}), "default"
+    )
     await wait_pod(client, "job", ready)
     assert await step(clock, agent, 4) == 0
     assert await step(clock, agent, 1) == 1
     p = await wait_pod(client, "job", lambda o: phase(o) == "Succeeded")
-    assert p is not None and cs(p)["state"]["terminated"]["exitCode"] == 0 and cs(p)["state"]["terminated"]["reason"] == "Completed"
+    assert (
+        p is not None
+        and cs(p)["state"]["terminated"]["exitCode"] == 0
+        and cs(p)["state"]["terminated"]["reason"] == "Completed"
+    )
     assert cond_status(p, "Ready") == "False"
 
 
 # ============================================================================ termination
 
 
-async def test_graceful_deletion_removes_the_pod_after_the_grace_period(fake: tuple[ControlPlane, FakeClock, NodeAgent]) -> None:
+async def test_graceful_deletion_removes_the_pod_after_the_grace_period(
+    fake: tuple[ControlPlane, FakeClock, NodeAgent],
+) -> None:
     cp, clock, agent = fake
     client = cp.client("test")
     await client.create(PODS, pod("term", node="node-0", grace=30), "default")
@@ -343,7 +407,9 @@ async def test_grace_zero_removes_at_once_and_frees_the_node(agent: NodeAgent, c
     await client.create(PODS, pod("a", node="node-1", cpu="4"), "default")
     await wait_pod(client, "a", ready)
     await client.delete(PODS, "a", "default", grace_period_seconds=0)
-    await wait_pod(client, "a", lambda o: o is None, timeout=10)  # a hang guard only: the time scale makes every grace short
+    await wait_pod(
+        client, "a", lambda o: o is None, timeout=10
+    )  # a hang guard only: the time scale makes every grace short
     await client.create(PODS, pod("b", node="node-1", cpu="4"), "default")
     await wait_pod(client, "b", ready)
 
@@ -361,7 +427,9 @@ async def test_a_recreated_pod_with_the_same_name_starts_afresh(agent: NodeAgent
     await client.delete(PODS, "web-0", "default", grace_period_seconds=0)
     await wait_pod(client, "web-0", lambda o: o is None)
     await client.create(PODS, pod("web-0", node="node-0", cpu="3"), "default")
-    second = await wait_pod(client, "web-0", lambda o: ready(o) and o["metadata"]["uid"] != first["metadata"]["uid"])  # type: ignore[index]
+    second = await wait_pod(
+        client, "web-0", lambda o: ready(o) and o["metadata"]["uid"] != first["metadata"]["uid"]
+    )  # type: ignore[index]
     assert second is not None and agent.node_usage("node-0") == {"cpu": 3000, "pods": 1}
 
 
@@ -371,8 +439,12 @@ async def test_the_agent_leaves_pods_of_unsimulated_nodes_alone(cp: ControlPlane
     assert isinstance(agent, NodeAgent)
     await client.create(
         NODES,
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "real", "labels": {"gangplane.dev/simulated": "false"}},
-         "status": {"capacity": {"cpu": "4", "pods": "10"}}},
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "real", "labels": {"gangplane.dev/simulated": "false"}},
+            "status": {"capacity": {"cpu": "4", "pods": "10"}},
+        },
     )
     await client.create(PODS, pod("mine", node="real"), "default")
     await wait_obj(client, PODS, "mine", "default", lambda o: o is not None)

@@ -32,7 +32,10 @@ def pod(name: str, group: str) -> dict:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": "default"},
-        "spec": {"schedulingGroup": {"podGroupName": group}, "containers": [{"name": "c", "image": "busybox"}]},
+        "spec": {
+            "schedulingGroup": {"podGroupName": group},
+            "containers": [{"name": "c", "image": "busybox"}],
+        },
     }
 
 
@@ -72,6 +75,10 @@ async def test_finalizer_restored_on_live_group_in_use(cp, client) -> None:
     await client.create(PODS, pod("q", "g2"))
     await client.patch(PODGROUPS, "g2", {"metadata": {"finalizers": None}}, "default")
     got = await wait_for_object(
-        client, PODGROUPS, "g2", "default", cond=lambda o: o is not None and FIN in (o["metadata"].get("finalizers") or [])
+        client,
+        PODGROUPS,
+        "g2",
+        "default",
+        cond=lambda o: o is not None and FIN in (o["metadata"].get("finalizers") or []),
     )
     assert got is not None

@@ -19,7 +19,6 @@ from tests.helpers import wait_for_list
 pytestmark = pytest.mark.anyio
 
 
-
 @pytest.fixture
 async def controllers(cp: ControlPlane) -> AsyncIterator[None]:
     register_controllers(cp, "statefulset,garbagecollector,persistentvolume-binder")

@@ -19,7 +19,6 @@ from tests.helpers import wait_for_list
 pytestmark = pytest.mark.anyio
 
 
-
 class Recorder:
     """Counts pod creations and deletions of ``app=web`` from a resourceVersion on."""
 

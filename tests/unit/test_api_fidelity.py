@@ -72,8 +72,14 @@ def _varint_field(number: int, value: int) -> bytes:
     return _varint(number << 3) + _varint(value)
 
 
-def protobuf_delete_options(api_version: str = "v1", *, grace: int | None = None, policy: str = "",
-                            uid: str = "", dry_run: bool = False) -> bytes:
+def protobuf_delete_options(
+    api_version: str = "v1",
+    *,
+    grace: int | None = None,
+    policy: str = "",
+    uid: str = "",
+    dry_run: bool = False,
+) -> bytes:
     """``k8s\\0`` + runtime.Unknown{typeMeta, raw=DeleteOptions} as client-go sends it."""
     raw = b""
     if grace is not None:
@@ -85,31 +91,55 @@ def protobuf_delete_options(api_version: str = "v1", *, grace: int | None = None
     if dry_run:
         raw += _len_field(5, b"All")
     type_meta = _len_field(1, api_version.encode()) + _len_field(2, b"DeleteOptions")
-    return b"k8s\x00" + _len_field(1, type_meta) + _len_field(2, raw) + _len_field(4, b"application/vnd.kubernetes.protobuf")
+    return (
+        b"k8s\x00"
+        + _len_field(1, type_meta)
+        + _len_field(2, raw)
+        + _len_field(4, b"application/vnd.kubernetes.protobuf")
+    )
 
 
 # --------------------------------------------------------------------------- unconditional update
 
 
 def _secret(name: str, data: str = "djE=") -> Obj:
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "data": {"k": data}, "type": "Opaque"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name},
+        "data": {"k": data},
+        "type": "Opaque",
+    }
 
 
 def test_put_without_resource_version_is_unconditional_for_secrets(http: _Http) -> None:
     base = "/api/v1/namespaces/default/secrets"
     assert http.request("POST", base, json=_secret("release")).status_code == 201
-    http.request("PATCH", base + "/release", json={"metadata": {"labels": {"x": "1"}}},
-                 headers={"Content-Type": "application/merge-patch+json"})
+    http.request(
+        "PATCH",
+        base + "/release",
+        json={"metadata": {"labels": {"x": "1"}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     r = http.request("PUT", base + "/release", json=_secret("release", "djI="))
     assert r.status_code == 200, r.text
     got = http.request("GET", base + "/release").json()
-    assert got["data"] == {"k": "djI="} and got["metadata"]["resourceVersion"] == r.json()["metadata"]["resourceVersion"]
+    assert (
+        got["data"] == {"k": "djI="}
+        and got["metadata"]["resourceVersion"] == r.json()["metadata"]["resourceVersion"]
+    )
 
 
 def test_stale_resource_version_still_conflicts(http: _Http) -> None:
     base = "/api/v1/namespaces/default/configmaps"
-    made = http.request("POST", base, json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}).json()
-    http.request("PUT", base + "/c", json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}})
+    made = http.request(
+        "POST", base, json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    ).json()
+    http.request(
+        "PUT",
+        base + "/c",
+        json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}},
+    )
     stale = {**made, "data": {"b": "2"}}
     r = http.request("PUT", base + "/c", json=stale)
     assert r.status_code == 409 and r.json()["reason"] == "Conflict"
@@ -117,7 +147,12 @@ def test_stale_resource_version_still_conflicts(http: _Http) -> None:
 
 def test_put_without_resource_version_is_invalid_where_kube_forbids_it(http: _Http) -> None:
     base = "/apis/storage.k8s.io/v1/csidrivers"
-    body = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "csi.example.com"}, "spec": {}}
+    body = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIDriver",
+        "metadata": {"name": "csi.example.com"},
+        "spec": {},
+    }
     assert http.request("POST", base, json=body).status_code == 201
     r = http.request("PUT", base + "/csi.example.com", json=body)
     assert r.status_code == 422
@@ -127,8 +162,11 @@ def test_put_without_resource_version_is_invalid_where_kube_forbids_it(http: _Ht
         "metadata.resourceVersion: Invalid value: 0: must be specified for an update"
     )
     assert st["details"]["causes"] == [
-        {"reason": "FieldValueInvalid", "message": "Invalid value: 0: must be specified for an update",
-         "field": "metadata.resourceVersion"}
+        {
+            "reason": "FieldValueInvalid",
+            "message": "Invalid value: 0: must be specified for an update",
+            "field": "metadata.resourceVersion",
+        }
     ]
 
 
@@ -137,7 +175,9 @@ def test_put_without_resource_version_is_invalid_where_kube_forbids_it(http: _Ht
 
 def test_protobuf_delete_options_decode_for_any_group_version() -> None:
     for gv in ("v1", "apps/v1", "meta.k8s.io/v1"):
-        body = decode_k8s_protobuf(protobuf_delete_options(gv, grace=0, policy="Foreground", uid="u1", dry_run=True))
+        body = decode_k8s_protobuf(
+            protobuf_delete_options(gv, grace=0, policy="Foreground", uid="u1", dry_run=True)
+        )
         assert body == {
             "kind": "DeleteOptions",
             "apiVersion": gv,
@@ -153,22 +193,35 @@ def test_delete_with_protobuf_body_deletes(http: _Http) -> None:
     base = "/api/v1/namespaces/default/secrets"
     http.request("POST", base, json=_secret("sh.helm.release.v1.r.v1"))
     headers = {"Content-Type": "application/vnd.kubernetes.protobuf"}
-    r = http.request("DELETE", base + "/sh.helm.release.v1.r.v1", content=protobuf_delete_options(), headers=headers)
+    r = http.request(
+        "DELETE", base + "/sh.helm.release.v1.r.v1", content=protobuf_delete_options(), headers=headers
+    )
     assert r.status_code == 200, r.text
     assert http.request("GET", base + "/sh.helm.release.v1.r.v1").status_code == 404
 
 
 def test_protobuf_delete_options_are_honoured(http: _Http) -> None:
     base = "/api/v1/namespaces/default/configmaps"
-    made = http.request("POST", base, json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep"}}).json()
+    made = http.request(
+        "POST", base, json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep"}}
+    ).json()
     headers = {"Content-Type": "application/vnd.kubernetes.protobuf"}
-    dry = http.request("DELETE", base + "/keep", content=protobuf_delete_options(dry_run=True), headers=headers)
+    dry = http.request(
+        "DELETE", base + "/keep", content=protobuf_delete_options(dry_run=True), headers=headers
+    )
     assert dry.status_code == 200
     assert http.request("GET", base + "/keep").status_code == 200
-    wrong = http.request("DELETE", base + "/keep", content=protobuf_delete_options(uid="nope"), headers=headers)
+    wrong = http.request(
+        "DELETE", base + "/keep", content=protobuf_delete_options(uid="nope"), headers=headers
+    )
     assert wrong.status_code == 409
     assert "Precondition failed: UID in precondition: nope" in wrong.json()["message"]
-    right = http.request("DELETE", base + "/keep", content=protobuf_delete_options(uid=made["metadata"]["uid"]), headers=headers)
+    right = http.request(
+        "DELETE",
+        base + "/keep",
+        content=protobuf_delete_options(uid=made["metadata"]["uid"]),
+        headers=headers,
+    )
     assert right.status_code == 200
 
 
@@ -180,17 +233,38 @@ def test_protobuf_delete_options_are_honoured(http: _Http) -> None:
     [
         ("", "v1", "services", "default", {"kind": "Service", "spec": {"ports": [{"port": 80}]}}, True),
         ("", "v1", "serviceaccounts", "default", {"kind": "ServiceAccount"}, True),
-        ("", "v1", "podtemplates", "default",
-         {"kind": "PodTemplate", "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}, True),
-        ("storage.k8s.io", "v1", "storageclasses", "", {"kind": "StorageClass", "provisioner": "example.com/p"}, True),
+        (
+            "",
+            "v1",
+            "podtemplates",
+            "default",
+            {"kind": "PodTemplate", "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}},
+            True,
+        ),
+        (
+            "storage.k8s.io",
+            "v1",
+            "storageclasses",
+            "",
+            {"kind": "StorageClass", "provisioner": "example.com/p"},
+            True,
+        ),
         ("", "v1", "configmaps", "default", {"kind": "ConfigMap"}, False),
         ("", "v1", "secrets", "default", {"kind": "Secret"}, False),
         ("rbac.authorization.k8s.io", "v1", "roles", "default", {"kind": "Role"}, False),
-        ("networking.k8s.io", "v1", "networkpolicies", "default", {"kind": "NetworkPolicy", "spec": {"podSelector": {}}}, False),
+        (
+            "networking.k8s.io",
+            "v1",
+            "networkpolicies",
+            "default",
+            {"kind": "NetworkPolicy", "spec": {"podSelector": {}}},
+            False,
+        ),
     ],
 )
-def test_delete_returns_what_kube_storage_returns(http: _Http, group: str, version: str, plural: str, ns: str,
-                                                   body: Obj, returns_object: bool) -> None:
+def test_delete_returns_what_kube_storage_returns(
+    http: _Http, group: str, version: str, plural: str, ns: str, body: Obj, returns_object: bool
+) -> None:
     gv = f"{group}/{version}" if group else version
     prefix = f"/apis/{gv}" if group else f"/api/{version}"
     base = f"{prefix}/namespaces/{ns}/{plural}" if ns else f"{prefix}/{plural}"
@@ -205,14 +279,32 @@ def test_delete_returns_what_kube_storage_returns(http: _Http, group: str, versi
         details: Obj = {"name": "x", "kind": plural, "uid": made.json()["metadata"]["uid"]}
         if group:
             details = {"name": "x", "group": group, "kind": plural, "uid": made.json()["metadata"]["uid"]}
-        assert r.content == orjson.dumps(
-            {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-        ) + b"\n"
+        assert (
+            r.content
+            == orjson.dumps(
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "details": details,
+                }
+            )
+            + b"\n"
+        )
 
 
 def test_delete_held_by_a_finalizer_returns_the_object(http: _Http) -> None:
     base = "/api/v1/namespaces/default/configmaps"
-    http.request("POST", base, json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "f", "finalizers": ["example.com/hold"]}})
+    http.request(
+        "POST",
+        base,
+        json={
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "f", "finalizers": ["example.com/hold"]},
+        },
+    )
     r = http.request("DELETE", base + "/f")
     assert r.status_code == 200
     assert r.json()["kind"] == "ConfigMap" and r.json()["metadata"]["deletionTimestamp"]
@@ -241,7 +333,15 @@ def test_status_is_encoded_as_kube_does(http: _Http) -> None:
         b'"details":{"name":"missing","kind":"configmaps"},"code":404}\n'
     )
     # Without details, code still closes the object.
-    assert list(errors.bad_request("x").status()) == ["kind", "apiVersion", "metadata", "status", "message", "reason", "code"]
+    assert list(errors.bad_request("x").status()) == [
+        "kind",
+        "apiVersion",
+        "metadata",
+        "status",
+        "message",
+        "reason",
+        "code",
+    ]
 
 
 def test_in_process_unconditional_update_and_delete_shapes() -> None:
@@ -260,9 +360,17 @@ def test_in_process_unconditional_update_and_delete_shapes() -> None:
 def test_views_are_field_validated_in_their_own_version(http: _Http) -> None:
     """autoscaling/v1 (a view of stored v2 HPAs) is decoded against the v1 schema, before conversion."""
     base = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
-    body = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
-            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 2,
-                     "targetCPUUtilizationPercentage": 60, "metrics": []}}
+    body = {
+        "apiVersion": "autoscaling/v1",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 2,
+            "targetCPUUtilizationPercentage": 60,
+            "metrics": [],
+        },
+    }
     r = http.request("POST", base + "?fieldValidation=Strict", json=body)
     assert r.status_code == 400
     assert r.json()["message"] == (
@@ -273,5 +381,8 @@ def test_views_are_field_validated_in_their_own_version(http: _Http) -> None:
     assert r.status_code == 201 and r.headers["warning"] == '299 - "unknown field \\"spec.metrics\\""'
     stored = http.request("GET", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/h").json()
     assert stored["spec"]["metrics"] == [
-        {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}
+        {
+            "type": "Resource",
+            "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}},
+        }
     ]

@@ -20,7 +20,6 @@ from tests.helpers import wait_for_list
 pytestmark = pytest.mark.anyio
 
 
-
 def daemonset(name: str = "agent", **spec: Any) -> Obj:
     body: Obj = {
         "apiVersion": "apps/v1",
@@ -38,8 +37,13 @@ def daemonset(name: str = "agent", **spec: Any) -> Obj:
     return body
 
 
-async def add_node(client: Any, name: str, labels: dict[str, str] | None = None, taints: list[Obj] | None = None) -> Obj:
-    body: Obj = {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}}, "spec": {}}
+async def add_node(
+    client: Any, name: str, labels: dict[str, str] | None = None, taints: list[Obj] | None = None
+) -> Obj:
+    body: Obj = {
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": {},
+    }
     if taints:
         body["spec"]["taints"] = taints
     return await client.create(NODES, body)
@@ -56,7 +60,9 @@ async def ctrl(cp: ControlPlane, client: Any) -> AsyncIterator[DaemonSetsControl
 
 
 def pinned_node(pod: Obj) -> str:
-    terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
     return terms[0]["matchFields"][0]["values"][0]
 
 
@@ -95,10 +101,19 @@ async def test_one_pod_per_node_pinned_by_node_affinity_with_default_tolerations
         ("node.kubernetes.io/unschedulable", "NoSchedule"),
     } <= keys
     (rev,) = (await client.list(CONTROLLERREVISIONS, "default"))["items"]
-    assert p["metadata"]["labels"]["controller-revision-hash"] == rev["metadata"]["labels"]["controller-revision-hash"]
+    assert (
+        p["metadata"]["labels"]["controller-revision-hash"]
+        == rev["metadata"]["labels"]["controller-revision-hash"]
+    )
     assert rev["metadata"]["name"] == f"agent-{rev['metadata']['labels']['controller-revision-hash']}"
-    got = await wait_object(client, DAEMONSETS, "agent", "default", status_is(desiredNumberScheduled=3, currentNumberScheduled=3))
-    assert got is not None and got["status"]["numberMisscheduled"] == 0 and got["status"]["updatedNumberScheduled"] == 3
+    got = await wait_object(
+        client, DAEMONSETS, "agent", "default", status_is(desiredNumberScheduled=3, currentNumberScheduled=3)
+    )
+    assert (
+        got is not None
+        and got["status"]["numberMisscheduled"] == 0
+        and got["status"]["updatedNumberScheduled"] == 3
+    )
 
 
 async def test_node_selector_limits_the_nodes(client: Any, ctrl: DaemonSetsController) -> None:
@@ -114,7 +129,9 @@ async def test_node_selector_limits_the_nodes(client: Any, ctrl: DaemonSetsContr
     assert sorted(pinned_node(p) for p in pods) == ["n1", "n2"]
 
 
-async def test_taints_keep_pods_off_unless_tolerated_and_no_execute_evicts(client: Any, ctrl: DaemonSetsController) -> None:
+async def test_taints_keep_pods_off_unless_tolerated_and_no_execute_evicts(
+    client: Any, ctrl: DaemonSetsController
+) -> None:
     await add_node(client, "tainted", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
     await client.create(DAEMONSETS, daemonset(), "default")
     pods = await live_pods(client, 3)
@@ -127,12 +144,16 @@ async def test_taints_keep_pods_off_unless_tolerated_and_no_execute_evicts(clien
     pods = await live_pods(client, 2)
     assert "n0" not in {pinned_node(p) for p in pods}
     # the default tolerations keep pods on not-ready nodes
-    await client.patch(NODES, "n1", {"spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]}})
+    await client.patch(
+        NODES, "n1", {"spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]}}
+    )
     await ctrl.wait_idle()
     assert len(await live_pods(client)) == 2
 
 
-async def test_tolerating_pods_run_on_tainted_nodes_and_new_nodes_get_pods(client: Any, ctrl: DaemonSetsController) -> None:
+async def test_tolerating_pods_run_on_tainted_nodes_and_new_nodes_get_pods(
+    client: Any, ctrl: DaemonSetsController
+) -> None:
     await add_node(client, "tainted", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
     body = daemonset()
     body["spec"]["template"]["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
@@ -151,7 +172,9 @@ async def test_failed_daemon_pods_are_killed_and_replaced(client: Any, ctrl: Dae
     pods = await live_pods(client, 3)
     victim = pods[0]
     await set_pod_status(client, victim["metadata"]["name"], phase="Failed", ready=False)
-    await live_pods(client, 3, lambda live: victim["metadata"]["name"] not in {p["metadata"]["name"] for p in live})
+    await live_pods(
+        client, 3, lambda live: victim["metadata"]["name"] not in {p["metadata"]["name"] for p in live}
+    )
     await ctrl.recorder.flush()
     evs = [(e["reason"], e["message"]) for e in (await client.list(EVENTS, "default"))["items"]]
     assert (
@@ -161,7 +184,10 @@ async def test_failed_daemon_pods_are_killed_and_replaced(client: Any, ctrl: Dae
 
 
 def _is_ready(p: Obj) -> bool:
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in (p.get("status") or {}).get("conditions") or [])
+    return any(
+        c["type"] == "Ready" and c["status"] == "True"
+        for c in (p.get("status") or {}).get("conditions") or []
+    )
 
 
 async def _track_unavailable(client: Any, lst: Obj, worst: dict[str, int]) -> None:
@@ -179,7 +205,9 @@ async def _track_unavailable(client: Any, lst: Obj, worst: dict[str, int]) -> No
         worst["pods"] = max(worst["pods"], len(ready))
 
 
-async def test_rolling_update_replaces_pods_within_max_unavailable(client: Any, ctrl: DaemonSetsController) -> None:
+async def test_rolling_update_replaces_pods_within_max_unavailable(
+    client: Any, ctrl: DaemonSetsController
+) -> None:
     async with PodReadier(client):
         await client.create(DAEMONSETS, daemonset(), "default")
         await wait_object(client, DAEMONSETS, "agent", "default", status_is(numberAvailable=3))
@@ -187,9 +215,15 @@ async def test_rolling_update_replaces_pods_within_max_unavailable(client: Any, 
         worst = {"unavailable": 0, "pods": 0}
         task = asyncio.create_task(_track_unavailable(client, lst, worst))
         patch = {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "agent:2"}]}}}}
-        await client.patch(DAEMONSETS, "agent", patch, "default", patch_type="application/strategic-merge-patch+json")
+        await client.patch(
+            DAEMONSETS, "agent", patch, "default", patch_type="application/strategic-merge-patch+json"
+        )
         got = await wait_object(
-            client, DAEMONSETS, "agent", "default", status_is(observedGeneration=2, updatedNumberScheduled=3, numberAvailable=3)
+            client,
+            DAEMONSETS,
+            "agent",
+            "default",
+            status_is(observedGeneration=2, updatedNumberScheduled=3, numberAvailable=3),
         )
         task.cancel()
     assert got is not None
@@ -211,18 +245,29 @@ async def test_rolling_update_with_max_surge_never_leaves_a_node_without_a_ready
         worst = {"unavailable": 0, "pods": 0}
         task = asyncio.create_task(_track_unavailable(client, lst, worst))
         patch = {"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "agent:2"}]}}}}
-        await client.patch(DAEMONSETS, "agent", patch, "default", patch_type="application/strategic-merge-patch+json")
-        await wait_object(
-            client, DAEMONSETS, "agent", "default", status_is(observedGeneration=2, updatedNumberScheduled=3, numberAvailable=3)
+        await client.patch(
+            DAEMONSETS, "agent", patch, "default", patch_type="application/strategic-merge-patch+json"
         )
-        await live_pods(client, 3, lambda live: {p["spec"]["containers"][0]["image"] for p in live} == {"agent:2"})
+        await wait_object(
+            client,
+            DAEMONSETS,
+            "agent",
+            "default",
+            status_is(observedGeneration=2, updatedNumberScheduled=3, numberAvailable=3),
+        )
+        await live_pods(
+            client, 3, lambda live: {p["spec"]["containers"][0]["image"] for p in live} == {"agent:2"}
+        )
         task.cancel()
     assert worst["unavailable"] == 0 and worst["pods"] == 4
 
 
 def test_node_should_run_reports_continue_running_for_tolerated_no_execute() -> None:
     template = {"spec": {"containers": [{"name": "c", "image": "x"}], "nodeSelector": {"pool": "a"}}}
-    node = {"metadata": {"name": "n", "labels": {"pool": "a"}}, "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]}}
+    node = {
+        "metadata": {"name": "n", "labels": {"pool": "a"}},
+        "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]},
+    }
     assert node_should_run(node, template) == (False, True)
     node["spec"]["taints"] = [{"key": "k", "effect": "NoExecute"}]
     assert node_should_run(node, template) == (False, False)

@@ -17,7 +17,6 @@ from tests.helpers import wait_for_list
 pytestmark = pytest.mark.anyio
 
 
-
 @pytest.fixture
 async def ctrl(cp: ControlPlane) -> AsyncIterator[EndpointSliceController]:
     register_controllers(cp, "endpointslice")
@@ -26,10 +25,16 @@ async def ctrl(cp: ControlPlane) -> AsyncIterator[EndpointSliceController]:
     yield c
 
 
-async def make_pod(client: Any, name: str, ip: str, *, ready: bool = True, app: str = "web", **spec: Any) -> Obj:
+async def make_pod(
+    client: Any, name: str, ip: str, *, ready: bool = True, app: str = "web", **spec: Any
+) -> Obj:
     body = {
         "metadata": {"name": name, "labels": {"app": app}},
-        "spec": {"containers": [{"name": "c", "image": "nginx", "ports": [{"name": "http", "containerPort": 8080}]}]},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "nginx", "ports": [{"name": "http", "containerPort": 8080}]}
+            ]
+        },
     }
     body["spec"].update(spec)
     pod = await client.create(PODS, body, "default")
@@ -61,7 +66,9 @@ def addresses(items: list[Obj]) -> dict[str, Obj]:
     return {a: ep["conditions"] for s in items for ep in s.get("endpoints") or [] for a in ep["addresses"]}
 
 
-async def test_a_service_without_pods_gets_a_placeholder_slice(client: Any, ctrl: EndpointSliceController) -> None:
+async def test_a_service_without_pods_gets_a_placeholder_slice(
+    client: Any, ctrl: EndpointSliceController
+) -> None:
     s = await client.create(SERVICES, svc(), "default")
     (eps,) = await slices_for(client, lambda items: len(items) == 1)
     assert eps["metadata"]["name"].startswith("web-")
@@ -74,7 +81,9 @@ async def test_a_service_without_pods_gets_a_placeholder_slice(client: Any, ctrl
     assert eps["addressType"] == "IPv4" and eps["endpoints"] is None and eps["ports"] is None
 
 
-async def test_ready_pods_become_endpoints_with_resolved_named_ports(client: Any, ctrl: EndpointSliceController) -> None:
+async def test_ready_pods_become_endpoints_with_resolved_named_ports(
+    client: Any, ctrl: EndpointSliceController
+) -> None:
     await client.create(SERVICES, svc(), "default")
     p1 = await make_pod(client, "a", "10.244.0.5")
     await make_pod(client, "b", "10.244.0.6", ready=False)
@@ -85,7 +94,12 @@ async def test_ready_pods_become_endpoints_with_resolved_named_ports(client: Any
     assert conds["10.244.0.5"] == {"ready": True, "serving": True, "terminating": False}
     assert conds["10.244.0.6"] == {"ready": False, "serving": False, "terminating": False}
     ep = next(e for e in eps["endpoints"] if e["addresses"] == ["10.244.0.5"])
-    assert ep["targetRef"] == {"kind": "Pod", "namespace": "default", "name": "a", "uid": p1["metadata"]["uid"]}
+    assert ep["targetRef"] == {
+        "kind": "Pod",
+        "namespace": "default",
+        "name": "a",
+        "uid": p1["metadata"]["uid"],
+    }
 
 
 async def test_terminating_pods_are_serving_but_not_ready(client: Any, ctrl: EndpointSliceController) -> None:
@@ -95,7 +109,9 @@ async def test_terminating_pods_are_serving_but_not_ready(client: Any, ctrl: End
     await client.update(PODS, pod, "default")
     await slices_for(client, lambda items: "10.244.0.5" in addresses(items))
     await client.delete(PODS, "a", "default")
-    items = await slices_for(client, lambda items: addresses(items).get("10.244.0.5", {}).get("terminating") is True)
+    items = await slices_for(
+        client, lambda items: addresses(items).get("10.244.0.5", {}).get("terminating") is True
+    )
     assert addresses(items)["10.244.0.5"] == {"ready": False, "serving": True, "terminating": True}
     fresh = await client.get(PODS, "a", "default")
     fresh["metadata"]["finalizers"] = []
@@ -122,7 +138,9 @@ async def test_headless_service_slices_carry_hostnames_and_the_headless_label(
     assert eps["endpoints"][0]["hostname"] == "db-0"
 
 
-async def test_publish_not_ready_addresses_marks_every_endpoint_ready(client: Any, ctrl: EndpointSliceController) -> None:
+async def test_publish_not_ready_addresses_marks_every_endpoint_ready(
+    client: Any, ctrl: EndpointSliceController
+) -> None:
     await client.create(SERVICES, svc(publishNotReadyAddresses=True), "default")
     await make_pod(client, "a", "10.244.0.5", ready=False)
     items = await slices_for(client, lambda items: "10.244.0.5" in addresses(items))

@@ -61,7 +61,8 @@ async def test_register_controllers_registers_everything_and_returns_the_selecti
     known = [s.name for s in known_controllers()]
     served = {(r.group, r.version, r.plural) for r in cp.api.registry.all()}
     startable = [
-        s.name for s in known_controllers()
+        s.name
+        for s in known_controllers()
         if s.requires is None or (s.requires.group, s.requires.version, s.requires.resource) in served
     ]
     assert NAMESPACE not in names

@@ -19,7 +19,6 @@ from tests.helpers import wait_for_list
 pytestmark = pytest.mark.anyio
 
 
-
 def replicaset(name: str, replicas: int = 3, **spec: Any) -> Obj:
     body: Obj = {
         "apiVersion": "apps/v1",
@@ -47,7 +46,9 @@ async def ctrl(cp: ControlPlane) -> AsyncIterator[ReplicaSetController]:
 
 
 async def pods_of(client: Any, app: str, n: int) -> list[Obj]:
-    return await wait_for_list(client, PODS, "default", lambda items: len(items) == n, label_selector=f"app={app}")
+    return await wait_for_list(
+        client, PODS, "default", lambda items: len(items) == n, label_selector=f"app={app}"
+    )
 
 
 async def events(ctrl: ReplicaSetController, client: Any) -> list[tuple[str, str, str]]:
@@ -55,7 +56,9 @@ async def events(ctrl: ReplicaSetController, client: Any) -> list[tuple[str, str
     return [(e["type"], e["reason"], e["message"]) for e in (await client.list(EVENTS, "default"))["items"]]
 
 
-async def test_creates_replicas_with_controller_ref_and_generate_name(client: Any, ctrl: ReplicaSetController) -> None:
+async def test_creates_replicas_with_controller_ref_and_generate_name(
+    client: Any, ctrl: ReplicaSetController
+) -> None:
     rs = await client.create(REPLICASETS, replicaset("web", 3), "default")
     pods = await pods_of(client, "web", 3)
     for p in pods:
@@ -73,7 +76,9 @@ async def test_creates_replicas_with_controller_ref_and_generate_name(client: An
     evs = await events(ctrl, client)
     created = sorted(m for t, r, m in evs if r == "SuccessfulCreate")
     assert created == sorted(f"Created pod: {p['metadata']['name']}" for p in pods)
-    got = await wait_object(client, REPLICASETS, "web", "default", lambda o: (o or {}).get("status", {}).get("replicas") == 3)
+    got = await wait_object(
+        client, REPLICASETS, "web", "default", lambda o: (o or {}).get("status", {}).get("replicas") == 3
+    )
     assert got is not None and got["status"]["observedGeneration"] == 1
     assert got["status"]["fullyLabeledReplicas"] == 3
     assert got["status"]["readyReplicas"] == 0 and got["status"]["availableReplicas"] == 0
@@ -83,7 +88,11 @@ async def test_status_counts_ready_and_available_replicas(client: Any, ctrl: Rep
     async with PodReadier(client):
         await client.create(REPLICASETS, replicaset("web", 2), "default")
         got = await wait_object(
-            client, REPLICASETS, "web", "default", lambda o: (o or {}).get("status", {}).get("availableReplicas") == 2
+            client,
+            REPLICASETS,
+            "web",
+            "default",
+            lambda o: (o or {}).get("status", {}).get("availableReplicas") == 2,
         )
     assert got is not None
     assert got["status"]["readyReplicas"] == 2 and got["status"]["replicas"] == 2
@@ -96,17 +105,25 @@ async def test_does_not_overshoot_while_the_cache_lags(client: Any, ctrl: Replic
     assert len((await client.list(PODS, "default"))["items"]) == 5
 
 
-async def test_scale_down_deletes_the_pod_with_the_lowest_deletion_cost(client: Any, ctrl: ReplicaSetController) -> None:
+async def test_scale_down_deletes_the_pod_with_the_lowest_deletion_cost(
+    client: Any, ctrl: ReplicaSetController
+) -> None:
     async with PodReadier(client):
         await client.create(REPLICASETS, replicaset("web", 3), "default")
         await wait_object(
-            client, REPLICASETS, "web", "default", lambda o: (o or {}).get("status", {}).get("readyReplicas") == 3
+            client,
+            REPLICASETS,
+            "web",
+            "default",
+            lambda o: (o or {}).get("status", {}).get("readyReplicas") == 3,
         )
     pods = await pods_of(client, "web", 3)
     cheap = pods[1]["metadata"]["name"]
     for i, p in enumerate(pods):
         cost = "-5" if p["metadata"]["name"] == cheap else str(10 + i)
-        await client.patch(PODS, p["metadata"]["name"], {"metadata": {"annotations": {POD_DELETION_COST: cost}}}, "default")
+        await client.patch(
+            PODS, p["metadata"]["name"], {"metadata": {"annotations": {POD_DELETION_COST: cost}}}, "default"
+        )
     await ctrl.wait_idle()
     await client.patch(REPLICASETS, "web", {"spec": {"replicas": 2}}, "default")
     left = await wait_for_list(
@@ -120,7 +137,9 @@ async def test_scale_down_deletes_the_pod_with_the_lowest_deletion_cost(client: 
     assert ("Normal", "SuccessfulDelete", f"Deleted pod: {cheap}") in await events(ctrl, client)
 
 
-async def test_adopts_matching_orphans_and_releases_pods_that_stop_matching(client: Any, ctrl: ReplicaSetController) -> None:
+async def test_adopts_matching_orphans_and_releases_pods_that_stop_matching(
+    client: Any, ctrl: ReplicaSetController
+) -> None:
     orphan = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -151,7 +170,9 @@ async def test_failed_pods_are_replaced(client: Any, ctrl: ReplicaSetController)
     await observed(ctrl.sets, "default/web", lambda o: o is not None)
 
 
-async def test_replica_failure_condition_when_creation_is_forbidden(client: Any, ctrl: ReplicaSetController) -> None:
+async def test_replica_failure_condition_when_creation_is_forbidden(
+    client: Any, ctrl: ReplicaSetController
+) -> None:
     body = replicaset("web", 1)
     body["spec"]["template"]["spec"]["priorityClassName"] = "does-not-exist"
     await client.create(REPLICASETS, body, "default")
@@ -160,7 +181,9 @@ async def test_replica_failure_condition_when_creation_is_forbidden(client: Any,
         REPLICASETS,
         "web",
         "default",
-        lambda o: any(c["type"] == "ReplicaFailure" for c in (o or {}).get("status", {}).get("conditions", [])),
+        lambda o: any(
+            c["type"] == "ReplicaFailure" for c in (o or {}).get("status", {}).get("conditions", [])
+        ),
     )
     assert got is not None
     (cond,) = got["status"]["conditions"]
@@ -170,8 +193,16 @@ async def test_replica_failure_condition_when_creation_is_forbidden(client: Any,
     assert any(r == "FailedCreate" and m.startswith("Error creating: ") for _, r, m in evs)
 
 
-def _pod(name: str, *, node: str = "n1", phase: str = "Running", ready: bool = True, cost: int | None = None,
-         created: str = "2026-01-01T00:00:00Z", ready_at: str = "2026-01-01T00:00:10Z") -> Obj:
+def _pod(
+    name: str,
+    *,
+    node: str = "n1",
+    phase: str = "Running",
+    ready: bool = True,
+    cost: int | None = None,
+    created: str = "2026-01-01T00:00:00Z",
+    ready_at: str = "2026-01-01T00:00:10Z",
+) -> Obj:
     md: Obj = {"name": name, "uid": name, "creationTimestamp": created}
     if cost is not None:
         md["annotations"] = {POD_DELETION_COST: str(cost)}
@@ -180,7 +211,9 @@ def _pod(name: str, *, node: str = "n1", phase: str = "Running", ready: bool = T
         "spec": {"nodeName": node},
         "status": {
             "phase": phase,
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": ready_at}],
+            "conditions": [
+                {"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": ready_at}
+            ],
         },
     }
 
@@ -207,7 +240,9 @@ def test_ranking_puts_recently_ready_pods_first_in_log_buckets() -> None:
     assert [p["metadata"]["name"] for p in rank_pods_for_deletion([old, young], [], now)] == ["young", "old"]
 
 
-async def test_replication_controller_keeps_replicas_with_v1_owner_references(cp: ControlPlane, client: Any) -> None:
+async def test_replication_controller_keeps_replicas_with_v1_owner_references(
+    cp: ControlPlane, client: Any
+) -> None:
     from controllers.manager import REPLICATIONCONTROLLER
     from controllers.replicaset import REPLICATIONCONTROLLERS
 
@@ -232,9 +267,17 @@ async def test_replication_controller_keeps_replicas_with_v1_owner_references(cp
     )
     pods = await pods_of(client, "old", 2)
     ref = pods[0]["metadata"]["ownerReferences"][0]
-    assert (ref["apiVersion"], ref["kind"], ref["uid"]) == ("v1", "ReplicationController", rc["metadata"]["uid"])
+    assert (ref["apiVersion"], ref["kind"], ref["uid"]) == (
+        "v1",
+        "ReplicationController",
+        rc["metadata"]["uid"],
+    )
     got = await wait_object(
-        client, REPLICATIONCONTROLLERS, "old", "default", lambda o: (o or {}).get("status", {}).get("replicas") == 2
+        client,
+        REPLICATIONCONTROLLERS,
+        "old",
+        "default",
+        lambda o: (o or {}).get("status", {}).get("replicas") == 2,
     )
     assert got is not None and "terminatingReplicas" not in got["status"]
     assert got["status"]["fullyLabeledReplicas"] == 2

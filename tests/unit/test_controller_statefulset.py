@@ -19,7 +19,6 @@ from tests.helpers import wait_for_list
 pytestmark = pytest.mark.anyio
 
 
-
 @pytest.fixture
 async def ctrl(cp: ControlPlane) -> AsyncIterator[StatefulSetController]:
     register_controllers(cp, "statefulset")

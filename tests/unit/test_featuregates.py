@@ -31,7 +31,9 @@ def test_parse(text: str, expected: dict[str, bool]) -> None:
     assert parse_feature_gates(text) == expected
 
 
-@pytest.mark.parametrize(("text", "fragment"), [("A", "missing bool value for A"), ("A=yes", "invalid value of A=yes")])
+@pytest.mark.parametrize(
+    ("text", "fragment"), [("A", "missing bool value for A"), ("A=yes", "invalid value of A=yes")]
+)
 def test_parse_errors(text: str, fragment: str) -> None:
     with pytest.raises(FeatureGateError) as e:
         parse_feature_gates(text)
@@ -40,7 +42,11 @@ def test_parse_errors(text: str, fragment: str) -> None:
 
 def test_defaults_turn_the_kep_stack_on_with_upstream_stages() -> None:
     g = FeatureGate()
-    assert g.enabled(WORKLOAD_WITH_STATEFULSET) and g.enabled(GENERIC_WORKLOAD) and g.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS)
+    assert (
+        g.enabled(WORKLOAD_WITH_STATEFULSET)
+        and g.enabled(GENERIC_WORKLOAD)
+        and g.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS)
+    )
     stages = {name: spec.stage for name, spec, _ in g.items()}
     assert stages[WORKLOAD_WITH_STATEFULSET] == ALPHA and stages[GENERIC_WORKLOAD] == BETA
 

@@ -51,7 +51,9 @@ def test_default_fleet_runs_every_kep_story() -> None:
     def fits(nodes: list[Any], pods: int, req: dict[str, str]) -> bool:
         slots = 0
         for n in nodes:
-            per = min(int(parse_quantity(n.capacity.get(k, "0")) // parse_quantity(v)) for k, v in req.items())
+            per = min(
+                int(parse_quantity(n.capacity.get(k, "0")) // parse_quantity(v)) for k, v in req.items()
+            )
             slots += min(per, int(n.capacity["pods"]))
         return slots >= pods
 
@@ -99,7 +101,17 @@ def test_expansion_order_and_template_variables() -> None:
 
 def test_racks_without_zones_and_explicit_allocatable() -> None:
     fleet = parse_fleet(
-        {"nodes": [{"name": "r{r}-{index}", "racksPerZone": 2, "count": 1, "capacity": {"cpu": "4"}, "allocatable": {"cpu": "3500m"}}]}
+        {
+            "nodes": [
+                {
+                    "name": "r{r}-{index}",
+                    "racksPerZone": 2,
+                    "count": 1,
+                    "capacity": {"cpu": "4"},
+                    "allocatable": {"cpu": "3500m"},
+                }
+            ]
+        }
     )
     assert [n.labels[RACK_LABEL] for n in fleet] == ["rack-0", "rack-1"]
     assert fleet.nodes[0].allocatable == {"cpu": "3500m"}
@@ -127,12 +139,30 @@ def test_empty_fleets() -> None:
         ({"nodes": [{"name": "n-{foo}"}]}, "unknown template variable {foo}"),
         ({"nodes": [{"name": "n-{rack}"}]}, "template variable {rack} is not available here"),
         ({"nodes": [{"name": "N_1"}]}, "nodes[0].name: invalid value 'N_1'"),
-        ({"nodes": [{"name": "n", "capacity": {"cpu": "lots"}}]}, "nodes[0].capacity.cpu: invalid quantity 'lots'"),
-        ({"nodes": [{"name": "n", "capacity": {"cpu": "-1"}}]}, "nodes[0].capacity.cpu: must be non-negative"),
-        ({"nodes": [{"name": "n", "capacity": {"pods": "1.5"}}]}, "nodes[0].capacity.pods: must be a whole number"),
-        ({"nodes": [{"name": "n", "capacity": {"cpu": "1"}, "allocatable": {"cpu": "2"}}]}, "exceeds capacity 1"),
-        ({"nodes": [{"name": "n", "allocatable": {"cpu": "2"}}]}, "nodes[0].allocatable.cpu: not in capacity"),
-        ({"nodes": [{"name": "n", "taints": [{"key": "k", "effect": "Never"}]}]}, "nodes[0].taints[0].effect: must be one of"),
+        (
+            {"nodes": [{"name": "n", "capacity": {"cpu": "lots"}}]},
+            "nodes[0].capacity.cpu: invalid quantity 'lots'",
+        ),
+        (
+            {"nodes": [{"name": "n", "capacity": {"cpu": "-1"}}]},
+            "nodes[0].capacity.cpu: must be non-negative",
+        ),
+        (
+            {"nodes": [{"name": "n", "capacity": {"pods": "1.5"}}]},
+            "nodes[0].capacity.pods: must be a whole number",
+        ),
+        (
+            {"nodes": [{"name": "n", "capacity": {"cpu": "1"}, "allocatable": {"cpu": "2"}}]},
+            "exceeds capacity 1",
+        ),
+        (
+            {"nodes": [{"name": "n", "allocatable": {"cpu": "2"}}]},
+            "nodes[0].allocatable.cpu: not in capacity",
+        ),
+        (
+            {"nodes": [{"name": "n", "taints": [{"key": "k", "effect": "Never"}]}]},
+            "nodes[0].taints[0].effect: must be one of",
+        ),
         ({"nodes": [{"name": "n", "labels": {"bad key!": "v"}}]}, "nodes[0].labels[bad key!]: invalid value"),
         ({"nodes": [{"name": "n", "zones": ["a", "a"]}]}, "nodes[0].zones: zones must be unique"),
         ({"nodes": [{"name": "n", "rackName": "r"}]}, "nodes[0].rackName: needs racksPerZone"),
@@ -196,8 +226,14 @@ def test_rack_scoped_devices_publish_one_slice_per_rack() -> None:
     slices = fleet.rack_slice_objects()
     assert [s["metadata"]["name"] for s in slices] == ["rack-0-pool.example.com", "rack-1-pool.example.com"]
     assert [d["name"] for d in slices[0]["spec"]["devices"]] == ["p-0", "p-1"]
-    assert slices[1]["spec"]["nodeSelector"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["rack-1"]
+    assert slices[1]["spec"]["nodeSelector"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == [
+        "rack-1"
+    ]
     with pytest.raises(ValueError, match=r"nodes\[0\]\.devices\[0\]\.scope: rack needs racksPerZone"):
-        parse_fleet({"nodes": [{"name": "n-{index}", "devices": [{"driver": "d.example.com", "scope": "rack"}]}]})
+        parse_fleet(
+            {"nodes": [{"name": "n-{index}", "devices": [{"driver": "d.example.com", "scope": "rack"}]}]}
+        )
     with pytest.raises(ValueError, match=r"nodes\[0\]\.devices\[0\]\.scope: must be one of node, rack"):
-        parse_fleet({"nodes": [{"name": "n-{index}", "devices": [{"driver": "d.example.com", "scope": "zone"}]}]})
+        parse_fleet(
+            {"nodes": [{"name": "n-{index}", "devices": [{"driver": "d.example.com", "scope": "zone"}]}]}
+        )

@@ -25,7 +25,9 @@ async def until(pred, timeout: float = 5.0) -> None:  # noqa: ANN001
 
 async def test_cache_handlers_and_indexes(cp, client) -> None:
     owned = cm("b")
-    owned["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "u-1"}]
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "a", "uid": "u-1"}
+    ]
     await client.create(CONFIGMAPS, cm("a"))
     inf = Informer(cp.client("inf"), CONFIGMAPS)
     inf.add_indexer(OWNER_UID, owner_uid_index)

@@ -56,7 +56,11 @@ def pod(*containers: Obj, init: list[Obj] | None = None, overhead: dict[str, str
             ),
             {"cpu": 3000},
         ),
-        ("extended resources are counted in units", pod(container("a", **{"nvidia.com/gpu": "2"})), {"nvidia.com/gpu": 2}),
+        (
+            "extended resources are counted in units",
+            pod(container("a", **{"nvidia.com/gpu": "2"})),
+            {"nvidia.com/gpu": 2},
+        ),
         ("overhead is added", pod(container("a", cpu="1"), overhead={"cpu": "250m"}), {"cpu": 1250}),
         ("no requests, no entries", pod(container("a")), {}),
     ],
@@ -71,7 +75,9 @@ def test_a_pod_that_fits_is_admitted() -> None:
 
 def test_cpu_shortage_reads_like_kubelet() -> None:
     rej = check_fit({"cpu": 4000}, {"cpu": 2000}, 1, ALLOC)
-    assert rej == Rejection("OutOfcpu", "Node didn't have enough resource: cpu, requested: 4000, used: 2000, capacity: 4000")
+    assert rej == Rejection(
+        "OutOfcpu", "Node didn't have enough resource: cpu, requested: 4000, used: 2000, capacity: 4000"
+    )
     assert rej.status_message == (
         "Pod was rejected: Node didn't have enough resource: cpu, requested: 4000, used: 2000, capacity: 4000"
     )
@@ -85,7 +91,9 @@ def test_memory_shortage() -> None:
 
 def test_the_pod_count_is_checked_first() -> None:
     rej = check_fit({"cpu": 9000}, {}, 10, ALLOC)
-    assert rej == Rejection("OutOfpods", "Node didn't have enough resource: pods, requested: 1, used: 10, capacity: 10")
+    assert rej == Rejection(
+        "OutOfpods", "Node didn't have enough resource: pods, requested: 1, used: 10, capacity: 10"
+    )
 
 
 def test_native_resources_are_checked_before_extended_ones() -> None:
@@ -96,7 +104,8 @@ def test_native_resources_are_checked_before_extended_ones() -> None:
 def test_extended_resource_shortage() -> None:
     rej = check_fit({"nvidia.com/gpu": 4}, {"nvidia.com/gpu": 6}, 3, ALLOC)
     assert rej == Rejection(
-        "OutOfnvidia.com/gpu", "Node didn't have enough resource: nvidia.com/gpu, requested: 4, used: 6, capacity: 8"
+        "OutOfnvidia.com/gpu",
+        "Node didn't have enough resource: nvidia.com/gpu, requested: 4, used: 6, capacity: 8",
     )
 
 

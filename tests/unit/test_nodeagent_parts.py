@@ -23,7 +23,16 @@ from controllers.nodeagent.timers import TimerHeap
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("5s", 5), ("250ms", 0.25), ("1m30s", 90), ("1.5h", 5400), ("2", 2), ("0", 0), (" 3s ", 3), ("1h2m3s4ms", 3723.004)],
+    [
+        ("5s", 5),
+        ("250ms", 0.25),
+        ("1m30s", 90),
+        ("1.5h", 5400),
+        ("2", 2),
+        ("0", 0),
+        (" 3s ", 3),
+        ("1h2m3s4ms", 3723.004),
+    ],
 )
 def test_parse_duration(text: str, seconds: float) -> None:
     assert ann.parse_duration(text) == pytest.approx(seconds)
@@ -84,8 +93,16 @@ def test_pod_conditions_keep_foreign_ones_and_unchanged_transition_times() -> No
 
 
 def test_node_resources_fill_kubelet_defaults_and_keep_explicit_allocatable() -> None:
-    cap, alloc = node_resources({"status": {"capacity": {"cpu": "4", "nvidia.com/gpu": "2"}, "allocatable": {"cpu": "3500m"}}})
-    assert cap == {"cpu": "4", "nvidia.com/gpu": "2", "memory": "128Gi", "pods": "110", "ephemeral-storage": "500Gi"}
+    cap, alloc = node_resources(
+        {"status": {"capacity": {"cpu": "4", "nvidia.com/gpu": "2"}, "allocatable": {"cpu": "3500m"}}}
+    )
+    assert cap == {
+        "cpu": "4",
+        "nvidia.com/gpu": "2",
+        "memory": "128Gi",
+        "pods": "110",
+        "ephemeral-storage": "500Gi",
+    }
     assert alloc["cpu"] == "3500m" and alloc["nvidia.com/gpu"] == "2" and alloc["pods"] == "110"
 
 
@@ -95,8 +112,12 @@ def test_node_conditions_heartbeat_and_needs_status() -> None:
     by = {c["type"]: c for c in later}
     assert by["Ready"]["lastHeartbeatTime"] != first[-1]["lastHeartbeatTime"]
     assert by["Ready"]["lastTransitionTime"] == first[-1]["lastTransitionTime"]
-    assert by["NetworkUnavailable"]["lastHeartbeatTime"] == first[0]["lastHeartbeatTime"], "owned by the network plugin"
-    node = {"status": {"conditions": later, "nodeInfo": {"x": 1}, "addresses": [{}], "allocatable": {"cpu": "1"}}}
+    assert by["NetworkUnavailable"]["lastHeartbeatTime"] == first[0]["lastHeartbeatTime"], (
+        "owned by the network plugin"
+    )
+    node = {
+        "status": {"conditions": later, "nodeInfo": {"x": 1}, "addresses": [{}], "allocatable": {"cpu": "1"}}
+    }
     assert not node_needs_status(node)
     later[-1] = {**later[-1], "status": "Unknown"}  # the node lifecycle controller gave up on us
     assert node_needs_status(node)

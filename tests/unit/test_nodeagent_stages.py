@@ -34,7 +34,9 @@ from controllers.nodeagent.stages import (
 from controllers.nodeagent.status import NOT_READY_TAINT_KEY, container_state, is_ready, phase_of
 
 
-def make_pod(annotations: dict[str, str] | None = None, restart: str = "Always", cpu: str = "1", grace: int = 30) -> Obj:
+def make_pod(
+    annotations: dict[str, str] | None = None, restart: str = "Always", cpu: str = "1", grace: int = 30
+) -> Obj:
     md: Obj = {"name": "web-0", "namespace": "default", "uid": "uid-1", "generation": 1}
     if annotations:
         md["annotations"] = annotations
@@ -49,12 +51,24 @@ def make_pod(annotations: dict[str, str] | None = None, restart: str = "Always",
             "initContainers": [{"name": "setup", "image": "busybox"}],
             "containers": [{"name": "app", "image": "nginx:1.27", "resources": {"requests": {"cpu": cpu}}}],
         },
-        "status": {"phase": "Pending", "qosClass": "Burstable", "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2020-01-01T00:00:00Z"}]},
+        "status": {
+            "phase": "Pending",
+            "qosClass": "Burstable",
+            "conditions": [
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2020-01-01T00:00:00Z"}
+            ],
+        },
     }
 
 
 def make_node_state(cpu: int = 4000) -> NodeState:
-    return NodeState(name="n1", ordinal=0, internal_ip="172.16.0.2", pod_cidr="10.128.0.0/24", allocatable={"cpu": cpu, "pods": 110})
+    return NodeState(
+        name="n1",
+        ordinal=0,
+        internal_ip="172.16.0.2",
+        pod_cidr="10.128.0.0/24",
+        allocatable={"cpu": cpu, "pods": 110},
+    )
 
 
 @dataclass
@@ -71,7 +85,9 @@ class Driver:
 
     def __post_init__(self) -> None:
         md = self.pod["metadata"]
-        self.rec = PodRecord(key="default/web-0", uid=md["uid"], node="n1", request=pod_request_units(self.pod))
+        self.rec = PodRecord(
+            key="default/web-0", uid=md["uid"], node="n1", request=pod_request_units(self.pod)
+        )
 
     def run(self) -> float | None:
         """Apply every stage due now; return the next deadline (monotonic) or None."""
@@ -82,7 +98,9 @@ class Driver:
                 self.rec.orphaned = self.clock.monotonic()
             if self.pod["metadata"].get("deletionTimestamp") and self.rec.deleting is None:
                 self.rec.deleting = self.clock.monotonic()
-            ctx = PodContext(self.pod, self.rec, self.node, self.clock.now(), self.clock.monotonic(), self.options)
+            ctx = PodContext(
+                self.pod, self.rec, self.node, self.clock.now(), self.clock.monotonic(), self.options
+            )
             picked = select(POD_STAGES, ctx, self.options.time_scale)
             if picked is None:
                 return None
@@ -140,17 +158,27 @@ def test_a_bound_pod_runs_and_is_ready_in_one_write() -> None:
     assert st["podIPs"] == [{"ip": "10.128.0.2"}] and st["hostIPs"] == [{"ip": "172.16.0.2"}]
     assert st["startTime"] == rfc3339(d.clock.now()) and st["qosClass"] == "Burstable"
     assert [c["type"] for c in st["conditions"]] == [
-        "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled",
+        "PodReadyToStartContainers",
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
     ]
     assert all(c["status"] == "True" for c in st["conditions"])
-    assert cond(d.pod, "PodScheduled")["lastTransitionTime"] == "2020-01-01T00:00:00Z", "unchanged status keeps its time"
+    assert cond(d.pod, "PodScheduled")["lastTransitionTime"] == "2020-01-01T00:00:00Z", (
+        "unchanged status keeps its time"
+    )
     cs = cstatus(d.pod)
     assert cs["ready"] and cs["started"] and cs["restartCount"] == 0
     assert cs["state"] == {"running": {"startedAt": rfc3339(d.clock.now())}}
-    assert cs["image"] == "docker.io/library/nginx:1.27" and cs["imageID"].startswith("docker.io/library/nginx@sha256:")
+    assert cs["image"] == "docker.io/library/nginx:1.27" and cs["imageID"].startswith(
+        "docker.io/library/nginx@sha256:"
+    )
     assert cs["containerID"].startswith("containerd://")
     init = st["initContainerStatuses"][0]
-    assert init["state"]["terminated"]["reason"] == "Completed" and init["state"]["terminated"]["exitCode"] == 0
+    assert (
+        init["state"]["terminated"]["reason"] == "Completed" and init["state"]["terminated"]["exitCode"] == 0
+    )
     assert d.events == ["Pulled", "Created", "Started", "Pulled", "Created", "Started"]
 
 
@@ -160,14 +188,21 @@ def test_ready_after_delays_only_readiness() -> None:
     assert d.ran == ["pod-admit", "pod-start"] and due == d.clock.monotonic() + 2
     assert phase_of(d.pod) == "Running" and not is_ready(d.pod)
     ready = cond(d.pod, "Ready")
-    assert ready["reason"] == "ContainersNotReady" and ready["message"] == "containers with unready status: [app]"
+    assert (
+        ready["reason"] == "ContainersNotReady"
+        and ready["message"] == "containers with unready status: [app]"
+    )
     assert d.advance(1.9) is not None and not is_ready(d.pod)
     assert d.advance(0.1) is None
     assert is_ready(d.pod) and d.ran[-1] == "pod-ready" and cstatus(d.pod)["ready"]
 
 
 def test_the_agent_ready_delay_and_time_scale_combine() -> None:
-    d = Driver(make_pod({ann.READY_AFTER: "2s"}), make_node_state(), options=AgentOptions(ready_delay=5, time_scale=0.5))
+    d = Driver(
+        make_pod({ann.READY_AFTER: "2s"}),
+        make_node_state(),
+        options=AgentOptions(ready_delay=5, time_scale=0.5),
+    )
     due = d.run()
     assert due == d.clock.monotonic() + 2.5  # max(5, 2) * 0.5
 
@@ -190,7 +225,10 @@ def test_a_pod_that_does_not_fit_is_rejected_with_kubelets_reason() -> None:
     assert d.ran == ["pod-admit"]
     st = d.pod["status"]
     assert st["phase"] == "Failed" and st["reason"] == "OutOfcpu"
-    assert st["message"] == "Pod was rejected: Node didn't have enough resource: cpu, requested: 4000, used: 2000, capacity: 4000"
+    assert (
+        st["message"]
+        == "Pod was rejected: Node didn't have enough resource: cpu, requested: 4000, used: 2000, capacity: 4000"
+    )
     assert "containerStatuses" not in st and d.events == ["OutOfcpu"]
     assert node.usage.pods == {"default/other"}
 
@@ -208,7 +246,10 @@ def test_complete_after_finishes_non_restarting_pods(restart: str, phase: str) -
     assert d.ran[-1] == "pod-finish" and phase_of(d.pod) == phase
     term = cstatus(d.pod)["state"]["terminated"]
     assert term["exitCode"] == 0 and term["reason"] == "Completed"
-    assert cond(d.pod, "Ready")["reason"] == "PodCompleted" and cond(d.pod, "PodReadyToStartContainers")["status"] == "False"
+    assert (
+        cond(d.pod, "Ready")["reason"] == "PodCompleted"
+        and cond(d.pod, "PodReadyToStartContainers")["status"] == "False"
+    )
     assert not node.usage.pods, "a finished pod gives its resources back"
 
 
@@ -257,7 +298,9 @@ def test_crash_backs_off_with_growing_restart_counts() -> None:
     assert not is_ready(d.pod)
     assert d.advance(1) == d.clock.monotonic() + 10
     cs = cstatus(d.pod)
-    assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff" and cs["restartCount"] == 0 and not cs["ready"]
+    assert (
+        cs["state"]["waiting"]["reason"] == "CrashLoopBackOff" and cs["restartCount"] == 0 and not cs["ready"]
+    )
     assert cs["lastState"]["terminated"]["exitCode"] == 1
     assert phase_of(d.pod) == "Running" and not is_ready(d.pod) and d.events[-1] == "BackOff"
     d.advance(10)  # restarted, runs 1 s, exits, backs off 20 s
@@ -351,7 +394,12 @@ def test_node_stages_register_then_untaint_then_heartbeat() -> None:
     opts = AgentOptions(status_report_interval=60, time_scale=0.01)
     node: Obj = {
         "metadata": {"name": "n1", "labels": {"kubernetes.io/arch": "arm64"}},
-        "spec": {"taints": [{"key": NOT_READY_TAINT_KEY, "effect": "NoSchedule"}, {"key": "x", "effect": "NoSchedule"}]},
+        "spec": {
+            "taints": [
+                {"key": NOT_READY_TAINT_KEY, "effect": "NoSchedule"},
+                {"key": "x", "effect": "NoSchedule"},
+            ]
+        },
         "status": {"capacity": {"cpu": "8"}},
     }
     state = NodeState(name="n1", ordinal=3, internal_ip="172.16.0.5", pod_cidr="10.128.3.0/24")
@@ -373,11 +421,20 @@ def test_node_stages_register_then_untaint_then_heartbeat() -> None:
             setattr(state, k, v)
     assert ran == ["node-pod-cidr", "node-status", "node-untaint"]
     assert due == clock.monotonic() + 60, "heartbeats are real rates: not scaled"
-    assert node["spec"]["podCIDR"] == "10.128.3.0/24" and node["spec"]["taints"] == [{"key": "x", "effect": "NoSchedule"}]
+    assert node["spec"]["podCIDR"] == "10.128.3.0/24" and node["spec"]["taints"] == [
+        {"key": "x", "effect": "NoSchedule"}
+    ]
     st = node["status"]
-    assert st["allocatable"] == st["capacity"] and st["capacity"]["cpu"] == "8" and st["capacity"]["pods"] == "110"
+    assert (
+        st["allocatable"] == st["capacity"]
+        and st["capacity"]["cpu"] == "8"
+        and st["capacity"]["pods"] == "110"
+    )
     assert st["nodeInfo"]["kubeletVersion"] == "v1.37.0" and st["nodeInfo"]["architecture"] == "arm64"
-    assert st["addresses"] == [{"type": "InternalIP", "address": "172.16.0.5"}, {"type": "Hostname", "address": "n1"}]
+    assert st["addresses"] == [
+        {"type": "InternalIP", "address": "172.16.0.5"},
+        {"type": "Hostname", "address": "n1"},
+    ]
     conds = {c["type"]: c for c in st["conditions"]}
     assert conds["Ready"]["status"] == "True" and conds["Ready"]["reason"] == "KubeletReady"
     assert conds["MemoryPressure"]["reason"] == "KubeletHasSufficientMemory"

@@ -30,7 +30,10 @@ def sts(name: str, replicas: int = 1) -> dict:
             "replicas": replicas,
             "selector": {"matchLabels": {"app": name}},
             "serviceName": name,
-            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
         },
     }
 
@@ -104,15 +107,25 @@ async def test_generation_bumps_only_on_spec_change(client) -> None:
 
 async def test_merge_and_json_patch(client) -> None:
     await client.create(CONFIGMAPS, cm("a", {"k": "v", "gone": "x"}))
-    out = await client.patch(CONFIGMAPS, "a", {"data": {"gone": None, "n": "1"}}, "default", patch_type=MERGE_PATCH)
+    out = await client.patch(
+        CONFIGMAPS, "a", {"data": {"gone": None, "n": "1"}}, "default", patch_type=MERGE_PATCH
+    )
     assert out["data"] == {"k": "v", "n": "1"}
     out = await client.patch(
-        CONFIGMAPS, "a", [{"op": "replace", "path": "/data/k", "value": "w"}], "default", patch_type=JSON_PATCH
+        CONFIGMAPS,
+        "a",
+        [{"op": "replace", "path": "/data/k", "value": "w"}],
+        "default",
+        patch_type=JSON_PATCH,
     )
     assert out["data"]["k"] == "w"
     with pytest.raises(errors.StatusError) as e:
         await client.patch(
-            CONFIGMAPS, "a", [{"op": "test", "path": "/data/k", "value": "nope"}], "default", patch_type=JSON_PATCH
+            CONFIGMAPS,
+            "a",
+            [{"op": "test", "path": "/data/k", "value": "nope"}],
+            "default",
+            patch_type=JSON_PATCH,
         )
     assert e.value.code == 422
     with pytest.raises(errors.StatusError) as e:
@@ -120,7 +133,11 @@ async def test_merge_and_json_patch(client) -> None:
     assert e.value.code == 400
     with pytest.raises(errors.StatusError) as e:
         await client.patch(
-            CONFIGMAPS, "a", {"metadata": {"resourceVersion": "1"}, "data": {"k": "z"}}, "default", patch_type=MERGE_PATCH
+            CONFIGMAPS,
+            "a",
+            {"metadata": {"resourceVersion": "1"}, "data": {"k": "z"}},
+            "default",
+            patch_type=MERGE_PATCH,
         )
     assert e.value.code == 409
     assert (await client.get(CONFIGMAPS, "a", "default"))["data"]["k"] == "w"
@@ -153,7 +170,12 @@ async def test_scale_subresource(client) -> None:
 
 async def test_binding_sets_node_once(client) -> None:
     await client.create(PODS, pod("p"))
-    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}}
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p"},
+        "target": {"kind": "Node", "name": "n1"},
+    }
     await client.create_subresource(PODS, "p", "binding", binding, "default")
     p = await client.get(PODS, "p", "default")
     assert p["spec"]["nodeName"] == "n1"
@@ -279,7 +301,9 @@ async def test_watch_resume_and_initial_events(client) -> None:
             break
     assert seen == [("ADDED", "b"), ("DELETED", "a")]
     seen = []
-    async for ev in client.watch(CONFIGMAPS, "default", allow_bookmarks=True, send_initial_events=True, timeout_seconds=5):
+    async for ev in client.watch(
+        CONFIGMAPS, "default", allow_bookmarks=True, send_initial_events=True, timeout_seconds=5
+    ):
         seen.append((ev.type, ev.object["metadata"].get("name"), ev.object["metadata"].get("annotations")))
         if ev.type == "BOOKMARK":
             break
@@ -299,7 +323,11 @@ async def test_watch_too_old_gives_410_error_event(cp, client) -> None:
 async def test_watch_bookmarks_when_idle(client) -> None:
     lst = await client.list(CONFIGMAPS, "default")
     async for ev in client.watch(
-        CONFIGMAPS, "default", resource_version=lst["metadata"]["resourceVersion"], allow_bookmarks=True, timeout_seconds=5
+        CONFIGMAPS,
+        "default",
+        resource_version=lst["metadata"]["resourceVersion"],
+        allow_bookmarks=True,
+        timeout_seconds=5,
     ):
         assert ev.type == "BOOKMARK"
         assert int(ev.object["metadata"]["resourceVersion"]) >= int(lst["metadata"]["resourceVersion"])

@@ -120,7 +120,11 @@ def gpu_cluster() -> tuple[list[Obj], list[Obj]]:
 
 async def run_cycle(pod: Obj, nodes: list[Obj], pods: list[Obj], client: Any = None) -> tuple[str, Any]:
     snap = snapshot_of(nodes, pods)
-    fw = Framework(default_profile(), Handle(snapshot=snap, client=client or RecordingClient()), registry=default_registry())
+    fw = Framework(
+        default_profile(),
+        Handle(snapshot=snap, client=client or RecordingClient()),
+        registry=default_registry(),
+    )
     state = CycleState()
     pi = PodInfo(pod)
     try:

@@ -152,7 +152,11 @@ def test_schedule_pod_without_nominated_pods_matches_the_nominated_path() -> Non
     snap = cache.snapshot()
     pod = PodInfo(make_pod("p", requests={"cpu": "1500m"}))
     fast = Framework(default_profile(), Handle(rng=random.Random(5)), registry=default_registry())
-    slow = Framework(default_profile(), Handle(rng=random.Random(5), nominator=NoNominations()), registry=default_registry())
+    slow = Framework(
+        default_profile(),
+        Handle(rng=random.Random(5), nominator=NoNominations()),
+        registry=default_registry(),
+    )
     assert slow._any_nominated_pods() and not fast._any_nominated_pods()
     for _ in range(5):
         a = fast.schedule_pod(CycleState(), pod, snap)

@@ -938,7 +938,9 @@ async def test_default_binder_error_is_an_error_status() -> None:
 def test_default_profile_filters_in_kube_order() -> None:
     """A node failing several plugins reports the first one in kube's order."""
     fw = Framework(
-        Profile(plugins=[PluginSpec(n) for n in ("NodeUnschedulable", "TaintToleration", "NodeResourcesFit")]),
+        Profile(
+            plugins=[PluginSpec(n) for n in ("NodeUnschedulable", "TaintToleration", "NodeResourcesFit")]
+        ),
         registry=default_registry(),
     )
     cache = Cache()
@@ -967,7 +969,9 @@ def preemption_setup(nodes: list[Obj], pods: list[Obj], **handle_kw: Any) -> tup
     from scheduler.plugins.default_preemption import DefaultPreemption
 
     snap = snapshot_of(nodes, pods)
-    fw = Framework(default_profile(), Handle(snapshot=snap, clock=FakeClock(), **handle_kw), registry=default_registry())
+    fw = Framework(
+        default_profile(), Handle(snapshot=snap, clock=FakeClock(), **handle_kw), registry=default_registry()
+    )
     plugin = fw.plugins["DefaultPreemption"]
     assert isinstance(plugin, DefaultPreemption)
     return fw, plugin

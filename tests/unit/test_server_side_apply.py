@@ -26,7 +26,6 @@ APPS = "apps/v1"
 T0, T1, T2, T3 = (f"2030-01-01T00:00:0{i}Z" for i in range(4))
 
 
-
 def deployment(replicas: int | None = 3, labels: dict[str, str] | None = None, **spec: Any) -> Obj:
     body: Obj = {
         "apiVersion": APPS,

@@ -101,7 +101,9 @@ async def test_node_ports_are_allocated_and_conflicts_refused(client: Any) -> No
     )
 
 
-async def test_node_ports_are_kept_on_update_and_dropped_when_the_type_becomes_cluster_ip(client: Any) -> None:
+async def test_node_ports_are_kept_on_update_and_dropped_when_the_type_becomes_cluster_ip(
+    client: Any,
+) -> None:
     svc = await client.create(SERVICES, service("np", type="NodePort"), "default")
     port = svc["spec"]["ports"][0]["nodePort"]
     svc["metadata"]["labels"] = {"x": "y"}
@@ -126,7 +128,9 @@ async def test_changing_a_cluster_ip_is_refused_as_immutable_not_as_taken(client
     await client.create(SERVICES, service("a", clusterIP="10.96.0.30"), "default")
     await client.create(SERVICES, service("b", clusterIP="10.96.0.31"), "default")
     with pytest.raises(errors.StatusError) as e:
-        await client.patch(SERVICES, "b", {"spec": {"clusterIP": "10.96.0.30", "clusterIPs": ["10.96.0.30"]}}, "default")
+        await client.patch(
+            SERVICES, "b", {"spec": {"clusterIP": "10.96.0.30", "clusterIPs": ["10.96.0.30"]}}, "default"
+        )
     assert e.value.code == 422
     assert e.value.message == (
         'Service "b" is invalid: spec.clusterIPs[0]: Invalid value: ["10.96.0.30"]: may not change once set'

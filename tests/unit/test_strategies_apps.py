@@ -15,7 +15,9 @@ from featuregates import GENERIC_WORKLOAD, FeatureGate
 
 
 def ctx(gates: dict[str, bool] | None = None) -> StrategyContext:
-    return StrategyContext(gates=FeatureGate(overrides=gates or {}), namespace="default", now="2026-01-01T00:00:00Z")
+    return StrategyContext(
+        gates=FeatureGate(overrides=gates or {}), namespace="default", now="2026-01-01T00:00:00Z"
+    )
 
 
 def strategy(plural: str) -> Strategy:
@@ -58,7 +60,12 @@ def template(labels: dict[str, str] | None = None, **spec: Any) -> Obj:
 def sts(**spec: Any) -> Obj:
     base: Obj = {"serviceName": "web", "selector": {"matchLabels": {"app": "web"}}, "template": template()}
     base.update(spec)
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web", "namespace": "default"}, "spec": base}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": base,
+    }
 
 
 def mutated(obj: Obj, f: Callable[[Obj], None]) -> Obj:
@@ -71,11 +78,23 @@ def mutated(obj: Obj, f: Callable[[Obj], None]) -> Obj:
 
 
 def test_statefulset_defaults() -> None:
-    vct = {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    vct = {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
     obj, errs = create("statefulsets", sts(volumeClaimTemplates=[vct], scheduling={"anything": "kept"}))
     assert errs == []
     spec = obj["spec"]
-    assert {k: spec[k] for k in ("replicas", "podManagementPolicy", "updateStrategy", "revisionHistoryLimit", "persistentVolumeClaimRetentionPolicy")} == {
+    assert {
+        k: spec[k]
+        for k in (
+            "replicas",
+            "podManagementPolicy",
+            "updateStrategy",
+            "revisionHistoryLimit",
+            "persistentVolumeClaimRetentionPolicy",
+        )
+    } == {
         "replicas": 1,
         "podManagementPolicy": "OrderedReady",
         "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0, "maxUnavailable": 1}},
@@ -89,12 +108,20 @@ def test_statefulset_defaults() -> None:
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",
             "metadata": {"name": "data"},
-            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "volumeMode": "Filesystem"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+                "volumeMode": "Filesystem",
+            },
             "status": {"phase": "Pending"},
         }
     ]
     pod_spec = spec["template"]["spec"]
-    assert (pod_spec["restartPolicy"], pod_spec["dnsPolicy"], pod_spec["terminationGracePeriodSeconds"]) == ("Always", "ClusterFirst", 30)
+    assert (pod_spec["restartPolicy"], pod_spec["dnsPolicy"], pod_spec["terminationGracePeriodSeconds"]) == (
+        "Always",
+        "ClusterFirst",
+        30,
+    )
     assert "enableServiceLinks" not in pod_spec  # a Pod-only default
     assert obj["status"] == {"replicas": 0, "availableReplicas": 0}
 
@@ -102,8 +129,14 @@ def test_statefulset_defaults() -> None:
 @pytest.mark.parametrize(
     ("update_strategy", "expected"),
     [
-        ({"type": "RollingUpdate"}, {"type": "RollingUpdate"}),  # explicit type, no rollingUpdate: nothing to default
-        ({"type": "RollingUpdate", "rollingUpdate": {"partition": 2}}, {"type": "RollingUpdate", "rollingUpdate": {"partition": 2, "maxUnavailable": 1}}),
+        (
+            {"type": "RollingUpdate"},
+            {"type": "RollingUpdate"},
+        ),  # explicit type, no rollingUpdate: nothing to default
+        (
+            {"type": "RollingUpdate", "rollingUpdate": {"partition": 2}},
+            {"type": "RollingUpdate", "rollingUpdate": {"partition": 2, "maxUnavailable": 1}},
+        ),
         ({"type": "OnDelete"}, {"type": "OnDelete"}),
     ],
 )
@@ -124,21 +157,40 @@ STS_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     (
         "selector missing",
         lambda o: o["spec"].pop("selector"),
-        ["spec.selector: Required value", 'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`'],
+        [
+            "spec.selector: Required value",
+            'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`',
+        ],
     ),
-    ("empty selector", _spec(selector={}), ["spec.selector: Invalid value: {}: empty selector is invalid for statefulset"]),
+    (
+        "empty selector",
+        _spec(selector={}),
+        ["spec.selector: Invalid value: {}: empty selector is invalid for statefulset"],
+    ),
     (
         "selector mismatch",
         _spec(selector={"matchLabels": {"app": "db"}}),
-        ['spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`'],
+        [
+            'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`'
+        ],
     ),
     (
         "selector expressions mismatch",
         _spec(selector={"matchExpressions": [{"key": "tier", "operator": "In", "values": ["fe"]}]}),
-        ['spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`'],
+        [
+            'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`'
+        ],
     ),
-    ("negative replicas", _spec(replicas=-1), ["spec.replicas: Invalid value: -1: must be greater than or equal to 0"]),
-    ("negative minReadySeconds", _spec(minReadySeconds=-5), ["spec.minReadySeconds: Invalid value: -5: must be greater than or equal to 0"]),
+    (
+        "negative replicas",
+        _spec(replicas=-1),
+        ["spec.replicas: Invalid value: -1: must be greater than or equal to 0"],
+    ),
+    (
+        "negative minReadySeconds",
+        _spec(minReadySeconds=-5),
+        ["spec.minReadySeconds: Invalid value: -5: must be greater than or equal to 0"],
+    ),
     (
         "pod management policy",
         _spec(podManagementPolicy="Random"),
@@ -147,17 +199,23 @@ STS_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     (
         "update strategy type",
         _spec(updateStrategy={"type": "Recreate"}),
-        ['spec.updateStrategy: Invalid value: {"type":"Recreate"}: must be \'RollingUpdate\' or \'OnDelete\''],
+        [
+            "spec.updateStrategy: Invalid value: {\"type\":\"Recreate\"}: must be 'RollingUpdate' or 'OnDelete'"
+        ],
     ),
     (
         "OnDelete with rollingUpdate",
         _spec(updateStrategy={"type": "OnDelete", "rollingUpdate": {"partition": 1}}),
-        ["spec.updateStrategy.rollingUpdate: Invalid value: {\"partition\":1}: only allowed for updateStrategy 'RollingUpdate'"],
+        [
+            "spec.updateStrategy.rollingUpdate: Invalid value: {\"partition\":1}: only allowed for updateStrategy 'RollingUpdate'"
+        ],
     ),
     (
         "negative partition",
         _spec(updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"partition": -1}}),
-        ["spec.updateStrategy.rollingUpdate.partition: Invalid value: -1: must be greater than or equal to 0"],
+        [
+            "spec.updateStrategy.rollingUpdate.partition: Invalid value: -1: must be greater than or equal to 0"
+        ],
     ),
     (
         "maxUnavailable zero",
@@ -167,22 +225,30 @@ STS_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     (
         "maxUnavailable over 100%",
         _spec(updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "150%"}}),
-        ['spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "150%": must not be greater than 100%'],
+        [
+            'spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "150%": must not be greater than 100%'
+        ],
     ),
     (
         "maxUnavailable not a percent",
         _spec(updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "half"}}),
         [
-            "spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: \"half\": a valid percent string must be a numeric string "
+            'spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "half": a valid percent string must be a numeric string '
             "followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
             'spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "half": cannot be 0',
         ],
     ),
-    ("ordinals start", _spec(ordinals={"start": -1}), ["spec.ordinals.start: Invalid value: -1: must be greater than or equal to 0"]),
+    (
+        "ordinals start",
+        _spec(ordinals={"start": -1}),
+        ["spec.ordinals.start: Invalid value: -1: must be greater than or equal to 0"],
+    ),
     (
         "retention policy",
         _spec(persistentVolumeClaimRetentionPolicy={"whenDeleted": "Keep"}),
-        ['spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Keep": supported values: "Retain", "Delete"'],
+        [
+            'spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Keep": supported values: "Retain", "Delete"'
+        ],
     ),
     (
         "restart policy must be Always",
@@ -192,13 +258,15 @@ STS_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     (
         "activeDeadlineSeconds",
         _spec(template=template(activeDeadlineSeconds=10)),
-        ["spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in StatefulSet is not Supported"],
+        [
+            "spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in StatefulSet is not Supported"
+        ],
     ),
     (
         "template labels are validated",
         _spec(selector={"matchLabels": {"app": "a b"}}, template=template(labels={"app": "a b"})),
         [
-            "spec.selector.matchLabels: Invalid value: \"a b\": a valid label must be an empty string or consist of alphanumeric characters, "
+            'spec.selector.matchLabels: Invalid value: "a b": a valid label must be an empty string or consist of alphanumeric characters, '
             "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
             "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
             'spec.selector: Invalid value: {"matchLabels":{"app":"a b"}}',  # LabelSelectorAsSelector failed: no detail
@@ -230,16 +298,37 @@ def _stored_sts(**spec: Any) -> Obj:
     ("name", "mutate", "allowed"),
     [
         ("replicas", _spec(replicas=5), True),
-        ("template image", lambda o: o["spec"]["template"]["spec"]["containers"][0].__setitem__("image", "nginx:2"), True),
+        (
+            "template image",
+            lambda o: o["spec"]["template"]["spec"]["containers"][0].__setitem__("image", "nginx:2"),
+            True,
+        ),
         ("update strategy", _spec(updateStrategy={"type": "OnDelete"}), True),
         ("revision history", _spec(revisionHistoryLimit=3), True),
-        ("retention policy", _spec(persistentVolumeClaimRetentionPolicy={"whenDeleted": "Delete", "whenScaled": "Retain"}), True),
+        (
+            "retention policy",
+            _spec(persistentVolumeClaimRetentionPolicy={"whenDeleted": "Delete", "whenScaled": "Retain"}),
+            True,
+        ),
         ("minReadySeconds", _spec(minReadySeconds=10), True),
         ("ordinals", _spec(ordinals={"start": 3}), True),
         ("serviceName", _spec(serviceName="other"), False),
         ("podManagementPolicy", _spec(podManagementPolicy="Parallel"), False),
-        ("selector", _spec(selector={"matchLabels": {"app": "web", "x": "y"}}, template=template(labels={"app": "web", "x": "y"})), False),
-        ("volumeClaimTemplates", _spec(volumeClaimTemplates=[{"metadata": {"name": "d"}, "spec": {"accessModes": ["ReadWriteOnce"]}}]), False),
+        (
+            "selector",
+            _spec(
+                selector={"matchLabels": {"app": "web", "x": "y"}},
+                template=template(labels={"app": "web", "x": "y"}),
+            ),
+            False,
+        ),
+        (
+            "volumeClaimTemplates",
+            _spec(
+                volumeClaimTemplates=[{"metadata": {"name": "d"}, "spec": {"accessModes": ["ReadWriteOnce"]}}]
+            ),
+            False,
+        ),
     ],
 )
 def test_statefulset_update_rules(name: str, mutate: Callable[[Obj], None], allowed: bool) -> None:
@@ -278,7 +367,9 @@ def test_statefulset_status_and_spec_separation() -> None:
     assert got["status"] == old["status"] and got["spec"]["replicas"] == 3
     s = strategy("statefulsets")
     assert s.generation_relevant(got) != s.generation_relevant(old)
-    assert s.generation_relevant(mutated(old, lambda o: o.update(status={"replicas": 1}))) == s.generation_relevant(old)
+    assert s.generation_relevant(
+        mutated(old, lambda o: o.update(status={"replicas": 1}))
+    ) == s.generation_relevant(old)
 
     new = mutated(old, lambda o: o.update(status={"replicas": 3, "readyReplicas": 2, "availableReplicas": 2}))
     new["spec"]["replicas"] = 7
@@ -290,14 +381,26 @@ def test_statefulset_status_and_spec_separation() -> None:
 @pytest.mark.parametrize(
     ("status", "old_status", "expected"),
     [
-        ({"replicas": 1, "readyReplicas": 2, "availableReplicas": 0}, {}, ["status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas"]),
+        (
+            {"replicas": 1, "readyReplicas": 2, "availableReplicas": 0},
+            {},
+            ["status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas"],
+        ),
         (
             {"replicas": 3, "readyReplicas": 1, "availableReplicas": 2},
             {},
             ["status.availableReplicas: Invalid value: 2: cannot be greater than status.readyReplicas"],
         ),
-        ({"replicas": 0, "updatedReplicas": -1}, {}, ["status.updatedReplicas: Invalid value: -1: must be greater than or equal to 0"]),
-        ({"replicas": 0, "collisionCount": 1}, {"collisionCount": 2}, ["status.collisionCount: Invalid value: 1: cannot be decremented"]),
+        (
+            {"replicas": 0, "updatedReplicas": -1},
+            {},
+            ["status.updatedReplicas: Invalid value: -1: must be greater than or equal to 0"],
+        ),
+        (
+            {"replicas": 0, "collisionCount": 1},
+            {"collisionCount": 2},
+            ["status.collisionCount: Invalid value: 1: cannot be decremented"],
+        ),
     ],
 )
 def test_statefulset_status_validation(status: Obj, old_status: Obj, expected: list[str]) -> None:
@@ -308,7 +411,11 @@ def test_statefulset_status_validation(status: Obj, old_status: Obj, expected: l
 
 
 def test_statefulset_template_scheduling_group_follows_the_gate() -> None:
-    obj, _ = create("statefulsets", sts(template=template(schedulingGroup={"podGroupName": "pg"})), ctx({GENERIC_WORKLOAD: False}))
+    obj, _ = create(
+        "statefulsets",
+        sts(template=template(schedulingGroup={"podGroupName": "pg"})),
+        ctx({GENERIC_WORKLOAD: False}),
+    )
     assert "schedulingGroup" not in obj["spec"]["template"]["spec"]
     obj, _ = create("statefulsets", sts(template=template(schedulingGroup={"podGroupName": "pg"})))
     assert obj["spec"]["template"]["spec"]["schedulingGroup"] == {"podGroupName": "pg"}
@@ -328,7 +435,10 @@ def test_deployment_defaults() -> None:
     assert errs == []
     spec = obj["spec"]
     assert spec["replicas"] == 1
-    assert spec["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}
+    assert spec["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+    }
     assert (spec["revisionHistoryLimit"], spec["progressDeadlineSeconds"]) == (10, 600)
     assert obj["status"] == {}
     recreate, errs = create("deployments", deployment(strategy={"type": "Recreate"}))
@@ -342,17 +452,26 @@ def test_deployment_defaults() -> None:
         ({"template": template(containers=[])}, ["spec.template.spec.containers: Required value"]),
         (
             {"strategy": {"type": "Recreate", "rollingUpdate": {}}},
-            ["spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"],
+            [
+                "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"
+            ],
         ),
         (
             {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}}},
-            ["spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0"],
+            [
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0"
+            ],
         ),
         (
             {"strategy": {"type": "Blue"}},
-            ['spec.strategy: Unsupported value: {"type":"Blue"}: supported values: "Recreate", "RollingUpdate"'],
+            [
+                'spec.strategy: Unsupported value: {"type":"Blue"}: supported values: "Recreate", "RollingUpdate"'
+            ],
         ),
-        ({"progressDeadlineSeconds": 5, "minReadySeconds": 10}, ["spec.progressDeadlineSeconds: Invalid value: 5: must be greater than minReadySeconds"]),
+        (
+            {"progressDeadlineSeconds": 5, "minReadySeconds": 10},
+            ["spec.progressDeadlineSeconds: Invalid value: 5: must be greater than minReadySeconds"],
+        ),
         (
             {"template": template(restartPolicy="OnFailure")},
             ['spec.template.spec.restartPolicy: Unsupported value: "OnFailure": supported values: "Always"'],
@@ -366,7 +485,13 @@ def test_deployment_validation(spec: Obj, expected: list[str]) -> None:
 
 def test_deployment_selector_is_immutable() -> None:
     old, _ = create("deployments", deployment())
-    new = mutated(old, _spec(selector={"matchLabels": {"app": "web", "v": "2"}}, template=template(labels={"app": "web", "v": "2"})))
+    new = mutated(
+        old,
+        _spec(
+            selector={"matchLabels": {"app": "web", "v": "2"}},
+            template=template(labels={"app": "web", "v": "2"}),
+        ),
+    )
     _, errs = update("deployments", new, old)
     assert errs == ['spec.selector: Invalid value: {"matchLabels":{"app":"web","v":"2"}}: field is immutable']
 
@@ -376,7 +501,9 @@ def test_replicaset() -> None:
     assert errs == []
     assert obj["spec"]["replicas"] == 1 and obj["status"] == {"replicas": 0}
     _, errs = create("replicasets", deployment(selector={}))
-    assert errs == ["spec.selector: Invalid value: {}: empty selector is invalid for deployment"]  # kube's wording
+    assert errs == [
+        "spec.selector: Invalid value: {}: empty selector is invalid for deployment"
+    ]  # kube's wording
     old = obj
     new = mutated(old, lambda o: o.update(status={"replicas": 1, "fullyLabeledReplicas": 2}))
     _, errs = status_update("replicasets", new, old)
@@ -389,13 +516,25 @@ def test_replicaset() -> None:
 def test_daemonset_defaults_and_template_generation() -> None:
     obj, errs = create("daemonsets", deployment())
     assert errs == []
-    assert obj["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
+    assert obj["spec"]["updateStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0},
+    }
     assert obj["spec"]["revisionHistoryLimit"] == 10
     assert obj["metadata"]["annotations"] == {"deprecated.daemonset.template.generation": "1"}
-    assert obj["status"] == {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0, "numberReady": 0}
-    same, errs = update("daemonsets", mutated(obj, lambda o: o["metadata"].__setitem__("labels", {"a": "b"})), obj)
+    assert obj["status"] == {
+        "currentNumberScheduled": 0,
+        "numberMisscheduled": 0,
+        "desiredNumberScheduled": 0,
+        "numberReady": 0,
+    }
+    same, errs = update(
+        "daemonsets", mutated(obj, lambda o: o["metadata"].__setitem__("labels", {"a": "b"})), obj
+    )
     assert errs == [] and same["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "1"
-    changed = mutated(obj, lambda o: o["spec"]["template"]["spec"]["containers"][0].__setitem__("image", "nginx:2"))
+    changed = mutated(
+        obj, lambda o: o["spec"]["template"]["spec"]["containers"][0].__setitem__("image", "nginx:2")
+    )
     got, errs = update("daemonsets", changed, obj)
     assert errs == [] and got["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "2"
 
@@ -404,17 +543,33 @@ def test_daemonset_defaults_and_template_generation() -> None:
     ("spec", "expected"),
     [
         (
-            {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 1}}},
-            ["spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 1: may not be set when maxUnavailable is non-zero"],
+            {
+                "updateStrategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 1},
+                }
+            },
+            [
+                "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 1: may not be set when maxUnavailable is non-zero"
+            ],
         ),
         (
-            {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}}},
-            ["spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0"],
+            {
+                "updateStrategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0},
+                }
+            },
+            [
+                "spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0"
+            ],
         ),
         ({"selector": {}}, ["spec.selector: Invalid value: {}: empty selector is invalid for daemonset"]),
         (
             {"template": template(activeDeadlineSeconds=5)},
-            ["spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in DaemonSet is not Supported"],
+            [
+                "spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in DaemonSet is not Supported"
+            ],
         ),
     ],
 )
@@ -431,7 +586,10 @@ def test_controller_revision() -> None:
     obj, errs = create("controllerrevisions", rev)
     assert errs == []
     _, errs = create("controllerrevisions", {"metadata": {"name": "r"}, "revision": -1})
-    assert errs == ["data: Required value: data is mandatory", "revision: Invalid value: -1: must be greater than or equal to 0"]
+    assert errs == [
+        "data: Required value: data is mandatory",
+        "revision: Invalid value: -1: must be greater than or equal to 0",
+    ]
     _, errs = update("controllerrevisions", mutated(obj, lambda o: o.__setitem__("data", {"x": 1})), obj)
     assert errs == ['data: Invalid value: {"x":1}: field is immutable']
     _, errs = update("controllerrevisions", mutated(obj, lambda o: o.__setitem__("revision", 2)), obj)
@@ -439,6 +597,12 @@ def test_controller_revision() -> None:
 
 
 def test_strategy_table() -> None:
-    assert set(STRATEGIES) == {("apps", p) for p in ("statefulsets", "deployments", "replicasets", "daemonsets", "controllerrevisions")}
-    assert all(STRATEGIES[("apps", p)].has_status for p in ("statefulsets", "deployments", "replicasets", "daemonsets"))
+    assert set(STRATEGIES) == {
+        ("apps", p)
+        for p in ("statefulsets", "deployments", "replicasets", "daemonsets", "controllerrevisions")
+    }
+    assert all(
+        STRATEGIES[("apps", p)].has_status
+        for p in ("statefulsets", "deployments", "replicasets", "daemonsets")
+    )
     assert not STRATEGIES[("apps", "controllerrevisions")].has_status

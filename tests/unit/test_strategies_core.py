@@ -59,10 +59,17 @@ def status_update(plural: str, new: Obj, old: Obj, c: StrategyContext | None = N
 def make_pod(**spec: Any) -> Obj:
     base: Obj = {"containers": [{"name": "app", "image": "nginx:1.27"}]}
     base.update(spec)
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": base}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": base,
+    }
 
 
-def ctr(name: str = "app", req: dict[str, str] | None = None, lim: dict[str, str] | None = None, **extra: Any) -> Obj:
+def ctr(
+    name: str = "app", req: dict[str, str] | None = None, lim: dict[str, str] | None = None, **extra: Any
+) -> Obj:
     c: Obj = {"name": name, "image": "busybox:1.36", **extra}
     res: Obj = {}
     if req is not None:
@@ -78,10 +85,23 @@ def ctr(name: str = "app", req: dict[str, str] | None = None, lim: dict[str, str
 
 
 def test_pod_defaults() -> None:
-    obj, errs = create("pods", make_pod(containers=[{"name": "app", "image": "nginx:1.27", "ports": [{"containerPort": 80}]}]))
+    obj, errs = create(
+        "pods",
+        make_pod(containers=[{"name": "app", "image": "nginx:1.27", "ports": [{"containerPort": 80}]}]),
+    )
     assert errs == []
     spec = obj["spec"]
-    assert {k: spec[k] for k in ("restartPolicy", "dnsPolicy", "schedulerName", "terminationGracePeriodSeconds", "securityContext", "enableServiceLinks")} == {
+    assert {
+        k: spec[k]
+        for k in (
+            "restartPolicy",
+            "dnsPolicy",
+            "schedulerName",
+            "terminationGracePeriodSeconds",
+            "securityContext",
+            "enableServiceLinks",
+        )
+    } == {
         "restartPolicy": "Always",
         "dnsPolicy": "ClusterFirst",
         "schedulerName": "default-scheduler",
@@ -138,14 +158,28 @@ def test_host_network_pods_default_host_ports() -> None:
 
 def test_probe_and_volume_defaults() -> None:
     pod = make_pod(
-        containers=[ctr(livenessProbe={"httpGet": {"port": 8080}}, volumeMounts=[{"name": "cfg", "mountPath": "/etc/cfg"}])],
+        containers=[
+            ctr(
+                livenessProbe={"httpGet": {"port": 8080}},
+                volumeMounts=[{"name": "cfg", "mountPath": "/etc/cfg"}],
+            )
+        ],
         volumes=[{"name": "cfg", "configMap": {"name": "c"}}, {"name": "scratch"}],
     )
     obj, errs = create("pods", pod)
     assert errs == []
     probe = obj["spec"]["containers"][0]["livenessProbe"]
-    assert probe == {"httpGet": {"port": 8080, "path": "/", "scheme": "HTTP"}, "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
-    assert obj["spec"]["volumes"] == [{"name": "cfg", "configMap": {"name": "c", "defaultMode": 420}}, {"name": "scratch", "emptyDir": {}}]
+    assert probe == {
+        "httpGet": {"port": 8080, "path": "/", "scheme": "HTTP"},
+        "timeoutSeconds": 1,
+        "periodSeconds": 10,
+        "successThreshold": 1,
+        "failureThreshold": 3,
+    }
+    assert obj["spec"]["volumes"] == [
+        {"name": "cfg", "configMap": {"name": "c", "defaultMode": 420}},
+        {"name": "scratch", "emptyDir": {}},
+    ]
 
 
 def test_scheduling_gated_pods_get_the_condition() -> None:
@@ -164,12 +198,19 @@ def test_scheduling_gated_pods_get_the_condition() -> None:
 
 
 def test_match_label_keys_are_merged_into_pod_affinity() -> None:
-    term = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone", "matchLabelKeys": ["rev"], "mismatchLabelKeys": ["team"]}
+    term = {
+        "labelSelector": {"matchLabels": {"app": "db"}},
+        "topologyKey": "zone",
+        "matchLabelKeys": ["rev"],
+        "mismatchLabelKeys": ["team"],
+    }
     pod = make_pod(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
     pod["metadata"]["labels"] = {"rev": "7", "team": "a"}
     obj, errs = create("pods", pod)
     assert errs == []
-    sel = obj["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"]
+    sel = obj["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0][
+        "labelSelector"
+    ]
     assert sel["matchExpressions"] == [
         {"key": "rev", "operator": "In", "values": ["7"]},
         {"key": "team", "operator": "NotIn", "values": ["a"]},
@@ -199,9 +240,21 @@ def _set(**spec: Any) -> Callable[[Obj], None]:
 
 POD_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     ("no containers", _set(containers=[]), ["spec.containers: Required value"]),
-    ("bad container name", _set(containers=[ctr("Web_1")]), [f'spec.containers[0].name: Invalid value: "Web_1": {RFC1123_LABEL}']),
-    ("missing container name", _set(containers=[{"image": "x"}]), ["spec.containers[0].name: Required value"]),
-    ("duplicate names", _set(containers=[ctr("a"), ctr("a")]), ['spec.containers[1].name: Duplicate value: "a"']),
+    (
+        "bad container name",
+        _set(containers=[ctr("Web_1")]),
+        [f'spec.containers[0].name: Invalid value: "Web_1": {RFC1123_LABEL}'],
+    ),
+    (
+        "missing container name",
+        _set(containers=[{"image": "x"}]),
+        ["spec.containers[0].name: Required value"],
+    ),
+    (
+        "duplicate names",
+        _set(containers=[ctr("a"), ctr("a")]),
+        ['spec.containers[1].name: Duplicate value: "a"'],
+    ),
     (
         "init name clashes with container",
         _set(containers=[ctr("a")], initContainers=[ctr("a")]),
@@ -217,19 +270,23 @@ POD_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
         "unparseable quantity",
         _set(containers=[ctr(req={"cpu": "lots"})]),
         [
-            "spec.containers[0].resources.requests[cpu]: Invalid value: \"lots\": quantities must match the regular "
+            'spec.containers[0].resources.requests[cpu]: Invalid value: "lots": quantities must match the regular '
             "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
         ],
     ),
     (
         "request above limit",
         _set(containers=[ctr(req={"cpu": "2"}, lim={"cpu": "1"})]),
-        ['spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1'],
+        [
+            'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1'
+        ],
     ),
     (
         "negative request",
         _set(containers=[ctr(req={"memory": "-1"})]),
-        ['spec.containers[0].resources.requests[memory]: Invalid value: "-1": must be greater than or equal to 0'],
+        [
+            'spec.containers[0].resources.requests[memory]: Invalid value: "-1": must be greater than or equal to 0'
+        ],
     ),
     (
         "unknown resource name",
@@ -242,33 +299,49 @@ POD_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     (
         "extended resource needs a limit",
         _set(containers=[ctr(req={"example.com/gpu": "1"})]),
-        ["spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources"],
+        [
+            "spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources"
+        ],
     ),
     (
         "extended resource request must equal limit",
         _set(containers=[ctr(req={"example.com/gpu": "1"}, lim={"example.com/gpu": "2"})]),
-        ['spec.containers[0].resources.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2'],
+        [
+            'spec.containers[0].resources.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2'
+        ],
     ),
     (
         "bad restart policy",
         _set(restartPolicy="Sometimes"),
-        ['spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"'],
+        [
+            'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"'
+        ],
     ),
     (
         "bad dns policy",
         _set(dnsPolicy="Google"),
-        ['spec.dnsPolicy: Unsupported value: "Google": supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"'],
+        [
+            'spec.dnsPolicy: Unsupported value: "Google": supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"'
+        ],
     ),
     (
         "container port out of range",
         _set(containers=[ctr(ports=[{"containerPort": 70000}])]),
-        ["spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"],
+        [
+            "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"
+        ],
     ),
-    ("container port missing", _set(containers=[ctr(ports=[{"name": "http"}])]), ["spec.containers[0].ports[0].containerPort: Required value"]),
+    (
+        "container port missing",
+        _set(containers=[ctr(ports=[{"name": "http"}])]),
+        ["spec.containers[0].ports[0].containerPort: Required value"],
+    ),
     (
         "bad protocol",
         _set(containers=[ctr(ports=[{"containerPort": 80, "protocol": "HTTP"}])]),
-        ['spec.containers[0].ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"'],
+        [
+            'spec.containers[0].ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"'
+        ],
     ),
     (
         "bad port name",
@@ -282,7 +355,7 @@ POD_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
         "bad node selector value",
         _set(nodeSelector={"zone": "a b"}),
         [
-            "spec.nodeSelector: Invalid value: \"a b\": a valid label must be an empty string or consist of alphanumeric "
+            'spec.nodeSelector: Invalid value: "a b": a valid label must be an empty string or consist of alphanumeric '
             "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
             "'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
         ],
@@ -290,17 +363,25 @@ POD_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     (
         "toleration without key must use Exists",
         _set(tolerations=[{"operator": "Equal", "value": "x"}]),
-        ['spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when `key` is empty, which means "match all values and all keys"'],
+        [
+            'spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when `key` is empty, which means "match all values and all keys"'
+        ],
     ),
     (
         "toleration effect",
         _set(tolerations=[{"key": "k", "operator": "Exists", "effect": "Never"}]),
-        ['spec.tolerations[0].effect: Unsupported value: "Never": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"'],
+        [
+            'spec.tolerations[0].effect: Unsupported value: "Never": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"'
+        ],
     ),
     (
         "tolerationSeconds needs NoExecute",
-        _set(tolerations=[{"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}]),
-        ["spec.tolerations[0].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when `tolerationSeconds` is set"],
+        _set(
+            tolerations=[{"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}]
+        ),
+        [
+            "spec.tolerations[0].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when `tolerationSeconds` is set"
+        ],
     ),
     (
         "toleration operator",
@@ -309,24 +390,44 @@ POD_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     ),
     (
         "preferred node affinity weight",
-        _set(affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 0, "preference": {}}]}}),
-        ["spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be in the range 1-100"],
+        _set(
+            affinity={
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 0, "preference": {}}]
+                }
+            }
+        ),
+        [
+            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: must be in the range 1-100"
+        ],
     ),
     (
         "node selector requirement operator",
-        _set(affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Near"}]}]}}}),
+        _set(
+            affinity={
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Near"}]}]
+                    }
+                }
+            }
+        ),
         [
-            'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: '
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: "
             'Invalid value: "Near": not a valid selector operator'
         ],
     ),
     (
         "pod affinity topology key",
-        _set(affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}}]}}),
+        _set(
+            affinity={
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}}]}
+            }
+        ),
         [
             "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Required value: can not be empty",
             'spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Invalid value: "": name part must be non-empty',
-            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Invalid value: \"\": name part must consist "
+            'spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Invalid value: "": name part must consist '
             "of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
             "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
         ],
@@ -336,7 +437,11 @@ POD_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
         _set(schedulingGroup={"podGroupName": "Group_1"}),
         [f'spec.schedulingGroup.podGroupName: Invalid value: "Group_1": {RFC1123_SUBDOMAIN}'],
     ),
-    ("scheduling group needs a name", _set(schedulingGroup={}), ["spec.schedulingGroup.podGroupName: Required value"]),
+    (
+        "scheduling group needs a name",
+        _set(schedulingGroup={}),
+        ["spec.schedulingGroup.podGroupName: Required value"],
+    ),
     (
         "resource claim name",
         _set(resourceClaims=[{"name": "GPU", "resourceClaimName": "c"}]),
@@ -353,17 +458,26 @@ POD_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     (
         "resource claim without source",
         _set(resourceClaims=[{"name": "gpu"}]),
-        ['spec.resourceClaims[0]: Invalid value: {"name":"gpu"}: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`'],
+        [
+            'spec.resourceClaims[0]: Invalid value: {"name":"gpu"}: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`'
+        ],
     ),
     (
         "duplicate resource claim",
-        _set(resourceClaims=[{"name": "gpu", "resourceClaimName": "a"}, {"name": "gpu", "resourceClaimName": "b"}]),
+        _set(
+            resourceClaims=[
+                {"name": "gpu", "resourceClaimName": "a"},
+                {"name": "gpu", "resourceClaimName": "b"},
+            ]
+        ),
         ['spec.resourceClaims[1].name: Duplicate value: "gpu"'],
     ),
     (
         "container claim not declared",
         _set(containers=[ctr(resources={"claims": [{"name": "gpu"}]})]),
-        ['spec.containers[0].resources.claims[0]: Not found: "gpu": must be one of the names in pod.spec.resourceClaims which is empty'],
+        [
+            'spec.containers[0].resources.claims[0]: Not found: "gpu": must be one of the names in pod.spec.resourceClaims which is empty'
+        ],
     ),
     (
         "ephemeral containers on create",
@@ -388,7 +502,9 @@ POD_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     (
         "probe on plain init container",
         _set(initContainers=[ctr("init", readinessProbe={"exec": {"command": ["true"]}})]),
-        ["spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always"],
+        [
+            "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always"
+        ],
     ),
     (
         "restartPolicy on a regular container",
@@ -408,17 +524,23 @@ POD_CASES: list[tuple[str, Callable[[Obj], None], list[str]]] = [
     (
         "host port must match with hostNetwork",
         _set(hostNetwork=True, containers=[ctr(ports=[{"containerPort": 80, "hostPort": 81}])]),
-        ["spec.containers[0].ports[0].hostPort: Invalid value: 81: must match `containerPort` when `hostNetwork` is true"],
+        [
+            "spec.containers[0].ports[0].hostPort: Invalid value: 81: must match `containerPort` when `hostNetwork` is true"
+        ],
     ),
     (
         "preemption policy",
         _set(preemptionPolicy="Sometimes"),
-        ['spec.preemptionPolicy: Unsupported value: "Sometimes": supported values: "PreemptLowerPriority", "Never"'],
+        [
+            'spec.preemptionPolicy: Unsupported value: "Sometimes": supported values: "PreemptLowerPriority", "Never"'
+        ],
     ),
     (
         "mirror pod needs a node",
         lambda p: p["metadata"].__setitem__("annotations", {"kubernetes.io/config.mirror": "x"}),
-        ['metadata.annotations[kubernetes.io/config.mirror]: Invalid value: "x": must set spec.nodeName if mirror pod annotation is set'],
+        [
+            'metadata.annotations[kubernetes.io/config.mirror]: Invalid value: "x": must set spec.nodeName if mirror pod annotation is set'
+        ],
     ),
 ]
 
@@ -433,13 +555,26 @@ def test_pod_validation(name: str, mutate: Callable[[Obj], None], expected: list
 
 def test_valid_pod_with_everything_passes() -> None:
     pod = make_pod(
-        containers=[ctr(req={"cpu": "100m"}, lim={"cpu": "1", "memory": "1Gi"}, ports=[{"name": "http", "containerPort": 80}])],
-        initContainers=[ctr("sidecar", restartPolicy="Always", readinessProbe={"tcpSocket": {"port": "http"}})],
-        tolerations=[{"operator": "Exists"}, {"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute", "tolerationSeconds": 30}],
+        containers=[
+            ctr(
+                req={"cpu": "100m"},
+                lim={"cpu": "1", "memory": "1Gi"},
+                ports=[{"name": "http", "containerPort": 80}],
+            )
+        ],
+        initContainers=[
+            ctr("sidecar", restartPolicy="Always", readinessProbe={"tcpSocket": {"port": "http"}})
+        ],
+        tolerations=[
+            {"operator": "Exists"},
+            {"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute", "tolerationSeconds": 30},
+        ],
         nodeSelector={"kubernetes.io/os": "linux"},
         resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "gpu-tmpl"}],
         schedulingGroup={"podGroupName": "web-0.group"},
-        topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}],
+        topologySpreadConstraints=[
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+        ],
         priorityClassName="high",
         overhead={"cpu": "10m"},
     )
@@ -449,7 +584,9 @@ def test_valid_pod_with_everything_passes() -> None:
 
 @pytest.mark.parametrize(("enabled", "kept"), [(True, True), (False, False)])
 def test_scheduling_group_is_dropped_when_generic_workload_is_off(enabled: bool, kept: bool) -> None:
-    obj, errs = create("pods", make_pod(schedulingGroup={"podGroupName": "pg"}), ctx({GENERIC_WORKLOAD: enabled}))
+    obj, errs = create(
+        "pods", make_pod(schedulingGroup={"podGroupName": "pg"}), ctx({GENERIC_WORKLOAD: enabled})
+    )
     assert errs == []
     assert ("schedulingGroup" in obj["spec"]) is kept
 
@@ -485,19 +622,31 @@ def _mutated(old: Obj, f: Callable[[Obj], None]) -> Obj:
 
 UPDATE_CASES: list[tuple[str, dict[str, Any], Callable[[Obj], None], list[str]]] = [
     ("image change", {}, lambda p: p["spec"]["containers"][0].__setitem__("image", "nginx:1.28"), []),
-    ("add a toleration", {}, lambda p: p["spec"].__setitem__("tolerations", [{"key": "k", "operator": "Exists"}]), []),
+    (
+        "add a toleration",
+        {},
+        lambda p: p["spec"].__setitem__("tolerations", [{"key": "k", "operator": "Exists"}]),
+        [],
+    ),
     (
         "change a toleration",
         {"tolerations": [{"key": "k", "operator": "Exists"}]},
         lambda p: p["spec"].__setitem__("tolerations", [{"key": "k2", "operator": "Exists"}]),
         ["spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds"],
     ),
-    ("remove a scheduling gate", {"schedulingGates": [{"name": "a"}, {"name": "b"}]}, lambda p: p["spec"].__setitem__("schedulingGates", [{"name": "b"}]), []),
+    (
+        "remove a scheduling gate",
+        {"schedulingGates": [{"name": "a"}, {"name": "b"}]},
+        lambda p: p["spec"].__setitem__("schedulingGates", [{"name": "b"}]),
+        [],
+    ),
     (
         "add a scheduling gate",
         {"schedulingGates": [{"name": "a"}]},
         lambda p: p["spec"].__setitem__("schedulingGates", [{"name": "a"}, {"name": "c"}]),
-        ["spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate 'c'"],
+        [
+            "spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate 'c'"
+        ],
     ),
     (
         "raise activeDeadlineSeconds",
@@ -505,19 +654,33 @@ UPDATE_CASES: list[tuple[str, dict[str, Any], Callable[[Obj], None], list[str]]]
         lambda p: p["spec"].__setitem__("activeDeadlineSeconds", 20),
         ["spec.activeDeadlineSeconds: Invalid value: 20: must be less than or equal to previous value"],
     ),
-    ("lower activeDeadlineSeconds", {"activeDeadlineSeconds": 10}, lambda p: p["spec"].__setitem__("activeDeadlineSeconds", 5), []),
+    (
+        "lower activeDeadlineSeconds",
+        {"activeDeadlineSeconds": 10},
+        lambda p: p["spec"].__setitem__("activeDeadlineSeconds", 5),
+        [],
+    ),
     (
         "add a container",
         {},
         lambda p: p["spec"]["containers"].append(ctr("b")),
         ["spec.containers: Forbidden: pod updates may not add or remove containers"],
     ),
-    ("gated pods may gain node selectors", {"schedulingGates": [{"name": "a"}]}, lambda p: p["spec"].__setitem__("nodeSelector", {"zone": "a"}), []),
+    (
+        "gated pods may gain node selectors",
+        {"schedulingGates": [{"name": "a"}]},
+        lambda p: p["spec"].__setitem__("nodeSelector", {"zone": "a"}),
+        [],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "spec", "mutate", "expected"), UPDATE_CASES, ids=[c[0] for c in UPDATE_CASES])
-def test_pod_update_rules(name: str, spec: dict[str, Any], mutate: Callable[[Obj], None], expected: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("name", "spec", "mutate", "expected"), UPDATE_CASES, ids=[c[0] for c in UPDATE_CASES]
+)
+def test_pod_update_rules(
+    name: str, spec: dict[str, Any], mutate: Callable[[Obj], None], expected: list[str]
+) -> None:
     old = _stored_pod(**spec)
     _, errs = update("pods", _mutated(old, mutate), old)
     assert errs == expected
@@ -527,8 +690,16 @@ def test_pod_update_rules(name: str, spec: dict[str, Any], mutate: Callable[[Obj
     ("name", "mutate", "diff_line"),
     [
         ("nodeName via update", lambda p: p["spec"].__setitem__("nodeName", "n1"), '+ \tnodeName: "n1"'),
-        ("restart policy", lambda p: p["spec"].__setitem__("restartPolicy", "Never"), '- \trestartPolicy: "Always"'),
-        ("ports", lambda p: p["spec"]["containers"][0].__setitem__("ports", [{"containerPort": 80}]), "+ \tcontainers[0].ports:"),
+        (
+            "restart policy",
+            lambda p: p["spec"].__setitem__("restartPolicy", "Never"),
+            '- \trestartPolicy: "Always"',
+        ),
+        (
+            "ports",
+            lambda p: p["spec"]["containers"][0].__setitem__("ports", [{"containerPort": 80}]),
+            "+ \tcontainers[0].ports:",
+        ),
     ],
 )
 def test_pod_spec_is_otherwise_immutable(name: str, mutate: Callable[[Obj], None], diff_line: str) -> None:
@@ -541,13 +712,20 @@ def test_pod_spec_is_otherwise_immutable(name: str, mutate: Callable[[Obj], None
 
 def test_scheduling_group_is_immutable() -> None:
     old = _stored_pod(schedulingGroup={"podGroupName": "a"})
-    _, errs = update("pods", _mutated(old, lambda p: p["spec"].__setitem__("schedulingGroup", {"podGroupName": "b"})), old)
+    _, errs = update(
+        "pods", _mutated(old, lambda p: p["spec"].__setitem__("schedulingGroup", {"podGroupName": "b"})), old
+    )
     assert errs == ['spec.schedulingGroup: Invalid value: {"podGroupName":"b"}: field is immutable']
 
 
 def test_pod_qos_change_is_reported() -> None:
     old = _stored_pod(containers=[ctr(lim={"cpu": "1", "memory": "1Gi"})])
-    new = _mutated(old, lambda p: p["spec"]["containers"][0]["resources"].__setitem__("requests", {"cpu": "500m", "memory": "1Gi"}))
+    new = _mutated(
+        old,
+        lambda p: p["spec"]["containers"][0]["resources"].__setitem__(
+            "requests", {"cpu": "500m", "memory": "1Gi"}
+        ),
+    )
     _, errs = update("pods", new, old)
     assert errs[0] == 'metadata: Invalid value: "Guaranteed": Pod QoS is immutable'
     assert errs[1].startswith(FORBIDDEN_PREFIX)
@@ -575,9 +753,22 @@ def test_pod_update_keeps_status_and_status_update_keeps_spec() -> None:
     ("status", "expected"),
     [
         ({"phase": "Running", "nominatedNodeName": "node-1"}, []),
-        ({"phase": "Sleeping"}, ['status.phase: Unsupported value: "Sleeping": supported values: "Pending", "Running", "Succeeded", "Failed", "Unknown"']),
-        ({"phase": "Pending", "nominatedNodeName": "Node_1"}, [f'status.nominatedNodeName: Invalid value: "Node_1": {RFC1123_SUBDOMAIN}']),
-        ({"phase": "Running", "podIPs": [{"ip": "10.0.0.300"}]}, ['status.podIPs[0]: Invalid value: "10.0.0.300": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)']),
+        (
+            {"phase": "Sleeping"},
+            [
+                'status.phase: Unsupported value: "Sleeping": supported values: "Pending", "Running", "Succeeded", "Failed", "Unknown"'
+            ],
+        ),
+        (
+            {"phase": "Pending", "nominatedNodeName": "Node_1"},
+            [f'status.nominatedNodeName: Invalid value: "Node_1": {RFC1123_SUBDOMAIN}'],
+        ),
+        (
+            {"phase": "Running", "podIPs": [{"ip": "10.0.0.300"}]},
+            [
+                'status.podIPs[0]: Invalid value: "10.0.0.300": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'
+            ],
+        ),
     ],
 )
 def test_pod_status_validation(status: Obj, expected: list[str]) -> None:
@@ -590,9 +781,14 @@ def test_pod_status_validation(status: Obj, expected: list[str]) -> None:
 def test_terminated_containers_stay_terminated_without_restart() -> None:
     old = _stored_pod(restartPolicy="Never")
     old["status"]["containerStatuses"] = [{"name": "app", "state": {"terminated": {"exitCode": 0}}}]
-    new = _mutated(old, lambda p: p["status"].__setitem__("containerStatuses", [{"name": "app", "state": {"running": {}}}]))
+    new = _mutated(
+        old,
+        lambda p: p["status"].__setitem__("containerStatuses", [{"name": "app", "state": {"running": {}}}]),
+    )
     _, errs = status_update("pods", new, old)
-    assert errs == ["status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state"]
+    assert errs == [
+        "status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state"
+    ]
 
 
 # ----------------------------------------------------------------------------- QoS and requests
@@ -610,7 +806,12 @@ def test_terminated_containers_stay_terminated_without_restart() -> None:
         ([ctr(lim={"cpu": "1", "memory": "1Gi"}), ctr("b")], [], None, "Burstable"),
         ([ctr(lim={"cpu": "1", "memory": "1Gi"})], [ctr("init", req={"cpu": "100m"})], None, "Burstable"),
         ([ctr(req={"example.com/gpu": "1"}, lim={"example.com/gpu": "1"})], [], None, "BestEffort"),
-        ([ctr()], [], {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}, "Guaranteed"),
+        (
+            [ctr()],
+            [],
+            {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}},
+            "Guaranteed",
+        ),
         ([ctr()], [], {"requests": {"cpu": "1"}}, "Burstable"),
     ],
 )
@@ -627,26 +828,44 @@ def test_qos_class(containers: list[Obj], init: list[Obj], pod_resources: Obj | 
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
-        ({"containers": [ctr(req={"cpu": "100m"}), ctr("b", req={"cpu": "200m", "memory": "1Gi"})]}, {"cpu": "3/10", "memory": str(2**30)}),
+        (
+            {"containers": [ctr(req={"cpu": "100m"}), ctr("b", req={"cpu": "200m", "memory": "1Gi"})]},
+            {"cpu": "3/10", "memory": str(2**30)},
+        ),
         # an init container larger than the sum of regular containers dominates
-        ({"containers": [ctr(req={"cpu": "100m"})], "initContainers": [ctr("i", req={"cpu": "2"})]}, {"cpu": "2"}),
+        (
+            {"containers": [ctr(req={"cpu": "100m"})], "initContainers": [ctr("i", req={"cpu": "2"})]},
+            {"cpu": "2"},
+        ),
         # sidecars add to the steady state and to every later init container
         (
             {
                 "containers": [ctr(req={"cpu": "1"})],
-                "initContainers": [ctr("side", req={"cpu": "500m"}, restartPolicy="Always"), ctr("i", req={"cpu": "1200m"})],
+                "initContainers": [
+                    ctr("side", req={"cpu": "500m"}, restartPolicy="Always"),
+                    ctr("i", req={"cpu": "1200m"}),
+                ],
             },
             {"cpu": "17/10"},
         ),
         (
             {
                 "containers": [ctr(req={"cpu": "1"})],
-                "initContainers": [ctr("i", req={"cpu": "1200m"}), ctr("side", req={"cpu": "500m"}, restartPolicy="Always")],
+                "initContainers": [
+                    ctr("i", req={"cpu": "1200m"}),
+                    ctr("side", req={"cpu": "500m"}, restartPolicy="Always"),
+                ],
             },
             {"cpu": "3/2"},
         ),
-        ({"containers": [ctr(req={"cpu": "1"})], "overhead": {"cpu": "250m", "memory": "64Mi"}}, {"cpu": "5/4", "memory": str(64 * 2**20)}),
-        ({"containers": [ctr(req={"cpu": "1", "memory": "1Gi"})], "resources": {"requests": {"cpu": "3"}}}, {"cpu": "3", "memory": str(2**30)}),
+        (
+            {"containers": [ctr(req={"cpu": "1"})], "overhead": {"cpu": "250m", "memory": "64Mi"}},
+            {"cpu": "5/4", "memory": str(64 * 2**20)},
+        ),
+        (
+            {"containers": [ctr(req={"cpu": "1", "memory": "1Gi"})], "resources": {"requests": {"cpu": "3"}}},
+            {"cpu": "3", "memory": str(2**30)},
+        ),
     ],
 )
 def test_pod_requests(spec: Obj, expected: dict[str, str]) -> None:
@@ -680,7 +899,11 @@ def test_pod_terminal_and_ready(status: Obj, terminal: bool, ready: bool) -> Non
 
 
 def _node(**spec: Any) -> Obj:
-    return {"metadata": {"name": "n1"}, "spec": spec, "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+    return {
+        "metadata": {"name": "n1"},
+        "spec": spec,
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
 
 
 def test_node_create_keeps_status_and_defaults_allocatable() -> None:
@@ -695,10 +918,17 @@ def test_node_create_keeps_status_and_defaults_allocatable() -> None:
     [
         ([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}], []),
         ([{"key": "k", "effect": ""}], ["metadata.taints[0].effect: Required value"]),
-        ([{"key": "k", "effect": "Sometimes"}], ['metadata.taints[0].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"']),
+        (
+            [{"key": "k", "effect": "Sometimes"}],
+            [
+                'metadata.taints[0].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"'
+            ],
+        ),
         (
             [{"key": "k", "effect": "NoSchedule"}, {"key": "k", "value": "x", "effect": "NoSchedule"}],
-            ['metadata.taints[1]: Duplicate value: {"key":"k","value":"x","effect":"NoSchedule"}: taints must be unique by key and effect pair'],
+            [
+                'metadata.taints[1]: Duplicate value: {"key":"k","value":"x","effect":"NoSchedule"}: taints must be unique by key and effect pair'
+            ],
         ),
     ],
 )
@@ -726,7 +956,9 @@ def test_node_updates() -> None:
 
 
 def test_namespace_create_and_update() -> None:
-    obj, errs = create("namespaces", {"metadata": {"name": "team-a"}, "spec": {"finalizers": ["example.com/cleanup"]}})
+    obj, errs = create(
+        "namespaces", {"metadata": {"name": "team-a"}, "spec": {"finalizers": ["example.com/cleanup"]}}
+    )
     assert errs == []
     assert obj["status"] == {"phase": "Active"}
     assert obj["spec"]["finalizers"] == ["example.com/cleanup", "kubernetes"]
@@ -742,15 +974,29 @@ def test_namespace_create_and_update() -> None:
 
 def test_namespace_finalizer_names() -> None:
     _, errs = create("namespaces", {"metadata": {"name": "a"}, "spec": {"finalizers": ["custom"]}})
-    assert errs == ['spec.finalizers: Invalid value: "custom": name is neither a standard finalizer name nor is it fully qualified']
+    assert errs == [
+        'spec.finalizers: Invalid value: "custom": name is neither a standard finalizer name nor is it fully qualified'
+    ]
 
 
 @pytest.mark.parametrize(
     ("deleting", "phase", "expected"),
     [
         (False, "Active", []),
-        (False, "Terminating", ["status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty"]),
-        (True, "Active", ["status.Phase: Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty"]),
+        (
+            False,
+            "Terminating",
+            [
+                "status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty"
+            ],
+        ),
+        (
+            True,
+            "Active",
+            [
+                "status.Phase: Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty"
+            ],
+        ),
         (True, "Terminating", []),
     ],
 )
@@ -786,7 +1032,10 @@ def test_service_defaults() -> None:
     }
     lb, errs = create("services", _svc(type="LoadBalancer"))
     assert errs == []
-    assert (lb["spec"]["externalTrafficPolicy"], lb["spec"]["allocateLoadBalancerNodePorts"]) == ("Cluster", True)
+    assert (lb["spec"]["externalTrafficPolicy"], lb["spec"]["allocateLoadBalancerNodePorts"]) == (
+        "Cluster",
+        True,
+    )
     sticky, _ = create("services", _svc(sessionAffinity="ClientIP"))
     assert sticky["spec"]["sessionAffinityConfig"] == {"clientIP": {"timeoutSeconds": 10800}}
 
@@ -796,16 +1045,36 @@ def test_service_defaults() -> None:
     [
         ({"ports": []}, ["spec.ports: Required value"]),
         ({"ports": [], "clusterIP": "None"}, []),
-        ({"ports": [{"port": 80}, {"port": 81}]}, ["spec.ports[0].name: Required value", "spec.ports[1].name: Required value"]),
-        ({"ports": [{"port": 0}]}, ["spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive", "spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive"]),
-        ({"ports": [{"port": 80, "nodePort": 30080}]}, ["spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"]),
+        (
+            {"ports": [{"port": 80}, {"port": 81}]},
+            ["spec.ports[0].name: Required value", "spec.ports[1].name: Required value"],
+        ),
+        (
+            {"ports": [{"port": 0}]},
+            [
+                "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+                "spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive",
+            ],
+        ),
+        (
+            {"ports": [{"port": 80, "nodePort": 30080}]},
+            ["spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"],
+        ),
         (
             {"ports": [{"name": "a", "port": 80}, {"name": "b", "port": 80}]},
             ['spec.ports[1]: Duplicate value: {"port":80,"protocol":"TCP"}'],
         ),
-        ({"type": "Magic"}, ['spec.type: Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"']),
+        (
+            {"type": "Magic"},
+            [
+                'spec.type: Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"'
+            ],
+        ),
         ({"type": "ExternalName", "ports": []}, ["spec.externalName: Required value"]),
-        ({"internalTrafficPolicy": "Nearby"}, ['spec.internalTrafficPolicy: Unsupported value: "Nearby": supported values: "Cluster", "Local"']),
+        (
+            {"internalTrafficPolicy": "Nearby"},
+            ['spec.internalTrafficPolicy: Unsupported value: "Nearby": supported values: "Cluster", "Local"'],
+        ),
     ],
 )
 def test_service_validation(spec: Obj, expected: list[str]) -> None:
@@ -828,10 +1097,15 @@ def test_service_cluster_ip_is_kept_and_immutable() -> None:
 
 
 def test_endpoints() -> None:
-    ep = {"metadata": {"name": "web"}, "subsets": [{"addresses": [{"ip": "10.0.0.1"}, {"ip": "nope"}], "ports": [{"port": 80}]}]}
+    ep = {
+        "metadata": {"name": "web"},
+        "subsets": [{"addresses": [{"ip": "10.0.0.1"}, {"ip": "nope"}], "ports": [{"port": 80}]}],
+    }
     obj, errs = create("endpoints", ep)
     assert obj["subsets"][0]["ports"] == [{"port": 80, "protocol": "TCP"}]
-    assert errs == ['subsets[0].addresses[1].ip: Invalid value: "nope": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)']
+    assert errs == [
+        'subsets[0].addresses[1].ip: Invalid value: "nope": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'
+    ]
 
 
 CONFIG_KEY_MSG = (
@@ -846,7 +1120,10 @@ CONFIG_KEY_MSG = (
         ({"data": {"app.yaml": "x", "A_B-c": "y"}}, []),
         ({"data": {"bad key": "x"}}, [f'data[bad key]: Invalid value: "bad key": {CONFIG_KEY_MSG}']),
         ({"data": {"..x": "x"}}, ["data[..x]: Invalid value: \"..x\": must not start with '..'"]),
-        ({"data": {"k": "x"}, "binaryData": {"k": "eA=="}}, ['data[k]: Invalid value: "k": duplicate of key present in binaryData']),
+        (
+            {"data": {"k": "x"}, "binaryData": {"k": "eA=="}},
+            ['data[k]: Invalid value: "k": duplicate of key present in binaryData'],
+        ),
         ({"data": {"big": "x" * (1024 * 1024 + 1)}}, ["Too long: may not be more than 1048576 bytes"]),
     ],
 )
@@ -866,7 +1143,9 @@ def test_immutable_config_map() -> None:
 
 
 def test_secret_defaults_and_string_data() -> None:
-    obj, errs = create("secrets", {"metadata": {"name": "s"}, "data": {"a": "YQ=="}, "stringData": {"b": "hello"}})
+    obj, errs = create(
+        "secrets", {"metadata": {"name": "s"}, "data": {"a": "YQ=="}, "stringData": {"b": "hello"}}
+    )
     assert errs == []
     assert obj["type"] == "Opaque"
     assert "stringData" not in obj
@@ -875,7 +1154,20 @@ def test_secret_defaults_and_string_data() -> None:
 
 @pytest.mark.parametrize(
     ("value", "offset"),
-    [("aGVsbG8=", None), ("YWJj", None), ("", None), ("YW\r\nJj", None), ("abc", 0), ("YWJj!", 4), ("YQ=", 3), ("Y===", 1), ("YQ==extra", 4), ("YQ", 0), ("YWJjZ", 4), ("é", 0)],
+    [
+        ("aGVsbG8=", None),
+        ("YWJj", None),
+        ("", None),
+        ("YW\r\nJj", None),
+        ("abc", 0),
+        ("YWJj!", 4),
+        ("YQ=", 3),
+        ("Y===", 1),
+        ("YQ==extra", 4),
+        ("YQ", 0),
+        ("YWJjZ", 4),
+        ("é", 0),
+    ],
 )
 def test_base64_offsets_match_go(value: str, offset: int | None) -> None:
     decoded, bad = decode_base64(value)
@@ -887,7 +1179,10 @@ def test_base64_offsets_match_go(value: str, offset: int | None) -> None:
 @pytest.mark.parametrize(
     ("secret", "expected"),
     [
-        ({"data": {"k": "not base64!"}}, ['data[k]: Invalid value: "<secret contents redacted>": illegal base64 data at input byte 3']),
+        (
+            {"data": {"k": "not base64!"}},
+            ['data[k]: Invalid value: "<secret contents redacted>": illegal base64 data at input byte 3'],
+        ),
         ({"data": {"bad/key": "YQ=="}}, [f'data[bad/key]: Invalid value: "bad/key": {CONFIG_KEY_MSG}']),
         ({"type": "kubernetes.io/tls", "data": {"tls.crt": "YQ=="}}, ["data[tls.key]: Required value"]),
         (
@@ -914,7 +1209,11 @@ def test_secret_type_is_immutable() -> None:
 @pytest.mark.parametrize(
     ("event", "namespace", "expected"),
     [
-        ({"involvedObject": {"kind": "Pod", "namespace": "default", "name": "p"}, "reason": "Started"}, "default", []),
+        (
+            {"involvedObject": {"kind": "Pod", "namespace": "default", "name": "p"}, "reason": "Started"},
+            "default",
+            [],
+        ),
         (
             {"involvedObject": {"kind": "Pod", "namespace": "other", "name": "p"}},
             "default",
@@ -922,16 +1221,26 @@ def test_secret_type_is_immutable() -> None:
         ),
         ({"involvedObject": {"kind": "Node", "name": "n"}}, "default", []),
         (
-            {"involvedObject": {"kind": "Pod", "namespace": "default"}, "eventTime": "2026-01-01T00:00:00.000000Z", "reason": "R"},
+            {
+                "involvedObject": {"kind": "Pod", "namespace": "default"},
+                "eventTime": "2026-01-01T00:00:00.000000Z",
+                "reason": "R",
+            },
             "default",
-            ["reportingComponent: Required value", 'reportingComponent: Invalid value: "": name part must be non-empty',
-             "reportingComponent: Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
-             "reportingInstance: Required value", "action: Required value"],
+            [
+                "reportingComponent: Required value",
+                'reportingComponent: Invalid value: "": name part must be non-empty',
+                "reportingComponent: Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+                "reportingInstance: Required value",
+                "action: Required value",
+            ],
         ),
     ],
 )
 def test_core_event_validation(event: Obj, namespace: str, expected: list[str]) -> None:
-    _, errs = create("events", {"metadata": {"name": "e", "namespace": namespace}, **event}, ctx(namespace=namespace))
+    _, errs = create(
+        "events", {"metadata": {"name": "e", "namespace": namespace}, **event}, ctx(namespace=namespace)
+    )
     assert errs == expected
 
 
@@ -956,10 +1265,24 @@ def test_pvc_defaults_and_status() -> None:
     [
         ({"accessModes": []}, ["spec.accessModes: Required value: at least 1 access mode is required"]),
         ({"resources": {}}, ["spec.resources[storage]: Required value"]),
-        ({"resources": {"requests": {"storage": "0"}}}, ['spec.resources[storage]: Invalid value: "0": must be greater than zero']),
-        ({"accessModes": ["ReadWriteSometimes"]}, ['spec.accessModes: Unsupported value: "ReadWriteSometimes": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"']),
-        ({"accessModes": ["ReadWriteOncePod", "ReadWriteOnce"]}, ["spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"]),
-        ({"volumeMode": "Raw"}, ['spec.volumeMode: Unsupported value: "Raw": supported values: "Block", "Filesystem"']),
+        (
+            {"resources": {"requests": {"storage": "0"}}},
+            ['spec.resources[storage]: Invalid value: "0": must be greater than zero'],
+        ),
+        (
+            {"accessModes": ["ReadWriteSometimes"]},
+            [
+                'spec.accessModes: Unsupported value: "ReadWriteSometimes": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"'
+            ],
+        ),
+        (
+            {"accessModes": ["ReadWriteOncePod", "ReadWriteOnce"]},
+            ["spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"],
+        ),
+        (
+            {"volumeMode": "Raw"},
+            ['spec.volumeMode: Unsupported value: "Raw": supported values: "Block", "Filesystem"'],
+        ),
     ],
 )
 def test_pvc_validation(spec: Obj, expected: list[str]) -> None:
@@ -977,7 +1300,9 @@ def test_pvc_update_rules() -> None:
     grown = _mutated(got, lambda p: p["spec"]["resources"]["requests"].__setitem__("storage", "2Gi"))
     _, errs = update("persistentvolumeclaims", grown, got)
     assert len(errs) == 1
-    assert errs[0].startswith("spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n")
+    assert errs[0].startswith(
+        "spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"
+    )
     got["status"] = {"phase": "Bound", "capacity": {"storage": "1Gi"}}
     _, errs = update("persistentvolumeclaims", grown, got)
     assert errs == []
@@ -991,12 +1316,28 @@ def test_pvc_update_rules() -> None:
 
 
 def test_pv_defaults_and_phase_transition_time() -> None:
-    pv = {"metadata": {"name": "pv-1"}, "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/data"}}}
+    pv = {
+        "metadata": {"name": "pv-1"},
+        "spec": {
+            "capacity": {"storage": "10Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "hostPath": {"path": "/data"},
+        },
+    }
     obj, errs = create("persistentvolumes", pv)
     assert errs == []
-    assert (obj["spec"]["persistentVolumeReclaimPolicy"], obj["spec"]["volumeMode"]) == ("Retain", "Filesystem")
+    assert (obj["spec"]["persistentVolumeReclaimPolicy"], obj["spec"]["volumeMode"]) == (
+        "Retain",
+        "Filesystem",
+    )
     assert obj["status"] == {"phase": "Pending", "lastPhaseTransitionTime": NOW}
-    _, errs = create("persistentvolumes", {"metadata": {"name": "pv-2"}, "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}}})
+    _, errs = create(
+        "persistentvolumes",
+        {
+            "metadata": {"name": "pv-2"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}},
+        },
+    )
     assert errs == ["spec: Required value: must specify a volume type"]
 
 
@@ -1004,13 +1345,19 @@ def test_pv_defaults_and_phase_transition_time() -> None:
 
 
 def test_limit_range_defaults_and_validation() -> None:
-    lr = {"metadata": {"name": "lr"}, "spec": {"limits": [{"type": "Container", "max": {"cpu": "2"}, "min": {"memory": "64Mi"}}]}}
+    lr = {
+        "metadata": {"name": "lr"},
+        "spec": {"limits": [{"type": "Container", "max": {"cpu": "2"}, "min": {"memory": "64Mi"}}]},
+    }
     obj, errs = create("limitranges", lr)
     assert errs == []
     item = obj["spec"]["limits"][0]
     assert item["default"] == {"cpu": "2"}
     assert item["defaultRequest"] == {"cpu": "2", "memory": "64Mi"}
-    bad = {"metadata": {"name": "lr"}, "spec": {"limits": [{"type": "Pod", "min": {"cpu": "2"}, "max": {"cpu": "1"}}]}}
+    bad = {
+        "metadata": {"name": "lr"},
+        "spec": {"limits": [{"type": "Pod", "min": {"cpu": "2"}, "max": {"cpu": "1"}}]},
+    }
     _, errs = create("limitranges", bad)
     assert errs == ['spec.limits[0].min[cpu]: Invalid value: "2": min value 2 is greater than max value 1']
 
@@ -1019,12 +1366,20 @@ def test_limit_range_defaults_and_validation() -> None:
     ("hard", "expected"),
     [
         ({"pods": "10", "requests.cpu": "4", "count/deployments.apps": "2"}, []),
-        ({"widgets": "1"}, ['spec.hard[widgets]: Invalid value: "widgets": must be a standard resource type or fully qualified']),
+        (
+            {"widgets": "1"},
+            [
+                'spec.hard[widgets]: Invalid value: "widgets": must be a standard resource type or fully qualified'
+            ],
+        ),
         ({"pods": "1500m"}, ['spec.hard[pods]: Invalid value: "1500m": must be an integer']),
     ],
 )
 def test_resource_quota(hard: Obj, expected: list[str]) -> None:
-    obj, errs = create("resourcequotas", {"metadata": {"name": "q"}, "spec": {"hard": hard}, "status": {"used": {"pods": "1"}}})
+    obj, errs = create(
+        "resourcequotas",
+        {"metadata": {"name": "q"}, "spec": {"hard": hard}, "status": {"used": {"pods": "1"}}},
+    )
     assert errs == expected
     assert "status" not in obj
 
@@ -1033,19 +1388,43 @@ def test_strategy_table() -> None:
     assert set(STRATEGIES) == {
         ("", p)
         for p in (
-            "pods", "nodes", "namespaces", "services", "endpoints", "configmaps", "secrets", "serviceaccounts",
-            "events", "persistentvolumeclaims", "persistentvolumes", "limitranges", "resourcequotas",
+            "pods",
+            "nodes",
+            "namespaces",
+            "services",
+            "endpoints",
+            "configmaps",
+            "secrets",
+            "serviceaccounts",
+            "events",
+            "persistentvolumeclaims",
+            "persistentvolumes",
+            "limitranges",
+            "resourcequotas",
         )
     }
     assert {k[1] for k, s in STRATEGIES.items() if s.has_status} == {
-        "pods", "nodes", "namespaces", "services", "persistentvolumeclaims", "persistentvolumes", "resourcequotas",
+        "pods",
+        "nodes",
+        "namespaces",
+        "services",
+        "persistentvolumeclaims",
+        "persistentvolumes",
+        "resourcequotas",
     }
     assert isinstance(STRATEGIES[("", "pods")], core.PodStrategy)
 
 
 @pytest.mark.parametrize(
     ("plural", "tracked"),
-    [("pods", True), ("configmaps", False), ("secrets", False), ("events", False), ("services", False), ("nodes", False)],
+    [
+        ("pods", True),
+        ("configmaps", False),
+        ("secrets", False),
+        ("events", False),
+        ("services", False),
+        ("nodes", False),
+    ],
 )
 def test_generation_tracking_follows_kube(plural: str, tracked: bool) -> None:
     s = strategy(plural)

@@ -57,14 +57,28 @@ EVENTS = ("events.k8s.io", "events")
     ("spec", "expected"),
     [
         ({"holderIdentity": "kube-scheduler", "leaseDurationSeconds": 15, "leaseTransitions": 0}, []),
-        ({"leaseDurationSeconds": 0}, ["spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"]),
-        ({"leaseTransitions": -1}, ["spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0"]),
-        ({"preferredHolder": "a"}, ["spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined"]),
-        ({"strategy": "Newest"}, ['spec.strategy: Unsupported value: "Newest": supported values: "OldestEmulationVersion"']),
+        (
+            {"leaseDurationSeconds": 0},
+            ["spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"],
+        ),
+        (
+            {"leaseTransitions": -1},
+            ["spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0"],
+        ),
+        (
+            {"preferredHolder": "a"},
+            ["spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined"],
+        ),
+        (
+            {"strategy": "Newest"},
+            ['spec.strategy: Unsupported value: "Newest": supported values: "OldestEmulationVersion"'],
+        ),
     ],
 )
 def test_lease(spec: Obj, expected: list[str]) -> None:
-    _, errs = create(LEASE, {"metadata": {"name": "kube-scheduler", "namespace": "kube-system"}, "spec": spec})
+    _, errs = create(
+        LEASE, {"metadata": {"name": "kube-scheduler", "namespace": "kube-system"}, "spec": spec}
+    )
     assert errs == expected
 
 
@@ -78,10 +92,15 @@ def test_lease(spec: Obj, expected: list[str]) -> None:
         ({"maxUnavailable": "25%", "unhealthyPodEvictionPolicy": "AlwaysAllow"}, []),
         (
             {"minAvailable": 1, "maxUnavailable": 1},
-            ['spec: Invalid value: {"minAvailable":1,"maxUnavailable":1}: minAvailable and maxUnavailable cannot be both set'],
+            [
+                'spec: Invalid value: {"minAvailable":1,"maxUnavailable":1}: minAvailable and maxUnavailable cannot be both set'
+            ],
         ),
         ({"minAvailable": -1}, ["spec.minAvailable: Invalid value: -1: must be greater than or equal to 0"]),
-        ({"maxUnavailable": "120%"}, ['spec.maxUnavailable: Invalid value: "120%": must not be greater than 100%']),
+        (
+            {"maxUnavailable": "120%"},
+            ['spec.maxUnavailable: Invalid value: "120%": must not be greater than 100%'],
+        ),
         (
             {"minAvailable": "most"},
             [
@@ -91,11 +110,15 @@ def test_lease(spec: Obj, expected: list[str]) -> None:
         ),
         (
             {"unhealthyPodEvictionPolicy": "Never"},
-            ['spec.unhealthyPodEvictionPolicy: Unsupported value: "Never": supported values: "AlwaysAllow", "IfHealthyBudget"'],
+            [
+                'spec.unhealthyPodEvictionPolicy: Unsupported value: "Never": supported values: "AlwaysAllow", "IfHealthyBudget"'
+            ],
         ),
         (
             {"selector": {"matchExpressions": [{"key": "app", "operator": "In"}]}},
-            ["spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"],
+            [
+                "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
+            ],
         ),
     ],
 )
@@ -105,9 +128,16 @@ def test_pdb_validation(spec: Obj, expected: list[str]) -> None:
 
 
 def test_pdb_status_is_the_controllers() -> None:
-    obj, errs = create(PDB, {"metadata": {"name": "db"}, "spec": {"minAvailable": 1}, "status": {"disruptionsAllowed": 5}})
+    obj, errs = create(
+        PDB, {"metadata": {"name": "db"}, "spec": {"minAvailable": 1}, "status": {"disruptionsAllowed": 5}}
+    )
     assert errs == []
-    assert obj["status"] == {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
+    assert obj["status"] == {
+        "disruptionsAllowed": 0,
+        "currentHealthy": 0,
+        "desiredHealthy": 0,
+        "expectedPods": 0,
+    }
     new = copy.deepcopy(obj)
     new["spec"]["minAvailable"] = 2
     new["status"]["disruptionsAllowed"] = 3
@@ -115,7 +145,10 @@ def test_pdb_status_is_the_controllers() -> None:
     assert errs == [] and got["status"]["disruptionsAllowed"] == 0 and got["spec"]["minAvailable"] == 2
     s = strategy(PDB)
     bad = copy.deepcopy(obj)
-    bad["status"] = {"disruptionsAllowed": -1, "conditions": [{"type": "DisruptionAllowed", "status": "Maybe", "reason": "x y"}]}
+    bad["status"] = {
+        "disruptionsAllowed": -1,
+        "conditions": [{"type": "DisruptionAllowed", "status": "Maybe", "reason": "x y"}],
+    }
     errs = [str(e) for e in s.validate_status_update(ctx(), bad, obj)]
     assert errs[:2] == [
         'status.conditions[0].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown"',
@@ -125,10 +158,18 @@ def test_pdb_status_is_the_controllers() -> None:
 
 
 def test_validate_conditions() -> None:
-    good = {"type": "Ready", "status": "True", "reason": "AllGood", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    good = {
+        "type": "Ready",
+        "status": "True",
+        "reason": "AllGood",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
     assert validate_conditions([good], Path("status", "conditions")) == []
     errs = [str(e) for e in validate_conditions([good, dict(good, reason="")], Path("status", "conditions"))]
-    assert errs == ["status.conditions[1].reason: Required value: must be set", 'status.conditions[1].type: Duplicate value: "Ready"']
+    assert errs == [
+        "status.conditions[1].reason: Required value: must be set",
+        'status.conditions[1].type: Duplicate value: "Ready"',
+    ]
 
 
 # ----------------------------------------------------------------------------- PriorityClass
@@ -144,14 +185,21 @@ def test_priority_class_defaults() -> None:
     ("name", "value", "extra", "expected"),
     [
         ("high", 1_000_000_000, {}, []),
-        ("too-high", 1_000_000_001, {}, ["value: Forbidden: maximum allowed value of a user defined priority is 1000000000"]),
+        (
+            "too-high",
+            1_000_000_001,
+            {},
+            ["value: Forbidden: maximum allowed value of a user defined priority is 1000000000"],
+        ),
         ("system-node-critical", 2_000_001_000, {}, []),
         ("system-cluster-critical", 2_000_000_000, {}, []),
         (
             "system-custom",
             5,
             {},
-            ["metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: system-custom is not a known system priority class"],
+            [
+                "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: system-custom is not a known system priority class"
+            ],
         ),
         (
             "system-node-critical",
@@ -171,7 +219,14 @@ def test_priority_class_defaults() -> None:
                 "error: globalDefault of system-cluster-critical PriorityClass must be false"
             ],
         ),
-        ("never", 1, {"preemptionPolicy": "Always"}, ['preemptionPolicy: Unsupported value: "Always": supported values: "PreemptLowerPriority", "Never"']),
+        (
+            "never",
+            1,
+            {"preemptionPolicy": "Always"},
+            [
+                'preemptionPolicy: Unsupported value: "Always": supported values: "PreemptLowerPriority", "Never"'
+            ],
+        ),
     ],
 )
 def test_priority_class_validation(name: str, value: int, extra: Obj, expected: list[str]) -> None:
@@ -262,18 +317,27 @@ def test_events_v1_series_round_trips() -> None:
 @pytest.mark.parametrize(
     ("patch", "expected"),
     [
-        ({"type": "Fatal"}, ["type: Invalid value: \"\": has invalid value: Fatal"]),
+        ({"type": "Fatal"}, ['type: Invalid value: "": has invalid value: Fatal']),
         ({"eventTime": None}, ["eventTime: Required value"]),
         ({"count": 3}, ['count: Invalid value: "": needs to be unset']),
         ({"source": {"component": "x"}}, ['source: Invalid value: "": needs to be unset']),
-        ({"series": {"count": 1}}, ['series.count: Invalid value: "": should be at least 2', "series.lastObservedTime: Required value"]),
-        ({"reportingComponent": ""}, [
-            "reportingController: Required value",
-            'reportingController: Invalid value: "": name part must be non-empty',
-            "reportingController: Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
-            "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
-        ]),
+        (
+            {"series": {"count": 1}},
+            [
+                'series.count: Invalid value: "": should be at least 2',
+                "series.lastObservedTime: Required value",
+            ],
+        ),
+        (
+            {"reportingComponent": ""},
+            [
+                "reportingController: Required value",
+                'reportingController: Invalid value: "": name part must be non-empty',
+                "reportingController: Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+                "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+                "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+            ],
+        ),
         ({"reason": "R" * 129}, ['reason: Invalid value: "": can have at most 128 characters']),
     ],
 )
@@ -306,7 +370,11 @@ def test_events_v1_update_is_mostly_immutable() -> None:
             "type": "Normal",
         }
     )
-    new = dict(copy.deepcopy(ev), message="changed", series={"count": 2, "lastObservedTime": "2026-01-01T00:02:00.000000Z"})
+    new = dict(
+        copy.deepcopy(ev),
+        message="changed",
+        series={"count": 2, "lastObservedTime": "2026-01-01T00:02:00.000000Z"},
+    )
     _, errs = update(EVENTS, new, ev)
     assert errs == ['message: Invalid value: "changed": field is immutable']
 

@@ -43,8 +43,11 @@ def row(group: str, plural: str, obj: dict[str, Any]) -> tuple[list[str], list[A
             "",
             "replicationcontrollers",
             {
-                "spec": {"replicas": 3, "selector": {"b": "2", "a": "1"},
-                         "template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}}},
+                "spec": {
+                    "replicas": 3,
+                    "selector": {"b": "2", "a": "1"},
+                    "template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+                },
                 "status": {"replicas": 2, "readyReplicas": 1},
             },
             ["Name", "Desired", "Current", "Ready", "Age", "Containers", "Images", "Selector"],
@@ -53,39 +56,72 @@ def row(group: str, plural: str, obj: dict[str, Any]) -> tuple[list[str], list[A
         (
             "",
             "podtemplates",
-            {"template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}},
+            {
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]},
+                }
+            },
             ["Name", "Containers", "Images", "Pod Labels"],
             ["x", "c", "i", "app=web"],
         ),
         (
             "storage.k8s.io",
             "storageclasses",
-            {"metadata": {"annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
-             "provisioner": "example.com/p", "reclaimPolicy": "Retain", "volumeBindingMode": "WaitForFirstConsumer",
-             "allowVolumeExpansion": True},
+            {
+                "metadata": {"annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+                "provisioner": "example.com/p",
+                "reclaimPolicy": "Retain",
+                "volumeBindingMode": "WaitForFirstConsumer",
+                "allowVolumeExpansion": True,
+            },
             ["Name", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion", "Age"],
             ["x (default)", "example.com/p", "Retain", "WaitForFirstConsumer", "true", "60s"],
         ),
         (
             "storage.k8s.io",
             "csidrivers",
-            {"spec": {"attachRequired": False, "tokenRequests": [{"audience": "a"}, {"audience": "b"}],
-                      "volumeLifecycleModes": ["Persistent", "Ephemeral"]}},
-            ["Name", "AttachRequired", "PodInfoOnMount", "StorageCapacity", "TokenRequests", "RequiresRepublish", "Modes", "Age"],
+            {
+                "spec": {
+                    "attachRequired": False,
+                    "tokenRequests": [{"audience": "a"}, {"audience": "b"}],
+                    "volumeLifecycleModes": ["Persistent", "Ephemeral"],
+                }
+            },
+            [
+                "Name",
+                "AttachRequired",
+                "PodInfoOnMount",
+                "StorageCapacity",
+                "TokenRequests",
+                "RequiresRepublish",
+                "Modes",
+                "Age",
+            ],
             ["x", False, False, False, "a,b", False, "Persistent,Ephemeral", "60s"],
         ),
         (
             "networking.k8s.io",
             "ingresses",
-            {"spec": {"rules": [{"host": h} for h in ("a.io", "b.io", "c.io", "d.io")], "tls": [{"hosts": ["a.io"]}]},
-             "status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.2"}, {"hostname": "lb.example.com"}]}}},
+            {
+                "spec": {
+                    "rules": [{"host": h} for h in ("a.io", "b.io", "c.io", "d.io")],
+                    "tls": [{"hosts": ["a.io"]}],
+                },
+                "status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.2"}, {"hostname": "lb.example.com"}]}},
+            },
             ["Name", "Class", "Hosts", "Address", "Ports", "Age"],
             ["x", "<none>", "a.io,b.io,c.io + 1 more...", "10.0.0.2,lb.example.com", "80, 443", "60s"],
         ),
         (
             "networking.k8s.io",
             "ingressclasses",
-            {"spec": {"controller": "k8s.io/ingress-nginx", "parameters": {"apiGroup": "k8s.example.com", "kind": "P", "name": "n"}}},
+            {
+                "spec": {
+                    "controller": "k8s.io/ingress-nginx",
+                    "parameters": {"apiGroup": "k8s.example.com", "kind": "P", "name": "n"},
+                }
+            },
             ["Name", "Controller", "Parameters", "Age"],
             ["x", "k8s.io/ingress-nginx", "P.k8s.example.com/n", "60s"],
         ),
@@ -99,42 +135,86 @@ def row(group: str, plural: str, obj: dict[str, Any]) -> tuple[list[str], list[A
         (
             "autoscaling",
             "horizontalpodautoscalers",
-            {"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "minReplicas": 1, "maxReplicas": 5,
-                      "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]},
-             "status": {"currentReplicas": 2}},
+            {
+                "spec": {
+                    "scaleTargetRef": {"kind": "Deployment", "name": "web"},
+                    "minReplicas": 1,
+                    "maxReplicas": 5,
+                    "metrics": [
+                        {
+                            "type": "Resource",
+                            "resource": {
+                                "name": "cpu",
+                                "target": {"type": "Utilization", "averageUtilization": 80},
+                            },
+                        }
+                    ],
+                },
+                "status": {"currentReplicas": 2},
+            },
             ["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"],
             ["x", "Deployment/web", "cpu: <unknown>/80%", "1", 5, 2, "60s"],
         ),
         (
             "apiregistration.k8s.io",
             "apiservices",
-            {"spec": {}, "status": {"conditions": [{"type": "Available", "status": "True", "reason": "Local"}]}},
+            {
+                "spec": {},
+                "status": {"conditions": [{"type": "Available", "status": "True", "reason": "Local"}]},
+            },
             ["Name", "Service", "Available", "Age"],
             ["x", "Local", "True", "60s"],
         ),
         (
             "apiregistration.k8s.io",
             "apiservices",
-            {"spec": {"service": {"namespace": "ns", "name": "metrics"}},
-             "status": {"conditions": [{"type": "Available", "status": "False", "reason": "ServiceNotFound"}]}},
+            {
+                "spec": {"service": {"namespace": "ns", "name": "metrics"}},
+                "status": {
+                    "conditions": [{"type": "Available", "status": "False", "reason": "ServiceNotFound"}]
+                },
+            },
             ["Name", "Service", "Available", "Age"],
             ["x", "ns/metrics", "False (ServiceNotFound)", "60s"],
         ),
     ],
 )
-def test_kind_printers(group: str, plural: str, obj: dict[str, Any], columns: list[str], cells: list[Any]) -> None:
+def test_kind_printers(
+    group: str, plural: str, obj: dict[str, Any], columns: list[str], cells: list[Any]
+) -> None:
     got_columns, got_cells = row(group, plural, obj)
     assert got_columns == columns
     assert got_cells == cells
 
 
 def test_hpa_with_current_metrics_and_many_targets() -> None:
-    metric = {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}
-    mem = {"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "1Gi"}}}
-    pods = {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "10"}}}
-    _, cells = row("autoscaling", "horizontalpodautoscalers", {
-        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3, "metrics": [metric, mem, pods]},
-        "status": {"currentMetrics": [{"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 30}}}]},
-    })
+    metric = {
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+    }
+    mem = {
+        "type": "Resource",
+        "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "1Gi"}},
+    }
+    pods = {
+        "type": "Pods",
+        "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "10"}},
+    }
+    _, cells = row(
+        "autoscaling",
+        "horizontalpodautoscalers",
+        {
+            "spec": {
+                "scaleTargetRef": {"kind": "Deployment", "name": "web"},
+                "maxReplicas": 3,
+                "metrics": [metric, mem, pods],
+            },
+            "status": {
+                "currentMetrics": [
+                    {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 30}}}
+                ]
+            },
+        },
+    )
     assert cells[2] == "cpu: 30%/50%, memory: <unknown>/1Gi + 1 more..."
     assert cells[3] == "<unset>"

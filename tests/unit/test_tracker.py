@@ -45,7 +45,6 @@ POD = schema.for_gvk("", "v1", "Pod")
 T0, T1, T2 = (f"2030-01-01T00:00:0{i}Z" for i in range(3))
 
 
-
 def pod(name: str = "p", labels: dict[str, Any] | None = None) -> Obj:
     return {
         "apiVersion": "v1",

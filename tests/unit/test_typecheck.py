@@ -20,7 +20,10 @@ STS = {
         "podManagementPolicy": "Parallel",
         "selector": {"matchLabels": {"a": "b"}},
         "serviceName": "x",
-        "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+        "template": {
+            "metadata": {"labels": {"a": "b"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        },
     },
 }
 
@@ -37,11 +40,27 @@ def sts_with(path: list[str], value: object) -> dict:
 @pytest.mark.parametrize(
     ("path", "value", "fragment"),
     [
-        (["spec", "replicas"], "3", "cannot unmarshal string into Go struct field StatefulSetSpec.spec.replicas of type int32"),
+        (
+            ["spec", "replicas"],
+            "3",
+            "cannot unmarshal string into Go struct field StatefulSetSpec.spec.replicas of type int32",
+        ),
         (["spec", "ordinals"], {"start": "a"}, "StatefulSetOrdinals.spec.ordinals.start of type int32"),
-        (["spec", "scheduling"], {"schedulingConstraints": {"topology": [{"key": 5}]}}, "topology[0].key of type string"),
-        (["spec", "scheduling"], {"resourceClaims": [{"name": "a", "resourceClaimName": True}]}, "unmarshal bool"),
-        (["spec", "template"], "nope", "cannot unmarshal string into Go struct field StatefulSetSpec.spec.template"),
+        (
+            ["spec", "scheduling"],
+            {"schedulingConstraints": {"topology": [{"key": 5}]}},
+            "topology[0].key of type string",
+        ),
+        (
+            ["spec", "scheduling"],
+            {"resourceClaims": [{"name": "a", "resourceClaimName": True}]},
+            "unmarshal bool",
+        ),
+        (
+            ["spec", "template"],
+            "nope",
+            "cannot unmarshal string into Go struct field StatefulSetSpec.spec.template",
+        ),
         (["metadata", "labels"], {"a": 1}, "metadata.labels[a] of type string"),
     ],
 )
@@ -49,7 +68,9 @@ async def test_wrong_types_are_400(client, path: list[str], value: object, fragm
     with pytest.raises(errors.StatusError) as e:
         await client.create(STATEFULSETS, sts_with(path, value))
     assert e.value.code == 400 and e.value.reason == "BadRequest"
-    assert e.value.message.startswith('StatefulSet in version "v1" cannot be handled as a StatefulSet: json: ')
+    assert e.value.message.startswith(
+        'StatefulSet in version "v1" cannot be handled as a StatefulSet: json: '
+    )
     assert fragment in e.value.message
 
 

@@ -44,15 +44,23 @@ def validate_api_service(obj: Obj) -> ErrorList:
     name = _dict(obj.get("metadata")).get("name") or ""
     required_name = f"{version}.{group}"
     if name and not names.is_valid_path_segment_name(name) and name != required_name:
-        errs.append(field.invalid(Path("metadata", "name"), name, f'must be `spec.version+"."+spec.group`: "{required_name}"'))
+        errs.append(
+            field.invalid(
+                Path("metadata", "name"), name, f'must be `spec.version+"."+spec.group`: "{required_name}"'
+            )
+        )
     if not group and version != "v1":
-        errs.append(field.required(sp.child("group"), "only v1 may have an empty group and it better be legacy kube"))
+        errs.append(
+            field.required(sp.child("group"), "only v1 may have an empty group and it better be legacy kube")
+        )
     if group:
         errs.extend(field.invalid(sp.child("group"), group, m) for m in names.is_dns1123_subdomain(group))
     errs.extend(field.invalid(sp.child("version"), version, m) for m in names.is_dns1035_label(version))
     gpm = _int(spec.get("groupPriorityMinimum"))
     if gpm <= 0 or gpm > 20000:
-        errs.append(field.invalid(sp.child("groupPriorityMinimum"), gpm, "must be positive and less than 20000"))
+        errs.append(
+            field.invalid(sp.child("groupPriorityMinimum"), gpm, "must be positive and less than 20000")
+        )
     vp = _int(spec.get("versionPriority"))
     if vp <= 0 or vp > 1000:
         errs.append(field.invalid(sp.child("versionPriority"), vp, "must be positive and less than 1000"))
@@ -61,9 +69,19 @@ def validate_api_service(obj: Obj) -> ErrorList:
     skip = spec.get("insecureSkipTLSVerify") is True
     if service is None:
         if ca:
-            errs.append(field.invalid(sp.child("caBundle"), f"{len(ca)} bytes", "local APIServices may not have a caBundle"))
+            errs.append(
+                field.invalid(
+                    sp.child("caBundle"), f"{len(ca)} bytes", "local APIServices may not have a caBundle"
+                )
+            )
         if skip:
-            errs.append(field.invalid(sp.child("insecureSkipTLSVerify"), True, "local APIServices may not have insecureSkipTLSVerify"))
+            errs.append(
+                field.invalid(
+                    sp.child("insecureSkipTLSVerify"),
+                    True,
+                    "local APIServices may not have insecureSkipTLSVerify",
+                )
+            )
         return errs
     svc = _dict(service)
     if not svc.get("namespace"):
@@ -72,9 +90,13 @@ def validate_api_service(obj: Obj) -> ErrorList:
         errs.append(field.required(sp.child("service", "name")))
     port = svc.get("port")
     if isinstance(port, int) and not isinstance(port, bool):
-        errs.extend(field.invalid(sp.child("service", "port"), port, m) for m in names.is_valid_port_num(port))
+        errs.extend(
+            field.invalid(sp.child("service", "port"), port, m) for m in names.is_valid_port_num(port)
+        )
     if skip and ca:
-        errs.append(field.invalid(sp.child("insecureSkipTLSVerify"), True, "may not be true if caBundle is present"))
+        errs.append(
+            field.invalid(sp.child("insecureSkipTLSVerify"), True, "may not be true if caBundle is present")
+        )
     return errs
 
 

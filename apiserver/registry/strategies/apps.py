@@ -43,8 +43,14 @@ STATEFULSET_SPEC_FORBIDDEN = (
     "'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
 )
 _STS_MUTABLE_SPEC = (
-    "replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
-    "persistentVolumeClaimRetentionPolicy", "minReadySeconds", "scheduling",
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+    "scheduling",
 )
 _PERCENT_FMT = "[0-9]+%"
 _PERCENT_RE = re.compile(_PERCENT_FMT)
@@ -100,7 +106,10 @@ def validate_positive_int_or_percent(v: Any, path: Path) -> ErrorList:
     if isinstance(v, str):
         if _PERCENT_RE.fullmatch(v) is None:
             msg = names.regex_error(
-                "a valid percent string must be a numeric string followed by an ending '%'", _PERCENT_FMT, "1%", "93%"
+                "a valid percent string must be a numeric string followed by an ending '%'",
+                _PERCENT_FMT,
+                "1%",
+                "93%",
             )
             return [field.invalid(path, v, msg)]
         return []
@@ -126,7 +135,9 @@ def _default_template(spec: Obj) -> None:
 def _drop_disabled_template_fields(ctx: StrategyContext, new: Obj, old: Obj | None) -> None:
     tmpl = as_dict(as_dict(new.get("spec")).get("template"))
     old_tmpl = as_dict(as_dict((old or {}).get("spec")).get("template"))
-    podspec.drop_disabled_pod_spec_fields(tmpl.get("spec"), old_tmpl.get("spec") if old is not None else None, ctx.gates)
+    podspec.drop_disabled_pod_spec_fields(
+        tmpl.get("spec"), old_tmpl.get("spec") if old is not None else None, ctx.gates
+    )
 
 
 def _selector_errors(spec: Obj, sp: Path, kind: str, *, required: bool = True) -> ErrorList:
@@ -140,7 +151,9 @@ def _selector_errors(spec: Obj, sp: Path, kind: str, *, required: bool = True) -
     return errs
 
 
-def _replica_status_errors(status: Obj, sp: Path, fields: tuple[str, ...], available_vs_ready: str | None) -> ErrorList:
+def _replica_status_errors(
+    status: Obj, sp: Path, fields: tuple[str, ...], available_vs_ready: str | None
+) -> ErrorList:
     errs: ErrorList = []
     for key in (*fields, "observedGeneration", "collisionCount"):
         errs.extend(_nonneg(status.get(key), sp.child(key)))
@@ -258,7 +271,9 @@ def validate_statefulset_spec(spec: Obj) -> ErrorList:
     if not pmp:
         errs.append(field.required(sp.child("podManagementPolicy")))
     elif pmp not in ("OrderedReady", "Parallel"):
-        errs.append(field.invalid(sp.child("podManagementPolicy"), pmp, "must be 'OrderedReady' or 'Parallel'"))
+        errs.append(
+            field.invalid(sp.child("podManagementPolicy"), pmp, "must be 'OrderedReady' or 'Parallel'")
+        )
     us = as_dict(spec.get("updateStrategy"))
     ust = us.get("type") or ""
     usp = sp.child("updateStrategy")
@@ -266,7 +281,13 @@ def validate_statefulset_spec(spec: Obj) -> ErrorList:
         errs.append(field.required(usp))
     elif ust == "OnDelete":
         if us.get("rollingUpdate") is not None:
-            errs.append(field.invalid(usp.child("rollingUpdate"), us["rollingUpdate"], "only allowed for updateStrategy 'RollingUpdate'"))
+            errs.append(
+                field.invalid(
+                    usp.child("rollingUpdate"),
+                    us["rollingUpdate"],
+                    "only allowed for updateStrategy 'RollingUpdate'",
+                )
+            )
     elif ust == "RollingUpdate":
         ru = us.get("rollingUpdate")
         if isinstance(ru, dict):
@@ -286,7 +307,11 @@ def validate_statefulset_spec(spec: Obj) -> ErrorList:
         for key in ("whenDeleted", "whenScaled"):
             v = policy.get(key) or ""
             if v not in _RETENTION_POLICIES:
-                errs.append(field.not_supported(sp.child("persistentVolumeClaimRetentionPolicy", key), v, _RETENTION_POLICIES))
+                errs.append(
+                    field.not_supported(
+                        sp.child("persistentVolumeClaimRetentionPolicy", key), v, _RETENTION_POLICIES
+                    )
+                )
     errs.extend(_nonneg(spec.get("replicas"), sp.child("replicas")))
     errs.extend(_nonneg(spec.get("minReadySeconds"), sp.child("minReadySeconds")))
     errs.extend(_nonneg(spec.get("revisionHistoryLimit"), sp.child("revisionHistoryLimit")))
@@ -358,11 +383,18 @@ class StatefulSetStrategy(_WorkloadStrategy):
         status = as_dict(new.get("status"))
         sp = Path("status")
         errs = _replica_status_errors(
-            status, sp, ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"), None
+            status,
+            sp,
+            ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"),
+            None,
         )
         avail, ready = _int(status.get("availableReplicas")) or 0, _int(status.get("readyReplicas")) or 0
         if avail > ready:
-            errs.append(field.invalid(sp.child("availableReplicas"), avail, "cannot be greater than status.readyReplicas"))
+            errs.append(
+                field.invalid(
+                    sp.child("availableReplicas"), avail, "cannot be greater than status.readyReplicas"
+                )
+            )
         errs.extend(_collision_count_errors(new, old))
         return errs
 
@@ -424,18 +456,26 @@ def validate_deployment_spec(spec: Obj) -> ErrorList:
     stype = strategy.get("type")
     if stype == "Recreate":
         if strategy.get("rollingUpdate") is not None:
-            errs.append(field.forbidden(stp.child("rollingUpdate"), "may not be specified when strategy `type` is 'Recreate'"))
+            errs.append(
+                field.forbidden(
+                    stp.child("rollingUpdate"), "may not be specified when strategy `type` is 'Recreate'"
+                )
+            )
     elif stype == "RollingUpdate":
         ru = strategy.get("rollingUpdate")
         if not isinstance(ru, dict):
-            errs.append(field.required(stp.child("rollingUpdate"), "this should be defaulted and never be nil"))
+            errs.append(
+                field.required(stp.child("rollingUpdate"), "this should be defaulted and never be nil")
+            )
         else:
             rp = stp.child("rollingUpdate")
             mu, ms = ru.get("maxUnavailable"), ru.get("maxSurge")
             errs.extend(validate_positive_int_or_percent(mu, rp.child("maxUnavailable")))
             errs.extend(validate_positive_int_or_percent(ms, rp.child("maxSurge")))
             if int_or_percent_value(mu) == 0 and int_or_percent_value(ms) == 0:
-                errs.append(field.invalid(rp.child("maxUnavailable"), mu, "may not be 0 when `maxSurge` is 0"))
+                errs.append(
+                    field.invalid(rp.child("maxUnavailable"), mu, "may not be 0 when `maxSurge` is 0")
+                )
             errs.extend(is_not_more_than_100_percent(mu, rp.child("maxUnavailable")))
     else:
         errs.append(field.not_supported(stp, strategy, ["Recreate", "RollingUpdate"]))
@@ -445,13 +485,21 @@ def validate_deployment_spec(spec: Obj) -> ErrorList:
     if pds is not None:
         errs.extend(_nonneg(pds, sp.child("progressDeadlineSeconds")))
         if (_int(pds) or 0) <= (_int(spec.get("minReadySeconds")) or 0):
-            errs.append(field.invalid(sp.child("progressDeadlineSeconds"), pds, "must be greater than minReadySeconds"))
+            errs.append(
+                field.invalid(
+                    sp.child("progressDeadlineSeconds"), pds, "must be greater than minReadySeconds"
+                )
+            )
     return errs
 
 
 def _selector_immutable(new: Obj, old: Obj) -> ErrorList:
     """apps/v1 selectors never change."""
-    return validate_immutable(as_dict(new.get("spec")).get("selector"), as_dict(old.get("spec")).get("selector"), Path("spec", "selector"))
+    return validate_immutable(
+        as_dict(new.get("spec")).get("selector"),
+        as_dict(old.get("spec")).get("selector"),
+        Path("spec", "selector"),
+    )
 
 
 class DeploymentStrategy(_WorkloadStrategy):
@@ -526,7 +574,12 @@ def validate_replicaset_spec(spec: Obj) -> ErrorList:
 class DaemonSetStrategy(_WorkloadStrategy):
     """DaemonSets also track the deprecated template-generation annotation."""
 
-    initial_status = {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0, "numberReady": 0}
+    initial_status = {
+        "currentNumberScheduled": 0,
+        "numberMisscheduled": 0,
+        "desiredNumberScheduled": 0,
+        "numberReady": 0,
+    }
     kind = "DaemonSet"
 
     def default(self, obj: Obj) -> None:
@@ -570,8 +623,15 @@ class DaemonSetStrategy(_WorkloadStrategy):
         status = as_dict(new.get("status"))
         errs: ErrorList = []
         for key in (
-            "currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
-            "observedGeneration", "updatedNumberScheduled", "numberAvailable", "numberUnavailable", "collisionCount",
+            "currentNumberScheduled",
+            "numberMisscheduled",
+            "desiredNumberScheduled",
+            "numberReady",
+            "observedGeneration",
+            "updatedNumberScheduled",
+            "numberAvailable",
+            "numberUnavailable",
+            "collisionCount",
         ):
             errs.extend(_nonneg(status.get(key), Path("status", key)))
         errs.extend(_collision_count_errors(new, old))
@@ -629,7 +689,9 @@ def validate_daemonset_spec(spec: Obj) -> ErrorList:
             errs.extend(is_not_more_than_100_percent(ms, rp.child("maxSurge")))
             has_u, has_s = int_or_percent_value(mu) != 0, int_or_percent_value(ms) != 0
             if has_u and has_s:
-                errs.append(field.invalid(rp.child("maxSurge"), ms, "may not be set when maxUnavailable is non-zero"))
+                errs.append(
+                    field.invalid(rp.child("maxSurge"), ms, "may not be set when maxUnavailable is non-zero")
+                )
             elif not has_u and not has_s:
                 errs.append(field.required(rp.child("maxUnavailable"), "cannot be 0 when maxSurge is 0"))
     else:

@@ -29,10 +29,20 @@ def _attributes_errors(spec: Obj, path: Path) -> ErrorList:
     """Exactly one of resourceAttributes / nonResourceAttributes."""
     ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if ra is not None and nra is not None:
-        return [field.invalid(path.child("nonResourceAttributes"), nra, "cannot be specified in combination with resourceAttributes")]
+        return [
+            field.invalid(
+                path.child("nonResourceAttributes"),
+                nra,
+                "cannot be specified in combination with resourceAttributes",
+            )
+        ]
     if ra is None and nra is None:
         return [
-            field.invalid(path.child("resourceAttributes"), None, "exactly one of nonResourceAttributes or resourceAttributes must be specified")
+            field.invalid(
+                path.child("resourceAttributes"),
+                None,
+                "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+            )
         ]
     return []
 
@@ -65,7 +75,13 @@ class SubjectAccessReviewStrategy(_ReviewStrategy):
         spec = _dict(obj.get("spec"))
         errs = _empty_meta_errors(obj) + _attributes_errors(spec, Path("spec"))
         if not spec.get("user") and not spec.get("groups"):
-            errs.append(field.invalid(Path("spec", "user"), spec.get("user") or "", "at least one of user or group must be specified"))
+            errs.append(
+                field.invalid(
+                    Path("spec", "user"),
+                    spec.get("user") or "",
+                    "at least one of user or group must be specified",
+                )
+            )
         return errs
 
 
@@ -77,10 +93,20 @@ class LocalSubjectAccessReviewStrategy(SubjectAccessReviewStrategy):
         ra = _dict(spec.get("resourceAttributes"))
         if spec.get("resourceAttributes") is not None and ra.get("namespace") != ctx.namespace:
             errs.append(
-                field.invalid(Path("spec", "resourceAttributes", "namespace"), ra.get("namespace") or "", "must match metadata.namespace")
+                field.invalid(
+                    Path("spec", "resourceAttributes", "namespace"),
+                    ra.get("namespace") or "",
+                    "must match metadata.namespace",
+                )
             )
         if spec.get("nonResourceAttributes") is not None:
-            errs.append(field.invalid(Path("spec", "nonResourceAttributes"), spec["nonResourceAttributes"], "disallowed on this kind of request"))
+            errs.append(
+                field.invalid(
+                    Path("spec", "nonResourceAttributes"),
+                    spec["nonResourceAttributes"],
+                    "disallowed on this kind of request",
+                )
+            )
         return errs
 
 

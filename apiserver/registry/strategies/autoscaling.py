@@ -53,7 +53,10 @@ def scale_up_defaults() -> Obj:
     return {
         "stabilizationWindowSeconds": 0,
         "selectPolicy": "Max",
-        "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}],
+        "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15},
+            {"type": "Percent", "value": 100, "periodSeconds": 15},
+        ],
     }
 
 
@@ -80,7 +83,10 @@ def default_hpa(obj: Obj) -> None:
         spec["minReplicas"] = 1
     if not spec.get("metrics"):
         spec["metrics"] = [
-            {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}
+            {
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+            }
         ]
     behavior = spec.get("behavior")
     if isinstance(behavior, dict):
@@ -97,11 +103,21 @@ def _validate_target(target: Any, path: Path) -> ErrorList:
     elif ttype not in TARGET_TYPES:
         errs.append(field.not_supported(path.child("type"), ttype, TARGET_TYPES))
     if ttype == "Utilization" and t.get("averageUtilization") is None:
-        errs.append(field.required(path.child("averageUtilization"), "must set either a target value or averageValue"))
+        errs.append(
+            field.required(path.child("averageUtilization"), "must set either a target value or averageValue")
+        )
     if ttype == "Value" and t.get("value") is None:
-        errs.append(field.required(path.child("value"), "must set either a target value for metric or a per-pod target"))
+        errs.append(
+            field.required(
+                path.child("value"), "must set either a target value for metric or a per-pod target"
+            )
+        )
     if ttype == "AverageValue" and t.get("averageValue") is None:
-        errs.append(field.required(path.child("averageValue"), "must set either a target value for metric or a per-pod target"))
+        errs.append(
+            field.required(
+                path.child("averageValue"), "must set either a target value for metric or a per-pod target"
+            )
+        )
     util = _int(t.get("averageUtilization"))
     if util is not None and util < 1:
         errs.append(field.invalid(path.child("averageUtilization"), util, "must be greater than 0"))
@@ -119,11 +135,18 @@ def _validate_metric(metric: Any, path: Path) -> ErrorList:
     errs: ErrorList = []
     for other_type, other_key in _SOURCE_KEYS.items():
         if other_key != key and m.get(other_key) is not None:
-            errs.append(field.forbidden(path.child(other_key), f"must populate the given metric source only ({other_type} is not {mtype})"))
+            errs.append(
+                field.forbidden(
+                    path.child(other_key),
+                    f"must populate the given metric source only ({other_type} is not {mtype})",
+                )
+            )
     src = m.get(key)
     sp = path.child(key)
     if src is None:
-        errs.append(field.required(sp, f"must populate information for the given metric source (type {mtype})"))
+        errs.append(
+            field.required(sp, f"must populate information for the given metric source (type {mtype})")
+        )
         return errs
     src = _dict(src)
     if mtype in ("Resource", "ContainerResource"):
@@ -134,7 +157,10 @@ def _validate_metric(metric: Any, path: Path) -> ErrorList:
             if not container:
                 errs.append(field.required(sp.child("container"), "must specify a container"))
             else:
-                errs.extend(field.invalid(sp.child("container"), container, msg) for msg in names.is_dns1123_label(container))
+                errs.extend(
+                    field.invalid(sp.child("container"), container, msg)
+                    for msg in names.is_dns1123_label(container)
+                )
     else:
         mp = sp.child("metric")
         if not _str(_dict(src.get("metric")).get("name")):
@@ -157,7 +183,15 @@ def _validate_rules(rules: Any, path: Path) -> ErrorList:
     errs: ErrorList = []
     win = _int(r.get("stabilizationWindowSeconds"))
     if win is not None and not 0 <= win <= MAX_STABILIZATION_SECONDS:
-        errs.append(field.invalid(path.child("stabilizationWindowSeconds"), win, f"must be less than or equal to {MAX_STABILIZATION_SECONDS}" if win > 0 else "must be greater than or equal to zero"))
+        errs.append(
+            field.invalid(
+                path.child("stabilizationWindowSeconds"),
+                win,
+                f"must be less than or equal to {MAX_STABILIZATION_SECONDS}"
+                if win > 0
+                else "must be greater than or equal to zero",
+            )
+        )
     sel = r.get("selectPolicy")
     if sel is not None and sel not in SELECT_POLICIES:
         errs.append(field.not_supported(path.child("selectPolicy"), sel, SELECT_POLICIES))
@@ -174,9 +208,15 @@ def _validate_rules(rules: Any, path: Path) -> ErrorList:
             errs.append(field.invalid(pp.child("value"), p.get("value"), "must be greater than zero"))
         period = _int(p.get("periodSeconds"))
         if period is None or period <= 0:
-            errs.append(field.invalid(pp.child("periodSeconds"), p.get("periodSeconds"), "must be greater than zero"))
+            errs.append(
+                field.invalid(pp.child("periodSeconds"), p.get("periodSeconds"), "must be greater than zero")
+            )
         elif period > MAX_PERIOD_SECONDS:
-            errs.append(field.invalid(pp.child("periodSeconds"), period, f"must be less than or equal to {MAX_PERIOD_SECONDS}"))
+            errs.append(
+                field.invalid(
+                    pp.child("periodSeconds"), period, f"must be less than or equal to {MAX_PERIOD_SECONDS}"
+                )
+            )
     return errs
 
 
@@ -190,7 +230,9 @@ def validate_hpa_spec(spec: Obj) -> ErrorList:
     if max_r < 1:
         errs.append(field.invalid(sp.child("maxReplicas"), max_r, "must be greater than 0"))
     if min_r is not None and max_r < min_r:
-        errs.append(field.invalid(sp.child("maxReplicas"), max_r, "must be greater than or equal to `minReplicas`"))
+        errs.append(
+            field.invalid(sp.child("maxReplicas"), max_r, "must be greater than or equal to `minReplicas`")
+        )
     ref = _dict(spec.get("scaleTargetRef"))
     rp = sp.child("scaleTargetRef")
     kind, name = _str(ref.get("kind")), _str(ref.get("name"))

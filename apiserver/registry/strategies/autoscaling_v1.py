@@ -52,28 +52,47 @@ def _spec_v2_to_v1(m: Obj) -> Obj:
         key = "resource" if mtype == "Resource" else "containerResource"
         src = _dict(m.get(key))
         target = _dict(src.get("target"))
-        out[key] = _compact({
-            "name": src.get("name"),
-            "container": src.get("container"),
-            "targetAverageUtilization": target.get("averageUtilization"),
-            "targetAverageValue": target.get("averageValue"),
-        })
+        out[key] = _compact(
+            {
+                "name": src.get("name"),
+                "container": src.get("container"),
+                "targetAverageUtilization": target.get("averageUtilization"),
+                "targetAverageValue": target.get("averageValue"),
+            }
+        )
     elif mtype == "Pods":
         src = _dict(m.get("pods"))
         metric, target = _dict(src.get("metric")), _dict(src.get("target"))
-        out["pods"] = _compact({"metricName": metric.get("name"), "targetAverageValue": target.get("averageValue"),
-                                "selector": metric.get("selector")})
+        out["pods"] = _compact(
+            {
+                "metricName": metric.get("name"),
+                "targetAverageValue": target.get("averageValue"),
+                "selector": metric.get("selector"),
+            }
+        )
     elif mtype == "Object":
         src = _dict(m.get("object"))
         metric, target = _dict(src.get("metric")), _dict(src.get("target"))
-        out["object"] = _compact({"target": src.get("describedObject"), "metricName": metric.get("name"),
-                                  "targetValue": target.get("value"), "selector": metric.get("selector"),
-                                  "averageValue": target.get("averageValue")})
+        out["object"] = _compact(
+            {
+                "target": src.get("describedObject"),
+                "metricName": metric.get("name"),
+                "targetValue": target.get("value"),
+                "selector": metric.get("selector"),
+                "averageValue": target.get("averageValue"),
+            }
+        )
     elif mtype == "External":
         src = _dict(m.get("external"))
         metric, target = _dict(src.get("metric")), _dict(src.get("target"))
-        out["external"] = _compact({"metricName": metric.get("name"), "metricSelector": metric.get("selector"),
-                                    "targetValue": target.get("value"), "targetAverageValue": target.get("averageValue")})
+        out["external"] = _compact(
+            {
+                "metricName": metric.get("name"),
+                "metricSelector": metric.get("selector"),
+                "targetValue": target.get("value"),
+                "targetAverageValue": target.get("averageValue"),
+            }
+        )
     return out
 
 
@@ -91,24 +110,35 @@ def _spec_v1_to_v2(m: Obj) -> Obj:
     if mtype in ("Resource", "ContainerResource"):
         key = "resource" if mtype == "Resource" else "containerResource"
         src = _dict(m.get(key))
-        out[key] = _compact({
-            "name": src.get("name"),
-            "container": src.get("container"),
-            "target": _target(average_value=src.get("targetAverageValue"), utilization=src.get("targetAverageUtilization")),
-        })
+        out[key] = _compact(
+            {
+                "name": src.get("name"),
+                "container": src.get("container"),
+                "target": _target(
+                    average_value=src.get("targetAverageValue"),
+                    utilization=src.get("targetAverageUtilization"),
+                ),
+            }
+        )
     elif mtype == "Pods":
         src = _dict(m.get("pods"))
-        out["pods"] = {"metric": _compact({"name": src.get("metricName"), "selector": src.get("selector")}),
-                       "target": _target(average_value=src.get("targetAverageValue"))}
+        out["pods"] = {
+            "metric": _compact({"name": src.get("metricName"), "selector": src.get("selector")}),
+            "target": _target(average_value=src.get("targetAverageValue")),
+        }
     elif mtype == "Object":
         src = _dict(m.get("object"))
-        out["object"] = {"describedObject": src.get("target"),
-                         "metric": _compact({"name": src.get("metricName"), "selector": src.get("selector")}),
-                         "target": _target(value=src.get("targetValue"), average_value=src.get("averageValue"))}
+        out["object"] = {
+            "describedObject": src.get("target"),
+            "metric": _compact({"name": src.get("metricName"), "selector": src.get("selector")}),
+            "target": _target(value=src.get("targetValue"), average_value=src.get("averageValue")),
+        }
     elif mtype == "External":
         src = _dict(m.get("external"))
-        out["external"] = {"metric": _compact({"name": src.get("metricName"), "selector": src.get("metricSelector")}),
-                           "target": _target(value=src.get("targetValue"), average_value=src.get("targetAverageValue"))}
+        out["external"] = {
+            "metric": _compact({"name": src.get("metricName"), "selector": src.get("metricSelector")}),
+            "target": _target(value=src.get("targetValue"), average_value=src.get("targetAverageValue")),
+        }
     return out
 
 
@@ -122,9 +152,14 @@ def _status_v2_to_v1(m: Obj) -> Obj:
         key = "resource" if mtype == "Resource" else "containerResource"
         src = _dict(m.get(key))
         cur = _dict(src.get("current"))
-        out[key] = _compact({"name": src.get("name"), "container": src.get("container"),
-                             "currentAverageUtilization": cur.get("averageUtilization"),
-                             "currentAverageValue": cur.get("averageValue")})
+        out[key] = _compact(
+            {
+                "name": src.get("name"),
+                "container": src.get("container"),
+                "currentAverageUtilization": cur.get("averageUtilization"),
+                "currentAverageValue": cur.get("averageValue"),
+            }
+        )
     elif mtype in ("Pods", "Object", "External"):
         key = mtype.lower()
         src = _dict(m.get(key))
@@ -134,11 +169,18 @@ def _status_v2_to_v1(m: Obj) -> Obj:
         if mtype == "Pods":
             body.update(currentAverageValue=cur.get("averageValue"), selector=metric.get("selector"))
         elif mtype == "Object":
-            body.update(target=src.get("describedObject"), currentValue=cur.get("value"),
-                        selector=metric.get("selector"), averageValue=cur.get("averageValue"))
+            body.update(
+                target=src.get("describedObject"),
+                currentValue=cur.get("value"),
+                selector=metric.get("selector"),
+                averageValue=cur.get("averageValue"),
+            )
         else:
-            body.update(metricSelector=metric.get("selector"), currentValue=cur.get("value"),
-                        currentAverageValue=cur.get("averageValue"))
+            body.update(
+                metricSelector=metric.get("selector"),
+                currentValue=cur.get("value"),
+                currentAverageValue=cur.get("averageValue"),
+            )
         out[key] = _compact(body)
     return out
 
@@ -149,9 +191,18 @@ def _status_v1_to_v2(m: Obj) -> Obj:
     if mtype in ("Resource", "ContainerResource"):
         key = "resource" if mtype == "Resource" else "containerResource"
         src = _dict(m.get(key))
-        out[key] = _compact({"name": src.get("name"), "container": src.get("container"),
-                             "current": _compact({"averageUtilization": src.get("currentAverageUtilization"),
-                                                  "averageValue": src.get("currentAverageValue")})})
+        out[key] = _compact(
+            {
+                "name": src.get("name"),
+                "container": src.get("container"),
+                "current": _compact(
+                    {
+                        "averageUtilization": src.get("currentAverageUtilization"),
+                        "averageValue": src.get("currentAverageValue"),
+                    }
+                ),
+            }
+        )
     elif mtype in ("Pods", "Object", "External"):
         key = mtype.lower()
         src = _dict(m.get(key))
@@ -161,9 +212,13 @@ def _status_v1_to_v2(m: Obj) -> Obj:
             body["current"] = _compact({"averageValue": src.get("currentAverageValue")})
         elif mtype == "Object":
             body["describedObject"] = src.get("target")
-            body["current"] = _compact({"value": src.get("currentValue"), "averageValue": src.get("averageValue")})
+            body["current"] = _compact(
+                {"value": src.get("currentValue"), "averageValue": src.get("averageValue")}
+            )
         else:
-            body["current"] = _compact({"value": src.get("currentValue"), "averageValue": src.get("currentAverageValue")})
+            body["current"] = _compact(
+                {"value": src.get("currentValue"), "averageValue": src.get("currentAverageValue")}
+            )
         out[key] = body
     return out
 
@@ -222,7 +277,12 @@ def hpa_v1_to_v2(obj: Obj) -> Obj:
         metrics: list[Obj] = []
         cpu = spec.pop("targetCPUUtilizationPercentage", None)
         if cpu is not None:
-            metrics.append({"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": cpu}}})
+            metrics.append(
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": cpu}},
+                }
+            )
         metrics.extend(_spec_v1_to_v2(m) for m in _loads(annotations.get(METRICS)) if isinstance(m, dict))
         if metrics:
             spec["metrics"] = metrics
@@ -234,8 +294,12 @@ def hpa_v1_to_v2(obj: Obj) -> Obj:
         current: list[Obj] = []
         cpu_now = status.pop("currentCPUUtilizationPercentage", None)
         if cpu_now is not None:
-            current.append({"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": cpu_now}}})
-        current.extend(_status_v1_to_v2(m) for m in _loads(annotations.get(CURRENT_METRICS)) if isinstance(m, dict))
+            current.append(
+                {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": cpu_now}}}
+            )
+        current.extend(
+            _status_v1_to_v2(m) for m in _loads(annotations.get(CURRENT_METRICS)) if isinstance(m, dict)
+        )
         if current:
             status["currentMetrics"] = current
         conditions = _loads(annotations.get(CONDITIONS))

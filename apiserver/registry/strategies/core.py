@@ -52,13 +52,37 @@ LIMIT_TYPES = frozenset({"Pod", "Container", "PersistentVolumeClaim"})
 EVENT_TYPES = ("Normal", "Warning")
 _QUOTA_RESOURCES = frozenset(
     {
-        "pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
-        "persistentvolumeclaims", "services.nodeports", "services.loadbalancers", "requests.cpu",
-        "requests.memory", "requests.storage", "requests.ephemeral-storage", "limits.cpu",
-        "limits.memory", "limits.ephemeral-storage", "cpu", "memory", "storage", "ephemeral-storage",
+        "pods",
+        "services",
+        "replicationcontrollers",
+        "resourcequotas",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+        "requests.cpu",
+        "requests.memory",
+        "requests.storage",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "cpu",
+        "memory",
+        "storage",
+        "ephemeral-storage",
     }
 )
-_QUOTA_SCOPES = ("Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity", "VolumeAttributesClass")
+_QUOTA_SCOPES = (
+    "Terminating",
+    "NotTerminating",
+    "BestEffort",
+    "NotBestEffort",
+    "PriorityClass",
+    "CrossNamespacePodAffinity",
+    "VolumeAttributesClass",
+)
 _CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 _CONFIG_KEY_RE = re.compile(_CONFIG_KEY_FMT)
 _SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
@@ -163,7 +187,9 @@ def _apply_label_keys(term: Any, labels: dict[str, Any]) -> None:
     for key, op in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn")):
         for k in as_list(term.get(key)):
             if isinstance(k, str) and k in labels:
-                sel.setdefault("matchExpressions", []).append({"key": k, "operator": op, "values": [labels[k]]})
+                sel.setdefault("matchExpressions", []).append(
+                    {"key": k, "operator": op, "values": [labels[k]]}
+                )
 
 
 def mutate_pod_affinity(pod: Obj) -> None:
@@ -211,7 +237,11 @@ def _validate_pod_metadata_and_spec(pod: Obj, ctx: StrategyContext) -> ErrorList
                 if as_dict(src).get("serviceAccountToken") is not None:
                     errs.append(
                         field.forbidden(
-                            sp.child("volumes").index(vi).child("projected", "sources").index(si).child("serviceAccountToken"),
+                            sp.child("volumes")
+                            .index(vi)
+                            .child("projected", "sources")
+                            .index(si)
+                            .child("serviceAccountToken"),
                             "must not be specified when serviceAccountName is not set",
                         )
                     )
@@ -219,7 +249,13 @@ def _validate_pod_metadata_and_spec(pod: Obj, ctx: StrategyContext) -> ErrorList
         for i, c in enumerate(as_list(spec.get(key))):
             image = _str(as_dict(c).get("image"))
             if image != image.strip():
-                errs.append(field.invalid(sp.child(key).index(i).child("image"), image, "must not have leading or trailing whitespace"))
+                errs.append(
+                    field.invalid(
+                        sp.child(key).index(i).child("image"),
+                        image,
+                        "must not have leading or trailing whitespace",
+                    )
+                )
     return errs
 
 
@@ -227,7 +263,10 @@ def _validate_mirror_annotation_update(new: Obj, old: Obj) -> ErrorList:
     new_ann = as_dict(as_dict(new.get("metadata")).get("annotations"))
     old_ann = as_dict(as_dict(old.get("metadata")).get("annotations"))
     p = Path("metadata", "annotations").key(MIRROR_POD_ANNOTATION)
-    if MIRROR_POD_ANNOTATION in old_ann and new_ann.get(MIRROR_POD_ANNOTATION) != old_ann[MIRROR_POD_ANNOTATION]:
+    if (
+        MIRROR_POD_ANNOTATION in old_ann
+        and new_ann.get(MIRROR_POD_ANNOTATION) != old_ann[MIRROR_POD_ANNOTATION]
+    ):
         return [field.forbidden(p, "may not remove or update mirror pod annotation")]
     if MIRROR_POD_ANNOTATION in new_ann and MIRROR_POD_ANNOTATION not in old_ann:
         return [field.forbidden(p, "may not add mirror pod annotation")]
@@ -269,7 +308,11 @@ class PodStrategy(Strategy):
         if as_list(spec.get("ephemeralContainers")):
             errs.append(field.forbidden(Path("spec", "ephemeralContainers"), "cannot be set on create"))
         if spec.get("nodeName") and as_list(spec.get("schedulingGates")):
-            errs.append(field.forbidden(Path("spec", "nodeName"), "cannot be set until all schedulingGates have been cleared"))
+            errs.append(
+                field.forbidden(
+                    Path("spec", "nodeName"), "cannot be set until all schedulingGates have been cleared"
+                )
+            )
         return errs
 
     def warnings_on_create(self, ctx: StrategyContext, obj: Obj) -> list[str]:
@@ -302,13 +345,19 @@ def pod_warnings(spec: Obj, path: Path) -> list[str]:
     out: list[str] = []
     tgps = _int(spec.get("terminationGracePeriodSeconds"))
     if tgps is not None and tgps < 0:
-        out.append(f"{path.child('terminationGracePeriodSeconds')}: must be >= 0; negative values are invalid and will be treated as 1")
+        out.append(
+            f"{path.child('terminationGracePeriodSeconds')}: must be >= 0; negative values are invalid and will be treated as 1"
+        )
     for key in ("nodeSelector",):
         for label in as_dict(spec.get(key)):
             if label == "beta.kubernetes.io/os":
-                out.append(f'{path.child(key).key(label)}: deprecated since v1.14; use "kubernetes.io/os" instead')
+                out.append(
+                    f'{path.child(key).key(label)}: deprecated since v1.14; use "kubernetes.io/os" instead'
+                )
             elif label == "beta.kubernetes.io/arch":
-                out.append(f'{path.child(key).key(label)}: deprecated since v1.14; use "kubernetes.io/arch" instead')
+                out.append(
+                    f'{path.child(key).key(label)}: deprecated since v1.14; use "kubernetes.io/arch" instead'
+                )
     return out
 
 
@@ -321,7 +370,11 @@ def validate_pod_status_update(new: Obj, old: Obj) -> ErrorList:
         ctype = _str(as_dict(cond).get("type"))
         if ctype not in ("PodScheduled", "Ready", "Initialized"):
             # kube reports these under "metadata" (its path variable is reused), kept verbatim.
-            errs.extend(fmt_errors(ctype, Path("metadata", "conditions").index(i).child("Type"), names.is_qualified_name))
+            errs.extend(
+                fmt_errors(
+                    ctype, Path("metadata", "conditions").index(i).child("Type"), names.is_qualified_name
+                )
+            )
     if as_dict(new.get("spec")).get("nodeName") != as_dict(old.get("spec")).get("nodeName"):
         errs.append(field.forbidden(sp.child("nodeName"), "may not be changed directly"))
     phase = status.get("phase")
@@ -329,7 +382,9 @@ def validate_pod_status_update(new: Obj, old: Obj) -> ErrorList:
         errs.append(field.not_supported(sp.child("phase"), phase, POD_PHASES))
     nnn = _str(status.get("nominatedNodeName"))
     if nnn and nnn != old_status.get("nominatedNodeName"):
-        errs.extend(fmt_errors(nnn, sp.child("nominatedNodeName"), lambda s: names.name_is_dns_subdomain(s, False)))
+        errs.extend(
+            fmt_errors(nnn, sp.child("nominatedNodeName"), lambda s: names.name_is_dns_subdomain(s, False))
+        )
     restart = _str(as_dict(old.get("spec")).get("restartPolicy"))
     errs.extend(_container_state_transitions(status, old_status, "containerStatuses", restart, set(), sp))
     sidecars = {
@@ -337,14 +392,18 @@ def validate_pod_status_update(new: Obj, old: Obj) -> ErrorList:
         for c in as_list(as_dict(old.get("spec")).get("initContainers"))
         if podspec.is_restartable_init_container(as_dict(c))
     }
-    errs.extend(_container_state_transitions(status, old_status, "initContainerStatuses", restart, sidecars, sp))
+    errs.extend(
+        _container_state_transitions(status, old_status, "initContainerStatuses", restart, sidecars, sp)
+    )
     for i, ip in enumerate(as_list(status.get("podIPs"))):
         errs.extend(fmt_errors(_str(as_dict(ip).get("ip")), sp.child("podIPs").index(i), is_valid_ip))
     errs.extend(_nonneg(status.get("observedGeneration"), sp.child("observedGeneration")))
     return errs
 
 
-def _container_state_transitions(status: Obj, old_status: Obj, key: str, restart: str, restartable: set[str], sp: Path) -> ErrorList:
+def _container_state_transitions(
+    status: Obj, old_status: Obj, key: str, restart: str, restartable: set[str], sp: Path
+) -> ErrorList:
     """Terminated containers of a non-restarting pod may not come back to life."""
     if restart == "Always":
         return []
@@ -362,7 +421,11 @@ def _container_state_transitions(status: Obj, old_status: Obj, key: str, restart
             continue
         new_cs = new_by_name.get(name)
         if new_cs is not None and not as_dict(new_cs.get("state")).get("terminated"):
-            errs.append(field.forbidden(sp.child(key).index(i).child("state"), "may not be transitioned to non-terminated state"))
+            errs.append(
+                field.forbidden(
+                    sp.child(key).index(i).child("state"), "may not be transitioned to non-terminated state"
+                )
+            )
     return errs
 
 
@@ -383,7 +446,11 @@ def validate_node_taints(taints: Any, path: Path) -> ErrorList:
             errs.append(field.invalid(p.child("value"), value, ";".join(msgs)))
         errs.extend(podspec.validate_taint_effect(effect, False, p.child("effect")))
         if (key, effect) in seen:
-            errs.append(field.FieldError(field.ErrorType.DUPLICATE, str(p), t, "taints must be unique by key and effect pair"))
+            errs.append(
+                field.FieldError(
+                    field.ErrorType.DUPLICATE, str(p), t, "taints must be unique by key and effect pair"
+                )
+            )
             continue
         seen.add((key, effect))
     return errs
@@ -451,10 +518,18 @@ def validate_node_update(new: Obj, old: Obj) -> ErrorList:
         seen.append(addr)
     old_cidrs = as_list(old_spec.get("podCIDRs"))
     if old_cidrs and old_cidrs != as_list(spec.get("podCIDRs")):
-        errs.append(field.forbidden(Path("spec", "podCIDRs"), 'node updates may not change podCIDR except from "" to valid'))
+        errs.append(
+            field.forbidden(
+                Path("spec", "podCIDRs"), 'node updates may not change podCIDR except from "" to valid'
+            )
+        )
     old_pid = _str(old_spec.get("providerID"))
     if old_pid and old_pid != _str(spec.get("providerID")):
-        errs.append(field.forbidden(Path("spec", "providerID"), 'node updates may not change providerID except from "" to valid'))
+        errs.append(
+            field.forbidden(
+                Path("spec", "providerID"), 'node updates may not change providerID except from "" to valid'
+            )
+        )
     if spec.get("externalID") != old_spec.get("externalID"):
         errs.append(field.forbidden(Path("spec", "externalID"), "may not be updated"))
     return errs
@@ -470,7 +545,9 @@ def _validate_namespace_finalizers(finalizers: Any) -> ErrorList:
         f = _str(f)
         errs.extend(fmt_errors(f, p, names.is_qualified_name))
         if "/" not in f and f != "kubernetes":
-            errs.append(field.invalid(p, f, "name is neither a standard finalizer name nor is it fully qualified"))
+            errs.append(
+                field.invalid(p, f, "name is neither a standard finalizer name nor is it fully qualified")
+            )
     return errs
 
 
@@ -551,7 +628,9 @@ def _is_headless(spec: Obj) -> bool:
 
 
 def _externally_accessible(spec: Obj) -> bool:
-    return spec.get("type") in ("LoadBalancer", "NodePort") or (spec.get("type") == "ClusterIP" and bool(as_list(spec.get("externalIPs"))))
+    return spec.get("type") in ("LoadBalancer", "NodePort") or (
+        spec.get("type") == "ClusterIP" and bool(as_list(spec.get("externalIPs")))
+    )
 
 
 def _needs_cluster_ip(spec: Obj) -> bool:
@@ -560,7 +639,9 @@ def _needs_cluster_ip(spec: Obj) -> bool:
 
 def _needs_node_port(spec: Obj) -> bool:
     t = spec.get("type") or "ClusterIP"
-    return t == "NodePort" or (t == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts", True) is not False)
+    return t == "NodePort" or (
+        t == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts", True) is not False
+    )
 
 
 def _externally_accessible(spec: Obj) -> bool:
@@ -573,7 +654,9 @@ def drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
     if (spec.get("type") or "ClusterIP") == (old_spec.get("type") or "ClusterIP"):
         return
     if _needs_cluster_ip(old_spec) and not _needs_cluster_ip(spec):
-        if spec.get("clusterIP") == old_spec.get("clusterIP") and spec.get("clusterIPs") == old_spec.get("clusterIPs"):
+        if spec.get("clusterIP") == old_spec.get("clusterIP") and spec.get("clusterIPs") == old_spec.get(
+            "clusterIPs"
+        ):
             spec.pop("clusterIP", None)
             spec.pop("clusterIPs", None)
         if spec.get("ipFamilies") == old_spec.get("ipFamilies"):
@@ -586,18 +669,20 @@ def drop_type_dependent_fields(spec: Obj, old_spec: Obj) -> None:
     if _needs_node_port(old_spec) and not _needs_node_port(spec) and same_node_ports:
         for p in ports:
             p.pop("nodePort", None)
-    old_hc = (old_spec.get("type") == "LoadBalancer" and old_spec.get("externalTrafficPolicy") == "Local")
-    new_hc = (spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local")
+    old_hc = old_spec.get("type") == "LoadBalancer" and old_spec.get("externalTrafficPolicy") == "Local"
+    new_hc = spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
     if old_hc and not new_hc and spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort"):
         spec.pop("healthCheckNodePort", None)
     if old_spec.get("type") == "LoadBalancer" and spec.get("type") != "LoadBalancer":
-        if "allocateLoadBalancerNodePorts" in spec and spec.get("allocateLoadBalancerNodePorts") == old_spec.get(
+        if "allocateLoadBalancerNodePorts" in spec and spec.get(
             "allocateLoadBalancerNodePorts"
-        ):
+        ) == old_spec.get("allocateLoadBalancerNodePorts"):
             spec.pop("allocateLoadBalancerNodePorts", None)
         if spec.get("loadBalancerClass") == old_spec.get("loadBalancerClass"):
             spec.pop("loadBalancerClass", None)
-    if not _externally_accessible(spec) and spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy"):
+    if not _externally_accessible(spec) and spec.get("externalTrafficPolicy") == old_spec.get(
+        "externalTrafficPolicy"
+    ):
         spec.pop("externalTrafficPolicy", None)
 
 
@@ -651,11 +736,18 @@ class ServiceStrategy(UntrackedGenerationStrategy):
         _keep_old_status(new, old)
         drop_type_dependent_fields(_spec(new), as_dict(old.get("spec")))
         spec, old_spec = _spec(new), as_dict(old.get("spec"))
-        if spec.get("type") != "ExternalName" and old_spec.get("type") != "ExternalName" and not spec.get("clusterIP"):
+        if (
+            spec.get("type") != "ExternalName"
+            and old_spec.get("type") != "ExternalName"
+            and not spec.get("clusterIP")
+        ):
             for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
                 if key in old_spec:
                     spec[key] = copy.deepcopy(old_spec[key])
-        old_node_ports = {(p.get("port"), p.get("protocol")): p.get("nodePort") for p in map(as_dict, as_list(old_spec.get("ports")))}
+        old_node_ports = {
+            (p.get("port"), p.get("protocol")): p.get("nodePort")
+            for p in map(as_dict, as_list(old_spec.get("ports")))
+        }
         if spec.get("type") in ("NodePort", "LoadBalancer"):
             for p in as_list(spec.get("ports")):
                 if isinstance(p, dict) and not p.get("nodePort"):
@@ -670,7 +762,9 @@ class ServiceStrategy(UntrackedGenerationStrategy):
             new_ips, old_ips = as_list(spec.get("clusterIPs")), as_list(old_spec.get("clusterIPs"))
             for i in range(min(len(new_ips), len(old_ips))):
                 if new_ips[i] != old_ips[i]:
-                    errs.append(field.invalid(Path("spec", "clusterIPs").index(i), new_ips, "may not change once set"))
+                    errs.append(
+                        field.invalid(Path("spec", "clusterIPs").index(i), new_ips, "may not change once set")
+                    )
         return errs
 
 
@@ -684,7 +778,11 @@ def validate_service_spec(spec: Obj) -> ErrorList:
     if not ports and not headless and stype != "ExternalName":
         errs.append(field.required(sp.child("ports")))
     if stype in ("LoadBalancer", "NodePort") and headless:
-        errs.append(field.invalid(sp.child("clusterIPs").index(0), "None", f"may not be set to 'None' for {stype} services"))
+        errs.append(
+            field.invalid(
+                sp.child("clusterIPs").index(0), "None", f"may not be set to 'None' for {stype} services"
+            )
+        )
     if stype == "ExternalName":
         if as_list(spec.get("clusterIPs")):
             errs.append(field.forbidden(sp.child("clusterIPs"), "may not be set for ExternalName services"))
@@ -723,7 +821,11 @@ def validate_service_spec(spec: Obj) -> ErrorList:
     elif sa not in SESSION_AFFINITIES:
         errs.append(field.not_supported(sp.child("sessionAffinity"), sa, SESSION_AFFINITIES))
     if sa == "None" and spec.get("sessionAffinityConfig") is not None:
-        errs.append(field.forbidden(sp.child("sessionAffinityConfig"), "must not be set when session affinity is None"))
+        errs.append(
+            field.forbidden(
+                sp.child("sessionAffinityConfig"), "must not be set when session affinity is None"
+            )
+        )
     for i, ip in enumerate(as_list(spec.get("externalIPs"))):
         errs.extend(fmt_errors(_str(ip), sp.child("externalIPs").index(i), is_valid_ip))
     if not stype:
@@ -745,11 +847,21 @@ def validate_service_spec(spec: Obj) -> ErrorList:
             errs.append(field.duplicate(pp, {"port": port.get("port"), "protocol": port.get("protocol")}))
         seen_ports.add(key)
     if spec.get("allocateLoadBalancerNodePorts") is not None and stype != "LoadBalancer":
-        errs.append(field.forbidden(sp.child("allocateLoadBalancerNodePorts"), "may only be used when `type` is 'LoadBalancer'"))
+        errs.append(
+            field.forbidden(
+                sp.child("allocateLoadBalancerNodePorts"), "may only be used when `type` is 'LoadBalancer'"
+            )
+        )
     etp = _str(spec.get("externalTrafficPolicy"))
     if not _externally_accessible(spec):
         if etp:
-            errs.append(field.invalid(sp.child("externalTrafficPolicy"), etp, "may only be set for externally-accessible services"))
+            errs.append(
+                field.invalid(
+                    sp.child("externalTrafficPolicy"),
+                    etp,
+                    "may only be set for externally-accessible services",
+                )
+            )
     elif not etp:
         errs.append(field.required(sp.child("externalTrafficPolicy")))
     elif etp not in TRAFFIC_POLICIES:
@@ -798,7 +910,11 @@ def validate_endpoints(obj: Obj) -> ErrorList:
                     errs.extend(fmt_errors(hostname, ap.child("hostname"), names.is_dns1123_label))
                 node = addr.get("nodeName")
                 if node:
-                    errs.extend(fmt_errors(_str(node), ap.child("nodeName"), lambda s: names.name_is_dns_subdomain(s, False)))
+                    errs.extend(
+                        fmt_errors(
+                            _str(node), ap.child("nodeName"), lambda s: names.name_is_dns_subdomain(s, False)
+                        )
+                    )
         ports = as_list(ss.get("ports"))
         for j, port in enumerate(ports):
             port = as_dict(port)
@@ -862,7 +978,9 @@ def validate_config_map(obj: Obj) -> ErrorList:
     return errs
 
 
-_B64_ALPHABET = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
+_B64_ALPHABET = {
+    c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+}
 
 
 def decode_base64(s: str) -> tuple[bytes, int | None]:
@@ -959,7 +1077,11 @@ def validate_secret(obj: Obj) -> ErrorList:
         errs.extend(fmt_errors(key, dp.key(key), is_config_map_key))
         decoded, bad = decode_base64(_str(value))
         if bad is not None:
-            errs.append(field.invalid(dp.key(key), "<secret contents redacted>", f"illegal base64 data at input byte {bad}"))
+            errs.append(
+                field.invalid(
+                    dp.key(key), "<secret contents redacted>", f"illegal base64 data at input byte {bad}"
+                )
+            )
         total += len(decoded)
     if total > MAX_SECRET_SIZE:
         errs.append(field.too_long(dp, MAX_SECRET_SIZE))
@@ -967,7 +1089,9 @@ def validate_secret(obj: Obj) -> ErrorList:
     if stype == "kubernetes.io/service-account-token":
         ann = as_dict(as_dict(obj.get("metadata")).get("annotations"))
         if not ann.get("kubernetes.io/service-account.name"):
-            errs.append(field.required(Path("metadata", "annotations").key("kubernetes.io/service-account.name")))
+            errs.append(
+                field.required(Path("metadata", "annotations").key("kubernetes.io/service-account.name"))
+            )
     elif stype == "kubernetes.io/basic-auth":
         if "username" not in data and "password" not in data:
             errs.append(field.required(dp.key("username")))
@@ -991,7 +1115,9 @@ REASON_LIMIT = 128
 NOTE_LIMIT = 1024
 
 
-def legacy_validate_event(event: Obj, namespace: str, reporting_field: str = "reportingComponent") -> ErrorList:
+def legacy_validate_event(
+    event: Obj, namespace: str, reporting_field: str = "reportingComponent"
+) -> ErrorList:
     """``legacyValidateEvent``: lenient rules every Event must pass, whatever its API group."""
     errs: ErrorList = []
     involved_ns = _str(as_dict(event.get("involvedObject")).get("namespace"))
@@ -1010,7 +1136,11 @@ def legacy_validate_event(event: Obj, namespace: str, reporting_field: str = "re
         if not rc:
             errs.append(field.required(reporting_field))
         errs.extend(fmt_errors(rc, Path(reporting_field), names.is_qualified_name))
-        for key, limit in (("reportingInstance", REPORTING_INSTANCE_LIMIT), ("action", ACTION_LIMIT), ("reason", REASON_LIMIT)):
+        for key, limit in (
+            ("reportingInstance", REPORTING_INSTANCE_LIMIT),
+            ("action", ACTION_LIMIT),
+            ("reason", REASON_LIMIT),
+        ):
             value = _str(event.get(key))
             if not value:
                 errs.append(field.required(key))
@@ -1053,7 +1183,9 @@ def validate_pvc_spec(spec: Any, path: Path) -> ErrorList:
         elif m in ACCESS_MODES:
             other = True
     if rwop and other:
-        errs.append(field.forbidden(path.child("accessModes"), "may not use ReadWriteOncePod with other access modes"))
+        errs.append(
+            field.forbidden(path.child("accessModes"), "may not use ReadWriteOncePod with other access modes")
+        )
     sp = path.child("resources").key("storage")
     requests = as_dict(as_dict(spec.get("resources")).get("requests"))
     if "storage" not in requests:
@@ -1066,7 +1198,9 @@ def validate_pvc_spec(spec: Any, path: Path) -> ErrorList:
             errs.append(field.invalid(sp, quantity_text(requests["storage"]), "must be greater than zero"))
     scn = spec.get("storageClassName")
     if isinstance(scn, str) and scn:
-        errs.extend(fmt_errors(scn, path.child("storageClassName"), lambda s: names.name_is_dns_subdomain(s, False)))
+        errs.extend(
+            fmt_errors(scn, path.child("storageClassName"), lambda s: names.name_is_dns_subdomain(s, False))
+        )
     vm = spec.get("volumeMode")
     if vm is not None and vm not in VOLUME_MODES:
         errs.append(field.not_supported(path.child("volumeMode"), vm, VOLUME_MODES))
@@ -1132,12 +1266,31 @@ def validate_pvc_update(new: Obj, old: Obj) -> ErrorList:
                 + podspec.spec_diff(old_spec, new_spec, "core.PersistentVolumeClaimSpec"),
             )
         )
-    old_size = quantity_or_none(as_dict(as_dict(as_dict(old.get("spec")).get("resources")).get("requests")).get("storage"))
-    new_size = quantity_or_none(as_dict(as_dict(as_dict(new.get("spec")).get("resources")).get("requests")).get("storage"))
+    old_size = quantity_or_none(
+        as_dict(as_dict(as_dict(old.get("spec")).get("resources")).get("requests")).get("storage")
+    )
+    new_size = quantity_or_none(
+        as_dict(as_dict(as_dict(new.get("spec")).get("resources")).get("requests")).get("storage")
+    )
     status_size = quantity_or_none(as_dict(as_dict(old.get("status")).get("capacity")).get("storage"))
-    if old_size is not None and new_size is not None and new_size < old_size and new_size <= (status_size or 0):
-        errs.append(field.forbidden(Path("spec", "resources", "requests", "storage"), "field can not be less than status.capacity"))
-    errs.extend(validate_immutable(as_dict(new.get("spec")).get("volumeMode"), as_dict(old.get("spec")).get("volumeMode"), Path("volumeMode")))
+    if (
+        old_size is not None
+        and new_size is not None
+        and new_size < old_size
+        and new_size <= (status_size or 0)
+    ):
+        errs.append(
+            field.forbidden(
+                Path("spec", "resources", "requests", "storage"), "field can not be less than status.capacity"
+            )
+        )
+    errs.extend(
+        validate_immutable(
+            as_dict(new.get("spec")).get("volumeMode"),
+            as_dict(old.get("spec")).get("volumeMode"),
+            Path("volumeMode"),
+        )
+    )
     return errs
 
 
@@ -1168,8 +1321,12 @@ class PersistentVolumeStrategy(UntrackedGenerationStrategy):
 
     def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         errs = validate_pv_spec(as_dict(new.get("spec")))
-        new_src = {k: v for k, v in as_dict(new.get("spec")).items() if k in podspec._VOLUME_SOURCES or k == "local"}
-        old_src = {k: v for k, v in as_dict(old.get("spec")).items() if k in podspec._VOLUME_SOURCES or k == "local"}
+        new_src = {
+            k: v for k, v in as_dict(new.get("spec")).items() if k in podspec._VOLUME_SOURCES or k == "local"
+        }
+        old_src = {
+            k: v for k, v in as_dict(old.get("spec")).items() if k in podspec._VOLUME_SOURCES or k == "local"
+        }
         if new_src != old_src:
             errs.append(
                 field.forbidden(
@@ -1178,7 +1335,13 @@ class PersistentVolumeStrategy(UntrackedGenerationStrategy):
                     + podspec.spec_diff(old_src, new_src, "core.PersistentVolumeSource"),
                 )
             )
-        errs.extend(validate_immutable(as_dict(new.get("spec")).get("volumeMode"), as_dict(old.get("spec")).get("volumeMode"), Path("volumeMode")))
+        errs.extend(
+            validate_immutable(
+                as_dict(new.get("spec")).get("volumeMode"),
+                as_dict(old.get("spec")).get("volumeMode"),
+                Path("volumeMode"),
+            )
+        )
         return errs
 
     def prepare_for_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> None:
@@ -1213,7 +1376,9 @@ def validate_pv_spec(spec: Obj) -> ErrorList:
         errs.append(field.forbidden(sp.child(k), "may not specify more than 1 volume type"))
     scn = spec.get("storageClassName")
     if isinstance(scn, str) and scn:
-        errs.extend(fmt_errors(scn, sp.child("storageClassName"), lambda s: names.name_is_dns_subdomain(s, False)))
+        errs.extend(
+            fmt_errors(scn, sp.child("storageClassName"), lambda s: names.name_is_dns_subdomain(s, False))
+        )
     vm = spec.get("volumeMode")
     if vm is not None and vm not in VOLUME_MODES:
         errs.append(field.not_supported(sp.child("volumeMode"), vm, VOLUME_MODES))
@@ -1262,13 +1427,19 @@ def validate_limit_range(obj: Obj) -> ErrorList:
         ltype = _str(item.get("type"))
         type_errs = fmt_errors(ltype, p.child("type"), names.is_qualified_name)
         if not type_errs and "/" not in ltype and ltype not in LIMIT_TYPES:
-            type_errs.append(field.invalid(p.child("type"), ltype, "must be a standard limit type or fully qualified"))
+            type_errs.append(
+                field.invalid(p.child("type"), ltype, "must be a standard limit type or fully qualified")
+            )
         errs.extend(type_errs)
         if ltype in seen_types:
             errs.append(field.duplicate(p.child("type"), ltype))
         seen_types.add(ltype)
         values: dict[str, dict[str, Any]] = {}
-        kinds = ["max", "min"] + (["default", "defaultRequest"] if ltype != "Pod" else []) + ["maxLimitRequestRatio"]
+        kinds = (
+            ["max", "min"]
+            + (["default", "defaultRequest"] if ltype != "Pod" else [])
+            + ["maxLimitRequestRatio"]
+        )
         if ltype == "Pod":
             for key in ("default", "defaultRequest"):
                 if as_dict(item.get(key)):
@@ -1283,25 +1454,76 @@ def validate_limit_range(obj: Obj) -> ErrorList:
                 q = quantity_or_none(raw)
                 if q is not None:
                     values.setdefault(name, {})[kind] = (q, quantity_text(raw))
-        if ltype == "PersistentVolumeClaim" and "storage" not in as_dict(item.get("min")) and "storage" not in as_dict(item.get("max")):
-            errs.append(field.required(p.child("limits"), "either minimum or maximum storage value is required, but neither was provided"))
+        if (
+            ltype == "PersistentVolumeClaim"
+            and "storage" not in as_dict(item.get("min"))
+            and "storage" not in as_dict(item.get("max"))
+        ):
+            errs.append(
+                field.required(
+                    p.child("limits"),
+                    "either minimum or maximum storage value is required, but neither was provided",
+                )
+            )
         for name, v in values.items():
             mn, mx, df, dr = v.get("min"), v.get("max"), v.get("default"), v.get("defaultRequest")
             if mn and mx and mn[0] > mx[0]:
-                errs.append(field.invalid(p.child("min").key(name), mn[1], f"min value {mn[1]} is greater than max value {mx[1]}"))
+                errs.append(
+                    field.invalid(
+                        p.child("min").key(name),
+                        mn[1],
+                        f"min value {mn[1]} is greater than max value {mx[1]}",
+                    )
+                )
             if dr and mn and mn[0] > dr[0]:
-                errs.append(field.invalid(p.child("defaultRequest").key(name), dr[1], f"min value {mn[1]} is greater than default request value {dr[1]}"))
+                errs.append(
+                    field.invalid(
+                        p.child("defaultRequest").key(name),
+                        dr[1],
+                        f"min value {mn[1]} is greater than default request value {dr[1]}",
+                    )
+                )
             if dr and mx and dr[0] > mx[0]:
-                errs.append(field.invalid(p.child("defaultRequest").key(name), dr[1], f"default request value {dr[1]} is greater than max value {mx[1]}"))
+                errs.append(
+                    field.invalid(
+                        p.child("defaultRequest").key(name),
+                        dr[1],
+                        f"default request value {dr[1]} is greater than max value {mx[1]}",
+                    )
+                )
             if dr and df and dr[0] > df[0]:
-                errs.append(field.invalid(p.child("defaultRequest").key(name), dr[1], f"default request value {dr[1]} is greater than default limit value {df[1]}"))
+                errs.append(
+                    field.invalid(
+                        p.child("defaultRequest").key(name),
+                        dr[1],
+                        f"default request value {dr[1]} is greater than default limit value {df[1]}",
+                    )
+                )
             if df and mn and mn[0] > df[0]:
-                errs.append(field.invalid(p.child("default").key(name), mn[1], f"min value {mn[1]} is greater than default value {df[1]}"))
+                errs.append(
+                    field.invalid(
+                        p.child("default").key(name),
+                        mn[1],
+                        f"min value {mn[1]} is greater than default value {df[1]}",
+                    )
+                )
             if df and mx and df[0] > mx[0]:
-                errs.append(field.invalid(p.child("default").key(name), mx[1], f"default value {df[1]} is greater than max value {mx[1]}"))
+                errs.append(
+                    field.invalid(
+                        p.child("default").key(name),
+                        mx[1],
+                        f"default value {df[1]} is greater than max value {mx[1]}",
+                    )
+                )
             ratio = v.get("maxLimitRequestRatio")
             if ratio and ratio[0] < 1:
-                errs.append(field.invalid(p.child("maxLimitRequestRatio").key(name), ratio[1], f"ratio {ratio[1]} is less than 1"))
+                errs.append(
+                    field.invalid(
+                        p.child("maxLimitRequestRatio").key(name),
+                        ratio[1],
+                        f"ratio {ratio[1]} is less than 1",
+                    )
+                )
     return errs
 
 
@@ -1312,7 +1534,9 @@ def _validate_quota_resources(rl: Any, path: Path) -> ErrorList:
         name_errs = fmt_errors(name, rp, names.is_qualified_name)
         if not name_errs and "/" not in name:
             if not podspec.is_standard_resource(name):
-                name_errs.append(field.invalid(rp, name, "must be a standard resource type or fully qualified"))
+                name_errs.append(
+                    field.invalid(rp, name, "must be a standard resource type or fully qualified")
+                )
             elif name not in _QUOTA_RESOURCES and not name.startswith("requests.hugepages-"):
                 name_errs.append(field.invalid(rp, name, "must be a standard resource for quota"))
         errs.extend(name_errs)
@@ -1339,9 +1563,9 @@ class ResourceQuotaStrategy(UntrackedGenerationStrategy):
 
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         status = as_dict(new.get("status"))
-        return _validate_quota_resources(status.get("hard"), Path("status", "hard")) + _validate_quota_resources(
-            status.get("used"), Path("status", "used")
-        )
+        return _validate_quota_resources(
+            status.get("hard"), Path("status", "hard")
+        ) + _validate_quota_resources(status.get("used"), Path("status", "used"))
 
 
 def validate_resource_quota_spec(spec: Obj) -> ErrorList:

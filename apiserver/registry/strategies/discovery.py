@@ -84,7 +84,9 @@ def validate_endpoint_slice(obj: Obj) -> ErrorList:
                 errs.extend(_invalid_all(ap.index(j), a, names.is_dns1123_subdomain(a)))
         node = ep.get("nodeName")
         if node is not None:
-            errs.extend(_invalid_all(ip.child("nodeName"), node, names.name_is_dns_subdomain(str(node), False)))
+            errs.extend(
+                _invalid_all(ip.child("nodeName"), node, names.name_is_dns_subdomain(str(node), False))
+            )
         hostname = ep.get("hostname")
         if hostname is not None:
             errs.extend(_invalid_all(ip.child("hostname"), hostname, names.is_dns1123_label(str(hostname))))

@@ -66,7 +66,9 @@ def validate_conditions(conditions: Any, path: Path) -> ErrorList:
             errs.append(field.not_supported(p.child("status"), status, CONDITION_STATUSES))
         og = _int(cond.get("observedGeneration"))
         if og is not None and og < 0:
-            errs.append(field.invalid(p.child("observedGeneration"), og, "must be greater than or equal to zero"))
+            errs.append(
+                field.invalid(p.child("observedGeneration"), og, "must be greater than or equal to zero")
+            )
         if not cond.get("lastTransitionTime"):
             errs.append(field.required(p.child("lastTransitionTime"), "must be set"))
         reason = cond.get("reason") if isinstance(cond.get("reason"), str) else ""
@@ -74,7 +76,19 @@ def validate_conditions(conditions: Any, path: Path) -> ErrorList:
             errs.append(field.required(p.child("reason"), "must be set"))
         else:
             if _CONDITION_REASON_RE.fullmatch(reason) is None:
-                errs.append(field.invalid(p.child("reason"), reason, names.regex_error(_CONDITION_REASON_MSG, _CONDITION_REASON_FMT, "ReasonA", "ReasonA,ReasonB", "ReasonA:ReasonB")))
+                errs.append(
+                    field.invalid(
+                        p.child("reason"),
+                        reason,
+                        names.regex_error(
+                            _CONDITION_REASON_MSG,
+                            _CONDITION_REASON_FMT,
+                            "ReasonA",
+                            "ReasonA,ReasonB",
+                            "ReasonA:ReasonB",
+                        ),
+                    )
+                )
             if len(reason) > _MAX_CONDITION_REASON:
                 errs.append(field.too_long(p.child("reason"), _MAX_CONDITION_REASON))
         message = cond.get("message") if isinstance(cond.get("message"), str) else ""
@@ -117,7 +131,9 @@ def validate_lease_spec(spec: Obj) -> ErrorList:
         elif s not in _LEASE_STRATEGIES:
             errs.append(field.not_supported(sp.child("strategy"), s, _LEASE_STRATEGIES))
     if spec.get("preferredHolder") and not strategy:
-        errs.append(field.forbidden(sp.child("preferredHolder"), "may only be specified if `strategy` is defined"))
+        errs.append(
+            field.forbidden(sp.child("preferredHolder"), "may only be specified if `strategy` is defined")
+        )
     return errs
 
 
@@ -149,7 +165,11 @@ def validate_pdb_spec(spec: Obj) -> ErrorList:
         errs.extend(validate_label_selector(sel, sp.child("selector")))
     policy = spec.get("unhealthyPodEvictionPolicy")
     if policy is not None and policy not in UNHEALTHY_POD_EVICTION_POLICIES:
-        errs.append(field.not_supported(sp.child("unhealthyPodEvictionPolicy"), policy, UNHEALTHY_POD_EVICTION_POLICIES))
+        errs.append(
+            field.not_supported(
+                sp.child("unhealthyPodEvictionPolicy"), policy, UNHEALTHY_POD_EVICTION_POLICIES
+            )
+        )
     return errs
 
 
@@ -193,7 +213,11 @@ class PriorityClassStrategy(UntrackedGenerationStrategy):
         errs: ErrorList = []
         if new.get("value") != old.get("value"):
             errs.append(field.forbidden("value", "may not be changed in an update."))
-        errs.extend(validate_immutable(new.get("preemptionPolicy"), old.get("preemptionPolicy"), Path("preemptionPolicy")))
+        errs.extend(
+            validate_immutable(
+                new.get("preemptionPolicy"), old.get("preemptionPolicy"), Path("preemptionPolicy")
+            )
+        )
         return errs
 
 
@@ -224,7 +248,12 @@ def validate_priority_class(obj: Obj) -> ErrorList:
                 )
             )
     elif (_int(value) or 0) > HIGHEST_USER_DEFINABLE_PRIORITY:
-        errs.append(field.forbidden("value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"))
+        errs.append(
+            field.forbidden(
+                "value",
+                f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}",
+            )
+        )
     policy = obj.get("preemptionPolicy")
     if policy is not None:
         if policy == "":
@@ -246,7 +275,16 @@ _EVENT_FIELD_MAP = (
     ("firstTimestamp", "deprecatedFirstTimestamp"),
     ("lastTimestamp", "deprecatedLastTimestamp"),
 )
-_EVENT_SHARED_FIELDS = ("metadata", "eventTime", "series", "reportingInstance", "action", "reason", "related", "type")
+_EVENT_SHARED_FIELDS = (
+    "metadata",
+    "eventTime",
+    "series",
+    "reportingInstance",
+    "action",
+    "reason",
+    "related",
+    "type",
+)
 
 
 def core_event_to_events_v1(e: Obj) -> Obj:

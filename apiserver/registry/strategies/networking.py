@@ -104,10 +104,14 @@ def validate_backend(backend: Any, path: Path) -> ErrorList:
         if pname and pnum:
             errs.append(field.invalid(path, "", "cannot set both port name & port number"))
         elif pname:
-            errs.extend(field.invalid(sp.child("port", "name"), pname, m) for m in names.is_valid_port_name(pname))
+            errs.extend(
+                field.invalid(sp.child("port", "name"), pname, m) for m in names.is_valid_port_name(pname)
+            )
         elif pnum:
             if isinstance(pnum, int):
-                errs.extend(field.invalid(sp.child("port", "number"), pnum, m) for m in names.is_valid_port_num(pnum))
+                errs.extend(
+                    field.invalid(sp.child("port", "number"), pnum, m) for m in names.is_valid_port_num(pnum)
+                )
         else:
             errs.append(field.required(path, "port name or number is required"))
         return errs
@@ -158,7 +162,9 @@ def validate_ingress_spec(spec: Obj) -> ErrorList:
                 errs.extend(_host_errors(host, sp.child("tls").index(i).child("hosts").index(j)))
     cls = spec.get("ingressClassName")
     if cls is not None:
-        errs.extend(field.invalid(sp.child("ingressClassName"), cls, m) for m in names.is_dns1123_subdomain(_str(cls)))
+        errs.extend(
+            field.invalid(sp.child("ingressClassName"), cls, m) for m in names.is_dns1123_subdomain(_str(cls))
+        )
     return errs
 
 
@@ -172,9 +178,16 @@ def validate_load_balancer_status(status: Obj, path: Path) -> ErrorList:
             errs.append(field.invalid(ip_path.child("ip"), ip, "must be a valid IP address"))
         hostname = _str(ing.get("hostname"))
         if hostname:
-            errs.extend(field.invalid(ip_path.child("hostname"), hostname, m) for m in names.is_dns1123_subdomain(hostname))
+            errs.extend(
+                field.invalid(ip_path.child("hostname"), hostname, m)
+                for m in names.is_dns1123_subdomain(hostname)
+            )
             if _is_ip(hostname):
-                errs.append(field.invalid(ip_path.child("hostname"), hostname, "must be a DNS name, not an IP address"))
+                errs.append(
+                    field.invalid(
+                        ip_path.child("hostname"), hostname, "must be a DNS name, not an IP address"
+                    )
+                )
     return errs
 
 
@@ -223,7 +236,9 @@ def validate_ingress_class_spec(spec: Obj) -> ErrorList:
             errs.append(field.required(pp.child("name")))
         group = params.get("apiGroup")
         if group is not None:
-            errs.extend(field.invalid(pp.child("apiGroup"), group, m) for m in names.is_dns1123_subdomain(_str(group)))
+            errs.extend(
+                field.invalid(pp.child("apiGroup"), group, m) for m in names.is_dns1123_subdomain(_str(group))
+            )
         scope = params.get("scope")
         namespace = params.get("namespace")
         if scope not in PARAMETER_SCOPES:
@@ -233,7 +248,10 @@ def validate_ingress_class_spec(spec: Obj) -> ErrorList:
         elif scope == "Cluster" and namespace is not None:
             errs.append(field.forbidden(pp.child("namespace"), "`parameters.scope` is set to 'Cluster'"))
         if scope == "Namespace" and namespace:
-            errs.extend(field.invalid(pp.child("namespace"), namespace, m) for m in names.is_dns1123_label(_str(namespace)))
+            errs.extend(
+                field.invalid(pp.child("namespace"), namespace, m)
+                for m in names.is_dns1123_label(_str(namespace))
+            )
     return errs
 
 
@@ -241,11 +259,13 @@ def _domain_prefixed_path(value: str, path: Path) -> ErrorList:
     """``IsDomainPrefixedPath``: ``example.com/path`` (a DNS domain, then a path)."""
     domain, sep, rest = value.partition("/")
     if not sep:
-        return [field.invalid(path, value, "must be a domain-prefixed path (such as \"acme.io/foo\")")]
+        return [field.invalid(path, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
     errs = [field.invalid(path, domain, m) for m in names.is_dns1123_subdomain(domain)]
     bad = "".join(ch for ch in rest if not (ch.isalnum() or ch in "-._~!$&'()*+,;=:@/"))
     if bad:
-        errs.append(field.invalid(path, rest, "Invalid path: must only contain alphanumerics and ~!$&'()*+,;=:@/._-"))
+        errs.append(
+            field.invalid(path, rest, "Invalid path: must only contain alphanumerics and ~!$&'()*+,;=:@/._-")
+        )
     return errs
 
 
@@ -260,7 +280,9 @@ class IngressClassStrategy(Strategy):
         errs = validate_ingress_class_spec(_dict(new.get("spec")))
         errs.extend(
             validate_immutable(
-                _dict(new.get("spec")).get("controller"), _dict(old.get("spec")).get("controller"), Path("spec", "controller")
+                _dict(new.get("spec")).get("controller"),
+                _dict(old.get("spec")).get("controller"),
+                Path("spec", "controller"),
             )
         )
         return errs
@@ -298,14 +320,20 @@ def _validate_policy_port(port: Any, path: Path) -> ErrorList:
         errs.extend(field.invalid(path.child("port"), value, m) for m in names.is_valid_port_num(value))
         if isinstance(end, int) and not isinstance(end, bool):
             if end < value:
-                errs.append(field.invalid(path.child("endPort"), end, "must be greater than or equal to `port`"))
+                errs.append(
+                    field.invalid(path.child("endPort"), end, "must be greater than or equal to `port`")
+                )
             errs.extend(field.invalid(path.child("endPort"), end, m) for m in names.is_valid_port_num(end))
     elif isinstance(value, str):
         errs.extend(field.invalid(path.child("port"), value, m) for m in names.is_valid_port_name(value))
         if end is not None:
-            errs.append(field.forbidden(path.child("endPort"), "may not be specified when `port` is non-numeric"))
+            errs.append(
+                field.forbidden(path.child("endPort"), "may not be specified when `port` is non-numeric")
+            )
     elif end is not None:
-        errs.append(field.forbidden(path.child("endPort"), "may not be specified when `port` is not specified"))
+        errs.append(
+            field.forbidden(path.child("endPort"), "may not be specified when `port` is not specified")
+        )
     return errs
 
 
@@ -330,19 +358,31 @@ def _validate_peer(peer: Any, path: Path) -> ErrorList:
             try:
                 net = ipaddress.ip_network(cidr, strict=False)
             except ValueError:
-                errs.append(field.invalid(bp.child("cidr"), cidr, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"))
+                errs.append(
+                    field.invalid(
+                        bp.child("cidr"),
+                        cidr,
+                        "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+                    )
+                )
                 net = None
             for i, exc in enumerate(_list(_dict(block).get("except"))):
                 ep = bp.child("except").index(i)
                 try:
                     sub = ipaddress.ip_network(_str(exc), strict=False)
                 except ValueError:
-                    errs.append(field.invalid(ep, exc, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"))
+                    errs.append(
+                        field.invalid(
+                            ep, exc, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+                        )
+                    )
                     continue
                 if net is not None and (sub.version != net.version or not sub.subnet_of(net) or sub == net):  # type: ignore[arg-type]
                     errs.append(field.invalid(ep, exc, "must be a strict subset of `cidr`"))
         if count > 1:
-            return errs + [field.forbidden(path, "may not specify more than 1 peer type when `ipBlock` is specified")]
+            return errs + [
+                field.forbidden(path, "may not specify more than 1 peer type when `ipBlock` is specified")
+            ]
     if count == 0:
         errs.append(field.required(path, "must specify a peer"))
     return errs
@@ -363,7 +403,9 @@ def validate_network_policy_spec(spec: Obj) -> ErrorList:
         if t not in POLICY_TYPES:
             errs.append(field.not_supported(sp.child("policyTypes").index(i), t, POLICY_TYPES))
     if len(types) > len(POLICY_TYPES):
-        errs.append(field.invalid(sp.child("policyTypes"), types, "may not specify more than two policyTypes"))
+        errs.append(
+            field.invalid(sp.child("policyTypes"), types, "may not specify more than two policyTypes")
+        )
     return errs
 
 

@@ -70,7 +70,9 @@ def validate_policy_rule(rule: Any, namespaced: bool, path: Path) -> ErrorList:
     if urls:
         if namespaced:
             errs.append(
-                field.invalid(path.child("nonResourceURLs"), urls, "namespaced rules cannot apply to non-resource URLs")
+                field.invalid(
+                    path.child("nonResourceURLs"), urls, "namespaced rules cannot apply to non-resource URLs"
+                )
             )
         if _list(rule.get("apiGroups")) or _list(rule.get("resources")) or _list(rule.get("resourceNames")):
             errs.append(
@@ -82,9 +84,13 @@ def validate_policy_rule(rule: Any, namespaced: bool, path: Path) -> ErrorList:
             )
         return errs
     if not _list(rule.get("apiGroups")):
-        errs.append(field.required(path.child("apiGroups"), "resource rules must supply at least one api group"))
+        errs.append(
+            field.required(path.child("apiGroups"), "resource rules must supply at least one api group")
+        )
     if not _list(rule.get("resources")):
-        errs.append(field.required(path.child("resources"), "resource rules must supply at least one resource"))
+        errs.append(
+            field.required(path.child("resources"), "resource rules must supply at least one resource")
+        )
     return errs
 
 
@@ -160,7 +166,9 @@ def validate_subject(subject: Any, namespaced: bool, path: Path) -> ErrorList:
         if api_group != GROUP:
             errs.append(field.not_supported(path.child("apiGroup"), api_group, [GROUP]))
     else:
-        errs.append(field.not_supported(path.child("kind"), _str(kind), [SERVICE_ACCOUNT_KIND, USER_KIND, GROUP_KIND]))
+        errs.append(
+            field.not_supported(path.child("kind"), _str(kind), [SERVICE_ACCOUNT_KIND, USER_KIND, GROUP_KIND])
+        )
     return errs
 
 

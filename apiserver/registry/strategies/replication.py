@@ -79,7 +79,9 @@ def validate_rc_spec(spec: Obj) -> ErrorList:
             matches = True  # an invalid selector is reported above
         if not matches:
             errs.append(
-                field.invalid(tp.child("metadata", "labels"), tlabels, "`selector` does not match template `labels`")
+                field.invalid(
+                    tp.child("metadata", "labels"), tlabels, "`selector` does not match template `labels`"
+                )
             )
     errs.extend(validate_pod_template_spec(template, tp))
     errs.extend(controller_template_spec_errors(template, tp, "ReplicationController"))
@@ -90,7 +92,13 @@ def validate_rc_status(status: Obj) -> ErrorList:
     """``ValidateReplicationControllerStatus``."""
     sp = Path("status")
     errs: ErrorList = []
-    for key in ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"):
+    for key in (
+        "replicas",
+        "fullyLabeledReplicas",
+        "readyReplicas",
+        "availableReplicas",
+        "observedGeneration",
+    ):
         errs.extend(_nonneg(status.get(key), sp.child(key)))
     replicas = _int(status.get("replicas")) or 0
     for key in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
@@ -99,7 +107,9 @@ def validate_rc_status(status: Obj) -> ErrorList:
             errs.append(field.invalid(sp.child(key), v, "cannot be greater than status.replicas"))
     avail, ready = _int(status.get("availableReplicas")) or 0, _int(status.get("readyReplicas")) or 0
     if avail > ready:
-        errs.append(field.invalid(sp.child("availableReplicas"), avail, "cannot be greater than readyReplicas"))
+        errs.append(
+            field.invalid(sp.child("availableReplicas"), avail, "cannot be greater than readyReplicas")
+        )
     return errs
 
 

@@ -76,7 +76,9 @@ def validate_storage_class(obj: Obj) -> ErrorList:
         tp = Path("allowedTopologies").index(i)
         exprs = _list(_dict(term).get("matchLabelExpressions"))
         if not exprs:
-            errs.append(field.required(tp.child("matchLabelExpressions"), "must contain at least one requirement"))
+            errs.append(
+                field.required(tp.child("matchLabelExpressions"), "must contain at least one requirement")
+            )
         for j, req in enumerate(exprs):
             rp2 = tp.child("matchLabelExpressions").index(j)
             key = _dict(req).get("key") or ""
@@ -94,7 +96,11 @@ def validate_storage_class_update(new: Obj, old: Obj) -> ErrorList:
         errs.append(field.forbidden(Path("provisioner"), "updates to provisioner are forbidden."))
     if new.get("reclaimPolicy") != old.get("reclaimPolicy"):
         errs.append(field.forbidden(Path("reclaimPolicy"), "updates to reclaimPolicy are forbidden."))
-    errs.extend(validate_immutable(new.get("volumeBindingMode"), old.get("volumeBindingMode"), Path("volumeBindingMode")))
+    errs.extend(
+        validate_immutable(
+            new.get("volumeBindingMode"), old.get("volumeBindingMode"), Path("volumeBindingMode")
+        )
+    )
     return errs
 
 
@@ -153,9 +159,19 @@ def validate_csi_driver_spec(spec: Obj) -> ErrorList:
         secs = _dict(tr).get("expirationSeconds")
         if isinstance(secs, int) and not isinstance(secs, bool):
             if secs < MIN_TOKEN_SECONDS:
-                errs.append(field.invalid(tp.child("expirationSeconds"), secs, "may not specify a duration less than 10 minutes"))
+                errs.append(
+                    field.invalid(
+                        tp.child("expirationSeconds"), secs, "may not specify a duration less than 10 minutes"
+                    )
+                )
             if secs > MAX_TOKEN_SECONDS:
-                errs.append(field.invalid(tp.child("expirationSeconds"), secs, "may not specify a duration larger than 2^32 seconds"))
+                errs.append(
+                    field.invalid(
+                        tp.child("expirationSeconds"),
+                        secs,
+                        "may not specify a duration larger than 2^32 seconds",
+                    )
+                )
     return errs
 
 
@@ -172,9 +188,17 @@ class CSIDriverStrategy(Strategy):
         ns, os_ = _dict(new.get("spec")), _dict(old.get("spec"))
         errs = validate_csi_driver_spec(ns)
         # kube's path really is "attachedRequired".
-        errs.extend(validate_immutable(ns.get("attachRequired"), os_.get("attachRequired"), Path("spec", "attachedRequired")))
         errs.extend(
-            validate_immutable(ns.get("volumeLifecycleModes"), os_.get("volumeLifecycleModes"), Path("spec", "volumeLifecycleModes"))
+            validate_immutable(
+                ns.get("attachRequired"), os_.get("attachRequired"), Path("spec", "attachedRequired")
+            )
+        )
+        errs.extend(
+            validate_immutable(
+                ns.get("volumeLifecycleModes"),
+                os_.get("volumeLifecycleModes"),
+                Path("spec", "volumeLifecycleModes"),
+            )
         )
         return errs
 
