@@ -8,6 +8,7 @@ what "writes/s from one client" means.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import ssl
 import sys
@@ -159,6 +160,10 @@ async def _client_from_kubeconfig(path: Path) -> AsyncIterator[httpx.AsyncClient
     verify: Any = True
     if cluster.get("insecure-skip-tls-verify"):
         verify = False
+    elif cluster.get("certificate-authority-data"):
+        verify = ssl.create_default_context(
+            cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
+        )
     elif cluster.get("certificate-authority"):
         verify = ssl.create_default_context(cafile=cluster["certificate-authority"])
     cert = None

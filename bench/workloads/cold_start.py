@@ -10,9 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from bench.results import Metric
+from bench.workloads.api import _client_from_kubeconfig
 from bench.workloads.common import Env
 
 METRICS = {"seconds_to_readyz": Metric("s", False)}
@@ -32,8 +31,9 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
             *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=tmp
         )
         try:
-            url = await _url(proc)
-            async with httpx.AsyncClient(base_url=url) as http:
+            await _url(proc)
+            # the kubeconfig is written before the start line: its CA verifies the HTTPS listener
+            async with _client_from_kubeconfig(Path(tmp, "kc")) as http:
                 while (await http.get("/readyz")).status_code != 200:
                     await asyncio.sleep(0.005)
             elapsed = time.perf_counter() - t0
