@@ -95,3 +95,11 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
 def test_compare_refuses_a_file_that_is_not_a_result(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text("{}")
     assert bench_main(["compare", str(tmp_path / "x.json"), str(tmp_path / "x.json")]) == 2
+
+
+def test_cold_start_scenario_reaches_readyz_over_the_default_https(tmp_path: Path) -> None:
+    f = tmp_path / "cold.yaml"
+    f.write_text("name: tiny-cold-start\nkind: cold-start\nrepeat: 1\nparams: {cluster: empty}\n")
+    assert bench_main(["-f", str(f), "--out", str(tmp_path / "out")]) == 0
+    doc = read_results(tmp_path / "out" / "results.json")
+    assert doc["scenarios"][0]["summary"]["seconds_to_readyz"]["median"] > 0
