@@ -1,0 +1,84 @@
+"""Which answers to a hostile request are wrong: any 5xx, except where kube itself answers one.
+
+A client mistake must get a 4xx ``Status`` naming the problem; a 5xx means the server broke.
+Kubernetes answers a few client-caused requests with a 5xx by design or by long-standing
+behaviour; each is listed in :data:`KUBE_5XX` with the reason, matched on code, reason and the
+start of kube's message, so that anything else with a 5xx is reported. A dropped connection or
+no answer at all is always wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+from bench.hostile.rawhttp import Response
+
+
+@dataclass(frozen=True)
+class Kube5xx:
+    code: int
+    reason: str
+    message_prefix: str
+    why: str
+
+
+KUBE_5XX: tuple[Kube5xx, ...] = (
+    Kube5xx(
+        504,
+        "Timeout",
+        "Too large resource version",
+        "a read at a resourceVersion newer than the store's: kube's cacher waits for it, then answers "
+        "TooLargeResourceVersionError (504 Timeout, retryAfterSeconds 1), so clients retry",
+    ),
+    Kube5xx(
+        500,
+        "",
+        "failed to create typed patch object",
+        "server-side apply of a body structured-merge-diff cannot key (duplicate list-map keys, an "
+        "element without its key field): kube's field manager returns a plain error, a 500 without a "
+        "reason (kubernetes/kubernetes#122480)",
+    ),
+    Kube5xx(
+        500,
+        "InternalError",
+        "Internal error occurred: This pod has more than one PodDisruptionBudget",
+        "pods/eviction when two PodDisruptionBudgets select the pod: kube's eviction REST refuses "
+        "with exactly this 500",
+    ),
+)
+
+
+def expected_5xx(resp: Response) -> Kube5xx | None:
+    """The :data:`KUBE_5XX` entry this 5xx answer is, if any."""
+    try:
+        status = orjson.loads(resp.body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(status, dict) or status.get("kind") != "Status":
+        return None
+    message = status.get("message")
+    reason = status.get("reason") or ""
+    for known in KUBE_5XX:
+        if (
+            resp.status == known.code
+            and reason == known.reason
+            and isinstance(message, str)
+            and message.startswith(known.message_prefix)
+        ):
+            return known
+    return None
+
+
+def problem(resp: Response) -> str:
+    """Why this answer is wrong ("" when it is a fine answer to a hostile request)."""
+    if resp.failure == "dropped":
+        return "the connection was dropped without an answer"
+    if resp.failure == "stalled":
+        return "no answer within the stall guard"
+    if resp.status >= 500 and expected_5xx(resp) is None:
+        return f"{resp.status}: {resp.body[:600].decode('utf-8', 'replace')}"
+    if resp.status < 100:
+        return f"not an HTTP status: {resp.status}"
+    return ""

@@ -1,0 +1,122 @@
+"""The long fuzz run: 10,000+ hostile requests against a fresh ``gangplane serve``.
+
+The same request grammar as the suite's property test (:mod:`bench.hostile`), driven by a
+seeded PRNG instead of hypothesis and allowed the heavy values the suite leaves out (60,000-item
+lists, 20,000-deep nesting, 400 KB strings). It reports how many requests went out, the
+status-code histogram (``status_<code>``, ``dropped``, ``stalled``), the 5xx kube itself would
+answer (``kube_5xx``), the unexpected ones (``unexpected_5xx``, which must be 0; each is printed
+with its request), whether the reference objects survived (``reference_damage``) and the
+latency spread (a request that holds the event loop for seconds shows in ``max_ms``).
+
+The server runs with plain HTTP, its bearer token and an empty fleet; it is never a
+``--kubeconfig`` target (``http: false``): this is not something to point at a real cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.hostile import requests as rq
+from bench.hostile.choices import RandomChooser
+from bench.hostile.session import FuzzSession, token_from_kubeconfig
+from bench.results import Metric
+from bench.workloads.common import Env, percentile
+
+METRICS = {
+    "requests": Metric("requests", True),
+    "requests_per_s": Metric("requests/s", True),
+    "unexpected_5xx": Metric("responses", False),
+    "kube_5xx": Metric("responses", False),
+    "reference_damage": Metric("objects", False),
+    "p50_ms": Metric("ms", False),
+    "p99_ms": Metric("ms", False),
+    "max_ms": Metric("ms", False),
+}
+PARAMS = {"requests": 10_000, "seed": 1, "heavy": True}
+#: how many unexpected answers are printed in full (all are counted)
+SHOWN = 20
+
+
+async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
+    n = int(params.get("requests", 10_000))
+    seed = int(params.get("seed", 1))
+    heavy = bool(params.get("heavy", True))
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "fleet.yaml").write_text("nodes: []\n")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "apiserver.cli",
+            "serve",
+            "--port",
+            "0",
+            "--no-tls",
+            "--kubeconfig",
+            f"{tmp}/kc",
+            "--cluster",
+            f"{tmp}/fleet.yaml",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=tmp,
+        )
+        try:
+            from bench.workloads.cold_start import _url
+
+            url = await _url(proc)
+            assert proc.stdout is not None
+            drain = asyncio.create_task(_drain(proc.stdout))  # its log must not fill the pipe
+            token = token_from_kubeconfig(Path(tmp, "kc").read_text())
+            out = await asyncio.to_thread(_fuzz, url, token, n, seed, heavy, env)
+            drain.cancel()
+            if proc.returncode is not None:
+                out["server_exited"] = 1.0
+            return out
+        finally:
+            if proc.returncode is None:
+                proc.terminate()
+            await proc.wait()
+
+
+async def _drain(stream: asyncio.StreamReader) -> None:
+    while await stream.read(65536):
+        pass
+
+
+def _fuzz(url: str, token: str, n: int, seed: int, heavy: bool, env: Env) -> dict[str, float]:
+    session = FuzzSession(url, token)
+    try:
+        session.setup()
+        c = RandomChooser(seed, heavy=heavy)
+        started = time.perf_counter()
+        for i in range(n):
+            finding = session.check(rq.request(c, session.world))
+            if finding is not None and len(session.tally.findings) <= SHOWN:
+                print(f"fuzz: unexpected answer #{len(session.tally.findings)}: {finding}\n", file=sys.stderr)
+            if i % 500 == 0:
+                env.progress(f"{i}/{n} requests, {len(session.tally.findings)} unexpected")
+        elapsed = time.perf_counter() - started
+        damage = session.damage()
+        for d in damage:
+            print(f"fuzz: damage: {d}", file=sys.stderr)
+        t = session.tally
+        secs = t.seconds
+        out = {
+            "requests": float(t.requests),
+            "requests_per_s": t.requests / elapsed,
+            "unexpected_5xx": float(len(t.findings)),
+            "kube_5xx": float(sum(t.kube_5xx.values())),
+            "reference_damage": float(len(damage)),
+            "p50_ms": percentile(secs, 50) * 1000,
+            "p99_ms": percentile(secs, 99) * 1000,
+            "max_ms": max(secs) * 1000,
+        }
+        for code, count in sorted(t.codes.items()):
+            out[f"status_{code}"] = float(count)
+        return out
+    finally:
+        session.close()
