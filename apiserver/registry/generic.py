@@ -992,9 +992,9 @@ class API:
         check_patch_result(patched)
         pmd = patch.get("metadata") if isinstance(patch, dict) else None
         # a resourceVersion in the patch is a precondition; otherwise the patch applies to the latest
-        if not (isinstance(pmd, dict) and pmd.get("resourceVersion")) and isinstance(patched, dict):
-            if isinstance(patched.get("metadata"), dict):
-                patched["metadata"].pop("resourceVersion", None)
+        keep_rv = isinstance(pmd, dict) and bool(pmd.get("resourceVersion"))
+        if not keep_rv and isinstance(patched, dict) and isinstance(patched.get("metadata"), dict):
+            patched["metadata"].pop("resourceVersion", None)
         return self.scale_update(rd, ns, name, patched, opts)
 
 

@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from apiserver import errors
 from apiserver.meta import Clock
+from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
 from apiserver.registry.binding import bind
 from apiserver.registry.eviction import evict
 from apiserver.registry.generic import (
@@ -36,7 +37,6 @@ from apiserver.registry.generic import (
 )
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
-from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
 from apiserver.server import bodies, negotiation
 from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
