@@ -60,8 +60,3 @@ class RandomChooser:
 def chance(c: Chooser, one_in: int) -> bool:
     """True about once in ``one_in`` decisions (False is the shrunk, plain case)."""
     return c.number(0, one_in - 1) == one_in - 1
-
-
-def some(c: Chooser, options: Sequence[T], most: int) -> list[T]:
-    """Zero to ``most`` picks from ``options`` (repeats allowed: a repeated header is hostile too)."""
-    return [c.pick(options) for _ in range(c.number(0, most))]

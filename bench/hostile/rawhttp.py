@@ -23,7 +23,8 @@ class Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
     seconds: float = 0.0
-    #: why no (complete) answer came: "dropped", "stalled" (empty when ``status`` is real)
+    #: why no (complete) answer came: "dropped", "stalled", "refused" (a large request the
+    #: server stopped reading, its answer lost with the reset); empty when ``status`` is real
     failure: str = ""
 
     def header(self, name: str) -> str:
@@ -31,8 +32,17 @@ class Response:
         return next((v for k, v in self.headers if k.lower() == name), "")
 
 
+#: a request at least this large may be cut off by the server while it is still being sent
+#: (uvicorn stops reading a head above 16 KB, a body above the size limit): that is a refusal
+REFUSABLE_BYTES = 16 * 1024
+
+
 class _Closed(Exception):
     pass
+
+
+class _Refused(Exception):
+    """The server closed the connection while the request was still being sent."""
 
 
 class RawConnection:
@@ -64,6 +74,12 @@ class RawConnection:
         started = time.perf_counter()
         try:
             return self._exchange(raw, method, started)
+        except _Refused:
+            self.close()
+            if len(raw) >= REFUSABLE_BYTES:
+                return Response(0, seconds=time.perf_counter() - started, failure="refused")
+            if not reused:
+                return Response(0, seconds=time.perf_counter() - started, failure="dropped")
         except (_Closed, ConnectionError, BrokenPipeError):
             self.close()
             if not reused:
@@ -74,6 +90,10 @@ class RawConnection:
         started = time.perf_counter()
         try:
             return self._exchange(raw, method, started)
+        except _Refused:
+            self.close()
+            failure = "refused" if len(raw) >= REFUSABLE_BYTES else "dropped"
+            return Response(0, seconds=time.perf_counter() - started, failure=failure)
         except (_Closed, ConnectionError, BrokenPipeError):
             self.close()
             return Response(0, seconds=time.perf_counter() - started, failure="dropped")
@@ -83,7 +103,16 @@ class RawConnection:
 
     def _exchange(self, raw: bytes, method: str, started: float) -> Response:
         sock = self._sock or self._connect()
-        sock.sendall(raw)
+        try:
+            sock.sendall(raw)
+        except (BrokenPipeError, ConnectionResetError):
+            # the server stopped reading: its answer may still be in our receive buffer
+            try:
+                status, headers = self._read_head()
+            except (_Closed, ConnectionError) as e:
+                raise _Refused from e
+            self.close()
+            return Response(status, headers, seconds=time.perf_counter() - started)
         while True:
             status, headers = self._read_head()
             if not 100 <= status < 200 or status == 101:

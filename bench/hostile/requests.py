@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from bench.hostile import values
-from bench.hostile.choices import Chooser, chance, some
+from bench.hostile.choices import Chooser, chance
 from bench.hostile.seeds import has_seed, seed
 
 NAMESPACE = "fuzz"
@@ -130,7 +130,9 @@ class Request:
 
     def describe(self, limit: int = 1500) -> str:
         """A readable reproduction: request line, headers, the start of the body."""
-        lines = [f"{self.method} {self.target}  [{self.aspect}{': ' + ', '.join(self.notes) if self.notes else ''}]"]
+        lines = [
+            f"{self.method} {self.target}  [{self.aspect}{': ' + ', '.join(self.notes) if self.notes else ''}]"
+        ]
         for k, v in self.headers:
             if k.lower() == b"authorization" and v.startswith(b"Bearer ") and len(v) > 40:
                 v = b"Bearer <token>"
@@ -143,7 +145,12 @@ class Request:
 
 def _squeeze(body: bytes) -> bytes:
     """``[[[[…`` as ``[×1600``: runs are what hostile bodies are made of."""
-    return re.sub(rb"(.{1,8}?)\1{15,}", lambda m: m.group(1) + b"<*" + str(len(m.group(0)) // len(m.group(1))).encode() + b">", body, flags=re.S)
+    return re.sub(
+        rb"(.{1,8}?)\1{15,}",
+        lambda m: m.group(1) + b"<*" + str(len(m.group(0)) // len(m.group(1))).encode() + b">",
+        body,
+        flags=re.S,
+    )
 
 
 # -------------------------------------------------------------------------------- paths
@@ -182,7 +189,7 @@ def _namespace(c: Chooser) -> str:
 
 
 def _name(c: Chooser, ep: Endpoint) -> str:
-    return c.pick(("target", "target", "t-2", "nope", _segment(c)))
+    return c.pick(("target", "target", "target", "t-2", "nope", _segment(c)))
 
 
 def _path(c: Chooser, ep: Endpoint, *, named: bool, sub: str = "", ns: str | None = None) -> str:
@@ -230,13 +237,17 @@ def mutate(c: Chooser, doc: Any, rounds: int) -> Any:
     doc = copy.deepcopy(doc)
     for _ in range(rounds):
         positions = _positions(doc)
-        op = c.number(0, 6)
+        op = c.pick((0, 1, 1, 2, 2, 3, 4, 5, 6))
         if op == 6 or not positions:
             doc = values.value(c)
             continue
         parent, k = c.pick(positions)
-        if op in (0, 1):
+        if op == 0:
             parent[k] = values.value(c)
+        elif op == 1:
+            # same JSON type, hostile content: past the type checks, into validation and the
+            # strategies; a list gets a copy of one of its elements (duplicate list-map keys)
+            parent[k] = values.same_type(c, parent[k])
         elif op == 2 and isinstance(parent, dict):
             parent[values.key(c)] = values.value(c)
         elif op == 3:
@@ -378,6 +389,7 @@ def _subresource_body(c: Chooser, ep: Endpoint, sub: str) -> Any:
 
 
 def _encode(c: Chooser, doc: Any, ctype: str, ep: Endpoint) -> bytes:
+    c = c.detail
     if ctype == PROTOBUF:
         return values.protobuf_body(c, ep.api_version, ep.kind)
     if ctype == APPLY_CBOR:
@@ -458,15 +470,16 @@ _QUERY: dict[str, tuple[str, ...]] = {
 def _query(c: Chooser, most: int) -> list[tuple[str, str]]:
     out = []
     names = tuple(_QUERY)
+    d = c.detail
     for _ in range(c.number(0, most)):
-        if chance(c, 10):
-            out.append((values.string(c), values.string(c)))
+        if chance(d, 10):
+            out.append((values.string(d), values.string(d)))
             continue
         name = c.pick(names)
-        if name == "continue" or (name == "limit" and chance(c, 4)):
-            out.append(("continue", _continue_token(c)))
+        if name == "continue" or (name == "limit" and chance(d, 4)):
+            out.append(("continue", _continue_token(d)))
             continue
-        v = c.pick(_QUERY[name]) if not chance(c, 5) else values.string(c)
+        v = d.pick(_QUERY[name]) if not chance(d, 5) else values.string(d)
         out.append((name, v))
     return out
 
@@ -604,26 +617,27 @@ def _replace(headers: list[tuple[bytes, bytes]], name: bytes, value: bytes | Non
 def _hostile_headers(c: Chooser, world: World, headers: list[tuple[bytes, bytes]], notes: list[str]) -> bool:
     """Corrupt one to three headers; returns True when the body should go chunked."""
     chunked = False
+    d = c.detail
     for _ in range(c.number(1, 3)):
         which = c.number(0, 9)
         if which == 0:
-            _replace(headers, b"Content-Type", c.pick(_CONTENT_TYPES).encode("utf-8", "surrogatepass"))
+            _replace(headers, b"Content-Type", d.pick(_CONTENT_TYPES).encode("utf-8", "surrogatepass"))
             notes.append("Content-Type")
         elif which == 1:
-            _replace(headers, b"Accept", c.pick(_ACCEPTS).encode("utf-8", "surrogatepass"))
+            _replace(headers, b"Accept", d.pick(_ACCEPTS).encode("utf-8", "surrogatepass"))
             notes.append("Accept")
         elif which == 2:
-            name = c.pick(_IMPERSONATE)
-            headers.append((name, _header_value(c) if chance(c, 2) else b"system:admin"))
+            name = d.pick(_IMPERSONATE)
+            headers.append((name, _header_value(d) if chance(d, 2) else b"system:admin"))
             notes.append(name.decode())
         elif which == 3:
-            auth = c.pick(_AUTH_BROKEN + (None,))
+            auth = d.pick(_AUTH_BROKEN + (None,))
             _replace(headers, b"Authorization", auth)
-            if chance(c, 4):  # a second one after the good one
+            if chance(d, 4):  # a second one after the good one
                 headers.append((b"Authorization", f"Bearer {world.token}".encode()))
             notes.append("Authorization")
         elif which == 4:
-            host = c.pick(
+            host = d.pick(
                 (
                     None,
                     b"evil.example",
@@ -639,35 +653,70 @@ def _hostile_headers(c: Chooser, world: World, headers: list[tuple[bytes, bytes]
                 )
             )
             _replace(headers, b"Host", host)
-            if chance(c, 4):
+            if chance(d, 4):
                 headers.append((b"Host", world.authority.encode()))
             notes.append("Host")
         elif which == 5:
-            _replace(headers, b"User-Agent", _header_value(c))
+            _replace(headers, b"User-Agent", _header_value(d))
             notes.append("User-Agent")
         elif which == 6:
-            headers.append((c.pick((b"X-Fuzz", b"Warning", b"Expect", b"Accept-Encoding", b"Content-Encoding")), _header_value(c)))
+            headers.append(
+                (
+                    d.pick((b"X-Fuzz", b"Warning", b"Expect", b"Accept-Encoding", b"Content-Encoding")),
+                    _header_value(d),
+                )
+            )
             notes.append("extra")
         elif which == 7:
-            headers.append((c.pick((b"X\x00", b"\xff", b"A B", b"", b":x", b"X-" * 100)), b"v"))
+            headers.append((d.pick((b"X\x00", b"\xff", b"A B", b"", b":x", b"X-" * 100)), b"v"))
             notes.append("bad name")
         elif which == 8:
             chunked = True
             notes.append("chunked")
         else:
-            headers.append((b"Content-Type", c.pick(_CONTENT_TYPES).encode("utf-8", "surrogatepass")))
+            headers.append((b"Content-Type", d.pick(_CONTENT_TYPES).encode("utf-8", "surrogatepass")))
             notes.append("2x Content-Type")
     return chunked
 
 
 # -------------------------------------------------------------------------------- requests
+_SUB_METHODS = {"eviction": ("POST",), "binding": ("POST",), "token": ("POST",), "finalize": ("PUT",)}
+
+
 def _verb_and_sub(c: Chooser, ep: Endpoint) -> tuple[str, bool, str]:
-    """(method, named, subresource) for ``ep``, from its verbs and subresources."""
-    options: list[tuple[str, bool, str]] = [("POST", False, ""), ("GET", False, ""), ("GET", True, "")]
-    options += [("PUT", True, ""), ("PATCH", True, ""), ("DELETE", True, ""), ("DELETE", False, "")]
+    """(method, named, subresource) for ``ep``: mostly what it serves, at times what it does not."""
+    main = (
+        ("POST", False, "", "create"),
+        ("GET", False, "", "list"),
+        ("GET", True, "", "get"),
+        ("PUT", True, "", "update"),
+        ("PATCH", True, "", "patch"),
+        ("DELETE", True, "", "delete"),
+        ("DELETE", False, "", "deletecollection"),
+    )
+    d = c.detail
+    options = [(m, named, sub) for m, named, sub, verb in main if verb in ep.verbs or chance(d, 10)]
     for sub in ep.subresources:
-        options += [("GET", True, sub), ("PUT", True, sub), ("PATCH", True, sub), ("POST", True, sub)]
+        for method in _SUB_METHODS.get(sub, ("GET", "PUT", "PATCH")):
+            options.append((method, True, sub))
+    if chance(d, 8):
+        return d.pick(
+            (("POST", True, ""), ("PUT", False, ""), ("PATCH", False, ""), ("POST", True, "status"))
+        )
     return c.pick(options)
+
+
+#: what a GET asks for: objects, server-side Tables (every printer meets every stored object),
+#: metadata-only views
+_READ_ACCEPTS = (
+    "application/json",
+    "application/json;as=Table;v=v1;g=meta.k8s.io",
+    "application/json;as=Table;v=v1beta1;g=meta.k8s.io",
+    "application/json;as=Table;v=v1;g=meta.k8s.io, application/json",
+    "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
+    "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
+    "application/yaml",
+)
 
 
 def _body_for(c: Chooser, ep: Endpoint, method: str, sub: str, rounds: int) -> tuple[str, bytes]:
@@ -683,14 +732,15 @@ def _body_for(c: Chooser, ep: Endpoint, method: str, sub: str, rounds: int) -> t
         return ctype, _encode(c, doc, ctype, ep)
     ctype = c.pick((JSON, JSON, YAML, PROTOBUF, "application/x-yaml", ""))
     if method == "DELETE":
-        if chance(c, 3):
+        if chance(c.detail, 3):
             return "", b""
         return ctype, _encode(c, _delete_options(c), ctype, ep)
     if sub:
         return ctype, _encode(c, _subresource_body(c, ep, sub), ctype, ep)
-    doc = _seed_of(ep, c.pick(("target", "t-2", "t-3")))
-    if method == "PUT" and chance(c, 2):
-        doc["metadata"]["resourceVersion"] = c.pick(("1", "0", "abc", "", "99999999999"))
+    d = c.detail
+    doc = _seed_of(ep, d.pick(("target", "t-2", "t-3")))
+    if method == "PUT" and chance(d, 2):
+        doc["metadata"]["resourceVersion"] = d.pick(("1", "0", "abc", "", "99999999999"))
     return ctype, _encode(c, mutate(c, doc, rounds), ctype, ep)
 
 
@@ -709,31 +759,47 @@ def request(c: Chooser, world: World, aspect: str = "") -> Request:
     ctype, body = ("", b"")
     if method in ("POST", "PUT", "PATCH", "DELETE"):
         ctype, body = _body_for(c, ep, method, sub, rounds)
-    path = _path(c, ep, named=named, sub=sub) if aspect == "path" else _path(c, ep, named=named, sub=sub, ns=NAMESPACE)
+    path = (
+        _path(c, ep, named=named, sub=sub)
+        if aspect == "path"
+        else _path(c, ep, named=named, sub=sub, ns=NAMESPACE)
+    )
     query = _query(c, 5 if aspect == "query" else 1)
-    if method == "GET" and not named and not any(k == "watch" for k, _ in query) and chance(c, 4):
+    d = c.detail
+    if method == "GET" and not named and not any(k == "watch" for k, _ in query) and chance(d, 4):
         query.append(("watch", "true"))
     collection_delete = method == "DELETE" and not named
+    guard = ""
     if collection_delete and (not ep.namespaced or f"/namespaces/{NAMESPACE}/" not in path + "/"):
-        # outside the fuzz namespace a collection delete reaches only what the fuzz labelled
-        query = [(k, v) for k, v in query if k != "labelSelector"]
-        query.insert(0, ("labelSelector", TARGET_SELECTOR + c.pick(("", ",app=fuzz", ",!x"))))
+        # outside the fuzz namespace a collection delete reaches only what the fuzz labelled:
+        # the guard goes first (the server reads the first labelSelector) and is never garbled
+        query = [(k, v) for k, v in query if "labelselector" not in k.lower()]
+        guard = "labelSelector=" + urllib.parse.quote(TARGET_SELECTOR + d.pick(("", ",app=fuzz", ",!x")))
         notes.append("guarded delete")
-    target = path + ("?" + _encode_query(c, query) if query else "")
+    encoded = "&".join(p for p in (guard, _encode_query(c, query) if query else "") if p)
+    target = path + ("?" + encoded if encoded else "")
     headers = _base_headers(world, ctype)
+    if method == "GET" and chance(d, 2):
+        _replace(headers, b"Accept", d.pick(_READ_ACCEPTS).encode())
+        if chance(d, 2):
+            target += (
+                ("&" if "?" in target else "?") + "includeObject=" + d.pick(("Object", "None", "Metadata"))
+            )
     chunked = False
     if aspect == "header":
         chunked = _hostile_headers(c, world, headers, notes)
-    if aspect == "path" and chance(c, 4):
-        method = c.pick(("HEAD", "OPTIONS", "FOO", "get", "TRACE", "CONNECT"))
+    if aspect == "path" and chance(d, 4):
+        method = d.pick(("HEAD", "OPTIONS", "FOO", "get", "TRACE", "CONNECT"))
         notes.append("method")
     return Request(method, target, headers, body, aspect, chunked, notes)
 
 
-def valid_create(ep: Endpoint, world: World, namespace: str, name: str, labels: dict[str, str] | None = None) -> Request:
+def valid_create(
+    ep: Endpoint, world: World, namespace: str, name: str, labels: dict[str, str] | None = None
+) -> Request:
     """A correct create of ``ep``'s seed (setup: targets and reference objects)."""
     doc = seed(ep.group, ep.version, ep.kind, ep.plural, name, namespace if ep.namespaced else "")
-    if labels:
+    if labels and "labels" in doc["metadata"]:
         doc["metadata"]["labels"].update(labels)
     path = ep.prefix + (f"/namespaces/{namespace}" if ep.namespaced else "") + f"/{ep.plural}"
     return Request("POST", path, _base_headers(world, JSON), orjson.dumps(doc), "setup")

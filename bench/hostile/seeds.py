@@ -194,6 +194,41 @@ _SEEDS: dict[tuple[str, str], Obj] = {
             "devices": [{"name": "d0"}],
         }
     },
+    ("authentication.k8s.io", "tokenreviews"): {"spec": {"token": "not-a-token", "audiences": ["fuzz"]}},
+    ("authentication.k8s.io", "selfsubjectreviews"): {},
+    ("authorization.k8s.io", "selfsubjectaccessreviews"): {
+        "spec": {"resourceAttributes": {"namespace": "fuzz", "verb": "get", "resource": "pods"}}
+    },
+    ("authorization.k8s.io", "selfsubjectrulesreviews"): {"spec": {"namespace": "fuzz"}},
+    ("authorization.k8s.io", "subjectaccessreviews"): {
+        "spec": {
+            "user": "fuzz",
+            "groups": ["system:authenticated"],
+            "extra": {"scopes": ["a"]},
+            "resourceAttributes": {
+                "namespace": "fuzz",
+                "verb": "list",
+                "group": "apps",
+                "resource": "deployments",
+            },
+        }
+    },
+    ("authorization.k8s.io", "localsubjectaccessreviews"): {
+        "spec": {
+            "user": "fuzz",
+            "resourceAttributes": {"namespace": "fuzz", "verb": "get", "resource": "pods", "name": "target"},
+        }
+    },
+    ("apiregistration.k8s.io", "apiservices"): {
+        "spec": {
+            "group": "fuzz.example",
+            "version": "v9",
+            "groupPriorityMinimum": 1000,
+            "versionPriority": 15,
+            "service": {"namespace": "fuzz", "name": "target", "port": 443},
+            "insecureSkipTLSVerify": True,
+        }
+    },
     ("apiextensions.k8s.io", "customresourcedefinitions"): {
         "spec": {
             "group": "fuzz.example",
@@ -235,6 +270,11 @@ _SEEDS: dict[tuple[str, str], Obj] = {
 
 #: the CRD every fuzz server gets (its name is fixed by its group and plural)
 CRD_NAME = "targets.fuzz.example"
+#: kinds whose object name is fixed by its content
+_FIXED_NAMES = {
+    ("apiextensions.k8s.io", "customresourcedefinitions"): CRD_NAME,
+    ("apiregistration.k8s.io", "apiservices"): "v9.fuzz.example",
+}
 
 #: kinds whose objects no controller writes to once created: their bytes stay put unless a
 #: request changes them, so they make reference objects
@@ -268,6 +308,8 @@ def seed(group: str, version: str, kind: str, plural: str, name: str, namespace:
     meta: Obj = {"name": name, "labels": {"app": "fuzz"}, "annotations": {"fuzz.example/a": "b"}}
     if namespace:
         meta["namespace"] = namespace
-    if (group, plural) == ("apiextensions.k8s.io", "customresourcedefinitions"):
-        meta["name"] = CRD_NAME
+    if (group, plural) in _FIXED_NAMES:
+        meta["name"] = _FIXED_NAMES[(group, plural)]
+    if group in ("authorization.k8s.io", "authentication.k8s.io"):
+        meta = {}  # reviews are not stored: kube wants their metadata empty
     return {"apiVersion": f"{group}/{version}" if group else version, "kind": kind, "metadata": meta, **body}

@@ -84,7 +84,9 @@ class FuzzSession:
         self._ensure_crd()
         self._discover()
         for ns in (rq.NAMESPACE, rq.REF_NAMESPACE):
-            self._create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            self._create(
+                "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+            )
         failures = []
         for ep in self.world.endpoints:
             if not has_seed(ep.group, ep.plural) or "create" not in ep.verbs or ep.plural == "namespaces":
@@ -195,7 +197,9 @@ class FuzzSession:
         for path, before in self._refs.items():
             after = self._send(rq.get(self.world, path))
             if after.status != 200 or after.body != before:
-                out.append(f"reference {path} changed: {after.status}\n  before {before!r}\n  after  {after.body!r}")
+                out.append(
+                    f"reference {path} changed: {after.status}\n  before {before!r}\n  after  {after.body!r}"
+                )
         for path, names in self._ref_names.items():
             now = {o["metadata"]["name"] for o in self.http.get(path).json()["items"]}
             if now != names:

@@ -266,6 +266,28 @@ def value(c: Chooser, budget: int = 2) -> Any:
     return [c.pick(("x", 1, {}, None))] * c.pick(WIDTHS + HEAVY_WIDTHS if c.heavy else WIDTHS)
 
 
+def same_type(c: Chooser, v: Any) -> Any:
+    """A hostile value of ``v``'s own JSON type (a string for a string, a list for a list)."""
+    c = c.detail
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, int):
+        return c.pick(_INTS)
+    if isinstance(v, float):
+        return c.pick((-0.0, 1e308, 0.1, float(2**63)))
+    if isinstance(v, str):
+        return string(c)
+    if isinstance(v, list):
+        if v and chance(c, 2):
+            return v + [c.pick(v)] * c.pick((1, 1, 2, 500))
+        return c.pick(([], v * 2, v[:1]))
+    if isinstance(v, dict):
+        out = dict(v)
+        out[key(c)] = value(c, 1) if chance(c, 2) else string(c)
+        return c.pick(({}, out))
+    return value(c)
+
+
 # ------------------------------------------------------------------------------------- JSON
 def _json_str(s: str, ascii_only: bool) -> str:
     return json.dumps(s, ensure_ascii=ascii_only)
@@ -446,7 +468,9 @@ def protobuf_body(c: Chooser, api_version: str, kind: str) -> bytes:
     if chance(c, 6):
         envelope += _field(3, 2, c.pick((b"gzip", b"", b"\xff")))
     if chance(c, 6):
-        envelope += _field(4, 2, c.pick((b"application/json", b"application/vnd.kubernetes.protobuf", b"\x00")))
+        envelope += _field(
+            4, 2, c.pick((b"application/json", b"application/vnd.kubernetes.protobuf", b"\x00"))
+        )
     prefix = c.pick((b"k8s\x00", b"k8s\x00", b"k8s", b"", b"k8s\x01"))
     return prefix + envelope
 

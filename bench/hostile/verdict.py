@@ -4,7 +4,8 @@ A client mistake must get a 4xx ``Status`` naming the problem; a 5xx means the s
 Kubernetes answers a few client-caused requests with a 5xx by design or by long-standing
 behaviour; each is listed in :data:`KUBE_5XX` with the reason, matched on code, reason and the
 start of kube's message, so that anything else with a 5xx is reported. A dropped connection or
-no answer at all is always wrong.
+no answer at all is always wrong, except for a request so large that the server stopped reading
+it (kube's own server closes such connections too, after a 431 or 413 the reset may swallow).
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def problem(resp: Response) -> str:
         return "the connection was dropped without an answer"
     if resp.failure == "stalled":
         return "no answer within the stall guard"
+    if resp.failure == "refused":
+        return ""  # a request too large to read whole; readiness is checked after the run
     if resp.status >= 500 and expected_5xx(resp) is None:
         return f"{resp.status}: {resp.body[:600].decode('utf-8', 'replace')}"
     if resp.status < 100:
