@@ -54,6 +54,7 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 OFFLOAD_BYTES = 256 * 1024
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_UINT64_MAX = 2**64 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # go-yaml's allowedAliasRatio range (decode.go): 99% of decodes may come from aliases up to 400000
 # decodes, 10% from 4000000, linearly in between.
@@ -204,9 +205,53 @@ def _binary_text(loader: Any, node: Any) -> Any:
     return data.decode("utf-8", "replace")
 
 
+_GO_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag.rsplit(":", 1)[-1] if tag.startswith("tag:yaml.org,2002:") else tag
+
+
+def _unreadable_number(text: str) -> Any:
+    """A plain scalar that looks like an integer go-yaml cannot hold in 64 bits: a float when
+    ``strconv.ParseFloat`` reads it, else the string it was written as (go-yaml's resolve)."""
+    plain = text.replace("_", "")
+    if _GO_FLOAT.fullmatch(plain):
+        f = float(plain)
+        if not math.isinf(f):
+            return f
+    return text
+
+
+def _scalar_rule(kind: str, construct: Any) -> Any:
+    """PyYAML's constructor for ``!!int``/``!!float``/``!!bool`` with go-yaml's outcomes where
+    PyYAML would raise: a number too big to read is a float or a string; an explicit tag on text
+    that is not of that kind (``!!int x``) is go-yaml's "cannot decode" error."""
+
+    def constructor(loader: Any, node: Any) -> Any:
+        text = loader.construct_scalar(node)
+        implicit = loader.resolve(yaml.ScalarNode, text, (True, False))
+        try:
+            value = construct(loader, node)
+        except (ValueError, KeyError, OverflowError) as e:
+            if kind == "int" and implicit == node.tag:
+                return _unreadable_number(text)
+            raise YAMLBodyError(f"yaml: cannot decode {_short_tag(implicit)} `{text}` as a !!{kind}") from e
+        if kind == "int" and not _INT64_MIN <= value <= _UINT64_MAX:
+            return _unreadable_number(text)
+        return value
+
+    return constructor
+
+
 for _cls in (_JSONableLoader, _PureJSONableLoader):
     _cls.add_constructor("tag:yaml.org,2002:timestamp", _keep_text)
     _cls.add_constructor("tag:yaml.org,2002:binary", _binary_text)
+    _cls.add_constructor("tag:yaml.org,2002:int", _scalar_rule("int", yaml.SafeLoader.construct_yaml_int))
+    _cls.add_constructor(
+        "tag:yaml.org,2002:float", _scalar_rule("float", yaml.SafeLoader.construct_yaml_float)
+    )
+    _cls.add_constructor("tag:yaml.org,2002:bool", _scalar_rule("bool", yaml.SafeLoader.construct_yaml_bool))
 
 
 def _key_string(k: Any) -> str:

@@ -185,6 +185,7 @@ NUMBERS: tuple[Any, ...] = (
     Token("Infinity", ".inf"),
     Token("-Infinity", "-.inf"),
     Token("1" * 5000, "1" * 5000),
+    Token("1" + "0" * 400, "1" + "0" * 400),
     Token("-0", "-0"),
     Token("01", "01"),
     Token("1.", "0o17"),
