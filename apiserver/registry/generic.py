@@ -483,6 +483,12 @@ class API:
             )
         rec = self._get_record(rd, ns, name)
         old = rec.obj
+        warnings: list[str] = []
+        if self.body_checker is not None:
+            # kube decodes (and type-checks) the body before storage compares resourceVersions
+            self.body_checker(
+                rd, obj, self._to_view(rd, rec.copy()) if rd.storage_of else old, opts, warnings
+            )
         body_rv = md.get("resourceVersion") or ""
         if not body_rv:
             # kube's Store.Update: without a resourceVersion the update is unconditional where the
@@ -498,11 +504,6 @@ class API:
             md["resourceVersion"] = str(rec.rv)
         elif _parse_rv(body_rv, "metadata.resourceVersion") != rec.rv:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
-        warnings: list[str] = []
-        if self.body_checker is not None:
-            self.body_checker(
-                rd, obj, self._to_view(rd, rec.copy()) if rd.storage_of else old, opts, warnings
-            )
         return self._update_from(rd, ns, name, rec, self._from_view(rd, obj), opts, subresource, warnings)
 
     def _update_from(
