@@ -18,6 +18,7 @@ import asyncio
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
             assert proc.stdout is not None
             drain = asyncio.create_task(_drain(proc.stdout))  # its log must not fill the pipe
             token = token_from_kubeconfig(Path(tmp, "kc").read_text())
-            out = await asyncio.to_thread(_fuzz, url, token, n, seed, heavy, env)
+            out = await asyncio.to_thread(fuzz_server, url, token, n, seed, heavy, env.progress)
             drain.cancel()
             if proc.returncode is not None:
                 out["server_exited"] = 1.0
@@ -87,7 +88,11 @@ async def _drain(stream: asyncio.StreamReader) -> None:
         pass
 
 
-def _fuzz(url: str, token: str, n: int, seed: int, heavy: bool, env: Env) -> dict[str, float]:
+def fuzz_server(
+    url: str, token: str, n: int, seed: int, heavy: bool, progress: Callable[[str], None] = lambda _m: None
+) -> dict[str, float]:
+    """Set up, send ``n`` hostile requests from ``seed`` to the server at ``url``, check the
+    damage; the metrics of :data:`METRICS` plus the status histogram."""
     session = FuzzSession(url, token)
     try:
         session.setup()
@@ -98,7 +103,7 @@ def _fuzz(url: str, token: str, n: int, seed: int, heavy: bool, env: Env) -> dic
             if finding is not None and len(session.tally.findings) <= SHOWN:
                 print(f"fuzz: unexpected answer #{len(session.tally.findings)}: {finding}\n", file=sys.stderr)
             if i % 500 == 0:
-                env.progress(f"{i}/{n} requests, {len(session.tally.findings)} unexpected")
+                progress(f"{i}/{n} requests, {len(session.tally.findings)} unexpected")
         elapsed = time.perf_counter() - started
         damage = session.damage()
         for d in damage:

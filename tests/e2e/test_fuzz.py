@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from bench.hostile import requests as rq
 from bench.hostile.choices import RandomChooser
 from bench.hostile.session import FuzzSession, token_from_kubeconfig
+from bench.workloads.fuzz import fuzz_server
 from tests.e2e.conftest import _start_server, _stop
 
 pytestmark = pytest.mark.e2e
@@ -155,3 +156,12 @@ def test_the_fuzz_reports_a_changed_reference_object(fuzz: FuzzSession) -> None:
         assert len(damage) == 1 and damage[0].startswith(f"reference {path} changed")
     finally:
         fuzz.refresh_references()
+
+
+def test_the_bench_run_reports_its_histogram_and_no_unexpected_answer(fuzz: FuzzSession) -> None:
+    """``gangplane bench fuzz``'s run (seeded PRNG, no hypothesis), briefly, on the same server."""
+    metrics = fuzz_server(fuzz.url, fuzz.token, 150, seed=5, heavy=False)
+    assert metrics["requests"] == 150
+    assert sum(v for k, v in metrics.items() if k.startswith("status_")) == 150
+    assert metrics["unexpected_5xx"] == 0 and metrics["reference_damage"] == 0
+    assert fuzz.damage() == []
