@@ -373,9 +373,28 @@ def compact_string(rule: Rule) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
+def compact_rules(rules: list[Rule]) -> list[Rule]:
+    """``CompactRules``: merge the verbs of rules naming one group, one resource and at most one name."""
+    compacted: list[Rule] = []
+    simple: dict[tuple[str, str, tuple[str, ...]], Rule] = {}
+    for r in rules:
+        groups, resources, names = _strs(r, "apiGroups"), _strs(r, "resources"), _strs(r, "resourceNames")
+        extra = set(r) - {"verbs", "apiGroups", "resources", "resourceNames"}
+        if len(groups) != 1 or len(resources) != 1 or len(names) > 1 or extra:
+            compacted.append(r)
+            continue
+        key = (groups[0], resources[0], tuple(names))
+        if key in simple:
+            verbs = simple[key]["verbs"]
+            verbs.extend(v for v in _strs(r, "verbs") if v not in verbs)
+        else:
+            simple[key] = {**r, "verbs": list(_strs(r, "verbs"))}
+    return compacted + list(simple.values())
+
+
 def escalation_message(user: UserInfo, missing: list[Rule], resolution_errors: list[str]) -> str:
-    """``newPrivilegeEscalationError``'s text (the missing rules sorted, one per line)."""
-    lines = sorted({compact_string(r) for r in missing})
+    """``newPrivilegeEscalationError``'s text (the compacted missing rules sorted, one per line)."""
+    lines = sorted({compact_string(r) for r in compact_rules(missing)})
     msg = (
         f'user "{user.username}" (groups={_go_quote_list(list(user.groups))}) is attempting to grant RBAC '
         "permissions not currently held:\n" + "\n".join(lines)
