@@ -291,7 +291,9 @@ class APIApp:
             "application/json, application/yaml, application/vnd.kubernetes.protobuf"
         )
 
-    def _write_opts(self, q: Any, user_agent: str = "", raw_body: bytes | None = None) -> WriteOptions:
+    def _write_opts(
+        self, q: Any, user_agent: str = "", raw_body: bytes | None = None, user: Any = None
+    ) -> WriteOptions:
         dry = q.getlist("dryRun") if hasattr(q, "getlist") else []
         for d in dry:
             if d != "All":
@@ -313,6 +315,7 @@ class APIApp:
             field_validation=fv,
             force=_bool(q.get("force")),
             raw_body=raw_body,
+            user=user,
         )
 
     def _respond(self, request: Request, rd: ResourceDef, res: Result) -> Response:
@@ -411,7 +414,10 @@ class APIApp:
                         info.name,
                         body,
                         self._write_opts(
-                            q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                            q,
+                            request.headers.get("user-agent", ""),
+                            getattr(request.state, "raw_body", None),
+                            user_of(request.scope),
                         ),
                     ),
                 )
@@ -428,7 +434,10 @@ class APIApp:
                     info.name,
                     body,
                     self._write_opts(
-                        q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                        q,
+                        request.headers.get("user-agent", ""),
+                        getattr(request.state, "raw_body", None),
+                        user_of(request.scope),
                     ),
                     sub,
                 ),
@@ -449,7 +458,10 @@ class APIApp:
                         body,
                         ctype,
                         self._write_opts(
-                            q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                            q,
+                            request.headers.get("user-agent", ""),
+                            getattr(request.state, "raw_body", None),
+                            user_of(request.scope),
                         ),
                     ),
                 )
@@ -465,7 +477,10 @@ class APIApp:
                     body,
                     ctype,
                     self._write_opts(
-                        q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                        q,
+                        request.headers.get("user-agent", ""),
+                        getattr(request.state, "raw_body", None),
+                        user_of(request.scope),
                     ),
                     sub,
                 ),
