@@ -36,7 +36,7 @@ from urllib.parse import parse_qs
 from apiserver import errors
 from apiserver.api.users import ADMIN, ANONYMOUS, LOOPBACK, UserInfo
 from apiserver.auth.attributes import request_attributes
-from apiserver.auth.authorizer import Authorization, Decision, forbidden
+from apiserver.auth.authorizer import ALWAYS_ALLOW, Authorization, Decision, forbidden
 from apiserver.auth.impersonation import impersonate
 
 Scope = MutableMapping[str, Any]
@@ -203,8 +203,8 @@ class FrontDoor:
             return e
         if acting is not None:
             user = scope[USER_SCOPE_KEY] = acting
-        if authz is None:
-            return None
+        if authz is None or authz.mode == ALWAYS_ALLOW:
+            return None  # AlwaysAllow: nothing to decide, so skip parsing the request
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         attrs = request_attributes(user, scope.get("method", "GET"), scope.get("path", ""), query)
         decision, reason = authz.authorize(attrs)
