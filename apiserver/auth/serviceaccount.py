@@ -147,6 +147,14 @@ class ServiceAccountTokens:
                 extra[POD_NAME] = [str(ref.get("name"))]
                 extra[POD_UID] = [str(ref.get("uid"))]
         node = private.get("node")
+        if isinstance(node, dict) and node.get("name") and not isinstance(private.get("pod"), dict):
+            # bound to the Node itself (not just naming a pod's node): the Node must still be there
+            live = self._lookup("", "nodes", "", str(node["name"]))
+            if live is None:
+                raise InvalidToken(f'nodes "{node["name"]}" not found')
+            live_uid = (live.get("metadata") or {}).get("uid")
+            if live_uid != node.get("uid"):
+                raise InvalidToken(f"node UID ({live_uid}) does not match claim ({node.get('uid')})")
         if isinstance(node, dict) and node.get("name"):
             extra[NODE_NAME] = [str(node["name"])]
             if node.get("uid"):

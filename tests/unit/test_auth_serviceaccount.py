@@ -96,3 +96,16 @@ def test_tokens_not_ours_are_passed_over(world: World) -> None:
     forged = jwt.encode(claims(world.now), "s" * 32, algorithm="HS256")
     with pytest.raises(InvalidToken):
         tokens.authenticate(forged, sat.API_AUDIENCES)
+
+
+def test_a_node_bound_token_needs_its_node(world: World) -> None:
+    tokens = ServiceAccountTokens(world.lookup, lambda: world.now)
+    world.objs[("", "nodes", "", "n1")] = {"metadata": {"name": "n1", "uid": "node-uid"}}
+    token = sign(claims(world.now, node={"name": "n1", "uid": "node-uid"}))
+    user = tokens(token)
+    assert (
+        user is not None and user.extra[sat.NODE_NAME] == ["n1"] and user.extra[sat.NODE_UID] == ["node-uid"]
+    )
+    del world.objs[("", "nodes", "", "n1")]
+    with pytest.raises(InvalidToken, match='nodes "n1" not found'):
+        tokens.authenticate(token, sat.API_AUDIENCES)
