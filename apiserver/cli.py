@@ -138,6 +138,13 @@ def _parser() -> argparse.ArgumentParser:
         help="bytes of serialized objects the watch history may hold across resources; the oldest events "
         f"are compacted beyond it (default {DEFAULT_HISTORY_BYTES})",
     )
+    s.add_argument(
+        "--data-dir",
+        default="",
+        metavar="DIR",
+        help="keep the cluster in DIR (an embedded SQLite database, created if missing) so that it "
+        "survives restarts; every acknowledged write is on disk. Default: in memory only",
+    )
     sub.add_parser(
         "bench",
         help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
@@ -173,7 +180,9 @@ def storage_options(args: argparse.Namespace) -> StorageOptions:
         raise ValueError(f"invalid --watch-history: {e}") from None
     if args.watch_history_bytes <= 0:
         raise ValueError(f"invalid --watch-history-bytes: {args.watch_history_bytes}: must be positive")
-    return StorageOptions(watch_history=window, watch_history_bytes=args.watch_history_bytes)
+    return StorageOptions(
+        watch_history=window, watch_history_bytes=args.watch_history_bytes, data_dir=args.data_dir
+    )
 
 
 async def _serve(
@@ -236,6 +245,7 @@ async def _serve(
         url = await cp.serve_http(args.host, args.port, front_door=policy, tls=tls)
     except OSError as e:
         print(f"gangplane: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+        await storage.close()  # commits the bootstrap writes and releases the data dir
         return 1
     await cp.start(names)
     tune_gc()

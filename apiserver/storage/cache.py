@@ -240,6 +240,9 @@ class WatchCache:
         #: every resource's events in revision order, for compaction by age and bytes across resources
         self._timeline: deque[tuple[ResourceCache, Event]] = deque()
         self._history_held = 0  # bytes of the records the timeline holds
+        #: no event at or below this revision can be replayed, in any resource (the start of this
+        #: process's history: a resource first touched later must not replay from before it)
+        self._floor = 0
 
     @property
     def rv(self) -> int:
@@ -249,6 +252,7 @@ class WatchCache:
         rs = self._resources.get(skey)
         if rs is None:
             rs = ResourceCache(self.history_size)
+            rs.compacted_rv = self._floor
             self._resources[skey] = rs
         return rs
 
@@ -256,14 +260,26 @@ class WatchCache:
         return list(self._resources)
 
     # -- feeding the cache -----------------------------------------------------------------------
-    def apply(self, skey: StorageKey, etype: str, key: Key, rec: Record, prev: Record | None) -> None:
-        """Record one change at ``rec.rv`` (> the cache's revision): objects, history, watchers."""
+    def apply(
+        self,
+        skey: StorageKey,
+        etype: str,
+        key: Key,
+        rec: Record,
+        prev: Record | None,
+        at: float | None = None,
+    ) -> None:
+        """Record one change at ``rec.rv`` (> the cache's revision): objects, history, watchers.
+
+        ``at`` (monotonic seconds) dates a change replayed from stored history (a restart),
+        so that it leaves the window when it would have; live changes are dated now.
+        """
         rs = self.resource(skey)
         if etype == DELETED:
             rs.items.pop(key, None)
         else:
             rs.items[key] = rec
-        now = self._monotonic()
+        now = self._monotonic() if at is None else at
         ev = Event(rec.rv, etype, key, rec, prev, now)
         rs.history.append(ev)
         if len(rs.history) > rs.history_size:
@@ -286,6 +302,7 @@ class WatchCache:
     def loaded(self, rv: int) -> None:
         """The state loaded at start is at revision ``rv``: nothing older can be replayed."""
         self._rv = max(self._rv, rv)
+        self._floor = max(self._floor, rv)
         for rs in self._resources.values():
             rs.compacted_rv = max(rs.compacted_rv, rv)
 
