@@ -173,6 +173,8 @@ class SQLiteStorage(MemoryStorage):
         self.committed_rv = 0
         self.loaded_objects = 0
         self.loaded_events = 0
+        #: transactions committed (each one fsync): writes / commits is the group-commit batch size
+        self.commits = 0
         self.open()
 
     # -- opening -------------------------------------------------------------------------------
@@ -371,6 +373,7 @@ class SQLiteStorage(MemoryStorage):
         try:
             conn.executemany(_INSERT, rows)
             conn.execute("COMMIT")
+            self.commits += 1
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
@@ -493,6 +496,7 @@ class SQLiteStorage(MemoryStorage):
                 await self.compact_history()
             except sqlite3.Error as e:
                 log.error("compaction of %s failed: %s", self.data_dir, e)
+            self.compaction_ran.set()
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -501,6 +505,8 @@ class SQLiteStorage(MemoryStorage):
         self._loop = asyncio.get_running_loop()
         if self.commit_thread:
             self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sqlite-commit")
+        #: set after each background compaction (a waiter clears it first)
+        self.compaction_ran = asyncio.Event()
         self._compactor = self._loop.create_task(self._compact_loop(), name="sqlite-compaction")
         if self._pending:
             self._kick()
