@@ -231,6 +231,8 @@ class WatchCache:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._rv = 0
+        #: revisions at or below this predate the cache (an earlier run, the loaded state): 410
+        self._floor = 0
         self._resources: dict[StorageKey, ResourceCache] = {}
         self.history_size = history_size
         self.watcher_buffer = watcher_buffer
@@ -240,9 +242,6 @@ class WatchCache:
         #: every resource's events in revision order, for compaction by age and bytes across resources
         self._timeline: deque[tuple[ResourceCache, Event]] = deque()
         self._history_held = 0  # bytes of the records the timeline holds
-        #: no event at or below this revision can be replayed, in any resource (the start of this
-        #: process's history: a resource first touched later must not replay from before it)
-        self._floor = 0
 
     @property
     def rv(self) -> int:
@@ -334,6 +333,7 @@ class WatchCache:
             self._history_held -= len(ev.rec.raw)
             if rs.history and rs.history[0] is ev:
                 rs.history.popleft()
+        self._floor = max(self._floor, rv)
         for rs in self._resources.values():
             if rs.compacted_rv < rv:
                 rs.compacted_rv = rv
