@@ -80,9 +80,27 @@ def add_warnings(resp: Response, warnings: list[str]) -> Response:
     return resp
 
 
+def _status_bytes(status: dict[str, Any]) -> bytes:
+    """A Status as JSON; text the encoder refuses (a lone surrogate quoted from input) is replaced."""
+    try:
+        return orjson.dumps(status)
+    except TypeError:
+
+        def clean(v: Any) -> Any:
+            if isinstance(v, str):
+                return v.encode("utf-8", "replace").decode("utf-8")
+            if isinstance(v, dict):
+                return {clean(k): clean(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [clean(x) for x in v]
+            return v
+
+        return orjson.dumps(clean(status))
+
+
 def status_response(e: errors.StatusError, warnings: list[str] | None = None) -> Response:
     # kube's JSON serializer (json.Encoder) ends every body with a newline.
-    resp = Response(orjson.dumps(e.status()) + b"\n", status_code=e.code, media_type=JSON)
+    resp = Response(_status_bytes(e.status()) + b"\n", status_code=e.code, media_type=JSON)
     return add_warnings(resp, warnings or [])
 
 
