@@ -289,7 +289,7 @@ class APIApp:
             if request.method in ("POST", "PUT", "PATCH"):
                 raise errors.bad_request("the body of the request was empty")
             return None, ctype
-        body = await bodies.decode_async(raw, ctype)
+        body, raw = await bodies.decode_async(raw, ctype)
         if ctype != bodies.PROTOBUF:
             request.state.raw_body = raw  # for fieldValidation's duplicate-field detection
         return body, ctype

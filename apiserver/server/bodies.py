@@ -385,15 +385,39 @@ def decode(raw: bytes, media_type: str) -> Any:
     )
 
 
-async def decode_async(raw: bytes, media_type: str) -> Any:
-    """:func:`decode`, on a worker thread for large bodies so the event loop keeps serving."""
+class RawBody(bytes):
+    """A request body's bytes with its duplicate-field paths found ahead of time.
+
+    fieldValidation reports keys repeated within one object of the body, which takes another
+    parse of the bytes; for a large body that parse is done on the worker thread with the
+    decoding (``duplicates``), and :func:`apiserver.patch.fieldvalidation.duplicate_fields`
+    uses it instead of parsing again on the event loop.
+    """
+
+    duplicates: list[str] | None = None
+
+
+def _decode_large(raw: bytes, media_type: str) -> tuple[Any, RawBody]:
+    from apiserver.patch.fieldvalidation import duplicate_fields
+
+    value = decode(raw, media_type)
+    kept = RawBody(raw)
+    if media_type != PROTOBUF:
+        kept.duplicates = duplicate_fields(raw)
+    return value, kept
+
+
+async def decode_async(raw: bytes, media_type: str) -> tuple[Any, bytes]:
+    """:func:`decode` and the bytes to keep for field validation; bodies of
+    :data:`OFFLOAD_BYTES` or more are decoded on a worker thread so the event loop keeps serving."""
     if len(raw) >= OFFLOAD_BYTES:
-        return await asyncio.to_thread(decode, raw, media_type)
-    return decode(raw, media_type)
+        return await asyncio.to_thread(_decode_large, raw, media_type)
+    return decode(raw, media_type), raw
 
 
 __all__ = [
     "EXCESSIVE_ALIASING",
+    "RawBody",
     "JSON_TYPES",
     "OFFLOAD_BYTES",
     "YAML_TYPES",

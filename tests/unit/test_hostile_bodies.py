@@ -292,3 +292,18 @@ def test_oversized_bodies_are_413_without_reading_them_whole(http: _Http) -> Non
     r = http.request("POST", CMS, content=b"{}", headers={**JSON, "Content-Length": str(64 * 1024 * 1024)})
     assert r.status_code == 413
     assert http.request("GET", f"{CMS}/big").status_code == 404
+
+
+def test_large_bodies_keep_field_validation(http: _Http) -> None:
+    """Bodies decoded on the worker thread still get duplicate and unknown field reports."""
+    filler = ",".join(f'"f{i}":"{"x" * 64}"' for i in range(5000))
+    for ctype in ("application/json", "application/yaml"):
+        body = '{"metadata":{"name":"big"},"data":{%s,"k":"1","k":"2"}}' % filler  # noqa: UP031
+        r = http.request(
+            "POST", CMS + "?fieldValidation=Strict", content=body.encode(), headers={"Content-Type": ctype}
+        )
+        assert r.status_code == 400, r.text[:300]
+        assert r.json()["message"].endswith('strict decoding error: duplicate field "data.k"')
+    r = http.request("POST", CMS, content=body.encode(), headers=JSON)
+    assert r.status_code == 201
+    assert [v for k, v in r.headers.raw if k == b"warning"] == [b'299 - "duplicate field \\"data.k\\""']

@@ -10,6 +10,7 @@ import pytest
 
 from apiserver import errors
 from apiserver.patch import limits
+from apiserver.patch.fieldvalidation import duplicate_fields
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
 from apiserver.patch.limits import MAX_DEPTH, depth_exceeds, max_depth
 from apiserver.server import bodies, warnings
@@ -170,9 +171,13 @@ def test_body_limit_is_enforced_while_reading() -> None:
     assert asyncio.run(read_limited(_chunks(3, 1024 * 1024, []), None)) == b"x" * 3 * 1024 * 1024
 
 
-def test_large_bodies_decode_off_the_event_loop() -> None:
-    raw = b'{"a": "' + b"x" * bodies.OFFLOAD_BYTES + b'"}'
-    assert asyncio.run(bodies.decode_async(raw, "application/json"))["a"] == "x" * bodies.OFFLOAD_BYTES
+def test_large_bodies_decode_off_the_event_loop_with_their_duplicate_fields() -> None:
+    raw = b'{"a": "' + b"x" * bodies.OFFLOAD_BYTES + b'", "b": 1, "b": 2}'
+    value, kept = asyncio.run(bodies.decode_async(raw, "application/json"))
+    assert value == {"a": "x" * bodies.OFFLOAD_BYTES, "b": 2}
+    assert kept == raw and duplicate_fields(kept) == ["b"]
+    small = b'{"b": 1, "b": 2}'
+    assert asyncio.run(bodies.decode_async(small, "application/json")) == ({"b": 2}, small)
 
 
 def test_unknown_media_types_are_415() -> None:
