@@ -32,6 +32,7 @@ from apiserver.registry.generic import API
 from apiserver.server.app import APIApp, status_response
 from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
 from apiserver.server.instance import build_api, new_metrics_registry, publish_apiserver_endpoint
+from apiserver.storage.interface import Storage
 from controllers.manager import register_controllers
 from featuregates import FeatureGate
 from featuregates.scopes import APISERVER
@@ -65,6 +66,8 @@ class ControlPlaneOptions:
     service_cluster_ip_range: str = "10.96.0.0/12"
     service_node_port_range: str = "30000-32767"
     client_bookmark_interval: float = 5.0
+    #: the backend holding the cluster (``apiserver.storage.options.open_storage``); in memory if None
+    storage: Storage | None = None
 
 
 class ControlPlane:
@@ -78,6 +81,7 @@ class ControlPlane:
         self.api: API = build_api(
             self.gates_for(APISERVER),
             self.clock,
+            store=self.options.storage,
             service_cluster_ip_range=self.options.service_cluster_ip_range,
             service_node_port_range=self.options.service_node_port_range,
         )
@@ -88,6 +92,7 @@ class ControlPlane:
         self._factories: dict[str, ComponentFactory] = {}
         self._server: _Server | None = None
         self._server_task: asyncio.Task[None] | None = None
+        self._storage_started = False
         self.url = ""
 
     # ------------------------------------------------------------------ clients & gates
@@ -134,6 +139,9 @@ class ControlPlane:
             await comp.stop()
 
     async def start(self, names: list[str] | None = None) -> None:
+        if not self._storage_started:
+            self._storage_started = True
+            await self.api.store.start()
         for name in names if names is not None else list(self._factories):
             await self.start_component(name)
 
@@ -141,6 +149,9 @@ class ControlPlane:
         for name in reversed(list(self.components)):
             await self.stop_component(name)
         await self.stop_http()
+        if self._storage_started:
+            self._storage_started = False
+            await self.api.store.close()
 
     # ------------------------------------------------------------------ HTTP
     async def serve_http(

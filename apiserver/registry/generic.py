@@ -27,7 +27,9 @@ from apiserver.patch.limits import check_patch_result
 from apiserver.patch.typecheck import check_apply_types, check_kind_types
 from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.strategy import StrategyContext
-from apiserver.storage.store import Record, Store, StoreError, Watcher
+from apiserver.storage.cache import Watcher
+from apiserver.storage.interface import Record, Storage, StoreError
+from apiserver.storage.memory import MemoryStorage
 from featuregates import FeatureGate
 
 JSON_PATCH = "application/json-patch+json"
@@ -134,7 +136,7 @@ class API:
     def __init__(
         self,
         registry: Registry,
-        store: Store | None = None,
+        store: Storage | None = None,
         gates: FeatureGate | None = None,
         admission: list[Plugin] | None = None,
         clock: Clock | None = None,
@@ -145,7 +147,7 @@ class API:
         field_tracker: Any = None,
     ) -> None:
         self.registry = registry
-        self.store = store or Store()
+        self.store: Storage = store or MemoryStorage()
         self.gates = gates or FeatureGate()
         self.admission = admission if admission is not None else []
         self.clock = clock or Clock()
