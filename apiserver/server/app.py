@@ -23,6 +23,7 @@ from starlette.routing import Route
 from apiserver import errors
 from apiserver.meta import Clock
 from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
+from apiserver.patch.typecheck import check_kind_types
 from apiserver.registry.binding import bind
 from apiserver.registry.eviction import evict
 from apiserver.registry.generic import (
@@ -102,6 +103,23 @@ def status_response(e: errors.StatusError, warnings: list[str] | None = None) ->
     # kube's JSON serializer (json.Encoder) ends every body with a newline.
     resp = Response(_status_bytes(e.status()) + b"\n", status_code=e.code, media_type=JSON)
     return add_warnings(resp, warnings or [])
+
+
+# The kinds subresource handlers decode their bodies into (kube's per-subresource REST ``New()``).
+SUBRESOURCE_KINDS = {
+    "binding": ("", "v1", "Binding"),
+    "eviction": ("policy", "v1", "Eviction"),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest"),
+    "finalize": ("", "v1", "Namespace"),
+}
+
+
+def check_subresource_body(subresource: str, body: Any) -> None:
+    """Type-check a subresource's body as kube's typed decoder would (a 400 before the handler)."""
+    group, version, kind = SUBRESOURCE_KINDS[subresource]
+    if isinstance(body, dict) and subresource == "eviction" and body.get("apiVersion") == "policy/v1beta1":
+        version = "v1beta1"
+    check_kind_types(group, version, kind, body)
 
 
 def _bool(v: str | None) -> bool:
@@ -388,6 +406,8 @@ class APIApp:
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
             body, _ = await self._read_body(request)
+            if info.name and sub in SUBRESOURCE_KINDS:
+                check_subresource_body(sub, body)
             if info.name:
                 if sub == "binding" and rd.plural == "pods":
                     return Response(
@@ -431,6 +451,7 @@ class APIApp:
                     ),
                 )
             if sub == "finalize" and rd.plural == "namespaces":
+                check_subresource_body(sub, body)
                 return self._respond(request, rd, finalize_namespace(api, info.name, body))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)

@@ -307,3 +307,43 @@ def test_large_bodies_keep_field_validation(http: _Http) -> None:
     r = http.request("POST", CMS, content=body.encode(), headers=JSON)
     assert r.status_code == 201
     assert [v for k, v in r.headers.raw if k == b"warning"] == [b'299 - "duplicate field \\"data.k\\""']
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "body", "text"),
+    [
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods/p/binding",
+            {"metadata": 7, "target": {"kind": "Node", "name": "n"}},
+            'Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal number into Go '
+            "struct field Binding.metadata of type v1.ObjectMeta",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods/p/eviction",
+            {"metadata": {"name": "p"}, "deleteOptions": {"gracePeriodSeconds": "x"}},
+            'Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal string into Go '
+            "struct field DeleteOptions.deleteOptions.gracePeriodSeconds of type int64",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/serviceaccounts/default/token",
+            {"spec": {"boundObjectRef": {"kind": "Pod", "name": [1]}}},
+            None,
+        ),
+        ("PUT", "/api/v1/namespaces/default/finalize", {"metadata": {"name": "default"}, "spec": 7}, None),
+        ("POST", "/api/v1/namespaces/default/pods/p/binding", 7, None),
+    ],
+)
+def test_subresource_bodies_are_type_checked(
+    http: _Http, method: str, url: str, body: object, text: str | None
+) -> None:
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    assert http.request("POST", "/api/v1/namespaces/default/pods", json=pod).status_code == 201
+    before = _stored(http, "/api/v1/namespaces/default/pods/p")
+    r = http.request(method, url, content=orjson.dumps(body), headers=JSON)
+    assert r.status_code == 400, r.text
+    if text is not None:
+        assert r.json()["message"] == text
+    assert _stored(http, "/api/v1/namespaces/default/pods/p") == before
