@@ -39,10 +39,8 @@ def chain(levels: int) -> str:
 
 def crontab_at(name: str, depth: int) -> bytes:
     """A CronTab ``depth`` levels deep: the object, ``spec``, then ``spec.extra``'s chain."""
-    return (
-        '{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"%s"},'
-        '"spec":{"cronSpec":"* * * * *","extra":%s}}' % (name, chain(depth - 2))  # noqa: UP031
-    ).encode()
+    head = '{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"' + name + '"},'
+    return (head + '"spec":{"cronSpec":"* * * * *","extra":' + chain(depth - 2) + "}}").encode()
 
 
 @pytest.fixture

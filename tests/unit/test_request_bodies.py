@@ -218,9 +218,17 @@ def test_json_patch_cannot_nest_an_object_past_the_limit() -> None:
     with pytest.raises(errors.StatusError) as e:
         json_patch(target, deeper * 3)
     assert e.value.code == 422 and "exceeded max depth" in message(e)
-    moved = {"a": nested(120), "b": nested(120)}
-    with pytest.raises(errors.StatusError):
-        json_patch(moved, [{"op": "move", "from": "/a", "path": "/b" + "/a" * 119 + "/x"}])
+    add = [{"op": "add", "path": "/b" + "/a" * (MAX_DEPTH - 2), "value": {}}]
+    with pytest.raises(errors.StatusError) as e:
+        json_patch({"b": nested(MAX_DEPTH - 1)}, add)
+    assert e.value.code == 422
+    # a move nests without copying: its result is checked once, as every patch result is
+    moved = json_patch(
+        {"a": nested(120), "b": nested(120)}, [{"op": "move", "from": "/a", "path": "/b" + "/a" * 119 + "/x"}]
+    )
+    with pytest.raises(errors.StatusError) as e:
+        limits.check_patch_result(moved)
+    assert e.value.code == 422
     assert target == {"a": nested(MAX_DEPTH - 1)}  # the target is never changed
 
 
