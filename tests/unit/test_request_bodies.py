@@ -218,7 +218,7 @@ def test_json_patch_cannot_nest_an_object_past_the_limit() -> None:
     with pytest.raises(errors.StatusError) as e:
         json_patch(target, deeper * 3)
     assert e.value.code == 422 and "exceeded max depth" in message(e)
-    add = [{"op": "add", "path": "/b" + "/a" * (MAX_DEPTH - 2), "value": {}}]
+    add = [{"op": "add", "path": "/b" + "/a" * (MAX_DEPTH - 1), "value": {}}]
     with pytest.raises(errors.StatusError) as e:
         json_patch({"b": nested(MAX_DEPTH - 1)}, add)
     assert e.value.code == 422
