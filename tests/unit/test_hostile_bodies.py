@@ -347,3 +347,17 @@ def test_subresource_bodies_are_type_checked(
     if text is not None:
         assert r.json()["message"] == text
     assert _stored(http, "/api/v1/namespaces/default/pods/p") == before
+
+
+def test_a_crd_deprecation_warning_kube_cannot_send_never_fails_its_requests(http: _Http) -> None:
+    from tests.crd_support import crontab, crontab_crd
+
+    crd = crontab_crd()
+    crd["spec"]["versions"][0]["deprecated"] = True
+    crd["spec"]["versions"][0]["deprecationWarning"] = "d\u00e9pr\u00e9ci\u00e9 \u4e2d, use v2"
+    r = http.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+    assert r.status_code == 201, r.text
+    r = http.request("POST", "/apis/stable.example.com/v1/namespaces/default/crontabs", json=crontab("c"))
+    assert r.status_code == 201, r.text
+    warned = [v for k, v in r.headers.raw if k == b"warning"]
+    assert warned == ['299 - "d\u00e9pr\u00e9ci\u00e9 \u4e2d, use v2"'.encode()]
