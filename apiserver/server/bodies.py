@@ -147,37 +147,33 @@ def scan_yaml(raw: bytes, max_depth: int = MAX_DEPTH + MANAGED_FIELDS_SLACK, loa
     depth = 0
     decodes = 0
     aliased = 0
-    # per open collection: [anchor, decodes at start, depth at start, deepest expanded depth]
+    # per open collection: [anchor, decodes at its start, its depth, deepest depth reached inside]
     open_nodes: list[list[Any]] = []
     anchors: dict[str, tuple[int, int]] = {}  # anchor -> (expanded node count, expanded depth)
     opened: set[str] = set()  # anchors of collections still open
-    deepest = 0
 
-    def note_depth(d: int) -> None:
-        nonlocal deepest
+    def reach(d: int) -> None:
         if d > max_depth:
             raise YAMLBodyError(yaml_too_deep(max_depth))
-        if d > deepest:
-            deepest = d
         if open_nodes and d > open_nodes[-1][3]:
-            for frame in open_nodes:
-                if d > frame[3]:
-                    frame[3] = d
+            open_nodes[-1][3] = d  # handed to the parents as each collection ends
 
     for event in yaml.parse(raw, Loader=loader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            open_nodes.append([event.anchor, decodes, depth, depth + 1])
+            depth += 1
+            reach(depth)
+            open_nodes.append([event.anchor, decodes, depth, depth])
             if event.anchor is not None:
                 opened.add(event.anchor)
             decodes += 1
-            depth += 1
-            note_depth(depth)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             anchor, start, at, reached = open_nodes.pop()
             depth -= 1
+            if open_nodes and reached > open_nodes[-1][3]:
+                open_nodes[-1][3] = reached
             if anchor is not None:
                 opened.discard(anchor)
-                anchors[anchor] = (decodes - start, reached - at)
+                anchors[anchor] = (decodes - start, reached - at + 1)
         elif isinstance(event, yaml.ScalarEvent):
             decodes += 1
             if event.anchor is not None:
@@ -189,7 +185,7 @@ def scan_yaml(raw: bytes, max_depth: int = MAX_DEPTH + MANAGED_FIELDS_SLACK, loa
             decodes += 1 + size
             aliased += size
             if sub_depth:
-                note_depth(depth + sub_depth)
+                reach(depth + sub_depth)
             if aliased > 100 and decodes > 1000 and aliased / decodes > _allowed_alias_ratio(decodes):
                 raise YAMLBodyError(EXCESSIVE_ALIASING)
 
