@@ -91,6 +91,15 @@ async def test_objects_at_the_nesting_limit_work_through_every_verb(
     assert r.status_code == 200, r.text
     r = await http.post(CRONTABS + "?dryRun=All", content=crontab_at("dry", MAX_DEPTH), headers=JSON)
     assert r.status_code == 201, r.text
+    # the same nesting written as block YAML (decoded, then scanned again for duplicate fields)
+    block = "".join("  " * (i + 2) + "a:\n" for i in range(MAX_DEPTH - 3)) + "  " * (MAX_DEPTH - 1) + "b: 1\n"
+    yaml_body = "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: yml}\n"
+    yaml_body += "spec:\n  cronSpec: '* * * * *'\n  extra:\n" + block
+    r = await http.post(
+        CRONTABS + "?fieldValidation=Strict", content=yaml_body, headers={"Content-Type": "application/yaml"}
+    )
+    assert r.status_code == 201, r.text
+    assert max_depth(r.json()["spec"]) == MAX_DEPTH - 1
     assert (await http.delete(url)).status_code == 200
 
 
