@@ -341,3 +341,12 @@ def test_warnings_are_truncated_as_kubes_recorder_truncates(monkeypatch: pytest.
         b'299 - "fffff"',
         b'299 - "ggggg"',
     ]
+
+
+def test_a_status_quoting_text_the_encoder_refuses_is_still_sent() -> None:
+    from apiserver.server.app import status_response
+
+    resp = status_response(errors.bad_request("name \ud800 refused"), ["warned \ud800", "kept"])
+    assert resp.status_code == 400
+    assert b'"message":"name ? refused"' in resp.body
+    assert [v for k, v in resp.raw_headers if k == b"warning"] == [b'299 - "kept"']
