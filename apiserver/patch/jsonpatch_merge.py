@@ -20,7 +20,6 @@ from apiserver.patch.limits import (
     JSON_PATCH_MAX_COPY_BYTES,
     MAX_DEPTH,
     MAX_JSON_PATCH_OPERATIONS,
-    depth_exceeds,
     max_depth,
     patch_result_too_deep,
 )
@@ -67,9 +66,10 @@ def json_patch(target: dict[str, Any], ops: Any) -> Any:
     * ``copy`` operations may add at most :data:`JSON_PATCH_MAX_COPY_BYTES` (the JSON size of
       what they copy, summed), as evanphx/json-patch's ``AccumulatedCopySizeLimit`` in kube: 19
       doublings of a small value are refused before they cost anything;
-    * no intermediate document may nest deeper than the limit every object is held to
-      (``copy``/``move``/``add`` can deepen one): tracked as an upper bound per operation, the
-      document walked only when the bound passes the limit.
+    * an ``add``, ``replace`` or ``copy`` that would put a value deeper than the nesting limit is
+      a 422 before it is done (its depth is known exactly: the path's length plus the value's).
+      A ``move`` copies nothing and walks nothing; what it nests is checked once, on the result
+      (``check_patch_result``), so no operation costs more than the bytes it names or copies.
     """
     if not isinstance(ops, list):
         raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
@@ -78,17 +78,20 @@ def json_patch(target: dict[str, Any], ops: Any) -> Any:
             f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}"
         )
     doc: Any = copy.deepcopy(target)
-    bound = max_depth(doc)
     copied = 0
     try:
         for op in ops:
             if not isinstance(op, dict):
                 raise jsonpatch.InvalidJsonPatch("Operation must be an object")
             kind = op.get("op")
-            grow = 0
+            depth = -1
             if kind == "copy":
                 source = _resolve(doc, op.get("from"))
-                copied += len(orjson.dumps(source))
+                try:
+                    size = len(orjson.dumps(source))
+                except TypeError:  # nested past what can be encoded at all
+                    raise patch_result_too_deep() from None
+                copied += size
                 if copied > JSON_PATCH_MAX_COPY_BYTES:
                     raise errors.StatusError(
                         422,
@@ -97,19 +100,12 @@ def json_patch(target: dict[str, Any], ops: Any) -> Any:
                         "Unable to complete the copy, the accumulated size increase of copy is "
                         f"{copied}, exceeding the limit {JSON_PATCH_MAX_COPY_BYTES}",
                     )
-                grow = max_depth(source)
-            elif kind == "move":
-                grow = max(bound - _pointer_length(op.get("from")), 0)
+                depth = max_depth(source)
             elif kind in ("add", "replace"):
-                grow = max_depth(op.get("value"))
+                depth = max_depth(op.get("value"))
+            if depth > 0 and _pointer_length(op.get("path")) + depth > MAX_DEPTH:
+                raise patch_result_too_deep()
             doc = jsonpatch.JsonPatch([op]).apply(doc, in_place=True)
-            reach = _pointer_length(op.get("path")) + grow
-            if grow and reach > bound:
-                bound = reach
-                if bound > MAX_DEPTH:
-                    if depth_exceeds(doc):
-                        raise patch_result_too_deep()
-                    bound = max_depth(doc)
         return doc
     except jsonpatch.JsonPatchTestFailed as e:
         raise errors.StatusError(

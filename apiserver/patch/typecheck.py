@@ -216,9 +216,10 @@ def check_kind_types(group: str, version: str, kind: str, obj: Any) -> None:
     try:
         _walk(obj, _compile(node, name), "", kind)
     except _Mismatch as m:
+        where = f"Go struct field {m.struct}.{m.path}" if m.path else "Go value"
         raise errors.bad_request(
             f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot unmarshal '
-            f"{_json_type(m.value)} into Go struct field {m.struct}.{m.path} of type {m.go}"
+            f"{_json_type(m.value)} into {where} of type {m.go}"
         ) from None
 
 

@@ -27,7 +27,9 @@ from apiserver.patch.limits import check_patch_result
 from apiserver.patch.typecheck import check_apply_types, check_kind_types
 from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.strategy import StrategyContext
-from apiserver.storage.store import Record, Store, StoreError, Watcher
+from apiserver.storage.cache import Watcher
+from apiserver.storage.interface import Record, Storage, StoreError
+from apiserver.storage.memory import MemoryStorage
 from featuregates import FeatureGate
 
 JSON_PATCH = "application/json-patch+json"
@@ -134,7 +136,7 @@ class API:
     def __init__(
         self,
         registry: Registry,
-        store: Store | None = None,
+        store: Storage | None = None,
         gates: FeatureGate | None = None,
         admission: list[Plugin] | None = None,
         clock: Clock | None = None,
@@ -145,7 +147,7 @@ class API:
         field_tracker: Any = None,
     ) -> None:
         self.registry = registry
-        self.store = store or Store()
+        self.store: Storage = store or MemoryStorage()
         self.gates = gates or FeatureGate()
         self.admission = admission if admission is not None else []
         self.clock = clock or Clock()
@@ -156,6 +158,10 @@ class API:
         self.field_tracker = field_tracker
         #: ``token -> UserInfo | None`` of the server's front door (TokenReview); set when it serves HTTP
         self.authenticate_token: Callable[[str], Any] | None = None
+        #: ``apiserver.auth.authorizer.Authorization`` (reviews, RBAC escalation checks); None: allow all
+        self.authorization: Any = None
+        #: ``apiserver.auth.serviceaccount.ServiceAccountTokens`` (TokenReview of bound tokens)
+        self.service_account_tokens: Any = None
         self.write_hooks: list[Callable[[str, ResourceDef, Obj], None]] = []
 
     # ------------------------------------------------------------------ helpers
@@ -167,6 +173,8 @@ class API:
             now=rfc3339(self.clock.now()),
             user=user,
             authenticate_token=self.authenticate_token,
+            authorization=self.authorization,
+            service_account_tokens=self.service_account_tokens,
         )
 
     def _skey(self, rd: ResourceDef) -> tuple[str, str]:
@@ -540,7 +548,7 @@ class API:
             else:
                 md.pop(k, None)
         md.pop("selfLink", None)
-        ctx = self._ctx(ns, opts.dry_run)
+        ctx = self._ctx(ns, opts.dry_run, opts.user)
         strategy = rd.strategy
         strategy.default(obj)
         if subresource == "status":

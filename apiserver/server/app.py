@@ -23,6 +23,7 @@ from starlette.routing import Route
 from apiserver import errors
 from apiserver.meta import Clock
 from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
+from apiserver.patch.typecheck import check_kind_types
 from apiserver.registry.binding import bind
 from apiserver.registry.eviction import evict
 from apiserver.registry.generic import (
@@ -44,7 +45,7 @@ from apiserver.server.metrics import APIServerMetrics
 from apiserver.server.negotiation import media_type as _media
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
 from apiserver.server.warnings import warning_headers
-from apiserver.storage.store import ADDED, BOOKMARK, Record
+from apiserver.storage.interface import ADDED, BOOKMARK, Record
 
 log = logging.getLogger("gangplane.apiserver")
 
@@ -80,14 +81,53 @@ def add_warnings(resp: Response, warnings: list[str]) -> Response:
     return resp
 
 
+def _status_bytes(status: dict[str, Any]) -> bytes:
+    """A Status as JSON; text the encoder refuses (a lone surrogate quoted from input) is replaced."""
+    try:
+        return orjson.dumps(status)
+    except TypeError:
+
+        def clean(v: Any) -> Any:
+            if isinstance(v, str):
+                return v.encode("utf-8", "replace").decode("utf-8")
+            if isinstance(v, dict):
+                return {clean(k): clean(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [clean(x) for x in v]
+            return v
+
+        return orjson.dumps(clean(status))
+
+
 def status_response(e: errors.StatusError, warnings: list[str] | None = None) -> Response:
     # kube's JSON serializer (json.Encoder) ends every body with a newline.
-    resp = Response(orjson.dumps(e.status()) + b"\n", status_code=e.code, media_type=JSON)
+    resp = Response(_status_bytes(e.status()) + b"\n", status_code=e.code, media_type=JSON)
     return add_warnings(resp, warnings or [])
+
+
+# The kinds subresource handlers decode their bodies into (kube's per-subresource REST ``New()``).
+SUBRESOURCE_KINDS = {
+    "binding": ("", "v1", "Binding"),
+    "eviction": ("policy", "v1", "Eviction"),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest"),
+    "finalize": ("", "v1", "Namespace"),
+}
+
+
+def check_subresource_body(subresource: str, body: Any) -> None:
+    """Type-check a subresource's body as kube's typed decoder would (a 400 before the handler)."""
+    group, version, kind = SUBRESOURCE_KINDS[subresource]
+    if isinstance(body, dict) and subresource == "eviction" and body.get("apiVersion") == "policy/v1beta1":
+        version = "v1beta1"
+    check_kind_types(group, version, kind, body)
 
 
 def _bool(v: str | None) -> bool:
     return (v or "").lower() in ("true", "1")
+
+
+#: verbs whose response waits for the storage to make the write durable
+_WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
 class APIApp:
@@ -271,12 +311,14 @@ class APIApp:
             if request.method in ("POST", "PUT", "PATCH"):
                 raise errors.bad_request("the body of the request was empty")
             return None, ctype
-        body = await bodies.decode_async(raw, ctype)
+        body, raw = await bodies.decode_async(raw, ctype)
         if ctype != bodies.PROTOBUF:
             request.state.raw_body = raw  # for fieldValidation's duplicate-field detection
         return body, ctype
 
-    def _write_opts(self, q: Any, user_agent: str = "", raw_body: bytes | None = None) -> WriteOptions:
+    def _write_opts(
+        self, q: Any, user_agent: str = "", raw_body: bytes | None = None, user: Any = None
+    ) -> WriteOptions:
         dry = q.getlist("dryRun") if hasattr(q, "getlist") else []
         for d in dry:
             if d != "All":
@@ -298,6 +340,7 @@ class APIApp:
             field_validation=fv,
             force=_bool(q.get("force")),
             raw_body=raw_body,
+            user=user,
         )
 
     def _respond(self, request: Request, rd: ResourceDef, res: Result) -> Response:
@@ -333,6 +376,17 @@ class APIApp:
         return negotiation.table_version(request.headers.get("accept", ""))
 
     async def _dispatch(self, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
+        """Serve one verb between the storage's barriers: reads see the cluster's newest revision
+        (consistent reads), and a write is answered only once the storage has made it durable."""
+        if verb not in _WRITE_VERBS:
+            self.api.store.fresh()
+            return await self._serve_verb(request, info, rd, verb)
+        try:
+            return await self._serve_verb(request, info, rd, verb)
+        finally:
+            await self.api.store.durable()
+
+    async def _serve_verb(self, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
         api = self.api
         q = request.query_params
         ns = info.namespace
@@ -355,6 +409,8 @@ class APIApp:
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
             body, _ = await self._read_body(request)
+            if info.name and sub in SUBRESOURCE_KINDS:
+                check_subresource_body(sub, body)
             if info.name:
                 if sub == "binding" and rd.plural == "pods":
                     return Response(
@@ -393,11 +449,15 @@ class APIApp:
                         info.name,
                         body,
                         self._write_opts(
-                            q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                            q,
+                            request.headers.get("user-agent", ""),
+                            getattr(request.state, "raw_body", None),
+                            user_of(request.scope),
                         ),
                     ),
                 )
             if sub == "finalize" and rd.plural == "namespaces":
+                check_subresource_body(sub, body)
                 return self._respond(request, rd, finalize_namespace(api, info.name, body))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
@@ -410,7 +470,10 @@ class APIApp:
                     info.name,
                     body,
                     self._write_opts(
-                        q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                        q,
+                        request.headers.get("user-agent", ""),
+                        getattr(request.state, "raw_body", None),
+                        user_of(request.scope),
                     ),
                     sub,
                 ),
@@ -431,7 +494,10 @@ class APIApp:
                         body,
                         ctype,
                         self._write_opts(
-                            q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                            q,
+                            request.headers.get("user-agent", ""),
+                            getattr(request.state, "raw_body", None),
+                            user_of(request.scope),
                         ),
                     ),
                 )
@@ -447,7 +513,10 @@ class APIApp:
                     body,
                     ctype,
                     self._write_opts(
-                        q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                        q,
+                        request.headers.get("user-agent", ""),
+                        getattr(request.state, "raw_body", None),
+                        user_of(request.scope),
                     ),
                     sub,
                 ),

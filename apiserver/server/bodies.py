@@ -102,13 +102,21 @@ def decode_json(raw: bytes) -> Any:
         if "depth limit exceeded" in str(e):
             raise json_too_deep() from e
         raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}") from e
-    if _too_deep(value):
+    if _json_too_deep(raw, value):
         raise json_too_deep()
     return value
 
 
 def _too_deep(value: Any) -> bool:
     return depth_exceeds(value, MAX_DEPTH)
+
+
+def _json_too_deep(raw: bytes, value: Any) -> bool:
+    """:func:`_too_deep` for a value decoded from JSON ``raw``: a body with no more brackets than
+    the limit cannot nest past it (counted in C, which spares the walk for nearly every body)."""
+    if raw.count(b"{") + raw.count(b"[") <= MAX_DEPTH:
+        return False
+    return _too_deep(value)
 
 
 # ------------------------------------------------------------------------------------------ YAML
@@ -140,37 +148,33 @@ def scan_yaml(raw: bytes, max_depth: int = MAX_DEPTH + MANAGED_FIELDS_SLACK, loa
     depth = 0
     decodes = 0
     aliased = 0
-    # per open collection: [anchor, decodes at start, depth at start, deepest expanded depth]
+    # per open collection: [anchor, decodes at its start, its depth, deepest depth reached inside]
     open_nodes: list[list[Any]] = []
     anchors: dict[str, tuple[int, int]] = {}  # anchor -> (expanded node count, expanded depth)
     opened: set[str] = set()  # anchors of collections still open
-    deepest = 0
 
-    def note_depth(d: int) -> None:
-        nonlocal deepest
+    def reach(d: int) -> None:
         if d > max_depth:
             raise YAMLBodyError(yaml_too_deep(max_depth))
-        if d > deepest:
-            deepest = d
         if open_nodes and d > open_nodes[-1][3]:
-            for frame in open_nodes:
-                if d > frame[3]:
-                    frame[3] = d
+            open_nodes[-1][3] = d  # handed to the parents as each collection ends
 
     for event in yaml.parse(raw, Loader=loader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            open_nodes.append([event.anchor, decodes, depth, depth + 1])
+            depth += 1
+            reach(depth)
+            open_nodes.append([event.anchor, decodes, depth, depth])
             if event.anchor is not None:
                 opened.add(event.anchor)
             decodes += 1
-            depth += 1
-            note_depth(depth)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             anchor, start, at, reached = open_nodes.pop()
             depth -= 1
+            if open_nodes and reached > open_nodes[-1][3]:
+                open_nodes[-1][3] = reached
             if anchor is not None:
                 opened.discard(anchor)
-                anchors[anchor] = (decodes - start, reached - at)
+                anchors[anchor] = (decodes - start, reached - at + 1)
         elif isinstance(event, yaml.ScalarEvent):
             decodes += 1
             if event.anchor is not None:
@@ -182,7 +186,7 @@ def scan_yaml(raw: bytes, max_depth: int = MAX_DEPTH + MANAGED_FIELDS_SLACK, loa
             decodes += 1 + size
             aliased += size
             if sub_depth:
-                note_depth(depth + sub_depth)
+                reach(depth + sub_depth)
             if aliased > 100 and decodes > 1000 and aliased / decodes > _allowed_alias_ratio(decodes):
                 raise YAMLBodyError(EXCESSIVE_ALIASING)
 
@@ -381,7 +385,7 @@ def decode_yaml(raw: bytes) -> Any:
         except orjson.JSONDecodeError:
             pass  # YAML flow syntax, not JSON: the YAML path below decides
         else:
-            if _too_deep(value):
+            if _json_too_deep(raw, value):
                 raise errors.bad_request(f"error converting YAML to JSON: {yaml_too_deep()}")
             return value
     try:
@@ -430,15 +434,39 @@ def decode(raw: bytes, media_type: str) -> Any:
     )
 
 
-async def decode_async(raw: bytes, media_type: str) -> Any:
-    """:func:`decode`, on a worker thread for large bodies so the event loop keeps serving."""
+class RawBody(bytes):
+    """A request body's bytes with its duplicate-field paths found ahead of time.
+
+    fieldValidation reports keys repeated within one object of the body, which takes another
+    parse of the bytes; for a large body that parse is done on the worker thread with the
+    decoding (``duplicates``), and :func:`apiserver.patch.fieldvalidation.duplicate_fields`
+    uses it instead of parsing again on the event loop.
+    """
+
+    duplicates: list[str] | None = None
+
+
+def _decode_large(raw: bytes, media_type: str) -> tuple[Any, RawBody]:
+    from apiserver.patch.fieldvalidation import duplicate_fields
+
+    value = decode(raw, media_type)
+    kept = RawBody(raw)
+    if media_type != PROTOBUF:
+        kept.duplicates = duplicate_fields(raw)
+    return value, kept
+
+
+async def decode_async(raw: bytes, media_type: str) -> tuple[Any, bytes]:
+    """:func:`decode` and the bytes to keep for field validation; bodies of
+    :data:`OFFLOAD_BYTES` or more are decoded on a worker thread so the event loop keeps serving."""
     if len(raw) >= OFFLOAD_BYTES:
-        return await asyncio.to_thread(decode, raw, media_type)
-    return decode(raw, media_type)
+        return await asyncio.to_thread(_decode_large, raw, media_type)
+    return decode(raw, media_type), raw
 
 
 __all__ = [
     "EXCESSIVE_ALIASING",
+    "RawBody",
     "JSON_TYPES",
     "OFFLOAD_BYTES",
     "YAML_TYPES",

@@ -292,3 +292,72 @@ def test_oversized_bodies_are_413_without_reading_them_whole(http: _Http) -> Non
     r = http.request("POST", CMS, content=b"{}", headers={**JSON, "Content-Length": str(64 * 1024 * 1024)})
     assert r.status_code == 413
     assert http.request("GET", f"{CMS}/big").status_code == 404
+
+
+def test_large_bodies_keep_field_validation(http: _Http) -> None:
+    """Bodies decoded on the worker thread still get duplicate and unknown field reports."""
+    filler = ",".join(f'"f{i}":"{"x" * 64}"' for i in range(5000))
+    for ctype in ("application/json", "application/yaml"):
+        body = '{"metadata":{"name":"big"},"data":{%s,"k":"1","k":"2"}}' % filler  # noqa: UP031
+        r = http.request(
+            "POST", CMS + "?fieldValidation=Strict", content=body.encode(), headers={"Content-Type": ctype}
+        )
+        assert r.status_code == 400, r.text[:300]
+        assert r.json()["message"].endswith('strict decoding error: duplicate field "data.k"')
+    r = http.request("POST", CMS, content=body.encode(), headers=JSON)
+    assert r.status_code == 201
+    assert [v for k, v in r.headers.raw if k == b"warning"] == [b'299 - "duplicate field \\"data.k\\""']
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "body", "text"),
+    [
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods/p/binding",
+            {"metadata": 7, "target": {"kind": "Node", "name": "n"}},
+            'Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal number into Go '
+            "struct field Binding.metadata of type v1.ObjectMeta",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods/p/eviction",
+            {"metadata": {"name": "p"}, "deleteOptions": {"gracePeriodSeconds": "x"}},
+            'Eviction in version "v1" cannot be handled as a Eviction: json: cannot unmarshal string into Go '
+            "struct field DeleteOptions.deleteOptions.gracePeriodSeconds of type int64",
+        ),
+        (
+            "POST",
+            "/api/v1/namespaces/default/serviceaccounts/default/token",
+            {"spec": {"boundObjectRef": {"kind": "Pod", "name": [1]}}},
+            None,
+        ),
+        ("PUT", "/api/v1/namespaces/default/finalize", {"metadata": {"name": "default"}, "spec": 7}, None),
+        ("POST", "/api/v1/namespaces/default/pods/p/binding", 7, None),
+    ],
+)
+def test_subresource_bodies_are_type_checked(
+    http: _Http, method: str, url: str, body: object, text: str | None
+) -> None:
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    assert http.request("POST", "/api/v1/namespaces/default/pods", json=pod).status_code == 201
+    before = _stored(http, "/api/v1/namespaces/default/pods/p")
+    r = http.request(method, url, content=orjson.dumps(body), headers=JSON)
+    assert r.status_code == 400, r.text
+    if text is not None:
+        assert r.json()["message"] == text
+    assert _stored(http, "/api/v1/namespaces/default/pods/p") == before
+
+
+def test_a_crd_deprecation_warning_kube_cannot_send_never_fails_its_requests(http: _Http) -> None:
+    from tests.crd_support import crontab, crontab_crd
+
+    crd = crontab_crd()
+    crd["spec"]["versions"][0]["deprecated"] = True
+    crd["spec"]["versions"][0]["deprecationWarning"] = "d\u00e9pr\u00e9ci\u00e9 \u4e2d, use v2"
+    r = http.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+    assert r.status_code == 201, r.text
+    r = http.request("POST", "/apis/stable.example.com/v1/namespaces/default/crontabs", json=crontab("c"))
+    assert r.status_code == 201, r.text
+    warned = [v for k, v in r.headers.raw if k == b"warning"]
+    assert warned == ['299 - "d\u00e9pr\u00e9ci\u00e9 \u4e2d, use v2"'.encode()]

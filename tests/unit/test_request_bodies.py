@@ -10,6 +10,7 @@ import pytest
 
 from apiserver import errors
 from apiserver.patch import limits
+from apiserver.patch.fieldvalidation import duplicate_fields
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
 from apiserver.patch.limits import MAX_DEPTH, depth_exceeds, max_depth
 from apiserver.server import bodies, warnings
@@ -170,9 +171,13 @@ def test_body_limit_is_enforced_while_reading() -> None:
     assert asyncio.run(read_limited(_chunks(3, 1024 * 1024, []), None)) == b"x" * 3 * 1024 * 1024
 
 
-def test_large_bodies_decode_off_the_event_loop() -> None:
-    raw = b'{"a": "' + b"x" * bodies.OFFLOAD_BYTES + b'"}'
-    assert asyncio.run(bodies.decode_async(raw, "application/json"))["a"] == "x" * bodies.OFFLOAD_BYTES
+def test_large_bodies_decode_off_the_event_loop_with_their_duplicate_fields() -> None:
+    raw = b'{"a": "' + b"x" * bodies.OFFLOAD_BYTES + b'", "b": 1, "b": 2}'
+    value, kept = asyncio.run(bodies.decode_async(raw, "application/json"))
+    assert value == {"a": "x" * bodies.OFFLOAD_BYTES, "b": 2}
+    assert kept == raw and duplicate_fields(kept) == ["b"]
+    small = b'{"b": 1, "b": 2}'
+    assert asyncio.run(bodies.decode_async(small, "application/json")) == ({"b": 2}, small)
 
 
 def test_unknown_media_types_are_415() -> None:
@@ -213,9 +218,17 @@ def test_json_patch_cannot_nest_an_object_past_the_limit() -> None:
     with pytest.raises(errors.StatusError) as e:
         json_patch(target, deeper * 3)
     assert e.value.code == 422 and "exceeded max depth" in message(e)
-    moved = {"a": nested(120), "b": nested(120)}
-    with pytest.raises(errors.StatusError):
-        json_patch(moved, [{"op": "move", "from": "/a", "path": "/b" + "/a" * 119 + "/x"}])
+    add = [{"op": "add", "path": "/b" + "/a" * (MAX_DEPTH - 1), "value": {}}]
+    with pytest.raises(errors.StatusError) as e:
+        json_patch({"b": nested(MAX_DEPTH - 1)}, add)
+    assert e.value.code == 422
+    # a move nests without copying: its result is checked once, as every patch result is
+    moved = json_patch(
+        {"a": nested(120), "b": nested(120)}, [{"op": "move", "from": "/a", "path": "/b" + "/a" * 119 + "/x"}]
+    )
+    with pytest.raises(errors.StatusError) as e:
+        limits.check_patch_result(moved)
+    assert e.value.code == 422
     assert target == {"a": nested(MAX_DEPTH - 1)}  # the target is never changed
 
 
@@ -328,3 +341,12 @@ def test_warnings_are_truncated_as_kubes_recorder_truncates(monkeypatch: pytest.
         b'299 - "fffff"',
         b'299 - "ggggg"',
     ]
+
+
+def test_a_status_quoting_text_the_encoder_refuses_is_still_sent() -> None:
+    from apiserver.server.app import status_response
+
+    resp = status_response(errors.bad_request("name \ud800 refused"), ["warned \ud800", "kept"])
+    assert resp.status_code == 400
+    assert b'"message":"name ? refused"' in resp.body
+    assert [v for k, v in resp.raw_headers if k == b"warning"] == [b'299 - "kept"']
