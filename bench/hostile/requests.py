@@ -130,8 +130,13 @@ class Request:
 
     def describe(self, limit: int = 1500) -> str:
         """A readable reproduction: request line, headers, the start of the body."""
+        target = (
+            self.target
+            if len(self.target) <= limit
+            else self.target[:limit] + f"… ({len(self.target)} chars)"
+        )
         lines = [
-            f"{self.method} {self.target}  [{self.aspect}{': ' + ', '.join(self.notes) if self.notes else ''}]"
+            f"{self.method} {target}  [{self.aspect}{': ' + ', '.join(self.notes) if self.notes else ''}]"
         ]
         for k, v in self.headers:
             if k.lower() == b"authorization" and v.startswith(b"Bearer ") and len(v) > 40:
