@@ -32,9 +32,10 @@ class Response:
         return next((v for k, v in self.headers if k.lower() == name), "")
 
 
-#: a request at least this large may be cut off by the server while it is still being sent
-#: (uvicorn stops reading a head above 16 KB, a body above the size limit): that is a refusal
-REFUSABLE_BYTES = 16 * 1024
+#: a request head larger than this is not read whole (uvicorn/h11 refuse heads above 16 KB, Go
+#: above 1 MB with a 431), a body larger than :data:`MAX_BODY` neither (413)
+MAX_HEAD = 16 * 1024
+MAX_BODY = 3 * 1024 * 1024
 
 
 class _Closed(Exception):
@@ -42,7 +43,8 @@ class _Closed(Exception):
 
 
 class _Refused(Exception):
-    """The server closed the connection while the request was still being sent."""
+    """The server closed the connection while the request was still being sent, and no
+    answer could be read."""
 
 
 class RawConnection:
@@ -67,39 +69,28 @@ class RawConnection:
         self._buf = b""
         return sock
 
-    def send(self, raw: bytes, *, method: str = "GET") -> Response:
+    def send(self, raw: bytes, *, method: str = "GET", refusable: bool = False) -> Response:
         """Send one request's bytes; a drop on a reused connection is retried once on a new one
-        (the server may have closed it while idle), a drop on a fresh one is reported."""
-        reused = self._sock is not None
-        started = time.perf_counter()
-        try:
-            return self._exchange(raw, method, started)
-        except _Refused:
-            self.close()
-            if len(raw) >= REFUSABLE_BYTES:
-                return Response(0, seconds=time.perf_counter() - started, failure="refused")
-            if not reused:
-                return Response(0, seconds=time.perf_counter() - started, failure="dropped")
-        except (_Closed, ConnectionError, BrokenPipeError):
-            self.close()
-            if not reused:
-                return Response(0, seconds=time.perf_counter() - started, failure="dropped")
-        except TimeoutError:
-            self.close()
-            return Response(0, seconds=time.perf_counter() - started, failure="stalled")
-        started = time.perf_counter()
-        try:
-            return self._exchange(raw, method, started)
-        except _Refused:
-            self.close()
-            failure = "refused" if len(raw) >= REFUSABLE_BYTES else "dropped"
-            return Response(0, seconds=time.perf_counter() - started, failure=failure)
-        except (_Closed, ConnectionError, BrokenPipeError):
-            self.close()
-            return Response(0, seconds=time.perf_counter() - started, failure="dropped")
-        except TimeoutError:
-            self.close()
-            return Response(0, seconds=time.perf_counter() - started, failure="stalled")
+        (the server may have closed it while idle), a drop on a fresh one is reported.
+
+        ``refusable``: the request is larger than a server reads (a head above 16 KB, a body
+        above the size limit); if the connection then ends without an answer, the server
+        refused it and the reset swallowed its 4xx: reported as "refused", not "dropped".
+        """
+        for attempt in (0, 1):
+            reused = self._sock is not None
+            started = time.perf_counter()
+            try:
+                return self._exchange(raw, method, started)
+            except (_Refused, _Closed, ConnectionError):
+                self.close()
+                if not reused or attempt:
+                    failure = "refused" if refusable else "dropped"
+                    return Response(0, seconds=time.perf_counter() - started, failure=failure)
+            except TimeoutError:
+                self.close()
+                return Response(0, seconds=time.perf_counter() - started, failure="stalled")
+        raise AssertionError("unreachable")
 
     def _exchange(self, raw: bytes, method: str, started: float) -> Response:
         sock = self._sock or self._connect()

@@ -20,7 +20,7 @@ import httpx
 import orjson
 
 from bench.hostile import requests as rq
-from bench.hostile.rawhttp import RawConnection, Response
+from bench.hostile.rawhttp import MAX_BODY, MAX_HEAD, RawConnection, Response
 from bench.hostile.seeds import CRD_NAME, STABLE, has_seed
 from bench.hostile.verdict import expected_5xx, problem
 
@@ -208,7 +208,10 @@ class FuzzSession:
 
     # ------------------------------------------------------------------ sending
     def _send(self, req: rq.Request) -> Response:
-        return self.conn.send(req.wire(), method=req.method)
+        wire = req.wire()
+        head = wire.index(b"\r\n\r\n")
+        refusable = head > MAX_HEAD or len(req.body) > MAX_BODY
+        return self.conn.send(wire, method=req.method, refusable=refusable)
 
     def check(self, req: rq.Request) -> Finding | None:
         """Send ``req``, count its answer, and return a :class:`Finding` if the answer is wrong."""

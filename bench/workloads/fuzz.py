@@ -3,9 +3,10 @@
 The same request grammar as the suite's property test (:mod:`bench.hostile`), driven by a
 seeded PRNG instead of hypothesis and allowed the heavy values the suite leaves out (60,000-item
 lists, 20,000-deep nesting, 400 KB strings). It reports how many requests went out, the
-status-code histogram (``status_<code>``, ``dropped``, ``stalled``), the 5xx kube itself would
-answer (``kube_5xx``), the unexpected ones (``unexpected_5xx``, which must be 0; each is printed
-with its request), whether the reference objects survived (``reference_damage``) and the
+status-code histogram (``status_<code>``; ``status_dropped``, ``status_stalled`` and
+``status_refused`` for no answer), the 5xx kube itself would answer (``kube_5xx``), the
+unexpected 5xx (``unexpected_5xx``) and every wrong answer (``unexpected``: those plus dropped
+connections and stalls; both must be 0, each is printed with its request), whether the reference objects survived (``reference_damage``) and the
 latency spread (a request that holds the event loop for seconds shows in ``max_ms``).
 
 The server runs with plain HTTP, its bearer token and an empty fleet; it is never a
@@ -32,6 +33,7 @@ METRICS = {
     "requests": Metric("requests", True),
     "requests_per_s": Metric("requests/s", True),
     "unexpected_5xx": Metric("responses", False),
+    "unexpected": Metric("responses", False),
     "kube_5xx": Metric("responses", False),
     "reference_damage": Metric("objects", False),
     "p50_ms": Metric("ms", False),
@@ -113,7 +115,8 @@ def fuzz_server(
         out = {
             "requests": float(t.requests),
             "requests_per_s": t.requests / elapsed,
-            "unexpected_5xx": float(len(t.findings)),
+            "unexpected_5xx": float(sum(1 for f in t.findings if f.response.status >= 500)),
+            "unexpected": float(len(t.findings)),
             "kube_5xx": float(sum(t.kube_5xx.values())),
             "reference_damage": float(len(damage)),
             "p50_ms": percentile(secs, 50) * 1000,
