@@ -11,6 +11,7 @@ bytes changed, any object that appeared in ``fuzz-ref``, and a server that no lo
 from __future__ import annotations
 
 import collections
+import threading
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -67,15 +68,28 @@ class FuzzSession:
         self.url = url
         self.token = token
         self.host, self.port = parsed.hostname, parsed.port
-        self.conn = RawConnection(self.host, self.port)
+        self._local = threading.local()  # one connection per sending thread
+        self._conns: list[RawConnection] = []
+        self._lock = threading.Lock()
         self.http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
         self.world = rq.World((), self.host, self.port, token)
         self.tally = Tally()
         self._refs: dict[str, bytes] = {}
         self._ref_names: dict[str, set[str]] = {}
 
+    @property
+    def conn(self) -> RawConnection:
+        """This thread's connection (requests from several threads run concurrently)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = RawConnection(self.host, self.port)
+            with self._lock:
+                self._conns.append(conn)
+        return conn
+
     def close(self) -> None:
-        self.conn.close()
+        for conn in self._conns:
+            conn.close()
         self.http.close()
 
     # ------------------------------------------------------------------ setup
@@ -216,18 +230,18 @@ class FuzzSession:
     def check(self, req: rq.Request) -> Finding | None:
         """Send ``req``, count its answer, and return a :class:`Finding` if the answer is wrong."""
         resp = self._send(req)
-        t = self.tally
-        t.codes[str(resp.status) if not resp.failure else resp.failure] += 1
-        t.by_aspect[req.aspect] += 1
-        t.seconds.append(resp.seconds)
         known = expected_5xx(resp) if resp.status >= 500 else None
-        if known is not None:
-            t.kube_5xx[f"{known.code} {known.message_prefix}"] += 1
         why = problem(resp)
-        if not why:
-            return None
-        finding = Finding(req, resp, why)
-        t.findings.append(finding)
+        finding = Finding(req, resp, why) if why else None
+        t = self.tally
+        with self._lock:
+            t.codes[str(resp.status) if not resp.failure else resp.failure] += 1
+            t.by_aspect[req.aspect] += 1
+            t.seconds.append(resp.seconds)
+            if known is not None:
+                t.kube_5xx[f"{known.code} {known.message_prefix}"] += 1
+            if finding is not None:
+                t.findings.append(finding)
         return finding
 
 

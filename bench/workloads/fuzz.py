@@ -9,13 +9,15 @@ unexpected 5xx (``unexpected_5xx``) and every wrong answer (``unexpected``: thos
 connections and stalls; both must be 0, each is printed with its request), whether the reference objects survived (``reference_damage``) and the
 latency spread (a request that holds the event loop for seconds shows in ``max_ms``).
 
-The server runs with plain HTTP, its bearer token and an empty fleet; it is never a
+``clients`` connections (default 4) send at once, each drawing from its own seed, so hostile
+requests also meet each other's writes on the same objects. The server runs with plain HTTP, its bearer token and an empty fleet; it is never a
 ``--kubeconfig`` target (``http: false``): this is not something to point at a real cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import sys
 import tempfile
 import time
@@ -40,7 +42,7 @@ METRICS = {
     "p99_ms": Metric("ms", False),
     "max_ms": Metric("ms", False),
 }
-PARAMS = {"requests": 10_000, "seed": 1, "heavy": True}
+PARAMS = {"requests": 10_000, "seed": 1, "heavy": True, "clients": 4}
 #: how many unexpected answers are printed in full (all are counted)
 SHOWN = 20
 
@@ -49,6 +51,7 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     n = int(params.get("requests", 10_000))
     seed = int(params.get("seed", 1))
     heavy = bool(params.get("heavy", True))
+    clients = int(params.get("clients", 4))
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "fleet.yaml").write_text("nodes: []\n")
         proc = await asyncio.create_subprocess_exec(
@@ -74,7 +77,7 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
             assert proc.stdout is not None
             drain = asyncio.create_task(_drain(proc.stdout))  # its log must not fill the pipe
             token = token_from_kubeconfig(Path(tmp, "kc").read_text())
-            out = await asyncio.to_thread(fuzz_server, url, token, n, seed, heavy, env.progress)
+            out = await asyncio.to_thread(fuzz_server, url, token, n, seed, heavy, env.progress, clients)
             drain.cancel()
             if proc.returncode is not None:
                 out["server_exited"] = 1.0
@@ -91,21 +94,36 @@ async def _drain(stream: asyncio.StreamReader) -> None:
 
 
 def fuzz_server(
-    url: str, token: str, n: int, seed: int, heavy: bool, progress: Callable[[str], None] = lambda _m: None
+    url: str,
+    token: str,
+    n: int,
+    seed: int,
+    heavy: bool,
+    progress: Callable[[str], None] = lambda _m: None,
+    clients: int = 1,
 ) -> dict[str, float]:
-    """Set up, send ``n`` hostile requests from ``seed`` to the server at ``url``, check the
-    damage; the metrics of :data:`METRICS` plus the status histogram."""
+    """Set up, send ``n`` hostile requests from ``seed`` to the server at ``url`` over ``clients``
+    concurrent connections (client ``i`` draws from ``seed + i``), check the damage; the metrics
+    of :data:`METRICS` plus the status histogram."""
     session = FuzzSession(url, token)
     try:
         session.setup()
-        c = RandomChooser(seed, heavy=heavy)
+        shown = [0]
+
+        def client(i: int) -> None:
+            c = RandomChooser(seed + i, heavy=heavy)
+            for j in range(i, n, clients):
+                finding = session.check(rq.request(c, session.world))
+                if finding is not None and shown[0] < SHOWN:
+                    shown[0] += 1
+                    print(f"fuzz: unexpected answer #{shown[0]}: {finding}\n", file=sys.stderr)
+                if j % 500 == 0:
+                    progress(f"{j}/{n} requests, {len(session.tally.findings)} unexpected")
+
         started = time.perf_counter()
-        for i in range(n):
-            finding = session.check(rq.request(c, session.world))
-            if finding is not None and len(session.tally.findings) <= SHOWN:
-                print(f"fuzz: unexpected answer #{len(session.tally.findings)}: {finding}\n", file=sys.stderr)
-            if i % 500 == 0:
-                progress(f"{i}/{n} requests, {len(session.tally.findings)} unexpected")
+        with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+            for f in [pool.submit(client, i) for i in range(clients)]:
+                f.result()
         elapsed = time.perf_counter() - started
         damage = session.damage()
         for d in damage:

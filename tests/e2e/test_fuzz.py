@@ -159,8 +159,9 @@ def test_the_fuzz_reports_a_changed_reference_object(fuzz: FuzzSession) -> None:
 
 
 def test_the_bench_run_reports_its_histogram_and_no_unexpected_answer(fuzz: FuzzSession) -> None:
-    """``gangplane bench fuzz``'s run (seeded PRNG, no hypothesis), briefly, on the same server."""
-    metrics = fuzz_server(fuzz.url, fuzz.token, 150, seed=5, heavy=False)
+    """``gangplane bench fuzz``'s run (seeded PRNG, no hypothesis, 4 concurrent clients), briefly,
+    on the same server."""
+    metrics = fuzz_server(fuzz.url, fuzz.token, 150, seed=5, heavy=False, clients=4)
     assert metrics["requests"] == 150
     assert sum(v for k, v in metrics.items() if k.startswith("status_")) == 150
     assert metrics["unexpected_5xx"] == 0 and metrics["reference_damage"] == 0
