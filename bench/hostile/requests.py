@@ -149,7 +149,7 @@ class Request:
 
 
 def _squeeze(body: bytes) -> bytes:
-    """``[[[[…`` as ``[×1600``: runs are what hostile bodies are made of."""
+    """``[[[[…`` shown as ``[<*1600>``: runs are what hostile bodies are made of."""
     return re.sub(
         rb"(.{1,8}?)\1{15,}",
         lambda m: m.group(1) + b"<*" + str(len(m.group(0)) // len(m.group(1))).encode() + b">",
