@@ -13,9 +13,12 @@ from pathlib import Path
 
 import yaml
 
-from apiserver.client.leaderelection import LeaderElectionConfig, LeaderElectionError, parse_duration
+from apiserver.client.leaderelection import LeaderElectionConfig, LeaderElectionError
+from apiserver.client.leaderelection import parse_duration as parse_go_duration
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
 from apiserver.registry.builtin import StrategyModuleError
+from apiserver.storage.cache import DEFAULT_HISTORY_BYTES
+from apiserver.storage.options import StorageOptions, open_storage, parse_duration
 from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
 from featuregates.scopes import GATE_SCOPES
@@ -88,7 +91,7 @@ def parse_bool(text: str) -> bool:
 
 def _duration(text: str) -> float:
     try:
-        return parse_duration(text)
+        return parse_go_duration(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
@@ -207,6 +210,21 @@ def _parser() -> argparse.ArgumentParser:
         help="serve HTTPS with a CA and certificate generated at start, the CA written into the kubeconfig "
         "(default); --no-tls serves plain HTTP, over which kubectl sends no credentials, so pair it with --anonymous",
     )
+    s.add_argument(
+        "--watch-history",
+        default="5m",
+        metavar="DURATION",
+        help="how far back a watch can resume from a resourceVersion (kube's etcd compaction interval); "
+        "older resourceVersions get 410 Expired and the client re-lists (default 5m)",
+    )
+    s.add_argument(
+        "--watch-history-bytes",
+        type=int,
+        default=DEFAULT_HISTORY_BYTES,
+        metavar="BYTES",
+        help="bytes of serialized objects the watch history may hold across resources; the oldest events "
+        f"are compacted beyond it (default {DEFAULT_HISTORY_BYTES})",
+    )
     sub.add_parser(
         "bench",
         help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
@@ -234,6 +252,17 @@ def component_gates(args: argparse.Namespace, gates: FeatureGate) -> dict[str, d
     return out
 
 
+def storage_options(args: argparse.Namespace) -> StorageOptions:
+    """The storage flags as options; raises ValueError naming the flag on bad input."""
+    try:
+        window = parse_duration(args.watch_history)
+    except ValueError as e:
+        raise ValueError(f"invalid --watch-history: {e}") from None
+    if args.watch_history_bytes <= 0:
+        raise ValueError(f"invalid --watch-history-bytes: {args.watch_history_bytes}: must be positive")
+    return StorageOptions(watch_history=window, watch_history_bytes=args.watch_history_bytes)
+
+
 async def _serve(
     args: argparse.Namespace,
     gates: FeatureGate,
@@ -241,12 +270,18 @@ async def _serve(
     leader_election: LeaderElectionConfig | None,
 ) -> int:
     try:
+        storage = open_storage(storage_options(args))
+    except ValueError as e:
+        print(f"gangplane: {e}", file=sys.stderr)
+        return 2
+    try:
         cp = ControlPlane(
             ControlPlaneOptions(
                 gates=gates,
                 component_gates=per_component,
                 service_cluster_ip_range=args.service_cluster_ip_range,
                 service_node_port_range=args.service_node_port_range,
+                storage=storage,
                 leader_election=leader_election,
             )
         )

@@ -42,6 +42,7 @@ from apiserver.registry.generic import API
 from apiserver.server.app import APIApp, status_response
 from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
 from apiserver.server.instance import build_api, new_metrics_registry, publish_apiserver_endpoint
+from apiserver.storage.interface import Storage
 from controllers.manager import NODE_AGENT, register_controllers
 from featuregates import FeatureGate
 from featuregates.scopes import APISERVER, CONTROLLER_MANAGER
@@ -76,6 +77,8 @@ class ControlPlaneOptions:
     service_cluster_ip_range: str = "10.96.0.0/12"
     service_node_port_range: str = "30000-32767"
     client_bookmark_interval: float = 5.0
+    #: the backend holding the cluster (``apiserver.storage.options.open_storage``); in memory if None
+    storage: Storage | None = None
     #: ``--leader-elect``: components assigned to a Lease (:meth:`ControlPlane.elect`) run only
     #: while this process holds it; None runs every component unconditionally
     leader_election: LeaderElectionConfig | None = None
@@ -95,6 +98,7 @@ class ControlPlane:
         self.api: API = build_api(
             self.gates_for(APISERVER),
             self.clock,
+            store=self.options.storage,
             service_cluster_ip_range=self.options.service_cluster_ip_range,
             service_node_port_range=self.options.service_node_port_range,
         )
@@ -109,6 +113,7 @@ class ControlPlane:
         self.electors: dict[str, LeaderElector] = {}
         self._server: _Server | None = None
         self._server_task: asyncio.Task[None] | None = None
+        self._storage_started = False
         self.url = ""
 
     # ------------------------------------------------------------------ clients & gates
@@ -175,6 +180,9 @@ class ControlPlane:
         elector instead: at once when the Lease is free (a fresh cluster, or released by a
         graceful stop), otherwise when this process takes it over.
         """
+        if not self._storage_started:
+            self._storage_started = True
+            await self.api.store.start()
         groups: dict[str, list[str]] = {}
         for name in names if names is not None else list(self._factories):
             lease = self.lease_of(name)
@@ -240,6 +248,9 @@ class ControlPlane:
     async def stop(self) -> None:
         await self.stop_components()
         await self.stop_http()
+        if self._storage_started:
+            self._storage_started = False
+            await self.api.store.close()
 
     # ------------------------------------------------------------------ HTTP
     async def serve_http(

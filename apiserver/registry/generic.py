@@ -25,7 +25,9 @@ from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
 from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.strategy import StrategyContext
-from apiserver.storage.store import Record, Store, StoreError, Watcher
+from apiserver.storage.cache import Watcher
+from apiserver.storage.interface import Record, Storage, StoreError
+from apiserver.storage.memory import MemoryStorage
 from featuregates import FeatureGate
 
 JSON_PATCH = "application/json-patch+json"
@@ -132,7 +134,7 @@ class API:
     def __init__(
         self,
         registry: Registry,
-        store: Store | None = None,
+        store: Storage | None = None,
         gates: FeatureGate | None = None,
         admission: list[Plugin] | None = None,
         clock: Clock | None = None,
@@ -143,7 +145,7 @@ class API:
         field_tracker: Any = None,
     ) -> None:
         self.registry = registry
-        self.store = store or Store()
+        self.store: Storage = store or MemoryStorage()
         self.gates = gates or FeatureGate()
         self.admission = admission if admission is not None else []
         self.clock = clock or Clock()

@@ -42,7 +42,7 @@ from apiserver.server.frontdoor import user_of
 from apiserver.server.metrics import APIServerMetrics
 from apiserver.server.negotiation import media_type as _media
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
-from apiserver.storage.store import ADDED, BOOKMARK, Record
+from apiserver.storage.interface import ADDED, BOOKMARK, Record
 
 log = logging.getLogger("gangplane.apiserver")
 
@@ -85,6 +85,10 @@ def status_response(e: errors.StatusError, warnings: list[str] | None = None) ->
 
 def _bool(v: str | None) -> bool:
     return (v or "").lower() in ("true", "1")
+
+
+#: verbs whose response waits for the storage to make the write durable
+_WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
 class APIApp:
@@ -351,6 +355,17 @@ class APIApp:
         return negotiation.table_version(request.headers.get("accept", ""))
 
     async def _dispatch(self, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
+        """Serve one verb between the storage's barriers: reads see the cluster's newest revision
+        (consistent reads), and a write is answered only once the storage has made it durable."""
+        if verb not in _WRITE_VERBS:
+            self.api.store.fresh()
+            return await self._serve_verb(request, info, rd, verb)
+        try:
+            return await self._serve_verb(request, info, rd, verb)
+        finally:
+            await self.api.store.durable()
+
+    async def _serve_verb(self, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
         api = self.api
         q = request.query_params
         ns = info.namespace

@@ -25,7 +25,8 @@ from apiserver.registry.generic import API, APPLY_PATCH, STRATEGIC_PATCH, WriteO
 from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.servicealloc import DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, ServiceAllocator
 from apiserver.server.metrics import APIServerMetrics
-from apiserver.storage.store import Store
+from apiserver.storage.interface import Storage
+from apiserver.storage.memory import MemoryStorage
 from apiserver.validation.meta import validate_object_meta, validate_object_meta_update
 from apiserver.validation.names import (
     name_is_dns1035_label,
@@ -132,7 +133,7 @@ def _patchers() -> dict[str, Any]:
 def build_api(
     gates: FeatureGate | None = None,
     clock: Clock | None = None,
-    store: Store | None = None,
+    store: Storage | None = None,
     extra_resources: list[ResourceDef] | None = None,
     service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR,
     service_node_port_range: str = DEFAULT_NODE_PORT_RANGE,
@@ -145,7 +146,7 @@ def build_api(
     plugins.insert(1, allocator)  # after NamespaceLifecycle, before anything reads the Service
     api = API(
         registry,
-        store or Store(),
+        store or MemoryStorage(),
         gates,
         plugins,
         clock or Clock(),

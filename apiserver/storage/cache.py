@@ -1,74 +1,52 @@
-"""The versioned in-memory store: etcd's revision model plus kube-apiserver's watch cache.
+"""The watch cache: every backend's in-memory view of the stored objects and their recent history.
 
-* One cluster-wide, strictly increasing revision; every write gets the next one and stamps it
-  into ``metadata.resourceVersion``.
-* Objects are kept per resource in a ``SortedDict`` keyed ``(namespace, name)``, as immutable
-  :class:`Record` s holding the dict and its serialized bytes. Readers get copies decoded from
-  the bytes (cheaper than ``deepcopy``) and the HTTP layer streams the bytes as they are.
-* Each resource keeps a bounded event history (type, record, previous record). It serves
-  watch resume from a resourceVersion without gaps or duplicates, ``410 Expired`` when the
-  requested version is older than the history, and lists at an older revision (``continue``
-  tokens, ``resourceVersionMatch=Exact``) by rolling the current state back.
-* Watch fan-out is synchronous and non-blocking: each watcher has its own bounded buffer; one
-  that falls too far behind is closed (its client resumes or re-lists) and never slows writers.
+kube-apiserver's cacher serves lists and watches from memory and keeps a window of recent events
+so that a client can resume a watch from a resourceVersion; etcd compacts older revisions every
+five minutes, after which such a client gets ``410 Expired`` and re-lists. This module is that
+cache, shared by all backends:
+
+* objects per resource in a ``SortedDict`` keyed ``(namespace, name)``, as immutable
+  :class:`~apiserver.storage.interface.Record` s (the dict and its serialized bytes);
+* a history of events per resource, bounded by count per resource and, across resources, by age
+  (``history_window`` seconds, kube's 5-minute compaction) and by the bytes it holds
+  (``history_bytes``), so that memory stays bounded however fast one object is rewritten;
+* lists at an older revision (``continue`` tokens, ``resourceVersionMatch=Exact``) by rolling the
+  current state back through the history;
+* synchronous, non-blocking watch fan-out: each watcher has its own bounded buffer; one that
+  falls too far behind is closed (its client resumes or re-lists) and never slows writers.
 
 Everything here runs on the event loop thread and never awaits, so each call is atomic.
+Backends decide revisions and durability and feed every change through :meth:`WatchCache.apply`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from sortedcontainers import SortedDict
 
-from apiserver.api.types import Obj
+from apiserver.storage.interface import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    Event,
+    Filter,
+    Key,
+    Record,
+    StorageKey,
+    StoreError,
+    restamp,
+)
 
-Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
-
-ADDED = "ADDED"
-MODIFIED = "MODIFIED"
-DELETED = "DELETED"
-BOOKMARK = "BOOKMARK"
-ERROR = "ERROR"
-
-
-class Record:
-    """An immutable stored object: the dict (never mutated once stored) and its JSON bytes."""
-
-    __slots__ = ("obj", "raw", "rv")
-
-    def __init__(self, obj: Obj, raw: bytes, rv: int) -> None:
-        self.obj = obj
-        self.raw = raw
-        self.rv = rv
-
-    def copy(self) -> Obj:
-        return orjson.loads(self.raw)
-
-
-@dataclass(slots=True)
-class Event:
-    rv: int
-    type: str
-    key: Key
-    rec: Record
-    prev: Record | None
-
-
-class StoreError(Exception):
-    """Raised with a reason the registry maps to a Status (NotFound, AlreadyExists, Conflict, Expired)."""
-
-    def __init__(self, reason: str, message: str = "") -> None:
-        super().__init__(message or reason)
-        self.reason = reason
-
-
-Filter = Callable[[Obj], bool]
+#: kube's etcd compaction interval: watch history older than this is compacted
+DEFAULT_HISTORY_WINDOW = 300.0
+#: bytes of serialized objects the history may hold across all resources
+DEFAULT_HISTORY_BYTES = 256 << 20
+_HI = "\U0010ffff"
 
 
 class Watcher:
@@ -95,7 +73,7 @@ class Watcher:
         self.closed = False
         self.error: str | None = None
         self._wake = asyncio.Event()
-        self._resource: ResourceStore | None = None
+        self._resource: ResourceCache | None = None
         self.sent_rv = 0
         #: what the API server serves this watch as (its resource definition), set by the registry
         self.served_as: Any = None
@@ -124,7 +102,7 @@ class Watcher:
                 self._push(ADDED, ev.rec)
             elif was_in and ev.prev is not None:
                 # Leaving the selection: the previous state, at the new resourceVersion (kube's cacher).
-                self._push(DELETED, _restamp(ev.prev, ev.rv))
+                self._push(DELETED, restamp(ev.prev, ev.rv))
         elif self._matches(ev.rec):
             self._push(ev.type, ev.rec)
 
@@ -164,14 +142,21 @@ class Watcher:
         return out
 
 
-def _restamp(rec: Record, rv: int) -> Record:
-    obj = orjson.loads(rec.raw)
-    obj.setdefault("metadata", {})["resourceVersion"] = str(rv)
-    return Record(obj, orjson.dumps(obj), rv)
+class _Collector(Watcher):
+    """A watcher that only applies filtering/transition rules to replayed history."""
+
+    def __init__(self, w: Watcher) -> None:
+        super().__init__(w.namespace, w.filter, 1 << 62)
+        self.events: list[tuple[str, Record]] = []
+
+    def _push(self, etype: str, rec: Record) -> None:
+        self.events.append((etype, rec))
 
 
-class ResourceStore:
+class ResourceCache:
     """Objects and history of one resource (one storage key)."""
+
+    __slots__ = ("items", "history", "history_size", "compacted_rv", "watchers", "last_rv")
 
     def __init__(self, history_size: int) -> None:
         self.items: SortedDict = SortedDict()
@@ -181,19 +166,9 @@ class ResourceStore:
         self.watchers: set[Watcher] = set()
         self.last_rv = 0
 
-    def record_event(self, ev: Event) -> None:
-        self.history.append(ev)
-        if len(self.history) > self.history_size:
-            old = self.history.popleft()
-            self.compacted_rv = old.rv
-        self.last_rv = ev.rv
-        if self.watchers:
-            for w in tuple(self.watchers):
-                w.offer(ev)
-
     def range(self, namespace: str) -> Iterator[tuple[Key, Record]]:
         if namespace:
-            for k in self.items.irange((namespace, ""), (namespace, "\U0010ffff")):
+            for k in self.items.irange((namespace, ""), (namespace, _HI)):
                 yield k, self.items[k]
         else:
             yield from self.items.items()
@@ -208,7 +183,7 @@ class ResourceStore:
                 break
             overrides[ev.key] = ev.prev  # the earliest event after rv wins (visited last)
         lo = start if start is not None else ((namespace, "") if namespace else None)
-        hi = (namespace, "\U0010ffff") if namespace else None
+        hi = (namespace, _HI) if namespace else None
         cur_keys = (
             self.items.irange(lo, hi, inclusive=(start is None, True))
             if (lo or hi)
@@ -240,29 +215,128 @@ class ResourceStore:
             ei += 1
 
 
-class Store:
-    """All resources, one revision counter."""
+class WatchCache:
+    """All resources' objects, history and watchers, at one cluster-wide revision ``rv``.
 
-    def __init__(self, history_size: int = 200_000, watcher_buffer: int = 100_000) -> None:
-        self.rv = 0
-        self._resources: dict[Any, ResourceStore] = {}
+    Backends subclass it: they decide each write's revision (a counter, or etcd's) and hand the
+    change to :meth:`apply`; everything a reader sees comes from here.
+    """
+
+    def __init__(
+        self,
+        history_size: int = 200_000,
+        watcher_buffer: int = 100_000,
+        history_window: float = DEFAULT_HISTORY_WINDOW,
+        history_bytes: int = DEFAULT_HISTORY_BYTES,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._rv = 0
+        #: revisions at or below this predate the cache (an earlier run, the loaded state): 410
+        self._floor = 0
+        self._resources: dict[StorageKey, ResourceCache] = {}
         self.history_size = history_size
         self.watcher_buffer = watcher_buffer
+        self.history_window = history_window
+        self.history_bytes = history_bytes
+        self._monotonic = monotonic
+        #: every resource's events in revision order, for compaction by age and bytes across resources
+        self._timeline: deque[tuple[ResourceCache, Event]] = deque()
+        self._history_held = 0  # bytes of the records the timeline holds
 
-    def resource(self, skey: Any) -> ResourceStore:
+    @property
+    def rv(self) -> int:
+        return self._rv
+
+    def resource(self, skey: StorageKey) -> ResourceCache:
         rs = self._resources.get(skey)
         if rs is None:
-            rs = ResourceStore(self.history_size)
+            rs = ResourceCache(self.history_size)
+            rs.compacted_rv = self._floor
             self._resources[skey] = rs
         return rs
 
+    def storage_keys(self) -> list[StorageKey]:
+        return list(self._resources)
+
+    # -- feeding the cache -----------------------------------------------------------------------
+    def apply(self, skey: StorageKey, etype: str, key: Key, rec: Record, prev: Record | None) -> None:
+        """Record one change at ``rec.rv`` (> the cache's revision): objects, history, watchers."""
+        rs = self.resource(skey)
+        if etype == DELETED:
+            rs.items.pop(key, None)
+        else:
+            rs.items[key] = rec
+        now = self._monotonic()
+        ev = Event(rec.rv, etype, key, rec, prev, now)
+        rs.history.append(ev)
+        if len(rs.history) > rs.history_size:
+            rs.compacted_rv = rs.history.popleft().rv
+        self._timeline.append((rs, ev))
+        self._history_held += len(rec.raw)
+        self._rv = rec.rv
+        rs.last_rv = rec.rv
+        self.compact(now)
+        if rs.watchers:
+            for w in tuple(rs.watchers):
+                w.offer(ev)
+
+    def load(self, skey: StorageKey, key: Key, rec: Record) -> None:
+        """Put a stored object in place without an event (state loaded at start)."""
+        rs = self.resource(skey)
+        rs.items[key] = rec
+        rs.last_rv = max(rs.last_rv, rec.rv)
+
+    def loaded(self, rv: int) -> None:
+        """The state loaded at start is at revision ``rv``: nothing older can be replayed."""
+        self._rv = max(self._rv, rv)
+        self._floor = max(self._floor, rv)
+        for rs in self._resources.values():
+            rs.compacted_rv = max(rs.compacted_rv, rv)
+
+    def advance(self, rv: int) -> None:
+        """The cluster is at ``rv`` with no change in this cache's view (an etcd progress notify)."""
+        if rv > self._rv:
+            self._rv = rv
+
+    def compact(self, now: float | None = None) -> None:
+        """Drop history older than the window or beyond the byte budget (kube's compaction)."""
+        tl = self._timeline
+        if not tl:
+            return
+        if now is None:
+            now = self._monotonic()
+        horizon = now - self.history_window
+        while tl and (tl[0][1].at < horizon or self._history_held > self.history_bytes):
+            rs, ev = tl.popleft()
+            self._history_held -= len(ev.rec.raw)
+            if rs.history and rs.history[0] is ev:
+                rs.history.popleft()
+                rs.compacted_rv = ev.rv
+
+    def compact_to(self, rv: int) -> None:
+        """Drop every event at or below ``rv`` (an explicit compaction, e.g. etcd's)."""
+        tl = self._timeline
+        while tl and tl[0][1].rv <= rv:
+            rs, ev = tl.popleft()
+            self._history_held -= len(ev.rec.raw)
+            if rs.history and rs.history[0] is ev:
+                rs.history.popleft()
+        self._floor = max(self._floor, rv)
+        for rs in self._resources.values():
+            if rs.compacted_rv < rv:
+                rs.compacted_rv = rv
+
+    def history_held(self) -> tuple[int, int]:
+        """(events, bytes) the history holds now."""
+        return len(self._timeline), self._history_held
+
     # -- reads ---------------------------------------------------------------------------
-    def get(self, skey: Any, key: Key) -> Record | None:
+    def get(self, skey: StorageKey, key: Key) -> Record | None:
         return self.resource(skey).items.get(key)
 
     def list(
         self,
-        skey: Any,
+        skey: StorageKey,
         namespace: str = "",
         flt: Filter | None = None,
         limit: int = 0,
@@ -271,11 +345,12 @@ class Store:
     ) -> tuple[list[Record], int, Key | None]:
         """Items (filtered) in key order; returns (records, list revision, last key if truncated)."""
         rs = self.resource(skey)
-        list_rv = self.rv if at_rv is None else at_rv
-        if at_rv is not None and at_rv < self.rv and rs.last_rv > at_rv:
+        list_rv = self._rv if at_rv is None else at_rv
+        if at_rv is not None and at_rv < self._rv and rs.last_rv > at_rv:
+            self.compact()
             it: Iterator[tuple[Key, Record]] = rs.state_at(at_rv, namespace, start)
         elif start is not None:
-            hi = (namespace, "\U0010ffff") if namespace else None
+            hi = (namespace, _HI) if namespace else None
             it = ((k, rs.items[k]) for k in rs.items.irange(start, hi, inclusive=(False, True)))
         else:
             it = rs.range(namespace)
@@ -290,57 +365,16 @@ class Store:
             last = k
         return out, list_rv, None
 
-    def count(self, skey: Any, namespace: str = "") -> int:
+    def count(self, skey: StorageKey, namespace: str = "") -> int:
         rs = self.resource(skey)
         if not namespace:
             return len(rs.items)
-        return sum(1 for _ in rs.items.irange((namespace, ""), (namespace, "\U0010ffff")))
-
-    # -- writes ----------------------------------------------------------------------------
-    def _stamp(self, obj: Obj) -> Record:
-        self.rv += 1
-        obj.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
-        return Record(obj, orjson.dumps(obj), self.rv)
-
-    def create(self, skey: Any, key: Key, obj: Obj) -> Record:
-        rs = self.resource(skey)
-        if key in rs.items:
-            raise StoreError("AlreadyExists")
-        rec = self._stamp(obj)
-        rs.items[key] = rec
-        rs.record_event(Event(rec.rv, ADDED, key, rec, None))
-        return rec
-
-    def update(self, skey: Any, key: Key, obj: Obj, expected_rv: int | None = None) -> Record:
-        rs = self.resource(skey)
-        prev = rs.items.get(key)
-        if prev is None:
-            raise StoreError("NotFound")
-        if expected_rv is not None and expected_rv != prev.rv:
-            raise StoreError("Conflict")
-        rec = self._stamp(obj)
-        rs.items[key] = rec
-        rs.record_event(Event(rec.rv, MODIFIED, key, rec, prev))
-        return rec
-
-    def delete(self, skey: Any, key: Key, expected_rv: int | None = None) -> Record:
-        rs = self.resource(skey)
-        prev = rs.items.get(key)
-        if prev is None:
-            raise StoreError("NotFound")
-        if expected_rv is not None and expected_rv != prev.rv:
-            raise StoreError("Conflict")
-        del rs.items[key]
-        # The DELETED event carries the last state at a new revision, like etcd's delete revision.
-        rec = _restamp(prev, self.rv + 1)
-        self.rv += 1
-        rs.record_event(Event(rec.rv, DELETED, key, rec, prev))
-        return rec
+        return sum(1 for _ in rs.items.irange((namespace, ""), (namespace, _HI)))
 
     # -- watch -------------------------------------------------------------------------------
     def watch(
         self,
-        skey: Any,
+        skey: StorageKey,
         namespace: str,
         flt: Filter | None,
         since_rv: int | None,
@@ -359,7 +393,8 @@ class Store:
             for _, rec in rs.range(namespace):
                 if flt is None or flt(rec.obj):
                     events.append((ADDED, rec))
-        elif since_rv is not None and since_rv < self.rv:
+        elif since_rv is not None and since_rv < self._rv:
+            self.compact()
             if since_rv < rs.compacted_rv:
                 raise StoreError("Expired")
             pending: list[Event] = []
@@ -373,19 +408,15 @@ class Store:
             events = collector.events
         w._resource = rs
         rs.watchers.add(w)
-        w.sent_rv = self.rv
+        w.sent_rv = self._rv
         return w, events
 
     def watcher_count(self) -> int:
         return sum(len(rs.watchers) for rs in self._resources.values())
 
+    def close_watchers(self, skey: StorageKey, error: str | None = None) -> None:
+        for w in tuple(self.resource(skey).watchers):
+            w.close(error)
 
-class _Collector(Watcher):
-    """A watcher that only applies filtering/transition rules to replayed history."""
 
-    def __init__(self, w: Watcher) -> None:
-        super().__init__(w.namespace, w.filter, 1 << 62)
-        self.events: list[tuple[str, Record]] = []
-
-    def _push(self, etype: str, rec: Record) -> None:
-        self.events.append((etype, rec))
+__all__ = ["DEFAULT_HISTORY_BYTES", "DEFAULT_HISTORY_WINDOW", "ResourceCache", "WatchCache", "Watcher"]
