@@ -214,14 +214,20 @@ class SQLiteStorage(MemoryStorage):
             d.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as e:
             raise DataDirError(f"cannot create data dir {d}: {e.strerror}") from None
-        foreign = sorted(p.name for p in d.iterdir() if p.name not in OWN_FILES)
+        try:
+            foreign = sorted(p.name for p in d.iterdir() if p.name not in OWN_FILES)
+        except OSError as e:
+            raise DataDirError(f"cannot read data dir {d}: {e.strerror}") from None
         if foreign and not (d / DB_NAME).exists():
             shown = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
             raise DataDirError(
                 f"data dir {d} is not empty and holds no gangplane database ({shown}); "
                 "use an empty or new directory"
             )
-        fd = os.open(d / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(d / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            raise DataDirError(f"cannot use data dir {d}: {e.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:

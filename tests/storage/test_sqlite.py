@@ -227,8 +227,11 @@ def test_a_bad_data_dir_is_refused_with_a_clear_error(tmp_path: Path, setup, mes
     before = sorted(p.name for p in tmp_path.iterdir())
     with pytest.raises(DataDirError, match=re.escape(message)):
         SQLiteStorage(tmp_path)
-    # nothing was initialized over it; the lock is released for the next try
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "gangplane.lock") == before
+    # nothing was initialized over it (a foreign dir is not even given a lock file)
+    after = sorted(p.name for p in tmp_path.iterdir())
+    assert after == before or (DB_NAME in before and after == sorted([*before, "gangplane.lock"]))
+    with pytest.raises(DataDirError, match=re.escape(message)):  # the lock was released: not "in use"
+        SQLiteStorage(tmp_path)
 
 
 def test_a_data_dir_that_is_a_file_or_in_use_is_refused(tmp_path: Path) -> None:
