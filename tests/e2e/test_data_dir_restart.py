@@ -14,7 +14,7 @@ import pytest
 from tests.e2e.conftest import Kubectl
 from tests.e2e.data_dir_support import CM_PATH, list_objects, serve_exit, start, stop, watch_events
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]  # server starts are slow on a loaded machine
 
 KEPT = ("uid", "resourceVersion", "creationTimestamp", "generation")
 
