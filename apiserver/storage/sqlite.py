@@ -186,6 +186,8 @@ class SQLiteStorage(MemoryStorage):
         self.loaded_events = 0
         #: transactions committed (each one fsync): writes / commits is the group-commit batch size
         self.commits = 0
+        #: set after each background compaction (a waiter clears it first)
+        self.compaction_ran = asyncio.Event()
         self.open()
 
     # -- opening -------------------------------------------------------------------------------
@@ -546,8 +548,6 @@ class SQLiteStorage(MemoryStorage):
         self._loop = asyncio.get_running_loop()
         if self.commit_thread:
             self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sqlite-commit")
-        #: set after each background compaction (a waiter clears it first)
-        self.compaction_ran = asyncio.Event()
         self._compactor = self._loop.create_task(self._compact_loop(), name="sqlite-compaction")
         if self._pending:
             self._kick()
