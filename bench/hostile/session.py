@@ -229,6 +229,10 @@ class FuzzSession:
 
     def check(self, req: rq.Request) -> Finding | None:
         """Send ``req``, count its answer, and return a :class:`Finding` if the answer is wrong."""
+        return self.exchange(req)[1]
+
+    def exchange(self, req: rq.Request) -> tuple[Response, Finding | None]:
+        """:meth:`check`, with the answer itself."""
         resp = self._send(req)
         known = expected_5xx(resp) if resp.status >= 500 else None
         why = problem(resp)
@@ -242,7 +246,7 @@ class FuzzSession:
                 t.kube_5xx[f"{known.code} {known.message_prefix}"] += 1
             if finding is not None:
                 t.findings.append(finding)
-        return finding
+        return resp, finding
 
 
 def token_from_kubeconfig(text: str) -> str:
