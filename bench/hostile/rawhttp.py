@@ -3,7 +3,8 @@
 httpx and h11 refuse to send a NUL in a header or two Content-Length headers, and hide a
 dropped connection behind a retry; a fuzzer needs all of that. A response is read up to its
 end (Content-Length or chunked); a watch (a chunked answer to a GET) only up to its head, then
-the connection is closed, which is how a client stops watching.
+the connection is closed, which is how a client stops watching, unless the caller asks for the
+whole stream (a watch bounded by ``timeoutSeconds``).
 """
 
 from __future__ import annotations
@@ -69,19 +70,23 @@ class RawConnection:
         self._buf = b""
         return sock
 
-    def send(self, raw: bytes, *, method: str = "GET", refusable: bool = False) -> Response:
+    def send(
+        self, raw: bytes, *, method: str = "GET", refusable: bool = False, stream: bool = False
+    ) -> Response:
         """Send one request's bytes; a drop on a reused connection is retried once on a new one
         (the server may have closed it while idle), a drop on a fresh one is reported.
 
         ``refusable``: the request is larger than a server reads (a head above 16 KB, a body
         above the size limit); if the connection then ends without an answer, the server
         refused it and the reset swallowed its 4xx: reported as "refused", not "dropped".
+        ``stream``: read a watch to its end (the request bounds it with ``timeoutSeconds``),
+        so an error event or a stream that breaks off shows.
         """
         for attempt in (0, 1):
             reused = self._sock is not None
             started = time.perf_counter()
             try:
-                return self._exchange(raw, method, started)
+                return self._exchange(raw, method, started, stream)
             except (_Refused, _Closed, ConnectionError):
                 self.close()
                 if not reused or attempt:
@@ -92,7 +97,7 @@ class RawConnection:
                 return Response(0, seconds=time.perf_counter() - started, failure="stalled")
         raise AssertionError("unreachable")
 
-    def _exchange(self, raw: bytes, method: str, started: float) -> Response:
+    def _exchange(self, raw: bytes, method: str, started: float, stream: bool = False) -> Response:
         sock = self._sock or self._connect()
         try:
             sock.sendall(raw)
@@ -113,7 +118,7 @@ class RawConnection:
         if method == "HEAD" or status in (204, 304):
             pass
         elif "chunked" in te:
-            if method == "GET" and status == 200:
+            if method == "GET" and status == 200 and not stream:
                 self.close()  # a watch: its head is the answer; closing stops it
                 resp.seconds = time.perf_counter() - started
                 return resp

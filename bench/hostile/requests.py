@@ -115,6 +115,8 @@ class Request:
     #: sent with ``Transfer-Encoding: chunked`` instead of a Content-Length
     chunked: bool = False
     notes: list[str] = field(default_factory=list)
+    #: a bounded watch, read to its end
+    stream: bool = False
 
     def wire(self) -> bytes:
         head = [f"{self.method} {self.target} HTTP/1.1".encode("latin-1", "replace")]
@@ -771,8 +773,13 @@ def request(c: Chooser, world: World, aspect: str = "") -> Request:
     )
     query = _query(c, 5 if aspect == "query" else 1)
     d = c.detail
+    stream = False
     if method == "GET" and not named and not any(k == "watch" for k, _ in query) and chance(d, 4):
         query.append(("watch", "true"))
+        if c.heavy and chance(d, 3):
+            # read to its end: initial events, Table rows of whatever is stored, the server's close
+            query += [("timeoutSeconds", "1"), ("resourceVersion", "0")]
+            stream = True
     collection_delete = method == "DELETE" and not named
     guard = ""
     if collection_delete and (not ep.namespaced or f"/namespaces/{NAMESPACE}/" not in path + "/"):
@@ -796,7 +803,7 @@ def request(c: Chooser, world: World, aspect: str = "") -> Request:
     if aspect == "path" and chance(d, 4):
         method = d.pick(("HEAD", "OPTIONS", "FOO", "get", "TRACE", "CONNECT"))
         notes.append("method")
-    return Request(method, target, headers, body, aspect, chunked, notes)
+    return Request(method, target, headers, body, aspect, chunked, notes, stream)
 
 
 def valid_create(

@@ -84,4 +84,23 @@ def problem(resp: Response) -> str:
         return f"{resp.status}: {resp.body[:600].decode('utf-8', 'replace')}"
     if resp.status < 100:
         return f"not an HTTP status: {resp.status}"
+    for event in _error_events(resp.body):
+        code = (event.get("object") or {}).get("code")
+        if isinstance(code, int) and code >= 500:
+            return f"a watch sent an ERROR event with code {code}: {orjson.dumps(event)[:600].decode()}"
     return ""
+
+
+def _error_events(body: bytes) -> list[dict]:
+    """The ``ERROR`` events of a watch stream read to its end (none for other bodies)."""
+    if b'"type":"ERROR"' not in body:
+        return []
+    out = []
+    for line in body.splitlines():
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "ERROR":
+            out.append(event)
+    return out
