@@ -8,13 +8,13 @@ same, with gangplane's synchronous registry:
 * an asyncio etcd v3 client (``aetcd``) runs on its own event loop in a dedicated thread, so the
   API server's loop keeps the registry's read-check-write synchronous: a write submits its
   transaction to that loop and waits for the answer;
-* one watch on the whole ``--etcd-prefix`` (with ``prev_kv``) queues every change; the API loop
+* one watch (with ``prev_kv``) queues every change under ``--etcd-prefix``; the API loop
   applies the queue to the :class:`~apiserver.storage.cache.WatchCache` in revision order, promptly
   (``call_soon_threadsafe``) for other API servers' writes, and up to its own revision before a
   write returns, so that the write's own event and every earlier one are in the cache;
 * :meth:`EtcdStorage.fresh` (kube's consistent read from cache) asks etcd for its current revision
-  with a linearizable read and applies the queue until the cache reaches it (a watch progress
-  request covers revisions written outside the prefix);
+  with a linearizable read and applies the queue until the cache reaches it (the watch covers the
+  whole keyspace, so that every revision shows up on it, also those written outside the prefix);
 * the value stored is the object's JSON without ``resourceVersion`` (kube's versioner sets it from
   the revision on the way out); keys are kube's (:mod:`apiserver.storage.etcd_keys`);
 * kube's compactor runs every ``--etcd-compaction-interval`` (5m; 0 disables): the ``compact_rev_key``
@@ -155,8 +155,17 @@ class _EtcdThread:
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
-        self.loop.close()
+        try:
+            self.loop.run_forever()
+        finally:
+            # let the gRPC calls' own tasks finish their cancellation before the loop goes
+            pending = asyncio.all_tasks(self.loop)
+            for t in pending:
+                t.cancel()
+            if pending:
+                self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            self.loop.close()
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
@@ -374,7 +383,14 @@ class EtcdStorage(WatchCache):
         self._tasks.append(asyncio.get_running_loop().create_task(coro))
 
     async def _watch_loop(self, start_rev: int) -> None:
-        """One watch on the prefix, resumed after the last revision it delivered when it breaks."""
+        """One watch on the whole keyspace, resumed after the last revision it delivered when it breaks.
+
+        The whole keyspace, not just the prefix: every revision etcd makes is then an event on this
+        stream, in order, so "the watch delivered revision R" is exactly "every change through R is
+        here" — which :meth:`fresh` needs. etcd's watch progress requests cannot say that on
+        etcd 3.4 (they answer with the store's revision ahead of events still in flight); changes
+        outside the prefix only move the revision (and ``compact_rev_key`` reports compactions).
+        """
         from aetcd import rpc
 
         next_rev, backoff = start_rev, 0.05
@@ -384,11 +400,7 @@ class EtcdStorage(WatchCache):
             requests.put_nowait(
                 rpc.WatchRequest(
                     create_request=rpc.WatchCreateRequest(
-                        key=self._pfx,
-                        range_end=_prefix_end(self._pfx),
-                        start_revision=next_rev,
-                        progress_notify=True,
-                        prev_kv=True,
+                        key=b"\0", range_end=b"\0", start_revision=next_rev, prev_kv=True
                     )
                 )
             )
@@ -408,21 +420,19 @@ class EtcdStorage(WatchCache):
                     if resp.canceled:
                         raise EtcdError(resp.cancel_reason or "watch canceled by etcd")
                     if resp.events:
-                        batch = [
-                            (
-                                ev.kv.mod_revision,
-                                ev.type == _DELETE,
-                                ev.kv.key,
-                                ev.kv.value,
-                                ev.prev_kv.value,
-                            )
-                            for ev in resp.events
-                        ]
-                        next_rev = batch[-1][0] + 1
-                        self._deliver(batch, batch[-1][0])
-                    elif not resp.created:
-                        # A progress notification: every change through this revision was sent.
-                        self._deliver([], resp.header.revision)
+                        batch = []
+                        for ev in resp.events:
+                            kv = ev.kv
+                            if kv.key.startswith(self._pfx):
+                                batch.append(
+                                    (kv.mod_revision, ev.type == _DELETE, kv.key, kv.value, ev.prev_kv.value)
+                                )
+                            elif kv.key == COMPACT_REV_KEY and ev.type != _DELETE:
+                                # an API server (maybe this one) compacted etcd to the revision it wrote
+                                self._note_compacted(int(kv.value or b"0"))
+                        last = resp.events[-1].kv.mod_revision
+                        next_rev = last + 1
+                        self._deliver(batch, last)
                     backoff = 0.05
             except asyncio.CancelledError:
                 raise
@@ -451,12 +461,6 @@ class EtcdStorage(WatchCache):
             self._scheduled = True
         with contextlib.suppress(RuntimeError):  # the API loop has closed
             loop.call_soon_threadsafe(self._apply_pending)
-
-    def _request_progress(self) -> None:
-        from aetcd import rpc
-
-        if self._watch_requests is not None:
-            self._watch_requests.put_nowait(rpc.WatchRequest(progress_request=rpc.WatchProgressRequest()))
 
     # -- applying the queue (API loop) ---------------------------------------------------------
     def _apply_pending(self, upto: int | None = None) -> None:
@@ -514,10 +518,9 @@ class EtcdStorage(WatchCache):
         if own is not None and own[0] == rev and own[1] == ekey:
             self._own_result = rec
 
-    def _catch_up(self, target: int, *, progress: bool = False) -> None:
+    def _catch_up(self, target: int) -> None:
         """Apply the queue until the cache is at ``target``; wait for the watch to get there."""
         deadline = time.monotonic() + self._timeout
-        asked = False
         while True:
             self._apply_pending(target)
             if self._rv >= target:
@@ -527,9 +530,6 @@ class EtcdStorage(WatchCache):
                     continue
                 if self._relist_from:
                     break
-                if progress and not asked:
-                    asked = True
-                    self._thread.loop.call_soon_threadsafe(self._request_progress)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise EtcdError(f"etcd watch did not reach revision {target} within {self._timeout:g}s")
@@ -677,7 +677,7 @@ class EtcdStorage(WatchCache):
     # -- barriers and lifecycle ------------------------------------------------------------------
     def fresh(self) -> None:
         """Consistent read: the cache catches up with etcd's current revision (a quorum read)."""
-        self._catch_up(self._call(self._current_revision()), progress=True)
+        self._catch_up(self._call(self._current_revision()))
 
     async def durable(self) -> None:
         """etcd acknowledged every write once a quorum had it: nothing left to wait for."""
