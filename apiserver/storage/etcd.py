@@ -212,6 +212,7 @@ class EtcdStorage(WatchCache):
         #: the write being caught up: (revision, etcd key, storage key, key, record or None)
         self._own: tuple[int, bytes, StorageKey, Key, Record | None] | None = None
         self._own_result: Record | None = None
+        self._direct_rv = 0  # the newest own write applied before the watch delivered it
         # -- etcd thread only ---------------------------------------------------------------
         self._client: Any = None
         self._watch_requests: asyncio.Queue[Any] | None = None
@@ -492,6 +493,8 @@ class EtcdStorage(WatchCache):
     def _apply_raw(self, rev: int, is_delete: bool, ekey: bytes, value: bytes, prev_value: bytes) -> None:
         own = self._own
         rec: Record | None
+        if rev <= self._direct_rv and (own is None or own[0] != rev):
+            return  # this server's own write, applied when etcd acknowledged it
         if own is not None and own[0] == rev and own[1] == ekey:
             skey, key, rec = own[2], own[3], own[4]
         else:
@@ -540,7 +543,14 @@ class EtcdStorage(WatchCache):
         """Catch the cache up through this server's own write at ``rev``; the record it applied."""
         self._own, self._own_result = (rev, ekey, skey, key, rec), None
         try:
-            self._catch_up(rev)
+            self._apply_pending(rev - 1)
+            if self._rv == rev - 1:
+                # Every earlier revision is applied, so the write is the next change: apply it now
+                # rather than wait for the watch to bring it back (its copy is skipped then).
+                self._direct_rv = rev
+                self._apply_raw(rev, rec is None, ekey, b"", b"")
+            else:
+                self._catch_up(rev)
             result = self._own_result
         finally:
             self._own, self._own_result = None, None
