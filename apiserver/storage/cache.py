@@ -231,6 +231,8 @@ class WatchCache:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._rv = 0
+        #: revisions at or below this predate the cache (an earlier run, the loaded state): 410
+        self._floor = 0
         self._resources: dict[StorageKey, ResourceCache] = {}
         self.history_size = history_size
         self.watcher_buffer = watcher_buffer
@@ -249,6 +251,7 @@ class WatchCache:
         rs = self._resources.get(skey)
         if rs is None:
             rs = ResourceCache(self.history_size)
+            rs.compacted_rv = self._floor
             self._resources[skey] = rs
         return rs
 
@@ -286,6 +289,7 @@ class WatchCache:
     def loaded(self, rv: int) -> None:
         """The state loaded at start is at revision ``rv``: nothing older can be replayed."""
         self._rv = max(self._rv, rv)
+        self._floor = max(self._floor, rv)
         for rs in self._resources.values():
             rs.compacted_rv = max(rs.compacted_rv, rv)
 
@@ -317,6 +321,7 @@ class WatchCache:
             self._history_held -= len(ev.rec.raw)
             if rs.history and rs.history[0] is ev:
                 rs.history.popleft()
+        self._floor = max(self._floor, rv)
         for rs in self._resources.values():
             if rs.compacted_rv < rv:
                 rs.compacted_rv = rv

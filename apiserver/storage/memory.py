@@ -38,7 +38,8 @@ class MemoryStorage(WatchCache):
 
     def __init__(self, *, initial_rv: int | None = None, **cache_options: object) -> None:
         super().__init__(**cache_options)  # type: ignore[arg-type]
-        self._rv = clock_revision() if initial_rv is None else initial_rv
+        # nothing before the first revision was ever this server's: resuming there is 410
+        self.loaded(clock_revision() if initial_rv is None else initial_rv)
 
     # -- writes ----------------------------------------------------------------------------
     def create(self, skey: StorageKey, key: Key, obj: Obj) -> Record:
