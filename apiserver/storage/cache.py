@@ -259,14 +259,26 @@ class WatchCache:
         return list(self._resources)
 
     # -- feeding the cache -----------------------------------------------------------------------
-    def apply(self, skey: StorageKey, etype: str, key: Key, rec: Record, prev: Record | None) -> None:
-        """Record one change at ``rec.rv`` (> the cache's revision): objects, history, watchers."""
+    def apply(
+        self,
+        skey: StorageKey,
+        etype: str,
+        key: Key,
+        rec: Record,
+        prev: Record | None,
+        at: float | None = None,
+    ) -> None:
+        """Record one change at ``rec.rv`` (> the cache's revision): objects, history, watchers.
+
+        ``at`` (monotonic seconds) dates a change replayed from stored history (a restart),
+        so that it leaves the window when it would have; live changes are dated now.
+        """
         rs = self.resource(skey)
         if etype == DELETED:
             rs.items.pop(key, None)
         else:
             rs.items[key] = rec
-        now = self._monotonic()
+        now = self._monotonic() if at is None else at
         ev = Event(rec.rv, etype, key, rec, prev, now)
         rs.history.append(ev)
         if len(rs.history) > rs.history_size:

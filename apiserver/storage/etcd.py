@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from apiserver.api.types import Obj
-from apiserver.storage.cache import ResourceCache, WatchCache
+from apiserver.storage.cache import WatchCache
 from apiserver.storage.etcd_keys import decode_key, encode_key
 from apiserver.storage.interface import (
     ADDED,
@@ -207,7 +207,6 @@ class EtcdStorage(WatchCache):
         self._relist_from = 0  # a watch resuming there was compacted: the cache must re-list
         # -- API loop only ----------------------------------------------------------------------
         self._api_loop: asyncio.AbstractEventLoop | None = None
-        self._start_rv = 0  # revision the cache was loaded at: nothing older can be replayed
         self._compacted_applied = 0
         #: the write being caught up: (revision, etcd key, storage key, key, record or None)
         self._own: tuple[int, bytes, StorageKey, Key, Record | None] | None = None
@@ -316,10 +315,23 @@ class EtcdStorage(WatchCache):
         obj = orjson.loads(value)
         if not isinstance(obj, dict):
             raise ValueError("not a JSON object")
-        where = decode_key(self.prefix, ekey, str(obj.get("apiVersion") or ""))
+        api_version = obj.get("apiVersion")
+        if not isinstance(api_version, str):
+            api_version = self._known_api_version(ekey)
+        where = decode_key(self.prefix, ekey, api_version)
         if where is None:
             return None
         return where[0], where[1], stamp(obj, rev)
+
+    def _known_api_version(self, ekey: bytes) -> str:
+        """For a value without ``apiVersion``: the group of a resource this cache already holds
+        under that key's plural (a stored object normally names its own)."""
+        plain = decode_key(self.prefix, ekey, "")
+        if plain is not None:
+            for group, plural in self._resources:
+                if plural == plain[0][1] and group:
+                    return f"{group}/v1"
+        return ""
 
     def _load(self) -> None:
         """List the prefix at one revision into the cache, then watch from the next revision."""
@@ -338,19 +350,12 @@ class EtcdStorage(WatchCache):
                 ) from None
             if decoded is not None:
                 self.load(*decoded)
-        self._start_rv = max(self._start_rv, rev)
-        self.loaded(rev)
+        self.loaded(
+            rev
+        )  # nothing older is in the cache: resuming there is 410, also for resources seen later
         with self._cond:
             self._watch_rv = rev
         self._thread.loop.call_soon_threadsafe(self._spawn, self._watch_loop(rev + 1))
-
-    def resource(self, skey: StorageKey) -> ResourceCache:
-        rs = self._resources.get(skey)
-        if rs is None:
-            rs = super().resource(skey)
-            # A resource first seen after the load has no history before it either (410, not a gap).
-            rs.compacted_rv = self._start_rv
-        return rs
 
     def _relist(self) -> None:
         """The watch fell behind etcd's compaction: load the state afresh; every watcher re-lists."""
@@ -371,7 +376,6 @@ class EtcdStorage(WatchCache):
                 continue
             if decoded is not None:
                 self.load(*decoded)
-        self._start_rv = rev
         self.compact_to(rev)
         self.loaded(rev)
         self._thread.loop.call_soon_threadsafe(self._spawn, self._watch_loop(rev + 1))

@@ -47,6 +47,8 @@ class StorageOptions:
     etcd_prefix: str = "/registry"
     #: ``--etcd-compaction-interval`` seconds (kube's 5m); 0 leaves etcd's history alone
     etcd_compaction_interval: float = 300.0
+    #: ``--data-dir``: keep the cluster in ``DIR/gangplane.db`` (SQLite) across restarts; "" keeps it in memory
+    data_dir: str = ""
 
     def cache_options(self) -> dict[str, float | int]:
         return {"history_window": self.watch_history, "history_bytes": self.watch_history_bytes}
@@ -55,8 +57,11 @@ class StorageOptions:
 def open_storage(options: StorageOptions) -> Storage:
     """The backend ``options`` select, ready for the registry (state loaded where there is one).
 
-    Raises ValueError on bad options or foreign data, ``ConnectionError`` when etcd is unreachable.
+    Raises ValueError on bad options or unusable data (``DataDirError`` for the data dir, foreign
+    data under the etcd prefix), and ``ConnectionError`` when etcd is unreachable.
     """
+    if options.etcd_servers and options.data_dir:
+        raise ValueError("--etcd-servers and --data-dir both name where the cluster lives: give one")
     if options.etcd_servers:
         # imported here: the gRPC client is loaded only by servers that use etcd
         from apiserver.storage.etcd import EtcdStorage, parse_servers
@@ -67,4 +72,8 @@ def open_storage(options: StorageOptions) -> Storage:
             compaction_interval=options.etcd_compaction_interval,
             **options.cache_options(),
         )
+    if options.data_dir:
+        from apiserver.storage.sqlite import SQLiteStorage
+
+        return SQLiteStorage(options.data_dir, **options.cache_options())
     return MemoryStorage(**options.cache_options())
