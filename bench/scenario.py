@@ -30,6 +30,7 @@ WORKLOADS = {
     "lifecycle": "bench.workloads.lifecycle",
     "dra": "bench.workloads.dra",
     "jobs": "bench.workloads.jobs",
+    "storage": "bench.workloads.storage",
 }
 _KEYS = frozenset({"name", "description", "kind", "repeat", "params", "http", "quick"})
 

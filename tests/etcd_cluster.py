@@ -1,148 +1,22 @@
-"""Real etcd for tests: Debian's ``etcd-server``, installed on demand, one or three members on loopback.
-
-Tests of the etcd backend run against the real server, never a fake: :func:`etcd_binary` finds
-``etcd`` or installs the Debian package (CI runs as root); only where neither works does the test
-skip, saying why. :class:`EtcdCluster` starts the members on free loopback ports in a temporary
-directory and waits for each one to log that it serves clients instead of sleeping.
-"""
+"""Real etcd for the tests (:mod:`apiserver.testing.etcd`): a test that cannot have one skips, saying why."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import threading
-import uuid
 from pathlib import Path
 
 import pytest
 
-_INSTALL_LOCK = threading.Lock()
-#: logged once the member has joined the cluster and accepts clients (etcd 3.4 and 3.5, zap logger)
-READY_LINE = "serving client traffic"
+from apiserver.testing.etcd import EtcdCluster as _Cluster
+from apiserver.testing.etcd import EtcdNotInstalled, free_port
+
+__all__ = ["EtcdCluster", "free_port"]
 
 
-def etcd_binary() -> str:
-    """The path of ``etcd``, installing Debian's ``etcd-server`` first if it is missing; else skip."""
-    with _INSTALL_LOCK:
-        found = shutil.which("etcd")
-        if found:
-            return found
-        if shutil.which("apt-get") is None or os.geteuid() != 0:
-            pytest.skip("etcd is not installed and cannot be: apt-get etcd-server needs root on Debian")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "etcd-server"]):
-            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-            if done.returncode != 0:
-                pytest.skip(f"cannot install etcd-server ({' '.join(cmd)}): {done.stderr.strip()[-400:]}")
-        found = shutil.which("etcd")
-        if not found:
-            pytest.skip("apt-get installed etcd-server but no etcd binary is on PATH")
-        return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class _Member:
-    def __init__(self, name: str, client_port: int, peer_port: int, data_dir: Path) -> None:
-        self.name = name
-        self.client_port = client_port
-        self.peer_port = peer_port
-        self.data_dir = data_dir
-        self.proc: subprocess.Popen[str] | None = None
-        self.ready = threading.Event()
-        self.log: list[str] = []
-
-    @property
-    def client_url(self) -> str:
-        return f"http://127.0.0.1:{self.client_port}"
-
-    @property
-    def peer_url(self) -> str:
-        return f"http://127.0.0.1:{self.peer_port}"
-
-    def _drain(self) -> None:
-        assert self.proc is not None and self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.log.append(line)
-            if READY_LINE in line:
-                self.ready.set()
-
-
-class EtcdCluster:
-    """``size`` etcd members forming one cluster; ``endpoints`` is what ``--etcd-servers`` takes."""
+class EtcdCluster(_Cluster):
+    """:class:`apiserver.testing.etcd.EtcdCluster`, skipping the test where etcd cannot be installed."""
 
     def __init__(self, tmp: Path, size: int = 1) -> None:
-        self.binary = etcd_binary()
-        self.members = [_Member(f"m{i}", free_port(), free_port(), tmp / f"etcd-m{i}") for i in range(size)]
-        self.token = f"gangplane-test-{uuid.uuid4().hex[:8]}"
-
-    @property
-    def endpoints(self) -> str:
-        return ",".join(m.client_url for m in self.members)
-
-    def start(self, timeout: float = 60.0) -> EtcdCluster:
-        initial = ",".join(f"{m.name}={m.peer_url}" for m in self.members)
-        for m in self.members:
-            m.proc = subprocess.Popen(
-                [
-                    self.binary,
-                    "--name",
-                    m.name,
-                    "--data-dir",
-                    str(m.data_dir),
-                    "--listen-client-urls",
-                    m.client_url,
-                    "--advertise-client-urls",
-                    m.client_url,
-                    "--listen-peer-urls",
-                    m.peer_url,
-                    "--initial-advertise-peer-urls",
-                    m.peer_url,
-                    "--initial-cluster",
-                    initial,
-                    "--initial-cluster-state",
-                    "new",
-                    "--initial-cluster-token",
-                    self.token,
-                    "--logger",
-                    "zap",
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            threading.Thread(target=m._drain, daemon=True).start()
-        for m in self.members:
-            if not m.ready.wait(timeout):
-                log = "".join(m.log[-20:])
-                self.stop()
-                raise RuntimeError(f"etcd member {m.name} did not become ready in {timeout:g}s:\n{log}")
-        return self
-
-    def stop(self) -> None:
-        for m in self.members:
-            if m.proc is not None and m.proc.poll() is None:
-                m.proc.terminate()
-        for m in self.members:
-            if m.proc is None:
-                continue
-            try:
-                m.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                m.proc.kill()
-                m.proc.wait(15)
-            if m.proc.stderr is not None:
-                m.proc.stderr.close()
-
-    def __enter__(self) -> EtcdCluster:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        try:
+            super().__init__(tmp, size)
+        except EtcdNotInstalled as e:
+            pytest.skip(str(e))
