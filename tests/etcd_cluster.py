@@ -1,4 +1,4 @@
-"""Real etcd for the tests (:mod:`apiserver.testing.etcd`): a test that cannot have one skips, saying why."""
+"""Real etcd for the tests (:mod:`apiserver.storage.etcd_local`): a test that cannot have one skips, saying why."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from apiserver.testing.etcd import EtcdCluster as _Cluster
-from apiserver.testing.etcd import EtcdNotInstalled, free_port
+from apiserver.storage.etcd_local import EtcdCluster as _Cluster
+from apiserver.storage.etcd_local import EtcdNotInstalled, free_port
 
 __all__ = ["EtcdCluster", "free_port"]
 
 
 class EtcdCluster(_Cluster):
-    """:class:`apiserver.testing.etcd.EtcdCluster`, skipping the test where etcd cannot be installed."""
+    """:class:`apiserver.storage.etcd_local.EtcdCluster`, skipping the test where etcd cannot be installed."""
 
     def __init__(self, tmp: Path, size: int = 1) -> None:
         try:

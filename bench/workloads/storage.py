@@ -38,7 +38,7 @@ def _storage_options(backend: str, tmp: Path) -> Iterator[Any]:
     elif backend == "sqlite":
         yield StorageOptions(data_dir=str(tmp / "data"))
     elif backend == "etcd":
-        from apiserver.testing.etcd import EtcdCluster
+        from apiserver.storage.etcd_local import EtcdCluster
 
         with EtcdCluster(tmp, 1) as cluster:
             yield StorageOptions(etcd_servers=[cluster.endpoints], etcd_compaction_interval=0)

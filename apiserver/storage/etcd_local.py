@@ -1,5 +1,5 @@
-"""A real etcd for tests and benchmarks: Debian's ``etcd-server``, installed on demand, one or more
-members on loopback ports.
+"""A local etcd for tests and benchmarks (as kube's ``hack/lib/etcd.sh``): Debian's ``etcd-server``,
+installed on demand, one or more members on loopback ports.
 
 The etcd backend is exercised against the real server, never a fake: :func:`etcd_binary` finds
 ``etcd`` or installs the Debian package (as root, after ``apt-get update``); where neither works it
