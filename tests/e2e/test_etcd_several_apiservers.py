@@ -1,12 +1,18 @@
 """Several API servers on one etcd: two ``gangplane serve --etcd-servers`` processes on a
 three-member etcd serve the same cluster — a write through one is seen by a watch on the other,
-in order, with the resourceVersions the first one answered; and both read the same objects."""
+in order, with the resourceVersions the first one answered; both read the same objects; and with
+leader election (kube's Leases) a StatefulSet created through one is run by the elected controller
+manager, scheduler and node agent, and when the leader's process is killed (-9) the other takes
+over within the lease duration and a scale-up completes."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -16,6 +22,17 @@ from tests.e2e.conftest import Server, _start_server, _stop
 from tests.etcd_cluster import EtcdCluster
 
 CMS = "/api/v1/namespaces/default/configmaps"
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
+STS = "/apis/apps/v1/namespaces/default/statefulsets"
+#: short leases so that a takeover happens within seconds (kube's defaults are 15s/10s/2s)
+LEADER_FLAGS = [
+    "--leader-elect-lease-duration",
+    "4s",
+    "--leader-elect-renew-deadline",
+    "3s",
+    "--leader-elect-retry-period",
+    "500ms",
+]
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +46,7 @@ def two_servers(
     tmp_path_factory: pytest.TempPathFactory, etcd3: EtcdCluster
 ) -> Iterator[tuple[Server, Server]]:
     ends = [m.client_url for m in etcd3.members]
-    # a runs every component; b is a second API server (no controllers) talking to other members first
+    # both run every component behind leader election; b talks to the other members first
     a = _start_server(
         tmp_path_factory.mktemp("a"), ["--no-tls", "--anonymous", "--etcd-servers", ",".join(ends)]
     )
@@ -44,6 +61,38 @@ def two_servers(
     yield a, b
     _stop(b)
     _stop(a)
+
+
+def wait_for(
+    base: str, collection: str, name: str, cond: Callable[[dict], bool], timeout: float = 60
+) -> dict:
+    """Watch object ``name`` of ``collection`` on server ``base`` until ``cond`` holds; raise on timeout."""
+    deadline = time.monotonic() + timeout
+    selector = {"fieldSelector": f"metadata.name={name}"}
+    last: dict = {}
+    while time.monotonic() < deadline:
+        lst = httpx.get(base + collection, params=selector, timeout=10).json()
+        for item in lst.get("items", []):
+            last = item
+            if cond(item):
+                return item
+        params = {**selector, "watch": "1", "resourceVersion": lst["metadata"]["resourceVersion"]}
+        left = max(deadline - time.monotonic(), 0.1)
+        try:
+            with httpx.stream("GET", base + collection, params=params, timeout=left) as resp:
+                for line in resp.iter_lines():
+                    if not line:
+                        continue
+                    ev = json.loads(line)
+                    if ev["type"] in ("ADDED", "MODIFIED"):
+                        last = ev["object"]
+                        if cond(last):
+                            return last
+                    if time.monotonic() > deadline:
+                        break
+        except httpx.TimeoutException:
+            break
+    raise AssertionError(f"{collection}/{name} never satisfied the condition; last seen: {last}")
 
 
 def _watch(url: str, rv: str, want: int, out: list[dict], done: threading.Event) -> None:
@@ -114,3 +163,86 @@ def test_gangplane_serve_exits_2_when_etcd_is_unreachable(
     args = ["serve", "--port", "0", "--kubeconfig", str(tmp_path / "kc"), "--etcd-servers", url]
     assert main(args) == 2
     assert f"gangplane: cannot reach etcd at 127.0.0.1:{url.rsplit(':', 1)[1]}" in capsys.readouterr().err
+
+
+def _statefulset(name: str, replicas: int) -> dict:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": name,
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "registry.k8s.io/pause:3.10",
+                            "resources": {"requests": {"cpu": "100m"}},
+                        }
+                    ]
+                },
+            },
+        },
+    }
+
+
+def _ready(n: int) -> Callable[[dict], bool]:
+    return lambda sts: sts.get("status", {}).get("readyReplicas", 0) == n
+
+
+def test_the_elected_components_run_a_statefulset_and_the_other_server_takes_over_when_the_leader_dies(
+    tmp_path_factory: pytest.TempPathFactory, etcd3: EtcdCluster
+) -> None:
+    ends = [m.client_url for m in etcd3.members]
+    common = ["--no-tls", "--anonymous", *LEADER_FLAGS, "--etcd-prefix", "/failover"]
+    a = _start_server(tmp_path_factory.mktemp("leader-a"), [*common, "--etcd-servers", ",".join(ends)])
+    b: Server | None = None
+    try:
+        # a alone: it takes the free Leases at once
+        holders = {
+            lease: wait_for(a.url, LEASES, lease, lambda le: bool(le["spec"].get("holderIdentity")))["spec"][
+                "holderIdentity"
+            ]
+            for lease in ("kube-controller-manager", "kube-scheduler", "gangplane-node-agent")
+        }
+        b = _start_server(
+            tmp_path_factory.mktemp("leader-b"), [*common, "--etcd-servers", ",".join(reversed(ends))]
+        )
+        made = httpx.post(b.url + STS, json=_statefulset("web", 2))  # through the non-leader
+        assert made.status_code == 201, made.text
+        wait_for(b.url, STS, "web", _ready(2))
+        for lease, holder in holders.items():  # a's components did it: the Leases never moved
+            assert httpx.get(f"{b.url}{LEASES}/{lease}").json()["spec"]["holderIdentity"] == holder
+        os.kill(a.proc.pid, signal.SIGKILL)
+        a.proc.wait(10)
+        killed_at = time.monotonic()
+        for lease, holder in holders.items():
+            took = wait_for(
+                b.url, LEASES, lease, lambda le, h=holder: le["spec"].get("holderIdentity") not in (None, h)
+            )
+            assert took["spec"]["leaseTransitions"] >= 1
+        # within the lease duration after it was last renewed (plus a retry period and the load here)
+        assert time.monotonic() - killed_at < 4 + 0.5 + 10
+        scale = httpx.patch(
+            f"{b.url}{STS}/web/scale",
+            json={"spec": {"replicas": 3}},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        assert scale.status_code == 200, scale.text
+        done = wait_for(b.url, STS, "web", _ready(3))
+        assert done["status"]["replicas"] == 3
+        pods = httpx.get(
+            b.url + "/api/v1/namespaces/default/pods", params={"labelSelector": "app=web"}
+        ).json()
+        assert sorted(p["metadata"]["name"] for p in pods["items"]) == ["web-0", "web-1", "web-2"]
+    finally:
+        if b is not None:
+            _stop(b)
+        if a.proc.poll() is None:
+            _stop(a)
