@@ -420,6 +420,7 @@ class EtcdStorage(WatchCache):
                     if resp.compact_revision:
                         with self._cond:
                             self._relist_from = next_rev
+                            self._cond.notify_all()
                         self._schedule()
                         return
                     if resp.canceled:

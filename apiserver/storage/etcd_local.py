@@ -64,6 +64,7 @@ class _Member:
         self.data_dir = data_dir
         self.proc: subprocess.Popen[str] | None = None
         self.ready = threading.Event()
+        self.reader: threading.Thread | None = None
         self.log: list[str] = []
 
     @property
@@ -126,7 +127,8 @@ class EtcdCluster:
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            threading.Thread(target=m._drain, daemon=True).start()
+            m.reader = threading.Thread(target=m._drain, name=f"etcd-{m.name}-log", daemon=True)
+            m.reader.start()
         for m in self.members:
             if not m.ready.wait(timeout):
                 log = "".join(m.log[-20:])
@@ -135,17 +137,17 @@ class EtcdCluster:
         return self
 
     def stop(self) -> None:
+        """Kill the members: their data is throwaway, and a graceful stop of a member whose peers are
+        gone waits for a leadership transfer that cannot happen."""
         for m in self.members:
             if m.proc is not None and m.proc.poll() is None:
-                m.proc.terminate()
+                m.proc.kill()
         for m in self.members:
             if m.proc is None:
                 continue
-            try:
-                m.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                m.proc.kill()
-                m.proc.wait(15)
+            m.proc.wait(15)
+            if m.reader is not None:
+                m.reader.join(15)  # it ends at the log's end, once the process is gone
             if m.proc.stderr is not None:
                 m.proc.stderr.close()
 

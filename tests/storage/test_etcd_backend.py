@@ -257,3 +257,33 @@ async def test_three_members_serve_one_cluster_and_survive_losing_one(tmp_path: 
         finally:
             await a.close()
             await b.close()
+
+
+async def test_a_server_whose_watch_fell_behind_compaction_relists_and_its_watchers_are_told(
+    servers, raw
+) -> None:
+    a = await servers.open()
+    b = await servers.open()
+    a.create(CM, ("default", "x"), cm("x"))
+    b.fresh()
+    w, _ = b.watch(CM, "default", None, b.rv, False)
+    resume_at = b.rv + 1
+    # b's watch stream is cut; meanwhile a writes and etcd's history is compacted past b's position
+    await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_cancel_tasks(b), b._thread.loop))
+    y = a.create(CM, ("default", "y"), cm("y"))
+    gone = a.delete(CM, ("default", "x"))
+    await raw.compact(gone.rv)
+    b._thread.loop.call_soon_threadsafe(b._spawn, b._watch_loop(resume_at))
+    b.fresh()  # the resumed watch is refused as compacted: b lists etcd afresh
+    assert b.get(CM, ("default", "x")) is None
+    assert b.get(CM, ("default", "y")).rv == y.rv
+    assert w.closed and "re-list" in (w.error or "")
+    with pytest.raises(StoreError) as e:
+        b.watch(CM, "default", None, resume_at, False)
+    assert e.value.reason == "Expired"
+
+
+async def _cancel_tasks(store: EtcdStorage) -> None:
+    for t in store._tasks:
+        t.cancel()
+    store._tasks = []
