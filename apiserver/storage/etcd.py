@@ -214,7 +214,6 @@ class EtcdStorage(WatchCache):
         self._direct_rv = 0  # the newest own write applied before the watch delivered it
         # -- etcd thread only ---------------------------------------------------------------
         self._client: Any = None
-        self._watch_requests: asyncio.Queue[Any] | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._closed = False
         self._thread = _EtcdThread()
@@ -401,7 +400,6 @@ class EtcdStorage(WatchCache):
         next_rev, backoff = start_rev, 0.05
         while not self._closed:
             requests: asyncio.Queue[Any] = asyncio.Queue()
-            self._watch_requests = requests
             requests.put_nowait(
                 rpc.WatchRequest(
                     create_request=rpc.WatchCreateRequest(

@@ -148,9 +148,20 @@ def test_both_servers_read_the_same_cluster(two_servers) -> None:
     assert names_a and names_a == names_b
     # an update through b with a's stale resourceVersion is a Conflict, as with one server
     stale = made.json()
-    assert httpx.put(a.url + CMS + "/from-b", json={**stale, "data": {"by": "a"}}).status_code == 200
+    by_a = httpx.put(a.url + CMS + "/from-b", json={**stale, "data": {"by": "a"}})
+    assert by_a.status_code == 200
     refused = httpx.put(b.url + CMS + "/from-b", json={**stale, "data": {"by": "b"}})
     assert refused.status_code == 409 and refused.json()["reason"] == "Conflict"
+    # ... and one with the resourceVersion a just answered succeeds on b at once: a write's
+    # precondition is checked against the newest revision, not a cache lagging behind a
+    for i in range(20):
+        by_a = httpx.put(a.url + CMS + "/from-b", json={**by_a.json(), "data": {"n": str(i)}})
+        by_b = httpx.put(b.url + CMS + "/from-b", json={**by_a.json(), "data": {"n": f"{i}b"}})
+        assert by_b.status_code == 200, by_b.text
+        by_a = by_b
+    # a name deleted through a can be created through b right away
+    assert httpx.delete(a.url + CMS + "/from-b").status_code == 200
+    assert httpx.post(b.url + CMS, json={"metadata": {"name": "from-b"}}).status_code == 201
 
 
 def test_gangplane_serve_exits_2_when_etcd_is_unreachable(
