@@ -105,6 +105,7 @@ def _watch(url: str, rv: str, want: int, out: list[dict], done: threading.Event)
     done.set()
 
 
+@pytest.mark.timeout(300)  # starts an etcd cluster and two servers (slow on a loaded machine)
 def test_a_write_through_one_server_is_seen_by_a_watch_on_the_other_in_order(two_servers) -> None:
     a, b = two_servers
     rv = httpx.get(b.url + CMS).json()["metadata"]["resourceVersion"]
@@ -136,6 +137,7 @@ def test_a_write_through_one_server_is_seen_by_a_watch_on_the_other_in_order(two
     assert events[1]["object"]["data"] == {"v": "2"}
 
 
+@pytest.mark.timeout(300)
 def test_both_servers_read_the_same_cluster(two_servers) -> None:
     a, b = two_servers
     made = httpx.post(b.url + CMS, json={"metadata": {"name": "from-b"}})
@@ -207,6 +209,7 @@ def _ready(n: int) -> Callable[[dict], bool]:
     return lambda sts: sts.get("status", {}).get("readyReplicas", 0) == n
 
 
+@pytest.mark.timeout(400)
 def test_the_elected_components_run_a_statefulset_and_the_other_server_takes_over_when_the_leader_dies(
     tmp_path_factory: pytest.TempPathFactory, etcd3: EtcdCluster
 ) -> None:
