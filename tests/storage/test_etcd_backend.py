@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aetcd
@@ -22,10 +22,10 @@ pytestmark = pytest.mark.anyio
 CM = ("", "configmaps")
 
 
-@pytest.fixture(scope="module")
-def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdCluster]:
-    with EtcdCluster(tmp_path_factory.mktemp("etcd"), 1) as cluster:
-        yield cluster
+@pytest.fixture
+def etcd(etcd_server: EtcdCluster) -> EtcdCluster:
+    """The session's one-member etcd (tests/storage/conftest.py)."""
+    return etcd_server
 
 
 @pytest.fixture
