@@ -204,6 +204,14 @@ def _parser() -> argparse.ArgumentParser:
         "the kubeconfig, is required for everything but /healthz, /livez, /readyz and /version",
     )
     s.add_argument(
+        "--authorization-mode",
+        default="AlwaysAllow",
+        choices=["AlwaysAllow", "RBAC"],
+        help="how requests are authorized: AlwaysAllow (the default) allows every authenticated request; "
+        "RBAC decides them from the stored Roles, ClusterRoles and their bindings, as kube-apiserver's "
+        "--authorization-mode=RBAC does (the kubeconfig user is bound to cluster-admin)",
+    )
+    s.add_argument(
         "--tls",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -343,6 +351,7 @@ async def _serve(
                 component_gates=per_component,
                 service_cluster_ip_range=args.service_cluster_ip_range,
                 service_node_port_range=args.service_node_port_range,
+                authorization_mode=args.authorization_mode,
                 storage=storage,
                 leader_election=leader_election,
             )

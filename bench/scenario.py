@@ -24,13 +24,13 @@ import yaml
 WORKLOADS = {
     "cold-start": "bench.workloads.cold_start",
     "api": "bench.workloads.api",
+    "storage": "bench.workloads.storage",
     "scheduling-basic": "bench.workloads.scheduling",
     "gang-statefulsets": "bench.workloads.statefulsets",
     "preemption": "bench.workloads.preemption",
     "lifecycle": "bench.workloads.lifecycle",
     "dra": "bench.workloads.dra",
     "jobs": "bench.workloads.jobs",
-    "storage": "bench.workloads.storage",
 }
 _KEYS = frozenset({"name", "description", "kind", "repeat", "params", "http", "quick"})
 

@@ -37,6 +37,7 @@ import concurrent.futures
 import contextlib
 import errno
 import fcntl
+import gc
 import logging
 import os
 import sqlite3
@@ -251,7 +252,21 @@ class SQLiteStorage(MemoryStorage):
         conn.execute("COMMIT")
 
     def _load(self, conn: sqlite3.Connection) -> None:
-        """Rebuild the cache: rows up to the compacted revision are state, newer ones history."""
+        """Rebuild the cache: rows up to the compacted revision are state, newer ones history.
+
+        The cyclic garbage collector is paused meanwhile: loading allocates one dict tree per
+        stored revision and nothing cyclic, and its collections would otherwise rescan the
+        growing heap again and again (twice the load time at 50,000 objects).
+        """
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            self._load_rows(conn)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _load_rows(self, conn: sqlite3.Connection) -> None:
         (compacted,) = conn.execute("SELECT v FROM meta WHERE k = 'compacted_rv'").fetchone() or (0,)
         self.compacted_rv = compacted
         wall_now, mono_now = time.time(), self._monotonic()
@@ -285,15 +300,13 @@ class SQLiteStorage(MemoryStorage):
             ).fetchall()
         except sqlite3.DatabaseError as e:
             raise DataDirError(f"cannot read {db_path(self.data_dir)}: {e}") from None
-        # The state at the compacted revision, then the history on top of it, as it happened.
-        base: dict[tuple[StorageKey, Key], Record] = dict(state)
-        for skey, _etype, key, _rec, prev, _at in reversed(history):
-            if prev is None:
-                base.pop((skey, key), None)
-            else:
-                base[(skey, key)] = prev
-        for (skey, key), rec in base.items():
-            self.load(skey, key, rec)
+        # The state as stored, then the history that led to it: replayed in order it leaves each
+        # key as it is (the newest event of a key is its stored state), and fills the history.
+        by_resource: dict[StorageKey, dict[Key, Record]] = {}
+        for (skey, key), rec in state.items():
+            by_resource.setdefault(skey, {})[key] = rec
+        for skey, records in by_resource.items():
+            self.load_many(skey, records)
         self.loaded(compacted)
         for skey, etype, key, rec, prev, at in history:
             self.apply(skey, etype, key, rec, prev, at)

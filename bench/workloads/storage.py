@@ -1,75 +1,168 @@
-"""Writes/s per storage backend: memory, SQLite (``--data-dir``) and etcd (``--etcd-servers``) side by side.
+"""Storage backends side by side: writes/s through the API (one client, and 16 concurrent ones,
+each write acknowledged only once durable), and the time to open a store holding many objects.
 
-Each run builds an API server on the chosen backend (no components) and drives it with the
-in-process client the controllers use, so the numbers differ only by what the backend costs per
-write: nothing (memory), a group-committed transaction and fsync (SQLite), a compare-and-swap
-transaction through etcd's raft log and fsync plus the watch that feeds the cache (etcd). The etcd
-backend gets a fresh one-member etcd on loopback (Debian's ``etcd-server``, installed if missing).
+Every backend in :data:`BACKENDS` runs the same writes in its own control plane, in-process
+(the path the controllers use: registry, admission, the storage's durability barrier), so the
+differences are the backends'. ``sqlite-loop`` is the SQLite backend committing on the event
+loop instead of its writer thread, which is how the choice of the writer thread is measured.
+``etcd`` runs on a one-member etcd started on loopback for the run (Debian's ``etcd-server``,
+installed if missing; left out, with a progress note, where it cannot be had), each control
+plane under its own key prefix.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import tempfile
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from apiserver.client.interface import CONFIGMAPS
+from apiserver.storage.interface import Storage
+from apiserver.storage.memory import MemoryStorage
+from apiserver.storage.sqlite import SQLiteStorage
 from bench.results import Metric
-from bench.workloads.api import configmap
 from bench.workloads.common import Env
 
-METRICS = {
-    "create_per_s": Metric("writes/s", True),
-    "update_per_s": Metric("writes/s", True),
-    "get_per_s": Metric("reads/s", True),
+#: backend name -> a store in the given (empty) directory
+BACKENDS: dict[str, Callable[[Path], Storage]] = {
+    "memory": lambda d: MemoryStorage(),
+    "sqlite": lambda d: SQLiteStorage(d / "data"),
+    "sqlite-loop": lambda d: SQLiteStorage(d / "data", commit_thread=False),
 }
-PARAMS = {"backend": "memory", "objects": 2000}
+#: backends that need a server, started for the run (:func:`_etcd`)
+SERVED = ("etcd",)
+#: backends whose state outlives the process: their open time with ``stored`` objects is measured
+PERSISTENT: dict[str, Callable[[Path], Storage]] = {"sqlite": lambda d: SQLiteStorage(d / "data")}
+
+METRICS = {
+    **{f"create_per_s_{b}": Metric("writes/s", True) for b in (*BACKENDS, *SERVED)},
+    **{f"create_per_s_16_clients_{b}": Metric("writes/s", True) for b in (*BACKENDS, *SERVED)},
+    **{f"patch_per_s_16_clients_{b}": Metric("writes/s", True) for b in (*BACKENDS, *SERVED)},
+    **{f"open_s_{b}": Metric("s", False) for b in PERSISTENT},
+}
+PARAMS = {"objects": 2000, "clients": 16, "stored": 50_000}
 
 
-@contextlib.contextmanager
-def _storage_options(backend: str, tmp: Path) -> Iterator[Any]:
-    from apiserver.storage.options import StorageOptions
-
-    if backend == "memory":
-        yield StorageOptions()
-    elif backend == "sqlite":
-        yield StorageOptions(data_dir=str(tmp / "data"))
-    elif backend == "etcd":
-        from apiserver.storage.etcd_local import EtcdCluster
-
-        with EtcdCluster(tmp, 1) as cluster:
-            yield StorageOptions(etcd_servers=[cluster.endpoints], etcd_compaction_interval=0)
-    else:
-        raise ValueError(f"params.backend: must be memory, sqlite or etcd, got {backend!r}")
+def configmap(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"app": "bench"}},
+        "data": {"k": "v" * 64},
+    }
 
 
-async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
+async def _writes(make: Callable[[Path], Storage], n: int, clients: int) -> dict[str, float]:
     from apiserver.controlplane import ControlPlane, ControlPlaneOptions
-    from apiserver.storage.options import open_storage
 
-    n = int(params.get("objects", 2000))
-    out: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as d, _storage_options(str(params.get("backend")), Path(d)) as options:
-        cp = ControlPlane(ControlPlaneOptions(storage=open_storage(options)))
+    with tempfile.TemporaryDirectory() as tmp:
+        cp = ControlPlane(ControlPlaneOptions(storage=make(Path(tmp))))
         await cp.start([])
         try:
             c = cp.client("bench")
             t = time.perf_counter()
             for i in range(n):
-                await c.create(CONFIGMAPS, configmap(i, "default"))
-            out["create_per_s"] = n / (time.perf_counter() - t)
-            env.progress("created")
+                await c.create(CONFIGMAPS, configmap(f"seq-{i}"), "default")
+            seq = n / (time.perf_counter() - t)
+
+            async def creates(k: int) -> None:
+                for i in range(n // clients):
+                    await c.create(CONFIGMAPS, configmap(f"par-{k}-{i}"), "default")
+
+            async def patches(k: int) -> None:
+                for i in range(n // clients):
+                    await c.patch(CONFIGMAPS, f"par-{k}-{i}", {"metadata": {"labels": {"v": "2"}}}, "default")
+
             t = time.perf_counter()
-            for i in range(n):
-                await c.patch(CONFIGMAPS, f"cm-{i}", {"metadata": {"labels": {"touched": "y"}}}, "default")
-            out["update_per_s"] = n / (time.perf_counter() - t)
+            await asyncio.gather(*(creates(k) for k in range(clients)))
+            par = (n // clients * clients) / (time.perf_counter() - t)
             t = time.perf_counter()
-            for i in range(n):
-                await c.get(CONFIGMAPS, f"cm-{i}", "default")  # a consistent read each
-            out["get_per_s"] = n / (time.perf_counter() - t)
+            await asyncio.gather(*(patches(k) for k in range(clients)))
+            patch = (n // clients * clients) / (time.perf_counter() - t)
         finally:
             await cp.stop()
+    return {"create_per_s": seq, "create_per_s_16_clients": par, "patch_per_s_16_clients": patch}
+
+
+def populate(data_dir: Path, objects: int) -> None:
+    """A data dir holding ``objects`` ConfigMaps shaped as the API server stores them."""
+    store = SQLiteStorage(data_dir)
+    try:
+        now = "2026-01-01T00:00:00Z"
+        for i in range(objects):
+            ns, name = f"ns-{i % 50}", f"cm-{i:06d}"
+            obj = configmap(name)
+            obj["metadata"].update(
+                namespace=ns,
+                uid=f"00000000-0000-4000-8000-{i:012d}",
+                creationTimestamp=now,
+                managedFields=[
+                    {
+                        "manager": "bench",
+                        "operation": "Update",
+                        "apiVersion": "v1",
+                        "time": now,
+                        "fieldsType": "FieldsV1",
+                        "fieldsV1": {
+                            "f:data": {".": {}, "f:k": {}},
+                            "f:metadata": {"f:labels": {"f:app": {}}},
+                        },
+                    }
+                ],
+            )
+            store.create(("", "configmaps"), (ns, name), obj)
+    finally:
+        store.close_sync()
+
+
+def _open_s(make: Callable[[Path], Storage], stored: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        populate(Path(tmp) / "data", stored)
+        t = time.perf_counter()
+        store = make(Path(tmp))
+        elapsed = time.perf_counter() - t
+        assert store.count(("", "configmaps")) == stored
+        if isinstance(store, SQLiteStorage):
+            store.close_sync()
+    return elapsed
+
+
+@contextlib.contextmanager
+def _etcd() -> Iterator[Callable[[Path], Storage]]:
+    """A one-member etcd for the run; each store gets a prefix of its own."""
+    from apiserver.storage.etcd import EtcdStorage, parse_servers
+    from apiserver.storage.etcd_local import EtcdCluster
+
+    with tempfile.TemporaryDirectory() as tmp, EtcdCluster(Path(tmp), 1) as cluster:
+        servers = parse_servers(cluster.endpoints)
+        yield lambda d: EtcdStorage(
+            servers, prefix=f"/bench-{uuid.uuid4().hex[:8]}/registry", compaction_interval=0
+        )
+
+
+async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
+    from apiserver.storage.etcd_local import EtcdNotInstalled
+
+    n = int(params.get("objects", 2000))
+    clients = int(params.get("clients", 16))
+    out: dict[str, float] = {}
+    for name, make in BACKENDS.items():
+        for metric, value in (await _writes(make, n, clients)).items():
+            out[f"{metric}_{name}"] = value
+        env.progress(f"{name} done")
+    try:
+        with _etcd() as make_etcd:
+            for metric, value in (await _writes(make_etcd, n, clients)).items():
+                out[f"{metric}_etcd"] = value
+            env.progress("etcd done")
+    except EtcdNotInstalled as e:
+        env.progress(f"etcd left out: {e}")
+    for name, make in PERSISTENT.items():
+        out[f"open_s_{name}"] = _open_s(make, int(params.get("stored", 50_000)))
+        env.progress(f"opened {name}")
     return out

@@ -287,3 +287,27 @@ def test_snapshot_refuses_foreign_files(tmp_path: Path) -> None:
     assert not (tmp_path / "new").exists()
     with pytest.raises(DataDirError, match="no such file"):
         snapshot.save(tmp_path / "nothing-here", tmp_path / "s.db")
+
+
+async def test_a_failed_commit_is_never_acknowledged_and_later_writes_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SQLiteStorage(tmp_path)
+    await store.start()
+    try:
+        ok = store.create(CM, ("default", "ok"), cm("ok"))
+        await store.durable()
+
+        def disk_full(rows: list) -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+        monkeypatch.setattr(store, "_commit", disk_full)
+        store.create(CM, ("default", "lost"), cm("lost"))
+        with pytest.raises(RuntimeError, match="could not be made durable: database or disk is full"):
+            await store.durable()
+        with pytest.raises(RuntimeError, match="refuses writes"):
+            store.create(CM, ("default", "next"), cm("next"))
+        assert stored_rvs(tmp_path)[-1] == ok.rv
+    finally:
+        monkeypatch.undo()
+        await store.close()
