@@ -56,6 +56,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class _PortTaken(Exception):
+    """A member could not bind its port: another process took it after it was picked."""
+
+
 class _Member:
     def __init__(self, name: str, client_port: int, peer_port: int, data_dir: Path) -> None:
         self.name = name
@@ -64,6 +68,7 @@ class _Member:
         self.data_dir = data_dir
         self.proc: subprocess.Popen[str] | None = None
         self.ready = threading.Event()
+        self.serving = False
         self.reader: threading.Thread | None = None
         self.log: list[str] = []
 
@@ -80,7 +85,9 @@ class _Member:
         for line in self.proc.stderr:
             self.log.append(line)
             if READY_LINE in line:
+                self.serving = True
                 self.ready.set()
+        self.ready.set()  # the process is gone: whoever waits for it to be ready learns at once
 
 
 class EtcdCluster:
@@ -88,14 +95,38 @@ class EtcdCluster:
 
     def __init__(self, tmp: Path, size: int = 1) -> None:
         self.binary = etcd_binary()
-        self.members = [_Member(f"m{i}", free_port(), free_port(), tmp / f"etcd-m{i}") for i in range(size)]
-        self.token = f"gangplane-test-{uuid.uuid4().hex[:8]}"
+        self.tmp = tmp
+        self.size = size
+        self.members: list[_Member] = []
+        self._place()
+
+    def _place(self) -> None:
+        """Fresh free ports, data dirs and cluster token for every member."""
+        attempt = uuid.uuid4().hex[:8]
+        self.members = [
+            _Member(f"m{i}", free_port(), free_port(), self.tmp / f"etcd-{attempt}-m{i}")
+            for i in range(self.size)
+        ]
+        self.token = f"gangplane-test-{attempt}"
 
     @property
     def endpoints(self) -> str:
         return ",".join(m.client_url for m in self.members)
 
-    def start(self, timeout: float = 60.0) -> EtcdCluster:
+    def start(self, timeout: float = 60.0, attempts: int = 3) -> EtcdCluster:
+        """Start the members; a port taken meanwhile by another process means new ports, up to
+        ``attempts`` times (free ports are only free when they are picked)."""
+        for attempt in range(attempts):
+            try:
+                return self._start(timeout)
+            except _PortTaken:
+                self.stop()
+                if attempt == attempts - 1:
+                    raise RuntimeError("etcd could not bind free loopback ports") from None
+                self._place()
+        return self
+
+    def _start(self, timeout: float) -> EtcdCluster:
         initial = ",".join(f"{m.name}={m.peer_url}" for m in self.members)
         for m in self.members:
             m.proc = subprocess.Popen(
@@ -130,8 +161,10 @@ class EtcdCluster:
             m.reader = threading.Thread(target=m._drain, name=f"etcd-{m.name}-log", daemon=True)
             m.reader.start()
         for m in self.members:
-            if not m.ready.wait(timeout):
+            if not (m.ready.wait(timeout) and m.serving):
                 log = "".join(m.log[-20:])
+                if "address already in use" in log:
+                    raise _PortTaken(m.name)
                 self.stop()
                 raise RuntimeError(f"etcd member {m.name} did not become ready in {timeout:g}s:\n{log}")
         return self
