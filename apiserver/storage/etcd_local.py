@@ -127,47 +127,71 @@ class EtcdCluster:
         return self
 
     def _start(self, timeout: float) -> EtcdCluster:
-        initial = ",".join(f"{m.name}={m.peer_url}" for m in self.members)
         for m in self.members:
-            m.proc = subprocess.Popen(
-                [
-                    self.binary,
-                    "--name",
-                    m.name,
-                    "--data-dir",
-                    str(m.data_dir),
-                    "--listen-client-urls",
-                    m.client_url,
-                    "--advertise-client-urls",
-                    m.client_url,
-                    "--listen-peer-urls",
-                    m.peer_url,
-                    "--initial-advertise-peer-urls",
-                    m.peer_url,
-                    "--initial-cluster",
-                    initial,
-                    "--initial-cluster-state",
-                    "new",
-                    "--initial-cluster-token",
-                    self.token,
-                    "--logger",
-                    "zap",
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            m.reader = threading.Thread(target=m._drain, name=f"etcd-{m.name}-log", daemon=True)
-            m.reader.start()
+            self._launch(m)
         for m in self.members:
-            if not (m.ready.wait(timeout) and m.serving):
-                log = "".join(m.log[-20:])
-                if "address already in use" in log:
-                    raise _PortTaken(m.name)
-                self.stop()
-                raise RuntimeError(f"etcd member {m.name} did not become ready in {timeout:g}s:\n{log}")
+            self._await(m, timeout)
         return self
+
+    def _launch(self, m: _Member) -> None:
+        initial = ",".join(f"{x.name}={x.peer_url}" for x in self.members)
+        m.ready, m.serving, m.log = threading.Event(), False, []
+        m.proc = subprocess.Popen(
+            [
+                self.binary,
+                "--name",
+                m.name,
+                "--data-dir",
+                str(m.data_dir),
+                "--listen-client-urls",
+                m.client_url,
+                "--advertise-client-urls",
+                m.client_url,
+                "--listen-peer-urls",
+                m.peer_url,
+                "--initial-advertise-peer-urls",
+                m.peer_url,
+                "--initial-cluster",
+                initial,
+                "--initial-cluster-state",
+                "new",
+                "--initial-cluster-token",
+                self.token,
+                "--logger",
+                "zap",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        m.reader = threading.Thread(target=m._drain, name=f"etcd-{m.name}-log", daemon=True)
+        m.reader.start()
+
+    def _await(self, m: _Member, timeout: float) -> None:
+        if not (m.ready.wait(timeout) and m.serving):
+            log = "".join(m.log[-20:])
+            if "address already in use" in log:
+                raise _PortTaken(m.name)
+            self.stop()
+            raise RuntimeError(f"etcd member {m.name} did not become ready in {timeout:g}s:\n{log}")
+
+    def kill(self, index: int) -> None:
+        """kill -9 one member (its data dir stays, for :meth:`restart`)."""
+        m = self.members[index]
+        if m.proc is not None and m.proc.poll() is None:
+            m.proc.kill()
+            m.proc.wait(15)
+        if m.reader is not None:
+            m.reader.join(15)
+        if m.proc is not None and m.proc.stderr is not None:
+            m.proc.stderr.close()
+
+    def restart(self, index: int, timeout: float = 60.0) -> None:
+        """Start a killed member again on its data dir and ports."""
+        m = self.members[index]
+        self._launch(m)
+        self._await(m, timeout)
 
     def stop(self) -> None:
         """Kill the members: their data is throwaway, and a graceful stop of a member whose peers are
