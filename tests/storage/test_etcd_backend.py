@@ -283,6 +283,12 @@ async def test_a_server_whose_watch_fell_behind_compaction_relists_and_its_watch
     assert e.value.reason == "Expired"
 
 
+async def _connected(store: EtcdStorage, timeout: float = 10.0) -> None:
+    """Wait until the store's gRPC channel has reconnected to etcd."""
+    ready = asyncio.run_coroutine_threadsafe(store._client.channel.channel_ready(), store._thread.loop)
+    await asyncio.wait_for(asyncio.wrap_future(ready), timeout)
+
+
 async def _cancel_tasks(store: EtcdStorage) -> None:
     for t in store._tasks:
         t.cancel()
@@ -308,6 +314,7 @@ async def test_while_etcd_is_down_requests_fail_and_once_it_is_back_everything_r
             with pytest.raises(EtcdError):
                 a.update(CM, ("default", "x"), cm("x", k="lost"), r1.rv)
             cluster.restart(0)
+            await _connected(a)
             r2 = a.update(CM, ("default", "x"), cm("x", k="after"), r1.rv)
             # b's watch resumed after the last revision it had: nothing missed, nothing twice
             assert await next_events(w, 1) == [("MODIFIED", "x", r2.rv)]
