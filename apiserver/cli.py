@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from apiserver.client.leaderelection import LeaderElectionConfig, LeaderElectionError
-from apiserver.client.leaderelection import parse_duration as parse_lease_duration
+from apiserver.client.leaderelection import parse_duration as parse_go_duration
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
 from apiserver.registry.builtin import StrategyModuleError
 from apiserver.storage.cache import DEFAULT_HISTORY_BYTES
@@ -91,7 +91,7 @@ def parse_bool(text: str) -> bool:
 
 def _duration(text: str) -> float:
     try:
-        return parse_lease_duration(text)
+        return parse_go_duration(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

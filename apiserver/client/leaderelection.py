@@ -532,7 +532,10 @@ class LeaderElector:
                 return  # stopping: stop() stops the work and releases
             # lost the lease: stop acting, then compete again (kube's components exit instead)
             log.error("leaderelection lost for lease %s", self.lock.describe())
-            await self._stop_leading()
+            try:
+                await self._stop_leading()
+            except Exception:
+                log.exception("stopping the work guarded by lease %s failed", self.lock.describe())
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
