@@ -71,7 +71,13 @@ class RawConnection:
         return sock
 
     def send(
-        self, raw: bytes, *, method: str = "GET", refusable: bool = False, stream: bool = False
+        self,
+        raw: bytes,
+        *,
+        method: str = "GET",
+        refusable: bool = False,
+        stream: bool = False,
+        last: bool = False,
     ) -> Response:
         """Send one request's bytes; a drop on a reused connection is retried once on a new one
         (the server may have closed it while idle), a drop on a fresh one is reported.
@@ -80,13 +86,19 @@ class RawConnection:
         above the size limit); if the connection then ends without an answer, the server
         refused it and the reset swallowed its 4xx: reported as "refused", not "dropped".
         ``stream``: read a watch to its end (the request bounds it with ``timeoutSeconds``),
-        so an error event or a stream that breaks off shows.
+        so an error event or a stream that breaks off shows. ``last``: close the connection
+        after this answer (a request whose framing is ambiguous, a CR or LF inside a header,
+        may leave bytes the server reads as another request; their answers must not be taken
+        for the next request's).
         """
         for attempt in (0, 1):
             reused = self._sock is not None
             started = time.perf_counter()
             try:
-                return self._exchange(raw, method, started, stream)
+                resp = self._exchange(raw, method, started, stream)
+                if last:
+                    self.close()
+                return resp
             except (_Refused, _Closed, ConnectionError):
                 self.close()
                 if not reused or attempt:

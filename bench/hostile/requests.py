@@ -780,9 +780,11 @@ def request(c: Chooser, world: World, aspect: str = "") -> Request:
             # read to its end: initial events, Table rows of whatever is stored, the server's close
             query += [("timeoutSeconds", "1"), ("resourceVersion", "0")]
             stream = True
-    collection_delete = method == "DELETE" and not named
+    # a DELETE names one object only with a non-empty name: ``…/plural/`` and ``…//…`` are the
+    # collection (kube trims slashes when it reads a path)
+    one_object = named and not path.endswith("/") and "//" not in path
     guard = ""
-    if collection_delete and (not ep.namespaced or f"/namespaces/{NAMESPACE}/" not in path + "/"):
+    if method == "DELETE" and not one_object and path != f"{ep.prefix}/namespaces/{NAMESPACE}/{ep.plural}":
         # outside the fuzz namespace a collection delete reaches only what the fuzz labelled:
         # the guard goes first (the server reads the first labelSelector) and is never garbled
         query = [(k, v) for k, v in query if "labelselector" not in k.lower()]

@@ -225,7 +225,10 @@ class FuzzSession:
         wire = req.wire()
         head = wire.index(b"\r\n\r\n")
         refusable = head > MAX_HEAD or len(req.body) > MAX_BODY
-        return self.conn.send(wire, method=req.method, refusable=refusable, stream=req.stream)
+        framing = any(b"\r" in k + v or b"\n" in k + v for k, v in req.headers)
+        return self.conn.send(
+            wire, method=req.method, refusable=refusable, stream=req.stream, last=framing or req.chunked
+        )
 
     def check(self, req: rq.Request) -> Finding | None:
         """Send ``req``, count its answer, and return a :class:`Finding` if the answer is wrong."""
