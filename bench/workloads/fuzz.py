@@ -10,7 +10,8 @@ connections and stalls; both must be 0, each is printed with its request), wheth
 latency spread (a request that holds the event loop for seconds shows in ``max_ms``).
 
 ``clients`` connections (default 4) send at once, each drawing from its own seed, so hostile
-requests also meet each other's writes on the same objects. The server runs with plain HTTP, its bearer token and an empty fleet; it is never a
+requests also meet each other's writes on the same objects. ``backend: sqlite`` serves from a ``--data-dir``, so hostile objects also go through the
+SQLite store's encoding. The server runs with plain HTTP, its bearer token and an empty fleet; it is never a
 ``--kubeconfig`` target (``http: false``): this is not something to point at a real cluster.
 """
 
@@ -42,7 +43,7 @@ METRICS = {
     "p99_ms": Metric("ms", False),
     "max_ms": Metric("ms", False),
 }
-PARAMS = {"requests": 10_000, "seed": 1, "heavy": True, "clients": 4}
+PARAMS = {"requests": 10_000, "seed": 1, "heavy": True, "clients": 4, "backend": "memory"}
 #: how many unexpected answers are printed in full (all are counted)
 SHOWN = 20
 
@@ -52,6 +53,9 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     seed = int(params.get("seed", 1))
     heavy = bool(params.get("heavy", True))
     clients = int(params.get("clients", 4))
+    backend = str(params.get("backend", "memory"))
+    if backend not in ("memory", "sqlite"):
+        raise ValueError(f"fuzz: backend must be memory or sqlite, got {backend!r}")
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "fleet.yaml").write_text("nodes: []\n")
         proc = await asyncio.create_subprocess_exec(
@@ -66,6 +70,7 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
             f"{tmp}/kc",
             "--cluster",
             f"{tmp}/fleet.yaml",
+            *(["--data-dir", f"{tmp}/data"] if backend == "sqlite" else []),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             cwd=tmp,
