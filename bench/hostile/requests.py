@@ -199,7 +199,9 @@ def _name(c: Chooser, ep: Endpoint) -> str:
     return c.pick(("target", "target", "target", "t-2", "nope", _segment(c)))
 
 
-def _path(c: Chooser, ep: Endpoint, *, named: bool, sub: str = "", ns: str | None = None) -> str:
+def _path(
+    c: Chooser, ep: Endpoint, *, named: bool, sub: str = "", ns: str | None = None, name: str = ""
+) -> str:
     parts = [ep.prefix]
     if ep.namespaced:
         ns = _namespace(c) if ns is None else ns
@@ -207,7 +209,7 @@ def _path(c: Chooser, ep: Endpoint, *, named: bool, sub: str = "", ns: str | Non
             parts.append(f"/namespaces/{ns}")
     parts.append(f"/{ep.plural}")
     if named:
-        parts.append(f"/{_name(c, ep)}")
+        parts.append(f"/{name or _name(c, ep)}")
         if sub:
             parts.append(f"/{sub}")
     return "".join(parts)
@@ -726,7 +728,9 @@ _READ_ACCEPTS = (
 )
 
 
-def _body_for(c: Chooser, ep: Endpoint, method: str, sub: str, rounds: int) -> tuple[str, bytes]:
+def _body_for(
+    c: Chooser, ep: Endpoint, method: str, sub: str, rounds: int, name: str = "target"
+) -> tuple[str, bytes]:
     if method == "PATCH":
         ctype = c.pick(PATCH_TYPES + (APPLY_CBOR, JSON))
         seed_doc = _subresource_body(c, ep, sub) if sub == "scale" else _seed_of(ep)
@@ -745,7 +749,8 @@ def _body_for(c: Chooser, ep: Endpoint, method: str, sub: str, rounds: int) -> t
     if sub:
         return ctype, _encode(c, _subresource_body(c, ep, sub), ctype, ep)
     d = c.detail
-    doc = _seed_of(ep, d.pick(("target", "t-2", "t-3")))
+    # a PUT names its object as the path does (mostly: a mismatch is a 400 of its own)
+    doc = _seed_of(ep, name if method == "PUT" and not chance(d, 8) else d.pick(("target", "t-2", "t-3")))
     if method == "PUT" and chance(d, 2):
         doc["metadata"]["resourceVersion"] = d.pick(("1", "0", "abc", "", "99999999999"))
     return ctype, _encode(c, mutate(c, doc, rounds), ctype, ep)
@@ -763,13 +768,15 @@ def request(c: Chooser, world: World, aspect: str = "") -> Request:
     method, named, sub = _verb_and_sub(c, ep)
     notes: list[str] = []
     rounds = c.number(1, 3) if aspect == "body" else 0
+    name = _name(c, ep) if aspect == "path" else c.pick(("target", "target", "target", "t-2", "nope"))
     ctype, body = ("", b"")
     if method in ("POST", "PUT", "PATCH", "DELETE"):
-        ctype, body = _body_for(c, ep, method, sub, rounds)
+        plain = name if re.fullmatch(r"[a-z0-9.-]+", name) else "target"
+        ctype, body = _body_for(c, ep, method, sub, rounds, plain)
     path = (
-        _path(c, ep, named=named, sub=sub)
+        _path(c, ep, named=named, sub=sub, name=name)
         if aspect == "path"
-        else _path(c, ep, named=named, sub=sub, ns=NAMESPACE)
+        else _path(c, ep, named=named, sub=sub, ns=NAMESPACE, name=name)
     )
     query = _query(c, 5 if aspect == "query" else 1)
     d = c.detail
@@ -786,7 +793,7 @@ def request(c: Chooser, world: World, aspect: str = "") -> Request:
     guard = ""
     if method == "DELETE" and not one_object and path != f"{ep.prefix}/namespaces/{NAMESPACE}/{ep.plural}":
         # outside the fuzz namespace a collection delete reaches only what the fuzz labelled:
-        # the guard goes first (the server reads the first labelSelector) and is never garbled
+        # the guard is the only labelSelector and is never garbled
         query = [(k, v) for k, v in query if "labelselector" not in k.lower()]
         guard = "labelSelector=" + urllib.parse.quote(TARGET_SELECTOR + d.pick(("", ",app=fuzz", ",!x")))
         notes.append("guarded delete")
