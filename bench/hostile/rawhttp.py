@@ -39,6 +39,21 @@ MAX_HEAD = 16 * 1024
 MAX_BODY = 3 * 1024 * 1024
 
 
+_TCHAR = frozenset(b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def well_formed_head(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether every header is one an HTTP/1.1 server must accept (RFC 9110: the name a token,
+    the value without control characters but tab). A server refuses any other head with a 400
+    before it reads the body, and closing then resets the connection: its answer may be lost."""
+    for name, value in headers:
+        if not name or any(b not in _TCHAR for b in name):
+            return False
+        if any((b < 0x20 and b != 0x09) or b == 0x7F for b in value):
+            return False
+    return True
+
+
 class _Closed(Exception):
     pass
 
@@ -82,9 +97,9 @@ class RawConnection:
         """Send one request's bytes; a drop on a reused connection is retried once on a new one
         (the server may have closed it while idle), a drop on a fresh one is reported.
 
-        ``refusable``: the request is larger than a server reads (a head above 16 KB, a body
-        above the size limit); if the connection then ends without an answer, the server
-        refused it and the reset swallowed its 4xx: reported as "refused", not "dropped".
+        ``refusable``: the server may stop reading this request (a head above 16 KB, a body
+        above the size limit, a malformed head); if the connection then ends without an answer,
+        the server refused it and the reset swallowed its 4xx: "refused", not "dropped".
         ``stream``: read a watch to its end (the request bounds it with ``timeoutSeconds``),
         so an error event or a stream that breaks off shows. ``last``: close the connection
         after this answer (a request whose framing is ambiguous, a CR or LF inside a header,

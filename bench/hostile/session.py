@@ -21,7 +21,7 @@ import httpx
 import orjson
 
 from bench.hostile import requests as rq
-from bench.hostile.rawhttp import MAX_BODY, MAX_HEAD, RawConnection, Response
+from bench.hostile.rawhttp import MAX_BODY, MAX_HEAD, RawConnection, Response, well_formed_head
 from bench.hostile.seeds import CRD_NAME, STABLE, has_seed
 from bench.hostile.verdict import expected_5xx, problem
 
@@ -224,7 +224,7 @@ class FuzzSession:
     def _send(self, req: rq.Request) -> Response:
         wire = req.wire()
         head = wire.index(b"\r\n\r\n")
-        refusable = head > MAX_HEAD or len(req.body) > MAX_BODY
+        refusable = head > MAX_HEAD or len(req.body) > MAX_BODY or not well_formed_head(req.headers)
         framing = any(b"\r" in k + v or b"\n" in k + v for k, v in req.headers)
         return self.conn.send(
             wire, method=req.method, refusable=refusable, stream=req.stream, last=framing or req.chunked
