@@ -158,6 +158,10 @@ class API:
         self.field_tracker = field_tracker
         #: ``token -> UserInfo | None`` of the server's front door (TokenReview); set when it serves HTTP
         self.authenticate_token: Callable[[str], Any] | None = None
+        #: ``apiserver.auth.authorizer.Authorization`` (reviews, RBAC escalation checks); None: allow all
+        self.authorization: Any = None
+        #: ``apiserver.auth.serviceaccount.ServiceAccountTokens`` (TokenReview of bound tokens)
+        self.service_account_tokens: Any = None
         self.write_hooks: list[Callable[[str, ResourceDef, Obj], None]] = []
 
     # ------------------------------------------------------------------ helpers
@@ -169,6 +173,8 @@ class API:
             now=rfc3339(self.clock.now()),
             user=user,
             authenticate_token=self.authenticate_token,
+            authorization=self.authorization,
+            service_account_tokens=self.service_account_tokens,
         )
 
     def _skey(self, rd: ResourceDef) -> tuple[str, str]:
@@ -541,7 +547,7 @@ class API:
             else:
                 md.pop(k, None)
         md.pop("selfLink", None)
-        ctx = self._ctx(ns, opts.dry_run)
+        ctx = self._ctx(ns, opts.dry_run, opts.user)
         strategy = rd.strategy
         strategy.default(obj)
         if subresource == "status":

@@ -316,7 +316,9 @@ class APIApp:
             request.state.raw_body = raw  # for fieldValidation's duplicate-field detection
         return body, ctype
 
-    def _write_opts(self, q: Any, user_agent: str = "", raw_body: bytes | None = None) -> WriteOptions:
+    def _write_opts(
+        self, q: Any, user_agent: str = "", raw_body: bytes | None = None, user: Any = None
+    ) -> WriteOptions:
         dry = q.getlist("dryRun") if hasattr(q, "getlist") else []
         for d in dry:
             if d != "All":
@@ -338,6 +340,7 @@ class APIApp:
             field_validation=fv,
             force=_bool(q.get("force")),
             raw_body=raw_body,
+            user=user,
         )
 
     def _respond(self, request: Request, rd: ResourceDef, res: Result) -> Response:
@@ -446,7 +449,10 @@ class APIApp:
                         info.name,
                         body,
                         self._write_opts(
-                            q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                            q,
+                            request.headers.get("user-agent", ""),
+                            getattr(request.state, "raw_body", None),
+                            user_of(request.scope),
                         ),
                     ),
                 )
@@ -464,7 +470,10 @@ class APIApp:
                     info.name,
                     body,
                     self._write_opts(
-                        q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                        q,
+                        request.headers.get("user-agent", ""),
+                        getattr(request.state, "raw_body", None),
+                        user_of(request.scope),
                     ),
                     sub,
                 ),
@@ -485,7 +494,10 @@ class APIApp:
                         body,
                         ctype,
                         self._write_opts(
-                            q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                            q,
+                            request.headers.get("user-agent", ""),
+                            getattr(request.state, "raw_body", None),
+                            user_of(request.scope),
                         ),
                     ),
                 )
@@ -501,7 +513,10 @@ class APIApp:
                     body,
                     ctype,
                     self._write_opts(
-                        q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                        q,
+                        request.headers.get("user-agent", ""),
+                        getattr(request.state, "raw_body", None),
+                        user_of(request.scope),
                     ),
                     sub,
                 ),

@@ -41,11 +41,20 @@ class StorageOptions:
     watch_history: float = DEFAULT_HISTORY_WINDOW
     #: bytes of serialized objects the watch history may hold
     watch_history_bytes: int = DEFAULT_HISTORY_BYTES
+    #: ``--data-dir``: keep the cluster in ``DIR/gangplane.db`` (SQLite) across restarts; "" keeps it in memory
+    data_dir: str = ""
 
     def cache_options(self) -> dict[str, float | int]:
         return {"history_window": self.watch_history, "history_bytes": self.watch_history_bytes}
 
 
 def open_storage(options: StorageOptions) -> Storage:
-    """The backend ``options`` select, ready for the registry (state loaded where there is one)."""
+    """The backend ``options`` select, ready for the registry (state loaded where there is one).
+
+    Raises ValueError (``DataDirError``) with a message for the user when the data dir cannot be used.
+    """
+    if options.data_dir:
+        from apiserver.storage.sqlite import SQLiteStorage
+
+        return SQLiteStorage(options.data_dir, **options.cache_options())
     return MemoryStorage(**options.cache_options())
