@@ -86,6 +86,9 @@ def test_leases_across_graceful_restarts_crashes_and_leader_elect_false(
         events = json.loads(kc.run("get", "events", "-n", "kube-system", "-o", "json").stdout)["items"]
         became = {(e["source"]["component"], e["message"]) for e in events if e["reason"] == "LeaderElection"}
         assert became == {(n, f"{first[n]['holderIdentity']} became leader") for n in LEASES}
+        metrics = httpx.get(one.url + "/metrics", timeout=30).text
+        for name in LEASES:
+            assert f'leader_election_master_status{{name="{name}"}} 1.0' in metrics
     finally:
         assert stop(one) == 0
 
