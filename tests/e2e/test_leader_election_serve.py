@@ -60,6 +60,7 @@ def serve_log(server: Server) -> str:
     return (Path(server.kubeconfig).parent / "serve.log").read_text()
 
 
+@pytest.mark.timeout(300)
 def test_leases_across_graceful_restarts_crashes_and_leader_elect_false(
     tmp_path: Path, kubectl137: Path
 ) -> None:
