@@ -32,6 +32,8 @@ class Backend:
     #: opens a store on this test's place; keyword arguments are the watch cache's options
     factory: Callable[..., Storage]
     opened: list[Storage] = field(default_factory=list)
+    #: a reopened store replays the history from before the restart (else it may answer 410)
+    replays_history_after_restart: bool = False
 
     async def open(self, **cache_options: Any) -> Storage:
         """A started store (its background work running on this loop), closed at teardown."""
@@ -50,7 +52,9 @@ def _memory(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
 
 
 def _sqlite(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
-    return Backend("sqlite", True, lambda **o: SQLiteStorage(tmp_path / "data", **o))
+    return Backend(
+        "sqlite", True, lambda **o: SQLiteStorage(tmp_path / "data", **o), replays_history_after_restart=True
+    )
 
 
 def _etcd(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
