@@ -26,7 +26,7 @@ from apiserver.client.context import Component, ComponentContext, ComponentFacto
 from apiserver.client.discovery import APIResource, api_resources
 from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import GVR
-from apiserver.client.local import LocalClient
+from apiserver.client.local import LocalClient, ReadOnlyObjects
 from apiserver.meta import Clock
 from apiserver.registry.generic import API
 from apiserver.server.app import APIApp, status_response
@@ -84,6 +84,8 @@ class ControlPlane:
         self.app = APIApp(
             self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval
         )
+        #: the objects informers share (checked for in-place changes when the plane stops, in tests)
+        self.read_only_objects = ReadOnlyObjects()
         self.components: dict[str, Component] = {}
         self._factories: dict[str, ComponentFactory] = {}
         self._server: _Server | None = None
@@ -92,7 +94,9 @@ class ControlPlane:
 
     # ------------------------------------------------------------------ clients & gates
     def client(self, user_agent: str = "gangplane") -> LocalClient:
-        return LocalClient(self.api, user_agent, self.options.client_bookmark_interval)
+        return LocalClient(
+            self.api, user_agent, self.options.client_bookmark_interval, self.read_only_objects
+        )
 
     def gates_for(self, component: str) -> FeatureGate:
         """The component's gate view: global gates, then its group's overrides, then its own."""
@@ -141,6 +145,7 @@ class ControlPlane:
         for name in reversed(list(self.components)):
             await self.stop_component(name)
         await self.stop_http()
+        self.read_only_objects.verify()
 
     # ------------------------------------------------------------------ HTTP
     async def serve_http(

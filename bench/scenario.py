@@ -30,6 +30,8 @@ WORKLOADS = {
     "lifecycle": "bench.workloads.lifecycle",
     "dra": "bench.workloads.dra",
     "jobs": "bench.workloads.jobs",
+    "memory": "bench.workloads.memory",
+    "memory-writes": "bench.workloads.memory_writes",
 }
 _KEYS = frozenset({"name", "description", "kind", "repeat", "params", "http", "quick"})
 
