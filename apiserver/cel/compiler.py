@@ -42,7 +42,6 @@ _NATIVE_FUNCTIONS = frozenset(
 _MACRO_VAR_RE = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,")
 
 
-
 @lru_cache(maxsize=1)
 def runtime() -> ModuleType:
     """The ``cel`` runtime, imported on first use, without the library's command-line REPL.
