@@ -183,9 +183,12 @@ class ControlPlane:
         tls_options: dict[str, Any] = {}
         if tls is not None:
             tls_options = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
+        from apiserver.server.transport import HTTPProtocol
+
         config = uvicorn.Config(
             app,
             **tls_options,
+            http=HTTPProtocol,
             log_level="warning",
             lifespan="off",
             access_log=False,
