@@ -25,10 +25,11 @@ from bench.workloads.common import Env
 
 METRICS = {"seconds_to_readyz": Metric("s", False), "server_cpu_s": Metric("s", False)}
 #: cluster: None (the embedded default fleet), "empty", or a path (--cluster FILE);
-#: bytecode: "cached" (as installed) or "none" (every module compiled on each start)
+#: bytecode: "cached" (as installed) or "none" (every module compiled on each start);
+#: stored_objects: N starts on a --data-dir already holding N ConfigMaps (bench.workloads.storage)
 PARAMS = {"cluster": None, "bytecode": "cached"}
 
-_warmed: set[tuple[str, ...]] = set()
+_warmed: set[tuple[Any, ...]] = set()
 
 
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
@@ -42,14 +43,20 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
             args += ["--cluster", f"{tmp}/fleet.yaml"]
         elif params.get("cluster"):
             args += ["--cluster", str(params["cluster"])]
+        if params.get("stored_objects"):
+            from bench.workloads.storage import populate
+
+            populate(Path(tmp, "data"), int(params["stored_objects"]))
+            args += ["--data-dir", f"{tmp}/data"]
         child_env = dict(os.environ)
+        warm_key = (params.get("cluster"), params.get("stored_objects"))
         if bytecode == "none":
             child_env["PYTHONDONTWRITEBYTECODE"] = "1"
             child_env["PYTHONPYCACHEPREFIX"] = str(Path(tmp, "no-pycache"))
-        elif tuple(args[5:]) not in _warmed:
+        elif warm_key not in _warmed:
             child_env.pop("PYTHONDONTWRITEBYTECODE", None)
             await _start(args, tmp, child_env)
-            _warmed.add(tuple(args[5:]))
+            _warmed.add(warm_key)
         return await _start(args, tmp, child_env)
 
 
