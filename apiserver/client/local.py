@@ -42,20 +42,21 @@ class ReadOnlyObjects:
         if enabled is None:
             enabled = os.environ.get(MUTATION_DETECTOR_ENV, "").lower() in ("1", "true", "yes")
         self.enabled = enabled
-        self._records: dict[int, Record] = {}
+        #: id of each object handed out -> (the object, the record whose bytes it must match)
+        self._handed_out: dict[int, tuple[Obj, Record]] = {}
 
-    def note(self, rec: Record) -> None:
+    def note(self, obj: Obj, rec: Record) -> None:
         if self.enabled:
-            self._records[id(rec)] = rec
+            self._handed_out[id(obj)] = (obj, rec)
 
     def verify(self) -> None:
         """Raise :class:`MutatedCacheObject` naming every shared object that no longer matches its bytes."""
-        changed = [rec for rec in self._records.values() if orjson.loads(rec.raw) != rec.obj]
+        changed = [(o, r) for o, r in self._handed_out.values() if orjson.loads(r.raw) != o]
         if changed:
             names = ", ".join(
-                f"{r.obj.get('kind', '?')} {(r.obj.get('metadata') or {}).get('namespace', '')}/"
-                f"{(r.obj.get('metadata') or {}).get('name', '?')}@{r.rv}"
-                for r in changed[:10]
+                f"{o.get('kind', '?')} {(o.get('metadata') or {}).get('namespace', '')}/"
+                f"{(o.get('metadata') or {}).get('name', '?')}@{r.rv}"
+                for o, r in changed[:10]
             )
             raise MutatedCacheObject(
                 f"{len(changed)} object(s) shared read-only by informers were modified in place: {names}"
@@ -86,8 +87,9 @@ class LocalClient:
         self.read_only_objects = read_only_objects or ReadOnlyObjects(enabled=False)
 
     def _shared(self, rec: Record) -> Obj:
-        self.read_only_objects.note(rec)
-        return rec.obj
+        obj = rec.obj
+        self.read_only_objects.note(obj, rec)
+        return obj
 
     def _rd(self, gvr: GVR) -> ResourceDef:
         rd = self.api.registry.get(gvr.group, gvr.version, gvr.resource)
