@@ -391,9 +391,9 @@ async def _serve(
             file=sys.stderr,
         )
     if args.tls:
-        from apiserver.server.tlsgen import generate
+        from apiserver.server.tlsgen import serving_files
 
-        tls = generate(kubeconfig.parent / f"{kubeconfig.name}.pki", args.host)
+        tls = serving_files(kubeconfig.parent / f"{kubeconfig.name}.pki", args.host)
     try:
         url = await cp.serve_http(args.host, args.port, front_door=policy, tls=tls)
     except OSError as e:

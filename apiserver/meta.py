@@ -7,6 +7,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from apiserver.api.types import Obj
@@ -43,7 +44,13 @@ class FakeClock(Clock):
 
 def rfc3339(ts: float) -> str:
     """``metav1.Time`` JSON form: second precision, UTC, ``Z`` suffix."""
-    return datetime.fromtimestamp(int(ts), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _rfc3339_seconds(int(ts))
+
+
+@lru_cache(maxsize=256)
+def _rfc3339_seconds(seconds: int) -> str:
+    # every write stamps one or two times, nearly always within the same second: format it once
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rfc3339_micro(ts: float) -> str:

@@ -32,6 +32,8 @@ WORKLOADS = {
     "dra": "bench.workloads.dra",
     "jobs": "bench.workloads.jobs",
     "fuzz": "bench.workloads.fuzz",
+    "memory": "bench.workloads.memory",
+    "memory-writes": "bench.workloads.memory_writes",
 }
 _KEYS = frozenset({"name", "description", "kind", "repeat", "params", "http", "quick"})
 

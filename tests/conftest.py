@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import pytest
+
+# Informers share the store's objects read-only; every control plane a test stops checks that no
+# component changed one in place (apiserver.client.local.ReadOnlyObjects).
+os.environ.setdefault("GANGPLANE_CACHE_MUTATION_DETECTOR", "true")
 
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from featuregates import FeatureGate

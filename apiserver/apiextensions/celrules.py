@@ -23,29 +23,24 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import cel as _runtime
-
 from apiserver import field as fe
 from apiserver.apiextensions.values import MISSING, correlate_items
 from apiserver.cel import CompileError, Environment, EvalError, compile_expression
+from apiserver.cel.compiler import runtime
 from apiserver.field import ErrorList, Path
 
 Node = dict[str, Any]
 
 ENV = Environment("crd-validation", frozenset({"self", "oldSelf"}))
-# CEL optional values for ``optionalOldSelf``, made by the runtime the wrapper drives (the wrapper's
+
+
+# CEL optional values for ``optionalOldSelf`` come from the runtime the wrapper drives (the wrapper's
 # reference check does not know the ``optional.of``/``optional.none`` constructors by the name the
-# runtime reports them under).
-_OPTIONAL_OF = _runtime.compile("optional.of(x)")
-_OPTIONAL_NONE = _runtime.compile("optional.none()")
-
-
+# runtime reports them under, so they are built directly rather than compiled).
 def _optional(value: Any) -> Any:
-    ctx = _runtime.Context()
-    if value is MISSING:
-        return _OPTIONAL_NONE.execute(ctx)
-    ctx.update({"x": value})
-    return _OPTIONAL_OF.execute(ctx)
+    """``value`` as a CEL optional (``optional.none()`` where no old value correlates)."""
+    optional = runtime().OptionalValue
+    return optional.none() if value is MISSING else optional.of(value)
 
 
 _OLDSELF = re.compile(r"\boldSelf\b")

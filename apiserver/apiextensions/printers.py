@@ -14,14 +14,15 @@ parser, which also understands filters such as ``.status.conditions[?(@.type=="R
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from jsonpath_ng import JSONPath
-from jsonpath_ng.ext import parse
 
 from apiserver.api.types import Obj
 from apiserver.server.tables import NAME, Cell, Column, Printer, since
+
+if TYPE_CHECKING:
+    from jsonpath_ng import JSONPath
 
 AGE_COLUMN = {
     "name": "Age",
@@ -35,7 +36,13 @@ AGE_COLUMN = {
 
 
 def compile_path(json_path: str) -> JSONPath:
-    """A CRD column/scale path (``.spec.replicas``) as a jsonpath-ng expression."""
+    """A CRD column/scale path (``.spec.replicas``) as a jsonpath-ng expression.
+
+    jsonpath-ng is imported here, on the first CRD that declares a column or scale path, not at
+    start-up (its grammar tables cost ~40 ms).
+    """
+    from jsonpath_ng.ext import parse
+
     return parse("$" + json_path)
 
 

@@ -17,11 +17,7 @@ import base64
 import functools
 import hashlib
 from collections.abc import Callable
-from typing import Any
-
-import jwt
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from typing import TYPE_CHECKING, Any
 
 from apiserver.api.types import Obj
 from apiserver.api.users import UserInfo
@@ -36,6 +32,12 @@ POD_UID = "authentication.kubernetes.io/pod-uid"
 NODE_NAME = "authentication.kubernetes.io/node-name"
 NODE_UID = "authentication.kubernetes.io/node-uid"
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+# PyJWT and cryptography are imported where a token is first signed or checked, not at start-up
+# (about 60 ms): a server whose clients present no service-account token never needs them.
+
 #: ``lookup(group, plural, namespace, name) -> object | None``
 Lookup = Callable[[str, str, str, str], Obj | None]
 
@@ -43,6 +45,9 @@ Lookup = Callable[[str, str, str, str], Obj | None]
 @functools.cache
 def signing_key() -> tuple[rsa.RSAPrivateKey, str]:
     """The process's RSA key and its ``kid`` (the SHA-256 of the public key, as kube derives it)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     der = key.public_key().public_bytes(
         serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -52,6 +57,8 @@ def signing_key() -> tuple[rsa.RSAPrivateKey, str]:
 
 
 def sign(claims: Obj) -> str:
+    import jwt
+
     key, kid = signing_key()
     return jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})
 
@@ -83,6 +90,8 @@ class ServiceAccountTokens:
         """
         if token.count(".") != 2:
             return None, []
+        import jwt
+
         try:
             header = jwt.get_unverified_header(token)
             unverified = jwt.decode(token, options={"verify_signature": False})

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
-
 _DESCRIPTORS = {
     "@yearly": "0 0 1 1 *",
     "@annually": "0 0 1 1 *",
@@ -67,6 +65,9 @@ class Schedule:
         if self.every:
             base = t.replace(microsecond=0)
             return base + timedelta(seconds=self.every)
+        # imported on first use: croniter (and its dateutil) is ~50 ms of every start-up otherwise
+        from croniter import croniter
+
         local = t.astimezone(self.location) if self.location is not None else t
         nxt = croniter(self.expression, local).get_next(datetime)
         return nxt.astimezone(t.tzinfo)

@@ -13,14 +13,18 @@ Error kinds mirror ``k8s.io/apiserver/pkg/cel.Error``: ``Required`` (empty expre
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import cel as _cel
-from cel import stdlib as _stdlib
+if TYPE_CHECKING:
+    import cel as _cel
 
 #: Functions the Rust runtime implements natively (macros are expanded by its parser).
 _NATIVE_FUNCTIONS = frozenset(
@@ -36,6 +40,44 @@ _NATIVE_FUNCTIONS = frozenset(
 
 #: ``x.all(v, …)``-style macros bind ``v``; the runtime reports it as a variable reference.
 _MACRO_VAR_RE = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,")
+
+
+@lru_cache(maxsize=1)
+def runtime() -> ModuleType:
+    """The ``cel`` runtime, imported on first use, without the library's command-line REPL.
+
+    The package's ``__init__`` imports its interactive CLI (prompt_toolkit, rich, typer,
+    pygments: about 190 ms) beside the bindings. The API server compiles an expression as soon
+    as the fleet's DeviceClass is created at start-up, so that import would be a third of the
+    cold-start budget. The bindings are the native submodule ``cel.cel`` and the pure-Python
+    ``cel.stdlib``, which import only each other: they are loaded under the package without
+    running its ``__init__``, and the package gets the names its ``__init__`` would export.
+    A process that imported ``cel`` itself first keeps that module. The native half must be
+    initialised only once per process, so the result is cached and never re-imported.
+    """
+    loaded = sys.modules.get("cel")
+    if loaded is not None and hasattr(loaded, "compile"):
+        return loaded
+    spec = importlib.util.find_spec("cel")
+    if spec is None or spec.submodule_search_locations is None:
+        raise ImportError("the common-expression-language package (module cel) is not installed")
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["cel"] = package
+    try:
+        native = importlib.import_module("cel.cel")
+        stdlib = importlib.import_module("cel.stdlib")
+    except BaseException:
+        del sys.modules["cel"]
+        raise
+    package.__dict__.update(
+        {k: v for k, v in vars(native).items() if not k.startswith("_")}, stdlib=stdlib, cel=native
+    )
+    return package
+
+
+def _stdlib() -> ModuleType:
+    return runtime().stdlib  # type: ignore[no-any-return]
+
 
 REQUIRED = "Required"
 INVALID = "Invalid"
@@ -72,13 +114,13 @@ class Environment:
     def known_functions(self) -> frozenset[str]:
         names = set(_NATIVE_FUNCTIONS) | set(self.functions)
         if self.with_stdlib:
-            names |= set(_stdlib.STDLIB_FUNCTIONS)
+            names |= set(_stdlib().STDLIB_FUNCTIONS)
         return frozenset(names)
 
     def new_context(self) -> _cel.Context:
-        ctx = _cel.Context()
+        ctx = runtime().Context()
         if self.with_stdlib:
-            _stdlib.add_stdlib_to_context(ctx)
+            _stdlib().add_stdlib_to_context(ctx)
         for fname, fn in self.functions.items():
             ctx.add_function(fname, fn)
         return ctx
@@ -167,7 +209,7 @@ def _compile(environment: Environment, expression: str) -> Program:
     if len(expression) > environment.max_length:
         raise CompileError(INVALID, f"must be at most {environment.max_length} bytes long")
     try:
-        program = _cel.compile(expression)
+        program = runtime().compile(expression)
     except Exception as e:
         raise CompileError(INVALID, "compilation failed: " + _syntax_message(e)) from e
     bound = set(_MACRO_VAR_RE.findall(expression))

@@ -4,7 +4,10 @@ Like client-go's ``SharedIndexInformer``: one list/watch per resource shared by 
 that asks the :class:`InformerFactory` for it. The cache survives a broken watch by resuming from
 the last seen resourceVersion (bookmarks keep it fresh) and re-lists on ``410 Expired``,
 delivering the difference as add/update/delete notifications. Cached objects are shared:
-handlers and listers must treat them as read-only (copy before mutating).
+handlers and listers must treat them as read-only (copy before mutating). The informer lists
+and watches ``read_only``, so over the in-process client they are the store's own immutable
+objects, one per resourceVersion for every informer of the process (the test suite's mutation
+detector fails a test that modifies one).
 """
 
 from __future__ import annotations
@@ -214,6 +217,7 @@ class Informer:
                 field_selector=self.field_selector,
                 limit=5000,
                 continue_=cont,
+                read_only=True,
             )
             items.extend(res.get("items") or [])
             rv = rv or (res.get("metadata") or {}).get("resourceVersion", "")
@@ -235,6 +239,7 @@ class Informer:
             field_selector=self.field_selector,
             resource_version=self.resource_version,
             allow_bookmarks=True,
+            read_only=True,
         ):
             if self._stopping:
                 return False

@@ -89,8 +89,13 @@ class Client(Protocol):
         continue_: str = "",
         resource_version: str = "",
         resource_version_match: str = "",
+        read_only: bool = False,
     ) -> Obj:
-        """Returns the ``<Kind>List`` dict (``metadata.resourceVersion``, ``metadata.continue``, ``items``)."""
+        """Returns the ``<Kind>List`` dict (``metadata.resourceVersion``, ``metadata.continue``, ``items``).
+
+        ``read_only``: the caller promises never to modify the items (an informer cache), so an
+        in-process client may return shared immutable objects instead of fresh copies.
+        """
         ...
 
     def watch(
@@ -104,8 +109,12 @@ class Client(Protocol):
         allow_bookmarks: bool = False,
         send_initial_events: bool = False,
         timeout_seconds: float | None = None,
+        read_only: bool = False,
     ) -> AsyncIterator[WatchEvent]:
-        """An async iterator of events; an ``ERROR`` event (e.g. 410 Expired) ends the stream."""
+        """An async iterator of events; an ``ERROR`` event (e.g. 410 Expired) ends the stream.
+
+        ``read_only``: as for :meth:`list`, the event objects may be shared and must not be modified.
+        """
         ...
 
     async def create(

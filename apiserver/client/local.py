@@ -8,6 +8,7 @@ once, so a busy controller cannot starve the others (a real client would wait on
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,17 +23,73 @@ from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOpt
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
 from apiserver.server.discovery import server_resource_lists
-from apiserver.storage.interface import BOOKMARK
+from apiserver.storage.interface import BOOKMARK, Record
+
+#: ``GANGPLANE_CACHE_MUTATION_DETECTOR=true`` (the test suite sets it), like client-go's
+#: ``KUBE_CACHE_MUTATION_DETECTOR``: every object handed out ``read_only`` is remembered, and
+#: :meth:`ReadOnlyObjects.verify` (run when a control plane stops) fails if one was changed.
+MUTATION_DETECTOR_ENV = "GANGPLANE_CACHE_MUTATION_DETECTOR"
+
+
+class MutatedCacheObject(AssertionError):
+    """A component changed an object an informer shares; it must deep-copy before changing it."""
+
+
+class ReadOnlyObjects:
+    """The records whose stored dicts were handed out ``read_only`` (mutation detector only)."""
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        if enabled is None:
+            enabled = os.environ.get(MUTATION_DETECTOR_ENV, "").lower() in ("1", "true", "yes")
+        self.enabled = enabled
+        #: id of each object handed out -> (the object, the record whose bytes it must match)
+        self._handed_out: dict[int, tuple[Obj, Record]] = {}
+
+    def note(self, obj: Obj, rec: Record) -> None:
+        if self.enabled:
+            self._handed_out[id(obj)] = (obj, rec)
+
+    def verify(self) -> None:
+        """Raise :class:`MutatedCacheObject` naming every shared object that no longer matches its bytes."""
+        changed = [(o, r) for o, r in self._handed_out.values() if orjson.loads(r.raw) != o]
+        if changed:
+            names = ", ".join(
+                f"{o.get('kind', '?')} {(o.get('metadata') or {}).get('namespace', '')}/"
+                f"{(o.get('metadata') or {}).get('name', '?')}@{r.rv}"
+                for o, r in changed[:10]
+            )
+            raise MutatedCacheObject(
+                f"{len(changed)} object(s) shared read-only by informers were modified in place: {names}"
+            )
 
 
 class LocalClient:
-    """``Client`` over an in-process :class:`API`. ``user_agent`` names the default field manager."""
+    """``Client`` over an in-process :class:`API`. ``user_agent`` names the default field manager.
 
-    def __init__(self, api: API, user_agent: str = "gangplane", bookmark_interval: float = 5.0) -> None:
+    ``list``/``watch`` with ``read_only=True`` (what informers ask for) return the store's own
+    immutable dicts instead of a decoded copy per call: the informers of every component in the
+    process then share one object per resourceVersion, as the controllers of kube's
+    controller-manager share one informer cache. Callers must not modify them (deep-copy first);
+    ``read_only_objects`` checks that in tests.
+    """
+
+    def __init__(
+        self,
+        api: API,
+        user_agent: str = "gangplane",
+        bookmark_interval: float = 5.0,
+        read_only_objects: ReadOnlyObjects | None = None,
+    ) -> None:
         self.api = api
         self.user_agent = user_agent
         self.bookmark_interval = bookmark_interval
         self.calls = 0
+        self.read_only_objects = read_only_objects or ReadOnlyObjects(enabled=False)
+
+    def _shared(self, rec: Record) -> Obj:
+        obj = rec.obj
+        self.read_only_objects.note(obj, rec)
+        return obj
 
     def _rd(self, gvr: GVR) -> ResourceDef:
         rd = self.api.registry.get(gvr.group, gvr.version, gvr.resource)
@@ -75,6 +132,7 @@ class LocalClient:
         continue_: str = "",
         resource_version: str = "",
         resource_version_match: str = "",
+        read_only: bool = False,
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
@@ -91,13 +149,14 @@ class LocalClient:
         meta: Obj = {"resourceVersion": str(res.resource_version)}
         if res.continue_token:
             meta["continue"] = res.continue_token
-        return {
-            "kind": rd.list_kind,
-            "apiVersion": rd.api_version,
-            "metadata": meta,
+        if read_only:
+            items = [self._shared(r) for r in res.records]
+        elif res.records:
             # one decode of the joined bytes is several times cheaper than one per item
-            "items": orjson.loads(b"[" + b",".join(r.raw for r in res.records) + b"]") if res.records else [],
-        }
+            items = orjson.loads(b"[" + b",".join(r.raw for r in res.records) + b"]")
+        else:
+            items = []
+        return {"kind": rd.list_kind, "apiVersion": rd.api_version, "metadata": meta, "items": items}
 
     async def watch(
         self,
@@ -110,6 +169,7 @@ class LocalClient:
         allow_bookmarks: bool = False,
         send_initial_events: bool = False,
         timeout_seconds: float | None = None,
+        read_only: bool = False,
     ) -> AsyncIterator[WatchEvent]:
         await self._yield()
         rd = self._rd(gvr)
@@ -134,9 +194,10 @@ class LocalClient:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_seconds if timeout_seconds else None
 
-        def obj_of(rec: Any) -> Obj:
-            o = rec.copy()
-            return self.api._to_view(rd, o) if view else o
+        def obj_of(rec: Record) -> Obj:
+            if view:
+                return self.api._to_view(rd, rec.copy())
+            return self._shared(rec) if read_only else rec.copy()
 
         def bookmark(rv: int, end: bool = False) -> WatchEvent:
             md: Obj = {"resourceVersion": str(rv)}

@@ -10,7 +10,8 @@ field validation) reads the schema through this module.
 from __future__ import annotations
 
 import functools
-import importlib.resources
+import importlib.util
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -24,7 +25,12 @@ Node = dict[str, Any]
 
 @functools.lru_cache(maxsize=1)
 def _raw_definitions() -> dict[str, Node]:
-    pkg = importlib.resources.files("kubernetes_validate")
+    # The package is located, not imported: its __init__ imports jsonschema (about 90 ms of
+    # start-up), and only its data file is needed here.
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the kubernetes-validate package (the served schemas) is not installed")
+    pkg = Path(next(iter(spec.submodule_search_locations)))
     path = pkg / "kubernetes-json-schema" / f"{K8S_SCHEMA_VERSION}-local" / "_definitions.json"
     return orjson.loads(path.read_bytes())["$defs"]
 

@@ -150,6 +150,7 @@ class APIApp:
         self.bookmark_interval = bookmark_interval
         self.clock = clock or api.clock
         self.ready = True
+        self._metric_children: dict[tuple[str, str, str, str, str, int], tuple[Any, Any]] = {}
         metrics.record_gates(api.gates)
 
     def asgi(self) -> Starlette:
@@ -159,7 +160,7 @@ class APIApp:
 
     # ------------------------------------------------------------------ entry
     async def handle(self, request: Request) -> Response:
-        path = request.url.path
+        path = request.scope["path"]
         try:
             if path in ("/healthz", "/livez", "/readyz") or path.startswith(
                 ("/healthz/", "/livez/", "/readyz/")
@@ -278,15 +279,24 @@ class APIApp:
             raise
         finally:
             if verb != "watch":
-                labels = dict(
-                    verb=verb,
-                    group=rd.group,
-                    version=rd.version,
-                    resource=rd.plural,
-                    subresource=info.subresource,
-                )
-                self.metrics.latency.labels(**labels).observe(time.perf_counter() - started)
-                self.metrics.requests.labels(**labels, code=str(code)).inc()
+                latency, requests = self._request_metrics(verb, rd, info.subresource, code)
+                latency.observe(time.perf_counter() - started)
+                requests.inc()
+
+    def _request_metrics(self, verb: str, rd: ResourceDef, subresource: str, code: int) -> tuple[Any, Any]:
+        """The latency histogram and request counter children of one label set, looked up once."""
+        key = (verb, rd.group, rd.version, rd.plural, subresource, code)
+        children = self._metric_children.get(key)
+        if children is None:
+            labels = dict(
+                verb=verb, group=rd.group, version=rd.version, resource=rd.plural, subresource=subresource
+            )
+            children = (
+                self.metrics.latency.labels(**labels),
+                self.metrics.requests.labels(**labels, code=str(code)),
+            )
+            self._metric_children[key] = children
+        return children
 
     def _verb(self, method: str, info: RequestInfo, q: Any) -> str:
         if method == "GET":

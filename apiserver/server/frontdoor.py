@@ -143,6 +143,9 @@ class FrontDoor:
         self.app = app
         self.policy = policy
         self._respond = respond
+        #: Host headers already found acceptable (a client sends the same one on every request);
+        #: the policy only ever gains hosts, so an accepted one stays accepted
+        self._accepted_hosts: set[str] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -161,10 +164,17 @@ class FrontDoor:
         await self.app(scope, receive, send)
 
     def _check_host(self, host_header: str) -> errors.StatusError | None:
-        host = host_name(host_header)
-        if not host or is_loopback(host) or host in self.policy.allowed_hosts:
+        if host_header in self._accepted_hosts:
             return None
-        if self.policy.allow_ip_literals and _is_ip(host):
+        host = host_name(host_header)
+        if (
+            not host
+            or is_loopback(host)
+            or host in self.policy.allowed_hosts
+            or (self.policy.allow_ip_literals and _is_ip(host))
+        ):
+            if len(self._accepted_hosts) < 1024:
+                self._accepted_hosts.add(host_header)
             return None
         return errors.StatusError(
             403,

@@ -46,6 +46,9 @@ from apiserver.storage.interface import (
 DEFAULT_HISTORY_WINDOW = 300.0
 #: bytes of serialized objects the history may hold across all resources
 DEFAULT_HISTORY_BYTES = 256 << 20
+#: superseded revisions keep their decoded dicts for this many further writes (watchers that
+#: are a little behind still filter and deliver them without decoding), then only their bytes
+RELEASE_LAG = 4096
 _HI = "\U0010ffff"
 
 
@@ -242,6 +245,8 @@ class WatchCache:
         #: every resource's events in revision order, for compaction by age and bytes across resources
         self._timeline: deque[tuple[ResourceCache, Event]] = deque()
         self._history_held = 0  # bytes of the records the timeline holds
+        #: superseded records (replaced or deleted) whose decoded dicts are dropped RELEASE_LAG writes later
+        self._superseded: deque[Record] = deque()
 
     @property
     def rv(self) -> int:
@@ -287,10 +292,20 @@ class WatchCache:
         self._history_held += len(rec.raw)
         self._rv = rec.rv
         rs.last_rv = rec.rv
+        if prev is not None and prev is not rec:
+            self._supersede(prev)
+        if etype == DELETED:
+            self._supersede(rec)
         self.compact(now)
         if rs.watchers:
             for w in tuple(rs.watchers):
                 w.offer(ev)
+
+    def _supersede(self, rec: Record) -> None:
+        pending = self._superseded
+        pending.append(rec)
+        if len(pending) > RELEASE_LAG:
+            pending.popleft().release()
 
     def load(self, skey: StorageKey, key: Key, rec: Record) -> None:
         """Put a stored object in place without an event (state loaded at start)."""

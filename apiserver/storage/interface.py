@@ -45,14 +45,28 @@ Filter = Callable[[Obj], bool]
 
 
 class Record:
-    """An immutable stored object: the dict (never mutated once stored) and its JSON bytes."""
+    """An immutable stored object: the dict (never mutated once stored) and its JSON bytes.
 
-    __slots__ = ("obj", "raw", "rv")
+    A revision that has been superseded lives on only in the watch history, where the bytes are
+    what is served; :meth:`release` drops its decoded dict there (about four fifths of a
+    revision's memory), and :attr:`obj` decodes the bytes again for the rare late reader.
+    """
+
+    __slots__ = ("_obj", "raw", "rv")
 
     def __init__(self, obj: Obj, raw: bytes, rv: int) -> None:
-        self.obj = obj
+        self._obj: Obj | None = obj
         self.raw = raw
         self.rv = rv
+
+    @property
+    def obj(self) -> Obj:
+        o = self._obj
+        return o if o is not None else orjson.loads(self.raw)
+
+    def release(self) -> None:
+        """Keep only the bytes (a superseded revision in the history)."""
+        self._obj = None
 
     def copy(self) -> Obj:
         return orjson.loads(self.raw)

@@ -10,11 +10,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import http.client
+import os
 import ssl
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,8 @@ METRICS = {
     "list_ms": Metric("ms", False),
     "watch_p99_ms": Metric("ms", False),
     "writes_with_watchers_per_s": Metric("writes/s", True),
+    "server_cpu_ms_per_create": Metric("ms", False),
+    "server_cpu_ms_per_patch": Metric("ms", False),
 }
 PARAMS = {"objects": 2000, "watchers": 100, "watch_events": 2000, "mode": "in-process"}
 
@@ -108,11 +114,10 @@ async def _in_process(params: dict[str, Any], env: Env) -> dict[str, float]:
 
 
 @contextlib.asynccontextmanager
-async def _server(env: Env) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client for ``--kubeconfig``'s server, or for a fresh ``gangplane serve``."""
+async def _server(env: Env) -> AsyncIterator[tuple[Path, int | None]]:
+    """The kubeconfig of ``--kubeconfig``'s server, or of a fresh ``gangplane serve`` and its pid."""
     if env.kubeconfig is not None:
-        async with _client_from_kubeconfig(env.kubeconfig) as http:
-            yield http
+        yield env.kubeconfig, None
         return
     with tempfile.TemporaryDirectory() as tmp:
         proc = await asyncio.create_subprocess_exec(
@@ -134,8 +139,7 @@ async def _server(env: Env) -> AsyncIterator[httpx.AsyncClient]:
             from bench.workloads.cold_start import _url
 
             await _url(proc)
-            async with _client_from_kubeconfig(Path(tmp, "kc")) as http:
-                yield http
+            yield Path(tmp, "kc"), proc.pid
         finally:
             proc.terminate()
             await proc.wait()
@@ -147,8 +151,17 @@ def _empty_fleet(tmp: Path) -> Path:
     return p
 
 
-@contextlib.asynccontextmanager
-async def _client_from_kubeconfig(path: Path) -> AsyncIterator[httpx.AsyncClient]:
+@dataclass(frozen=True)
+class _Target:
+    """Where a kubeconfig's current context points and how to authenticate to it."""
+
+    server: str
+    headers: dict[str, str]
+    verify: Any  # an ssl.SSLContext, True (system CAs) or False (insecure-skip-tls-verify)
+    cert: tuple[str, str] | None
+
+
+def _target(path: Path) -> _Target:
     cfg = yaml.safe_load(path.read_text())
     ctx_name = cfg.get("current-context")
     ctx = next(c["context"] for c in cfg["contexts"] if c["name"] == ctx_name)
@@ -169,38 +182,110 @@ async def _client_from_kubeconfig(path: Path) -> AsyncIterator[httpx.AsyncClient
     cert = None
     if user.get("client-certificate") and user.get("client-key"):
         cert = (user["client-certificate"], user["client-key"])
+    return _Target(cluster["server"], headers, verify, cert)
+
+
+@contextlib.asynccontextmanager
+async def _client_from_kubeconfig(path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    t = _target(path)
     async with httpx.AsyncClient(
-        base_url=cluster["server"], headers=headers, verify=verify, cert=cert, timeout=60
+        base_url=t.server, headers=t.headers, verify=t.verify, cert=t.cert, timeout=60
     ) as http:
         yield http
 
 
+class OneConnection:
+    """One keep-alive HTTP/1.1 connection issuing requests one after another (stdlib ``http.client``).
+
+    "Writes/s from one client" measures the server, so the client should cost little: like
+    client-go, this one writes each request with one send and reuses the connection. httpx's
+    async client spends about 3 ms of CPU per request on this machine (measured), which would
+    make the benchmark measure httpx.
+    """
+
+    def __init__(self, target: _Target) -> None:
+        url = urllib.parse.urlsplit(target.server)
+        self._headers = target.headers
+        self._base = url.path.rstrip("/")
+        if url.scheme == "https":
+            ctx = target.verify if isinstance(target.verify, ssl.SSLContext) else ssl.create_default_context()
+            if target.verify is False:
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+            if target.cert is not None:
+                ctx.load_cert_chain(*target.cert)
+            self._conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                url.hostname or "", url.port or 443, context=ctx, timeout=60
+            )
+        else:
+            self._conn = http.client.HTTPConnection(url.hostname or "", url.port or 80, timeout=60)
+
+    def request(self, method: str, path: str, body: bytes = b"", content_type: str = "") -> tuple[int, bytes]:
+        headers = dict(self._headers)
+        if content_type:
+            headers["Content-Type"] = content_type
+        self._conn.request(method, self._base + path, body=body or None, headers=headers)
+        resp = self._conn.getresponse()
+        return resp.status, resp.read()
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _ok(status: int, body: bytes, what: str) -> None:
+    if status >= 300:
+        raise RuntimeError(f"{what}: HTTP {status}: {body[:300]!r}")
+
+
 async def _http(params: dict[str, Any], env: Env) -> dict[str, float]:
+    async with _server(env) as (kubeconfig, pid):
+        return await asyncio.to_thread(_http_sync, params, env, _target(kubeconfig), pid)
+
+
+def _http_sync(params: dict[str, Any], env: Env, target: _Target, pid: int | None) -> dict[str, float]:
     n = int(params.get("objects", 1000))
     ns = params.get("namespace", "gangplane-bench")
     out: dict[str, float] = {}
-    async with _server(env) as http:
-        await http.post("/api/v1/namespaces", content=orjson.dumps({"metadata": {"name": ns}}))
+    conn = OneConnection(target)
+    try:
+        conn.request("POST", "/api/v1/namespaces", orjson.dumps({"metadata": {"name": ns}}))
         base = f"/api/v1/namespaces/{ns}/configmaps"
         try:
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), _cpu_seconds(pid)
             for i in range(n):
-                r = await http.post(base, content=orjson.dumps(configmap(i, ns)))
-                r.raise_for_status()
+                _ok(*conn.request("POST", base, orjson.dumps(configmap(i, ns))), "create")
             out["create_per_s"] = n / (time.perf_counter() - t)
+            if cpu is not None:
+                out["server_cpu_ms_per_create"] = ((_cpu_seconds(pid) or 0.0) - cpu) * 1000 / n
             env.progress("created")
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), _cpu_seconds(pid)
+            patch = b'{"metadata":{"labels":{"touched":"y"}}}'
             for i in range(n):
-                r = await http.patch(
-                    f"{base}/cm-{i}",
-                    content=b'{"metadata":{"labels":{"touched":"y"}}}',
-                    headers={"Content-Type": "application/merge-patch+json"},
-                )
-                r.raise_for_status()
+                _ok(*conn.request("PATCH", f"{base}/cm-{i}", patch, "application/merge-patch+json"), "patch")
             out["patch_per_s"] = n / (time.perf_counter() - t)
+            if cpu is not None:
+                out["server_cpu_ms_per_patch"] = ((_cpu_seconds(pid) or 0.0) - cpu) * 1000 / n
             t = time.perf_counter()
-            (await http.get(base)).raise_for_status()
+            _ok(*conn.request("GET", base), "list")
             out["list_ms"] = (time.perf_counter() - t) * 1000
         finally:
-            await http.delete(f"/api/v1/namespaces/{ns}")
+            conn.request("DELETE", f"/api/v1/namespaces/{ns}")
+    finally:
+        conn.close()
     return out
+
+
+def _cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of the local server (None for another server or without procfs).
+
+    On a shared machine the wall-clock rate of one client depends on how soon each process is
+    scheduled again; the server's CPU per write is the cost gangplane itself controls.
+    """
+    if pid is None:
+        return None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -1,7 +1,8 @@
 """The ownerReference graph (kube's ``garbagecollector/graph.go`` and ``uid_cache.go``).
 
-One node per UID the collector has heard of, stored in a ``networkx.DiGraph`` with an edge
-``owner -> dependent``. A node is *observed* once an informer delivered the object; an owner
+One node per UID the collector has heard of, with an edge ``owner -> dependent``. Like kube's
+``node.dependents`` set, the edges are plain dicts (insertion-ordered sets) keyed by UID, one for
+each direction, so removing a node drops its edges both ways without a graph library. A node is *observed* once an informer delivered the object; an owner
 known only from a dependent's ownerReference is *virtual*: its coordinates (apiVersion, kind,
 name, and the dependent's namespace) come from the reference and must be verified against the
 API before anything is done on its behalf.
@@ -12,8 +13,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-import networkx as nx
 
 from apiserver.api.types import Obj
 
@@ -67,41 +66,44 @@ class Graph:
     """UID -> :class:`Node` with owner -> dependent edges."""
 
     def __init__(self) -> None:
-        self.g: nx.DiGraph = nx.DiGraph()
+        self._nodes: dict[str, Node] = {}
+        #: owner UID -> its dependents' UIDs; dependent UID -> its owners' UIDs (dicts as ordered sets)
+        self._dependents: dict[str, dict[str, None]] = {}
+        self._owners: dict[str, dict[str, None]] = {}
 
     def __len__(self) -> int:
-        return int(self.g.number_of_nodes())
+        return len(self._nodes)
 
     def get(self, uid: str) -> Node | None:
-        data = self.g.nodes.get(uid)
-        return data["node"] if data is not None else None
+        return self._nodes.get(uid)
 
     def put(self, node: Node) -> None:
         """Insert or replace the node stored under its UID (edges are kept)."""
-        if node.identity.uid in self.g:
-            self.g.nodes[node.identity.uid]["node"] = node
-        else:
-            self.g.add_node(node.identity.uid, node=node)
+        self._nodes[node.identity.uid] = node
 
     def remove(self, uid: str) -> None:
         """Drop the node and its edges to dependents; edges from its owners go too."""
-        if uid in self.g:
-            self.g.remove_node(uid)
+        if self._nodes.pop(uid, None) is None:
+            return
+        for dep in self._dependents.pop(uid, {}):
+            self._owners.get(dep, {}).pop(uid, None)
+        for owner in self._owners.pop(uid, {}):
+            self._dependents.get(owner, {}).pop(uid, None)
 
     def link(self, owner_uid: str, dependent_uid: str) -> None:
-        self.g.add_edge(owner_uid, dependent_uid)
+        """An edge between two nodes already :meth:`put`."""
+        self._dependents.setdefault(owner_uid, {})[dependent_uid] = None
+        self._owners.setdefault(dependent_uid, {})[owner_uid] = None
 
     def unlink(self, owner_uid: str, dependent_uid: str) -> None:
-        if self.g.has_edge(owner_uid, dependent_uid):
-            self.g.remove_edge(owner_uid, dependent_uid)
+        self._dependents.get(owner_uid, {}).pop(dependent_uid, None)
+        self._owners.get(dependent_uid, {}).pop(owner_uid, None)
 
     def dependents(self, uid: str) -> list[Node]:
-        if uid not in self.g:
-            return []
-        return [self.g.nodes[d]["node"] for d in self.g.successors(uid)]
+        return [self._nodes[d] for d in self._dependents.get(uid, ())]
 
     def dependents_count(self, uid: str) -> int:
-        return int(self.g.out_degree(uid)) if uid in self.g else 0
+        return len(self._dependents.get(uid, ()))
 
     def blocking_dependents(self, uid: str) -> list[Node]:
         """Dependents whose reference to ``uid`` has ``blockOwnerDeletion: true``."""

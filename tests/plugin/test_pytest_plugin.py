@@ -10,9 +10,12 @@ import pytest
 
 # The inner sessions run in this process; pytester removes the modules they import when they end.
 # The control plane is imported here first so every inner session shares it: the CEL library's
-# native half may initialise its logger only once per process.
-import apiserver.cel  # noqa: F401
+# native half may initialise its logger only once per process. apiserver.cel loads the library
+# lazily (on the first compile), so it is loaded here too.
+import apiserver.cel
 import apiserver.controlplane  # noqa: F401
+
+apiserver.cel.compiler.runtime()
 
 pytest_plugins = ["pytester"]
 

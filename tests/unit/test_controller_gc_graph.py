@@ -181,3 +181,22 @@ def test_partition_dependents_by_coordinates_and_namespace() -> None:
     matching, nonmatching = partition_dependents([good, renamed, elsewhere], owner)
     assert matching == [good]
     assert nonmatching == [renamed, elsewhere]
+
+
+def test_graph_removing_a_node_drops_its_edges_in_both_directions() -> None:
+    g = Graph()
+    owner, mid, leaf = (Node(ObjectRef("v1", "ConfigMap", n, n, "default")) for n in ("o", "m", "l"))
+    for n in (owner, mid, leaf):
+        g.put(n)
+    g.link("o", "m")
+    g.link("m", "l")
+    g.link("o", "l")
+    assert [d.identity.uid for d in g.dependents("o")] == ["m", "l"]
+    g.remove("m")
+    assert len(g) == 2 and g.get("m") is None
+    assert [d.identity.uid for d in g.dependents("o")] == ["l"]
+    assert g.dependents("m") == [] and g.dependents_count("m") == 0
+    g.put(Node(ObjectRef("v1", "ConfigMap", "m", "m", "default")))
+    assert g.dependents_count("m") == 0  # a re-added UID starts without the old edges
+    g.unlink("o", "l")
+    assert g.dependents_count("o") == 0

@@ -8,6 +8,7 @@ import pytest
 
 from apiserver.client.informer import OWNER_UID, Informer, owner_uid_index
 from apiserver.client.interface import CONFIGMAPS
+from apiserver.client.local import MutatedCacheObject
 from tests.helpers import cm
 
 pytestmark = pytest.mark.anyio
@@ -93,5 +94,44 @@ async def test_resume_from_last_rv_when_stream_ends(cp, client) -> None:
         await client.create(CONFIGMAPS, cm("after"))
         await until(lambda: inf.get("default/after") is not None)
         assert inf.watches > watches and inf.relists == 1
+    finally:
+        await inf.stop()
+
+
+async def test_informers_share_one_object_per_resource_version(cp, client) -> None:
+    await client.create(CONFIGMAPS, cm("a"))
+    first, second = Informer(cp.client("one"), CONFIGMAPS), Informer(cp.client("two"), CONFIGMAPS)
+    for inf in (first, second):
+        inf.start()
+    try:
+        for inf in (first, second):
+            await inf.wait_for_sync()
+        assert first.get("default/a") is second.get("default/a")  # listed: one shared object
+        await client.patch(CONFIGMAPS, "a", {"data": {"x": "1"}}, "default")
+        await until(
+            lambda: all((i.get("default/a") or {}).get("data") == {"x": "1"} for i in (first, second))
+        )
+        assert first.get("default/a") is second.get("default/a")  # watched: one shared object
+        # a plain get is the caller's own copy
+        assert await client.get(CONFIGMAPS, "a", "default") is not first.get("default/a")
+    finally:
+        await first.stop()
+        await second.stop()
+
+
+async def test_the_mutation_detector_names_a_shared_object_changed_in_place(cp, client) -> None:
+    cp.read_only_objects.enabled = True
+    await client.create(CONFIGMAPS, cm("a"))
+    inf = Informer(cp.client("inf"), CONFIGMAPS)
+    inf.start()
+    try:
+        await inf.wait_for_sync()
+        cp.read_only_objects.verify()  # nothing changed yet
+        shared = inf.get("default/a")
+        saved = shared.pop("data")
+        with pytest.raises(MutatedCacheObject, match=r"1 object\(s\) .* ConfigMap default/a@"):
+            cp.read_only_objects.verify()
+        shared["data"] = saved  # put back, or the fixture's stop fails the test too
+        cp.read_only_objects.verify()
     finally:
         await inf.stop()

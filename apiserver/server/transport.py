@@ -1,0 +1,68 @@
+"""The HTTP/1.1 protocol ``gangplane serve`` runs under uvicorn: httptools, one write per response.
+
+uvicorn writes a response's status line and headers as soon as the app starts the response and
+the body in a second write, so every answer costs two socket sends (two TLS records over HTTPS)
+and wakes the client twice. Writes made during one turn of the event loop are joined here and
+leave in one transport write at the end of that turn, as Go's ``net/http`` server does with its
+buffered writer; a streamed response (a watch) still leaves chunk by chunk, each in the turn it
+was produced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+try:  # uvicorn's C parser (the httptools dependency); the pure-Python h11 one otherwise
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Base
+except ImportError:  # pragma: no cover - httptools is a declared dependency
+    from uvicorn.protocols.http.h11_impl import H11Protocol as _Base  # type: ignore[assignment]
+
+
+class CoalescingTransport:
+    """A transport proxy whose writes within one loop turn are sent as one."""
+
+    __slots__ = ("_transport", "_loop", "_pending")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._pending:
+            self._loop.call_soon(self.flush)
+        self._pending.append(bytes(data))
+
+    def writelines(self, chunks: Any) -> None:
+        for chunk in chunks:
+            self.write(chunk)
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        data = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending.clear()
+        if not self._transport.is_closing():
+            self._transport.write(data)
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + sum(len(p) for p in self._pending)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._pending.clear()
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+class HTTPProtocol(_Base):  # type: ignore[misc,valid-type]
+    """uvicorn's HTTP/1.1 protocol writing through a :class:`CoalescingTransport`."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(CoalescingTransport(transport, asyncio.get_running_loop()))  # type: ignore[arg-type]
