@@ -117,6 +117,35 @@ class CapacityIndex:
                 out.add(name)
         return out
 
+    def short_of(self, requests: Mapping[str, int]) -> tuple[set[str] | None, set[str] | None]:
+        """The nodes that cannot hold ``requests``, or, when that set would be the larger, those that can.
+
+        Returns ``(short, None)`` or ``(None, fits)``: ``short`` lists every node with no free
+        pod slot or less free than a positive request (the nodes NodeResourcesFit rejects),
+        ``fits`` every other node. The cost follows the smaller set: when every node has room
+        (the common case) it is a few bisections and an empty set.
+        """
+        wanted = [(r, v) for r, v in requests.items() if v > 0 and r != PODS]
+        wanted.append((PODS, max(1, requests.get(PODS, 0))))
+        total = len(self._free)
+        bound = 0
+        cuts = []
+        for r, v in wanted:
+            lst = self._by_resource.get(r)
+            if lst is None or len(lst) < total:
+                # some nodes lack the resource altogether: fewer nodes fit than lack it
+                return None, self.candidates(requests)
+            lo = lst.bisect_key_left((v, ""))
+            bound += lo
+            cuts.append((lst, lo))
+        if bound * 2 > total:
+            return None, self.candidates(requests)
+        short: set[str] = set()
+        for lst, lo in cuts:
+            if lo:
+                short.update(name for _, name in lst.islice(0, lo))
+        return short, None
+
     def __len__(self) -> int:
         return len(self._free)
 
@@ -223,6 +252,9 @@ class Snapshot:
         self.index = CapacityIndex()
         self._with_affinity: set[str] = set()
         self._with_anti_affinity: set[str] = set()
+        #: nodes with ``spec.unschedulable`` / with any taint (the only ones those Filters may reject)
+        self.unschedulable_nodes: set[str] = set()
+        self.tainted_nodes: set[str] = set()
         self._dirty: set[str] = set()
         #: NodeInfos in name order, kept in step with ``node_info_map`` (None: rebuild on demand)
         self._ordered: list[NodeInfo] | None = None
@@ -246,11 +278,21 @@ class Snapshot:
                 self._ordered = None
             self._with_affinity.discard(name)
             self._with_anti_affinity.discard(name)
+            self.unschedulable_nodes.discard(name)
+            self.tainted_nodes.discard(name)
             self._reindex(name, None)
             return
         if name not in self.node_info_map:
             self._names.add(name)
             self._ordered = None
+        if ni.unschedulable:
+            self.unschedulable_nodes.add(name)
+        else:
+            self.unschedulable_nodes.discard(name)
+        if ni.taints:
+            self.tainted_nodes.add(name)
+        else:
+            self.tainted_nodes.discard(name)
         self._set(name, ni)
         self._refresh_affinity(name, ni)
         self._reindex(name, ni)
@@ -308,6 +350,12 @@ class Snapshot:
         if self.scope is not None:
             return self.scope.index.candidates(requests)
         return self.index.candidates(requests)
+
+    def short_of(self, requests: Mapping[str, int]) -> tuple[set[str] | None, set[str] | None]:
+        """:meth:`CapacityIndex.short_of` of the snapshot (within :attr:`scope` when one is set)."""
+        if self.scope is not None:
+            return self.scope.index.short_of(requests)
+        return self.index.short_of(requests)
 
     def assume_pod(self, pod_info: PodInfo, node_name: str) -> None:
         """Place a pod on a node of this snapshot only (the cache is untouched)."""

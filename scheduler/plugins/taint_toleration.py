@@ -8,10 +8,18 @@ PreferNoSchedule effect; NormalizeScore reverses it so fewer such taints score h
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
-from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, default_normalize_score
+from scheduler.interfaces import (
+    MAX_NODE_SCORE,
+    CycleState,
+    FilterHint,
+    Handle,
+    NodeScore,
+    default_normalize_score,
+    default_normalize_scores,
+)
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins.helpers import (
     PREFER_NO_SCHEDULE,
@@ -20,6 +28,9 @@ from scheduler.plugins.helpers import (
     tolerations_tolerate_taint,
 )
 from scheduler.status import Code, Status
+
+if TYPE_CHECKING:
+    from scheduler.cache import Snapshot
 
 NAME = "TaintToleration"
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
@@ -44,6 +55,10 @@ class TaintToleration:
         if find_untolerated_taint(node_info.taints, tolerations_of(pod_info.pod)) is None:
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NOT_MATCH)
+
+    def filter_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> FilterHint:
+        """Only tainted nodes can be rejected."""
+        return FilterHint(check=snapshot.tainted_nodes)
 
     def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         prefer = [
@@ -80,6 +95,9 @@ class TaintToleration:
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+    def normalize_scores(self, state: CycleState, pod_info: PodInfo, scores: list[int]) -> list[int]:
+        return default_normalize_scores(MAX_NODE_SCORE, True, scores)
 
 
 def new(args: dict[str, Any], handle: Handle) -> TaintToleration:

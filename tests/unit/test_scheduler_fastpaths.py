@@ -162,3 +162,95 @@ def test_schedule_pod_without_nominated_pods_matches_the_nominated_path() -> Non
         a = fast.schedule_pod(CycleState(), pod, snap)
         b = slow.schedule_pod(CycleState(), pod, snap)
         assert (a.suggested_host, a.feasible_nodes) == (b.suggested_host, b.feasible_nodes)
+
+
+def _mixed_cluster(rng: random.Random, count: int) -> Cache:
+    """Nodes of every kind the Filter hints know about: cordoned, tainted, full, small, GPU-less."""
+    cache = Cache()
+    taint = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
+    for i in range(count):
+        kind = rng.randrange(6)
+        cache.add_node(
+            make_node(
+                f"n{i:03d}",
+                cpu=rng.choice(["1", "2", "4"]),
+                pods=rng.choice(["2", "110"]),
+                unschedulable=kind == 1,
+                taints=[taint] if kind == 2 else None,
+                extra={"example.com/gpu": "2"} if kind == 3 else None,
+            )
+        )
+        for j in range(rng.randrange(3)):
+            cache.add_pod(make_pod(f"e{i}-{j}", node_name=f"n{i:03d}", requests={"cpu": "700m"}))
+    return cache
+
+
+def _brute_force(fw: Framework, state: CycleState, pod: PodInfo, snap: Any) -> dict[str, Any]:
+    """Every Filter on every node, in plugin order: the status kube would record per node."""
+    out = {}
+    for ni in snap.list():
+        st = fw.run_filter_plugins(state, pod, ni)
+        out[ni.name] = None if st is None or st.is_success() else (st.plugin, st.code, st.reasons)
+    return out
+
+
+@pytest.mark.parametrize(
+    "requests",
+    [{"cpu": "100m"}, {"cpu": "1500m"}, {"cpu": "3"}, {"cpu": "100m", "example.com/gpu": "1"}, {"cpu": "9"}],
+)
+@pytest.mark.parametrize("node_name", ["", "n007"])
+def test_filter_hints_find_what_running_every_filter_finds(requests: dict[str, str], node_name: str) -> None:
+    """Hinted Filter (plugins run only where they may reject) = brute force, for feasible nodes and reasons."""
+    for seed in range(4):
+        cache = _mixed_cluster(random.Random(seed), 150)
+        snap = cache.snapshot()
+        fw = Framework(default_profile(), Handle(rng=random.Random(seed)), registry=default_registry())
+        fw.handle.snapshot = snap
+        pod = PodInfo(make_pod("p", requests=requests, node_name=node_name))
+        for start in (0, 37, 149):
+            state = CycleState()
+            fw.run_pre_filter_plugins(state, pod, snap.list())
+            want = _brute_force(fw, state, pod, snap)
+            fw.next_start_node_index = start
+            feasible, diagnosis = fw.find_nodes_that_fit(state, pod, snap)
+            names = [ni.name for ni in feasible]
+            passing = [n for n in snap.node_names if want[n] is None]
+            rotated = [n for n in snap.node_names[start:] + snap.node_names[:start] if want[n] is None]
+            assert names == rotated[: fw.num_feasible_nodes_to_find(150)], (seed, start)
+            for name, st in diagnosis.node_to_status.items():
+                assert want[name] == (st.plugin, st.code, st.reasons), name
+            if not passing:
+                # a FitError must name every node's real reason
+                assert len(list(diagnosis.node_to_status.items())) == 150
+
+
+def test_short_of_matches_a_brute_force_scan() -> None:
+    cache = _mixed_cluster(random.Random(11), 120)
+    snap = cache.snapshot()
+    for q in ({"cpu": 100}, {"cpu": 1500}, {"cpu": 3500}, {"cpu": 100, "example.com/gpu": 1}, {"pods": 1}):
+        short, fits = snap.short_of(q)
+        want_fit = {
+            ni.name
+            for ni in snap.list()
+            if ni.free("pods") >= 1 and all(ni.free(r) >= v for r, v in q.items() if r != "pods")
+        }
+        if short is not None:
+            assert short == set(snap.node_names) - want_fit, q
+        else:
+            assert fits == want_fit, q
+
+
+def test_score_memo_is_dropped_when_the_node_changes() -> None:
+    ni = node_info(make_node("n", cpu="4", memory="8Gi"))
+    plugin = NodeResourcesFit()
+    pi = PodInfo(make_pod("p", requests={"cpu": "1", "memory": "1Gi"}))
+    state = CycleState()
+    plugin.pre_score(state, pi, [ni])
+    before = plugin.score_nodes(state, pi, [ni])
+    assert ni.memo  # remembered
+    clone = ni.clone()
+    clone.add_pod_info(PodInfo(make_pod("e", node_name="n", requests={"cpu": "2", "memory": "4Gi"})))
+    assert clone.memo is None
+    after = plugin.score_nodes(state, pi, [clone])
+    assert after == [plugin.score(state, pi, clone)[0]] and after != before
+    assert plugin.score_nodes(state, pi, [ni]) == before  # the original is unchanged
