@@ -235,6 +235,49 @@ class TopologyDomains:
         return sorted(self.domains)
 
 
+# --- pod label index -----------------------------------------------------------------------------
+
+
+class PodLabelIndex:
+    """Which nodes run a pod of a namespace carrying a label pair (built on first use).
+
+    PodTopologySpread counts the pods matching a selector in every topology domain; with the
+    index it visits only the nodes holding pods with the selector's ``key=value`` pairs,
+    instead of every pod of every node of the cluster.
+    """
+
+    def __init__(self) -> None:
+        self.nodes: dict[tuple[str, str, str], set[str]] = {}
+        self._of: dict[str, frozenset[tuple[str, str, str]]] = {}
+
+    def update(self, name: str, ni: NodeInfo | None) -> None:
+        old = self._of.pop(name, frozenset())
+        new = (
+            frozenset((p.namespace, k, v) for p in ni.pods for k, v in p.labels.items())
+            if ni is not None and ni.node is not None and ni.pods
+            else frozenset()
+        )
+        for t in old - new:
+            names = self.nodes[t]
+            names.discard(name)
+            if not names:
+                del self.nodes[t]
+        for t in new - old:
+            self.nodes.setdefault(t, set()).add(name)
+        if new:
+            self._of[name] = new
+
+    def nodes_with(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
+        """Nodes with at least one pod of ``namespace`` carrying each pair (maybe not the same pod)."""
+        sets = sorted((self.nodes.get((namespace, k, v), set()) for k, v in pairs), key=len)
+        if not sets:
+            raise ValueError("at least one label pair is required")
+        out = set(sets[0])
+        for other in sets[1:]:
+            out &= other
+        return out
+
+
 # --- snapshot ------------------------------------------------------------------------------------
 
 
@@ -259,6 +302,7 @@ class Snapshot:
         #: NodeInfos in name order, kept in step with ``node_info_map`` (None: rebuild on demand)
         self._ordered: list[NodeInfo] | None = None
         self._topologies: dict[str, TopologyDomains] = {}
+        self._pod_labels: PodLabelIndex | None = None
         #: (op, pod, node) of every assume/forget since the last cache update, for restore()
         self._journal: list[tuple[str, PodInfo, str]] = []
         #: the topology domain a PodGroup cycle is evaluating (capacity hints come from its index)
@@ -301,6 +345,17 @@ class Snapshot:
         self.index.update(name, ni)
         for topo in self._topologies.values():
             topo.update(name, ni)
+        if self._pod_labels is not None:
+            self._pod_labels.update(name, ni)
+
+    def nodes_with_pod_labels(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
+        """Nodes running pods of ``namespace`` that carry every pair (:class:`PodLabelIndex`)."""
+        idx = self._pod_labels
+        if idx is None:
+            idx = self._pod_labels = PodLabelIndex()
+            for name, ni in self.node_info_map.items():
+                idx.update(name, ni)
+        return idx.nodes_with(namespace, pairs)
 
     def domains(self, key: str) -> TopologyDomains:
         """The nodes grouped by the value of label ``key`` (built on first use, then kept current)."""

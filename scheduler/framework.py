@@ -568,7 +568,7 @@ class Framework:
                     Code.ERROR, f"running Score plugin {pl.name!r}: {Status.as_status(e).message()}"
                 )
             if pl.name in self._batch_normalizers:
-                values = pl.normalize_scores(state, pod_info, values)  # type: ignore[attr-defined]
+                values = pl.normalize_scores(state, pod_info, nodes, values)  # type: ignore[attr-defined]
             elif pl.name in self._normalizers:
                 scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values, strict=True)]
                 s = pl.normalize_score(state, pod_info, scores)

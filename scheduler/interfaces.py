@@ -280,12 +280,14 @@ class NormalizeScorePlugin(Protocol):
 
 @runtime_checkable
 class BatchNormalizeScorePlugin(Protocol):
-    """gangplane: NormalizeScore over the plain score column (node order), without NodeScore objects.
+    """gangplane: NormalizeScore over the plain score column of ``nodes``, without NodeScore objects.
 
     Must compute what ``normalize_score`` computes; returns the new column.
     """
 
-    def normalize_scores(self, state: CycleState, pod_info: PodInfo, scores: list[int]) -> list[int]: ...
+    def normalize_scores(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: list[int]
+    ) -> list[int]: ...
 
 
 @runtime_checkable

@@ -113,7 +113,9 @@ class NodeAffinity:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
 
-    def normalize_scores(self, state: CycleState, pod_info: PodInfo, scores: list[int]) -> list[int]:
+    def normalize_scores(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: list[int]
+    ) -> list[int]:
         return default_normalize_scores(MAX_NODE_SCORE, False, scores)
 
 

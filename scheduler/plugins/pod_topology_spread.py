@@ -18,6 +18,7 @@ maxSkew 5 — for pods selected by a Service/ReplicaSet/StatefulSet when the han
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,6 +150,16 @@ class _AllOf:
         return all(p.matches(labels) for p in self.parts)
 
 
+def _required_pairs(selector: Any) -> tuple[tuple[str, str], ...]:
+    """The ``key=value`` pairs every label set ``selector`` matches carries (empty: none known)."""
+    if isinstance(selector, _AllOf):
+        return tuple(pair for part in selector.parts for pair in _required_pairs(part))
+    if isinstance(selector, _MergedSelector):
+        return tuple(selector.extra.items()) + _required_pairs(selector.base)
+    pairs = getattr(selector, "required_pairs", None)
+    return pairs() if callable(pairs) else ()
+
+
 @dataclass
 class _FilterState:
     constraints: list[Constraint]
@@ -181,6 +192,8 @@ class _ScoreState:
     ignored_nodes: set[str]
     counts: list[dict[str, int]]
     weights: list[float]
+    #: per constraint: the nodes that may hold matching pods (None: any node)
+    holders: list[set[str] | None] = field(default_factory=list)
 
 
 class PodTopologySpread:
@@ -314,31 +327,46 @@ class PodTopologySpread:
             return Status(Code.SKIP)
         require_all = has_own or not self.system_defaulted
         ignored: set[str] = set()
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        for ni in nodes:
-            if require_all and not _has_all_keys(ni.labels, constraints):
-                ignored.add(ni.name)
-                continue
-            for i, c in enumerate(constraints):
-                if c.topology_key == LABEL_HOSTNAME:
-                    continue
-                counts[i].setdefault(ni.labels.get(c.topology_key, ""), 0)
+        if require_all:
+            ignored = {ni.name for ni in nodes if not _has_all_keys(ni.labels, constraints)}
+        counted = [ni for ni in nodes if ni.name not in ignored] if ignored else nodes
+        counts: list[dict[str, int]] = [
+            {}
+            if c.topology_key == LABEL_HOSTNAME
+            else dict.fromkeys({ni.labels.get(c.topology_key, "") for ni in counted}, 0)
+            for c in constraints
+        ]
         weights = []
         for i, c in enumerate(constraints):
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
             weights.append(math.log(size + 2))
         required = RequiredNodeAffinity(pod_info.pod)
-        for ni in all_nodes:
-            if require_all and not _has_all_keys(ni.labels, constraints):
-                continue
-            for i, c in enumerate(constraints):
+        # Only nodes holding matching pods add to a count: with the snapshot's pod label index
+        # those are the nodes with pods carrying the selector's key=value pairs, not all nodes.
+        holders: list[set[str] | None] = []
+        for c in constraints:
+            pairs = _required_pairs(c.selector)
+            holders.append(
+                snapshot.nodes_with_pod_labels(pod_info.namespace, pairs)
+                if snapshot is not None and pairs
+                else None
+            )
+        for i, c in enumerate(constraints):
+            if c.topology_key == LABEL_HOSTNAME or not counts[i]:
+                continue  # hostname counts are taken per node in Score
+            held = holders[i]
+            assert snapshot is not None or held is None
+            candidates = all_nodes if held is None else [snapshot.node_info_map[n] for n in held]
+            for ni in candidates:
+                if require_all and not _has_all_keys(ni.labels, constraints):
+                    continue
                 if not c.includes_node(pod_info, ni, required):
                     continue
                 v = ni.labels.get(c.topology_key, "")
                 if v not in counts[i]:
                     continue
                 counts[i][v] += count_pods_matching(ni.pods, c.selector, pod_info.namespace)
-        state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights))
+        state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights, holders))
         return None
 
     def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -356,6 +384,65 @@ class PodTopologySpread:
                 cnt = s.counts[i].get(v, 0)
             total += cnt * s.weights[i] + (c.max_skew - 1)
         return _round_half_away(total), None
+
+    def score_nodes(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node in one call (the framework's batch path).
+
+        A hostname constraint counts the node's own matching pods; nodes the pod label index
+        says hold none score their count as 0 without looking at their pods.
+        """
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None:
+            return [0] * len(nodes)
+        ns = pod_info.namespace
+        totals: list[float] | None = None
+        for i, c in enumerate(s.constraints):
+            key, weight, skew = c.topology_key, s.weights[i], c.max_skew - 1
+            if key == LABEL_HOSTNAME:
+                held, selector = s.holders[i], c.selector
+                col = [
+                    (
+                        (count_pods_matching(ni.pods, selector, ns) if held is None or ni.name in held else 0)
+                        * weight
+                        + skew
+                    )
+                    if key in ni.labels
+                    else 0.0
+                    for ni in nodes
+                ]
+            else:
+                counts = s.counts[i]
+                col = [
+                    (counts.get(v, 0) * weight + skew) if (v := ni.labels.get(key)) is not None else 0.0
+                    for ni in nodes
+                ]
+            totals = col if totals is None else list(map(operator.add, totals, col))
+        if totals is None:
+            return [0] * len(nodes)
+        # Go's math.Round on non-negative totals: halves away from zero
+        out = [int(t + 0.5) for t in totals]
+        ignored = s.ignored_nodes
+        if ignored:
+            return [0 if ni.name in ignored else v for ni, v in zip(nodes, out, strict=True)]
+        return out
+
+    def normalize_scores(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: list[int]
+    ) -> list[int]:
+        """:meth:`normalize_score` over the plain column (node order)."""
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None:
+            return scores
+        ignored = s.ignored_nodes
+        if ignored:
+            valid = [v for ni, v in zip(nodes, scores, strict=True) if ni.name not in ignored]
+        else:
+            valid = scores
+        lo, hi = min(valid, default=0), max(valid, default=0)
+        out = [MAX_NODE_SCORE if hi == 0 else MAX_NODE_SCORE * (hi + lo - v) // hi for v in scores]
+        if ignored:
+            return [0 if ni.name in ignored else v for ni, v in zip(nodes, out, strict=True)]
+        return out
 
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
         s: _ScoreState | None = state.get(_PRE_SCORE_KEY)

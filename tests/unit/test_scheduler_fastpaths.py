@@ -9,7 +9,7 @@ import pytest
 
 from scheduler.cache import Cache, CapacityIndex
 from scheduler.defaults import default_profile, default_registry
-from scheduler.framework import CycleState, Framework, Handle, NodePluginScores
+from scheduler.framework import CycleState, Framework, Handle, NodePluginScores, NodeScore
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins import resource_allocation as ra
 from scheduler.plugins.balanced_allocation import BalancedAllocation
@@ -254,3 +254,76 @@ def test_score_memo_is_dropped_when_the_node_changes() -> None:
     after = plugin.score_nodes(state, pi, [clone])
     assert after == [plugin.score(state, pi, clone)[0]] and after != before
     assert plugin.score_nodes(state, pi, [ni]) == before  # the original is unchanged
+
+
+def _spread_cluster(rng: random.Random) -> Cache:
+    cache = Cache()
+    for i in range(60):
+        labels = {"kubernetes.io/hostname": f"n{i:02d}", "topology.kubernetes.io/zone": f"z{i % 4}"}
+        if i % 7 == 0:
+            labels.pop("topology.kubernetes.io/zone")
+        cache.add_node(make_node(f"n{i:02d}", cpu="64", pods="200", labels=labels))
+    for j in range(150):
+        cache.add_pod(
+            make_pod(
+                f"e{j}",
+                rng.choice(["default", "other"]),
+                node_name=f"n{rng.randrange(60):02d}",
+                labels={"app": rng.choice(["web", "db"]), "tier": rng.choice(["a", "b"])},
+            )
+        )
+    return cache
+
+
+@pytest.mark.parametrize(
+    "constraints",
+    [
+        None,  # the system default constraints, selector from the handle
+        [
+            {
+                "maxSkew": 2,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": "web", "tier": "a"}},
+            },
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db"]}]},
+            },
+        ],
+    ],
+)
+def test_spread_scores_from_the_pod_label_index_equal_a_full_count(
+    constraints: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PodTopologySpread's indexed pre-score and batch score/normalize = counting every pod of every node."""
+    from scheduler.nodeinfo import compile_selector
+    from scheduler.plugins import pod_topology_spread as pts
+
+    for seed in range(3):
+        snap = _spread_cluster(random.Random(seed)).snapshot()
+        pod = make_pod("p", labels={"app": "web", "tier": "a"})
+        if constraints:
+            pod["spec"]["topologySpreadConstraints"] = constraints
+        handle = Handle(
+            snapshot=snap,
+            default_spread_selector=lambda _p: compile_selector({"matchLabels": {"app": "web"}}),
+        )
+        plugin = pts.PodTopologySpread({}, handle)
+        nodes = snap.list()[::2]
+        pi = PodInfo(pod)
+
+        state = CycleState()
+        assert plugin.pre_score(state, pi, nodes) is None
+        fast = plugin.normalize_scores(state, pi, nodes, plugin.score_nodes(state, pi, nodes))
+
+        with monkeypatch.context() as m:
+            m.setattr(pts, "_required_pairs", lambda _sel: ())
+            ref_state = CycleState()
+            plugin.pre_score(ref_state, pi, nodes)
+            scores = [NodeScore(ni.name, plugin.score(ref_state, pi, ni)[0]) for ni in nodes]
+            plugin.normalize_score(ref_state, pi, scores)
+        assert fast == [s.score for s in scores], seed
+        assert len(set(fast)) > 1  # the cluster is uneven enough for the scores to differ
