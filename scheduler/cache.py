@@ -298,6 +298,10 @@ class Snapshot:
         #: nodes with ``spec.unschedulable`` / with any taint (the only ones those Filters may reject)
         self.unschedulable_nodes: set[str] = set()
         self.tainted_nodes: set[str] = set()
+        #: tainted nodes grouped by their taints' (key, value, effect): nodes of a group are
+        #: tolerated, or not, alike
+        self.taint_groups: dict[tuple[tuple[str, str, str], ...], set[str]] = {}
+        self._taint_group_of: dict[str, tuple[tuple[str, str, str], ...]] = {}
         self._dirty: set[str] = set()
         #: NodeInfos in name order, kept in step with ``node_info_map`` (None: rebuild on demand)
         self._ordered: list[NodeInfo] | None = None
@@ -324,6 +328,7 @@ class Snapshot:
             self._with_anti_affinity.discard(name)
             self.unschedulable_nodes.discard(name)
             self.tainted_nodes.discard(name)
+            self._regroup_taints(name, None)
             self._reindex(name, None)
             return
         if name not in self.node_info_map:
@@ -337,9 +342,33 @@ class Snapshot:
             self.tainted_nodes.add(name)
         else:
             self.tainted_nodes.discard(name)
+        self._regroup_taints(name, ni)
         self._set(name, ni)
         self._refresh_affinity(name, ni)
         self._reindex(name, ni)
+
+    def _regroup_taints(self, name: str, ni: NodeInfo | None) -> None:
+        old = self._taint_group_of.pop(name, None)
+        new = (
+            tuple(
+                (str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
+                for t in ni.taints
+            )
+            if ni is not None and ni.taints
+            else None
+        )
+        if old == new:
+            if new is not None:
+                self._taint_group_of[name] = new
+            return
+        if old is not None:
+            group = self.taint_groups[old]
+            group.discard(name)
+            if not group:
+                del self.taint_groups[old]
+        if new is not None:
+            self.taint_groups.setdefault(new, set()).add(name)
+            self._taint_group_of[name] = new
 
     def _reindex(self, name: str, ni: NodeInfo | None) -> None:
         self.index.update(name, ni)

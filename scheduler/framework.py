@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import functools
 import itertools
 import operator
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -850,11 +849,19 @@ class Framework:
             nominator = self.handle.nominator
             names_of = getattr(nominator, "nominated_node_names", None)
             nominated_nodes = names_of() if names_of is not None else snapshot.node_info_map.keys()
-        full_run = functools.partial(_run_filters, active, state, pod_info)
 
         feasible: list[NodeInfo] = []
         deferred: list[str] = []
         append = feasible.append
+
+        def record(name: str, ni: NodeInfo, st: Status | None) -> None:
+            if st is None or st.code == Code.SUCCESS:
+                append(ni)
+            elif st.is_rejected():
+                diagnosis.node_to_status.set(name, st)
+                diagnosis.add_plugin_status(st)
+            else:
+                raise SchedulingError(st.message(), st)
 
         def visit_hinted(order: Iterable[str]) -> None:
             for name in order:
@@ -880,7 +887,25 @@ class Framework:
                     st = _run_filters([active[i] for i in run], state, pod_info, ni)
                 record(name, ni, st)
 
-        def visit_all(order: Iterable[str]) -> None:
+        def hinted_status(name: str, ni: NodeInfo) -> Status | None:
+            """The Filter result on a node, asking only the plugins whose hint does not decide it."""
+            for pl, h in zip(active, hints, strict=True):
+                if h is not None:
+                    if h.passes is not None:
+                        if name in h.passes:
+                            continue
+                        if h.status is not None:
+                            return Status(h.status.code, *h.status.reasons, plugin=pl.name)
+                    elif name not in h.check:  # type: ignore[operator]
+                        continue
+                    elif h.rejects and h.status is not None:
+                        return Status(h.status.code, *h.status.reasons, plugin=pl.name)
+                st = _run_filters([pl], state, pod_info, ni)
+                if st is not None:
+                    return st
+            return None
+
+        def visit_deferred(order: Iterable[str]) -> None:
             for name in order:
                 if len(feasible) >= to_find:
                     return
@@ -890,17 +915,8 @@ class Framework:
                 if with_nominated and name in nominated_nodes:
                     st = self.run_filter_plugins_with_nominated_pods(state, pod_info, ni)
                 else:
-                    st = full_run(ni)
+                    st = hinted_status(name, ni)
                 record(name, ni, st)
-
-        def record(name: str, ni: NodeInfo, st: Status | None) -> None:
-            if st is None or st.code == Code.SUCCESS:
-                append(ni)
-            elif st.is_rejected():
-                diagnosis.node_to_status.set(name, st)
-                diagnosis.add_plugin_status(st)
-            else:
-                raise SchedulingError(st.message(), st)
 
         if not always and not checks and not surely and not only and not with_nominated and not already:
             # nothing can reject any node: the next nodes in rotation are the feasible ones
@@ -911,9 +927,9 @@ class Framework:
         else:
             visit_hinted(_rotation(names, start))
             if not feasible and deferred:
-                # Nothing fits: filter the surely-rejected nodes too, so the FitError names
-                # every node's real reason (the first rejecting plugin, in order).
-                visit_all(deferred)
+                # Nothing fits: the surely-rejected nodes get their statuses too, so that the
+                # FitError names every node's real reason (the first rejecting plugin, in order).
+                visit_deferred(deferred)
         if len(feasible) >= to_find:
             # kube stops right after the last feasible node; continue from the node after it
             last = bisect.bisect_left(names, feasible[-1].name)

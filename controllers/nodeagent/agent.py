@@ -68,6 +68,7 @@ from controllers.nodeagent.stages import (
     NodeState,
     PodContext,
     PodRecord,
+    node_status_events,
     select,
 )
 from controllers.nodeagent.status import (
@@ -76,6 +77,7 @@ from controllers.nodeagent.status import (
     is_ready,
     node_info,
     node_resources,
+    node_status,
     phase_of,
 )
 from controllers.nodeagent.timers import TimerHeap
@@ -379,11 +381,23 @@ class NodeAgent(Controller):
                 spec.name, labels.get("kubernetes.io/arch", "amd64"), labels.get("kubernetes.io/os", "linux")
             )
             obj["status"]["daemonEndpoints"] = {"kubeletEndpoint": {"Port": 10250}}
+            # kubelet's initialNode runs the status setters before the create: a healthy node
+            # registers with its conditions (Ready included) and needs no second write for them
+            obj["status"] = node_status(obj, internal_ip=state.internal_ip, now=self.clock.now())
             try:
                 await self.client.create(NODES, obj)
             except errors.StatusError as e:
                 if not errors.is_already_exists(e):
                     raise
+                continue
+            state.status_posted = self.clock.monotonic()
+            state.started_events = True
+            events = node_status_events(spec.name, self.options, starting=True, becoming_ready=True)
+            if events:
+                ref = {"kind": "Node", "name": spec.name, "uid": spec.name, "apiVersion": "v1"}
+                rec = self._recorder(spec.name)
+                for ev in events:
+                    rec.event_ref(dict(ref), ev.type, ev.reason, ev.message)
 
     async def _publish_rack_devices(self) -> None:
         """Rack-scoped fleet devices: one ResourceSlice per rack and driver, selecting the rack's nodes."""

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
+_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
 
 
 class NodeName:
@@ -40,7 +41,7 @@ class NodeName:
         want = pod_info.node_name
         if not want:
             return NO_REJECTIONS
-        return FilterHint(passes=(want,) if snapshot.get(want) is not None else ())
+        return FilterHint(passes=(want,) if snapshot.get(want) is not None else (), status=_MISMATCH)
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeName:

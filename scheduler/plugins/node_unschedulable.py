@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 _UNSCHEDULABLE_TAINT = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": NO_SCHEDULE}
+_UNSCHEDULABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
 
 
 def _schedulable_now(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
@@ -58,7 +59,7 @@ class NodeUnschedulable:
         """Only cordoned nodes can be rejected, and none if the pod tolerates the cordon."""
         if tolerations_tolerate_taint(tolerations_of(pod_info.pod), _UNSCHEDULABLE_TAINT):
             return NO_REJECTIONS
-        return FilterHint(check=snapshot.unschedulable_nodes, rejects=True)
+        return FilterHint(check=snapshot.unschedulable_nodes, rejects=True, status=_UNSCHEDULABLE)
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeUnschedulable:

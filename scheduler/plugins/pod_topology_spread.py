@@ -54,6 +54,12 @@ class _MergedSelector:
         self.base = base
         self.extra = dict(extra)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _MergedSelector) and (self.base, self.extra) == (other.base, other.extra)
+
+    def __hash__(self) -> int:
+        return hash((self.base, tuple(sorted(self.extra.items()))))
+
     def matches(self, labels: Mapping[str, str]) -> bool:
         for k, v in self.extra.items():
             if labels.get(k) != v:
@@ -114,6 +120,31 @@ def count_pods_matching(pods: Iterable[PodInfo], selector: Selector, namespace: 
     )
 
 
+def _count_key(selector: Selector, namespace: str) -> tuple[str, Any, str] | None:
+    """The NodeInfo memo key of a count (None when the selector has no value identity)."""
+    key = ("PodTopologySpread.count", selector, namespace)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def count_on(ni: NodeInfo, selector: Selector, namespace: str, key: tuple[str, Any, str] | None) -> int:
+    """:func:`count_pods_matching` on the node's pods, remembered in its memo until the node changes."""
+    if key is None:
+        return count_pods_matching(ni.pods, selector, namespace)
+    m = ni.memo
+    if m is None:
+        m = ni.memo = {}
+    else:
+        v = m.get(key)
+        if v is not None:
+            return v  # type: ignore[no-any-return]
+    v = m[key] = count_pods_matching(ni.pods, selector, namespace)
+    return v
+
+
 def build_default_selector(
     pod: Mapping[str, Any], services: Iterable[Mapping[str, Any]], owner_selector: Any = None
 ) -> Any:
@@ -145,6 +176,12 @@ def build_default_selector(
 class _AllOf:
     def __init__(self, parts: list[Selector]) -> None:
         self.parts = parts
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _AllOf) and self.parts == other.parts
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.parts))
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         return all(p.matches(labels) for p in self.parts)
@@ -357,6 +394,7 @@ class PodTopologySpread:
             held = holders[i]
             assert snapshot is not None or held is None
             candidates = all_nodes if held is None else [snapshot.node_info_map[n] for n in held]
+            key = _count_key(c.selector, pod_info.namespace)
             for ni in candidates:
                 if require_all and not _has_all_keys(ni.labels, constraints):
                     continue
@@ -365,7 +403,7 @@ class PodTopologySpread:
                 v = ni.labels.get(c.topology_key, "")
                 if v not in counts[i]:
                     continue
-                counts[i][v] += count_pods_matching(ni.pods, c.selector, pod_info.namespace)
+                counts[i][v] += count_on(ni, c.selector, pod_info.namespace, key)
         state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights, holders))
         return None
 
@@ -399,11 +437,10 @@ class PodTopologySpread:
         for i, c in enumerate(s.constraints):
             key, weight, skew = c.topology_key, s.weights[i], c.max_skew - 1
             if key == LABEL_HOSTNAME:
-                held, selector = s.holders[i], c.selector
+                held, selector, ckey = s.holders[i], c.selector, _count_key(c.selector, ns)
                 col = [
                     (
-                        (count_pods_matching(ni.pods, selector, ns) if held is None or ni.name in held else 0)
-                        * weight
+                        (count_on(ni, selector, ns, ckey) if held is None or ni.name in held else 0) * weight
                         + skew
                     )
                     if key in ni.labels

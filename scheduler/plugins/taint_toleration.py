@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 NAME = "TaintToleration"
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 _PRE_SCORE_KEY = "PreScore" + NAME
+_UNTOLERATED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NOT_MATCH)
 
 
 class TaintToleration:
@@ -57,8 +58,14 @@ class TaintToleration:
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NOT_MATCH)
 
     def filter_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> FilterHint:
-        """Only tainted nodes can be rejected."""
-        return FilterHint(check=snapshot.tainted_nodes)
+        """The nodes whose taints the pod does not tolerate, decided once per group of equal taints."""
+        tolerations = tolerations_of(pod_info.pod)
+        rejected: set[str] = set()
+        for taints, names in snapshot.taint_groups.items():
+            as_objs = [{"key": k, "value": v, "effect": e} for k, v, e in taints]
+            if find_untolerated_taint(as_objs, tolerations) is not None:
+                rejected |= names
+        return FilterHint(check=rejected, rejects=True, status=_UNTOLERATED)
 
     def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         prefer = [
