@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from apiserver.selectors import LabelSelector
 from scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
 from scheduler.nodeinfo import NodeInfo, PodInfo, Selector, compile_selector
@@ -53,12 +54,6 @@ class _MergedSelector:
     def __init__(self, base: Selector, extra: Mapping[str, str]) -> None:
         self.base = base
         self.extra = dict(extra)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _MergedSelector) and (self.base, self.extra) == (other.base, other.extra)
-
-    def __hash__(self) -> int:
-        return hash((self.base, tuple(sorted(self.extra.items()))))
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         for k, v in self.extra.items():
@@ -120,17 +115,27 @@ def count_pods_matching(pods: Iterable[PodInfo], selector: Selector, namespace: 
     )
 
 
-def _count_key(selector: Selector, namespace: str) -> tuple[str, Any, str] | None:
-    """The NodeInfo memo key of a count (None when the selector has no value identity)."""
-    key = ("PodTopologySpread.count", selector, namespace)
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+def _selector_text(selector: Any) -> str | None:
+    """A string that equal selectors share (None for a selector kind without one)."""
+    if isinstance(selector, _AllOf):
+        texts = [_selector_text(p) for p in selector.parts]
+        return None if None in texts else "all(" + ";".join(texts) + ")"  # type: ignore[arg-type]
+    if isinstance(selector, _MergedSelector):
+        base = _selector_text(selector.base)
+        extra = ",".join(f"{k}={v}" for k, v in sorted(selector.extra.items()))
+        return None if base is None else f"merged({base};{extra})"
+    if isinstance(selector, LabelSelector):
+        return "nothing" if selector.nothing else f"sel({selector})"
+    return None
 
 
-def count_on(ni: NodeInfo, selector: Selector, namespace: str, key: tuple[str, Any, str] | None) -> int:
+def _count_key(selector: Selector, namespace: str) -> str | None:
+    """The NodeInfo memo key of a count: one string (its hash is computed once), or None."""
+    text = _selector_text(selector)
+    return None if text is None else f"PodTopologySpread.count|{namespace}|{text}"
+
+
+def count_on(ni: NodeInfo, selector: Selector, namespace: str, key: str | None) -> int:
     """:func:`count_pods_matching` on the node's pods, remembered in its memo until the node changes."""
     if key is None:
         return count_pods_matching(ni.pods, selector, namespace)
@@ -176,12 +181,6 @@ def build_default_selector(
 class _AllOf:
     def __init__(self, parts: list[Selector]) -> None:
         self.parts = parts
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _AllOf) and self.parts == other.parts
-
-    def __hash__(self) -> int:
-        return hash(tuple(self.parts))
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         return all(p.matches(labels) for p in self.parts)
@@ -395,10 +394,13 @@ class PodTopologySpread:
             assert snapshot is not None or held is None
             candidates = all_nodes if held is None else [snapshot.node_info_map[n] for n in held]
             key = _count_key(c.selector, pod_info.namespace)
+            every_node = c.node_taints_policy != HONOR and (
+                c.node_affinity_policy != HONOR or required.is_empty()
+            )
             for ni in candidates:
                 if require_all and not _has_all_keys(ni.labels, constraints):
                     continue
-                if not c.includes_node(pod_info, ni, required):
+                if not every_node and not c.includes_node(pod_info, ni, required):
                     continue
                 v = ni.labels.get(c.topology_key, "")
                 if v not in counts[i]:
