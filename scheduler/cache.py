@@ -12,7 +12,7 @@ snapshot's last update (kube keeps nodes in most-recently-updated order for the 
 so a cycle costs work proportional to what changed, not to the cluster size.
 
 Capacity index: both the cache and each snapshot keep, per resource (pod slots, cpu, memory,
-ephemeral-storage and every extended resource), a ``SortedKeyList`` of nodes by *free* amount.
+ephemeral-storage and every extended resource), a ``SortedList`` of ``(free amount, node)`` pairs.
 ``candidate_nodes(requests)`` bisects each requested resource's list, takes the smallest
 candidate slice and checks the other resources only on those nodes, so "which nodes could fit
 4 GPUs" never loops over thousands of nodes in Python.
@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sortedcontainers import SortedKeyList, SortedList
+from sortedcontainers import SortedList
 
 from apiserver.api.types import Obj
 from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
@@ -60,35 +60,41 @@ class CapacityIndex:
     """Nodes sorted by free capacity, per resource."""
 
     def __init__(self) -> None:
-        self._by_resource: dict[str, SortedKeyList] = {}
+        self._by_resource: dict[str, SortedList] = {}
         self._free: dict[str, dict[str, int]] = {}
         #: resource -> sum of the free amounts over all indexed nodes
         self.totals: dict[str, int] = {}
 
-    def _list(self, resource: str) -> SortedKeyList:
+    def _list(self, resource: str) -> SortedList:
         lst = self._by_resource.get(resource)
         if lst is None:
-            lst = SortedKeyList(key=lambda e: e)
+            lst = SortedList()
             self._by_resource[resource] = lst
         return lst
 
     def update(self, name: str, ni: NodeInfo | None) -> None:
-        """Re-index ``name`` from ``ni`` (``None`` or a NodeInfo without node removes it)."""
-        old = self._free.pop(name, None)
-        if old:
-            for r, v in old.items():
+        """Re-index ``name`` from ``ni`` (``None`` or a NodeInfo without node removes it).
+
+        Only the resources whose free amount changed move in their sorted lists.
+        """
+        old = self._free.pop(name, None) or {}
+        free: dict[str, int] = {}
+        if ni is not None and ni.node is not None:
+            free[PODS] = ni.free(PODS)
+            for r in ni.allocatable.keys() | ni.requested.keys():
+                if r != PODS:
+                    free[r] = ni.free(r)
+        totals = self.totals
+        for r, v in old.items():
+            if free.get(r) != v:
                 self._by_resource[r].discard((v, name))
-                self.totals[r] -= v
-        if ni is None or ni.node is None:
-            return
-        free: dict[str, int] = {PODS: ni.free(PODS)}
-        for r in set(ni.allocatable) | set(ni.requested):
-            if r != PODS:
-                free[r] = ni.free(r)
-        self._free[name] = free
+                totals[r] -= v
         for r, v in free.items():
-            self._list(r).add((v, name))
-            self.totals[r] = self.totals.get(r, 0) + v
+            if old.get(r) != v:
+                self._list(r).add((v, name))
+                totals[r] = totals.get(r, 0) + v
+        if free:
+            self._free[name] = free
 
     def free(self, name: str, resource: str) -> int:
         return self._free.get(name, {}).get(resource, 0)
@@ -102,7 +108,7 @@ class CapacityIndex:
             lst = self._by_resource.get(r)
             if lst is None:
                 return set()
-            lo = lst.bisect_key_left((v, ""))
+            lo = lst.bisect_left((v, ""))
             slices.append((len(lst) - lo, r, lst, lo))
         slices.sort(key=lambda t: t[0])
         if slices[0][0] == len(self._free):
@@ -135,7 +141,7 @@ class CapacityIndex:
             if lst is None or len(lst) < total:
                 # some nodes lack the resource altogether: fewer nodes fit than lack it
                 return None, self.candidates(requests)
-            lo = lst.bisect_key_left((v, ""))
+            lo = lst.bisect_left((v, ""))
             bound += lo
             cuts.append((lst, lo))
         if bound * 2 > total:

@@ -354,8 +354,7 @@ class PodTopologySpread:
 
     def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         snapshot = self.handle.snapshot if self.handle is not None else None
-        all_nodes = snapshot.list() if snapshot is not None else nodes
-        if not all_nodes:
+        if not (snapshot.num_nodes() if snapshot is not None else nodes):
             return Status(Code.SKIP)
         has_own = bool((pod_info.pod.get("spec") or {}).get("topologySpreadConstraints"))
         constraints = self._constraints(pod_info, SCHEDULE_ANYWAY)
@@ -392,7 +391,10 @@ class PodTopologySpread:
                 continue  # hostname counts are taken per node in Score
             held = holders[i]
             assert snapshot is not None or held is None
-            candidates = all_nodes if held is None else [snapshot.node_info_map[n] for n in held]
+            if held is not None:
+                candidates = [snapshot.node_info_map[n] for n in held]  # type: ignore[union-attr]
+            else:
+                candidates = snapshot.list() if snapshot is not None else nodes
             key = _count_key(c.selector, pod_info.namespace)
             every_node = c.node_taints_policy != HONOR and (
                 c.node_affinity_policy != HONOR or required.is_empty()
