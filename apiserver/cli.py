@@ -15,6 +15,8 @@ import yaml
 
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
 from apiserver.registry.builtin import StrategyModuleError
+from apiserver.storage.cache import DEFAULT_HISTORY_BYTES
+from apiserver.storage.options import StorageOptions, open_storage, parse_duration
 from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
 from featuregates.scopes import GATE_SCOPES
@@ -115,12 +117,56 @@ def _parser() -> argparse.ArgumentParser:
         "the kubeconfig, is required for everything but /healthz, /livez, /readyz and /version",
     )
     s.add_argument(
+        "--authorization-mode",
+        default="AlwaysAllow",
+        choices=["AlwaysAllow", "RBAC"],
+        help="how requests are authorized: AlwaysAllow (the default) allows every authenticated request; "
+        "RBAC decides them from the stored Roles, ClusterRoles and their bindings, as kube-apiserver's "
+        "--authorization-mode=RBAC does (the kubeconfig user is bound to cluster-admin)",
+    )
+    s.add_argument(
         "--tls",
         action=argparse.BooleanOptionalAction,
         default=True,
         help="serve HTTPS with a CA and certificate generated at start, the CA written into the kubeconfig "
         "(default); --no-tls serves plain HTTP, over which kubectl sends no credentials, so pair it with --anonymous",
     )
+    s.add_argument(
+        "--watch-history",
+        default="5m",
+        metavar="DURATION",
+        help="how far back a watch can resume from a resourceVersion (kube's etcd compaction interval); "
+        "older resourceVersions get 410 Expired and the client re-lists (default 5m)",
+    )
+    s.add_argument(
+        "--watch-history-bytes",
+        type=int,
+        default=DEFAULT_HISTORY_BYTES,
+        metavar="BYTES",
+        help="bytes of serialized objects the watch history may hold across resources; the oldest events "
+        f"are compacted beyond it (default {DEFAULT_HISTORY_BYTES})",
+    )
+    s.add_argument(
+        "--data-dir",
+        default="",
+        metavar="DIR",
+        help="keep the cluster in DIR (an embedded SQLite database, created if missing) so that it "
+        "survives restarts; every acknowledged write is on disk. Default: in memory only",
+    )
+    snap = sub.add_parser(
+        "snapshot",
+        help="save a data dir's cluster state to a file, restore it into a new data dir (as etcdctl snapshot)",
+    )
+    snap_sub = snap.add_subparsers(dest="snapshot_command", required=True)
+    for name, helptext in (
+        ("save", "copy the --data-dir's database into FILE (consistent, also while a server runs on it)"),
+        ("restore", "create the new (or empty) --data-dir from snapshot FILE"),
+        ("status", "show a snapshot's revision, objects, stored revisions and size"),
+    ):
+        c = snap_sub.add_parser(name, help=helptext)
+        c.add_argument("file", metavar="FILE")
+        if name != "status":
+            c.add_argument("--data-dir", required=True, metavar="DIR", help="the data dir of gangplane serve")
     sub.add_parser(
         "bench",
         help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
@@ -148,9 +194,27 @@ def component_gates(args: argparse.Namespace, gates: FeatureGate) -> dict[str, d
     return out
 
 
+def storage_options(args: argparse.Namespace) -> StorageOptions:
+    """The storage flags as options; raises ValueError naming the flag on bad input."""
+    try:
+        window = parse_duration(args.watch_history)
+    except ValueError as e:
+        raise ValueError(f"invalid --watch-history: {e}") from None
+    if args.watch_history_bytes <= 0:
+        raise ValueError(f"invalid --watch-history-bytes: {args.watch_history_bytes}: must be positive")
+    return StorageOptions(
+        watch_history=window, watch_history_bytes=args.watch_history_bytes, data_dir=args.data_dir
+    )
+
+
 async def _serve(
     args: argparse.Namespace, gates: FeatureGate, per_component: dict[str, dict[str, bool]]
 ) -> int:
+    try:
+        storage = open_storage(storage_options(args))
+    except ValueError as e:
+        print(f"gangplane: {e}", file=sys.stderr)
+        return 2
     try:
         cp = ControlPlane(
             ControlPlaneOptions(
@@ -158,6 +222,8 @@ async def _serve(
                 component_gates=per_component,
                 service_cluster_ip_range=args.service_cluster_ip_range,
                 service_node_port_range=args.service_node_port_range,
+                authorization_mode=args.authorization_mode,
+                storage=storage,
             )
         )
     except StrategyModuleError as e:
@@ -202,6 +268,7 @@ async def _serve(
         url = await cp.serve_http(args.host, args.port, front_door=policy, tls=tls)
     except OSError as e:
         print(f"gangplane: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
+        await storage.close()  # commits the bootstrap writes and releases the data dir
         return 1
     await cp.start(names)
     tune_gc()
@@ -213,6 +280,34 @@ async def _serve(
     return 0
 
 
+def snapshot_main(args: argparse.Namespace) -> int:
+    """``gangplane snapshot save|restore|status``: etcdctl's messages; exit 2 on a bad file or dir."""
+    from apiserver.storage import snapshot
+    from apiserver.storage.sqlite import DataDirError
+
+    try:
+        if args.snapshot_command == "save":
+            info = snapshot.save(args.data_dir, args.file)
+            print(f"Snapshot saved at {args.file} (revision {info.revision}, {info.objects} objects)")
+        elif args.snapshot_command == "restore":
+            info = snapshot.restore(args.file, args.data_dir)
+            print(
+                f"Snapshot {args.file} restored into {args.data_dir} "
+                f"(revision {info.revision}, {info.objects} objects)"
+            )
+        else:
+            info = snapshot.status(args.file)
+            print(f"{'REVISION':<20} {'COMPACTED':<20} {'OBJECTS':<10} {'REVISIONS':<10} SIZE")
+            print(
+                f"{info.revision:<20} {info.compacted_revision:<20} {info.objects:<10} "
+                f"{info.revisions:<10} {info.size}"
+            )
+    except DataDirError as e:
+        print(f"gangplane: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "bench":
@@ -220,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench_main(argv[1:])
     args = _parser().parse_args(argv)
+    if args.command == "snapshot":
+        return snapshot_main(args)
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

@@ -32,6 +32,7 @@ from apiserver.registry.generic import API
 from apiserver.server.app import APIApp, status_response
 from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
 from apiserver.server.instance import build_api, new_metrics_registry, publish_apiserver_endpoint
+from apiserver.storage.interface import Storage
 from controllers.manager import register_controllers
 from featuregates import FeatureGate
 from featuregates.scopes import APISERVER
@@ -65,6 +66,11 @@ class ControlPlaneOptions:
     service_cluster_ip_range: str = "10.96.0.0/12"
     service_node_port_range: str = "30000-32767"
     client_bookmark_interval: float = 5.0
+    #: kube-apiserver's ``--authorization-mode``: ``AlwaysAllow`` (default) or ``RBAC``; decides HTTP
+    #: requests behind the front door. In-process clients act as the loopback ``system:masters``.
+    authorization_mode: str = "AlwaysAllow"
+    #: the backend holding the cluster (``apiserver.storage.options.open_storage``); in memory if None
+    storage: Storage | None = None
 
 
 class ControlPlane:
@@ -78,8 +84,10 @@ class ControlPlane:
         self.api: API = build_api(
             self.gates_for(APISERVER),
             self.clock,
+            store=self.options.storage,
             service_cluster_ip_range=self.options.service_cluster_ip_range,
             service_node_port_range=self.options.service_node_port_range,
+            authorization_mode=self.options.authorization_mode,
         )
         self.app = APIApp(
             self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval
@@ -88,6 +96,7 @@ class ControlPlane:
         self._factories: dict[str, ComponentFactory] = {}
         self._server: _Server | None = None
         self._server_task: asyncio.Task[None] | None = None
+        self._storage_started = False
         self.url = ""
 
     # ------------------------------------------------------------------ clients & gates
@@ -134,6 +143,9 @@ class ControlPlane:
             await comp.stop()
 
     async def start(self, names: list[str] | None = None) -> None:
+        if not self._storage_started:
+            self._storage_started = True
+            await self.api.store.start()
         for name in names if names is not None else list(self._factories):
             await self.start_component(name)
 
@@ -141,6 +153,9 @@ class ControlPlane:
         for name in reversed(list(self.components)):
             await self.stop_component(name)
         await self.stop_http()
+        if self._storage_started:
+            self._storage_started = False
+            await self.api.store.close()
 
     # ------------------------------------------------------------------ HTTP
     async def serve_http(
@@ -153,9 +168,10 @@ class ControlPlane:
     ) -> str:
         """Listen on ``host:port`` (0 picks a free port); returns the URL once accepting connections.
 
-        ``front_door`` puts the Host check and bearer-token authentication in front of every
-        request (``gangplane serve`` always does; in-process tests may not); ``tls`` serves HTTPS
-        with those files.
+        ``front_door`` puts the Host check, bearer-token authentication (the policy's tokens and
+        bound service-account tokens), impersonation and authorization (``authorization_mode``)
+        in front of every request (``gangplane serve`` always does; in-process tests may not);
+        ``tls`` serves HTTPS with those files.
         """
         # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
         # TCP, and without it every response waits ~40 ms for the client's delayed ACK.
@@ -173,6 +189,10 @@ class ControlPlane:
                 front_door.allow_ip_literals = True
             else:
                 front_door.allowed_hosts.add(host.lower())
+            if self.api.service_account_tokens not in front_door.authenticators:
+                front_door.authenticators.append(self.api.service_account_tokens)
+            if front_door.authorization is None:
+                front_door.authorization = self.api.authorization
             app = FrontDoor(app, front_door, status_response)
             self.api.authenticate_token = front_door.authenticate
         tls_options: dict[str, Any] = {}

@@ -37,7 +37,7 @@ class StatusError(Exception):
             "reason": self.reason,
         }
         # kube's JSON serializer emits metav1.Status fields in struct order: details before code.
-        if self.details:
+        if self.details is not None:  # an empty StatusDetails still prints (kube's non-resource 403)
             body["details"] = self.details
         body["code"] = self.code
         return body

@@ -24,6 +24,7 @@ import yaml
 WORKLOADS = {
     "cold-start": "bench.workloads.cold_start",
     "api": "bench.workloads.api",
+    "storage": "bench.workloads.storage",
     "scheduling-basic": "bench.workloads.scheduling",
     "gang-statefulsets": "bench.workloads.statefulsets",
     "preemption": "bench.workloads.preemption",

@@ -1,7 +1,7 @@
 """Who a request is from: ``authentication.k8s.io/v1`` UserInfo and the identities gangplane knows.
 
 Pure data, shared by the front door (which finds the identity), the registry (which hands it to
-review strategies such as SelfSubjectReview) and, later, authorization.
+review strategies such as SelfSubjectReview) and the authorizer (:mod:`apiserver.auth`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,11 @@ class UserInfo:
         return out
 
 
-#: the kubeconfig user of ``gangplane serve``: a cluster admin, as kind's kubeconfig user is
-ADMIN = UserInfo("kubernetes-admin", ("kubeadm:cluster-admins", "system:masters", "system:authenticated"))
+#: the kubeconfig user of ``gangplane serve``: kubeadm's (and kind's) admin.conf user, a cluster admin
+#: through the ``kubeadm:cluster-admins`` ClusterRoleBinding rather than the ``system:masters``
+#: super-user group, so RBAC decides its requests like everyone else's
+ADMIN = UserInfo("kubernetes-admin", ("kubeadm:cluster-admins", "system:authenticated"))
 ANONYMOUS = UserInfo("system:anonymous", ("system:unauthenticated",))
-#: in-process clients (components, tests): the API server's own loopback identity
+#: in-process clients (components, tests): the API server's own loopback identity, a member of
+#: ``system:masters`` like kube-apiserver's loopback client, so no stored policy can lock it out
 LOOPBACK = UserInfo("system:apiserver", ("system:masters", "system:authenticated"))

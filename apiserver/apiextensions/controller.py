@@ -362,8 +362,7 @@ class CustomResourceServing:
             self._sync_api_services(group)
         if defs:
             # kube tears down the storage of a CRD that is gone: open watches end
-            for w in tuple(self.api.store.resource(defs[0].storage_key).watchers):
-                w.close()
+            self.api.store.close_watchers(defs[0].storage_key)
 
 
 def install(api: API) -> CustomResourceServing:

@@ -22,7 +22,7 @@ from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOpt
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
 from apiserver.server.discovery import server_resource_lists
-from apiserver.storage.store import BOOKMARK
+from apiserver.storage.interface import BOOKMARK
 
 
 class LocalClient:
@@ -43,6 +43,12 @@ class LocalClient:
     async def _yield(self) -> None:
         self.calls += 1
         await asyncio.sleep(0)
+        self.api.store.fresh()
+
+    async def _durable(self, result: Any) -> Any:
+        """Acknowledge a write only once the storage has made it durable (as the HTTP server does)."""
+        await self.api.store.durable()
+        return result
 
     def _opts(self, dry_run: bool, field_manager: str, force: bool = False) -> WriteOptions:
         return WriteOptions(dry_run=dry_run, field_manager=field_manager or self.user_agent, force=force)
@@ -185,7 +191,7 @@ class LocalClient:
         body.setdefault("apiVersion", rd.api_version)
         body.setdefault("kind", rd.kind)
         ns = namespace or (body.get("metadata") or {}).get("namespace", "")
-        return self.api.create(rd, ns, body, self._opts(dry_run, field_manager)).obj
+        return await self._durable(self.api.create(rd, ns, body, self._opts(dry_run, field_manager)).obj)
 
     async def update(
         self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
@@ -197,7 +203,9 @@ class LocalClient:
         body.setdefault("kind", rd.kind)
         md = body.get("metadata") or {}
         ns = namespace or md.get("namespace", "")
-        return self.api.update(rd, ns, md.get("name", ""), body, self._opts(dry_run, field_manager)).obj
+        return await self._durable(
+            self.api.update(rd, ns, md.get("name", ""), body, self._opts(dry_run, field_manager)).obj
+        )
 
     async def update_status(self, gvr: GVR, obj: Obj, namespace: str = "", *, field_manager: str = "") -> Obj:
         await self._yield()
@@ -207,9 +215,9 @@ class LocalClient:
         body.setdefault("kind", rd.kind)
         md = body.get("metadata") or {}
         ns = namespace or md.get("namespace", "")
-        return self.api.update(
-            rd, ns, md.get("name", ""), body, self._opts(False, field_manager), "status"
-        ).obj
+        return await self._durable(
+            self.api.update(rd, ns, md.get("name", ""), body, self._opts(False, field_manager), "status").obj
+        )
 
     async def patch(
         self,
@@ -229,8 +237,10 @@ class LocalClient:
         body = self._copy(patch)
         opts = self._opts(dry_run, field_manager, force)
         if subresource == "scale":
-            return self.api.scale_patch(rd, namespace, name, body, patch_type, opts).obj
-        return self.api.patch(rd, namespace, name, body, patch_type, opts, subresource).obj
+            return await self._durable(self.api.scale_patch(rd, namespace, name, body, patch_type, opts).obj)
+        return await self._durable(
+            self.api.patch(rd, namespace, name, body, patch_type, opts, subresource).obj
+        )
 
     async def delete(
         self,
@@ -246,7 +256,7 @@ class LocalClient:
         await self._yield()
         rd = self._rd(gvr)
         opts = DeleteOptions(propagation_policy, grace_period_seconds, dict(preconditions or {}), dry_run)
-        return self.api.delete(rd, namespace, name, opts).obj
+        return await self._durable(self.api.delete(rd, namespace, name, opts).obj)
 
     async def delete_collection(
         self,
@@ -261,7 +271,9 @@ class LocalClient:
         await self._yield()
         rd = self._rd(gvr)
         opts = DeleteOptions(propagation_policy, grace_period_seconds)
-        return self.api.delete_collection(rd, namespace, label_selector, field_selector, opts)
+        return await self._durable(
+            self.api.delete_collection(rd, namespace, label_selector, field_selector, opts)
+        )
 
     async def create_subresource(
         self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = ""
@@ -270,13 +282,13 @@ class LocalClient:
         rd = self._rd(gvr)
         body = self._copy(obj)
         if rd.plural == "pods" and subresource == "binding":
-            return bind(self.api, namespace, name, body)
+            return await self._durable(bind(self.api, namespace, name, body))
         if rd.plural == "pods" and subresource == "eviction":
-            return evict(self.api, namespace, name, body)
+            return await self._durable(evict(self.api, namespace, name, body))
         if rd.plural == "serviceaccounts" and not rd.group and subresource == "token":
             from apiserver.registry.tokenrequest import create_token
 
-            return create_token(self.api, namespace, name, body)
+            return await self._durable(create_token(self.api, namespace, name, body))
         raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)
 
     async def get_subresource(self, gvr: GVR, name: str, subresource: str, namespace: str = "") -> Obj:
@@ -295,9 +307,11 @@ class LocalClient:
         rd = self._rd(gvr)
         body = self._copy(obj)
         if subresource == "scale":
-            return self.api.scale_update(rd, namespace, name, body).obj
+            return await self._durable(self.api.scale_update(rd, namespace, name, body).obj)
         if subresource == "status":
-            return self.api.update(rd, namespace, name, body, self._opts(False, ""), "status").obj
+            return await self._durable(
+                self.api.update(rd, namespace, name, body, self._opts(False, ""), "status").obj
+            )
         if subresource == "finalize" and rd.plural == "namespaces":
-            return finalize_namespace(self.api, name, body).obj
+            return await self._durable(finalize_namespace(self.api, name, body).obj)
         raise errors.method_not_allowed("update", f"{rd.plural}/{subresource}", rd.group)

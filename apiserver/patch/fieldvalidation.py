@@ -282,6 +282,9 @@ def duplicate_fields(raw: bytes | None) -> list[str]:
     """Paths of keys repeated within one object of a JSON or YAML request body."""
     if not raw:
         return []
+    known = getattr(raw, "duplicates", None)  # found while the body was decoded off the loop
+    if known is not None:
+        return list(known)
     head = raw.lstrip()[:1]
     if head == b"[":
         return []  # a JSON patch: its paths are not the object's

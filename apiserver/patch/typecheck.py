@@ -204,17 +204,32 @@ def _walk(v: Any, shape: _Shape, path: str, struct: str) -> None:
 
 def check_types(rd: Any, obj: Obj) -> None:
     """Raise 400 BadRequest, worded like kube's decoder, at the first value of the wrong type."""
-    node = schema.for_gvk(rd.group, rd.version, rd.kind)
+    check_kind_types(rd.group, rd.version, rd.kind, obj)
+
+
+def check_kind_types(group: str, version: str, kind: str, obj: Any) -> None:
+    """:func:`check_types` for any served kind (``autoscaling/v1`` Scale bodies, for one)."""
+    node = schema.for_gvk(group, version, kind)
     if node is None:
         return
-    name = schema.definition_name_for(rd.group, rd.version, rd.kind) or ""
+    name = schema.definition_name_for(group, version, kind) or ""
     try:
-        _walk(obj, _compile(node, name), "", rd.kind)
+        _walk(obj, _compile(node, name), "", kind)
     except _Mismatch as m:
+        where = f"Go struct field {m.struct}.{m.path}" if m.path else "Go value"
         raise errors.bad_request(
-            f'{rd.kind} in version "{rd.version}" cannot be handled as a {rd.kind}: json: cannot unmarshal '
-            f"{_json_type(m.value)} into Go struct field {m.struct}.{m.path} of type {m.go}"
+            f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot unmarshal '
+            f"{_json_type(m.value)} into {where} of type {m.go}"
         ) from None
+
+
+def check_apply_types(rd: Any, patch: Obj) -> None:
+    """Type-check an apply configuration before it is merged: the typed conversion kube's field
+    manager makes of it (built-in kinds whole, custom resources' ``metadata``)."""
+    if rd.schema is not None and rd.converter is not None:
+        check_metadata_types(rd, patch)
+    else:
+        check_types(rd, patch)
 
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"

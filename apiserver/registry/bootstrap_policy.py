@@ -3,9 +3,12 @@
 * ``rbac/bootstrap-roles`` creates the default ClusterRoles charts bind to — ``cluster-admin``
   and the user-facing ``admin``/``edit``/``view``, which are *aggregated*: they carry only an
   ``aggregationRule`` and the clusterrole-aggregation controller fills their rules from the
-  ``system:aggregate-to-*`` roles (and from any user ClusterRole with the same labels) — plus the
-  ``cluster-admin`` binding of ``system:masters``. Rules are kube's ``policy.go`` rules, sorted as
-  its rule builder sorts them.
+  ``system:aggregate-to-*`` roles (and from any user ClusterRole with the same labels) — the
+  ``system:*`` roles every authenticated user relies on under RBAC (``system:discovery``,
+  ``system:basic-user``, ``system:public-info-viewer``) and the component roles, with kube's
+  default ClusterRoleBindings. Rules are kube's ``policy.go`` rules, sorted as its rule builder
+  sorts them. kubeadm's ``kubeadm:cluster-admins`` binding makes the kubeconfig user (group
+  ``kubeadm:cluster-admins``) a cluster admin, as on a kubeadm or kind cluster.
 * The aggregator's ``autoregister`` controller creates one *local* APIService per served
   group-version (``v1.``, ``v1.apps``, …), Available with reason ``Local``.
 
@@ -33,11 +36,177 @@ WRITE = ("create", "delete", "deletecollection", "patch", "update")
 READ_WRITE = READ + WRITE
 
 
-def rule(verbs: tuple[str, ...] | str, groups: tuple[str, ...] | str, *resources: str) -> Obj:
-    """``rbacv1helpers.NewRule(...).Groups(...).Resources(...).RuleOrDie()`` (sorted lists)."""
+READ_UPDATE = ("get", "list", "watch", "update", "patch")
+AUTHENTICATION = "authentication.k8s.io"
+AUTHORIZATION = "authorization.k8s.io"
+
+
+def rule(
+    verbs: tuple[str, ...] | str, groups: tuple[str, ...] | str, *resources: str, names: tuple[str, ...] = ()
+) -> Obj:
+    """``rbacv1helpers.NewRule(...).Groups(...).Resources(...)[.Names(...)].RuleOrDie()`` (sorted lists)."""
     verbs = (verbs,) if isinstance(verbs, str) else verbs
     groups = (groups,) if isinstance(groups, str) else groups
-    return {"verbs": sorted(verbs), "apiGroups": sorted(groups), "resources": sorted(resources)}
+    out: Obj = {"verbs": sorted(verbs), "apiGroups": sorted(groups), "resources": sorted(resources)}
+    if names:
+        out["resourceNames"] = sorted(names)
+    return out
+
+
+def url_rule(verbs: tuple[str, ...] | str, *urls: str) -> Obj:
+    """``rbacv1helpers.NewRule(...).URLs(...).RuleOrDie()``."""
+    verbs = (verbs,) if isinstance(verbs, str) else verbs
+    return {"verbs": sorted(verbs), "nonResourceURLs": sorted(urls)}
+
+
+def _events_rule() -> Obj:
+    return rule(("create", "update", "patch"), ("", "events.k8s.io"), "events")
+
+
+def _controller_manager_rules() -> list[Obj]:
+    return [
+        _events_rule(),
+        rule("create", "coordination.k8s.io", "leases"),
+        rule(("get", "update"), "coordination.k8s.io", "leases", names=("kube-controller-manager",)),
+        rule("create", "", "secrets", "serviceaccounts"),
+        rule("delete", "", "secrets"),
+        rule("get", "", "namespaces", "secrets", "serviceaccounts", "configmaps"),
+        rule("update", "", "secrets", "serviceaccounts"),
+        rule("create", AUTHENTICATION, "tokenreviews"),
+        rule("create", AUTHORIZATION, "subjectaccessreviews"),
+        rule(("list", "watch"), "*", "*"),
+        rule("create", "", "serviceaccounts/token"),
+    ]
+
+
+def _scheduler_rules() -> list[Obj]:
+    return [
+        _events_rule(),
+        rule("create", "coordination.k8s.io", "leases"),
+        rule(("get", "update"), "coordination.k8s.io", "leases", names=("kube-scheduler",)),
+        rule(READ, "", "nodes"),
+        rule(("get", "list", "watch", "delete"), "", "pods"),
+        rule("create", "", "pods/binding", "bindings"),
+        rule(("patch", "update"), "", "pods/status"),
+        rule(READ, "", "services", "replicationcontrollers"),
+        rule(READ, ("apps", "extensions"), "replicasets"),
+        rule(READ, "apps", "statefulsets"),
+        rule(READ, "policy", "poddisruptionbudgets"),
+        rule(READ, "", "persistentvolumeclaims", "persistentvolumes"),
+        rule("create", AUTHENTICATION, "tokenreviews"),
+        rule("create", AUTHORIZATION, "subjectaccessreviews"),
+        rule(READ, "storage.k8s.io", "csinodes"),
+        rule(READ, "", "namespaces"),
+        rule(READ, "storage.k8s.io", "csidrivers"),
+        rule(READ, "storage.k8s.io", "csistoragecapacities"),
+        rule(READ, "resource.k8s.io", "resourceclaims", "deviceclasses", "resourceslices"),
+        rule(READ_UPDATE, "resource.k8s.io", "resourceclaims/status"),
+        rule(READ, "scheduling.k8s.io", "workloads", "podgroups"),
+    ]
+
+
+def _node_rules() -> list[Obj]:
+    return [
+        rule("create", AUTHENTICATION, "tokenreviews"),
+        rule("create", AUTHORIZATION, "subjectaccessreviews", "localsubjectaccessreviews"),
+        rule(READ, "", "services"),
+        rule(("create", "get", "list", "watch"), "", "nodes"),
+        rule(("update", "patch"), "", "nodes/status"),
+        rule(("update", "patch"), "", "nodes"),
+        rule(("create", "update", "patch"), "", "events"),
+        rule(READ, "", "pods"),
+        rule(("create", "delete"), "", "pods"),
+        rule(("update", "patch"), "", "pods/status"),
+        rule("create", "", "pods/eviction"),
+        rule(READ, "", "secrets", "configmaps"),
+        rule("get", "", "persistentvolumeclaims", "persistentvolumes"),
+        rule("get", "", "endpoints"),
+        rule(("create", "get", "list", "watch"), "certificates.k8s.io", "certificatesigningrequests"),
+        rule(("get", "create", "update", "patch", "delete"), "coordination.k8s.io", "leases"),
+        rule("get", "storage.k8s.io", "volumeattachments"),
+        rule("create", "", "serviceaccounts/token"),
+        rule(("get", "update", "patch"), "", "persistentvolumeclaims/status"),
+        rule(("get", "watch", "list"), "storage.k8s.io", "csidrivers"),
+        rule(("get", "create", "update", "patch", "delete"), "storage.k8s.io", "csinodes"),
+        rule(READ, "node.k8s.io", "runtimeclasses"),
+        rule(READ, "resource.k8s.io", "resourceclaims", "resourceslices"),
+    ]
+
+
+def _system_roles() -> list[Obj]:
+    """The ``system:*`` ClusterRoles of ``policy.go`` that gangplane's APIs give meaning to."""
+    return [
+        _cluster_role(
+            "system:discovery",
+            rules=[
+                url_rule(
+                    "get",
+                    "/livez",
+                    "/readyz",
+                    "/healthz",
+                    "/version",
+                    "/version/",
+                    "/openapi",
+                    "/openapi/*",
+                    "/api",
+                    "/api/*",
+                    "/apis",
+                    "/apis/*",
+                )
+            ],
+        ),
+        _cluster_role(
+            "system:monitoring",
+            rules=[
+                url_rule(
+                    "get", "/metrics", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*"
+                )
+            ],
+        ),
+        _cluster_role(
+            "system:basic-user",
+            rules=[
+                rule("create", AUTHORIZATION, "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
+                rule("create", AUTHENTICATION, "selfsubjectreviews"),
+            ],
+        ),
+        _cluster_role(
+            "system:public-info-viewer",
+            rules=[url_rule("get", "/livez", "/readyz", "/healthz", "/version", "/version/")],
+        ),
+        _cluster_role(
+            "system:auth-delegator",
+            rules=[
+                rule("create", AUTHENTICATION, "tokenreviews"),
+                rule("create", AUTHORIZATION, "subjectaccessreviews"),
+            ],
+        ),
+        _cluster_role("system:kube-aggregator", rules=[rule(READ, "", "services", "endpoints")]),
+        _cluster_role("system:kube-controller-manager", rules=_controller_manager_rules()),
+        _cluster_role("system:kube-scheduler", rules=_scheduler_rules()),
+        _cluster_role(
+            "system:volume-scheduler",
+            rules=[
+                rule(READ_UPDATE, "", "persistentvolumes"),
+                rule(READ, "storage.k8s.io", "storageclasses"),
+                rule(READ_UPDATE, "", "persistentvolumeclaims"),
+            ],
+        ),
+        _cluster_role("system:node", rules=_node_rules()),
+        _cluster_role(
+            "system:node-proxier",
+            rules=[
+                rule(("list", "watch"), "", "services", "endpoints"),
+                rule(READ, "", "nodes"),
+                _events_rule(),
+                rule(("list", "watch"), "discovery.k8s.io", "endpointslices"),
+            ],
+        ),
+        _cluster_role(
+            "system:service-account-issuer-discovery",
+            rules=[url_rule("get", "/.well-known/openid-configuration", "/openid/v1/jwks")],
+        ),
+    ]
 
 
 def _view_rules() -> list[Obj]:
@@ -221,22 +390,56 @@ def bootstrap_cluster_roles() -> list[Obj]:
         _cluster_role("system:aggregate-to-admin", labels={to + "admin": "true"}, rules=_admin_rules()),
         _cluster_role("system:aggregate-to-edit", labels={to + "edit": "true"}, rules=_edit_rules()),
         _cluster_role("system:aggregate-to-view", labels={to + "view": "true"}, rules=_view_rules()),
+        *_system_roles(),
     ]
 
 
+def _group(name: str) -> Obj:
+    return {"apiGroup": RBAC, "kind": "Group", "name": name}
+
+
+def _user(name: str) -> Obj:
+    return {"apiGroup": RBAC, "kind": "User", "name": name}
+
+
+def _binding(name: str, subjects: list[Obj], role: str | None = None, bootstrap: bool = True) -> Obj:
+    md: Obj = {"name": name}
+    if bootstrap:
+        md.update(labels=dict(BOOTSTRAP_LABELS), annotations=dict(AUTOUPDATE))
+    obj: Obj = {
+        "apiVersion": RBAC_V1,
+        "kind": "ClusterRoleBinding",
+        "metadata": md,
+        "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": role or name},
+    }
+    if subjects:
+        obj["subjects"] = subjects
+    return obj
+
+
+#: kubeadm's group for the admin.conf user, bound to cluster-admin (kubeadm 1.29+, kind)
+KUBEADM_CLUSTER_ADMINS = "kubeadm:cluster-admins"
+
+
 def bootstrap_cluster_role_bindings() -> list[Obj]:
+    """kube's ``ClusterRoleBindings()``, then kubeadm's ``kubeadm:cluster-admins``."""
     return [
-        {
-            "apiVersion": RBAC_V1,
-            "kind": "ClusterRoleBinding",
-            "metadata": {
-                "name": "cluster-admin",
-                "labels": dict(BOOTSTRAP_LABELS),
-                "annotations": dict(AUTOUPDATE),
-            },
-            "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "cluster-admin"},
-            "subjects": [{"apiGroup": RBAC, "kind": "Group", "name": "system:masters"}],
-        }
+        _binding("cluster-admin", [_group("system:masters")]),
+        _binding("system:monitoring", [_group("system:monitoring")]),
+        _binding("system:discovery", [_group("system:authenticated")]),
+        _binding("system:basic-user", [_group("system:authenticated")]),
+        _binding(
+            "system:public-info-viewer", [_group("system:authenticated"), _group("system:unauthenticated")]
+        ),
+        _binding("system:node-proxier", [_user("system:kube-proxy")]),
+        _binding("system:kube-controller-manager", [_user("system:kube-controller-manager")]),
+        _binding("system:kube-scheduler", [_user("system:kube-scheduler")]),
+        _binding("system:volume-scheduler", [_user("system:kube-scheduler")]),
+        _binding("system:node", []),
+        _binding("system:service-account-issuer-discovery", [_group("system:serviceaccounts")]),
+        _binding(
+            KUBEADM_CLUSTER_ADMINS, [_group(KUBEADM_CLUSTER_ADMINS)], role="cluster-admin", bootstrap=False
+        ),
     ]
 
 

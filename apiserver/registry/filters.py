@@ -22,6 +22,19 @@ def _meta_getter(field: str) -> Callable[[Obj], str] | None:
     return None
 
 
+def _labels(obj: Obj) -> dict[str, str]:
+    """An object's labels for selector matching; a malformed label map (never written through the
+    API, which type-checks it, but possible in old stored state) matches as no labels rather than
+    failing every list and watch of the resource."""
+    md = obj.get("metadata")
+    labels = md.get("labels") if isinstance(md, dict) else None
+    if type(labels) is not dict:
+        return {}
+    if all(type(v) is str for v in labels.values()):
+        return labels
+    return {k: v for k, v in labels.items() if type(v) is str}
+
+
 def build_filter(rd: ResourceDef, label_selector: str, field_selector: str) -> Callable[[Obj], bool] | None:
     from apiserver.selectors import parse_field_selector, parse_label_selector
 
@@ -51,7 +64,7 @@ def build_filter(rd: ResourceDef, label_selector: str, field_selector: str) -> C
         return None
 
     def flt(obj: Obj) -> bool:
-        if lsel is not None and not lsel.matches((obj.get("metadata") or {}).get("labels") or {}):
+        if lsel is not None and not lsel.matches(_labels(obj)):
             return False
         if fsel is not None:
             return fsel.matches(lambda f: getters[f](obj))

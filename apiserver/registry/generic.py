@@ -23,9 +23,13 @@ from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
+from apiserver.patch.limits import check_patch_result
+from apiserver.patch.typecheck import check_apply_types, check_kind_types
 from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.strategy import StrategyContext
-from apiserver.storage.store import Record, Store, StoreError, Watcher
+from apiserver.storage.cache import Watcher
+from apiserver.storage.interface import Record, Storage, StoreError
+from apiserver.storage.memory import MemoryStorage
 from featuregates import FeatureGate
 
 JSON_PATCH = "application/json-patch+json"
@@ -132,7 +136,7 @@ class API:
     def __init__(
         self,
         registry: Registry,
-        store: Store | None = None,
+        store: Storage | None = None,
         gates: FeatureGate | None = None,
         admission: list[Plugin] | None = None,
         clock: Clock | None = None,
@@ -143,7 +147,7 @@ class API:
         field_tracker: Any = None,
     ) -> None:
         self.registry = registry
-        self.store = store or Store()
+        self.store: Storage = store or MemoryStorage()
         self.gates = gates or FeatureGate()
         self.admission = admission if admission is not None else []
         self.clock = clock or Clock()
@@ -154,6 +158,10 @@ class API:
         self.field_tracker = field_tracker
         #: ``token -> UserInfo | None`` of the server's front door (TokenReview); set when it serves HTTP
         self.authenticate_token: Callable[[str], Any] | None = None
+        #: ``apiserver.auth.authorizer.Authorization`` (reviews, RBAC escalation checks); None: allow all
+        self.authorization: Any = None
+        #: ``apiserver.auth.serviceaccount.ServiceAccountTokens`` (TokenReview of bound tokens)
+        self.service_account_tokens: Any = None
         self.write_hooks: list[Callable[[str, ResourceDef, Obj], None]] = []
 
     # ------------------------------------------------------------------ helpers
@@ -165,6 +173,8 @@ class API:
             now=rfc3339(self.clock.now()),
             user=user,
             authenticate_token=self.authenticate_token,
+            authorization=self.authorization,
+            service_account_tokens=self.service_account_tokens,
         )
 
     def _skey(self, rd: ResourceDef) -> tuple[str, str]:
@@ -537,7 +547,7 @@ class API:
             else:
                 md.pop(k, None)
         md.pop("selfLink", None)
-        ctx = self._ctx(ns, opts.dry_run)
+        ctx = self._ctx(ns, opts.dry_run, opts.user)
         strategy = rd.strategy
         strategy.default(obj)
         if subresource == "status":
@@ -649,6 +659,7 @@ class API:
             )
         if not isinstance(patched, dict):
             raise errors.bad_request("the patch did not produce an object")
+        check_patch_result(patched)
         patched.setdefault("apiVersion", rd.api_version)
         patched.setdefault("kind", rd.kind)
         if patched.get("kind") != rd.kind or patched.get("apiVersion") != rd.api_version:
@@ -689,7 +700,9 @@ class API:
             raise errors.bad_request("apply patch must be a YAML or JSON object")
         if not opts.field_manager:
             raise errors.bad_request("PATCH requests with apply content type must specify a fieldManager")
-        patch.setdefault("metadata", {})
+        if patch.get("metadata") is None:
+            patch["metadata"] = {}
+        check_apply_types(rd, patch)
         if patch["metadata"].get("name", name) != name:
             raise errors.bad_request(
                 f"the name of the object ({patch['metadata'].get('name')}) does not match the name on the URL ({name})"
@@ -922,6 +935,7 @@ class API:
     ) -> Result:
         if not isinstance(scale, dict):
             raise errors.bad_request("the body of the request must be a Scale object")
+        check_kind_types("autoscaling", "v1", "Scale", scale)
         if scale.get("kind") not in (None, "Scale"):
             raise errors.bad_request(
                 f"the kind in the data ({scale.get('kind')}) does not match the expected kind (Scale)"
@@ -983,10 +997,12 @@ class API:
             patched = merge_patch(current, patch)
         else:
             raise errors.unsupported_media_type("application/json-patch+json, application/merge-patch+json")
-        if (patch.get("metadata") or {}).get("resourceVersion") if isinstance(patch, dict) else None:
-            pass
-        else:
-            patched.setdefault("metadata", {}).pop("resourceVersion", None)
+        check_patch_result(patched)
+        pmd = patch.get("metadata") if isinstance(patch, dict) else None
+        # a resourceVersion in the patch is a precondition; otherwise the patch applies to the latest
+        keep_rv = isinstance(pmd, dict) and bool(pmd.get("resourceVersion"))
+        if not keep_rv and isinstance(patched, dict) and isinstance(patched.get("metadata"), dict):
+            patched["metadata"].pop("resourceVersion", None)
         return self.scale_update(rd, ns, name, patched, opts)
 
 

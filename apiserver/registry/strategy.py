@@ -34,6 +34,10 @@ class StrategyContext:
     user: Any = None
     #: the server's token authenticator (``token -> UserInfo | None``), for TokenReview
     authenticate_token: Any = None
+    #: the server's ``apiserver.auth.authorizer.Authorization`` (access reviews, RBAC escalation)
+    authorization: Any = None
+    #: the bound service-account token authenticator, for TokenReview's audiences
+    service_account_tokens: Any = None
 
 
 class Strategy:

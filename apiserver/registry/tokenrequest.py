@@ -6,44 +6,27 @@ defaults to 3600 and must be at least 600; ``spec.audiences`` defaults to the AP
 audience (its issuer); an optional ``spec.boundObjectRef`` (Pod, Secret or Node) must name a live
 object with a matching UID (a Pod must run as this ServiceAccount). The token is an RS256 JWT (PyJWT) with kube's registered claims
 (``iss``, ``sub: system:serviceaccount:<ns>:<name>``, ``aud``, ``iat``, ``nbf``, ``exp``, ``jti``)
-and the private ``kubernetes.io`` claim. gangplane itself does not authenticate requests, so
-nothing verifies the token; clients that need one get a well-formed one. The signing key is made
-once per process.
+and the private ``kubernetes.io`` claim, signed and later authenticated by
+:mod:`apiserver.auth.serviceaccount` (the token authenticates as its ServiceAccount while it and
+its bound object exist).
 """
 
 from __future__ import annotations
 
-import base64
 import copy
-import functools
-import hashlib
 from typing import Any
-
-import jwt
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.api.types import Obj
+from apiserver.auth.serviceaccount import ISSUER, sign
 from apiserver.field import Path
 from apiserver.meta import new_uid, rfc3339
 
-ISSUER = "https://kubernetes.default.svc.cluster.local"
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600
 MAX_EXPIRATION = 1 << 32
 _BOUND_KINDS = {"Pod": ("", "pods", True), "Secret": ("", "secrets", True), "Node": ("", "nodes", False)}
-
-
-@functools.cache
-def _signing_key() -> tuple[rsa.RSAPrivateKey, str]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    der = key.public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    kid = base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
-    return key, kid
 
 
 def validate_token_request(spec: Obj) -> fielderr.ErrorList:
@@ -143,8 +126,7 @@ def create_token(api: Any, namespace: str, name: str, body: Any) -> Obj:
         "nbf": now,
         "sub": f"system:serviceaccount:{namespace}:{name}",
     }
-    key, kid = _signing_key()
-    token = jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})
+    token = sign(claims)
     md = req.get("metadata") if isinstance(req.get("metadata"), dict) else {}
     return {
         "kind": "TokenRequest",

@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
-import yaml
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -23,6 +22,8 @@ from starlette.routing import Route
 
 from apiserver import errors
 from apiserver.meta import Clock
+from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
+from apiserver.patch.typecheck import check_kind_types
 from apiserver.registry.binding import bind
 from apiserver.registry.eviction import evict
 from apiserver.registry.generic import (
@@ -37,16 +38,18 @@ from apiserver.registry.generic import (
 )
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
-from apiserver.server import negotiation
+from apiserver.server import bodies, negotiation
+from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
 from apiserver.server.metrics import APIServerMetrics
 from apiserver.server.negotiation import media_type as _media
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
-from apiserver.storage.store import ADDED, BOOKMARK, Record
+from apiserver.server.warnings import warning_headers
+from apiserver.storage.interface import ADDED, BOOKMARK, Record
 
 log = logging.getLogger("gangplane.apiserver")
 
-MAX_BODY = 3 * 1024 * 1024
+MAX_BODY = MAX_REQUEST_BODY_BYTES
 JSON = "application/json"
 # gangplane serves the Kubernetes 1.37 APIs, but kubectl warns when the server's minor version is more
 # than one away from its own (computed from gitVersion only). Reporting 1.36 keeps every client gangplane
@@ -71,20 +74,60 @@ def version_info() -> dict[str, str]:
     }
 
 
-def _warning_header(text: str) -> str:
-    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def add_warnings(resp: Response, warnings: list[str]) -> Response:
+    """Add ``Warning`` headers as kube's recorder does (sanitized, truncated; never raises)."""
+    for value in warning_headers(warnings):
+        resp.raw_headers.append((b"warning", value))
+    return resp
+
+
+def _status_bytes(status: dict[str, Any]) -> bytes:
+    """A Status as JSON; text the encoder refuses (a lone surrogate quoted from input) is replaced."""
+    try:
+        return orjson.dumps(status)
+    except TypeError:
+
+        def clean(v: Any) -> Any:
+            if isinstance(v, str):
+                return v.encode("utf-8", "replace").decode("utf-8")
+            if isinstance(v, dict):
+                return {clean(k): clean(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [clean(x) for x in v]
+            return v
+
+        return orjson.dumps(clean(status))
 
 
 def status_response(e: errors.StatusError, warnings: list[str] | None = None) -> Response:
     # kube's JSON serializer (json.Encoder) ends every body with a newline.
-    resp = Response(orjson.dumps(e.status()) + b"\n", status_code=e.code, media_type=JSON)
-    for w in dict.fromkeys(warnings or []):
-        resp.headers.append("Warning", _warning_header(w))
-    return resp
+    resp = Response(_status_bytes(e.status()) + b"\n", status_code=e.code, media_type=JSON)
+    return add_warnings(resp, warnings or [])
+
+
+# The kinds subresource handlers decode their bodies into (kube's per-subresource REST ``New()``).
+SUBRESOURCE_KINDS = {
+    "binding": ("", "v1", "Binding"),
+    "eviction": ("policy", "v1", "Eviction"),
+    "token": ("authentication.k8s.io", "v1", "TokenRequest"),
+    "finalize": ("", "v1", "Namespace"),
+}
+
+
+def check_subresource_body(subresource: str, body: Any) -> None:
+    """Type-check a subresource's body as kube's typed decoder would (a 400 before the handler)."""
+    group, version, kind = SUBRESOURCE_KINDS[subresource]
+    if isinstance(body, dict) and subresource == "eviction" and body.get("apiVersion") == "policy/v1beta1":
+        version = "v1beta1"
+    check_kind_types(group, version, kind, body)
 
 
 def _bool(v: str | None) -> bool:
     return (v or "").lower() in ("true", "1")
+
+
+#: verbs whose response waits for the storage to make the write durable
+_WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
 class APIApp:
@@ -219,7 +262,7 @@ class APIApp:
             resp = await self._dispatch(request, info, rd, verb)
             code = resp.status_code
             if rd.deprecation_warning:
-                resp.headers.append("Warning", _warning_header(rd.deprecation_warning))
+                add_warnings(resp, [rd.deprecation_warning])
             return resp
         except errors.StatusError as e:
             code = e.code
@@ -261,37 +304,21 @@ class APIApp:
         return method.lower()
 
     async def _read_body(self, request: Request) -> tuple[Any, str]:
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise errors.request_entity_too_large(f"limit is {MAX_BODY}")
+        """Read (within the size limit) and decode the body; every decoding failure is a 4xx here."""
+        raw = await bodies.read_limited(request.stream(), request.headers.get("content-length"), MAX_BODY)
         ctype = _media(request.headers.get("content-type"))
         if not raw:
             if request.method in ("POST", "PUT", "PATCH"):
                 raise errors.bad_request("the body of the request was empty")
             return None, ctype
-        if ctype in ("", JSON, "*/*") or ctype in (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH):
-            try:
-                body = orjson.loads(raw)
-            except orjson.JSONDecodeError as e:
-                raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}") from e
+        body, raw = await bodies.decode_async(raw, ctype)
+        if ctype != bodies.PROTOBUF:
             request.state.raw_body = raw  # for fieldValidation's duplicate-field detection
-            return body, ctype
-        if ctype in (APPLY_PATCH, "application/yaml", "application/x-yaml", "text/yaml"):
-            try:
-                body = yaml.safe_load(raw)
-            except yaml.YAMLError as e:
-                raise errors.bad_request(f"error converting YAML to JSON: {e}") from e
-            request.state.raw_body = raw
-            return body, ctype
-        if ctype == "application/vnd.kubernetes.protobuf":
-            from apiserver.server.protobuf import decode_k8s_protobuf
+        return body, ctype
 
-            return decode_k8s_protobuf(raw), ctype
-        raise errors.unsupported_media_type(
-            "application/json, application/yaml, application/vnd.kubernetes.protobuf"
-        )
-
-    def _write_opts(self, q: Any, user_agent: str = "", raw_body: bytes | None = None) -> WriteOptions:
+    def _write_opts(
+        self, q: Any, user_agent: str = "", raw_body: bytes | None = None, user: Any = None
+    ) -> WriteOptions:
         dry = q.getlist("dryRun") if hasattr(q, "getlist") else []
         for d in dry:
             if d != "All":
@@ -313,6 +340,7 @@ class APIApp:
             field_validation=fv,
             force=_bool(q.get("force")),
             raw_body=raw_body,
+            user=user,
         )
 
     def _respond(self, request: Request, rd: ResourceDef, res: Result) -> Response:
@@ -336,10 +364,7 @@ class APIApp:
             body = res.raw if res.raw is not None else orjson.dumps(res.obj)
             if res.obj.get("kind") == "Status":
                 body += b"\n"  # as status_response: kube's encoder ends a Status with a newline
-        resp = Response(body, status_code=res.code, media_type=JSON)
-        for w in dict.fromkeys(res.warnings):
-            resp.headers.append("Warning", _warning_header(w))
-        return resp
+        return add_warnings(Response(body, status_code=res.code, media_type=JSON), res.warnings)
 
     def _now(self) -> Any:
         from datetime import UTC, datetime
@@ -351,6 +376,17 @@ class APIApp:
         return negotiation.table_version(request.headers.get("accept", ""))
 
     async def _dispatch(self, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
+        """Serve one verb between the storage's barriers: reads see the cluster's newest revision
+        (consistent reads), and a write is answered only once the storage has made it durable."""
+        if verb not in _WRITE_VERBS:
+            self.api.store.fresh()
+            return await self._serve_verb(request, info, rd, verb)
+        try:
+            return await self._serve_verb(request, info, rd, verb)
+        finally:
+            await self.api.store.durable()
+
+    async def _serve_verb(self, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
         api = self.api
         q = request.query_params
         ns = info.namespace
@@ -373,6 +409,8 @@ class APIApp:
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
             body, _ = await self._read_body(request)
+            if info.name and sub in SUBRESOURCE_KINDS:
+                check_subresource_body(sub, body)
             if info.name:
                 if sub == "binding" and rd.plural == "pods":
                     return Response(
@@ -411,11 +449,15 @@ class APIApp:
                         info.name,
                         body,
                         self._write_opts(
-                            q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                            q,
+                            request.headers.get("user-agent", ""),
+                            getattr(request.state, "raw_body", None),
+                            user_of(request.scope),
                         ),
                     ),
                 )
             if sub == "finalize" and rd.plural == "namespaces":
+                check_subresource_body(sub, body)
                 return self._respond(request, rd, finalize_namespace(api, info.name, body))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
@@ -428,7 +470,10 @@ class APIApp:
                     info.name,
                     body,
                     self._write_opts(
-                        q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                        q,
+                        request.headers.get("user-agent", ""),
+                        getattr(request.state, "raw_body", None),
+                        user_of(request.scope),
                     ),
                     sub,
                 ),
@@ -449,7 +494,10 @@ class APIApp:
                         body,
                         ctype,
                         self._write_opts(
-                            q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                            q,
+                            request.headers.get("user-agent", ""),
+                            getattr(request.state, "raw_body", None),
+                            user_of(request.scope),
                         ),
                     ),
                 )
@@ -465,7 +513,10 @@ class APIApp:
                     body,
                     ctype,
                     self._write_opts(
-                        q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
+                        q,
+                        request.headers.get("user-agent", ""),
+                        getattr(request.state, "raw_body", None),
+                        user_of(request.scope),
                     ),
                     sub,
                 ),
@@ -488,38 +539,8 @@ class APIApp:
         )
 
     async def _delete_opts(self, request: Request) -> DeleteOptions:
-        q = request.query_params
         body, _ = await self._read_body(request)
-        opts = DeleteOptions()
-        src: dict[str, Any] = {}
-        if isinstance(body, dict):
-            if body.get("kind") not in (None, "DeleteOptions"):
-                raise errors.bad_request(
-                    f"the kind in the data ({body.get('kind')}) does not match DeleteOptions"
-                )
-            src.update(body)
-        elif body is not None:
-            raise errors.bad_request("the body of a delete request must be DeleteOptions")
-        if q.get("propagationPolicy"):
-            src["propagationPolicy"] = q.get("propagationPolicy")
-        if q.get("gracePeriodSeconds") is not None:
-            src["gracePeriodSeconds"] = q.get("gracePeriodSeconds")
-        if q.get("orphanDependents") is not None:
-            src["orphanDependents"] = _bool(q.get("orphanDependents"))
-        if q.getlist("dryRun"):
-            src["dryRun"] = q.getlist("dryRun")
-        opts.propagation_policy = src.get("propagationPolicy")
-        gps = src.get("gracePeriodSeconds")
-        if gps is not None:
-            try:
-                opts.grace_period_seconds = int(gps)
-            except (TypeError, ValueError) as e:
-                raise errors.bad_request(f"invalid gracePeriodSeconds: {gps!r}") from e
-        opts.preconditions = dict(src.get("preconditions") or {})
-        opts.dry_run = bool(src.get("dryRun"))
-        if "orphanDependents" in src and src["orphanDependents"] is not None:
-            opts.orphan_dependents = bool(src["orphanDependents"])
-        return opts
+        return delete_options(body, request.query_params)
 
     # ------------------------------------------------------------------ list & watch
     def _list(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:

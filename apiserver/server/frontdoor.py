@@ -11,8 +11,13 @@ Three checks close that, in the order kube's filters would run them:
   ``/healthz``, ``/livez``, ``/readyz`` and ``/version`` stay open, as kube's
   ``system:public-info-viewer`` role allows. ``--anonymous`` admits requests without a token as
   ``system:anonymous``; a wrong token is still refused, as kube does.
+* **Impersonation**: ``Impersonate-User``/``-Group``/``-Uid``/``-Extra-*`` replace the identity
+  when the caller may ``impersonate`` each of them (403 otherwise).
+* **Authorization** (``--authorization-mode``): the request's attributes (kube's
+  ``RequestInfoFactory``) are decided by :class:`apiserver.auth.authorizer.Authorization`;
+  a refusal is kube's 403 ``Forbidden`` Status, word for word.
 * The identity found is put in the ASGI scope (``scope["gangplane.user"]``) for what comes after
-  (``SelfSubjectReview``, authorization).
+  (``SelfSubjectReview``, the RBAC escalation checks).
 
 Cross-origin "simple" requests are also closed by content negotiation (``text/plain`` bodies are
 415) and by sending no CORS headers at all.
@@ -26,9 +31,13 @@ import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs
 
 from apiserver import errors
 from apiserver.api.users import ADMIN, ANONYMOUS, LOOPBACK, UserInfo
+from apiserver.auth.attributes import request_attributes
+from apiserver.auth.authorizer import ALWAYS_ALLOW, Authorization, Decision, forbidden
+from apiserver.auth.impersonation import impersonate
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -82,6 +91,8 @@ class FrontDoorPolicy:
     allowed_hosts: set[str] = field(default_factory=set)
     #: listening on a wildcard address: any IP literal is the machine's own (rebinding needs a name)
     allow_ip_literals: bool = False
+    #: the server's authorizer; None admits every authenticated request (and impersonation)
+    authorization: Authorization | None = None
 
     def authenticate(self, token: str) -> UserInfo | None:
         for auth in self.authenticators:
@@ -137,10 +148,13 @@ class FrontDoor:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+        headers = dict(pairs)
         err = self._check_host(headers.get("host", ""))
         if err is None:
             err = self._authenticate(scope, headers.get("authorization", ""))
+        if err is None:
+            err = self._authorize(scope, pairs)
         if err is not None:
             await self._respond(err)(scope, receive, send)
             return
@@ -174,6 +188,29 @@ class FrontDoor:
             scope[USER_SCOPE_KEY] = ANONYMOUS
             return None
         return _unauthorized()
+
+    def _authorize(self, scope: Scope, headers: list[tuple[str, str]]) -> errors.StatusError | None:
+        """Impersonation, then the request itself, as kube's filters order them."""
+        authz = self.policy.authorization
+        user = scope.get(USER_SCOPE_KEY, ANONYMOUS)
+
+        def decide(attrs: Any) -> tuple[Decision, str]:
+            return authz.authorize(attrs) if authz is not None else (Decision.ALLOW, "")
+
+        try:
+            acting = impersonate(user, headers, decide)
+        except errors.StatusError as e:
+            return e
+        if acting is not None:
+            user = scope[USER_SCOPE_KEY] = acting
+        if authz is None or authz.mode == ALWAYS_ALLOW:
+            return None  # AlwaysAllow: nothing to decide, so skip parsing the request
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        attrs = request_attributes(user, scope.get("method", "GET"), scope.get("path", ""), query)
+        decision, reason = authz.authorize(attrs)
+        if decision is Decision.ALLOW:
+            return None
+        return forbidden(attrs, reason)
 
 
 def _unauthorized() -> errors.StatusError:

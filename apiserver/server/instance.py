@@ -13,6 +13,8 @@ from prometheus_client import CollectorRegistry
 from apiserver.admission.plugins import default_plugins
 from apiserver.api.types import Obj
 from apiserver.apiextensions.controller import install as install_custom_resources
+from apiserver.auth.authorizer import ALWAYS_ALLOW, Authorization
+from apiserver.auth.serviceaccount import ServiceAccountTokens
 from apiserver.field import new_path
 from apiserver.meta import Clock, new_uid, rfc3339
 from apiserver.openapi import schema
@@ -22,10 +24,12 @@ from apiserver.patch.strategic import strategic_merge
 from apiserver.patch.tracker import FieldTracker
 from apiserver.registry.builtin import builtin_resources
 from apiserver.registry.generic import API, APPLY_PATCH, STRATEGIC_PATCH, WriteOptions
+from apiserver.registry.rbac_policy import StorePolicySource
 from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.servicealloc import DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, ServiceAllocator
 from apiserver.server.metrics import APIServerMetrics
-from apiserver.storage.store import Store
+from apiserver.storage.interface import Storage
+from apiserver.storage.memory import MemoryStorage
 from apiserver.validation.meta import validate_object_meta, validate_object_meta_update
 from apiserver.validation.names import (
     name_is_dns1035_label,
@@ -132,10 +136,11 @@ def _patchers() -> dict[str, Any]:
 def build_api(
     gates: FeatureGate | None = None,
     clock: Clock | None = None,
-    store: Store | None = None,
+    store: Storage | None = None,
     extra_resources: list[ResourceDef] | None = None,
     service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR,
     service_node_port_range: str = DEFAULT_NODE_PORT_RANGE,
+    authorization_mode: str = ALWAYS_ALLOW,
 ) -> API:
     gates = gates or FeatureGate()
     registry = Registry(builtin_resources() + list(extra_resources or []))
@@ -145,7 +150,7 @@ def build_api(
     plugins.insert(1, allocator)  # after NamespaceLifecycle, before anything reads the Service
     api = API(
         registry,
-        store or Store(),
+        store or MemoryStorage(),
         gates,
         plugins,
         clock or Clock(),
@@ -157,6 +162,9 @@ def build_api(
     )
     install_custom_resources(api)
     api.write_hooks.append(allocator.observe)
+    api.authorization = Authorization(authorization_mode, StorePolicySource(api))
+    api.service_account_tokens = ServiceAccountTokens(api.lookup, api.clock.now)
+    api.authenticate_token = api.service_account_tokens
     bootstrap(api, allocator.first_ip)
     return api
 

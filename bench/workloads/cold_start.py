@@ -16,6 +16,7 @@ from bench.workloads.common import Env
 
 METRICS = {"seconds_to_readyz": Metric("s", False)}
 PARAMS = {"cluster": None}  # None: the embedded default fleet; "empty"; or a path: --cluster FILE
+# "stored_objects": N starts on a --data-dir already holding N ConfigMaps (bench.workloads.storage)
 
 
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
@@ -26,6 +27,11 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
             args += ["--cluster", f"{tmp}/fleet.yaml"]
         elif params.get("cluster"):
             args += ["--cluster", str(params["cluster"])]
+        if params.get("stored_objects"):
+            from bench.workloads.storage import populate
+
+            populate(Path(tmp, "data"), int(params["stored_objects"]))
+            args += ["--data-dir", f"{tmp}/data"]
         t0 = time.perf_counter()
         proc = await asyncio.create_subprocess_exec(
             *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=tmp

@@ -49,6 +49,7 @@ from controllers.daemonset import predicates
 from controllers.deployment.util import compute_hash, scaled_value
 from controllers.expectations import Expectations
 from controllers.metrics import ControllerMetrics
+from controllers.ownerlookup import owners_selecting, resolve_controller_ref
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 from controllers.replicaset.controller import slow_start_batch
 
@@ -154,23 +155,10 @@ class DaemonSetsController(Controller):
             self._on_node(cur)
 
     def _resolve(self, namespace: str, ref: Obj | None) -> Obj | None:
-        if ref is None or ref.get("kind") != KIND or ref.get("apiVersion", "").split("/")[0] != "apps":
-            return None
-        ds = self.sets.get_by_name(namespace, ref.get("name", ""))
-        if ds is None or uid_of(ds) != ref.get("uid"):
-            return None
-        return ds
+        return resolve_controller_ref(self.sets, namespace, ref, KIND, "apps")
 
     def _sets_for_orphan(self, pod: Obj) -> list[Obj]:
-        out = []
-        for ds in self.sets.list(namespace_of(pod)):
-            try:
-                sel = label_selector_from_dict((ds.get("spec") or {}).get("selector"))
-            except ValueError:
-                continue
-            if not sel.empty and sel.matches(labels_of(pod)):
-                out.append(ds)
-        return out
+        return owners_selecting(self.sets, pod)
 
     def _add_pod(self, pod: Obj) -> None:
         if is_being_deleted(pod):

@@ -36,6 +36,7 @@ from controllers.base import Controller
 from controllers.deployment import util
 from controllers.deployment.rollout import API_VERSION, KIND, Rollout
 from controllers.metrics import ControllerMetrics
+from controllers.ownerlookup import owners_selecting, resolve_controller_ref
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 
 log = logging.getLogger("gangplane.deployment")
@@ -79,24 +80,11 @@ class DeploymentController(Controller):
         self.enqueue(key_of(d))
 
     def _resolve(self, namespace: str, ref: Obj | None) -> Obj | None:
-        if ref is None or ref.get("kind") != KIND or ref.get("apiVersion", "").split("/")[0] != "apps":
-            return None
-        d = self.deployments.get_by_name(namespace, ref.get("name", ""))
-        if d is None or uid_of(d) != ref.get("uid"):
-            return None
-        return d
+        return resolve_controller_ref(self.deployments, namespace, ref, KIND, "apps")
 
     def _deployments_for_orphan(self, rs: Obj) -> list[Obj]:
         """``getDeploymentsForReplicaSet``."""
-        out = []
-        for d in self.deployments.list(namespace_of(rs)):
-            try:
-                sel = label_selector_from_dict(util.spec(d).get("selector"))
-            except ValueError:
-                continue
-            if not sel.empty and sel.matches(labels_of(rs)):
-                out.append(d)
-        return out
+        return owners_selecting(self.deployments, rs)
 
     def _add_rs(self, rs: Obj) -> None:
         if is_being_deleted(rs):

@@ -57,6 +57,7 @@ from controllers.job.pod_control import JobPodControl
 from controllers.job.tracking import Tracker
 from controllers.metrics import ControllerMetrics
 from controllers.nodeagent.timers import TimerHeap
+from controllers.ownerlookup import owners_selecting, resolve_controller_ref
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 
 log = logging.getLogger("gangplane.job")
@@ -151,20 +152,10 @@ class JobController(Controller):
                 self.enqueue((ORPHAN, key_of(pod)))
 
     def _resolve(self, namespace: str, ref: Obj | None) -> Obj | None:
-        if ref is None or ref.get("kind") != KIND or str(ref.get("apiVersion", "")).split("/")[0] != "batch":
-            return None
-        job = self.jobs.get_by_name(namespace, ref.get("name", ""))
-        if job is None or uid_of(job) != ref.get("uid"):
-            return None
-        return job
+        return resolve_controller_ref(self.jobs, namespace, ref, KIND, "batch")
 
     def _jobs_for_orphan(self, pod: Obj) -> list[Obj]:
-        out = []
-        for job in self.jobs.list(namespace_of(pod)):
-            sel = _selector(job)
-            if sel is not None and not sel.empty and sel.matches(labels_of(pod)):
-                out.append(job)
-        return out
+        return owners_selecting(self.jobs, pod, _selector)
 
     def _pod_changed(self, pod: Obj) -> None:
         ref = controller_ref(pod)

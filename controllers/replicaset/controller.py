@@ -47,6 +47,7 @@ from controllers import podutil
 from controllers.base import Controller
 from controllers.expectations import Expectations
 from controllers.metrics import ControllerMetrics
+from controllers.ownerlookup import owners_selecting, resolve_controller_ref
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 
 log = logging.getLogger("gangplane.replicaset")
@@ -158,26 +159,11 @@ class ReplicaSetController(Controller):
 
     def _resolve(self, namespace: str, ref: Obj | None) -> Obj | None:
         """``resolveControllerRef``: the cached owner, if kind, group and UID agree."""
-        if ref is None or ref.get("kind") != self.kind:
-            return None
-        if ref.get("apiVersion", "").rpartition("/")[0] != self.gvr.group:
-            return None
-        obj = self.sets.get_by_name(namespace, ref.get("name", ""))
-        if obj is None or uid_of(obj) != ref.get("uid"):
-            return None
-        return obj
+        return resolve_controller_ref(self.sets, namespace, ref, self.kind, self.gvr.group)
 
     def _sets_for_orphan(self, pod: Obj) -> list[Obj]:
         """``getPodReplicaSets``: every object in the pod's namespace whose selector matches it."""
-        out = []
-        for obj in self.sets.list(namespace_of(pod)):
-            try:
-                sel = self.selector_of(obj)
-            except ValueError:
-                continue
-            if not sel.empty and sel.matches(labels_of(pod)):
-                out.append(obj)
-        return out
+        return owners_selecting(self.sets, pod, self.selector_of)
 
     def _add_pod(self, pod: Obj) -> None:
         if is_being_deleted(pod):

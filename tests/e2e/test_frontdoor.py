@@ -207,5 +207,6 @@ def test_token_review_authenticates_the_servers_token(tls_server: Server) -> Non
     finally:
         api.close()
     assert good.status.authenticated is True and good.status.user.username == "kubernetes-admin"
-    assert "system:masters" in good.status.user.groups
+    # kubeadm's admin.conf identity: cluster-admin through the kubeadm:cluster-admins binding
+    assert good.status.user.groups == ["kubeadm:cluster-admins", "system:authenticated"]
     assert bad.status.authenticated is False

@@ -45,7 +45,8 @@ def test_auth_can_i_answers_yes_truthfully(kubectl: Kubectl) -> None:
             ),
         )
     )
-    assert review["status"]["allowed"] is True and "AlwaysAllow" in review["status"]["reason"]
+    # kube's AlwaysAllow authorizer allows with no reason
+    assert review["status"] == {"allowed": True}
 
 
 def test_rbac_create_get_and_validation(kubectl: Kubectl) -> None:

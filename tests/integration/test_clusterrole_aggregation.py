@@ -31,8 +31,13 @@ async def test_bootstrap_roles_are_aggregated(cp, client) -> None:
     edit = _edit_rules() + [r for r in view if r not in _edit_rules()]
     await wait_for_object(client, CLUSTERROLES, "view", cond=_rules_are(view))
     await wait_for_object(client, CLUSTERROLES, "edit", cond=_rules_are(edit))
-    admin = await client.get(CLUSTERROLES, "admin")
-    assert all(r in admin["rules"] for r in _admin_rules() + edit)
+    # admin aggregates edit: wait for it to have caught up with edit's final rules, not an earlier pass
+    admin = await wait_for_object(
+        client,
+        CLUSTERROLES,
+        "admin",
+        cond=lambda o: o is not None and all(r in (o.get("rules") or []) for r in _admin_rules() + edit),
+    )
     assert [m["manager"] for m in admin["metadata"]["managedFields"] if m["operation"] == "Apply"] == [NAME]
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.users import UserInfo
 from apiserver.server.app import status_response
 from apiserver.server.frontdoor import (
     ADMIN,
@@ -102,3 +103,42 @@ def test_front_door_sets_the_identity_and_refuses_the_rest() -> None:
     wildcard = FrontDoor(None, FrontDoorPolicy([], anonymous=True, allow_ip_literals=True), status_response)  # type: ignore[arg-type]
     assert _call(wildcard, "/version", {"Host": "192.0.2.10:6443"})[0] == 200
     assert _call(wildcard, "/version", {"Host": "rebind.example"})[0] == 403
+
+
+def test_impersonation_replaces_the_identity_when_allowed() -> None:
+    t = new_token()
+    door = FrontDoor(None, FrontDoorPolicy([static_tokens({t: ADMIN})]), status_response)  # type: ignore[arg-type]
+    code, scope = _call(
+        door,
+        "/api/v1/pods",
+        {
+            "Host": "localhost",
+            "Authorization": f"Bearer {t}",
+            "Impersonate-User": "jane",
+            "Impersonate-Group": "qa",
+        },
+    )
+    assert code == 200 and scope[USER_SCOPE_KEY] == UserInfo("jane", ("qa", "system:authenticated"))
+
+
+def test_rbac_authorization_refuses_with_kubes_forbidden() -> None:
+    from apiserver.auth.authorizer import Authorization
+    from tests.unit.test_auth_rbac import DictSource
+
+    t = new_token()
+    jane = UserInfo("jane", ("system:authenticated",))
+    policy = FrontDoorPolicy([static_tokens({t: jane})], authorization=Authorization("RBAC", DictSource([])))
+    door = FrontDoor(None, policy, status_response)  # type: ignore[arg-type]
+    assert (
+        _call(door, "/api/v1/namespaces/default/pods", {"Host": "localhost", "Authorization": f"Bearer {t}"})[
+            0
+        ]
+        == 403
+    )
+    assert (
+        _call(door, "/readyz", {"Host": "localhost"})[0] == 403
+    )  # no public-info-viewer binding in this policy
+    code, _ = _call(
+        door, "/api/v1/pods", {"Host": "localhost", "Authorization": f"Bearer {t}", "Impersonate-User": "x"}
+    )
+    assert code == 403

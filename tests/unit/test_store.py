@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from apiserver.storage.store import ADDED, DELETED, MODIFIED, Store, StoreError
+from apiserver.storage.interface import ADDED, DELETED, MODIFIED, StoreError
+from apiserver.storage.memory import MemoryStorage
 
 R = ("", "configmaps")
 
@@ -14,7 +15,7 @@ def obj(name: str, ns: str = "default", labels: dict[str, str] | None = None, v:
 
 
 def test_revisions_are_global_and_strictly_increasing() -> None:
-    s = Store()
+    s = MemoryStorage(initial_rv=0)
     a = s.create(R, ("default", "a"), obj("a"))
     b = s.create(("", "secrets"), ("default", "b"), obj("b"))
     c = s.update(R, ("default", "a"), obj("a", v=1))
@@ -23,7 +24,7 @@ def test_revisions_are_global_and_strictly_increasing() -> None:
 
 
 def test_create_existing_update_missing_and_stale_rv() -> None:
-    s = Store()
+    s = MemoryStorage(initial_rv=0)
     s.create(R, ("default", "a"), obj("a"))
     with pytest.raises(StoreError) as e:
         s.create(R, ("default", "a"), obj("a"))
@@ -39,7 +40,7 @@ def test_create_existing_update_missing_and_stale_rv() -> None:
 
 
 def test_records_hand_out_independent_copies() -> None:
-    s = Store()
+    s = MemoryStorage(initial_rv=0)
     rec = s.create(R, ("default", "a"), obj("a"))
     c = rec.copy()
     c["data"]["v"] = "mutated"
@@ -47,7 +48,7 @@ def test_records_hand_out_independent_copies() -> None:
 
 
 def test_list_namespace_range_and_pagination() -> None:
-    s = Store()
+    s = MemoryStorage(initial_rv=0)
     for ns in ("a", "b"):
         for i in range(5):
             s.create(R, (ns, f"o{i}"), obj(f"o{i}", ns))
@@ -60,7 +61,7 @@ def test_list_namespace_range_and_pagination() -> None:
 
 
 def test_list_at_older_revision_rolls_back_later_writes() -> None:
-    s = Store()
+    s = MemoryStorage(initial_rv=0)
     s.create(R, ("d", "a"), obj("a", "d"))
     s.create(R, ("d", "b"), obj("b", "d"))
     at = s.rv
@@ -73,7 +74,7 @@ def test_list_at_older_revision_rolls_back_later_writes() -> None:
 
 
 def test_list_at_compacted_revision_is_expired() -> None:
-    s = Store(history_size=2)
+    s = MemoryStorage(initial_rv=0, history_size=2)
     s.create(R, ("d", "a"), obj("a", "d"))
     s.update(R, ("d", "a"), obj("a", "d", v=1))
     s.update(R, ("d", "a"), obj("a", "d", v=2))
@@ -84,7 +85,7 @@ def test_list_at_compacted_revision_is_expired() -> None:
 
 
 def test_watch_replays_history_after_rv_without_gap_or_duplicate() -> None:
-    s = Store()
+    s = MemoryStorage(initial_rv=0)
     s.create(R, ("d", "a"), obj("a", "d"))
     since = s.rv
     s.update(R, ("d", "a"), obj("a", "d", v=1))
@@ -98,7 +99,7 @@ def test_watch_replays_history_after_rv_without_gap_or_duplicate() -> None:
 
 
 def test_watch_from_compacted_rv_raises_expired() -> None:
-    s = Store(history_size=1)
+    s = MemoryStorage(initial_rv=0, history_size=1)
     s.create(R, ("d", "a"), obj("a", "d"))
     s.update(R, ("d", "a"), obj("a", "d", v=1))
     s.update(R, ("d", "a"), obj("a", "d", v=2))
@@ -107,7 +108,7 @@ def test_watch_from_compacted_rv_raises_expired() -> None:
 
 
 def test_watch_filter_transitions_become_added_and_deleted() -> None:
-    s = Store()
+    s = MemoryStorage(initial_rv=0)
     s.create(R, ("d", "a"), obj("a", "d", {"app": "x"}))
     w, initial = s.watch(R, "", lambda o: o["metadata"]["labels"].get("app") == "x", None, True)
     assert [t for t, _ in initial] == [ADDED]
@@ -119,7 +120,7 @@ def test_watch_filter_transitions_become_added_and_deleted() -> None:
 
 
 def test_slow_watcher_is_closed_without_blocking_writers() -> None:
-    s = Store(watcher_buffer=3)
+    s = MemoryStorage(initial_rv=0, watcher_buffer=3)
     slow, _ = s.watch(R, "", None, None, False)
     fast, _ = s.watch(R, "", None, None, False)
     for i in range(5):

@@ -6,8 +6,12 @@ non-resource URLs; bindings point at a Role or ClusterRole of the rbac group and
 never changes; subjects are ServiceAccounts (namespaced names), Users or Groups. None of these
 kinds tracks ``metadata.generation``.
 
-gangplane authorizes every request (see ``authorization.py``), so RBAC objects are stored,
-validated, aggregated and listed exactly as kube does but never consulted for a decision.
+Writes are also checked against escalation, as kube's ``policybased`` storage does: a Role or
+ClusterRole may only grant what its writer already holds (or the writer may ``escalate`` it), and
+a binding may only bind a role whose rules the writer holds (or may ``bind``);
+``system:masters`` is exempt. Under ``--authorization-mode=AlwaysAllow`` ``escalate`` and
+``bind`` are allowed like everything else, so the checks never refuse. An update that only
+touches what the garbage collector writes (ownerReferences, finalizers) is not checked.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import field
+from apiserver.api.users import LOOPBACK
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies.core import UntrackedGenerationStrategy
 from apiserver.registry.strategy import Obj, Strategy, StrategyContext
@@ -186,45 +191,101 @@ def validate_binding_update(new: Obj, old: Obj) -> ErrorList:
     return []
 
 
+# ---------------------------------------------------------------------------------- escalation
+
+#: metadata an update may change without an escalation check (``IsOnlyMutatingGCFields``) or
+#: that the server owns
+_UNCHECKED_META = ("ownerReferences", "finalizers", "managedFields", "resourceVersion", "generation")
+
+
+def only_gc_fields_change(new: Obj, old: Obj) -> bool:
+    def strip(o: Obj) -> Obj:
+        md = {k: v for k, v in _dict(o.get("metadata")).items() if k not in _UNCHECKED_META}
+        return {**{k: v for k, v in o.items() if k != "metadata"}, "metadata": md}
+
+    return strip(new) == strip(old)
+
+
+def confirm_role(ctx: StrategyContext, resource: str, obj: Obj) -> None:
+    if ctx.authorization is None:
+        return
+    rules = [r for r in _list(obj.get("rules")) if isinstance(r, dict)]
+    ctx.authorization.confirm_role_write(
+        ctx.user or LOOPBACK,
+        resource,
+        ctx.namespace,
+        _str(_dict(obj.get("metadata")).get("name")),
+        rules,
+        aggregation=obj.get("aggregationRule") is not None,
+    )
+
+
+def confirm_binding(ctx: StrategyContext, resource: str, obj: Obj) -> None:
+    if ctx.authorization is None:
+        return
+    ctx.authorization.confirm_binding_write(
+        ctx.user or LOOPBACK,
+        resource,
+        ctx.namespace,
+        _str(_dict(obj.get("metadata")).get("name")),
+        _dict(obj.get("roleRef")),
+    )
+
+
 # ---------------------------------------------------------------------------------- strategies
 
 
 class RoleStrategy(UntrackedGenerationStrategy):
     def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:
+        confirm_role(ctx, "roles", obj)
         return validate_rules(obj, namespaced=True)
 
     def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
+        if not only_gc_fields_change(new, old):
+            confirm_role(ctx, "roles", new)
         return validate_rules(new, namespaced=True)
 
 
 class ClusterRoleStrategy(UntrackedGenerationStrategy):
     def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:
+        confirm_role(ctx, "clusterroles", obj)
         return validate_rules(obj, namespaced=False) + validate_aggregation_rule(obj)
 
     def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
-        return self.validate(ctx, new)
+        if not only_gc_fields_change(new, old):
+            confirm_role(ctx, "clusterroles", new)
+        return validate_rules(new, namespaced=False) + validate_aggregation_rule(new)
 
 
 class _BindingStrategy(UntrackedGenerationStrategy):
     namespaced = True
+    resource = "rolebindings"
 
     def default(self, obj: Obj) -> None:
         default_role_ref(obj)
         default_subjects(obj)
 
     def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:
-        return validate_binding(obj, self.namespaced)
+        errs = validate_binding(obj, self.namespaced)
+        if not errs:  # kube checks the roleRef it converted: a malformed one is a 422 first
+            confirm_binding(ctx, self.resource, obj)
+        return errs
 
     def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
-        return validate_binding(new, self.namespaced) + validate_binding_update(new, old)
+        errs = validate_binding(new, self.namespaced) + validate_binding_update(new, old)
+        if not errs and not only_gc_fields_change(new, old):
+            confirm_binding(ctx, self.resource, new)
+        return errs
 
 
 class RoleBindingStrategy(_BindingStrategy):
     namespaced = True
+    resource = "rolebindings"
 
 
 class ClusterRoleBindingStrategy(_BindingStrategy):
     namespaced = False
+    resource = "clusterrolebindings"
 
 
 STRATEGIES: dict[tuple[str, str], Strategy] = {

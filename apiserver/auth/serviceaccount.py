@@ -1,0 +1,167 @@
+"""Bound service-account tokens: the JWTs ``serviceaccounts/token`` issues, and their authenticator.
+
+Shaped like kube's ``pkg/serviceaccount`` (``claims.go``, ``jwt.go``): an RS256 JWT with the
+registered claims (``iss``, ``sub``, ``aud``, ``iat``, ``nbf``, ``exp``, ``jti``) and the private
+``kubernetes.io`` claim naming the namespace, the ServiceAccount and the object the token is
+bound to. A token authenticates as ``system:serviceaccount:<ns>:<name>`` with the groups
+``system:serviceaccounts``, ``system:serviceaccounts:<ns>`` and ``system:authenticated`` only
+while it is unexpired, meant for this server's audience, and its ServiceAccount — and the Pod or
+Secret it is bound to — still exist with the uids it names (deleting them revokes it).
+
+The signing key is made once per process (kube reads ``--service-account-key-file``).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from apiserver.api.types import Obj
+from apiserver.api.users import UserInfo
+from apiserver.auth import rbac
+
+ISSUER = "https://kubernetes.default.svc.cluster.local"
+#: the API server's own audiences (kube's ``--api-audiences`` defaults to the issuer)
+API_AUDIENCES = (ISSUER,)
+CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
+POD_NAME = "authentication.kubernetes.io/pod-name"
+POD_UID = "authentication.kubernetes.io/pod-uid"
+NODE_NAME = "authentication.kubernetes.io/node-name"
+NODE_UID = "authentication.kubernetes.io/node-uid"
+
+#: ``lookup(group, plural, namespace, name) -> object | None``
+Lookup = Callable[[str, str, str, str], Obj | None]
+
+
+@functools.cache
+def signing_key() -> tuple[rsa.RSAPrivateKey, str]:
+    """The process's RSA key and its ``kid`` (the SHA-256 of the public key, as kube derives it)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    der = key.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    kid = base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
+    return key, kid
+
+
+def sign(claims: Obj) -> str:
+    key, kid = signing_key()
+    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})
+
+
+class InvalidToken(Exception):
+    """A token that is a service-account JWT of this server but no longer (or never) valid."""
+
+
+class ServiceAccountTokens:
+    """The JWT token authenticator (kube's ``serviceaccount.JWTTokenAuthenticator``)."""
+
+    def __init__(self, lookup: Lookup, now: Callable[[], float], audiences: tuple[str, ...] = API_AUDIENCES):
+        self._lookup = lookup
+        self._now = now
+        self.audiences = audiences
+
+    def __call__(self, token: str) -> UserInfo | None:
+        """A front-door authenticator: the identity, or None for anything that is not valid here."""
+        try:
+            user, _ = self.authenticate(token, self.audiences)
+        except InvalidToken:
+            return None
+        return user
+
+    def authenticate(self, token: str, audiences: tuple[str, ...]) -> tuple[UserInfo | None, list[str]]:
+        """(identity, audiences it is valid for); (None, []) when the token is not one of ours.
+
+        Raises :class:`InvalidToken` with the reason when it is ours but no longer good.
+        """
+        if token.count(".") != 2:
+            return None, []
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError:
+            return None, []
+        if unverified.get("iss") != ISSUER:
+            return None, []
+        key, kid = signing_key()
+        if header.get("kid") not in (None, kid):
+            raise InvalidToken("square/go-jose: error in cryptographic primitive")
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key.public_key(),
+                algorithms=["RS256"],
+                options={"verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False},
+            )
+        except jwt.PyJWTError as e:
+            raise InvalidToken("square/go-jose: error in cryptographic primitive") from e
+        now = self._now()
+        if isinstance(claims.get("exp"), (int, float)) and now > claims["exp"]:
+            raise InvalidToken("service account token has expired")
+        if isinstance(claims.get("nbf"), (int, float)) and now < claims["nbf"] - 60:
+            raise InvalidToken("service account token is not valid yet")
+        aud = claims.get("aud")
+        token_audiences = [aud] if isinstance(aud, str) else [a for a in aud or [] if isinstance(a, str)]
+        valid_for = [a for a in audiences if a in token_audiences]
+        if not valid_for:
+            raise InvalidToken(
+                f"token audiences {rbac._go_quote_list(token_audiences)} is invalid for the target audiences "
+                f"{rbac._go_quote_list(list(audiences))}"
+            )
+        return self._user(claims), valid_for
+
+    def _user(self, claims: dict[str, Any]) -> UserInfo:
+        private = claims.get("kubernetes.io")
+        if not isinstance(private, dict):
+            raise InvalidToken("service account token claims missing the kubernetes.io claim")
+        ns = private.get("namespace")
+        sa_ref = private.get("serviceaccount") or {}
+        if not isinstance(ns, str) or not isinstance(sa_ref, dict) or not sa_ref.get("name"):
+            raise InvalidToken("service account token claims are malformed")
+        name = str(sa_ref["name"])
+        sa = self._lookup("", "serviceaccounts", ns, name)
+        if sa is None:
+            raise InvalidToken(f'serviceaccounts "{name}" not found')
+        sa_uid = (sa.get("metadata") or {}).get("uid", "")
+        if sa_uid != sa_ref.get("uid"):
+            raise InvalidToken(f"service account UID ({sa_uid}) does not match claim ({sa_ref.get('uid')})")
+        extra: dict[str, list[str]] = {}
+        for kind, plural in (("pod", "pods"), ("secret", "secrets")):
+            ref = private.get(kind)
+            if not isinstance(ref, dict):
+                continue
+            obj = self._lookup("", plural, ns, str(ref.get("name") or ""))
+            if obj is None:
+                raise InvalidToken(f'{plural} "{ref.get("name")}" not found')
+            md = obj.get("metadata") or {}
+            if md.get("uid") != ref.get("uid"):
+                raise InvalidToken(f"{kind} UID ({md.get('uid')}) does not match claim ({ref.get('uid')})")
+            if kind == "pod":
+                extra[POD_NAME] = [str(ref.get("name"))]
+                extra[POD_UID] = [str(ref.get("uid"))]
+        node = private.get("node")
+        if isinstance(node, dict) and node.get("name") and not isinstance(private.get("pod"), dict):
+            # bound to the Node itself (not just naming a pod's node): the Node must still be there
+            live = self._lookup("", "nodes", "", str(node["name"]))
+            if live is None:
+                raise InvalidToken(f'nodes "{node["name"]}" not found')
+            live_uid = (live.get("metadata") or {}).get("uid")
+            if live_uid != node.get("uid"):
+                raise InvalidToken(f"node UID ({live_uid}) does not match claim ({node.get('uid')})")
+        if isinstance(node, dict) and node.get("name"):
+            extra[NODE_NAME] = [str(node["name"])]
+            if node.get("uid"):
+                extra[NODE_UID] = [str(node["uid"])]
+        if claims.get("jti"):
+            extra[CREDENTIAL_ID] = [f"JTI={claims['jti']}"]
+        groups = (*rbac.service_account_groups(ns), "system:authenticated")
+        return UserInfo(
+            rbac.service_account_username(ns, name), groups, str(sa_uid), dict(sorted(extra.items()))
+        )

@@ -1,0 +1,441 @@
+"""The watch cache: every backend's in-memory view of the stored objects and their recent history.
+
+kube-apiserver's cacher serves lists and watches from memory and keeps a window of recent events
+so that a client can resume a watch from a resourceVersion; etcd compacts older revisions every
+five minutes, after which such a client gets ``410 Expired`` and re-lists. This module is that
+cache, shared by all backends:
+
+* objects per resource in a ``SortedDict`` keyed ``(namespace, name)``, as immutable
+  :class:`~apiserver.storage.interface.Record` s (the dict and its serialized bytes);
+* a history of events per resource, bounded by count per resource and, across resources, by age
+  (``history_window`` seconds, kube's 5-minute compaction) and by the bytes it holds
+  (``history_bytes``), so that memory stays bounded however fast one object is rewritten;
+* lists at an older revision (``continue`` tokens, ``resourceVersionMatch=Exact``) by rolling the
+  current state back through the history;
+* synchronous, non-blocking watch fan-out: each watcher has its own bounded buffer; one that
+  falls too far behind is closed (its client resumes or re-lists) and never slows writers.
+
+Everything here runs on the event loop thread and never awaits, so each call is atomic.
+Backends decide revisions and durability and feed every change through :meth:`WatchCache.apply`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from sortedcontainers import SortedDict
+
+from apiserver.storage.interface import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    Event,
+    Filter,
+    Key,
+    Record,
+    StorageKey,
+    StoreError,
+    restamp,
+)
+
+#: kube's etcd compaction interval: watch history older than this is compacted
+DEFAULT_HISTORY_WINDOW = 300.0
+#: bytes of serialized objects the history may hold across all resources
+DEFAULT_HISTORY_BYTES = 256 << 20
+_HI = "\U0010ffff"
+
+
+class Watcher:
+    """One watch stream: a filter and a bounded buffer of pending events."""
+
+    __slots__ = (
+        "namespace",
+        "filter",
+        "buffer",
+        "max_buffer",
+        "closed",
+        "error",
+        "_wake",
+        "_resource",
+        "sent_rv",
+        "served_as",
+    )
+
+    def __init__(self, namespace: str, flt: Filter | None, max_buffer: int) -> None:
+        self.namespace = namespace
+        self.filter = flt
+        self.buffer: deque[tuple[str, Record]] = deque()
+        self.max_buffer = max_buffer
+        self.closed = False
+        self.error: str | None = None
+        self._wake = asyncio.Event()
+        self._resource: ResourceCache | None = None
+        self.sent_rv = 0
+        #: what the API server serves this watch as (its resource definition), set by the registry
+        self.served_as: Any = None
+
+    def _matches(self, rec: Record | None) -> bool:
+        if rec is None:
+            return False
+        if self.filter is None:
+            return True
+        return self.filter(rec.obj)
+
+    def offer(self, ev: Event) -> None:
+        if self.closed:
+            return
+        if self.namespace and ev.key[0] != self.namespace:
+            return
+        if self.filter is None:
+            self._push(ev.type, ev.rec)
+            return
+        if ev.type == MODIFIED:
+            now_in = self._matches(ev.rec)
+            was_in = self._matches(ev.prev)
+            if now_in and was_in:
+                self._push(MODIFIED, ev.rec)
+            elif now_in:
+                self._push(ADDED, ev.rec)
+            elif was_in and ev.prev is not None:
+                # Leaving the selection: the previous state, at the new resourceVersion (kube's cacher).
+                self._push(DELETED, restamp(ev.prev, ev.rv))
+        elif self._matches(ev.rec):
+            self._push(ev.type, ev.rec)
+
+    def _push(self, etype: str, rec: Record) -> None:
+        if len(self.buffer) >= self.max_buffer:
+            self.close("watcher fell too far behind; re-list and watch again")
+            return
+        self.buffer.append((etype, rec))
+        self._wake.set()
+
+    def close(self, error: str | None = None) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.error = error
+        self._wake.set()
+        if self._resource is not None:
+            self._resource.watchers.discard(self)
+
+    async def wait(self, timeout: float | None) -> bool:
+        """Wait for events or close; False on timeout."""
+        if self.buffer or self.closed:
+            return True
+        self._wake.clear()
+        try:
+            async with asyncio.timeout(timeout):
+                await self._wake.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    def drain(self) -> list[tuple[str, Record]]:
+        out = list(self.buffer)
+        self.buffer.clear()
+        if out:
+            self.sent_rv = out[-1][1].rv
+        return out
+
+
+class _Collector(Watcher):
+    """A watcher that only applies filtering/transition rules to replayed history."""
+
+    def __init__(self, w: Watcher) -> None:
+        super().__init__(w.namespace, w.filter, 1 << 62)
+        self.events: list[tuple[str, Record]] = []
+
+    def _push(self, etype: str, rec: Record) -> None:
+        self.events.append((etype, rec))
+
+
+class ResourceCache:
+    """Objects and history of one resource (one storage key)."""
+
+    __slots__ = ("items", "history", "history_size", "compacted_rv", "watchers", "last_rv")
+
+    def __init__(self, history_size: int) -> None:
+        self.items: SortedDict = SortedDict()
+        self.history: deque[Event] = deque()
+        self.history_size = history_size
+        self.compacted_rv = 0  # events with rv <= this are gone from history
+        self.watchers: set[Watcher] = set()
+        self.last_rv = 0
+
+    def range(self, namespace: str) -> Iterator[tuple[Key, Record]]:
+        if namespace:
+            for k in self.items.irange((namespace, ""), (namespace, _HI)):
+                yield k, self.items[k]
+        else:
+            yield from self.items.items()
+
+    def state_at(self, rv: int, namespace: str, start: Key | None) -> Iterator[tuple[Key, Record]]:
+        """The objects as they were at revision ``rv`` (rolling back newer events), from ``start`` on."""
+        if rv < self.compacted_rv:
+            raise StoreError("Expired")
+        overrides: dict[Key, Record | None] = {}
+        for ev in reversed(self.history):
+            if ev.rv <= rv:
+                break
+            overrides[ev.key] = ev.prev  # the earliest event after rv wins (visited last)
+        lo = start if start is not None else ((namespace, "") if namespace else None)
+        hi = (namespace, _HI) if namespace else None
+        cur_keys = (
+            self.items.irange(lo, hi, inclusive=(start is None, True))
+            if (lo or hi)
+            else iter(self.items.keys())
+        )
+        extra = sorted(
+            k
+            for k in overrides
+            if (not namespace or k[0] == namespace) and (start is None or k > start) and k not in self.items
+        )
+        # merge the two sorted key streams
+        ei = 0
+        for k in cur_keys:
+            while ei < len(extra) and extra[ei] < k:
+                rec = overrides[extra[ei]]
+                if rec is not None:
+                    yield extra[ei], rec
+                ei += 1
+            if k in overrides:
+                rec = overrides[k]
+                if rec is not None:
+                    yield k, rec
+            else:
+                yield k, self.items[k]
+        while ei < len(extra):
+            rec = overrides[extra[ei]]
+            if rec is not None:
+                yield extra[ei], rec
+            ei += 1
+
+
+class WatchCache:
+    """All resources' objects, history and watchers, at one cluster-wide revision ``rv``.
+
+    Backends subclass it: they decide each write's revision (a counter, or etcd's) and hand the
+    change to :meth:`apply`; everything a reader sees comes from here.
+    """
+
+    def __init__(
+        self,
+        history_size: int = 200_000,
+        watcher_buffer: int = 100_000,
+        history_window: float = DEFAULT_HISTORY_WINDOW,
+        history_bytes: int = DEFAULT_HISTORY_BYTES,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._rv = 0
+        #: revisions at or below this predate the cache (an earlier run, the loaded state): 410
+        self._floor = 0
+        self._resources: dict[StorageKey, ResourceCache] = {}
+        self.history_size = history_size
+        self.watcher_buffer = watcher_buffer
+        self.history_window = history_window
+        self.history_bytes = history_bytes
+        self._monotonic = monotonic
+        #: every resource's events in revision order, for compaction by age and bytes across resources
+        self._timeline: deque[tuple[ResourceCache, Event]] = deque()
+        self._history_held = 0  # bytes of the records the timeline holds
+
+    @property
+    def rv(self) -> int:
+        return self._rv
+
+    def resource(self, skey: StorageKey) -> ResourceCache:
+        rs = self._resources.get(skey)
+        if rs is None:
+            rs = ResourceCache(self.history_size)
+            rs.compacted_rv = self._floor
+            self._resources[skey] = rs
+        return rs
+
+    def storage_keys(self) -> list[StorageKey]:
+        return list(self._resources)
+
+    # -- feeding the cache -----------------------------------------------------------------------
+    def apply(
+        self,
+        skey: StorageKey,
+        etype: str,
+        key: Key,
+        rec: Record,
+        prev: Record | None,
+        at: float | None = None,
+    ) -> None:
+        """Record one change at ``rec.rv`` (> the cache's revision): objects, history, watchers.
+
+        ``at`` (monotonic seconds) dates a change replayed from stored history (a restart),
+        so that it leaves the window when it would have; live changes are dated now.
+        """
+        rs = self.resource(skey)
+        if etype == DELETED:
+            rs.items.pop(key, None)
+        else:
+            rs.items[key] = rec
+        now = self._monotonic() if at is None else at
+        ev = Event(rec.rv, etype, key, rec, prev, now)
+        rs.history.append(ev)
+        if len(rs.history) > rs.history_size:
+            rs.compacted_rv = rs.history.popleft().rv
+        self._timeline.append((rs, ev))
+        self._history_held += len(rec.raw)
+        self._rv = rec.rv
+        rs.last_rv = rec.rv
+        self.compact(now)
+        if rs.watchers:
+            for w in tuple(rs.watchers):
+                w.offer(ev)
+
+    def load(self, skey: StorageKey, key: Key, rec: Record) -> None:
+        """Put a stored object in place without an event (state loaded at start)."""
+        rs = self.resource(skey)
+        rs.items[key] = rec
+        rs.last_rv = max(rs.last_rv, rec.rv)
+
+    def load_many(self, skey: StorageKey, records: dict[Key, Record]) -> None:
+        """:meth:`load` for many objects of one resource at once (one sort instead of one insert each)."""
+        rs = self.resource(skey)
+        rs.items.update(records)
+        if records:
+            rs.last_rv = max(rs.last_rv, max(rec.rv for rec in records.values()))
+
+    def loaded(self, rv: int) -> None:
+        """The state loaded at start is at revision ``rv``: nothing older can be replayed."""
+        self._rv = max(self._rv, rv)
+        self._floor = max(self._floor, rv)
+        for rs in self._resources.values():
+            rs.compacted_rv = max(rs.compacted_rv, rv)
+
+    def advance(self, rv: int) -> None:
+        """The cluster is at ``rv`` with no change in this cache's view (an etcd progress notify)."""
+        if rv > self._rv:
+            self._rv = rv
+
+    def compact(self, now: float | None = None) -> None:
+        """Drop history older than the window or beyond the byte budget (kube's compaction)."""
+        tl = self._timeline
+        if not tl:
+            return
+        if now is None:
+            now = self._monotonic()
+        horizon = now - self.history_window
+        while tl and (tl[0][1].at < horizon or self._history_held > self.history_bytes):
+            rs, ev = tl.popleft()
+            self._history_held -= len(ev.rec.raw)
+            if rs.history and rs.history[0] is ev:
+                rs.history.popleft()
+                rs.compacted_rv = ev.rv
+
+    def compact_to(self, rv: int) -> None:
+        """Drop every event at or below ``rv`` (an explicit compaction, e.g. etcd's)."""
+        tl = self._timeline
+        while tl and tl[0][1].rv <= rv:
+            rs, ev = tl.popleft()
+            self._history_held -= len(ev.rec.raw)
+            if rs.history and rs.history[0] is ev:
+                rs.history.popleft()
+        self._floor = max(self._floor, rv)
+        for rs in self._resources.values():
+            if rs.compacted_rv < rv:
+                rs.compacted_rv = rv
+
+    def history_held(self) -> tuple[int, int]:
+        """(events, bytes) the history holds now."""
+        return len(self._timeline), self._history_held
+
+    # -- reads ---------------------------------------------------------------------------
+    def get(self, skey: StorageKey, key: Key) -> Record | None:
+        return self.resource(skey).items.get(key)
+
+    def list(
+        self,
+        skey: StorageKey,
+        namespace: str = "",
+        flt: Filter | None = None,
+        limit: int = 0,
+        start: Key | None = None,
+        at_rv: int | None = None,
+    ) -> tuple[list[Record], int, Key | None]:
+        """Items (filtered) in key order; returns (records, list revision, last key if truncated)."""
+        rs = self.resource(skey)
+        list_rv = self._rv if at_rv is None else at_rv
+        if at_rv is not None and at_rv < self._rv and rs.last_rv > at_rv:
+            self.compact()
+            it: Iterator[tuple[Key, Record]] = rs.state_at(at_rv, namespace, start)
+        elif start is not None:
+            hi = (namespace, _HI) if namespace else None
+            it = ((k, rs.items[k]) for k in rs.items.irange(start, hi, inclusive=(False, True)))
+        else:
+            it = rs.range(namespace)
+        out: list[Record] = []
+        last: Key | None = None
+        for k, rec in it:
+            if flt is not None and not flt(rec.obj):
+                continue
+            if limit and len(out) >= limit:
+                return out, list_rv, last
+            out.append(rec)
+            last = k
+        return out, list_rv, None
+
+    def count(self, skey: StorageKey, namespace: str = "") -> int:
+        rs = self.resource(skey)
+        if not namespace:
+            return len(rs.items)
+        return sum(1 for _ in rs.items.irange((namespace, ""), (namespace, _HI)))
+
+    # -- watch -------------------------------------------------------------------------------
+    def watch(
+        self,
+        skey: StorageKey,
+        namespace: str,
+        flt: Filter | None,
+        since_rv: int | None,
+        initial: bool,
+    ) -> tuple[Watcher, list[tuple[str, Record]]]:
+        """Register a watcher; return it with its initial events.
+
+        ``initial``: synthetic ADDED for every current matching object (watch without a
+        resourceVersion, ``resourceVersion=0``, or ``sendInitialEvents=true``).
+        ``since_rv``: replay the history after that revision (raises ``Expired`` if compacted).
+        """
+        rs = self.resource(skey)
+        w = Watcher(namespace, flt, self.watcher_buffer)
+        events: list[tuple[str, Record]] = []
+        if initial:
+            for _, rec in rs.range(namespace):
+                if flt is None or flt(rec.obj):
+                    events.append((ADDED, rec))
+        elif since_rv is not None and since_rv < self._rv:
+            self.compact()
+            if since_rv < rs.compacted_rv:
+                raise StoreError("Expired")
+            pending: list[Event] = []
+            for ev in reversed(rs.history):
+                if ev.rv <= since_rv:
+                    break
+                pending.append(ev)
+            collector = _Collector(w)
+            for ev in reversed(pending):
+                collector.offer(ev)
+            events = collector.events
+        w._resource = rs
+        rs.watchers.add(w)
+        w.sent_rv = self._rv
+        return w, events
+
+    def watcher_count(self) -> int:
+        return sum(len(rs.watchers) for rs in self._resources.values())
+
+    def close_watchers(self, skey: StorageKey, error: str | None = None) -> None:
+        for w in tuple(self.resource(skey).watchers):
+            w.close(error)
+
+
+__all__ = ["DEFAULT_HISTORY_BYTES", "DEFAULT_HISTORY_WINDOW", "ResourceCache", "WatchCache", "Watcher"]

@@ -1,0 +1,147 @@
+"""The storage contract every backend honours, and the types it speaks in.
+
+kube-apiserver talks to etcd through ``storage.Interface`` and serves reads and watches from its
+watch cache (the *cacher*). gangplane keeps that split:
+
+* reads (``get``, ``list`` at a revision with continue tokens, ``count``, ``watch`` from a
+  revision) are answered from a :class:`~apiserver.storage.cache.WatchCache` kept in memory by
+  every backend, synchronously, on the API server's event loop;
+* writes (``create``/``update``/``delete`` with resourceVersion preconditions) are synchronous
+  too, so the registry's read-check-write of one request is atomic within the process, and a
+  backend shared between processes (etcd) detects a concurrent write with a compare on the stored
+  revision and answers ``Conflict``;
+* :meth:`Storage.durable` is the acknowledgement barrier: the API server awaits it before it
+  answers a write, which lets the SQLite backend commit all writes of one event-loop turn in one
+  transaction (group commit) while memory and etcd return at once;
+* :meth:`Storage.fresh` is the consistent-read barrier (kube's consistent reads from cache): a
+  backend shared with other API servers catches its cache up with the cluster's newest revision.
+
+Revisions are one cluster-wide, strictly increasing integer stamped into
+``metadata.resourceVersion``; ``Expired`` (HTTP 410) answers a revision older than the compacted
+history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import orjson
+
+from apiserver.api.types import Obj
+
+Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
+#: a storage key names one resource's keyspace: ``(group, plural)`` of its storage resource
+StorageKey = Any
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+BOOKMARK = "BOOKMARK"
+ERROR = "ERROR"
+
+Filter = Callable[[Obj], bool]
+
+
+class Record:
+    """An immutable stored object: the dict (never mutated once stored) and its JSON bytes."""
+
+    __slots__ = ("obj", "raw", "rv")
+
+    def __init__(self, obj: Obj, raw: bytes, rv: int) -> None:
+        self.obj = obj
+        self.raw = raw
+        self.rv = rv
+
+    def copy(self) -> Obj:
+        return orjson.loads(self.raw)
+
+
+@dataclass(slots=True)
+class Event:
+    """One change at revision ``rv``; ``prev`` is the state it replaced (None for ADDED)."""
+
+    rv: int
+    type: str
+    key: Key
+    rec: Record
+    prev: Record | None
+    #: when the cache recorded it (monotonic seconds), for compaction by age
+    at: float = 0.0
+
+
+class StoreError(Exception):
+    """Raised with a reason the registry maps to a Status (NotFound, AlreadyExists, Conflict, Expired)."""
+
+    def __init__(self, reason: str, message: str = "") -> None:
+        super().__init__(message or reason)
+        self.reason = reason
+
+
+def stamp(obj: Obj, rv: int) -> Record:
+    """``obj`` stored at revision ``rv``: the resourceVersion written in, serialized once."""
+    obj.setdefault("metadata", {})["resourceVersion"] = str(rv)
+    return Record(obj, orjson.dumps(obj), rv)
+
+
+def restamp(rec: Record, rv: int) -> Record:
+    """A copy of ``rec`` at another revision (a DELETED event carries the last state at the delete's)."""
+    return stamp(orjson.loads(rec.raw), rv)
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """What the registry needs from a backend (memory, SQLite, etcd)."""
+
+    @property
+    def rv(self) -> int:
+        """The newest revision this server has applied to its cache."""
+        ...
+
+    # -- reads (from the watch cache) --------------------------------------------------------
+    def get(self, skey: StorageKey, key: Key) -> Record | None: ...
+
+    def list(
+        self,
+        skey: StorageKey,
+        namespace: str = "",
+        flt: Filter | None = None,
+        limit: int = 0,
+        start: Key | None = None,
+        at_rv: int | None = None,
+    ) -> tuple[list[Record], int, Key | None]: ...
+
+    def count(self, skey: StorageKey, namespace: str = "") -> int: ...
+
+    def watch(
+        self, skey: StorageKey, namespace: str, flt: Filter | None, since_rv: int | None, initial: bool
+    ) -> tuple[Any, list[tuple[str, Record]]]: ...
+
+    def watcher_count(self) -> int: ...
+
+    def close_watchers(self, skey: StorageKey, error: str | None = None) -> None: ...
+
+    # -- writes ----------------------------------------------------------------------------
+    def create(self, skey: StorageKey, key: Key, obj: Obj) -> Record: ...
+
+    def update(self, skey: StorageKey, key: Key, obj: Obj, expected_rv: int | None = None) -> Record: ...
+
+    def delete(self, skey: StorageKey, key: Key, expected_rv: int | None = None) -> Record: ...
+
+    # -- barriers and lifecycle ------------------------------------------------------------------
+    def fresh(self) -> None:
+        """Catch the cache up with the newest revision of the cluster (consistent read)."""
+        ...
+
+    async def durable(self) -> None:
+        """Return once every write applied so far is durable (the write acknowledgement)."""
+        ...
+
+    async def start(self) -> None:
+        """Begin background work (commit loop, compaction, watch pump) on the running loop."""
+        ...
+
+    async def close(self) -> None:
+        """Flush and release everything; the storage is unusable afterwards."""
+        ...

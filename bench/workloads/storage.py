@@ -1,0 +1,139 @@
+"""Storage backends side by side: writes/s through the API (one client, and 16 concurrent ones,
+each write acknowledged only once durable), and the time to open a store holding many objects.
+
+Every backend in :data:`BACKENDS` runs the same writes in its own control plane, in-process
+(the path the controllers use: registry, admission, the storage's durability barrier), so the
+differences are the backends'. ``sqlite-loop`` is the SQLite backend committing on the event
+loop instead of its writer thread, which is how the choice of the writer thread is measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from apiserver.client.interface import CONFIGMAPS
+from apiserver.storage.interface import Storage
+from apiserver.storage.memory import MemoryStorage
+from apiserver.storage.sqlite import SQLiteStorage
+from bench.results import Metric
+from bench.workloads.common import Env
+
+#: backend name -> a store in the given (empty) directory
+BACKENDS: dict[str, Callable[[Path], Storage]] = {
+    "memory": lambda d: MemoryStorage(),
+    "sqlite": lambda d: SQLiteStorage(d / "data"),
+    "sqlite-loop": lambda d: SQLiteStorage(d / "data", commit_thread=False),
+}
+#: backends whose state outlives the process: their open time with ``stored`` objects is measured
+PERSISTENT: dict[str, Callable[[Path], Storage]] = {"sqlite": lambda d: SQLiteStorage(d / "data")}
+
+METRICS = {
+    **{f"create_per_s_{b}": Metric("writes/s", True) for b in BACKENDS},
+    **{f"create_per_s_16_clients_{b}": Metric("writes/s", True) for b in BACKENDS},
+    **{f"patch_per_s_16_clients_{b}": Metric("writes/s", True) for b in BACKENDS},
+    **{f"open_s_{b}": Metric("s", False) for b in PERSISTENT},
+}
+PARAMS = {"objects": 2000, "clients": 16, "stored": 50_000}
+
+
+def configmap(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"app": "bench"}},
+        "data": {"k": "v" * 64},
+    }
+
+
+async def _writes(make: Callable[[Path], Storage], n: int, clients: int) -> dict[str, float]:
+    from apiserver.controlplane import ControlPlane, ControlPlaneOptions
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cp = ControlPlane(ControlPlaneOptions(storage=make(Path(tmp))))
+        await cp.start([])
+        try:
+            c = cp.client("bench")
+            t = time.perf_counter()
+            for i in range(n):
+                await c.create(CONFIGMAPS, configmap(f"seq-{i}"), "default")
+            seq = n / (time.perf_counter() - t)
+
+            async def creates(k: int) -> None:
+                for i in range(n // clients):
+                    await c.create(CONFIGMAPS, configmap(f"par-{k}-{i}"), "default")
+
+            async def patches(k: int) -> None:
+                for i in range(n // clients):
+                    await c.patch(CONFIGMAPS, f"par-{k}-{i}", {"metadata": {"labels": {"v": "2"}}}, "default")
+
+            t = time.perf_counter()
+            await asyncio.gather(*(creates(k) for k in range(clients)))
+            par = (n // clients * clients) / (time.perf_counter() - t)
+            t = time.perf_counter()
+            await asyncio.gather(*(patches(k) for k in range(clients)))
+            patch = (n // clients * clients) / (time.perf_counter() - t)
+        finally:
+            await cp.stop()
+    return {"create_per_s": seq, "create_per_s_16_clients": par, "patch_per_s_16_clients": patch}
+
+
+def populate(data_dir: Path, objects: int) -> None:
+    """A data dir holding ``objects`` ConfigMaps shaped as the API server stores them."""
+    store = SQLiteStorage(data_dir)
+    try:
+        now = "2026-01-01T00:00:00Z"
+        for i in range(objects):
+            ns, name = f"ns-{i % 50}", f"cm-{i:06d}"
+            obj = configmap(name)
+            obj["metadata"].update(
+                namespace=ns,
+                uid=f"00000000-0000-4000-8000-{i:012d}",
+                creationTimestamp=now,
+                managedFields=[
+                    {
+                        "manager": "bench",
+                        "operation": "Update",
+                        "apiVersion": "v1",
+                        "time": now,
+                        "fieldsType": "FieldsV1",
+                        "fieldsV1": {
+                            "f:data": {".": {}, "f:k": {}},
+                            "f:metadata": {"f:labels": {"f:app": {}}},
+                        },
+                    }
+                ],
+            )
+            store.create(("", "configmaps"), (ns, name), obj)
+    finally:
+        store.close_sync()
+
+
+def _open_s(make: Callable[[Path], Storage], stored: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        populate(Path(tmp) / "data", stored)
+        t = time.perf_counter()
+        store = make(Path(tmp))
+        elapsed = time.perf_counter() - t
+        assert store.count(("", "configmaps")) == stored
+        if isinstance(store, SQLiteStorage):
+            store.close_sync()
+    return elapsed
+
+
+async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
+    n = int(params.get("objects", 2000))
+    clients = int(params.get("clients", 16))
+    out: dict[str, float] = {}
+    for name, make in BACKENDS.items():
+        for metric, value in (await _writes(make, n, clients)).items():
+            out[f"{metric}_{name}"] = value
+        env.progress(f"{name} done")
+    for name, make in PERSISTENT.items():
+        out[f"open_s_{name}"] = _open_s(make, int(params.get("stored", 50_000)))
+        env.progress(f"opened {name}")
+    return out

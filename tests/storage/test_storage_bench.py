@@ -1,0 +1,34 @@
+"""The storage bench scenarios run and report every backend (numbers are measured, not asserted)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.cli import main as bench_main
+from bench.results import read_results
+from bench.workloads.storage import BACKENDS, PERSISTENT
+
+
+def test_storage_scenario_reports_writes_per_backend_and_the_open_time(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text(
+        "name: tiny-storage\nkind: storage\nrepeat: 1\nparams: {objects: 32, clients: 4, stored: 100}\n"
+    )
+    assert bench_main(["-f", str(f), "--out", str(tmp_path / "out")]) == 0
+    summary = read_results(tmp_path / "out" / "results.json")["scenarios"][0]["summary"]
+    for b in BACKENDS:
+        for metric in ("create_per_s", "create_per_s_16_clients", "patch_per_s_16_clients"):
+            assert summary[f"{metric}_{b}"]["median"] > 0
+    for b in PERSISTENT:
+        assert summary[f"open_s_{b}"]["median"] > 0
+
+
+def test_cold_start_on_a_data_dir_with_stored_objects(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text(
+        "name: tiny-cold-data\nkind: cold-start\nrepeat: 1\nparams: {cluster: empty, stored_objects: 200}\n"
+    )
+    assert bench_main(["-f", str(f), "--out", str(tmp_path / "out")]) == 0
+    doc = read_results(tmp_path / "out" / "results.json")
+    assert not doc["scenarios"][0].get("error")
+    assert doc["scenarios"][0]["summary"]["seconds_to_readyz"]["median"] > 0
