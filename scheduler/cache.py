@@ -422,9 +422,13 @@ class Snapshot:
 
     def list(self) -> list[NodeInfo]:
         """Every NodeInfo in name order (a fresh list; the order is maintained, not rebuilt per call)."""
+        return list(self.ordered())
+
+    def ordered(self) -> list[NodeInfo]:
+        """:meth:`list` without the copy, for the hot path: the caller must not modify it."""
         if self._ordered is None:
             self._ordered = [self.node_info_map[n] for n in self._names]
-        return list(self._ordered)
+        return self._ordered
 
     def num_nodes(self) -> int:
         return len(self.node_info_map)

@@ -741,7 +741,7 @@ class Framework:
     ) -> tuple[list[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
         if node_names is None:
-            all_nodes = snapshot.list()
+            all_nodes = snapshot.ordered()
         else:
             infos = snapshot.node_info_map
             all_nodes = [infos[n] for n in node_names if n in infos]
@@ -920,10 +920,17 @@ class Framework:
 
         if not always and not checks and not surely and not only and not with_nominated and not already:
             # nothing can reject any node: the next nodes in rotation are the feasible ones
-            for name in itertools.islice(_rotation(names, start), to_find):
-                ni = node_infos.get(name)
-                if ni is not None:
-                    append(ni)
+            if names is snapshot.node_names:
+                ordered = snapshot.ordered()  # the same nodes, in the same (name) order
+                feasible = ordered[start : start + to_find]
+                if len(feasible) < to_find:
+                    feasible += ordered[: to_find - len(feasible)]
+            else:
+                feasible = [
+                    ni
+                    for ni in map(node_infos.get, itertools.islice(_rotation(names, start), to_find))
+                    if ni is not None
+                ]
         else:
             visit_hinted(_rotation(names, start))
             if not feasible and deferred:

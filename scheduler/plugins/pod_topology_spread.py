@@ -394,7 +394,7 @@ class PodTopologySpread:
             if held is not None:
                 candidates = [snapshot.node_info_map[n] for n in held]  # type: ignore[union-attr]
             else:
-                candidates = snapshot.list() if snapshot is not None else nodes
+                candidates = snapshot.ordered() if snapshot is not None else nodes
             key = _count_key(c.selector, pod_info.namespace)
             every_node = c.node_taints_policy != HONOR and (
                 c.node_affinity_policy != HONOR or required.is_empty()

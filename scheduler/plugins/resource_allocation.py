@@ -10,6 +10,7 @@ that best-effort pods still spread; BalancedAllocation uses the real requests.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -150,30 +151,37 @@ def score_nodes(
 CpuMemoryBatch = Callable[[Sequence[NodeInfo], int, int, bool], list[int]]
 
 
-def _memoized(fn: Callable[[NodeInfo, int, int, bool], int]) -> CpuMemoryBatch:
-    """A batch scorer from a per-node one, remembering each node's score in its memo.
+_GENERATION = operator.attrgetter("generation")
+#: remembered scores per scorer and pod requests before the memo starts over (each pod placed
+#: leaves one stale entry behind; a node visited again is scored again after a reset)
+_MEMO_MAX = 100_000
 
-    The score is a pure function of the node's state and the pod's two requests, so it is
-    computed once per node state: from one pod to the next, only the node that took the
-    previous pod changed and is scored again.
+
+def _memoized(fn: Callable[[NodeInfo, int, int, bool], int]) -> CpuMemoryBatch:
+    """A batch scorer from a per-node one, remembering scores by NodeInfo ``generation``.
+
+    The score is a pure function of the node's state and the pod's two requests, and a
+    NodeInfo's generation changes with every change of its state (a clone shares it only while
+    both are equal), so it is computed once per node state: from one pod to the next only the
+    node that took the previous pod is scored again. The lookups run in C (``map``).
     """
+    memos: dict[tuple[int, int, bool], dict[int, int]] = {}
 
     def batch(nodes: Sequence[NodeInfo], cpu_req: int, mem_req: int, use_requested: bool) -> list[int]:
-        key = (fn, cpu_req, mem_req, use_requested)
-        out: list[int] = []
-        append = out.append
-        for ni in nodes:
-            m = ni.memo
-            if m is None:
-                m = ni.memo = {}
-            else:
-                v = m.get(key)
-                if v is not None:
-                    append(v)
-                    continue
-            v = m[key] = fn(ni, cpu_req, mem_req, use_requested)
-            append(v)
-        return out
+        memo = memos.get((cpu_req, mem_req, use_requested))
+        if memo is None:
+            if len(memos) > 64:
+                memos.clear()
+            memo = memos[(cpu_req, mem_req, use_requested)] = {}
+        out = list(map(memo.get, map(_GENERATION, nodes)))
+        if None in out:
+            if len(memo) > _MEMO_MAX:
+                memo.clear()
+            for i, v in enumerate(out):
+                if v is None:
+                    ni = nodes[i]
+                    out[i] = memo[ni.generation] = fn(ni, cpu_req, mem_req, use_requested)
+        return out  # type: ignore[return-value]
 
     return batch
 
