@@ -37,7 +37,7 @@ snapshot changes and ``restore(mark)`` undoes everything after the mark, newest 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -284,6 +284,48 @@ class PodLabelIndex:
         return out
 
 
+# --- spreading counts ----------------------------------------------------------------------------
+
+
+class SpreadCounts:
+    """Matching pods per value of a topology label, over every node, kept current per node change.
+
+    PodTopologySpread's pre-score needs, for one selector, the count in every domain; pods of
+    one StatefulSet ask for the same counts cycle after cycle while only the node that took the
+    previous pod changed, so the snapshot keeps the totals instead of recounting every node.
+    ``count`` is the plugin's own count of a node's matching pods.
+    """
+
+    __slots__ = ("topology_key", "count", "by_value", "_of")
+
+    def __init__(self, topology_key: str, count: Callable[[NodeInfo], int]) -> None:
+        self.topology_key = topology_key
+        self.count = count
+        self.by_value: dict[str, int] = {}
+        self._of: dict[str, tuple[str, int]] = {}
+
+    def update(self, name: str, ni: NodeInfo | None) -> None:
+        old = self._of.pop(name, None)
+        if old is not None:
+            value, n = old
+            left = self.by_value[value] - n
+            if left:
+                self.by_value[value] = left
+            else:
+                del self.by_value[value]
+        if ni is None or ni.node is None or not ni.pods:
+            return
+        n = self.count(ni)
+        if n:
+            value = ni.labels.get(self.topology_key, "")
+            self._of[name] = (value, n)
+            self.by_value[value] = self.by_value.get(value, 0) + n
+
+
+#: spreading counts a snapshot keeps current (the most recently asked for)
+MAX_SPREAD_COUNTS = 8
+
+
 # --- snapshot ------------------------------------------------------------------------------------
 
 
@@ -313,6 +355,7 @@ class Snapshot:
         self._ordered: list[NodeInfo] | None = None
         self._topologies: dict[str, TopologyDomains] = {}
         self._pod_labels: PodLabelIndex | None = None
+        self._spread: OrderedDict[str, SpreadCounts] = OrderedDict()
         #: (op, pod, node) of every assume/forget since the last cache update, for restore()
         self._journal: list[tuple[str, PodInfo, str]] = []
         #: the topology domain a PodGroup cycle is evaluating (capacity hints come from its index)
@@ -382,6 +425,35 @@ class Snapshot:
             topo.update(name, ni)
         if self._pod_labels is not None:
             self._pod_labels.update(name, ni)
+        for agg in self._spread.values():
+            agg.update(name, ni)
+
+    def spread_counts(
+        self,
+        key: str,
+        topology_key: str,
+        count: Callable[[NodeInfo], int],
+        holders: Iterable[str] | None = None,
+    ) -> dict[str, int]:
+        """Matching pods per ``topology_key`` value (nodes without the label count under ``""``).
+
+        ``key`` names what ``count`` counts (equal keys must count alike); ``holders``, when
+        given, are the only nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
+        Built on first use, then kept current with every node change (:class:`SpreadCounts`).
+        """
+        k = f"{key}|{topology_key}"
+        agg = self._spread.get(k)
+        if agg is None:
+            agg = SpreadCounts(topology_key, count)
+            infos = self.node_info_map
+            for name in holders if holders is not None else list(infos):
+                agg.update(name, infos.get(name))
+            self._spread[k] = agg
+            if len(self._spread) > MAX_SPREAD_COUNTS:
+                self._spread.popitem(last=False)
+        else:
+            self._spread.move_to_end(k)
+        return agg.by_value
 
     def nodes_with_pod_labels(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
         """Nodes running pods of ``namespace`` that carry every pair (:class:`PodLabelIndex`)."""

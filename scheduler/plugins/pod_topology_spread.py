@@ -386,19 +386,28 @@ class PodTopologySpread:
                 if snapshot is not None and pairs
                 else None
             )
+        ns = pod_info.namespace
         for i, c in enumerate(constraints):
             if c.topology_key == LABEL_HOSTNAME or not counts[i]:
                 continue  # hostname counts are taken per node in Score
             held = holders[i]
+            key = _count_key(c.selector, ns)
+            every_node = c.node_taints_policy != HONOR and (
+                c.node_affinity_policy != HONOR or required.is_empty()
+            )
+            if every_node and not require_all and key is not None and snapshot is not None:
+                # every node counts: the snapshot's running totals per domain answer
+                sel = c.selector
+                totals = snapshot.spread_counts(
+                    key, c.topology_key, lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key), held
+                )
+                counts[i] = {v: totals.get(v, 0) for v in counts[i]}
+                continue
             assert snapshot is not None or held is None
             if held is not None:
                 candidates = [snapshot.node_info_map[n] for n in held]  # type: ignore[union-attr]
             else:
                 candidates = snapshot.ordered() if snapshot is not None else nodes
-            key = _count_key(c.selector, pod_info.namespace)
-            every_node = c.node_taints_policy != HONOR and (
-                c.node_affinity_policy != HONOR or required.is_empty()
-            )
             for ni in candidates:
                 if require_all and not _has_all_keys(ni.labels, constraints):
                     continue

@@ -315,15 +315,26 @@ def test_spread_scores_from_the_pod_label_index_equal_a_full_count(
         nodes = snap.list()[::2]
         pi = PodInfo(pod)
 
-        state = CycleState()
-        assert plugin.pre_score(state, pi, nodes) is None
-        fast = plugin.normalize_scores(state, pi, nodes, plugin.score_nodes(state, pi, nodes))
+        rng = random.Random(seed)
+        mark = snap.backup()
+        for step in range(6):
+            state = CycleState()
+            assert plugin.pre_score(state, pi, nodes) is None
+            fast = plugin.normalize_scores(state, pi, nodes, plugin.score_nodes(state, pi, nodes))
 
-        with monkeypatch.context() as m:
-            m.setattr(pts, "_required_pairs", lambda _sel: ())
-            ref_state = CycleState()
-            plugin.pre_score(ref_state, pi, nodes)
-            scores = [NodeScore(ni.name, plugin.score(ref_state, pi, ni)[0]) for ni in nodes]
-            plugin.normalize_score(ref_state, pi, scores)
-        assert fast == [s.score for s in scores], seed
-        assert len(set(fast)) > 1  # the cluster is uneven enough for the scores to differ
+            with monkeypatch.context() as m:  # no index, no memo, no running totals: count every pod
+                m.setattr(pts, "_required_pairs", lambda _sel: ())
+                m.setattr(pts, "_count_key", lambda _sel, _ns: None)
+                ref_state = CycleState()
+                plugin.pre_score(ref_state, pi, nodes)
+                scores = [NodeScore(ni.name, plugin.score(ref_state, pi, ni)[0]) for ni in nodes]
+                plugin.normalize_score(ref_state, pi, scores)
+            assert fast == [s.score for s in scores], (seed, step)
+            assert len(set(fast)) > 1  # the cluster is uneven enough for the scores to differ
+            # the snapshot changes between cycles: pods assumed (a PodGroup cycle), then undone
+            if step == 3:
+                snap.restore(mark)
+            else:
+                target = snap.node_names[rng.randrange(60)]
+                p = make_pod(f"x{step}", node_name=target, labels={"app": "web", "tier": rng.choice("ab")})
+                snap.assume_pod(PodInfo(p), target)
