@@ -304,6 +304,11 @@ class SpreadCounts:
         self.by_value: dict[str, int] = {}
         self._of: dict[str, tuple[str, int]] = {}
 
+    def on_node(self, name: str) -> int:
+        """The count on one node."""
+        got = self._of.get(name)
+        return got[1] if got is not None else 0
+
     def update(self, name: str, ni: NodeInfo | None) -> None:
         old = self._of.pop(name, None)
         if old is not None:
@@ -434,8 +439,9 @@ class Snapshot:
         topology_key: str,
         count: Callable[[NodeInfo], int],
         holders: Iterable[str] | None = None,
-    ) -> dict[str, int]:
-        """Matching pods per ``topology_key`` value (nodes without the label count under ``""``).
+    ) -> SpreadCounts:
+        """Matching pods per ``topology_key`` value (``by_value``; nodes without the label count
+        under ``""``) and per node (``on_node``).
 
         ``key`` names what ``count`` counts (equal keys must count alike); ``holders``, when
         given, are the only nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
@@ -453,7 +459,7 @@ class Snapshot:
                 self._spread.popitem(last=False)
         else:
             self._spread.move_to_end(k)
-        return agg.by_value
+        return agg
 
     def nodes_with_pod_labels(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
         """Nodes running pods of ``namespace`` that carry every pair (:class:`PodLabelIndex`)."""

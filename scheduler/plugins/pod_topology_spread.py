@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver.selectors import LabelSelector
+from scheduler.cache import SpreadCounts
 from scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
 from scheduler.nodeinfo import NodeInfo, PodInfo, Selector, compile_selector
@@ -230,6 +231,8 @@ class _ScoreState:
     weights: list[float]
     #: per constraint: the nodes that may hold matching pods (None: any node)
     holders: list[set[str] | None] = field(default_factory=list)
+    #: per hostname constraint: the snapshot's running per-node counts (None: count in Score)
+    per_node: list[Any] = field(default_factory=list)
 
 
 class PodTopologySpread:
@@ -400,7 +403,7 @@ class PodTopologySpread:
                 sel = c.selector
                 totals = snapshot.spread_counts(
                     key, c.topology_key, lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key), held
-                )
+                ).by_value
                 counts[i] = {v: totals.get(v, 0) for v in counts[i]}
                 continue
             assert snapshot is not None or held is None
@@ -417,7 +420,24 @@ class PodTopologySpread:
                 if v not in counts[i]:
                     continue
                 counts[i][v] += count_on(ni, c.selector, pod_info.namespace, key)
-        state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights, holders))
+        # hostname constraints count each node's own pods in Score: from running totals when the
+        # snapshot can keep them
+        per_node: list[SpreadCounts | None] = []
+        for c in constraints:
+            key = _count_key(c.selector, ns)
+            if c.topology_key != LABEL_HOSTNAME or key is None or snapshot is None:
+                per_node.append(None)
+                continue
+            sel = c.selector
+            per_node.append(
+                snapshot.spread_counts(
+                    key,
+                    c.topology_key,
+                    lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
+                    holders[constraints.index(c)],
+                )
+            )
+        state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights, holders, per_node))
         return None
 
     def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -449,7 +469,10 @@ class PodTopologySpread:
         totals: list[float] | None = None
         for i, c in enumerate(s.constraints):
             key, weight, skew = c.topology_key, s.weights[i], c.max_skew - 1
-            if key == LABEL_HOSTNAME:
+            if key == LABEL_HOSTNAME and s.per_node and s.per_node[i] is not None:
+                on_node = s.per_node[i].on_node
+                col = [(on_node(ni.name) * weight + skew) if key in ni.labels else 0.0 for ni in nodes]
+            elif key == LABEL_HOSTNAME:
                 held, selector, ckey = s.holders[i], c.selector, _count_key(c.selector, ns)
                 col = [
                     (

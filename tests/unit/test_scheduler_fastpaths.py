@@ -318,6 +318,7 @@ def test_spread_scores_from_the_pod_label_index_equal_a_full_count(
         rng = random.Random(seed)
         mark = snap.backup()
         for step in range(6):
+            nodes = snap.list()[::2]  # the snapshot's current NodeInfos, as the framework passes them
             state = CycleState()
             assert plugin.pre_score(state, pi, nodes) is None
             fast = plugin.normalize_scores(state, pi, nodes, plugin.score_nodes(state, pi, nodes))
