@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from apiserver.client.leaderelection import LeaderElectionConfig, LeaderElectionError
+from apiserver.client.leaderelection import parse_duration as parse_go_duration
 from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
 from apiserver.registry.builtin import StrategyModuleError
 from apiserver.storage.cache import DEFAULT_HISTORY_BYTES
@@ -74,6 +76,90 @@ def _flag(prefix: str) -> str:
     return f"--{prefix}-feature-gates"
 
 
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def parse_bool(text: str) -> bool:
+    """pflag's (Go ``strconv.ParseBool``) spellings, so ``--leader-elect=false`` works as in kube."""
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f'strconv.ParseBool: parsing "{text}": invalid syntax')
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_go_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _leader_election_flags(s: argparse.ArgumentParser) -> None:
+    """component-base's ``--leader-elect*`` flags (kube's help text), shared by every elected component."""
+    s.add_argument(
+        "--leader-elect",
+        nargs="?",
+        const=True,
+        default=True,
+        type=parse_bool,
+        metavar="true|false",
+        help="Start a leader election client and gain leadership before executing the main loop. Enable "
+        "this when running replicated components for high availability. (default true)\nThe controllers "
+        "hold the Lease kube-system/kube-controller-manager, the scheduler kube-system/kube-scheduler, the "
+        "node agent kube-system/gangplane-node-agent; a free Lease is taken at once, so a lone server starts "
+        "as fast as without it.",
+    )
+    s.add_argument(
+        "--leader-elect-lease-duration",
+        type=_duration,
+        default="15s",
+        metavar="duration",
+        help="The duration that non-leader candidates will wait after observing a leadership renewal until "
+        "attempting to acquire leadership of a led but unrenewed leader slot. This is effectively the maximum "
+        "duration that a leader can be stopped before it is replaced by another candidate. This is only "
+        "applicable if leader election is enabled. (default 15s)",
+    )
+    s.add_argument(
+        "--leader-elect-renew-deadline",
+        type=_duration,
+        default="10s",
+        metavar="duration",
+        help="The interval between attempts by the acting master to renew a leadership slot before it stops "
+        "leading. This must be less than the lease duration. This is only applicable if leader election is "
+        "enabled. (default 10s)",
+    )
+    s.add_argument(
+        "--leader-elect-retry-period",
+        type=_duration,
+        default="2s",
+        metavar="duration",
+        help="The duration the clients should wait between attempting acquisition and renewal of a "
+        "leadership. This is only applicable if leader election is enabled. (default 2s)",
+    )
+
+
+def leader_election_config(args: argparse.Namespace) -> LeaderElectionConfig | None:
+    """The ``--leader-elect*`` flags as a config (None with ``--leader-elect=false``); raises on bad values."""
+    if not args.leader_elect:
+        return None
+    for flag, value in (
+        ("--leader-elect-lease-duration", args.leader_elect_lease_duration),
+        ("--leader-elect-renew-deadline", args.leader_elect_renew_deadline),
+        ("--leader-elect-retry-period", args.leader_elect_retry_period),
+    ):
+        if value <= 0:
+            raise LeaderElectionError(f"invalid {flag}: must be greater than zero")
+    config = LeaderElectionConfig(
+        lease_duration=args.leader_elect_lease_duration,
+        renew_deadline=args.leader_elect_renew_deadline,
+        retry_period=args.leader_elect_retry_period,
+    )
+    config.validate()
+    return config
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="gangplane", description="A mini Kubernetes control plane for KEP-6277 workloads."
@@ -105,6 +191,7 @@ def _parser() -> argparse.ArgumentParser:
         )
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
+    _leader_election_flags(s)
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     s.add_argument(
         "--service-cluster-ip-range", default="10.96.0.0/12", help="CIDR the Service ClusterIPs come from"
@@ -208,7 +295,10 @@ def storage_options(args: argparse.Namespace) -> StorageOptions:
 
 
 async def _serve(
-    args: argparse.Namespace, gates: FeatureGate, per_component: dict[str, dict[str, bool]]
+    args: argparse.Namespace,
+    gates: FeatureGate,
+    per_component: dict[str, dict[str, bool]],
+    leader_election: LeaderElectionConfig | None,
 ) -> int:
     try:
         storage = open_storage(storage_options(args))
@@ -224,6 +314,7 @@ async def _serve(
                 service_node_port_range=args.service_node_port_range,
                 authorization_mode=args.authorization_mode,
                 storage=storage,
+                leader_election=leader_election,
             )
         )
     except StrategyModuleError as e:
@@ -331,7 +422,12 @@ def main(argv: list[str] | None = None) -> int:
         except FeatureGateError as e:
             print(f"gangplane: {e}", file=sys.stderr)
             return 2
-        return asyncio.run(_serve(args, gates, per_component))
+        try:
+            leader_election = leader_election_config(args)
+        except LeaderElectionError as e:
+            print(f"gangplane: invalid leader election configuration: {e}", file=sys.stderr)
+            return 2
+        return asyncio.run(_serve(args, gates, per_component, leader_election))
     return 2
 
 

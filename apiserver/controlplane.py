@@ -24,8 +24,18 @@ from prometheus_client import CollectorRegistry
 
 from apiserver.client.context import Component, ComponentContext, ComponentFactory
 from apiserver.client.discovery import APIResource, api_resources
+from apiserver.client.events import EventRecorder
 from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import GVR
+from apiserver.client.leaderelection import (
+    KUBE_CONTROLLER_MANAGER_LEASE,
+    KUBE_SCHEDULER_LEASE,
+    NODE_AGENT_LEASE,
+    LeaderElectionConfig,
+    LeaderElector,
+    LeaseLock,
+    new_identity,
+)
 from apiserver.client.local import LocalClient
 from apiserver.meta import Clock
 from apiserver.registry.generic import API
@@ -33,9 +43,10 @@ from apiserver.server.app import APIApp, status_response
 from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
 from apiserver.server.instance import build_api, new_metrics_registry, publish_apiserver_endpoint
 from apiserver.storage.interface import Storage
-from controllers.manager import register_controllers
+from controllers.manager import NODE_AGENT, register_controllers
 from featuregates import FeatureGate
-from featuregates.scopes import APISERVER
+from featuregates.scopes import APISERVER, CONTROLLER_MANAGER
+from scheduler.component import COMPONENT_NAME as SCHEDULER
 from scheduler.component import register_scheduler
 
 if TYPE_CHECKING:
@@ -71,6 +82,12 @@ class ControlPlaneOptions:
     authorization_mode: str = "AlwaysAllow"
     #: the backend holding the cluster (``apiserver.storage.options.open_storage``); in memory if None
     storage: Storage | None = None
+    #: ``--leader-elect``: components assigned to a Lease (:meth:`ControlPlane.elect`) run only
+    #: while this process holds it; None runs every component unconditionally
+    leader_election: LeaderElectionConfig | None = None
+    #: the holder identity of every Lease this process competes for (default ``<hostname>_<uuid>``,
+    #: one per Lease, as each kube component process makes its own)
+    leader_election_identity: str = ""
 
 
 class ControlPlane:
@@ -94,6 +111,10 @@ class ControlPlane:
         )
         self.components: dict[str, Component] = {}
         self._factories: dict[str, ComponentFactory] = {}
+        #: component name -> the Lease that guards it (used only with ``options.leader_election``)
+        self._leases: dict[str, str] = {}
+        #: lease name -> the elector competing for it, while the guarded components are wanted
+        self.electors: dict[str, LeaderElector] = {}
         self._server: _Server | None = None
         self._server_task: asyncio.Task[None] | None = None
         self._storage_started = False
@@ -111,6 +132,10 @@ class ControlPlane:
             **(self.options.component_gates.get(component) or {}),
         }
         return self.gates.with_overrides(overrides) if overrides else self.gates
+
+    def group_of(self, component: str) -> str | None:
+        """The gate-view group ``component`` was registered with (``kube-controller-manager``)."""
+        return self._groups.get(component)
 
     def informer_factory(self, user_agent: str) -> InformerFactory:
         return InformerFactory(self.client(user_agent))
@@ -142,16 +167,90 @@ class ControlPlane:
         if comp is not None:
             await comp.stop()
 
+    def elect(self, name: str, lease: str) -> None:
+        """Guard component ``name`` by Lease ``lease`` in ``kube-system`` when leader election is on.
+
+        Components sharing a Lease start and stop together, as one kube binary does.
+        """
+        self._leases[name] = lease
+
+    def lease_of(self, name: str) -> str | None:
+        return self._leases.get(name) if self.options.leader_election is not None else None
+
     async def start(self, names: list[str] | None = None) -> None:
+        """Start ``names`` (default: every registered component), in order.
+
+        With leader election on, the components guarded by a Lease are started by that Lease's
+        elector instead: at once when the Lease is free (a fresh cluster, or released by a
+        graceful stop), otherwise when this process takes it over.
+        """
         if not self._storage_started:
             self._storage_started = True
             await self.api.store.start()
+        groups: dict[str, list[str]] = {}
         for name in names if names is not None else list(self._factories):
-            await self.start_component(name)
+            lease = self.lease_of(name)
+            if lease is None:
+                await self.start_component(name)
+            else:
+                groups.setdefault(lease, []).append(name)
+        for lease, members in groups.items():
+            await self.start_elector(lease, members)
 
-    async def stop(self) -> None:
+    async def start_elector(self, lease: str, names: list[str]) -> LeaderElector:
+        """Compete for ``lease``; while this process holds it, ``names`` run (in order)."""
+        config = self.options.leader_election or LeaderElectionConfig()
+        existing = self.electors.get(lease)
+        if existing is not None:
+            return existing
+        client = self.client(lease)
+        lock = LeaseLock(
+            client,
+            lease,
+            self.options.leader_election_identity or new_identity(),
+            recorder=EventRecorder(client, lease, clock=self.clock),
+        )
+
+        async def started() -> None:
+            for name in names:
+                await self.start_component(name)
+
+        async def stopped() -> None:
+            for name in reversed(names):
+                await self.stop_component(name)
+
+        elector = LeaderElector(
+            lock,
+            config,
+            self.clock,
+            on_started_leading=started,
+            on_stopped_leading=stopped,
+            metrics_registry=self.metrics_registry,
+        )
+        self.electors[lease] = elector
+        await elector.start()
+        return elector
+
+    async def stop_elector(self, lease: str, *, release: bool | None = None) -> None:
+        """Stop competing for ``lease``: its components stop, then the Lease is released
+        (``release_on_cancel``; ``release=False`` leaves it held, as a killed process would)."""
+        elector = self.electors.pop(lease, None)
+        if elector is not None:
+            await elector.stop(release=release)
+
+    async def stop_components(self, *, release: bool | None = None) -> None:
+        """Stop every elector and component, keeping the API server, its store and HTTP running.
+
+        ``start()`` afterwards is a restart of the components against the stored state (what
+        restarting ``gangplane serve`` on the same data does, minus the API server).
+        """
+        for lease in reversed(list(self.electors)):
+            await self.stop_elector(lease, release=release)
         for name in reversed(list(self.components)):
             await self.stop_component(name)
+
+    async def stop(self) -> None:
+        await self.stop_components()
         await self.stop_http()
         if self._storage_started:
             self._storage_started = False
@@ -295,6 +394,17 @@ def default_components(cp: ControlPlane, cluster: Any = None, controllers: str =
     """Register every component gangplane ships; returns the names registered, in start order.
 
     Components live in the ``controllers`` and ``scheduler`` packages; they are imported here,
-    at the composition root, so the API machinery never depends on them.
+    at the composition root, so the API machinery never depends on them. Each is assigned the
+    Lease kube's binary would hold (used when ``options.leader_election`` is on): the controllers
+    share ``kube-controller-manager``, the scheduler holds ``kube-scheduler`` and the node agent
+    ``gangplane-node-agent`` (one agent simulates every node, so it is elected rather than sharded).
     """
-    return [*register_controllers(cp, controllers, cluster), *register_scheduler(cp)]
+    names = [*register_controllers(cp, controllers, cluster), *register_scheduler(cp)]
+    for name in names:
+        if name == SCHEDULER:
+            cp.elect(name, KUBE_SCHEDULER_LEASE)
+        elif name == NODE_AGENT:
+            cp.elect(name, NODE_AGENT_LEASE)
+        elif cp.group_of(name) == CONTROLLER_MANAGER:
+            cp.elect(name, KUBE_CONTROLLER_MANAGER_LEASE)
+    return names

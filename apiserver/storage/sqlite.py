@@ -42,7 +42,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +131,13 @@ def _is_empty(conn: sqlite3.Connection) -> bool:
     return header == (0, 0) and tables == 0
 
 
+def _decode(where: Path, rv: int, value: bytes) -> Record:
+    try:
+        return Record(orjson.loads(value), bytes(value), rv)
+    except orjson.JSONDecodeError as e:
+        raise DataDirError(f"{where}: revision {rv} holds no valid JSON: {e}") from None
+
+
 def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
@@ -146,6 +153,7 @@ class SQLiteStorage(MemoryStorage):
         *,
         compaction_interval: float | None = None,
         commit_thread: bool = True,
+        wall: Callable[[], float] = time.time,
         **cache_options: Any,
     ) -> None:
         super().__init__(initial_rv=0, **cache_options)
@@ -155,6 +163,8 @@ class SQLiteStorage(MemoryStorage):
         self.compaction_interval = compaction_interval or self.history_window
         #: commit on a writer thread (default) or on the event loop (for comparison in bench/)
         self.commit_thread = commit_thread
+        #: the wall clock dating each stored revision (for compaction by age, and at load)
+        self._wall = wall
         self._conn: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
         self._pending: list[Row] = []
@@ -176,6 +186,8 @@ class SQLiteStorage(MemoryStorage):
         self.loaded_events = 0
         #: transactions committed (each one fsync): writes / commits is the group-commit batch size
         self.commits = 0
+        #: set after each background compaction (a waiter clears it first)
+        self.compaction_ran = asyncio.Event()
         self.open()
 
     # -- opening -------------------------------------------------------------------------------
@@ -214,14 +226,20 @@ class SQLiteStorage(MemoryStorage):
             d.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as e:
             raise DataDirError(f"cannot create data dir {d}: {e.strerror}") from None
-        foreign = sorted(p.name for p in d.iterdir() if p.name not in OWN_FILES)
+        try:
+            foreign = sorted(p.name for p in d.iterdir() if p.name not in OWN_FILES)
+        except OSError as e:
+            raise DataDirError(f"cannot read data dir {d}: {e.strerror}") from None
         if foreign and not (d / DB_NAME).exists():
             shown = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
             raise DataDirError(
                 f"data dir {d} is not empty and holds no gangplane database ({shown}); "
                 "use an empty or new directory"
             )
-        fd = os.open(d / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(d / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            raise DataDirError(f"cannot use data dir {d}: {e.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
@@ -267,47 +285,59 @@ class SQLiteStorage(MemoryStorage):
                 gc.enable()
 
     def _load_rows(self, conn: sqlite3.Connection) -> None:
-        (compacted,) = conn.execute("SELECT v FROM meta WHERE k = 'compacted_rv'").fetchone() or (0,)
-        self.compacted_rv = compacted
-        wall_now, mono_now = time.time(), self._monotonic()
-        state: dict[tuple[StorageKey, Key], Record] = {}
-        history: list[tuple[StorageKey, str, Key, Record, Record | None, float]] = []
-        last = compacted
+        where = db_path(self.data_dir)
+        wall_now, mono_now = self._wall(), self._monotonic()
         try:
+            (compacted,) = conn.execute("SELECT v FROM meta WHERE k = 'compacted_rv'").fetchone() or (0,)
+            # History older than the watch window would leave the cache at once: such rows are
+            # loaded as state only, as if compacted (the next compaction removes them from disk).
+            (aged,) = conn.execute(
+                "SELECT coalesce(max(rv), 0) FROM revisions WHERE rv > ? AND at < ?",
+                (compacted, wall_now - self.history_window),
+            ).fetchone()
+            base_rv = max(compacted, aged)
+            # (skey, key) -> its newest Record, or (rv, JSON) not decoded yet (superseded ones never are)
+            state: dict[tuple[StorageKey, Key], Record | tuple[int, bytes]] = {}
+            history: list[tuple[StorageKey, str, Key, Record, Record | None, float]] = []
+            last = compacted
             rows = conn.execute("SELECT rv, grp, res, ns, name, type, at, value FROM revisions ORDER BY rv")
             for rv, grp, res, ns, name, code, at, value in rows:
                 etype = _CODE_TYPE.get(code)
                 if etype is None:
-                    raise DataDirError(f"{db_path(self.data_dir)}: revision {rv} has unknown type {code}")
-                try:
-                    obj = orjson.loads(value)
-                except orjson.JSONDecodeError as e:
-                    raise DataDirError(
-                        f"{db_path(self.data_dir)}: revision {rv} holds no valid JSON: {e}"
-                    ) from None
-                rec = Record(obj, bytes(value), rv)
-                skey, key = (grp, res), (ns, name)
-                prev = state.get((skey, key))
-                if etype == DELETED:
-                    state.pop((skey, key), None)
-                else:
-                    state[(skey, key)] = rec
-                if rv > compacted:
-                    history.append((skey, etype, key, rec, prev, mono_now - max(0.0, wall_now - at)))
+                    raise DataDirError(f"{where}: revision {rv} has unknown type {code}")
+                k = ((grp, res), (ns, name))
                 last = rv
+                if rv <= base_rv:
+                    if etype == DELETED:
+                        state.pop(k, None)
+                    else:
+                        state[k] = (rv, value)
+                    continue
+                prev = state.get(k)
+                if isinstance(prev, tuple):
+                    prev = _decode(where, *prev)
+                rec = _decode(where, rv, value)
+                if etype == DELETED:
+                    state.pop(k, None)
+                else:
+                    state[k] = rec
+                history.append((k[0], etype, k[1], rec, prev, mono_now - max(0.0, wall_now - at)))
             gaps = conn.execute(
-                "SELECT after_rv, before_rv FROM gaps WHERE before_rv > ? ORDER BY after_rv", (compacted,)
+                "SELECT after_rv, before_rv FROM gaps WHERE before_rv > ? ORDER BY after_rv", (base_rv,)
             ).fetchall()
         except sqlite3.DatabaseError as e:
-            raise DataDirError(f"cannot read {db_path(self.data_dir)}: {e}") from None
+            raise DataDirError(f"cannot read {where}: {e}") from None
+        self.compacted_rv = compacted
         # The state as stored, then the history that led to it: replayed in order it leaves each
         # key as it is (the newest event of a key is its stored state), and fills the history.
         by_resource: dict[StorageKey, dict[Key, Record]] = {}
-        for (skey, key), rec in state.items():
-            by_resource.setdefault(skey, {})[key] = rec
+        for (skey, key), item in state.items():
+            by_resource.setdefault(skey, {})[key] = (
+                item if isinstance(item, Record) else _decode(where, *item)
+            )
         for skey, records in by_resource.items():
             self.load_many(skey, records)
-        self.loaded(compacted)
+        self.loaded(base_rv)
         for skey, etype, key, rec, prev, at in history:
             self.apply(skey, etype, key, rec, prev, at)
         self.compact()
@@ -371,7 +401,7 @@ class SQLiteStorage(MemoryStorage):
 
     def _persist(self, skey: StorageKey, etype: str, key: Key, rec: Record) -> None:
         grp, res = skey
-        self._pending.append((rec.rv, grp, res, key[0], key[1], _TYPE_CODE[etype], time.time(), rec.raw))
+        self._pending.append((rec.rv, grp, res, key[0], key[1], _TYPE_CODE[etype], self._wall(), rec.raw))
         if self._loop is not None and not self._kick_scheduled:
             # the end of this event-loop turn: every write of the turn joins one commit
             self._kick_scheduled = True
@@ -478,7 +508,7 @@ class SQLiteStorage(MemoryStorage):
     def _compact_stored(self, before: float | None = None) -> int:
         conn = self._conn
         assert conn is not None
-        horizon = time.time() - self.history_window if before is None else before
+        horizon = self._wall() - self.history_window if before is None else before
         (rv,) = conn.execute("SELECT coalesce(max(rv), 0) FROM revisions WHERE at < ?", (horizon,)).fetchone()
         rv = min(rv, self.committed_rv)
         if rv <= self.compacted_rv:
@@ -518,8 +548,6 @@ class SQLiteStorage(MemoryStorage):
         self._loop = asyncio.get_running_loop()
         if self.commit_thread:
             self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sqlite-commit")
-        #: set after each background compaction (a waiter clears it first)
-        self.compaction_ran = asyncio.Event()
         self._compactor = self._loop.create_task(self._compact_loop(), name="sqlite-compaction")
         if self._pending:
             self._kick()

@@ -32,13 +32,21 @@ BACKENDS: dict[str, Callable[[Path], Storage]] = {
 #: backends whose state outlives the process: their open time with ``stored`` objects is measured
 PERSISTENT: dict[str, Callable[[Path], Storage]] = {"sqlite": lambda d: SQLiteStorage(d / "data")}
 
+#: backend name -> ``gangplane serve`` flags selecting it ("{tmp}" is a fresh directory), for ``mode: http``
+SERVE_FLAGS: dict[str, list[str]] = {
+    "memory": [],
+    "sqlite": ["--data-dir", "{tmp}/data"],
+}
+
 METRICS = {
     **{f"create_per_s_{b}": Metric("writes/s", True) for b in BACKENDS},
     **{f"create_per_s_16_clients_{b}": Metric("writes/s", True) for b in BACKENDS},
     **{f"patch_per_s_16_clients_{b}": Metric("writes/s", True) for b in BACKENDS},
     **{f"open_s_{b}": Metric("s", False) for b in PERSISTENT},
+    **{f"http_create_per_s_16_clients_{b}": Metric("writes/s", True) for b in SERVE_FLAGS},
 }
-PARAMS = {"objects": 2000, "clients": 16, "stored": 50_000}
+#: ``mode``: ``in-process`` (the API client of the controllers) or ``http`` (gangplane serve per backend)
+PARAMS = {"objects": 2000, "clients": 16, "stored": 50_000, "mode": "in-process"}
 
 
 def configmap(name: str) -> dict[str, Any]:
@@ -125,10 +133,52 @@ def _open_s(make: Callable[[Path], Storage], stored: int) -> float:
     return elapsed
 
 
+async def _http_writes(flags: list[str], n: int, clients: int) -> float:
+    """Creates/s of ``clients`` concurrent keep-alive HTTP clients against ``gangplane serve flags``."""
+    import sys
+
+    import orjson
+
+    from bench.workloads.api import _client_from_kubeconfig, _empty_fleet
+    from bench.workloads.cold_start import _url
+
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [f.replace("{tmp}", tmp) for f in flags]
+        proc = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "apiserver.cli", "serve", "--port", "0", "--kubeconfig", f"{tmp}/kc"],
+            *["--cluster", str(_empty_fleet(Path(tmp))), *args],
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=tmp,
+        )
+        try:
+            await _url(proc)
+            # httpx's default pool (100 connections, 20 kept alive) holds the 16 clients' connections
+            async with _client_from_kubeconfig(Path(tmp, "kc")) as http:
+
+                async def creates(k: int) -> None:
+                    for i in range(n // clients):
+                        body = orjson.dumps(configmap(f"http-{k}-{i}"))
+                        r = await http.post("/api/v1/namespaces/default/configmaps", content=body)
+                        r.raise_for_status()
+
+                t = time.perf_counter()
+                await asyncio.gather(*(creates(k) for k in range(clients)))
+                return (n // clients * clients) / (time.perf_counter() - t)
+        finally:
+            proc.terminate()
+            await proc.wait()
+
+
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     n = int(params.get("objects", 2000))
     clients = int(params.get("clients", 16))
     out: dict[str, float] = {}
+    if params.get("mode") == "http":
+        for name, flags in SERVE_FLAGS.items():
+            out[f"http_create_per_s_16_clients_{name}"] = await _http_writes(flags, n, clients)
+            env.progress(f"{name} done")
+        return out
     for name, make in BACKENDS.items():
         for metric, value in (await _writes(make, n, clients)).items():
             out[f"{metric}_{name}"] = value

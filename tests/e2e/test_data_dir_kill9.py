@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.kill9_support import run_seeds
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]  # server starts are slow on a loaded machine
 
 
 def test_kill9_during_write_bursts_loses_no_acknowledged_write(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 from tests.e2e.conftest import Kubectl
 from tests.e2e.data_dir_support import CM_PATH, list_objects, serve_exit, start, stop, watch_events
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]  # server starts are slow on a loaded machine
 
 KEPT = ("uid", "resourceVersion", "creationTimestamp", "generation")
 
@@ -157,6 +157,12 @@ def test_snapshot_save_from_a_running_server_and_restore_into_a_new_data_dir(tmp
         )
         assert snap.returncode == 0, snap.stderr
         assert snap.stdout.startswith(f"Snapshot saved at {tmp_path / 's.db'} (revision ")
+        # a second server on the same data dir is refused while the first runs
+        second = serve_exit(data, tmp_path)
+        assert second.returncode == 2
+        assert (
+            f"data dir {data} is in use by another gangplane process (pid {server.proc.pid})" in second.stderr
+        )
     finally:
         stop(server)
     restore = subprocess.run(

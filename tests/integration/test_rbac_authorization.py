@@ -443,3 +443,59 @@ async def test_components_keep_working_under_rbac(rbac: Server) -> None:
         timeout=60,
     )
     assert done is not None
+
+
+async def test_an_aggregation_rule_needs_cluster_admin_on_create_and_on_removal(rbac: Server) -> None:
+    await rbac.ok("POST", "/api/v1/namespaces/default/serviceaccounts", json={"metadata": {"name": "cr"}})
+    await rbac.ok(
+        "POST",
+        f"{RBAC}/clusterroles",
+        json={
+            "metadata": {"name": "cr-writer"},
+            "rules": [
+                {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "verbs": ["*"]}
+            ],
+        },
+    )
+    await rbac.ok(
+        "POST",
+        f"{RBAC}/clusterrolebindings",
+        json={
+            "metadata": {"name": "cr-writer"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cr-writer"},
+            "subjects": [{"kind": "ServiceAccount", "name": "cr", "namespace": "default"}],
+        },
+    )
+    token = await rbac.token("cr")
+    agg = {
+        "metadata": {"name": "agg"},
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"team": "a"}}]},
+    }
+    # the writer may escalate clusterroles ("*" verbs), which lifts every check, as in kube
+    assert (await rbac.call("POST", f"{RBAC}/clusterroles", token, json=agg)).status_code == 201
+    await rbac.ok(
+        "PUT",
+        f"{RBAC}/clusterroles/cr-writer",
+        json={
+            "metadata": {"name": "cr-writer"},
+            "rules": [
+                {
+                    "apiGroups": ["rbac.authorization.k8s.io"],
+                    "resources": ["clusterroles"],
+                    "verbs": ["create", "update", "get"],
+                }
+            ],
+        },
+    )
+    refused = await rbac.call(
+        "POST", f"{RBAC}/clusterroles", token, json={**agg, "metadata": {"name": "agg2"}}
+    )
+    assert refused.status_code == 403
+    assert refused.json()["message"] == (
+        'clusterroles.rbac.authorization.k8s.io "agg2" is forbidden: must have cluster-admin privileges to use the '
+        "aggregationRule"
+    )
+    current = await rbac.ok("GET", f"{RBAC}/clusterroles/agg", token=token)
+    current.pop("aggregationRule")
+    removed = await rbac.call("PUT", f"{RBAC}/clusterroles/agg", token, json=current)
+    assert removed.status_code == 403 and "aggregationRule" in removed.json()["message"]

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -227,8 +228,11 @@ def test_a_bad_data_dir_is_refused_with_a_clear_error(tmp_path: Path, setup, mes
     before = sorted(p.name for p in tmp_path.iterdir())
     with pytest.raises(DataDirError, match=re.escape(message)):
         SQLiteStorage(tmp_path)
-    # nothing was initialized over it; the lock is released for the next try
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "gangplane.lock") == before
+    # nothing was initialized over it (a foreign dir is not even given a lock file)
+    after = sorted(p.name for p in tmp_path.iterdir())
+    assert after == before or (DB_NAME in before and after == sorted([*before, "gangplane.lock"]))
+    with pytest.raises(DataDirError, match=re.escape(message)):  # the lock was released: not "in use"
+        SQLiteStorage(tmp_path)
 
 
 def test_a_data_dir_that_is_a_file_or_in_use_is_refused(tmp_path: Path) -> None:
@@ -311,3 +315,42 @@ async def test_a_failed_commit_is_never_acknowledged_and_later_writes_are_refuse
     finally:
         monkeypatch.undo()
         await store.close()
+
+
+async def test_history_older_than_the_window_is_loaded_as_state_only(tmp_path: Path) -> None:
+    store = SQLiteStorage(tmp_path, history_window=300)
+    a = store.create(CM, ("default", "a"), cm("a"))
+    b = store.update(CM, ("default", "a"), cm("a", 1))
+    store.close_sync()
+    # an hour later: those writes are past the 5-minute window
+    later = SQLiteStorage(tmp_path, history_window=300, wall=lambda: time.time() + 3600)
+    try:
+        assert later.get(CM, ("default", "a")).obj == b.obj
+        assert later.loaded_events == 0
+        with pytest.raises(StoreError):
+            later.watch(CM, "", None, a.rv, False)
+        w, events = later.watch(CM, "", None, b.rv, False)  # the newest stored revision: continues
+        assert events == []
+        w.close()
+    finally:
+        later.close_sync()
+    # within the window the same rows are history again
+    soon = SQLiteStorage(tmp_path, history_window=300)
+    try:
+        w, events = soon.watch(CM, "", None, a.rv, False)
+        assert [(t, r.rv) for t, r in events] == [(MODIFIED, b.rv)]
+        w.close()
+    finally:
+        soon.close_sync()
+
+
+def test_a_corrupt_row_stops_the_load_with_its_revision(tmp_path: Path) -> None:
+    store = SQLiteStorage(tmp_path)
+    rec = store.create(CM, ("default", "a"), cm("a"))
+    store.close_sync()
+    conn = sqlite3.connect(tmp_path / DB_NAME)
+    conn.execute("UPDATE revisions SET value = ? WHERE rv = ?", (b"{not json", rec.rv))
+    conn.commit()
+    conn.close()
+    with pytest.raises(DataDirError, match=f"revision {rec.rv} holds no valid JSON"):
+        SQLiteStorage(tmp_path)

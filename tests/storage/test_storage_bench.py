@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bench.cli import main as bench_main
 from bench.results import read_results
-from bench.workloads.storage import BACKENDS, PERSISTENT
+from bench.workloads.storage import BACKENDS, PERSISTENT, SERVE_FLAGS
 
 
 def test_storage_scenario_reports_writes_per_backend_and_the_open_time(tmp_path: Path) -> None:
@@ -32,3 +32,15 @@ def test_cold_start_on_a_data_dir_with_stored_objects(tmp_path: Path) -> None:
     doc = read_results(tmp_path / "out" / "results.json")
     assert not doc["scenarios"][0].get("error")
     assert doc["scenarios"][0]["summary"]["seconds_to_readyz"]["median"] > 0
+
+
+def test_storage_scenario_over_http_starts_a_server_per_backend(tmp_path: Path) -> None:
+    f = tmp_path / "h.yaml"
+    f.write_text(
+        "name: tiny-storage-http\nkind: storage\nrepeat: 1\nparams: {mode: http, objects: 16, clients: 4}\n"
+    )
+    assert bench_main(["-f", str(f), "--out", str(tmp_path / "out")]) == 0
+    doc = read_results(tmp_path / "out" / "results.json")["scenarios"][0]
+    assert not doc.get("error")
+    for b in SERVE_FLAGS:
+        assert doc["summary"][f"http_create_per_s_16_clients_{b}"]["median"] > 0

@@ -206,7 +206,13 @@ def only_gc_fields_change(new: Obj, old: Obj) -> bool:
     return strip(new) == strip(old)
 
 
-def confirm_role(ctx: StrategyContext, resource: str, obj: Obj) -> None:
+def has_aggregation_rule(obj: Obj | None) -> bool:
+    """``hasAggregationRule``: an aggregationRule with at least one selector."""
+    return obj is not None and bool(_list(_dict(obj.get("aggregationRule")).get("clusterRoleSelectors")))
+
+
+def confirm_role(ctx: StrategyContext, resource: str, obj: Obj, old: Obj | None = None) -> None:
+    """kube's policy-based role storage; an aggregationRule set now or before needs full authority."""
     if ctx.authorization is None:
         return
     rules = [r for r in _list(obj.get("rules")) if isinstance(r, dict)]
@@ -216,7 +222,7 @@ def confirm_role(ctx: StrategyContext, resource: str, obj: Obj) -> None:
         ctx.namespace,
         _str(_dict(obj.get("metadata")).get("name")),
         rules,
-        aggregation=obj.get("aggregationRule") is not None,
+        aggregation=has_aggregation_rule(obj) or has_aggregation_rule(old),
     )
 
 
@@ -253,7 +259,7 @@ class ClusterRoleStrategy(UntrackedGenerationStrategy):
 
     def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         if not only_gc_fields_change(new, old):
-            confirm_role(ctx, "clusterroles", new)
+            confirm_role(ctx, "clusterroles", new, old)
         return validate_rules(new, namespaced=False) + validate_aggregation_rule(new)
 
 
