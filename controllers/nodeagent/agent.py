@@ -352,7 +352,13 @@ class NodeAgent(Controller):
         self.timers.cancel(("lease", name))
 
     async def _register_fleet(self) -> None:
-        """Create the fleet's Nodes that do not exist, as kubelet registration would."""
+        """Create the fleet's Nodes that do not exist, as kubelet registration would.
+
+        The kubelets' start-up events are recorded once every Node is registered: on one event
+        loop, a thousand nodes' events written in between would delay the last registration
+        several times over (event recording is asynchronous in kubelet too).
+        """
+        started: list[tuple[str, list[Event]]] = []
         for spec in self.fleet:
             if self.node_informer.get_by_name("", spec.name) is not None:
                 continue
@@ -392,12 +398,14 @@ class NodeAgent(Controller):
                 continue
             state.status_posted = self.clock.monotonic()
             state.started_events = True
-            events = node_status_events(spec.name, self.options, starting=True, becoming_ready=True)
-            if events:
-                ref = {"kind": "Node", "name": spec.name, "uid": spec.name, "apiVersion": "v1"}
-                rec = self._recorder(spec.name)
-                for ev in events:
-                    rec.event_ref(dict(ref), ev.type, ev.reason, ev.message)
+            started.append(
+                (spec.name, node_status_events(spec.name, self.options, starting=True, becoming_ready=True))
+            )
+        for name, events in started:
+            ref = {"kind": "Node", "name": name, "uid": name, "apiVersion": "v1"}
+            rec = self._recorder(name)
+            for ev in events:
+                rec.event_ref(dict(ref), ev.type, ev.reason, ev.message)
 
     async def _publish_rack_devices(self) -> None:
         """Rack-scoped fleet devices: one ResourceSlice per rack and driver, selecting the rack's nodes."""
