@@ -240,6 +240,25 @@ def _parser() -> argparse.ArgumentParser:
         help="keep the cluster in DIR (an embedded SQLite database, created if missing) so that it "
         "survives restarts; every acknowledged write is on disk. Default: in memory only",
     )
+    s.add_argument(
+        "--etcd-servers",
+        default="",
+        metavar="URLS",
+        help="keep the cluster in etcd: comma-separated http://host:port members of one etcd cluster "
+        "(etcd v3); several gangplane servers given the same etcd serve the same cluster",
+    )
+    s.add_argument(
+        "--etcd-prefix",
+        default="/registry",
+        help="the prefix of every key gangplane stores in etcd (default /registry, as kube-apiserver)",
+    )
+    s.add_argument(
+        "--etcd-compaction-interval",
+        default="5m",
+        metavar="DURATION",
+        help="how often an API server compacts etcd's history, to the revision of one interval earlier "
+        "(kube-apiserver's default 5m); 0 disables",
+    )
     snap = sub.add_parser(
         "snapshot",
         help="save a data dir's cluster state to a file, restore it into a new data dir (as etcdctl snapshot)",
@@ -289,8 +308,28 @@ def storage_options(args: argparse.Namespace) -> StorageOptions:
         raise ValueError(f"invalid --watch-history: {e}") from None
     if args.watch_history_bytes <= 0:
         raise ValueError(f"invalid --watch-history-bytes: {args.watch_history_bytes}: must be positive")
+    etcd_servers = [u.strip() for u in args.etcd_servers.split(",") if u.strip()]
+    if etcd_servers and args.data_dir:
+        raise ValueError("--etcd-servers and --data-dir both name where the cluster lives: give one")
+    if not args.etcd_prefix.startswith("/") or args.etcd_prefix.rstrip("/") == "":
+        raise ValueError(
+            f"invalid --etcd-prefix {args.etcd_prefix!r}: want an absolute key prefix like /registry"
+        )
+    try:
+        compaction = (
+            0.0
+            if args.etcd_compaction_interval.strip() in ("0", "0s")
+            else parse_duration(args.etcd_compaction_interval)
+        )
+    except ValueError as e:
+        raise ValueError(f"invalid --etcd-compaction-interval: {e}") from None
     return StorageOptions(
-        watch_history=window, watch_history_bytes=args.watch_history_bytes, data_dir=args.data_dir
+        data_dir=args.data_dir,
+        watch_history=window,
+        watch_history_bytes=args.watch_history_bytes,
+        etcd_servers=etcd_servers,
+        etcd_prefix=args.etcd_prefix,
+        etcd_compaction_interval=compaction,
     )
 
 
@@ -302,7 +341,7 @@ async def _serve(
 ) -> int:
     try:
         storage = open_storage(storage_options(args))
-    except ValueError as e:
+    except (ValueError, ConnectionError) as e:
         print(f"gangplane: {e}", file=sys.stderr)
         return 2
     try:

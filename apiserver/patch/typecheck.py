@@ -172,7 +172,19 @@ class _Mismatch(Exception):  # noqa: N818 - internal signal
         self.value, self.struct, self.path, self.go = value, struct, path, go
 
 
-def _walk(v: Any, shape: _Shape, path: str, struct: str) -> None:
+_ZERO_LEAF = {("string",): "", ("integer",): 0, ("number",): 0, ("boolean",): False}
+
+
+def _zero(shape: _Shape) -> Any:
+    """Go's zero value for ``shape``, as JSON (``None`` where it is ``null`` or not one value)."""
+    if shape.kind in (_OBJECT, _MAP):
+        return {}
+    if shape.kind == _LEAF:
+        return _ZERO_LEAF.get(shape.leaf)
+    return None
+
+
+def _walk(v: Any, shape: _Shape, path: str, struct: str, fill: bool) -> None:
     if v is None or shape.kind == _ANY:
         return
     kind = shape.kind
@@ -183,38 +195,49 @@ def _walk(v: Any, shape: _Shape, path: str, struct: str) -> None:
         for k, child in v.items():
             sub = props.get(k)
             if sub is not None and sub.kind != _ANY:
-                _walk(child, sub, f"{path}.{k}" if path else k, shape.name or struct)
+                _walk(child, sub, f"{path}.{k}" if path else k, shape.name or struct, fill)
     elif kind == _MAP:
         if type(v) is not dict:
             raise _Mismatch(v, struct, path, shape.go)
         values = shape.values
         if values is not None and values.kind != _ANY:
             for k, child in v.items():
-                _walk(child, values, f"{path}[{k}]", struct)
+                if child is None and fill:
+                    v[k] = _zero(values)  # Go decodes a null map value to the element's zero value
+                else:
+                    _walk(child, values, f"{path}[{k}]", struct, fill)
     elif kind == _LIST:
         if type(v) is not list:
             raise _Mismatch(v, struct, path, shape.go)
         items = shape.items
         if items is not None and items.kind != _ANY:
             for i, child in enumerate(v):
-                _walk(child, items, f"{path}[{i}]", struct)
+                if child is None and fill:
+                    v[i] = _zero(items)  # and a null slice element to the zero value (``{}``, ``""``, 0)
+                else:
+                    _walk(child, items, f"{path}[{i}]", struct, fill)
     elif kind == _LEAF and not _leaf_ok(v, shape.leaf):
         raise _Mismatch(v, struct, path, shape.go)
 
 
-def check_types(rd: Any, obj: Obj) -> None:
-    """Raise 400 BadRequest, worded like kube's decoder, at the first value of the wrong type."""
-    check_kind_types(rd.group, rd.version, rd.kind, obj)
+def check_types(rd: Any, obj: Obj, *, fill: bool = True) -> None:
+    """Raise 400 BadRequest, worded like kube's decoder, at the first value of the wrong type.
+
+    With ``fill`` (an object about to be stored), ``null`` elements of typed lists and maps
+    become their element's zero value, as Go's decoder makes them: ``tolerations: [null]`` is
+    stored (and validated) as ``[{}]``, ``labels: {"a": null}`` as ``{"a": ""}``.
+    """
+    check_kind_types(rd.group, rd.version, rd.kind, obj, fill=fill)
 
 
-def check_kind_types(group: str, version: str, kind: str, obj: Any) -> None:
+def check_kind_types(group: str, version: str, kind: str, obj: Any, *, fill: bool = True) -> None:
     """:func:`check_types` for any served kind (``autoscaling/v1`` Scale bodies, for one)."""
     node = schema.for_gvk(group, version, kind)
     if node is None:
         return
     name = schema.definition_name_for(group, version, kind) or ""
     try:
-        _walk(obj, _compile(node, name), "", kind)
+        _walk(obj, _compile(node, name), "", kind, fill)
     except _Mismatch as m:
         where = f"Go struct field {m.struct}.{m.path}" if m.path else "Go value"
         raise errors.bad_request(
@@ -227,22 +250,22 @@ def check_apply_types(rd: Any, patch: Obj) -> None:
     """Type-check an apply configuration before it is merged: the typed conversion kube's field
     manager makes of it (built-in kinds whole, custom resources' ``metadata``)."""
     if rd.schema is not None and rd.converter is not None:
-        check_metadata_types(rd, patch)
+        check_metadata_types(rd, patch, fill=False)
     else:
-        check_types(rd, patch)
+        check_types(rd, patch, fill=False)  # a null in an apply configuration means something
 
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
-def check_metadata_types(rd: Any, obj: Obj) -> None:
+def check_metadata_types(rd: Any, obj: Obj, *, fill: bool = True) -> None:
     """:func:`check_types` of ``metadata`` alone (custom resources: the rest is their schema's job)."""
     node = schema.definitions().get(OBJECT_META)
     md = obj.get("metadata")
     if node is None or md is None:
         return
     try:
-        _walk(md, _compile(node, OBJECT_META), "metadata", "ObjectMeta")
+        _walk(md, _compile(node, OBJECT_META), "metadata", "ObjectMeta", fill)
     except _Mismatch as m:
         raise errors.bad_request(
             f'{rd.kind} in version "{rd.version}" cannot be handled as a {rd.kind}: json: cannot unmarshal '

@@ -377,9 +377,13 @@ class APIApp:
 
     async def _dispatch(self, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
         """Serve one verb between the storage's barriers: reads see the cluster's newest revision
-        (consistent reads), and a write is answered only once the storage has made it durable."""
+        (consistent reads), and a write is answered only once the storage has made it durable.
+
+        A write's read-check-write starts from the newest revision too: with several API servers
+        on one etcd, the object another server just wrote is the one a precondition is checked on.
+        """
+        self.api.store.fresh()
         if verb not in _WRITE_VERBS:
-            self.api.store.fresh()
             return await self._serve_verb(request, info, rd, verb)
         try:
             return await self._serve_verb(request, info, rd, verb)

@@ -251,7 +251,7 @@ class WatchCache:
         rs = self._resources.get(skey)
         if rs is None:
             rs = ResourceCache(self.history_size)
-            rs.compacted_rv = self._floor
+            rs.compacted_rv = rs.last_rv = self._floor
             self._resources[skey] = rs
         return rs
 
@@ -311,6 +311,9 @@ class WatchCache:
         self._floor = max(self._floor, rv)
         for rs in self._resources.values():
             rs.compacted_rv = max(rs.compacted_rv, rv)
+            # a loaded resource may have changed up to ``rv`` (a delete leaves no record behind):
+            # a list at an older revision must roll back through history, and there is none
+            rs.last_rv = max(rs.last_rv, rv)
 
     def advance(self, rv: int) -> None:
         """The cluster is at ``rv`` with no change in this cache's view (an etcd progress notify)."""

@@ -4,7 +4,7 @@ the backend they select. Pure parsing lives here; the composition root builds th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from apiserver.storage.cache import DEFAULT_HISTORY_BYTES, DEFAULT_HISTORY_WINDOW
 from apiserver.storage.interface import Storage
@@ -41,6 +41,12 @@ class StorageOptions:
     watch_history: float = DEFAULT_HISTORY_WINDOW
     #: bytes of serialized objects the watch history may hold
     watch_history_bytes: int = DEFAULT_HISTORY_BYTES
+    #: ``--etcd-servers`` (``http://host:port`` URLs): the cluster lives in etcd when given
+    etcd_servers: list[str] = field(default_factory=list)
+    #: ``--etcd-prefix``: the key prefix every object is stored under (kube's ``/registry``)
+    etcd_prefix: str = "/registry"
+    #: ``--etcd-compaction-interval`` seconds (kube's 5m); 0 leaves etcd's history alone
+    etcd_compaction_interval: float = 300.0
     #: ``--data-dir``: keep the cluster in ``DIR/gangplane.db`` (SQLite) across restarts; "" keeps it in memory
     data_dir: str = ""
 
@@ -51,8 +57,21 @@ class StorageOptions:
 def open_storage(options: StorageOptions) -> Storage:
     """The backend ``options`` select, ready for the registry (state loaded where there is one).
 
-    Raises ValueError (``DataDirError``) with a message for the user when the data dir cannot be used.
+    Raises ValueError on bad options or unusable data (``DataDirError`` for the data dir, foreign
+    data under the etcd prefix), and ``ConnectionError`` when etcd is unreachable.
     """
+    if options.etcd_servers and options.data_dir:
+        raise ValueError("--etcd-servers and --data-dir both name where the cluster lives: give one")
+    if options.etcd_servers:
+        # imported here: the gRPC client is loaded only by servers that use etcd
+        from apiserver.storage.etcd import EtcdStorage, parse_servers
+
+        return EtcdStorage(
+            parse_servers(",".join(options.etcd_servers)),
+            prefix=options.etcd_prefix,
+            compaction_interval=options.etcd_compaction_interval,
+            **options.cache_options(),
+        )
     if options.data_dir:
         from apiserver.storage.sqlite import SQLiteStorage
 

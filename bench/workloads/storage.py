@@ -5,14 +5,19 @@ Every backend in :data:`BACKENDS` runs the same writes in its own control plane,
 (the path the controllers use: registry, admission, the storage's durability barrier), so the
 differences are the backends'. ``sqlite-loop`` is the SQLite backend committing on the event
 loop instead of its writer thread, which is how the choice of the writer thread is measured.
+``etcd`` runs on a one-member etcd started on loopback for the run (Debian's ``etcd-server``,
+installed if missing; left out, with a progress note, where it cannot be had), each control
+plane under its own key prefix.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +34,8 @@ BACKENDS: dict[str, Callable[[Path], Storage]] = {
     "sqlite": lambda d: SQLiteStorage(d / "data"),
     "sqlite-loop": lambda d: SQLiteStorage(d / "data", commit_thread=False),
 }
+#: backends that need a server, started for the run (:func:`_etcd`)
+SERVED = ("etcd",)
 #: backends whose state outlives the process: their open time with ``stored`` objects is measured
 PERSISTENT: dict[str, Callable[[Path], Storage]] = {"sqlite": lambda d: SQLiteStorage(d / "data")}
 
@@ -39,11 +46,11 @@ SERVE_FLAGS: dict[str, list[str]] = {
 }
 
 METRICS = {
-    **{f"create_per_s_{b}": Metric("writes/s", True) for b in BACKENDS},
-    **{f"create_per_s_16_clients_{b}": Metric("writes/s", True) for b in BACKENDS},
-    **{f"patch_per_s_16_clients_{b}": Metric("writes/s", True) for b in BACKENDS},
+    **{f"create_per_s_{b}": Metric("writes/s", True) for b in (*BACKENDS, *SERVED)},
+    **{f"create_per_s_16_clients_{b}": Metric("writes/s", True) for b in (*BACKENDS, *SERVED)},
+    **{f"patch_per_s_16_clients_{b}": Metric("writes/s", True) for b in (*BACKENDS, *SERVED)},
     **{f"open_s_{b}": Metric("s", False) for b in PERSISTENT},
-    **{f"http_create_per_s_16_clients_{b}": Metric("writes/s", True) for b in SERVE_FLAGS},
+    **{f"http_create_per_s_16_clients_{b}": Metric("writes/s", True) for b in (*SERVE_FLAGS, *SERVED)},
 }
 #: ``mode``: ``in-process`` (the API client of the controllers) or ``http`` (gangplane serve per backend)
 PARAMS = {"objects": 2000, "clients": 16, "stored": 50_000, "mode": "in-process"}
@@ -133,6 +140,25 @@ def _open_s(make: Callable[[Path], Storage], stored: int) -> float:
     return elapsed
 
 
+@contextlib.contextmanager
+def _etcd_servers() -> Iterator[str]:
+    """A one-member etcd for the run: its ``--etcd-servers``."""
+    from apiserver.storage.etcd_local import EtcdCluster
+
+    with tempfile.TemporaryDirectory() as tmp, EtcdCluster(Path(tmp), 1) as cluster:
+        yield cluster.endpoints
+
+
+def _etcd_store(endpoints: str) -> Callable[[Path], Storage]:
+    """Stores on that etcd, each under a prefix of its own."""
+    from apiserver.storage.etcd import EtcdStorage, parse_servers
+
+    servers = parse_servers(endpoints)
+    return lambda d: EtcdStorage(
+        servers, prefix=f"/bench-{uuid.uuid4().hex[:8]}/registry", compaction_interval=0
+    )
+
+
 async def _http_writes(flags: list[str], n: int, clients: int) -> float:
     """Creates/s of ``clients`` concurrent keep-alive HTTP clients against ``gangplane serve flags``."""
     import sys
@@ -171,6 +197,8 @@ async def _http_writes(flags: list[str], n: int, clients: int) -> float:
 
 
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
+    from apiserver.storage.etcd_local import EtcdNotInstalled
+
     n = int(params.get("objects", 2000))
     clients = int(params.get("clients", 16))
     out: dict[str, float] = {}
@@ -178,11 +206,25 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
         for name, flags in SERVE_FLAGS.items():
             out[f"http_create_per_s_16_clients_{name}"] = await _http_writes(flags, n, clients)
             env.progress(f"{name} done")
+        try:
+            with _etcd_servers() as endpoints:
+                flags = ["--etcd-servers", endpoints, "--etcd-compaction-interval", "0"]
+                out["http_create_per_s_16_clients_etcd"] = await _http_writes(flags, n, clients)
+                env.progress("etcd done")
+        except EtcdNotInstalled as e:
+            env.progress(f"etcd left out: {e}")
         return out
     for name, make in BACKENDS.items():
         for metric, value in (await _writes(make, n, clients)).items():
             out[f"{metric}_{name}"] = value
         env.progress(f"{name} done")
+    try:
+        with _etcd_servers() as endpoints:
+            for metric, value in (await _writes(_etcd_store(endpoints), n, clients)).items():
+                out[f"{metric}_etcd"] = value
+            env.progress("etcd done")
+    except EtcdNotInstalled as e:
+        env.progress(f"etcd left out: {e}")
     for name, make in PERSISTENT.items():
         out[f"open_s_{name}"] = _open_s(make, int(params.get("stored", 50_000)))
         env.progress(f"opened {name}")

@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from tests.e2e.conftest import Server
 from tests.e2e.data_dir_support import CM_PATH, kill9, list_objects, start, stop
 
 LABEL = "gangplane.test/kill9"
@@ -252,19 +253,27 @@ def _check(url: str, burst: Burst, seed: int) -> tuple[int, int, str]:
 
 
 def run_seeds(
-    workdir: Path, data_dir: Path, seeds: list[int], writes: int, writers: int = 16
+    workdir: Path,
+    data_dir: Path,
+    seeds: list[int],
+    writes: int,
+    writers: int = 16,
+    serve: Callable[[Path], Server] | None = None,
 ) -> list[Outcome]:
     """Per seed: a burst against the server on ``data_dir``, kill -9, restart, check. The server
-    restarted for one seed's checks takes the next seed's burst (one start per seed, plus one)."""
+    restarted for one seed's checks takes the next seed's burst (one start per seed, plus one).
+    ``serve`` starts the server in a work dir on other storage (etcd) instead of ``data_dir``."""
     outcomes: list[Outcome] = []
-    server = start(workdir / "start", data_dir)
+    if serve is None:
+        serve = lambda w: start(w, data_dir)  # noqa: E731
+    server = serve(workdir / "start")
     try:
         for seed in seeds:
             t0 = time.monotonic()
             burst, killed_after = asyncio.run(
                 _burst(server.url, seed, writes, writers, lambda s=server: kill9(s))
             )
-            server = start(workdir / f"after-seed{seed}", data_dir)
+            server = serve(workdir / f"after-seed{seed}")
             inflight, applied, watch = _check(server.url, burst, seed)
             outcomes.append(
                 Outcome(seed, killed_after, burst.acked, inflight, applied, watch, time.monotonic() - t0)

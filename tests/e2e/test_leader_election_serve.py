@@ -60,6 +60,7 @@ def serve_log(server: Server) -> str:
     return (Path(server.kubeconfig).parent / "serve.log").read_text()
 
 
+@pytest.mark.timeout(300)
 def test_leases_across_graceful_restarts_crashes_and_leader_elect_false(
     tmp_path: Path, kubectl137: Path
 ) -> None:
@@ -86,6 +87,9 @@ def test_leases_across_graceful_restarts_crashes_and_leader_elect_false(
         events = json.loads(kc.run("get", "events", "-n", "kube-system", "-o", "json").stdout)["items"]
         became = {(e["source"]["component"], e["message"]) for e in events if e["reason"] == "LeaderElection"}
         assert became == {(n, f"{first[n]['holderIdentity']} became leader") for n in LEASES}
+        metrics = httpx.get(one.url + "/metrics", timeout=30).text
+        for name in LEASES:
+            assert f'leader_election_master_status{{name="{name}"}} 1.0' in metrics
     finally:
         assert stop(one) == 0
 

@@ -123,3 +123,50 @@ async def test_one_level_past_the_limit_is_400_and_changes_nothing(http: httpx.A
     )
     assert r.status_code == 422 and "patch: Invalid value" in r.json()["message"]
     assert (await http.get(f"{CRONTABS}/ok")).content == before
+
+
+def schema_chain(levels: int) -> str:
+    """An ``openAPIV3Schema`` of ``levels`` nested object properties (two JSON levels each)."""
+    s = '{"type":"object","x-kubernetes-preserve-unknown-fields":true}'
+    for _ in range(levels):
+        s = '{"type":"object","properties":{"a":' + s + "}}"
+    return s
+
+
+async def test_deep_crd_schemas_and_raw_extensions_work_near_the_limit(
+    http: httpx.AsyncClient, headroom: None
+) -> None:
+    """A CRD whose schema nests 97 properties (structural checks, pruning, CEL, OpenAPI) and a
+    ControllerRevision whose ``data`` is nested to the limit (strategic merge, apply)."""
+    crd = crontab_crd(plural="deeps", singular="deep", kind="Deep", shortNames=[], categories=[])
+    crd["spec"]["versions"] = crd["spec"]["versions"][:1]
+    crd["spec"]["versions"][0].pop("additionalPrinterColumns")
+    crd["spec"]["versions"][0].pop("subresources")
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = "SCHEMA"
+    text = orjson.dumps(crd).decode().replace('"SCHEMA"', schema_chain(97))
+    r = await http.post(CRDS, content=text, headers=JSON)
+    assert r.status_code == 201, r.text
+    r = await http.patch(
+        f"{CRDS}/deeps.stable.example.com?fieldManager=m&force=true", content=text, headers=APPLY
+    )
+    assert r.status_code == 200, r.text
+    assert (await http.get("/openapi/v3/apis/stable.example.com/v1")).status_code == 200
+    cr = (
+        '{"apiVersion":"stable.example.com/v1","kind":"Deep","metadata":{"name":"d"},"a":'
+        + chain(MAX_DEPTH - 1)
+        + "}"
+    )
+    r = await http.post("/apis/stable.example.com/v1/namespaces/default/deeps", content=cr, headers=JSON)
+    assert r.status_code == 201, r.text
+
+    revisions = "/apis/apps/v1/namespaces/default/controllerrevisions"
+    rev = '{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"r"},"revision":1,"data":'
+    rev += chain(MAX_DEPTH - 1) + "}"
+    assert (
+        await http.post(revisions + "?fieldValidation=Strict", content=rev, headers=JSON)
+    ).status_code == 201
+    smp = {"Content-Type": "application/strategic-merge-patch+json"}
+    r = await http.patch(f"{revisions}/r", content='{"data":' + chain(MAX_DEPTH - 1) + "}", headers=smp)
+    assert r.status_code == 200, r.text
+    r = await http.patch(f"{revisions}/r?fieldManager=m&force=true", content=rev, headers=APPLY)
+    assert r.status_code == 200, r.text

@@ -10,7 +10,8 @@ server cannot be had.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import pytest
 from apiserver.storage.interface import Storage
 from apiserver.storage.memory import MemoryStorage
 from apiserver.storage.sqlite import SQLiteStorage
+from tests.etcd_cluster import EtcdCluster
 
 
 @dataclass
@@ -30,6 +32,8 @@ class Backend:
     #: opens a store on this test's place; keyword arguments are the watch cache's options
     factory: Callable[..., Storage]
     opened: list[Storage] = field(default_factory=list)
+    #: a reopened store replays the history from before the restart (else it may answer 410)
+    replays_history_after_restart: bool = False
 
     async def open(self, **cache_options: Any) -> Storage:
         """A started store (its background work running on this loop), closed at teardown."""
@@ -48,13 +52,33 @@ def _memory(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
 
 
 def _sqlite(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
-    return Backend("sqlite", True, lambda **o: SQLiteStorage(tmp_path / "data", **o))
+    return Backend(
+        "sqlite", True, lambda **o: SQLiteStorage(tmp_path / "data", **o), replays_history_after_restart=True
+    )
+
+
+def _etcd(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
+    """A real etcd (one member, shared by the session's tests), each test under its own prefix."""
+    from apiserver.storage.etcd import EtcdStorage, parse_servers
+
+    cluster: EtcdCluster = request.getfixturevalue("etcd_server")
+    prefix = f"/contract-{uuid.uuid4().hex[:8]}/registry"
+    servers = parse_servers(cluster.endpoints)
+    return Backend("etcd", True, lambda **o: EtcdStorage(servers, prefix=prefix, compaction_interval=0, **o))
+
+
+@pytest.fixture(scope="session")
+def etcd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdCluster]:
+    """One etcd member for the session (Debian's etcd-server, installed if missing)."""
+    with EtcdCluster(tmp_path_factory.mktemp("etcd"), 1) as cluster:
+        yield cluster
 
 
 #: every backend the contract suite runs against
 BACKENDS: dict[str, Callable[[Path, pytest.FixtureRequest], Backend]] = {
     "memory": _memory,
     "sqlite": _sqlite,
+    "etcd": _etcd,
 }
 
 

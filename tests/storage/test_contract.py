@@ -284,7 +284,7 @@ async def test_restart_keeps_objects_revisions_and_history(backend: Backend) -> 
     try:
         w, events = second.watch(CM, "", None, a.rv, False)
     except StoreError as e:
-        assert e.value.reason == "Expired"
+        assert e.reason == "Expired"
     else:
         assert [(t, r.rv) for t, r in events] == [
             (MODIFIED, a2.rv),

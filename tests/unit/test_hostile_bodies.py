@@ -361,3 +361,29 @@ def test_a_crd_deprecation_warning_kube_cannot_send_never_fails_its_requests(htt
     assert r.status_code == 201, r.text
     warned = [v for k, v in r.headers.raw if k == b"warning"]
     assert warned == ['299 - "d\u00e9pr\u00e9ci\u00e9 \u4e2d, use v2"'.encode()]
+
+
+def test_null_list_elements_and_map_values_decode_to_go_zero_values(http: _Http) -> None:
+    pod = {
+        "metadata": {"name": "z", "labels": {"a": None}},
+        "spec": {"containers": [{"name": "c", "image": "i", "args": [None]}]},
+    }
+    r = http.request("POST", "/api/v1/namespaces/default/pods", json=pod)
+    assert r.status_code == 201, r.text
+    stored = r.json()
+    assert stored["metadata"]["labels"] == {"a": ""}
+    assert stored["spec"]["containers"][0]["args"] == [""]
+    # a null toleration is an empty one, which kube's validation refuses (not a server error)
+    pod = {
+        "metadata": {"name": "z2"},
+        "spec": {"containers": [{"name": "c", "image": "i"}], "tolerations": [None]},
+    }
+    r = http.request("POST", "/api/v1/namespaces/default/pods", json=pod)
+    assert r.status_code == 422, r.text
+    assert "spec.tolerations[0].operator: Invalid value" in r.json()["message"]
+    r = http.request(
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        json={"metadata": {"name": "z3"}, "spec": {"containers": [None]}},
+    )
+    assert r.status_code == 422, r.text

@@ -98,7 +98,7 @@ def test_yaml_scalars_become_the_json_sigs_yaml_makes_of_them() -> None:
         (b"a: -.inf\n", "error converting YAML to JSON: json: unsupported value: -Inf"),
         (b"a: .nan\n", "error converting YAML to JSON: json: unsupported value: NaN"),
         (b"a: &x {b: *x}\n", "error converting YAML to JSON: yaml: anchor 'x' value contains itself"),
-        (b"a: *nope\n", "error converting YAML to JSON: yaml: line 1: found undefined alias"),
+        (b"a: *nope\n", "error converting YAML to JSON: yaml: unknown anchor 'nope' referenced"),
     ],
 )
 def test_yaml_that_cannot_become_json_is_400(body: bytes, text: str) -> None:
@@ -350,3 +350,64 @@ def test_a_status_quoting_text_the_encoder_refuses_is_still_sent() -> None:
     assert resp.status_code == 400
     assert b'"message":"name ? refused"' in resp.body
     assert [v for k, v in resp.raw_headers if k == b"warning"] == [b'299 - "kept"']
+
+
+YAML_CASES = [
+    b"a: &x {k: v}\nb: *x\nc: {<<: *x, k: w, z: 1}\n",
+    b"a: &a {x: 1}\nb: &b {x: 2, y: 2}\nc: {<<: [*a, *b], y: 3}\n",
+    b"<<: {a: 1}\nb: 2\n",
+    b"x: 1:20\ny: 0x1f\nz: 1_000\nw: 0o17\nv: 017\nu: +12\nt: -0.5e3\ns: .5\nr: ~\nq: yes\np: No\n",
+    b"o: 2001-12-14t21:59:43.10-05:00\nd: 2002-12-14\n",
+    b"- !!str 5\n- !!int '7'\n- !!float 3\n- !!bool true\n- !!null ''\n- !!binary aGVsbG8=\n",
+    b"'1': a\n1: b\n2.5: c\nnull: d\n",
+    b'a: "x\\ud83d\\udca5"\nb: "\\ud83d"\n',
+    b"",
+    b"# a comment only\n",
+    b"---\n",
+    b"a: b\n---\nc: d\n",
+    b"a: [1, 2\n",
+    b"a: *nope\n",
+    b"a: &x [1, *x]\n",
+    b"a: {<<: [1]}\n",
+    b"a: !!set {a}\n",
+    b"? [a]\n: 1\n",
+    b"a: !foo x\n",
+    b"a:\n  - b: 1\n    c: [x, {d: e}, &s scalar, *s]\n  - |\n    block\n    text\n",
+    b"big: 123456789012345678901234567890\nneg: -9223372036854775809\ninf: .inf\n",
+]
+
+
+def _yaml_examples() -> list[bytes]:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = []
+    for path in sorted([*root.glob("examples/**/*.yaml"), *root.glob("tests/e2e/charts/**/*.yaml")]):
+        out.extend(part for part in path.read_bytes().split(b"\n---") if b"{{" not in part)
+    return out
+
+
+@pytest.mark.parametrize("raw", YAML_CASES + _yaml_examples())
+def test_the_one_pass_yaml_builder_agrees_with_pyyamls_loader(raw: bytes) -> None:
+    """``build_yaml`` (events straight to values) and the general path (scan, PyYAML's loader,
+    conversion) give the same value or the same 400 for every document both can build."""
+
+    def outcome(fn: object) -> object:
+        try:
+            return ("value", fn(raw))  # type: ignore[operator]
+        except bodies._Unusual:
+            return "general path only"
+        except (bodies.YAMLBodyError, bodies.yaml.YAMLError) as e:
+            return ("error", str(e).splitlines()[0])
+
+    def one_pass(r: bytes) -> object:
+        try:
+            return bodies.build_yaml(r)
+        except bodies.yaml.YAMLError as e:
+            if bodies._SURROGATE_ESCAPE not in str(e):
+                raise
+            return bodies.build_yaml(r, bodies.yaml.SafeLoader)
+
+    fast = outcome(one_pass)
+    if fast != "general path only":
+        assert fast == outcome(bodies._decode_yaml_generally)
