@@ -236,6 +236,10 @@ class LabelSelector:
                 return False
         return True
 
+    def required_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The ``key=value`` pairs every matching label set carries (from ``=``/``==``/one-value ``in``)."""
+        return tuple((key, val) for kind, key, val in self._steps if kind == _K_EQ)
+
     def requires_exact_match(self, key: str) -> str | None:
         """The single value ``key`` must have (``a=b`` or ``a in (b)``), else None."""
         for r in self.requirements:

@@ -12,7 +12,7 @@ snapshot's last update (kube keeps nodes in most-recently-updated order for the 
 so a cycle costs work proportional to what changed, not to the cluster size.
 
 Capacity index: both the cache and each snapshot keep, per resource (pod slots, cpu, memory,
-ephemeral-storage and every extended resource), a ``SortedKeyList`` of nodes by *free* amount.
+ephemeral-storage and every extended resource), a ``SortedList`` of ``(free amount, node)`` pairs.
 ``candidate_nodes(requests)`` bisects each requested resource's list, takes the smallest
 candidate slice and checks the other resources only on those nodes, so "which nodes could fit
 4 GPUs" never loops over thousands of nodes in Python.
@@ -37,11 +37,11 @@ snapshot changes and ``restore(mark)`` undoes everything after the mark, newest 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sortedcontainers import SortedKeyList, SortedList
+from sortedcontainers import SortedList
 
 from apiserver.api.types import Obj
 from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
@@ -60,35 +60,41 @@ class CapacityIndex:
     """Nodes sorted by free capacity, per resource."""
 
     def __init__(self) -> None:
-        self._by_resource: dict[str, SortedKeyList] = {}
+        self._by_resource: dict[str, SortedList] = {}
         self._free: dict[str, dict[str, int]] = {}
         #: resource -> sum of the free amounts over all indexed nodes
         self.totals: dict[str, int] = {}
 
-    def _list(self, resource: str) -> SortedKeyList:
+    def _list(self, resource: str) -> SortedList:
         lst = self._by_resource.get(resource)
         if lst is None:
-            lst = SortedKeyList(key=lambda e: e)
+            lst = SortedList()
             self._by_resource[resource] = lst
         return lst
 
     def update(self, name: str, ni: NodeInfo | None) -> None:
-        """Re-index ``name`` from ``ni`` (``None`` or a NodeInfo without node removes it)."""
-        old = self._free.pop(name, None)
-        if old:
-            for r, v in old.items():
+        """Re-index ``name`` from ``ni`` (``None`` or a NodeInfo without node removes it).
+
+        Only the resources whose free amount changed move in their sorted lists.
+        """
+        old = self._free.pop(name, None) or {}
+        free: dict[str, int] = {}
+        if ni is not None and ni.node is not None:
+            free[PODS] = ni.free(PODS)
+            for r in ni.allocatable.keys() | ni.requested.keys():
+                if r != PODS:
+                    free[r] = ni.free(r)
+        totals = self.totals
+        for r, v in old.items():
+            if free.get(r) != v:
                 self._by_resource[r].discard((v, name))
-                self.totals[r] -= v
-        if ni is None or ni.node is None:
-            return
-        free: dict[str, int] = {PODS: ni.free(PODS)}
-        for r in set(ni.allocatable) | set(ni.requested):
-            if r != PODS:
-                free[r] = ni.free(r)
-        self._free[name] = free
+                totals[r] -= v
         for r, v in free.items():
-            self._list(r).add((v, name))
-            self.totals[r] = self.totals.get(r, 0) + v
+            if old.get(r) != v:
+                self._list(r).add((v, name))
+                totals[r] = totals.get(r, 0) + v
+        if free:
+            self._free[name] = free
 
     def free(self, name: str, resource: str) -> int:
         return self._free.get(name, {}).get(resource, 0)
@@ -102,7 +108,7 @@ class CapacityIndex:
             lst = self._by_resource.get(r)
             if lst is None:
                 return set()
-            lo = lst.bisect_key_left((v, ""))
+            lo = lst.bisect_left((v, ""))
             slices.append((len(lst) - lo, r, lst, lo))
         slices.sort(key=lambda t: t[0])
         if slices[0][0] == len(self._free):
@@ -116,6 +122,35 @@ class CapacityIndex:
             if all(free.get(r, 0) >= v for r, v in rest):
                 out.add(name)
         return out
+
+    def short_of(self, requests: Mapping[str, int]) -> tuple[set[str] | None, set[str] | None]:
+        """The nodes that cannot hold ``requests``, or, when that set would be the larger, those that can.
+
+        Returns ``(short, None)`` or ``(None, fits)``: ``short`` lists every node with no free
+        pod slot or less free than a positive request (the nodes NodeResourcesFit rejects),
+        ``fits`` every other node. The cost follows the smaller set: when every node has room
+        (the common case) it is a few bisections and an empty set.
+        """
+        wanted = [(r, v) for r, v in requests.items() if v > 0 and r != PODS]
+        wanted.append((PODS, max(1, requests.get(PODS, 0))))
+        total = len(self._free)
+        bound = 0
+        cuts = []
+        for r, v in wanted:
+            lst = self._by_resource.get(r)
+            if lst is None or len(lst) < total:
+                # some nodes lack the resource altogether: fewer nodes fit than lack it
+                return None, self.candidates(requests)
+            lo = lst.bisect_left((v, ""))
+            bound += lo
+            cuts.append((lst, lo))
+        if bound * 2 > total:
+            return None, self.candidates(requests)
+        short: set[str] = set()
+        for lst, lo in cuts:
+            if lo:
+                short.update(name for _, name in lst.islice(0, lo))
+        return short, None
 
     def __len__(self) -> int:
         return len(self._free)
@@ -206,6 +241,96 @@ class TopologyDomains:
         return sorted(self.domains)
 
 
+# --- pod label index -----------------------------------------------------------------------------
+
+
+class PodLabelIndex:
+    """Which nodes run a pod of a namespace carrying a label pair (built on first use).
+
+    PodTopologySpread counts the pods matching a selector in every topology domain; with the
+    index it visits only the nodes holding pods with the selector's ``key=value`` pairs,
+    instead of every pod of every node of the cluster.
+    """
+
+    def __init__(self) -> None:
+        self.nodes: dict[tuple[str, str, str], set[str]] = {}
+        self._of: dict[str, frozenset[tuple[str, str, str]]] = {}
+
+    def update(self, name: str, ni: NodeInfo | None) -> None:
+        old = self._of.pop(name, frozenset())
+        new = (
+            frozenset((p.namespace, k, v) for p in ni.pods for k, v in p.labels.items())
+            if ni is not None and ni.node is not None and ni.pods
+            else frozenset()
+        )
+        for t in old - new:
+            names = self.nodes[t]
+            names.discard(name)
+            if not names:
+                del self.nodes[t]
+        for t in new - old:
+            self.nodes.setdefault(t, set()).add(name)
+        if new:
+            self._of[name] = new
+
+    def nodes_with(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
+        """Nodes with at least one pod of ``namespace`` carrying each pair (maybe not the same pod)."""
+        sets = sorted((self.nodes.get((namespace, k, v), set()) for k, v in pairs), key=len)
+        if not sets:
+            raise ValueError("at least one label pair is required")
+        out = set(sets[0])
+        for other in sets[1:]:
+            out &= other
+        return out
+
+
+# --- spreading counts ----------------------------------------------------------------------------
+
+
+class SpreadCounts:
+    """Matching pods per value of a topology label, over every node, kept current per node change.
+
+    PodTopologySpread's pre-score needs, for one selector, the count in every domain; pods of
+    one StatefulSet ask for the same counts cycle after cycle while only the node that took the
+    previous pod changed, so the snapshot keeps the totals instead of recounting every node.
+    ``count`` is the plugin's own count of a node's matching pods.
+    """
+
+    __slots__ = ("topology_key", "count", "by_value", "_of")
+
+    def __init__(self, topology_key: str, count: Callable[[NodeInfo], int]) -> None:
+        self.topology_key = topology_key
+        self.count = count
+        self.by_value: dict[str, int] = {}
+        self._of: dict[str, tuple[str, int]] = {}
+
+    def on_node(self, name: str) -> int:
+        """The count on one node."""
+        got = self._of.get(name)
+        return got[1] if got is not None else 0
+
+    def update(self, name: str, ni: NodeInfo | None) -> None:
+        old = self._of.pop(name, None)
+        if old is not None:
+            value, n = old
+            left = self.by_value[value] - n
+            if left:
+                self.by_value[value] = left
+            else:
+                del self.by_value[value]
+        if ni is None or ni.node is None or not ni.pods:
+            return
+        n = self.count(ni)
+        if n:
+            value = ni.labels.get(self.topology_key, "")
+            self._of[name] = (value, n)
+            self.by_value[value] = self.by_value.get(value, 0) + n
+
+
+#: spreading counts a snapshot keeps current (the most recently asked for)
+MAX_SPREAD_COUNTS = 8
+
+
 # --- snapshot ------------------------------------------------------------------------------------
 
 
@@ -223,10 +348,19 @@ class Snapshot:
         self.index = CapacityIndex()
         self._with_affinity: set[str] = set()
         self._with_anti_affinity: set[str] = set()
+        #: nodes with ``spec.unschedulable`` / with any taint (the only ones those Filters may reject)
+        self.unschedulable_nodes: set[str] = set()
+        self.tainted_nodes: set[str] = set()
+        #: tainted nodes grouped by their taints' (key, value, effect): nodes of a group are
+        #: tolerated, or not, alike
+        self.taint_groups: dict[tuple[tuple[str, str, str], ...], set[str]] = {}
+        self._taint_group_of: dict[str, tuple[tuple[str, str, str], ...]] = {}
         self._dirty: set[str] = set()
         #: NodeInfos in name order, kept in step with ``node_info_map`` (None: rebuild on demand)
         self._ordered: list[NodeInfo] | None = None
         self._topologies: dict[str, TopologyDomains] = {}
+        self._pod_labels: PodLabelIndex | None = None
+        self._spread: OrderedDict[str, SpreadCounts] = OrderedDict()
         #: (op, pod, node) of every assume/forget since the last cache update, for restore()
         self._journal: list[tuple[str, PodInfo, str]] = []
         #: the topology domain a PodGroup cycle is evaluating (capacity hints come from its index)
@@ -246,19 +380,95 @@ class Snapshot:
                 self._ordered = None
             self._with_affinity.discard(name)
             self._with_anti_affinity.discard(name)
+            self.unschedulable_nodes.discard(name)
+            self.tainted_nodes.discard(name)
+            self._regroup_taints(name, None)
             self._reindex(name, None)
             return
         if name not in self.node_info_map:
             self._names.add(name)
             self._ordered = None
+        if ni.unschedulable:
+            self.unschedulable_nodes.add(name)
+        else:
+            self.unschedulable_nodes.discard(name)
+        if ni.taints:
+            self.tainted_nodes.add(name)
+        else:
+            self.tainted_nodes.discard(name)
+        self._regroup_taints(name, ni)
         self._set(name, ni)
         self._refresh_affinity(name, ni)
         self._reindex(name, ni)
+
+    def _regroup_taints(self, name: str, ni: NodeInfo | None) -> None:
+        old = self._taint_group_of.pop(name, None)
+        new = (
+            tuple(
+                (str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
+                for t in ni.taints
+            )
+            if ni is not None and ni.taints
+            else None
+        )
+        if old == new:
+            if new is not None:
+                self._taint_group_of[name] = new
+            return
+        if old is not None:
+            group = self.taint_groups[old]
+            group.discard(name)
+            if not group:
+                del self.taint_groups[old]
+        if new is not None:
+            self.taint_groups.setdefault(new, set()).add(name)
+            self._taint_group_of[name] = new
 
     def _reindex(self, name: str, ni: NodeInfo | None) -> None:
         self.index.update(name, ni)
         for topo in self._topologies.values():
             topo.update(name, ni)
+        if self._pod_labels is not None:
+            self._pod_labels.update(name, ni)
+        for agg in self._spread.values():
+            agg.update(name, ni)
+
+    def spread_counts(
+        self,
+        key: str,
+        topology_key: str,
+        count: Callable[[NodeInfo], int],
+        holders: Iterable[str] | None = None,
+    ) -> SpreadCounts:
+        """Matching pods per ``topology_key`` value (``by_value``; nodes without the label count
+        under ``""``) and per node (``on_node``).
+
+        ``key`` names what ``count`` counts (equal keys must count alike); ``holders``, when
+        given, are the only nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
+        Built on first use, then kept current with every node change (:class:`SpreadCounts`).
+        """
+        k = f"{key}|{topology_key}"
+        agg = self._spread.get(k)
+        if agg is None:
+            agg = SpreadCounts(topology_key, count)
+            infos = self.node_info_map
+            for name in holders if holders is not None else list(infos):
+                agg.update(name, infos.get(name))
+            self._spread[k] = agg
+            if len(self._spread) > MAX_SPREAD_COUNTS:
+                self._spread.popitem(last=False)
+        else:
+            self._spread.move_to_end(k)
+        return agg
+
+    def nodes_with_pod_labels(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
+        """Nodes running pods of ``namespace`` that carry every pair (:class:`PodLabelIndex`)."""
+        idx = self._pod_labels
+        if idx is None:
+            idx = self._pod_labels = PodLabelIndex()
+            for name, ni in self.node_info_map.items():
+                idx.update(name, ni)
+        return idx.nodes_with(namespace, pairs)
 
     def domains(self, key: str) -> TopologyDomains:
         """The nodes grouped by the value of label ``key`` (built on first use, then kept current)."""
@@ -290,9 +500,13 @@ class Snapshot:
 
     def list(self) -> list[NodeInfo]:
         """Every NodeInfo in name order (a fresh list; the order is maintained, not rebuilt per call)."""
+        return list(self.ordered())
+
+    def ordered(self) -> list[NodeInfo]:
+        """:meth:`list` without the copy, for the hot path: the caller must not modify it."""
         if self._ordered is None:
             self._ordered = [self.node_info_map[n] for n in self._names]
-        return list(self._ordered)
+        return self._ordered
 
     def num_nodes(self) -> int:
         return len(self.node_info_map)
@@ -308,6 +522,12 @@ class Snapshot:
         if self.scope is not None:
             return self.scope.index.candidates(requests)
         return self.index.candidates(requests)
+
+    def short_of(self, requests: Mapping[str, int]) -> tuple[set[str] | None, set[str] | None]:
+        """:meth:`CapacityIndex.short_of` of the snapshot (within :attr:`scope` when one is set)."""
+        if self.scope is not None:
+            return self.scope.index.short_of(requests)
+        return self.index.short_of(requests)
 
     def assume_pod(self, pod_info: PodInfo, node_name: str) -> None:
         """Place a pod on a node of this snapshot only (the cache is untouched)."""

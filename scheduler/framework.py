@@ -14,20 +14,23 @@ and stopping once ``numFeasibleNodesToFind`` fit, the first failing plugin decid
 status; on failure a :class:`~scheduler.diagnosis.FitError` whose text is kube's; otherwise
 PreScore, Score, NormalizeScore, weighting, and a random pick among the best.
 
-gangplane addition: Filter plugins may also offer ``candidate_nodes(state, pod, snapshot)``,
-a *superset* of the nodes that pass them, answered from the snapshot's capacity index. The
-framework filters those nodes first and only visits the others when nothing fits, to give the
-exact per-node reasons for the FitError. The result is the same as kube's; only the work is
-smaller. (A PreFilterResult would change the diagnosis text, so the hint is not one.)
+gangplane addition: Filter plugins may also offer ``filter_hint(state, pod, snapshot)``
+(:class:`~scheduler.interfaces.FilterHint`): the only nodes they may reject this cycle (cordoned
+nodes, tainted nodes, nodes short of the requests per the snapshot's capacity index) or the
+only nodes they accept. The framework then runs a plugin only on nodes it may reject - on a
+cluster with room, no Filter runs at all for a plain pod - and tries the surely-rejected nodes
+last, only when nothing else fits, to give the exact per-node reasons for the FitError. The
+result is the same as kube's; only the work is smaller. (A PreFilterResult would change the
+diagnosis text, so the hint is not one.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import bisect
-import functools
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import operator
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
@@ -40,11 +43,13 @@ from scheduler.interfaces import (
     MIN_NODE_SCORE,
     NOMINATING_NOOP,
     NOMINATING_OVERRIDE,
+    BatchNormalizeScorePlugin,
     BatchScorePlugin,
     BindPlugin,
-    CandidateNodesHint,
     CycleState,
     EnqueueExtensions,
+    FilterHint,
+    FilterHintPlugin,
     FilterPlugin,
     Handle,
     NodePluginScores,
@@ -216,7 +221,10 @@ class Framework:
         self.waiting_pods: dict[str, WaitingPod] = {}
         self.next_start_node_index = 0
         # protocol checks are slow: decide once which Score plugins batch and which normalize
-        self._hinting_filters = [p for p in self.filter_plugins if isinstance(p, CandidateNodesHint)]
+        self._hinting_filters = {p.name for p in self.filter_plugins if isinstance(p, FilterHintPlugin)}
+        self._batch_normalizers = {
+            p.name for p in self.score_plugins if isinstance(p, BatchNormalizeScorePlugin)
+        }
         self._batch_scorers = {p.name for p in self.score_plugins if isinstance(p, BatchScorePlugin)}
         self._normalizers = {p.name for p in self.score_plugins if isinstance(p, NormalizeScorePlugin)}
 
@@ -558,7 +566,9 @@ class Framework:
                 return {}, Status(
                     Code.ERROR, f"running Score plugin {pl.name!r}: {Status.as_status(e).message()}"
                 )
-            if pl.name in self._normalizers:
+            if pl.name in self._batch_normalizers:
+                values = pl.normalize_scores(state, pod_info, nodes, values)  # type: ignore[attr-defined]
+            elif pl.name in self._normalizers:
                 scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values, strict=True)]
                 s = pl.normalize_score(state, pod_info, scores)
                 if not is_success(s):
@@ -731,7 +741,7 @@ class Framework:
     ) -> tuple[list[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
         if node_names is None:
-            all_nodes = snapshot.list()
+            all_nodes = snapshot.ordered()
         else:
             infos = snapshot.node_info_map
             all_nodes = [infos[n] for n in node_names if n in infos]
@@ -773,56 +783,87 @@ class Framework:
         feasible = self._find_nodes_that_pass_filters(state, pod_info, diagnosis, names, snapshot)
         return feasible, diagnosis
 
-    def _candidate_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> set[str] | None:
-        hint: set[str] | None = None
-        for pl in self._hinting_filters:
-            if pl.name in state.skip_filter_plugins:
-                continue
-            c = pl.candidate_nodes(state, pod_info, snapshot)
-            if c is None:
-                continue
-            hint = set(c) if hint is None else hint & set(c)
-        return hint
+    def _filter_hints(
+        self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot, active: list[FilterPlugin]
+    ) -> list[FilterHint | None]:
+        """Each active Filter plugin's :class:`FilterHint` for this cycle (``None``: no hint)."""
+        out: list[FilterHint | None] = []
+        for pl in active:
+            if pl.name in self._hinting_filters:
+                try:
+                    out.append(pl.filter_hint(state, pod_info, snapshot))  # type: ignore[attr-defined]
+                except Exception:  # a broken hint only costs speed: Filter decides
+                    out.append(None)
+            else:
+                out.append(None)
+        return out
 
     def _find_nodes_that_pass_filters(
         self,
         state: CycleState,
         pod_info: PodInfo,
         diagnosis: Diagnosis,
-        names: list[str],
+        names: Sequence[str],
         snapshot: Snapshot,
     ) -> list[NodeInfo]:
-        """Filter nodes in name order from a rotating start until enough fit (``names`` is sorted)."""
+        """Filter nodes in name order from a rotating start until enough fit (``names`` is sorted).
+
+        The Filter plugins' hints decide, per node, which plugins must actually run there:
+        none on a node no plugin may reject (it is feasible as it is), only the ones that may
+        reject it otherwise. Nodes some plugin surely rejects are tried last, and only when
+        nothing else fits, so that the FitError still names every node's real reason.
+        """
         n = len(names)
         if n == 0:
             return []
         to_find = self.num_feasible_nodes_to_find(n)
         start = self.next_start_node_index % n
+        node_infos = snapshot.node_info_map
         if not self.filter_plugins:
-            picked = [snapshot.get(names[(start + i) % n]) for i in range(to_find)]
+            picked = [node_infos.get(nm) for nm in itertools.islice(_rotation(names, start), to_find)]
             self.next_start_node_index = (start + to_find) % n
             return [ni for ni in picked if ni is not None]
 
         already = {name for name, _ in diagnosis.node_to_status.items()}
-        first_pass: list[str] | None = None
-        hint = self._candidate_hint(state, pod_info, snapshot)
-        if hint is not None and len(hint) < n:
-            allowed = None if names is snapshot.node_names else set(names)
-            hinted = sorted(h for h in hint if h not in already and (allowed is None or h in allowed))
-            cut = bisect.bisect_left(hinted, names[start])
-            first_pass = hinted[cut:] + hinted[:cut]
+        skip = state.skip_filter_plugins
+        active = [pl for pl in self.filter_plugins if pl.name not in skip]
+        hints = self._filter_hints(state, pod_info, snapshot, active)
+        # per node: which plugins run (in plugin order) and which nodes are surely rejected
+        always: list[int] = []  # plugins without a hint
+        checks: list[tuple[int, Collection[str]]] = []  # plugins that may reject only these
+        surely: list[Collection[str]] = []  # nodes some plugin rejects for certain
+        only: list[Collection[str]] = []  # nodes outside one of these are rejected for certain
+        for i, h in enumerate(hints):
+            if h is None:
+                always.append(i)
+            elif h.passes is not None:
+                only.append(h.passes)
+            elif h.check:
+                if h.rejects:
+                    surely.append(h.check)
+                else:
+                    checks.append((i, h.check))
+        with_nominated = self._any_nominated_pods()
+        nominated_nodes: Collection[str] = ()
+        if with_nominated:
+            nominator = self.handle.nominator
+            names_of = getattr(nominator, "nominated_node_names", None)
+            nominated_nodes = names_of() if names_of is not None else snapshot.node_info_map.keys()
 
         feasible: list[NodeInfo] = []
-        node_infos = snapshot.node_info_map
-        if self._any_nominated_pods():
-            run_filters: Callable[[NodeInfo], Status | None] = functools.partial(
-                self.run_filter_plugins_with_nominated_pods, state, pod_info
-            )
-        else:
-            active = [pl for pl in self.filter_plugins if pl.name not in state.skip_filter_plugins]
-            run_filters = functools.partial(_run_filters, active, state, pod_info)
+        deferred: list[str] = []
+        append = feasible.append
 
-        def visit(order: Iterable[str]) -> None:
+        def record(name: str, ni: NodeInfo, st: Status | None) -> None:
+            if st is None or st.code == Code.SUCCESS:
+                append(ni)
+            elif st.is_rejected():
+                diagnosis.node_to_status.set(name, st)
+                diagnosis.add_plugin_status(st)
+            else:
+                raise SchedulingError(st.message(), st)
+
+        def visit_hinted(order: Iterable[str]) -> None:
             for name in order:
                 if len(feasible) >= to_find:
                     return
@@ -831,25 +872,71 @@ class Framework:
                 ni = node_infos.get(name)
                 if ni is None:
                     continue
-                st = run_filters(ni)
-                if st is None or st.code == Code.SUCCESS:
-                    feasible.append(ni)
-                elif st.is_rejected():
-                    diagnosis.node_to_status.set(name, st)
-                    diagnosis.add_plugin_status(st)
+                if (surely and any(name in c for c in surely)) or (only and any(name not in c for c in only)):
+                    deferred.append(name)
+                    continue
+                if with_nominated and name in nominated_nodes:
+                    st = self.run_filter_plugins_with_nominated_pods(state, pod_info, ni)
                 else:
-                    raise SchedulingError(st.message(), st)
+                    run = always + [i for i, c in checks if name in c] if checks else always
+                    if not run:
+                        append(ni)
+                        continue
+                    if len(run) > 1:
+                        run.sort()
+                    st = _run_filters([active[i] for i in run], state, pod_info, ni)
+                record(name, ni, st)
 
-        ordered = list(names)
-        rotation = itertools.chain(ordered[start:], ordered[:start])
-        if first_pass is None:
-            visit(rotation)
+        def hinted_status(name: str, ni: NodeInfo) -> Status | None:
+            """The Filter result on a node, asking only the plugins whose hint does not decide it."""
+            for pl, h in zip(active, hints, strict=True):
+                if h is not None:
+                    if h.passes is not None:
+                        if name in h.passes:
+                            continue
+                        if h.status is not None:
+                            return Status(h.status.code, *h.status.reasons, plugin=pl.name)
+                    elif name not in h.check:  # type: ignore[operator]
+                        continue
+                    elif h.rejects and h.status is not None:
+                        return Status(h.status.code, *h.status.reasons, plugin=pl.name)
+                st = _run_filters([pl], state, pod_info, ni)
+                if st is not None:
+                    return st
+            return None
+
+        def visit_deferred(order: Iterable[str]) -> None:
+            for name in order:
+                if len(feasible) >= to_find:
+                    return
+                ni = node_infos.get(name)
+                if ni is None:
+                    continue
+                if with_nominated and name in nominated_nodes:
+                    st = self.run_filter_plugins_with_nominated_pods(state, pod_info, ni)
+                else:
+                    st = hinted_status(name, ni)
+                record(name, ni, st)
+
+        if not always and not checks and not surely and not only and not with_nominated and not already:
+            # nothing can reject any node: the next nodes in rotation are the feasible ones
+            if names is snapshot.node_names:
+                ordered = snapshot.ordered()  # the same nodes, in the same (name) order
+                feasible = ordered[start : start + to_find]
+                if len(feasible) < to_find:
+                    feasible += ordered[: to_find - len(feasible)]
+            else:
+                feasible = [
+                    ni
+                    for ni in map(node_infos.get, itertools.islice(_rotation(names, start), to_find))
+                    if ni is not None
+                ]
         else:
-            visit(first_pass)
-            if not feasible:
-                # Nothing fits: visit the rest too, so the FitError names every node's real reason.
-                hinted_set = set(first_pass)
-                visit(x for x in rotation if x not in hinted_set)
+            visit_hinted(_rotation(names, start))
+            if not feasible and deferred:
+                # Nothing fits: the surely-rejected nodes get their statuses too, so that the
+                # FitError names every node's real reason (the first rejecting plugin, in order).
+                visit_deferred(deferred)
         if len(feasible) >= to_find:
             # kube stops right after the last feasible node; continue from the node after it
             last = bisect.bisect_left(names, feasible[-1].name)
@@ -886,7 +973,11 @@ class Framework:
             raise SchedulingError(s.message(), s)
         if not columns:
             return [0] * len(nodes)
-        return [sum(row) for row in zip(*columns.values(), strict=True)]
+        cols = iter(columns.values())
+        totals = next(cols)
+        for col in cols:
+            totals = list(map(operator.add, totals, col))
+        return totals
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
         """Highest total score; ties broken uniformly at random (seeded rng)."""
@@ -925,6 +1016,14 @@ def _intersect_placements(a: list[Placement], b: list[Placement]) -> list[Placem
             if common:
                 out.append(Placement(f"{pa.name}/{pb.name}", common, pa.key, pa.value))
     return out
+
+
+def _rotation(names: Sequence[str], start: int) -> Iterator[str]:
+    """``names`` from index ``start`` to the end, then from the beginning (without copying a SortedList)."""
+    isl = getattr(names, "islice", None)
+    if isl is not None:
+        return itertools.chain(isl(start), isl(0, start))
+    return itertools.chain(itertools.islice(names, start, None), itertools.islice(names, 0, start))
 
 
 def _run_filters(

@@ -206,13 +206,45 @@ class FilterPlugin(Protocol):
     def filter(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None: ...
 
 
-@runtime_checkable
-class CandidateNodesHint(Protocol):
-    """gangplane: a superset of the nodes that pass this plugin's Filter, or ``None`` for "no idea"."""
+@dataclass(frozen=True, slots=True)
+class FilterHint:
+    """gangplane: what a Filter plugin knows, before running, about the nodes of this cycle.
 
-    def candidate_nodes(
-        self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot
-    ) -> Collection[str] | None: ...
+    Exactly one of the two is set:
+
+    * ``check``: the only nodes this plugin's Filter may reject; on every other node it would
+      return Success, so the framework does not call it there. ``rejects`` True says every
+      node in ``check`` *is* rejected (the framework then tries those nodes last);
+    * ``passes``: the only nodes this plugin's Filter accepts; it rejects every other node and
+      accepts every node listed (so it is not called on them).
+
+    ``status``, when set, is what Filter returns on each surely-rejected node.
+
+    Only a speed-up: the framework reaches kube's result (the same feasible nodes, and for
+    every node it reports, the status of the first plugin that rejects it) by running Filter
+    on fewer nodes.
+    """
+
+    check: Collection[str] | None = None
+    passes: Collection[str] | None = None
+    rejects: bool = False
+    #: the status Filter returns on every node it surely rejects, when it is the same for all
+    #: (the framework then reports it without calling Filter there)
+    status: Status | None = None
+
+
+#: a hint for a plugin that cannot reject any node this cycle
+NO_REJECTIONS = FilterHint(check=frozenset())
+
+
+@runtime_checkable
+class FilterHintPlugin(Protocol):
+    """gangplane: a Filter plugin that can say up front which nodes it may reject.
+
+    ``None`` means "no idea": Filter runs on every node visited.
+    """
+
+    def filter_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> FilterHint | None: ...
 
 
 @runtime_checkable
@@ -249,6 +281,18 @@ class NormalizeScorePlugin(Protocol):
     def normalize_score(
         self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]
     ) -> Status | None: ...
+
+
+@runtime_checkable
+class BatchNormalizeScorePlugin(Protocol):
+    """gangplane: NormalizeScore over the plain score column of ``nodes``, without NodeScore objects.
+
+    Must compute what ``normalize_score`` computes; returns the new column.
+    """
+
+    def normalize_scores(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: list[int]
+    ) -> list[int]: ...
 
 
 @runtime_checkable
@@ -501,3 +545,13 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
     for s in scores:
         v = max_priority * s.score // max_count
         s.score = max_priority - v if reverse else v
+
+
+def default_normalize_scores(max_priority: int, reverse: bool, scores: list[int]) -> list[int]:
+    """:func:`default_normalize_score` over a plain column of scores (the batch path)."""
+    max_count = max(scores, default=0)
+    if max_count == 0:
+        return [max_priority] * len(scores) if reverse else scores
+    if reverse:
+        return [max_priority - max_priority * v // max_count for v in scores]
+    return [max_priority * v // max_count for v in scores]

@@ -362,6 +362,7 @@ class NodeInfo:
         "non_zero_cpu",
         "non_zero_memory",
         "generation",
+        "memo",
     )
 
     def __init__(self, node: Obj | None = None, pods: Iterable[PodInfo] = ()) -> None:
@@ -379,6 +380,9 @@ class NodeInfo:
         self.non_zero_cpu = 0
         self.non_zero_memory = 0
         self.generation = next_generation()
+        #: per-node results of pure functions of this NodeInfo (e.g. a Score for given requests),
+        #: dropped on every change; see :meth:`memo_dict`
+        self.memo: dict[Any, Any] | None = None
         if node is not None:
             self.set_node(node)
         for p in pods:
@@ -394,10 +398,12 @@ class NodeInfo:
         self.unschedulable = bool(spec.get("unschedulable"))
         self.allocatable = node_allocatable(node)
         self.generation = next_generation()
+        self.memo = None
 
     def remove_node(self) -> None:
         self.node = None
         self.generation = next_generation()
+        self.memo = None
 
     @property
     def allowed_pod_number(self) -> int:
@@ -417,6 +423,7 @@ class NodeInfo:
             self.pods_with_required_anti_affinity.append(pi)
         self._account(pi, 1)
         self.generation = next_generation()
+        self.memo = None
 
     def remove_pod(self, key: str) -> PodInfo | None:
         """Remove the pod with ``key`` (namespace/name); returns its PodInfo, or ``None`` if absent."""
@@ -427,6 +434,7 @@ class NodeInfo:
                 _drop(self.pods_with_required_anti_affinity, key)
                 self._account(pi, -1)
                 self.generation = next_generation()
+                self.memo = None
                 return pi
         return None
 
@@ -458,7 +466,19 @@ class NodeInfo:
         c.non_zero_cpu = self.non_zero_cpu
         c.non_zero_memory = self.non_zero_memory
         c.generation = self.generation
+        c.memo = self.memo  # same state, same results (a change replaces, never edits, the dict)
         return c
+
+    def memo_dict(self) -> dict[Any, Any]:
+        """The memo of this NodeInfo's current state, created on first use.
+
+        A change to the NodeInfo drops it, so a value stored under a key that captures every
+        other input (e.g. the plugin and the pod's requests) stays valid until then.
+        """
+        m = self.memo
+        if m is None:
+            m = self.memo = {}
+        return m
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)}, requested={self.requested})"

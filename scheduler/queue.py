@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -752,6 +752,10 @@ class SchedulingQueue:
     def has_nominated_pods(self) -> bool:
         """Whether any pod is nominated to any node (lets Filter skip the nominated-pods pass)."""
         return bool(self._nominated_by_node)
+
+    def nominated_node_names(self) -> Collection[str]:
+        """The nodes some pod is nominated to (Filter runs the two-pass check only there)."""
+        return self._nominated_by_node.keys()
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return list(self._nominated_by_node.get(node_name, ()))

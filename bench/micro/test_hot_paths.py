@@ -172,3 +172,69 @@ def test_group_placement_gang_of_16_in_one_rack_of_500_nodes(
 
     benchmark.pedantic(lambda: loop.run_until_complete(place_gang()), rounds=10, warmup_rounds=1)
     loop.run_until_complete(cp.stop())
+
+
+def _framework_over(nodes: int, racks: int = 0) -> tuple[Any, Any, Any]:
+    """A scheduler cache with ``nodes`` fake nodes and the default profile's framework (no API)."""
+    import random
+
+    from scheduler.cache import Cache
+    from scheduler.defaults import default_profile, default_registry
+    from scheduler.framework import Framework, Handle
+
+    cache = Cache()
+    for i in range(nodes):
+        cache.add_node(node(i, racks=racks))
+    handle = Handle(rng=random.Random(1))
+    return cache, handle, Framework(default_profile(), handle, registry=default_registry())
+
+
+def _cycle(cache: Any, handle: Any, fw: Any, snap: Any, p: dict[str, Any]) -> None:
+    """One scheduling cycle as the scheduler runs it: refresh the snapshot, schedule, assume."""
+    from scheduler.framework import CycleState
+    from scheduler.nodeinfo import PodInfo
+
+    cache.update_snapshot(snap)
+    handle.snapshot = snap
+    result = fw.schedule_pod(CycleState(), PodInfo(p), snap)
+    cache.assume_pod(p, result.suggested_host)
+
+
+def test_scheduling_cycle_framework_only_5000_nodes(benchmark: Any) -> None:
+    """Filter + Score + assume of a plain pod over 5,000 nodes, without the API around it."""
+    cache, handle, fw = _framework_over(5000)
+    snap = cache.snapshot()
+    n = _counter()
+
+    def one() -> None:
+        i = next(n)
+        p = pod(f"p-{i}")
+        p["metadata"]["uid"] = f"u-{i}"
+        _cycle(cache, handle, fw, snap, p)
+
+    for _ in range(100):  # a warm cluster: every node scored once
+        one()
+    benchmark.pedantic(one, rounds=300, warmup_rounds=5)
+
+
+def test_scheduling_cycle_with_default_spreading_1000_nodes(benchmark: Any) -> None:
+    """The same for StatefulSet pods: PodTopologySpread's default constraints count the set's pods."""
+    from scheduler.nodeinfo import compile_selector
+
+    cache, handle, fw = _framework_over(1000, racks=10)
+    handle.default_spread_selector = lambda _pod: compile_selector({"matchLabels": {"app": "bench"}})
+    snap = cache.snapshot()
+    n = _counter()
+    owner = [
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "s", "uid": "s-uid", "controller": True}
+    ]
+
+    def one() -> None:
+        i = next(n)
+        p = pod(f"p-{i}")
+        p["metadata"].update(uid=f"u-{i}", ownerReferences=owner)
+        _cycle(cache, handle, fw, snap, p)
+
+    for _ in range(200):  # 200 of the set's pods already placed
+        one()
+    benchmark.pedantic(one, rounds=300, warmup_rounds=5)

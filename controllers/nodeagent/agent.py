@@ -68,6 +68,7 @@ from controllers.nodeagent.stages import (
     NodeState,
     PodContext,
     PodRecord,
+    node_status_events,
     select,
 )
 from controllers.nodeagent.status import (
@@ -76,6 +77,7 @@ from controllers.nodeagent.status import (
     is_ready,
     node_info,
     node_resources,
+    node_status,
     phase_of,
 )
 from controllers.nodeagent.timers import TimerHeap
@@ -350,7 +352,13 @@ class NodeAgent(Controller):
         self.timers.cancel(("lease", name))
 
     async def _register_fleet(self) -> None:
-        """Create the fleet's Nodes that do not exist, as kubelet registration would."""
+        """Create the fleet's Nodes that do not exist, as kubelet registration would.
+
+        The kubelets' start-up events are recorded once every Node is registered: on one event
+        loop, a thousand nodes' events written in between would delay the last registration
+        several times over (event recording is asynchronous in kubelet too).
+        """
+        started: list[tuple[str, list[Event]]] = []
         for spec in self.fleet:
             if self.node_informer.get_by_name("", spec.name) is not None:
                 continue
@@ -379,11 +387,25 @@ class NodeAgent(Controller):
                 spec.name, labels.get("kubernetes.io/arch", "amd64"), labels.get("kubernetes.io/os", "linux")
             )
             obj["status"]["daemonEndpoints"] = {"kubeletEndpoint": {"Port": 10250}}
+            # kubelet's initialNode runs the status setters before the create: a healthy node
+            # registers with its conditions (Ready included) and needs no second write for them
+            obj["status"] = node_status(obj, internal_ip=state.internal_ip, now=self.clock.now())
             try:
                 await self.client.create(NODES, obj)
             except errors.StatusError as e:
                 if not errors.is_already_exists(e):
                     raise
+                continue
+            state.status_posted = self.clock.monotonic()
+            state.started_events = True
+            started.append(
+                (spec.name, node_status_events(spec.name, self.options, starting=True, becoming_ready=True))
+            )
+        for name, events in started:
+            ref = {"kind": "Node", "name": name, "uid": name, "apiVersion": "v1"}
+            rec = self._recorder(name)
+            for ev in events:
+                rec.event_ref(dict(ref), ev.type, ev.reason, ev.message)
 
     async def _publish_rack_devices(self) -> None:
         """Rack-scoped fleet devices: one ResourceSlice per rack and driver, selecting the rack's nodes."""

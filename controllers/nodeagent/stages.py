@@ -570,19 +570,28 @@ def _status_match(c: NodeContext) -> bool:
     return node_needs_status(c.node)
 
 
+def node_status_events(
+    name: str, options: AgentOptions, *, starting: bool, becoming_ready: bool
+) -> list[Event]:
+    """kubelet's events when it starts (``starting``) and when the node's Ready turns True."""
+    events: list[Event] = []
+    if not options.node_events:
+        return events
+    if starting:
+        events.append(Event(NORMAL, "Starting", "Starting kubelet."))
+        for reason in ("NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"):
+            events.append(Event(NORMAL, reason, f"Node {name} status is now: {reason}"))
+        events.append(Event(NORMAL, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods"))
+    if becoming_ready:
+        events.append(Event(NORMAL, "NodeReady", f"Node {name} status is now: NodeReady"))
+    return events
+
+
 def _node_status_apply(c: NodeContext) -> Action:
     name = (c.node.get("metadata") or {}).get("name", "")
-    events: list[Event] = []
-    if c.options.node_events:
-        if not c.state.started_events:
-            events.append(Event(NORMAL, "Starting", "Starting kubelet."))
-            for reason in ("NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"):
-                events.append(Event(NORMAL, reason, f"Node {name} status is now: {reason}"))
-            events.append(
-                Event(NORMAL, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")
-            )
-        if not is_node_ready(c.node):
-            events.append(Event(NORMAL, "NodeReady", f"Node {name} status is now: NodeReady"))
+    events = node_status_events(
+        name, c.options, starting=not c.state.started_events, becoming_ready=not is_node_ready(c.node)
+    )
     return Action(
         status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now),
         events=events,

@@ -129,7 +129,7 @@ class InterPodAffinity:
             with_anti = [n for n in nodes if n.pods_with_required_anti_affinity]
             return nodes, with_aff, with_anti
         return (
-            snap.list(),
+            snap.ordered(),
             snap.have_pods_with_affinity_list(),
             snap.have_pods_with_required_anti_affinity_list(),
         )

@@ -19,6 +19,7 @@ from scheduler.interfaces import (
     NodeScore,
     PreFilterResult,
     default_normalize_score,
+    default_normalize_scores,
 )
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins.helpers import (
@@ -111,6 +112,11 @@ class NodeAffinity:
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+    def normalize_scores(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: list[int]
+    ) -> list[int]:
+        return default_normalize_scores(MAX_NODE_SCORE, False, scores)
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeAffinity:

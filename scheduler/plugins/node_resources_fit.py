@@ -11,8 +11,8 @@ Score uses the scoring strategy from args (``scoringStrategy.type`` LeastAllocat
 default, or MostAllocated) over ``scoringStrategy.resources`` (cpu:1, memory:1), with the
 non-zero request defaults so pods without requests still spread.
 
-The plugin also answers ``candidate_nodes`` from the snapshot's capacity index, so Filter only
-visits nodes that can hold the requests when the cluster is large.
+The plugin also answers ``filter_hint`` from the snapshot's capacity index (the nodes short of
+the requests, or those with room when most are short), so Filter runs only where it can fail.
 
 As a PlacementScore plugin (the PodGroup cycle, KEP-5732) it prefers the tightest fit: a
 placement scores the share of its capacity in use once the group's pods are in it, averaged
@@ -36,6 +36,7 @@ from scheduler.events import (
 from scheduler.interfaces import (
     MAX_NODE_SCORE,
     CycleState,
+    FilterHint,
     Handle,
     PlacementResult,
     PodGroupInfo,
@@ -193,8 +194,9 @@ class NodeResourcesFit:
         )
         return Status(code, *[s.reason for s in short])
 
-    def candidate_nodes(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> set[str] | None:
-        """Nodes whose free capacity covers the requests (a superset of the nodes Filter passes)."""
+    def filter_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> FilterHint:
+        """From the snapshot's capacity index: the nodes short of the requests (all rejected), or,
+        when most nodes are short, the nodes with room (all accepted)."""
         requests = state.get(_PRE_FILTER_KEY)
         if requests is None:
             requests = pod_info.requests
@@ -206,7 +208,10 @@ class NodeResourcesFit:
                 is_extended_resource(r) and (r in self.ignored or r.split("/", 1)[0] in self.ignored_groups)
             )
         }
-        return snapshot.candidate_nodes(wanted)
+        short, fits = snapshot.short_of(wanted)
+        if short is not None:
+            return FilterHint(check=short, rejects=True)
+        return FilterHint(passes=fits)
 
     def score_placement(
         self, state: CycleState, group: PodGroupInfo, result: PlacementResult, snapshot: Snapshot

@@ -6,10 +6,10 @@ may still land on a cordoned node, as in kube.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from scheduler.interfaces import CycleState, Handle
+from scheduler.interfaces import NO_REJECTIONS, CycleState, FilterHint, Handle
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins.helpers import (
     NO_SCHEDULE,
@@ -19,9 +19,13 @@ from scheduler.plugins.helpers import (
 )
 from scheduler.status import Code, Status
 
+if TYPE_CHECKING:
+    from scheduler.cache import Snapshot
+
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 _UNSCHEDULABLE_TAINT = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": NO_SCHEDULE}
+_UNSCHEDULABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
 
 
 def _schedulable_now(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
@@ -50,6 +54,12 @@ class NodeUnschedulable:
         if tolerations_tolerate_taint(tolerations_of(pod_info.pod), _UNSCHEDULABLE_TAINT):
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+    def filter_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> FilterHint:
+        """Only cordoned nodes can be rejected, and none if the pod tolerates the cordon."""
+        if tolerations_tolerate_taint(tolerations_of(pod_info.pod), _UNSCHEDULABLE_TAINT):
+            return NO_REJECTIONS
+        return FilterHint(check=snapshot.unschedulable_nodes, rejects=True, status=_UNSCHEDULABLE)
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeUnschedulable:

@@ -18,10 +18,13 @@ maxSkew 5 — for pods selected by a Service/ReplicaSet/StatefulSet when the han
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from apiserver.selectors import LabelSelector
+from scheduler.cache import SpreadCounts
 from scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
 from scheduler.nodeinfo import NodeInfo, PodInfo, Selector, compile_selector
@@ -113,6 +116,41 @@ def count_pods_matching(pods: Iterable[PodInfo], selector: Selector, namespace: 
     )
 
 
+def _selector_text(selector: Any) -> str | None:
+    """A string that equal selectors share (None for a selector kind without one)."""
+    if isinstance(selector, _AllOf):
+        texts = [_selector_text(p) for p in selector.parts]
+        return None if None in texts else "all(" + ";".join(texts) + ")"  # type: ignore[arg-type]
+    if isinstance(selector, _MergedSelector):
+        base = _selector_text(selector.base)
+        extra = ",".join(f"{k}={v}" for k, v in sorted(selector.extra.items()))
+        return None if base is None else f"merged({base};{extra})"
+    if isinstance(selector, LabelSelector):
+        return "nothing" if selector.nothing else f"sel({selector})"
+    return None
+
+
+def _count_key(selector: Selector, namespace: str) -> str | None:
+    """The NodeInfo memo key of a count: one string (its hash is computed once), or None."""
+    text = _selector_text(selector)
+    return None if text is None else f"PodTopologySpread.count|{namespace}|{text}"
+
+
+def count_on(ni: NodeInfo, selector: Selector, namespace: str, key: str | None) -> int:
+    """:func:`count_pods_matching` on the node's pods, remembered in its memo until the node changes."""
+    if key is None:
+        return count_pods_matching(ni.pods, selector, namespace)
+    m = ni.memo
+    if m is None:
+        m = ni.memo = {}
+    else:
+        v = m.get(key)
+        if v is not None:
+            return v  # type: ignore[no-any-return]
+    v = m[key] = count_pods_matching(ni.pods, selector, namespace)
+    return v
+
+
 def build_default_selector(
     pod: Mapping[str, Any], services: Iterable[Mapping[str, Any]], owner_selector: Any = None
 ) -> Any:
@@ -149,6 +187,16 @@ class _AllOf:
         return all(p.matches(labels) for p in self.parts)
 
 
+def _required_pairs(selector: Any) -> tuple[tuple[str, str], ...]:
+    """The ``key=value`` pairs every label set ``selector`` matches carries (empty: none known)."""
+    if isinstance(selector, _AllOf):
+        return tuple(pair for part in selector.parts for pair in _required_pairs(part))
+    if isinstance(selector, _MergedSelector):
+        return tuple(selector.extra.items()) + _required_pairs(selector.base)
+    pairs = getattr(selector, "required_pairs", None)
+    return pairs() if callable(pairs) else ()
+
+
 @dataclass
 class _FilterState:
     constraints: list[Constraint]
@@ -181,6 +229,10 @@ class _ScoreState:
     ignored_nodes: set[str]
     counts: list[dict[str, int]]
     weights: list[float]
+    #: per constraint: the nodes that may hold matching pods (None: any node)
+    holders: list[set[str] | None] = field(default_factory=list)
+    #: per hostname constraint: the snapshot's running per-node counts (None: count in Score)
+    per_node: list[Any] = field(default_factory=list)
 
 
 class PodTopologySpread:
@@ -305,8 +357,7 @@ class PodTopologySpread:
 
     def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         snapshot = self.handle.snapshot if self.handle is not None else None
-        all_nodes = snapshot.list() if snapshot is not None else nodes
-        if not all_nodes:
+        if not (snapshot.num_nodes() if snapshot is not None else nodes):
             return Status(Code.SKIP)
         has_own = bool((pod_info.pod.get("spec") or {}).get("topologySpreadConstraints"))
         constraints = self._constraints(pod_info, SCHEDULE_ANYWAY)
@@ -314,31 +365,79 @@ class PodTopologySpread:
             return Status(Code.SKIP)
         require_all = has_own or not self.system_defaulted
         ignored: set[str] = set()
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        for ni in nodes:
-            if require_all and not _has_all_keys(ni.labels, constraints):
-                ignored.add(ni.name)
-                continue
-            for i, c in enumerate(constraints):
-                if c.topology_key == LABEL_HOSTNAME:
-                    continue
-                counts[i].setdefault(ni.labels.get(c.topology_key, ""), 0)
+        if require_all:
+            ignored = {ni.name for ni in nodes if not _has_all_keys(ni.labels, constraints)}
+        counted = [ni for ni in nodes if ni.name not in ignored] if ignored else nodes
+        counts: list[dict[str, int]] = [
+            {}
+            if c.topology_key == LABEL_HOSTNAME
+            else dict.fromkeys({ni.labels.get(c.topology_key, "") for ni in counted}, 0)
+            for c in constraints
+        ]
         weights = []
         for i, c in enumerate(constraints):
             size = len(nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
             weights.append(math.log(size + 2))
         required = RequiredNodeAffinity(pod_info.pod)
-        for ni in all_nodes:
-            if require_all and not _has_all_keys(ni.labels, constraints):
+        # Only nodes holding matching pods add to a count: with the snapshot's pod label index
+        # those are the nodes with pods carrying the selector's key=value pairs, not all nodes.
+        holders: list[set[str] | None] = []
+        for c in constraints:
+            pairs = _required_pairs(c.selector)
+            holders.append(
+                snapshot.nodes_with_pod_labels(pod_info.namespace, pairs)
+                if snapshot is not None and pairs
+                else None
+            )
+        ns = pod_info.namespace
+        for i, c in enumerate(constraints):
+            if c.topology_key == LABEL_HOSTNAME or not counts[i]:
+                continue  # hostname counts are taken per node in Score
+            held = holders[i]
+            key = _count_key(c.selector, ns)
+            every_node = c.node_taints_policy != HONOR and (
+                c.node_affinity_policy != HONOR or required.is_empty()
+            )
+            if every_node and not require_all and key is not None and snapshot is not None:
+                # every node counts: the snapshot's running totals per domain answer
+                sel = c.selector
+                totals = snapshot.spread_counts(
+                    key, c.topology_key, lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key), held
+                ).by_value
+                counts[i] = {v: totals.get(v, 0) for v in counts[i]}
                 continue
-            for i, c in enumerate(constraints):
-                if not c.includes_node(pod_info, ni, required):
+            assert snapshot is not None or held is None
+            if held is not None:
+                candidates = [snapshot.node_info_map[n] for n in held]  # type: ignore[union-attr]
+            else:
+                candidates = snapshot.ordered() if snapshot is not None else nodes
+            for ni in candidates:
+                if require_all and not _has_all_keys(ni.labels, constraints):
+                    continue
+                if not every_node and not c.includes_node(pod_info, ni, required):
                     continue
                 v = ni.labels.get(c.topology_key, "")
                 if v not in counts[i]:
                     continue
-                counts[i][v] += count_pods_matching(ni.pods, c.selector, pod_info.namespace)
-        state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights))
+                counts[i][v] += count_on(ni, c.selector, pod_info.namespace, key)
+        # hostname constraints count each node's own pods in Score: from running totals when the
+        # snapshot can keep them
+        per_node: list[SpreadCounts | None] = []
+        for c in constraints:
+            key = _count_key(c.selector, ns)
+            if c.topology_key != LABEL_HOSTNAME or key is None or snapshot is None:
+                per_node.append(None)
+                continue
+            sel = c.selector
+            per_node.append(
+                snapshot.spread_counts(
+                    key,
+                    c.topology_key,
+                    lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
+                    holders[constraints.index(c)],
+                )
+            )
+        state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights, holders, per_node))
         return None
 
     def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -356,6 +455,67 @@ class PodTopologySpread:
                 cnt = s.counts[i].get(v, 0)
             total += cnt * s.weights[i] + (c.max_skew - 1)
         return _round_half_away(total), None
+
+    def score_nodes(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node in one call (the framework's batch path).
+
+        A hostname constraint counts the node's own matching pods; nodes the pod label index
+        says hold none score their count as 0 without looking at their pods.
+        """
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None:
+            return [0] * len(nodes)
+        ns = pod_info.namespace
+        totals: list[float] | None = None
+        for i, c in enumerate(s.constraints):
+            key, weight, skew = c.topology_key, s.weights[i], c.max_skew - 1
+            if key == LABEL_HOSTNAME and s.per_node and s.per_node[i] is not None:
+                on_node = s.per_node[i].on_node
+                col = [(on_node(ni.name) * weight + skew) if key in ni.labels else 0.0 for ni in nodes]
+            elif key == LABEL_HOSTNAME:
+                held, selector, ckey = s.holders[i], c.selector, _count_key(c.selector, ns)
+                col = [
+                    (
+                        (count_on(ni, selector, ns, ckey) if held is None or ni.name in held else 0) * weight
+                        + skew
+                    )
+                    if key in ni.labels
+                    else 0.0
+                    for ni in nodes
+                ]
+            else:
+                counts = s.counts[i]
+                col = [
+                    (counts.get(v, 0) * weight + skew) if (v := ni.labels.get(key)) is not None else 0.0
+                    for ni in nodes
+                ]
+            totals = col if totals is None else list(map(operator.add, totals, col))
+        if totals is None:
+            return [0] * len(nodes)
+        # Go's math.Round on non-negative totals: halves away from zero
+        out = [int(t + 0.5) for t in totals]
+        ignored = s.ignored_nodes
+        if ignored:
+            return [0 if ni.name in ignored else v for ni, v in zip(nodes, out, strict=True)]
+        return out
+
+    def normalize_scores(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: list[int]
+    ) -> list[int]:
+        """:meth:`normalize_score` over the plain column (node order)."""
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None:
+            return scores
+        ignored = s.ignored_nodes
+        if ignored:
+            valid = [v for ni, v in zip(nodes, scores, strict=True) if ni.name not in ignored]
+        else:
+            valid = scores
+        lo, hi = min(valid, default=0), max(valid, default=0)
+        out = [MAX_NODE_SCORE if hi == 0 else MAX_NODE_SCORE * (hi + lo - v) // hi for v in scores]
+        if ignored:
+            return [0 if ni.name in ignored else v for ni, v in zip(nodes, out, strict=True)]
+        return out
 
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
         s: _ScoreState | None = state.get(_PRE_SCORE_KEY)

@@ -10,6 +10,7 @@ that best-effort pods still spread; BalancedAllocation uses the real requests.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -144,71 +145,96 @@ def score_nodes(
 # --- the default configuration (cpu and memory, weight 1) without the general machinery ---------
 #
 # Every pod is scored on hundreds of nodes, so the common case computes the same integers as
-# the general code straight from the NodeInfos, in one loop per plugin, without intermediate
-# lists. Each loop starts with the same four lines: allocatable and requested-with-the-pod of
-# cpu and memory (real requests, or kube's non-zero defaults for scoring).
+# the general code straight from the NodeInfos, and remembers them per node state (NodeInfo's
+# memo): the next pod with the same requests re-scores only the nodes that changed.
 
 CpuMemoryBatch = Callable[[Sequence[NodeInfo], int, int, bool], list[int]]
 
 
-def _least_batch(nodes: Sequence[NodeInfo], cpu_req: int, mem_req: int, use_requested: bool) -> list[int]:
-    out: list[int] = []
-    append = out.append
-    for ni in nodes:
-        alloc = ni.allocatable
-        a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
-        if use_requested:
-            r_cpu, r_mem = ni.requested.get(CPU, 0) + cpu_req, ni.requested.get(MEMORY, 0) + mem_req
-        else:
-            r_cpu, r_mem = ni.non_zero_cpu + cpu_req, ni.non_zero_memory + mem_req
-        total = wsum = 0
-        if a_cpu:
-            total += (a_cpu - r_cpu) * MAX_NODE_SCORE // a_cpu if r_cpu <= a_cpu else 0
-            wsum += 1
-        if a_mem:
-            total += (a_mem - r_mem) * MAX_NODE_SCORE // a_mem if r_mem <= a_mem else 0
-            wsum += 1
-        append(total // wsum if wsum else 0)
-    return out
+_GENERATION = operator.attrgetter("generation")
+#: remembered scores per scorer and pod requests before the memo starts over (each pod placed
+#: leaves one stale entry behind; a node visited again is scored again after a reset)
+_MEMO_MAX = 100_000
 
 
-def _most_batch(nodes: Sequence[NodeInfo], cpu_req: int, mem_req: int, use_requested: bool) -> list[int]:
-    out: list[int] = []
-    append = out.append
-    for ni in nodes:
-        alloc = ni.allocatable
-        a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
-        if use_requested:
-            r_cpu, r_mem = ni.requested.get(CPU, 0) + cpu_req, ni.requested.get(MEMORY, 0) + mem_req
-        else:
-            r_cpu, r_mem = ni.non_zero_cpu + cpu_req, ni.non_zero_memory + mem_req
-        total = wsum = 0
-        if a_cpu:
-            total += min(r_cpu, a_cpu) * MAX_NODE_SCORE // a_cpu
-            wsum += 1
-        if a_mem:
-            total += min(r_mem, a_mem) * MAX_NODE_SCORE // a_mem
-            wsum += 1
-        append(total // wsum if wsum else 0)
-    return out
+def _memoized(fn: Callable[[NodeInfo, int, int, bool], int]) -> CpuMemoryBatch:
+    """A batch scorer from a per-node one, remembering scores by NodeInfo ``generation``.
+
+    The score is a pure function of the node's state and the pod's two requests, and a
+    NodeInfo's generation changes with every change of its state (a clone shares it only while
+    both are equal), so it is computed once per node state: from one pod to the next only the
+    node that took the previous pod is scored again. The lookups run in C (``map``).
+    """
+    memos: dict[tuple[int, int, bool], dict[int, int]] = {}
+
+    def batch(nodes: Sequence[NodeInfo], cpu_req: int, mem_req: int, use_requested: bool) -> list[int]:
+        memo = memos.get((cpu_req, mem_req, use_requested))
+        if memo is None:
+            if len(memos) > 64:
+                memos.clear()
+            memo = memos[(cpu_req, mem_req, use_requested)] = {}
+        out = list(map(memo.get, map(_GENERATION, nodes)))
+        if None in out:
+            if len(memo) > _MEMO_MAX:
+                memo.clear()
+            for i, v in enumerate(out):
+                if v is None:
+                    ni = nodes[i]
+                    out[i] = memo[ni.generation] = fn(ni, cpu_req, mem_req, use_requested)
+        return out  # type: ignore[return-value]
+
+    return batch
 
 
-def _balanced_batch(nodes: Sequence[NodeInfo], cpu_req: int, mem_req: int, use_requested: bool) -> list[int]:
-    out: list[int] = []
-    append = out.append
-    for ni in nodes:
-        alloc = ni.allocatable
-        a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
-        if use_requested:
-            r_cpu, r_mem = ni.requested.get(CPU, 0) + cpu_req, ni.requested.get(MEMORY, 0) + mem_req
-        else:
-            r_cpu, r_mem = ni.non_zero_cpu + cpu_req, ni.non_zero_memory + mem_req
-        if a_cpu and a_mem:
-            std = abs((min(r_cpu / a_cpu, 1.0) - min(r_mem / a_mem, 1.0)) / 2)
-            append(int((1 - std) * MAX_NODE_SCORE))
-        else:
-            append(MAX_NODE_SCORE)  # one fraction or none: no spread
-    return out
+def _cpu_memory(ni: NodeInfo, cpu_req: int, mem_req: int, use_requested: bool) -> tuple[int, int, int, int]:
+    """(allocatable cpu, allocatable memory, requested cpu, requested memory) with the pod added."""
+    alloc = ni.allocatable
+    if use_requested:
+        req = ni.requested
+        return (
+            alloc.get(CPU, 0),
+            alloc.get(MEMORY, 0),
+            req.get(CPU, 0) + cpu_req,
+            req.get(MEMORY, 0) + mem_req,
+        )
+    return alloc.get(CPU, 0), alloc.get(MEMORY, 0), ni.non_zero_cpu + cpu_req, ni.non_zero_memory + mem_req
+
+
+def _least_one(ni: NodeInfo, cpu_req: int, mem_req: int, use_requested: bool) -> int:
+    a_cpu, a_mem, r_cpu, r_mem = _cpu_memory(ni, cpu_req, mem_req, use_requested)
+    total = wsum = 0
+    if a_cpu:
+        total += (a_cpu - r_cpu) * MAX_NODE_SCORE // a_cpu if r_cpu <= a_cpu else 0
+        wsum += 1
+    if a_mem:
+        total += (a_mem - r_mem) * MAX_NODE_SCORE // a_mem if r_mem <= a_mem else 0
+        wsum += 1
+    return total // wsum if wsum else 0
+
+
+def _most_one(ni: NodeInfo, cpu_req: int, mem_req: int, use_requested: bool) -> int:
+    a_cpu, a_mem, r_cpu, r_mem = _cpu_memory(ni, cpu_req, mem_req, use_requested)
+    total = wsum = 0
+    if a_cpu:
+        total += min(r_cpu, a_cpu) * MAX_NODE_SCORE // a_cpu
+        wsum += 1
+    if a_mem:
+        total += min(r_mem, a_mem) * MAX_NODE_SCORE // a_mem
+        wsum += 1
+    return total // wsum if wsum else 0
+
+
+def _balanced_one(ni: NodeInfo, cpu_req: int, mem_req: int, use_requested: bool) -> int:
+    a_cpu, a_mem, r_cpu, r_mem = _cpu_memory(ni, cpu_req, mem_req, use_requested)
+    if a_cpu and a_mem:
+        std = abs((min(r_cpu / a_cpu, 1.0) - min(r_mem / a_mem, 1.0)) / 2)
+        return int((1 - std) * MAX_NODE_SCORE)
+    return MAX_NODE_SCORE  # one fraction or none: no spread
+
+
+_least_batch = _memoized(_least_one)
+_most_batch = _memoized(_most_one)
+_balanced_batch = _memoized(_balanced_one)
 
 
 _BATCH_CPU_MEMORY: dict[Scorer, CpuMemoryBatch] = {
@@ -218,13 +244,8 @@ _BATCH_CPU_MEMORY: dict[Scorer, CpuMemoryBatch] = {
 }
 
 
-def _single(batch: CpuMemoryBatch) -> Callable[[NodeInfo, int, int, bool], int]:
-    def one(node_info: NodeInfo, cpu_req: int, mem_req: int, use_requested: bool) -> int:
-        return batch((node_info,), cpu_req, mem_req, use_requested)[0]
-
-    return one
-
-
 _FAST_CPU_MEMORY: dict[Scorer, Callable[[NodeInfo, int, int, bool], int]] = {
-    scorer: _single(batch) for scorer, batch in _BATCH_CPU_MEMORY.items()
+    least_allocated_scorer: _least_one,
+    most_allocated_scorer: _most_one,
+    balanced_scorer: _balanced_one,
 }

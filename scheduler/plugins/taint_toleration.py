@@ -8,10 +8,18 @@ PreferNoSchedule effect; NormalizeScore reverses it so fewer such taints score h
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
-from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, default_normalize_score
+from scheduler.interfaces import (
+    MAX_NODE_SCORE,
+    CycleState,
+    FilterHint,
+    Handle,
+    NodeScore,
+    default_normalize_score,
+    default_normalize_scores,
+)
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins.helpers import (
     PREFER_NO_SCHEDULE,
@@ -21,9 +29,13 @@ from scheduler.plugins.helpers import (
 )
 from scheduler.status import Code, Status
 
+if TYPE_CHECKING:
+    from scheduler.cache import Snapshot
+
 NAME = "TaintToleration"
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 _PRE_SCORE_KEY = "PreScore" + NAME
+_UNTOLERATED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NOT_MATCH)
 
 
 class TaintToleration:
@@ -44,6 +56,16 @@ class TaintToleration:
         if find_untolerated_taint(node_info.taints, tolerations_of(pod_info.pod)) is None:
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NOT_MATCH)
+
+    def filter_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> FilterHint:
+        """The nodes whose taints the pod does not tolerate, decided once per group of equal taints."""
+        tolerations = tolerations_of(pod_info.pod)
+        rejected: set[str] = set()
+        for taints, names in snapshot.taint_groups.items():
+            as_objs = [{"key": k, "value": v, "effect": e} for k, v, e in taints]
+            if find_untolerated_taint(as_objs, tolerations) is not None:
+                rejected |= names
+        return FilterHint(check=rejected, rejects=True, status=_UNTOLERATED)
 
     def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         prefer = [
@@ -80,6 +102,11 @@ class TaintToleration:
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+    def normalize_scores(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: list[int]
+    ) -> list[int]:
+        return default_normalize_scores(MAX_NODE_SCORE, True, scores)
 
 
 def new(args: dict[str, Any], handle: Handle) -> TaintToleration:

@@ -9,7 +9,7 @@ import pytest
 
 from scheduler.cache import Cache, CapacityIndex
 from scheduler.defaults import default_profile, default_registry
-from scheduler.framework import CycleState, Framework, Handle, NodePluginScores
+from scheduler.framework import CycleState, Framework, Handle, NodePluginScores, NodeScore
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins import resource_allocation as ra
 from scheduler.plugins.balanced_allocation import BalancedAllocation
@@ -162,3 +162,180 @@ def test_schedule_pod_without_nominated_pods_matches_the_nominated_path() -> Non
         a = fast.schedule_pod(CycleState(), pod, snap)
         b = slow.schedule_pod(CycleState(), pod, snap)
         assert (a.suggested_host, a.feasible_nodes) == (b.suggested_host, b.feasible_nodes)
+
+
+def _mixed_cluster(rng: random.Random, count: int) -> Cache:
+    """Nodes of every kind the Filter hints know about: cordoned, tainted, full, small, GPU-less."""
+    cache = Cache()
+    taint = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
+    for i in range(count):
+        kind = rng.randrange(6)
+        cache.add_node(
+            make_node(
+                f"n{i:03d}",
+                cpu=rng.choice(["1", "2", "4"]),
+                pods=rng.choice(["2", "110"]),
+                unschedulable=kind == 1,
+                taints=[taint] if kind == 2 else None,
+                extra={"example.com/gpu": "2"} if kind == 3 else None,
+            )
+        )
+        for j in range(rng.randrange(3)):
+            cache.add_pod(make_pod(f"e{i}-{j}", node_name=f"n{i:03d}", requests={"cpu": "700m"}))
+    return cache
+
+
+def _brute_force(fw: Framework, state: CycleState, pod: PodInfo, snap: Any) -> dict[str, Any]:
+    """Every Filter on every node, in plugin order: the status kube would record per node."""
+    out = {}
+    for ni in snap.list():
+        st = fw.run_filter_plugins(state, pod, ni)
+        out[ni.name] = None if st is None or st.is_success() else (st.plugin, st.code, st.reasons)
+    return out
+
+
+@pytest.mark.parametrize(
+    "requests",
+    [{"cpu": "100m"}, {"cpu": "1500m"}, {"cpu": "3"}, {"cpu": "100m", "example.com/gpu": "1"}, {"cpu": "9"}],
+)
+@pytest.mark.parametrize("node_name", ["", "n007"])
+def test_filter_hints_find_what_running_every_filter_finds(requests: dict[str, str], node_name: str) -> None:
+    """Hinted Filter (plugins run only where they may reject) = brute force, for feasible nodes and reasons."""
+    for seed in range(4):
+        cache = _mixed_cluster(random.Random(seed), 150)
+        snap = cache.snapshot()
+        fw = Framework(default_profile(), Handle(rng=random.Random(seed)), registry=default_registry())
+        fw.handle.snapshot = snap
+        pod = PodInfo(make_pod("p", requests=requests, node_name=node_name))
+        for start in (0, 37, 149):
+            state = CycleState()
+            fw.run_pre_filter_plugins(state, pod, snap.list())
+            want = _brute_force(fw, state, pod, snap)
+            fw.next_start_node_index = start
+            feasible, diagnosis = fw.find_nodes_that_fit(state, pod, snap)
+            names = [ni.name for ni in feasible]
+            passing = [n for n in snap.node_names if want[n] is None]
+            rotated = [n for n in snap.node_names[start:] + snap.node_names[:start] if want[n] is None]
+            assert names == rotated[: fw.num_feasible_nodes_to_find(150)], (seed, start)
+            for name, st in diagnosis.node_to_status.items():
+                assert want[name] == (st.plugin, st.code, st.reasons), name
+            if not passing:
+                # a FitError must name every node's real reason
+                assert len(list(diagnosis.node_to_status.items())) == 150
+
+
+def test_short_of_matches_a_brute_force_scan() -> None:
+    cache = _mixed_cluster(random.Random(11), 120)
+    snap = cache.snapshot()
+    for q in ({"cpu": 100}, {"cpu": 1500}, {"cpu": 3500}, {"cpu": 100, "example.com/gpu": 1}, {"pods": 1}):
+        short, fits = snap.short_of(q)
+        want_fit = {
+            ni.name
+            for ni in snap.list()
+            if ni.free("pods") >= 1 and all(ni.free(r) >= v for r, v in q.items() if r != "pods")
+        }
+        if short is not None:
+            assert short == set(snap.node_names) - want_fit, q
+        else:
+            assert fits == want_fit, q
+
+
+def test_score_memo_is_dropped_when_the_node_changes() -> None:
+    ni = node_info(make_node("n", cpu="4", memory="8Gi"))
+    plugin = NodeResourcesFit()
+    pi = PodInfo(make_pod("p", requests={"cpu": "1", "memory": "1Gi"}))
+    state = CycleState()
+    plugin.pre_score(state, pi, [ni])
+    before = plugin.score_nodes(state, pi, [ni])
+    assert plugin.score_nodes(state, pi, [ni]) == before  # remembered
+    clone = ni.clone()
+    clone.add_pod_info(PodInfo(make_pod("e", node_name="n", requests={"cpu": "2", "memory": "4Gi"})))
+    assert clone.generation != ni.generation
+    after = plugin.score_nodes(state, pi, [clone])
+    assert after == [plugin.score(state, pi, clone)[0]] and after != before
+    assert plugin.score_nodes(state, pi, [ni]) == before  # the original is unchanged
+
+
+def _spread_cluster(rng: random.Random) -> Cache:
+    cache = Cache()
+    for i in range(60):
+        labels = {"kubernetes.io/hostname": f"n{i:02d}", "topology.kubernetes.io/zone": f"z{i % 4}"}
+        if i % 7 == 0:
+            labels.pop("topology.kubernetes.io/zone")
+        cache.add_node(make_node(f"n{i:02d}", cpu="64", pods="200", labels=labels))
+    for j in range(150):
+        cache.add_pod(
+            make_pod(
+                f"e{j}",
+                rng.choice(["default", "other"]),
+                node_name=f"n{rng.randrange(60):02d}",
+                labels={"app": rng.choice(["web", "db"]), "tier": rng.choice(["a", "b"])},
+            )
+        )
+    return cache
+
+
+@pytest.mark.parametrize(
+    "constraints",
+    [
+        None,  # the system default constraints, selector from the handle
+        [
+            {
+                "maxSkew": 2,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": "web", "tier": "a"}},
+            },
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db"]}]},
+            },
+        ],
+    ],
+)
+def test_spread_scores_from_the_pod_label_index_equal_a_full_count(
+    constraints: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PodTopologySpread's indexed pre-score and batch score/normalize = counting every pod of every node."""
+    from scheduler.nodeinfo import compile_selector
+    from scheduler.plugins import pod_topology_spread as pts
+
+    for seed in range(3):
+        snap = _spread_cluster(random.Random(seed)).snapshot()
+        pod = make_pod("p", labels={"app": "web", "tier": "a"})
+        if constraints:
+            pod["spec"]["topologySpreadConstraints"] = constraints
+        handle = Handle(
+            snapshot=snap,
+            default_spread_selector=lambda _p: compile_selector({"matchLabels": {"app": "web"}}),
+        )
+        plugin = pts.PodTopologySpread({}, handle)
+        nodes = snap.list()[::2]
+        pi = PodInfo(pod)
+
+        rng = random.Random(seed)
+        mark = snap.backup()
+        for step in range(6):
+            nodes = snap.list()[::2]  # the snapshot's current NodeInfos, as the framework passes them
+            state = CycleState()
+            assert plugin.pre_score(state, pi, nodes) is None
+            fast = plugin.normalize_scores(state, pi, nodes, plugin.score_nodes(state, pi, nodes))
+
+            with monkeypatch.context() as m:  # no index, no memo, no running totals: count every pod
+                m.setattr(pts, "_required_pairs", lambda _sel: ())
+                m.setattr(pts, "_count_key", lambda _sel, _ns: None)
+                ref_state = CycleState()
+                plugin.pre_score(ref_state, pi, nodes)
+                scores = [NodeScore(ni.name, plugin.score(ref_state, pi, ni)[0]) for ni in nodes]
+                plugin.normalize_score(ref_state, pi, scores)
+            assert fast == [s.score for s in scores], (seed, step)
+            assert len(set(fast)) > 1  # the cluster is uneven enough for the scores to differ
+            # the snapshot changes between cycles: pods assumed (a PodGroup cycle), then undone
+            if step == 3:
+                snap.restore(mark)
+            else:
+                target = snap.node_names[rng.randrange(60)]
+                p = make_pod(f"x{step}", node_name=target, labels={"app": "web", "tier": rng.choice("ab")})
+                snap.assume_pod(PodInfo(p), target)
