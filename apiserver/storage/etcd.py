@@ -255,9 +255,9 @@ class EtcdStorage(WatchCache):
                 "grpc.max_send_message_length": 16 << 20,
                 "grpc.keepalive_time_ms": 30_000,
                 # Requests fail fast while etcd is unreachable (the API loop must not hang on
-                # them), so reconnect often: the server is back within a second of etcd.
+                # them), so reconnect often: the server is back within a second of etcd. (Not
+                # grpc.min_reconnect_backoff_ms: it is also each connection attempt's timeout.)
                 "grpc.initial_reconnect_backoff_ms": 100,
-                "grpc.min_reconnect_backoff_ms": 100,
                 "grpc.max_reconnect_backoff_ms": 1000,
             },
         )
