@@ -130,6 +130,10 @@ def _parse_rv(value: str, what: str = "resourceVersion") -> int:
         raise errors.bad_request(f"invalid {what} value: {value!r}") from e
 
 
+#: attempts of a write the storage refused as concurrent (kube's GuaranteedUpdate retries)
+_STORAGE_ATTEMPTS = 5
+
+
 class API:
     """Verbs over a :class:`Registry` of resources backed by one :class:`Store`."""
 
@@ -386,6 +390,28 @@ class API:
         w.served_as = rd
         return w, events, end_bookmark
 
+    # ------------------------------------------------------------------ retries
+    def _guaranteed(self, rd: ResourceDef, name: str, attempt: Callable[[], Result]) -> Result:
+        """kube's ``GuaranteedUpdate`` loop: a write the storage refused because the object changed
+        between this request's read and its write (another API server on the same etcd) is run again
+        on the newest object, so preconditions are checked afresh and an unconditional write lands.
+        A backend with one writer never refuses one: the read and the write are one atomic step."""
+        for _ in range(_STORAGE_ATTEMPTS - 1):
+            try:
+                return attempt()
+            except StoreError:
+                pass
+            except errors.StatusError as e:
+                if e.code != 409 or not isinstance(e.__cause__, StoreError):
+                    raise
+            self.store.fresh()
+        try:
+            return attempt()
+        except StoreError as e:
+            if e.reason == "NotFound":
+                raise errors.not_found(rd.plural, name, rd.group) from e
+            raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
+
     # ------------------------------------------------------------------ create
     def create(self, rd: ResourceDef, ns: str, body: Any, opts: WriteOptions | None = None) -> Result:
         opts = opts or WriteOptions()
@@ -476,7 +502,25 @@ class API:
         body: Any,
         opts: WriteOptions | None = None,
         subresource: str = "",
-        _patched: bool = False,
+    ) -> Result:
+        md = body.get("metadata") if isinstance(body, dict) else None
+        unconditional = isinstance(md, dict) and not md.get("resourceVersion")
+
+        def attempt() -> Result:
+            if unconditional:
+                md.pop("resourceVersion", None)  # an earlier attempt filled in the revision it read
+            return self._update_once(rd, ns, name, body, opts, subresource)
+
+        return self._guaranteed(rd, name, attempt)
+
+    def _update_once(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        name: str,
+        body: Any,
+        opts: WriteOptions | None = None,
+        subresource: str = "",
     ) -> Result:
         opts = opts or WriteOptions()
         obj = self._check_type(rd, body)
@@ -624,6 +668,20 @@ class API:
         opts: WriteOptions | None = None,
         subresource: str = "",
     ) -> Result:
+        return self._guaranteed(
+            rd, name, lambda: self._patch_once(rd, ns, name, patch, patch_type, opts, subresource)
+        )
+
+    def _patch_once(
+        self,
+        rd: ResourceDef,
+        ns: str,
+        name: str,
+        patch: Any,
+        patch_type: str,
+        opts: WriteOptions | None = None,
+        subresource: str = "",
+    ) -> Result:
         opts = opts or WriteOptions()
         rec = self.store.get(self._skey(rd), self._key(rd, ns, name))
         if patch_type in (APPLY_PATCH, APPLY_PATCH_CBOR):
@@ -735,6 +793,9 @@ class API:
 
     # ------------------------------------------------------------------ delete
     def delete(self, rd: ResourceDef, ns: str, name: str, opts: DeleteOptions | None = None) -> Result:
+        return self._guaranteed(rd, name, lambda: self._delete_once(rd, ns, name, opts))
+
+    def _delete_once(self, rd: ResourceDef, ns: str, name: str, opts: DeleteOptions | None) -> Result:
         opts = opts or DeleteOptions()
         rec = self._get_record(rd, ns, name)
         obj = rec.copy()
