@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import httpx
@@ -212,7 +211,9 @@ def test_check_body_directives() -> None:
     assert warnings == [] and obj["spec"]["foo"] == 1
 
 
-def test_check_body_is_fast() -> None:
+def test_check_body_accepts_a_strict_many_container_body_on_create_and_update() -> None:
+    """A valid body passes Strict validation silently, created or updated (its cost is measured in
+    bench/micro/test_request_decoding.py, never asserted here)."""
     obj = sts()
     obj["spec"]["template"]["spec"]["containers"] = [
         {
@@ -226,13 +227,10 @@ def test_check_body_is_fast() -> None:
     ]
     raw = json.dumps(obj).encode()
     opts = WriteOptions(field_validation="Strict", raw_body=raw)
-    check_body(_RD, obj, None, opts, [])  # compiles the schema shape once
-    n = 200
-    start = time.perf_counter()
-    for _ in range(n):
-        check_body(_RD, obj, obj, opts, [])
-    per_call = (time.perf_counter() - start) / n
-    assert per_call < 0.002, per_call  # ~40 µs measured for this 1.2 KiB body
+    warnings: list[str] = []
+    check_body(_RD, obj, None, opts, warnings)
+    check_body(_RD, obj, obj, opts, warnings)
+    assert warnings == []
 
 
 # ---------------------------------------------------------------------------- through the API and HTTP
