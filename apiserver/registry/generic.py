@@ -504,11 +504,13 @@ class API:
         subresource: str = "",
     ) -> Result:
         md = body.get("metadata") if isinstance(body, dict) else None
-        unconditional = isinstance(md, dict) and not md.get("resourceVersion")
+        sent = dict(md) if isinstance(md, dict) else None
 
         def attempt() -> Result:
-            if unconditional:
-                md.pop("resourceVersion", None)  # an earlier attempt filled in the revision it read
+            if sent is not None:
+                # an earlier attempt may have filled in the revision it read: start from what was sent
+                md.clear()
+                md.update(sent)
             return self._update_once(rd, ns, name, body, opts, subresource)
 
         return self._guaranteed(rd, name, attempt)
