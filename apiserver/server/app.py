@@ -126,8 +126,6 @@ def _bool(v: str | None) -> bool:
     return (v or "").lower() in ("true", "1")
 
 
-#: verbs whose response waits for the storage to make the write durable
-_WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
 class APIApp:
@@ -393,11 +391,13 @@ class APIApp:
         on one etcd, the object another server just wrote is the one a precondition is checked on.
         """
         self.api.store.fresh()
-        if verb not in _WRITE_VERBS:
+        if verb == "watch":  # its stream waits for the storage before each chunk it sends
             return await self._serve_verb(request, info, rd, verb)
         try:
             return await self._serve_verb(request, info, rd, verb)
         finally:
+            # A write is acknowledged only once durable; a read is answered only once what it
+            # shows is, so no client sees a state that a crash could still take back.
             await self.api.store.durable()
 
     async def _serve_verb(self, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
@@ -684,8 +684,14 @@ class APIApp:
         loop_time = asyncio.get_running_loop().time
         deadline = loop_time() + timeout_s if timeout_s else None
 
+        durable = self.api.store.durable
+
         async def stream() -> AsyncIterator[bytes]:
+            # Each chunk waits for the storage to make what it shows durable (as etcd shows only
+            # committed revisions): a watcher never sees a write, or a bookmark's revision, that a
+            # crash of a --data-dir server could still take back.
             try:
+                await durable()
                 chunk: list[bytes] = []
                 for etype, rec in initial:
                     chunk.append(encode(etype, rec))
@@ -708,10 +714,13 @@ class APIApp:
                     got = await watcher.wait(wait)
                     if not got:
                         if allow_bookmarks and not watcher.buffer:
-                            yield bookmark(self.api.store.rv)
+                            rv = self.api.store.rv
+                            await durable()
+                            yield bookmark(rv)
                         continue
                     events = watcher.drain()
                     if events:
+                        await durable()
                         yield b"".join(encode(t, r) for t, r in events)
                     if watcher.closed and not watcher.buffer:
                         return

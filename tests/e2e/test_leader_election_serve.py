@@ -115,20 +115,23 @@ def test_leases_across_graceful_restarts_crashes_and_leader_elect_false(
             lambda cur: all(cur[n]["holderIdentity"] != second[n]["holderIdentity"] for n in LEASES),
         )
         assert all(
-            third[n]["leaseTransitions"] == 2 and IDENTITY.match(third[n]["holderIdentity"]) for n in LEASES
+            third[n]["leaseTransitions"] >= 2 and IDENTITY.match(third[n]["holderIdentity"]) for n in LEASES
         )
     finally:
         kill9(three)
 
-    # run 4: --leader-elect=false runs every component at once and leaves the Leases alone
+    # run 4: --leader-elect=false runs every component at once and leaves the Leases alone. They are
+    # compared with what run 4 finds at start, not with ``third``: under load run 3 may have lost a
+    # 2 s Lease after ``third`` was read and won it back under a new identity before it was killed.
     four = start(tmp_path / "run4", data, "--cluster", str(fleet), "--leader-elect=false")
     try:
         assert "attempting to acquire leader lease" not in serve_log(four)
+        found = leases(four)
+        assert all(IDENTITY.match(found[n]["holderIdentity"]) for n in LEASES)
+        assert all(found[n]["holderIdentity"] != second[n]["holderIdentity"] for n in LEASES)
         kc = Kubectl(kubectl137, four, "1.37")
         kc.run("create", "deployment", "web", "--image=nginx", "--replicas=1")
         kc.run("wait", "--for=create", "replicaset", "-l", "app=web", "--timeout=30s")
-        assert {n: s["holderIdentity"] for n, s in leases(four).items()} == {
-            n: third[n]["holderIdentity"] for n in LEASES
-        }
+        assert leases(four) == found
     finally:
         assert stop(four) == 0
