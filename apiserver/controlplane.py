@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 from prometheus_client import CollectorRegistry
 
+from apiserver.auth.serviceaccount import SigningKey
 from apiserver.client.context import Component, ComponentContext, ComponentFactory
 from apiserver.client.discovery import APIResource, api_resources
 from apiserver.client.events import EventRecorder
@@ -88,6 +89,9 @@ class ControlPlaneOptions:
     #: the holder identity of every Lease this process competes for (default ``<hostname>_<uuid>``,
     #: one per Lease, as each kube component process makes its own)
     leader_election_identity: str = ""
+    #: signs and checks service-account tokens (``--service-account-signing-key-file``, or the
+    #: data dir's key); None makes one for this process, so its tokens end with it
+    service_account_key: SigningKey | None = None
 
 
 class ControlPlane:
@@ -105,6 +109,7 @@ class ControlPlane:
             service_cluster_ip_range=self.options.service_cluster_ip_range,
             service_node_port_range=self.options.service_node_port_range,
             authorization_mode=self.options.authorization_mode,
+            service_account_key=self.options.service_account_key,
         )
         self.app = APIApp(
             self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval
