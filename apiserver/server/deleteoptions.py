@@ -15,6 +15,7 @@ from typing import Any
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.registry.generic import DeleteOptions
+from apiserver.server.queryparams import parse_int64
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -112,16 +113,6 @@ def check_body(body: Any) -> dict[str, Any]:
     return body
 
 
-def _query_int(name: str, value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError as e:
-        raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax') from e
-    if not _INT64_MIN <= n <= _INT64_MAX:
-        raise errors.bad_request(f'strconv.ParseInt: parsing "{value}": value out of range')
-    return n
-
-
 def _query_bool(value: str) -> bool:
     # kube's parameter codec: strconv.ParseBool's spellings; anything else is false
     return value in ("1", "t", "T", "true", "TRUE", "True")
@@ -133,7 +124,7 @@ def delete_options(body: Any, query: Any) -> DeleteOptions:
     if query.get("propagationPolicy"):
         src["propagationPolicy"] = query.get("propagationPolicy")
     if query.get("gracePeriodSeconds") is not None:
-        src["gracePeriodSeconds"] = _query_int("gracePeriodSeconds", query.get("gracePeriodSeconds"))
+        src["gracePeriodSeconds"] = parse_int64(query.get("gracePeriodSeconds"))
     if query.get("orphanDependents") is not None:
         src["orphanDependents"] = _query_bool(query.get("orphanDependents"))
     dry = query.getlist("dryRun") if hasattr(query, "getlist") else []
