@@ -119,17 +119,21 @@ def _query_bool(value: str) -> bool:
 
 
 def delete_options(body: Any, query: Any) -> DeleteOptions:
-    """DeleteOptions from a decoded body and the query string (query parameters win)."""
+    """DeleteOptions from the decoded body (None when the request had none) or, only when there is
+    no body, from the query string: kube's delete handlers decode one or the other, so with a body
+    the query's ``gracePeriodSeconds``, ``propagationPolicy``, ``orphanDependents`` and ``dryRun``
+    are not read (a client sending both gets what the body says, as from a real cluster)."""
     src = dict(check_body(body))
-    if query.get("propagationPolicy"):
-        src["propagationPolicy"] = query.get("propagationPolicy")
-    if query.get("gracePeriodSeconds") is not None:
-        src["gracePeriodSeconds"] = parse_int64(query.get("gracePeriodSeconds"))
-    if query.get("orphanDependents") is not None:
-        src["orphanDependents"] = _query_bool(query.get("orphanDependents"))
-    dry = query.getlist("dryRun") if hasattr(query, "getlist") else []
-    if dry:
-        src["dryRun"] = dry
+    if body is None:
+        if query.get("propagationPolicy"):
+            src["propagationPolicy"] = query.get("propagationPolicy")
+        if query.get("gracePeriodSeconds") is not None:
+            src["gracePeriodSeconds"] = parse_int64(query.get("gracePeriodSeconds"))
+        if query.get("orphanDependents") is not None:
+            src["orphanDependents"] = _query_bool(query.get("orphanDependents"))
+        dry = query.getlist("dryRun") if hasattr(query, "getlist") else []
+        if dry:
+            src["dryRun"] = dry
     for d in src.get("dryRun") or []:
         if d != "All":
             raise errors.invalid(
