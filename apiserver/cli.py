@@ -216,6 +216,13 @@ def _parser() -> argparse.ArgumentParser:
         "--authorization-mode=RBAC does (the kubeconfig user is bound to cluster-admin)",
     )
     s.add_argument(
+        "--event-ttl",
+        default="1h0m0s",
+        metavar="DURATION",
+        help="how long an Event lives after its last write, as kube-apiserver's flag (default 1h0m0s; 0 keeps "
+        "Events for ever)",
+    )
+    s.add_argument(
         "--service-account-signing-key-file",
         default="",
         metavar="FILE",
@@ -369,6 +376,11 @@ async def _serve(
     leader_election: LeaderElectionConfig | None,
 ) -> int:
     try:
+        event_ttl = 0.0 if args.event_ttl.strip() in ("0", "0s") else parse_duration(args.event_ttl)
+    except ValueError as e:
+        print(f"gangplane: invalid --event-ttl: {e}", file=sys.stderr)
+        return 2
+    try:
         storage = open_storage(storage_options(args))
     except (ValueError, ConnectionError) as e:
         print(f"gangplane: {e}", file=sys.stderr)
@@ -389,6 +401,7 @@ async def _serve(
                 storage=storage,
                 leader_election=leader_election,
                 service_account_key=sa_key,
+                event_ttl=event_ttl,
             )
         )
     except StrategyModuleError as e:
