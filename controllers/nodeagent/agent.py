@@ -264,6 +264,12 @@ class NodeAgent(Controller):
         self.enqueue(("pod", key_of(new)))
 
     def _on_pod_delete(self, pod: Obj) -> None:
+        # Free the pod's resources now, in watch order, as kubelet's HandlePodRemoves does before
+        # it admits anything that came later: a pod created on the node right after this one was
+        # deleted must not be admitted (or refused) by a worker that has not seen the delete yet.
+        rec = self._pods.get(key_of(pod))
+        if rec is not None and rec.uid == (pod.get("metadata") or {}).get("uid", ""):
+            self._release(rec)
         self.enqueue(("pod", key_of(pod)))
 
     async def sync(self, key: tuple[str, str]) -> None:
