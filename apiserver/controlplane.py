@@ -364,14 +364,17 @@ def tune_gc() -> None:
     (700) makes the cyclic collector a large share of write latency. Reference counting still
     frees almost everything at once; only the cycle detector runs less often.
 
-    No full collection runs first: a start leaves a few dozen unreachable objects (35 with the
-    default fleet), and finding them means traversing every object of the start (about 45 ms of
-    the cold start), so they are frozen with the rest.
+    No full collection runs first: ``gangplane serve`` starts with the collector off (its
+    collections would traverse the growing start-up heap for nothing), so the cycles a start
+    leaves (a few hundred small objects with the default fleet: import-time tracebacks,
+    finished tasks) are frozen with the rest instead of costing a traversal of every object
+    of the start (about 45 ms). The collector is (re-)enabled here.
     """
     import gc
 
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
+    gc.enable()
 
 
 class _Context:
