@@ -167,9 +167,22 @@ def _leaf_ok(v: Any, accepted: tuple[str, ...]) -> bool:
 
 
 class _Mismatch(Exception):  # noqa: N818 - internal signal
-    def __init__(self, value: Any, struct: str, path: str, go: str) -> None:
-        super().__init__(path)
-        self.value, self.struct, self.path, self.go = value, struct, path, go
+    """The first value of the wrong type; its path is collected while the walk unwinds."""
+
+    def __init__(self, value: Any, struct: str, go: str) -> None:
+        super().__init__(go)
+        self.value, self.struct, self.go = value, struct, go
+        #: the path below the walk's start, innermost step first: ``(".", name)`` or ``("[", key)``
+        self.steps: list[tuple[str, str]] = []
+
+    def path(self, root: str) -> str:
+        out = root
+        for sep, name in reversed(self.steps):
+            if sep == ".":
+                out = f"{out}.{name}" if out else name
+            else:
+                out = f"{out}[{name}]"
+        return out
 
 
 _ZERO_LEAF = {("string",): "", ("integer",): 0, ("number",): 0, ("boolean",): False}
@@ -184,40 +197,70 @@ def _zero(shape: _Shape) -> Any:
     return None
 
 
-def _walk(v: Any, shape: _Shape, path: str, struct: str, fill: bool) -> None:
-    if v is None or shape.kind == _ANY:
+def _walk(v: Any, shape: _Shape, struct: str, fill: bool) -> None:
+    """Check ``v`` against ``shape``; raise :class:`_Mismatch` at the first wrong type.
+
+    Paths are only needed for the error, so none is built on the way down: each level adds its
+    step to the mismatch as it passes through on the way up (``try`` costs nothing until then).
+    """
+    if v is None:
         return
     kind = shape.kind
     if kind == _OBJECT:
         if type(v) is not dict:
-            raise _Mismatch(v, struct, path, shape.go)
+            raise _Mismatch(v, struct, shape.go)
         props = shape.props
+        inner = shape.name or struct
         for k, child in v.items():
             sub = props.get(k)
-            if sub is not None and sub.kind != _ANY:
-                _walk(child, sub, f"{path}.{k}" if path else k, shape.name or struct, fill)
+            if sub is None or child is None:
+                continue
+            sk = sub.kind
+            if sk == _ANY:
+                continue
+            if sk == _LEAF:
+                if _leaf_ok(child, sub.leaf):
+                    continue
+                m = _Mismatch(child, inner, sub.go)
+                m.steps.append((".", k))
+                raise m
+            try:
+                _walk(child, sub, inner, fill)
+            except _Mismatch as m:
+                m.steps.append((".", k))
+                raise
     elif kind == _MAP:
         if type(v) is not dict:
-            raise _Mismatch(v, struct, path, shape.go)
+            raise _Mismatch(v, struct, shape.go)
         values = shape.values
         if values is not None and values.kind != _ANY:
             for k, child in v.items():
-                if child is None and fill:
-                    v[k] = _zero(values)  # Go decodes a null map value to the element's zero value
-                else:
-                    _walk(child, values, f"{path}[{k}]", struct, fill)
+                if child is None:
+                    if fill:
+                        v[k] = _zero(values)  # Go decodes a null map value to the element's zero value
+                    continue
+                try:
+                    _walk(child, values, struct, fill)
+                except _Mismatch as m:
+                    m.steps.append(("[", k))
+                    raise
     elif kind == _LIST:
         if type(v) is not list:
-            raise _Mismatch(v, struct, path, shape.go)
+            raise _Mismatch(v, struct, shape.go)
         items = shape.items
         if items is not None and items.kind != _ANY:
             for i, child in enumerate(v):
-                if child is None and fill:
-                    v[i] = _zero(items)  # and a null slice element to the zero value (``{}``, ``""``, 0)
-                else:
-                    _walk(child, items, f"{path}[{i}]", struct, fill)
+                if child is None:
+                    if fill:
+                        v[i] = _zero(items)  # and a null slice element to the zero value (``{}``, ``""``, 0)
+                    continue
+                try:
+                    _walk(child, items, struct, fill)
+                except _Mismatch as m:
+                    m.steps.append(("[", str(i)))
+                    raise
     elif kind == _LEAF and not _leaf_ok(v, shape.leaf):
-        raise _Mismatch(v, struct, path, shape.go)
+        raise _Mismatch(v, struct, shape.go)
 
 
 def check_types(rd: Any, obj: Obj, *, fill: bool = True) -> None:
@@ -237,9 +280,10 @@ def check_kind_types(group: str, version: str, kind: str, obj: Any, *, fill: boo
         return
     name = schema.definition_name_for(group, version, kind) or ""
     try:
-        _walk(obj, _compile(node, name), "", kind, fill)
+        _walk(obj, _compile(node, name), kind, fill)
     except _Mismatch as m:
-        where = f"Go struct field {m.struct}.{m.path}" if m.path else "Go value"
+        path = m.path("")
+        where = f"Go struct field {m.struct}.{path}" if path else "Go value"
         raise errors.bad_request(
             f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot unmarshal '
             f"{_json_type(m.value)} into {where} of type {m.go}"
@@ -265,9 +309,9 @@ def check_metadata_types(rd: Any, obj: Obj, *, fill: bool = True) -> None:
     if node is None or md is None:
         return
     try:
-        _walk(md, _compile(node, OBJECT_META), "metadata", "ObjectMeta", fill)
+        _walk(md, _compile(node, OBJECT_META), "ObjectMeta", fill)
     except _Mismatch as m:
         raise errors.bad_request(
             f'{rd.kind} in version "{rd.version}" cannot be handled as a {rd.kind}: json: cannot unmarshal '
-            f"{_json_type(m.value)} into Go struct field {m.struct}.{m.path} of type {m.go}"
+            f"{_json_type(m.value)} into Go struct field {m.struct}.{m.path('metadata')} of type {m.go}"
         ) from None
