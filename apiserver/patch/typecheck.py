@@ -28,7 +28,7 @@ _JSON_OF = {
 
 
 class _Shape:
-    __slots__ = ("go", "items", "kind", "leaf", "name", "props", "values")
+    __slots__ = ("fast", "go", "items", "kind", "leaf", "name", "props", "values")
 
     def __init__(self, kind: int, go: str = "", name: str = "") -> None:
         self.kind = kind
@@ -38,6 +38,18 @@ class _Shape:
         self.values: _Shape | None = None
         self.items: _Shape | None = None
         self.leaf: tuple[str, ...] = ()  # accepted JSON types of a leaf
+        #: a leaf's usual Python type (``type(v) is fast`` is always accepted): one call saved per leaf
+        self.fast: type | None = None
+
+    def set_leaf(self, accepted: tuple[str, ...]) -> _Shape:
+        self.leaf = accepted
+        self.fast = _FAST.get(accepted[0]) if accepted else None
+        return self
+
+
+#: the exact Python type that satisfies a leaf's first accepted JSON type by itself (``bool`` is
+#: not ``int`` here: ``type(True) is int`` is false, so booleans take the full check)
+_FAST = {"string": str, "integer": int, "number": float, "boolean": bool}
 
 
 _ANY_SHAPE = _Shape(_ANY)
@@ -86,8 +98,7 @@ def _compile(node: Obj | None, ref_name: str = "") -> _Shape:
         _cache[key] = _ANY_SHAPE
         return _ANY_SHAPE
     if node.get("x-kubernetes-int-or-string"):
-        shape = _Shape(_LEAF, "intstr.IntOrString")
-        shape.leaf = ("string", "integer")
+        shape = _Shape(_LEAF, "intstr.IntOrString").set_leaf(("string", "integer"))
         _cache[key] = shape
         return shape
     one_of = node.get("oneOf") or node.get("anyOf")
@@ -98,7 +109,7 @@ def _compile(node: Obj | None, ref_name: str = "") -> _Shape:
                 accepted.extend(_types(alt))
         if accepted and all(t in _JSON_OF for t in accepted):
             shape = _Shape(_LEAF, _short(ref_name) if ref_name else "/".join(accepted))
-            shape.leaf = tuple(accepted)
+            shape.set_leaf(tuple(accepted))
             _cache[key] = shape
             return shape
         _cache[key] = _ANY_SHAPE
@@ -126,8 +137,7 @@ def _compile(node: Obj | None, ref_name: str = "") -> _Shape:
         shape.go = f"[]{shape.items.go or 'interface {}'}"
         return shape
     if types and all(t in _JSON_OF for t in types):
-        shape = _Shape(_LEAF, _go_leaf(node, types))
-        shape.leaf = types
+        shape = _Shape(_LEAF, _go_leaf(node, types)).set_leaf(types)
         _cache[key] = shape
         return shape
     _cache[key] = _ANY_SHAPE
@@ -219,7 +229,7 @@ def _walk(v: Any, shape: _Shape, struct: str, fill: bool) -> None:
             if sk == _ANY:
                 continue
             if sk == _LEAF:
-                if _leaf_ok(child, sub.leaf):
+                if type(child) is sub.fast or _leaf_ok(child, sub.leaf):
                     continue
                 m = _Mismatch(child, inner, sub.go)
                 m.steps.append((".", k))
@@ -234,7 +244,10 @@ def _walk(v: Any, shape: _Shape, struct: str, fill: bool) -> None:
             raise _Mismatch(v, struct, shape.go)
         values = shape.values
         if values is not None and values.kind != _ANY:
+            fast = values.fast
             for k, child in v.items():
+                if type(child) is fast:
+                    continue  # a leaf of its usual type (labels, annotations, data)
                 if child is None:
                     if fill:
                         v[k] = _zero(values)  # Go decodes a null map value to the element's zero value
@@ -249,7 +262,10 @@ def _walk(v: Any, shape: _Shape, struct: str, fill: bool) -> None:
             raise _Mismatch(v, struct, shape.go)
         items = shape.items
         if items is not None and items.kind != _ANY:
+            fast = items.fast
             for i, child in enumerate(v):
+                if type(child) is fast:
+                    continue
                 if child is None:
                     if fill:
                         v[i] = _zero(items)  # and a null slice element to the zero value (``{}``, ``""``, 0)
