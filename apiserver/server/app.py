@@ -43,6 +43,7 @@ from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
 from apiserver.server.metrics import APIServerMetrics
 from apiserver.server.negotiation import media_type as _media
+from apiserver.server.queryparams import parse_int64
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
 from apiserver.server.warnings import warning_headers
 from apiserver.storage.interface import ADDED, BOOKMARK, Record
@@ -124,8 +125,6 @@ def check_subresource_body(subresource: str, body: Any) -> None:
 
 def _bool(v: str | None) -> bool:
     return (v or "").lower() in ("true", "1")
-
-
 
 
 class APIApp:
@@ -559,10 +558,9 @@ class APIApp:
     # ------------------------------------------------------------------ list & watch
     def _list(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:
         q = request.query_params
-        try:
-            limit = int(q.get("limit") or 0)
-        except ValueError as e:
-            raise errors.bad_request(f"invalid limit: {q.get('limit')!r}") from e
+        limit = parse_int64(q["limit"]) if q.get("limit") else 0
+        if q.get("timeoutSeconds"):  # decoded with the rest of ListOptions, though a list has no timeout
+            parse_int64(q["timeoutSeconds"])
         res = self.api.list(
             rd,
             info.namespace,
@@ -610,10 +608,7 @@ class APIApp:
         q = request.query_params
         timeout_s: float | None = None
         if q.get("timeoutSeconds"):
-            try:
-                timeout_s = float(q.get("timeoutSeconds") or 0)
-            except ValueError as e:
-                raise errors.bad_request(f"invalid timeoutSeconds: {q.get('timeoutSeconds')!r}") from e
+            timeout_s = float(parse_int64(q["timeoutSeconds"]))
         sie = q.get("sendInitialEvents")
         allow_bookmarks = _bool(q.get("allowWatchBookmarks"))
         table = self._wants_table(request)
