@@ -713,7 +713,7 @@ class API:
                 raise errors.bad_request(
                     "json: cannot unmarshal array into Go value of type map[string]interface {}"
                 )
-            patched = smp(rd, current, patch)
+            patched = smp(rd, current, patch)  # ``current`` is a private copy the patcher may reuse
         else:
             raise errors.unsupported_media_type(
                 "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json"
