@@ -35,9 +35,12 @@ class Attributes:
 
 
 class Lookup(Protocol):
-    """Read-only access to stored objects (copies) for admission decisions."""
+    """Read-only access to stored objects for admission decisions: copies from ``lookup``; the
+    stored object itself from ``peek``, for plugins that only read it (never modify it)."""
 
     def lookup(self, group: str, plural: str, namespace: str, name: str) -> Obj | None: ...
+
+    def peek(self, group: str, plural: str, namespace: str, name: str) -> Obj | None: ...
 
     def lookup_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]: ...
 

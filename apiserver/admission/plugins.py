@@ -26,7 +26,7 @@ class NamespaceLifecycle(Plugin):
             return
         if not rd.namespaced or attrs.operation != CREATE:
             return
-        ns = api.lookup("", "namespaces", "", attrs.namespace)
+        ns = api.peek("", "namespaces", "", attrs.namespace)  # read only: no copy per create
         if ns is None:
             raise errors.not_found("namespaces", attrs.namespace)
         if (ns.get("metadata") or {}).get("deletionTimestamp") or (ns.get("status") or {}).get(

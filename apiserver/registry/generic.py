@@ -191,6 +191,12 @@ class API:
         rec = self.store.get((group, plural), (namespace, name))
         return rec.copy() if rec is not None else None
 
+    def peek(self, group: str, plural: str, namespace: str, name: str) -> Obj | None:
+        """:meth:`lookup` without the copy, for readers that never modify what they get (admission
+        checking a namespace on every create)."""
+        rec = self.store.get((group, plural), (namespace, name))
+        return rec.obj if rec is not None else None
+
     def lookup_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
         recs, _, _ = self.store.list((group, plural), namespace)
         return [r.copy() for r in recs]
