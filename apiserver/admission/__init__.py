@@ -36,13 +36,16 @@ class Attributes:
 
 class Lookup(Protocol):
     """Read-only access to stored objects for admission decisions: copies from ``lookup``; the
-    stored object itself from ``peek``, for plugins that only read it (never modify it)."""
+    stored objects themselves from ``peek``/``peek_all``, for plugins that only read them (never
+    modify them)."""
 
     def lookup(self, group: str, plural: str, namespace: str, name: str) -> Obj | None: ...
 
     def peek(self, group: str, plural: str, namespace: str, name: str) -> Obj | None: ...
 
     def lookup_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]: ...
+
+    def peek_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]: ...
 
 
 class AdmissionPlugin(Protocol):

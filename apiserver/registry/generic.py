@@ -201,6 +201,11 @@ class API:
         recs, _, _ = self.store.list((group, plural), namespace)
         return [r.copy() for r in recs]
 
+    def peek_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
+        """:meth:`lookup_all` without the copies (read only, as :meth:`peek`)."""
+        recs, _, _ = self.store.list((group, plural), namespace)
+        return [r.obj for r in recs]
+
     def _key(self, rd: ResourceDef, ns: str, name: str) -> tuple[str, str]:
         return (ns if rd.namespaced else "", name)
 
