@@ -454,6 +454,7 @@ async def _serve(
     print(f"gangplane: serving on {url} (export KUBECONFIG={kubeconfig})", flush=True)
     await stop.wait()
     print("gangplane: shutting down", flush=True)
+    cp.app.shutting_down = True
     await cp.stop()
     return 0
 

@@ -485,6 +485,14 @@ class SQLiteStorage(MemoryStorage):
         elif self._inflight_done is not None:
             await asyncio.shield(self._inflight_done)
 
+    async def check(self) -> str | None:
+        """Unhealthy once a commit failed (writes are refused from then on) or when closed."""
+        if self._failed is not None:
+            return f"the SQLite storage failed to commit: {self._failed}"
+        if self._closed:
+            return "the SQLite storage is closed"
+        return None
+
     def flush(self) -> None:
         """Commit everything queued, now (before start, at close, in tests); blocks the caller."""
         if self._failed is not None:
