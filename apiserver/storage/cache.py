@@ -44,13 +44,22 @@ from apiserver.storage.interface import (
 
 #: kube's etcd compaction interval: watch history older than this is compacted
 DEFAULT_HISTORY_WINDOW = 300.0
-#: bytes of serialized objects the history may hold across all resources
+#: bytes the history may hold across all resources (serialized objects and per-event overhead)
 DEFAULT_HISTORY_BYTES = 256 << 20
 #: a record keeps the decoded dict its writer built for this many further writes (watchers that
 #: are a little behind still filter and deliver it without decoding), then only its bytes, unless
 #: it is the current state and shared read-only (:meth:`Record.shared`, the informers' objects)
 RELEASE_LAG = 1024
 _HI = "\U0010ffff"
+#: what one history event holds besides its record's bytes (the Event, the Record, the bytes
+#: object's header and the timeline entry): the byte budget counts it, so many small revisions
+#: (Lease renewals) are bounded by their real footprint too
+EVENT_OVERHEAD = 256
+
+
+def footprint(rec: Record) -> int:
+    """Bytes one history event of ``rec`` keeps alive (its decoded dict is released or shared)."""
+    return len(rec.raw) + EVENT_OVERHEAD
 
 
 class Watcher:
@@ -291,7 +300,7 @@ class WatchCache:
         if len(rs.history) > rs.history_size:
             rs.compacted_rv = rs.history.popleft().rv
         self._timeline.append((rs, ev))
-        self._history_held += len(rec.raw)
+        self._history_held += footprint(rec)
         self._rv = rec.rv
         rs.last_rv = rec.rv
         if prev is not None and prev is not rec and prev.supersede():
@@ -352,7 +361,7 @@ class WatchCache:
         horizon = now - self.history_window
         while tl and (tl[0][1].at < horizon or self._history_held > self.history_bytes):
             rs, ev = tl.popleft()
-            self._history_held -= len(ev.rec.raw)
+            self._history_held -= footprint(ev.rec)
             if rs.history and rs.history[0] is ev:
                 rs.history.popleft()
                 rs.compacted_rv = ev.rv
@@ -362,7 +371,7 @@ class WatchCache:
         tl = self._timeline
         while tl and tl[0][1].rv <= rv:
             rs, ev = tl.popleft()
-            self._history_held -= len(ev.rec.raw)
+            self._history_held -= footprint(ev.rec)
             if rs.history and rs.history[0] is ev:
                 rs.history.popleft()
         self._floor = max(self._floor, rv)

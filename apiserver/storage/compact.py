@@ -45,7 +45,7 @@ def canonical_fields(tree: dict[str, Any]) -> dict[str, Any]:
         out[k] = canonical_fields(v) if type(v) is dict else v
     if len(_TREES) >= TREE_TABLE_LIMIT:
         _TREES.clear()
-    _TREES[text] = out
+    _TREES[bytes(memoryview(text))] = out  # orjson's buffer is at least 4 KB: keep an exact copy
     return out
 
 
