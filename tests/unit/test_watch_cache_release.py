@@ -77,3 +77,21 @@ def test_a_released_current_record_shared_later_is_decoded_once_for_every_sharer
     assert rec._obj is None
     first = rec.shared()
     assert rec.shared() is first and first == orjson.loads(rec.raw)
+
+
+def test_stored_bytes_take_only_their_size() -> None:
+    # orjson returns its whole write buffer (4 KB or more); kept as is, 200 small objects pin 800 KB
+    import tracemalloc
+
+    s = MemoryStorage(initial_rv=0)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        recs = [s.create(R, ("d", f"o{i}"), cm(f"o{i}", i)) for i in range(200)]
+        for r in recs:
+            r.release()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert all(len(r.raw) < 150 for r in recs)
+    assert held < 200 * 1500  # bytes, Record, Event, key and history entries: well under 4 KB each
