@@ -4,6 +4,7 @@ watch events, while other objects and recently written Events stay."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -43,9 +44,19 @@ def test_the_sweep_interval_is_a_tenth_of_the_ttl_within_bounds() -> None:
     assert (sweep_interval(3600), sweep_interval(5), sweep_interval(0.2)) == (60.0, 0.5, 0.1)
 
 
-async def test_an_event_not_written_for_the_ttl_is_deleted_and_a_rewrite_renews_it() -> None:
-    clock = FakeClock()
-    cp = ControlPlane(ControlPlaneOptions(clock=clock, event_ttl=0))
+@pytest.fixture
+async def fake_cp() -> AsyncIterator[ControlPlane]:
+    """A control plane on a fake clock whose own expiry is off (the tests sweep by hand)."""
+    cp = ControlPlane(ControlPlaneOptions(clock=FakeClock(), event_ttl=0))
+    yield cp
+    await cp.stop()
+
+
+async def test_an_event_not_written_for_the_ttl_is_deleted_and_a_rewrite_renews_it(
+    fake_cp: ControlPlane,
+) -> None:
+    cp, clock = fake_cp, fake_cp.clock
+    assert isinstance(clock, FakeClock)
     client = cp.client("test")
     expiry = expiry_of(cp, 3600)
     await client.create(EVENTS, event("old"), "default")
@@ -65,12 +76,11 @@ async def test_an_event_not_written_for_the_ttl_is_deleted_and_a_rewrite_renews_
     assert await names(cp) == []
     assert (await client.get(CONFIGMAPS, "kept", "default"))["metadata"]["name"] == "kept"
     assert expiry.expired == 2
-    await cp.stop()
 
 
-async def test_an_event_written_between_the_sweeps_read_and_its_delete_is_kept() -> None:
-    clock = FakeClock()
-    cp = ControlPlane(ControlPlaneOptions(clock=clock, event_ttl=0))
+async def test_an_event_written_between_the_sweeps_read_and_its_delete_is_kept(fake_cp: ControlPlane) -> None:
+    cp, clock = fake_cp, fake_cp.clock
+    assert isinstance(clock, FakeClock)
     client = cp.client("test")
     expiry = expiry_of(cp, 60)
     await client.create(EVENTS, event("raced"), "default")
@@ -95,7 +105,6 @@ async def test_an_event_written_between_the_sweeps_read_and_its_delete_is_kept()
     finally:
         store.list = real_list  # type: ignore[method-assign]
     assert (await client.get(EVENTS, "raced", "default"))["message"] == "again"
-    await cp.stop()
 
 
 async def test_a_running_control_plane_expires_events_seen_by_a_watch() -> None:
