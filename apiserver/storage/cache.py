@@ -44,12 +44,22 @@ from apiserver.storage.interface import (
 
 #: kube's etcd compaction interval: watch history older than this is compacted
 DEFAULT_HISTORY_WINDOW = 300.0
-#: bytes of serialized objects the history may hold across all resources
+#: bytes the history may hold across all resources (serialized objects and per-event overhead)
 DEFAULT_HISTORY_BYTES = 256 << 20
-#: superseded revisions keep their decoded dicts for this many further writes (watchers that
-#: are a little behind still filter and deliver them without decoding), then only their bytes
-RELEASE_LAG = 4096
+#: a record keeps the decoded dict its writer built for this many further writes (watchers that
+#: are a little behind still filter and deliver it without decoding), then only its bytes, unless
+#: it is the current state and shared read-only (:meth:`Record.shared`, the informers' objects)
+RELEASE_LAG = 1024
 _HI = "\U0010ffff"
+#: what one history event holds besides its record's bytes (the Event, the Record, the bytes
+#: object's header and the timeline entry): the byte budget counts it, so many small revisions
+#: (Lease renewals) are bounded by their real footprint too
+EVENT_OVERHEAD = 256
+
+
+def footprint(rec: Record) -> int:
+    """Bytes one history event of ``rec`` keeps alive (its decoded dict is released or shared)."""
+    return len(rec.raw) + EVENT_OVERHEAD
 
 
 class Watcher:
@@ -245,8 +255,9 @@ class WatchCache:
         #: every resource's events in revision order, for compaction by age and bytes across resources
         self._timeline: deque[tuple[ResourceCache, Event]] = deque()
         self._history_held = 0  # bytes of the records the timeline holds
-        #: superseded records (replaced or deleted) whose decoded dicts are dropped RELEASE_LAG writes later
-        self._superseded: deque[Record] = deque()
+        #: records written or superseded (replaced, deleted) lately, whose decoded dicts are
+        #: dropped RELEASE_LAG entries later (a shared current one keeps it)
+        self._recent: deque[Record] = deque()
 
     @property
     def rv(self) -> int:
@@ -289,33 +300,38 @@ class WatchCache:
         if len(rs.history) > rs.history_size:
             rs.compacted_rv = rs.history.popleft().rv
         self._timeline.append((rs, ev))
-        self._history_held += len(rec.raw)
+        self._history_held += footprint(rec)
         self._rv = rec.rv
         rs.last_rv = rec.rv
-        if prev is not None and prev is not rec:
-            self._supersede(prev)
+        if prev is not None and prev is not rec and prev.supersede():
+            self._retire(prev)  # it was kept decoded for its sharers: no longer
         if etype == DELETED:
-            self._supersede(rec)
+            rec.supersede()
+        self._retire(rec)
         self.compact(now)
         if rs.watchers:
             for w in tuple(rs.watchers):
                 w.offer(ev)
 
-    def _supersede(self, rec: Record) -> None:
-        pending = self._superseded
+    def _retire(self, rec: Record) -> None:
+        """Drop a decoded dict that nobody shares RELEASE_LAG records later."""
+        pending = self._recent
         pending.append(rec)
         if len(pending) > RELEASE_LAG:
-            pending.popleft().release()
+            pending.popleft().release_unshared()
 
     def load(self, skey: StorageKey, key: Key, rec: Record) -> None:
         """Put a stored object in place without an event (state loaded at start)."""
         rs = self.resource(skey)
+        rec.release_unshared()  # decoded again when an informer shares it
         rs.items[key] = rec
         rs.last_rv = max(rs.last_rv, rec.rv)
 
     def load_many(self, skey: StorageKey, records: dict[Key, Record]) -> None:
         """:meth:`load` for many objects of one resource at once (one sort instead of one insert each)."""
         rs = self.resource(skey)
+        for rec in records.values():
+            rec.release_unshared()  # decoded again when an informer shares it
         rs.items.update(records)
         if records:
             rs.last_rv = max(rs.last_rv, max(rec.rv for rec in records.values()))
@@ -345,7 +361,7 @@ class WatchCache:
         horizon = now - self.history_window
         while tl and (tl[0][1].at < horizon or self._history_held > self.history_bytes):
             rs, ev = tl.popleft()
-            self._history_held -= len(ev.rec.raw)
+            self._history_held -= footprint(ev.rec)
             if rs.history and rs.history[0] is ev:
                 rs.history.popleft()
                 rs.compacted_rv = ev.rv
@@ -355,7 +371,7 @@ class WatchCache:
         tl = self._timeline
         while tl and tl[0][1].rv <= rv:
             rs, ev = tl.popleft()
-            self._history_held -= len(ev.rec.raw)
+            self._history_held -= footprint(ev.rec)
             if rs.history and rs.history[0] is ev:
                 rs.history.popleft()
         self._floor = max(self._floor, rv)

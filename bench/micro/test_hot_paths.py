@@ -13,6 +13,7 @@ import asyncio
 import itertools
 from typing import Any
 
+import orjson
 import pytest
 
 from apiserver.client.interface import CONFIGMAPS, NODES, PODS, STATEFULSETS
@@ -54,6 +55,17 @@ def test_managed_fields_update_merge_patch_pod(
         )
 
     benchmark(patch)
+
+
+def test_share_stored_pod_read_only(benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any) -> None:
+    """What an informer's first read of a revision costs: decode its bytes, share its managedFields trees."""
+    from apiserver.storage.interface import Record
+
+    c = plane.client("bench")
+    loop.run_until_complete(c.create(PODS, pod("shared"), "default"))
+    raw = orjson.dumps(loop.run_until_complete(c.get(PODS, "shared", "default")))
+
+    benchmark(lambda: Record(None, raw, 1).shared())
 
 
 def test_watch_dispatch_to_100_watchers(benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any) -> None:
