@@ -22,6 +22,7 @@ Backends decide revisions and durability and feed every change through :meth:`Wa
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -97,7 +98,7 @@ class _Waker:
         pending, self.pending = self.pending, []
         for w in pending:
             w._queued = False
-            w._wake.set()
+            w._wake()
 
 
 class Watcher:
@@ -110,7 +111,9 @@ class Watcher:
         "max_buffer",
         "closed",
         "error",
-        "_wake",
+        "_waiter",
+        "_timer",
+        "_deadline",
         "_resource",
         "sent_rv",
         "served_as",
@@ -125,7 +128,10 @@ class Watcher:
         self.max_buffer = max_buffer
         self.closed = False
         self.error: str | None = None
-        self._wake = asyncio.Event()
+        #: the future :meth:`wait` awaits, and its timeout (see there)
+        self._waiter: asyncio.Future[bool] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._deadline = 0.0
         self._resource: ResourceCache | None = None
         self.sent_rv = 0
         #: what the API server serves this watch as (its resource definition), set by the registry
@@ -173,31 +179,64 @@ class Watcher:
             return
         self.buffer.append(item)
         if self._waker is None:
-            self._wake.set()
+            self._wake()
         elif not self._queued:
             self._queued = True
             self._waker.add(self)
 
+    def _wake(self) -> None:
+        fut = self._waiter
+        if fut is not None and not fut.done():
+            fut.set_result(True)
+
     def close(self, error: str | None = None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.closed:
             return
         self.closed = True
         self.error = error
-        self._wake.set()
+        self._wake()
         if self._resource is not None:
             self._resource.watchers.discard(self)
 
     async def wait(self, timeout: float | None) -> bool:
-        """Wait for events or close; False on timeout."""
+        """Wait for events or close; False on timeout.
+
+        A stream waits once per batch of events with a long timeout (the bookmark interval), so
+        the timer is not replaced at every wait: a wait moves the deadline, and a timer that
+        fires before it is set again for it. One timer per timeout period, not per batch.
+        """
         if self.buffer or self.closed:
             return True
-        self._wake.clear()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[bool] = loop.create_future()
+        self._waiter = fut
+        if timeout is None:
+            self._deadline = math.inf
+        else:
+            self._deadline = deadline = loop.time() + timeout
+            timer = self._timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(deadline, self._expire, loop)
         try:
-            async with asyncio.timeout(timeout):
-                await self._wake.wait()
-        except TimeoutError:
-            return False
-        return True
+            return await fut
+        finally:
+            self._waiter = None
+
+    def _expire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        fut = self._waiter
+        if fut is None or fut.done():
+            return  # no wait is pending: the next one sets a timer of its own
+        if loop.time() < self._deadline:
+            if self._deadline != math.inf:
+                self._timer = loop.call_at(self._deadline, self._expire, loop)
+            return
+        fut.set_result(False)
 
     def drain(self) -> list[tuple[str, Record]]:
         out = list(self.buffer)

@@ -331,6 +331,8 @@ def _http_sync(params: dict[str, Any], env: Env, target: _Target, pid: int | Non
                 env.progress("watch fan-out")
                 out.update(_http_fanout(params, target, pid, ns, k))
         finally:
+            conn.close()  # idle through the fan-out: the server may have closed it
+            conn = OneConnection(target)
             conn.request("DELETE", f"/api/v1/namespaces/{ns}")
     finally:
         conn.close()
