@@ -129,6 +129,23 @@ def check_subresource_body(subresource: str, body: Any) -> None:
     check_kind_types(group, version, kind, body)
 
 
+class _Request(Request):
+    """Starlette's request with its headers as one plain dict, built on first use.
+
+    Starlette's ``Headers`` scans and decodes the raw header list at every lookup, and a write
+    looks up five of them. ASGI servers send names lower-cased; as in ``Headers``, the first of
+    repeated headers wins. Lookups here are by lower-case name.
+    """
+
+    @property
+    def headers(self) -> Any:
+        h = self.__dict__.get("_header_dict")
+        if h is None:
+            h = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(self.scope["headers"])}
+            self.__dict__["_header_dict"] = h
+        return h
+
+
 def _bool(v: str | None) -> bool:
     return (v or "").lower() in ("true", "1")
 
@@ -176,7 +193,7 @@ class APIApp:
                 "Method Not Allowed", status_code=405, headers={"Allow": _ALLOW}
             )
         else:
-            resp = await self.handle(Request(scope, receive))
+            resp = await self.handle(_Request(scope, receive))
         await resp(scope, receive, send)
 
     # ------------------------------------------------------------------ entry
