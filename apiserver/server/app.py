@@ -716,7 +716,8 @@ class APIApp:
             return b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"
 
         lines = self._lines
-        shared = not rd.is_view and not table
+        # a watcher with a selector buffers items of its own (transitions, restamped DELETEDs)
+        shared = not rd.is_view and not table and watcher.filter is None
 
         def encode_item(item: tuple[str, Record]) -> bytes:
             if not shared:
