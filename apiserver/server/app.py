@@ -180,8 +180,9 @@ class APIApp:
         self.health = HealthChecks(api.store.check, lambda: self.shutting_down)
 
     def asgi(self) -> Any:
-        """The ASGI application serving every path."""
-        return self.__call__
+        """The ASGI application serving every path: this object (an ASGI 3 callable, as servers
+        detect it: an instance whose ``__call__`` is a coroutine function)."""
+        return self
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
