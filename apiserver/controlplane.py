@@ -331,6 +331,8 @@ class ControlPlane:
             log_level="warning",
             lifespan="off",
             access_log=False,
+            # kube trusts no X-Forwarded-* header; uvicorn's proxy middleware would, from loopback
+            proxy_headers=False,
             timeout_graceful_shutdown=1,
             timeout_keep_alive=30,
         )
