@@ -939,7 +939,10 @@ class Framework:
                 visit_deferred(deferred)
         if len(feasible) >= to_find:
             # kube stops right after the last feasible node; continue from the node after it
-            last = bisect.bisect_left(names, feasible[-1].name)
+            # (a SortedList bisects itself in O(log n); bisect.bisect_left would index it per step)
+            bisect_left = getattr(names, "bisect_left", None)
+            last_name = feasible[-1].name
+            last = bisect_left(last_name) if bisect_left is not None else bisect.bisect_left(names, last_name)
             self.next_start_node_index = (last + 1) % n
         else:
             self.next_start_node_index = start
