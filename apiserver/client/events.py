@@ -51,7 +51,8 @@ def event_name(object_name: str, ts: float) -> str:
     events about one object at the same instant - or a frozen test clock - still get two names.
     """
     global _last_name_stamp
-    stamp = max(int(ts * 1_000_000_000), _last_name_stamp + 1)
+    whole = int(ts)
+    stamp = max(whole * 1_000_000_000 + round((ts - whole) * 1_000_000_000), _last_name_stamp + 1)
     _last_name_stamp = stamp
     return f"{object_name}.{stamp:x}"
 
