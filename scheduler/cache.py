@@ -11,8 +11,9 @@ assumed pods never expire, because the informer event always arrives).
 snapshot's last update (kube keeps nodes in most-recently-updated order for the same reason),
 so a cycle costs work proportional to what changed, not to the cluster size.
 
-Capacity index: both the cache and each snapshot keep, per resource (pod slots, cpu, memory,
-ephemeral-storage and every extended resource), a ``SortedList`` of ``(free amount, node)`` pairs.
+Capacity index: each snapshot keeps, per resource (pod slots, cpu, memory, ephemeral-storage
+and every extended resource), a ``SortedList`` of ``(free amount, node)`` pairs (the cache builds
+one of its own only when asked, since scheduling cycles read the snapshot's).
 ``candidate_nodes(requests)`` bisects each requested resource's list, takes the smallest
 candidate slice and checks the other resources only on those nodes, so "which nodes could fit
 4 GPUs" never loops over thousands of nodes in Python.
@@ -601,7 +602,9 @@ class Cache:
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._pod_states: dict[str, _PodState] = {}
         self._assumed: set[str] = set()
-        self.index = CapacityIndex()
+        #: the cache's own capacity index, built on first use (scheduling cycles read the
+        #: snapshot's): until someone asks, node and pod changes need not keep it current
+        self._index: CapacityIndex | None = None
         self._real_nodes = 0
         self.pod_groups = PodGroupStates()
         self._pod_group_objs: dict[str, Obj] = {}
@@ -636,13 +639,23 @@ class Cache:
 
     # -- nodes ------------------------------------------------------------------------------
 
+    @property
+    def index(self) -> CapacityIndex:
+        """Nodes by free capacity (:class:`CapacityIndex`), kept current once first asked for."""
+        idx = self._index
+        if idx is None:
+            idx = self._index = CapacityIndex()
+            for name, ni in self.nodes.items():
+                idx.update(name, ni)
+        return idx
+
     def _touch(self, name: str, reindex: bool = True) -> None:
         """Mark the node changed (the next snapshot copies it); ``reindex`` False when its
         free capacity did not change."""
         self._recent[name] = None
         self._recent.move_to_end(name)
-        if reindex:
-            self.index.update(name, self.nodes.get(name))
+        if reindex and self._index is not None:
+            self._index.update(name, self.nodes.get(name))
 
     def add_node(self, node: Obj) -> NodeInfo:
         name = (node.get("metadata") or {}).get("name", "")
