@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
 
+import orjson
+
 from apiserver.api.podresources import is_supported_pod_level_resource, pod_requests
 from apiserver.api.types import Obj
 from apiserver.meta import parse_time
@@ -145,6 +147,38 @@ def non_zero_requests(pod: Obj) -> tuple[int, int]:
     return reqs.get(CPU, 0), reqs.get(MEMORY, 0)
 
 
+#: requests and non-zero requests by the JSON of the spec fields they are computed from
+_RESOURCE_FACTS: dict[bytes, tuple[dict[str, int], int, int]] = {}
+_RESOURCE_FACTS_MAX = 4096
+
+
+def resource_facts(pod: Obj) -> tuple[dict[str, int], int, int]:
+    """``(pod_requests_units(pod), *non_zero_requests(pod))``, remembered by what they depend on.
+
+    Both are functions of ``spec.containers``, ``spec.initContainers``, ``spec.resources`` and
+    ``spec.overhead`` alone; the pods of one template (a StatefulSet's, a benchmark's) share
+    them, so they are computed once per distinct JSON of those fields instead of parsing every
+    quantity of every pod. The returned dict is shared and must not be modified.
+    """
+    spec = pod.get("spec") or {}
+    try:
+        key: bytes | None = orjson.dumps(
+            (spec.get("containers"), spec.get("initContainers"), spec.get("resources"), spec.get("overhead"))
+        )
+    except TypeError:  # not plain JSON (e.g. exact Fractions in a test's pod): no memo
+        key = None
+    if key is not None:
+        got = _RESOURCE_FACTS.get(key)
+        if got is not None:
+            return got
+    facts = (pod_requests_units(pod), *non_zero_requests(pod))
+    if key is not None:
+        if len(_RESOURCE_FACTS) >= _RESOURCE_FACTS_MAX:
+            _RESOURCE_FACTS.clear()
+        _RESOURCE_FACTS[key] = facts
+    return facts
+
+
 # --- pods ----------------------------------------------------------------------------------------
 
 
@@ -263,8 +297,7 @@ class PodInfo:
                 return
         self.priority: int = int(spec.get("priority") or 0)
         self.node_name: str = spec.get("nodeName") or ""
-        self.requests = pod_requests_units(pod)
-        self.non_zero_cpu, self.non_zero_memory = non_zero_requests(pod)
+        self.requests, self.non_zero_cpu, self.non_zero_memory = resource_facts(pod)
         self.host_ports = _host_ports(spec)
         affinity = spec.get("affinity") or {}
         self.required_affinity_terms, self.preferred_affinity_terms = _terms(

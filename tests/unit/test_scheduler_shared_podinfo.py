@@ -211,3 +211,21 @@ def test_event_names_are_client_gos_and_never_repeat(monkeypatch: pytest.MonkeyP
     assert name == f"web-0.{1_800_000_000_250_000_000:x}"
     again = event_name("web-0", 1_800_000_000.25)  # a frozen clock
     assert again != name and int(again.split(".")[1], 16) > int(name.split(".")[1], 16)
+
+
+def test_remembered_resource_facts_equal_computing_them() -> None:
+    from fractions import Fraction
+
+    from scheduler.nodeinfo import non_zero_requests, pod_requests_units, resource_facts
+
+    pods = [
+        *_pods(),
+        make_pod("tiny", containers=[container("a", {"cpu": "0.5m"}), container("b", {"cpu": "0.5m"})]),
+        make_pod("sidecar", init_containers=[container("s", {"memory": "1Gi"}, restart_policy="Always")]),
+        make_pod("exact", requests={"cpu": Fraction(3, 2)}),  # type: ignore[dict-item]
+    ]
+    pods.append(copy.deepcopy(pods[1]))
+    pods[-1]["metadata"]["name"] = "req-twin"
+    for _ in range(2):  # the second round reads the memo
+        for pod in pods:
+            assert resource_facts(pod) == (pod_requests_units(pod), *non_zero_requests(pod)), pod
