@@ -1022,9 +1022,13 @@ class Framework:
         if not totals:
             raise SchedulingError("empty priorityList")
         best = max(totals)
-        ties = [i for i, t in enumerate(totals) if t == best]
-        pick = ties[0] if len(ties) == 1 else ties[self.handle.rng.randrange(len(ties))]
-        return nodes[pick].name
+        ties = totals.count(best)
+        if ties == 1:
+            return nodes[totals.index(best)].name
+        # the r-th of the tied nodes, found in C (the same draw as indexing a list of the ties)
+        r = self.handle.rng.randrange(ties)
+        tied = itertools.compress(itertools.count(), map(best.__eq__, totals))
+        return nodes[next(itertools.islice(tied, r, None))].name
 
     # -- helpers ----------------------------------------------------------------------------
 
