@@ -309,6 +309,10 @@ class SpreadCounts:
         got = self._of.get(name)
         return got[1] if got is not None else 0
 
+    def nodes_counted(self) -> Mapping[str, tuple[str, int]]:
+        """Node name -> (its value, its count) for every node with a non-zero count (read-only)."""
+        return self._of
+
     def update(self, name: str, ni: NodeInfo | None) -> None:
         old = self._of.pop(name, None)
         if old is not None:
@@ -560,7 +564,12 @@ class Snapshot:
         return len(self._journal)
 
     def restore(self, mark: int) -> None:
-        """Undo every :meth:`assume_pod` / :meth:`forget_pod` made after ``mark``, newest first."""
+        """Undo every :meth:`assume_pod` / :meth:`forget_pod` made after ``mark``, newest first.
+
+        The indexes are rebuilt from each touched node's final state, once per node rather
+        than once per undone pod (a placement of a large gang puts many pods on one node).
+        """
+        touched: dict[str, NodeInfo] = {}
         while len(self._journal) > mark:
             op, pi, node = self._journal.pop()
             ni = self.node_info_map.get(node)
@@ -570,6 +579,8 @@ class Snapshot:
                 ni.remove_pod(pi.key)
             else:
                 ni.add_pod_info(pi)
+            touched[node] = ni
+        for node, ni in touched.items():
             self._refresh_affinity(node, ni)
             self._reindex(node, ni)
 
