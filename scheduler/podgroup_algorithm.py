@@ -182,8 +182,8 @@ class PodGroupAlgorithm:
                         return PodGroupAlgorithmResult(s, result, result, [*evaluated, result])
                     result.score = score
             finally:
-                snapshot.scope = None
                 snapshot.restore(mark)
+                snapshot.scope = None  # after the rollback: the cluster-wide index catches up once
             evaluated.append(result)
             if result.feasible:
                 feasible.append(result)
