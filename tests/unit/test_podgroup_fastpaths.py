@@ -133,3 +133,32 @@ def test_compiled_selectors_are_shared_and_match_alike() -> None:
     assert compile_selector({"matchLabels": {"a": 1}}) is NOTHING
     assert compile_selector({"matchExpressions": [{"key": "a", "operator": "Bogus"}]}) is NOTHING
     assert compile_selector(None) is NOTHING
+
+
+def test_a_scoped_placement_defers_the_cluster_index_and_catches_up_after_the_rollback() -> None:
+    """Assumes under a topology scope answer from the domain's index; the cluster-wide index is
+    current again once the scope is cleared, with or without a rollback."""
+    from scheduler.testing import make_node
+
+    cache = Cache()
+    for i in range(12):
+        cache.add_node(make_node(f"n{i:02d}", cpu="1", labels={RACK: f"r{i % 3}"}))
+    snap = cache.snapshot()
+    domain = snap.domains(RACK).domains["r0"]
+    cpu = {"cpu": 600}
+    before = _indexes(snap)
+    mark = snap.backup()
+    snap.scope = domain
+    for name in domain.node_names():
+        snap.assume_pod(PodInfo(make_pod(f"p-{name}", node_name=name, requests={"cpu": "600m"})), name)
+    assert snap.candidate_nodes(cpu) == set()  # the domain's own index saw every assume
+    snap.scope = None
+    assert snap.candidate_nodes(cpu) == {f"n{i:02d}" for i in range(12) if i % 3}  # caught up
+    snap.restore(mark)
+    assert _indexes(snap) == before
+    # rolled back while still scoped (the algorithm's order): the same
+    snap.scope = domain
+    snap.assume_pod(PodInfo(make_pod("q", node_name="n00", requests={"cpu": "600m"})), "n00")
+    snap.restore(mark)
+    snap.scope = None
+    assert _indexes(snap) == before
