@@ -310,6 +310,10 @@ class SpreadCounts:
         got = self._of.get(name)
         return got[1] if got is not None else 0
 
+    def nodes_counted(self) -> Mapping[str, tuple[str, int]]:
+        """Node name -> (its value, its count) for every node with a non-zero count (read-only)."""
+        return self._of
+
     def update(self, name: str, ni: NodeInfo | None) -> None:
         old = self._of.pop(name, None)
         if old is not None:
@@ -365,9 +369,31 @@ class Snapshot:
         #: (op, pod, node) of every assume/forget since the last cache update, for restore()
         self._journal: list[tuple[str, PodInfo, str]] = []
         #: the topology domain a PodGroup cycle is evaluating (capacity hints come from its index)
-        self.scope: Domain | None = None
+        self._scope: Domain | None = None
+        #: nodes changed while a scope was set, whose entries in the cluster-wide capacity
+        #: index are brought up to date when the scope is cleared (nothing reads it meanwhile)
+        self._index_stale: set[str] = set()
         for ni in node_infos:
             self._put(ni.name, ni)
+
+    @property
+    def scope(self) -> Domain | None:
+        """The topology domain a PodGroup cycle is evaluating, or ``None``.
+
+        While a scope is set, capacity hints come from the domain's own index, so assuming a
+        pod there defers the cluster-wide index (a placement's pods are rolled back anyway);
+        clearing the scope brings it up to date.
+        """
+        return self._scope
+
+    @scope.setter
+    def scope(self, domain: Domain | None) -> None:
+        self._scope = domain
+        if domain is None and self._index_stale:
+            infos = self.node_info_map
+            for name in self._index_stale:
+                self.index.update(name, infos.get(name))
+            self._index_stale.clear()
 
     @property
     def node_names(self) -> list[str]:
@@ -426,7 +452,10 @@ class Snapshot:
             self._taint_group_of[name] = new
 
     def _reindex(self, name: str, ni: NodeInfo | None) -> None:
-        self.index.update(name, ni)
+        if self._scope is None:
+            self.index.update(name, ni)
+        else:
+            self._index_stale.add(name)
         for topo in self._topologies.values():
             topo.update(name, ni)
         if self._pod_labels is not None:
@@ -561,7 +590,12 @@ class Snapshot:
         return len(self._journal)
 
     def restore(self, mark: int) -> None:
-        """Undo every :meth:`assume_pod` / :meth:`forget_pod` made after ``mark``, newest first."""
+        """Undo every :meth:`assume_pod` / :meth:`forget_pod` made after ``mark``, newest first.
+
+        The indexes are rebuilt from each touched node's final state, once per node rather
+        than once per undone pod (a placement of a large gang puts many pods on one node).
+        """
+        touched: dict[str, NodeInfo] = {}
         while len(self._journal) > mark:
             op, pi, node = self._journal.pop()
             ni = self.node_info_map.get(node)
@@ -571,6 +605,8 @@ class Snapshot:
                 ni.remove_pod(pi.key)
             else:
                 ni.add_pod_info(pi)
+            touched[node] = ni
+        for node, ni in touched.items():
             self._refresh_affinity(node, ni)
             self._reindex(node, ni)
 
