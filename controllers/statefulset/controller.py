@@ -39,6 +39,7 @@ from controllers.statefulset import utils
 from controllers.statefulset.control import StatefulSetControl
 from controllers.statefulset.hooks import PROCEED, NoopSchedulingHook, SchedulingHook
 from controllers.statefulset.pod_control import StatefulPodControl
+from controllers.statefulset.podfacts import PodFactsCache, SetFacts
 
 log = logging.getLogger("gangplane.statefulset")
 
@@ -83,6 +84,7 @@ class StatefulSetController(Controller):
         self.revisions.add_indexer(CONTROLLER_UID, controller_uid_index)
         self.sets.add_event_handler(self._on_set, lambda old, new: self._on_set(new), self._on_set)
         self.pods.add_event_handler(self._add_pod, self._update_pod, self._delete_pod)
+        self.facts = PodFactsCache()
         self.pod_control = StatefulPodControl(self.client, self.recorder, self.claims)
         self.control = StatefulSetControl(self.client, self.pod_control, self.recorder, self.clock)
         self.scheduling_hook.attach(self)
@@ -161,18 +163,23 @@ class StatefulSetController(Controller):
         namespace, name = split_key(key)
         sts = self.sets.get_by_name(namespace, name)
         if sts is None:
+            self.facts.forget(key)
             return
         try:
             selector = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
         except ValueError as e:
             log.warning("statefulset %s has an invalid selector: %s", key, e)
             return  # a non-transient error: no retry
-        revisions = await self._claim_revisions(sts, selector)
-        pods = await self._claim_pods(sts, selector)
-        plan = PROCEED
-        if self.scheduling_hook.wants(sts):
-            plan = await self.scheduling_hook.prepare(sts, pods)
-        status = await self.control.update(sts, pods, revisions, plan)
+        facts = self.facts.begin(key, uid_of(sts), selector)
+        try:
+            revisions = await self._claim_revisions(sts, selector)
+            pods = await self._claim_pods(sts, selector, facts)
+            plan = PROCEED
+            if self.scheduling_hook.wants(sts):
+                plan = await self.scheduling_hook.prepare(sts, pods)
+            status = await self.control.update(sts, pods, revisions, plan, facts)
+        finally:
+            facts.end()
         if plan.requeue_after is not None:
             self.enqueue_after(key, plan.requeue_after)
         min_ready = utils.min_ready_seconds(sts)
@@ -193,16 +200,29 @@ class StatefulSetController(Controller):
         adopted = await manager.claim(orphans)
         return [*owned, *adopted]
 
-    async def _claim_pods(self, sts: Obj, selector: LabelSelector) -> list[Obj]:
-        """``getPodsForStatefulSet``: members and owned pods, adopted/released by selector."""
-        candidates = {
-            key_of(p): p
-            for p in self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{sts['metadata']['name']}")
-        }
-        for p in self.pods.by_index(CONTROLLER_UID, uid_of(sts)):
-            candidates.setdefault(key_of(p), p)
+    async def _claim_pods(self, sts: Obj, selector: LabelSelector, facts: SetFacts) -> list[Obj]:
+        """``getPodsForStatefulSet``: members and owned pods, adopted/released by selector.
+
+        A pod this set controls that is a member and matches the selector is simply kept (what
+        ``ControllerRefManager.claim`` does with it); only the others go through the manager.
+        """
+        uid, name = uid_of(sts), sts["metadata"]["name"]
+        # the cache holds one object per pod: identity deduplicates the two index lookups
+        candidates = {id(p): p for p in self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{name}")}
+        for p in self.pods.by_index(CONTROLLER_UID, uid):
+            candidates.setdefault(id(p), p)
+        kept: list[Obj] = []
+        others: list[Obj] = []
+        for p in candidates.values():
+            _, f, selected = facts.entry(p)
+            if selected and f.controller_uid == uid and f.parent == name:
+                kept.append(p)
+            else:
+                others.append(p)
+        if not others:
+            return kept
         manager = self._ref_manager(sts, selector, PODS)
-        return await manager.claim(list(candidates.values()), lambda p: utils.is_member_of(sts, p))
+        return [*kept, *await manager.claim(others, lambda p: utils.is_member_of(sts, p))]
 
     def _ref_manager(self, sts: Obj, selector: LabelSelector, gvr: Any) -> ControllerRefManager:
         return ControllerRefManager(
