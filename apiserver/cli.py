@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -22,6 +23,9 @@ from apiserver.storage.options import StorageOptions, open_storage, parse_durati
 from controllers.fleet import load_fleet
 from featuregates import FeatureGate, FeatureGateError
 from featuregates.scopes import GATE_SCOPES
+
+if TYPE_CHECKING:
+    from apiserver.auth.serviceaccount import SigningKey
 
 
 def write_kubeconfig(path: Path, url: str, token: str = "", ca_pem: bytes = b"") -> None:
@@ -212,6 +216,21 @@ def _parser() -> argparse.ArgumentParser:
         "--authorization-mode=RBAC does (the kubeconfig user is bound to cluster-admin)",
     )
     s.add_argument(
+        "--event-ttl",
+        default="1h0m0s",
+        metavar="DURATION",
+        help="how long an Event lives after its last write, as kube-apiserver's flag (default 1h0m0s; 0 keeps "
+        "Events for ever)",
+    )
+    s.add_argument(
+        "--service-account-signing-key-file",
+        default="",
+        metavar="FILE",
+        help="PEM RSA private key that signs and checks service-account tokens, as kube-apiserver's flag "
+        "of that name (default: DIR/sa.key with --data-dir, made on the first start, so tokens outlive a "
+        "restart; otherwise a key made for the process)",
+    )
+    s.add_argument(
         "--tls",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -333,6 +352,23 @@ def storage_options(args: argparse.Namespace) -> StorageOptions:
     )
 
 
+def service_account_key(args: argparse.Namespace) -> SigningKey | None:
+    """The key of ``--service-account-signing-key-file``, or the data dir's (made on the first
+    start); checked now, so a bad file stops the start. None: a key for this process only."""
+    from apiserver.auth.serviceaccount import SigningKey
+
+    if args.service_account_signing_key_file:
+        key = SigningKey(args.service_account_signing_key_file)
+    elif args.data_dir:
+        from apiserver.storage.sqlite import SA_KEY_NAME
+
+        key = SigningKey(Path(args.data_dir) / SA_KEY_NAME, create=True)  # the dir is locked by now
+    else:
+        return None
+    key.check()
+    return key
+
+
 async def _serve(
     args: argparse.Namespace,
     gates: FeatureGate,
@@ -340,8 +376,18 @@ async def _serve(
     leader_election: LeaderElectionConfig | None,
 ) -> int:
     try:
+        event_ttl = 0.0 if args.event_ttl.strip() in ("0", "0s") else parse_duration(args.event_ttl)
+    except ValueError as e:
+        print(f"gangplane: invalid --event-ttl: {e}", file=sys.stderr)
+        return 2
+    try:
         storage = open_storage(storage_options(args))
     except (ValueError, ConnectionError) as e:
+        print(f"gangplane: {e}", file=sys.stderr)
+        return 2
+    try:
+        sa_key = service_account_key(args)
+    except ValueError as e:
         print(f"gangplane: {e}", file=sys.stderr)
         return 2
     try:
@@ -354,6 +400,8 @@ async def _serve(
                 authorization_mode=args.authorization_mode,
                 storage=storage,
                 leader_election=leader_election,
+                service_account_key=sa_key,
+                event_ttl=event_ttl,
             )
         )
     except StrategyModuleError as e:
@@ -406,6 +454,7 @@ async def _serve(
     print(f"gangplane: serving on {url} (export KUBECONFIG={kubeconfig})", flush=True)
     await stop.wait()
     print("gangplane: shutting down", flush=True)
+    cp.app.shutting_down = True
     await cp.stop()
     return 0
 

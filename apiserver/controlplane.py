@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 from prometheus_client import CollectorRegistry
 
+from apiserver.auth.serviceaccount import SigningKey
 from apiserver.client.context import Component, ComponentContext, ComponentFactory
 from apiserver.client.discovery import APIResource, api_resources
 from apiserver.client.events import EventRecorder
@@ -38,6 +39,7 @@ from apiserver.client.leaderelection import (
 )
 from apiserver.client.local import LocalClient, ReadOnlyObjects
 from apiserver.meta import Clock
+from apiserver.registry.eventttl import DEFAULT_EVENT_TTL, EventExpiry
 from apiserver.registry.generic import API
 from apiserver.server.app import APIApp, status_response
 from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
@@ -88,6 +90,11 @@ class ControlPlaneOptions:
     #: the holder identity of every Lease this process competes for (default ``<hostname>_<uuid>``,
     #: one per Lease, as each kube component process makes its own)
     leader_election_identity: str = ""
+    #: signs and checks service-account tokens (``--service-account-signing-key-file``, or the
+    #: data dir's key); None makes one for this process, so its tokens end with it
+    service_account_key: SigningKey | None = None
+    #: kube-apiserver's ``--event-ttl``: seconds an Event lives after its last write (0: for ever)
+    event_ttl: float = DEFAULT_EVENT_TTL
 
 
 class ControlPlane:
@@ -105,6 +112,7 @@ class ControlPlane:
             service_cluster_ip_range=self.options.service_cluster_ip_range,
             service_node_port_range=self.options.service_node_port_range,
             authorization_mode=self.options.authorization_mode,
+            service_account_key=self.options.service_account_key,
         )
         self.app = APIApp(
             self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval
@@ -120,6 +128,14 @@ class ControlPlane:
         self._server: _Server | None = None
         self._server_task: asyncio.Task[None] | None = None
         self._storage_started = False
+        #: expires Events (``options.event_ttl``) while the storage runs
+        self.event_expiry: EventExpiry | None = None
+        if self.options.event_ttl > 0:
+            events = self.api.registry.get("", "v1", "events")
+            assert events is not None
+            self.event_expiry = EventExpiry(
+                self.api.store, events, self.clock, self.options.event_ttl, notify=self.api._notify
+            )
         self.url = ""
 
     # ------------------------------------------------------------------ clients & gates
@@ -191,6 +207,8 @@ class ControlPlane:
         if not self._storage_started:
             self._storage_started = True
             await self.api.store.start()
+            if self.event_expiry is not None:
+                self.event_expiry.start()
         groups: dict[str, list[str]] = {}
         for name in names if names is not None else list(self._factories):
             lease = self.lease_of(name)
@@ -258,6 +276,8 @@ class ControlPlane:
         await self.stop_http()
         if self._storage_started:
             self._storage_started = False
+            if self.event_expiry is not None:
+                await self.event_expiry.stop()
             await self.api.store.close()
         self.read_only_objects.verify()
 

@@ -8,15 +8,18 @@ bound to. A token authenticates as ``system:serviceaccount:<ns>:<name>`` with th
 while it is unexpired, meant for this server's audience, and its ServiceAccount — and the Pod or
 Secret it is bound to — still exist with the uids it names (deleting them revokes it).
 
-The signing key is made once per process (kube reads ``--service-account-key-file``).
+The key that signs and checks them is a :class:`SigningKey`: read from
+``--service-account-signing-key-file`` (kube's flag), kept in the ``--data-dir`` so tokens outlive
+a restart as they do on a real cluster, or made for the process (in memory, for tests).
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from apiserver.api.types import Obj
@@ -42,25 +45,87 @@ if TYPE_CHECKING:
 Lookup = Callable[[str, str, str, str], Obj | None]
 
 
-@functools.cache
-def signing_key() -> tuple[rsa.RSAPrivateKey, str]:
-    """The process's RSA key and its ``kid`` (the SHA-256 of the public key, as kube derives it)."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    der = key.public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    kid = base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
-    return key, kid
+class SigningKeyError(ValueError):
+    """A signing key file that cannot be used (the server refuses to start, naming the file)."""
 
 
-def sign(claims: Obj) -> str:
-    import jwt
+class SigningKey:
+    """An RSA private key and its ``kid`` (the SHA-256 of the public key, as kube derives it).
 
-    key, kid = signing_key()
-    return jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})
+    Made lazily: PyJWT and cryptography are imported only when a token is first signed or
+    checked. ``path`` is a PEM file (PKCS#1 or PKCS#8) to read, or to create (owner-only) when
+    ``create`` is set and it does not exist yet — the data dir's key, made on the first start.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = False) -> None:
+        self.path = Path(path) if path is not None else None
+        self.create = create
+        self._loaded: tuple[rsa.RSAPrivateKey, str] | None = None
+
+    def check(self) -> None:
+        """Load (or create) the key now: a bad file stops the start with :class:`SigningKeyError`."""
+        self.key_and_kid()
+
+    def key_and_kid(self) -> tuple[rsa.RSAPrivateKey, str]:
+        if self._loaded is None:
+            self._loaded = self._load()
+        return self._loaded
+
+    def _load(self) -> tuple[rsa.RSAPrivateKey, str]:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        key: Any
+        if self.path is None or (self.create and not self.path.exists()):
+            key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            if self.path is not None:
+                pem = key.private_bytes(
+                    serialization.Encoding.PEM,
+                    serialization.PrivateFormat.PKCS8,
+                    serialization.NoEncryption(),
+                )
+                self._write_new(pem)
+        else:
+            try:
+                pem = self.path.read_bytes()
+            except OSError as e:
+                raise SigningKeyError(
+                    f"cannot read service account key file {self.path}: {e.strerror}"
+                ) from None
+            try:
+                key = serialization.load_pem_private_key(pem, password=None)
+            except (ValueError, TypeError) as e:
+                raise SigningKeyError(
+                    f"service account key file {self.path} holds no unencrypted PEM private key: {e}"
+                ) from None
+            if not isinstance(key, rsa.RSAPrivateKey):
+                raise SigningKeyError(f"service account key file {self.path} holds no RSA private key")
+        der = key.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        kid = base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
+        return key, kid
+
+    def _write_new(self, pem: bytes) -> None:
+        assert self.path is not None
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(pem)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)  # whole or absent, even after a crash
+        except OSError as e:
+            raise SigningKeyError(
+                f"cannot write service account key file {self.path}: {e.strerror}"
+            ) from None
+
+    def sign(self, claims: Obj) -> str:
+        import jwt
+
+        key, kid = self.key_and_kid()
+        return jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})
 
 
 class InvalidToken(Exception):
@@ -70,10 +135,21 @@ class InvalidToken(Exception):
 class ServiceAccountTokens:
     """The JWT token authenticator (kube's ``serviceaccount.JWTTokenAuthenticator``)."""
 
-    def __init__(self, lookup: Lookup, now: Callable[[], float], audiences: tuple[str, ...] = API_AUDIENCES):
+    def __init__(
+        self,
+        lookup: Lookup,
+        now: Callable[[], float],
+        audiences: tuple[str, ...] = API_AUDIENCES,
+        key: SigningKey | None = None,
+    ):
         self._lookup = lookup
         self._now = now
         self.audiences = audiences
+        #: signs the tokens ``serviceaccounts/token`` issues and checks those presented
+        self.key = key or SigningKey()
+
+    def sign(self, claims: Obj) -> str:
+        return self.key.sign(claims)
 
     def __call__(self, token: str) -> UserInfo | None:
         """A front-door authenticator: the identity, or None for anything that is not valid here."""
@@ -99,7 +175,7 @@ class ServiceAccountTokens:
             return None, []
         if unverified.get("iss") != ISSUER:
             return None, []
-        key, kid = signing_key()
+        key, kid = self.key.key_and_kid()
         if header.get("kid") not in (None, kid):
             raise InvalidToken("square/go-jose: error in cryptographic primitive")
         try:

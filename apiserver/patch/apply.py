@@ -1114,9 +1114,12 @@ def server_side_apply(
     try:
         config_set = fields_of(applied, schema_node, strict=True)
     except FieldPathError as e:
+        # kube 1.37 answers this client mistake (duplicate or null entries of an associative
+        # list) with a 500, which clients retry for ever; gangplane answers 400 with kube's
+        # message, as kubernetes/kubernetes#139255 proposes.
         raise StatusError(
-            500,
-            "",
+            400,
+            "BadRequest",
             f"failed to create typed patch object ({_object_ref(applied, applied_api, applied_kind)}): {e}",
         ) from None
 

@@ -19,7 +19,7 @@ from typing import Any
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.api.types import Obj
-from apiserver.auth.serviceaccount import ISSUER, sign
+from apiserver.auth.serviceaccount import ISSUER
 from apiserver.field import Path
 from apiserver.meta import new_uid, rfc3339
 
@@ -126,7 +126,7 @@ def create_token(api: Any, namespace: str, name: str, body: Any) -> Obj:
         "nbf": now,
         "sub": f"system:serviceaccount:{namespace}:{name}",
     }
-    token = sign(claims)
+    token = api.service_account_tokens.sign(claims)
     md = req.get("metadata") if isinstance(req.get("metadata"), dict) else {}
     return {
         "kind": "TokenRequest",

@@ -41,8 +41,10 @@ from apiserver.registry.resources import ResourceDef
 from apiserver.server import bodies, negotiation
 from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
+from apiserver.server.health import HealthChecks
 from apiserver.server.metrics import APIServerMetrics
 from apiserver.server.negotiation import media_type as _media
+from apiserver.server.queryparams import parse_int64
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
 from apiserver.server.warnings import warning_headers
 from apiserver.storage.interface import ADDED, BOOKMARK, Record
@@ -126,8 +128,6 @@ def _bool(v: str | None) -> bool:
     return (v or "").lower() in ("true", "1")
 
 
-
-
 class APIApp:
     """Builds the ASGI app. ``server_address`` is reported in ``/api`` discovery."""
 
@@ -150,6 +150,9 @@ class APIApp:
         self.ready = True
         self._metric_children: dict[tuple[str, str, str, str, str, int], tuple[Any, Any]] = {}
         metrics.record_gates(api.gates)
+        #: set when the server begins to stop: ``/readyz`` fails its ``shutdown`` check from then on
+        self.shutting_down = False
+        self.health = HealthChecks(api.store.check, lambda: self.shutting_down)
 
     def asgi(self) -> Starlette:
         return Starlette(
@@ -160,10 +163,10 @@ class APIApp:
     async def handle(self, request: Request) -> Response:
         path = request.scope["path"]
         try:
-            if path in ("/healthz", "/livez", "/readyz") or path.startswith(
-                ("/healthz/", "/livez/", "/readyz/")
-            ):
-                return PlainTextResponse("ok")
+            if path.startswith(("/healthz", "/livez", "/readyz")):
+                health = self.health.parse(path)
+                if health is not None:
+                    return await self._health(request, *health)
             if path == "/version" or path == "/version/":
                 return Response(orjson.dumps(version_info()), media_type=JSON)
             if path == "/metrics":
@@ -179,6 +182,15 @@ class APIApp:
         except Exception as e:  # never die from a request; report as kube does
             log.exception("internal error serving %s %s", request.method, path)
             return status_response(errors.internal_error(str(e) or e.__class__.__name__))
+
+    async def _health(self, request: Request, endpoint: str, check: str) -> Response:
+        q = request.query_params
+        answer = await self.health.answer(endpoint, check, "verbose" in q, q.getlist("exclude"))
+        if answer is None:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        return PlainTextResponse(
+            answer.text, status_code=answer.status, headers={"X-Content-Type-Options": "nosniff"}
+        )
 
     # ------------------------------------------------------------------ discovery & openapi
     def _discovery(self, request: Request, path: str) -> Response:
@@ -559,10 +571,9 @@ class APIApp:
     # ------------------------------------------------------------------ list & watch
     def _list(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:
         q = request.query_params
-        try:
-            limit = int(q.get("limit") or 0)
-        except ValueError as e:
-            raise errors.bad_request(f"invalid limit: {q.get('limit')!r}") from e
+        limit = parse_int64(q["limit"]) if q.get("limit") else 0
+        if q.get("timeoutSeconds"):  # decoded with the rest of ListOptions, though a list has no timeout
+            parse_int64(q["timeoutSeconds"])
         res = self.api.list(
             rd,
             info.namespace,
@@ -610,10 +621,7 @@ class APIApp:
         q = request.query_params
         timeout_s: float | None = None
         if q.get("timeoutSeconds"):
-            try:
-                timeout_s = float(q.get("timeoutSeconds") or 0)
-            except ValueError as e:
-                raise errors.bad_request(f"invalid timeoutSeconds: {q.get('timeoutSeconds')!r}") from e
+            timeout_s = float(parse_int64(q["timeoutSeconds"]))
         sie = q.get("sendInitialEvents")
         allow_bookmarks = _bool(q.get("allowWatchBookmarks"))
         table = self._wants_table(request)

@@ -14,7 +14,7 @@ from apiserver.admission.plugins import default_plugins
 from apiserver.api.types import Obj
 from apiserver.apiextensions.controller import install as install_custom_resources
 from apiserver.auth.authorizer import ALWAYS_ALLOW, Authorization
-from apiserver.auth.serviceaccount import ServiceAccountTokens
+from apiserver.auth.serviceaccount import ServiceAccountTokens, SigningKey
 from apiserver.field import new_path
 from apiserver.meta import Clock, new_uid, rfc3339
 from apiserver.openapi import schema
@@ -141,6 +141,7 @@ def build_api(
     service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR,
     service_node_port_range: str = DEFAULT_NODE_PORT_RANGE,
     authorization_mode: str = ALWAYS_ALLOW,
+    service_account_key: SigningKey | None = None,
 ) -> API:
     gates = gates or FeatureGate()
     registry = Registry(builtin_resources() + list(extra_resources or []))
@@ -163,7 +164,7 @@ def build_api(
     install_custom_resources(api)
     api.write_hooks.append(allocator.observe)
     api.authorization = Authorization(authorization_mode, StorePolicySource(api))
-    api.service_account_tokens = ServiceAccountTokens(api.lookup, api.clock.now)
+    api.service_account_tokens = ServiceAccountTokens(api.lookup, api.clock.now, key=service_account_key)
     api.authenticate_token = api.service_account_tokens
     bootstrap(api, allocator.first_ip)
     return api

@@ -700,6 +700,21 @@ class EtcdStorage(WatchCache):
     async def durable(self) -> None:
         """etcd acknowledged every write once a quorum had it: nothing left to wait for."""
 
+    async def check(self) -> str | None:
+        """A quorum read of etcd's revision within 2 s, as kube's etcd health check reads."""
+        if self._closed:
+            return "the etcd storage is closed"
+        fut = self._thread.submit(self._current_revision())
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(fut), 2.0)
+        except TimeoutError:
+            fut.cancel()
+            return f"etcd did not answer within 2s ({self._target})"
+        except Exception as e:  # grpc errors: unreachable, no leader, ...
+            details = getattr(e, "details", None)
+            return f"etcd request failed: {details() if callable(details) else e}"
+        return None
+
     async def start(self) -> None:
         self._api_loop = asyncio.get_running_loop()
         if self._compaction_interval > 0:

@@ -152,6 +152,11 @@ class Storage(Protocol):
         """Return once every write applied so far is durable (the write acknowledgement)."""
         ...
 
+    async def check(self) -> str | None:
+        """None while the storage can serve, else why not: the ``etcd`` health check of
+        ``/livez`` and ``/readyz`` (kube's checks the same of its etcd)."""
+        ...
+
     async def start(self) -> None:
         """Begin background work (commit loop, compaction, watch pump) on the running loop."""
         ...

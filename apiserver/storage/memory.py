@@ -86,6 +86,10 @@ class MemoryStorage(WatchCache):
     async def durable(self) -> None:
         """Nothing outlives the process: every applied write is as durable as it gets."""
 
+    async def check(self) -> str | None:
+        """Memory always serves."""
+        return None
+
     async def start(self) -> None:
         """No background work."""
 

@@ -58,7 +58,19 @@ log = logging.getLogger("gangplane.storage.sqlite")
 DB_NAME = "gangplane.db"
 LOCK_NAME = "gangplane.lock"
 #: the files gangplane keeps in a data dir (SQLite adds the WAL and shared-memory files)
-OWN_FILES = frozenset({DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", f"{DB_NAME}-journal", LOCK_NAME})
+#: the service-account signing key ``gangplane serve --data-dir`` keeps beside the database
+SA_KEY_NAME = "sa.key"
+OWN_FILES = frozenset(
+    {
+        DB_NAME,
+        f"{DB_NAME}-wal",
+        f"{DB_NAME}-shm",
+        f"{DB_NAME}-journal",
+        LOCK_NAME,
+        SA_KEY_NAME,
+        f"{SA_KEY_NAME}.tmp",
+    }
+)
 #: ``PRAGMA application_id``: "gpln", the mark of a gangplane database
 APPLICATION_ID = 0x67706C6E
 SCHEMA_VERSION = 1
@@ -472,6 +484,14 @@ class SQLiteStorage(MemoryStorage):
             await asyncio.shield(self._pending_done)
         elif self._inflight_done is not None:
             await asyncio.shield(self._inflight_done)
+
+    async def check(self) -> str | None:
+        """Unhealthy once a commit failed (writes are refused from then on) or when closed."""
+        if self._failed is not None:
+            return f"the SQLite storage failed to commit: {self._failed}"
+        if self._closed:
+            return "the SQLite storage is closed"
+        return None
 
     def flush(self) -> None:
         """Commit everything queued, now (before start, at close, in tests); blocks the caller."""

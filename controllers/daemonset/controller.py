@@ -44,12 +44,12 @@ from apiserver.meta import (
 )
 from apiserver.selectors import LabelSelector, label_selector_from_dict
 from controllers import history, podutil
-from controllers.base import Controller
 from controllers.daemonset import predicates
 from controllers.deployment.util import compute_hash, scaled_value
 from controllers.expectations import Expectations
 from controllers.metrics import ControllerMetrics
 from controllers.ownerlookup import owners_selecting, resolve_controller_ref
+from controllers.podowners import PodOwnerController
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 from controllers.replicaset.controller import slow_start_batch
 
@@ -101,7 +101,7 @@ def _by_creation_and_phase(pods: list[Obj]) -> list[Obj]:
     )
 
 
-class DaemonSetsController(Controller):
+class DaemonSetsController(PodOwnerController):
     name = NAME
     workers = 2  # --concurrent-daemonset-syncs
 
@@ -159,57 +159,6 @@ class DaemonSetsController(Controller):
 
     def _sets_for_orphan(self, pod: Obj) -> list[Obj]:
         return owners_selecting(self.sets, pod)
-
-    def _add_pod(self, pod: Obj) -> None:
-        if is_being_deleted(pod):
-            self._delete_pod(pod)
-            return
-        ref = controller_ref(pod)
-        if ref is not None:
-            ds = self._resolve(namespace_of(pod), ref)
-            if ds is not None:
-                self.expectations.creation_observed(key_of(ds))
-                self.enqueue(key_of(ds))
-            return
-        for ds in self._sets_for_orphan(pod):
-            self.enqueue(key_of(ds))
-
-    def _update_pod(self, old: Obj, cur: Obj) -> None:
-        if (old.get("metadata") or {}).get("resourceVersion") == (cur.get("metadata") or {}).get(
-            "resourceVersion"
-        ):
-            return
-        if is_being_deleted(cur):
-            self._delete_pod(cur)
-            return
-        old_ref, cur_ref = controller_ref(old), controller_ref(cur)
-        if old_ref != cur_ref and old_ref is not None:
-            ds = self._resolve(namespace_of(old), old_ref)
-            if ds is not None:
-                self.enqueue(key_of(ds))
-        if cur_ref is not None:
-            ds = self._resolve(namespace_of(cur), cur_ref)
-            if ds is None:
-                return
-            self.enqueue(key_of(ds))
-            mrs = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-            if mrs > 0 and not podutil.is_pod_ready(old) and podutil.is_pod_ready(cur):
-                self.enqueue_after(key_of(ds), mrs + 1)
-            return
-        if labels_of(old) != labels_of(cur) or old_ref != cur_ref:
-            for ds in self._sets_for_orphan(cur):
-                self.enqueue(key_of(ds))
-
-    def _delete_pod(self, pod: Obj) -> None:
-        ds = self._resolve(namespace_of(pod), controller_ref(pod))
-        if ds is None:
-            return
-        self.expectations.deletion_observed(key_of(ds), key_of(pod))
-        self.enqueue(key_of(ds))
-
-    async def on_synced(self) -> None:
-        for key in self.sets.keys():  # noqa: SIM118 - Informer.keys() is a method
-            self.enqueue(key)
 
     # ------------------------------------------------------------------ sync
     async def sync(self, key: str) -> None:

@@ -17,11 +17,10 @@ from __future__ import annotations
 import logging
 
 from apiserver.api.types import Obj
-from apiserver.client.events import WARNING, EventRecorder
-from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
-from apiserver.client.interface import DEPLOYMENTS, PODS, REPLICASETS, Client
+from apiserver.client.events import WARNING
+from apiserver.client.informer import CONTROLLER_UID, Informer, controller_uid_index
+from apiserver.client.interface import DEPLOYMENTS, PODS, REPLICASETS
 from apiserver.meta import (
-    Clock,
     controller_ref,
     is_being_deleted,
     key_of,
@@ -35,7 +34,6 @@ from controllers import podutil
 from controllers.base import Controller
 from controllers.deployment import util
 from controllers.deployment.rollout import API_VERSION, KIND, Rollout
-from controllers.metrics import ControllerMetrics
 from controllers.ownerlookup import owners_selecting, resolve_controller_ref
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 
@@ -47,20 +45,6 @@ NAME = "deployment-controller"
 class DeploymentController(Controller):
     name = NAME
     workers = 5  # --concurrent-deployment-syncs
-
-    def __init__(
-        self,
-        client: Client,
-        *,
-        informers: InformerFactory | None = None,
-        clock: Clock | None = None,
-        metrics: ControllerMetrics | None = None,
-        recorder: EventRecorder | None = None,
-        workers: int | None = None,
-    ) -> None:
-        super().__init__(
-            client, informers=informers, clock=clock, metrics=metrics, recorder=recorder, workers=workers
-        )
 
     # ------------------------------------------------------------------ wiring
     def setup(self) -> None:

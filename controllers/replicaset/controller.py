@@ -44,10 +44,10 @@ from apiserver.meta import (
 )
 from apiserver.selectors import LabelSelector, label_selector_from_dict
 from controllers import podutil
-from controllers.base import Controller
 from controllers.expectations import Expectations
 from controllers.metrics import ControllerMetrics
 from controllers.ownerlookup import owners_selecting, resolve_controller_ref
+from controllers.podowners import PodOwnerController
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 
 log = logging.getLogger("gangplane.replicaset")
@@ -106,7 +106,7 @@ def _is_namespace_terminating(err: BaseException) -> bool:
     return err.code == 403 and "because it is being terminated" in err.message
 
 
-class ReplicaSetController(Controller):
+class ReplicaSetController(PodOwnerController):
     """``ReplicaSetController``: keeps ``spec.replicas`` pods matching the selector alive."""
 
     name = NAME
@@ -114,6 +114,7 @@ class ReplicaSetController(Controller):
     gvr: GVR = REPLICASETS
     api_version = "apps/v1"
     kind = "ReplicaSet"
+    delete_syncs_old_labels = True
 
     def __init__(
         self,
@@ -164,61 +165,6 @@ class ReplicaSetController(Controller):
     def _sets_for_orphan(self, pod: Obj) -> list[Obj]:
         """``getPodReplicaSets``: every object in the pod's namespace whose selector matches it."""
         return owners_selecting(self.sets, pod, self.selector_of)
-
-    def _add_pod(self, pod: Obj) -> None:
-        if is_being_deleted(pod):
-            self._delete_pod(pod)
-            return
-        ref = controller_ref(pod)
-        if ref is not None:
-            owner = self._resolve(namespace_of(pod), ref)
-            if owner is not None:
-                self.expectations.creation_observed(key_of(owner))
-                self.enqueue(key_of(owner))
-            return
-        for owner in self._sets_for_orphan(pod):
-            self.enqueue(key_of(owner))
-
-    def _update_pod(self, old: Obj, cur: Obj) -> None:
-        if (old.get("metadata") or {}).get("resourceVersion") == (cur.get("metadata") or {}).get(
-            "resourceVersion"
-        ):
-            return
-        label_changed = labels_of(old) != labels_of(cur)
-        if is_being_deleted(cur):
-            self._delete_pod(cur)
-            if label_changed:
-                self._delete_pod(old)
-            return
-        old_ref, cur_ref = controller_ref(old), controller_ref(cur)
-        ref_changed = old_ref != cur_ref
-        if ref_changed and old_ref is not None:
-            owner = self._resolve(namespace_of(old), old_ref)
-            if owner is not None:
-                self.enqueue(key_of(owner))
-        if cur_ref is not None:
-            owner = self._resolve(namespace_of(cur), cur_ref)
-            if owner is None:
-                return
-            self.enqueue(key_of(owner))
-            mrs = min_ready_seconds(owner)
-            if mrs > 0 and not podutil.is_pod_ready(old) and podutil.is_pod_ready(cur):
-                self.enqueue_after(key_of(owner), mrs + 1)
-            return
-        if label_changed or ref_changed:
-            for owner in self._sets_for_orphan(cur):
-                self.enqueue(key_of(owner))
-
-    def _delete_pod(self, pod: Obj) -> None:
-        owner = self._resolve(namespace_of(pod), controller_ref(pod))
-        if owner is None:
-            return
-        self.expectations.deletion_observed(key_of(owner), key_of(pod))
-        self.enqueue(key_of(owner))
-
-    async def on_synced(self) -> None:
-        for key in self.sets.keys():  # noqa: SIM118 - Informer.keys() is a method
-            self.enqueue(key)
 
     # ------------------------------------------------------------------ sync
     async def sync(self, key: str) -> None:

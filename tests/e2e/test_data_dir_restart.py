@@ -205,3 +205,50 @@ def test_snapshot_save_from_a_running_server_and_restore_into_a_new_data_dir(tmp
         }
     finally:
         stop(server)
+
+
+def whoami(url: str, token: str) -> httpx.Response:
+    return httpx.post(
+        url + "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+
+
+def test_service_account_tokens_outlive_a_restart_on_the_same_data_dir(
+    tmp_path: Path, kubectl137: Path
+) -> None:
+    """The data dir keeps the key that signs service-account tokens (``DIR/sa.key``, owner-only),
+    as a real cluster keeps ``--service-account-signing-key-file``: a token issued before a restart
+    still authenticates after it."""
+    data = tmp_path / "data"
+    server = start(tmp_path / "run1", data)
+    try:
+        kc = Kubectl(kubectl137, server, "1.37")
+        kc.run("create", "serviceaccount", "robot")
+        token = kc.run("create", "token", "robot", "--duration=1h").stdout.strip()
+        first = whoami(server.url, token)
+        assert first.status_code == 201, first.text
+    finally:
+        assert stop(server) == 0
+    assert (data / "sa.key").stat().st_mode & 0o777 == 0o600
+
+    server = start(tmp_path / "run2", data)
+    try:
+        again = whoami(server.url, token)
+        assert again.status_code == 201, again.text
+        assert again.json()["status"]["userInfo"]["username"] == "system:serviceaccount:default:robot"
+        assert again.json()["status"]["userInfo"] == first.json()["status"]["userInfo"]
+    finally:
+        assert stop(server) == 0
+
+
+def test_an_unusable_service_account_key_in_the_data_dir_stops_serve_with_exit_code_2(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "sa.key").write_text("not a key\n")
+    out = serve_exit(data, tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert f"service account key file {data / 'sa.key'} holds no unencrypted PEM private key" in out.stderr
+    assert "serving on" not in out.stdout

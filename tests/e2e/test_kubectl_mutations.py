@@ -6,6 +6,7 @@ import json
 import threading
 import time
 
+import httpx
 import pytest
 
 from tests.e2e.conftest import Kubectl, Server
@@ -168,18 +169,24 @@ def test_delete_waits_for_finalizers(kubectl: Kubectl, ns: str, server: Server) 
     ]
 
     path = f"/api/v1/namespaces/{ns}/configmaps/held"
+    start_rv = http_get(server, path).json()["metadata"]["resourceVersion"]
     released_at: list[float] = []
 
     def release() -> None:
-        # Poll until kubectl's DELETE marked the object, then drop the finalizer like a controller.
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            obj = http_get(server, path).json()
-            if obj.get("metadata", {}).get("deletionTimestamp"):
-                http_patch(server, path, {"metadata": {"finalizers": None}})
-                released_at.append(time.monotonic())
-                return
-            time.sleep(0.05)
+        # Watch until kubectl's DELETE marked the object, then drop the finalizer like a controller.
+        params = {
+            "watch": "true",
+            "fieldSelector": "metadata.name=held",
+            "resourceVersion": start_rv,
+            "timeoutSeconds": "30",
+        }
+        watch_path = server.url + f"/api/v1/namespaces/{ns}/configmaps"
+        with httpx.stream("GET", watch_path, params=params, timeout=60) as events:
+            for line in events.iter_lines():
+                if line.strip() and json.loads(line)["object"]["metadata"].get("deletionTimestamp"):
+                    http_patch(server, path, {"metadata": {"finalizers": None}})
+                    released_at.append(time.monotonic())
+                    return
 
     t = threading.Thread(target=release, daemon=True)
     t.start()

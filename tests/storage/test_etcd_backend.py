@@ -308,13 +308,16 @@ async def test_while_etcd_is_down_requests_fail_and_once_it_is_back_everything_r
             r1 = a.create(CM, ("default", "x"), cm("x"))
             b.fresh()
             w, _ = b.watch(CM, "default", None, b.rv, False)
+            assert await a.check() is None  # the /livez and /readyz etcd check
             cluster.kill(0)
             with pytest.raises(EtcdError, match="etcd request failed"):
                 a.fresh()
+            assert (await a.check() or "").startswith(("etcd request failed", "etcd did not answer"))
             with pytest.raises(EtcdError):
                 a.update(CM, ("default", "x"), cm("x", k="lost"), r1.rv)
             cluster.restart(0)
             await _connected(a)
+            assert await a.check() is None
             r2 = a.update(CM, ("default", "x"), cm("x", k="after"), r1.rv)
             # b's watch resumed after the last revision it had: nothing missed, nothing twice
             assert await next_events(w, 1) == [("MODIFIED", "x", r2.rv)]

@@ -354,3 +354,79 @@ def test_a_corrupt_row_stops_the_load_with_its_revision(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(DataDirError, match=f"revision {rec.rv} holds no valid JSON"):
         SQLiteStorage(tmp_path)
+
+
+async def test_no_http_client_sees_a_write_before_it_is_committed(tmp_path: Path, monkeypatch) -> None:
+    """A GET and a watch over HTTP wait for the commit of what they show (etcd shows only committed
+    revisions): a client must never see a state that a crash of the server could still take back."""
+    import threading
+
+    import httpx
+
+    from apiserver.client.interface import CONFIGMAPS
+    from apiserver.controlplane import ControlPlane, ControlPlaneOptions
+
+    store = SQLiteStorage(tmp_path)
+    await store.start()
+    cp = ControlPlane(ControlPlaneOptions(storage=store))
+    app = cp.app.asgi()
+    gate = threading.Event()
+    commit = store._commit
+
+    def held_commit(rows: list) -> None:
+        gate.wait(30)
+        commit(rows)
+
+    try:
+        await store.durable()
+        base_rv = store.rv
+        monkeypatch.setattr(store, "_commit", held_commit)
+        chunks: asyncio.Queue[bytes] = asyncio.Queue()
+        disconnected = asyncio.Event()
+
+        async def receive() -> dict:
+            await disconnected.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict) -> None:
+            if message["type"] == "http.response.body" and message.get("body"):
+                chunks.put_nowait(message["body"])
+
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": "http",
+            "path": "/api/v1/namespaces/default/configmaps",
+            "raw_path": b"/api/v1/namespaces/default/configmaps",
+            "query_string": f"watch=true&resourceVersion={base_rv}".encode(),
+            "headers": [(b"host", b"gangplane")],
+            "server": ("gangplane", 80),
+            "client": ("127.0.0.1", 1),
+            "root_path": "",
+        }
+        watch = asyncio.create_task(app(scope, receive, send))
+        create = asyncio.create_task(cp.client("test").create(CONFIGMAPS, cm("held"), "default"))
+        while store.rv == base_rv:  # the create is applied (and its commit held)
+            await asyncio.sleep(0)
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://gangplane"
+        ) as http:
+            get = asyncio.create_task(http.get("/api/v1/namespaces/default/configmaps/held"))
+            done, _ = await asyncio.wait({create, get}, timeout=0.3)
+            assert not done, "a write was acknowledged or shown before its commit"
+            assert chunks.empty(), "a watch showed a write before its commit"
+            gate.set()
+            created = await create
+            rv = int(created["metadata"]["resourceVersion"])
+            assert rv in stored_rvs(tmp_path)
+            got = await get
+            assert got.status_code == 200 and got.json()["metadata"]["resourceVersion"] == str(rv)
+        event = json.loads(await asyncio.wait_for(chunks.get(), 10))
+        assert (event["type"], event["object"]["metadata"]["resourceVersion"]) == (ADDED, str(rv))
+        disconnected.set()
+        watch.cancel()
+    finally:
+        gate.set()
+        await store.close()

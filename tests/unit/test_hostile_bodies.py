@@ -222,9 +222,12 @@ def test_event_labels_of_the_wrong_type_are_refused_and_never_break_selection(ht
         r = http.request("GET", url + "?labelSelector=a%3Db")
         assert r.status_code == 200, r.text
         assert [i["metadata"]["name"] for i in r.json()["items"]] == ["ok"]
-        assert (
-            http.request("GET", url + "?labelSelector=a%3Db&watch=1&timeoutSeconds=0.01").status_code == 200
-        )
+        # a past deadline (as in kube, a negative timeout): the initial events, then the end
+        watch = http.request("GET", url + "?labelSelector=a%3Db&watch=1&timeoutSeconds=-1")
+        assert watch.status_code == 200
+        assert [orjson.loads(line)["object"]["metadata"]["name"] for line in watch.text.splitlines()] == [
+            "ok"
+        ]
     r = http.request("DELETE", "/api/v1/namespaces/default/events?labelSelector=a%3Dnone")
     assert r.status_code == 200
 
@@ -387,3 +390,31 @@ def test_null_list_elements_and_map_values_decode_to_go_zero_values(http: _Http)
         json={"metadata": {"name": "z3"}, "spec": {"containers": [None]}},
     )
     assert r.status_code == 422, r.text
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("limit=%D9%A3", 'strconv.ParseInt: parsing "٣": invalid syntax'),  # an Arabic-Indic digit
+        ("limit=3_0", 'strconv.ParseInt: parsing "3_0": invalid syntax'),
+        ("limit=1e3", 'strconv.ParseInt: parsing "1e3": invalid syntax'),
+        (
+            "limit=99999999999999999999",
+            'strconv.ParseInt: parsing "99999999999999999999": value out of range',
+        ),
+        ("timeoutSeconds=nan", 'strconv.ParseInt: parsing "nan": invalid syntax'),
+        ("watch=true&timeoutSeconds=nan", 'strconv.ParseInt: parsing "nan": invalid syntax'),
+        ("watch=true&timeoutSeconds=0.1s", 'strconv.ParseInt: parsing "0.1s": invalid syntax'),
+        ("watch=true&timeoutSeconds=%201", 'strconv.ParseInt: parsing " 1": invalid syntax'),
+    ],
+)
+def test_integer_query_parameters_parse_as_go_does_or_are_400(http: _Http, query: str, message: str) -> None:
+    r = http.request("GET", f"{CMS}?{query}")
+    assert (r.status_code, r.json()["reason"], r.json()["message"]) == (400, "BadRequest", message)
+
+
+def test_signed_integer_query_parameters_are_accepted(http: _Http) -> None:
+    r = http.request("GET", f"{CMS}?limit=%2B1")
+    assert r.status_code == 200 and len(r.json()["items"]) == 1
+    r = http.request("GET", f"{CMS}?watch=true&timeoutSeconds=-1")  # a past deadline: ends at once
+    assert r.status_code == 200

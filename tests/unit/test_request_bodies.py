@@ -411,3 +411,13 @@ def test_the_one_pass_yaml_builder_agrees_with_pyyamls_loader(raw: bytes) -> Non
     fast = outcome(one_pass)
     if fast != "general path only":
         assert fast == outcome(bodies._decode_yaml_generally)
+
+
+def test_delete_options_come_from_the_body_when_there_is_one_else_from_the_query() -> None:
+    query = _Query(gracePeriodSeconds="0", propagationPolicy="Orphan", dryRun="All")
+    opts = delete_options({"gracePeriodSeconds": 30}, query)  # kube decodes the body and ignores the query
+    assert (opts.grace_period_seconds, opts.propagation_policy, opts.dry_run) == (30, None, False)
+    opts = delete_options({}, query)
+    assert (opts.grace_period_seconds, opts.propagation_policy, opts.dry_run) == (None, None, False)
+    opts = delete_options(None, query)
+    assert (opts.grace_period_seconds, opts.propagation_policy, opts.dry_run) == (0, "Orphan", True)

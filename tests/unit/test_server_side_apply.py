@@ -360,15 +360,26 @@ def test_malformed_apply_bodies_are_bad_requests(body: Obj, message: str) -> Non
     assert (excinfo.value.code, excinfo.value.reason, excinfo.value.message) == (400, "BadRequest", message)
 
 
-def test_duplicate_keys_in_the_configuration_are_refused_like_kube() -> None:
+def test_duplicate_keys_in_the_configuration_are_a_bad_request_with_kubes_message() -> None:
     body = deployment()
     body["spec"]["template"]["spec"]["containers"].append({"name": "c", "image": "x"})
     with pytest.raises(StatusError) as excinfo:
         server_side_apply(None, body, "kubectl", False, DEPLOYMENT, T0, APPS)
-    assert excinfo.value.code == 500
+    assert (excinfo.value.code, excinfo.value.reason) == (400, "BadRequest")
     assert excinfo.value.message == (
         "failed to create typed patch object (default/web; apps/v1, Kind=Deployment): "
         '.spec.template.spec.containers: duplicate entries for key [name="c"]'
+    )
+
+
+def test_a_null_entry_of_an_associative_list_is_a_bad_request() -> None:
+    body = deployment()
+    body["spec"]["template"]["spec"]["containers"].insert(0, None)
+    with pytest.raises(StatusError) as excinfo:
+        server_side_apply(None, body, "kubectl", False, DEPLOYMENT, T0, APPS)
+    assert (excinfo.value.code, excinfo.value.reason) == (400, "BadRequest")
+    assert excinfo.value.message.endswith(
+        ".spec.template.spec.containers: element 0: associative list with keys may not have a null element"
     )
 
 
