@@ -7,7 +7,8 @@ UID) or, for an orphan, every set whose selector matches it. ``sync`` reads the 
 1. the set from the cache (gone => nothing to do);
 2. its revisions — owned ones plus orphans matching the selector, which are adopted;
 3. its pods — candidates come from two indexes (pods whose controller is this set, pods named
-   ``<set>-<n>``), never a namespace scan — claimed by selector (adopt / release);
+   ``<set>-<n>``), never a namespace scan — claimed by selector (adopt / release); what the
+   algorithm reads of each pod is read once per pod version (:mod:`.podfacts`);
 4. the scheduling hook (:mod:`controllers.statefulset.hooks`), then the algorithm in
    :mod:`controllers.statefulset.control`.
 """
