@@ -43,7 +43,15 @@ def run_scenarios(
                     f"[yellow]skipped {sc.name}: it needs gangplane in-process (not an HTTP-only scenario)"
                 )
                 continue
-            module = importlib.import_module(WORKLOADS[sc.kind])
+            try:
+                module = importlib.import_module(WORKLOADS[sc.kind])
+            except Exception as e:  # a broken workload is a failed scenario, not a lost run
+                res = ScenarioResult(sc.name, sc.kind, sc.description, dict(sc.params), target, units={})
+                res.error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+                console.print(f"[red]{sc.name} failed: {type(e).__name__}: {e}")
+                progress.advance(overall, sc.repeat)
+                results.append(res)
+                continue
             res = ScenarioResult(
                 sc.name, sc.kind, sc.description, dict(sc.params), target, units=dict(module.METRICS)
             )

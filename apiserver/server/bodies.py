@@ -24,8 +24,8 @@ import asyncio
 import datetime
 import math
 import re
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, TypeVar
 
 import orjson
 import yaml
@@ -160,6 +160,12 @@ def scan_yaml(raw: bytes, max_depth: int = MAX_DEPTH + MANAGED_FIELDS_SLACK, loa
             open_nodes[-1][3] = d  # handed to the parents as each collection ends
 
     for event in yaml.parse(raw, Loader=loader):
+        tag = getattr(event, "tag", None)
+        if tag is not None and tag != "!" and not _constructible(tag):
+            # the loader would fail on it only after composing the whole document
+            raise yaml.constructor.ConstructorError(
+                None, None, f"could not determine a constructor for the tag {tag!r}", event.start_mark
+            )
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             reach(depth)
@@ -198,7 +204,15 @@ class _JSONableLoader(_LOADER):  # type: ignore[misc,valid-type]
 
 
 class _PureJSONableLoader(yaml.SafeLoader):
-    """:class:`_JSONableLoader` on PyYAML's Python parser, for documents libyaml refuses."""
+    """:class:`_JSONableLoader`'s rules on PyYAML's Python classes: its scalar constructors are
+    applied one scalar at a time by :func:`build_yaml` (``_helper``)."""
+
+
+def _constructible(tag: str) -> bool:
+    """Whether :class:`_JSONableLoader` has a constructor for ``tag``."""
+    if tag in _JSONableLoader.yaml_constructors:
+        return True
+    return any(tag.startswith(prefix) for prefix in _JSONableLoader.yaml_multi_constructors)
 
 
 def _keep_text(loader: Any, node: Any) -> Any:
@@ -544,12 +558,7 @@ def decode_yaml(raw: bytes) -> Any:
             return value
     try:
         try:
-            try:
-                value = build_yaml(raw)
-            except yaml.YAMLError as e:
-                if _SURROGATE_ESCAPE not in str(e):
-                    raise
-                value = build_yaml(raw, yaml.SafeLoader)  # PyYAML's parser reads them
+            value, raw = _past_surrogate_escapes(raw, build_yaml)
         except _Unusual:
             value = _decode_yaml_generally(raw)
     except YAMLBodyError as e:
@@ -563,15 +572,69 @@ def decode_yaml(raw: bytes) -> Any:
 
 def _decode_yaml_generally(raw: bytes) -> Any:
     """Bound the document (:func:`scan_yaml`), build it with PyYAML's loader, convert to JSON."""
-    try:
-        scan_yaml(raw)
-        loader: Any = _JSONableLoader
-    except yaml.YAMLError as e:
-        if _SURROGATE_ESCAPE not in str(e):
-            raise
-        scan_yaml(raw, loader=yaml.SafeLoader)
-        loader = _PureJSONableLoader
-    return _jsonable(yaml.load(raw, Loader=loader))  # noqa: S506 - safe loader subclasses
+    _, raw = _past_surrogate_escapes(raw, scan_yaml)
+    return _jsonable(yaml.load(raw, Loader=_JSONableLoader))  # noqa: S506 - a safe loader subclass
+
+
+_R = TypeVar("_R")
+
+#: characters libyaml may read again (each retry reads up to the next escape), per character of the body, while
+#: :func:`_past_surrogate_escapes` rewrites the escapes it refuses (plus a fixed allowance)
+_ESCAPE_REPARSE_FACTOR = 4
+_ESCAPE_REPARSE_ALLOWANCE = 1 << 20
+
+
+def _past_surrogate_escapes(raw: bytes, parse: Callable[[bytes], _R]) -> tuple[_R, bytes]:
+    """``parse(raw)``, with each ``\\uD800``-``\\uDFFF`` escape libyaml refuses rewritten as JSON
+    decoding reads it: a high-low pair as the one ``\\U`` escape of its character, a lone
+    surrogate as ``\\uFFFD``. Returns the result and the body as parsed.
+
+    libyaml (like go-yaml) refuses these escapes, which Python's ``json.dumps`` writes for any
+    character beyond the BMP; PyYAML's pure-Python parser reads them but about a hundred times
+    slower, which a large body turns into minutes of CPU. libyaml says where it stopped (inside
+    a double-quoted scalar, the only place such an escape is one), so the escape is rewritten
+    where it stands and the parse retried. The retries are bounded by the work they cost: past
+    :data:`_ESCAPE_REPARSE_FACTOR` parses of the body's size, the body gets the error go-yaml,
+    and so kube, answers for it.
+    """
+    text: str | None = None
+    budget = _ESCAPE_REPARSE_FACTOR * len(raw) + _ESCAPE_REPARSE_ALLOWANCE
+    first: yaml.YAMLError | None = None
+    while True:
+        try:
+            return parse(raw), raw
+        except yaml.YAMLError as e:
+            if _SURROGATE_ESCAPE not in str(e):
+                raise
+            first = first or e
+            if text is None:
+                text = raw.decode("utf-8", "surrogateescape")
+            rewritten = _rewrite_escape(text, e)
+            mark = getattr(e, "problem_mark", None)
+            budget -= mark.index if mark is not None else len(text)  # what that parse read
+            if rewritten is None or budget < 0:
+                raise first from None
+            text = rewritten
+            raw = text.encode("utf-8", "surrogateescape")
+
+
+def _rewrite_escape(text: str, err: yaml.YAMLError) -> str | None:
+    """``text`` with the surrogate escape ``err`` stopped at rewritten; None if it is not one."""
+    mark = getattr(err, "problem_mark", None)
+    at = mark.index if mark is not None else -1
+    if at < 2 or text[at - 2 : at] != "\\u" or not _HEX4.fullmatch(text, at, at + 4):
+        return None
+    code = int(text[at : at + 4], 16)
+    end = at + 4
+    low = int(text[end + 2 : end + 6], 16) if _LOW_ESCAPE.match(text, end) else 0
+    if 0xD800 <= code < 0xDC00 and 0xDC00 <= low < 0xE000:
+        point = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+        return f"{text[: at - 2]}\\U{point:08X}{text[end + 6 :]}"
+    return f"{text[: at - 2]}\\uFFFD{text[end:]}"
+
+
+_HEX4 = re.compile(r"[0-9A-Fa-f]{4}")
+_LOW_ESCAPE = re.compile(r"\\u[dD][c-fC-F][0-9A-Fa-f]{2}")
 
 
 def _yaml_problem(e: yaml.YAMLError) -> str:

@@ -92,6 +92,24 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
     assert "2.00x" in capsys.readouterr().out
 
 
+def test_a_workload_that_cannot_be_imported_fails_its_scenario_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench import scenario
+
+    monkeypatch.setitem(scenario.WORKLOADS, "broken", "bench.workloads.no_such_workload")
+    f = tmp_path / "mine.yaml"
+    f.write_text(
+        "name: tiny-broken\nkind: broken\nrepeat: 1\nparams: {}\n"
+        "---\nname: tiny-scheduling\nkind: scheduling-basic\nrepeat: 1\nparams: {nodes: 3, pods: 5, backlog: false}\n"
+    )
+    out = tmp_path / "out"
+    assert bench_main(["-f", str(f), "--out", str(out)]) == 1
+    by_name = {s["name"]: s for s in read_results(out / "results.json")["scenarios"]}
+    assert "ModuleNotFoundError" in by_name["tiny-broken"]["error"]
+    assert by_name["tiny-scheduling"]["summary"]["pods_per_s"]["median"] > 0
+
+
 def test_compare_refuses_a_file_that_is_not_a_result(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text("{}")
     assert bench_main(["compare", str(tmp_path / "x.json"), str(tmp_path / "x.json")]) == 2
