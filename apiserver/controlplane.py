@@ -331,6 +331,8 @@ class ControlPlane:
             log_level="warning",
             lifespan="off",
             access_log=False,
+            # kube trusts no X-Forwarded-* header; uvicorn's proxy middleware would, from loopback
+            proxy_headers=False,
             timeout_graceful_shutdown=1,
             timeout_keep_alive=30,
         )
@@ -364,14 +366,17 @@ def tune_gc() -> None:
     (700) makes the cyclic collector a large share of write latency. Reference counting still
     frees almost everything at once; only the cycle detector runs less often.
 
-    No full collection runs first: a start leaves a few dozen unreachable objects (35 with the
-    default fleet), and finding them means traversing every object of the start (about 45 ms of
-    the cold start), so they are frozen with the rest.
+    No full collection runs first: ``gangplane serve`` starts with the collector off (its
+    collections would traverse the growing start-up heap for nothing), so the cycles a start
+    leaves (a few hundred small objects with the default fleet: import-time tracebacks,
+    finished tasks) are frozen with the rest instead of costing a traversal of every object
+    of the start (about 45 ms). The collector is (re-)enabled here.
     """
     import gc
 
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
+    gc.enable()
 
 
 class _Context:

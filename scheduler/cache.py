@@ -11,8 +11,9 @@ assumed pods never expire, because the informer event always arrives).
 snapshot's last update (kube keeps nodes in most-recently-updated order for the same reason),
 so a cycle costs work proportional to what changed, not to the cluster size.
 
-Capacity index: both the cache and each snapshot keep, per resource (pod slots, cpu, memory,
-ephemeral-storage and every extended resource), a ``SortedList`` of ``(free amount, node)`` pairs.
+Capacity index: each snapshot keeps, per resource (pod slots, cpu, memory, ephemeral-storage
+and every extended resource), a ``SortedList`` of ``(free amount, node)`` pairs (the cache builds
+one of its own only when asked, since scheduling cycles read the snapshot's).
 ``candidate_nodes(requests)`` bisects each requested resource's list, takes the smallest
 candidate slice and checks the other resources only on those nodes, so "which nodes could fit
 4 GPUs" never loops over thousands of nodes in Python.
@@ -309,6 +310,10 @@ class SpreadCounts:
         got = self._of.get(name)
         return got[1] if got is not None else 0
 
+    def nodes_counted(self) -> Mapping[str, tuple[str, int]]:
+        """Node name -> (its value, its count) for every node with a non-zero count (read-only)."""
+        return self._of
+
     def update(self, name: str, ni: NodeInfo | None) -> None:
         old = self._of.pop(name, None)
         if old is not None:
@@ -364,9 +369,31 @@ class Snapshot:
         #: (op, pod, node) of every assume/forget since the last cache update, for restore()
         self._journal: list[tuple[str, PodInfo, str]] = []
         #: the topology domain a PodGroup cycle is evaluating (capacity hints come from its index)
-        self.scope: Domain | None = None
+        self._scope: Domain | None = None
+        #: nodes changed while a scope was set, whose entries in the cluster-wide capacity
+        #: index are brought up to date when the scope is cleared (nothing reads it meanwhile)
+        self._index_stale: set[str] = set()
         for ni in node_infos:
             self._put(ni.name, ni)
+
+    @property
+    def scope(self) -> Domain | None:
+        """The topology domain a PodGroup cycle is evaluating, or ``None``.
+
+        While a scope is set, capacity hints come from the domain's own index, so assuming a
+        pod there defers the cluster-wide index (a placement's pods are rolled back anyway);
+        clearing the scope brings it up to date.
+        """
+        return self._scope
+
+    @scope.setter
+    def scope(self, domain: Domain | None) -> None:
+        self._scope = domain
+        if domain is None and self._index_stale:
+            infos = self.node_info_map
+            for name in self._index_stale:
+                self.index.update(name, infos.get(name))
+            self._index_stale.clear()
 
     @property
     def node_names(self) -> list[str]:
@@ -425,7 +452,10 @@ class Snapshot:
             self._taint_group_of[name] = new
 
     def _reindex(self, name: str, ni: NodeInfo | None) -> None:
-        self.index.update(name, ni)
+        if self._scope is None:
+            self.index.update(name, ni)
+        else:
+            self._index_stale.add(name)
         for topo in self._topologies.values():
             topo.update(name, ni)
         if self._pod_labels is not None:
@@ -560,7 +590,12 @@ class Snapshot:
         return len(self._journal)
 
     def restore(self, mark: int) -> None:
-        """Undo every :meth:`assume_pod` / :meth:`forget_pod` made after ``mark``, newest first."""
+        """Undo every :meth:`assume_pod` / :meth:`forget_pod` made after ``mark``, newest first.
+
+        The indexes are rebuilt from each touched node's final state, once per node rather
+        than once per undone pod (a placement of a large gang puts many pods on one node).
+        """
+        touched: dict[str, NodeInfo] = {}
         while len(self._journal) > mark:
             op, pi, node = self._journal.pop()
             ni = self.node_info_map.get(node)
@@ -570,6 +605,8 @@ class Snapshot:
                 ni.remove_pod(pi.key)
             else:
                 ni.add_pod_info(pi)
+            touched[node] = ni
+        for node, ni in touched.items():
             self._refresh_affinity(node, ni)
             self._reindex(node, ni)
 
@@ -601,7 +638,9 @@ class Cache:
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._pod_states: dict[str, _PodState] = {}
         self._assumed: set[str] = set()
-        self.index = CapacityIndex()
+        #: the cache's own capacity index, built on first use (scheduling cycles read the
+        #: snapshot's): until someone asks, node and pod changes need not keep it current
+        self._index: CapacityIndex | None = None
         self._real_nodes = 0
         self.pod_groups = PodGroupStates()
         self._pod_group_objs: dict[str, Obj] = {}
@@ -636,10 +675,23 @@ class Cache:
 
     # -- nodes ------------------------------------------------------------------------------
 
-    def _touch(self, name: str) -> None:
+    @property
+    def index(self) -> CapacityIndex:
+        """Nodes by free capacity (:class:`CapacityIndex`), kept current once first asked for."""
+        idx = self._index
+        if idx is None:
+            idx = self._index = CapacityIndex()
+            for name, ni in self.nodes.items():
+                idx.update(name, ni)
+        return idx
+
+    def _touch(self, name: str, reindex: bool = True) -> None:
+        """Mark the node changed (the next snapshot copies it); ``reindex`` False when its
+        free capacity did not change."""
         self._recent[name] = None
         self._recent.move_to_end(name)
-        self.index.update(name, self.nodes.get(name))
+        if reindex and self._index is not None:
+            self._index.update(name, self.nodes.get(name))
 
     def add_node(self, node: Obj) -> NodeInfo:
         name = (node.get("metadata") or {}).get("name", "")
@@ -692,14 +744,21 @@ class Cache:
             del self.nodes[node_name]
         self._touch(node_name)
 
-    def assume_pod(self, pod: Obj, node_name: str | None = None) -> PodInfo:
-        """Account the pod on its node before binding; ``node_name`` defaults to ``spec.nodeName``."""
+    def assume_pod(self, pod: Obj, node_name: str | None = None, pod_info: PodInfo | None = None) -> PodInfo:
+        """Account the pod on its node before binding; ``node_name`` defaults to ``spec.nodeName``.
+
+        ``pod_info``, the scheduling cycle's PodInfo of this same ``pod``, saves parsing it again.
+        """
         key = pod_key(pod)
         if key in self._pod_states:
             raise CacheError(f"pod {key} is in the cache, so can't be assumed")
-        if node_name is not None and (pod.get("spec") or {}).get("nodeName") != node_name:
-            pod = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}}
-        pi = PodInfo(pod)
+        if pod_info is not None and pod_info.pod is pod:
+            pi = pod_info.on_node(node_name if node_name is not None else pod_info.node_name)
+            pod = pi.pod
+        else:
+            if node_name is not None and (pod.get("spec") or {}).get("nodeName") != node_name:
+                pod = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}}
+            pi = PodInfo(pod)
         self._add_pod_to_node(pi, pi.node_name)
         self._pod_states[key] = _PodState(pi, pi.node_name)
         self._assumed.add(key)
@@ -738,17 +797,28 @@ class Cache:
         st = self._pod_states.get(pod_key(pod))
         return st.pod_info.pod if st else None
 
+    def _replace_pod(self, key: str, st: _PodState, pi: PodInfo) -> None:
+        """Move the pod's accounting from ``st`` to ``pi``: in place when it stays on the same
+        node with the same requests (the bound pod confirming its assumed self, a status
+        update), else removed from the old node and added to the new one."""
+        if pi.node_name == st.node_name:
+            ni = self.nodes.get(pi.node_name)
+            if ni is not None and ni.replace_pod_info(pi):
+                self._touch(pi.node_name, reindex=False)
+                return
+        self._remove_pod_from_node(key, st.node_name)
+        self._add_pod_to_node(pi, pi.node_name)
+
     def add_pod(self, pod: Obj) -> None:
         """An assigned pod appeared (informer Add): confirm an assumed pod or add it."""
         key = pod_key(pod)
-        pi = PodInfo(pod)
+        st = self._pod_states.get(key)
+        pi = PodInfo(pod, st.pod_info if st is not None else None)
         if not pi.node_name:
             return  # only assigned pods belong in the cache
-        st = self._pod_states.get(key)
         if st is not None and key in self._assumed:
             # the informer's view wins: move it if it landed elsewhere, refresh the object
-            self._remove_pod_from_node(key, st.node_name)
-            self._add_pod_to_node(pi, pi.node_name)
+            self._replace_pod(key, st, pi)
             self._pod_states[key] = _PodState(pi, pi.node_name)
             self._assumed.discard(key)
             self.pod_groups.set(pod, ASSIGNED, pi.node_name)
@@ -766,9 +836,8 @@ class Cache:
         if st is None or key in self._assumed:
             self.add_pod(new)
             return
-        pi = PodInfo(new)
-        self._remove_pod_from_node(key, st.node_name)
-        self._add_pod_to_node(pi, pi.node_name)
+        pi = PodInfo(new, st.pod_info)
+        self._replace_pod(key, st, pi)
         self._pod_states[key] = _PodState(pi, pi.node_name)
         self.pod_groups.set(new, ASSIGNED, pi.node_name)
 

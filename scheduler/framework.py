@@ -80,6 +80,7 @@ from scheduler.interfaces import (
     ReservePlugin,
     ScheduleResult,
     ScorePlugin,
+    UniformScorePlugin,
     default_normalize_score,
     go_list,
 )
@@ -227,6 +228,7 @@ class Framework:
         }
         self._batch_scorers = {p.name for p in self.score_plugins if isinstance(p, BatchScorePlugin)}
         self._normalizers = {p.name for p in self.score_plugins if isinstance(p, NormalizeScorePlugin)}
+        self._uniform_scorers = {p.name for p in self.score_plugins if isinstance(p, UniformScorePlugin)}
 
     @property
     def scheduler_name(self) -> str:
@@ -537,18 +539,39 @@ class Framework:
     def run_score_plugins(
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
     ) -> tuple[list[NodePluginScores], Status | None]:
+        """kube's ``RunScorePlugins``: every node's weighted, normalized score per plugin and total."""
         per_plugin, s = self._score_columns(state, pod_info, nodes)
         if s is not None:
             return [], s
-        return per_plugin, None
+        out = []
+        for i, ni in enumerate(nodes):
+            scores = {k: v if isinstance(v, int) else v[i] for k, v in per_plugin.items()}
+            out.append(NodePluginScores(ni.name, scores, sum(scores.values())))
+        return out, None
 
     def _score_columns(
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
-    ) -> tuple[dict[str, list[int]], Status | None]:
-        """Weighted, normalized scores per plugin, one column per plugin in node order."""
+    ) -> tuple[dict[str, list[int] | int], Status | None]:
+        """Weighted, normalized scores per plugin, one column per plugin in node order.
+
+        A plugin that scores every node alike (its :class:`UniformScorePlugin` answer, or a
+        column whose minimum is its maximum) gets a plain ``int`` instead of a column.
+        """
         active = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
-        per_plugin: dict[str, list[int]] = {}
+        per_plugin: dict[str, list[int] | int] = {}
         for pl in active:
+            if pl.name in self._uniform_scorers:
+                try:
+                    u = pl.uniform_score(state, pod_info, nodes)  # type: ignore[attr-defined]
+                except Exception as e:
+                    return {}, Status(
+                        Code.ERROR, f"running Score plugin {pl.name!r}: {Status.as_status(e).message()}"
+                    )
+                if u is not None and nodes:
+                    if u < MIN_NODE_SCORE or u > MAX_NODE_SCORE:
+                        return {}, _invalid_score(pl.name, u)
+                    per_plugin[pl.name] = u * self.score_weights.get(pl.name, 1)
+                    continue
             batch = pl.score_nodes if pl.name in self._batch_scorers else None
             score = pl.score
             values: list[int] = []
@@ -576,15 +599,18 @@ class Framework:
                         Code.ERROR, f"running Normalize on Score plugins: {s.message() if s else ''}"
                     )
                 values = [ns.score for ns in scores]
-            if values and (min(values) < MIN_NODE_SCORE or max(values) > MAX_NODE_SCORE):
+            if not values:
+                per_plugin[pl.name] = values
+                continue
+            lo, hi = min(values), max(values)
+            if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
                 bad = next(v for v in values if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
-                return {}, Status(
-                    Code.ERROR,
-                    f"plugin {pl.name!r} returns an invalid score {bad}, it should in the range of "
-                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                )
+                return {}, _invalid_score(pl.name, bad)
             weight = self.score_weights.get(pl.name, 1)
-            per_plugin[pl.name] = [v * weight for v in values] if weight != 1 else values
+            if lo == hi:
+                per_plugin[pl.name] = lo * weight
+            else:
+                per_plugin[pl.name] = [v * weight for v in values] if weight != 1 else values
         return per_plugin, None
 
     # -- reserve / permit / bind ------------------------------------------------------------
@@ -939,7 +965,10 @@ class Framework:
                 visit_deferred(deferred)
         if len(feasible) >= to_find:
             # kube stops right after the last feasible node; continue from the node after it
-            last = bisect.bisect_left(names, feasible[-1].name)
+            # (a SortedList bisects itself in O(log n); bisect.bisect_left would index it per step)
+            bisect_left = getattr(names, "bisect_left", None)
+            last_name = feasible[-1].name
+            last = bisect_left(last_name) if bisect_left is not None else bisect.bisect_left(names, last_name)
             self.next_start_node_index = (last + 1) % n
         else:
             self.next_start_node_index = start
@@ -961,7 +990,12 @@ class Framework:
         return scores
 
     def _prioritize_totals(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]:
-        """:meth:`prioritize_nodes` reduced to each node's total (the scheduling hot path)."""
+        """:meth:`prioritize_nodes` reduced to each node's total (the scheduling hot path).
+
+        The totals leave out the plugins that score every node alike: adding the same number
+        to every node changes neither the best total nor which nodes tie for it, and those
+        are all :meth:`_select_from_totals` looks at.
+        """
         if not self.score_plugins:
             return [1] * len(nodes)
         s = self.run_pre_score_plugins(state, pod_info, nodes)
@@ -971,11 +1005,11 @@ class Framework:
         columns, s = self._score_columns(state, pod_info, nodes)
         if s is not None:
             raise SchedulingError(s.message(), s)
-        if not columns:
+        cols = [c for c in columns.values() if not isinstance(c, int)]
+        if not cols:
             return [0] * len(nodes)
-        cols = iter(columns.values())
-        totals = next(cols)
-        for col in cols:
+        totals = cols[0]
+        for col in cols[1:]:
             totals = list(map(operator.add, totals, col))
         return totals
 
@@ -988,9 +1022,13 @@ class Framework:
         if not totals:
             raise SchedulingError("empty priorityList")
         best = max(totals)
-        ties = [i for i, t in enumerate(totals) if t == best]
-        pick = ties[0] if len(ties) == 1 else ties[self.handle.rng.randrange(len(ties))]
-        return nodes[pick].name
+        ties = totals.count(best)
+        if ties == 1:
+            return nodes[totals.index(best)].name
+        # the r-th of the tied nodes, found in C (the same draw as indexing a list of the ties)
+        r = self.handle.rng.randrange(ties)
+        tied = itertools.compress(itertools.count(), map(best.__eq__, totals))
+        return nodes[next(itertools.islice(tied, r, None))].name
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -999,6 +1037,14 @@ class Framework:
             return getattr(pl, method)(*args)
         except Exception as e:
             return Status.as_status(e)
+
+
+def _invalid_score(plugin: str, score: int) -> Status:
+    return Status(
+        Code.ERROR,
+        f"plugin {plugin!r} returns an invalid score {score}, it should in the range of "
+        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+    )
 
 
 def _intersect_placements(a: list[Placement], b: list[Placement]) -> list[Placement]:

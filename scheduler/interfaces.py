@@ -277,6 +277,19 @@ class BatchScorePlugin(Protocol):
 
 
 @runtime_checkable
+class UniformScorePlugin(Protocol):
+    """gangplane: a Score plugin that can tell, without scoring, that every node gets one score.
+
+    ``uniform_score`` returns the final (normalized, unweighted) score that Score followed by
+    NormalizeScore would give every one of ``nodes``, or ``None`` when it cannot say so
+    cheaply (then the plugin is run as usual). E.g. TaintToleration on a cluster without
+    taints: every count is 0, so every node normalizes to the maximum.
+    """
+
+    def uniform_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> int | None: ...
+
+
+@runtime_checkable
 class NormalizeScorePlugin(Protocol):
     def normalize_score(
         self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]

@@ -15,6 +15,7 @@ PodGroup cycles (``GenericWorkload``) have their own, with upstream's names:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -31,6 +32,7 @@ def _exponential(start: float, factor: float, count: int) -> list[float]:
 
 class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
+        self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         self.schedule_attempts = Counter(
             "scheduler_schedule_attempts_total",
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
@@ -118,8 +120,15 @@ class SchedulerMetrics:
             self.pending_entities.labels(type=PODGROUP, queue=queue).set(n)
 
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
-        self.schedule_attempts.labels(result=result, profile=profile).inc()
-        self.scheduling_attempt_duration.labels(result=result, profile=profile).observe(seconds)
+        children = self._attempt_children.get((result, profile))
+        if children is None:
+            # ``labels()`` validates and locks on every call: look each series up once
+            children = self._attempt_children[(result, profile)] = (
+                self.schedule_attempts.labels(result=result, profile=profile),
+                self.scheduling_attempt_duration.labels(result=result, profile=profile),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
 
+import orjson
+
 from apiserver.api.podresources import is_supported_pod_level_resource, pod_requests
 from apiserver.api.types import Obj
 from apiserver.meta import parse_time
@@ -50,10 +52,58 @@ def compile_selector(sel: Obj | None) -> Selector:
     An invalid selector matches nothing (kube reports it as a plugin error; API validation
     already rejects such pods).
     """
+    key = _selector_key(sel)
+    if key is not None:
+        got = _compiled.get(key)
+        if got is not None:
+            return got
     try:
-        return label_selector_from_dict(sel)
+        compiled: Selector = label_selector_from_dict(sel)
     except ValueError:
-        return NOTHING
+        compiled = NOTHING
+    if key is not None:
+        if len(_compiled) >= MAX_COMPILED_SELECTORS:
+            _compiled.clear()
+        _compiled[key] = compiled
+    return compiled
+
+
+#: compiled selectors (immutable) by :func:`_selector_key`: the pods of one StatefulSet or
+#: ReplicaSet ask for the same default-spreading selector in every cycle
+_compiled: dict[tuple[Any, ...], Selector] = {}
+MAX_COMPILED_SELECTORS = 4096
+
+
+def _selector_key(sel: Obj | None) -> tuple[Any, ...] | None:
+    """A hashable rendering of a selector dict made of strings only, or ``None`` (compile it uncached)."""
+    if type(sel) is not dict or not sel.keys() <= {"matchLabels", "matchExpressions"}:
+        return None
+    labels = sel.get("matchLabels")
+    exprs = sel.get("matchExpressions")
+    if labels is None:
+        pairs: tuple[tuple[str, str], ...] | None = None
+    elif type(labels) is dict and all(type(k) is str and type(v) is str for k, v in labels.items()):
+        pairs = tuple(labels.items())
+    else:
+        return None
+    if exprs is None:
+        return (pairs, None)
+    if type(exprs) is not list:
+        return None
+    out: list[tuple[str, str, tuple[str, ...] | None]] = []
+    for e in exprs:
+        if type(e) is not dict or not e.keys() <= {"key", "operator", "values"}:
+            return None
+        k, op, vals = e.get("key"), e.get("operator"), e.get("values")
+        if type(k) is not str or type(op) is not str:
+            return None
+        if vals is None:
+            out.append((k, op, None))
+        elif type(vals) is list and all(type(v) is str for v in vals):
+            out.append((k, op, tuple(vals)))
+        else:
+            return None
+    return (pairs, tuple(out))
 
 
 # --- resources ---------------------------------------------------------------------------------
@@ -143,6 +193,38 @@ def non_zero_requests(pod: Obj) -> tuple[int, int]:
     """(milli-cpu, memory) with kube's 100m / 200Mi defaults for containers that request nothing."""
     reqs = compute_pod_requests(pod, {CPU: DEFAULT_MILLI_CPU_REQUEST, MEMORY: DEFAULT_MEMORY_REQUEST})
     return reqs.get(CPU, 0), reqs.get(MEMORY, 0)
+
+
+#: requests and non-zero requests by the JSON of the spec fields they are computed from
+_RESOURCE_FACTS: dict[bytes, tuple[dict[str, int], int, int]] = {}
+_RESOURCE_FACTS_MAX = 4096
+
+
+def resource_facts(pod: Obj) -> tuple[dict[str, int], int, int]:
+    """``(pod_requests_units(pod), *non_zero_requests(pod))``, remembered by what they depend on.
+
+    Both are functions of ``spec.containers``, ``spec.initContainers``, ``spec.resources`` and
+    ``spec.overhead`` alone; the pods of one template (a StatefulSet's, a benchmark's) share
+    them, so they are computed once per distinct JSON of those fields instead of parsing every
+    quantity of every pod. The returned dict is shared and must not be modified.
+    """
+    spec = pod.get("spec") or {}
+    try:
+        key: bytes | None = orjson.dumps(
+            (spec.get("containers"), spec.get("initContainers"), spec.get("resources"), spec.get("overhead"))
+        )
+    except TypeError:  # not plain JSON (e.g. exact Fractions in a test's pod): no memo
+        key = None
+    if key is not None:
+        got = _RESOURCE_FACTS.get(key)
+        if got is not None:
+            return got
+    facts = (pod_requests_units(pod), *non_zero_requests(pod))
+    if key is not None:
+        if len(_RESOURCE_FACTS) >= _RESOURCE_FACTS_MAX:
+            _RESOURCE_FACTS.clear()
+        _RESOURCE_FACTS[key] = facts
+    return facts
 
 
 # --- pods ----------------------------------------------------------------------------------------
@@ -235,7 +317,16 @@ class PodInfo:
         "start_time",
     )
 
-    def __init__(self, pod: Obj) -> None:
+    def __init__(self, pod: Obj, like: PodInfo | None = None) -> None:
+        """Parse ``pod``; ``like`` is an earlier PodInfo of the same pod whose spec-derived facts
+        are taken over when its namespace and ``spec`` are equal to this one's.
+
+        Requests, non-zero requests, host ports, priority and the (anti-)affinity terms depend
+        on the namespace and ``spec`` alone, and most updates of a pod (binding's Scheduled
+        condition, status writes) leave ``spec`` as it was: comparing two specs is far cheaper
+        than recomputing the requests (exact arithmetic on quantities). The derived values are
+        never mutated, so sharing them is safe.
+        """
         meta = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         status = pod.get("status") or {}
@@ -245,10 +336,16 @@ class PodInfo:
         self.key = f"{self.namespace}/{self.name}"
         self.uid: str = meta.get("uid") or self.key
         self.labels: dict[str, str] = meta.get("labels") or {}
+        self.terminating = bool(meta.get("deletionTimestamp"))
+        self.start_time: float | None = parse_time(status.get("startTime"))
+        if like is not None and like.namespace == self.namespace:
+            like_spec = like.pod.get("spec") or {}
+            if like_spec is spec or like_spec == spec:
+                self._share_spec_facts(like)
+                return
         self.priority: int = int(spec.get("priority") or 0)
         self.node_name: str = spec.get("nodeName") or ""
-        self.requests = pod_requests_units(pod)
-        self.non_zero_cpu, self.non_zero_memory = non_zero_requests(pod)
+        self.requests, self.non_zero_cpu, self.non_zero_memory = resource_facts(pod)
         self.host_ports = _host_ports(spec)
         affinity = spec.get("affinity") or {}
         self.required_affinity_terms, self.preferred_affinity_terms = _terms(
@@ -257,8 +354,44 @@ class PodInfo:
         self.required_anti_affinity_terms, self.preferred_anti_affinity_terms = _terms(
             self.namespace, affinity.get("podAntiAffinity")
         )
-        self.terminating = bool(meta.get("deletionTimestamp"))
-        self.start_time: float | None = parse_time(status.get("startTime"))
+
+    def _share_spec_facts(self, like: PodInfo) -> None:
+        self.priority = like.priority
+        self.node_name = like.node_name
+        self.requests = like.requests
+        self.non_zero_cpu = like.non_zero_cpu
+        self.non_zero_memory = like.non_zero_memory
+        self.host_ports = like.host_ports
+        self.required_affinity_terms = like.required_affinity_terms
+        self.preferred_affinity_terms = like.preferred_affinity_terms
+        self.required_anti_affinity_terms = like.required_anti_affinity_terms
+        self.preferred_anti_affinity_terms = like.preferred_anti_affinity_terms
+
+    def shares_spec_facts(self, other: PodInfo) -> bool:
+        """Whether both PodInfos account the same (their spec-derived facts are the same objects)."""
+        return (
+            self.requests is other.requests
+            and self.host_ports is other.host_ports
+            and self.non_zero_cpu == other.non_zero_cpu
+            and self.non_zero_memory == other.non_zero_memory
+        )
+
+    def on_node(self, node_name: str) -> PodInfo:
+        """The PodInfo of this pod with ``spec.nodeName`` set to ``node_name`` (the assumed pod).
+
+        The pod object is a shallow copy with a new ``spec`` (kube assumes a copy); only
+        ``node_name`` differs from this PodInfo, so everything else is shared.
+        """
+        spec = self.pod.get("spec") or {}
+        pod = self.pod
+        if spec.get("nodeName") != node_name:
+            pod = {**pod, "spec": {**spec, "nodeName": node_name}}
+        c = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(c, slot, getattr(self, slot))
+        c.pod = pod
+        c.node_name = node_name
+        return c
 
     @property
     def has_affinity(self) -> bool:
@@ -424,6 +557,38 @@ class NodeInfo:
         self._account(pi, 1)
         self.generation = next_generation()
         self.memo = None
+
+    def replace_pod_info(self, pi: PodInfo) -> bool:
+        """Put ``pi`` in place of the node's PodInfo with the same key, when both account alike.
+
+        The result is what :meth:`remove_pod` then :meth:`add_pod_info` give (the pod moves to
+        the end of the lists, the generation changes), without undoing and redoing the
+        accounting. Returns False (and changes nothing) when the pod is absent or its
+        requests, host ports or affinity differ.
+        """
+        key = pi.key
+        pods = self.pods
+        i = next((j for j, p in enumerate(pods) if p.key == key), -1)
+        if i < 0:
+            return False
+        old = pods[i]
+        if (
+            not pi.shares_spec_facts(old)
+            or pi.has_affinity != old.has_affinity
+            or pi.has_required_anti_affinity != old.has_required_anti_affinity
+        ):
+            return False
+        del pods[i]
+        pods.append(pi)
+        if pi.has_affinity:
+            _drop(self.pods_with_affinity, key)
+            self.pods_with_affinity.append(pi)
+        if pi.has_required_anti_affinity:
+            _drop(self.pods_with_required_anti_affinity, key)
+            self.pods_with_required_anti_affinity.append(pi)
+        self.generation = next_generation()
+        self.memo = None
+        return True
 
     def remove_pod(self, key: str) -> PodInfo | None:
         """Remove the pod with ``key`` (namespace/name); returns its PodInfo, or ``None`` if absent."""

@@ -83,9 +83,22 @@ class PodGroupAlgorithmResult:
         return self.status is None or self.status.is_success()
 
 
+_PODINFO_SLOTS = PodInfo.__slots__
+
+
 def _assumed(pi: PodInfo, node_name: str) -> PodInfo:
+    """The pod as assumed on ``node_name``: a copy of its PodInfo with ``spec.nodeName`` set.
+
+    Everything PodInfo derives (requests, ports, affinity terms) comes from fields other than
+    ``nodeName``, so the copy reuses them instead of deriving them again for every pod tried.
+    """
     pod = pi.pod
-    return PodInfo({**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}})
+    out = PodInfo.__new__(PodInfo)
+    for slot in _PODINFO_SLOTS:
+        setattr(out, slot, getattr(pi, slot))
+    out.pod = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}}
+    out.node_name = node_name
+    return out
 
 
 def _reasons(e: FitError) -> list[str]:
@@ -169,8 +182,8 @@ class PodGroupAlgorithm:
                         return PodGroupAlgorithmResult(s, result, result, [*evaluated, result])
                     result.score = score
             finally:
-                snapshot.scope = None
                 snapshot.restore(mark)
+                snapshot.scope = None  # after the rollback: the cluster-wide index catches up once
             evaluated.append(result)
             if result.feasible:
                 feasible.append(result)

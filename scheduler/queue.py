@@ -312,9 +312,13 @@ class SchedulingQueue:
             self._in_flight_updates[uid] = new
             if relevant:
                 self._record_event(pod_update_events(old or {}, new), old, new)
-            self._update_nominated(PodInfo(new))
+            flying = self._in_flight_pods.get(uid)
+            self._update_nominated(PodInfo(new, flying.pod_info if flying is not None else None))
             return
-        pi = PodInfo(new)
+        queued = self._active.get(uid) or self._backoff.get(uid) or self._error_backoff.get(uid)
+        if queued is None:
+            queued = self._unschedulable.get(uid)
+        pi = PodInfo(new, queued.pod_info if queued is not None else None)
         for heap in (self._active, self._backoff, self._error_backoff):
             q = heap.get(uid)
             if q is not None:
@@ -530,7 +534,7 @@ class SchedulingQueue:
             and _scheduling_relevant(update) != _scheduling_relevant(q.pod)
         )
         if update is not None and update is not q.pod:
-            q.pod_info = PodInfo(update)
+            q.pod_info = PodInfo(update, q.pod_info)
         q.timestamp = self.clock.monotonic()
         if q.unschedulable_plugins or q.pending_plugins:
             q.unschedulable_count += 1

@@ -541,7 +541,7 @@ class Scheduler(PodGroupCycle):
         start = time.perf_counter() if start is None else start
         pod = qpi.pod
         try:
-            assumed = self.cache.assume_pod(pod, host)
+            assumed = self.cache.assume_pod(pod, host, qpi.pod_info)
         except CacheError as e:
             await self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
             return False
@@ -680,7 +680,7 @@ class Scheduler(PodGroupCycle):
             # gone, or bound behind our back: nothing to requeue
             self.queue.done(qpi.uid)
         else:
-            qpi.pod_info = PodInfo(cached)
+            qpi.pod_info = PodInfo(cached, qpi.pod_info)
             self.queue.add_unschedulable_if_not_present(qpi)
         self._nominate(qpi.pod_info, nominating, cached)
         self._record_event(qpi.pod, WARNING, "FailedScheduling", "Scheduling", message)

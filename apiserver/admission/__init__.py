@@ -35,11 +35,17 @@ class Attributes:
 
 
 class Lookup(Protocol):
-    """Read-only access to stored objects (copies) for admission decisions."""
+    """Read-only access to stored objects for admission decisions: copies from ``lookup``; the
+    stored objects themselves from ``peek``/``peek_all``, for plugins that only read them (never
+    modify them)."""
 
     def lookup(self, group: str, plural: str, namespace: str, name: str) -> Obj | None: ...
 
+    def peek(self, group: str, plural: str, namespace: str, name: str) -> Obj | None: ...
+
     def lookup_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]: ...
+
+    def peek_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]: ...
 
 
 class AdmissionPlugin(Protocol):

@@ -26,7 +26,7 @@ class NamespaceLifecycle(Plugin):
             return
         if not rd.namespaced or attrs.operation != CREATE:
             return
-        ns = api.lookup("", "namespaces", "", attrs.namespace)
+        ns = api.peek("", "namespaces", "", attrs.namespace)  # read only: no copy per create
         if ns is None:
             raise errors.not_found("namespaces", attrs.namespace)
         if (ns.get("metadata") or {}).get("deletionTimestamp") or (ns.get("status") or {}).get(
@@ -66,7 +66,7 @@ class Priority(Plugin):
                 value = SYSTEM_CLUSTER_CRITICAL[1]
             elif pc_name == SYSTEM_NODE_CRITICAL[0]:
                 value = SYSTEM_NODE_CRITICAL[1]
-            pc = api.lookup("scheduling.k8s.io", "priorityclasses", "", pc_name)
+            pc = api.peek("scheduling.k8s.io", "priorityclasses", "", pc_name)
             if pc is None and value is None:
                 raise errors.forbidden(
                     rd.plural, attrs.name, rd.group, f"no PriorityClass with name {pc_name} was found"
@@ -76,7 +76,7 @@ class Priority(Plugin):
                 policy = pc.get("preemptionPolicy")
         else:
             default = None
-            for pc in api.lookup_all("scheduling.k8s.io", "priorityclasses"):
+            for pc in api.peek_all("scheduling.k8s.io", "priorityclasses"):  # read only
                 if pc.get("globalDefault") and (
                     default is None or int(pc.get("value", 0)) < int(default.get("value", 0))
                 ):
@@ -160,7 +160,7 @@ class PodGroupProtection(Plugin):
             group_name = ((attrs.obj.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
             if not group_name:
                 return
-            pg = api.lookup("scheduling.k8s.io", "podgroups", attrs.namespace, group_name)
+            pg = api.peek("scheduling.k8s.io", "podgroups", attrs.namespace, group_name)
             if pg is not None and (pg.get("metadata") or {}).get("deletionTimestamp"):
                 raise errors.forbidden(
                     "pods",

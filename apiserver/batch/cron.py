@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 _DESCRIPTORS = {
     "@yearly": "0 0 1 1 *",
@@ -177,6 +176,10 @@ def parse_standard(spec: str) -> Schedule:
 
 def load_location(name: str) -> tzinfo:
     """``time.LoadLocation``: ``UTC`` (and empty) is UTC; an unknown zone gets Go's message."""
+    # zoneinfo is imported here, by the first CronJob schedule: its import reads the
+    # interpreter's build configuration (sysconfig), ~5 ms of every server start
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
     if name in ("", "UTC"):
         return ZoneInfo("UTC")
     if name == "Local":

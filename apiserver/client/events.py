@@ -19,7 +19,7 @@ from typing import Any
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, Client
-from apiserver.meta import Clock, random_suffix, rfc3339, rfc3339_micro
+from apiserver.meta import Clock, rfc3339, rfc3339_micro
 
 NORMAL = "Normal"
 WARNING = "Warning"
@@ -39,6 +39,22 @@ def object_reference(obj: Obj, api_version: str = "", kind: str = "") -> Obj:
     if md.get("namespace"):
         ref["namespace"] = md["namespace"]
     return {k: v for k, v in ref.items() if v}
+
+
+_last_name_stamp = 0
+
+
+def event_name(object_name: str, ts: float) -> str:
+    """client-go's Event name: ``<object name>.<event time in Unix nanoseconds, hex>``.
+
+    The stamp never repeats within the process (it is bumped past the previous one), so two
+    events about one object at the same instant - or a frozen test clock - still get two names.
+    """
+    global _last_name_stamp
+    whole = int(ts)
+    stamp = max(whole * 1_000_000_000 + round((ts - whole) * 1_000_000_000), _last_name_stamp + 1)
+    _last_name_stamp = stamp
+    return f"{object_name}.{stamp:x}"
 
 
 @dataclass
@@ -137,7 +153,7 @@ class EventRecorder:
             except errors.StatusError as e:
                 if e.code != 404:
                     raise
-        name = f"{p.ref.get('name', 'unknown')}.{random_suffix(16).lower()}"
+        name = event_name(p.ref.get("name", "unknown"), p.ts)
         source: Obj = {"component": self.component}
         if self.host:
             source["host"] = self.host

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Callable
 
 from apiserver import errors
@@ -170,7 +171,8 @@ class Informer:
                         del idx[v]
 
     def _upsert(self, obj: Obj) -> None:
-        key = key_of(obj)
+        # interned: every informer of the resource (six watch pods) keys and indexes it by one string
+        key = sys.intern(key_of(obj))
         old = self._items.get(key)
         if old is not None:
             self._index_remove(key, old)
@@ -194,7 +196,7 @@ class Informer:
                 self._call(on_delete, obj)
 
     def _replace(self, items: list[Obj]) -> None:
-        fresh = {key_of(o): o for o in items}
+        fresh = {sys.intern(key_of(o)): o for o in items}
         for key in [k for k in self._items if k not in fresh]:
             self._remove(self._items[key])
         for key, obj in fresh.items():

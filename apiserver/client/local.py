@@ -87,7 +87,7 @@ class LocalClient:
         self.read_only_objects = read_only_objects or ReadOnlyObjects(enabled=False)
 
     def _shared(self, rec: Record) -> Obj:
-        obj = rec.obj
+        obj = rec.shared()
         self.read_only_objects.note(obj, rec)
         return obj
 

@@ -612,8 +612,14 @@ def _compare(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, ski
             if l_dict and r_dict and _same_json(lm, rm):
                 return
             for k, lv in lm.items():
-                pe = field(k)
                 rv = rm.get(k, _MISSING)
+                t = type(lv)
+                if skip is None and t is type(rv) and t in _PLAIN_SCALARS:
+                    # the common entry (name, uid, a label...): no element unless it changed
+                    if lv != rv:
+                        diff.modified.add(path + (field(k),))
+                    continue
+                pe = field(k)
                 sub = None
                 if skip is not None:
                     sub = skip.get(pe)

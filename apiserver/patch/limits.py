@@ -19,7 +19,10 @@ answers a patched object its decoder cannot read.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
+
+import orjson
 
 from apiserver import errors
 from apiserver import field as fielderr
@@ -55,14 +58,68 @@ def max_depth(value: Any) -> int:
     return deepest
 
 
+def _orjson_depth_limit() -> int:
+    """The deepest nesting ``orjson.dumps`` writes (254 levels as of orjson 3.x), found by trying."""
+    lo, hi = 0, 4096  # lo: known to be written; hi: known not to be (or the probe's ceiling)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        v: Any = 0
+        for _ in range(mid):
+            v = [v]
+        try:
+            orjson.dumps(v)
+            lo = mid
+        except orjson.JSONEncodeError:
+            hi = mid
+    return lo
+
+
+#: orjson refuses to write a value nested past this many objects/arrays
+_ORJSON_DEPTH = _orjson_depth_limit()
+_chains = threading.local()  # per thread (bodies are decoded off the event loop): limit -> chain
+
+
+def _within(value: Any, limit: int) -> bool:
+    """A fast sufficient test that ``value`` nests at most ``limit`` levels: True means so.
+
+    orjson walks in C and stops past :data:`_ORJSON_DEPTH` levels, so ``value`` wrapped in
+    ``_ORJSON_DEPTH - limit`` arrays is written exactly when it is at most ``limit`` deep.
+    False also when orjson cannot write ``value`` for another reason (a non-string key, an
+    integer past 64 bits): the exact walk then decides.
+    """
+    wrap = _ORJSON_DEPTH - limit
+    if wrap < 1:
+        return False
+    chains = _chains.__dict__
+    chain = chains.get(limit)
+    if chain is None:
+        inner: list[Any] = [None]
+        outer = inner
+        for _ in range(wrap - 1):
+            outer = [outer]
+        chain = chains[limit] = (outer, inner)
+    outer, inner = chain
+    inner[0] = value
+    try:
+        orjson.dumps(outer)
+        return True
+    except Exception:  # too deep, or not plain JSON: let the walk decide
+        return False
+    finally:
+        inner[0] = None
+
+
 def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether ``value`` nests deeper than ``limit`` levels, ``metadata.managedFields`` aside.
 
     The managed fields of an object at the limit nest a few levels more, by construction; they
     may go :data:`MANAGED_FIELDS_SLACK` deeper. Iterative, so it is itself safe on any input, and
-    it stops at the first level past the limit.
+    it stops at the first level past the limit. Nearly every value is far shallower than the
+    limit: one C-level check (:func:`_within`) answers for those before any Python walk.
     """
     if not isinstance(value, (dict, list)):
+        return False
+    if _within(value, limit):
         return False
     meta = value.get("metadata") if type(value) is dict else None
     stack: list[tuple[Any, int, int]] = [(value, 1, limit)]

@@ -139,17 +139,26 @@ def _strategy(prop: Node | None) -> tuple[str, str]:
 
 
 def strategic_merge(
-    original: dict[str, Any] | None, patch: dict[str, Any], schema_node: Node | None
+    original: dict[str, Any] | None,
+    patch: dict[str, Any],
+    schema_node: Node | None,
+    *,
+    copy_original: bool = True,
 ) -> dict[str, Any]:
     """Apply strategic merge ``patch`` to ``original`` and return the result.
 
     ``schema_node`` is the object's top-level definition (``schema.for_gvk(...)``), or ``None`` for
-    plain JSON merge semantics. Neither input is modified. Raises :class:`StatusError` 400/422
-    for malformed patches, with apimachinery's messages.
+    plain JSON merge semantics. Neither input is modified, unless ``copy_original=False``: a
+    caller that hands over a private copy of the original (the registry decodes one from the
+    store for every patch) lets the merge work in it instead of copying it once more. Raises
+    :class:`StatusError` 400/422 for malformed patches, with apimachinery's messages.
     """
     if not isinstance(patch, dict):
         raise bad_request("invalid JSON document")
-    base = _copy(original) if isinstance(original, dict) else {}
+    if not isinstance(original, dict):
+        base: dict[str, Any] = {}
+    else:
+        base = _copy(original) if copy_original else original
     return _merge_map(base, _copy(patch), schema_node)
 
 

@@ -28,7 +28,7 @@ _JSON_OF = {
 
 
 class _Shape:
-    __slots__ = ("go", "items", "kind", "leaf", "name", "props", "values")
+    __slots__ = ("fast", "go", "items", "kind", "leaf", "name", "props", "values")
 
     def __init__(self, kind: int, go: str = "", name: str = "") -> None:
         self.kind = kind
@@ -38,6 +38,18 @@ class _Shape:
         self.values: _Shape | None = None
         self.items: _Shape | None = None
         self.leaf: tuple[str, ...] = ()  # accepted JSON types of a leaf
+        #: a leaf's usual Python type (``type(v) is fast`` is always accepted): one call saved per leaf
+        self.fast: type | None = None
+
+    def set_leaf(self, accepted: tuple[str, ...]) -> _Shape:
+        self.leaf = accepted
+        self.fast = _FAST.get(accepted[0]) if accepted else None
+        return self
+
+
+#: the exact Python type that satisfies a leaf's first accepted JSON type by itself (``bool`` is
+#: not ``int`` here: ``type(True) is int`` is false, so booleans take the full check)
+_FAST = {"string": str, "integer": int, "number": float, "boolean": bool}
 
 
 _ANY_SHAPE = _Shape(_ANY)
@@ -86,8 +98,7 @@ def _compile(node: Obj | None, ref_name: str = "") -> _Shape:
         _cache[key] = _ANY_SHAPE
         return _ANY_SHAPE
     if node.get("x-kubernetes-int-or-string"):
-        shape = _Shape(_LEAF, "intstr.IntOrString")
-        shape.leaf = ("string", "integer")
+        shape = _Shape(_LEAF, "intstr.IntOrString").set_leaf(("string", "integer"))
         _cache[key] = shape
         return shape
     one_of = node.get("oneOf") or node.get("anyOf")
@@ -98,7 +109,7 @@ def _compile(node: Obj | None, ref_name: str = "") -> _Shape:
                 accepted.extend(_types(alt))
         if accepted and all(t in _JSON_OF for t in accepted):
             shape = _Shape(_LEAF, _short(ref_name) if ref_name else "/".join(accepted))
-            shape.leaf = tuple(accepted)
+            shape.set_leaf(tuple(accepted))
             _cache[key] = shape
             return shape
         _cache[key] = _ANY_SHAPE
@@ -126,8 +137,7 @@ def _compile(node: Obj | None, ref_name: str = "") -> _Shape:
         shape.go = f"[]{shape.items.go or 'interface {}'}"
         return shape
     if types and all(t in _JSON_OF for t in types):
-        shape = _Shape(_LEAF, _go_leaf(node, types))
-        shape.leaf = types
+        shape = _Shape(_LEAF, _go_leaf(node, types)).set_leaf(types)
         _cache[key] = shape
         return shape
     _cache[key] = _ANY_SHAPE
@@ -167,9 +177,22 @@ def _leaf_ok(v: Any, accepted: tuple[str, ...]) -> bool:
 
 
 class _Mismatch(Exception):  # noqa: N818 - internal signal
-    def __init__(self, value: Any, struct: str, path: str, go: str) -> None:
-        super().__init__(path)
-        self.value, self.struct, self.path, self.go = value, struct, path, go
+    """The first value of the wrong type; its path is collected while the walk unwinds."""
+
+    def __init__(self, value: Any, struct: str, go: str) -> None:
+        super().__init__(go)
+        self.value, self.struct, self.go = value, struct, go
+        #: the path below the walk's start, innermost step first: ``(".", name)`` or ``("[", key)``
+        self.steps: list[tuple[str, str]] = []
+
+    def path(self, root: str) -> str:
+        out = root
+        for sep, name in reversed(self.steps):
+            if sep == ".":
+                out = f"{out}.{name}" if out else name
+            else:
+                out = f"{out}[{name}]"
+        return out
 
 
 _ZERO_LEAF = {("string",): "", ("integer",): 0, ("number",): 0, ("boolean",): False}
@@ -184,40 +207,76 @@ def _zero(shape: _Shape) -> Any:
     return None
 
 
-def _walk(v: Any, shape: _Shape, path: str, struct: str, fill: bool) -> None:
-    if v is None or shape.kind == _ANY:
+def _walk(v: Any, shape: _Shape, struct: str, fill: bool) -> None:
+    """Check ``v`` against ``shape``; raise :class:`_Mismatch` at the first wrong type.
+
+    Paths are only needed for the error, so none is built on the way down: each level adds its
+    step to the mismatch as it passes through on the way up (``try`` costs nothing until then).
+    """
+    if v is None:
         return
     kind = shape.kind
     if kind == _OBJECT:
         if type(v) is not dict:
-            raise _Mismatch(v, struct, path, shape.go)
+            raise _Mismatch(v, struct, shape.go)
         props = shape.props
+        inner = shape.name or struct
         for k, child in v.items():
             sub = props.get(k)
-            if sub is not None and sub.kind != _ANY:
-                _walk(child, sub, f"{path}.{k}" if path else k, shape.name or struct, fill)
+            if sub is None or child is None:
+                continue
+            sk = sub.kind
+            if sk == _ANY:
+                continue
+            if sk == _LEAF:
+                if type(child) is sub.fast or _leaf_ok(child, sub.leaf):
+                    continue
+                m = _Mismatch(child, inner, sub.go)
+                m.steps.append((".", k))
+                raise m
+            try:
+                _walk(child, sub, inner, fill)
+            except _Mismatch as m:
+                m.steps.append((".", k))
+                raise
     elif kind == _MAP:
         if type(v) is not dict:
-            raise _Mismatch(v, struct, path, shape.go)
+            raise _Mismatch(v, struct, shape.go)
         values = shape.values
         if values is not None and values.kind != _ANY:
+            fast = values.fast
             for k, child in v.items():
-                if child is None and fill:
-                    v[k] = _zero(values)  # Go decodes a null map value to the element's zero value
-                else:
-                    _walk(child, values, f"{path}[{k}]", struct, fill)
+                if type(child) is fast:
+                    continue  # a leaf of its usual type (labels, annotations, data)
+                if child is None:
+                    if fill:
+                        v[k] = _zero(values)  # Go decodes a null map value to the element's zero value
+                    continue
+                try:
+                    _walk(child, values, struct, fill)
+                except _Mismatch as m:
+                    m.steps.append(("[", k))
+                    raise
     elif kind == _LIST:
         if type(v) is not list:
-            raise _Mismatch(v, struct, path, shape.go)
+            raise _Mismatch(v, struct, shape.go)
         items = shape.items
         if items is not None and items.kind != _ANY:
+            fast = items.fast
             for i, child in enumerate(v):
-                if child is None and fill:
-                    v[i] = _zero(items)  # and a null slice element to the zero value (``{}``, ``""``, 0)
-                else:
-                    _walk(child, items, f"{path}[{i}]", struct, fill)
+                if type(child) is fast:
+                    continue
+                if child is None:
+                    if fill:
+                        v[i] = _zero(items)  # and a null slice element to the zero value (``{}``, ``""``, 0)
+                    continue
+                try:
+                    _walk(child, items, struct, fill)
+                except _Mismatch as m:
+                    m.steps.append(("[", str(i)))
+                    raise
     elif kind == _LEAF and not _leaf_ok(v, shape.leaf):
-        raise _Mismatch(v, struct, path, shape.go)
+        raise _Mismatch(v, struct, shape.go)
 
 
 def check_types(rd: Any, obj: Obj, *, fill: bool = True) -> None:
@@ -237,9 +296,10 @@ def check_kind_types(group: str, version: str, kind: str, obj: Any, *, fill: boo
         return
     name = schema.definition_name_for(group, version, kind) or ""
     try:
-        _walk(obj, _compile(node, name), "", kind, fill)
+        _walk(obj, _compile(node, name), kind, fill)
     except _Mismatch as m:
-        where = f"Go struct field {m.struct}.{m.path}" if m.path else "Go value"
+        path = m.path("")
+        where = f"Go struct field {m.struct}.{path}" if path else "Go value"
         raise errors.bad_request(
             f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot unmarshal '
             f"{_json_type(m.value)} into {where} of type {m.go}"
@@ -265,9 +325,9 @@ def check_metadata_types(rd: Any, obj: Obj, *, fill: bool = True) -> None:
     if node is None or md is None:
         return
     try:
-        _walk(md, _compile(node, OBJECT_META), "metadata", "ObjectMeta", fill)
+        _walk(md, _compile(node, OBJECT_META), "ObjectMeta", fill)
     except _Mismatch as m:
         raise errors.bad_request(
             f'{rd.kind} in version "{rd.version}" cannot be handled as a {rd.kind}: json: cannot unmarshal '
-            f"{_json_type(m.value)} into Go struct field {m.struct}.{m.path} of type {m.go}"
+            f"{_json_type(m.value)} into Go struct field {m.struct}.{m.path('metadata')} of type {m.go}"
         ) from None

@@ -191,9 +191,20 @@ class API:
         rec = self.store.get((group, plural), (namespace, name))
         return rec.copy() if rec is not None else None
 
+    def peek(self, group: str, plural: str, namespace: str, name: str) -> Obj | None:
+        """:meth:`lookup` without the copy, for readers that never modify what they get (admission
+        checking a namespace on every create)."""
+        rec = self.store.get((group, plural), (namespace, name))
+        return rec.obj if rec is not None else None
+
     def lookup_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
         recs, _, _ = self.store.list((group, plural), namespace)
         return [r.copy() for r in recs]
+
+    def peek_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
+        """:meth:`lookup_all` without the copies (read only, as :meth:`peek`)."""
+        recs, _, _ = self.store.list((group, plural), namespace)
+        return [r.obj for r in recs]
 
     def _key(self, rd: ResourceDef, ns: str, name: str) -> tuple[str, str]:
         return (ns if rd.namespaced else "", name)
@@ -713,7 +724,7 @@ class API:
                 raise errors.bad_request(
                     "json: cannot unmarshal array into Go value of type map[string]interface {}"
                 )
-            patched = smp(rd, current, patch)
+            patched = smp(rd, current, patch)  # ``current`` is a private copy the patcher may reuse
         else:
             raise errors.unsupported_media_type(
                 "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json"

@@ -1,8 +1,12 @@
-"""The HTTP face of the API server: a thin Starlette app over :class:`apiserver.registry.generic.API`.
+"""The HTTP face of the API server: a thin ASGI app over :class:`apiserver.registry.generic.API`.
 
 It parses paths and query parameters, negotiates content types (JSON, YAML, protobuf requests;
 JSON and server-side Tables responses), streams watches, and renders every failure as a
 ``metav1.Status`` with the code kube uses. No resource logic lives here.
+
+Every request goes to one handler, so the app is a plain ASGI callable using Starlette's
+request and response objects but not its router and middleware stack (five awaited layers per
+request that decide nothing here).
 """
 
 from __future__ import annotations
@@ -15,10 +19,8 @@ from typing import Any
 
 import orjson
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from apiserver import errors
 from apiserver.meta import Clock
@@ -58,6 +60,9 @@ JSON = "application/json"
 # supports (kubectl 1.35 through 1.37) within that skew.
 GIT_VERSION = "v1.36.0+gangplane.0.1.0"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
+#: the methods served; HEAD is answered as GET without its body (the HTTP server drops it)
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
+_ALLOW = "PATCH, PUT, HEAD, GET, POST, DELETE"
 
 
 def version_info() -> dict[str, str]:
@@ -124,6 +129,23 @@ def check_subresource_body(subresource: str, body: Any) -> None:
     check_kind_types(group, version, kind, body)
 
 
+class _Request(Request):
+    """Starlette's request with its headers as one plain dict, built on first use.
+
+    Starlette's ``Headers`` scans and decodes the raw header list at every lookup, and a write
+    looks up five of them. ASGI servers send names lower-cased; as in ``Headers``, the first of
+    repeated headers wins. Lookups here are by lower-case name.
+    """
+
+    @property
+    def headers(self) -> Any:
+        h = self.__dict__.get("_header_dict")
+        if h is None:
+            h = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(self.scope["headers"])}
+            self.__dict__["_header_dict"] = h
+        return h
+
+
 def _bool(v: str | None) -> bool:
     return (v or "").lower() in ("true", "1")
 
@@ -149,15 +171,31 @@ class APIApp:
         self.clock = clock or api.clock
         self.ready = True
         self._metric_children: dict[tuple[str, str, str, str, str, int], tuple[Any, Any]] = {}
+        #: watch-event lines by the identity of the buffered ``(type, record)`` item: watchers
+        #: without a selector all buffer the same item, so each event is encoded once for all
+        self._lines: dict[int, tuple[tuple[str, Record], bytes]] = {}
         metrics.record_gates(api.gates)
         #: set when the server begins to stop: ``/readyz`` fails its ``shutdown`` check from then on
         self.shutting_down = False
         self.health = HealthChecks(api.store.check, lambda: self.shutting_down)
 
-    def asgi(self) -> Starlette:
-        return Starlette(
-            routes=[Route("/{path:path}", self.handle, methods=["GET", "POST", "PUT", "PATCH", "DELETE"])]
-        )
+    def asgi(self) -> Any:
+        """The ASGI application serving every path: this object (an ASGI 3 callable, as servers
+        detect it: an instance whose ``__call__`` is a coroutine function)."""
+        return self
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            if scope["type"] == "websocket":  # no websocket endpoint is served (exec, attach)
+                await send({"type": "websocket.close", "code": 1000, "reason": ""})
+            return
+        if scope["method"] not in METHODS:
+            resp: Response = PlainTextResponse(
+                "Method Not Allowed", status_code=405, headers={"Allow": _ALLOW}
+            )
+        else:
+            resp = await self.handle(_Request(scope, receive))
+        await resp(scope, receive, send)
 
     # ------------------------------------------------------------------ entry
     async def handle(self, request: Request) -> Response:
@@ -647,6 +685,9 @@ class APIApp:
                 return StreamingResponse(one(), media_type=JSON)
             raise
         start_rv = self.api.store.rv
+        batch_wakeups = getattr(self.api.store, "batch_wakeups", None)
+        if batch_wakeups is not None:
+            batch_wakeups(watcher)
         mlabels = dict(verb="WATCH", group=rd.group, version=rd.version, resource=rd.plural)
         self.metrics.longrunning.labels(**mlabels).inc()
         self.metrics.watchers.labels(group=rd.group, version=rd.version, resource=rd.plural).inc()
@@ -674,6 +715,22 @@ class APIApp:
                 )
                 return b'{"type":"' + etype.encode() + b'","object":' + orjson.dumps(t) + b"}\n"
             return b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"
+
+        lines = self._lines
+        # a watcher with a selector buffers items of its own (transitions, restamped DELETEDs)
+        shared = not rd.is_view and not table and watcher.filter is None
+
+        def encode_item(item: tuple[str, Record]) -> bytes:
+            if not shared:
+                return encode(*item)
+            hit = lines.get(id(item))
+            if hit is not None and hit[0] is item:
+                return hit[1]
+            line = b'{"type":"' + item[0].encode() + b'","object":' + item[1].raw + b"}\n"
+            if len(lines) >= 4096:
+                lines.clear()
+            lines[id(item)] = (item, line)
+            return line
 
         def bookmark(rv: int, end: bool = False) -> bytes:
             md: dict[str, Any] = {"resourceVersion": str(rv)}
@@ -729,7 +786,7 @@ class APIApp:
                     events = watcher.drain()
                     if events:
                         await durable()
-                        yield b"".join(encode(t, r) for t, r in events)
+                        yield b"".join([encode_item(item) for item in events])
                     if watcher.closed and not watcher.buffer:
                         return
             finally:

@@ -151,12 +151,28 @@ class FrontDoor:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
-        headers = dict(pairs)
-        err = self._check_host(headers.get("host", ""))
+        # One pass over the raw headers: the two the checks read (the last of each wins, as
+        # in a dict of them) and whether impersonation was asked, the only use of the others.
+        host = authorization = b""
+        impersonating = False
+        raw_headers = scope.get("headers", ())
+        for k, v in raw_headers:
+            k = k.lower()
+            if k == b"host":
+                host = v
+            elif k == b"authorization":
+                authorization = v
+            elif k.startswith(b"impersonate-"):
+                impersonating = True
+        err = self._check_host(host.decode("latin-1"))
         if err is None:
-            err = self._authenticate(scope, headers.get("authorization", ""))
+            err = self._authenticate(scope, authorization.decode("latin-1"))
         if err is None:
+            pairs = (
+                [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in raw_headers]
+                if impersonating
+                else []
+            )
             err = self._authorize(scope, pairs)
         if err is not None:
             await self._respond(err)(scope, receive, send)

@@ -111,7 +111,8 @@ def _meta_validator() -> tuple[Any, Any]:
 def _patchers() -> dict[str, Any]:
     def smp(rd: ResourceDef, current: Obj, patch: Obj) -> Obj:
         node = schema.for_gvk(rd.group, rd.version, rd.kind)
-        return strategic_merge(current, patch, node)
+        # the registry's ``current`` is its own fresh decoding of the stored object: merge in it
+        return strategic_merge(current, patch, node, copy_original=False)
 
     def ssa(rd: ResourceDef, live: Obj | None, applied: Obj, opts: WriteOptions, now: str) -> Obj:
         # a custom resource's own schema carries its list-type/map-type markers

@@ -9,6 +9,7 @@ accepts JSON at all. The client's most preferred acceptable entry decides, as in
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 TABLE_GROUP = "meta.k8s.io"
@@ -65,10 +66,13 @@ def parse_accept(accept_header: str) -> list[MediaRange]:
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def table_version(accept_header: str) -> str | None:
     """The ``meta.k8s.io`` Table version to answer with (``v1``/``v1beta1``), None if not asked.
 
     Only JSON Tables are served; a protobuf Table entry is skipped so the JSON one behind it wins.
+    A pure function of the header, asked on every response, and a client sends the same few
+    Accept headers again and again: the answers are kept.
     """
     for m in parse_accept(accept_header):
         if m.mime not in ("application/json", "application/yaml"):

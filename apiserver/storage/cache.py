@@ -22,6 +22,7 @@ Backends decide revisions and durability and feed every change through :meth:`Wa
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -44,12 +45,70 @@ from apiserver.storage.interface import (
 
 #: kube's etcd compaction interval: watch history older than this is compacted
 DEFAULT_HISTORY_WINDOW = 300.0
-#: bytes of serialized objects the history may hold across all resources
+#: bytes the history may hold across all resources (serialized objects and per-event overhead)
 DEFAULT_HISTORY_BYTES = 256 << 20
-#: superseded revisions keep their decoded dicts for this many further writes (watchers that
-#: are a little behind still filter and deliver them without decoding), then only their bytes
-RELEASE_LAG = 4096
+#: a record keeps the decoded dict its writer built for this many further writes (watchers that
+#: are a little behind still filter and deliver it without decoding), then only its bytes, unless
+#: it is the current state and shared read-only (:meth:`Record.shared`, the informers' objects)
+RELEASE_LAG = 1024
+#: the shortest time between two wakings of a batched watcher (one served over HTTP) while its
+#: events keep coming; the first event after a quiet spell wakes it at once
+DEFAULT_WATCH_BATCH_INTERVAL = 0.02
 _HI = "\U0010ffff"
+#: what one history event holds besides its record's bytes (the Event, the Record, the bytes
+#: object's header and the timeline entry): the byte budget counts it, so many small revisions
+#: (Lease renewals) are bounded by their real footprint too
+EVENT_OVERHEAD = 256
+
+
+def footprint(rec: Record) -> int:
+    """Bytes one history event of ``rec`` keeps alive (its decoded dict is released or shared)."""
+    return len(rec.raw) + EVENT_OVERHEAD
+
+
+class _Waker:
+    """Wakes batched watchers together: at most once per ``interval``, with one timer for all.
+
+    Waking a watcher costs its stream a task switch, an encode and a socket write however many
+    events it then drains; with a hundred watchers and a steady stream of writes, waking each one
+    per event would spend the event loop on wakeups (writes fell to ~130/s). Events still reach
+    every buffer at once, in order; only the waking is deferred, by less than ``interval``.
+    """
+
+    __slots__ = ("interval", "pending", "handle", "loop", "last")
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.pending: list[Watcher] = []
+        self.handle: asyncio.Handle | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.last = float("-inf")
+
+    def add(self, w: Watcher) -> None:
+        self.pending.append(w)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a write outside any event loop: nothing waits there to batch for
+            self.flush()
+            return
+        if self.handle is not None and self.loop is loop:
+            return
+        if self.loop is not loop:
+            self.loop, self.last = loop, float("-inf")
+        due = self.last + self.interval
+        if loop.time() >= due:
+            self.handle = loop.call_soon(self.flush)
+        else:
+            self.handle = loop.call_at(due, self.flush)
+
+    def flush(self) -> None:
+        self.handle = None
+        if self.loop is not None:
+            self.last = self.loop.time()
+        pending, self.pending = self.pending, []
+        for w in pending:
+            w._queued = False
+            w._wake()
 
 
 class Watcher:
@@ -62,10 +121,14 @@ class Watcher:
         "max_buffer",
         "closed",
         "error",
-        "_wake",
+        "_waiter",
+        "_timer",
+        "_deadline",
         "_resource",
         "sent_rv",
         "served_as",
+        "_waker",
+        "_queued",
     )
 
     def __init__(self, namespace: str, flt: Filter | None, max_buffer: int) -> None:
@@ -75,11 +138,17 @@ class Watcher:
         self.max_buffer = max_buffer
         self.closed = False
         self.error: str | None = None
-        self._wake = asyncio.Event()
+        #: the future :meth:`wait` awaits, and its timeout (see there)
+        self._waiter: asyncio.Future[bool] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._deadline = 0.0
         self._resource: ResourceCache | None = None
         self.sent_rv = 0
         #: what the API server serves this watch as (its resource definition), set by the registry
         self.served_as: Any = None
+        #: wakes this watcher with the other batched ones (None: woken by each event)
+        self._waker: _Waker | None = None
+        self._queued = False
 
     def _matches(self, rec: Record | None) -> bool:
         if rec is None:
@@ -88,13 +157,15 @@ class Watcher:
             return True
         return self.filter(rec.obj)
 
-    def offer(self, ev: Event) -> None:
+    def offer(self, ev: Event, item: tuple[str, Record] | None = None) -> None:
+        """Buffer what ``ev`` means to this watch; ``item`` is ``(ev.type, ev.rec)``, built once
+        for every watcher without a selector (they all buffer the same tuple)."""
         if self.closed:
             return
         if self.namespace and ev.key[0] != self.namespace:
             return
         if self.filter is None:
-            self._push(ev.type, ev.rec)
+            self._append(item if item is not None else (ev.type, ev.rec))
             return
         if ev.type == MODIFIED:
             now_in = self._matches(ev.rec)
@@ -110,32 +181,72 @@ class Watcher:
             self._push(ev.type, ev.rec)
 
     def _push(self, etype: str, rec: Record) -> None:
+        self._append((etype, rec))
+
+    def _append(self, item: tuple[str, Record]) -> None:
         if len(self.buffer) >= self.max_buffer:
             self.close("watcher fell too far behind; re-list and watch again")
             return
-        self.buffer.append((etype, rec))
-        self._wake.set()
+        self.buffer.append(item)
+        if self._waker is None:
+            self._wake()
+        elif not self._queued:
+            self._queued = True
+            self._waker.add(self)
+
+    def _wake(self) -> None:
+        fut = self._waiter
+        if fut is not None and not fut.done():
+            fut.set_result(True)
 
     def close(self, error: str | None = None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.closed:
             return
         self.closed = True
         self.error = error
-        self._wake.set()
+        self._wake()
         if self._resource is not None:
             self._resource.watchers.discard(self)
 
     async def wait(self, timeout: float | None) -> bool:
-        """Wait for events or close; False on timeout."""
+        """Wait for events or close; False on timeout.
+
+        A stream waits once per batch of events with a long timeout (the bookmark interval), so
+        the timer is not replaced at every wait: a wait moves the deadline, and a timer that
+        fires before it is set again for it. One timer per timeout period, not per batch.
+        """
         if self.buffer or self.closed:
             return True
-        self._wake.clear()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[bool] = loop.create_future()
+        self._waiter = fut
+        if timeout is None:
+            self._deadline = math.inf
+        else:
+            self._deadline = deadline = loop.time() + timeout
+            timer = self._timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(deadline, self._expire, loop)
         try:
-            async with asyncio.timeout(timeout):
-                await self._wake.wait()
-        except TimeoutError:
-            return False
-        return True
+            return await fut
+        finally:
+            self._waiter = None
+
+    def _expire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        fut = self._waiter
+        if fut is None or fut.done():
+            return  # no wait is pending: the next one sets a timer of its own
+        if loop.time() < self._deadline:
+            if self._deadline != math.inf:
+                self._timer = loop.call_at(self._deadline, self._expire, loop)
+            return
+        fut.set_result(False)
 
     def drain(self) -> list[tuple[str, Record]]:
         out = list(self.buffer)
@@ -152,8 +263,8 @@ class _Collector(Watcher):
         super().__init__(w.namespace, w.filter, 1 << 62)
         self.events: list[tuple[str, Record]] = []
 
-    def _push(self, etype: str, rec: Record) -> None:
-        self.events.append((etype, rec))
+    def _append(self, item: tuple[str, Record]) -> None:
+        self.events.append(item)
 
 
 class ResourceCache:
@@ -232,6 +343,7 @@ class WatchCache:
         history_window: float = DEFAULT_HISTORY_WINDOW,
         history_bytes: int = DEFAULT_HISTORY_BYTES,
         monotonic: Callable[[], float] = time.monotonic,
+        watch_batch_interval: float = DEFAULT_WATCH_BATCH_INTERVAL,
     ) -> None:
         self._rv = 0
         #: revisions at or below this predate the cache (an earlier run, the loaded state): 410
@@ -245,8 +357,10 @@ class WatchCache:
         #: every resource's events in revision order, for compaction by age and bytes across resources
         self._timeline: deque[tuple[ResourceCache, Event]] = deque()
         self._history_held = 0  # bytes of the records the timeline holds
-        #: superseded records (replaced or deleted) whose decoded dicts are dropped RELEASE_LAG writes later
-        self._superseded: deque[Record] = deque()
+        #: records written or superseded (replaced, deleted) lately, whose decoded dicts are
+        #: dropped RELEASE_LAG entries later (a shared current one keeps it)
+        self._recent: deque[Record] = deque()
+        self._waker = _Waker(watch_batch_interval)
 
     @property
     def rv(self) -> int:
@@ -289,33 +403,39 @@ class WatchCache:
         if len(rs.history) > rs.history_size:
             rs.compacted_rv = rs.history.popleft().rv
         self._timeline.append((rs, ev))
-        self._history_held += len(rec.raw)
+        self._history_held += footprint(rec)
         self._rv = rec.rv
         rs.last_rv = rec.rv
-        if prev is not None and prev is not rec:
-            self._supersede(prev)
+        if prev is not None and prev is not rec and prev.supersede():
+            self._retire(prev)  # it was kept decoded for its sharers: no longer
         if etype == DELETED:
-            self._supersede(rec)
+            rec.supersede()
+        self._retire(rec)
         self.compact(now)
         if rs.watchers:
+            item = (etype, rec)
             for w in tuple(rs.watchers):
-                w.offer(ev)
+                w.offer(ev, item)
 
-    def _supersede(self, rec: Record) -> None:
-        pending = self._superseded
+    def _retire(self, rec: Record) -> None:
+        """Drop a decoded dict that nobody shares RELEASE_LAG records later."""
+        pending = self._recent
         pending.append(rec)
         if len(pending) > RELEASE_LAG:
-            pending.popleft().release()
+            pending.popleft().release_unshared()
 
     def load(self, skey: StorageKey, key: Key, rec: Record) -> None:
         """Put a stored object in place without an event (state loaded at start)."""
         rs = self.resource(skey)
+        rec.release_unshared()  # decoded again when an informer shares it
         rs.items[key] = rec
         rs.last_rv = max(rs.last_rv, rec.rv)
 
     def load_many(self, skey: StorageKey, records: dict[Key, Record]) -> None:
         """:meth:`load` for many objects of one resource at once (one sort instead of one insert each)."""
         rs = self.resource(skey)
+        for rec in records.values():
+            rec.release_unshared()  # decoded again when an informer shares it
         rs.items.update(records)
         if records:
             rs.last_rv = max(rs.last_rv, max(rec.rv for rec in records.values()))
@@ -345,7 +465,7 @@ class WatchCache:
         horizon = now - self.history_window
         while tl and (tl[0][1].at < horizon or self._history_held > self.history_bytes):
             rs, ev = tl.popleft()
-            self._history_held -= len(ev.rec.raw)
+            self._history_held -= footprint(ev.rec)
             if rs.history and rs.history[0] is ev:
                 rs.history.popleft()
                 rs.compacted_rv = ev.rv
@@ -355,7 +475,7 @@ class WatchCache:
         tl = self._timeline
         while tl and tl[0][1].rv <= rv:
             rs, ev = tl.popleft()
-            self._history_held -= len(ev.rec.raw)
+            self._history_held -= footprint(ev.rec)
             if rs.history and rs.history[0] is ev:
                 rs.history.popleft()
         self._floor = max(self._floor, rv)
@@ -447,6 +567,11 @@ class WatchCache:
         rs.watchers.add(w)
         w.sent_rv = self._rv
         return w, events
+
+    def batch_wakeups(self, w: Watcher) -> None:
+        """Wake ``w`` with the other batched watchers (see :class:`_Waker`): for streams whose
+        every waking costs a socket write, as an HTTP watch's does."""
+        w._waker = self._waker
 
     def watcher_count(self) -> int:
         return sum(len(rs.watchers) for rs in self._resources.values())

@@ -193,17 +193,36 @@ def validate_managed_fields(entries: Any, path: Path) -> ErrorList:
     errs: ErrorList = []
     for i, raw in enumerate(_list(entries)):
         entry = _mapping(raw)
-        p = path.index(i)
         op = entry.get("operation") or ""
+        ftype = entry.get("fieldsType") or ""
+        manager = str(entry.get("manager") or "")
+        subresource = str(entry.get("subresource") or "")
+        if (
+            (op == "Apply" or op == "Update")
+            and (not ftype or ftype == "FieldsV1")
+            and manager in _VALID_MANAGERS
+            and byte_len(subresource) <= MAX_SUBRESOURCE_NAME_LENGTH
+        ):
+            continue  # the usual, valid entry: nothing below would report anything
+        p = path.index(i)
         if op not in ("Apply", "Update"):
             errs.append(invalid(p.child("operation"), op, "must be `Apply` or `Update`"))
-        ftype = entry.get("fieldsType") or ""
         if ftype and ftype != "FieldsV1":
             errs.append(invalid(p.child("fieldsType"), ftype, "must be `FieldsV1`"))
-        errs.extend(_field_manager_errors(str(entry.get("manager") or ""), p.child("manager")))
-        if byte_len(str(entry.get("subresource") or "")) > MAX_SUBRESOURCE_NAME_LENGTH:
+        manager_errs = _field_manager_errors(manager, p.child("manager"))
+        if not manager_errs and type(manager) is str:
+            if len(_VALID_MANAGERS) >= _VALID_MANAGERS_LIMIT:
+                _VALID_MANAGERS.clear()
+            _VALID_MANAGERS.add(manager)
+        errs.extend(manager_errs)
+        if byte_len(subresource) > MAX_SUBRESOURCE_NAME_LENGTH:
             errs.append(too_long(p.child("subresource"), MAX_SUBRESOURCE_NAME_LENGTH))
     return errs
+
+
+#: field managers :func:`_field_manager_errors` accepted (every write revalidates the same few)
+_VALID_MANAGERS: set[str] = set()
+_VALID_MANAGERS_LIMIT = 4096
 
 
 def _common(meta: Obj, namespaced: bool, path: Path) -> ErrorList:
@@ -220,12 +239,32 @@ def _common(meta: Obj, namespaced: bool, path: Path) -> ErrorList:
     gen = meta.get("generation") or 0
     if isinstance(gen, int) and gen < 0:
         errs.append(invalid(path.child("generation"), gen, IS_NEGATIVE))
-    errs.extend(validate_labels(meta.get("labels"), path.child("labels")))
-    errs.extend(validate_annotations(meta.get("annotations"), path.child("annotations")))
-    errs.extend(validate_owner_references(meta.get("ownerReferences"), path.child("ownerReferences")))
-    errs.extend(validate_finalizers(meta.get("finalizers"), path.child("finalizers")))
-    errs.extend(validate_managed_fields(meta.get("managedFields"), path.child("managedFields")))
+    _validate_meta_collections(meta, path, errs, finalizers=True)
     return errs
+
+
+def _validate_meta_collections(meta: Obj, path: Path, errs: ErrorList, *, finalizers: bool) -> None:
+    """Labels, annotations, owner references, (finalizers,) managed fields, in kube's order.
+
+    Each is validated only when set: every one of them yields no error when empty or absent,
+    and most objects carry few of them, so no field path is built for the ones they lack.
+    """
+    labels = meta.get("labels")
+    if labels:
+        errs.extend(validate_labels(labels, path.child("labels")))
+    annotations = meta.get("annotations")
+    if annotations:
+        errs.extend(validate_annotations(annotations, path.child("annotations")))
+    refs = meta.get("ownerReferences")
+    if refs:
+        errs.extend(validate_owner_references(refs, path.child("ownerReferences")))
+    if finalizers:
+        fins = meta.get("finalizers")
+        if fins:
+            errs.extend(validate_finalizers(fins, path.child("finalizers")))
+    managed = meta.get("managedFields")
+    if managed:
+        errs.extend(validate_managed_fields(managed, path.child("managedFields")))
 
 
 def validate_object_meta(
@@ -252,7 +291,7 @@ def validate_object_meta(
     else:
         errs.extend(invalid(path.child("name"), name, m) for m in name_fn(name, False))
     errs.extend(_common(meta, namespaced, path))
-    if kube_finalizers:
+    if kube_finalizers and meta.get("finalizers"):
         errs.extend(validate_kube_finalizer_names(meta.get("finalizers"), path.child("finalizers")))
     return errs
 
@@ -317,22 +356,19 @@ def validate_object_meta_update(
     if isinstance(new_gen, int) and isinstance(old_gen, int) and new_gen < old_gen:
         errs.append(invalid(path.child("generation"), new_gen, "must not be decremented"))
     for key in ("name", "namespace", "uid"):
-        errs.extend(validate_immutable(new.get(key) or "", old.get(key) or "", path.child(key)))
+        new_v, old_v = new.get(key) or "", old.get(key) or ""
+        if new_v != old_v:  # validate_immutable, without a path when there is nothing to report
+            errs.append(invalid(path.child(key), new_v, FIELD_IMMUTABLE))
     for key in ("creationTimestamp", "deletionTimestamp"):
-        if _instant(new.get(key)) != _instant(old.get(key)):
-            errs.append(invalid(path.child(key), new.get(key), FIELD_IMMUTABLE))
-    errs.extend(
-        validate_immutable(
-            new.get("deletionGracePeriodSeconds"),
-            old.get("deletionGracePeriodSeconds"),
-            path.child("deletionGracePeriodSeconds"),
-        )
-    )
-    errs.extend(validate_labels(new.get("labels"), path.child("labels")))
-    errs.extend(validate_annotations(new.get("annotations"), path.child("annotations")))
-    errs.extend(validate_owner_references(new.get("ownerReferences"), path.child("ownerReferences")))
-    errs.extend(validate_managed_fields(new.get("managedFields"), path.child("managedFields")))
-    if kube_finalizers:
+        new_t, old_t = new.get(key), old.get(key)
+        # equal values are equal instants; only different texts need parsing
+        if new_t != old_t and _instant(new_t) != _instant(old_t):
+            errs.append(invalid(path.child(key), new_t, FIELD_IMMUTABLE))
+    new_grace = new.get("deletionGracePeriodSeconds")
+    if new_grace != old.get("deletionGracePeriodSeconds"):
+        errs.append(invalid(path.child("deletionGracePeriodSeconds"), new_grace, FIELD_IMMUTABLE))
+    _validate_meta_collections(new, path, errs, finalizers=False)
+    if kube_finalizers and new.get("finalizers"):
         errs.extend(validate_kube_finalizer_names(new.get("finalizers"), path.child("finalizers")))
     return errs
 

@@ -11,6 +11,7 @@ through ``api/validate/content`` whose length error says ``bytes``. Both count b
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -58,6 +59,34 @@ _LABEL_VALUE_MSG = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
     "and must start and end with an alphanumeric character"
 )
+
+
+#: how many distinct valid strings each checker remembers before it starts afresh
+_VALID_CACHE_LIMIT = 16384
+
+
+def remember_valid(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """Memoize ``check`` for the strings it accepts, so a valid value is checked once.
+
+    Every write validates the same names, namespaces, label keys and values again; only an
+    empty answer is remembered, so a caller always gets a fresh list and invalid input is
+    checked (and worded) anew each time. Only exact ``str`` values are remembered: a subclass
+    could compare equal to a remembered string without being checked itself.
+    """
+    valid: set[str] = set()
+
+    @functools.wraps(check)
+    def checked(value: str) -> list[str]:
+        if type(value) is str and value in valid:
+            return []
+        errs = check(value)
+        if not errs and type(value) is str:
+            if len(valid) >= _VALID_CACHE_LIMIT:
+                valid.clear()
+            valid.add(value)
+        return errs
+
+    return checked
 
 
 def byte_len(value: str) -> int:
@@ -123,6 +152,7 @@ _DNS1035_LABEL_REGEX_ERR = regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "
 _LABEL_VALUE_REGEX_ERR = regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
 
 
+@remember_valid
 def is_dns1123_label(value: str) -> list[str]:
     """``IsDNS1123Label``: namespace names, StatefulSet pod hostnames."""
     errs: list[str] = []
@@ -137,6 +167,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@remember_valid
 def is_dns1123_subdomain(value: str) -> list[str]:
     """``IsDNS1123Subdomain``: most object names and label-key prefixes."""
     errs: list[str] = []
@@ -157,6 +188,7 @@ def _content_dns1123_subdomain(value: str) -> list[str]:
     return errs
 
 
+@remember_valid
 def is_dns1035_label(value: str) -> list[str]:
     """``IsDNS1035Label``: Service names."""
     errs: list[str] = []
@@ -167,6 +199,7 @@ def is_dns1035_label(value: str) -> list[str]:
     return errs
 
 
+@remember_valid
 def is_qualified_name(value: str) -> list[str]:
     """``IsQualifiedName`` (= ``content.IsLabelKey``): label, annotation and finalizer keys."""
     parts = value.split("/")
@@ -194,6 +227,7 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+@remember_valid
 def is_valid_label_value(value: str) -> list[str]:
     """``IsValidLabelValue`` (= ``content.IsLabelValue``); the empty string is valid."""
     errs: list[str] = []

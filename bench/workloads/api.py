@@ -15,6 +15,7 @@ import os
 import ssl
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from collections.abc import AsyncIterator
@@ -38,8 +39,18 @@ METRICS = {
     "writes_with_watchers_per_s": Metric("writes/s", True),
     "server_cpu_ms_per_create": Metric("ms", False),
     "server_cpu_ms_per_patch": Metric("ms", False),
+    "server_cpu_ms_per_write_with_watchers": Metric("ms", False),
+    "watch_p50_ms": Metric("ms", False),
+    "watch_max_ms": Metric("ms", False),
+    "watch_events_missing": Metric("events", False),
 }
-PARAMS = {"objects": 2000, "watchers": 100, "watch_events": 2000, "mode": "in-process"}
+PARAMS = {
+    "objects": 2000,
+    "watchers": 100,
+    "watch_events": 2000,
+    "mode": "in-process",
+    "connections": 1,
+}
 
 
 def configmap(i: int, ns: str) -> dict[str, Any]:
@@ -242,37 +253,197 @@ async def _http(params: dict[str, Any], env: Env) -> dict[str, float]:
         return await asyncio.to_thread(_http_sync, params, env, _target(kubeconfig), pid)
 
 
+def _concurrently(target: _Target, connections: int, n: int, request: Any) -> float:
+    """Issue requests ``request(conn, i)`` for i < n over ``connections`` keep-alive connections,
+    each on its own thread (the socket waits release the GIL); returns the wall seconds taken.
+
+    One connection sends a request only after the previous answer, so its rate is bounded by
+    two process wake-ups per request on a busy machine; a few connections in flight (as
+    client-go multiplexes requests on one HTTP/2 connection) measure what the server sustains.
+    """
+    conns = [OneConnection(target) for _ in range(connections)]
+    errors: list[BaseException] = []
+
+    def work(j: int) -> None:
+        try:
+            for i in range(j, n, connections):
+                request(conns[j], i)
+        except BaseException as e:  # reported by the caller
+            errors.append(e)
+
+    try:
+        for c in conns:
+            c.request("GET", "/version")  # connect (and handshake) before the clock starts
+        threads = [threading.Thread(target=work, args=(j,)) for j in range(connections)]
+        t = time.perf_counter()
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        took = time.perf_counter() - t
+    finally:
+        for c in conns:
+            c.close()
+    if errors:
+        raise errors[0]
+    return took
+
+
 def _http_sync(params: dict[str, Any], env: Env, target: _Target, pid: int | None) -> dict[str, float]:
     n = int(params.get("objects", 1000))
     ns = params.get("namespace", "gangplane-bench")
+    k = max(1, int(params.get("connections", 1)))
     out: dict[str, float] = {}
     conn = OneConnection(target)
     try:
         conn.request("POST", "/api/v1/namespaces", orjson.dumps({"metadata": {"name": ns}}))
         base = f"/api/v1/namespaces/{ns}/configmaps"
         try:
-            t, cpu = time.perf_counter(), _cpu_seconds(pid)
-            for i in range(n):
-                _ok(*conn.request("POST", base, orjson.dumps(configmap(i, ns))), "create")
-            out["create_per_s"] = n / (time.perf_counter() - t)
-            if cpu is not None:
-                out["server_cpu_ms_per_create"] = ((_cpu_seconds(pid) or 0.0) - cpu) * 1000 / n
-            env.progress("created")
-            t, cpu = time.perf_counter(), _cpu_seconds(pid)
-            patch = b'{"metadata":{"labels":{"touched":"y"}}}'
-            for i in range(n):
-                _ok(*conn.request("PATCH", f"{base}/cm-{i}", patch, "application/merge-patch+json"), "patch")
-            out["patch_per_s"] = n / (time.perf_counter() - t)
-            if cpu is not None:
-                out["server_cpu_ms_per_patch"] = ((_cpu_seconds(pid) or 0.0) - cpu) * 1000 / n
-            t = time.perf_counter()
-            _ok(*conn.request("GET", base), "list")
-            out["list_ms"] = (time.perf_counter() - t) * 1000
+            if n:
+                cpu = _cpu_seconds(pid)
+                took = _concurrently(
+                    target,
+                    k,
+                    n,
+                    lambda c, i: _ok(*c.request("POST", base, orjson.dumps(configmap(i, ns))), "create"),
+                )
+                out["create_per_s"] = n / took
+                if cpu is not None:
+                    out["server_cpu_ms_per_create"] = ((_cpu_seconds(pid) or 0.0) - cpu) * 1000 / n
+                env.progress("created")
+                cpu = _cpu_seconds(pid)
+                patch = b'{"metadata":{"labels":{"touched":"y"}}}'
+                took = _concurrently(
+                    target,
+                    k,
+                    n,
+                    lambda c, i: _ok(
+                        *c.request("PATCH", f"{base}/cm-{i}", patch, "application/merge-patch+json"), "patch"
+                    ),
+                )
+                out["patch_per_s"] = n / took
+                if cpu is not None:
+                    out["server_cpu_ms_per_patch"] = ((_cpu_seconds(pid) or 0.0) - cpu) * 1000 / n
+                t = time.perf_counter()
+                _ok(*conn.request("GET", base), "list")
+                out["list_ms"] = (time.perf_counter() - t) * 1000
+            if int(params.get("watchers", 0)) and int(params.get("watch_events", 0)):
+                env.progress("watch fan-out")
+                out.update(_http_fanout(params, target, pid, ns, k))
         finally:
+            conn.close()  # idle through the fan-out: the server may have closed it
+            conn = OneConnection(target)
             conn.request("DELETE", f"/api/v1/namespaces/{ns}")
     finally:
         conn.close()
     return out
+
+
+def _http_fanout(
+    params: dict[str, Any], target: _Target, pid: int | None, ns: str, k: int
+) -> dict[str, float]:
+    """W HTTP watchers (one client process) on a namespace's ConfigMaps, E creates meanwhile.
+
+    The watchers use no selector, as an informer does; every one must see every event.
+    """
+    import subprocess
+
+    watchers = int(params["watchers"])
+    events = int(params["watch_events"])
+    fan_ns = f"{ns}-fanout"
+    conn = OneConnection(target)
+    try:
+        conn.request("POST", "/api/v1/namespaces", orjson.dumps({"metadata": {"name": fan_ns}}))
+        base = f"/api/v1/namespaces/{fan_ns}/configmaps"
+        status, body = conn.request("GET", base + "?limit=1")
+        _ok(status, body, "list")
+        rv = orjson.loads(body)["metadata"]["resourceVersion"]
+        with tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False) as kc:
+            kc.write(yaml.safe_dump(_kubeconfig_of(target)))
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.workloads.watchfleet",
+                kc.name,
+                f"{base}?watch=true&resourceVersion={rv}",
+                str(watchers),
+                str(events),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=str(Path(__file__).resolve().parents[2]),
+        )
+        try:
+            assert proc.stdout is not None and proc.stdin is not None
+            if proc.stdout.readline().strip() != "ready":
+                raise RuntimeError("the watchers did not start")
+
+            def create(c: OneConnection, i: int) -> None:
+                obj = {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {
+                        "name": f"fan-{i}",
+                        "annotations": {"bench/sent": f"{time.clock_gettime(time.CLOCK_MONOTONIC):.6f}"},
+                    },
+                    "data": {"k": "v" * 64},
+                }
+                _ok(*c.request("POST", base, orjson.dumps(obj)), "create")
+
+            cpu = _cpu_seconds(pid)
+            took = _concurrently(target, k, events, create)
+            cpu_end = _cpu_seconds(pid)
+            # every watcher has all events by now, or within the timeout
+            timer = threading.Timer(120, proc.stdin.close)
+            timer.start()
+            line = proc.stdout.readline()
+            timer.cancel()
+            got = orjson.loads(line) if line else {"seen": [], "latency_ms": []}
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                proc.stdin.close()
+            proc.wait(30)
+            os.unlink(kc.name)
+    finally:
+        conn.close()
+    lat = got["latency_ms"]
+    out = {
+        "writes_with_watchers_per_s": events / took,
+        "watch_p99_ms": percentile(lat, 99),
+        "watch_p50_ms": percentile(lat, 50),
+        "watch_max_ms": max(lat) if lat else 0.0,
+        "watch_events_missing": float(watchers * events - sum(got["seen"])),
+    }
+    if cpu is not None and cpu_end is not None:
+        out["server_cpu_ms_per_write_with_watchers"] = (cpu_end - cpu) * 1000 / events
+    return out
+
+
+def _kubeconfig_of(target: _Target) -> dict[str, Any]:
+    """A kubeconfig the watcher process reads back into the same :class:`_Target`."""
+    cluster: dict[str, Any] = {"server": target.server}
+    if target.verify is False:
+        cluster["insecure-skip-tls-verify"] = True
+    elif isinstance(target.verify, ssl.SSLContext):
+        der = target.verify.get_ca_certs(binary_form=True)
+        pem = "".join(ssl.DER_cert_to_PEM_cert(c) for c in der)
+        cluster["certificate-authority-data"] = base64.b64encode(pem.encode()).decode()
+    user: dict[str, Any] = {}
+    auth = target.headers.get("Authorization", "")
+    if auth.startswith("Bearer "):
+        user["token"] = auth[len("Bearer ") :]
+    if target.cert is not None:
+        user["client-certificate"], user["client-key"] = target.cert
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": cluster}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
 
 
 def _cpu_seconds(pid: int | None) -> float | None:

@@ -20,7 +20,7 @@ from typing import Any
 from apiserver.client.interface import PODS
 from bench.results import Metric
 from bench.workloads.common import Env, PodCounter, is_running, pod
-from bench.workloads.statefulsets import _wait_nodes_ready, fleet_doc
+from bench.workloads.statefulsets import _schedulable, _wait_nodes, fleet_doc
 
 METRICS = {
     "rss_mb": Metric("MB", False),
@@ -62,7 +62,7 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     names = default_components(cp, fleet, "*")
     await cp.start(names)
     client = cp.client("bench")
-    await _wait_nodes_ready(client, len(fleet.node_objects()))
+    await _wait_nodes(client, len(fleet.node_objects()), _schedulable)
     with_nodes = settled_rss_mb()
     env.progress(f"{nodes} nodes Ready")
     counter = PodCounter(client, "default", pods, is_running)

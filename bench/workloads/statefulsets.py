@@ -8,6 +8,10 @@ the scheduler places the group in one cycle), with ``topology: rack`` also a rac
 Metrics: pods/s from the first create to the last pod bound; per set, the seconds from its last
 pod being created (the moment its gang becomes placeable) to its last pod bound (the median and
 the worst set); with ``node_agent: true`` also the seconds until every pod is Running.
+
+``mode: http`` runs the same over HTTP: a ``gangplane serve`` with the fleet (or ``--kubeconfig``'s
+server, whose nodes are used as they are) is driven by an HTTP client that creates the sets and
+follows one pod watch; ``server_cpu_s`` is the local server's CPU over that window.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ METRICS = {
     "all_running_s": Metric("s", False),
     "nodes_ready_s": Metric("s", False),
     "nodes_schedulable_s": Metric("s", False),
+    "server_cpu_s": Metric("s", False),
 }
 PARAMS = {
     "nodes": 5000,
@@ -37,6 +42,7 @@ PARAMS = {
     "gang": True,
     "topology": "",
     "node_agent": False,
+    "mode": "in-process",
 }
 
 
@@ -85,6 +91,10 @@ def fleet_doc(nodes: int, racks: int) -> dict[str, Any]:
 
 
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
+    if params.get("mode", "in-process") == "http":
+        from bench.workloads.statefulsets_http import run_http
+
+        return await run_http(params, env)
     nodes = int(params.get("nodes", 5000))
     racks = int(params.get("racks", 50))
     sets, replicas = int(params.get("sets", 3)), int(params.get("replicas", 1000))

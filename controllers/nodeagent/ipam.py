@@ -16,18 +16,52 @@ from __future__ import annotations
 
 import bisect
 import ipaddress
+import re
 
 CLUSTER_CIDR = ipaddress.IPv4Network("10.128.0.0/9")
 NODE_NETWORK = ipaddress.IPv4Network("172.16.0.0/12")
 DEFAULT_NODE_PREFIX = 24
 
+_NODE_FIRST = int(NODE_NETWORK.network_address)
+_NODE_BROADCAST = int(NODE_NETWORK.broadcast_address)
+
+
+def dotted(addr: int) -> str:
+    """``str(IPv4Address(addr))`` without building the object (thousands of nodes and pods)."""
+    return f"{addr >> 24 & 255}.{addr >> 16 & 255}.{addr >> 8 & 255}.{addr & 255}"
+
+
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_CANONICAL = re.compile(rf"{_OCTET}\.{_OCTET}\.{_OCTET}\.{_OCTET}(?:/(3[0-2]|[12]?[0-9]))?")
+
+
+def parse_ip(ip: str) -> int:
+    """``int(IPv4Address(ip))``; ``ValueError`` if invalid (the canonical form is read directly)."""
+    m = _CANONICAL.fullmatch(ip)
+    if m is None or m.group(5) is not None:
+        return int(ipaddress.IPv4Address(ip))
+    a, b, c, d = (int(x) for x in m.group(1, 2, 3, 4))
+    return a << 24 | b << 16 | c << 8 | d
+
+
+def parse_cidr(cidr: str) -> tuple[int, int]:
+    """``IPv4Network(cidr, strict=False)`` as (first address, prefix length); ``ValueError`` if invalid."""
+    m = _CANONICAL.fullmatch(cidr)
+    if m is None:
+        net = ipaddress.IPv4Network(cidr, strict=False)
+        return int(net.network_address), net.prefixlen
+    a, b, c, d = (int(x) for x in m.group(1, 2, 3, 4))
+    prefix = int(m.group(5)) if m.group(5) is not None else 32
+    mask = (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
+    return (a << 24 | b << 16 | c << 8 | d) & mask, prefix
+
 
 def node_internal_ip(ordinal: int) -> str:
     """The node's InternalIP for its ordinal (0-based), stable across restarts."""
-    addr = int(NODE_NETWORK.network_address) + ordinal + 2
-    if addr >= int(NODE_NETWORK.broadcast_address):
+    addr = _NODE_FIRST + ordinal + 2
+    if addr >= _NODE_BROADCAST:
         raise ValueError(f"node ordinal {ordinal} does not fit {NODE_NETWORK}")
-    return str(ipaddress.IPv4Address(addr))
+    return dotted(addr)
 
 
 def prefix_for_pods(max_pods: int) -> int:
@@ -46,14 +80,24 @@ class CIDRAllocator:
         self._starts: list[int] = []  # sorted block starts
         self._ends: dict[int, int] = {}  # start -> end (exclusive)
         self._hint = int(cluster.network_address)  # nothing below is free
+        self._limit = int(cluster.broadcast_address) + 1
+        #: the blocks this allocator handed out, by their text (occupied again on re-registration)
+        self._mine: dict[str, tuple[int, int]] = {}
 
     def occupy(self, cidr: str) -> bool:
         """Record an existing pod CIDR (a node registered with one); False if unparseable/overlapping."""
-        try:
-            net = ipaddress.IPv4Network(cidr, strict=False)
-        except ValueError:
-            return False
-        start, end = int(net.network_address), int(net.broadcast_address) + 1
+        known = self._mine.get(cidr)
+        if known is not None:
+            start, end = known
+        else:
+            try:
+                first, prefix = parse_cidr(cidr)
+            except ValueError:
+                return False
+            start, end = first, first + (1 << (32 - prefix))
+        return self._occupy(start, end)
+
+    def _occupy(self, start: int, end: int) -> bool:
         if self._overlaps(start, end):
             return start in self._ends and self._ends[start] == end
         i = bisect.bisect_left(self._starts, start)
@@ -62,11 +106,14 @@ class CIDRAllocator:
         return True
 
     def release(self, cidr: str) -> None:
-        try:
-            net = ipaddress.IPv4Network(cidr, strict=False)
-        except ValueError:
-            return
-        start = int(net.network_address)
+        known = self._mine.get(cidr)
+        if known is not None:
+            start = known[0]
+        else:
+            try:
+                start = parse_cidr(cidr)[0]
+            except ValueError:
+                return
         if start in self._ends:
             del self._ends[start]
             self._starts.remove(start)
@@ -82,15 +129,16 @@ class CIDRAllocator:
     def allocate(self, prefix: int = DEFAULT_NODE_PREFIX) -> str:
         """The lowest free aligned block of ``/prefix``; raises ``ValueError`` when the range is full."""
         size = 1 << (32 - prefix)
-        limit = int(self.cluster.broadcast_address) + 1
+        limit = self._limit
         cur = (self._hint // size) * size
         while cur + size <= limit:
             if not self._overlaps(cur, cur + size):
-                net = ipaddress.IPv4Network((cur, prefix))
-                self.occupy(str(net))
+                text = f"{dotted(cur)}/{prefix}"
+                self._mine[text] = (cur, cur + size)
+                self._occupy(cur, cur + size)
                 if cur <= self._hint:
                     self._hint = max(self._hint, cur + size)
-                return str(net)
+                return text
             # jump past the block that collides, re-aligned
             i = bisect.bisect_right(self._starts, cur + size - 1) - 1
             nxt = self._ends[self._starts[i]] if i >= 0 else cur + size
@@ -102,10 +150,10 @@ class PodIPPool:
     """Round-robin pod IPs inside one node's pod CIDR, like CNI ``host-local`` IPAM."""
 
     def __init__(self, cidr: str) -> None:
-        net = ipaddress.IPv4Network(cidr, strict=False)
-        self.cidr = str(net)
-        self._first = int(net.network_address) + 2  # .1 is the node's gateway
-        self._last = int(net.broadcast_address) - 1
+        first, prefix = parse_cidr(cidr)
+        self.cidr = f"{dotted(first)}/{prefix}"
+        self._first = first + 2  # .1 is the node's gateway
+        self._last = first + (1 << (32 - prefix)) - 2  # below the broadcast address
         self._next = self._first
         self._used: set[int] = set()
 
@@ -116,7 +164,7 @@ class PodIPPool:
     def reserve(self, ip: str) -> None:
         """Mark an address already handed out (pods found at start-up)."""
         try:
-            v = int(ipaddress.IPv4Address(ip))
+            v = parse_ip(ip)
         except ValueError:
             return
         if self._first <= v <= self._last:
@@ -136,12 +184,12 @@ class PodIPPool:
             if cur not in self._used:
                 self._used.add(cur)
                 self._next = cur + 1
-                return str(ipaddress.IPv4Address(cur))
+                return dotted(cur)
             cur += 1
         return None
 
     def release(self, ip: str) -> None:
         try:
-            self._used.discard(int(ipaddress.IPv4Address(ip)))
+            self._used.discard(parse_ip(ip))
         except ValueError:
             return

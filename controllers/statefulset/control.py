@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 
 from apiserver import errors
 from apiserver.api.types import Obj
@@ -31,6 +31,10 @@ from controllers import history
 from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
+from controllers.statefulset.podfacts import PodFacts, pod_facts
+
+#: how a sync reads a pod's facts (a memo in the controller; :func:`pod_facts` by default)
+FactsOf = Callable[[Obj], PodFacts]
 
 log = logging.getLogger("gangplane.statefulset")
 
@@ -85,7 +89,12 @@ class StatefulSetControl:
 
     # ------------------------------------------------------------------ entry point
     async def update(
-        self, sts: Obj, pods: list[Obj], revisions: list[Obj], plan: SchedulingPlan = PROCEED
+        self,
+        sts: Obj,
+        pods: list[Obj],
+        revisions: list[Obj],
+        plan: SchedulingPlan = PROCEED,
+        facts: FactsOf = pod_facts,
     ) -> Obj:
         """One reconcile step; returns the status it computed (and wrote when it changed)."""
         revisions = history.sort_revisions(revisions)
@@ -93,12 +102,12 @@ class StatefulSetControl:
         update: Obj | None = None
         try:
             current, update, collision = await self._revisions(sts, revisions)
-            status = await self._update_set(sts, current, update, collision, pods, plan)
+            status = await self._update_set(sts, current, update, collision, pods, plan, facts)
         except Exception:
             with contextlib.suppress(errors.StatusError):
-                await self._truncate_history(sts, pods, revisions, current, update)
+                await self._truncate_history(sts, pods, revisions, current, update, facts)
             raise
-        await self._truncate_history(sts, pods, revisions, current, update)
+        await self._truncate_history(sts, pods, revisions, current, update, facts)
         return status
 
     # ------------------------------------------------------------------ revisions
@@ -133,10 +142,16 @@ class StatefulSetControl:
         return current, update, collision
 
     async def _truncate_history(
-        self, sts: Obj, pods: list[Obj], revisions: list[Obj], current: Obj | None, update: Obj | None
+        self,
+        sts: Obj,
+        pods: list[Obj],
+        revisions: list[Obj],
+        current: Obj | None,
+        update: Obj | None,
+        facts: FactsOf,
     ) -> None:
         live = {name_of(r) for r in (current, update) if r is not None}
-        live.update(utils.revision_of(p) for p in pods)
+        live.update(facts(p).revision for p in pods)
         old = [r for r in revisions if name_of(r) not in live]
         limit = int(get_path(sts, "spec.revisionHistoryLimit", 10) or 0)
         for rev in old[: max(len(old) - limit, 0)]:
@@ -144,34 +159,51 @@ class StatefulSetControl:
 
     # ------------------------------------------------------------------ the step
     async def _update_set(
-        self, sts: Obj, current: Obj, update: Obj, collision: int, pods: list[Obj], plan: SchedulingPlan
+        self,
+        sts: Obj,
+        current: Obj,
+        update: Obj,
+        collision: int,
+        pods: list[Obj],
+        plan: SchedulingPlan,
+        facts: FactsOf,
     ) -> Obj:
         cur_tmpl, upd_tmpl = utils.template_of_revision(current), utils.template_of_revision(update)
         cur_name, upd_name = name_of(current), name_of(update)
         min_ready = utils.min_ready_seconds(sts)
         start, count = utils.start_ordinal(sts), utils.replicas_of(sts)
 
+        # every pod's facts are read once; ``rfacts[i]`` / ``cfacts[i]`` follow ``replicas[i]`` /
+        # ``condemned[i]`` (a replica replaced by its created pod gets the new pod's facts)
         replicas: list[Obj] = [{} for _ in range(count)]
-        condemned: list[Obj] = []
+        rfacts: list[PodFacts | None] = [None] * count
+        placed: list[tuple[int, Obj, PodFacts]] = []
         for pod in pods:
-            o = utils.ordinal_of(pod)
+            f = facts(pod)
+            o = f.ordinal
             if start <= o < start + count:
                 replicas[o - start] = pod
+                rfacts[o - start] = f
             elif o >= 0:
-                condemned.append(pod)
+                placed.append((o, pod, f))
         for i in range(count):
-            if not replicas[i]:
+            if rfacts[i] is None:
                 replicas[i] = utils.new_versioned_pod(sts, cur_tmpl, upd_tmpl, cur_name, upd_name, start + i)
-        condemned.sort(key=utils.ordinal_of, reverse=True)
-        first_unhealthy = next((p for p in replicas if not utils.is_healthy(p)), None)
+                rfacts[i] = pod_facts(replicas[i])
+        placed.sort(key=lambda t: t[0], reverse=True)
+        condemned = [p for _, p, _ in placed]
+        cfacts = [f for _, _, f in placed]
+        rf: list[PodFacts] = rfacts  # type: ignore[assignment]  # every slot filled above
+        first_unhealthy = next((replicas[i] for i, f in enumerate(rf) if not f.healthy), None)
         if first_unhealthy is None:
-            first_unhealthy = next((p for p in reversed(condemned) if not utils.is_healthy(p)), None)
+            first_unhealthy = next(
+                (condemned[i] for i in range(len(cfacts) - 1, -1, -1) if not cfacts[i].healthy), None
+            )
 
         status: Obj = {"observedGeneration": int(get_path(sts, "metadata.generation", 0) or 0)}
 
         async def record() -> None:
-            pods_now = [*replicas, *condemned]
-            status.update(utils.count_pods(pods_now, min_ready, self.clock.now(), cur_name, upd_name))
+            status.update(count_facts([*rf, *cfacts], min_ready, self.clock.now(), cur_name, upd_name))
             status.update(currentRevision=cur_name, updateRevision=upd_name, collisionCount=collision)
             await self._write_status(sts, status)
 
@@ -180,7 +212,7 @@ class StatefulSetControl:
             return status
         try:
             await self._step(
-                sts, replicas, condemned, first_unhealthy, upd_name, min_ready, plan.decorate_pod
+                sts, replicas, rf, condemned, first_unhealthy, upd_name, min_ready, plan.decorate_pod
             )
         except Exception:
             # Like kube's deferred status update, what was done before the failure is reported.
@@ -195,6 +227,7 @@ class StatefulSetControl:
         self,
         sts: Obj,
         replicas: list[Obj],
+        rfacts: list[PodFacts],
         condemned: list[Obj],
         first_unhealthy: Obj | None,
         upd_name: str,
@@ -228,6 +261,7 @@ class StatefulSetControl:
                 if self.pods.pod_claim_is_stale(sts, pod):
                     return True
                 replicas[i] = await self.pods.create_pod(sts, pod, decorate)
+                rfacts[i] = pod_facts(replicas[i])
                 if monotonic:
                     return True
                 pod = replicas[i]
@@ -247,11 +281,12 @@ class StatefulSetControl:
 
         has_claims = bool(utils.claim_templates(sts))
 
-        def settled(pod: Obj) -> bool:
+        def settled(i: int) -> bool:
             """With Parallel management: ``process_replica`` would make no call for this pod."""
-            if not utils.is_created(pod) or utils.phase(pod) in ("Failed", "Succeeded"):
+            f, pod = rfacts[i], replicas[i]
+            if not f.created or f.phase in ("Failed", "Succeeded"):
                 return False
-            if not utils.identity_matches(sts, pod):
+            if not f.identity_matches(sts):
                 return False
             if not has_claims:
                 return True
@@ -267,7 +302,7 @@ class StatefulSetControl:
         else:
             # Slow-start batches over the replicas that need a call: a thousand settled pods
             # cost a scan, not a thousand tasks, on every sync.
-            todo = [i for i, pod in enumerate(replicas) if not settled(pod)]
+            todo = [i for i in range(len(replicas)) if not settled(i)]
             await slow_start_batch(len(todo), lambda k: process_replica(todo[k]))
 
         async def fix_condemned_claims(i: int) -> bool:
@@ -296,9 +331,11 @@ class StatefulSetControl:
 
         if get_path(sts, "spec.updateStrategy.type", utils.ROLLING_UPDATE) == utils.ON_DELETE:
             return
-        await self._rolling_update(sts, replicas, upd_name, min_ready)
+        await self._rolling_update(sts, replicas, rfacts, upd_name, min_ready)
 
-    async def _rolling_update(self, sts: Obj, replicas: list[Obj], upd_name: str, min_ready: int) -> None:
+    async def _rolling_update(
+        self, sts: Obj, replicas: list[Obj], rfacts: list[PodFacts], upd_name: str, min_ready: int
+    ) -> None:
         """``updateStatefulSetAfterInvariantEstablished``: highest ordinal first, within maxUnavailable."""
         now = self.clock.now()
         update_min = int(get_path(sts, "spec.updateStrategy.rollingUpdate.partition", 0) or 0)
@@ -306,31 +343,30 @@ class StatefulSetControl:
         parallel = utils.allows_burst(sts)
         unavailable = 0
         unavailable_needing_update = 0
-        for pod in replicas:
-            if utils.is_unavailable(pod, min_ready, now):
+        for f in rfacts:
+            if f.unavailable(min_ready, now):
                 unavailable += 1
-                if parallel and utils.revision_of(pod) != upd_name and not utils.is_terminating(pod):
+                if parallel and f.revision != upd_name and not f.terminating:
                     unavailable_needing_update += 1
         if unavailable >= budget and unavailable_needing_update == 0:
             return
 
-        def outdated(pod: Obj) -> bool:
-            created = utils.is_created(pod)  # a replica not created yet has nothing to replace
-            return created and utils.revision_of(pod) != upd_name and not utils.is_terminating(pod)
+        def outdated(i: int) -> bool:
+            f = rfacts[i]  # a replica not created yet has nothing to replace
+            return f.created and f.revision != upd_name and not f.terminating
 
         if parallel:
             # Two passes: first the outdated pods that are already unavailable (they cost no budget),
             # then healthy outdated pods within what is left of maxUnavailable.
             for target in range(len(replicas) - 1, update_min - 1, -1):
-                pod = replicas[target]
-                if outdated(pod) and not utils.is_running_and_available(pod, min_ready, now):
-                    await self.pods.delete_pod(sts, pod)
+                if outdated(target) and not rfacts[target].available(min_ready, now):
+                    await self.pods.delete_pod(sts, replicas[target])
             left = budget - unavailable
             for target in range(len(replicas) - 1, update_min - 1, -1):
                 if left <= 0:
                     break
                 pod = replicas[target]
-                if outdated(pod) and utils.is_running_and_available(pod, min_ready, now):
+                if outdated(target) and rfacts[target].available(min_ready, now):
                     await self.pods.delete_pod(sts, pod)
                     left -= 1
             return
@@ -338,9 +374,8 @@ class StatefulSetControl:
         for target in range(len(replicas) - 1, update_min - 1, -1):
             if to_delete <= 0:
                 break
-            pod = replicas[target]
-            if outdated(pod):
-                await self.pods.delete_pod(sts, pod)
+            if outdated(target):
+                await self.pods.delete_pod(sts, replicas[target])
                 to_delete -= 1
 
     # ------------------------------------------------------------------ status
@@ -364,6 +399,33 @@ class StatefulSetControl:
                 body = {k: v for k, v in fresh.items() if k != "status"}
                 body["status"] = _status_json(status)
         raise errors.conflict("statefulsets", name_of(sts), "apps", errors.STALE_RV)
+
+
+def count_facts(
+    pods: Iterable[PodFacts], min_ready: int, now: float, current_rev: str, update_rev: str
+) -> dict[str, int]:
+    """``computeReplicaStatus`` over the pods that exist (:func:`utils.count_pods` on facts)."""
+    replicas = ready = available = current = updated = 0
+    for f in pods:
+        if not f.created:
+            continue
+        replicas += 1
+        if f.running_and_ready:
+            ready += 1
+            if f.available(min_ready, now):
+                available += 1
+        if not f.terminating:
+            if f.revision == current_rev:
+                current += 1
+            if f.revision == update_rev:
+                updated += 1
+    return {
+        "replicas": replicas,
+        "readyReplicas": ready,
+        "currentReplicas": current,
+        "updatedReplicas": updated,
+        "availableReplicas": available,
+    }
 
 
 def _status_json(status: Obj) -> Obj:

@@ -7,7 +7,8 @@ UID) or, for an orphan, every set whose selector matches it. ``sync`` reads the 
 1. the set from the cache (gone => nothing to do);
 2. its revisions — owned ones plus orphans matching the selector, which are adopted;
 3. its pods — candidates come from two indexes (pods whose controller is this set, pods named
-   ``<set>-<n>``), never a namespace scan — claimed by selector (adopt / release);
+   ``<set>-<n>``), never a namespace scan — claimed by selector (adopt / release); what the
+   algorithm reads of each pod is read once per pod version (:mod:`.podfacts`);
 4. the scheduling hook (:mod:`controllers.statefulset.hooks`), then the algorithm in
    :mod:`controllers.statefulset.control`.
 """
@@ -39,6 +40,7 @@ from controllers.statefulset import utils
 from controllers.statefulset.control import StatefulSetControl
 from controllers.statefulset.hooks import PROCEED, NoopSchedulingHook, SchedulingHook
 from controllers.statefulset.pod_control import StatefulPodControl
+from controllers.statefulset.podfacts import PodFactsCache, SetFacts
 
 log = logging.getLogger("gangplane.statefulset")
 
@@ -55,6 +57,12 @@ def member_index(pod: Obj) -> list[str]:
 class StatefulSetController(Controller):
     name = NAME
     workers = 5  # kube's --concurrent-statefulset-syncs
+    #: A set's sync walks all of its pods, and while a thousand pods start every one of them
+    #: changes several times: syncs of one set taking 2 ms or more are spaced by their own cost
+    #: (see :class:`controllers.base.Controller`), so one big set cannot take more than half of
+    #: the loop from the scheduler and the node agent. Only the status write is delayed: pods
+    #: are created in the same sync that finds them missing.
+    coalesce_min = 0.002
 
     def __init__(
         self,
@@ -83,6 +91,7 @@ class StatefulSetController(Controller):
         self.revisions.add_indexer(CONTROLLER_UID, controller_uid_index)
         self.sets.add_event_handler(self._on_set, lambda old, new: self._on_set(new), self._on_set)
         self.pods.add_event_handler(self._add_pod, self._update_pod, self._delete_pod)
+        self.facts = PodFactsCache()
         self.pod_control = StatefulPodControl(self.client, self.recorder, self.claims)
         self.control = StatefulSetControl(self.client, self.pod_control, self.recorder, self.clock)
         self.scheduling_hook.attach(self)
@@ -161,18 +170,23 @@ class StatefulSetController(Controller):
         namespace, name = split_key(key)
         sts = self.sets.get_by_name(namespace, name)
         if sts is None:
+            self.facts.forget(key)
             return
         try:
             selector = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
         except ValueError as e:
             log.warning("statefulset %s has an invalid selector: %s", key, e)
             return  # a non-transient error: no retry
-        revisions = await self._claim_revisions(sts, selector)
-        pods = await self._claim_pods(sts, selector)
-        plan = PROCEED
-        if self.scheduling_hook.wants(sts):
-            plan = await self.scheduling_hook.prepare(sts, pods)
-        status = await self.control.update(sts, pods, revisions, plan)
+        facts = self.facts.begin(key, uid_of(sts), selector)
+        try:
+            revisions = await self._claim_revisions(sts, selector)
+            pods = await self._claim_pods(sts, selector, facts)
+            plan = PROCEED
+            if self.scheduling_hook.wants(sts):
+                plan = await self.scheduling_hook.prepare(sts, pods)
+            status = await self.control.update(sts, pods, revisions, plan, facts)
+        finally:
+            facts.end()
         if plan.requeue_after is not None:
             self.enqueue_after(key, plan.requeue_after)
         min_ready = utils.min_ready_seconds(sts)
@@ -193,16 +207,29 @@ class StatefulSetController(Controller):
         adopted = await manager.claim(orphans)
         return [*owned, *adopted]
 
-    async def _claim_pods(self, sts: Obj, selector: LabelSelector) -> list[Obj]:
-        """``getPodsForStatefulSet``: members and owned pods, adopted/released by selector."""
-        candidates = {
-            key_of(p): p
-            for p in self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{sts['metadata']['name']}")
-        }
-        for p in self.pods.by_index(CONTROLLER_UID, uid_of(sts)):
-            candidates.setdefault(key_of(p), p)
+    async def _claim_pods(self, sts: Obj, selector: LabelSelector, facts: SetFacts) -> list[Obj]:
+        """``getPodsForStatefulSet``: members and owned pods, adopted/released by selector.
+
+        A pod this set controls that is a member and matches the selector is simply kept (what
+        ``ControllerRefManager.claim`` does with it); only the others go through the manager.
+        """
+        uid, name = uid_of(sts), sts["metadata"]["name"]
+        # the cache holds one object per pod: identity deduplicates the two index lookups
+        candidates = {id(p): p for p in self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{name}")}
+        for p in self.pods.by_index(CONTROLLER_UID, uid):
+            candidates.setdefault(id(p), p)
+        kept: list[Obj] = []
+        others: list[Obj] = []
+        for p in candidates.values():
+            _, f, selected = facts.entry(p)
+            if selected and f.controller_uid == uid and f.parent == name:
+                kept.append(p)
+            else:
+                others.append(p)
+        if not others:
+            return kept
         manager = self._ref_manager(sts, selector, PODS)
-        return await manager.claim(list(candidates.values()), lambda p: utils.is_member_of(sts, p))
+        return [*kept, *await manager.claim(others, lambda p: utils.is_member_of(sts, p))]
 
     def _ref_manager(self, sts: Obj, selector: LabelSelector, gvr: Any) -> ControllerRefManager:
         return ControllerRefManager(

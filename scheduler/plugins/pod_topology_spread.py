@@ -465,6 +465,9 @@ class PodTopologySpread:
         s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
         if s is None:
             return [0] * len(nodes)
+        fused = _fused_scores(s, nodes)
+        if fused is not None:
+            return fused
         ns = pod_info.namespace
         totals: list[float] | None = None
         for i, c in enumerate(s.constraints):
@@ -532,6 +535,45 @@ class PodTopologySpread:
             else:
                 ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
         return None
+
+
+def _fused_scores(s: _ScoreState, nodes: list[NodeInfo]) -> list[int] | None:
+    """:meth:`PodTopologySpread.score_nodes` when every hostname constraint has the snapshot's
+    running per-node counts (the default spreading of a StatefulSet's or ReplicaSet's pods);
+    ``None`` otherwise.
+
+    Each constraint's column holds the terms the general code computes (a node's count times
+    the weight plus ``maxSkew - 1``, 0.0 without the label), read from dictionaries (per node
+    for hostname, per domain value otherwise) rather than through a call per node, and the
+    columns are added in constraint order: the same floats, rounded alike.
+    """
+    totals: list[float] | None = None
+    for i, c in enumerate(s.constraints):
+        key, weight, skew = c.topology_key, s.weights[i], c.max_skew - 1
+        zero = 0 * weight + skew
+        if key == LABEL_HOSTNAME:
+            per_node = s.per_node[i] if s.per_node else None
+            if per_node is None:
+                return None
+            counted = per_node.nodes_counted()
+            col = [
+                (zero if (got := counted.get(ni.name)) is None else got[1] * weight + skew)
+                if key in ni.labels
+                else 0.0
+                for ni in nodes
+            ]
+        else:
+            terms = {v: n * weight + skew for v, n in s.counts[i].items()}
+            col = [terms.get(v, zero) if (v := ni.labels.get(key)) is not None else 0.0 for ni in nodes]
+        totals = col if totals is None else list(map(operator.add, totals, col))
+    if totals is None:
+        return [0] * len(nodes)
+    # Go's math.Round on non-negative totals: halves away from zero
+    out = [int(t + 0.5) for t in totals]
+    ignored = s.ignored_nodes
+    if ignored:
+        return [0 if ni.name in ignored else v for ni, v in zip(nodes, out, strict=True)]
+    return out
 
 
 def _round_half_away(x: float) -> int:

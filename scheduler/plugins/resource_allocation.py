@@ -10,7 +10,6 @@ that best-effort pods still spread; BalancedAllocation uses the real requests.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -151,7 +150,6 @@ def score_nodes(
 CpuMemoryBatch = Callable[[Sequence[NodeInfo], int, int, bool], list[int]]
 
 
-_GENERATION = operator.attrgetter("generation")
 #: remembered scores per scorer and pod requests before the memo starts over (each pod placed
 #: leaves one stale entry behind; a node visited again is scored again after a reset)
 _MEMO_MAX = 100_000
@@ -173,7 +171,8 @@ def _memoized(fn: Callable[[NodeInfo, int, int, bool], int]) -> CpuMemoryBatch:
             if len(memos) > 64:
                 memos.clear()
             memo = memos[(cpu_req, mem_req, use_requested)] = {}
-        out = list(map(memo.get, map(_GENERATION, nodes)))
+        get = memo.get
+        out = [get(ni.generation) for ni in nodes]  # (a comprehension reads the slot faster than attrgetter)
         if None in out:
             if len(memo) > _MEMO_MAX:
                 memo.clear()

@@ -8,6 +8,7 @@ PreferNoSchedule effect; NormalizeScore reverses it so fewer such taints score h
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any
 
 from scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
@@ -36,6 +37,7 @@ NAME = "TaintToleration"
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 _PRE_SCORE_KEY = "PreScore" + NAME
 _UNTOLERATED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NOT_MATCH)
+_TAINTS = operator.attrgetter("taints")
 
 
 class TaintToleration:
@@ -98,6 +100,13 @@ class TaintToleration:
         prefer = self._prefer(state, pod_info)
         count = self._count
         return [count(prefer, ni) if ni.taints else 0 for ni in nodes]
+
+    def uniform_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> int | None:
+        """No node carries a taint: every count is 0, and the reversed normalization gives
+        every node the maximum (kube's ``DefaultNormalizeScore`` with a zero maximum)."""
+        if any(map(_TAINTS, nodes)):
+            return None
+        return MAX_NODE_SCORE
 
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)

@@ -121,3 +121,15 @@ def test_cold_start_scenario_reaches_readyz_over_the_default_https(tmp_path: Pat
     assert bench_main(["-f", str(f), "--out", str(tmp_path / "out")]) == 0
     doc = read_results(tmp_path / "out" / "results.json")
     assert doc["scenarios"][0]["summary"]["seconds_to_readyz"]["median"] > 0
+
+
+def test_gang_statefulset_over_http_runs_every_pod_to_running_on_a_served_fleet(tmp_path: Path) -> None:
+    f = tmp_path / "gang-http.yaml"
+    f.write_text(
+        "name: tiny-gang-http\nkind: gang-statefulsets\nrepeat: 1\nhttp: true\n"
+        "params: {nodes: 4, racks: 2, sets: 1, replicas: 4, gang: true, node_agent: true, mode: http}\n"
+    )
+    assert bench_main(["-f", str(f), "--out", str(tmp_path / "out")]) == 0
+    summary = read_results(tmp_path / "out" / "results.json")["scenarios"][0]["summary"]
+    assert {"all_running_s", "nodes_schedulable_s", "pods_per_s", "server_cpu_s"} <= set(summary)
+    assert summary["all_running_s"]["median"] > 0

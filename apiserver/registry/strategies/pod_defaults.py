@@ -8,6 +8,7 @@ real Pods get. Pure functions mutating wire-format (camelCase) dicts in place.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from apiserver.api.podresources import all_containers, is_supported_pod_level_resource
@@ -35,18 +36,33 @@ def canonical_resource_list(rl: Any) -> Any:
         return rl
     out: Obj = {}
     for k, v in rl.items():
-        try:
-            p = parse_quantity_full(v)
-        except (ValueError, TypeError):
-            out[k] = v
-            continue
-        value = p.value
-        milli = value * 1000
-        if milli.denominator != 1:
-            rounded = -((-abs(milli.numerator)) // milli.denominator)
-            value = Fraction(rounded if value > 0 else -rounded, 1000)
-        out[k] = format_quantity(value, p.format)
+        if type(v) is str:
+            canonical = _canonical_text(v)
+            out[k] = v if canonical is None else canonical
+        else:
+            canonical = _canonical(v)
+            out[k] = v if canonical is None else canonical
     return out
+
+
+def _canonical(v: Any) -> str | None:
+    """The canonical form of one quantity rounded up to milli; None when it does not parse."""
+    try:
+        p = parse_quantity_full(v)
+    except (ValueError, TypeError):
+        return None
+    value = p.value
+    milli = value * 1000
+    if milli.denominator != 1:
+        rounded = -((-abs(milli.numerator)) // milli.denominator)
+        value = Fraction(rounded if value > 0 else -rounded, 1000)
+    return format_quantity(value, p.format)
+
+
+@lru_cache(maxsize=4096)
+def _canonical_text(v: str) -> str | None:
+    """:func:`_canonical` of a quantity string (every pod of a workload repeats the same few)."""
+    return _canonical(v)
 
 
 def image_tag(image: str) -> str:

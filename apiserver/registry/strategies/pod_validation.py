@@ -200,8 +200,29 @@ def validate_resource_name(name: str, path: Path) -> ErrorList:
     return errs
 
 
+#: bounds of the tables of values already found valid (every pod of a workload repeats them)
+_VALID_LIMIT = 4096
+_VALID_CONTAINER_RESOURCE_NAMES: set[str] = set()
+_VALID_QUANTITIES: dict[tuple[str, str], Fraction] = {}
+
+
 def validate_container_resource_name(name: str, path: Path) -> ErrorList:
-    """``validateContainerResourceName``: cpu/memory/ephemeral-storage/hugepages or extended."""
+    """``validateContainerResourceName``: cpu/memory/ephemeral-storage/hugepages or extended.
+
+    A name found valid once is remembered (errors depend on the name alone); an invalid one is
+    checked, and worded, every time.
+    """
+    if type(name) is str and name in _VALID_CONTAINER_RESOURCE_NAMES:
+        return []
+    errs = _container_resource_name_errors(name, path)
+    if not errs and type(name) is str:
+        if len(_VALID_CONTAINER_RESOURCE_NAMES) >= _VALID_LIMIT:
+            _VALID_CONTAINER_RESOURCE_NAMES.clear()
+        _VALID_CONTAINER_RESOURCE_NAMES.add(name)
+    return errs
+
+
+def _container_resource_name_errors(name: str, path: Path) -> ErrorList:
     errs = validate_resource_name(name, path)
     if "/" not in name:
         if name not in _STANDARD_CONTAINER_RESOURCES and not is_hugepage_resource(name):
@@ -212,7 +233,25 @@ def validate_container_resource_name(name: str, path: Path) -> ErrorList:
 
 
 def validate_quantity_value(resource: str, raw: Any, path: Path) -> tuple[Fraction | None, ErrorList]:
-    """Parse and check one quantity: parseable, non-negative, integral for integer resources."""
+    """Parse and check one quantity: parseable, non-negative, integral for integer resources.
+
+    A valid ``(resource, text)`` pair is remembered with its (immutable) value; anything else is
+    parsed and checked every time.
+    """
+    key = (resource, raw) if type(raw) is str and type(resource) is str else None
+    if key is not None:
+        known = _VALID_QUANTITIES.get(key)
+        if known is not None:
+            return known, []
+    q, errs = _quantity_value(resource, raw, path)
+    if key is not None and q is not None and not errs:
+        if len(_VALID_QUANTITIES) >= _VALID_LIMIT:
+            _VALID_QUANTITIES.clear()
+        _VALID_QUANTITIES[key] = q
+    return q, errs
+
+
+def _quantity_value(resource: str, raw: Any, path: Path) -> tuple[Fraction | None, ErrorList]:
     q = quantity_or_none(raw)
     if q is None:
         return None, [field.invalid(path, raw if isinstance(raw, str) else str(raw), ERR_FORMAT_WRONG)]

@@ -1,0 +1,55 @@
+"""Micro-benchmarks of the StatefulSet controller's and the node agent's hot paths (pytest-benchmark).
+
+* one sync of a 1,000-replica Parallel gang StatefulSet whose pods all exist and whose status is
+  current: what every pod event of a big set costs the controller (no API write);
+* a pod CIDR and the first pod IP of 1,000 nodes, as the node agent assigns them at registration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from apiserver.client.interface import STATEFULSETS
+from bench.workloads.statefulsets import statefulset
+
+pytestmark = pytest.mark.benchmark
+
+
+def test_statefulset_noop_sync_1000_pods(benchmark: Any, loop: asyncio.AbstractEventLoop) -> None:
+    from bench.workloads.common import start_plane
+
+    cp = loop.run_until_complete(start_plane(["statefulset-controller"]))
+    ctrl = cp.components["statefulset-controller"]
+    c = cp.client("bench")
+
+    async def setup() -> None:
+        await c.create(STATEFULSETS, statefulset("db", 1000, True, ""), "default")
+        while True:
+            sts = await c.get(STATEFULSETS, "db", "default")
+            if (sts.get("status") or {}).get("replicas") == 1000 and len(ctrl.pods.list("default")) == 1000:
+                break
+            await asyncio.sleep(0.05)
+        await ctrl.wait_idle(60)
+
+    loop.run_until_complete(setup())
+    rv = cp.api.store.rv
+    benchmark(lambda: loop.run_until_complete(ctrl.sync("default/db")))
+    assert cp.api.store.rv == rv, "a sync of a settled set wrote to the API"
+    loop.run_until_complete(cp.stop())
+
+
+def test_node_agent_addresses_for_1000_nodes(benchmark: Any) -> None:
+    from controllers.nodeagent.ipam import CIDRAllocator, PodIPPool, node_internal_ip
+
+    def assign() -> str:
+        cidrs = CIDRAllocator()
+        ip = ""
+        for i in range(1000):
+            node_internal_ip(i)
+            ip = PodIPPool(cidrs.allocate()).allocate() or ""
+        return ip
+
+    assert benchmark(assign) == "10.131.231.2"

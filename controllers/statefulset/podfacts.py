@@ -1,0 +1,182 @@
+"""What one StatefulSet sync needs to know about each pod, read once per pod *version*.
+
+Every sync of a set walks all of its pods several times (claim, place by ordinal, health, status
+counts, rolling update, revision history). For a thousand-replica set that re-reads the same
+unchanged objects thousands of times per second while its pods start. The informer's objects are
+immutable snapshots (a new version is a new object), so the facts of a pod can be computed once
+and reused while the cache holds that very object: :class:`PodFactsCache` keys them by the
+object's identity, checked with ``is``, never by name or resourceVersion alone — a changed pod
+is always re-read, so nothing stale is ever used.
+
+The facts are exactly what the helpers in :mod:`controllers.statefulset.utils` compute
+(``ordinal_of``, ``is_created``, ``phase``, ``is_pod_ready``, ``is_terminating``,
+``revision_of``, ``identity_matches``), so the algorithm's decisions are unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from apiserver.api.types import Obj
+from apiserver.meta import condition, parse_time
+from apiserver.selectors import LabelSelector
+from controllers.statefulset import utils
+
+
+@dataclass(frozen=True, slots=True)
+class PodFacts:
+    """One pod version as the StatefulSet algorithm sees it."""
+
+    name: str
+    namespace: str
+    parent: str
+    ordinal: int
+    #: the pod exists in the API (it has a uid)
+    created: bool
+    phase: str
+    ready: bool
+    #: ``lastTransitionTime`` of the Ready condition (only read with minReadySeconds)
+    ready_since: float | None
+    terminating: bool
+    revision: str
+    #: name ``<parent>-<ordinal>`` and the pod-name label agree (identity minus the set's name)
+    named_right: bool
+    #: uid of the controller ownerReference (None: an orphan)
+    controller_uid: str | None
+
+    # -------------------------------------------------------------- utils equivalents
+    @property
+    def running_and_ready(self) -> bool:
+        return self.phase == "Running" and self.ready
+
+    @property
+    def healthy(self) -> bool:
+        """``isHealthy``: Running and Ready and not being deleted."""
+        return self.phase == "Running" and self.ready and not self.terminating
+
+    def available(self, min_ready_seconds: int, now: float) -> bool:
+        """``is_running_and_available`` (kube's ``IsPodAvailable``)."""
+        if not self.ready:
+            return False
+        if min_ready_seconds <= 0:
+            return True
+        return self.ready_since is not None and self.ready_since + min_ready_seconds < now
+
+    def unavailable(self, min_ready_seconds: int, now: float) -> bool:
+        return not self.available(min_ready_seconds, now) or self.terminating
+
+    def identity_matches(self, sts: Obj) -> bool:
+        """``utils.identity_matches`` for this pod and ``sts``."""
+        md = sts.get("metadata") or {}
+        return (
+            self.named_right
+            and self.parent == md.get("name", "")
+            and self.namespace == md.get("namespace", "")
+        )
+
+
+def pod_facts(pod: Obj) -> PodFacts:
+    """Read the facts of ``pod`` (pure)."""
+    md = pod.get("metadata") or {}
+    name = md.get("name", "")
+    parent, ordinal = utils.parent_and_ordinal(name)
+    labels = md.get("labels") or {}
+    ready_cond = condition(pod, "Ready")
+    ready = ready_cond is not None and ready_cond.get("status") == "True"
+    ref = None
+    for r in md.get("ownerReferences") or []:
+        if r.get("controller"):
+            ref = r
+            break
+    return PodFacts(
+        name=name,
+        namespace=md.get("namespace", ""),
+        parent=parent,
+        ordinal=ordinal,
+        created=bool(md.get("uid", "")),
+        phase=(pod.get("status") or {}).get("phase") or "",
+        ready=ready,
+        ready_since=parse_time(ready_cond.get("lastTransitionTime")) if ready else None,
+        terminating=bool(md.get("deletionTimestamp")),
+        revision=labels.get(utils.REVISION_LABEL, ""),
+        named_right=(
+            ordinal >= 0 and name == f"{parent}-{ordinal}" and labels.get(utils.POD_NAME_LABEL) == name
+        ),
+        controller_uid=ref.get("uid") if ref is not None else None,
+    )
+
+
+class PodFactsCache:
+    """Facts (and selector matches) of the pods of one set, by object identity.
+
+    :meth:`begin` starts a sync: entries of objects the cache no longer holds are dropped at
+    :meth:`end`, so the memory is bounded by the set's current pods. A set recreated under the
+    same name (another uid) or with another selector starts from scratch.
+    """
+
+    def __init__(self) -> None:
+        self._sets: dict[str, _SetEntries] = {}
+
+    def begin(self, key: str, uid: str, selector: LabelSelector) -> SetFacts:
+        entries = self._sets.get(key)
+        sel_key = (str(selector), selector.nothing)
+        if entries is None or entries.uid != uid or entries.selector != sel_key:
+            entries = _SetEntries(uid, sel_key)
+            self._sets[key] = entries
+        return SetFacts(entries, selector)
+
+    def forget(self, key: str) -> None:
+        self._sets.pop(key, None)
+
+    def __len__(self) -> int:
+        return sum(len(e.by_id) for e in self._sets.values())
+
+
+class _SetEntries:
+    __slots__ = ("by_id", "selector", "uid")
+
+    def __init__(self, uid: str, selector: tuple[str, bool]) -> None:
+        self.uid = uid
+        self.selector = selector
+        #: id(pod) -> (pod, facts, selector matches its labels)
+        self.by_id: dict[int, tuple[Obj, PodFacts, bool]] = {}
+
+
+class SetFacts:
+    """The facts lookup for one sync of one set (see :class:`PodFactsCache`).
+
+    Entries are keyed by ``id(pod)`` and hold the pod itself: while an entry lives its object
+    cannot be collected, so no other live object can have that id — a hit *is* the same object.
+    """
+
+    __slots__ = ("_entries", "_prev", "_seen", "_selector")
+
+    def __init__(self, entries: _SetEntries, selector: LabelSelector) -> None:
+        self._entries = entries
+        self._prev = entries.by_id
+        self._selector = selector
+        self._seen: dict[int, tuple[Obj, PodFacts, bool]] = {}
+
+    def entry(self, pod: Obj) -> tuple[Obj, PodFacts, bool]:
+        """(pod, its facts, whether the set's selector matches its labels)."""
+        k = id(pod)
+        e = self._seen.get(k)
+        if e is None:
+            e = self._prev.get(k)
+            if e is None:
+                labels = (pod.get("metadata") or {}).get("labels") or {}
+                e = (pod, pod_facts(pod), self._selector.matches(labels))
+            self._seen[k] = e
+        return e
+
+    def __call__(self, pod: Obj) -> PodFacts:
+        return self.entry(pod)[1]
+
+    def selected(self, pod: Obj) -> bool:
+        """The set's selector matches the pod's labels."""
+        return self.entry(pod)[2]
+
+    def end(self) -> None:
+        """Keep only the pods looked at in this sync for the next one."""
+        self._entries.by_id = self._seen
+        self._prev = {}
