@@ -184,8 +184,8 @@ def test_delete_waits_for_finalizers(kubectl: Kubectl, ns: str, server: Server) 
         with httpx.stream("GET", watch_path, params=params, timeout=60) as events:
             for line in events.iter_lines():
                 if line.strip() and json.loads(line)["object"]["metadata"].get("deletionTimestamp"):
+                    released_at.append(time.monotonic())  # before the patch: kubectl may end first
                     http_patch(server, path, {"metadata": {"finalizers": None}})
-                    released_at.append(time.monotonic())
                     return
 
     t = threading.Thread(target=release, daemon=True)
