@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from bench import compare, report
-from bench.results import read_results, write_results
+from bench.results import ScenarioResult, read_results, write_results
 from bench.runner import run_scenarios
 from bench.scenario import ScenarioError, load_scenarios, select, shipped_scenarios
 
@@ -65,11 +65,17 @@ def main(argv: list[str]) -> int:
             console.print(f"{s.name:<32} {s.kind:<18} x{s.repeat}  {s.description}")
         return 0
     kubeconfig = Path(args.kubeconfig).resolve() if args.kubeconfig else None
-    results = run_scenarios(scenarios, console, kubeconfig)
     out = Path(args.out)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = out / f"results-{stamp}.json"
-    doc = write_results(path, results, str(kubeconfig) if kubeconfig else "gangplane")
+    target = str(kubeconfig) if kubeconfig else "gangplane"
+
+    def checkpoint(so_far: list[ScenarioResult]) -> None:
+        # rewritten after each scenario: a run stopped part way keeps what it measured
+        write_results(path, so_far, target)
+
+    results = run_scenarios(scenarios, console, kubeconfig, checkpoint)
+    doc = write_results(path, results, target)
     (out / "results.json").write_bytes(path.read_bytes())
     pngs = report.plots(doc, out)
     (out / "report.md").write_text(report.markdown(doc, pngs))

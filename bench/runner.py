@@ -11,6 +11,7 @@ import asyncio
 import gc
 import importlib
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -22,8 +23,13 @@ from bench.workloads.common import Env
 
 
 def run_scenarios(
-    scenarios: list[Scenario], console: Console, kubeconfig: Path | None = None
+    scenarios: list[Scenario],
+    console: Console,
+    kubeconfig: Path | None = None,
+    checkpoint: Callable[[list[ScenarioResult]], None] | None = None,
 ) -> list[ScenarioResult]:
+    """Run ``scenarios`` in order; ``checkpoint(results so far)`` after each one, so a long run
+    that is stopped keeps what it measured."""
     results: list[ScenarioResult] = []
     total = sum(s.repeat for s in scenarios)
     target = str(kubeconfig) if kubeconfig else "gangplane (in this process)"
@@ -51,6 +57,8 @@ def run_scenarios(
                 console.print(f"[red]{sc.name} failed: {type(e).__name__}: {e}")
                 progress.advance(overall, sc.repeat)
                 results.append(res)
+                if checkpoint is not None:
+                    checkpoint(results)
                 continue
             res = ScenarioResult(
                 sc.name, sc.kind, sc.description, dict(sc.params), target, units=dict(module.METRICS)
@@ -77,4 +85,6 @@ def run_scenarios(
                 progress.advance(overall)
             progress.update(task, step="done" if not res.error else "failed")
             results.append(res)
+            if checkpoint is not None:
+                checkpoint(results)
     return results

@@ -109,6 +109,19 @@ def test_a_workload_that_cannot_be_imported_fails_its_scenario_and_the_run_goes_
     assert "ModuleNotFoundError" in by_name["tiny-broken"]["error"]
     assert by_name["tiny-scheduling"]["summary"]["pods_per_s"]["median"] > 0
 
+    # the results are rewritten after each scenario, so a run stopped part way keeps them
+    import io
+
+    from rich.console import Console
+
+    from bench.runner import run_scenarios
+
+    seen: list[list[str]] = []
+    run_scenarios(
+        load_scenarios(f), Console(file=io.StringIO()), None, lambda r: seen.append([x.name for x in r])
+    )
+    assert seen == [["tiny-broken"], ["tiny-broken", "tiny-scheduling"]]
+
 
 def test_compare_refuses_a_file_that_is_not_a_result(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text("{}")
