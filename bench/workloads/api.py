@@ -30,6 +30,7 @@ import yaml
 from apiserver.client.interface import CONFIGMAPS
 from bench.results import Metric
 from bench.workloads.common import Env, percentile
+from bench.workloads.serve import gangplane_serve
 
 METRICS = {
     "create_per_s": Metric("writes/s", True),
@@ -130,36 +131,8 @@ async def _server(env: Env) -> AsyncIterator[tuple[Path, int | None]]:
     if env.kubeconfig is not None:
         yield env.kubeconfig, None
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "apiserver.cli",
-            "serve",
-            "--port",
-            "0",
-            "--kubeconfig",
-            f"{tmp}/kc",
-            "--cluster",
-            str(_empty_fleet(Path(tmp))),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            cwd=tmp,
-        )
-        try:
-            from bench.workloads.cold_start import _url
-
-            await _url(proc)
-            yield Path(tmp, "kc"), proc.pid
-        finally:
-            proc.terminate()
-            await proc.wait()
-
-
-def _empty_fleet(tmp: Path) -> Path:
-    p = tmp / "fleet.yaml"
-    p.write_text("nodes: []\n")
-    return p
+    async with gangplane_serve() as served:
+        yield served.kubeconfig, served.proc.pid
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from bench.hostile import requests as rq
@@ -31,6 +29,7 @@ from bench.hostile.choices import RandomChooser
 from bench.hostile.session import FuzzSession, token_from_kubeconfig
 from bench.results import Metric
 from bench.workloads.common import Env, percentile
+from bench.workloads.serve import gangplane_serve
 
 METRICS = {
     "requests": Metric("requests", True),
@@ -56,46 +55,13 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     backend = str(params.get("backend", "memory"))
     if backend not in ("memory", "sqlite"):
         raise ValueError(f"fuzz: backend must be memory or sqlite, got {backend!r}")
-    with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "fleet.yaml").write_text("nodes: []\n")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "apiserver.cli",
-            "serve",
-            "--port",
-            "0",
-            "--no-tls",
-            "--kubeconfig",
-            f"{tmp}/kc",
-            "--cluster",
-            f"{tmp}/fleet.yaml",
-            *(["--data-dir", f"{tmp}/data"] if backend == "sqlite" else []),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            cwd=tmp,
-        )
-        try:
-            from bench.workloads.cold_start import _url
-
-            url = await _url(proc)
-            assert proc.stdout is not None
-            drain = asyncio.create_task(_drain(proc.stdout))  # its log must not fill the pipe
-            token = token_from_kubeconfig(Path(tmp, "kc").read_text())
-            out = await asyncio.to_thread(fuzz_server, url, token, n, seed, heavy, env.progress, clients)
-            drain.cancel()
-            if proc.returncode is not None:
-                out["server_exited"] = 1.0
-            return out
-        finally:
-            if proc.returncode is None:
-                proc.terminate()
-            await proc.wait()
-
-
-async def _drain(stream: asyncio.StreamReader) -> None:
-    while await stream.read(65536):
-        pass
+    flags = ["--no-tls", *(["--data-dir", "data"] if backend == "sqlite" else [])]
+    async with gangplane_serve(None, *flags) as served:
+        token = token_from_kubeconfig(served.kubeconfig.read_text())
+        out = await asyncio.to_thread(fuzz_server, served.url, token, n, seed, heavy, env.progress, clients)
+        if served.proc.returncode is not None:
+            out["server_exited"] = 1.0
+        return out
 
 
 def fuzz_server(

@@ -9,21 +9,18 @@ the client's decoding, as a user's tooling would see them.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import yaml
 
 from bench.workloads.api import _client_from_kubeconfig, _cpu_seconds
 from bench.workloads.common import Env, is_bound, is_running
+from bench.workloads.serve import gangplane_serve
 
 NAMESPACE = "bench"
 
@@ -34,42 +31,8 @@ async def _server(env: Env, fleet: dict[str, Any]) -> AsyncIterator[tuple[Path, 
     if env.kubeconfig is not None:
         yield env.kubeconfig, None
         return
-    from bench.workloads.cold_start import _url
-
-    with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "fleet.yaml").write_text(yaml.safe_dump(fleet))
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "apiserver.cli",
-            "serve",
-            "--port",
-            "0",
-            "--kubeconfig",
-            f"{tmp}/kc",
-            "--cluster",
-            f"{tmp}/fleet.yaml",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            cwd=tmp,
-        )
-        drain: asyncio.Task[None] | None = None
-        try:
-            await _url(proc)
-            drain = asyncio.create_task(_drain(proc))  # a full pipe would stall the server's logging
-            yield Path(tmp, "kc"), proc.pid
-        finally:
-            proc.terminate()
-            await proc.wait()
-            if drain is not None:
-                drain.cancel()
-                await asyncio.gather(drain, return_exceptions=True)
-
-
-async def _drain(proc: asyncio.subprocess.Process) -> None:
-    assert proc.stdout is not None
-    while await proc.stdout.readline():
-        pass
+    async with gangplane_serve(fleet) as served:
+        yield served.kubeconfig, served.proc.pid
 
 
 def _ok(r: httpx.Response, what: str) -> dict[str, Any]:
