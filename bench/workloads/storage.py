@@ -39,7 +39,7 @@ SERVED = ("etcd",)
 #: backends whose state outlives the process: their open time with ``stored`` objects is measured
 PERSISTENT: dict[str, Callable[[Path], Storage]] = {"sqlite": lambda d: SQLiteStorage(d / "data")}
 
-#: backend name -> ``gangplane serve`` flags selecting it ("{tmp}" is a fresh directory), for ``mode: http``
+#: backend name -> ``gangplane serve`` flags selecting it ("{tmp}" is the server's own fresh directory), for ``mode: http``
 SERVE_FLAGS: dict[str, list[str]] = {
     "memory": [],
     "sqlite": ["--data-dir", "{tmp}/data"],
@@ -161,39 +161,26 @@ def _etcd_store(endpoints: str) -> Callable[[Path], Storage]:
 
 async def _http_writes(flags: list[str], n: int, clients: int) -> float:
     """Creates/s of ``clients`` concurrent keep-alive HTTP clients against ``gangplane serve flags``."""
-    import sys
 
     import orjson
 
-    from bench.workloads.api import _client_from_kubeconfig, _empty_fleet
-    from bench.workloads.cold_start import _url
+    from bench.workloads.api import _client_from_kubeconfig
+    from bench.workloads.serve import gangplane_serve
 
-    with tempfile.TemporaryDirectory() as tmp:
-        args = [f.replace("{tmp}", tmp) for f in flags]
-        proc = await asyncio.create_subprocess_exec(
-            *[sys.executable, "-m", "apiserver.cli", "serve", "--port", "0", "--kubeconfig", f"{tmp}/kc"],
-            *["--cluster", str(_empty_fleet(Path(tmp))), *args],
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            cwd=tmp,
-        )
-        try:
-            await _url(proc)
-            # httpx's default pool (100 connections, 20 kept alive) holds the 16 clients' connections
-            async with _client_from_kubeconfig(Path(tmp, "kc")) as http:
+    # the server runs in its own temporary directory: "{tmp}/x" is "x" there
+    args = [f.replace("{tmp}/", "") for f in flags]
+    # httpx's default pool (100 connections, 20 kept alive) holds the 16 clients' connections
+    async with gangplane_serve(None, *args) as served, _client_from_kubeconfig(served.kubeconfig) as http:
 
-                async def creates(k: int) -> None:
-                    for i in range(n // clients):
-                        body = orjson.dumps(configmap(f"http-{k}-{i}"))
-                        r = await http.post("/api/v1/namespaces/default/configmaps", content=body)
-                        r.raise_for_status()
+        async def creates(k: int) -> None:
+            for i in range(n // clients):
+                body = orjson.dumps(configmap(f"http-{k}-{i}"))
+                r = await http.post("/api/v1/namespaces/default/configmaps", content=body)
+                r.raise_for_status()
 
-                t = time.perf_counter()
-                await asyncio.gather(*(creates(k) for k in range(clients)))
-                return (n // clients * clients) / (time.perf_counter() - t)
-        finally:
-            proc.terminate()
-            await proc.wait()
+        t = time.perf_counter()
+        await asyncio.gather(*(creates(k) for k in range(clients)))
+        return (n // clients * clients) / (time.perf_counter() - t)
 
 
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
