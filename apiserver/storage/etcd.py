@@ -145,6 +145,10 @@ def _value(obj: Obj) -> bytes:
         md["resourceVersion"] = rv
 
 
+#: seconds the etcd client's loop keeps running after the client closed (see :class:`_EtcdThread`)
+_CLOSE_GRACE = 0.05
+
+
 class _EtcdThread:
     """A thread running its own event loop, where the asyncio etcd client lives."""
 
@@ -165,6 +169,10 @@ class _EtcdThread:
             if pending:
                 self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            # gRPC's poller thread may still hand this loop the completion of a call the client's
+            # close cancelled; posting to a closed loop raises in whichever loop runs the poller
+            # (seen as a test's teardown error), so the loop stays open a moment longer for it.
+            self.loop.run_until_complete(asyncio.sleep(_CLOSE_GRACE))
             self.loop.close()
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
