@@ -97,9 +97,15 @@ def reconcile(api: client.ApiClient, namespace: str, name: str) -> None:
     phase = "Running" if ready == run["spec"]["workers"] else "Pending"
     status = run.get("status") or {}
     if status.get("readyWorkers") != ready or status.get("phase") != phase:
-        custom.patch_namespaced_custom_object_status(
-            GROUP, VERSION, namespace, PLURAL, name, {"status": {"readyWorkers": ready, "phase": phase}}
-        )
+        try:
+            custom.patch_namespaced_custom_object_status(
+                GROUP, VERSION, namespace, PLURAL, name, {"status": {"readyWorkers": ready, "phase": phase}}
+            )
+        except ApiException as e:
+            # Deleted since the read above: whatever was created for it in between names the old
+            # uid as its owner, so the garbage collector removes it too.
+            if e.status != 404:
+                raise
 
 
 def run(api: client.ApiClient, namespace: str, stop: threading.Event) -> None:
