@@ -50,7 +50,6 @@ import datetime as _dt
 import functools
 import json
 import marshal
-from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import orjson
@@ -59,6 +58,7 @@ from apiserver.api.types import Obj
 from apiserver.errors import StatusError, bad_request
 from apiserver.patch.fieldpath import (
     EXACT_JSON,
+    FIELD,
     FieldPathError,
     FieldSet,
     Node,
@@ -167,9 +167,12 @@ class ManagerId(NamedTuple):
         return text
 
 
-@dataclass(frozen=True)
-class VersionedSet:
-    """What one manager owns, at which API version, and when it last changed something."""
+class VersionedSet(NamedTuple):
+    """What one manager owns, at which API version, and when it last changed something.
+
+    A named tuple rather than a frozen dataclass: every write builds and ``_replace``-s a few,
+    which a tuple does in C where a frozen dataclass calls ``object.__setattr__`` per field.
+    """
 
     fields: FieldSet
     api_version: str
@@ -231,26 +234,26 @@ def _parse_seconds(time: str) -> int:
 
 def encode_managed_fields(managers: Managers) -> list[Obj]:
     """``encodeManagedFields`` + ``sortEncodedManagedFields``: Apply before Update, then by time."""
-    entries: list[Obj] = []
-    for mid, vs in managers.items():
-        entry: Obj = {"manager": mid.manager, "operation": mid.operation, "apiVersion": vs.api_version}
-        if vs.time:
-            entry["time"] = vs.time
-        entry["fieldsType"] = FIELDS_V1
-        entry["fieldsV1"] = vs.fields.to_fields_v1()
-        if mid.subresource:
-            entry["subresource"] = mid.subresource
-        entries.append(entry)
-    entries.sort(
-        key=lambda e: (
-            e["operation"],
-            _seconds(e.get("time")),
-            e["manager"],
-            e["apiVersion"],
-            e.get("subresource", ""),
-        )
-    )
-    return entries
+    if len(managers) == 1:
+        ((mid, vs),) = managers.items()
+        return [_encode_entry(mid, vs)]
+    keyed = [
+        ((mid.operation, _seconds(vs.time), mid.manager, vs.api_version, mid.subresource or ""), i, mid, vs)
+        for i, (mid, vs) in enumerate(managers.items())
+    ]
+    keyed.sort()  # the index breaks ties, as the stable sort of the entries did
+    return [_encode_entry(mid, vs) for _, _, mid, vs in keyed]
+
+
+def _encode_entry(mid: ManagerId, vs: VersionedSet) -> Obj:
+    entry: Obj = {"manager": mid.manager, "operation": mid.operation, "apiVersion": vs.api_version}
+    if vs.time:
+        entry["time"] = vs.time
+    entry["fieldsType"] = FIELDS_V1
+    entry["fieldsV1"] = vs.fields.to_fields_v1()
+    if mid.subresource:
+        entry["subresource"] = mid.subresource
+    return entry
 
 
 def _cap_update_managers(managers: Managers, limit: int = MAX_UPDATE_MANAGERS) -> Managers:
@@ -466,9 +469,11 @@ def _merge_lists(
     return out
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """``typed.Comparison``: what ``rhs`` added, modified (leaves only) and removed."""
+class Comparison(NamedTuple):
+    """``typed.Comparison``: what ``rhs`` added, modified (leaves only) and removed.
+
+    A named tuple for the same reason as :class:`VersionedSet`: every write builds one.
+    """
 
     added: FieldSet
     modified: FieldSet
@@ -518,15 +523,22 @@ class _Diff:
         self.removed: set[Path] = set()
 
     def comparison(self) -> Comparison:
-        wrap = FieldSet._wrap
-        return Comparison(
-            wrap(frozenset(self.added)), wrap(frozenset(self.modified)), wrap(frozenset(self.removed))
-        )
+        return Comparison(_frozen(self.added), _frozen(self.modified), _frozen(self.removed))
 
 
-#: A trie of paths not to walk: element -> ``_SKIP_ALL`` (skip it and everything below) or a
-#: deeper trie. ``None`` stands for the empty trie.
-_Skip = dict[PathElement, Any]
+#: The empty field set most comparisons yield for at least one of their three sets (shared:
+#: field sets are immutable).
+_NO_FIELDS = FieldSet()
+
+
+def _frozen(paths: set[Path]) -> FieldSet:
+    return FieldSet._wrap(frozenset(paths)) if paths else _NO_FIELDS
+
+
+#: A trie of paths not to walk: step -> ``_SKIP_ALL`` (skip it and everything below) or a
+#: deeper trie. ``None`` stands for the empty trie. A field is keyed by its name (what a map
+#: walk holds; no element needs building to look it up), a list item by its element.
+_Skip = dict[Any, Any]
 _SKIP_ALL: Any = object()
 _SKIP_TREES: dict[frozenset[Path], _Skip | None] = {}
 
@@ -544,19 +556,25 @@ def _skip_tree(fs: FieldSet) -> _Skip | None:
             continue
         node = root
         for pe in p[:-1]:
-            nxt = node.get(pe)
+            step = _skip_step(pe)
+            nxt = node.get(step)
             if nxt is _SKIP_ALL:
                 break
             if nxt is None:
-                nxt = node[pe] = {}
+                nxt = node[step] = {}
             node = nxt
         else:
-            node[p[-1]] = _SKIP_ALL
+            node[_skip_step(p[-1])] = _SKIP_ALL
     tree = root or None
     if len(_SKIP_TREES) >= 256:
         _SKIP_TREES.clear()
     _SKIP_TREES[fs.paths] = tree
     return tree
+
+
+def _skip_step(pe: PathElement) -> Any:
+    """The key of ``pe`` in a skip trie: a field's name, any other element itself."""
+    return pe.raw if pe.kind == FIELD else pe
 
 
 def _same_json(a: Any, b: Any) -> bool:
@@ -578,10 +596,18 @@ def _same_json(a: Any, b: Any) -> bool:
     try:
         if a is not b and a != b:
             return False
+    except Exception:  # unorderable values: let the slow path decide
+        return False
+    return _same_equal_json(a, b)
+
+
+def _same_equal_json(a: Any, b: Any) -> bool:
+    """:func:`_same_json` of values already found ``==`` (or identical)."""
+    try:
         text = orjson.dumps(a, option=EXACT_JSON)
         if a is not b and orjson.dumps(b, option=EXACT_JSON) != text:
             return False
-    except Exception:  # unorderable or unserializable values: let the slow path decide
+    except Exception:  # unserializable values: let the slow path decide
         return False
     return b"null" not in text
 
@@ -609,37 +635,39 @@ def _compare(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, ski
         lm: dict[str, Any] = lhs if l_dict else {}
         rm: dict[str, Any] = rhs if r_dict else {}
         if not map_is_atomic(node) and (lm or rm):
-            if l_dict and r_dict and _same_json(lm, rm):
-                return
+            if l_dict and r_dict:
+                try:
+                    equal = lm is rm or lm == rm
+                except Exception:  # as in _same_json: let the walk decide
+                    equal = False
+                if equal and _same_equal_json(lm, rm):
+                    return
             for k, lv in lm.items():
                 rv = rm.get(k, _MISSING)
                 t = type(lv)
-                if skip is None and t is type(rv) and t in _PLAIN_SCALARS:
-                    # the common entry (name, uid, a label...): no element unless it changed
-                    if lv != rv:
+                if t is type(rv) and t in _PLAIN_SCALARS:
+                    # the common entry (name, uid, a label...): json_equal of two values of
+                    # the same plain scalar type is ==, and a skipped scalar yields nothing
+                    if lv != rv and (skip is None or skip.get(k) is not _SKIP_ALL):
                         diff.modified.add(path + (field(k),))
                     continue
                 pe = field(k)
                 sub = None
                 if skip is not None:
-                    sub = skip.get(pe)
+                    sub = skip.get(k)
                     if sub is _SKIP_ALL:
                         _walk_skipped(lv, rv, node, k, path + (pe,))
                         continue
-                t = type(lv)
-                if t is type(rv) and t in _PLAIN_SCALARS:
-                    # json_equal of two values of the same plain scalar type is ==
-                    if lv != rv:
-                        diff.modified.add(path + (pe,))
-                    continue
                 _compare(lv, rv, field_schema(node, k)[0], path + (pe,), diff, sub)
+            if l_dict and r_dict and lm.keys() == rm.keys():
+                return  # nothing was added
             for k, rv in rm.items():
                 if k in lm:
                     continue
                 pe = field(k)
                 sub = None
                 if skip is not None:
-                    sub = skip.get(pe)
+                    sub = skip.get(k)
                     if sub is _SKIP_ALL:
                         _walk_skipped(_MISSING, rv, node, k, path + (pe,))
                         continue
@@ -782,7 +810,7 @@ def _walk_one_side(v: Any, node: Node | None, path: Path, out: set[Path], skip: 
                 pe = field(k)
                 sub = None
                 if skip is not None:
-                    sub = skip.get(pe)
+                    sub = skip.get(k)
                     if sub is _SKIP_ALL:
                         _walk_skipped(x, _MISSING, node, k, path + (pe,))
                         continue
@@ -868,31 +896,35 @@ def _update_ownership(
     force: bool,
     ignored: FieldSet,
     node: Node | None,
-) -> tuple[Managers, Comparison]:
+) -> tuple[Managers, Comparison, FieldSet]:
     """``Updater.update``: other managers lose what changed (or raise conflicts) and what
-    was removed."""
+    was removed. Also returns what the write touched (modified or added)."""
     cmp = _compare_excluding(old, new, node, ignored)
     touched = cmp.modified | cmp.added
+    removed = cmp.removed
     conflicts: dict[ManagerId, FieldSet] = {}
-    for mid, vs in managers.items():
-        if mid == workflow:
-            continue
-        clash = vs.fields & touched
-        if clash:
-            conflicts[mid] = clash
-    if conflicts and not force:
-        raise _Conflicts(conflicts)
+    if touched:
+        for mid, vs in managers.items():
+            if mid != workflow:
+                clash = vs.fields & touched
+                if clash:
+                    conflicts[mid] = clash
+        if conflicts and not force:
+            raise _Conflicts(conflicts)
     out: Managers = {}
     for mid, vs in managers.items():
+        fields = vs.fields
         if mid != workflow:
-            lost = conflicts.get(mid)
-            fields = vs.fields - lost if lost else vs.fields
-            if cmp.removed:
-                fields = fields - cmp.removed
-            vs = replace(vs, fields=fields) if fields is not vs.fields else vs
-        if vs.fields:
+            lost = conflicts.get(mid) if conflicts else None
+            if lost:
+                fields = fields - lost
+            if removed:
+                fields = fields - removed
+            if fields is not vs.fields:
+                vs = vs._replace(fields=fields)
+        if fields:
             out[mid] = vs
-    return out, cmp
+    return out, cmp, touched
 
 
 def _track_update(
@@ -911,11 +943,11 @@ def _track_update(
     whose time moves only when the write changed something.
     """
     current = ManagerId("\x00current-operation", UPDATE, api_version)
-    out, cmp = _update_ownership(old, new, managers, current, True, ignored, node)
+    out, cmp, touched = _update_ownership(old, new, managers, current, True, ignored, node)
     # The comparison already left out everything at or under ``ignored``, so the former
     # ``.recursive_difference(ignored)`` here removed nothing. (Nor does ``- cmp.removed``, as
     # the walk visits a path once; it stays as structured-merge-diff writes the formula.)
-    taken = (cmp.modified | cmp.added) - cmp.removed - STRIP_FIELDS
+    taken = touched - cmp.removed - STRIP_FIELDS if touched else touched
     if taken:
         previous = out.get(mid)
         fields = taken | previous.fields if previous else taken
@@ -997,17 +1029,14 @@ def _decode_or_empty(entries: Any) -> Managers:
 
 
 def _decode_live_or_new(old: Obj | None, new: Obj, ignore_request: bool) -> Managers:
-    live_entries = _metadata(old).get("managedFields") if old is not None else None
-    if ignore_request:
-        return _decode_or_empty(live_entries)
-    new_entries = _metadata(new).get("managedFields")
-    if _is_reset(new_entries):
-        return {}
-    try:
-        managed = decode_managed_fields(new_entries)
-    except ValueError:
-        managed = {}
-    return managed or _decode_or_empty(live_entries)
+    if not ignore_request:
+        new_entries = _metadata(new).get("managedFields")
+        if _is_reset(new_entries):
+            return {}
+        managed = _decode_or_empty(new_entries)
+        if managed:
+            return managed
+    return _decode_or_empty(_metadata(old).get("managedFields") if old is not None else None)
 
 
 def _gvk_string(api_version: str, kind: str) -> str:
@@ -1139,12 +1168,12 @@ def server_side_apply(
             config_set.recursive_difference(ignored), api_version, True, last.time if last else None
         )
         merged = _prune(merged, owned, apply_id, last, schema_node)
-        owned, _ = _update_ownership(base, merged, owned, apply_id, force_now, ignored, schema_node)
+        owned, _, _ = _update_ownership(base, merged, owned, apply_id, force_now, ignored, schema_node)
         mine = owned.get(apply_id)
         if mine is not None:
             stripped = mine.fields - STRIP_FIELDS
             if stripped:
-                owned[apply_id] = replace(mine, fields=stripped)
+                owned[apply_id] = mine._replace(fields=stripped)
             else:
                 del owned[apply_id]
         return merged, owned
@@ -1167,7 +1196,7 @@ def server_side_apply(
     else:
         result = _drop_nulls(merged)
         if apply_id in owned:
-            owned[apply_id] = replace(owned[apply_id], time=now or None)
+            owned[apply_id] = owned[apply_id]._replace(time=now or None)
     if manager == KUBECTL_MANAGER:
         _sync_last_applied(result, applied)
     _set_managed_fields(result, owned)
@@ -1259,7 +1288,8 @@ def _view_without_managed_fields(obj: Obj) -> Obj:
     meta = obj.get("metadata")
     if isinstance(meta, dict) and "managedFields" in meta:
         view = dict(obj)
-        view["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+        view["metadata"] = view_meta = dict(meta)  # copies in C, keeping the key order
+        del view_meta["managedFields"]
         return view
     return obj
 
