@@ -20,8 +20,15 @@ import pytest
 from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.apply import (
+    APPLY,
+    UPDATE,
+    ManagerId,
+    VersionedSet,
+    _compare_excluding,
     compare_values,
+    decode_managed_fields,
     default_reset_fields,
+    encode_managed_fields,
     json_equal,
     record_update,
     updated_managed_fields,
@@ -281,6 +288,61 @@ def test_comparison_matches_a_full_walk(seed: int) -> None:
                 want["modified"],
                 want["removed"],
             )
+
+
+#: Reset fields a strategy may pass: top-level, nested under a field, under a list item, mixed.
+_RESETS = [
+    FieldSet([make_path("status")]),
+    FieldSet([make_path("spec"), make_path("metadata", "deletionTimestamp")]),
+    FieldSet([make_path("metadata", "labels", "app"), make_path("status", "conditions")]),
+    FieldSet([make_path("spec", "containers", key({"name": "c"}), "image"), make_path("unknown", "u")]),
+    FieldSet([make_path("metadata", "finalizers", value("a/b")), make_path("spec", "nodeSelector")]),
+]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_walk_that_skips_reset_fields_matches_a_full_walk_then_excluding(seed: int) -> None:
+    """The skip trie (fields keyed by name, list items by element) leaves out exactly what
+    excluding the reset fields from a full comparison does, at any depth."""
+    rnd = random.Random(seed)
+    for _ in range(120):
+        a = _random_pod(rnd)
+        b = _mutate(rnd, a) if rnd.random() < 0.8 else json.loads(json.dumps(a))
+        for ignored in _RESETS:
+            got = _compare_excluding(a, b, POD, ignored)
+            want = reference(a, b, POD, ignored)
+            assert (got.added, got.modified, got.removed) == (
+                want["added"],
+                want["modified"],
+                want["removed"],
+            )
+
+
+def test_entries_are_ordered_apply_first_then_by_time_manager_version_subresource() -> None:
+    fs = FieldSet([make_path("metadata", "labels", "app")])
+    managers = {
+        ManagerId("z", UPDATE, "v1"): VersionedSet(fs, "v1", False, T1),
+        ManagerId("b", UPDATE, "v1", "status"): VersionedSet(fs, "v1", False, T0),
+        ManagerId("b", UPDATE, "v1"): VersionedSet(fs, "v1", False, T0),
+        ManagerId("a", UPDATE, "v2"): VersionedSet(fs, "v2", False, T0),
+        ManagerId("a", UPDATE, "v1"): VersionedSet(fs, "v1", False, T0),
+        ManagerId("y", APPLY, ""): VersionedSet(fs, "v1", True, T2),
+        ManagerId("n", UPDATE, "v1"): VersionedSet(fs, "v1", False, None),
+    }
+    got = [
+        (e["operation"], e["manager"], e["apiVersion"], e.get("subresource"))
+        for e in encode_managed_fields(managers)
+    ]
+    assert got == [
+        ("Apply", "y", "v1", None),
+        ("Update", "n", "v1", None),  # no time sorts as the earliest
+        ("Update", "a", "v1", None),
+        ("Update", "a", "v2", None),
+        ("Update", "b", "v1", None),
+        ("Update", "b", "v1", "status"),
+        ("Update", "z", "v1", None),
+    ]
+    assert decode_managed_fields(encode_managed_fields(managers)) == managers
 
 
 @pytest.mark.parametrize(
