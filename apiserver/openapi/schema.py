@@ -77,7 +77,10 @@ def definition_name_for(group: str, version: str, kind: str) -> str | None:
     return _gvk_index().get((group, version, kind))
 
 
+@functools.lru_cache(maxsize=1024)
 def for_gvk(group: str, version: str, kind: str) -> Node | None:
+    """The kind's definition. Memoized (both tables it reads are built once): every write
+    asks for its kind's schema, some twice (the strategic merge and the field tracker)."""
     name = definition_name_for(group, version, kind)
     return definitions().get(name) if name else None
 

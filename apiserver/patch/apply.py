@@ -496,7 +496,8 @@ def compare_values(lhs: Any, rhs: Any, node: Node | None) -> Comparison:
     """``TypedValue.Compare``: every node only on one side is added/removed; differing leaves
     (scalars, atomic lists and maps, empty containers) are modified."""
     diff = _Diff()
-    _compare(lhs, rhs, node, (), diff, None)
+    if not _same_json(lhs, rhs):
+        _compare(lhs, rhs, node, (), diff, None)
     return diff.comparison()
 
 
@@ -508,7 +509,8 @@ def _compare_excluding(lhs: Any, rhs: Any, node: Node | None, ignored: FieldSet)
     ``spec``, a spec write never at ``status``).
     """
     diff = _Diff()
-    _compare(lhs, rhs, node, (), diff, _skip_tree(ignored))
+    if not _same_json(lhs, rhs):
+        _compare(lhs, rhs, node, (), diff, _skip_tree(ignored))
     return diff.comparison()
 
 
@@ -621,7 +623,8 @@ def _compare(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, ski
 
     Subtrees equal on both sides are recognised with :func:`_same_json` and not walked: an
     update usually changes a few fields of a large object, and only the differing spine needs
-    the per-field schema lookups.
+    the per-field schema lookups. The test is the caller's (the entry loops below, and the
+    entry points for the root), made before the call and the schema lookups it would cost.
     """
     if lhs is _MISSING:
         _compare_one_side(rhs, node, path, diff.added, skip)
@@ -635,13 +638,6 @@ def _compare(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, ski
         lm: dict[str, Any] = lhs if l_dict else {}
         rm: dict[str, Any] = rhs if r_dict else {}
         if not map_is_atomic(node) and (lm or rm):
-            if l_dict and r_dict:
-                try:
-                    equal = lm is rm or lm == rm
-                except Exception:  # as in _same_json: let the walk decide
-                    equal = False
-                if equal and _same_equal_json(lm, rm):
-                    return
             for k, lv in lm.items():
                 rv = rm.get(k, _MISSING)
                 t = type(lv)
@@ -650,6 +646,15 @@ def _compare(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, ski
                     # the same plain scalar type is ==, and a skipped scalar yields nothing
                     if lv != rv and (skip is None or skip.get(k) is not _SKIP_ALL):
                         diff.modified.add(path + (field(k),))
+                    continue
+                # An exactly equal pair (a metadata, a spec...) yields nothing and raises
+                # nothing, walked or skipped: telling it here spares the call and the schema
+                # lookups, and ``==`` (in C) first spares an unequal pair the serialization.
+                try:
+                    equal = lv == rv
+                except Exception:  # as in _same_json: let the walk decide
+                    equal = False
+                if equal and _same_equal_json(lv, rv):
                     continue
                 pe = field(k)
                 sub = None
@@ -684,8 +689,6 @@ def _compare(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, ski
             rl: list[Any] = rhs if r_list else []
             semantics = list_semantics(node)
             if semantics[0] != "atomic" and (ll or rl):
-                if l_list and r_list and _same_json(ll, rl):
-                    return
                 items = item_schema(node)
                 l_map: dict[PathElement, Any] = {}
                 for it in ll:
@@ -699,6 +702,12 @@ def _compare(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, ski
                         continue
                     seen.add(pe)
                     lv = l_map.get(pe, _MISSING)
+                    try:
+                        equal = lv == it
+                    except Exception:  # as for map entries above
+                        equal = False
+                    if equal and _same_equal_json(lv, it):
+                        continue
                     sub = None
                     if skip is not None:
                         sub = skip.get(pe)

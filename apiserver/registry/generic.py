@@ -1082,23 +1082,25 @@ class API:
 
 
 def _same_ignoring_rv(a: Obj, b: Obj) -> bool:
-    """No-op update detection (kube skips the write and keeps the resourceVersion)."""
+    """No-op update detection (kube skips the write and keeps the resourceVersion).
+
+    What lies outside ``metadata`` is compared first: nearly every write changes some of it
+    (a status, a spec), which ``==`` tells in C before any key set or time-less copy of the
+    managedFields is built for the metadata.
+    """
     if a.keys() != b.keys():
         return False
     for k in a:
-        if k == "metadata":
-            am, bm = a[k], b[k]
-            ak = {x for x in am if x != "resourceVersion"}
-            bk = {x for x in bm if x != "resourceVersion"}
-            if ak != bk or any(am[x] != bm[x] for x in ak if x != "managedFields"):
-                return False
-            if _managed_without_time(am.get("managedFields")) != _managed_without_time(
-                bm.get("managedFields")
-            ):
-                return False
-        elif a[k] != b[k]:
+        if k != "metadata" and a[k] != b[k]:
             return False
-    return True
+    if "metadata" not in a:
+        return True
+    am, bm = a["metadata"], b["metadata"]
+    ak = {x for x in am if x != "resourceVersion"}
+    bk = {x for x in bm if x != "resourceVersion"}
+    if ak != bk or any(am[x] != bm[x] for x in ak if x != "managedFields"):
+        return False
+    return _managed_without_time(am.get("managedFields")) == _managed_without_time(bm.get("managedFields"))
 
 
 def _drop_empty_meta(md: Obj) -> None:
