@@ -9,6 +9,7 @@ Object metadata is validated by the generic registry, not here.
 from __future__ import annotations
 
 import base64
+import binascii
 import copy
 import ipaddress
 import re
@@ -990,6 +991,19 @@ def decode_base64(s: str) -> tuple[bytes, int | None]:
     ``\\r`` and ``\\n`` are skipped, padding is mandatory.
     """
     data = s.encode("utf-8", "surrogatepass")
+    if len(data) % 4 == 0 and b"\n" not in data and b"\r" not in data:
+        # The common case in C (a helm release Secret is hundreds of KB): strict binascii accepts
+        # exactly what Go accepts for whole quanta without line breaks; whatever it refuses takes
+        # the walk below, which finds the offset Go reports.
+        try:
+            return binascii.a2b_base64(data, strict_mode=True), None
+        except binascii.Error:
+            pass
+    return decode_base64_walk(data)
+
+
+def decode_base64_walk(data: bytes) -> tuple[bytes, int | None]:
+    """:func:`decode_base64` one symbol at a time, as Go's decoder reads: exact, and slow."""
     out = bytearray()
     si, n = 0, len(data)
     while True:
