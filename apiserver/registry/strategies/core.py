@@ -966,12 +966,14 @@ def validate_config_map(obj: Obj) -> ErrorList:
     total = 0
     data, binary = as_dict(obj.get("data")), as_dict(obj.get("binaryData"))
     for key, value in data.items():
-        errs.extend(fmt_errors(key, Path("data").key(key), is_config_map_key))
+        if is_config_map_key(key):  # the path is built only for a bad key (100,000-key maps exist)
+            errs.extend(fmt_errors(key, Path("data").key(key), is_config_map_key))
         if key in binary:
             errs.append(field.invalid(Path("data").key(key), key, "duplicate of key present in binaryData"))
         total += names.byte_len(_str(value))
     for key, value in binary.items():
-        errs.extend(fmt_errors(key, Path("binaryData").key(key), is_config_map_key))
+        if is_config_map_key(key):
+            errs.extend(fmt_errors(key, Path("binaryData").key(key), is_config_map_key))
         decoded, _ = decode_base64(_str(value))
         total += len(decoded)
     if total > MAX_SECRET_SIZE:
@@ -1088,7 +1090,8 @@ def validate_secret(obj: Obj) -> ErrorList:
     total = 0
     data = as_dict(obj.get("data"))
     for key, value in data.items():
-        errs.extend(fmt_errors(key, dp.key(key), is_config_map_key))
+        if is_config_map_key(key):  # the path is built only for a bad key
+            errs.extend(fmt_errors(key, dp.key(key), is_config_map_key))
         decoded, bad = decode_base64(_str(value))
         if bad is not None:
             errs.append(
