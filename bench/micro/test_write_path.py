@@ -5,7 +5,8 @@
 The end-to-end ones go through the in-process client (as the controllers do); the others time
 one step of the registry's write on a stored-looking object: ObjectMeta validation on create
 and update, the typed decoding check, the nesting limit of a patch result, the strategic merge
-of a pod status patch, and ``metadata.managedFields`` on a create.
+of a pod status patch, and ``metadata.managedFields`` on a create, on the scenario's label
+patch of a ConfigMap and on the node agent's status patch of a bound pod.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from apiserver.client.interface import CONFIGMAPS, NODES, PODS
 from apiserver.openapi import schema
 from apiserver.patch.apply import updated_managed_fields
+from apiserver.patch.jsonpatch_merge import merge_patch
 from apiserver.patch.limits import depth_exceeds
 from apiserver.patch.strategic import strategic_merge
 from apiserver.patch.typecheck import check_kind_types
@@ -119,3 +121,37 @@ def test_managed_fields_of_a_pod_create(benchmark: Any, loop: asyncio.AbstractEv
     obj["metadata"] = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
     node_ = schema.for_gvk("", "v1", "Pod")
     benchmark(lambda: updated_managed_fields(None, obj, "bench", node_, "2026-01-01T00:00:00Z", "v1"))
+
+
+def test_managed_fields_of_a_configmap_label_patch(
+    benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any
+) -> None:
+    """The registry's managedFields step of the api-in-process scenario's patch phase."""
+    c = plane.client("bench")
+    old = dict(loop.run_until_complete(c.create(CONFIGMAPS, configmap(0, "default"))))
+    new = merge_patch(orjson.loads(orjson.dumps(old)), {"metadata": {"labels": {"touched": "y"}}})
+    node_ = schema.for_gvk("", "v1", "ConfigMap")
+    benchmark(lambda: updated_managed_fields(old, new, "bench", node_, "2026-01-01T00:00:01Z", "v1"))
+
+
+def test_managed_fields_of_a_pod_status_patch(
+    benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any
+) -> None:
+    """The node agent's status patch (Running + Ready) of a bound pod, as the registry tracks it."""
+    c = plane.client("bench")
+    old = _stored_pod(loop, plane)
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p"},
+        "target": {"kind": "Node", "name": "node-00000"},
+    }
+    loop.run_until_complete(c.create_subresource(PODS, "p", "binding", binding, "default"))
+    old = dict(loop.run_until_complete(c.get(PODS, "p", "default")))
+    node_ = schema.for_gvk("", "v1", "Pod")
+    new = strategic_merge(orjson.loads(orjson.dumps(old)), STATUS_PATCH, node_, copy_original=False)
+    benchmark(
+        lambda: updated_managed_fields(
+            old, new, "kubelet", node_, "2026-01-01T00:00:01Z", "v1", subresource="status"
+        )
+    )
