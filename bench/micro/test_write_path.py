@@ -34,6 +34,16 @@ STATUS_PATCH = {"status": {"phase": "Running", "conditions": [{"type": "Ready", 
 SMP = "application/strategic-merge-patch+json"
 
 
+def _binding(name: str) -> dict[str, Any]:
+    """What the scheduler posts to bind pod ``name`` to the bench's one node."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": name},
+        "target": {"kind": "Node", "name": "node-00000"},
+    }
+
+
 def _stored_pod(loop: asyncio.AbstractEventLoop, plane: Any) -> dict[str, Any]:
     c = plane.client("bench")
     loop.run_until_complete(c.create(NODES, node(0)))
@@ -71,13 +81,7 @@ def test_pod_create_binding_status_mix(benchmark: Any, loop: asyncio.AbstractEve
     async def one() -> None:
         name = f"p-{next(n)}"
         await c.create(PODS, pod(name), "default")
-        binding = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": name},
-            "target": {"kind": "Node", "name": "node-00000"},
-        }
-        await c.create_subresource(PODS, name, "binding", binding, "default")
+        await c.create_subresource(PODS, name, "binding", _binding(name), "default")
         await c.patch(PODS, name, STATUS_PATCH, "default", subresource="status", patch_type=SMP)
 
     benchmark(lambda: loop.run_until_complete(one()))
@@ -139,14 +143,8 @@ def test_managed_fields_of_a_pod_status_patch(
 ) -> None:
     """The node agent's status patch (Running + Ready) of a bound pod, as the registry tracks it."""
     c = plane.client("bench")
-    old = _stored_pod(loop, plane)
-    binding = {
-        "apiVersion": "v1",
-        "kind": "Binding",
-        "metadata": {"name": "p"},
-        "target": {"kind": "Node", "name": "node-00000"},
-    }
-    loop.run_until_complete(c.create_subresource(PODS, "p", "binding", binding, "default"))
+    _stored_pod(loop, plane)
+    loop.run_until_complete(c.create_subresource(PODS, "p", "binding", _binding("p"), "default"))
     old = dict(loop.run_until_complete(c.get(PODS, "p", "default")))
     node_ = schema.for_gvk("", "v1", "Pod")
     new = strategic_merge(orjson.loads(orjson.dumps(old)), STATUS_PATCH, node_, copy_original=False)
