@@ -43,6 +43,7 @@ from apiserver.registry.strategies.podspec import (
     convert_selector,
     validate_pod_template_spec,
 )
+from apiserver.registry.strategies.scheduling import drop_disabled_embedded_scheduling
 from apiserver.registry.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import validate_immutable, validate_label_selector
@@ -50,8 +51,6 @@ from apiserver.workloadbuilder import ValidationInput, new_builder
 from apiserver.workloadbuilder import job as job_sched
 from apiserver.workloadbuilder import validation as dv
 from featuregates import (
-    DRA_WORKLOAD_RESOURCE_CLAIMS,
-    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
     WORKLOAD_WITH_JOB,
 )
 
@@ -876,7 +875,7 @@ def validate_job_template_spec(jt: Any, path: Path) -> ErrorList:
         errs.append(field.not_supported(sp.child("manualSelector"), True, ["nil", "false"]))
     sched = spec.get("scheduling")
     if sched is not None:
-        errs.extend(_structural(sched, None, sp.child("scheduling")))
+        errs.extend(dv.validate_embedded_scheduling(sched, sp.child("scheduling")))
         errs.extend(validate_gang_min_count(spec, sp))
     return errs
 
@@ -990,49 +989,13 @@ SCHEDULING_GROUP_CONFLICT = (
 def _drop_scheduling(ctx: StrategyContext, spec: Obj, old_spec: Obj | None) -> None:
     """Gate off: drop ``spec.scheduling`` unless stored; likewise its gated sub-fields."""
     old_sched = as_dict(old_spec).get("scheduling") if old_spec is not None else None
-    old_sched = old_sched if isinstance(old_sched, dict) else None
-    if not ctx.gates.enabled(WORKLOAD_WITH_JOB) and old_sched is None:
-        spec.pop("scheduling", None)
-        return
-    sched = spec.get("scheduling")
-    if not isinstance(sched, dict):
-        return
-    if not ctx.gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and not (old_sched or {}).get("resourceClaims"):
-        sched.pop("resourceClaims", None)
-    if (
-        not ctx.gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
-        and (old_sched or {}).get("schedulingConstraints") is None
-    ):
-        sched.pop("schedulingConstraints", None)
+    drop_disabled_embedded_scheduling(ctx.gates, WORKLOAD_WITH_JOB, spec, old_sched)
 
 
 def drop_disabled_scheduling_fields(ctx: StrategyContext, new: Obj, old: Obj | None) -> None:
     spec = new.get("spec")
     if isinstance(spec, dict):
         _drop_scheduling(ctx, spec, as_dict(old.get("spec")) if old is not None else None)
-
-
-def _structural(sched: Any, old_sched: Any, path: Path) -> ErrorList:
-    """The v1alpha3 building blocks' declarative rules, ratcheted on unchanged blocks."""
-    if not isinstance(sched, dict):
-        return [field.type_invalid(path, sched, "expected an object")]
-    old = old_sched if isinstance(old_sched, dict) else {}
-    return [
-        *dv.validate_scheduling_policy(
-            sched.get("schedulingPolicy"), path.child("schedulingPolicy"), old.get("schedulingPolicy")
-        ),
-        *dv.validate_scheduling_constraints(
-            sched.get("schedulingConstraints"),
-            path.child("schedulingConstraints"),
-            old.get("schedulingConstraints"),
-        ),
-        *dv.validate_disruption_mode(
-            sched.get("disruptionMode"), path.child("disruptionMode"), old.get("disruptionMode")
-        ),
-        *dv.validate_resource_claims(
-            sched.get("resourceClaims"), path.child("resourceClaims"), old.get("resourceClaims")
-        ),
-    ]
 
 
 def validate_gang_min_count(spec: Obj, sp: Path) -> ErrorList:
@@ -1095,7 +1058,7 @@ def validate_job_scheduling(ctx: StrategyContext, job: Obj, old: Obj | None) -> 
     if sched is None:
         return errs
     if sched != old_sched:
-        errs.extend(_structural(sched, old_sched, SCHEDULING_PATH))
+        errs.extend(dv.validate_embedded_scheduling(sched, SCHEDULING_PATH, old_sched))
     if not isinstance(sched, dict):
         return errs
     sg = as_dict(as_dict(spec.get("template")).get("spec")).get("schedulingGroup")
