@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, Client
+from apiserver.testing.waiters import collection_until
 
 
 async def wait_for_object(
@@ -50,33 +51,15 @@ async def wait_for_list(
     timeout: float = 10.0,
     label_selector: str = "",
 ) -> list[Obj]:
-    """Re-evaluate ``cond`` over the list after every watch event until it holds."""
+    """Re-evaluate ``cond`` over the list after every watch event until it holds (TimeoutError if not).
 
-    async def run() -> list[Obj]:
-        while True:
-            lst = await client.list(gvr, namespace, label_selector=label_selector)
-            items = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in lst["items"]}
-            if cond(list(items.values())):
-                return list(items.values())
-            async for ev in client.watch(
-                gvr,
-                namespace,
-                label_selector=label_selector,
-                resource_version=lst["metadata"]["resourceVersion"],
-            ):
-                if ev.type == "ERROR":
-                    break
-                if ev.type == "BOOKMARK":
-                    continue
-                k = (ev.object["metadata"].get("namespace", ""), ev.object["metadata"]["name"])
-                if ev.type == "DELETED":
-                    items.pop(k, None)
-                else:
-                    items[k] = ev.object
-                if cond(list(items.values())):
-                    return list(items.values())
+    Follows the collection with :func:`apiserver.testing.waiters.collection_until`, as
+    ``wait_list`` does; unlike it, a timeout here is a bare ``TimeoutError``.
+    """
 
-    return await asyncio.wait_for(run(), timeout)
+    return await asyncio.wait_for(
+        collection_until(client, gvr, cond, namespace, label_selector=label_selector), timeout
+    )
 
 
 def cm(

@@ -192,6 +192,53 @@ def _running_and_ready(pod: Obj) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
 
 
+async def collection_until(
+    client: Client,
+    gvr: GVR,
+    condition: Callable[[list[Obj]], bool],
+    namespace: str = "",
+    *,
+    label_selector: str = "",
+    seen: Callable[[list[Obj]], None] | None = None,
+) -> list[Obj]:
+    """Follow a (selected) collection until ``condition(items)`` holds; returns the items.
+
+    One LIST gives the items and the revision to watch from; each watch event updates them by
+    namespace/name (DELETED removes) and the condition is asked again; a watch that ends or
+    reports ERROR is replaced by a fresh LIST. ``seen`` is given every state. No timeout of its
+    own: :func:`wait_list` here and the test suite's ``wait_for_list`` both follow a collection
+    this way and differ only in what they report when their timeout cuts it short.
+    """
+    while True:
+        lst = await client.list(gvr, namespace, label_selector=label_selector)
+        items = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in lst["items"]}
+        state = list(items.values())
+        if seen is not None:
+            seen(state)
+        if condition(state):
+            return state
+        async for ev in client.watch(
+            gvr,
+            namespace,
+            label_selector=label_selector,
+            resource_version=lst["metadata"]["resourceVersion"],
+        ):
+            if ev.type == "ERROR":
+                break
+            if ev.type == "BOOKMARK":
+                continue
+            key = (ev.object["metadata"].get("namespace", ""), ev.object["metadata"]["name"])
+            if ev.type == "DELETED":
+                items.pop(key, None)
+            else:
+                items[key] = ev.object
+            state = list(items.values())
+            if seen is not None:
+                seen(state)
+            if condition(state):
+                return state
+
+
 async def wait_list(
     client: Client,
     gvr: GVR,
@@ -205,34 +252,12 @@ async def wait_list(
     """Watch a (selected) collection until ``condition(items)`` holds; returns the items."""
     last: list[list[Obj]] = [[]]
 
-    async def run() -> list[Obj]:
-        while True:
-            lst = await client.list(gvr, namespace, label_selector=label_selector)
-            items = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in lst["items"]}
-            last[0] = list(items.values())
-            if condition(last[0]):
-                return last[0]
-            async for ev in client.watch(
-                gvr,
-                namespace,
-                label_selector=label_selector,
-                resource_version=lst["metadata"]["resourceVersion"],
-            ):
-                if ev.type == "ERROR":
-                    break
-                if ev.type == "BOOKMARK":
-                    continue
-                key = (ev.object["metadata"].get("namespace", ""), ev.object["metadata"]["name"])
-                if ev.type == "DELETED":
-                    items.pop(key, None)
-                else:
-                    items[key] = ev.object
-                last[0] = list(items.values())
-                if condition(last[0]):
-                    return last[0]
+    def remember(items: list[Obj]) -> None:
+        last[0] = items
 
+    run = collection_until(client, gvr, condition, namespace, label_selector=label_selector, seen=remember)
     try:
-        return await asyncio.wait_for(run(), timeout)
+        return await asyncio.wait_for(run, timeout)
     except TimeoutError:
         shown = (
             "\n".join(_summary(o) for o in sorted(last[0], key=lambda o: o["metadata"]["name"])) or "  <none>"
