@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from typing import Any
 
-from apiserver.client.events import EventRecorder
-from apiserver.client.informer import InformerFactory
-from apiserver.client.interface import Client
-from apiserver.meta import Clock
 from controllers.base import Controller
-from controllers.metrics import ControllerMetrics
 from controllers.nodeagent.timers import TimerHeap
 
 
@@ -31,21 +27,13 @@ class TimedController(Controller):
     A failure of the heap's task is raised by ``stop``.
     """
 
-    def __init__(
-        self,
-        client: Client,
-        *,
-        informers: InformerFactory | None = None,
-        clock: Clock | None = None,
-        metrics: ControllerMetrics | None = None,
-        recorder: EventRecorder | None = None,
-        workers: int | None = None,
-    ) -> None:
-        super().__init__(
-            client, informers=informers, clock=clock, metrics=metrics, recorder=recorder, workers=workers
-        )
-        self.timers: TimerHeap[Any] = TimerHeap(self.clock, self.enqueue)
-        self._timer_task: asyncio.Task[None] | None = None
+    #: the task running :attr:`timers` between ``start`` and ``stop``
+    _timer_task: asyncio.Task[None] | None = None
+
+    @functools.cached_property
+    def timers(self) -> TimerHeap[Any]:
+        """The controller's deadlines (made on first use, from the injected clock), firing ``enqueue``."""
+        return TimerHeap(self.clock, self.enqueue)
 
     async def start(self) -> None:
         await super().start()
