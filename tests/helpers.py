@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, Client
-from apiserver.testing.waiters import collection_until
+from apiserver.client.until import collection_until, object_until
 
 
 async def wait_for_object(
@@ -19,28 +19,7 @@ async def wait_for_object(
     timeout: float = 10.0,
 ) -> Obj | None:
     """Watch ``name`` until ``cond(obj)`` holds (``obj`` is None once deleted); raise on timeout."""
-
-    async def run() -> Obj | None:
-        while True:
-            # One LIST gives the object and the revision to watch from atomically: nothing can
-            # slip in between reading the state and starting the watch.
-            lst = await client.list(gvr, namespace, field_selector=f"metadata.name={name}")
-            cur: Obj | None = lst["items"][0] if lst["items"] else None
-            if cond(cur):
-                return cur
-            rv = lst["metadata"]["resourceVersion"]
-            async for ev in client.watch(
-                gvr, namespace, field_selector=f"metadata.name={name}", resource_version=rv
-            ):
-                if ev.type == "ERROR":
-                    break
-                if ev.type == "BOOKMARK":
-                    continue
-                obj = None if ev.type == "DELETED" else ev.object
-                if cond(obj):
-                    return obj
-
-    return await asyncio.wait_for(run(), timeout)
+    return await asyncio.wait_for(object_until(client, gvr, name, cond, namespace), timeout)
 
 
 async def wait_for_list(
@@ -53,10 +32,9 @@ async def wait_for_list(
 ) -> list[Obj]:
     """Re-evaluate ``cond`` over the list after every watch event until it holds (TimeoutError if not).
 
-    Follows the collection with :func:`apiserver.testing.waiters.collection_until`, as
+    Follows the collection with :func:`apiserver.client.until.collection_until`, as
     ``wait_list`` does; unlike it, a timeout here is a bare ``TimeoutError``.
     """
-
     return await asyncio.wait_for(
         collection_until(client, gvr, cond, namespace, label_selector=label_selector), timeout
     )

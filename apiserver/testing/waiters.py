@@ -16,6 +16,7 @@ import yaml
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, GVR, PODS, Client
+from apiserver.client.until import collection_until, object_until
 from apiserver.errors import StatusError
 
 Condition = Callable[[Obj | None], bool] | str
@@ -143,30 +144,14 @@ async def wait_for(
     if gvr is None or not name:
         raise ValueError("wait_for needs an object or gvr= and name=")
     cond = condition_of(condition)
-    selector = f"metadata.name={name}"
     last: list[Obj | None] = [None]
 
-    async def run() -> Obj | None:
-        while True:
-            lst = await client.list(gvr, namespace, field_selector=selector)
-            cur: Obj | None = lst["items"][0] if lst["items"] else None
-            last[0] = cur
-            if cond(cur):
-                return cur
-            async for ev in client.watch(
-                gvr, namespace, field_selector=selector, resource_version=lst["metadata"]["resourceVersion"]
-            ):
-                if ev.type == "ERROR":
-                    break
-                if ev.type == "BOOKMARK":
-                    continue
-                cur = None if ev.type == "DELETED" else ev.object
-                last[0] = cur
-                if cond(cur):
-                    return cur
+    def remember(cur: Obj | None) -> None:
+        last[0] = cur
 
+    run = object_until(client, gvr, name, cond, namespace, seen=remember)
     try:
-        return await asyncio.wait_for(run(), timeout)
+        return await asyncio.wait_for(run, timeout)
     except TimeoutError:
         what = f"{gvr.resource} {namespace + '/' if namespace else ''}{name} to satisfy the condition"
         raise await _timeout_error(client, what, timeout, last[0], namespace, name) from None
@@ -190,53 +175,6 @@ def _running_and_ready(pod: Obj) -> bool:
     if status.get("phase") != "Running" or (pod.get("metadata") or {}).get("deletionTimestamp"):
         return False
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-
-
-async def collection_until(
-    client: Client,
-    gvr: GVR,
-    condition: Callable[[list[Obj]], bool],
-    namespace: str = "",
-    *,
-    label_selector: str = "",
-    seen: Callable[[list[Obj]], None] | None = None,
-) -> list[Obj]:
-    """Follow a (selected) collection until ``condition(items)`` holds; returns the items.
-
-    One LIST gives the items and the revision to watch from; each watch event updates them by
-    namespace/name (DELETED removes) and the condition is asked again; a watch that ends or
-    reports ERROR is replaced by a fresh LIST. ``seen`` is given every state. No timeout of its
-    own: :func:`wait_list` here and the test suite's ``wait_for_list`` both follow a collection
-    this way and differ only in what they report when their timeout cuts it short.
-    """
-    while True:
-        lst = await client.list(gvr, namespace, label_selector=label_selector)
-        items = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in lst["items"]}
-        state = list(items.values())
-        if seen is not None:
-            seen(state)
-        if condition(state):
-            return state
-        async for ev in client.watch(
-            gvr,
-            namespace,
-            label_selector=label_selector,
-            resource_version=lst["metadata"]["resourceVersion"],
-        ):
-            if ev.type == "ERROR":
-                break
-            if ev.type == "BOOKMARK":
-                continue
-            key = (ev.object["metadata"].get("namespace", ""), ev.object["metadata"]["name"])
-            if ev.type == "DELETED":
-                items.pop(key, None)
-            else:
-                items[key] = ev.object
-            state = list(items.values())
-            if seen is not None:
-                seen(state)
-            if condition(state):
-                return state
 
 
 async def wait_list(
