@@ -21,6 +21,7 @@ PostBind). The PodGroup cycle (``schedule_one_podgroup``, KEP-4671 / KEP-5732 / 
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
@@ -522,6 +523,18 @@ class Handle:
     #: the :class:`~scheduler.framework.Framework` this handle belongs to (set by it; typed loosely
     #: so the interfaces never import the runtime)
     framework: Any = None
+
+    async def event(
+        self, regarding: Obj, etype: str, reason: str, action: str, note: str, related: Any = None
+    ) -> None:
+        """Record an event through :attr:`record_event`, awaiting it when the recorder is async;
+        nothing without one. The preemption plugins (DefaultPreemption, WorkloadPreemption) both
+        report their victims' ``Preempted`` events this way."""
+        if self.record_event is None:
+            return
+        r = self.record_event(regarding, etype, reason, action, note, related)
+        if inspect.isawaitable(r):
+            await r
 
 
 PluginFactory = Callable[[dict[str, Any], Handle], Any]
