@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver.api.types import Obj
+from apiserver.api.types import as_int as _int
 from apiserver.field import Path
 from apiserver.meta import new_controller_ref
 from apiserver.workloadbuilder.integration import leaf_workload_item, owned_build_options
@@ -42,10 +43,6 @@ SCHEDULING_PATH = Path("spec").child("scheduling")
 def _spec(job: Obj | None) -> Obj:
     spec = (job or {}).get("spec")
     return spec if isinstance(spec, dict) else {}
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def scheduling_of(job: Obj | None) -> Any:

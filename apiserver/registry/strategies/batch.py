@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from apiserver import field
+from apiserver.api.types import as_int as _int
 from apiserver.batch import cron
 from apiserver.batch.labels import (
     CONTROLLER_UID_LABEL,
@@ -46,7 +47,7 @@ from apiserver.registry.strategies.podspec import (
 from apiserver.registry.strategies.scheduling import drop_disabled_embedded_scheduling
 from apiserver.registry.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
-from apiserver.validation.meta import validate_immutable, validate_label_selector
+from apiserver.validation.meta import validate_immutable, validate_label_selector, validate_nonnegative_field
 from apiserver.workloadbuilder import ValidationInput, new_builder
 from apiserver.workloadbuilder import job as job_sched
 from apiserver.workloadbuilder import validation as dv
@@ -86,17 +87,6 @@ HIGH_COMPLETIONS_WARNING = (
     "In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, "
     "Kubernetes might not be able to track completedIndexes when a big number of indexes fail"
 )
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _nonneg(value: Any, path: Path) -> ErrorList:
-    v = _int(value)
-    if v is not None and v < 0:
-        return [field.invalid(path, v, "must be greater than or equal to 0")]
-    return []
 
 
 def _invalid_omit(path: Path, detail: str) -> FieldError:
@@ -406,7 +396,7 @@ def _validate_success_policy(spec: Obj, path: Path) -> ErrorList:
                 errs.append(field.invalid(ip, indexes, f"error parsing succeededIndexes: {e}"))
         if _int(count) is not None:
             cp = p.child("succeededCount")
-            errs.extend(_nonneg(count, cp))
+            errs.extend(validate_nonnegative_field(count, cp))
             if count > completions:
                 errs.append(
                     field.invalid(
@@ -515,9 +505,9 @@ def validate_job_spec_fields(spec: Obj, sp: Path) -> ErrorList:
         "ttlSecondsAfterFinished",
         "backoffLimitPerIndex",
     ):
-        errs.extend(_nonneg(spec.get(key), sp.child(key)))
+        errs.extend(validate_nonnegative_field(spec.get(key), sp.child(key)))
     if spec.get("maxFailedIndexes") is not None:
-        errs.extend(_nonneg(spec.get("maxFailedIndexes"), sp.child("maxFailedIndexes")))
+        errs.extend(validate_nonnegative_field(spec.get("maxFailedIndexes"), sp.child("maxFailedIndexes")))
         if spec.get("backoffLimitPerIndex") is None:
             errs.append(
                 field.required(sp.child("backoffLimitPerIndex"), "when maxFailedIndexes is specified")
@@ -691,7 +681,7 @@ def validate_job_status(new: Obj, old: Obj) -> ErrorList:
     p = Path("status")
     errs: ErrorList = []
     for key in ("active", "succeeded", "failed", "ready", "terminating"):
-        errs.extend(_nonneg(status.get(key), p.child(key)))
+        errs.extend(validate_nonnegative_field(status.get(key), p.child(key)))
     utp = as_dict(status.get("uncountedTerminatedPods"))
     seen: set[str] = set()
     for key in ("succeeded", "failed"):
@@ -890,7 +880,9 @@ def validate_cronjob_spec(spec: Obj, old_spec: Obj | None) -> ErrorList:
     elif isinstance(schedule, str):
         allow_tz = old_spec is not None and "TZ" in str(old_spec.get("schedule") or "")
         errs.extend(validate_schedule(schedule, allow_tz, spec.get("timeZone"), sp.child("schedule")))
-    errs.extend(_nonneg(spec.get("startingDeadlineSeconds"), sp.child("startingDeadlineSeconds")))
+    errs.extend(
+        validate_nonnegative_field(spec.get("startingDeadlineSeconds"), sp.child("startingDeadlineSeconds"))
+    )
     if old_spec is None or old_spec.get("timeZone") != spec.get("timeZone"):
         errs.extend(validate_time_zone(spec.get("timeZone"), sp.child("timeZone")))
     policy = spec.get("concurrencyPolicy") or ""
@@ -900,7 +892,7 @@ def validate_cronjob_spec(spec: Obj, old_spec: Obj | None) -> ErrorList:
         errs.append(field.not_supported(sp.child("concurrencyPolicy"), policy, CONCURRENCY_POLICIES))
     errs.extend(validate_job_template_spec(spec.get("jobTemplate"), sp.child("jobTemplate")))
     for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        errs.extend(_nonneg(spec.get(key), sp.child(key)))
+        errs.extend(validate_nonnegative_field(spec.get(key), sp.child(key)))
     return errs
 
 

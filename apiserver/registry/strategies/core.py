@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from apiserver import field
+from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies import podspec
 from apiserver.registry.strategies.podspec import (
@@ -36,6 +37,7 @@ from apiserver.validation.meta import (
     validate_immutable,
     validate_label_selector,
     validate_labels,
+    validate_nonnegative_field,
 )
 
 MAX_SECRET_SIZE = 1024 * 1024
@@ -100,17 +102,6 @@ def _spec(obj: Obj) -> Obj:
 
 def _str(v: Any) -> str:
     return v if isinstance(v, str) else ""
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _nonneg(value: Any, path: Path) -> ErrorList:
-    v = _int(value)
-    if v is not None and v < 0:
-        return [field.invalid(path, v, "must be greater than or equal to 0")]
-    return []
 
 
 def is_config_map_key(value: str) -> list[str]:
@@ -398,7 +389,7 @@ def validate_pod_status_update(new: Obj, old: Obj) -> ErrorList:
     )
     for i, ip in enumerate(as_list(status.get("podIPs"))):
         errs.extend(fmt_errors(_str(as_dict(ip).get("ip")), sp.child("podIPs").index(i), is_valid_ip))
-    errs.extend(_nonneg(status.get("observedGeneration"), sp.child("observedGeneration")))
+    errs.extend(validate_nonnegative_field(status.get("observedGeneration"), sp.child("observedGeneration")))
     return errs
 
 
