@@ -29,6 +29,20 @@ from apiserver.workloadbuilder.types import (
     input_from_scheduling,
 )
 
+#: where both kinds embed the scheduling intent
+SCHEDULING_PATH = Path("spec").child("scheduling")
+
+
+def spec_of(obj: Obj | None) -> Obj:
+    """``spec`` as stored, ``{}`` when absent or not an object."""
+    spec = (obj or {}).get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def scheduling_of(obj: Obj | None) -> Any:
+    """``spec.scheduling`` as stored: ``None`` when unset; ``{}`` is set (the minimal opt-in)."""
+    return spec_of(obj).get("scheduling")
+
 
 def leaf_workload_item(
     name: str,

@@ -18,13 +18,16 @@ the PodGroup's priority matches its pods (decisions.md).
 
 from __future__ import annotations
 
-from typing import Any
-
 from apiserver.api.types import Obj
 from apiserver.api.types import as_int as _int
-from apiserver.field import Path
 from apiserver.meta import new_controller_ref
-from apiserver.workloadbuilder.integration import leaf_workload_item, owned_build_options
+from apiserver.workloadbuilder.integration import (
+    SCHEDULING_PATH,
+    leaf_workload_item,
+    owned_build_options,
+    scheduling_of,
+)
+from apiserver.workloadbuilder.integration import spec_of as _spec
 from apiserver.workloadbuilder.types import (
     BuildOptions,
     DisruptionModeOption,
@@ -37,17 +40,6 @@ from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
 
 JOB_API_VERSION = "batch/v1"
 JOB_KIND = "Job"
-SCHEDULING_PATH = Path("spec").child("scheduling")
-
-
-def _spec(job: Obj | None) -> Obj:
-    spec = (job or {}).get("spec")
-    return spec if isinstance(spec, dict) else {}
-
-
-def scheduling_of(job: Obj | None) -> Any:
-    """``spec.scheduling`` as stored (``None`` when unset)."""
-    return _spec(job).get("scheduling")
 
 
 def parallelism_of(job: Obj) -> int:

@@ -8,12 +8,15 @@ registry and the components alike.
 
 from __future__ import annotations
 
-from typing import Any
-
 from apiserver.api.types import Obj
-from apiserver.field import Path
 from apiserver.meta import new_controller_ref
-from apiserver.workloadbuilder.integration import leaf_workload_item, owned_build_options
+from apiserver.workloadbuilder.integration import (
+    SCHEDULING_PATH,
+    leaf_workload_item,
+    owned_build_options,
+    scheduling_of,
+    spec_of,
+)
 from apiserver.workloadbuilder.types import (
     BuildOptions,
     DisruptionModeOption,
@@ -24,19 +27,8 @@ from apiserver.workloadbuilder.types import (
 )
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
 
-SCHEDULING_PATH = Path("spec").child("scheduling")
 STATEFULSET_API_VERSION = "apps/v1"
 STATEFULSET_KIND = "StatefulSet"
-
-
-def spec_of(sts: Obj | None) -> Obj:
-    spec = (sts or {}).get("spec")
-    return spec if isinstance(spec, dict) else {}
-
-
-def scheduling_of(sts: Obj | None) -> Any:
-    """``spec.scheduling`` as stored: ``None`` when unset; ``{}`` is set (the minimal opt-in)."""
-    return spec_of(sts).get("scheduling")
 
 
 def pod_spec_of(sts: Obj) -> Obj:
