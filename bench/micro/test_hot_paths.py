@@ -314,3 +314,33 @@ def test_group_placement_algorithm_gang_of_3_over_5000_nodes(benchmark: Any) -> 
         assert result.success
 
     benchmark.pedantic(place, rounds=50, warmup_rounds=2)
+
+
+def test_validate_helm_release_secret_750kb(benchmark: Any) -> None:
+    """A helm release Secret's validation: its base64 data is checked as Go decodes it."""
+    import base64
+    import os
+
+    from apiserver.registry.strategies.core import validate_secret
+
+    secret = {
+        "type": "helm.sh/release.v1",
+        "data": {"release": base64.b64encode(os.urandom(750_000)).decode()},
+    }
+    assert benchmark(validate_secret, secret) == []
+
+
+def test_create_configmap_with_10000_keys(
+    benchmark: Any, loop: asyncio.AbstractEventLoop, plane: Any
+) -> None:
+    """One large flat map: validation and the managedFields of 10,000 leaves."""
+    c = plane.client("bench")
+    n = _counter()
+    data = {f"key-{i}": "v" for i in range(10_000)}
+
+    def create() -> None:
+        loop.run_until_complete(
+            c.create(CONFIGMAPS, {"metadata": {"name": f"big-{next(n)}"}, "data": data}, "default")
+        )
+
+    benchmark.pedantic(create, rounds=5, iterations=1)

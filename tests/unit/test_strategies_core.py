@@ -1181,6 +1181,20 @@ def test_base64_fast_path_decides_as_the_go_walk_does(value: str) -> None:
     assert decode_base64(value) == decode_base64_walk(value.encode("utf-8", "surrogatepass"))
 
 
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet="ab.-_Z9", max_size=5),
+            st.sampled_from([".", "..", "..a", "a..", "a\nb", "é", "x" * 254, "x" * 253, "a b"]),
+        ),
+        max_size=6,
+    )
+)
+def test_bulk_config_map_key_check_agrees_with_the_per_key_check(keys: list[str]) -> None:
+    assert core.all_config_map_keys(keys) == all(not core.is_config_map_key(k) for k in keys)
+
+
 @pytest.mark.parametrize(
     ("secret", "expected"),
     [
