@@ -69,6 +69,9 @@ __all__ = [
 
 @dataclass
 class ControlPlaneOptions:
+    """How to build a :class:`ControlPlane`: gates, storage, auth, leader election and the other knobs
+    ``gangplane serve`` sets from flags."""
+
     gates: FeatureGate = field(default_factory=FeatureGate)
     #: per-component gate overrides (``{"scheduler": {"GenericWorkload": False}}``) for skew tests;
     #: a key may also name a component group (``kube-controller-manager``)
