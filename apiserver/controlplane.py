@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import uvicorn
 from prometheus_client import CollectorRegistry
 
+from apiserver.api.types import Obj
 from apiserver.auth.serviceaccount import SigningKey
 from apiserver.client.context import Component, ComponentContext, ComponentFactory
 from apiserver.client.discovery import APIResource, api_resources
@@ -142,6 +143,9 @@ class ControlPlane:
                 self.api.store, events, self.clock, self.options.event_ttl, notify=self.api._notify
             )
         self.url = ""
+        #: the CA of the HTTPS listener (:meth:`serve_http` with ``tls``), which controllers
+        #: publish as ``ca.crt``; empty while nothing is served over TLS
+        self.root_ca = b""
 
     # ------------------------------------------------------------------ clients & gates
     def client(self, user_agent: str = "gangplane") -> LocalClient:
@@ -327,6 +331,7 @@ class ControlPlane:
         tls_options: dict[str, Any] = {}
         if tls is not None:
             tls_options = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
+            self.root_ca = tls.ca_pem()
         from apiserver.server.transport import HTTPProtocol
 
         config = uvicorn.Config(
@@ -411,6 +416,12 @@ class _Context:
         if doc is None:
             return False
         return any(r.gvr == gvr for r in self._narrowed([doc], dedupe_storage=False))
+
+    def sign_service_account_token(self, claims: Obj) -> str:
+        return self._cp.api.service_account_tokens.sign(claims)
+
+    def root_ca(self) -> bytes:
+        return self._cp.root_ca
 
     def _discovered(self, *, dedupe_storage: bool) -> list[APIResource]:
         return self._narrowed(self.client().discovery_documents(), dedupe_storage=dedupe_storage)

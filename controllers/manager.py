@@ -45,6 +45,7 @@ from controllers.podgroupprotection import new_podgroup_protection_controller
 from controllers.replicaset import REPLICATIONCONTROLLERS, ReplicaSetController, ReplicationManager
 from controllers.resourceclaim import ResourceClaimController
 from controllers.serviceaccount import ServiceAccountsController
+from controllers.serviceaccount.tokens import TokensController
 from controllers.statefulset import StatefulSetController
 from controllers.statefulset.workload import new_scheduling_hook
 from controllers.ttlafterfinished import TTLAfterFinishedController
@@ -68,6 +69,7 @@ REPLICATIONCONTROLLER = "replicationcontroller-controller"
 DEPLOYMENT = "deployment-controller"
 DAEMONSET = "daemonset-controller"
 SERVICEACCOUNT = "serviceaccount-controller"
+SERVICEACCOUNT_TOKEN = "serviceaccount-token-controller"
 ENDPOINTSLICE = "endpointslice-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
@@ -177,6 +179,16 @@ def new_serviceaccount_controller(ctx: ComponentContext) -> Component:
     )
 
 
+def new_serviceaccount_token_controller(ctx: ComponentContext) -> Component:
+    return TokensController(
+        ctx.client(SERVICEACCOUNT_TOKEN),
+        sign=ctx.sign_service_account_token,
+        root_ca=ctx.root_ca,
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
+    )
+
+
 def new_endpointslice_controller(ctx: ComponentContext) -> Component:
     return EndpointSliceController(
         ctx.client(ENDPOINTSLICE), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
@@ -196,6 +208,7 @@ def _workload_controllers() -> list[ControllerSpec]:
         ),
         ControllerSpec(DAEMONSET, new_daemonset_controller, ("daemonset",)),
         ControllerSpec(SERVICEACCOUNT, new_serviceaccount_controller, ("serviceaccount",)),
+        ControllerSpec(SERVICEACCOUNT_TOKEN, new_serviceaccount_token_controller, ("serviceaccount-token",)),
         ControllerSpec(
             ENDPOINTSLICE, new_endpointslice_controller, ("endpointslice",), requires=ENDPOINTSLICES
         ),

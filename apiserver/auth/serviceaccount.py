@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,17 @@ from apiserver.api.users import UserInfo
 from apiserver.auth import rbac
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
+#: the issuer of the long-lived tokens the token controller writes into Secrets (kube's ``LegacyIssuer``)
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+#: the Secret type and the keys the token controller fills (kube's ``v1.ServiceAccountTokenKey`` …)
+SERVICE_ACCOUNT_TOKEN_TYPE = "kubernetes.io/service-account-token"
+SA_NAME_ANNOTATION = "kubernetes.io/service-account.name"
+SA_UID_ANNOTATION = "kubernetes.io/service-account.uid"
+TOKEN_KEY, CA_KEY, NAMESPACE_KEY = "token", "ca.crt", "namespace"
+#: labels of legacy token tracking and clean-up (kube's ``LastUsedLabelKey``, ``InvalidSinceLabelKey``)
+LAST_USED_LABEL = "kubernetes.io/legacy-token-last-used"
+INVALID_SINCE_LABEL = "kubernetes.io/legacy-token-invalid-since"
+_LEGACY = "kubernetes.io/serviceaccount/"
 #: the API server's own audiences (kube's ``--api-audiences`` defaults to the issuer)
 API_AUDIENCES = (ISSUER,)
 CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
@@ -43,6 +56,31 @@ if TYPE_CHECKING:
 
 #: ``lookup(group, plural, namespace, name) -> object | None``
 Lookup = Callable[[str, str, str, str], Obj | None]
+#: ``mark_used(namespace, secret name, uid, day)``: labels a legacy token's Secret with the day it was used
+MarkUsed = Callable[[str, str, str, str], None]
+
+
+def legacy_claims(namespace: str, account: str, account_uid: str, secret: str) -> Obj:
+    """The claims of a Secret-held token (kube's ``LegacyClaims``): no audience, no expiry."""
+    return {
+        "iss": LEGACY_ISSUER,
+        f"{_LEGACY}namespace": namespace,
+        f"{_LEGACY}secret.name": secret,
+        f"{_LEGACY}service-account.name": account,
+        f"{_LEGACY}service-account.uid": account_uid,
+        "sub": rbac.service_account_username(namespace, account),
+    }
+
+
+def secret_token(secret: Obj) -> str:
+    """The token a service-account-token Secret holds (its ``data.token``, decoded), or ""."""
+    raw = ((secret.get("data") or {}) if isinstance(secret.get("data"), dict) else {}).get(TOKEN_KEY)
+    if not isinstance(raw, str):
+        return ""
+    try:
+        return base64.b64decode(raw, validate=True).decode("utf-8", "replace")
+    except ValueError:
+        return ""
 
 
 class SigningKeyError(ValueError):
@@ -141,9 +179,12 @@ class ServiceAccountTokens:
         now: Callable[[], float],
         audiences: tuple[str, ...] = API_AUDIENCES,
         key: SigningKey | None = None,
+        mark_used: MarkUsed | None = None,
     ):
         self._lookup = lookup
         self._now = now
+        #: records a legacy token's use on its Secret (kube's legacy token tracking); None: not tracked
+        self._mark_used = mark_used
         self.audiences = audiences
         #: signs the tokens ``serviceaccounts/token`` issues and checks those presented
         self.key = key or SigningKey()
@@ -173,7 +214,7 @@ class ServiceAccountTokens:
             unverified = jwt.decode(token, options={"verify_signature": False})
         except jwt.PyJWTError:
             return None, []
-        if unverified.get("iss") != ISSUER:
+        if unverified.get("iss") not in (ISSUER, LEGACY_ISSUER):
             return None, []
         key, kid = self.key.key_and_kid()
         if header.get("kid") not in (None, kid):
@@ -187,6 +228,9 @@ class ServiceAccountTokens:
             )
         except jwt.PyJWTError as e:
             raise InvalidToken("square/go-jose: error in cryptographic primitive") from e
+        if claims.get("iss") == LEGACY_ISSUER:
+            # valid for the API server's own audiences, as kube's implicit audiences make it
+            return self._legacy_user(claims, token), list(audiences)
         now = self._now()
         if isinstance(claims.get("exp"), (int, float)) and now > claims["exp"]:
             raise InvalidToken("service account token has expired")
@@ -201,6 +245,57 @@ class ServiceAccountTokens:
                 f"{rbac._go_quote_list(list(audiences))}"
             )
         return self._user(claims), valid_for
+
+    def _legacy_user(self, claims: dict[str, Any], token: str) -> UserInfo:
+        """kube's legacy validator: the Secret must still hold this very token, and its account be live."""
+
+        def claim(name: str, what: str) -> str:
+            value = claims.get(f"{_LEGACY}{name}")
+            if not isinstance(value, str) or not value:
+                raise InvalidToken(f"{what} claim is missing")
+            return value
+
+        ns = claim("namespace", "namespace")
+        secret_name = claim("secret.name", "secretName")
+        name = claim("service-account.name", "serviceAccountName")
+        uid = claim("service-account.uid", "serviceAccountUID")
+        if claims.get("sub") != rbac.service_account_username(ns, name):
+            raise InvalidToken("sub claim is invalid")
+        secret = self._lookup("", "secrets", ns, secret_name)
+        if secret is None or (secret.get("metadata") or {}).get("deletionTimestamp"):
+            raise InvalidToken("Token has been invalidated")
+        if not hmac.compare_digest(secret_token(secret).encode(), token.encode()):
+            raise InvalidToken("Token does not match server's copy")
+        sa = self._lookup("", "serviceaccounts", ns, name)
+        if sa is None:
+            raise InvalidToken(f'serviceaccounts "{name}" not found')
+        sa_md = sa.get("metadata") or {}
+        if sa_md.get("deletionTimestamp"):
+            raise InvalidToken(f"ServiceAccount {ns}/{name} has been deleted")
+        if sa_md.get("uid") != uid:
+            raise InvalidToken(f"ServiceAccount UID ({sa_md.get('uid')}) does not match claim ({uid})")
+        labels = (secret.get("metadata") or {}).get("labels") or {}
+        self._track_use(secret)
+        if labels.get(INVALID_SINCE_LABEL):
+            raise InvalidToken(
+                f"the token in secret {ns}/{secret_name} for service account {ns}/{name} has been marked "
+                "invalid. Use tokens from the TokenRequest API or manually created secret-based tokens, "
+                f"or remove the '{INVALID_SINCE_LABEL}' label from the secret to temporarily allow use "
+                "of this token"
+            )
+        groups = (*rbac.service_account_groups(ns), "system:authenticated")
+        return UserInfo(rbac.service_account_username(ns, name), groups, uid, {})
+
+    def _track_use(self, secret: Obj) -> None:
+        """Label the Secret with today's date (UTC) unless it says today or tomorrow (clock skew)."""
+        if self._mark_used is None:
+            return
+        md = secret.get("metadata") or {}
+        now = self._now()
+        today = time.strftime("%Y-%m-%d", time.gmtime(now))
+        tomorrow = time.strftime("%Y-%m-%d", time.gmtime(now + 86_400))
+        if (md.get("labels") or {}).get(LAST_USED_LABEL) not in (today, tomorrow):
+            self._mark_used(md.get("namespace", ""), md.get("name", ""), md.get("uid", ""), today)
 
     def _user(self, claims: dict[str, Any]) -> UserInfo:
         private = claims.get("kubernetes.io")

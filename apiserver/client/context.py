@@ -16,6 +16,7 @@ from typing import Protocol
 
 from prometheus_client import CollectorRegistry
 
+from apiserver.api.types import Obj
 from apiserver.client.discovery import APIResource
 from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import GVR, Client
@@ -61,6 +62,15 @@ class ComponentContext(Protocol):
 
     def is_served(self, gvr: GVR) -> bool:
         """Whether ``gvr`` is in :meth:`served_resources`."""
+        ...
+
+    def sign_service_account_token(self, claims: Obj) -> str:
+        """A JWT of ``claims`` signed with the cluster's service-account key (kube-controller-manager's
+        ``--service-account-private-key-file``), which the API server's authenticator accepts."""
+        ...
+
+    def root_ca(self) -> bytes:
+        """The CA bundle clients verify the API server with (``--root-ca-file``); empty over plain HTTP."""
         ...
 
 

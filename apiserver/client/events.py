@@ -41,19 +41,18 @@ def object_reference(obj: Obj, api_version: str = "", kind: str = "") -> Obj:
     return {k: v for k, v in ref.items() if v}
 
 
-_last_name_stamp = 0
+def event_stamp(ts: float, after: int = 0) -> int:
+    """The Unix nanoseconds of ``ts``, bumped past ``after`` (the stamp last used).
 
-
-def event_name(object_name: str, ts: float) -> str:
-    """client-go's Event name: ``<object name>.<event time in Unix nanoseconds, hex>``.
-
-    The stamp never repeats within the process (it is bumped past the previous one), so two
-    events about one object at the same instant - or a frozen test clock - still get two names.
+    A recorder passes its previous stamp, so two events about one object at the same instant - or
+    under a frozen test clock - still get two names.
     """
-    global _last_name_stamp
     whole = int(ts)
-    stamp = max(whole * 1_000_000_000 + round((ts - whole) * 1_000_000_000), _last_name_stamp + 1)
-    _last_name_stamp = stamp
+    return max(whole * 1_000_000_000 + round((ts - whole) * 1_000_000_000), after + 1)
+
+
+def event_name(object_name: str, stamp: int) -> str:
+    """client-go's Event name: ``<object name>.<event time in Unix nanoseconds, hex>``."""
     return f"{object_name}.{stamp:x}"
 
 
@@ -81,6 +80,7 @@ class EventRecorder:
         self._task: asyncio.Task[None] | None = None
         # dedup key -> (event name, namespace, count)
         self._seen: dict[tuple[str, ...], tuple[str, str, int]] = {}
+        self._last_stamp = 0  # the newest name stamp this recorder used
         self.written = 0
 
     def event(self, obj: Obj, etype: str, reason: str, message: str, related: Obj | None = None) -> None:
@@ -155,7 +155,8 @@ class EventRecorder:
             except errors.StatusError as e:
                 if e.code != 404:
                     raise
-        name = event_name(p.ref.get("name", "unknown"), p.ts)
+        self._last_stamp = event_stamp(p.ts, self._last_stamp)
+        name = event_name(p.ref.get("name", "unknown"), self._last_stamp)
         source: Obj = {"component": self.component}
         if self.host:
             source["host"] = self.host
@@ -178,7 +179,17 @@ class EventRecorder:
         if p.related:
             ev["related"] = p.related
         del ev["eventTime"]
-        await self.client.create(EVENTS, ev, ns)
+        while True:
+            try:
+                await self.client.create(EVENTS, ev, ns)
+                break
+            except errors.StatusError as e:
+                # Another recorder (another component, or another process on the same cluster)
+                # took this name in the same nanosecond: the next stamp is as truthful.
+                if not errors.is_already_exists(e):
+                    raise
+                self._last_stamp += 1
+                name = ev["metadata"]["name"] = event_name(p.ref.get("name", "unknown"), self._last_stamp)
         self._seen[key] = (name, ns, 1)
         if len(self._seen) > 4096:
             # bounded like kube's LRU of 4096 event keys

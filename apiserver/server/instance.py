@@ -6,15 +6,17 @@ so tests exercise the exact stack a kubectl user talks to.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from apiserver import errors
 from apiserver.admission.plugins import default_plugins
 from apiserver.api.types import Obj
 from apiserver.apiextensions.controller import install as install_custom_resources
 from apiserver.auth.authorizer import ALWAYS_ALLOW, Authorization
-from apiserver.auth.serviceaccount import ServiceAccountTokens, SigningKey
+from apiserver.auth.serviceaccount import LAST_USED_LABEL, MarkUsed, ServiceAccountTokens, SigningKey
 from apiserver.field import new_path
 from apiserver.meta import Clock, new_uid, rfc3339
 from apiserver.openapi import schema
@@ -23,7 +25,7 @@ from apiserver.patch.fieldvalidation import check_body
 from apiserver.patch.strategic import strategic_merge
 from apiserver.patch.tracker import FieldTracker
 from apiserver.registry.builtin import builtin_resources
-from apiserver.registry.generic import API, APPLY_PATCH, STRATEGIC_PATCH, WriteOptions
+from apiserver.registry.generic import API, APPLY_PATCH, MERGE_PATCH, STRATEGIC_PATCH, WriteOptions
 from apiserver.registry.rbac_policy import StorePolicySource
 from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.servicealloc import DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, ServiceAllocator
@@ -38,6 +40,8 @@ from apiserver.validation.names import (
     name_is_path_segment,
 )
 from featuregates import FeatureGate
+
+log = logging.getLogger("gangplane.apiserver")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SYSTEM_PRIORITY_CLASSES = (
@@ -165,10 +169,30 @@ def build_api(
     install_custom_resources(api)
     api.write_hooks.append(allocator.observe)
     api.authorization = Authorization(authorization_mode, StorePolicySource(api))
-    api.service_account_tokens = ServiceAccountTokens(api.lookup, api.clock.now, key=service_account_key)
+    api.service_account_tokens = ServiceAccountTokens(
+        api.lookup, api.clock.now, key=service_account_key, mark_used=_legacy_token_tracker(api)
+    )
     api.authenticate_token = api.service_account_tokens
     bootstrap(api, allocator.first_ip)
     return api
+
+
+def _legacy_token_tracker(api: API) -> MarkUsed:
+    """Labels a legacy token's Secret with the day of its use, as kube-apiserver's legacy validator
+    does (a merge patch naming the Secret's uid, so a recreated Secret is left alone)."""
+
+    def mark_used(namespace: str, name: str, uid: str, day: str) -> None:
+        secrets = api.registry.get("", "v1", "secrets")
+        assert secrets is not None
+        patch = {"metadata": {"uid": uid, "labels": {LAST_USED_LABEL: day}}}
+        try:
+            api.patch(
+                secrets, namespace, name, patch, MERGE_PATCH, WriteOptions(field_manager="kube-apiserver")
+            )
+        except errors.StatusError as e:  # gone or recreated meanwhile: nothing to track
+            log.info("could not label legacy token secret %s/%s: %s", namespace, name, e.message)
+
+    return mark_used
 
 
 def bootstrap(api: API, kubernetes_service_ip: str = "") -> None:

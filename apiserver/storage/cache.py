@@ -25,7 +25,7 @@ import asyncio
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from sortedcontainers import SortedDict
@@ -329,6 +329,26 @@ class ResourceCache:
             ei += 1
 
 
+def page(
+    items: Iterable[tuple[Key, Record]], flt: Filter | None, limit: int, list_rv: int
+) -> tuple[list[Record], int, Key | None]:
+    """One page of a list: the items ``flt`` keeps, at most ``limit`` (0: all), in the given order.
+
+    Returns (records, list revision, the last key when more matching items follow), the shape of
+    :meth:`WatchCache.list`; shared by every source of items a backend lists from.
+    """
+    out: list[Record] = []
+    last: Key | None = None
+    for k, rec in items:
+        if flt is not None and not flt(rec.obj):
+            continue
+        if limit and len(out) >= limit:
+            return out, list_rv, last
+        out.append(rec)
+        last = k
+    return out, list_rv, None
+
+
 class WatchCache:
     """All resources' objects, history and watchers, at one cluster-wide revision ``rv``.
 
@@ -511,16 +531,7 @@ class WatchCache:
             it = ((k, rs.items[k]) for k in rs.items.irange(start, hi, inclusive=(False, True)))
         else:
             it = rs.range(namespace)
-        out: list[Record] = []
-        last: Key | None = None
-        for k, rec in it:
-            if flt is not None and not flt(rec.obj):
-                continue
-            if limit and len(out) >= limit:
-                return out, list_rv, last
-            out.append(rec)
-            last = k
-        return out, list_rv, None
+        return page(it, flt, limit, list_rv)
 
     def count(self, skey: StorageKey, namespace: str = "") -> int:
         rs = self.resource(skey)

@@ -9,6 +9,7 @@ without permission are refused. The kubeconfig user is a cluster admin (``kubead
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -153,3 +154,36 @@ def test_impersonation_without_permission_is_denied(k: Kubectl) -> None:
     # the admin may impersonate: kubectl then acts as the account
     as_x = k.run("get", "pods", "-n", ns, f"--as={user}")
     assert as_x.stderr.strip() == f"No resources found in {ns} namespace."
+
+
+def test_a_service_account_token_secret_is_filled_and_its_token_is_the_account(k: Kubectl) -> None:
+    """The long-lived token many charts still ship: a Secret the token controller fills."""
+    ns, _, user = _namespace_with_reader(k)
+    secret = f"""
+apiVersion: v1
+kind: Secret
+metadata:
+  name: x-token
+  namespace: {ns}
+  annotations: {{kubernetes.io/service-account.name: x}}
+type: kubernetes.io/service-account-token
+"""
+    k.run("apply", "-f", "-", input=secret)
+    k.run("wait", "--for=jsonpath={.data.token}", "secret/x-token", "-n", ns, "--timeout=30s")
+    encoded = k.run("get", "secret", "x-token", "-n", ns, "-o", "jsonpath={.data.token}").stdout
+    token = base64.b64decode(encoded).decode()
+    assert (
+        k.run("--token", token, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout == user
+    )
+    assert (
+        k.run("--token", token, "get", "pods", "-n", ns).stderr.strip()
+        == f"No resources found in {ns} namespace."
+    )
+    described = k.run("describe", "secret", "x-token", "-n", ns).stdout
+    assert "kubernetes.io/service-account.uid" in described and "ca.crt:" in described  # served over TLS
+    # the token goes with its account
+    k.run("delete", "serviceaccount", "x", "-n", ns)
+    k.run("wait", "--for=delete", "secret/x-token", "-n", ns, "--timeout=30s")
+    refused = k.run("--token", token, "get", "pods", "-n", ns, check=False)
+    assert refused.returncode == 1
+    assert "You must be logged in to the server" in refused.stderr

@@ -34,6 +34,9 @@ class Backend:
     opened: list[Storage] = field(default_factory=list)
     #: a reopened store replays the history from before the restart (else it may answer 410)
     replays_history_after_restart: bool = False
+    #: a list at a revision the watch cache no longer holds is read from the store (etcd keeps
+    #: every revision until it compacts; kube-apiserver reads such pages there)
+    lists_past_revisions_from_storage: bool = False
 
     async def open(self, **cache_options: Any) -> Storage:
         """A started store (its background work running on this loop), closed at teardown."""
@@ -64,7 +67,12 @@ def _etcd(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
     cluster: EtcdCluster = request.getfixturevalue("etcd_server")
     prefix = f"/contract-{uuid.uuid4().hex[:8]}/registry"
     servers = parse_servers(cluster.endpoints)
-    return Backend("etcd", True, lambda **o: EtcdStorage(servers, prefix=prefix, compaction_interval=0, **o))
+    return Backend(
+        "etcd",
+        True,
+        lambda **o: EtcdStorage(servers, prefix=prefix, compaction_interval=0, **o),
+        lists_past_revisions_from_storage=True,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -176,6 +176,10 @@ async def test_a_restarted_server_keeps_objects_and_resource_versions(servers) -
         assert e.value.reason == "Expired"
     items, rv, _ = again.list(CM, "default")
     assert [r.rv for r in items] == [r1.rv] and rv == again.rv
+    # a list at a revision from before the restart (a continue token) is read from etcd, as kube does
+    a_page, rv, _ = again.list(CM, "default", at_rv=r1.rv)
+    assert [r.raw for r in a_page] == [r1.raw] and rv == r1.rv
+    assert again.list(("", "namespaces"), at_rv=r1.rv)[0] == []  # "team" came one revision later
 
 
 async def test_compaction_makes_older_watches_expire_on_every_server(servers, raw) -> None:
@@ -198,6 +202,9 @@ async def test_compaction_makes_older_watches_expire_on_every_server(servers, ra
     for store in (a, b):
         with pytest.raises(StoreError) as e:
             store.watch(CM, "default", None, r1.rv, False)
+        assert e.value.reason == "Expired"
+        with pytest.raises(StoreError) as e:  # neither the cache nor etcd holds it any more
+            store.list(CM, "default", at_rv=r1.rv)
         assert e.value.reason == "Expired"
         _, events = store.watch(CM, "default", None, rev, False)
         assert [r.rv for _, r in events] == [r3.rv]

@@ -11,10 +11,7 @@ import copy
 import random
 from typing import Any
 
-import pytest
-
-from apiserver.client import events
-from apiserver.client.events import event_name
+from apiserver.client.events import event_name, event_stamp
 from scheduler.cache import Cache
 from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import CycleState, Framework, Handle
@@ -205,12 +202,11 @@ def test_taint_toleration_uniform_score_is_its_normalized_column() -> None:
     assert plugin.uniform_score(state, pi, tainted) is None
 
 
-def test_event_names_are_client_gos_and_never_repeat(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(events, "_last_name_stamp", 0)
-    name = event_name("web-0", 1_800_000_000.25)
-    assert name == f"web-0.{1_800_000_000_250_000_000:x}"
-    again = event_name("web-0", 1_800_000_000.25)  # a frozen clock
-    assert again != name and int(again.split(".")[1], 16) > int(name.split(".")[1], 16)
+def test_event_names_are_client_gos_and_never_repeat() -> None:
+    stamp = event_stamp(1_800_000_000.25)
+    assert event_name("web-0", stamp) == f"web-0.{1_800_000_000_250_000_000:x}"
+    again = event_stamp(1_800_000_000.25, stamp)  # a frozen clock
+    assert again > stamp and event_name("web-0", again) != event_name("web-0", stamp)
 
 
 def test_remembered_resource_facts_equal_computing_them() -> None:

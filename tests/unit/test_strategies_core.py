@@ -9,10 +9,12 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from apiserver.api.types import Obj
 from apiserver.registry.strategies import core, podspec
-from apiserver.registry.strategies.core import STRATEGIES, decode_base64
+from apiserver.registry.strategies.core import STRATEGIES, decode_base64, decode_base64_walk
 from apiserver.registry.strategies.podspec import pod_limits, pod_qos_class, pod_requests
 from apiserver.registry.strategy import Strategy, StrategyContext
 from featuregates import GENERIC_WORKLOAD, FeatureGate
@@ -1174,6 +1176,24 @@ def test_base64_offsets_match_go(value: str, offset: int | None) -> None:
     assert bad == offset
     if offset is None:
         assert decoded == base64.b64decode(value.replace("\r\n", ""))
+
+
+_B64_SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet=_B64_SYMBOLS, min_size=1, max_size=4),
+            st.sampled_from(["=", "==", "\r\n", "-", " ", "é"]),
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_base64_fast_path_decides_as_the_go_walk_does(value: str) -> None:
+    """Whole-quantum input goes through binascii; it must accept and refuse exactly as Go."""
+    assert decode_base64(value) == decode_base64_walk(value.encode("utf-8", "surrogatepass"))
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ Object metadata is validated by the generic registry, not here.
 from __future__ import annotations
 
 import base64
+import binascii
 import copy
 import ipaddress
 import re
@@ -965,12 +966,14 @@ def validate_config_map(obj: Obj) -> ErrorList:
     total = 0
     data, binary = as_dict(obj.get("data")), as_dict(obj.get("binaryData"))
     for key, value in data.items():
-        errs.extend(fmt_errors(key, Path("data").key(key), is_config_map_key))
+        if is_config_map_key(key):  # the path is built only for a bad key (100,000-key maps exist)
+            errs.extend(fmt_errors(key, Path("data").key(key), is_config_map_key))
         if key in binary:
             errs.append(field.invalid(Path("data").key(key), key, "duplicate of key present in binaryData"))
         total += names.byte_len(_str(value))
     for key, value in binary.items():
-        errs.extend(fmt_errors(key, Path("binaryData").key(key), is_config_map_key))
+        if is_config_map_key(key):
+            errs.extend(fmt_errors(key, Path("binaryData").key(key), is_config_map_key))
         decoded, _ = decode_base64(_str(value))
         total += len(decoded)
     if total > MAX_SECRET_SIZE:
@@ -990,6 +993,19 @@ def decode_base64(s: str) -> tuple[bytes, int | None]:
     ``\\r`` and ``\\n`` are skipped, padding is mandatory.
     """
     data = s.encode("utf-8", "surrogatepass")
+    if len(data) % 4 == 0 and b"\n" not in data and b"\r" not in data:
+        # The common case in C (a helm release Secret is hundreds of KB): strict binascii accepts
+        # exactly what Go accepts for whole quanta without line breaks; whatever it refuses takes
+        # the walk below, which finds the offset Go reports.
+        try:
+            return binascii.a2b_base64(data, strict_mode=True), None
+        except binascii.Error:
+            pass
+    return decode_base64_walk(data)
+
+
+def decode_base64_walk(data: bytes) -> tuple[bytes, int | None]:
+    """:func:`decode_base64` one symbol at a time, as Go's decoder reads: exact, and slow."""
     out = bytearray()
     si, n = 0, len(data)
     while True:
@@ -1074,7 +1090,8 @@ def validate_secret(obj: Obj) -> ErrorList:
     total = 0
     data = as_dict(obj.get("data"))
     for key, value in data.items():
-        errs.extend(fmt_errors(key, dp.key(key), is_config_map_key))
+        if is_config_map_key(key):  # the path is built only for a bad key
+            errs.extend(fmt_errors(key, dp.key(key), is_config_map_key))
         decoded, bad = decode_base64(_str(value))
         if bad is not None:
             errs.append(
