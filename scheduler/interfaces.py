@@ -135,12 +135,16 @@ class PostFilterResult:
 
 @dataclass
 class NodeScore:
+    """One plugin's score for one node."""
+
     name: str
     score: int
 
 
 @dataclass
 class NodePluginScores:
+    """A node's weighted scores per Score plugin and their total (kube's ``NodePluginScores``)."""
+
     name: str
     scores: dict[str, int]
     total_score: int
@@ -148,6 +152,8 @@ class NodePluginScores:
 
 @dataclass
 class ScheduleResult:
+    """A scheduling cycle's answer: the chosen node and how many nodes were evaluated and found feasible."""
+
     suggested_host: str
     evaluated_nodes: int = 0
     feasible_nodes: int = 0
@@ -542,6 +548,8 @@ PluginFactory = Callable[[dict[str, Any], Handle], Any]
 
 @dataclass(frozen=True)
 class PluginSpec:
+    """A plugin enabled in a profile, with its Score weight."""
+
     name: str
     #: Score weight; 0 means 1 (kube does the same for enabled score plugins)
     weight: int = 0

@@ -65,6 +65,8 @@ class _MergedSelector:
 
 @dataclass(frozen=True)
 class Constraint:
+    """A topology spread constraint of a pod (or of the default constraints), its selector compiled."""
+
     max_skew: int
     topology_key: str
     selector: Selector
@@ -199,6 +201,8 @@ def _required_pairs(selector: Any) -> tuple[tuple[str, str], ...]:
 
 @dataclass
 class _FilterState:
+    """PreFilter's result for Filter: matching pod counts per topology value of each hard constraint."""
+
     constraints: list[Constraint]
     #: per constraint: topology value -> matching pod count
     counts: list[dict[str, int]] = field(default_factory=list)
@@ -225,6 +229,8 @@ class _FilterState:
 
 @dataclass
 class _ScoreState:
+    """PreScore's result for Score: the soft constraints, their counts and weights, and the nodes to skip."""
+
     constraints: list[Constraint]
     ignored_nodes: set[str]
     counts: list[dict[str, int]]
