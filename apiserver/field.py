@@ -129,6 +129,9 @@ def render_value(value: Any) -> str:
 
 @dataclass(frozen=True)
 class FieldError:
+    """One validation error at a field path, worded and typed as kube's ``field.Error`` so Status causes
+    match."""
+
     type: ErrorType
     field: str
     bad_value: Any = _OMIT

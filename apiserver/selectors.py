@@ -651,6 +651,31 @@ def parse_field_selector(s: str) -> FieldSelector:
     return FieldSelector(reqs)
 
 
+def field_value_getter(path: str) -> Callable[[Mapping[str, Any]], str]:
+    """What a field selector compares for the dotted ``path`` of an object (``spec.nodeName``).
+
+    The string form of the value; ``true``/``false`` for a bool; ``""`` when it is absent or a
+    step below is not an object. The built-in kinds' selectable fields (the registry's table)
+    and a CRD's ``selectableFields`` both read fields this way, so one selector means the same
+    on either.
+    """
+    parts = path.split(".")
+
+    def get(obj: Mapping[str, Any]) -> str:
+        cur: Any = obj
+        for p in parts:
+            if not isinstance(cur, dict):
+                return ""
+            cur = cur.get(p)
+        if cur is None:
+            return ""
+        if isinstance(cur, bool):
+            return "true" if cur else "false"
+        return str(cur)
+
+    return get
+
+
 def unsupported_fields(sel: FieldSelector, supported: set[str] | frozenset[str]) -> list[str]:
     """Fields the selector uses that the resource cannot filter on, in first-use order.
 

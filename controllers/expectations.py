@@ -20,6 +20,8 @@ EXPECTATIONS_TIMEOUT = 300.0
 
 @dataclass
 class _Expectation:
+    """One key's outstanding creations and deletions, and when they were recorded (for the timeout)."""
+
     add: int = 0
     delete: int = 0
     timestamp: float = 0.0

@@ -151,6 +151,8 @@ class RackDeviceSpec:
 
 @dataclass(frozen=True)
 class DeviceClassSpec:
+    """A DeviceClass the fleet file asks for: its name and the driver its devices come from."""
+
     name: str
     driver: str
 

@@ -78,6 +78,8 @@ GC_IGNORED = frozenset({("", "events")})
 
 @dataclass(frozen=True)
 class ControllerSpec:
+    """A controller the manager can run: its name, factory, aliases and whether it runs by default."""
+
     name: str
     factory: ComponentFactory
     aliases: tuple[str, ...] = ()

@@ -18,6 +18,7 @@ from apiserver.meta import controller_ref, is_being_deleted, key_of, labels_of, 
 from controllers import podutil
 from controllers.base import Controller
 from controllers.expectations import Expectations
+from controllers.ownerlookup import owners_of_updated
 
 
 class PodOwnerController(Controller, ABC):
@@ -66,24 +67,13 @@ class PodOwnerController(Controller, ABC):
             if label_changed and self.delete_syncs_old_labels:
                 self._delete_pod(old)
             return
-        old_ref, cur_ref = controller_ref(old), controller_ref(cur)
-        ref_changed = old_ref != cur_ref
-        if ref_changed and old_ref is not None:
-            owner = self._resolve(namespace_of(old), old_ref)
-            if owner is not None:
-                self.enqueue(key_of(owner))
-        if cur_ref is not None:
-            owner = self._resolve(namespace_of(cur), cur_ref)
-            if owner is None:
-                return
+        owners, controller = owners_of_updated(old, cur, self._resolve, self._sets_for_orphan)
+        for owner in owners:
             self.enqueue(key_of(owner))
-            mrs = self._min_ready_seconds(owner)
+        if controller is not None:
+            mrs = self._min_ready_seconds(controller)
             if mrs > 0 and not podutil.is_pod_ready(old) and podutil.is_pod_ready(cur):
-                self.enqueue_after(key_of(owner), mrs + 1)
-            return
-        if label_changed or ref_changed:
-            for owner in self._sets_for_orphan(cur):
-                self.enqueue(key_of(owner))
+                self.enqueue_after(key_of(controller), mrs + 1)
 
     def _delete_pod(self, pod: Obj) -> None:
         owner = self._resolve(namespace_of(pod), controller_ref(pod))

@@ -24,6 +24,7 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.informer import Informer
 from apiserver.client.interface import GVR, PODS, Client
+from apiserver.client.until import object_until
 from apiserver.meta import Clock, key_of, name_of, rfc3339
 
 
@@ -199,23 +200,4 @@ async def wait_object(
     timeout: float = 10.0,
 ) -> Obj | None:
     """Wait until object ``name`` (None once absent) satisfies ``cond``; raise TimeoutError after ``timeout``."""
-    selector = f"metadata.name={name}"
-
-    async def run() -> Obj | None:
-        while True:
-            lst = await client.list(gvr, namespace, field_selector=selector)
-            cur = lst["items"][0] if lst["items"] else None
-            if cond(cur):
-                return cur
-            async for ev in client.watch(
-                gvr, namespace, field_selector=selector, resource_version=lst["metadata"]["resourceVersion"]
-            ):
-                if ev.type == "ERROR":
-                    break
-                if ev.type == "BOOKMARK":
-                    continue
-                obj = None if ev.type == "DELETED" else ev.object
-                if cond(obj):
-                    return obj
-
-    return await asyncio.wait_for(run(), timeout)
+    return await asyncio.wait_for(object_until(client, gvr, name, cond, namespace), timeout)

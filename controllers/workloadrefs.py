@@ -7,7 +7,7 @@ write the same few fields, so those decisions live here once:
 * discovery *by reference*, never by recomputing a name: a Workload through its
   ``spec.controllerRef`` (``namespace/group/kind/name``), a PodGroup through
   ``spec.workloadRef.workloadName``;
-* the Workload's PodGroupTemplates, the gang ``minCount`` of a template or PodGroup, and the
+* the Workload's PodGroupTemplates (and whether a leaf integration supports them), the gang ``minCount`` of a template or PodGroup, and the
   patches that change only that ``minCount`` (Workload first, then PodGroup);
 * the pod decoration: ``spec.schedulingGroup.podGroupName`` plus a non-controller ownerReference
   to the PodGroup.
@@ -83,6 +83,20 @@ def pod_group_owner_ref(pg: Obj) -> Obj:
 def pod_group_templates(wl: Obj) -> list[Obj]:
     """The Workload's top-level PodGroupTemplates (a leaf integration needs exactly one)."""
     return [t for t in (wl.get("spec") or {}).get("podGroupTemplates") or [] if isinstance(t, dict)]
+
+
+def unsupported_structure(wl: Obj) -> str | None:
+    """Why a leaf integration cannot use ``wl``, or None when it can.
+
+    The StatefulSet and Job controllers each need a Workload of exactly one top-level
+    PodGroupTemplate and no composite templates; anything else is reported (the start of their
+    ``UnsupportedWorkloadStructure`` event message) and the pods fall back to scheduling without
+    a PodGroup. Both ask here so they accept and refuse the same Workloads.
+    """
+    templates = pod_group_templates(wl)
+    if len(templates) != 1 or (wl.get("spec") or {}).get("compositePodGroupTemplates"):
+        return f"Workload {name_of(wl)} has {len(templates)} PodGroupTemplates (expected 1)"
+    return None
 
 
 def find_leaf_template(wl: Obj, name: str) -> Obj | None:

@@ -25,6 +25,8 @@ class FeatureGateError(ValueError):
 
 @dataclass(frozen=True)
 class FeatureSpec:
+    """A gate's registration: its default, stage and whether it is locked to that default."""
+
     default: bool
     stage: str
     lock_to_default: bool = False

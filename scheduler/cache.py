@@ -616,6 +616,8 @@ class Snapshot:
 
 @dataclass
 class _PodState:
+    """The cache's record of a pod: its info, its node and, for an assumed pod, when it expires."""
+
     pod_info: PodInfo
     node_name: str
     #: monotonic deadline after which an assumed pod whose binding finished expires (None: never)

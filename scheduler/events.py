@@ -113,6 +113,9 @@ QueueingHintFn = Callable[[Obj, Any, Any], QueueingHint]
 
 @dataclass(frozen=True)
 class ClusterEventWithHint:
+    """A cluster event a plugin registers, with the hint that decides whether it may make a rejected pod
+    schedulable."""
+
     event: ClusterEvent
     hint_fn: QueueingHintFn | None = None
 

@@ -21,6 +21,7 @@ PostBind). The PodGroup cycle (``schedule_one_podgroup``, KEP-4671 / KEP-5732 / 
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
@@ -134,12 +135,16 @@ class PostFilterResult:
 
 @dataclass
 class NodeScore:
+    """One plugin's score for one node."""
+
     name: str
     score: int
 
 
 @dataclass
 class NodePluginScores:
+    """A node's weighted scores per Score plugin and their total (kube's ``NodePluginScores``)."""
+
     name: str
     scores: dict[str, int]
     total_score: int
@@ -147,6 +152,8 @@ class NodePluginScores:
 
 @dataclass
 class ScheduleResult:
+    """A scheduling cycle's answer: the chosen node and how many nodes were evaluated and found feasible."""
+
     suggested_host: str
     evaluated_nodes: int = 0
     feasible_nodes: int = 0
@@ -523,12 +530,26 @@ class Handle:
     #: so the interfaces never import the runtime)
     framework: Any = None
 
+    async def event(
+        self, regarding: Obj, etype: str, reason: str, action: str, note: str, related: Any = None
+    ) -> None:
+        """Record an event through :attr:`record_event`, awaiting it when the recorder is async;
+        nothing without one. The preemption plugins (DefaultPreemption, WorkloadPreemption) both
+        report their victims' ``Preempted`` events this way."""
+        if self.record_event is None:
+            return
+        r = self.record_event(regarding, etype, reason, action, note, related)
+        if inspect.isawaitable(r):
+            await r
+
 
 PluginFactory = Callable[[dict[str, Any], Handle], Any]
 
 
 @dataclass(frozen=True)
 class PluginSpec:
+    """A plugin enabled in a profile, with its Score weight."""
+
     name: str
     #: Score weight; 0 means 1 (kube does the same for enabled score plugins)
     weight: int = 0

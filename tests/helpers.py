@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, Client
+from apiserver.client.until import collection_until, object_until
 
 
 async def wait_for_object(
@@ -18,28 +19,7 @@ async def wait_for_object(
     timeout: float = 10.0,
 ) -> Obj | None:
     """Watch ``name`` until ``cond(obj)`` holds (``obj`` is None once deleted); raise on timeout."""
-
-    async def run() -> Obj | None:
-        while True:
-            # One LIST gives the object and the revision to watch from atomically: nothing can
-            # slip in between reading the state and starting the watch.
-            lst = await client.list(gvr, namespace, field_selector=f"metadata.name={name}")
-            cur: Obj | None = lst["items"][0] if lst["items"] else None
-            if cond(cur):
-                return cur
-            rv = lst["metadata"]["resourceVersion"]
-            async for ev in client.watch(
-                gvr, namespace, field_selector=f"metadata.name={name}", resource_version=rv
-            ):
-                if ev.type == "ERROR":
-                    break
-                if ev.type == "BOOKMARK":
-                    continue
-                obj = None if ev.type == "DELETED" else ev.object
-                if cond(obj):
-                    return obj
-
-    return await asyncio.wait_for(run(), timeout)
+    return await asyncio.wait_for(object_until(client, gvr, name, cond, namespace), timeout)
 
 
 async def wait_for_list(
@@ -50,33 +30,14 @@ async def wait_for_list(
     timeout: float = 10.0,
     label_selector: str = "",
 ) -> list[Obj]:
-    """Re-evaluate ``cond`` over the list after every watch event until it holds."""
+    """Re-evaluate ``cond`` over the list after every watch event until it holds (TimeoutError if not).
 
-    async def run() -> list[Obj]:
-        while True:
-            lst = await client.list(gvr, namespace, label_selector=label_selector)
-            items = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in lst["items"]}
-            if cond(list(items.values())):
-                return list(items.values())
-            async for ev in client.watch(
-                gvr,
-                namespace,
-                label_selector=label_selector,
-                resource_version=lst["metadata"]["resourceVersion"],
-            ):
-                if ev.type == "ERROR":
-                    break
-                if ev.type == "BOOKMARK":
-                    continue
-                k = (ev.object["metadata"].get("namespace", ""), ev.object["metadata"]["name"])
-                if ev.type == "DELETED":
-                    items.pop(k, None)
-                else:
-                    items[k] = ev.object
-                if cond(list(items.values())):
-                    return list(items.values())
-
-    return await asyncio.wait_for(run(), timeout)
+    Follows the collection with :func:`apiserver.client.until.collection_until`, as
+    ``wait_list`` does; unlike it, a timeout here is a bare ``TimeoutError``.
+    """
+    return await asyncio.wait_for(
+        collection_until(client, gvr, cond, namespace, label_selector=label_selector), timeout
+    )
 
 
 def cm(

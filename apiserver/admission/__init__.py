@@ -22,6 +22,9 @@ CONNECT = "CONNECT"
 
 @dataclass
 class Attributes:
+    """What an admission plugin sees of one request (kube's ``admission.Attributes``); plugins may append
+    warnings."""
+
     operation: str
     rd: ResourceDef
     namespace: str

@@ -12,6 +12,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class UserInfo:
+    """An authenticated identity (kube's ``user.Info``): what authorization and audit see of a requester."""
+
     username: str
     groups: tuple[str, ...] = ()
     uid: str = ""

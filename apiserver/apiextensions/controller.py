@@ -23,7 +23,6 @@ import logging
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.apiextensions import CLEANUP_FINALIZER, CRD_KIND, CRD_PLURAL, GROUP, VERSION
-from apiserver.apiextensions.serving import resource_defs
 from apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy, ServingState, set_condition
 from apiserver.meta import rfc3339
 from apiserver.registry.generic import API, DeleteOptions, WriteOptions
@@ -37,9 +36,11 @@ CRD_KEY = (GROUP, CRD_PLURAL)
 
 
 def crd_resource() -> ResourceDef:
-    """The ``customresourcedefinitions`` resource itself (``kubectl get crd``)."""
-    from apiserver.server.tables import CREATED_AT_PRINTER
+    """The ``customresourcedefinitions`` resource itself (``kubectl get crd``).
 
+    Its Table columns (NAME, CREATED AT) come from the built-in printers of
+    :mod:`apiserver.server.tables`, which the API server imports for the first Table request.
+    """
     return ResourceDef(
         GROUP,
         VERSION,
@@ -50,7 +51,6 @@ def crd_resource() -> ResourceDef:
         short_names=("crd", "crds"),
         categories=("api-extensions",),
         subresources=(Subresource("status", CRD_KIND),),
-        printer=CREATED_AT_PRINTER,
     )
 
 
@@ -278,6 +278,11 @@ class CustomResourceServing:
 
     # ------------------------------------------------------------------ serving
     def _serve(self, name: str, crd: Obj, state: ServingState) -> None:
+        # imported by the first CRD to serve: the serving half (schemas, pruning, printer columns
+        # and through them the Table printers) is not needed by a cluster without CRDs, and
+        # every ``gangplane serve`` imports this module before it serves
+        from apiserver.apiextensions.serving import resource_defs
+
         defs = resource_defs(crd, state)
         old = self.served.get(name) or []
         if [(d.group, d.version, d.plural, d.revision) for d in defs] == [

@@ -23,6 +23,7 @@ from apiserver.apiextensions.printers import printer_for_columns
 from apiserver.apiextensions.pruning import prune
 from apiserver.apiextensions.strategy import CustomResourceStrategy, ScalePaths, ServingState
 from apiserver.registry.resources import ALL_VERBS, ResourceDef, Subresource
+from apiserver.selectors import field_value_getter
 
 OBJECT_META_REF = "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
@@ -111,31 +112,13 @@ def _d(v: Any) -> Obj:
     return v if isinstance(v, dict) else {}
 
 
-def _field_getter(json_path: str) -> Any:
-    parts = json_path.strip(".").split(".")
-
-    def get(obj: Obj) -> str:
-        cur: Any = obj
-        for p in parts:
-            if not isinstance(cur, dict):
-                return ""
-            cur = cur.get(p)
-        if cur is None:
-            return ""
-        if isinstance(cur, bool):
-            return "true" if cur else "false"
-        return str(cur)
-
-    return get
-
-
 def selectable_fields(version: Obj) -> dict[str, Any]:
     """``selectableFields``: extra field selectors (``spec.color``), as for built-in kinds."""
     out: dict[str, Any] = {}
     for f in version.get("selectableFields") or ():
         path = _d(f).get("jsonPath")
         if isinstance(path, str) and path.startswith("."):
-            out[path[1:]] = _field_getter(path)
+            out[path[1:]] = field_value_getter(path.strip("."))
     return out
 
 

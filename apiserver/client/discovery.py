@@ -21,6 +21,9 @@ ALL_VERBS = frozenset({"create", "delete", "deletecollection", "get", "list", "p
 
 @dataclass(frozen=True)
 class APIResource:
+    """One top-level resource of a discovery document, as components need it: where it lives and which
+    verbs it takes."""
+
     gvr: GVR
     kind: str
     namespaced: bool

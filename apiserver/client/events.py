@@ -58,6 +58,8 @@ def event_name(object_name: str, stamp: int) -> str:
 
 @dataclass
 class _Pending:
+    """An event queued by a component, written (or aggregated into an existing one) by the recorder's task."""
+
     ref: Obj
     type: str
     reason: str

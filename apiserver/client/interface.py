@@ -19,6 +19,9 @@ from apiserver.api.types import Obj
 
 @dataclass(frozen=True)
 class GVR:
+    """A resource's group, version and plural name: how clients address a collection (kube's
+    ``GroupVersionResource``)."""
+
     group: str
     version: str
     resource: str
@@ -69,6 +72,8 @@ DEVICECLASSES = GVR("resource.k8s.io", "v1", "deviceclasses")
 
 @dataclass(frozen=True)
 class WatchEvent:
+    """One watch notification: the event type and the object as of that event."""
+
     type: str  # ADDED | MODIFIED | DELETED | BOOKMARK | ERROR
     object: Obj
 

@@ -17,11 +17,10 @@ import orjson
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
-from apiserver.registry.binding import bind
-from apiserver.registry.eviction import evict
 from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
+from apiserver.registry.subresources import create_subresource
 from apiserver.server.discovery import server_resource_lists
 from apiserver.storage.interface import BOOKMARK, Record
 
@@ -342,15 +341,10 @@ class LocalClient:
         await self._yield()
         rd = self._rd(gvr)
         body = self._copy(obj)
-        if rd.plural == "pods" and subresource == "binding":
-            return await self._durable(bind(self.api, namespace, name, body))
-        if rd.plural == "pods" and subresource == "eviction":
-            return await self._durable(evict(self.api, namespace, name, body))
-        if rd.plural == "serviceaccounts" and not rd.group and subresource == "token":
-            from apiserver.registry.tokenrequest import create_token
-
-            return await self._durable(create_token(self.api, namespace, name, body))
-        raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)
+        created = create_subresource(self.api, rd, namespace, name, subresource, body)
+        if created is None:
+            raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)
+        return await self._durable(created)
 
     async def get_subresource(self, gvr: GVR, name: str, subresource: str, namespace: str = "") -> Obj:
         await self._yield()

@@ -26,6 +26,7 @@ as atomic, structured-merge-diff's "deduced" type.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -456,7 +457,11 @@ class FieldSet:
         for p in self._paths:
             node = root
             for pe in p:
-                node = node.children.setdefault(pe, _TreeNode())
+                children = node.children
+                child = children.get(pe)
+                if child is None:  # not setdefault: that builds a node for every visited step
+                    child = children[pe] = _TreeNode()
+                node = child
             node.member = True
         return root
 
@@ -498,8 +503,20 @@ _DECODED: dict[bytes, FieldSet] = {}
 _ENCODED: dict[frozenset[Path], bytes] = {}
 
 
+_RAW = operator.itemgetter(1)
+
+
+def _ordered(elements: Iterable[PathElement]) -> list[PathElement]:
+    """``elements`` in fieldsV1 order. Children that are all ``f:`` fields (nearly every map)
+    sort by name in C; :meth:`PathElement.sort_key` orders the rest (``(0, name)`` for a field)."""
+    elements = list(elements)
+    if all(pe[0] == FIELD for pe in elements):
+        return sorted(elements, key=_RAW)
+    return sorted(elements, key=PathElement.sort_key)
+
+
 def _iterate(node: _TreeNode, prefix: Path) -> Iterator[Path]:
-    ordered = sorted(node.children.items(), key=lambda kv: kv[0].sort_key())
+    ordered = [(pe, node.children[pe]) for pe in _ordered(node.children)]
     for pe, child in ordered:
         if child.member:
             yield prefix + (pe,)
@@ -512,7 +529,7 @@ def _emit(node: _TreeNode, include_self: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if include_self and node.children:
         out["."] = {}
-    for pe in sorted(node.children, key=PathElement.sort_key):
+    for pe in _ordered(node.children):
         child = node.children[pe]
         out[pe.serialize()] = _emit(child, include_self=child.member) if child.children else {}
     return out

@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from apiserver.api.types import Obj
 from apiserver.registry.resources import ResourceDef, Subresource
 from apiserver.registry.strategy import Strategy
+from apiserver.selectors import field_value_getter
 from featuregates import COMPOSITE_POD_GROUP, GENERIC_WORKLOAD
 
 _STRATEGY_MODULES = (
@@ -53,27 +53,9 @@ def _load_strategies() -> dict[tuple[str, str], Strategy]:
     return out
 
 
-def _get(path: str):  # noqa: ANN202 - tiny getter factory
-    parts = path.split(".")
-
-    def g(obj: Obj) -> str:
-        cur: Any = obj
-        for p in parts:
-            if not isinstance(cur, dict):
-                return ""
-            cur = cur.get(p)
-        if cur is None:
-            return ""
-        if isinstance(cur, bool):
-            return "true" if cur else "false"
-        return str(cur)
-
-    return g
-
-
 def _fields(*paths: str, **aliases: str) -> dict[str, Any]:
-    out = {p: _get(p) for p in paths}
-    out.update({alias.replace("__", "."): _get(target) for alias, target in aliases.items()})
+    out = {p: field_value_getter(p) for p in paths}
+    out.update({alias.replace("__", "."): field_value_getter(target) for alias, target in aliases.items()})
     return out
 
 
@@ -104,15 +86,15 @@ EVENT_FIELDS = _fields(
 EVENTS_V1_FIELDS = {
     **EVENT_FIELDS,
     **{
-        "regarding.kind": _get("involvedObject.kind"),
-        "regarding.namespace": _get("involvedObject.namespace"),
-        "regarding.name": _get("involvedObject.name"),
-        "regarding.uid": _get("involvedObject.uid"),
-        "regarding.apiVersion": _get("involvedObject.apiVersion"),
-        "regarding.resourceVersion": _get("involvedObject.resourceVersion"),
-        "regarding.fieldPath": _get("involvedObject.fieldPath"),
-        "reportingController": _get("reportingComponent"),
-        "deprecatedSource": _get("source"),
+        "regarding.kind": field_value_getter("involvedObject.kind"),
+        "regarding.namespace": field_value_getter("involvedObject.namespace"),
+        "regarding.name": field_value_getter("involvedObject.name"),
+        "regarding.uid": field_value_getter("involvedObject.uid"),
+        "regarding.apiVersion": field_value_getter("involvedObject.apiVersion"),
+        "regarding.resourceVersion": field_value_getter("involvedObject.resourceVersion"),
+        "regarding.fieldPath": field_value_getter("involvedObject.fieldPath"),
+        "reportingController": field_value_getter("reportingComponent"),
+        "deprecatedSource": field_value_getter("source"),
     },
 }
 

@@ -53,6 +53,9 @@ _SERVER_META_ON_UPDATE = (
 
 @dataclass
 class WriteOptions:
+    """A create/update/patch request's options (dry run, field manager, field validation, force,
+    subresource)."""
+
     dry_run: bool = False
     field_manager: str = ""
     field_validation: str = ""
@@ -66,6 +69,8 @@ class WriteOptions:
 
 @dataclass
 class DeleteOptions:
+    """A delete request's ``DeleteOptions``: propagation, grace period, preconditions, dry run."""
+
     propagation_policy: str | None = None
     grace_period_seconds: int | None = None
     preconditions: dict[str, str] = field(default_factory=dict)
@@ -85,6 +90,8 @@ class Result:
 
 @dataclass
 class ListResult:
+    """One page of a list: the records, the list's resourceVersion and how to continue it."""
+
     records: list[Record]
     resource_version: int
     continue_token: str

@@ -21,6 +21,8 @@ FieldGetter = Callable[[dict[str, Any]], str]
 
 @dataclass(frozen=True)
 class Subresource:
+    """A subresource of a resource (``status``, ``scale``...): its response kind and the verbs it serves."""
+
     name: str  # "status", "scale", "binding", "eviction"
     kind: str  # response kind
     group: str = ""  # response kind group ("" = the resource's own group)
@@ -30,6 +32,9 @@ class Subresource:
 
 @dataclass(frozen=True)
 class ResourceDef:
+    """Everything the registry needs to serve one resource version: its identity, strategy, storage and
+    discovery fields."""
+
     group: str
     version: str
     kind: str

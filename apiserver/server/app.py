@@ -26,8 +26,6 @@ from apiserver import errors
 from apiserver.meta import Clock
 from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
 from apiserver.patch.typecheck import check_kind_types
-from apiserver.registry.binding import bind
-from apiserver.registry.eviction import evict
 from apiserver.registry.generic import (
     API,
     APPLY_PATCH,
@@ -40,6 +38,7 @@ from apiserver.registry.generic import (
 )
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
+from apiserver.registry.subresources import create_subresource
 from apiserver.server import bodies, negotiation
 from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
@@ -476,20 +475,9 @@ class APIApp:
             if info.name and sub in SUBRESOURCE_KINDS:
                 check_subresource_body(sub, body)
             if info.name:
-                if sub == "binding" and rd.plural == "pods":
-                    return Response(
-                        orjson.dumps(bind(api, ns, info.name, body)), status_code=201, media_type=JSON
-                    )
-                if sub == "eviction" and rd.plural == "pods":
-                    return Response(
-                        orjson.dumps(evict(api, ns, info.name, body)), status_code=201, media_type=JSON
-                    )
-                if sub == "token" and rd.plural == "serviceaccounts" and not rd.group:
-                    from apiserver.registry.tokenrequest import create_token
-
-                    return Response(
-                        orjson.dumps(create_token(api, ns, info.name, body)), status_code=201, media_type=JSON
-                    )
+                created = create_subresource(api, rd, ns, info.name, sub, body)
+                if created is not None:
+                    return Response(orjson.dumps(created), status_code=201, media_type=JSON)
                 if sub in ("exec", "attach", "portforward"):
                     api.get(rd, ns, info.name)
                     return self._no_container_runtime(info)

@@ -25,6 +25,8 @@ Check = Callable[[], Awaitable[str | None]]
 
 @dataclass(frozen=True)
 class Answer:
+    """A health endpoint's HTTP status and body text."""
+
     status: int
     text: str
 

@@ -9,6 +9,8 @@ from apiserver.registry.resources import Registry, ResourceDef
 
 @dataclass
 class RequestInfo:
+    """What a request path names: the resource (if served), namespace, object name and subresource."""
+
     group: str
     version: str
     namespace: str

@@ -1937,6 +1937,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "podtemplates"): PODTEMPLATE_PRINTER,
     ("rbac.authorization.k8s.io", "roles"): CREATED_AT_PRINTER,
     ("rbac.authorization.k8s.io", "clusterroles"): CREATED_AT_PRINTER,
+    ("apiextensions.k8s.io", "customresourcedefinitions"): CREATED_AT_PRINTER,
     ("rbac.authorization.k8s.io", "rolebindings"): ROLEBINDING_PRINTER,
     ("rbac.authorization.k8s.io", "clusterrolebindings"): CLUSTERROLEBINDING_PRINTER,
     ("storage.k8s.io", "storageclasses"): STORAGECLASS_PRINTER,

@@ -34,6 +34,8 @@ RENEW_BEFORE = 86400.0
 
 @dataclass(frozen=True)
 class ServingFiles:
+    """Where the CA certificate, the serving certificate and its key are on disk."""
+
     ca_cert: Path
     cert: Path
     key: Path

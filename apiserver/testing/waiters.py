@@ -16,6 +16,7 @@ import yaml
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, GVR, PODS, Client
+from apiserver.client.until import collection_until, object_until
 from apiserver.errors import StatusError
 
 Condition = Callable[[Obj | None], bool] | str
@@ -143,30 +144,14 @@ async def wait_for(
     if gvr is None or not name:
         raise ValueError("wait_for needs an object or gvr= and name=")
     cond = condition_of(condition)
-    selector = f"metadata.name={name}"
     last: list[Obj | None] = [None]
 
-    async def run() -> Obj | None:
-        while True:
-            lst = await client.list(gvr, namespace, field_selector=selector)
-            cur: Obj | None = lst["items"][0] if lst["items"] else None
-            last[0] = cur
-            if cond(cur):
-                return cur
-            async for ev in client.watch(
-                gvr, namespace, field_selector=selector, resource_version=lst["metadata"]["resourceVersion"]
-            ):
-                if ev.type == "ERROR":
-                    break
-                if ev.type == "BOOKMARK":
-                    continue
-                cur = None if ev.type == "DELETED" else ev.object
-                last[0] = cur
-                if cond(cur):
-                    return cur
+    def remember(cur: Obj | None) -> None:
+        last[0] = cur
 
+    run = object_until(client, gvr, name, cond, namespace, seen=remember)
     try:
-        return await asyncio.wait_for(run(), timeout)
+        return await asyncio.wait_for(run, timeout)
     except TimeoutError:
         what = f"{gvr.resource} {namespace + '/' if namespace else ''}{name} to satisfy the condition"
         raise await _timeout_error(client, what, timeout, last[0], namespace, name) from None
@@ -205,34 +190,12 @@ async def wait_list(
     """Watch a (selected) collection until ``condition(items)`` holds; returns the items."""
     last: list[list[Obj]] = [[]]
 
-    async def run() -> list[Obj]:
-        while True:
-            lst = await client.list(gvr, namespace, label_selector=label_selector)
-            items = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in lst["items"]}
-            last[0] = list(items.values())
-            if condition(last[0]):
-                return last[0]
-            async for ev in client.watch(
-                gvr,
-                namespace,
-                label_selector=label_selector,
-                resource_version=lst["metadata"]["resourceVersion"],
-            ):
-                if ev.type == "ERROR":
-                    break
-                if ev.type == "BOOKMARK":
-                    continue
-                key = (ev.object["metadata"].get("namespace", ""), ev.object["metadata"]["name"])
-                if ev.type == "DELETED":
-                    items.pop(key, None)
-                else:
-                    items[key] = ev.object
-                last[0] = list(items.values())
-                if condition(last[0]):
-                    return last[0]
+    def remember(items: list[Obj]) -> None:
+        last[0] = items
 
+    run = collection_until(client, gvr, condition, namespace, label_selector=label_selector, seen=remember)
     try:
-        return await asyncio.wait_for(run(), timeout)
+        return await asyncio.wait_for(run, timeout)
     except TimeoutError:
         shown = (
             "\n".join(_summary(o) for o in sorted(last[0], key=lambda o: o["metadata"]["name"])) or "  <none>"

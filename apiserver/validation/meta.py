@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from apiserver.api.types import as_int
 from apiserver.field import ErrorList, Path, forbidden, internal, invalid, required, too_long
 from apiserver.validation.names import (
     ValidateNameFunc,
@@ -46,6 +47,18 @@ def _mapping(v: Any) -> Mapping[str, Any]:
 
 def _list(v: Any) -> Sequence[Any]:
     return v if isinstance(v, list | tuple) else ()
+
+
+def validate_nonnegative_field(value: Any, path: Path) -> ErrorList:
+    """``ValidateNonnegativeField`` on a wire value: an integer below 0 is Invalid.
+
+    Anything that is not an integer (unset, a string, a bool) is left to the type checks. The
+    apps, batch, core, replication and misc strategies each had a copy; they share this one.
+    """
+    v = as_int(value)
+    if v is not None and v < 0:
+        return [invalid(path, v, IS_NEGATIVE)]
+    return []
 
 
 def validate_labels(labels: Any, path: Path) -> ErrorList:

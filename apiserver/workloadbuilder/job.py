@@ -18,41 +18,28 @@ the PodGroup's priority matches its pods (decisions.md).
 
 from __future__ import annotations
 
-from typing import Any
-
 from apiserver.api.types import Obj
-from apiserver.field import Path
-from apiserver.workloadbuilder.naming import workload_name
+from apiserver.api.types import as_int as _int
+from apiserver.meta import new_controller_ref
+from apiserver.workloadbuilder.integration import (
+    SCHEDULING_PATH,
+    leaf_workload_item,
+    owned_build_options,
+    scheduling_of,
+)
+from apiserver.workloadbuilder.integration import spec_of as _spec
 from apiserver.workloadbuilder.types import (
-    BasicSchedulingPolicy,
     BuildOptions,
     DisruptionModeOption,
     SchedulingConfig,
     SchedulingConfigFunc,
-    SchedulingPolicy,
     SchedulingPolicyOption,
     WorkloadItem,
-    input_from_scheduling,
 )
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
 
 JOB_API_VERSION = "batch/v1"
 JOB_KIND = "Job"
-SCHEDULING_PATH = Path("spec").child("scheduling")
-
-
-def _spec(job: Obj | None) -> Obj:
-    spec = (job or {}).get("spec")
-    return spec if isinstance(spec, dict) else {}
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def scheduling_of(job: Obj | None) -> Any:
-    """``spec.scheduling`` as stored (``None`` when unset)."""
-    return _spec(job).get("scheduling")
 
 
 def parallelism_of(job: Obj) -> int:
@@ -80,36 +67,20 @@ def default_min_count_for_job(parallelism: int) -> SchedulingConfigFunc:
 def job_workload_item(job: Obj, gates: FeatureGate) -> WorkloadItem:
     """The single leaf WorkloadItem of a Job (never written back to the Job spec)."""
     meta = job.get("metadata") or {}
-    sched = scheduling_of(job)
     template = _spec(job).get("template")
-    pod_spec = template.get("spec") if isinstance(template, dict) else None
-    priority_class = pod_spec.get("priorityClassName") if isinstance(pod_spec, dict) else None
-    return WorkloadItem(
-        name=pod_group_template_name(str(meta.get("name") or "")),
-        path=SCHEDULING_PATH,
-        default_config=SchedulingConfig(
-            policy=SchedulingPolicy(basic=BasicSchedulingPolicy()),
-            priority_class_name=priority_class if isinstance(priority_class, str) else "",
-        ),
-        input=input_from_scheduling(
-            sched if isinstance(sched, dict) else None,
-            include_resource_claims=gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
-        ),
-        callbacks=[default_min_count_for_job(parallelism_of(job))],
+    return leaf_workload_item(
+        pod_group_template_name(str(meta.get("name") or "")),
+        SCHEDULING_PATH,
+        scheduling_of(job),
+        template.get("spec") if isinstance(template, dict) else None,
+        include_resource_claims=gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
+        min_count_default=default_min_count_for_job(parallelism_of(job)),
     )
 
 
 def job_controller_ref(job: Obj) -> Obj:
     """``metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))``."""
-    meta = job.get("metadata") or {}
-    return {
-        "apiVersion": JOB_API_VERSION,
-        "kind": JOB_KIND,
-        "name": meta.get("name", ""),
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return new_controller_ref(job, JOB_API_VERSION, JOB_KIND)
 
 
 ALLOWED_POLICIES = (SchedulingPolicyOption.BASIC, SchedulingPolicyOption.GANG)
@@ -118,14 +89,7 @@ ALLOWED_DISRUPTION_MODES = (DisruptionModeOption.SINGLE, DisruptionModeOption.AL
 
 def job_build_options(job: Obj) -> BuildOptions:
     """Workload ``<job>-<hash(uid)>`` in the Job's namespace, owned by the Job."""
-    meta = job.get("metadata") or {}
-    return BuildOptions(
-        name=workload_name(str(meta.get("name") or ""), str(meta.get("uid") or "")),
-        namespace=str(meta.get("namespace") or ""),
-        owner=job_controller_ref(job),
-        allowed_policies=ALLOWED_POLICIES,
-        allowed_disruption_modes=ALLOWED_DISRUPTION_MODES,
-    )
+    return owned_build_options(job, job_controller_ref(job), ALLOWED_POLICIES, ALLOWED_DISRUPTION_MODES)
 
 
 def validation_options() -> BuildOptions:

@@ -8,37 +8,27 @@ registry and the components alike.
 
 from __future__ import annotations
 
-from typing import Any
-
 from apiserver.api.types import Obj
-from apiserver.field import Path
-from apiserver.workloadbuilder.naming import workload_name
+from apiserver.meta import new_controller_ref
+from apiserver.workloadbuilder.integration import (
+    SCHEDULING_PATH,
+    leaf_workload_item,
+    owned_build_options,
+    scheduling_of,
+    spec_of,
+)
 from apiserver.workloadbuilder.types import (
-    BasicSchedulingPolicy,
     BuildOptions,
     DisruptionModeOption,
     SchedulingConfig,
     SchedulingConfigFunc,
-    SchedulingPolicy,
     SchedulingPolicyOption,
     WorkloadItem,
-    input_from_scheduling,
 )
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
 
-SCHEDULING_PATH = Path("spec").child("scheduling")
 STATEFULSET_API_VERSION = "apps/v1"
 STATEFULSET_KIND = "StatefulSet"
-
-
-def spec_of(sts: Obj | None) -> Obj:
-    spec = (sts or {}).get("spec")
-    return spec if isinstance(spec, dict) else {}
-
-
-def scheduling_of(sts: Obj | None) -> Any:
-    """``spec.scheduling`` as stored: ``None`` when unset; ``{}`` is set (the minimal opt-in)."""
-    return spec_of(sts).get("scheduling")
 
 
 def pod_spec_of(sts: Obj) -> Obj:
@@ -78,44 +68,27 @@ def statefulset_workload_item(sts: Obj, gates: FeatureGate) -> WorkloadItem:
     PodGroup's priority matches its pods (decisions.md).
     """
     meta = sts.get("metadata") or {}
-    sched = scheduling_of(sts)
-    priority_class = pod_spec_of(sts).get("priorityClassName")
-    return WorkloadItem(
-        name=str(meta.get("name") or ""),
-        path=SCHEDULING_PATH,
-        default_config=SchedulingConfig(
-            policy=SchedulingPolicy(basic=BasicSchedulingPolicy()),
-            priority_class_name=priority_class if isinstance(priority_class, str) else "",
-        ),
-        input=input_from_scheduling(
-            sched if isinstance(sched, dict) else None,
-            include_resource_claims=gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
-        ),
-        callbacks=[min_count_from_replicas(replicas_of(sts))],
+    return leaf_workload_item(
+        str(meta.get("name") or ""),
+        SCHEDULING_PATH,
+        scheduling_of(sts),
+        pod_spec_of(sts),
+        include_resource_claims=gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
+        min_count_default=min_count_from_replicas(replicas_of(sts)),
     )
 
 
 def statefulset_controller_ref(sts: Obj) -> Obj:
     """``metav1.NewControllerRef(sts)``: controller and blockOwnerDeletion both true."""
-    meta = sts.get("metadata") or {}
-    return {
-        "apiVersion": STATEFULSET_API_VERSION,
-        "kind": STATEFULSET_KIND,
-        "name": meta.get("name", ""),
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return new_controller_ref(sts, STATEFULSET_API_VERSION, STATEFULSET_KIND)
 
 
 def statefulset_build_options(sts: Obj) -> BuildOptions:
     """Workload identity (``<sts>-<hash(uid)>`` in the StatefulSet's namespace), the controller
     ownerReference, and both policies / both disruption modes allowed."""
-    meta = sts.get("metadata") or {}
-    return BuildOptions(
-        name=workload_name(str(meta.get("name") or ""), str(meta.get("uid") or "")),
-        namespace=str(meta.get("namespace") or ""),
-        owner=statefulset_controller_ref(sts),
-        allowed_policies=(SchedulingPolicyOption.BASIC, SchedulingPolicyOption.GANG),
-        allowed_disruption_modes=(DisruptionModeOption.SINGLE, DisruptionModeOption.ALL),
+    return owned_build_options(
+        sts,
+        statefulset_controller_ref(sts),
+        (SchedulingPolicyOption.BASIC, SchedulingPolicyOption.GANG),
+        (DisruptionModeOption.SINGLE, DisruptionModeOption.ALL),
     )

@@ -58,11 +58,15 @@ class SchedulingPolicy:
 
 @dataclass
 class TopologyConstraint:
+    """A topology constraint of the scheduling config: the node label key pods must share."""
+
     key: str
 
 
 @dataclass
 class SchedulingConstraints:
+    """The scheduling config's constraints block (its topology constraints)."""
+
     topology: list[TopologyConstraint] = field(default_factory=list)
 
 
@@ -76,6 +80,8 @@ class DisruptionMode:
 
 @dataclass
 class ResourceClaim:
+    """A resource claim of the scheduling config: by name, from a claim or from a claim template."""
+
     name: str
     resource_claim_name: str | None = None
     resource_claim_template_name: str | None = None
@@ -128,6 +134,8 @@ class ResourceClaimsInput:
 
 @dataclass
 class WorkloadInput:
+    """A workload item's user input, block by block, each with where it lives in the controller's API."""
+
     policy: BlockInput = field(default_factory=BlockInput)
     constraints: BlockInput = field(default_factory=BlockInput)
     disruption_mode: BlockInput = field(default_factory=BlockInput)

@@ -211,6 +211,33 @@ def validate_resource_claims(claims: list[Obj] | None, path: Path, old: list[Obj
     return errs
 
 
+def validate_embedded_scheduling(sched: Any, path: Path, old: Any = None) -> ErrorList:
+    """An embedded ``spec.scheduling`` (Job, StatefulSet): an object whose four blocks each follow
+    their own rules above, ratcheted block by block on update.
+
+    The Job and StatefulSet strategies both embed the same v1alpha3 blocks, so both call this.
+    """
+    if not isinstance(sched, dict):
+        return [field.type_invalid(path, sched, "expected an object")]
+    before = old if isinstance(old, dict) else {}
+    return [
+        *validate_scheduling_policy(
+            sched.get("schedulingPolicy"), path.child("schedulingPolicy"), before.get("schedulingPolicy")
+        ),
+        *validate_scheduling_constraints(
+            sched.get("schedulingConstraints"),
+            path.child("schedulingConstraints"),
+            before.get("schedulingConstraints"),
+        ),
+        *validate_disruption_mode(
+            sched.get("disruptionMode"), path.child("disruptionMode"), before.get("disruptionMode")
+        ),
+        *validate_resource_claims(
+            sched.get("resourceClaims"), path.child("resourceClaims"), before.get("resourceClaims")
+        ),
+    ]
+
+
 def unique_by_name(items: list[Any], path: Path, key: str = "name") -> ErrorList:
     """``listType=map`` uniqueness: every later duplicate is reported with the whole item."""
     seen: set[Any] = set()

@@ -144,6 +144,23 @@ class _Target:
     verify: Any  # an ssl.SSLContext, True (system CAs) or False (insecure-skip-tls-verify)
     cert: tuple[str, str] | None
 
+    def ssl_context(self) -> ssl.SSLContext:
+        """The TLS context of a stdlib client (``http.client``, ``asyncio`` streams) for this target.
+
+        httpx takes ``verify`` and ``cert`` as they are; the benchmark's raw clients (one
+        keep-alive connection, the watch fleet) need the same trust and client certificate as
+        one ``SSLContext``, so both take it from here. The kubeconfig's CA context is used (and
+        given the client certificate) when there is one; else the system CAs, unverified when
+        the kubeconfig says ``insecure-skip-tls-verify``.
+        """
+        ctx = self.verify if isinstance(self.verify, ssl.SSLContext) else ssl.create_default_context()
+        if self.verify is False:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        if self.cert is not None:
+            ctx.load_cert_chain(*self.cert)
+        return ctx
+
 
 def _target(path: Path) -> _Target:
     cfg = yaml.safe_load(path.read_text())
@@ -192,14 +209,8 @@ class OneConnection:
         self._headers = target.headers
         self._base = url.path.rstrip("/")
         if url.scheme == "https":
-            ctx = target.verify if isinstance(target.verify, ssl.SSLContext) else ssl.create_default_context()
-            if target.verify is False:
-                ctx.check_hostname = False
-                ctx.verify_mode = ssl.CERT_NONE
-            if target.cert is not None:
-                ctx.load_cert_chain(*target.cert)
             self._conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                url.hostname or "", url.port or 443, context=ctx, timeout=60
+                url.hostname or "", url.port or 443, context=target.ssl_context(), timeout=60
             )
         else:
             self._conn = http.client.HTTPConnection(url.hostname or "", url.port or 80, timeout=60)

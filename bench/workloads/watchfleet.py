@@ -79,14 +79,7 @@ async def _watch(
 async def main(kubeconfig: Path, path: str, n: int, events: int) -> None:
     target = _target(kubeconfig)
     url = urllib.parse.urlsplit(target.server)
-    ctx: ssl.SSLContext | None = None
-    if url.scheme == "https":
-        ctx = target.verify if isinstance(target.verify, ssl.SSLContext) else ssl.create_default_context()
-        if target.verify is False:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        if target.cert is not None:
-            ctx.load_cert_chain(*target.cert)
+    ctx = target.ssl_context() if url.scheme == "https" else None
     headers = "".join(f"{k}: {v}\r\n" for k, v in target.headers.items() if k != "Content-Type")
     head = (f"GET {url.path.rstrip('/')}{path} HTTP/1.1\r\nHost: {url.netloc}\r\n{headers}\r\n").encode()
     lat: list[float] = []

@@ -25,8 +25,6 @@ Time is the injected clock: the next-schedule wake-up is a deadline on that cloc
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import copy
 import logging
 from datetime import UTC, datetime
@@ -36,11 +34,10 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.batch import cron
 from apiserver.batch.labels import CRONJOB_SCHEDULED_TIMESTAMP
-from apiserver.client.events import NORMAL, WARNING, EventRecorder, object_reference
-from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
-from apiserver.client.interface import CRONJOBS, JOBS, Client
+from apiserver.client.events import NORMAL, WARNING, object_reference
+from apiserver.client.informer import CONTROLLER_UID, Informer, controller_uid_index
+from apiserver.client.interface import CRONJOBS, JOBS
 from apiserver.meta import (
-    Clock,
     controller_ref,
     is_being_deleted,
     key_of,
@@ -52,9 +49,7 @@ from apiserver.meta import (
     split_key,
     uid_of,
 )
-from controllers.base import Controller
-from controllers.metrics import ControllerMetrics
-from controllers.nodeagent.timers import TimerHeap
+from controllers.timed import TimedController
 
 log = logging.getLogger("gangplane.cronjob")
 
@@ -113,25 +108,9 @@ def most_recent_schedule_time(
     return latest, missed + 1
 
 
-class CronJobController(Controller):
+class CronJobController(TimedController):
     name = NAME
     workers = 5  # kube's --concurrent-cron-job-syncs
-
-    def __init__(
-        self,
-        client: Client,
-        *,
-        informers: InformerFactory | None = None,
-        clock: Clock | None = None,
-        metrics: ControllerMetrics | None = None,
-        recorder: EventRecorder | None = None,
-        workers: int | None = None,
-    ) -> None:
-        super().__init__(
-            client, informers=informers, clock=clock, metrics=metrics, recorder=recorder, workers=workers
-        )
-        self.timers: TimerHeap[str] = TimerHeap(self.clock, self.enqueue)
-        self._timer_task: asyncio.Task[None] | None = None
 
     def setup(self) -> None:
         self.cronjobs: Informer = self.informers.informer(CRONJOBS)
@@ -141,18 +120,6 @@ class CronJobController(Controller):
             self._on_cronjob, lambda old, new: self._on_cronjob(new), self._on_cronjob_delete
         )
         self.jobs.add_event_handler(self._on_job, lambda old, new: self._on_job(new), self._on_job)
-
-    async def start(self) -> None:
-        await super().start()
-        self._timer_task = asyncio.create_task(self.timers.run(), name=f"{self.name}-timers")
-
-    async def stop(self) -> None:
-        if self._timer_task is not None:
-            self._timer_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._timer_task
-            self._timer_task = None
-        await super().stop()
 
     def _on_cronjob(self, cj: Obj) -> None:
         self.enqueue(key_of(cj))

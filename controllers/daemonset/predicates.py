@@ -1,8 +1,8 @@
 """Which nodes a DaemonSet's pod belongs on (kube's ``daemon_controller.go`` predicates and ``util``).
 
 The matching rules are component-helpers' (``ToleratesTaint``, ``FindMatchingUntoleratedTaint``,
-``nodeaffinity.GetRequiredNodeAffinity``): the same semantics the scheduler applies, written
-against plain dicts here because controllers never import the scheduler.
+``nodeaffinity``'s requirements): :mod:`apiserver.api.nodematching`, the very functions the
+scheduler's plugins apply (controllers never import the scheduler, so they live below both).
 
 * :func:`new_pod_template` is ``NewPod``: the template with its node affinity pinned to one node by
   ``matchFields metadata.name In [node]`` and the DaemonSet default tolerations added;
@@ -12,13 +12,16 @@ against plain dicts here because controllers never import the scheduler.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 
+from apiserver.api.nodematching import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    OBJECT_NAME_FIELD,
+    do_not_schedule_taints,
+    find_untolerated_taint,
+    requirement_matches,
+)
 from apiserver.api.types import Obj
-
-NO_SCHEDULE = "NoSchedule"
-NO_EXECUTE = "NoExecute"
-OBJECT_NAME_FIELD = "metadata.name"
 
 
 def _toleration(key: str, effect: str) -> Obj:
@@ -37,73 +40,9 @@ DEFAULT_TOLERATIONS = (
 NETWORK_UNAVAILABLE = _toleration("node.kubernetes.io/network-unavailable", NO_SCHEDULE)
 
 
-def tolerates(toleration: Obj, taint: Obj) -> bool:
-    """``Toleration.ToleratesTaint``."""
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    if key and key != taint.get("key"):
-        return False
-    op = toleration.get("operator") or "Equal"
-    if op == "Equal":
-        return (toleration.get("value") or "") == (taint.get("value") or "")
-    return op == "Exists"
-
-
-def untolerated(taints: list[Obj], tolerations: list[Obj], effects: tuple[str, ...]) -> Obj | None:
-    """``FindMatchingUntoleratedTaint`` over taints whose effect is in ``effects``."""
-    for taint in taints:
-        if taint.get("effect") in effects and not any(tolerates(t, taint) for t in tolerations):
-            return taint
-    return None
-
-
-def _requirement(req: Obj, value: str | None) -> bool:
-    op = req.get("operator")
-    values = req.get("values") or []
-    if op == "In":
-        return value is not None and value in values
-    if op == "NotIn":
-        return value is None or value not in values
-    if op == "Exists":
-        return value is not None
-    if op == "DoesNotExist":
-        return value is None
-    if op in ("Gt", "Lt"):
-        if value is None or len(values) != 1:
-            return False
-        try:
-            have, want = int(value), int(values[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
-def _term_matches(term: Obj, labels: Mapping[str, str], node_name: str) -> bool:
-    if not term.get("matchExpressions") and not term.get("matchFields"):
-        return False
-    for req in term.get("matchExpressions") or []:
-        if not _requirement(req, labels.get(req.get("key", ""))):
-            return False
-    for req in term.get("matchFields") or []:
-        if req.get("key") != OBJECT_NAME_FIELD or not _requirement(req, node_name):
-            return False
-    return True
-
-
-def required_affinity_matches(pod_spec: Obj, labels: Mapping[str, str], node_name: str) -> bool:
-    """``spec.nodeSelector`` AND required node affinity (terms ORed)."""
-    for k, v in (pod_spec.get("nodeSelector") or {}).items():
-        if labels.get(k) != v:
-            return False
-    required = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    )
-    if required is None:
-        return True
-    return any(_term_matches(t, labels, node_name) for t in required.get("nodeSelectorTerms") or [])
+def _no_execute(taint: Obj) -> bool:
+    """The taints that evict a running daemon pod (``NoExecute``)."""
+    return taint.get("effect") == NO_EXECUTE
 
 
 def pin_to_node(affinity: Obj | None, node_name: str) -> Obj:
@@ -190,12 +129,12 @@ class DaemonPodFit:
             if labels.get(k) != v:
                 return False, False
         if self.terms is not None and not any(
-            all(_requirement(r, labels.get(r.get("key", ""))) for r in exprs) for exprs in self.terms
+            all(requirement_matches(r, labels.get(r.get("key", ""))) for r in exprs) for exprs in self.terms
         ):
             return False, False
         taints = (node.get("spec") or {}).get("taints") or []
-        if taints and untolerated(taints, self.tolerations, (NO_SCHEDULE, NO_EXECUTE)) is not None:
-            return False, untolerated(taints, self.tolerations, (NO_EXECUTE,)) is None
+        if taints and find_untolerated_taint(taints, self.tolerations, do_not_schedule_taints) is not None:
+            return False, find_untolerated_taint(taints, self.tolerations, _no_execute) is None
         return True, True
 
 

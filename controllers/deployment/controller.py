@@ -34,7 +34,12 @@ from controllers import podutil
 from controllers.base import Controller
 from controllers.deployment import util
 from controllers.deployment.rollout import API_VERSION, KIND, Rollout
-from controllers.ownerlookup import owners_selecting, resolve_controller_ref
+from controllers.ownerlookup import (
+    owners_of_added,
+    owners_of_updated,
+    owners_selecting,
+    resolve_controller_ref,
+)
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 
 log = logging.getLogger("gangplane.deployment")
@@ -74,13 +79,7 @@ class DeploymentController(Controller):
         if is_being_deleted(rs):
             self._delete_rs(rs)
             return
-        ref = controller_ref(rs)
-        if ref is not None:
-            d = self._resolve(namespace_of(rs), ref)
-            if d is not None:
-                self.enqueue(key_of(d))
-            return
-        for d in self._deployments_for_orphan(rs):
+        for d in owners_of_added(rs, self._resolve, self._deployments_for_orphan):
             self.enqueue(key_of(d))
 
     def _update_rs(self, old: Obj, cur: Obj) -> None:
@@ -88,19 +87,9 @@ class DeploymentController(Controller):
             "resourceVersion"
         ):
             return
-        old_ref, cur_ref = controller_ref(old), controller_ref(cur)
-        if old_ref != cur_ref and old_ref is not None:
-            d = self._resolve(namespace_of(old), old_ref)
-            if d is not None:
-                self.enqueue(key_of(d))
-        if cur_ref is not None:
-            d = self._resolve(namespace_of(cur), cur_ref)
-            if d is not None:
-                self.enqueue(key_of(d))
-            return
-        if labels_of(old) != labels_of(cur) or old_ref != cur_ref:
-            for d in self._deployments_for_orphan(cur):
-                self.enqueue(key_of(d))
+        owners, _ = owners_of_updated(old, cur, self._resolve, self._deployments_for_orphan)
+        for d in owners:
+            self.enqueue(key_of(d))
 
     def _delete_rs(self, rs: Obj) -> None:
         d = self._resolve(namespace_of(rs), controller_ref(rs))

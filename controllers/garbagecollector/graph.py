@@ -52,6 +52,8 @@ def ref_matches(ref: Obj, identity: ObjectRef) -> bool:
 
 @dataclass
 class Node:
+    """An object in the owner graph: its identity, its owner references and where its deletion stands."""
+
     identity: ObjectRef
     owners: list[Obj] = field(default_factory=list)
     virtual: bool = False

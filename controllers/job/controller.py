@@ -25,8 +25,6 @@ back-off) go through a deadline heap on the injected clock, so a test steps a
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import copy
 import logging
 from typing import Any
@@ -49,16 +47,15 @@ from apiserver.meta import (
     uid_of,
 )
 from apiserver.selectors import LabelSelector, label_selector_from_dict
-from controllers.base import Controller
 from controllers.job import utils as ju
 from controllers.job.expectations import Expectations
 from controllers.job.hooks import NoopJobSchedulingHook, PodDecorator
 from controllers.job.pod_control import JobPodControl
 from controllers.job.tracking import Tracker
 from controllers.metrics import ControllerMetrics
-from controllers.nodeagent.timers import TimerHeap
 from controllers.ownerlookup import owners_selecting, resolve_controller_ref
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
+from controllers.timed import TimedController
 
 log = logging.getLogger("gangplane.job")
 
@@ -83,7 +80,7 @@ def _selector(job: Obj) -> LabelSelector | None:
         return None
 
 
-class JobController(Controller):
+class JobController(TimedController):
     name = NAME
     workers = 5  # kube's --concurrent-job-syncs
 
@@ -105,8 +102,6 @@ class JobController(Controller):
         super().__init__(
             client, informers=informers, clock=clock, metrics=metrics, recorder=recorder, workers=workers
         )
-        self.timers: TimerHeap[Any] = TimerHeap(self.clock, self.enqueue)
-        self._timer_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ wiring
     def setup(self) -> None:
@@ -120,18 +115,6 @@ class JobController(Controller):
         self.pod_control = JobPodControl(self.client, self.recorder, self.expectations)
         self.tracker = Tracker(self.client, self.recorder, self.pod_control)
         self.scheduling_hook.attach(self)
-
-    async def start(self) -> None:
-        await super().start()
-        self._timer_task = asyncio.create_task(self.timers.run(), name=f"{self.name}-timers")
-
-    async def stop(self) -> None:
-        if self._timer_task is not None:
-            self._timer_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._timer_task
-            self._timer_task = None
-        await super().stop()
 
     def enqueue_at(self, key: Any, seconds_from_now: float) -> None:
         """Sync ``key`` again once the injected clock has advanced ``seconds_from_now``."""

@@ -21,6 +21,8 @@ EXPECTATIONS_TIMEOUT = 300.0
 
 @dataclass
 class _Entry:
+    """One Job's outstanding pod creations and deletions, and when they were raised (for the timeout)."""
+
     adds: int = 0
     dels: int = 0
     at: float = 0.0

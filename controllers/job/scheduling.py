@@ -192,16 +192,11 @@ class JobWorkloadHook:
             wl = await self._create_workload(job, compiled)
         else:
             return None
-        templates = wr.pod_group_templates(wl)
-        if len(templates) != 1 or (wl.get("spec") or {}).get("compositePodGroupTemplates"):
-            self._warn(
-                job,
-                UNSUPPORTED_WORKLOAD_STRUCTURE,
-                f"Workload {name_of(wl)} has {len(templates)} PodGroupTemplates (expected 1), "
-                "falling back to normal scheduling",
-            )
+        why = wr.unsupported_structure(wl)
+        if why is not None:
+            self._warn(job, UNSUPPORTED_WORKLOAD_STRUCTURE, f"{why}, falling back to normal scheduling")
             return None
-        template = templates[0]
+        template = wr.pod_group_templates(wl)[0]
         if is_controlled_by(wl, job):
             wl = await self._sync_workload_min_count(job, wl, template, compiled)
             template = wr.pod_group_templates(wl)[0]

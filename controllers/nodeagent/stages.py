@@ -155,6 +155,9 @@ class PodRecord:
 
 @dataclass
 class PodContext:
+    """What a pod stage's ``match``/``delay``/``apply`` may look at: the pod, the agent's record of it,
+    its node and the time."""
+
     pod: Obj
     record: PodRecord
     node: NodeState | None
@@ -167,6 +170,9 @@ class PodContext:
 
 @dataclass
 class NodeContext:
+    """What a node stage's ``match``/``delay``/``apply`` may look at: the node, the agent's state of it
+    and the time."""
+
     node: Obj
     state: NodeState
     now: float

@@ -35,6 +35,7 @@ from apiserver.meta import (
 from apiserver.selectors import LabelSelector, label_selector_from_dict
 from controllers.base import Controller
 from controllers.metrics import ControllerMetrics
+from controllers.ownerlookup import owners_of_added, owners_of_updated, owners_selecting
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
 from controllers.statefulset import utils
 from controllers.statefulset.control import StatefulSetControl
@@ -109,27 +110,14 @@ class StatefulSetController(Controller):
         return sts
 
     def _sets_for_orphan(self, pod: Obj) -> list[Obj]:
-        out = []
-        for sts in self.sets.list(namespace_of(pod)):
-            try:
-                sel = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
-            except ValueError:
-                continue
-            if not sel.empty and sel.matches(labels_of(pod)):
-                out.append(sts)
-        return out
+        """``getPodStatefulSets``: the sets in the pod's namespace whose selector matches it."""
+        return owners_selecting(self.sets, pod)
 
     def _add_pod(self, pod: Obj) -> None:
         if is_being_deleted(pod):
             self._delete_pod(pod)
             return
-        ref = controller_ref(pod)
-        if ref is not None:
-            sts = self._resolve(namespace_of(pod), ref)
-            if sts is not None:
-                self.enqueue(key_of(sts))
-            return
-        for sts in self._sets_for_orphan(pod):
+        for sts in owners_of_added(pod, self._resolve, self._sets_for_orphan):
             self.enqueue(key_of(sts))
 
     def _update_pod(self, old: Obj, cur: Obj) -> None:
@@ -137,24 +125,14 @@ class StatefulSetController(Controller):
             "resourceVersion"
         ):
             return
-        old_ref, cur_ref = controller_ref(old), controller_ref(cur)
-        if old_ref != cur_ref and old_ref is not None:
-            sts = self._resolve(namespace_of(old), old_ref)
-            if sts is not None:
-                self.enqueue(key_of(sts))
-        if cur_ref is not None:
-            sts = self._resolve(namespace_of(cur), cur_ref)
-            if sts is None:
-                return
-            self.enqueue(key_of(sts))
+        owners, sts = owners_of_updated(old, cur, self._resolve, self._sets_for_orphan)
+        for owner in owners:
+            self.enqueue(key_of(owner))
+        if sts is not None:
             min_ready = utils.min_ready_seconds(sts)
             if min_ready > 0 and not utils.is_pod_ready(old) and utils.is_pod_ready(cur):
                 # one more sync once the pod has been Ready long enough to count as available
                 self.enqueue_after(key_of(sts), min_ready + 1)
-            return
-        if labels_of(old) != labels_of(cur) or old_ref != cur_ref:
-            for sts in self._sets_for_orphan(cur):
-                self.enqueue(key_of(sts))
 
     def _delete_pod(self, pod: Obj) -> None:
         sts = self._resolve(namespace_of(pod), controller_ref(pod))

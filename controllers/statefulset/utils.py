@@ -25,6 +25,7 @@ from apiserver.meta import (
     parse_time,
     uid_of,
 )
+from controllers.podutil import pod_from_template
 
 API_VERSION = "apps/v1"
 KIND = "StatefulSet"
@@ -176,29 +177,13 @@ def update_storage(sts: Obj, pod: Obj) -> None:
 
 
 # ---------------------------------------------------------------------------------- pods
-def pod_from_template(sts: Obj, template: Obj) -> Obj:
-    """``controller.GetPodFromTemplate``: template metadata and spec, controller ownerReference."""
-    tmd = template.get("metadata") or {}
-    md: Obj = {
-        "namespace": namespace_of(sts),
-        "labels": dict(tmd.get("labels") or {}),
-        "ownerReferences": [new_controller_ref(sts, API_VERSION, KIND)],
-    }
-    if tmd.get("annotations"):
-        md["annotations"] = dict(tmd["annotations"])
-    if tmd.get("finalizers"):
-        md["finalizers"] = list(tmd["finalizers"])
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": md,
-        "spec": copy.deepcopy(template.get("spec") or {}),
-    }
-
-
 def new_pod(sts: Obj, template: Obj, ordinal: int) -> Obj:
-    """``newStatefulSetPod`` for ``template`` (the current or the update revision's)."""
-    pod = pod_from_template(sts, template)
+    """``newStatefulSetPod`` for ``template`` (the current or the update revision's).
+
+    ``GetPodFromTemplate`` gives it ``generateName: <set>-`` as it gives every controller's pods;
+    the name set next wins, so only the field shows it (as on a real cluster).
+    """
+    pod = pod_from_template(sts, template, API_VERSION, KIND)
     pod["metadata"]["name"] = pod_name(sts, ordinal)
     init_identity(sts, pod)
     update_storage(sts, pod)

@@ -238,16 +238,11 @@ class WorkloadSchedulingHook:
             wl = await self._create_workload(sts, compiled)
         else:
             return None
-        templates = wu.pod_group_templates(wl)
-        if len(templates) != 1 or (wl.get("spec") or {}).get("compositePodGroupTemplates"):
-            self._warn(
-                sts,
-                wu.UNSUPPORTED_WORKLOAD_STRUCTURE,
-                f"Workload {name_of(wl)} has {len(templates)} PodGroupTemplates (expected 1), "
-                "falling back to default scheduling",
-            )
+        why = wu.unsupported_structure(wl)
+        if why is not None:
+            self._warn(sts, wu.UNSUPPORTED_WORKLOAD_STRUCTURE, f"{why}, falling back to default scheduling")
             return None
-        template = templates[0]
+        template = wu.pod_group_templates(wl)[0]
         if wu.created_by_controller(wl, sts) and wu.gang_min_count(template) is not None:
             wl = await self._sync_workload_min_count(
                 sts, wl, template, self._desired_min_count(sts, compiled)

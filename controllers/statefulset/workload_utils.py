@@ -35,6 +35,7 @@ from controllers.workloadrefs import (  # noqa: F401
     pod_group_templates,
     pod_group_workload_index,
     reference_key,
+    unsupported_structure,
     workload_controller_index,
     workload_min_count_patch,
 )

@@ -9,17 +9,13 @@ changed or removed meanwhile wins over the cached copy. Expiry waits on the inje
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 
 from apiserver import errors
 from apiserver.api.types import Obj
-from apiserver.client.events import EventRecorder
-from apiserver.client.informer import Informer, InformerFactory
-from apiserver.client.interface import JOBS, Client
+from apiserver.client.informer import Informer
+from apiserver.client.interface import JOBS
 from apiserver.meta import (
-    Clock,
     is_being_deleted,
     key_of,
     name_of,
@@ -28,9 +24,7 @@ from apiserver.meta import (
     split_key,
     uid_of,
 )
-from controllers.base import Controller
-from controllers.metrics import ControllerMetrics
-from controllers.nodeagent.timers import TimerHeap
+from controllers.timed import TimedController
 
 log = logging.getLogger("gangplane.ttlafterfinished")
 
@@ -60,25 +54,9 @@ def time_left(job: Obj, now: float) -> float | None:
     return finished + int((job.get("spec") or {})["ttlSecondsAfterFinished"]) - now
 
 
-class TTLAfterFinishedController(Controller):
+class TTLAfterFinishedController(TimedController):
     name = NAME
     workers = 5  # kube's --concurrent-ttl-after-finished-syncs
-
-    def __init__(
-        self,
-        client: Client,
-        *,
-        informers: InformerFactory | None = None,
-        clock: Clock | None = None,
-        metrics: ControllerMetrics | None = None,
-        recorder: EventRecorder | None = None,
-        workers: int | None = None,
-    ) -> None:
-        super().__init__(
-            client, informers=informers, clock=clock, metrics=metrics, recorder=recorder, workers=workers
-        )
-        self.timers: TimerHeap[str] = TimerHeap(self.clock, self.enqueue)
-        self._timer_task: asyncio.Task[None] | None = None
 
     def setup(self) -> None:
         self.jobs: Informer = self.informers.informer(JOBS)
@@ -87,18 +65,6 @@ class TTLAfterFinishedController(Controller):
     def _on_job(self, job: Obj) -> None:
         if needs_cleanup(job):
             self.enqueue(key_of(job))
-
-    async def start(self) -> None:
-        await super().start()
-        self._timer_task = asyncio.create_task(self.timers.run(), name=f"{self.name}-timers")
-
-    async def stop(self) -> None:
-        if self._timer_task is not None:
-            self._timer_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._timer_task
-            self._timer_task = None
-        await super().stop()
 
     async def on_synced(self) -> None:
         for job in self.jobs.list():

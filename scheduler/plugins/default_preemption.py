@@ -28,7 +28,6 @@ as ``Preemption is not helpful for scheduling``.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -390,7 +389,7 @@ class DefaultPreemption:
                     await self.preempt_pod(c.name, preemptor, victim)
                 except Exception as e:
                     return Status.as_status(e)
-            await self._event(
+            await self.handle.event(
                 victim.pod,
                 "Normal",
                 "Preempted",
@@ -435,16 +434,6 @@ class DefaultPreemption:
                     await patch_pod_status(client, p.pod, nominated_node_name=None)
                 except Exception:  # not critical: the pod is retried anyway
                     continue
-
-    async def _event(
-        self, regarding: dict[str, Any], etype: str, reason: str, action: str, note: str, related: Any
-    ) -> None:
-        rec = self.handle.record_event
-        if rec is None:
-            return
-        r = rec(regarding, etype, reason, action, note, related)
-        if inspect.isawaitable(r):
-            await r
 
 
 def new(args: dict[str, Any], handle: Handle) -> DefaultPreemption:

@@ -65,6 +65,8 @@ class _MergedSelector:
 
 @dataclass(frozen=True)
 class Constraint:
+    """A topology spread constraint of a pod (or of the default constraints), its selector compiled."""
+
     max_skew: int
     topology_key: str
     selector: Selector
@@ -199,6 +201,8 @@ def _required_pairs(selector: Any) -> tuple[tuple[str, str], ...]:
 
 @dataclass
 class _FilterState:
+    """PreFilter's result for Filter: matching pod counts per topology value of each hard constraint."""
+
     constraints: list[Constraint]
     #: per constraint: topology value -> matching pod count
     counts: list[dict[str, int]] = field(default_factory=list)
@@ -225,6 +229,8 @@ class _FilterState:
 
 @dataclass
 class _ScoreState:
+    """PreScore's result for Score: the soft constraints, their counts and weights, and the nodes to skip."""
+
     constraints: list[Constraint]
     ignored_nodes: set[str]
     counts: list[dict[str, int]]
@@ -493,14 +499,7 @@ class PodTopologySpread:
                     for ni in nodes
                 ]
             totals = col if totals is None else list(map(operator.add, totals, col))
-        if totals is None:
-            return [0] * len(nodes)
-        # Go's math.Round on non-negative totals: halves away from zero
-        out = [int(t + 0.5) for t in totals]
-        ignored = s.ignored_nodes
-        if ignored:
-            return [0 if ni.name in ignored else v for ni, v in zip(nodes, out, strict=True)]
-        return out
+        return _node_scores(totals, nodes, s.ignored_nodes)
 
     def normalize_scores(
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: list[int]
@@ -516,9 +515,7 @@ class PodTopologySpread:
             valid = scores
         lo, hi = min(valid, default=0), max(valid, default=0)
         out = [MAX_NODE_SCORE if hi == 0 else MAX_NODE_SCORE * (hi + lo - v) // hi for v in scores]
-        if ignored:
-            return [0 if ni.name in ignored else v for ni, v in zip(nodes, out, strict=True)]
-        return out
+        return _zero_ignored(nodes, out, ignored) if ignored else out
 
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
         s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
@@ -566,14 +563,26 @@ def _fused_scores(s: _ScoreState, nodes: list[NodeInfo]) -> list[int] | None:
             terms = {v: n * weight + skew for v, n in s.counts[i].items()}
             col = [terms.get(v, zero) if (v := ni.labels.get(key)) is not None else 0.0 for ni in nodes]
         totals = col if totals is None else list(map(operator.add, totals, col))
+    return _node_scores(totals, nodes, s.ignored_nodes)
+
+
+def _node_scores(totals: list[float] | None, nodes: list[NodeInfo], ignored: set[str]) -> list[int]:
+    """The score column from the constraints' summed terms (``None``: no constraint): each total
+    rounded as Go's ``math.Round`` does on non-negative values (halves away from zero), and 0 for
+    the nodes PreScore ignored. Shared by :func:`_fused_scores` and the general path of
+    :meth:`PodTopologySpread.score_nodes`, which must round alike to give the same scores."""
     if totals is None:
         return [0] * len(nodes)
-    # Go's math.Round on non-negative totals: halves away from zero
     out = [int(t + 0.5) for t in totals]
-    ignored = s.ignored_nodes
     if ignored:
-        return [0 if ni.name in ignored else v for ni, v in zip(nodes, out, strict=True)]
+        return _zero_ignored(nodes, out, ignored)
     return out
+
+
+def _zero_ignored(nodes: list[NodeInfo], scores: list[int], ignored: set[str]) -> list[int]:
+    """``scores`` (in node order) with 0 for every node in ``ignored``: what Score and
+    NormalizeScore give a node PreScore ignored."""
+    return [0 if ni.name in ignored else v for ni, v in zip(nodes, scores, strict=True)]
 
 
 def _round_half_away(x: float) -> int:

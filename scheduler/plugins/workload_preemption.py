@@ -32,7 +32,6 @@ preemptionPolicy=Never.``); the cycle appends them to the PodGroup's condition m
 
 from __future__ import annotations
 
-import inspect
 import time
 from typing import Any
 
@@ -256,7 +255,7 @@ class WorkloadAwarePreemption:
                         self._deleted[p.uid] = p.node_name
                 except Exception as e:
                     return Status.as_status(e)
-                await self._event(
+                await self.handle.event(
                     p.pod,
                     "Normal",
                     "Preempted",
@@ -296,16 +295,6 @@ class WorkloadAwarePreemption:
     def _now(self) -> float:
         clock = self.handle.clock
         return float(clock.now()) if clock is not None else time.time()
-
-    async def _event(
-        self, regarding: Obj, etype: str, reason: str, action: str, note: str, related: Any
-    ) -> None:
-        rec = self.handle.record_event
-        if rec is None:
-            return
-        r = rec(regarding, etype, reason, action, note, related)
-        if inspect.isawaitable(r):
-            await r
 
 
 def _member_of(p: PodInfo, group: PodGroupInfo) -> bool:

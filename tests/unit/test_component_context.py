@@ -64,6 +64,36 @@ def test_context_is_per_component_and_narrowed_by_its_gates() -> None:
     assert not hasattr(sched, "api") and not hasattr(sched, "registry") and not hasattr(sched, "store")
 
 
+def test_is_served_answers_as_full_discovery_does() -> None:
+    """``is_served`` reads one group-version's document; its answer is discovery's, for every
+    resource discovery lists (subresources and other versions of a group included), resources it
+    does not, and components whose gate view hides a gated API."""
+    cp = ControlPlane(
+        ControlPlaneOptions(
+            gates=FeatureGate().with_overrides({COMPOSITE_POD_GROUP: False}),
+            component_gates={"scheduler": {GENERIC_WORKLOAD: False}},
+        )
+    )
+    docs = cp.client("test").discovery_documents()
+    listed = {r.gvr for r in api_resources(docs, dedupe_storage=False)}
+    asked = [
+        *listed,
+        COMPOSITEPODGROUPS,
+        GVR("", "v1", "pods/status"),
+        GVR("", "v2", "pods"),
+        GVR("apps", "v1beta9", "deployments"),
+        GVR("no.such.group", "v1", "things"),
+        GVR("", "v1", "nothings"),
+    ]
+    for name in ("scheduler", "statefulset-controller"):
+        ctx = cp.context_for(name)
+        served = {r.gvr for r in ctx._discovered(dedupe_storage=False)}  # type: ignore[attr-defined]
+        assert {g for g in asked if ctx.is_served(g)} == served, name
+    assert not cp.context_for("scheduler").is_served(WORKLOADS)
+    assert cp.context_for("statefulset-controller").is_served(WORKLOADS)
+    assert COMPOSITEPODGROUPS not in listed
+
+
 async def test_context_clients_use_the_given_user_agent_or_the_component_name(cp: ControlPlane) -> None:
     ctx = cp.context_for("my-controller")
     await ctx.client().create(

@@ -274,3 +274,27 @@ def test_node_should_run_reports_continue_running_for_tolerated_no_execute() -> 
     node["spec"]["taints"] = []
     node["metadata"]["labels"] = {"pool": "b"}
     assert node_should_run(node, template) == (False, False)
+
+
+@pytest.mark.parametrize(
+    ("label", "runs"),
+    [
+        pytest.param("11", True, id="greater"),
+        pytest.param("9", False, id="smaller"),
+        pytest.param("x", False, id="not a number"),
+        pytest.param(str(2**63), False, id="beyond int64: not a number to kube"),
+    ],
+)
+def test_node_should_run_compares_gt_as_the_scheduler_does(label: str, runs: bool) -> None:
+    """Gt/Lt parse as 64-bit integers (``strconv.ParseInt``), as in the scheduler's NodeAffinity."""
+    gt = {"key": "cores", "operator": "Gt", "values": ["10"]}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [gt]}]
+            }
+        }
+    }
+    template = {"spec": {"containers": [{"name": "c", "image": "x"}], "affinity": affinity}}
+    node = {"metadata": {"name": "n", "labels": {"cores": label}}, "spec": {}}
+    assert node_should_run(node, template) == (runs, runs)

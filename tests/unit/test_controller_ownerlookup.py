@@ -6,7 +6,12 @@ import pytest
 
 from apiserver.client.informer import Informer
 from apiserver.client.interface import GVR
-from controllers.ownerlookup import owners_selecting, resolve_controller_ref
+from controllers.ownerlookup import (
+    owners_of_added,
+    owners_of_updated,
+    owners_selecting,
+    resolve_controller_ref,
+)
 
 DEPLOYMENTS = GVR("apps", "v1", "deployments")
 
@@ -80,3 +85,65 @@ async def test_orphans_match_owners_by_selector_in_their_namespace(cp, client) -
         )
     finally:
         await inf.stop()
+
+
+def _pod(labels: dict[str, str], owner: dict | None = None) -> dict:
+    md: dict = {"name": "p", "namespace": "default", "labels": labels, "resourceVersion": "1"}
+    if owner is not None:
+        md["ownerReferences"] = [{**owner, "controller": True}]
+    return {"metadata": md}
+
+
+_A = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "a", "uid": "ua"}
+_B = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "b", "uid": "ub"}
+_OWNERS = {"ua": {"metadata": {"name": "a", "uid": "ua"}}, "ub": {"metadata": {"name": "b", "uid": "ub"}}}
+_SELECTING = [{"metadata": {"name": "sel", "uid": "us"}}]
+
+
+def _resolve(namespace: str, ref: dict | None) -> dict | None:
+    return None if ref is None else _OWNERS.get(ref.get("uid", ""))
+
+
+def _orphan_owners(pod: dict) -> list[dict]:
+    return _SELECTING if pod["metadata"]["labels"].get("app") == "web" else []
+
+
+def _names(owners: list[dict]) -> list[str]:
+    return [o["metadata"]["name"] for o in owners]
+
+
+@pytest.mark.parametrize(
+    ("owner", "want"),
+    [
+        pytest.param(_A, ["a"], id="controlled: its controller"),
+        pytest.param({**_A, "uid": "stale"}, [], id="controller does not resolve: nobody, not the selectors"),
+        pytest.param(None, ["sel"], id="orphan: every owner selecting it"),
+    ],
+)
+def test_owners_of_added(owner: dict | None, want: list[str]) -> None:
+    assert _names(owners_of_added(_pod({"app": "web"}, owner), _resolve, _orphan_owners)) == want
+
+
+@pytest.mark.parametrize(
+    ("old", "cur", "want", "controller"),
+    [
+        pytest.param(_pod({"app": "web"}, _A), _pod({"app": "web"}, _A), ["a"], "a", id="same controller"),
+        pytest.param(_pod({}, _A), _pod({}, _B), ["a", "b"], "b", id="controller changed: old, then new"),
+        pytest.param(
+            _pod({"app": "web"}, _A),
+            _pod({"app": "web"}),
+            ["a", "sel"],
+            None,
+            id="released: old, then selectors",
+        ),
+        pytest.param(_pod({}), _pod({"app": "web"}), ["sel"], None, id="orphan relabelled: selectors"),
+        pytest.param(_pod({"app": "web"}), _pod({"app": "web"}), [], None, id="orphan unchanged: nobody"),
+        pytest.param(
+            _pod({}, _A), _pod({"app": "web"}, {**_B, "uid": "stale"}), ["a"], None, id="new controller gone"
+        ),
+    ],
+)
+def test_owners_of_updated(old: dict, cur: dict, want: list[str], controller: str | None) -> None:
+    owners, now = owners_of_updated(old, cur, _resolve, _orphan_owners)
+    assert _names(owners) == want
+    assert (None if now is None else now["metadata"]["name"]) == controller

@@ -74,6 +74,7 @@ def test_new_pod_has_identity_storage_and_controller_ref() -> None:
     p = utils.new_pod(s, s["spec"]["template"], 2)
     md = p["metadata"]
     assert md["name"] == "web-2"
+    assert md["generateName"] == "web-"  # GetPodFromTemplate's, kept beside the ordinal name as kube does
     assert md["labels"] == {"app": "web", utils.POD_NAME_LABEL: "web-2", utils.POD_INDEX_LABEL: "2"}
     assert md["ownerReferences"] == [
         {

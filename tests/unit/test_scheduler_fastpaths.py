@@ -339,3 +339,49 @@ def test_spread_scores_from_the_pod_label_index_equal_a_full_count(
                 target = snap.node_names[rng.randrange(60)]
                 p = make_pod(f"x{step}", node_name=target, labels={"app": "web", "tier": rng.choice("ab")})
                 snap.assume_pod(PodInfo(p), target)
+
+
+def test_extension_points_found_as_isinstance_finds_them() -> None:
+    """The framework sorts plugins into extension points without typing's slow protocol check:
+    every in-tree plugin, and plugins that have a hook only on the instance or set one to None,
+    land where ``isinstance`` puts them, for every runtime-checkable protocol."""
+    import typing
+
+    from scheduler import interfaces
+    from scheduler.framework import implements
+
+    protocols = [
+        v
+        for v in vars(interfaces).values()
+        if isinstance(v, type) and getattr(v, "_is_runtime_protocol", False) and v is not typing.Protocol
+    ]
+    assert len(protocols) > 15
+
+    class NoneHook:
+        name = "none-hook"
+        filter = None
+
+        def score(self, *_a: Any) -> Any:
+            return 0, None
+
+    class InstanceHook:
+        name = "instance-hook"
+
+        def __init__(self) -> None:
+            self.reserve = lambda *_a: None
+
+    class HalfReserve:
+        name = "half-reserve"
+
+        def reserve(self, *_a: Any) -> None:
+            return None
+
+    fw = Framework(default_profile(), Handle(rng=random.Random(1)), registry=default_registry())
+    plugins = [*fw.plugins.values(), NoneHook(), InstanceHook(), HalfReserve()]
+    found = 0
+    for proto in protocols:
+        for plugin in plugins:
+            assert implements(plugin, proto) == isinstance(plugin, proto), (proto.__name__, plugin.name)
+            found += isinstance(plugin, proto)
+    assert found > len(fw.plugins)  # most plugins implement several points
+    assert fw.filter_plugins and fw.score_plugins and fw.bind_plugins

@@ -11,13 +11,10 @@ import pytest
 from apiserver.api.types import Obj
 from apiserver.registry.strategies.apps import STATEFULSET_SPEC_FORBIDDEN, STRATEGIES
 from apiserver.registry.strategy import Strategy, StrategyContext
-from featuregates import GENERIC_WORKLOAD, FeatureGate
+from featuregates import GENERIC_WORKLOAD
+from tests.strategy_support import run_create, run_status_update, run_update, strategy_ctx
 
-
-def ctx(gates: dict[str, bool] | None = None) -> StrategyContext:
-    return StrategyContext(
-        gates=FeatureGate(overrides=gates or {}), namespace="default", now="2026-01-01T00:00:00Z"
-    )
+ctx = strategy_ctx
 
 
 def strategy(plural: str) -> Strategy:
@@ -25,30 +22,16 @@ def strategy(plural: str) -> Strategy:
 
 
 def create(plural: str, obj: Obj, c: StrategyContext | None = None) -> tuple[Obj, list[str]]:
-    c = c or ctx()
-    s = strategy(plural)
-    obj = copy.deepcopy(obj)
-    s.default(obj)
-    s.prepare_for_create(c, obj)
-    return obj, [str(e) for e in s.validate(c, obj)]
+    """default -> prepare_for_create -> validate, like the registry; returns the object and messages."""
+    return run_create(strategy(plural), obj, c or ctx())
 
 
 def update(plural: str, new: Obj, old: Obj, c: StrategyContext | None = None) -> tuple[Obj, list[str]]:
-    c = c or ctx()
-    s = strategy(plural)
-    new = copy.deepcopy(new)
-    s.default(new)
-    s.prepare_for_update(c, new, old)
-    return new, [str(e) for e in s.validate_update(c, new, old)]
+    return run_update(strategy(plural), new, old, c or ctx())
 
 
 def status_update(plural: str, new: Obj, old: Obj) -> tuple[Obj, list[str]]:
-    c = ctx()
-    s = strategy(plural)
-    new = copy.deepcopy(new)
-    s.default(new)
-    s.prepare_for_status_update(c, new, old)
-    return new, [str(e) for e in s.validate_status_update(c, new, old)]
+    return run_status_update(strategy(plural), new, old, ctx())
 
 
 def template(labels: dict[str, str] | None = None, **spec: Any) -> Obj:

@@ -11,15 +11,13 @@ from apiserver.api.types import Obj
 from apiserver.batch import cron
 from apiserver.registry.strategies.batch import STRATEGIES, parse_indexes
 from apiserver.registry.strategy import Strategy, StrategyContext
-from featuregates import WORKLOAD_WITH_JOB, FeatureGate
+from featuregates import WORKLOAD_WITH_JOB
+from tests.strategy_support import run_create, run_update, strategy_ctx
 
 UID = "0b8a6f2e-1111-2222-3333-444455556666"
 
 
-def ctx(gates: dict[str, bool] | None = None) -> StrategyContext:
-    return StrategyContext(
-        gates=FeatureGate(overrides=gates or {}), namespace="default", now="2026-01-01T00:00:00Z"
-    )
+ctx = strategy_ctx
 
 
 def strategy(plural: str) -> Strategy:
@@ -27,21 +25,12 @@ def strategy(plural: str) -> Strategy:
 
 
 def create(plural: str, obj: Obj, c: StrategyContext | None = None) -> tuple[Obj, list[str]]:
-    c = c or ctx()
-    s = strategy(plural)
-    obj = copy.deepcopy(obj)
-    s.default(obj)
-    s.prepare_for_create(c, obj)
-    return obj, [str(e) for e in s.validate(c, obj)]
+    """default -> prepare_for_create -> validate, like the registry; returns the object and messages."""
+    return run_create(strategy(plural), obj, c or ctx())
 
 
 def update(plural: str, new: Obj, old: Obj, c: StrategyContext | None = None) -> tuple[Obj, list[str]]:
-    c = c or ctx()
-    s = strategy(plural)
-    new = copy.deepcopy(new)
-    s.default(new)
-    s.prepare_for_update(c, new, old)
-    return new, [str(e) for e in s.validate_update(c, new, old)]
+    return run_update(strategy(plural), new, old, c or ctx())
 
 
 def status_update(new: Obj, old: Obj) -> list[str]:

@@ -17,13 +17,13 @@ from apiserver.registry.strategies import core, podspec
 from apiserver.registry.strategies.core import STRATEGIES, decode_base64, decode_base64_walk
 from apiserver.registry.strategies.podspec import pod_limits, pod_qos_class, pod_requests
 from apiserver.registry.strategy import Strategy, StrategyContext
-from featuregates import GENERIC_WORKLOAD, FeatureGate
+from featuregates import GENERIC_WORKLOAD
+from tests.strategy_support import run_create, run_status_update, run_update, strategy_ctx
 
 NOW = "2026-01-01T00:00:00Z"
 
 
-def ctx(gates: dict[str, bool] | None = None, namespace: str = "default") -> StrategyContext:
-    return StrategyContext(gates=FeatureGate(overrides=gates or {}), namespace=namespace, now=NOW)
+ctx = strategy_ctx
 
 
 def strategy(plural: str) -> Strategy:
@@ -32,30 +32,15 @@ def strategy(plural: str) -> Strategy:
 
 def create(plural: str, obj: Obj, c: StrategyContext | None = None) -> tuple[Obj, list[str]]:
     """default -> prepare_for_create -> validate, like the registry; returns the object and messages."""
-    c = c or ctx()
-    s = strategy(plural)
-    obj = copy.deepcopy(obj)
-    s.default(obj)
-    s.prepare_for_create(c, obj)
-    return obj, [str(e) for e in s.validate(c, obj)]
+    return run_create(strategy(plural), obj, c or ctx())
 
 
 def update(plural: str, new: Obj, old: Obj, c: StrategyContext | None = None) -> tuple[Obj, list[str]]:
-    c = c or ctx()
-    s = strategy(plural)
-    new = copy.deepcopy(new)
-    s.default(new)
-    s.prepare_for_update(c, new, old)
-    return new, [str(e) for e in s.validate_update(c, new, old)]
+    return run_update(strategy(plural), new, old, c or ctx())
 
 
 def status_update(plural: str, new: Obj, old: Obj, c: StrategyContext | None = None) -> tuple[Obj, list[str]]:
-    c = c or ctx()
-    s = strategy(plural)
-    new = copy.deepcopy(new)
-    s.default(new)
-    s.prepare_for_status_update(c, new, old)
-    return new, [str(e) for e in s.validate_status_update(c, new, old)]
+    return run_status_update(strategy(plural), new, old, c or ctx())
 
 
 def make_pod(**spec: Any) -> Obj:
@@ -1194,6 +1179,20 @@ _B64_SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/
 def test_base64_fast_path_decides_as_the_go_walk_does(value: str) -> None:
     """Whole-quantum input goes through binascii; it must accept and refuse exactly as Go."""
     assert decode_base64(value) == decode_base64_walk(value.encode("utf-8", "surrogatepass"))
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet="ab.-_Z9", max_size=5),
+            st.sampled_from([".", "..", "..a", "a..", "a\nb", "é", "x" * 254, "x" * 253, "a b"]),
+        ),
+        max_size=6,
+    )
+)
+def test_bulk_config_map_key_check_agrees_with_the_per_key_check(keys: list[str]) -> None:
+    assert core.all_config_map_keys(keys) == all(not core.is_config_map_key(k) for k in keys)
 
 
 @pytest.mark.parametrize(

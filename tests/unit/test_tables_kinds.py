@@ -218,3 +218,32 @@ def test_hpa_with_current_metrics_and_many_targets() -> None:
     )
     assert cells[2] == "cpu: 30%/50%, memory: <unknown>/1Gi + 1 more..."
     assert cells[3] == "<unset>"
+
+
+@pytest.mark.anyio
+async def test_kubectl_get_crd_prints_name_and_created_at() -> None:
+    """``kubectl get crd`` over the API: kube's NAME / CREATED AT columns for CustomResourceDefinitions."""
+    import httpx
+
+    from apiserver.client.interface import GVR
+    from apiserver.controlplane import ControlPlane
+    from tests.crd_support import crontab_crd
+
+    cp = ControlPlane()
+    crd = await cp.client("test").create(
+        GVR("apiextensions.k8s.io", "v1", "customresourcedefinitions"), crontab_crd()
+    )
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+    transport = httpx.ASGITransport(app=cp.app.asgi())
+    async with httpx.AsyncClient(transport=transport, base_url="http://gangplane") as http:
+        resp = await http.get(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", headers={"Accept": accept}
+        )
+    table = resp.json()
+    assert resp.status_code == 200 and table["kind"] == "Table"
+    assert [(c["name"], c["type"]) for c in table["columnDefinitions"]] == [
+        ("Name", "string"),
+        ("Created At", "date"),
+    ]
+    assert table["rows"][0]["cells"] == [crd["metadata"]["name"], crd["metadata"]["creationTimestamp"]]
+    await cp.stop()

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from apiserver import field
+from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies import podspec
 from apiserver.registry.strategies import statefulset_scheduling as sts_scheduling
@@ -35,6 +36,7 @@ from apiserver.validation.meta import (
     validate_immutable,
     validate_label_selector,
     validate_labels,
+    validate_nonnegative_field,
 )
 
 DAEMONSET_TEMPLATE_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
@@ -63,17 +65,6 @@ def _spec(obj: Obj) -> Obj:
         spec = {}
         obj["spec"] = spec
     return spec
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _nonneg(value: Any, path: Path) -> ErrorList:
-    v = _int(value)
-    if v is not None and v < 0:
-        return [field.invalid(path, v, "must be greater than or equal to 0")]
-    return []
 
 
 # ----------------------------------------------------------------------------- IntOrString helpers
@@ -114,7 +105,7 @@ def validate_positive_int_or_percent(v: Any, path: Path) -> ErrorList:
             return [field.invalid(path, v, msg)]
         return []
     if isinstance(v, int) and not isinstance(v, bool):
-        return _nonneg(v, path)
+        return validate_nonnegative_field(v, path)
     return [field.invalid(path, v, "must be an integer or percentage (e.g '5%%')")]
 
 
@@ -156,7 +147,7 @@ def _replica_status_errors(
 ) -> ErrorList:
     errs: ErrorList = []
     for key in (*fields, "observedGeneration", "collisionCount"):
-        errs.extend(_nonneg(status.get(key), sp.child(key)))
+        errs.extend(validate_nonnegative_field(status.get(key), sp.child(key)))
     replicas = _int(status.get("replicas")) or 0
     for key in fields:
         if key == "replicas":
@@ -292,7 +283,7 @@ def validate_statefulset_spec(spec: Obj) -> ErrorList:
         ru = us.get("rollingUpdate")
         if isinstance(ru, dict):
             rp = usp.child("rollingUpdate")
-            errs.extend(_nonneg(ru.get("partition"), rp.child("partition")))
+            errs.extend(validate_nonnegative_field(ru.get("partition"), rp.child("partition")))
             mu = ru.get("maxUnavailable")
             if mu is not None:
                 mp = rp.child("maxUnavailable")
@@ -312,12 +303,14 @@ def validate_statefulset_spec(spec: Obj) -> ErrorList:
                         sp.child("persistentVolumeClaimRetentionPolicy", key), v, _RETENTION_POLICIES
                     )
                 )
-    errs.extend(_nonneg(spec.get("replicas"), sp.child("replicas")))
-    errs.extend(_nonneg(spec.get("minReadySeconds"), sp.child("minReadySeconds")))
-    errs.extend(_nonneg(spec.get("revisionHistoryLimit"), sp.child("revisionHistoryLimit")))
+    errs.extend(validate_nonnegative_field(spec.get("replicas"), sp.child("replicas")))
+    errs.extend(validate_nonnegative_field(spec.get("minReadySeconds"), sp.child("minReadySeconds")))
+    errs.extend(
+        validate_nonnegative_field(spec.get("revisionHistoryLimit"), sp.child("revisionHistoryLimit"))
+    )
     ordinals = spec.get("ordinals")
     if isinstance(ordinals, dict):
-        errs.extend(_nonneg(ordinals.get("start"), sp.child("ordinals.start")))
+        errs.extend(validate_nonnegative_field(ordinals.get("start"), sp.child("ordinals.start")))
     service = spec.get("serviceName")
     if isinstance(service, str) and service:
         errs.extend(podspec.fmt_errors(service, sp.child("serviceName"), names.is_dns1123_label))
@@ -449,7 +442,7 @@ def _replicaset_like_spec_errors(spec: Obj, sp: Path, empty_kind: str) -> ErrorL
 def validate_deployment_spec(spec: Obj) -> ErrorList:
     """``ValidateDeploymentSpec``."""
     sp = Path("spec")
-    errs = _nonneg(spec.get("replicas"), sp.child("replicas"))
+    errs = validate_nonnegative_field(spec.get("replicas"), sp.child("replicas"))
     errs.extend(_replicaset_like_spec_errors(spec, sp, "deployment"))
     strategy = as_dict(spec.get("strategy"))
     stp = sp.child("strategy")
@@ -479,11 +472,13 @@ def validate_deployment_spec(spec: Obj) -> ErrorList:
             errs.extend(is_not_more_than_100_percent(mu, rp.child("maxUnavailable")))
     else:
         errs.append(field.not_supported(stp, strategy, ["Recreate", "RollingUpdate"]))
-    errs.extend(_nonneg(spec.get("minReadySeconds"), sp.child("minReadySeconds")))
-    errs.extend(_nonneg(spec.get("revisionHistoryLimit"), sp.child("revisionHistoryLimit")))
+    errs.extend(validate_nonnegative_field(spec.get("minReadySeconds"), sp.child("minReadySeconds")))
+    errs.extend(
+        validate_nonnegative_field(spec.get("revisionHistoryLimit"), sp.child("revisionHistoryLimit"))
+    )
     pds = spec.get("progressDeadlineSeconds")
     if pds is not None:
-        errs.extend(_nonneg(pds, sp.child("progressDeadlineSeconds")))
+        errs.extend(validate_nonnegative_field(pds, sp.child("progressDeadlineSeconds")))
         if (_int(pds) or 0) <= (_int(spec.get("minReadySeconds")) or 0):
             errs.append(
                 field.invalid(
@@ -526,7 +521,11 @@ class DeploymentStrategy(_WorkloadStrategy):
             ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas"),
             "cannot be greater than readyReplicas",
         )
-        errs.extend(_nonneg(status.get("unavailableReplicas"), Path("status", "unavailableReplicas")))
+        errs.extend(
+            validate_nonnegative_field(
+                status.get("unavailableReplicas"), Path("status", "unavailableReplicas")
+            )
+        )
         errs.extend(_collision_count_errors(new, old))
         return errs
 
@@ -562,8 +561,8 @@ class ReplicaSetStrategy(_WorkloadStrategy):
 def validate_replicaset_spec(spec: Obj) -> ErrorList:
     """``ValidateReplicaSetSpec`` (its empty-selector message says "deployment", as kube's does)."""
     sp = Path("spec")
-    errs = _nonneg(spec.get("replicas"), sp.child("replicas"))
-    errs.extend(_nonneg(spec.get("minReadySeconds"), sp.child("minReadySeconds")))
+    errs = validate_nonnegative_field(spec.get("replicas"), sp.child("replicas"))
+    errs.extend(validate_nonnegative_field(spec.get("minReadySeconds"), sp.child("minReadySeconds")))
     errs.extend(_replicaset_like_spec_errors(spec, sp, "deployment"))
     return errs
 
@@ -633,7 +632,7 @@ class DaemonSetStrategy(_WorkloadStrategy):
             "numberUnavailable",
             "collisionCount",
         ):
-            errs.extend(_nonneg(status.get(key), Path("status", key)))
+            errs.extend(validate_nonnegative_field(status.get(key), Path("status", key)))
         errs.extend(_collision_count_errors(new, old))
         return errs
 
@@ -670,7 +669,7 @@ def validate_daemonset_spec(spec: Obj) -> ErrorList:
         errs.append(field.invalid(sp.child("selector"), sel_raw, "empty selector is invalid for daemonset"))
     errs.extend(validate_pod_template_spec(spec.get("template"), tp))
     errs.extend(controller_template_spec_errors(spec.get("template"), tp, "DaemonSet"))
-    errs.extend(_nonneg(spec.get("minReadySeconds"), sp.child("minReadySeconds")))
+    errs.extend(validate_nonnegative_field(spec.get("minReadySeconds"), sp.child("minReadySeconds")))
     us = as_dict(spec.get("updateStrategy"))
     usp = sp.child("updateStrategy")
     ust = us.get("type")
@@ -696,7 +695,9 @@ def validate_daemonset_spec(spec: Obj) -> ErrorList:
                 errs.append(field.required(rp.child("maxUnavailable"), "cannot be 0 when maxSurge is 0"))
     else:
         errs.append(field.not_supported(usp, us, ["RollingUpdate", "OnDelete"]))
-    errs.extend(_nonneg(spec.get("revisionHistoryLimit"), sp.child("revisionHistoryLimit")))
+    errs.extend(
+        validate_nonnegative_field(spec.get("revisionHistoryLimit"), sp.child("revisionHistoryLimit"))
+    )
     return errs
 
 
@@ -719,7 +720,7 @@ def validate_controller_revision(obj: Obj) -> ErrorList:
     errs: ErrorList = []
     if obj.get("data") is None:
         errs.append(field.required("data", "data is mandatory"))
-    errs.extend(_nonneg(obj.get("revision"), Path("revision")))
+    errs.extend(validate_nonnegative_field(obj.get("revision"), Path("revision")))
     return errs
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import field
+from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
@@ -39,10 +40,6 @@ def _dict(v: Any) -> Obj:
 
 def _list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _str(v: Any) -> str:

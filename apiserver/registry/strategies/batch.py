@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from apiserver import field
+from apiserver.api.types import as_int as _int
 from apiserver.batch import cron
 from apiserver.batch.labels import (
     CONTROLLER_UID_LABEL,
@@ -43,15 +44,14 @@ from apiserver.registry.strategies.podspec import (
     convert_selector,
     validate_pod_template_spec,
 )
+from apiserver.registry.strategies.scheduling import drop_disabled_embedded_scheduling
 from apiserver.registry.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
-from apiserver.validation.meta import validate_immutable, validate_label_selector
+from apiserver.validation.meta import validate_immutable, validate_label_selector, validate_nonnegative_field
 from apiserver.workloadbuilder import ValidationInput, new_builder
 from apiserver.workloadbuilder import job as job_sched
 from apiserver.workloadbuilder import validation as dv
 from featuregates import (
-    DRA_WORKLOAD_RESOURCE_CLAIMS,
-    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
     WORKLOAD_WITH_JOB,
 )
 
@@ -87,17 +87,6 @@ HIGH_COMPLETIONS_WARNING = (
     "In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, "
     "Kubernetes might not be able to track completedIndexes when a big number of indexes fail"
 )
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _nonneg(value: Any, path: Path) -> ErrorList:
-    v = _int(value)
-    if v is not None and v < 0:
-        return [field.invalid(path, v, "must be greater than or equal to 0")]
-    return []
 
 
 def _invalid_omit(path: Path, detail: str) -> FieldError:
@@ -407,7 +396,7 @@ def _validate_success_policy(spec: Obj, path: Path) -> ErrorList:
                 errs.append(field.invalid(ip, indexes, f"error parsing succeededIndexes: {e}"))
         if _int(count) is not None:
             cp = p.child("succeededCount")
-            errs.extend(_nonneg(count, cp))
+            errs.extend(validate_nonnegative_field(count, cp))
             if count > completions:
                 errs.append(
                     field.invalid(
@@ -516,9 +505,9 @@ def validate_job_spec_fields(spec: Obj, sp: Path) -> ErrorList:
         "ttlSecondsAfterFinished",
         "backoffLimitPerIndex",
     ):
-        errs.extend(_nonneg(spec.get(key), sp.child(key)))
+        errs.extend(validate_nonnegative_field(spec.get(key), sp.child(key)))
     if spec.get("maxFailedIndexes") is not None:
-        errs.extend(_nonneg(spec.get("maxFailedIndexes"), sp.child("maxFailedIndexes")))
+        errs.extend(validate_nonnegative_field(spec.get("maxFailedIndexes"), sp.child("maxFailedIndexes")))
         if spec.get("backoffLimitPerIndex") is None:
             errs.append(
                 field.required(sp.child("backoffLimitPerIndex"), "when maxFailedIndexes is specified")
@@ -692,7 +681,7 @@ def validate_job_status(new: Obj, old: Obj) -> ErrorList:
     p = Path("status")
     errs: ErrorList = []
     for key in ("active", "succeeded", "failed", "ready", "terminating"):
-        errs.extend(_nonneg(status.get(key), p.child(key)))
+        errs.extend(validate_nonnegative_field(status.get(key), p.child(key)))
     utp = as_dict(status.get("uncountedTerminatedPods"))
     seen: set[str] = set()
     for key in ("succeeded", "failed"):
@@ -876,7 +865,7 @@ def validate_job_template_spec(jt: Any, path: Path) -> ErrorList:
         errs.append(field.not_supported(sp.child("manualSelector"), True, ["nil", "false"]))
     sched = spec.get("scheduling")
     if sched is not None:
-        errs.extend(_structural(sched, None, sp.child("scheduling")))
+        errs.extend(dv.validate_embedded_scheduling(sched, sp.child("scheduling")))
         errs.extend(validate_gang_min_count(spec, sp))
     return errs
 
@@ -891,7 +880,9 @@ def validate_cronjob_spec(spec: Obj, old_spec: Obj | None) -> ErrorList:
     elif isinstance(schedule, str):
         allow_tz = old_spec is not None and "TZ" in str(old_spec.get("schedule") or "")
         errs.extend(validate_schedule(schedule, allow_tz, spec.get("timeZone"), sp.child("schedule")))
-    errs.extend(_nonneg(spec.get("startingDeadlineSeconds"), sp.child("startingDeadlineSeconds")))
+    errs.extend(
+        validate_nonnegative_field(spec.get("startingDeadlineSeconds"), sp.child("startingDeadlineSeconds"))
+    )
     if old_spec is None or old_spec.get("timeZone") != spec.get("timeZone"):
         errs.extend(validate_time_zone(spec.get("timeZone"), sp.child("timeZone")))
     policy = spec.get("concurrencyPolicy") or ""
@@ -901,7 +892,7 @@ def validate_cronjob_spec(spec: Obj, old_spec: Obj | None) -> ErrorList:
         errs.append(field.not_supported(sp.child("concurrencyPolicy"), policy, CONCURRENCY_POLICIES))
     errs.extend(validate_job_template_spec(spec.get("jobTemplate"), sp.child("jobTemplate")))
     for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        errs.extend(_nonneg(spec.get(key), sp.child(key)))
+        errs.extend(validate_nonnegative_field(spec.get(key), sp.child(key)))
     return errs
 
 
@@ -990,49 +981,13 @@ SCHEDULING_GROUP_CONFLICT = (
 def _drop_scheduling(ctx: StrategyContext, spec: Obj, old_spec: Obj | None) -> None:
     """Gate off: drop ``spec.scheduling`` unless stored; likewise its gated sub-fields."""
     old_sched = as_dict(old_spec).get("scheduling") if old_spec is not None else None
-    old_sched = old_sched if isinstance(old_sched, dict) else None
-    if not ctx.gates.enabled(WORKLOAD_WITH_JOB) and old_sched is None:
-        spec.pop("scheduling", None)
-        return
-    sched = spec.get("scheduling")
-    if not isinstance(sched, dict):
-        return
-    if not ctx.gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and not (old_sched or {}).get("resourceClaims"):
-        sched.pop("resourceClaims", None)
-    if (
-        not ctx.gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
-        and (old_sched or {}).get("schedulingConstraints") is None
-    ):
-        sched.pop("schedulingConstraints", None)
+    drop_disabled_embedded_scheduling(ctx.gates, WORKLOAD_WITH_JOB, spec, old_sched)
 
 
 def drop_disabled_scheduling_fields(ctx: StrategyContext, new: Obj, old: Obj | None) -> None:
     spec = new.get("spec")
     if isinstance(spec, dict):
         _drop_scheduling(ctx, spec, as_dict(old.get("spec")) if old is not None else None)
-
-
-def _structural(sched: Any, old_sched: Any, path: Path) -> ErrorList:
-    """The v1alpha3 building blocks' declarative rules, ratcheted on unchanged blocks."""
-    if not isinstance(sched, dict):
-        return [field.type_invalid(path, sched, "expected an object")]
-    old = old_sched if isinstance(old_sched, dict) else {}
-    return [
-        *dv.validate_scheduling_policy(
-            sched.get("schedulingPolicy"), path.child("schedulingPolicy"), old.get("schedulingPolicy")
-        ),
-        *dv.validate_scheduling_constraints(
-            sched.get("schedulingConstraints"),
-            path.child("schedulingConstraints"),
-            old.get("schedulingConstraints"),
-        ),
-        *dv.validate_disruption_mode(
-            sched.get("disruptionMode"), path.child("disruptionMode"), old.get("disruptionMode")
-        ),
-        *dv.validate_resource_claims(
-            sched.get("resourceClaims"), path.child("resourceClaims"), old.get("resourceClaims")
-        ),
-    ]
 
 
 def validate_gang_min_count(spec: Obj, sp: Path) -> ErrorList:
@@ -1095,7 +1050,7 @@ def validate_job_scheduling(ctx: StrategyContext, job: Obj, old: Obj | None) -> 
     if sched is None:
         return errs
     if sched != old_sched:
-        errs.extend(_structural(sched, old_sched, SCHEDULING_PATH))
+        errs.extend(dv.validate_embedded_scheduling(sched, SCHEDULING_PATH, old_sched))
     if not isinstance(sched, dict):
         return errs
     sg = as_dict(as_dict(spec.get("template")).get("spec")).get("schedulingGroup")

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from apiserver import field
+from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies import podspec
 from apiserver.registry.strategies.podspec import (
@@ -36,6 +37,7 @@ from apiserver.validation.meta import (
     validate_immutable,
     validate_label_selector,
     validate_labels,
+    validate_nonnegative_field,
 )
 
 MAX_SECRET_SIZE = 1024 * 1024
@@ -102,17 +104,6 @@ def _str(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _nonneg(value: Any, path: Path) -> ErrorList:
-    v = _int(value)
-    if v is not None and v < 0:
-        return [field.invalid(path, v, "must be greater than or equal to 0")]
-    return []
-
-
 def is_config_map_key(value: str) -> list[str]:
     """``IsConfigMapKey``: the keys of ConfigMap/Secret data and projected items."""
     errs: list[str] = []
@@ -135,6 +126,25 @@ def is_config_map_key(value: str) -> list[str]:
     elif value.startswith(".."):
         errs.append("must not start with '..'")
     return errs
+
+
+#: a newline-joined run of keys that ``is_config_map_key`` accepts, none starting with ``..``:
+#: lets a map of 100,000 keys be checked in one C call (a key holding a newline fails it)
+_CONFIG_KEYS_RE = re.compile(r"(?:(?!\.\.)[-._a-zA-Z0-9]+\n)*")
+
+
+def all_config_map_keys(keys: list[str]) -> bool:
+    """Whether every key passes :func:`is_config_map_key` (the bulk check of a whole map).
+
+    The pattern refuses a key starting with ``..`` (so ``..`` too); ``.`` alone and a key
+    holding a newline (which would read as two keys) are ruled out before it.
+    """
+    if not keys:
+        return True
+    if max(map(len, keys)) > names.DNS1123_SUBDOMAIN_MAX_LENGTH or "." in keys:
+        return False
+    joined = "\n".join(keys) + "\n"
+    return joined.count("\n") == len(keys) and _CONFIG_KEYS_RE.fullmatch(joined) is not None
 
 
 def is_valid_ip(value: str) -> list[str]:
@@ -398,7 +408,7 @@ def validate_pod_status_update(new: Obj, old: Obj) -> ErrorList:
     )
     for i, ip in enumerate(as_list(status.get("podIPs"))):
         errs.extend(fmt_errors(_str(as_dict(ip).get("ip")), sp.child("podIPs").index(i), is_valid_ip))
-    errs.extend(_nonneg(status.get("observedGeneration"), sp.child("observedGeneration")))
+    errs.extend(validate_nonnegative_field(status.get("observedGeneration"), sp.child("observedGeneration")))
     return errs
 
 
@@ -965,12 +975,20 @@ def validate_config_map(obj: Obj) -> ErrorList:
     errs: ErrorList = []
     total = 0
     data, binary = as_dict(obj.get("data")), as_dict(obj.get("binaryData"))
-    for key, value in data.items():
-        if is_config_map_key(key):  # the path is built only for a bad key (100,000-key maps exist)
-            errs.extend(fmt_errors(key, Path("data").key(key), is_config_map_key))
-        if key in binary:
-            errs.append(field.invalid(Path("data").key(key), key, "duplicate of key present in binaryData"))
-        total += names.byte_len(_str(value))
+    keys = [k for k in data if isinstance(k, str)]
+    if len(keys) == len(data) and all_config_map_keys(keys) and not (binary and binary.keys() & data.keys()):
+        # the common case of a large map in a few C passes: every key good, no duplicate
+        values = [v if isinstance(v, str) else "" for v in data.values()]
+        total += sum(map(names.byte_len, values))
+    else:
+        for key, value in data.items():
+            if is_config_map_key(key):  # the path is built only for a bad key
+                errs.extend(fmt_errors(key, Path("data").key(key), is_config_map_key))
+            if key in binary:
+                errs.append(
+                    field.invalid(Path("data").key(key), key, "duplicate of key present in binaryData")
+                )
+            total += names.byte_len(_str(value))
     for key, value in binary.items():
         if is_config_map_key(key):
             errs.extend(fmt_errors(key, Path("binaryData").key(key), is_config_map_key))

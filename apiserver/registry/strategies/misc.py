@@ -15,12 +15,18 @@ import re
 from typing import Any
 
 from apiserver import field
+from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies.core import UntrackedGenerationStrategy, legacy_validate_event
 from apiserver.registry.strategies.podspec import PREEMPTION_POLICIES, as_dict, as_list, fmt_errors
 from apiserver.registry.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
-from apiserver.validation.meta import FIELD_IMMUTABLE, validate_immutable, validate_label_selector
+from apiserver.validation.meta import (
+    FIELD_IMMUTABLE,
+    validate_immutable,
+    validate_label_selector,
+    validate_nonnegative_field,
+)
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
@@ -39,17 +45,6 @@ _CONDITION_REASON_MSG = (
 _MAX_CONDITION_REASON = 1024
 _MAX_CONDITION_MESSAGE = 32 * 1024
 _LEASE_STRATEGIES = ["OldestEmulationVersion"]
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _nonneg(value: Any, path: Path) -> ErrorList:
-    v = _int(value)
-    if v is not None and v < 0:
-        return [field.invalid(path, v, "must be greater than or equal to 0")]
-    return []
 
 
 def validate_conditions(conditions: Any, path: Path) -> ErrorList:
@@ -192,7 +187,7 @@ class PodDisruptionBudgetStrategy(Strategy):
         sp = Path("status")
         errs = validate_conditions(status.get("conditions"), sp.child("conditions"))
         for key in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"):
-            errs.extend(_nonneg(status.get(key), sp.child(key)))
+            errs.extend(validate_nonnegative_field(status.get(key), sp.child(key)))
         return errs
 
 

@@ -11,9 +11,9 @@ controller that acts on RCs lives with the workload controllers.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from apiserver import field
+from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies import podspec
 from apiserver.registry.strategies.apps import podspec_warnings
@@ -25,18 +25,7 @@ from apiserver.registry.strategies.podspec import (
 )
 from apiserver.registry.strategy import Obj, Strategy, StrategyContext
 from apiserver.selectors import selector_from_set
-from apiserver.validation.meta import validate_labels
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _nonneg(value: Any, path: Path) -> ErrorList:
-    v = _int(value)
-    if v is not None and v < 0:
-        return [field.invalid(path, v, "must be greater than or equal to 0")]
-    return []
+from apiserver.validation.meta import validate_labels, validate_nonnegative_field
 
 
 def default_replication_controller(obj: Obj) -> None:
@@ -59,13 +48,13 @@ def default_replication_controller(obj: Obj) -> None:
 def validate_rc_spec(spec: Obj) -> ErrorList:
     """``ValidateReplicationControllerSpec``."""
     sp = Path("spec")
-    errs = _nonneg(spec.get("minReadySeconds"), sp.child("minReadySeconds"))
+    errs = validate_nonnegative_field(spec.get("minReadySeconds"), sp.child("minReadySeconds"))
     selector = spec.get("selector")
     if not selector:
         errs.append(field.required(sp.child("selector")))
     else:
         errs.extend(validate_labels(selector, sp.child("selector")))
-    errs.extend(_nonneg(spec.get("replicas"), sp.child("replicas")))
+    errs.extend(validate_nonnegative_field(spec.get("replicas"), sp.child("replicas")))
     tp = sp.child("template")
     template = spec.get("template")
     if not isinstance(template, dict):
@@ -99,7 +88,7 @@ def validate_rc_status(status: Obj) -> ErrorList:
         "availableReplicas",
         "observedGeneration",
     ):
-        errs.extend(_nonneg(status.get(key), sp.child(key)))
+        errs.extend(validate_nonnegative_field(status.get(key), sp.child(key)))
     replicas = _int(status.get("replicas")) or 0
     for key in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
         v = _int(status.get(key)) or 0

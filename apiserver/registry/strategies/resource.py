@@ -24,6 +24,7 @@ import re
 from typing import Any
 
 from apiserver import field
+from apiserver.api.types import as_int as _int
 from apiserver.cel import CompileError
 from apiserver.cel.dra import compile_selector
 from apiserver.field import ErrorList, Path
@@ -93,10 +94,6 @@ def _l(v: Any) -> list[Any]:
 
 def _s(v: Any) -> str:
     return v if isinstance(v, str) else ""
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _fmt(value: str, path: Path, msgs: list[str]) -> ErrorList:

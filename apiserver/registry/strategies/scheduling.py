@@ -36,6 +36,7 @@ from featuregates import (
     DRA_WORKLOAD_RESOURCE_CLAIMS,
     POD_GROUP_PREEMPTION_POLICY,
     TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+    FeatureGate,
 )
 
 MAX_TEMPLATES = 8
@@ -402,6 +403,31 @@ def _drop_template_claims(parent: Obj, old_parent: Obj | None) -> None:
     for tmpl in parent.get("compositePodGroupTemplates") or []:
         if isinstance(tmpl, dict):
             _drop_template_claims(tmpl, old_composites.get(str(tmpl.get("name"))))
+
+
+def drop_disabled_embedded_scheduling(gates: FeatureGate, gate: str, spec: Obj, old_sched: Any) -> None:
+    """Clear the gated parts of an embedded ``spec.scheduling`` (Job, StatefulSet) before storing.
+
+    ``gate`` guards the field itself (``WorkloadWithJob``, ``WorkloadWithStatefulSet``); its
+    ``resourceClaims`` (``DRAWorkloadResourceClaims``) and ``schedulingConstraints``
+    (``TopologyAwareWorkloadScheduling``) are the building blocks' own gates. Each is dropped
+    while its gate is off unless ``old_sched`` (the stored ``spec.scheduling``, None on create)
+    already used it. The Job and StatefulSet strategies share this so their gates cannot drift.
+    """
+    old_sched = old_sched if isinstance(old_sched, dict) else None
+    if not gates.enabled(gate) and old_sched is None:
+        spec.pop("scheduling", None)
+        return
+    sched = spec.get("scheduling")
+    if not isinstance(sched, dict):
+        return
+    if not gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and not (old_sched or {}).get("resourceClaims"):
+        sched.pop("resourceClaims", None)
+    if (
+        not gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
+        and (old_sched or {}).get("schedulingConstraints") is None
+    ):
+        sched.pop("schedulingConstraints", None)
 
 
 class WorkloadStrategy(Strategy):

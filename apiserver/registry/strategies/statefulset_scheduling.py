@@ -32,6 +32,7 @@ from typing import Any
 from apiserver import field
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList, Path
+from apiserver.registry.strategies.scheduling import drop_disabled_embedded_scheduling
 from apiserver.registry.strategy import StrategyContext
 from apiserver.workloadbuilder import (
     BuildOptions,
@@ -51,11 +52,7 @@ from apiserver.workloadbuilder.statefulset import (
 from apiserver.workloadbuilder.statefulset import pod_spec_of as _pod_spec
 from apiserver.workloadbuilder.statefulset import scheduling_of as _scheduling
 from apiserver.workloadbuilder.statefulset import spec_of as _spec
-from featuregates import (
-    DRA_WORKLOAD_RESOURCE_CLAIMS,
-    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
-    WORKLOAD_WITH_STATEFULSET,
-)
+from featuregates import WORKLOAD_WITH_STATEFULSET
 
 __all__ = [
     "drop_disabled_scheduling_fields",
@@ -95,21 +92,7 @@ def drop_disabled_scheduling_fields(ctx: StrategyContext, new: Obj, old: Obj | N
     spec = new.get("spec")
     if not isinstance(spec, dict):
         return
-    old_sched = _scheduling(old)
-    old_sched = old_sched if isinstance(old_sched, dict) else None
-    if not ctx.gates.enabled(WORKLOAD_WITH_STATEFULSET) and old_sched is None:
-        spec.pop("scheduling", None)
-        return
-    sched = spec.get("scheduling")
-    if not isinstance(sched, dict):
-        return
-    if not ctx.gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and not (old_sched or {}).get("resourceClaims"):
-        sched.pop("resourceClaims", None)
-    if (
-        not ctx.gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
-        and (old_sched or {}).get("schedulingConstraints") is None
-    ):
-        sched.pop("schedulingConstraints", None)
+    drop_disabled_embedded_scheduling(ctx.gates, WORKLOAD_WITH_STATEFULSET, spec, _scheduling(old))
 
 
 # -- validation ----------------------------------------------------------------------------
@@ -117,26 +100,7 @@ def drop_disabled_scheduling_fields(ctx: StrategyContext, new: Obj, old: Obj | N
 
 def _structural(sched: Any, old_sched: Any) -> ErrorList:
     """Layer 1: the building blocks' own rules (ratcheted: unchanged blocks are not re-checked)."""
-    if not isinstance(sched, dict):
-        return [field.type_invalid(SCHEDULING_PATH, sched, "expected an object")]
-    old = old_sched if isinstance(old_sched, dict) else {}
-    p = SCHEDULING_PATH
-    return [
-        *dv.validate_scheduling_policy(
-            sched.get("schedulingPolicy"), p.child("schedulingPolicy"), old.get("schedulingPolicy")
-        ),
-        *dv.validate_scheduling_constraints(
-            sched.get("schedulingConstraints"),
-            p.child("schedulingConstraints"),
-            old.get("schedulingConstraints"),
-        ),
-        *dv.validate_disruption_mode(
-            sched.get("disruptionMode"), p.child("disruptionMode"), old.get("disruptionMode")
-        ),
-        *dv.validate_resource_claims(
-            sched.get("resourceClaims"), p.child("resourceClaims"), old.get("resourceClaims")
-        ),
-    ]
+    return dv.validate_embedded_scheduling(sched, SCHEDULING_PATH, old_sched)
 
 
 def _cross_field(sts: Obj, sched: Any) -> ErrorList:
