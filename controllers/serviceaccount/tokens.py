@@ -22,6 +22,7 @@ Secret is deleted, as kube does, so a lagging cache never deletes a good token.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
 from apiserver import errors
@@ -86,8 +87,8 @@ class TokensController(Controller):
         self,
         client: Client,
         *,
-        sign: Any,
-        root_ca: Any = lambda: b"",
+        sign: Callable[[Obj], str],
+        root_ca: Callable[[], bytes] = bytes,
         informers: InformerFactory | None = None,
         clock: Clock | None = None,
         metrics: ControllerMetrics | None = None,
