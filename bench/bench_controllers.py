@@ -31,9 +31,9 @@ from apiserver.api.types import Obj
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from apiserver.client.interface import PODS, STATEFULSETS, Client  # noqa: E402
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions  # noqa: E402
 from controllers.manager import GARBAGE_COLLECTOR, NODE_AGENT, STATEFULSET, register_controllers  # noqa: E402
 from controllers.testing import PodReadier, statefulset  # noqa: E402
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions  # noqa: E402
 
 NS = "default"
 

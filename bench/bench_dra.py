@@ -43,9 +43,9 @@ from apiserver.client.interface import (  # noqa: E402
     RESOURCESLICES,
     Client,
 )
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions  # noqa: E402
 from controllers.resourceclaim.controller import ResourceClaimController  # noqa: E402
 from featuregates import FeatureGate  # noqa: E402
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions  # noqa: E402
 from scheduler.scheduler import Scheduler  # noqa: E402
 
 NS = "default"

@@ -32,8 +32,8 @@ from apiserver.api.types import Obj
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from apiserver.client.interface import NODES, PODGROUPS, PODS  # noqa: E402
-from apiserver.controlplane import ControlPlane  # noqa: E402
 from bench.bench_scheduler import BoundCounter  # noqa: E402
+from gangplane.controlplane import ControlPlane  # noqa: E402
 from scheduler.component import register_scheduler  # noqa: E402
 from scheduler.scheduler import Scheduler  # noqa: E402
 

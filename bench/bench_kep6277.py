@@ -32,11 +32,11 @@ from apiserver.api.types import Obj
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from apiserver.client.interface import EVENTS, GVR, PODS, STATEFULSETS, Client, WatchEvent  # noqa: E402
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions  # noqa: E402
 from controllers.manager import STATEFULSET, register_controllers  # noqa: E402
 from controllers.statefulset import NoopSchedulingHook, StatefulSetController  # noqa: E402
 from controllers.statefulset.workload import new_scheduling_hook  # noqa: E402
 from controllers.testing import observed, statefulset  # noqa: E402
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions  # noqa: E402
 
 NS = "default"
 GANG: Obj = {"schedulingPolicy": {"gang": {}}}

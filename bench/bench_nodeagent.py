@@ -21,9 +21,9 @@ import gc
 import time
 
 from apiserver.client.interface import NODES, PODS
-from apiserver.controlplane import ControlPlane
 from controllers.fleet import parse_fleet
 from controllers.nodeagent import NodeAgent
+from gangplane.controlplane import ControlPlane
 
 
 def pod(i: int, node: str) -> dict:

@@ -11,8 +11,8 @@ import pytest
 # component changed one in place (apiserver.client.local.ReadOnlyObjects).
 os.environ.setdefault("GANGPLANE_CACHE_MUTATION_DETECTOR", "true")
 
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from featuregates import FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 
 
 @pytest.fixture

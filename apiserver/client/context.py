@@ -2,7 +2,7 @@
 
 kube's components get a kubeconfig, their flags and a discovery client; gangplane's factories
 (``controllers.manager``, ``scheduler.component``, ``controllers.nodeagent`` …) get a
-``ComponentContext`` built by the composition root (:mod:`apiserver.controlplane`) for that one
+``ComponentContext`` built by the composition root (:mod:`gangplane.controlplane`) for that one
 component. It hands out API clients, informer factories, the component's own feature-gate view
 (so skew tests can turn a gate off for one component), the clock and the metrics registry, and
 answers "is this resource served" through discovery. It never exposes the registry or the

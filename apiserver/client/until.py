@@ -6,9 +6,9 @@ asks the condition again after every event; a watch that ends or reports ERROR i
 fresh LIST. They have no timeout of their own: callers bound them with ``asyncio.wait_for`` and
 decide what a timeout reports. ``seen``, when given, is handed every state, for that report.
 
-The wait helpers of :mod:`apiserver.testing.waiters`, :mod:`controllers.testing` and the test
+The wait helpers of :mod:`gangplane.testing.waiters`, :mod:`controllers.testing` and the test
 suite's ``tests/helpers.py`` all follow objects this way; the loops live here, in the client
-layer, because the controllers' helpers may not import :mod:`apiserver.testing`.
+layer, because the controllers' helpers may not import :mod:`gangplane.testing`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 @pytest.fixture
 def plane(loop: asyncio.AbstractEventLoop) -> Iterator[Any]:
-    from apiserver.controlplane import ControlPlane
+    from gangplane.controlplane import ControlPlane
 
     cp = ControlPlane()
     yield cp

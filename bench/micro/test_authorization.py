@@ -25,7 +25,7 @@ SA = UserInfo(
 
 @pytest.fixture
 def rbac_plane() -> Any:
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions
+    from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 
     cp = ControlPlane(ControlPlaneOptions(authorization_mode="RBAC"))
     api = cp.api

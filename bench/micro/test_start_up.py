@@ -21,7 +21,7 @@ pytestmark = pytest.mark.benchmark
 
 
 def test_control_plane_construction(benchmark: Any) -> None:
-    from apiserver.controlplane import ControlPlane
+    from gangplane.controlplane import ControlPlane
 
     benchmark.pedantic(ControlPlane, rounds=10, warmup_rounds=1)
 
@@ -34,7 +34,7 @@ def test_default_fleet_parse(benchmark: Any) -> None:
 
 
 def test_default_components_start(benchmark: Any, loop: asyncio.AbstractEventLoop) -> None:
-    from apiserver.controlplane import ControlPlane, default_components
+    from gangplane.controlplane import ControlPlane, default_components
 
     planes: list[ControlPlane] = []
 

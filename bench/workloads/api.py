@@ -70,7 +70,7 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
 
 
 async def _in_process(params: dict[str, Any], env: Env) -> dict[str, float]:
-    from apiserver.controlplane import ControlPlane
+    from gangplane.controlplane import ControlPlane
 
     n = int(params.get("objects", 2000))
     cp = ControlPlane()

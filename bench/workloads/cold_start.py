@@ -52,7 +52,7 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     warm_key = (params.get("cluster"), params.get("stored_objects"))
     with tempfile.TemporaryDirectory() as tmp:
         kc_dir = tmp if bytecode == "none" else _kubeconfig_dir(warm_key)
-        args = [sys.executable, "-m", "apiserver.cli", "serve", "--port", "0", "--kubeconfig", f"{kc_dir}/kc"]
+        args = [sys.executable, "-m", "gangplane.cli", "serve", "--port", "0", "--kubeconfig", f"{kc_dir}/kc"]
         if params.get("cluster") == "empty":
             Path(tmp, "fleet.yaml").write_text("nodes: []\n")
             args += ["--cluster", f"{tmp}/fleet.yaml"]

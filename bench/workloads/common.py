@@ -64,8 +64,8 @@ async def start_plane(components: list[str]) -> Any:
 
     Every shipped component is registered, as ``gangplane serve`` does, so names are checked.
     """
-    from apiserver.controlplane import ControlPlane, default_components
     from controllers.fleet import Fleet
+    from gangplane.controlplane import ControlPlane, default_components
 
     cp = ControlPlane()
     default_components(cp, Fleet.empty(), "*")

@@ -39,12 +39,12 @@ def _job(completions: int, parallelism: int, gang: bool) -> dict[str, Any]:
 
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     from apiserver.client.interface import JOBS
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions
     from controllers.fleet import parse_fleet
     from controllers.job import JobController
     from controllers.job.scheduling import new_job_scheduling_hook
     from controllers.nodeagent import node_agent_factory
     from featuregates import WORKLOAD_WITH_JOB, FeatureGate
+    from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 
     completions = int(params.get("completions", 1000))
     parallelism = int(params.get("parallelism", 100))

@@ -25,8 +25,8 @@ PARAMS = {"replicas": 1000, "nodes": 200, "racks": 10}
 
 
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
-    from apiserver.controlplane import ControlPlane, default_components
     from controllers.fleet import parse_fleet
+    from gangplane.controlplane import ControlPlane, default_components
 
     full = int(params.get("replicas", 1000))
     first = max(1, full * 3 // 5)

@@ -48,8 +48,8 @@ def settled_rss_mb() -> float:
 
 
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
-    from apiserver.controlplane import ControlPlane, default_components
     from controllers.fleet import parse_fleet
+    from gangplane.controlplane import ControlPlane, default_components
 
     nodes, racks, pods = (
         int(params.get("nodes", 1000)),

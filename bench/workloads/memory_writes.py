@@ -27,8 +27,8 @@ PARAMS = {"writes": 200000, "value_bytes": 64, "components": False}
 
 
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
-    from apiserver.controlplane import ControlPlane, default_components
     from controllers.fleet import Fleet
+    from gangplane.controlplane import ControlPlane, default_components
 
     writes, size = int(params.get("writes", 200000)), int(params.get("value_bytes", 64))
     cp = ControlPlane()

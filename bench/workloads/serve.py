@@ -39,7 +39,7 @@ async def gangplane_serve(fleet: dict[str, Any] | None = None, *flags: str) -> A
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "apiserver.cli",
+            "gangplane.cli",
             "serve",
             "--port",
             "0",

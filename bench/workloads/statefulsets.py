@@ -102,8 +102,8 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     node_agent = bool(params.get("node_agent", False))
     out: dict[str, float] = {}
     if node_agent:
-        from apiserver.controlplane import ControlPlane, default_components
         from controllers.fleet import parse_fleet
+        from gangplane.controlplane import ControlPlane, default_components
 
         cp = ControlPlane()
         default_components(cp, parse_fleet(fleet_doc(nodes, racks)), "*")

@@ -66,7 +66,7 @@ def configmap(name: str) -> dict[str, Any]:
 
 
 async def _writes(make: Callable[[Path], Storage], n: int, clients: int) -> dict[str, float]:
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions
+    from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 
     with tempfile.TemporaryDirectory() as tmp:
         cp = ControlPlane(ControlPlaneOptions(storage=make(Path(tmp))))

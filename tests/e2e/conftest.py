@@ -40,7 +40,7 @@ def _start_server(tmp: Path, extra: list[str]) -> Server:
         [
             sys.executable,
             "-m",
-            "apiserver.cli",
+            "gangplane.cli",
             "serve",
             "--port",
             "0",

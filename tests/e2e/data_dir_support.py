@@ -61,7 +61,7 @@ def serve_exit(data_dir: Path, workdir: Path) -> subprocess.CompletedProcess[str
         [
             sys.executable,
             "-m",
-            "apiserver.cli",
+            "gangplane.cli",
             "serve",
             "--port",
             "0",

@@ -144,7 +144,7 @@ def test_snapshot_save_from_a_running_server_and_restore_into_a_new_data_dir(tmp
             [
                 sys.executable,
                 "-m",
-                "apiserver.cli",
+                "gangplane.cli",
                 "snapshot",
                 "save",
                 str(tmp_path / "s.db"),
@@ -169,7 +169,7 @@ def test_snapshot_save_from_a_running_server_and_restore_into_a_new_data_dir(tmp
         [
             sys.executable,
             "-m",
-            "apiserver.cli",
+            "gangplane.cli",
             "snapshot",
             "restore",
             str(tmp_path / "s.db"),
@@ -185,7 +185,7 @@ def test_snapshot_save_from_a_running_server_and_restore_into_a_new_data_dir(tmp
         [
             sys.executable,
             "-m",
-            "apiserver.cli",
+            "gangplane.cli",
             "snapshot",
             "restore",
             str(tmp_path / "s.db"),

@@ -169,7 +169,7 @@ def test_both_servers_read_the_same_cluster(two_servers) -> None:
 def test_gangplane_serve_exits_2_when_etcd_is_unreachable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from apiserver.cli import main
+    from gangplane.cli import main
     from tests.etcd_cluster import free_port
 
     url = f"http://127.0.0.1:{free_port()}"

@@ -20,8 +20,8 @@ from apiserver.client.interface import (
     STATEFULSETS,
     Client,
 )
-from apiserver.controlplane import ControlPlane, default_components
 from controllers.fleet import parse_fleet
+from gangplane.controlplane import ControlPlane, default_components
 from tests.helpers import wait_for_list, wait_for_object
 
 NS = "default"

@@ -24,12 +24,12 @@ from apiserver.client.interface import (
     WORKLOADS,
     Client,
 )
-from apiserver.controlplane import ControlPlane, default_components
-from apiserver.testing.waiters import wait_pods_running
 from apiserver.workloadbuilder import new_builder, pod_group_name, workload_name
 from apiserver.workloadbuilder.statefulset import statefulset_build_options, statefulset_workload_item
 from featuregates import WORKLOAD_WITH_STATEFULSET, FeatureGate
 from featuregates.scopes import CONTROLLER_MANAGER
+from gangplane.controlplane import ControlPlane, default_components
+from gangplane.testing.waiters import wait_pods_running
 from tests.helpers import wait_for_list, wait_for_object
 
 NS = "default"

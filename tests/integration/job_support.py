@@ -13,11 +13,11 @@ from typing import Any
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, JOBS, PODS, Client
-from apiserver.controlplane import ControlPlane
 from controllers.fleet import parse_fleet
 from controllers.job import JobController
 from controllers.job.scheduling import new_job_scheduling_hook
 from controllers.nodeagent import node_agent_factory
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list, wait_for_object
 
 FLEET = parse_fleet(

@@ -30,7 +30,6 @@ from apiserver.client.interface import (
     Client,
     WatchEvent,
 )
-from apiserver.controlplane import ControlPlane
 from apiserver.meta import key_of
 from controllers.manager import STATEFULSET
 from controllers.metrics import controller_metrics
@@ -43,6 +42,7 @@ from controllers.statefulset.workload_utils import (
     PARENT_COMPOSITE_POD_GROUP_ANNOTATION,
 )
 from controllers.testing import observed, statefulset
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list, wait_for_object
 
 NS = "default"

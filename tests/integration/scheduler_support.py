@@ -8,11 +8,11 @@ from typing import Any
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, NODES, PODS, PRIORITYCLASSES, Client
-from apiserver.controlplane import ControlPlane
 from apiserver.meta import key_of
 from controllers.fleet import Fleet
 from controllers.nodeagent import node_agent_factory
 from controllers.nodeagent.pod_annotations import SIMULATED_LABEL
+from gangplane.controlplane import ControlPlane
 from scheduler.component import register_scheduler
 from scheduler.scheduler import Scheduler
 from tests.helpers import wait_for_list, wait_for_object

@@ -36,10 +36,10 @@ from apiserver.client.interface import (
     WORKLOADS,
 )
 from apiserver.client.leaderelection import LeaderElectionConfig
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components
 from apiserver.quantity import parse_quantity
-from apiserver.testing.waiters import wait_pods_running
 from controllers.fleet import parse_fleet
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions, default_components
+from gangplane.testing.waiters import wait_pods_running
 from tests.helpers import wait_for_list
 from tests.integration.kep6277_support import min_count, wait_min_count
 from tests.integration.scheduler_support import pod, wait_bound, wait_unschedulable

@@ -9,10 +9,10 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import CONFIGMAPS, NAMESPACES
-from apiserver.controlplane import ControlPlane
 from controllers.garbagecollector import GarbageCollector
 from controllers.manager import GARBAGE_COLLECTOR, NAMESPACE, register_controllers
 from controllers.testing import observed, wait_object
+from gangplane.controlplane import ControlPlane
 from tests.crd_support import CRDS, CRONTABS, crontab, crontab_crd
 from tests.helpers import cm
 

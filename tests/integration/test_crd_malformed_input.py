@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from apiserver.api.types import Obj
-from apiserver.controlplane import ControlPlane
+from gangplane.controlplane import ControlPlane
 from tests.crd_support import crontab, crontab_crd
 
 pytestmark = pytest.mark.anyio

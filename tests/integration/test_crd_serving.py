@@ -13,9 +13,9 @@ import pytest
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR
-from apiserver.controlplane import ControlPlane
 from apiserver.openapi import documents
 from apiserver.server import discovery, tables
+from gangplane.controlplane import ControlPlane
 from tests.crd_support import CRDS, CRONTABS, condition, crontab, crontab_crd
 from tests.helpers import wait_for_object
 

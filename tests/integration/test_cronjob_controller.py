@@ -14,10 +14,10 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import CRONJOBS, EVENTS, JOBS, Client
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock, rfc3339
 from controllers.cronjob import CronJobController
 from featuregates import FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.helpers import wait_for_list, wait_for_object
 
 pytestmark = pytest.mark.anyio

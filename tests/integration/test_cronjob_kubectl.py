@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from apiserver.cli import write_kubeconfig
 from apiserver.client.interface import JOBS, Client
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock
 from controllers.cronjob import CronJobController
 from featuregates import FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
+from gangplane.kubeconfig import write_kubeconfig
 from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio

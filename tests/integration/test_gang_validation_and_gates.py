@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from apiserver.client.interface import NODES, PODGROUPS, PODS
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from featuregates import FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.integration.podgroup_support import (
     RACK,
     bound_members,

@@ -10,10 +10,10 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import CONFIGMAPS, EVENTS, NAMESPACES, PVS
-from apiserver.controlplane import ControlPlane
 from controllers.garbagecollector import GarbageCollector
 from controllers.manager import GARBAGE_COLLECTOR, register_controllers
 from controllers.testing import observed, wait_object
+from gangplane.controlplane import ControlPlane
 from tests.helpers import cm, wait_for_list
 
 pytestmark = pytest.mark.anyio

@@ -12,10 +12,10 @@ import pytest
 
 from apiserver.batch.labels import JOB_COMPLETION_INDEX, JOB_TRACKING_FINALIZER
 from apiserver.client.interface import JOBS, PODS, Client
-from apiserver.controlplane import ControlPlane
 from controllers.job import JobController
 from controllers.nodeagent import COMPLETE_AFTER, FAIL
 from controllers.testing import set_pod_status
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 from tests.integration.job_support import (
     condition,

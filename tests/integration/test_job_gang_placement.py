@@ -12,10 +12,10 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import JOBS, NODES, PODGROUPS, PODS, Client
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from controllers.job import JobController
 from controllers.job.scheduling import new_job_scheduling_hook
 from featuregates import WORKLOAD_WITH_JOB, FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.helpers import wait_for_list, wait_for_object
 from tests.integration.scheduler_support import create_nodes, node, start_scheduler
 

@@ -15,11 +15,11 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import JOBS, PODGROUPS, PODS, WORKLOADS, Client
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.workloadbuilder import pod_group_name, workload_name
 from controllers.job import JobController
 from controllers.nodeagent import COMPLETE_AFTER
 from featuregates import WORKLOAD_WITH_JOB, FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.helpers import wait_for_list
 from tests.integration.job_support import has_condition, job, job_pods, start_cluster, wait_events, wait_job
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from apiserver.client.interface import PODS, RESOURCECLAIMS
-from apiserver.controlplane import ControlPlane
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_object
 from tests.integration.dra_support import (
     NS,

@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, STATEFULSETS
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from controllers.testing import observed
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.helpers import wait_for_list
 from tests.integration.dra_support import (
     GPU_CLASS,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from apiserver.client.interface import PODS, RESOURCECLAIMS, STATEFULSETS
-from apiserver.controlplane import ControlPlane
+from gangplane.controlplane import ControlPlane
 from resourceclaims.claims import POD_CLAIM_NAME_ANNOTATION
 from tests.integration.dra_support import (
     NS,

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import COMPOSITEPODGROUPS, PODGROUPS, STATEFULSETS, WORKLOADS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET, register_controllers
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 from tests.integration.kep6277_support import (
     GANG,

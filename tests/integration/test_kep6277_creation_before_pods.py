@@ -15,8 +15,8 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, PODGROUPS, PODS, STATEFULSETS, WORKLOADS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET, register_controllers
+from gangplane.controlplane import ControlPlane
 from tests.integration.kep6277_support import BASIC, GANG, NS, group_of, sts_manifest, wait_pods
 
 pytestmark = pytest.mark.anyio

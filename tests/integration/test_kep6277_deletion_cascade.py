@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODGROUPS, PODS, STATEFULSETS, WORKLOADS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import GARBAGE_COLLECTOR, PODGROUP_PROTECTION, STATEFULSET, register_controllers
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list, wait_for_object
 from tests.integration.kep6277_support import (
     CASCADE_TIMEOUT,

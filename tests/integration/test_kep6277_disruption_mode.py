@@ -16,7 +16,7 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS, PODS, STATEFULSETS
-from apiserver.controlplane import ControlPlane
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 from tests.integration.kep6277_support import NS, start_statefulset_controller, wait_single
 from tests.integration.podgroup_support import wait_pod_group

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from apiserver.client.leaderelection import LeaderElectionConfig
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from controllers.fleet import parse_fleet
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.integration.enablement_support import (
     FLEET,
     InProcessCluster,

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODGROUPS, STATEFULSETS, WORKLOADS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET
 from controllers.statefulset.workload import WorkloadSchedulingHook
 from controllers.testing import PodReadier
+from gangplane.controlplane import ControlPlane
 from tests.integration.kep6277_support import (
     BASIC,
     GANG,

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODGROUPS, PODS, STATEFULSETS, WORKLOADS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET, register_controllers
 from featuregates.scopes import CONTROLLER_MANAGER
+from gangplane.controlplane import ControlPlane
 from tests.integration.kep6277_support import NS, min_count, wait_min_count, wait_pods, wait_single
 from tests.integration.podgroup_support import scheduled_condition, wait_pod_group
 from tests.integration.scheduler_support import (

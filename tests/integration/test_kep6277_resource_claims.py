@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODGROUPS, STATEFULSETS, WORKLOADS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET, register_controllers
+from gangplane.controlplane import ControlPlane
 from tests.integration.kep6277_support import GANG, NS, group_of, sts_manifest, wait_pods, wait_single
 
 pytestmark = pytest.mark.anyio

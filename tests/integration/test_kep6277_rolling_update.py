@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODGROUPS, STATEFULSETS, WORKLOADS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET, register_controllers
 from controllers.statefulset import utils as su
 from controllers.testing import PodReadier
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_object
 from tests.integration.kep6277_support import (
     BASIC,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from apiserver.client.interface import PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, STATEFULSETS
-from apiserver.controlplane import ControlPlane
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 from tests.integration.dra_support import (
     GPU_CLASS,

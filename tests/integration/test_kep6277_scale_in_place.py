@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODGROUPS, PODS, STATEFULSETS, WORKLOADS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET
+from gangplane.controlplane import ControlPlane
 from tests.integration.kep6277_support import (
     GANG,
     NS,

@@ -16,10 +16,10 @@ import pytest
 
 from apiserver.client.interface import EVENTS, LEASES, PODS, STATEFULSETS
 from apiserver.client.leaderelection import LeaderElectionConfig, LeaderElectionRecord
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components
 from apiserver.meta import FakeClock, rfc3339_micro
 from controllers.manager import STATEFULSET
 from controllers.testing import statefulset
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions, default_components
 from scheduler.component import COMPONENT_NAME as SCHEDULER
 from tests.helpers import wait_for_list, wait_for_object
 from tests.integration.scheduler_support import create_nodes, node, node_name

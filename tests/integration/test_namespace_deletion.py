@@ -16,10 +16,10 @@ from apiserver.client.interface import (
     SECRETS,
     STATEFULSETS,
 )
-from apiserver.controlplane import ControlPlane
 from controllers.manager import GARBAGE_COLLECTOR, NAMESPACE, STATEFULSET, register_controllers
 from controllers.namespace import NamespaceController
 from controllers.testing import statefulset, wait_object
+from gangplane.controlplane import ControlPlane
 from tests.helpers import cm, wait_for_list
 
 pytestmark = pytest.mark.anyio

@@ -18,8 +18,8 @@ import httpx
 import orjson
 import pytest
 
-from apiserver.controlplane import ControlPlane
 from apiserver.patch.limits import MAX_DEPTH, max_depth
+from gangplane.controlplane import ControlPlane
 from tests.crd_support import crontab_crd
 
 pytestmark = pytest.mark.anyio

@@ -13,11 +13,11 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import DEVICECLASSES, EVENTS, LEASES, NODES, PODS, RESOURCESLICES, Client
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock, parse_time
 from controllers.fleet import Fleet, default_fleet, parse_fleet
 from controllers.nodeagent import NodeAgent, node_agent_factory
 from featuregates import FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.integration.test_nodeagent_pods import (
     cond_status,
     idle,

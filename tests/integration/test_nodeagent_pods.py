@@ -16,7 +16,6 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, GVR, NODES, PODS, Client
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock
 from controllers.fleet import Fleet, parse_fleet
 from controllers.nodeagent import (
@@ -29,6 +28,7 @@ from controllers.nodeagent import (
     node_agent_factory,
 )
 from featuregates import FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio

@@ -16,11 +16,11 @@ import pytest
 
 from apiserver.api.users import ADMIN
 from apiserver.client.interface import GVR
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components
 from apiserver.server.frontdoor import FrontDoorPolicy, static_tokens
 from controllers.clusterroleaggregation import NAME as AGGREGATION
 from controllers.clusterroleaggregation import new_clusterrole_aggregation_controller
 from featuregates import FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions, default_components
 from tests.helpers import wait_for_object
 
 pytestmark = pytest.mark.anyio

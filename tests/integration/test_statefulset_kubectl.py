@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from apiserver.cli import write_kubeconfig
 from apiserver.client.interface import PODS, STATEFULSETS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import GARBAGE_COLLECTOR, STATEFULSET, register_controllers
 from controllers.testing import PodReadier, statefulset, wait_object
+from gangplane.controlplane import ControlPlane
+from gangplane.kubeconfig import write_kubeconfig
 from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio

@@ -10,10 +10,10 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import PODS, STATEFULSETS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET, register_controllers
 from controllers.statefulset import StatefulSetController
 from controllers.testing import observed, set_pod_status, statefulset, wait_object
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio

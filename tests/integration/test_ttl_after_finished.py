@@ -8,10 +8,10 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import JOBS, Client
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock, rfc3339
 from controllers.ttlafterfinished import TTLAfterFinishedController
 from featuregates import FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.helpers import wait_for_object
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ import pytest
 # native half may initialise its logger only once per process. apiserver.cel loads the library
 # lazily (on the first compile), so it is loaded here too.
 import apiserver.cel
-import apiserver.controlplane  # noqa: F401
+import gangplane.controlplane  # noqa: F401
 
 apiserver.cel.compiler.runtime()
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from apiserver.client.interface import CONFIGMAPS
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.errors import StatusError
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.storage.conftest import Backend
 
 pytestmark = pytest.mark.anyio

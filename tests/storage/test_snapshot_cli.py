@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from apiserver.cli import main
 from apiserver.storage.sqlite import SQLiteStorage
+from gangplane.cli import main
 
 CM = ("", "configmaps")
 

@@ -364,7 +364,7 @@ async def test_no_http_client_sees_a_write_before_it_is_committed(tmp_path: Path
     import httpx
 
     from apiserver.client.interface import CONFIGMAPS
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions
+    from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 
     store = SQLiteStorage(tmp_path)
     await store.start()

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from apiserver.cli import main
+from gangplane.cli import main
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from apiserver.cli import _parser, main, storage_options
+from gangplane.cli import _parser, main, storage_options
 
 
 def _opts(*flags: str):

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from apiserver.cli import _parser, component_gates, feature_gates_help, main
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from controllers.manager import GARBAGE_COLLECTOR, NODE_AGENT, STATEFULSET, register_controllers
 from featuregates import GENERIC_WORKLOAD, WORKLOAD_WITH_STATEFULSET, FeatureGate
 from featuregates.scopes import CONTROLLER_MANAGER
+from gangplane.cli import _parser, component_gates, feature_gates_help, main
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from scheduler.component import COMPONENT_NAME as SCHEDULER
 from scheduler.component import register_scheduler
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from apiserver.cli import _parser, leader_election_config, main
 from apiserver.client.leaderelection import LeaderElectionConfig, LeaderElectionError
+from gangplane.cli import _parser, leader_election_config, main
 
 
 def _config(*argv: str) -> LeaderElectionConfig | None:

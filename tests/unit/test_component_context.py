@@ -8,8 +8,8 @@ import pytest
 from apiserver.client.context import ComponentContext
 from apiserver.client.discovery import api_resources
 from apiserver.client.interface import COMPOSITEPODGROUPS, EVENTS, GVR, PODGROUPS, PODS, WORKLOADS
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from featuregates import COMPOSITE_POD_GROUP, GENERIC_WORKLOAD, FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 
 pytestmark = pytest.mark.anyio
 

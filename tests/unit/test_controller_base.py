@@ -10,9 +10,9 @@ import pytest
 from prometheus_client import generate_latest
 
 from apiserver.client.interface import CONFIGMAPS
-from apiserver.controlplane import ControlPlane
 from controllers.base import Controller, Requeue
 from controllers.metrics import controller_metrics
+from gangplane.controlplane import ControlPlane
 from tests.helpers import cm
 
 pytestmark = pytest.mark.anyio

@@ -10,11 +10,11 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import CONTROLLERREVISIONS, DAEMONSETS, EVENTS, NODES, PODS
-from apiserver.controlplane import ControlPlane
 from controllers.daemonset import DaemonSetsController
 from controllers.daemonset.predicates import node_should_run
 from controllers.manager import DAEMONSET, register_controllers
 from controllers.testing import PodReadier, set_pod_status, wait_object
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio

@@ -10,11 +10,11 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import DEPLOYMENTS, EVENTS, PODS, REPLICASETS
-from apiserver.controlplane import ControlPlane
 from controllers.deployment import DeploymentController
 from controllers.deployment import util as du
 from controllers.manager import DEPLOYMENT, REPLICASET, register_controllers
 from controllers.testing import PodReadier, wait_object
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio

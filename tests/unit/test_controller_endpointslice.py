@@ -9,9 +9,9 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import ENDPOINTSLICES, PODS, SERVICES
-from apiserver.controlplane import ControlPlane
 from controllers.endpointslice import EndpointSliceController
 from controllers.manager import ENDPOINTSLICE, register_controllers
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from apiserver.client.interface import EVENTS, PODS, WORKLOADS
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components
 from controllers.manager import (
     GARBAGE_COLLECTOR,
     NAMESPACE,
@@ -21,6 +20,7 @@ from controllers.manager import (
     select_controllers,
 )
 from featuregates import GENERIC_WORKLOAD, FeatureGate
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions, default_components
 
 pytestmark = pytest.mark.anyio
 

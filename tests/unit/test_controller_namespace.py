@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import CONFIGMAPS, NAMESPACES, PODS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import NAMESPACE, namespaced_resources
 from controllers.namespace import NamespacedResourcesDeleter, ResourcesRemaining
 from controllers.namespace import conditions as c
+from gangplane.controlplane import ControlPlane
 from tests.helpers import cm
 
 pytestmark = pytest.mark.anyio

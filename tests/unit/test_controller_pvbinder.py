@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PVCS, PVS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import PV_BINDER, register_controllers
 from controllers.testing import wait_object
 from controllers.volume.binder import volume_fits
+from gangplane.controlplane import ControlPlane
 
 pytestmark = pytest.mark.anyio
 

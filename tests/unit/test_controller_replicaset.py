@@ -9,11 +9,11 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, PODS, REPLICASETS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import REPLICASET, register_controllers
 from controllers.podutil import POD_DELETION_COST, rank_pods_for_deletion
 from controllers.replicaset import ReplicaSetController
 from controllers.testing import PodReadier, observed, set_pod_status, wait_object
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio

@@ -10,10 +10,10 @@ import pytest
 
 from apiserver import errors
 from apiserver.client.interface import NAMESPACES, PODS, SERVICEACCOUNTS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import SERVICEACCOUNT, register_controllers
 from controllers.serviceaccount import ServiceAccountsController
 from controllers.testing import wait_object
+from gangplane.controlplane import ControlPlane
 
 pytestmark = pytest.mark.anyio
 

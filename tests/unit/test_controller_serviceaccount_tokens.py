@@ -22,10 +22,10 @@ from apiserver.auth.serviceaccount import (
     legacy_claims,
 )
 from apiserver.client.interface import GVR, SECRETS, SERVICEACCOUNTS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import SERVICEACCOUNT_TOKEN, register_controllers
 from controllers.serviceaccount.tokens import TokensController, belongs_to, missing_data, token_secret_account
 from controllers.testing import wait_object
+from gangplane.controlplane import ControlPlane
 
 pytestmark = pytest.mark.anyio
 

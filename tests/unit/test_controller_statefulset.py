@@ -9,11 +9,11 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import CONTROLLERREVISIONS, EVENTS, PODS, STATEFULSETS
-from apiserver.controlplane import ControlPlane
 from controllers.manager import STATEFULSET, register_controllers
 from controllers.statefulset import SchedulingPlan, StatefulSetController
 from controllers.statefulset import utils as su
 from controllers.testing import PodReadier, observed, set_pod_status, statefulset, wait_object
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list
 
 pytestmark = pytest.mark.anyio

@@ -8,8 +8,8 @@ import pytest
 
 from apiserver.client.events import NORMAL, EventRecorder
 from apiserver.client.interface import EVENTS
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 
 pytestmark = pytest.mark.anyio
 

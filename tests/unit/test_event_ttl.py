@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from apiserver.client.interface import CONFIGMAPS, EVENTS
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock
 from apiserver.registry.eventttl import EventExpiry, sweep_interval
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.helpers import cm
 
 pytestmark = pytest.mark.anyio

@@ -26,8 +26,8 @@ from apiserver.client.leaderelection import (
     new_identity,
     parse_duration,
 )
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
 from apiserver.meta import FakeClock, parse_time
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.helpers import wait_for_list, wait_for_object
 
 pytestmark = pytest.mark.anyio

@@ -8,9 +8,9 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
-from apiserver.controlplane import ControlPlane
 from controllers.manager import RESOURCE_CLAIM, register_controllers
 from controllers.resourceclaim.controller import ResourceClaimController
+from gangplane.controlplane import ControlPlane
 from resourceclaims.claims import DELETE_PROTECTION_FINALIZER, POD_CLAIM_NAME_ANNOTATION
 from tests.helpers import wait_for_list, wait_for_object
 

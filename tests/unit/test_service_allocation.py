@@ -9,7 +9,7 @@ import pytest
 
 from apiserver import errors
 from apiserver.client.interface import SERVICES
-from apiserver.controlplane import ControlPlane, ControlPlaneOptions
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 
 pytestmark = pytest.mark.anyio
 

@@ -27,7 +27,6 @@ from apiserver.client.interface import (
     STATEFULSETS,
     WORKLOADS,
 )
-from apiserver.controlplane import ControlPlane
 from apiserver.workloadbuilder import pod_group_name, workload_name
 from controllers.manager import GARBAGE_COLLECTOR, PODGROUP_PROTECTION, STATEFULSET, register_controllers
 from controllers.statefulset import NoopSchedulingHook, StatefulSetController
@@ -35,6 +34,7 @@ from controllers.statefulset import utils as su
 from controllers.statefulset.workload import WorkloadSchedulingHook, new_scheduling_hook
 from controllers.statefulset.workload_utils import MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE
 from controllers.testing import PodReadier, observed
+from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list, wait_for_object
 from tests.integration.kep6277_support import (
     BASIC,
@@ -932,9 +932,9 @@ async def test_gang_pods_wait_for_the_pod_group_and_errors_are_counted(
 async def test_api_without_the_scheduling_group_blocks_pod_creation(client: Any) -> None:
     """KEP-6277 Version Skew 1: the API server does not serve scheduling.k8s.io/v1beta1 — the sync
     retries with backoff and creates no pod for the gang set."""
-    from apiserver.controlplane import ControlPlane as Plane
-    from apiserver.controlplane import ControlPlaneOptions
     from featuregates import FeatureGate
+    from gangplane.controlplane import ControlPlane as Plane
+    from gangplane.controlplane import ControlPlaneOptions
 
     plane = Plane(
         ControlPlaneOptions(

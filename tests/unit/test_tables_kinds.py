@@ -226,7 +226,7 @@ async def test_kubectl_get_crd_prints_name_and_created_at() -> None:
     import httpx
 
     from apiserver.client.interface import GVR
-    from apiserver.controlplane import ControlPlane
+    from gangplane.controlplane import ControlPlane
     from tests.crd_support import crontab_crd
 
     cp = ControlPlane()

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.testing.plane import GangplaneServer, InProcessPlane, PlaneConfig, PlaneHost
+from gangplane.testing.plane import GangplaneServer, InProcessPlane, PlaneConfig, PlaneHost
 
 SCOPES = ("function", "module", "session")
 _HOSTS = pytest.StashKey[dict[tuple[str, PlaneConfig], PlaneHost]]()

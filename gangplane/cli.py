@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import gc
 import logging
-import os
 import signal
 import sys
 from pathlib import Path
@@ -15,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from featuregates import FeatureGate, FeatureGateError
 from featuregates.scopes import GATE_SCOPES
+from gangplane.kubeconfig import write_kubeconfig
 
 # The control plane (API server, every component, uvicorn, the schemas) is imported when a
 # command needs it, not with this module: ``main`` first turns the cyclic collector off for
@@ -23,37 +22,6 @@ if TYPE_CHECKING:
     from apiserver.auth.serviceaccount import SigningKey
     from apiserver.client.leaderelection import LeaderElectionConfig
     from apiserver.storage.options import StorageOptions
-
-
-def write_kubeconfig(path: Path, url: str, token: str = "", ca_pem: bytes = b"") -> None:
-    """A kubeconfig naming the server, its bearer token and CA; mode 0600 (it holds a credential)."""
-    cluster: dict[str, str] = {"server": url}
-    if ca_pem:
-        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
-    user: dict[str, str] = {"token": token} if token else {}
-    cfg = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "gangplane", "cluster": cluster}],
-        "users": [{"name": "gangplane", "user": user}],
-        "contexts": [
-            {
-                "name": "gangplane",
-                "context": {"cluster": "gangplane", "user": "gangplane", "namespace": "default"},
-            }
-        ],
-        "current-context": "gangplane",
-        "preferences": {},
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    import yaml
-
-    with os.fdopen(fd, "w") as f:
-        f.write(yaml.safe_dump(cfg, sort_keys=False))
-    os.chmod(tmp, 0o600)  # an existing file keeps its old mode through O_CREAT
-    os.replace(tmp, path)
 
 
 def feature_gates_help(gates: FeatureGate | None = None) -> str:
@@ -382,10 +350,10 @@ async def _serve(
     per_component: dict[str, dict[str, bool]],
     leader_election: LeaderElectionConfig | None,
 ) -> int:
-    from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
     from apiserver.registry.builtin import StrategyModuleError
     from apiserver.storage.options import open_storage, parse_duration
     from controllers.fleet import load_fleet
+    from gangplane.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
 
     try:
         event_ttl = 0.0 if args.event_ttl.strip() in ("0", "0s") else parse_duration(args.event_ttl)

@@ -1,6 +1,6 @@
 """Control planes for users' tests: :class:`Gangplane` (in-process) and :class:`GangplaneServer` (HTTP).
 
-Both are composition-root code: they build a :class:`~apiserver.controlplane.ControlPlane` with the
+Both are composition-root code: they build a :class:`~gangplane.controlplane.ControlPlane` with the
 fleet, gates, controllers and CRDs a test asks for, exactly as ``gangplane serve`` does, so a user's
 test exercises the same components a ``kubectl`` user sees.
 
@@ -32,7 +32,7 @@ from apiserver.api.types import Obj
 from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import EVENTS, GVR, NAMESPACES, Client
 from apiserver.errors import StatusError
-from apiserver.testing import waiters
+from gangplane.testing import waiters
 
 T = TypeVar("T")
 
@@ -161,8 +161,8 @@ class Gangplane:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> Gangplane:
-        from apiserver.controlplane import ControlPlane, ControlPlaneOptions, default_components
         from featuregates import FeatureGate
+        from gangplane.controlplane import ControlPlane, ControlPlaneOptions, default_components
 
         gates = FeatureGate().with_overrides(dict(self.config.feature_gates))
         options = ControlPlaneOptions(
@@ -187,7 +187,7 @@ class Gangplane:
 
     @property
     def control_plane(self) -> Any:
-        """The :class:`~apiserver.controlplane.ControlPlane` (for what the helpers do not cover)."""
+        """The :class:`~gangplane.controlplane.ControlPlane` (for what the helpers do not cover)."""
         if self._cp is None:
             raise RuntimeError("the gangplane control plane is not running")
         return self._cp
@@ -475,7 +475,7 @@ class InProcessPlane:
 
     @property
     def control_plane(self) -> Any:
-        """The hosted :class:`~apiserver.controlplane.ControlPlane` (touch it only via :meth:`call`)."""
+        """The hosted :class:`~gangplane.controlplane.ControlPlane` (touch it only via :meth:`call`)."""
         return self._host.plane.control_plane
 
     def client(self, user_agent: str = "pytest") -> ThreadClient:
@@ -532,7 +532,7 @@ class GangplaneServer:
         self._api_client: Any = None
 
     def start(self) -> GangplaneServer:
-        from apiserver.cli import write_kubeconfig
+        from gangplane.kubeconfig import write_kubeconfig
 
         self.server = self._host.call(self._host.plane.control_plane.serve_http("127.0.0.1", 0))
         self.workdir.mkdir(parents=True, exist_ok=True)

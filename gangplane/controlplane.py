@@ -1,7 +1,7 @@
 """The composition root: one API server plus the components ``gangplane serve`` runs beside it.
 
 Tests build the same :class:`ControlPlane` in-process (no sockets) and start only the components
-they need; ``gangplane serve`` adds the HTTP listener. This module (with :mod:`apiserver.cli`) is
+they need; ``gangplane serve`` adds the HTTP listener. This module (with :mod:`gangplane.cli`) is
 the only code that imports both the API server and every component; nothing imports it back but
 tests. Each component's factory receives a
 :class:`~apiserver.client.context.ComponentContext` built for it here: in-process clients, its
