@@ -565,9 +565,28 @@ def snapshot_main(args: argparse.Namespace) -> int:
     return 0
 
 
+#: what the ``[bench]`` extra installs for ``gangplane bench`` (the base install has neither)
+BENCH_MODULES = ("rich", "matplotlib")
+
+
+def missing_modules(names: tuple[str, ...]) -> list[str]:
+    """The modules of ``names`` that cannot be imported (an extra that is not installed)."""
+    import importlib.util
+
+    return [n for n in names if importlib.util.find_spec(n) is None]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "bench":
+        missing = missing_modules(BENCH_MODULES)
+        if missing:
+            print(
+                f"gangplane: gangplane bench needs the bench extra (missing {', '.join(missing)}): "
+                "pip install 'gangplane[bench]'",
+                file=sys.stderr,
+            )
+            return 2
         from bench.cli import main as bench_main
 
         return bench_main(argv[1:])

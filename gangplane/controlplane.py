@@ -418,7 +418,8 @@ class _Context:
         return any(r.gvr == gvr for r in self._narrowed([doc], dedupe_storage=False))
 
     def sign_service_account_token(self, claims: Obj) -> str:
-        return self._cp.api.service_account_tokens.sign(claims)
+        token: str = self._cp.api.service_account_tokens.sign(claims)
+        return token
 
     def root_ca(self) -> bytes:
         return self._cp.root_ca

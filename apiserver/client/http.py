@@ -24,6 +24,7 @@ default field manager (as the in-process client's).
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -301,9 +302,9 @@ class HTTPClient:
                 return
 
     # ------------------------------------------------------------------ discovery
-    async def server_resources(self) -> list[Obj]:
+    async def server_resources(self) -> builtins.list[Obj]:
         """``/api`` then ``/apis``, then each served group-version's ``APIResourceList`` (preferred first)."""
-        out: list[Obj] = []
+        out: builtins.list[Obj] = []
         core = await self._call("GET", "/api")
         for version in core.get("versions") or []:
             out.append(await self._call("GET", f"/api/{version}"))

@@ -10,6 +10,7 @@ client always hands out fresh copies, so callers may mutate what they get.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -187,7 +188,7 @@ class Client(Protocol):
         """PUT to a subresource: ``statefulsets/scale``, ``*/status``."""
         ...
 
-    async def server_resources(self) -> list[Obj]:
+    async def server_resources(self) -> builtins.list[Obj]:
         """Discovery: one ``APIResourceList`` per served group-version, preferred groups first.
 
         The documents ``GET /api/v1`` and ``GET /apis/<group>/<version>`` return over HTTP

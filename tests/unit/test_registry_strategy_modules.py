@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from apiserver import cli
 from apiserver.registry import builtin
 from apiserver.registry.builtin import StrategyModuleError
 from apiserver.server.instance import build_api
+from gangplane import cli
 
 MISSING = "apiserver.registry.strategies.does_not_exist"
 
