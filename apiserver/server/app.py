@@ -43,7 +43,7 @@ from apiserver.server import bodies, negotiation
 from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
 from apiserver.server.health import HealthChecks
-from apiserver.server.metrics import APIServerMetrics
+from apiserver.server.metrics import APIServerMetrics, WithoutCreated
 from apiserver.server.negotiation import media_type as _media
 from apiserver.server.queryparams import parse_int64
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
@@ -207,7 +207,10 @@ class APIApp:
             if path == "/version" or path == "/version/":
                 return Response(orjson.dumps(version_info()), media_type=JSON)
             if path == "/metrics":
-                return Response(generate_latest(self.metrics_registry), media_type=CONTENT_TYPE_LATEST)
+                return Response(
+                    generate_latest(WithoutCreated(self.metrics_registry)),  # type: ignore[arg-type]  # any collect()-er
+                    media_type=CONTENT_TYPE_LATEST,
+                )
             if path.startswith("/openapi/"):
                 return self._openapi(request, path)
             info = parse_resource_path(path, self.api.registry)
