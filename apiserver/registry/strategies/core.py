@@ -638,12 +638,6 @@ def _is_headless(spec: Obj) -> bool:
     return bool(ips) and ips[0] == "None" or spec.get("clusterIP") == "None"
 
 
-def _externally_accessible(spec: Obj) -> bool:
-    return spec.get("type") in ("LoadBalancer", "NodePort") or (
-        spec.get("type") == "ClusterIP" and bool(as_list(spec.get("externalIPs")))
-    )
-
-
 def _needs_cluster_ip(spec: Obj) -> bool:
     return (spec.get("type") or "ClusterIP") != "ExternalName"
 
