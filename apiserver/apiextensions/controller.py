@@ -26,7 +26,7 @@ from apiserver.apiextensions import CLEANUP_FINALIZER, CRD_KIND, CRD_PLURAL, GRO
 from apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy, ServingState, set_condition
 from apiserver.meta import rfc3339
 from apiserver.registry.generic import API, DeleteOptions, WriteOptions
-from apiserver.registry.resources import ResourceDef, Subresource
+from apiserver.rest.resources import ResourceDef, Subresource
 
 log = logging.getLogger("gangplane.apiextensions")
 

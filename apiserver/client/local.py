@@ -20,8 +20,8 @@ from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
 from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
 from apiserver.registry.namespace_finalize import finalize_namespace
-from apiserver.registry.resources import ResourceDef
 from apiserver.registry.subresources import create_subresource
+from apiserver.rest.resources import ResourceDef
 from apiserver.server.discovery import server_resource_lists
 from apiserver.storage.interface import BOOKMARK, Record
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from apiserver.registry.resources import ResourceDef, Subresource
-from apiserver.registry.strategy import Strategy
+from apiserver.rest.resources import ResourceDef, Subresource
+from apiserver.rest.strategy import Strategy
 from apiserver.selectors import field_value_getter
 from featuregates import COMPOSITE_POD_GROUP, GENERIC_WORKLOAD
 

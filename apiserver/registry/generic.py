@@ -25,8 +25,8 @@ from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
 from apiserver.patch.limits import check_patch_result
 from apiserver.patch.typecheck import check_apply_types, check_kind_types
-from apiserver.registry.resources import Registry, ResourceDef
-from apiserver.registry.strategy import StrategyContext
+from apiserver.rest.resources import Registry, ResourceDef
+from apiserver.rest.strategy import StrategyContext
 from apiserver.storage.cache import Watcher
 from apiserver.storage.interface import Record, Storage, StoreError
 from apiserver.storage.memory import MemoryStorage

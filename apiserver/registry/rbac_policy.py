@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from apiserver.api.types import Obj
-from apiserver.registry.resources import ResourceDef
+from apiserver.rest.resources import ResourceDef
 
 if TYPE_CHECKING:
     from apiserver.registry.generic import API

@@ -16,8 +16,8 @@ from apiserver.api.types import Obj
 from apiserver.registry.binding import bind
 from apiserver.registry.eviction import evict
 from apiserver.registry.generic import API
-from apiserver.registry.resources import ResourceDef
 from apiserver.registry.tokenrequest import create_token
+from apiserver.rest.resources import ResourceDef
 
 
 def create_subresource(

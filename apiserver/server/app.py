@@ -37,8 +37,8 @@ from apiserver.registry.generic import (
     WriteOptions,
 )
 from apiserver.registry.namespace_finalize import finalize_namespace
-from apiserver.registry.resources import ResourceDef
 from apiserver.registry.subresources import create_subresource
+from apiserver.rest.resources import ResourceDef
 from apiserver.server import bodies, negotiation
 from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of

@@ -27,8 +27,8 @@ from apiserver.patch.tracker import FieldTracker
 from apiserver.registry.builtin import builtin_resources
 from apiserver.registry.generic import API, APPLY_PATCH, MERGE_PATCH, STRATEGIC_PATCH, WriteOptions
 from apiserver.registry.rbac_policy import StorePolicySource
-from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.servicealloc import DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, ServiceAllocator
+from apiserver.rest.resources import Registry, ResourceDef
 from apiserver.server.metrics import APIServerMetrics
 from apiserver.storage.interface import Storage
 from apiserver.storage.memory import MemoryStorage

@@ -16,7 +16,7 @@ from apiserver.api.types import Obj
 from apiserver.registry.strategies import core, podspec
 from apiserver.registry.strategies.core import STRATEGIES, decode_base64, decode_base64_walk
 from apiserver.registry.strategies.podspec import pod_limits, pod_qos_class, pod_requests
-from apiserver.registry.strategy import Strategy, StrategyContext
+from apiserver.rest.strategy import Strategy, StrategyContext
 from featuregates import GENERIC_WORKLOAD
 from tests.strategy_support import run_create, run_status_update, run_update, strategy_ctx
 

@@ -29,7 +29,7 @@ from apiserver.registry.strategies.podspec import (
     template_labels_errors,
     validate_pod_template_spec,
 )
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import (
     validate_annotations,

@@ -45,7 +45,7 @@ from apiserver.registry.strategies.podspec import (
     validate_pod_template_spec,
 )
 from apiserver.registry.strategies.scheduling import drop_disabled_embedded_scheduling
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import validate_immutable, validate_label_selector, validate_nonnegative_field
 from apiserver.workloadbuilder import ValidationInput, new_builder

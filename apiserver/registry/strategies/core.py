@@ -30,7 +30,7 @@ from apiserver.registry.strategies.podspec import (
     quantity_text,
     validate_quantity_value,
 )
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import (
     FIELD_IMMUTABLE,

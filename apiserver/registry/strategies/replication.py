@@ -23,7 +23,7 @@ from apiserver.registry.strategies.podspec import (
     controller_template_spec_errors,
     validate_pod_template_spec,
 )
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.selectors import selector_from_set
 from apiserver.validation.meta import validate_labels, validate_nonnegative_field
 
