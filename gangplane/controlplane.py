@@ -38,7 +38,6 @@ from apiserver.client.leaderelection import (
     LeaseLock,
     new_identity,
 )
-from apiserver.client.local import LocalClient, ReadOnlyObjects
 from apiserver.meta import Clock
 from apiserver.registry.eventttl import DEFAULT_EVENT_TTL, EventExpiry
 from apiserver.registry.generic import API
@@ -46,6 +45,7 @@ from apiserver.server.app import APIApp, status_response
 from apiserver.server.discovery import api_resource_list
 from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
 from apiserver.server.instance import build_api, new_metrics_registry, publish_apiserver_endpoint
+from apiserver.server.localclient import LocalClient, ReadOnlyObjects
 from apiserver.storage.interface import Storage
 from controllers.manager import NODE_AGENT, register_controllers
 from featuregates import FeatureGate

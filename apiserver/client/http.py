@@ -201,7 +201,7 @@ class HTTPClient:
     """:class:`~apiserver.client.interface.Client` over an :class:`HTTPTransport`.
 
     ``user_agent`` is sent as the User-Agent and used as the field manager of writes that name
-    none, like :class:`~apiserver.client.local.LocalClient`'s.
+    none, like :class:`~apiserver.server.localclient.LocalClient`'s.
     """
 
     def __init__(self, transport: HTTPTransport, user_agent: str = "gangplane") -> None:

@@ -1,6 +1,6 @@
 """The ``Client`` protocol every component uses to reach the API.
 
-Two implementations share it: :mod:`apiserver.client.local` (in-process: same admission and
+Two implementations share it: :mod:`apiserver.server.localclient` (in-process: same admission and
 storage code as the HTTP handlers, no sockets) and :mod:`apiserver.client.http` (over HTTP).
 Both raise :class:`apiserver.errors.StatusError` with the same codes and reasons.
 

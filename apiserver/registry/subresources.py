@@ -4,7 +4,7 @@
 A create on one of these is not a create of the resource: each has its own REST handler in kube
 (``BindingREST``, ``EvictionREST``, ``TokenREST``) that reads the parent and writes (or mints)
 something else. Both front doors — the HTTP server (:mod:`apiserver.server.app`) and the
-in-process client (:mod:`apiserver.client.local`) — dispatch through :func:`create_subresource`
+in-process client (:mod:`apiserver.server.localclient`) — dispatch through :func:`create_subresource`
 so they serve the same set with the same handlers.
 """
 
