@@ -37,7 +37,7 @@ from apiserver.batch.labels import (
 )
 from apiserver.field import ErrorList, ErrorType, FieldError, Path
 from apiserver.registry.strategies import podspec
-from apiserver.registry.strategies.core import pod_warnings
+from apiserver.registry.strategies.core.pod import pod_warnings
 from apiserver.registry.strategies.podspec import (
     as_dict,
     as_list,

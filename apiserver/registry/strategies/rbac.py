@@ -21,7 +21,7 @@ from typing import Any
 from apiserver import field
 from apiserver.api.users import LOOPBACK
 from apiserver.field import ErrorList, Path
-from apiserver.registry.strategies.core import UntrackedGenerationStrategy
+from apiserver.registry.strategies.core.common import UntrackedGenerationStrategy
 from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.selectors import label_selector_from_dict
 from apiserver.validation import names

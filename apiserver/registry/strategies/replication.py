@@ -17,7 +17,7 @@ from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies import podspec
 from apiserver.registry.strategies.apps import podspec_warnings
-from apiserver.registry.strategies.core import pod_warnings
+from apiserver.registry.strategies.core.pod import pod_warnings
 from apiserver.registry.strategies.podspec import (
     as_dict,
     controller_template_spec_errors,
