@@ -40,7 +40,7 @@ from apiserver.client.leaderelection import (
 )
 from apiserver.meta import Clock
 from apiserver.registry.eventttl import DEFAULT_EVENT_TTL, EventExpiry
-from apiserver.registry.generic import API
+from apiserver.registry.generic import GenericStore
 from apiserver.server.app import APIApp, status_response
 from apiserver.server.discovery import api_resource_list
 from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
@@ -111,7 +111,7 @@ class ControlPlane:
         self.metrics_registry: CollectorRegistry
         self.metrics_registry, self.metrics = new_metrics_registry()
         self._groups: dict[str, str] = {}
-        self.api: API = build_api(
+        self.api: GenericStore = build_api(
             self.gates_for(APISERVER),
             self.clock,
             store=self.options.storage,

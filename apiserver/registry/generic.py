@@ -141,8 +141,13 @@ def _parse_rv(value: str, what: str = "resourceVersion") -> int:
 _STORAGE_ATTEMPTS = 5
 
 
-class API:
-    """Verbs over a :class:`Registry` of resources backed by one :class:`Store`."""
+class GenericStore:
+    """The generic store: kube's ``genericregistry.Store`` for every resource of a :class:`Registry` at once.
+
+    The verbs (get, list, watch, create, update, patch, delete …) over one :class:`Storage`, each
+    resource's :class:`~apiserver.rest.strategy.Strategy` and the admission chain; what both front
+    doors (the HTTP app and the in-process client) call.
+    """
 
     def __init__(
         self,

@@ -14,13 +14,13 @@ from apiserver.api.types import Obj
 from apiserver.rest.resources import ResourceDef
 
 if TYPE_CHECKING:
-    from apiserver.registry.generic import API
+    from apiserver.registry.generic import GenericStore
 
 GROUP = "rbac.authorization.k8s.io"
 
 
 class StorePolicySource:
-    def __init__(self, api: API) -> None:
+    def __init__(self, api: GenericStore) -> None:
         self._api = api
         self._crbs: list[Obj] | None = None
         self._rbs: dict[str, list[Obj]] = {}

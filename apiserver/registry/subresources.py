@@ -15,13 +15,13 @@ from typing import Any
 from apiserver.api.types import Obj
 from apiserver.registry.binding import bind
 from apiserver.registry.eviction import evict
-from apiserver.registry.generic import API
+from apiserver.registry.generic import GenericStore
 from apiserver.registry.tokenrequest import create_token
 from apiserver.rest.resources import ResourceDef
 
 
 def create_subresource(
-    api: API, rd: ResourceDef, namespace: str, name: str, subresource: str, body: Any
+    api: GenericStore, rd: ResourceDef, namespace: str, name: str, subresource: str, body: Any
 ) -> Obj | None:
     """What a create on ``<rd>/<name>/<subresource>`` answers, or None when ``rd`` has no such
     create subresource (the caller then serves its own, or answers 405 MethodNotAllowed).

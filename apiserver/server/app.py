@@ -1,4 +1,4 @@
-"""The HTTP face of the API server: a thin ASGI app over :class:`apiserver.registry.generic.API`.
+"""The HTTP face of the API server: a thin ASGI app over :class:`apiserver.registry.generic.GenericStore`.
 
 It parses paths and query parameters, negotiates content types (JSON, YAML, protobuf requests;
 JSON and server-side Tables responses), streams watches, and renders every failure as a
@@ -27,12 +27,12 @@ from apiserver.meta import Clock
 from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
 from apiserver.patch.typecheck import check_kind_types
 from apiserver.registry.generic import (
-    API,
     APPLY_PATCH,
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_PATCH,
     DeleteOptions,
+    GenericStore,
     Result,
     WriteOptions,
 )
@@ -154,7 +154,7 @@ class APIApp:
 
     def __init__(
         self,
-        api: API,
+        api: GenericStore,
         metrics: APIServerMetrics,
         metrics_registry: CollectorRegistry,
         *,

@@ -1,6 +1,6 @@
 """The in-process :class:`~apiserver.client.interface.Client`: the HTTP verbs without sockets.
 
-It calls the same :class:`~apiserver.registry.generic.API` the HTTP handlers call, so admission,
+It calls the same :class:`~apiserver.registry.generic.GenericStore` the HTTP handlers call, so admission,
 validation, resourceVersion checks and errors are identical. Every call yields to the event loop
 once, so a busy controller cannot starve the others (a real client would wait on the network).
 """
@@ -18,7 +18,7 @@ import orjson
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
-from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
+from apiserver.registry.generic import MERGE_PATCH, DeleteOptions, GenericStore, WriteOptions
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.subresources import create_subresource
 from apiserver.rest.resources import ResourceDef
@@ -75,7 +75,7 @@ class LocalClient:
 
     def __init__(
         self,
-        api: API,
+        api: GenericStore,
         user_agent: str = "gangplane",
         bookmark_interval: float = 5.0,
         read_only_objects: ReadOnlyObjects | None = None,
