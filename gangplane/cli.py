@@ -9,7 +9,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from featuregates import FeatureGate, FeatureGateError
 from featuregates.scopes import GATE_SCOPES
@@ -168,6 +168,15 @@ def _parser() -> argparse.ArgumentParser:
         )
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
+    s.add_argument(
+        "--components",
+        default=",".join(COMPONENTS),
+        metavar="LIST",
+        help="which components this process runs, comma-separated: any of "
+        + ", ".join(COMPONENTS)
+        + " (default: all). apiserver is required here; run the others in their own processes with "
+        "'gangplane scheduler|controller-manager|node-agent --kubeconfig FILE'",
+    )
     _leader_election_flags(s)
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     s.add_argument(
@@ -251,6 +260,7 @@ def _parser() -> argparse.ArgumentParser:
         help="how often an API server compacts etcd's history, to the revision of one interval earlier "
         "(kube-apiserver's default 5m); 0 disables",
     )
+    _component_parsers(sub)
     snap = sub.add_parser(
         "snapshot",
         help="save a data dir's cluster state to a file, restore it into a new data dir (as etcdctl snapshot)",
@@ -271,6 +281,80 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     return p
+
+
+#: what ``gangplane serve --components`` may name, in start order
+APISERVER_COMPONENT = "apiserver"
+CONTROLLER_MANAGER_COMPONENT = "controller-manager"
+SCHEDULER_COMPONENT = "scheduler"
+NODE_AGENT_COMPONENT = "node-agent"
+COMPONENTS = (APISERVER_COMPONENT, CONTROLLER_MANAGER_COMPONENT, SCHEDULER_COMPONENT, NODE_AGENT_COMPONENT)
+
+_STANDALONE_HELP = {
+    CONTROLLER_MANAGER_COMPONENT: "run the controllers (kube-controller-manager) against an API server",
+    SCHEDULER_COMPONENT: "run the workload-aware scheduler (kube-scheduler) against an API server",
+    NODE_AGENT_COMPONENT: "run the simulated nodes (the kubelets of the fleet) against an API server",
+}
+
+
+def parse_components(text: str) -> list[str]:
+    """``--components``: a comma-separated subset of :data:`COMPONENTS`; raises ValueError naming a bad one."""
+    out: list[str] = []
+    for raw in text.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        if item not in COMPONENTS:
+            raise ValueError(
+                f'invalid --components: unknown component "{item}" (known: {", ".join(COMPONENTS)})'
+            )
+        if item not in out:
+            out.append(item)
+    if not out:
+        raise ValueError("invalid --components: name at least one of " + ", ".join(COMPONENTS))
+    return out
+
+
+def _component_parsers(sub: Any) -> None:
+    """``gangplane scheduler|controller-manager|node-agent --kubeconfig FILE``: one component per process."""
+    for name, helptext in _STANDALONE_HELP.items():
+        c = sub.add_parser(name, help=helptext, formatter_class=argparse.RawTextHelpFormatter)
+        c.add_argument(
+            "--kubeconfig",
+            required=True,
+            metavar="FILE",
+            help="kubeconfig of the API server to run against (gangplane serve's, or any cluster's)",
+        )
+        c.add_argument(
+            "--context", default="", help="the kubeconfig context to use (default: its current-context)"
+        )
+        c.add_argument(
+            "--feature-gates",
+            default="",
+            metavar="mapStringBool",
+            help=feature_gates_help() + "\nThis process's own gates (kube gives every binary its own).",
+        )
+        if name == CONTROLLER_MANAGER_COMPONENT:
+            c.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
+            c.add_argument(
+                "--service-account-private-key-file",
+                default="",
+                metavar="FILE",
+                help="PEM RSA key the serviceaccount-token controller signs tokens with (the API server's "
+                "--service-account-signing-key-file); without it that controller does not run, as in kube",
+            )
+            c.add_argument(
+                "--root-ca-file",
+                default="",
+                metavar="FILE",
+                help="CA bundle published as ca.crt in service-account token Secrets (default: the kubeconfig's CA)",
+            )
+        if name == NODE_AGENT_COMPONENT:
+            c.add_argument(
+                "--cluster", default=None, help="fleet YAML replacing the embedded default cluster"
+            )
+        _leader_election_flags(c)
+        c.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
 
 
 def component_gates(args: argparse.Namespace, gates: FeatureGate) -> dict[str, dict[str, bool]]:
@@ -344,11 +428,24 @@ def service_account_key(args: argparse.Namespace) -> SigningKey | None:
     return key
 
 
+def _component_of(name: str) -> str:
+    """Which ``--components`` entry registered component ``name`` belongs to."""
+    from controllers.manager import NODE_AGENT
+    from scheduler.component import COMPONENT_NAME as SCHEDULER
+
+    if name == SCHEDULER:
+        return SCHEDULER_COMPONENT
+    if name == NODE_AGENT:
+        return NODE_AGENT_COMPONENT
+    return CONTROLLER_MANAGER_COMPONENT
+
+
 async def _serve(
     args: argparse.Namespace,
     gates: FeatureGate,
     per_component: dict[str, dict[str, bool]],
     leader_election: LeaderElectionConfig | None,
+    components: list[str],
 ) -> int:
     from apiserver.registry.builtin import StrategyModuleError
     from apiserver.storage.options import open_storage, parse_duration
@@ -402,6 +499,7 @@ async def _serve(
     except ValueError as e:
         print(f"gangplane: {e}", file=sys.stderr)
         return 2
+    names = [n for n in names if _component_of(n) in components]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -467,9 +565,28 @@ def snapshot_main(args: argparse.Namespace) -> int:
     return 0
 
 
+#: what the ``[bench]`` extra installs for ``gangplane bench`` (the base install has neither)
+BENCH_MODULES = ("rich", "matplotlib")
+
+
+def missing_modules(names: tuple[str, ...]) -> list[str]:
+    """The modules of ``names`` that cannot be imported (an extra that is not installed)."""
+    import importlib.util
+
+    return [n for n in names if importlib.util.find_spec(n) is None]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "bench":
+        missing = missing_modules(BENCH_MODULES)
+        if missing:
+            print(
+                f"gangplane: gangplane bench needs the bench extra (missing {', '.join(missing)}): "
+                "pip install 'gangplane[bench]'",
+                file=sys.stderr,
+            )
+            return 2
         from bench.cli import main as bench_main
 
         return bench_main(argv[1:])
@@ -512,8 +629,109 @@ def _main(argv: list[str]) -> int:
         except LeaderElectionError as e:
             print(f"gangplane: invalid leader election configuration: {e}", file=sys.stderr)
             return 2
-        return asyncio.run(_serve(args, gates, per_component, leader_election))
+        try:
+            components = parse_components(args.components)
+        except ValueError as e:
+            print(f"gangplane: {e}", file=sys.stderr)
+            return 2
+        if APISERVER_COMPONENT not in components:
+            print(
+                "gangplane: invalid --components: gangplane serve always runs the apiserver; run other "
+                "components alone with 'gangplane scheduler|controller-manager|node-agent --kubeconfig FILE'",
+                file=sys.stderr,
+            )
+            return 2
+        return asyncio.run(_serve(args, gates, per_component, leader_election, components))
+    if args.command in _STANDALONE_HELP:
+        try:
+            leader_election = leader_election_config(args)
+        except LeaderElectionError as e:
+            print(f"gangplane: invalid leader election configuration: {e}", file=sys.stderr)
+            return 2
+        return asyncio.run(_run_standalone(args, gates, leader_election))
     return 2
+
+
+async def _run_standalone(
+    args: argparse.Namespace, gates: FeatureGate, leader_election: LeaderElectionConfig | None
+) -> int:
+    """One component process (``gangplane scheduler|controller-manager|node-agent``) until a signal."""
+    from apiserver.auth.serviceaccount import SigningKey
+    from apiserver.client.http import APIConnectionError
+    from apiserver.client.leaderelection import (
+        KUBE_CONTROLLER_MANAGER_LEASE,
+        KUBE_SCHEDULER_LEASE,
+        NODE_AGENT_LEASE,
+    )
+    from apiserver.client.restconfig import KubeconfigError, load_kubeconfig
+    from apiserver.errors import StatusError
+    from controllers.fleet import load_fleet
+    from controllers.manager import NODE_AGENT, SERVICEACCOUNT_TOKEN, register_controllers
+    from gangplane.standalone import StandaloneComponents, StandaloneOptions
+    from scheduler.component import register_scheduler
+
+    if args.log_level != "debug":  # httpx logs every request at INFO
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        config = load_kubeconfig(args.kubeconfig, args.context)
+    except KubeconfigError as e:
+        print(f"gangplane: invalid --kubeconfig: {e}", file=sys.stderr)
+        return 2
+    options = StandaloneOptions(config=config, gates=gates, leader_election=leader_election)
+    cluster = None
+    if args.command == CONTROLLER_MANAGER_COMPONENT:
+        try:
+            if args.service_account_private_key_file:
+                options.signer = SigningKey(args.service_account_private_key_file)
+                options.signer.check()
+            if args.root_ca_file:
+                options.root_ca = Path(args.root_ca_file).read_bytes()
+        except (OSError, ValueError) as e:
+            print(f"gangplane: {e}", file=sys.stderr)
+            return 2
+    if args.command == NODE_AGENT_COMPONENT and args.cluster:
+        try:
+            cluster = load_fleet(Path(args.cluster))
+        except (OSError, ValueError) as e:
+            print(f"gangplane: invalid --cluster file {args.cluster}: {e}", file=sys.stderr)
+            return 2
+    process = StandaloneComponents(options)
+    try:
+        await process.discover()
+    except (APIConnectionError, StatusError) as e:
+        await process.transport.aclose()
+        print(f"gangplane: cannot reach the API server {config.server}: {e}", file=sys.stderr)
+        return 1
+    if args.command == SCHEDULER_COMPONENT:
+        names, lease = register_scheduler(process), KUBE_SCHEDULER_LEASE
+    else:
+        flag = args.controllers if args.command == CONTROLLER_MANAGER_COMPONENT else "*"
+        try:
+            selected = register_controllers(process, flag, cluster)
+        except ValueError as e:
+            await process.transport.aclose()
+            print(f"gangplane: {e}", file=sys.stderr)
+            return 2
+        if args.command == NODE_AGENT_COMPONENT:
+            names, lease = [NODE_AGENT], NODE_AGENT_LEASE
+        else:
+            names, lease = [n for n in selected if n != NODE_AGENT], KUBE_CONTROLLER_MANAGER_LEASE
+            if options.signer is None and SERVICEACCOUNT_TOKEN in names:
+                # kube-controller-manager: "no --service-account-private-key-file was given" disables it
+                logging.getLogger("gangplane").warning(
+                    "%s not started: no --service-account-private-key-file", SERVICEACCOUNT_TOKEN
+                )
+                names.remove(SERVICEACCOUNT_TOKEN)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await process.start(names, lease)
+    print(f"gangplane: {args.command} running against {config.server}", flush=True)
+    await stop.wait()
+    print(f"gangplane: {args.command} shutting down", flush=True)
+    await process.stop()
+    return 0
 
 
 if __name__ == "__main__":

@@ -38,14 +38,14 @@ from apiserver.client.leaderelection import (
     LeaseLock,
     new_identity,
 )
-from apiserver.client.local import LocalClient, ReadOnlyObjects
 from apiserver.meta import Clock
 from apiserver.registry.eventttl import DEFAULT_EVENT_TTL, EventExpiry
-from apiserver.registry.generic import API
+from apiserver.registry.generic import GenericStore
 from apiserver.server.app import APIApp, status_response
 from apiserver.server.discovery import api_resource_list
 from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
 from apiserver.server.instance import build_api, new_metrics_registry, publish_apiserver_endpoint
+from apiserver.server.localclient import LocalClient, ReadOnlyObjects
 from apiserver.storage.interface import Storage
 from controllers.manager import NODE_AGENT, register_controllers
 from featuregates import FeatureGate
@@ -111,7 +111,7 @@ class ControlPlane:
         self.metrics_registry: CollectorRegistry
         self.metrics_registry, self.metrics = new_metrics_registry()
         self._groups: dict[str, str] = {}
-        self.api: API = build_api(
+        self.api: GenericStore = build_api(
             self.gates_for(APISERVER),
             self.clock,
             store=self.options.storage,
@@ -418,7 +418,8 @@ class _Context:
         return any(r.gvr == gvr for r in self._narrowed([doc], dedupe_storage=False))
 
     def sign_service_account_token(self, claims: Obj) -> str:
-        return self._cp.api.service_account_tokens.sign(claims)
+        token: str = self._cp.api.service_account_tokens.sign(claims)
+        return token
 
     def root_ca(self) -> bytes:
         return self._cp.root_ca

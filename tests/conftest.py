@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 # Informers share the store's objects read-only; every control plane a test stops checks that no
-# component changed one in place (apiserver.client.local.ReadOnlyObjects).
+# component changed one in place (apiserver.server.localclient.ReadOnlyObjects).
 os.environ.setdefault("GANGPLANE_CACHE_MUTATION_DETECTOR", "true")
 
 from featuregates import FeatureGate

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 
 from apiserver.api.types import Obj
-from apiserver.registry.strategy import Strategy, StrategyContext
+from apiserver.rest.strategy import Strategy, StrategyContext
 from featuregates import FeatureGate
 
 NOW = "2026-01-01T00:00:00Z"

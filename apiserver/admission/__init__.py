@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from apiserver.api.types import Obj
-from apiserver.registry.resources import ResourceDef
+from apiserver.rest.resources import ResourceDef
 from featuregates import FeatureGate
 
 CREATE = "CREATE"

@@ -8,7 +8,7 @@ The shape follows kube's ``apiextensions-apiserver``:
 * :mod:`.values`, :mod:`.pruning`, :mod:`.defaulting`, :mod:`.celrules` — what a custom
   resource write goes through: pruning of unknown fields, defaults, schema validation with
   kube's messages and field paths, ``x-kubernetes-validations`` CEL rules;
-* :mod:`.serving` — one :class:`~apiserver.registry.resources.ResourceDef` per served version
+* :mod:`.serving` — one :class:`~apiserver.rest.resources.ResourceDef` per served version
   (converter for ``conversion: None``, Table printer, status/scale subresources, schema);
 * :mod:`.controller` — the controllers kube runs inside the API server (naming, establishing,
   finalizing), which install and remove the served resources as CRDs change.

@@ -25,8 +25,8 @@ from apiserver.api.types import Obj
 from apiserver.apiextensions import CLEANUP_FINALIZER, CRD_KIND, CRD_PLURAL, GROUP, VERSION
 from apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy, ServingState, set_condition
 from apiserver.meta import rfc3339
-from apiserver.registry.generic import API, DeleteOptions, WriteOptions
-from apiserver.registry.resources import ResourceDef, Subresource
+from apiserver.registry.generic import DeleteOptions, GenericStore, WriteOptions
+from apiserver.rest.resources import ResourceDef, Subresource
 
 log = logging.getLogger("gangplane.apiextensions")
 
@@ -72,7 +72,7 @@ def _condition(crd: Obj, ctype: str) -> str:
 class CustomResourceServing:
     """Keeps the registry's custom resources in step with the stored CRDs (see module docstring)."""
 
-    def __init__(self, api: API) -> None:
+    def __init__(self, api: GenericStore) -> None:
         self.api = api
         rd = api.registry.get(GROUP, VERSION, CRD_PLURAL)
         if rd is None:
@@ -370,7 +370,7 @@ class CustomResourceServing:
             self.api.store.close_watchers(defs[0].storage_key)
 
 
-def install(api: API) -> CustomResourceServing:
+def install(api: GenericStore) -> CustomResourceServing:
     """Serve ``customresourcedefinitions`` on ``api`` and start following them."""
     if api.registry.get(GROUP, VERSION, CRD_PLURAL) is None:
         api.registry.add(crd_resource())

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from apiserver.api.table import NAME, Cell, Column, Printer, since
 from apiserver.api.types import Obj
-from apiserver.server.tables import NAME, Cell, Column, Printer, since
 
 if TYPE_CHECKING:
     from jsonpath_ng import JSONPath

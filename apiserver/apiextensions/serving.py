@@ -22,7 +22,7 @@ from apiserver.apiextensions.defaulting import apply_defaults
 from apiserver.apiextensions.printers import printer_for_columns
 from apiserver.apiextensions.pruning import prune
 from apiserver.apiextensions.strategy import CustomResourceStrategy, ScalePaths, ServingState
-from apiserver.registry.resources import ALL_VERBS, ResourceDef, Subresource
+from apiserver.rest.resources import ALL_VERBS, ResourceDef, Subresource
 from apiserver.selectors import field_value_getter
 
 OBJECT_META_REF = "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"

@@ -16,7 +16,7 @@ from apiserver.apiextensions.crd_validation import validate_crd, validate_crd_st
 from apiserver.apiextensions.defaulting import apply_defaults
 from apiserver.apiextensions.values import MISSING, validate_value
 from apiserver.field import ErrorList, Path
-from apiserver.registry.strategy import Strategy, StrategyContext
+from apiserver.rest.strategy import Strategy, StrategyContext
 
 
 def default_crd(crd: Obj) -> None:

@@ -13,6 +13,7 @@ detector fails a test that modifies one).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import logging
 import sys
@@ -126,10 +127,10 @@ class Informer:
             return list(self._items.values())
         return self.by_index(NAMESPACE, namespace)
 
-    def keys(self) -> list[str]:
+    def keys(self) -> builtins.list[str]:
         return list(self._items.keys())
 
-    def by_index(self, name: str, value: str) -> list[Obj]:
+    def by_index(self, name: str, value: str) -> builtins.list[Obj]:
         keys = self._indices.get(name, {}).get(value)
         if not keys:
             return []
@@ -195,7 +196,7 @@ class Informer:
             if on_delete is not None:
                 self._call(on_delete, obj)
 
-    def _replace(self, items: list[Obj]) -> None:
+    def _replace(self, items: builtins.list[Obj]) -> None:
         fresh = {sys.intern(key_of(o)): o for o in items}
         for key in [k for k in self._items if k not in fresh]:
             self._remove(self._items[key])
@@ -208,7 +209,7 @@ class Informer:
             self._upsert(obj)
 
     async def _list(self) -> None:
-        items: list[Obj] = []
+        items: builtins.list[Obj] = []
         cont = ""
         rv = ""
         while True:
@@ -328,5 +329,5 @@ class InformerFactory:
         self._started = False
         await asyncio.gather(*(inf.stop() for inf in self._informers.values()))
 
-    def informers(self) -> list[Informer]:
+    def informers(self) -> builtins.list[Informer]:
         return list(self._informers.values())

@@ -1,6 +1,6 @@
 """The ``Client`` protocol every component uses to reach the API.
 
-Two implementations share it: :mod:`apiserver.client.local` (in-process: same admission and
+Two implementations share it: :mod:`apiserver.server.localclient` (in-process: same admission and
 storage code as the HTTP handlers, no sockets) and :mod:`apiserver.client.http` (over HTTP).
 Both raise :class:`apiserver.errors.StatusError` with the same codes and reasons.
 
@@ -10,6 +10,7 @@ client always hands out fresh copies, so callers may mutate what they get.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -187,7 +188,7 @@ class Client(Protocol):
         """PUT to a subresource: ``statefulsets/scale``, ``*/status``."""
         ...
 
-    async def server_resources(self) -> list[Obj]:
+    async def server_resources(self) -> builtins.list[Obj]:
         """Discovery: one ``APIResourceList`` per served group-version, preferred groups first.
 
         The documents ``GET /api/v1`` and ``GET /apis/<group>/<version>`` return over HTTP

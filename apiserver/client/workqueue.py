@@ -72,7 +72,7 @@ class WorkQueue(Generic[K]):
     def when(self, key: K) -> float:
         """The backoff delay the next ``add_rate_limited`` of ``key`` will use."""
         n = self._failures.get(key, 0)
-        return min(self.base_delay * (2**n), self.max_delay)
+        return min(self.base_delay * (2.0**n), self.max_delay)
 
     def add_rate_limited(self, key: K) -> None:
         delay = self.when(key)

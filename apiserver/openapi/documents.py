@@ -36,7 +36,7 @@ import orjson
 
 from apiserver.errors import StatusError
 from apiserver.openapi import schema
-from apiserver.registry.resources import Registry, ResourceDef, Subresource
+from apiserver.rest.resources import Registry, ResourceDef, Subresource
 
 Node = dict[str, Any]
 

@@ -12,7 +12,7 @@ from typing import Any
 from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.apply import record_update, updated_managed_fields
-from apiserver.registry.resources import ResourceDef
+from apiserver.rest.resources import ResourceDef
 
 
 class FieldTracker:

@@ -13,10 +13,10 @@ from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.api.types import Obj
 from apiserver.meta import rfc3339
-from apiserver.registry.generic import API
+from apiserver.registry.generic import GenericStore
 
 
-def bind(api: API, ns: str, name: str, binding: Any) -> Obj:
+def bind(api: GenericStore, ns: str, name: str, binding: Any) -> Obj:
     """Bind pod ``ns/name`` to ``binding.target.name``; returns the 201 Success Status."""
     rd = api.registry.get("", "v1", "pods")
     assert rd is not None

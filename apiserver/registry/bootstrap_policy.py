@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from apiserver.api.types import Obj
 
 if TYPE_CHECKING:
-    from apiserver.registry.generic import API
+    from apiserver.registry.generic import GenericStore
 
 
 RBAC = "rbac.authorization.k8s.io"
@@ -495,7 +495,7 @@ def local_api_service(group: str, version: str) -> Obj:
     }
 
 
-def seed(api: API) -> None:
+def seed(api: GenericStore) -> None:
     """Create what is missing (a restart over a kept store leaves existing objects alone)."""
     for group, plural, objs in (
         (RBAC, "clusterroles", bootstrap_cluster_roles()),

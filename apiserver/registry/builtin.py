@@ -2,35 +2,54 @@
 
 from __future__ import annotations
 
-import importlib
+from types import ModuleType
 from typing import Any
 
-from apiserver.registry.resources import ResourceDef, Subresource
-from apiserver.registry.strategy import Strategy
+from apiserver.registry.strategies import (
+    apiregistration,
+    apps,
+    authentication,
+    authorization,
+    autoscaling,
+    batch,
+    core,
+    discovery,
+    misc,
+    networking,
+    rbac,
+    replication,
+    resource,
+    scheduling,
+    storage,
+)
+from apiserver.rest.resources import ResourceDef, Subresource
+from apiserver.rest.strategy import Strategy
 from apiserver.selectors import field_value_getter
 from featuregates import COMPOSITE_POD_GROUP, GENERIC_WORKLOAD
 
-_STRATEGY_MODULES = (
-    "apiserver.registry.strategies.core",
-    "apiserver.registry.strategies.apps",
-    "apiserver.registry.strategies.misc",
-    "apiserver.registry.strategies.scheduling",
-    "apiserver.registry.strategies.resource",
-    "apiserver.registry.strategies.batch",
-    "apiserver.registry.strategies.discovery",
-    "apiserver.registry.strategies.replication",
-    "apiserver.registry.strategies.rbac",
-    "apiserver.registry.strategies.storage",
-    "apiserver.registry.strategies.networking",
-    "apiserver.registry.strategies.autoscaling",
-    "apiserver.registry.strategies.apiregistration",
-    "apiserver.registry.strategies.authorization",
-    "apiserver.registry.strategies.authentication",
+#: every strategy module, imported here (not named in strings) so that a missing one fails the import
+#: and import-linter sees the edges; each defines ``STRATEGIES: {(group, plural): Strategy}``
+_STRATEGY_MODULES: tuple[ModuleType, ...] = (
+    core,
+    apps,
+    misc,
+    scheduling,
+    resource,
+    batch,
+    discovery,
+    replication,
+    rbac,
+    storage,
+    networking,
+    autoscaling,
+    apiregistration,
+    authorization,
+    authentication,
 )
 
 
 class StrategyModuleError(RuntimeError):
-    """The resource table names a strategy module that cannot be imported, or a resource none defines.
+    """A strategy module without a ``STRATEGIES`` table, or a served resource no module defines.
 
     Raised while the API is built, i.e. at start: a missing module must never mean a silently
     weaker server that stores objects without kube's defaults and validation.
@@ -39,16 +58,10 @@ class StrategyModuleError(RuntimeError):
 
 def _load_strategies() -> dict[tuple[str, str], Strategy]:
     out: dict[tuple[str, str], Strategy] = {}
-    for mod_name in _STRATEGY_MODULES:
-        try:
-            mod = importlib.import_module(mod_name)
-        except ModuleNotFoundError as e:
-            if e.name == mod_name:
-                raise StrategyModuleError(f"strategy module {mod_name} not found") from e
-            raise
+    for mod in _STRATEGY_MODULES:
         strategies = getattr(mod, "STRATEGIES", None)
         if not isinstance(strategies, dict):
-            raise StrategyModuleError(f"strategy module {mod_name} defines no STRATEGIES table")
+            raise StrategyModuleError(f"strategy module {mod.__name__} defines no STRATEGIES table")
         out.update(strategies)
     return out
 
@@ -138,7 +151,8 @@ def builtin_resources() -> list[ResourceDef]:
         strat = s.get((group, plural))
         if strat is None:
             raise StrategyModuleError(
-                f"no strategy for {plural}.{group or 'core'} in any of {', '.join(_STRATEGY_MODULES)}"
+                f"no strategy for {plural}.{group or 'core'} in any of "
+                + ", ".join(m.__name__ for m in _STRATEGY_MODULES)
             )
         return strat
 

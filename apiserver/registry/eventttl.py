@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from apiserver.api.types import Obj
 from apiserver.meta import Clock
-from apiserver.registry.resources import ResourceDef
+from apiserver.rest.resources import ResourceDef
 from apiserver.storage.interface import Key, Storage, StoreError
 
 log = logging.getLogger("gangplane.apiserver")

@@ -12,7 +12,7 @@ from typing import Any
 
 from apiserver import errors
 from apiserver.api.types import Obj
-from apiserver.registry.generic import API, DeleteOptions
+from apiserver.registry.generic import DeleteOptions, GenericStore
 
 
 def _is_healthy(pod: Obj) -> bool:
@@ -44,7 +44,7 @@ def disruptions_allowed(pdb: Obj, pods: list[Obj]) -> tuple[int, int, int]:
     return max(0, healthy - desired), desired, healthy
 
 
-def evict(api: API, ns: str, name: str, body: Any) -> Obj:
+def evict(api: GenericStore, ns: str, name: str, body: Any) -> Obj:
     from apiserver.selectors import label_selector_from_dict
 
     pod_rd = api.registry.get("", "v1", "pods")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from apiserver import errors
 from apiserver.api.types import Obj
-from apiserver.registry.resources import ResourceDef
+from apiserver.rest.resources import ResourceDef
 
 
 def _meta_getter(field: str) -> Callable[[Obj], str] | None:

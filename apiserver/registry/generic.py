@@ -25,8 +25,8 @@ from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
 from apiserver.patch.limits import check_patch_result
 from apiserver.patch.typecheck import check_apply_types, check_kind_types
-from apiserver.registry.resources import Registry, ResourceDef
-from apiserver.registry.strategy import StrategyContext
+from apiserver.rest.resources import Registry, ResourceDef
+from apiserver.rest.strategy import StrategyContext
 from apiserver.storage.cache import Watcher
 from apiserver.storage.interface import Record, Storage, StoreError
 from apiserver.storage.memory import MemoryStorage
@@ -141,8 +141,13 @@ def _parse_rv(value: str, what: str = "resourceVersion") -> int:
 _STORAGE_ATTEMPTS = 5
 
 
-class API:
-    """Verbs over a :class:`Registry` of resources backed by one :class:`Store`."""
+class GenericStore:
+    """The generic store: kube's ``genericregistry.Store`` for every resource of a :class:`Registry` at once.
+
+    The verbs (get, list, watch, create, update, patch, delete …) over one :class:`Storage`, each
+    resource's :class:`~apiserver.rest.strategy.Strategy` and the admission chain; what both front
+    doors (the HTTP app and the in-process client) call.
+    """
 
     def __init__(
         self,

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import errors
-from apiserver.registry.generic import API, Result
+from apiserver.registry.generic import GenericStore, Result
 
 
-def finalize_namespace(api: API, name: str, body: Any) -> Result:
+def finalize_namespace(api: GenericStore, name: str, body: Any) -> Result:
     """Set Namespace ``name``'s ``spec.finalizers`` from ``body``; may complete its deletion."""
     rd = api.registry.get("", "v1", "namespaces")
     assert rd is not None

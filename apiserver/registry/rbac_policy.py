@@ -11,16 +11,16 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from apiserver.api.types import Obj
-from apiserver.registry.resources import ResourceDef
+from apiserver.rest.resources import ResourceDef
 
 if TYPE_CHECKING:
-    from apiserver.registry.generic import API
+    from apiserver.registry.generic import GenericStore
 
 GROUP = "rbac.authorization.k8s.io"
 
 
 class StorePolicySource:
-    def __init__(self, api: API) -> None:
+    def __init__(self, api: GenericStore) -> None:
         self._api = api
         self._crbs: list[Obj] | None = None
         self._rbs: dict[str, list[Obj]] = {}

@@ -4,7 +4,7 @@
 A create on one of these is not a create of the resource: each has its own REST handler in kube
 (``BindingREST``, ``EvictionREST``, ``TokenREST``) that reads the parent and writes (or mints)
 something else. Both front doors — the HTTP server (:mod:`apiserver.server.app`) and the
-in-process client (:mod:`apiserver.client.local`) — dispatch through :func:`create_subresource`
+in-process client (:mod:`apiserver.server.localclient`) — dispatch through :func:`create_subresource`
 so they serve the same set with the same handlers.
 """
 
@@ -15,13 +15,13 @@ from typing import Any
 from apiserver.api.types import Obj
 from apiserver.registry.binding import bind
 from apiserver.registry.eviction import evict
-from apiserver.registry.generic import API
-from apiserver.registry.resources import ResourceDef
+from apiserver.registry.generic import GenericStore
 from apiserver.registry.tokenrequest import create_token
+from apiserver.rest.resources import ResourceDef
 
 
 def create_subresource(
-    api: API, rd: ResourceDef, namespace: str, name: str, subresource: str, body: Any
+    api: GenericStore, rd: ResourceDef, namespace: str, name: str, subresource: str, body: Any
 ) -> Obj | None:
     """What a create on ``<rd>/<name>/<subresource>`` answers, or None when ``rd`` has no such
     create subresource (the caller then serves its own, or answers 405 MethodNotAllowed).

@@ -5,7 +5,7 @@ resource over its storage: a ``ResourceDef.converter``)."""
 from __future__ import annotations
 
 from apiserver.api.types import Obj
-from apiserver.registry.resources import ResourceDef
+from apiserver.rest.resources import ResourceDef
 
 
 def view_as(rd: ResourceDef, stored: Obj) -> Obj:

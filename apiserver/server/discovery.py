@@ -25,7 +25,7 @@ import base64
 import hashlib
 from typing import Any, Protocol
 
-from apiserver.registry.resources import Registry, ResourceDef, Subresource
+from apiserver.rest.resources import Registry, ResourceDef, Subresource
 from apiserver.server.negotiation import (
     AGGREGATED_GROUP,
     AGGREGATED_VERSIONS,

@@ -25,10 +25,10 @@ from apiserver.patch.fieldvalidation import check_body
 from apiserver.patch.strategic import strategic_merge
 from apiserver.patch.tracker import FieldTracker
 from apiserver.registry.builtin import builtin_resources
-from apiserver.registry.generic import API, APPLY_PATCH, MERGE_PATCH, STRATEGIC_PATCH, WriteOptions
+from apiserver.registry.generic import APPLY_PATCH, MERGE_PATCH, STRATEGIC_PATCH, GenericStore, WriteOptions
 from apiserver.registry.rbac_policy import StorePolicySource
-from apiserver.registry.resources import Registry, ResourceDef
 from apiserver.registry.servicealloc import DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR, ServiceAllocator
+from apiserver.rest.resources import Registry, ResourceDef
 from apiserver.server.metrics import APIServerMetrics
 from apiserver.storage.interface import Storage
 from apiserver.storage.memory import MemoryStorage
@@ -147,14 +147,14 @@ def build_api(
     service_node_port_range: str = DEFAULT_NODE_PORT_RANGE,
     authorization_mode: str = ALWAYS_ALLOW,
     service_account_key: SigningKey | None = None,
-) -> API:
+) -> GenericStore:
     gates = gates or FeatureGate()
     registry = Registry(builtin_resources() + list(extra_resources or []))
     meta_validate, meta_update_validate = _meta_validator()
     allocator = ServiceAllocator(service_cluster_ip_range, service_node_port_range)
     plugins: list[Any] = default_plugins()
     plugins.insert(1, allocator)  # after NamespaceLifecycle, before anything reads the Service
-    api = API(
+    api = GenericStore(
         registry,
         store or MemoryStorage(),
         gates,
@@ -177,7 +177,7 @@ def build_api(
     return api
 
 
-def _legacy_token_tracker(api: API) -> MarkUsed:
+def _legacy_token_tracker(api: GenericStore) -> MarkUsed:
     """Labels a legacy token's Secret with the day of its use, as kube-apiserver's legacy validator
     does (a merge patch naming the Secret's uid, so a recreated Secret is left alone)."""
 
@@ -195,7 +195,7 @@ def _legacy_token_tracker(api: API) -> MarkUsed:
     return mark_used
 
 
-def bootstrap(api: API, kubernetes_service_ip: str = "") -> None:
+def bootstrap(api: GenericStore, kubernetes_service_ip: str = "") -> None:
     """The objects every kube-apiserver creates at start (namespaces, priority classes, the kubernetes Service)."""
     ns_rd = api.registry.get("", "v1", "namespaces")
     pc_rd = api.registry.get("scheduling.k8s.io", "v1", "priorityclasses")
@@ -220,7 +220,7 @@ def bootstrap(api: API, kubernetes_service_ip: str = "") -> None:
 KUBERNETES_SERVICE_LABELS = {"component": "apiserver", "provider": "kubernetes"}
 
 
-def ensure_kubernetes_service(api: API, cluster_ip: str) -> None:
+def ensure_kubernetes_service(api: GenericStore, cluster_ip: str) -> None:
     """The ``default/kubernetes`` Service at the range's first address (kube's kubernetesservice controller)."""
     rd = api.registry.get("", "v1", "services")
     assert rd is not None
@@ -243,7 +243,7 @@ def ensure_kubernetes_service(api: API, cluster_ip: str) -> None:
     )
 
 
-def publish_apiserver_endpoint(api: API, host: str, port: int) -> None:
+def publish_apiserver_endpoint(api: GenericStore, host: str, port: int) -> None:
     """Point the ``kubernetes`` Service at the serving address: its EndpointSlice and Endpoints.
 
     kube-apiserver's endpoint reconciler writes these for its advertise address. gangplane listens on
@@ -311,7 +311,7 @@ def publish_apiserver_endpoint(api: API, host: str, port: int) -> None:
             api._notify("update", api.registry.get(storage_key[0], "v1", storage_key[1]), rec.obj)
 
 
-def _system_priority_class(api: API, name: str, value: int, desc: str) -> Obj:
+def _system_priority_class(api: GenericStore, name: str, value: int, desc: str) -> Obj:
     return {
         "apiVersion": "scheduling.k8s.io/v1",
         "kind": "PriorityClass",

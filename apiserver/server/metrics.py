@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.metrics_core import Metric
 
 from featuregates import FeatureGate
+
+
+class WithoutCreated:
+    """A view of a registry for ``/metrics`` without the ``<name>_created`` samples.
+
+    prometheus_client adds a ``_created`` timestamp series to every counter, histogram and summary
+    (an OpenMetrics notion); kube's component-base metrics expose none, so a scrape of gangplane
+    must not either. Filtering here, per scrape, keeps the library's process-wide
+    ``disable_created_metrics`` switch (global state) out of the server.
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        for metric in self.registry.collect():
+            kept = Metric(metric.name, metric.documentation, metric.type, metric.unit)
+            kept.samples = [s for s in metric.samples if not s.name.endswith("_created")]
+            yield kept
 
 
 class APIServerMetrics:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apiserver.registry.resources import Registry, ResourceDef
+from apiserver.rest.resources import Registry, ResourceDef
 
 
 @dataclass

@@ -3,6 +3,7 @@ the backend they select. Pure parsing lives here; the composition root builds th
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass, field
 
@@ -63,6 +64,8 @@ def open_storage(options: StorageOptions) -> Storage:
     if options.etcd_servers and options.data_dir:
         raise ValueError("--etcd-servers and --data-dir both name where the cluster lives: give one")
     if options.etcd_servers:
+        if importlib.util.find_spec("aetcd") is None:
+            raise ValueError("--etcd-servers needs the etcd extra: pip install 'gangplane[etcd]'")
         # imported here: the gRPC client is loaded only by servers that use etcd
         from apiserver.storage.etcd import EtcdStorage, parse_servers
 

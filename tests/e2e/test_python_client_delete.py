@@ -21,7 +21,7 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.registry.builtin import builtin_resources
-from apiserver.registry.resources import ResourceDef
+from apiserver.rest.resources import ResourceDef
 from tests.e2e.conftest import Server
 from tests.e2e.kubectl_util import delete_namespace
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from apiserver.registry.resources import STATUS, Registry, ResourceDef, Subresource
+from apiserver.rest.resources import STATUS, Registry, ResourceDef, Subresource
 from apiserver.server.discovery import (
     aggregated_discovery,
     api_group,

@@ -98,6 +98,26 @@ def test_the_project_keeps_every_contract(tree: Path) -> None:
             "import scheduler.framework  # noqa",
             "The scheduler's plugin interfaces import no runtime",
         ),
+        (
+            "apiserver.rest.resources",
+            "import apiserver.registry.generic  # noqa",
+            "apiserver.rest (the resource table and the strategy protocol) imports none",
+        ),
+        (
+            "apiserver.client.http",
+            "import apiserver.server.localclient  # noqa",
+            "apiserver.client (protocol, HTTP client, informers, work queue) imports none",
+        ),
+        (
+            "apiserver.apiextensions.printers",
+            "import apiserver.server.tables  # noqa",
+            "apiserver.apiextensions (CRDs and their printers) never imports the HTTP server",
+        ),
+        (
+            "gangplane.standalone",
+            "import gangplane.cli  # noqa",
+            "Layers:",
+        ),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

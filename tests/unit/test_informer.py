@@ -8,7 +8,7 @@ import pytest
 
 from apiserver.client.informer import OWNER_UID, Informer, owner_uid_index
 from apiserver.client.interface import CONFIGMAPS
-from apiserver.client.local import MutatedCacheObject
+from apiserver.server.localclient import MutatedCacheObject
 from tests.helpers import cm
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ import pytest
 
 from apiserver.openapi import documents
 from apiserver.registry.builtin import builtin_resources
-from apiserver.registry.resources import Registry
+from apiserver.rest.resources import Registry
 from apiserver.server.discovery import aggregated_discovery, api_group_list, api_resource_list
 from featuregates import FeatureGate
 

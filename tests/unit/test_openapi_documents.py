@@ -11,7 +11,7 @@ import pytest
 
 from apiserver.errors import StatusError
 from apiserver.openapi import additions, documents
-from apiserver.registry.resources import Registry, ResourceDef, Subresource, status_of
+from apiserver.rest.resources import Registry, ResourceDef, Subresource, status_of
 
 STS_PATH = "/apis/apps/v1/namespaces/{namespace}/statefulsets/{name}"
 SCHEDULING = "io.k8s.api.apps.v1.StatefulSetSchedulingConfiguration"

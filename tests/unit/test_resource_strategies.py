@@ -16,7 +16,7 @@ from apiserver.registry.strategies.resource import (
     ResourceClaimTemplateStrategy,
     ResourceSliceStrategy,
 )
-from apiserver.registry.strategy import StrategyContext
+from apiserver.rest.strategy import StrategyContext
 from featuregates import FeatureGate
 
 CTX = StrategyContext(gates=FeatureGate())

@@ -13,7 +13,7 @@ from apiserver.registry.strategies.scheduling import (
     PodGroupStrategy,
     WorkloadStrategy,
 )
-from apiserver.registry.strategy import StrategyContext
+from apiserver.rest.strategy import StrategyContext
 from featuregates import FeatureGate
 
 IMMUTABLE = "Invalid value: null: field is immutable"

@@ -19,7 +19,7 @@ from apiserver.registry.strategies.statefulset_scheduling import (
     validate_scheduling,
     validate_scheduling_update,
 )
-from apiserver.registry.strategy import StrategyContext
+from apiserver.rest.strategy import StrategyContext
 from apiserver.workloadbuilder import new_builder
 from featuregates import FeatureGate
 

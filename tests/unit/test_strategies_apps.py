@@ -10,7 +10,7 @@ import pytest
 
 from apiserver.api.types import Obj
 from apiserver.registry.strategies.apps import STATEFULSET_SPEC_FORBIDDEN, STRATEGIES
-from apiserver.registry.strategy import Strategy, StrategyContext
+from apiserver.rest.strategy import Strategy, StrategyContext
 from featuregates import GENERIC_WORKLOAD
 from tests.strategy_support import run_create, run_status_update, run_update, strategy_ctx
 

@@ -10,7 +10,7 @@ import pytest
 from apiserver.api.types import Obj
 from apiserver.batch import cron
 from apiserver.registry.strategies.batch import STRATEGIES, parse_indexes
-from apiserver.registry.strategy import Strategy, StrategyContext
+from apiserver.rest.strategy import Strategy, StrategyContext
 from featuregates import WORKLOAD_WITH_JOB
 from tests.strategy_support import run_create, run_update, strategy_ctx
 

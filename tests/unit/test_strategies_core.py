@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 from apiserver.api.types import Obj
 from apiserver.registry.strategies import core, podspec
-from apiserver.registry.strategies.core import STRATEGIES, decode_base64, decode_base64_walk
+from apiserver.registry.strategies.core import STRATEGIES
+from apiserver.registry.strategies.core.common import all_config_map_keys, is_config_map_key
+from apiserver.registry.strategies.core.secret import decode_base64, decode_base64_walk
 from apiserver.registry.strategies.podspec import pod_limits, pod_qos_class, pod_requests
-from apiserver.registry.strategy import Strategy, StrategyContext
+from apiserver.rest.strategy import Strategy, StrategyContext
 from featuregates import GENERIC_WORKLOAD
 from tests.strategy_support import run_create, run_status_update, run_update, strategy_ctx
 
@@ -1192,7 +1194,7 @@ def test_base64_fast_path_decides_as_the_go_walk_does(value: str) -> None:
     )
 )
 def test_bulk_config_map_key_check_agrees_with_the_per_key_check(keys: list[str]) -> None:
-    assert core.all_config_map_keys(keys) == all(not core.is_config_map_key(k) for k in keys)
+    assert all_config_map_keys(keys) == all(not is_config_map_key(k) for k in keys)
 
 
 @pytest.mark.parametrize(

@@ -10,23 +10,25 @@ import pytest
 
 from apiserver import errors
 from apiserver.api.types import Obj
-from apiserver.registry.generic import API, WriteOptions
+from apiserver.registry.generic import GenericStore, WriteOptions
 from apiserver.server.instance import build_api
 
 
 @pytest.fixture
-def api() -> API:
+def api() -> GenericStore:
     return build_api()
 
 
-def create(api: API, group: str, plural: str, body: Obj, ns: str = "default", version: str = "v1") -> Obj:
+def create(
+    api: GenericStore, group: str, plural: str, body: Obj, ns: str = "default", version: str = "v1"
+) -> Obj:
     rd = api.registry.get(group, version, plural)
     assert rd is not None, plural
     return api.create(rd, ns if rd.namespaced else "", body).obj
 
 
 def invalid(
-    api: API, group: str, plural: str, body: Obj, ns: str = "default", version: str = "v1"
+    api: GenericStore, group: str, plural: str, body: Obj, ns: str = "default", version: str = "v1"
 ) -> list[str]:
     with pytest.raises(errors.StatusError) as e:
         create(api, group, plural, body, ns, version)
@@ -35,7 +37,7 @@ def invalid(
 
 
 def update_invalid(
-    api: API, group: str, plural: str, name: str, body: Obj, ns: str = "", version: str = "v1"
+    api: GenericStore, group: str, plural: str, name: str, body: Obj, ns: str = "", version: str = "v1"
 ) -> list[str]:
     rd = api.registry.get(group, version, plural)
     assert rd is not None
@@ -52,7 +54,7 @@ CONTAINERS = [{"name": "c", "image": "nginx"}]
 # ------------------------------------------------------------------------------------ RBAC
 
 
-def test_role_rules_need_verbs_groups_and_resources(api: API) -> None:
+def test_role_rules_need_verbs_groups_and_resources(api: GenericStore) -> None:
     assert invalid(
         api,
         RBAC,
@@ -73,7 +75,7 @@ def test_role_rules_need_verbs_groups_and_resources(api: API) -> None:
     assert "generation" not in ok["metadata"]
 
 
-def test_role_names_are_path_segments(api: API) -> None:
+def test_role_names_are_path_segments(api: GenericStore) -> None:
     assert invalid(api, RBAC, "roles", {"metadata": {"name": "a/b"}}) == [
         "metadata.name: Invalid value: \"a/b\": may not contain '/'"
     ]
@@ -83,7 +85,7 @@ def test_role_names_are_path_segments(api: API) -> None:
     )
 
 
-def test_cluster_role_rules_and_aggregation_rule(api: API) -> None:
+def test_cluster_role_rules_and_aggregation_rule(api: GenericStore) -> None:
     assert invalid(
         api,
         RBAC,
@@ -106,7 +108,7 @@ def test_cluster_role_rules_and_aggregation_rule(api: API) -> None:
     assert made["rules"][0]["nonResourceURLs"] == ["/healthz"]
 
 
-def test_role_binding_defaults_and_validation(api: API) -> None:
+def test_role_binding_defaults_and_validation(api: GenericStore) -> None:
     rb = create(
         api,
         RBAC,
@@ -146,7 +148,7 @@ def test_role_binding_defaults_and_validation(api: API) -> None:
     ]
 
 
-def test_role_ref_is_immutable_and_cluster_bindings_need_namespaces(api: API) -> None:
+def test_role_ref_is_immutable_and_cluster_bindings_need_namespaces(api: GenericStore) -> None:
     create(
         api,
         RBAC,
@@ -178,7 +180,7 @@ def test_role_ref_is_immutable_and_cluster_bindings_need_namespaces(api: API) ->
     ]
 
 
-def test_bootstrap_cluster_roles_and_binding(api: API) -> None:
+def test_bootstrap_cluster_roles_and_binding(api: GenericStore) -> None:
     roles = {r["metadata"]["name"]: r for r in api.lookup_all(RBAC, "clusterroles")}
     assert {"cluster-admin", "admin", "edit", "view"} <= set(roles)
     assert roles["cluster-admin"]["rules"] == [
@@ -204,7 +206,7 @@ def test_bootstrap_cluster_roles_and_binding(api: API) -> None:
 # ------------------------------------------------------------------------ ReplicationController
 
 
-def test_replication_controller_defaults_selector_labels_and_replicas(api: API) -> None:
+def test_replication_controller_defaults_selector_labels_and_replicas(api: GenericStore) -> None:
     rc = create(
         api,
         "",
@@ -225,7 +227,7 @@ def test_replication_controller_defaults_selector_labels_and_replicas(api: API) 
     assert api.scale_get(rd, "default", "rc")["status"] == {"replicas": 0, "selector": "app=web"}
 
 
-def test_replication_controller_validation(api: API) -> None:
+def test_replication_controller_validation(api: GenericStore) -> None:
     assert invalid(
         api,
         "",
@@ -253,7 +255,7 @@ def test_replication_controller_validation(api: API) -> None:
     ]
 
 
-def test_pod_template_is_validated_as_a_pod_template(api: API) -> None:
+def test_pod_template_is_validated_as_a_pod_template(api: GenericStore) -> None:
     pt = create(
         api,
         "",
@@ -269,7 +271,7 @@ def test_pod_template_is_validated_as_a_pod_template(api: API) -> None:
 # ----------------------------------------------------------------------------------- storage
 
 
-def test_storage_class_defaults_and_immutable_fields(api: API) -> None:
+def test_storage_class_defaults_and_immutable_fields(api: GenericStore) -> None:
     sc = create(
         api,
         "storage.k8s.io",
@@ -308,7 +310,7 @@ def test_storage_class_defaults_and_immutable_fields(api: API) -> None:
     ]
 
 
-def test_csi_driver_defaults_and_validation(api: API) -> None:
+def test_csi_driver_defaults_and_validation(api: GenericStore) -> None:
     d = create(api, "storage.k8s.io", "csidrivers", {"metadata": {"name": "csi.example.com"}, "spec": {}})
     assert d["spec"]["attachRequired"] is True and d["spec"]["volumeLifecycleModes"] == ["Persistent"]
     assert d["spec"]["fsGroupPolicy"] == "ReadWriteOnceWithFSType" and d["metadata"]["generation"] == 1
@@ -350,7 +352,7 @@ def _backend(port: Any) -> Obj:
     return {"service": {"name": "web", "port": port}}
 
 
-def test_ingress_validation(api: API) -> None:
+def test_ingress_validation(api: GenericStore) -> None:
     NET = "networking.k8s.io"
     assert invalid(api, NET, "ingresses", {"metadata": {"name": "i"}, "spec": {}}) == [
         "spec: Invalid value: null: either `defaultBackend` or `rules` must be specified"
@@ -419,7 +421,7 @@ def test_ingress_validation(api: API) -> None:
     assert ok["status"] == {"loadBalancer": {}} and ok["metadata"]["generation"] == 1
 
 
-def test_ingress_class_and_network_policy(api: API) -> None:
+def test_ingress_class_and_network_policy(api: GenericStore) -> None:
     NET = "networking.k8s.io"
     ic = create(
         api,
@@ -473,7 +475,7 @@ def test_ingress_class_and_network_policy(api: API) -> None:
 # ------------------------------------------------------------------------------- autoscaling
 
 
-def test_hpa_defaults_and_validation(api: API) -> None:
+def test_hpa_defaults_and_validation(api: GenericStore) -> None:
     ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
     hpa = create(
         api,
@@ -531,7 +533,7 @@ def test_hpa_defaults_and_validation(api: API) -> None:
 # ----------------------------------------------------------------------------- apiregistration
 
 
-def test_local_api_services_are_listed_and_validated(api: API) -> None:
+def test_local_api_services_are_listed_and_validated(api: GenericStore) -> None:
     services = {s["metadata"]["name"]: s for s in api.lookup_all("apiregistration.k8s.io", "apiservices")}
     assert {
         "v1.",
@@ -580,7 +582,7 @@ def test_local_api_services_are_listed_and_validated(api: API) -> None:
 # ------------------------------------------------------------------------------- authorization
 
 
-def test_access_reviews_are_answered_and_not_stored(api: API) -> None:
+def test_access_reviews_are_answered_and_not_stored(api: GenericStore) -> None:
     AUTHZ = "authorization.k8s.io"
     ssar = create(
         api,
@@ -618,7 +620,7 @@ def test_access_reviews_are_answered_and_not_stored(api: API) -> None:
 # ------------------------------------------------------------------------------- autoscaling/v1
 
 
-def test_autoscaling_v1_is_a_view_of_the_stored_v2_hpa(api: API) -> None:
+def test_autoscaling_v1_is_a_view_of_the_stored_v2_hpa(api: GenericStore) -> None:
     v1 = api.registry.get("autoscaling", "v1", "horizontalpodautoscalers")
     v2 = api.registry.get("autoscaling", "v2", "horizontalpodautoscalers")
     assert v1 is not None and v2 is not None

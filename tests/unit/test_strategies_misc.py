@@ -14,7 +14,7 @@ from apiserver.registry.strategies.misc import (
     events_v1_to_core_event,
     validate_conditions,
 )
-from apiserver.registry.strategy import Strategy, StrategyContext
+from apiserver.rest.strategy import Strategy, StrategyContext
 from featuregates import FeatureGate
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apiserver.registry.strategies.core import STRATEGIES
-from apiserver.registry.strategy import Strategy
+from apiserver.rest.strategy import Strategy
 
 POD = STRATEGIES[("", "pods")]
 NAMESPACE = STRATEGIES[("", "namespaces")]

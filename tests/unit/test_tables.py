@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from apiserver.api.table import human_duration
 from apiserver.errors import StatusError
 from apiserver.server.negotiation import table_accept, table_version
 from apiserver.server.tables import (
     NAME_DESCRIPTION,
     PRINTERS,
-    human_duration,
     include_object_param,
     pod_status_summary,
     printer_for,

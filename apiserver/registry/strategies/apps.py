@@ -19,7 +19,8 @@ from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies import podspec
 from apiserver.registry.strategies import statefulset_scheduling as sts_scheduling
-from apiserver.registry.strategies.core import UntrackedGenerationStrategy, pod_warnings
+from apiserver.registry.strategies.core.common import UntrackedGenerationStrategy
+from apiserver.registry.strategies.core.pod import pod_warnings
 from apiserver.registry.strategies.podspec import (
     as_dict,
     as_list,
@@ -29,7 +30,7 @@ from apiserver.registry.strategies.podspec import (
     template_labels_errors,
     validate_pod_template_spec,
 )
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import (
     validate_annotations,

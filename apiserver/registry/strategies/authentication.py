@@ -17,7 +17,7 @@ from apiserver import field
 from apiserver.api.users import LOOPBACK
 from apiserver.auth.serviceaccount import API_AUDIENCES, InvalidToken
 from apiserver.field import ErrorList, Path
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 
 GROUP = "authentication.k8s.io"
 

@@ -20,7 +20,7 @@ from apiserver.api.users import LOOPBACK, UserInfo
 from apiserver.auth.attributes import Attributes
 from apiserver.auth.authorizer import Decision, RulesReview, always_allow_rules
 from apiserver.field import ErrorList, Path
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 
 GROUP = "authorization.k8s.io"
 

@@ -15,7 +15,7 @@ from typing import Any
 from apiserver import field
 from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 
 GROUP = "autoscaling"

@@ -37,7 +37,7 @@ from apiserver.batch.labels import (
 )
 from apiserver.field import ErrorList, ErrorType, FieldError, Path
 from apiserver.registry.strategies import podspec
-from apiserver.registry.strategies.core import pod_warnings
+from apiserver.registry.strategies.core.pod import pod_warnings
 from apiserver.registry.strategies.podspec import (
     as_dict,
     as_list,
@@ -45,7 +45,7 @@ from apiserver.registry.strategies.podspec import (
     validate_pod_template_spec,
 )
 from apiserver.registry.strategies.scheduling import drop_disabled_embedded_scheduling
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import validate_immutable, validate_label_selector, validate_nonnegative_field
 from apiserver.workloadbuilder import ValidationInput, new_builder

@@ -15,7 +15,7 @@ from typing import Any
 from apiserver import field
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies.podspec import as_dict, as_list
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 
 ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"]

@@ -17,9 +17,10 @@ from typing import Any
 from apiserver import field
 from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
-from apiserver.registry.strategies.core import UntrackedGenerationStrategy, legacy_validate_event
+from apiserver.registry.strategies.core.common import UntrackedGenerationStrategy
+from apiserver.registry.strategies.core.event import legacy_validate_event
 from apiserver.registry.strategies.podspec import PREEMPTION_POLICIES, as_dict, as_list, fmt_errors
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import (
     FIELD_IMMUTABLE,

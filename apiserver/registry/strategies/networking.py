@@ -14,7 +14,7 @@ from typing import Any
 
 from apiserver import field
 from apiserver.field import ErrorList, Path
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import validate_immutable, validate_label_selector
 

@@ -21,8 +21,8 @@ from typing import Any
 from apiserver import field
 from apiserver.api.users import LOOPBACK
 from apiserver.field import ErrorList, Path
-from apiserver.registry.strategies.core import UntrackedGenerationStrategy
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.registry.strategies.core.common import UntrackedGenerationStrategy
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.selectors import label_selector_from_dict
 from apiserver.validation import names
 from apiserver.validation.meta import validate_label_selector

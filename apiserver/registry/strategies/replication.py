@@ -17,13 +17,13 @@ from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies import podspec
 from apiserver.registry.strategies.apps import podspec_warnings
-from apiserver.registry.strategies.core import pod_warnings
+from apiserver.registry.strategies.core.pod import pod_warnings
 from apiserver.registry.strategies.podspec import (
     as_dict,
     controller_template_spec_errors,
     validate_pod_template_spec,
 )
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.selectors import selector_from_set
 from apiserver.validation.meta import validate_labels, validate_nonnegative_field
 

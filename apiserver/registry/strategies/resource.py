@@ -29,7 +29,7 @@ from apiserver.cel import CompileError
 from apiserver.cel.dra import compile_selector
 from apiserver.field import ErrorList, Path
 from apiserver.quantity import parse_quantity
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import validate_annotations, validate_immutable, validate_labels
 

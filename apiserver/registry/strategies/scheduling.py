@@ -28,7 +28,7 @@ from typing import Any
 
 from apiserver import field
 from apiserver.field import ErrorList, Path
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.workloadbuilder import BASIC_WITH_ALL_MESSAGE
 from apiserver.workloadbuilder import validation as dv
 from featuregates import (

@@ -33,7 +33,7 @@ from apiserver import field
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies.scheduling import drop_disabled_embedded_scheduling
-from apiserver.registry.strategy import StrategyContext
+from apiserver.rest.strategy import StrategyContext
 from apiserver.workloadbuilder import (
     BuildOptions,
     DisruptionModeOption,

@@ -13,8 +13,8 @@ from typing import Any
 
 from apiserver import field
 from apiserver.field import ErrorList, Path
-from apiserver.registry.strategies.core import UntrackedGenerationStrategy
-from apiserver.registry.strategy import Obj, Strategy, StrategyContext
+from apiserver.registry.strategies.core.common import UntrackedGenerationStrategy
+from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import validate_immutable
 

@@ -1,6 +1,6 @@
 """The in-process :class:`~apiserver.client.interface.Client`: the HTTP verbs without sockets.
 
-It calls the same :class:`~apiserver.registry.generic.API` the HTTP handlers call, so admission,
+It calls the same :class:`~apiserver.registry.generic.GenericStore` the HTTP handlers call, so admission,
 validation, resourceVersion checks and errors are identical. Every call yields to the event loop
 once, so a busy controller cannot starve the others (a real client would wait on the network).
 """
@@ -8,19 +8,20 @@ once, so a busy controller cannot starve the others (a real client would wait on
 from __future__ import annotations
 
 import asyncio
+import builtins
 import os
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
-from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
+from apiserver.registry.generic import MERGE_PATCH, DeleteOptions, GenericStore, WriteOptions
 from apiserver.registry.namespace_finalize import finalize_namespace
-from apiserver.registry.resources import ResourceDef
 from apiserver.registry.subresources import create_subresource
+from apiserver.rest.resources import ResourceDef
 from apiserver.server.discovery import server_resource_lists
 from apiserver.storage.interface import BOOKMARK, Record
 
@@ -74,7 +75,7 @@ class LocalClient:
 
     def __init__(
         self,
-        api: API,
+        api: GenericStore,
         user_agent: str = "gangplane",
         bookmark_interval: float = 5.0,
         read_only_objects: ReadOnlyObjects | None = None,
@@ -101,17 +102,19 @@ class LocalClient:
         await asyncio.sleep(0)
         self.api.store.fresh()
 
-    async def _durable(self, result: Any) -> Any:
+    async def _durable(self, result: Any) -> Obj:
         """Acknowledge a write only once the storage has made it durable (as the HTTP server does)."""
         await self.api.store.durable()
-        return result
+        acknowledged: Obj = result
+        return acknowledged
 
     def _opts(self, dry_run: bool, field_manager: str, force: bool = False) -> WriteOptions:
         return WriteOptions(dry_run=dry_run, field_manager=field_manager or self.user_agent, force=force)
 
     @staticmethod
     def _copy(obj: Obj) -> Obj:
-        return orjson.loads(orjson.dumps(obj))
+        copied: Obj = orjson.loads(orjson.dumps(obj))
+        return copied
 
     # ------------------------------------------------------------------ reads
     async def get(self, gvr: GVR, name: str, namespace: str = "") -> Obj:
@@ -205,7 +208,7 @@ class LocalClient:
             return WatchEvent(BOOKMARK, {"kind": rd.kind, "apiVersion": rd.api_version, "metadata": md})
 
         try:
-            for etype, rec in initial:
+            for etype, rec in cast("builtins.list[tuple[str, Record]]", initial):
                 yield WatchEvent(etype, obj_of(rec))
             if end_bookmark:
                 yield bookmark(start_rv, end=True)
@@ -229,11 +232,11 @@ class LocalClient:
             watcher.close()
 
     # ------------------------------------------------------------------ discovery
-    async def server_resources(self) -> list[Obj]:
+    async def server_resources(self) -> builtins.list[Obj]:
         await self._yield()
         return self.discovery_documents()
 
-    def discovery_documents(self) -> list[Obj]:
+    def discovery_documents(self) -> builtins.list[Obj]:
         """:meth:`server_resources` without the await: in-process discovery never blocks.
 
         The composition root uses it to answer a component factory's ``ctx.is_served`` while

@@ -1,0 +1,69 @@
+"""core/v1 Events (``pkg/registry/core/event``): the legacy validation events.k8s.io shares."""
+
+from __future__ import annotations
+
+from apiserver import field
+from apiserver.field import ErrorList, Path
+from apiserver.registry.strategies.core.common import (
+    ACTION_LIMIT,
+    NOTE_LIMIT,
+    REASON_LIMIT,
+    REPORTING_INSTANCE_LIMIT,
+    UntrackedGenerationStrategy,
+    _str,
+)
+from apiserver.registry.strategies.podspec import (
+    as_dict,
+    fmt_errors,
+)
+from apiserver.rest.strategy import Obj, StrategyContext
+from apiserver.validation import names
+
+EVENT_TYPES = ("Normal", "Warning")
+
+
+def legacy_validate_event(
+    event: Obj, namespace: str, reporting_field: str = "reportingComponent"
+) -> ErrorList:
+    """``legacyValidateEvent``: lenient rules every Event must pass, whatever its API group."""
+    errs: ErrorList = []
+    involved_ns = _str(as_dict(event.get("involvedObject")).get("namespace"))
+    ns = namespace or _str(as_dict(event.get("metadata")).get("namespace"))
+    ip = Path("involvedObject", "namespace")
+    if not event.get("eventTime"):
+        if not involved_ns:
+            if ns not in ("", "default"):
+                errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
+        elif ns != involved_ns:
+            errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
+    else:
+        if not involved_ns and ns not in ("default", "kube-system"):
+            errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
+        rc = _str(event.get("reportingComponent"))
+        if not rc:
+            errs.append(field.required(reporting_field))
+        errs.extend(fmt_errors(rc, Path(reporting_field), names.is_qualified_name))
+        for key, limit in (
+            ("reportingInstance", REPORTING_INSTANCE_LIMIT),
+            ("action", ACTION_LIMIT),
+            ("reason", REASON_LIMIT),
+        ):
+            value = _str(event.get(key))
+            if not value:
+                errs.append(field.required(key))
+            if len(value) > limit:
+                errs.append(field.invalid(key, "", f"can have at most {limit} characters"))
+        if len(_str(event.get("message"))) > NOTE_LIMIT:
+            errs.append(field.invalid("message", "", f"can have at most {NOTE_LIMIT} characters"))
+    errs.extend(fmt_errors(ns, Path("namespace"), names.is_dns1123_subdomain))
+    return errs
+
+
+class EventStrategy(UntrackedGenerationStrategy):
+    """core/v1 Events: only the legacy rules apply (old clients must keep working)."""
+
+    def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:
+        return legacy_validate_event(obj, ctx.namespace)
+
+    def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
+        return legacy_validate_event(new, ctx.namespace)
