@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -80,9 +81,16 @@ from apiserver.workloadbuilder.statefulset import (
     statefulset_controller_ref,
     statefulset_workload_item,
 )
+from controllers.statefulset import workload_beta as beta
 from controllers.statefulset import workload_utils as wu
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
-from featuregates import GENERIC_WORKLOAD, WORKLOAD_WITH_STATEFULSET, FeatureGate
+from featuregates import (
+    GENERIC_WORKLOAD,
+    STATEFULSET_WORKLOAD_GANG_ROLLING_UPDATE,
+    STATEFULSET_WORKLOAD_STATUS_CONDITION,
+    WORKLOAD_WITH_STATEFULSET,
+    FeatureGate,
+)
 
 if TYPE_CHECKING:
     from controllers.statefulset.controller import StatefulSetController
@@ -143,6 +151,9 @@ class WorkloadSchedulingHook:
         #: the controller's own gate view, read once: a gate change means a component restart
         self.enabled = gates.enabled(WORKLOAD_WITH_STATEFULSET) and gates.enabled(GENERIC_WORKLOAD)
         self.gates = gates
+        #: gangplane's KEP-6277 Beta proposals (controllers/statefulset/workload_beta.py)
+        self.status_condition = gates.enabled(STATEFULSET_WORKLOAD_STATUS_CONDITION)
+        self.gang_rolling_update = gates.enabled(STATEFULSET_WORKLOAD_GANG_ROLLING_UPDATE)
         #: False when the API server does not serve scheduling.k8s.io/v1beta1 (version skew)
         self.api_available = api_available
         self.metrics = metrics
@@ -216,7 +227,21 @@ class WorkloadSchedulingHook:
             pg = await self._managed(sts, may_create)
         if pg is None:
             return PROCEED
-        return SchedulingPlan(decorate_pod=functools.partial(wu.decorate_pod, pg=pg), reason=name_of(pg))
+        conditions: tuple[Obj, ...] = ()
+        if self.status_condition:
+            conditions = (beta.statefulset_condition(sts, pg, self._now()),)
+        if self.gang_rolling_update:
+            for pod, message in beta.unfit_replacements(sts, pods):
+                self._warn(
+                    sts, beta.REPLACEMENT_UNSCHEDULABLE, beta.replacement_message(sts, pod, pg, message)
+                )
+        return SchedulingPlan(
+            decorate_pod=functools.partial(wu.decorate_pod, pg=pg), reason=name_of(pg), conditions=conditions
+        )
+
+    def _now(self) -> float:
+        clock = getattr(self.controller, "clock", None)
+        return clock.now() if clock is not None else time.time()
 
     # ------------------------------------------------------------------ the two paths
     async def _managed(self, sts: Obj, may_create: bool) -> Obj | None:
