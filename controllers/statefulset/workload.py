@@ -86,6 +86,7 @@ from controllers.statefulset import workload_utils as wu
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from featuregates import (
     GENERIC_WORKLOAD,
+    STATEFULSET_WORKLOAD_BETA_METRICS,
     STATEFULSET_WORKLOAD_GANG_ROLLING_UPDATE,
     STATEFULSET_WORKLOAD_STATUS_CONDITION,
     WORKLOAD_WITH_STATEFULSET,
@@ -147,6 +148,7 @@ class WorkloadSchedulingHook:
         *,
         api_available: bool = True,
         metrics: WorkloadMetrics | None = None,
+        beta_metrics: beta.BetaMetrics | None = None,
     ) -> None:
         #: the controller's own gate view, read once: a gate change means a component restart
         self.enabled = gates.enabled(WORKLOAD_WITH_STATEFULSET) and gates.enabled(GENERIC_WORKLOAD)
@@ -154,6 +156,9 @@ class WorkloadSchedulingHook:
         #: gangplane's KEP-6277 Beta proposals (controllers/statefulset/workload_beta.py)
         self.status_condition = gates.enabled(STATEFULSET_WORKLOAD_STATUS_CONDITION)
         self.gang_rolling_update = gates.enabled(STATEFULSET_WORKLOAD_GANG_ROLLING_UPDATE)
+        self.beta_metrics = beta_metrics if gates.enabled(STATEFULSET_WORKLOAD_BETA_METRICS) else None
+        #: StatefulSet UID -> when the controller first observed it eligible (Beta metric)
+        self._eligible_since: dict[str, float] = {}
         #: False when the API server does not serve scheduling.k8s.io/v1beta1 (version skew)
         self.api_available = api_available
         self.metrics = metrics
@@ -191,6 +196,14 @@ class WorkloadSchedulingHook:
             self._on_pod_group, self._on_pod_group_update, self._on_pod_group_delete
         )
         controller.sets.add_event_handler(None, None, self._on_set_delete)
+        if self.beta_metrics is not None:
+            self.beta_metrics.policies.clear()  # a restarted controller recounts from its informer
+            controller.sets.add_event_handler(
+                self._on_set_seen, lambda old, new: self._on_set_seen(new), None
+            )
+            self.workloads.add_event_handler(
+                self._track_workload, lambda old, new: self._track_workload(new), self._untrack_workload
+            )
 
     def wants(self, sts: Obj) -> bool:
         """Pure: the gate view allows it and the set opted in (``scheduling: {}`` counts)."""
@@ -284,7 +297,7 @@ class WorkloadSchedulingHook:
             # KEP-6277 "OwnerReferences Relationship": PodGroup → Workload only when this controller
             # created the Workload; a user's (BYO) Workload gets no dependents from it, so deleting
             # the StatefulSet collects the PodGroup (and its pods) while the Workload stays.
-            return await self._create_pod_group(
+            created = await self._create_pod_group(
                 sts,
                 wl,
                 template_name,
@@ -292,6 +305,8 @@ class WorkloadSchedulingHook:
                 link_workload=wu.created_by_controller(wl, sts),
                 controlled_only=False,
             )
+            self._observe_creation(sts)
+            return created
         return await self._sync_pod_group_min_count(sts, groups[0], wu.gang_min_count(template))
 
     async def _delegated(self, sts: Obj, plan: wu.Delegation, may_create: bool) -> Obj | None:
@@ -668,6 +683,31 @@ class WorkloadSchedulingHook:
     def _on_set_delete(self, sts: Obj) -> None:
         self._created.pop(uid_of(sts), None)
         self._desired.pop(uid_of(sts), None)
+        self._eligible_since.pop(uid_of(sts), None)
+
+    # ------------------------------------------------------------------ Beta metrics
+    def _on_set_seen(self, sts: Obj) -> None:
+        """A set observed with ``spec.scheduling`` becomes eligible now (first observation only)."""
+        if self.wants(sts) and not is_being_deleted(sts):
+            self._eligible_since.setdefault(uid_of(sts), self._now())
+
+    def _observe_creation(self, sts: Obj) -> None:
+        since = self._eligible_since.pop(uid_of(sts), None)
+        if self.beta_metrics is not None and since is not None:
+            self.beta_metrics.creation_duration.observe(max(self._now() - since, 0.0))
+
+    def _track_workload(self, wl: Obj) -> None:
+        assert self.beta_metrics is not None
+        managed = ((wl.get("metadata") or {}).get("annotations") or {}).get(
+            wu.MANAGED_BY_ANNOTATION
+        ) == wu.MANAGED_BY_VALUE
+        ref = controller_ref(wl)
+        owned = managed and ref is not None and ref.get("kind") == wu.STATEFULSET_KIND
+        self.beta_metrics.track(uid_of(wl), beta.resolved_policy(wl) if owned else None)
+
+    def _untrack_workload(self, wl: Obj) -> None:
+        assert self.beta_metrics is not None
+        self.beta_metrics.track(uid_of(wl), None)
 
 
 # ---------------------------------------------------------------------------------- factory
@@ -682,4 +722,7 @@ def new_scheduling_hook(ctx: ComponentContext) -> WorkloadSchedulingHook:
         ctx.gates,
         api_available=ctx.is_served(WORKLOADS) and ctx.is_served(PODGROUPS),
         metrics=workload_metrics(ctx.metrics_registry),
+        beta_metrics=beta.beta_metrics(ctx.metrics_registry)
+        if ctx.gates.enabled(STATEFULSET_WORKLOAD_BETA_METRICS)
+        else None,
     )

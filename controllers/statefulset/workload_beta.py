@@ -16,9 +16,14 @@
   describe sts`` shows why the rollout does not progress. Reverting the template (``kubectl
   rollout undo``) recovers: the stuck pod is not of the update revision any more, so it is
   replaced by one of the old revision, which fits where the old one ran (no deadlock).
+* **Beta metrics** (``StatefulSetWorkloadBetaMetrics``): :class:`BetaMetrics`.
 """
 
 from __future__ import annotations
+
+import weakref
+
+from prometheus_client import CollectorRegistry, Gauge, Histogram
 
 from apiserver.api.types import Obj
 from apiserver.meta import name_of, rfc3339
@@ -101,3 +106,65 @@ def replacement_message(sts: Obj, pod: Obj, pod_group: Obj, scheduler_message: s
         f"{scheduler_message}; the rolling update of StatefulSet {name_of(sts)} waits for it "
         "(revert the template to roll back)"
     )
+
+
+# ---------------------------------------------------------------------------------- Beta metrics
+class BetaMetrics:
+    """The two metrics KEP-6277 proposes for Beta (PRR "missing metrics"), in kube's naming style.
+
+    * ``statefulset_workload_creation_duration_seconds`` (histogram): from the StatefulSet becoming
+      eligible — the first time the controller observes it with ``spec.scheduling`` (its informer
+      event, before any queueing) — until its Workload and PodGroup both exist. Observed once per
+      StatefulSet, when the controller creates the second of the two; sets whose objects already
+      existed (a restart, a BYO Workload and PodGroup) are not observed.
+    * ``statefulset_workloads`` (gauge, label ``policy`` = ``gang`` | ``basic``): the Workloads the
+      StatefulSet controller manages, by the policy their template resolved to.
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.creation_duration = Histogram(
+            "statefulset_workload_creation_duration_seconds",
+            "Latency from a StatefulSet becoming eligible (observed with spec.scheduling) to its "
+            "Workload and PodGroup existing.",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+            registry=registry,
+        )
+        self.workloads = Gauge(
+            "statefulset_workloads",
+            "Number of Workloads managed by the StatefulSet controller, by resolved scheduling policy.",
+            ["policy"],
+            registry=registry,
+        )
+        for policy in ("gang", "basic"):
+            self.workloads.labels(policy=policy).set(0)
+        #: Workload UID -> policy, for the gauge (kept by the active hook's informer handlers)
+        self.policies: dict[str, str] = {}
+
+    def track(self, uid: str, policy: str | None) -> None:
+        """Record (``policy``) or forget (``None``) one managed Workload and refresh the gauge."""
+        if policy is None:
+            self.policies.pop(uid, None)
+        else:
+            self.policies[uid] = policy
+        for p in ("gang", "basic"):
+            self.workloads.labels(policy=p).set(sum(1 for v in self.policies.values() if v == p))
+
+
+_BETA_METRICS: weakref.WeakKeyDictionary[CollectorRegistry, BetaMetrics] = weakref.WeakKeyDictionary()
+
+
+def beta_metrics(registry: CollectorRegistry | None) -> BetaMetrics | None:
+    """The registry's :class:`BetaMetrics`, registered once (a restarted controller reuses it)."""
+    if registry is None:
+        return None
+    m = _BETA_METRICS.get(registry)
+    if m is None:
+        m = _BETA_METRICS[registry] = BetaMetrics(registry)
+    return m
+
+
+def resolved_policy(workload: Obj) -> str:
+    """``gang`` when the (single) template has a gang policy, else ``basic``."""
+    templates = (workload.get("spec") or {}).get("podGroupTemplates") or []
+    first = templates[0] if templates and isinstance(templates[0], dict) else {}
+    return "gang" if (first.get("schedulingPolicy") or {}).get("gang") is not None else "basic"
