@@ -103,7 +103,7 @@ def replacement_message(sts: Obj, pod: Obj, pod_group: Obj, scheduler_message: s
     revision = ((pod.get("metadata") or {}).get("labels") or {}).get(REVISION_LABEL, "")
     return (
         f"Pod {name_of(pod)} of revision {revision} cannot join PodGroup {name_of(pod_group)}: "
-        f"{scheduler_message}; the rolling update of StatefulSet {name_of(sts)} waits for it "
+        f"{scheduler_message.rstrip('.')}; the rolling update of StatefulSet {name_of(sts)} waits for it "
         "(revert the template to roll back)"
     )
 
