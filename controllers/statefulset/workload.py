@@ -159,6 +159,8 @@ class WorkloadSchedulingHook:
         self.beta_metrics = beta_metrics if gates.enabled(STATEFULSET_WORKLOAD_BETA_METRICS) else None
         #: StatefulSet UID -> when the controller first observed it eligible (Beta metric)
         self._eligible_since: dict[str, float] = {}
+        #: StatefulSet UIDs whose Workload this process created, until their PodGroup exists
+        self._workload_made: set[str] = set()
         #: False when the API server does not serve scheduling.k8s.io/v1beta1 (version skew)
         self.api_available = api_available
         self.metrics = metrics
@@ -456,6 +458,8 @@ class WorkloadSchedulingHook:
             self._creation_failed(sts, "Workload", name_of(compiled), e)
             raise
         self._remember(sts, wl)
+        if self.beta_metrics is not None:
+            self._workload_made.add(uid_of(sts))
         self._event(
             sts,
             NORMAL,
@@ -684,6 +688,7 @@ class WorkloadSchedulingHook:
         self._created.pop(uid_of(sts), None)
         self._desired.pop(uid_of(sts), None)
         self._eligible_since.pop(uid_of(sts), None)
+        self._workload_made.discard(uid_of(sts))
 
     # ------------------------------------------------------------------ Beta metrics
     def _on_set_seen(self, sts: Obj) -> None:
@@ -692,8 +697,12 @@ class WorkloadSchedulingHook:
             self._eligible_since.setdefault(uid_of(sts), self._now())
 
     def _observe_creation(self, sts: Obj) -> None:
+        """Observe the creation latency once the PodGroup exists, if this process also created
+        the Workload (after a restart between the two, eligibility would date from the restart)."""
         since = self._eligible_since.pop(uid_of(sts), None)
-        if self.beta_metrics is not None and since is not None:
+        made_workload = uid_of(sts) in self._workload_made
+        self._workload_made.discard(uid_of(sts))
+        if self.beta_metrics is not None and since is not None and made_workload:
             self.beta_metrics.creation_duration.observe(max(self._now() - since, 0.0))
 
     def _track_workload(self, wl: Obj) -> None:

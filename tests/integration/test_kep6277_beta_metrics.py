@@ -6,9 +6,11 @@ Read from the control plane's /metrics registry, as a scrape would."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from apiserver.client.interface import PODGROUPS, STATEFULSETS, WORKLOADS
+from apiserver.client.interface import PODGROUPS, PODS, STATEFULSETS, WORKLOADS
 from controllers.manager import STATEFULSET
 from featuregates import STATEFULSET_WORKLOAD_BETA_METRICS
 from gangplane.controlplane import ControlPlane
@@ -25,16 +27,27 @@ def sample(cp: ControlPlane, name: str, **labels: str) -> float | None:
     return cp.metrics_registry.get_sample_value(name, labels)
 
 
-async def wait_count(cp: ControlPlane, gang: float, basic: float) -> None:
-    client = cp.client("metrics-test")
+async def wait_count(cp: ControlPlane, gang: float, basic: float, timeout: float = 10) -> None:
+    """Until the gauge reads ``gang``/``basic``: re-checked on every event of the controller's own
+    Workload informer, whose earlier-registered handler is what updates the gauge."""
+    informer = cp.components[STATEFULSET].scheduling_hook.workloads
+    changed = asyncio.Event()
+    informer.add_event_handler(
+        lambda _o: changed.set(), lambda _o, _n: changed.set(), lambda _o: changed.set()
+    )
 
-    def ok(_items: list) -> bool:
+    def ok() -> bool:
         return (
             sample(cp, "statefulset_workloads", policy="gang") == gang
             and sample(cp, "statefulset_workloads", policy="basic") == basic
         )
 
-    await wait_for_list(client, WORKLOADS, NS, ok, 10)
+    async def until() -> None:
+        while not ok():
+            changed.clear()
+            await changed.wait()
+
+    await asyncio.wait_for(until(), timeout)
 
 
 async def test_creation_latency_and_workloads_by_policy() -> None:
@@ -44,7 +57,8 @@ async def test_creation_latency_and_workloads_by_policy() -> None:
         await client.create(STATEFULSETS, sts_manifest("b", 2, GANG), NS)
         await client.create(STATEFULSETS, sts_manifest("c", 1, BASIC, policy="OrderedReady"), NS)
         await client.create(STATEFULSETS, sts_manifest("plain", 1), NS)  # no spec.scheduling
-        await wait_for_list(client, PODGROUPS, NS, lambda items: len(items) == 3, 10)
+        # each set's pods are created after its Workload and PodGroup (and so after the observation)
+        await wait_for_list(client, PODS, NS, lambda items: len(items) == 3 + 2 + 1 + 1, 10)
         await wait_count(cp, 2, 1)
         count = sample(cp, f"{DURATION}_count")
         total = sample(cp, f"{DURATION}_sum")
@@ -71,3 +85,29 @@ async def test_gate_off_registers_no_beta_metric() -> None:
         await wait_for_list(client, PODGROUPS, NS, lambda items: len(items) == 1, 10)
         assert sample(cp, f"{DURATION}_count") is None
         assert sample(cp, "statefulset_workloads", policy="gang") is None
+
+
+async def test_a_retried_pod_group_create_is_observed_once() -> None:
+    """The PodGroup create fails once: the next sync creates it, and the latency (covering the
+    retry) is observed once; the Workload was created once."""
+    from apiserver.client.interface import PODGROUPS as PG
+    from featuregates import FeatureGate
+    from gangplane.controlplane import ControlPlaneOptions
+    from tests.integration.kep6277_support import FaultyClient
+
+    cp = ControlPlane(
+        ControlPlaneOptions(gates=FeatureGate().with_overrides({STATEFULSET_WORKLOAD_BETA_METRICS: True}))
+    )
+    try:
+        fc = FaultyClient(cp.client(STATEFULSET))
+        fc.fail("create", PG)
+        await start_statefulset_controller(cp, fc)
+        client = cp.client("test")
+        await client.create(STATEFULSETS, sts_manifest("a", 3, GANG), NS)
+        await wait_for_list(client, PODS, NS, lambda items: len(items) == 3, 10)
+        await wait_count(cp, 1, 0)
+        assert fc.failures == 1
+        assert sample(cp, f"{DURATION}_count") == 1
+        assert len((await client.list(WORKLOADS, NS))["items"]) == 1
+    finally:
+        await cp.stop()
