@@ -115,8 +115,9 @@ class BetaMetrics:
     * ``statefulset_workload_creation_duration_seconds`` (histogram): from the StatefulSet becoming
       eligible — the first time the controller observes it with ``spec.scheduling`` (its informer
       event, before any queueing) — until its Workload and PodGroup both exist. Observed once per
-      StatefulSet, when the controller creates the second of the two; sets whose objects already
-      existed (a restart, a BYO Workload and PodGroup) are not observed.
+      StatefulSet, when the controller creates the PodGroup after having created the Workload
+      itself (a create retried on a later sync included); sets whose objects already existed or
+      whose Workload predates a controller restart, and delegated sets, are not observed.
     * ``statefulset_workloads`` (gauge, label ``policy`` = ``gang`` | ``basic``): the Workloads the
       StatefulSet controller manages, by the policy their template resolved to.
     """
