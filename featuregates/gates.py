@@ -125,7 +125,7 @@ KNOWN_FEATURES: dict[str, FeatureSpec] = {
     STATEFULSET_WORKLOAD_BETA_METRICS: FeatureSpec(
         False,
         ALPHA,
-        description="statefulset_workload_creation_duration_seconds and statefulset_workloads (by policy)",
+        description="statefulset_workload_creation/update_duration_seconds and statefulset_workloads{policy}",
         proposal=KEP_6277_BETA_PROPOSAL,
     ),
     POD_GROUP_RUNTIME_SATISFACTION: FeatureSpec(

@@ -159,6 +159,8 @@ class WorkloadSchedulingHook:
         self.beta_metrics = beta_metrics if gates.enabled(STATEFULSET_WORKLOAD_BETA_METRICS) else None
         #: StatefulSet UID -> when the controller first observed it eligible (Beta metric)
         self._eligible_since: dict[str, float] = {}
+        #: StatefulSet UID -> (generation, when its change was observed), for the update latency
+        self._spec_changed: dict[str, tuple[int, float]] = {}
         #: StatefulSet UIDs whose Workload this process created, until their PodGroup exists
         self._workload_made: set[str] = set()
         #: False when the API server does not serve scheduling.k8s.io/v1beta1 (version skew)
@@ -200,9 +202,7 @@ class WorkloadSchedulingHook:
         controller.sets.add_event_handler(None, None, self._on_set_delete)
         if self.beta_metrics is not None:
             self.beta_metrics.policies.clear()  # a restarted controller recounts from its informer
-            controller.sets.add_event_handler(
-                self._on_set_seen, lambda old, new: self._on_set_seen(new), None
-            )
+            controller.sets.add_event_handler(self._on_set_seen, self._on_set_changed, None)
             self.workloads.add_event_handler(
                 self._track_workload, lambda old, new: self._track_workload(new), self._untrack_workload
             )
@@ -309,7 +309,10 @@ class WorkloadSchedulingHook:
             )
             self._observe_creation(sts)
             return created
-        return await self._sync_pod_group_min_count(sts, groups[0], wu.gang_min_count(template))
+        synced = await self._sync_pod_group_min_count(sts, groups[0], wu.gang_min_count(template))
+        if synced is not groups[0]:
+            self._observe_update(sts)
+        return synced
 
     async def _delegated(self, sts: Obj, plan: wu.Delegation, may_create: bool) -> Obj | None:
         """Parent-owned Workload: only this StatefulSet's PodGroup is ours (Controller Workflow step 2)."""
@@ -689,12 +692,28 @@ class WorkloadSchedulingHook:
         self._desired.pop(uid_of(sts), None)
         self._eligible_since.pop(uid_of(sts), None)
         self._workload_made.discard(uid_of(sts))
+        self._spec_changed.pop(uid_of(sts), None)
 
     # ------------------------------------------------------------------ Beta metrics
     def _on_set_seen(self, sts: Obj) -> None:
         """A set observed with ``spec.scheduling`` becomes eligible now (first observation only)."""
         if self.wants(sts) and not is_being_deleted(sts):
             self._eligible_since.setdefault(uid_of(sts), self._now())
+
+    def _on_set_changed(self, old: Obj, new: Obj) -> None:
+        """A new spec generation (a scale, a minCount change) starts an update-latency clock."""
+        self._on_set_seen(new)
+        gen = int((new.get("metadata") or {}).get("generation") or 0)
+        if gen != int((old.get("metadata") or {}).get("generation") or 0) and self.wants(new):
+            self._spec_changed[uid_of(new)] = (gen, self._now())
+
+    def _observe_update(self, sts: Obj) -> None:
+        """The PodGroup (after the Workload) now carries the minCount of the generation whose
+        change this process saw: observe the update latency once for that change."""
+        seen = self._spec_changed.pop(uid_of(sts), None)
+        gen = int((sts.get("metadata") or {}).get("generation") or 0)
+        if self.beta_metrics is not None and seen is not None and seen[0] == gen:
+            self.beta_metrics.update_duration.observe(max(self._now() - seen[1], 0.0))
 
     def _observe_creation(self, sts: Obj) -> None:
         """Observe the creation latency once the PodGroup exists, if this process also created

@@ -118,6 +118,10 @@ class BetaMetrics:
       StatefulSet, when the controller creates the PodGroup after having created the Workload
       itself (a create retried on a later sync included); sets whose objects already existed or
       whose Workload predates a controller restart, and delegated sets, are not observed.
+    * ``statefulset_workload_update_duration_seconds`` (histogram): the Beta criterion's "update
+      latency": from the controller observing a new spec generation (a scale, a user minCount
+      change) to the PodGroup — after the Workload template — carrying the minCount it compiles
+      to. Observed when that write happens; a change that needs no write is not observed.
     * ``statefulset_workloads`` (gauge, label ``policy`` = ``gang`` | ``basic``): the Workloads the
       StatefulSet controller manages, by the policy their template resolved to.
     """
@@ -127,6 +131,13 @@ class BetaMetrics:
             "statefulset_workload_creation_duration_seconds",
             "Latency from a StatefulSet becoming eligible (observed with spec.scheduling) to its "
             "Workload and PodGroup existing.",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+            registry=registry,
+        )
+        self.update_duration = Histogram(
+            "statefulset_workload_update_duration_seconds",
+            "Latency from a StatefulSet spec change to its Workload template and PodGroup carrying "
+            "the gang minCount it compiles to.",
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
             registry=registry,
         )

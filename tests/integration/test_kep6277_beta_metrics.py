@@ -1,6 +1,7 @@
 """KEP-6277 Beta criterion: "Metrics for Workload/PodGroup creation and update latency" and the
 PRR's proposed Beta metrics — gangplane's ``StatefulSetWorkloadBetaMetrics``:
-``statefulset_workload_creation_duration_seconds`` (eligible → Workload and PodGroup exist) and
+``statefulset_workload_creation_duration_seconds`` (eligible → Workload and PodGroup exist),
+``statefulset_workload_update_duration_seconds`` (spec change → minCount on both objects) and
 the ``statefulset_workloads{policy}`` gauge of StatefulSet-owned Workloads by resolved policy.
 Read from the control plane's /metrics registry, as a scrape would."""
 
@@ -21,6 +22,7 @@ from tests.integration.kep6277_support import BASIC, GANG, NS, start_statefulset
 pytestmark = pytest.mark.anyio
 
 DURATION = "statefulset_workload_creation_duration_seconds"
+UPDATE = "statefulset_workload_update_duration_seconds"
 
 
 def sample(cp: ControlPlane, name: str, **labels: str) -> float | None:
@@ -63,6 +65,11 @@ async def test_creation_latency_and_workloads_by_policy() -> None:
         count = sample(cp, f"{DURATION}_count")
         total = sample(cp, f"{DURATION}_sum")
         assert count == 3 and total is not None and 0 <= total < 30
+        assert sample(cp, f"{UPDATE}_count") == 0
+        # a scale is an update: Workload template, then PodGroup minCount, before the new pod
+        await client.patch(STATEFULSETS, "a", {"spec": {"replicas": 4}}, NS)
+        await wait_for_list(client, PODS, NS, lambda items: len(items) == 8, 10)
+        assert sample(cp, f"{UPDATE}_count") == 1
         # a restart recounts from the informer and observes nothing new for existing objects
         await cp.stop_component(STATEFULSET)
         await start_statefulset_controller(cp)
@@ -85,6 +92,7 @@ async def test_gate_off_registers_no_beta_metric() -> None:
         await wait_for_list(client, PODGROUPS, NS, lambda items: len(items) == 1, 10)
         assert sample(cp, f"{DURATION}_count") is None
         assert sample(cp, "statefulset_workloads", policy="gang") is None
+        assert sample(cp, f"{UPDATE}_count") is None
 
 
 async def test_a_retried_pod_group_create_is_observed_once() -> None:
