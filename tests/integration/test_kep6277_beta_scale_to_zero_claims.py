@@ -3,8 +3,8 @@ ResourceClaims: whether and how to release device allocations while preserving s
 including the impact on PodGroup identity; test the chosen behavior".
 
 gangplane makes it selectable (``StatefulSetWorkloadClaimRelease``): off — the KEP's Alpha
-behaviour — the claim stays allocated and reserved for the retained PodGroup (tested in
-test_kep6277_pod_group_deletion_cascades_to_claim.py); on, it is released at replicas 0: no
+behaviour — the claim stays allocated and reserved for the retained PodGroup (see also
+test_kep6277_pod_group_deletion_cascades_to_claim.py) and the scale-up reuses that allocation; on, it is released at replicas 0: no
 reservation, no allocation, the delete-protection finalizer gone, while the claim object and the
 PodGroup keep their names and UIDs. Scaling back up allocates afresh for the same PodGroup, and
 every pod shares that one claim (no second allocation, no pod-scoped claim).
@@ -84,3 +84,25 @@ async def test_scale_to_zero_releases_the_claim_and_scale_up_allocates_for_the_s
     assert again["status"]["reservedFor"] == group_reservation(pg)
     assert [c["metadata"]["name"] for c in (await client.list(RESOURCECLAIMS, NS))["items"]] == [name]
     assert {p["status"]["resourceClaimStatuses"][0]["resourceClaimName"] for p in pods} == {name}
+
+
+async def test_keep_policy_scale_up_reuses_the_retained_allocation(cp: ControlPlane, client) -> None:  # noqa: ANN001
+    """The gate off (the KEP's Alpha behaviour): the allocation survives replicas 0, and the
+    scale-up uses it as it is — same claim, same devices, one reservation for the same PodGroup."""
+    await start_dra_stack(cp)
+    await create_story4(client, replicas=3)
+    await wait_running(client, "shard-server", 3)
+    (claim,) = await wait_claims(client, lambda cs: len(cs) == 1 and reserved(cs[0]))
+    pg = await only_pod_group(client)
+    await client.patch(STATEFULSETS, "shard-server", {"spec": {"replicas": 0}}, NS)
+    await wait_for_list(client, PODS, NS, lambda items: not items, timeout=CASCADE_TIMEOUT)
+    await client.patch(STATEFULSETS, "shard-server", {"spec": {"replicas": 3}}, NS)
+    pods = await wait_running(client, "shard-server", 3)
+    after = await client.get(RESOURCECLAIMS, claim["metadata"]["name"], NS)
+    assert after["metadata"]["uid"] == claim["metadata"]["uid"]
+    assert after["status"]["allocation"] == claim["status"]["allocation"]
+    assert after["status"]["reservedFor"] == group_reservation(pg)
+    assert (await only_pod_group(client))["metadata"]["uid"] == pg["metadata"]["uid"]
+    assert {p["status"]["resourceClaimStatuses"][0]["resourceClaimName"] for p in pods} == {
+        claim["metadata"]["name"]
+    }
