@@ -27,6 +27,7 @@ WORKLOADS = {
     "storage": "bench.workloads.storage",
     "scheduling-basic": "bench.workloads.scheduling",
     "gang-statefulsets": "bench.workloads.statefulsets",
+    "scheduler-overhead": "bench.workloads.scheduler_overhead",
     "preemption": "bench.workloads.preemption",
     "lifecycle": "bench.workloads.lifecycle",
     "dra": "bench.workloads.dra",

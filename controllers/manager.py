@@ -50,7 +50,7 @@ from controllers.statefulset import StatefulSetController
 from controllers.statefulset.workload import new_scheduling_hook
 from controllers.ttlafterfinished import TTLAfterFinishedController
 from controllers.volume import PVBinder
-from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
+from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, STATEFULSET_WORKLOAD_CLAIM_RELEASE
 from featuregates.scopes import CONTROLLER_MANAGER, KUBELET
 
 GARBAGE_COLLECTOR = "garbage-collector-controller"
@@ -144,6 +144,7 @@ def new_resource_claim_controller(ctx: ComponentContext) -> Component:
     return ResourceClaimController(
         ctx.client(RESOURCE_CLAIM),
         group_claims=group_claims,
+        release_idle_groups=group_claims and ctx.gates.enabled(STATEFULSET_WORKLOAD_CLAIM_RELEASE),
         clock=ctx.clock,
         metrics=controller_metrics(ctx.metrics_registry),
     )

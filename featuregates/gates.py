@@ -18,6 +18,23 @@ TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
 COMPOSITE_POD_GROUP = "CompositePodGroup"
 POD_GROUP_PREEMPTION_POLICY = "PodGroupPreemptionPolicy"
 
+# gangplane's own gates for the open questions of KEP-6277's Beta (docs/kep-6277-beta.md) and
+# the KEP-6413 proposal: none of them exists upstream. They register as ALPHA so that
+# ``AllAlpha=true`` turns them on as kube's AllAlpha does, and carry a ``proposal`` label that
+# ``--help`` and the README show instead of an upstream stage.
+STATEFULSET_WORKLOAD_USER_MIN_COUNT = "StatefulSetWorkloadUserMinCount"
+STATEFULSET_WORKLOAD_PARTITION = "StatefulSetWorkloadPartition"
+STATEFULSET_WORKLOAD_GANG_ROLLING_UPDATE = "StatefulSetWorkloadGangRollingUpdate"
+STATEFULSET_WORKLOAD_CLAIM_RELEASE = "StatefulSetWorkloadClaimRelease"
+STATEFULSET_WORKLOAD_STATUS_CONDITION = "StatefulSetWorkloadStatusCondition"
+STATEFULSET_WORKLOAD_BETA_METRICS = "StatefulSetWorkloadBetaMetrics"
+POD_GROUP_RUNTIME_SATISFACTION = "PodGroupRuntimeSatisfaction"
+POD_GROUP_REPLACEMENTS_SCHEDULE_FREELY = "PodGroupReplacementsScheduleFreely"
+
+#: the ``proposal`` label of the gangplane gates above
+KEP_6277_BETA_PROPOSAL = "gangplane, KEP-6277 Beta proposal"
+KEP_6413_PROPOSAL = "gangplane, KEP-6413 proposal"
+
 
 class FeatureGateError(ValueError):
     """A ``--feature-gates`` value that names an unknown gate, a bad value, or a locked gate."""
@@ -31,6 +48,13 @@ class FeatureSpec:
     stage: str
     lock_to_default: bool = False
     description: str = ""
+    #: set for a gangplane-only gate: what ``--help`` and the README show as its stage
+    proposal: str = ""
+
+    @property
+    def display_stage(self) -> str:
+        """The stage ``--help`` prints: the proposal of a gangplane gate, else kube's stage name."""
+        return self.proposal or self.stage or "GA"
 
     @property
     def stage_label(self) -> str:
@@ -67,6 +91,55 @@ KNOWN_FEATURES: dict[str, FeatureSpec] = {
     ),
     POD_GROUP_PREEMPTION_POLICY: FeatureSpec(
         False, ALPHA, description="preemptionPolicy on PodGroups and their templates"
+    ),
+    STATEFULSET_WORKLOAD_USER_MIN_COUNT: FeatureSpec(
+        False,
+        ALPHA,
+        description="StatefulSet spec.scheduling gang.minCount set by the user (1..replicas), mutable in place",
+        proposal=KEP_6277_BETA_PROPOSAL,
+    ),
+    STATEFULSET_WORKLOAD_PARTITION: FeatureSpec(
+        False,
+        ALPHA,
+        description="rollingUpdate.partition > 0 with spec.scheduling: one PodGroup across revisions",
+        proposal=KEP_6277_BETA_PROPOSAL,
+    ),
+    STATEFULSET_WORKLOAD_GANG_ROLLING_UPDATE: FeatureSpec(
+        False,
+        ALPHA,
+        description="a rolling update of a gang StatefulSet waits on, and reports, a replacement that does not fit",
+        proposal=KEP_6277_BETA_PROPOSAL,
+    ),
+    STATEFULSET_WORKLOAD_CLAIM_RELEASE: FeatureSpec(
+        False,
+        ALPHA,
+        description="at replicas 0 a StatefulSet's PodGroup releases its shared ResourceClaims (off: keeps them)",
+        proposal=KEP_6277_BETA_PROPOSAL,
+    ),
+    STATEFULSET_WORKLOAD_STATUS_CONDITION: FeatureSpec(
+        False,
+        ALPHA,
+        description="StatefulSet status condition PodGroupScheduled mirroring its PodGroup's scheduling conditions",
+        proposal=KEP_6277_BETA_PROPOSAL,
+    ),
+    STATEFULSET_WORKLOAD_BETA_METRICS: FeatureSpec(
+        False,
+        ALPHA,
+        description="statefulset_workload_creation/update_duration_seconds and statefulset_workloads{policy}",
+        proposal=KEP_6277_BETA_PROPOSAL,
+    ),
+    POD_GROUP_RUNTIME_SATISFACTION: FeatureSpec(
+        False,
+        ALPHA,
+        description="scheduler: PodGroupSatisfied condition (scheduled members vs minCount), both directions",
+        proposal=KEP_6413_PROPOSAL,
+    ),
+    POD_GROUP_REPLACEMENTS_SCHEDULE_FREELY: FeatureSpec(
+        False,
+        ALPHA,
+        description="scheduler: once a gang was satisfied, replacement members schedule one by one "
+        "(off: they must reach minCount again, as 1.37)",
+        proposal=KEP_6413_PROPOSAL,
     ),
     "AllAlpha": FeatureSpec(False, ALPHA, description="turns on every alpha gate that is not set explicitly"),
     "AllBeta": FeatureSpec(False, BETA, description="turns on every beta gate that is not set explicitly"),

@@ -30,8 +30,7 @@ def feature_gates_help(gates: FeatureGate | None = None) -> str:
         "A set of key=value pairs that describe feature gates for alpha/experimental features. Options are:"
     ]
     for name, spec, _ in (gates or FeatureGate()).items():
-        stage = spec.stage or "GA"
-        lines.append(f"{name}=true|false ({stage} - default={str(spec.default).lower()})")
+        lines.append(f"{name}=true|false ({spec.display_stage} - default={str(spec.default).lower()})")
     return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS
+from featuregates import POD_GROUP_REPLACEMENTS_SCHEDULE_FREELY
 
 log = logging.getLogger("gangplane.scheduler")
 
@@ -50,6 +51,16 @@ def condition_of(pod_group: Obj | None, ctype: str = POD_GROUP_INITIALLY_SCHEDUL
         if c.get("type") == ctype:
             return c
     return None
+
+
+def replacements_schedule_freely(gates: Any, pod_group: Obj | None) -> bool:
+    """gangplane's ``PodGroupReplacementsScheduleFreely`` (kubernetes#136334): on, a gang whose
+    ``PodGroupInitiallyScheduled`` is True places new members one by one, without the minCount
+    checks; off (1.37), replacements must reach minCount again together with the bound members."""
+    if gates is None or not gates.enabled(POD_GROUP_REPLACEMENTS_SCHEDULE_FREELY):
+        return False
+    cond = condition_of(pod_group)
+    return cond is not None and cond.get("status") == "True"
 
 
 def desired_conditions(pod_group: Obj, status: str, reason: str, message: str, now: str) -> list[Obj] | None:

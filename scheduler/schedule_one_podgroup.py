@@ -51,6 +51,7 @@ from scheduler.podgroup_status import (
     REASON_SCHEDULED,
     REASON_SCHEDULER_ERROR,
     REASON_UNSCHEDULABLE,
+    replacements_schedule_freely,
     update_pod_group_condition,
 )
 from scheduler.podgroups import PodGroupState, is_gang, min_count, pod_group_key, priority_of, topology_key
@@ -253,7 +254,11 @@ class PodGroupCycle:
                 fw, q, Status(Code.UNSCHEDULABLE), message, CLEAR_NOMINATION, start, diag
             )
         state = self._pod_group_state(group.namespace, group.name)
-        if is_gang(group.pod_group) and state.scheduled_count() < min_count(group.pod_group):
+        if (
+            is_gang(group.pod_group)
+            and state.scheduled_count() < min_count(group.pod_group)
+            and not replacements_schedule_freely(self.gates, group.pod_group)
+        ):
             # an assume/Reserve/Permit failure left the gang short: release the members held at Permit
             for uid in [
                 u for u, wp in fw.waiting_pods.items() if pod_group_key(wp.pod_info.pod) == group.key

@@ -58,7 +58,12 @@ from apiserver.client.interface import (
     Client,
 )
 from apiserver.meta import Clock, rfc3339
-from featuregates import GENERIC_WORKLOAD, TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, FeatureGate
+from featuregates import (
+    GENERIC_WORKLOAD,
+    POD_GROUP_RUNTIME_SATISFACTION,
+    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+    FeatureGate,
+)
 from scheduler import metrics as m
 from scheduler.cache import Cache, CacheError, Snapshot
 from scheduler.defaults import default_profile, default_registry
@@ -88,6 +93,7 @@ from scheduler.interfaces import CLEAR_NOMINATION, Nominating
 from scheduler.metrics import SchedulerMetrics
 from scheduler.nodeinfo import PodInfo
 from scheduler.plugins.pod_topology_spread import build_default_selector
+from scheduler.podgroup_satisfaction import PodGroupSatisfaction
 from scheduler.podgroups import group_key_of, min_count, pod_group_name
 from scheduler.podstatus import (
     POD_SCHEDULED,
@@ -176,6 +182,10 @@ class Scheduler(PodGroupCycle):
             self.informers.informer(PODGROUPS) if self.pod_groups_enabled else None
         )
         self.recorder = EventRecorder(client, EVENT_COMPONENT, clock=self.clock)
+        #: KEP-6413's PodGroupSatisfied (gangplane's PodGroupRuntimeSatisfaction gate)
+        self.satisfaction: PodGroupSatisfaction | None = None
+        if self.podgroups is not None and self.gates.enabled(POD_GROUP_RUNTIME_SATISFACTION):
+            self.satisfaction = PodGroupSatisfaction(client, self.pods, self.podgroups, self.clock)
         self.cache = Cache(self.clock)
         self.snapshot = Snapshot()
 
@@ -348,6 +358,8 @@ class Scheduler(PodGroupCycle):
             self.podgroups.add_event_handler(
                 self._on_pod_group_add, self._on_pod_group_update, self._on_pod_group_delete
             )
+        if self.satisfaction is not None:
+            self.satisfaction.attach()
         self._requeue_on_plugin_informers()
         # Nodes and PodGroups first: pending pods then meet a full cluster and their groups,
         # instead of being held at PreEnqueue (and re-checked per node) while the caches fill.
@@ -359,6 +371,8 @@ class Scheduler(PodGroupCycle):
         await self.informers.wait_for_sync()
         self._loop_task = asyncio.create_task(self._run(), name="scheduler-loop")
         self._periodic_task = asyncio.create_task(self._periodic(), name="scheduler-periodic")
+        if self.satisfaction is not None:
+            self.satisfaction.start()
 
     def _requeue_on_plugin_informers(self) -> None:
         """Informers plugins opened (DynamicResources' claims, slices, classes) move parked pods on change."""
@@ -387,6 +401,8 @@ class Scheduler(PodGroupCycle):
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
         self._loop_task = self._periodic_task = None
+        if self.satisfaction is not None:
+            await self.satisfaction.stop()
         for fw in self.frameworks.values():
             for uid in list(fw.waiting_pods):
                 fw.reject_waiting_pod(uid, message="scheduler stopping")

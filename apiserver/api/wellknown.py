@@ -8,3 +8,8 @@ from __future__ import annotations
 
 #: KEP-5832: stamped on every new PodGroup by admission, removed by the PodGroup protection controller
 PODGROUP_PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"
+
+#: KEP-6277: the annotation (and its value) on a Workload / PodGroup the StatefulSet controller
+#: created; the ResourceClaim controller reads it for gangplane's StatefulSetWorkloadClaimRelease
+WORKLOAD_MANAGED_BY_ANNOTATION = "scheduling.k8s.io/managed-by"
+STATEFULSET_CONTROLLER_MANAGER = "statefulset-controller"

@@ -25,7 +25,7 @@ from apiserver.workloadbuilder.types import (
     SchedulingPolicyOption,
     WorkloadItem,
 )
-from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, FeatureGate
+from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS, STATEFULSET_WORKLOAD_USER_MIN_COUNT, FeatureGate
 
 STATEFULSET_API_VERSION = "apps/v1"
 STATEFULSET_KIND = "StatefulSet"
@@ -46,15 +46,20 @@ def replicas_of(sts: Obj) -> int:
 # -- the WorkloadItem shared with the controller ------------------------------------------
 
 
-def min_count_from_replicas(replicas: int) -> SchedulingConfigFunc:
+def min_count_from_replicas(replicas: int, *, keep_user_value: bool = False) -> SchedulingConfigFunc:
     """KEP-6277 ``defaultMinCountForStatefulSet``: a resolved gang gets ``max(replicas, 1)``.
 
     The clamp keeps a scaled-to-zero StatefulSet's PodGroup valid (minCount must be positive).
     The value lives only in the resolved config and is never written back to the StatefulSet.
+    With ``keep_user_value`` (gangplane's ``StatefulSetWorkloadUserMinCount``, the KEP's Beta
+    plan) the callback becomes a default: a user-supplied ``gang.minCount`` is kept as it is, so
+    scaling never changes it, and only an omitted one is derived.
     """
 
     def callback(cfg: SchedulingConfig) -> None:
         if cfg.policy is not None and cfg.policy.gang is not None:
+            if keep_user_value and cfg.policy.gang.min_count is not None:
+                return
             cfg.policy.gang.min_count = max(replicas, 1)
 
     return callback
@@ -65,7 +70,8 @@ def statefulset_workload_item(sts: Obj, gates: FeatureGate) -> WorkloadItem:
 
     Template name = StatefulSet name; default policy Basic; shared claims only while
     ``DRAWorkloadResourceClaims`` is on; the pod template's ``priorityClassName`` is copied so the
-    PodGroup's priority matches its pods (decisions.md).
+    PodGroup's priority matches its pods (decisions.md); a user's ``gang.minCount`` is honoured
+    only while ``StatefulSetWorkloadUserMinCount`` is on in ``gates`` (else derived, as Alpha).
     """
     meta = sts.get("metadata") or {}
     return leaf_workload_item(
@@ -74,8 +80,19 @@ def statefulset_workload_item(sts: Obj, gates: FeatureGate) -> WorkloadItem:
         scheduling_of(sts),
         pod_spec_of(sts),
         include_resource_claims=gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
-        min_count_default=min_count_from_replicas(replicas_of(sts)),
+        min_count_default=min_count_from_replicas(
+            replicas_of(sts), keep_user_value=gates.enabled(STATEFULSET_WORKLOAD_USER_MIN_COUNT)
+        ),
     )
+
+
+def user_min_count(sts: Obj | None) -> int | None:
+    """``spec.scheduling.schedulingPolicy.gang.minCount`` as stored, ``None`` when unset or not an int."""
+    sched = scheduling_of(sts)
+    policy = sched.get("schedulingPolicy") if isinstance(sched, dict) else None
+    gang = policy.get("gang") if isinstance(policy, dict) else None
+    count = gang.get("minCount") if isinstance(gang, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 def statefulset_controller_ref(sts: Obj) -> Obj:

@@ -20,6 +20,14 @@ Three kinds of keys, one sync each:
   is then deleted; PodGroup claims and pre-existing claims stay (the garbage collector removes
   generated ones with their owner; a claim referenced by name is never deleted).
 
+gangplane's ``StatefulSetWorkloadClaimRelease`` (KEP-6277's open Beta question on the
+scale-to-zero lifecycle of PodGroup-backed claims, docs/kep-6277-beta.md): off, the KEP's Alpha
+behaviour — a StatefulSet's PodGroup keeps its reservation, and so its devices, while it has no
+pods. On, the reservation of a PodGroup the StatefulSet controller manages counts as gone once no
+member pod is left that is not done (scaled to zero): the claim is deallocated as above, the claim
+object and the PodGroup stay (same names, same UIDs), and the next scale-up allocates afresh
+through the scheduler. Other PodGroups (a Job's, a user's) are never released this way.
+
 With the gate off here, PodGroups are ignored and every pod claim is pod-scoped; PodGroup entries
 already in ``reservedFor`` are left alone, so running pods keep their devices (KEP-6277
 Upgrade/Downgrade).
@@ -33,6 +41,7 @@ from typing import Any
 
 from apiserver import errors
 from apiserver.api.types import Obj
+from apiserver.api.wellknown import STATEFULSET_CONTROLLER_MANAGER, WORKLOAD_MANAGED_BY_ANNOTATION
 from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, Client
 from apiserver.meta import Clock, is_being_deleted, split_key
 from controllers.base import Controller
@@ -86,11 +95,14 @@ class ResourceClaimController(Controller):
         client: Client,
         *,
         group_claims: bool,
+        release_idle_groups: bool = False,
         clock: Clock | None = None,
         metrics: ControllerMetrics | None = None,
     ) -> None:
         """``group_claims``: ``DRAWorkloadResourceClaims`` is on for this component and PodGroups are served."""
         self.group_claims = group_claims
+        #: gangplane's StatefulSetWorkloadClaimRelease (module docstring)
+        self.release_idle_groups = release_idle_groups
         super().__init__(client, clock=clock, metrics=metrics)
 
     def setup(self) -> None:
@@ -323,8 +335,17 @@ class ResourceClaimController(Controller):
             if self.pod_groups is None:
                 return True  # not ours to judge with the gate off (KEP-6277 Upgrade/Downgrade)
             pg = self.pod_groups.get_by_name(ns, ref.get("name", ""))
-            return pg is not None and _meta(pg).get("uid") == ref.get("uid")
+            if pg is None or _meta(pg).get("uid") != ref.get("uid"):
+                return False
+            return not (self.release_idle_groups and self._idle_statefulset_group(pg))
         return True  # an unknown consumer kind: leave it to whoever reserved it
+
+    def _idle_statefulset_group(self, pg: Obj) -> bool:
+        """A StatefulSet-managed PodGroup with no member pod left that is not done."""
+        annotations = _meta(pg).get("annotations") or {}
+        if annotations.get(WORKLOAD_MANAGED_BY_ANNOTATION) != STATEFULSET_CONTROLLER_MANAGER:
+            return False
+        return all(is_done(p) for p in self.pods.by_index(PODS_BY_GROUP, _ns_name(pg)))
 
     async def _sync_claim(self, key: str) -> None:
         claim = self.claims.get(key)

@@ -201,6 +201,8 @@ class StatefulSetControl:
             )
 
         status: Obj = {"observedGeneration": int(get_path(sts, "metadata.generation", 0) or 0)}
+        if plan.conditions:
+            status["conditions"] = [dict(c) for c in plan.conditions]
 
         async def record() -> None:
             status.update(count_facts([*rf, *cfacts], min_ready, self.clock.now(), cur_name, upd_name))
@@ -440,4 +442,6 @@ def _status_json(status: Obj) -> Obj:
             out[k] = status[k]
     out["collisionCount"] = int(status.get("collisionCount") or 0)
     out["availableReplicas"] = int(status.get("availableReplicas") or 0)
+    if status.get("conditions"):
+        out["conditions"] = status["conditions"]
     return out

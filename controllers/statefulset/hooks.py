@@ -17,6 +17,9 @@ management with ``spec.schedulingGroup.podGroupName`` set on every new pod)::
   pods on scale-down"). ``plan.requeue_after`` asks for another sync after that many seconds.
 * ``plan.decorate_pod(pod)`` edits every pod object right before it is created (the PodGroup
   name, the extra ownerReference to the PodGroup); it must not touch identity or storage.
+* ``plan.conditions`` are the ``status.conditions`` the hook wants on the StatefulSet (gangplane's
+  ``StatefulSetWorkloadStatusCondition``); empty — the default — writes no ``conditions`` at
+  all, as upstream's StatefulSet controller never does.
 * ``attach(controller)`` runs once, in ``setup``: add informers (``controller.informers``) and
   handlers that call ``controller.enqueue(key)``.
 
@@ -44,6 +47,7 @@ class SchedulingPlan:
     decorate_pod: Callable[[Obj], None] | None = None
     requeue_after: float | None = None
     reason: str = ""
+    conditions: tuple[Obj, ...] = ()
 
 
 PROCEED = SchedulingPlan()

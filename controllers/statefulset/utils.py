@@ -355,6 +355,10 @@ def inconsistent_status(sts: Obj, status: Obj) -> bool:
     old = sts.get("status") or {}
     if int(status.get("observedGeneration") or 0) > int(old.get("observedGeneration") or 0):
         return True
+    # conditions are compared only when this sync computes some (gangplane's
+    # StatefulSetWorkloadStatusCondition); otherwise the write decision is upstream's
+    if "conditions" in status and (old.get("conditions") or []) != status["conditions"]:
+        return True
     return any((old.get(k) or 0) != (status.get(k) or 0) for k in _STATUS_KEYS)
 
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -80,9 +81,17 @@ from apiserver.workloadbuilder.statefulset import (
     statefulset_controller_ref,
     statefulset_workload_item,
 )
+from controllers.statefulset import workload_beta as beta
 from controllers.statefulset import workload_utils as wu
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
-from featuregates import GENERIC_WORKLOAD, WORKLOAD_WITH_STATEFULSET, FeatureGate
+from featuregates import (
+    GENERIC_WORKLOAD,
+    STATEFULSET_WORKLOAD_BETA_METRICS,
+    STATEFULSET_WORKLOAD_GANG_ROLLING_UPDATE,
+    STATEFULSET_WORKLOAD_STATUS_CONDITION,
+    WORKLOAD_WITH_STATEFULSET,
+    FeatureGate,
+)
 
 if TYPE_CHECKING:
     from controllers.statefulset.controller import StatefulSetController
@@ -139,10 +148,21 @@ class WorkloadSchedulingHook:
         *,
         api_available: bool = True,
         metrics: WorkloadMetrics | None = None,
+        beta_metrics: beta.BetaMetrics | None = None,
     ) -> None:
         #: the controller's own gate view, read once: a gate change means a component restart
         self.enabled = gates.enabled(WORKLOAD_WITH_STATEFULSET) and gates.enabled(GENERIC_WORKLOAD)
         self.gates = gates
+        #: gangplane's KEP-6277 Beta proposals (controllers/statefulset/workload_beta.py)
+        self.status_condition = gates.enabled(STATEFULSET_WORKLOAD_STATUS_CONDITION)
+        self.gang_rolling_update = gates.enabled(STATEFULSET_WORKLOAD_GANG_ROLLING_UPDATE)
+        self.beta_metrics = beta_metrics if gates.enabled(STATEFULSET_WORKLOAD_BETA_METRICS) else None
+        #: StatefulSet UID -> when the controller first observed it eligible (Beta metric)
+        self._eligible_since: dict[str, float] = {}
+        #: StatefulSet UID -> (generation, when its change was observed), for the update latency
+        self._spec_changed: dict[str, tuple[int, float]] = {}
+        #: StatefulSet UIDs whose Workload this process created, until their PodGroup exists
+        self._workload_made: set[str] = set()
         #: False when the API server does not serve scheduling.k8s.io/v1beta1 (version skew)
         self.api_available = api_available
         self.metrics = metrics
@@ -180,6 +200,12 @@ class WorkloadSchedulingHook:
             self._on_pod_group, self._on_pod_group_update, self._on_pod_group_delete
         )
         controller.sets.add_event_handler(None, None, self._on_set_delete)
+        if self.beta_metrics is not None:
+            self.beta_metrics.policies.clear()  # a restarted controller recounts from its informer
+            controller.sets.add_event_handler(self._on_set_seen, self._on_set_changed, None)
+            self.workloads.add_event_handler(
+                self._track_workload, lambda old, new: self._track_workload(new), self._untrack_workload
+            )
 
     def wants(self, sts: Obj) -> bool:
         """Pure: the gate view allows it and the set opted in (``scheduling: {}`` counts)."""
@@ -216,7 +242,21 @@ class WorkloadSchedulingHook:
             pg = await self._managed(sts, may_create)
         if pg is None:
             return PROCEED
-        return SchedulingPlan(decorate_pod=functools.partial(wu.decorate_pod, pg=pg), reason=name_of(pg))
+        conditions: tuple[Obj, ...] = ()
+        if self.status_condition:
+            conditions = (beta.statefulset_condition(sts, pg, self._now()),)
+        if self.gang_rolling_update:
+            for pod, message in beta.unfit_replacements(sts, pods):
+                self._warn(
+                    sts, beta.REPLACEMENT_UNSCHEDULABLE, beta.replacement_message(sts, pod, pg, message)
+                )
+        return SchedulingPlan(
+            decorate_pod=functools.partial(wu.decorate_pod, pg=pg), reason=name_of(pg), conditions=conditions
+        )
+
+    def _now(self) -> float:
+        clock = getattr(self.controller, "clock", None)
+        return clock.now() if clock is not None else time.time()
 
     # ------------------------------------------------------------------ the two paths
     async def _managed(self, sts: Obj, may_create: bool) -> Obj | None:
@@ -259,7 +299,7 @@ class WorkloadSchedulingHook:
             # KEP-6277 "OwnerReferences Relationship": PodGroup → Workload only when this controller
             # created the Workload; a user's (BYO) Workload gets no dependents from it, so deleting
             # the StatefulSet collects the PodGroup (and its pods) while the Workload stays.
-            return await self._create_pod_group(
+            created = await self._create_pod_group(
                 sts,
                 wl,
                 template_name,
@@ -267,7 +307,12 @@ class WorkloadSchedulingHook:
                 link_workload=wu.created_by_controller(wl, sts),
                 controlled_only=False,
             )
-        return await self._sync_pod_group_min_count(sts, groups[0], wu.gang_min_count(template))
+            self._observe_creation(sts)
+            return created
+        synced = await self._sync_pod_group_min_count(sts, groups[0], wu.gang_min_count(template))
+        if synced is not groups[0]:
+            self._observe_update(sts)
+        return synced
 
     async def _delegated(self, sts: Obj, plan: wu.Delegation, may_create: bool) -> Obj | None:
         """Parent-owned Workload: only this StatefulSet's PodGroup is ours (Controller Workflow step 2)."""
@@ -416,6 +461,8 @@ class WorkloadSchedulingHook:
             self._creation_failed(sts, "Workload", name_of(compiled), e)
             raise
         self._remember(sts, wl)
+        if self.beta_metrics is not None:
+            self._workload_made.add(uid_of(sts))
         self._event(
             sts,
             NORMAL,
@@ -643,6 +690,52 @@ class WorkloadSchedulingHook:
     def _on_set_delete(self, sts: Obj) -> None:
         self._created.pop(uid_of(sts), None)
         self._desired.pop(uid_of(sts), None)
+        self._eligible_since.pop(uid_of(sts), None)
+        self._workload_made.discard(uid_of(sts))
+        self._spec_changed.pop(uid_of(sts), None)
+
+    # ------------------------------------------------------------------ Beta metrics
+    def _on_set_seen(self, sts: Obj) -> None:
+        """A set observed with ``spec.scheduling`` becomes eligible now (first observation only)."""
+        if self.wants(sts) and not is_being_deleted(sts):
+            self._eligible_since.setdefault(uid_of(sts), self._now())
+
+    def _on_set_changed(self, old: Obj, new: Obj) -> None:
+        """A new spec generation (a scale, a minCount change) starts an update-latency clock."""
+        self._on_set_seen(new)
+        gen = int((new.get("metadata") or {}).get("generation") or 0)
+        if gen != int((old.get("metadata") or {}).get("generation") or 0) and self.wants(new):
+            self._spec_changed[uid_of(new)] = (gen, self._now())
+
+    def _observe_update(self, sts: Obj) -> None:
+        """The PodGroup (after the Workload) now carries the minCount of the generation whose
+        change this process saw: observe the update latency once for that change."""
+        seen = self._spec_changed.pop(uid_of(sts), None)
+        gen = int((sts.get("metadata") or {}).get("generation") or 0)
+        if self.beta_metrics is not None and seen is not None and seen[0] == gen:
+            self.beta_metrics.update_duration.observe(max(self._now() - seen[1], 0.0))
+
+    def _observe_creation(self, sts: Obj) -> None:
+        """Observe the creation latency once the PodGroup exists, if this process also created
+        the Workload (after a restart between the two, eligibility would date from the restart)."""
+        since = self._eligible_since.pop(uid_of(sts), None)
+        made_workload = uid_of(sts) in self._workload_made
+        self._workload_made.discard(uid_of(sts))
+        if self.beta_metrics is not None and since is not None and made_workload:
+            self.beta_metrics.creation_duration.observe(max(self._now() - since, 0.0))
+
+    def _track_workload(self, wl: Obj) -> None:
+        assert self.beta_metrics is not None
+        managed = ((wl.get("metadata") or {}).get("annotations") or {}).get(
+            wu.MANAGED_BY_ANNOTATION
+        ) == wu.MANAGED_BY_VALUE
+        ref = controller_ref(wl)
+        owned = managed and ref is not None and ref.get("kind") == wu.STATEFULSET_KIND
+        self.beta_metrics.track(uid_of(wl), beta.resolved_policy(wl) if owned else None)
+
+    def _untrack_workload(self, wl: Obj) -> None:
+        assert self.beta_metrics is not None
+        self.beta_metrics.track(uid_of(wl), None)
 
 
 # ---------------------------------------------------------------------------------- factory
@@ -657,4 +750,7 @@ def new_scheduling_hook(ctx: ComponentContext) -> WorkloadSchedulingHook:
         ctx.gates,
         api_available=ctx.is_served(WORKLOADS) and ctx.is_served(PODGROUPS),
         metrics=workload_metrics(ctx.metrics_registry),
+        beta_metrics=beta.beta_metrics(ctx.metrics_registry)
+        if ctx.gates.enabled(STATEFULSET_WORKLOAD_BETA_METRICS)
+        else None,
     )

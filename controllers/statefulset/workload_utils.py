@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apiserver.api.types import Obj
+from apiserver.api.wellknown import STATEFULSET_CONTROLLER_MANAGER, WORKLOAD_MANAGED_BY_ANNOTATION
 from apiserver.meta import annotations_of, controller_ref, is_being_deleted, name_of, namespace_of, uid_of
 
 # Shared with the Job integration (KEP-5547); re-exported so this module stays the StatefulSet's one stop.
@@ -42,8 +43,8 @@ from controllers.workloadrefs import (  # noqa: F401
 from controllers.workloadrefs import workload_owner_ref as shared_workload_owner_ref
 
 #: KEP-6277: marks the Workload and PodGroup this controller creates
-MANAGED_BY_ANNOTATION = "scheduling.k8s.io/managed-by"
-MANAGED_BY_VALUE = "statefulset-controller"
+MANAGED_BY_ANNOTATION = WORKLOAD_MANAGED_BY_ANNOTATION
+MANAGED_BY_VALUE = STATEFULSET_CONTROLLER_MANAGER
 
 STATEFULSET_GROUP = "apps"
 STATEFULSET_KIND = "StatefulSet"

@@ -13,6 +13,12 @@
   cycle places the whole gang in one cycle, so the barrier opens within that cycle; a cycle
   that could not assume every pod rejects the waiting ones instead.
 
+**Replacement policy** (kubernetes#136334, gangplane's ``PodGroupReplacementsScheduleFreely``,
+off by default): off, a replacement member of a placed gang is held and placed like any member,
+so together with the members still bound it must reach ``minCount`` again (1.37's behaviour);
+on, once the group's ``PodGroupInitiallyScheduled`` is True its new members skip the three gang
+checks above and are placed one by one, as the members of a basic group are.
+
 Without ``GenericWorkload`` the plugin does nothing: PodGroups are ignored and pods are
 scheduled one by one (the KEP's degraded-but-safe skew case).
 """
@@ -24,6 +30,7 @@ from typing import Any
 from featuregates import GENERIC_WORKLOAD
 from scheduler.interfaces import CycleState, Handle, PodGroupInfo
 from scheduler.nodeinfo import PodInfo
+from scheduler.podgroup_status import replacements_schedule_freely
 from scheduler.podgroups import is_gang, min_count, pod_group_key, pod_group_name
 from scheduler.status import Code, Status
 
@@ -57,6 +64,10 @@ class GangScheduling:
         gates = self.handle.gates
         return gates is None or gates.enabled(GENERIC_WORKLOAD)
 
+    def _schedules_freely(self, pod_group: dict[str, Any] | None) -> bool:
+        """The gang was placed once and replacements may schedule freely (module docstring)."""
+        return replacements_schedule_freely(self.handle.gates, pod_group)
+
     def _group(self, pod: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
         name = pod_group_name(pod)
         getter = self.handle.get_pod_group
@@ -72,7 +83,7 @@ class GangScheduling:
         _, pg = self._group(pod_info.pod)
         if pg is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, waiting_for_pod_group(name))
-        if not is_gang(pg):
+        if not is_gang(pg) or self._schedules_freely(pg):
             return None
         getter = self.handle.pod_group_state
         st = getter(pod_info.namespace, name) if getter is not None else None
@@ -86,7 +97,7 @@ class GangScheduling:
     def placement_feasible(
         self, state: CycleState, group: PodGroupInfo, scheduled: int, remaining: int
     ) -> Status | None:
-        if not is_gang(group.pod_group):
+        if not is_gang(group.pod_group) or self._schedules_freely(group.pod_group):
             return None
         n = min_count(group.pod_group)
         if scheduled + remaining < n:
@@ -99,7 +110,7 @@ class GangScheduling:
 
     def permit(self, state: CycleState, pod_info: PodInfo, node_name: str) -> tuple[Status | None, float]:
         name, pg = self._group(pod_info.pod)
-        if not name or pg is None or not is_gang(pg) or not self._enabled():
+        if not name or pg is None or not is_gang(pg) or not self._enabled() or self._schedules_freely(pg):
             return None, 0.0
         getter = self.handle.pod_group_state
         st = getter(pod_info.namespace, name) if getter is not None else None

@@ -32,6 +32,7 @@ from typing import Any
 from apiserver import field
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList, Path
+from apiserver.registry.strategies import statefulset_scheduling_beta as beta
 from apiserver.registry.strategies.scheduling import drop_disabled_embedded_scheduling
 from apiserver.rest.strategy import StrategyContext
 from apiserver.workloadbuilder import (
@@ -103,8 +104,9 @@ def _structural(sched: Any, old_sched: Any) -> ErrorList:
     return dv.validate_embedded_scheduling(sched, SCHEDULING_PATH, old_sched)
 
 
-def _cross_field(sts: Obj, sched: Any) -> ErrorList:
-    """Layer 2: gang needs Parallel (OrderedReady is the default), and no user-set minCount."""
+def _cross_field(ctx: StrategyContext, sts: Obj, sched: Any) -> ErrorList:
+    """Layer 2: gang needs Parallel (OrderedReady is the default), and no user-set minCount
+    (gangplane's ``StatefulSetWorkloadUserMinCount``: a minCount within ``spec.replicas``)."""
     policy = sched.get("schedulingPolicy") if isinstance(sched, dict) else None
     gang = policy.get("gang") if isinstance(policy, dict) else None
     if gang is None:
@@ -113,12 +115,18 @@ def _cross_field(sts: Obj, sched: Any) -> ErrorList:
     if (_spec(sts).get("podManagementPolicy") or ORDERED_READY) != PARALLEL:
         errs.append(field.forbidden(GANG_PATH, GANG_REQUIRES_PARALLEL))
     if isinstance(gang, dict) and gang.get("minCount") is not None:
-        errs.append(field.forbidden(MIN_COUNT_PATH, MIN_COUNT_NOT_ALLOWED))
+        if beta.user_min_count_enabled(ctx.gates):
+            errs.extend(beta.min_count_errors(sts))
+        else:
+            errs.append(field.forbidden(MIN_COUNT_PATH, MIN_COUNT_NOT_ALLOWED))
     return errs
 
 
-def _partition(sts: Obj) -> ErrorList:
-    """Alpha: a positive partition cannot coexist with spec.scheduling (create and update)."""
+def _partition(ctx: StrategyContext, sts: Obj) -> ErrorList:
+    """Alpha: a positive partition cannot coexist with spec.scheduling (create and update);
+    gangplane's ``StatefulSetWorkloadPartition`` admits it (one PodGroup across revisions)."""
+    if beta.partition_enabled(ctx.gates):
+        return []
     strategy = _spec(sts).get("updateStrategy")
     rolling = strategy.get("rollingUpdate") if isinstance(strategy, dict) else None
     partition = rolling.get("partition") if isinstance(rolling, dict) else None
@@ -149,7 +157,7 @@ def validate_scheduling(ctx: StrategyContext, sts: Obj) -> ErrorList:
     errs = _structural(sched, None)
     if not isinstance(sched, dict):
         return errs
-    return [*errs, *_cross_field(sts, sched), *_partition(sts), *_semantic(ctx, sts, None)]
+    return [*errs, *_cross_field(ctx, sts, sched), *_partition(ctx, sts), *_semantic(ctx, sts, None)]
 
 
 def validate_scheduling_update(ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
@@ -157,21 +165,29 @@ def validate_scheduling_update(ctx: StrategyContext, new: Obj, old: Obj) -> Erro
 
     A changed value is also checked in full, so the user sees what else is wrong with it; an
     unchanged one is not re-validated (ratcheting). The partition rule always runs, because the
-    error belongs to the update that sets the partition.
+    error belongs to the update that sets the partition. With gangplane's
+    ``StatefulSetWorkloadUserMinCount`` only ``gang.minCount`` may change, and it is checked
+    against ``spec.replicas`` on every update (a scale too).
     """
     new_sched, old_sched = _scheduling(new), _scheduling(old)
+    user_min_count = beta.user_min_count_enabled(ctx.gates)
     errs: ErrorList = []
     if new_sched != old_sched:
-        errs.append(field.invalid(SCHEDULING_PATH, None, IMMUTABLE))
+        if user_min_count:
+            errs.extend(beta.update_rules(new_sched, old_sched))
+        else:
+            errs.append(field.invalid(SCHEDULING_PATH, None, IMMUTABLE))
     if new_sched is None:
         return errs
     if new_sched != old_sched:
         errs.extend(_structural(new_sched, old_sched))
         if isinstance(new_sched, dict):
-            errs.extend(_cross_field(new, new_sched))
+            errs.extend(_cross_field(ctx, new, new_sched))
             old_for_builder = old if isinstance(old_sched, dict) and _same_name(new, old) else None
             errs.extend(_semantic(ctx, new, old_for_builder))
-    errs.extend(_partition(new))
+    elif user_min_count:
+        errs.extend(beta.min_count_errors(new))
+    errs.extend(_partition(ctx, new))
     return errs
 
 
