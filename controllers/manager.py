@@ -37,7 +37,7 @@ from controllers.deployment import DeploymentController
 from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
 from controllers.job import JobController
-from controllers.job.scheduling import new_job_scheduling_hook
+from controllers.job.workload import new_scheduling_hook as new_job_scheduling_hook
 from controllers.metrics import controller_metrics
 from controllers.namespace import NamespaceController
 from controllers.nodeagent import node_agent_factory

@@ -1,7 +1,7 @@
 """Pure helpers shared by the controllers that compile a Workload and a PodGroup for their pods.
 
 The StatefulSet integration (KEP-6277, :mod:`controllers.statefulset.workload`) and the Job
-integration (KEP-5547, :mod:`controllers.job.scheduling`) discover their objects the same way and
+integration (KEP-5547, :mod:`controllers.job.workload`) discover their objects the same way and
 write the same few fields, so those decisions live here once:
 
 * discovery *by reference*, never by recomputing a name: a Workload through its

@@ -41,7 +41,7 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     from apiserver.client.interface import JOBS
     from controllers.fleet import parse_fleet
     from controllers.job import JobController
-    from controllers.job.scheduling import new_job_scheduling_hook
+    from controllers.job.workload import new_scheduling_hook as new_job_scheduling_hook
     from controllers.nodeagent import node_agent_factory
     from featuregates import WORKLOAD_WITH_JOB, FeatureGate
     from gangplane.controlplane import ControlPlane, ControlPlaneOptions

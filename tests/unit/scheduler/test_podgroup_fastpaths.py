@@ -14,7 +14,7 @@ from scheduler.cache import Cache, Snapshot
 from scheduler.nodeinfo import NOTHING, PodInfo, compile_selector
 from scheduler.podgroup_algorithm import _assumed
 from scheduler.testing import make_pod
-from tests.unit.test_scheduler_fastpaths import _spread_cluster
+from tests.unit.scheduler.test_scheduler_fastpaths import _spread_cluster
 
 RACK = "topology.kubernetes.io/rack"
 ZONE = "topology.kubernetes.io/zone"

@@ -40,14 +40,12 @@ from typing import TYPE_CHECKING, Any
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING
-from apiserver.client.informer import Informer
 from apiserver.client.interface import GVR, PODGROUPS, WORKLOADS
 from apiserver.meta import (
     annotations_of,
     controller_ref,
     is_being_deleted,
     is_controlled_by,
-    key_of,
     name_of,
     namespace_of,
     uid_of,
@@ -64,13 +62,14 @@ from controllers import workloadrefs as wr
 from controllers.base import Requeue
 from controllers.job import utils as ju
 from controllers.job.hooks import PodDecorator
+from controllers.workloadhook import WorkloadHookBase
 from featuregates import GENERIC_WORKLOAD, WORKLOAD_WITH_JOB, FeatureGate
 
 if TYPE_CHECKING:
     from apiserver.client.context import ComponentContext
     from controllers.job.controller import JobController
 
-log = logging.getLogger("gangplane.job.scheduling")
+log = logging.getLogger("gangplane.job.workload")
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -132,34 +131,28 @@ def _usable(obj: Obj, job: Obj) -> bool:
     return not is_being_deleted(obj) and not _left_over(obj, job)
 
 
-class JobWorkloadHook:
-    """The :class:`~controllers.job.hooks.JobSchedulingHook` for KEP-5547 (module docstring)."""
+class WorkloadSchedulingHook(WorkloadHookBase):
+    """The :class:`~controllers.job.hooks.JobSchedulingHook` for KEP-5547 (module docstring); its
+    informers, recently created objects and rediscovery are :class:`WorkloadHookBase`'s, as the
+    StatefulSet's hook's are."""
 
     def __init__(self, gates: FeatureGate, *, api_available: bool = True) -> None:
+        super().__init__()
         self.enabled = gates.enabled(WORKLOAD_WITH_JOB) and gates.enabled(GENERIC_WORKLOAD) and api_available
         self.gates = gates
         self.controller: JobController | None = None
-        self.workloads: Informer | None = None
-        self.pod_groups: Informer | None = None
-        #: objects created from a sync's response, by Job UID then object UID, until cached
-        self._created: dict[str, dict[str, Obj]] = {}
 
     # ------------------------------------------------------------------ hook protocol
     def attach(self, controller: JobController) -> None:
         self.controller = controller
         if not self.enabled:
             return
-        self.workloads = controller.informers.informer(WORKLOADS)
-        self.pod_groups = controller.informers.informer(PODGROUPS)
-        self.workloads.add_indexer(wr.WORKLOAD_BY_CONTROLLER, wr.workload_controller_index)
-        self.pod_groups.add_indexer(wr.POD_GROUP_BY_WORKLOAD, wr.pod_group_workload_index)
-        self.workloads.add_event_handler(
-            self._on_workload, lambda old, new: self._on_workload(new), self._on_workload
+        self._watch_workloads_and_pod_groups(
+            controller.informers,
+            (self._on_workload, lambda old, new: self._on_workload(new), self._on_workload),
+            (self._on_pod_group, lambda old, new: self._on_pod_group(new), self._on_pod_group),
         )
-        self.pod_groups.add_event_handler(
-            self._on_pod_group, lambda old, new: self._on_pod_group(new), self._on_pod_group
-        )
-        controller.jobs.add_event_handler(None, None, lambda job: self._created.pop(uid_of(job), None))
+        controller.jobs.add_event_handler(None, None, self._forget)
 
     def wants(self, job: Obj) -> bool:
         return self.enabled and management_mode(job) != NONE
@@ -246,32 +239,17 @@ class JobWorkloadHook:
         return await self._sync_pod_group_min_count(groups[0], wr.gang_min_count(template))
 
     # ------------------------------------------------------------------ discovery
-    def _recent(self, job: Obj, kind: str, informer: Informer) -> list[Obj]:
-        mine = self._created.get(uid_of(job)) or {}
-        out = []
-        for uid, obj in list(mine.items()):
-            if obj.get("kind") != kind:
-                continue
-            cached = informer.get(key_of(obj))
-            if cached is not None and uid_of(cached) == uid:
-                del mine[uid]
-                continue
-            out.append(obj)
-        return out
-
     def _workloads(self, job: Obj, key: str) -> list[Obj]:
         assert self.workloads is not None
         cached = self.workloads.by_index(wr.WORKLOAD_BY_CONTROLLER, key)
-        extra = [
-            o for o in self._recent(job, "Workload", self.workloads) if key in wr.workload_controller_index(o)
-        ]
+        extra = [o for o in self._recent(job, "Workload", cached) if key in wr.workload_controller_index(o)]
         seen: dict[str, Obj] = {uid_of(o): o for o in [*cached, *extra] if _usable(o, job)}
         return sorted(seen.values(), key=name_of)
 
     def _pod_groups(self, job: Obj, wl: Obj, template_name: str) -> list[Obj]:
         assert self.pod_groups is not None
         cached = self.pod_groups.by_index(wr.POD_GROUP_BY_WORKLOAD, f"{namespace_of(wl)}/{name_of(wl)}")
-        extra = self._recent(job, "PodGroup", self.pod_groups)
+        extra = self._recent(job, "PodGroup", cached)
         seen = {uid_of(o): o for o in [*cached, *extra] if self._pod_group_matches(o, job, wl, template_name)}
         return sorted(seen.values(), key=name_of)
 
@@ -288,8 +266,7 @@ class JobWorkloadHook:
 
     async def _rediscover(self, job: Obj, gvr: GVR, match: Any) -> list[Obj]:
         assert self.controller is not None
-        items = (await self.controller.client.list(gvr, namespace_of(job)))["items"]
-        return [o for o in items if match(o) and _usable(o, job)]
+        return await self._rediscover_live(self.controller.client, job, gvr, match, lambda o: _usable(o, job))
 
     # ------------------------------------------------------------------ creation
     def _compile(self, job: Obj) -> Obj:
@@ -300,9 +277,6 @@ class JobWorkloadHook:
                 job, FAILED_WORKLOAD_COMPILATION, f"Failed to compile Workload for Job {_ref(job)}: {e}"
             )
             raise
-
-    def _remember(self, job: Obj, obj: Obj) -> None:
-        self._created.setdefault(uid_of(job), {})[uid_of(obj)] = obj
 
     async def _create_workload(self, job: Obj, compiled: Obj) -> Obj:
         assert self.controller is not None
@@ -415,10 +389,12 @@ class JobWorkloadHook:
         self._enqueue_owner(pg)
 
 
-def new_job_scheduling_hook(ctx: ComponentContext) -> JobWorkloadHook:
+def new_scheduling_hook(ctx: ComponentContext) -> WorkloadSchedulingHook:
     """Called by :mod:`controllers.manager` for every Job controller it builds.
 
     ``ctx`` is the Job controller's context: its own gate view (a skew test can turn the feature
     off for the controller alone) and whether discovery lists Workloads and PodGroups.
     """
-    return JobWorkloadHook(ctx.gates, api_available=ctx.is_served(WORKLOADS) and ctx.is_served(PODGROUPS))
+    return WorkloadSchedulingHook(
+        ctx.gates, api_available=ctx.is_served(WORKLOADS) and ctx.is_served(PODGROUPS)
+    )

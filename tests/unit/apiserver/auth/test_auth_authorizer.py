@@ -9,7 +9,7 @@ from apiserver.api.users import ANONYMOUS, LOOPBACK, UserInfo
 from apiserver.auth.attributes import Attributes
 from apiserver.auth.authorizer import Authorization, Decision, forbidden
 from apiserver.auth.impersonation import impersonate, requests_from_headers
-from tests.unit.test_auth_rbac import POD_READER, SA, DictSource, binding, role
+from tests.unit.apiserver.auth.test_auth_rbac import POD_READER, SA, DictSource, binding, role
 
 BOB = UserInfo("bob", ("system:authenticated",))
 

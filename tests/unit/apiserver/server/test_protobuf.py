@@ -21,7 +21,7 @@ import pytest
 from apiserver.errors import StatusError
 from apiserver.server.protobuf import KINDS, SCHEMAS, decode_k8s_protobuf, is_protobuf
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "protobuf"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "protobuf"
 
 
 # --------------------------------------------------------------------------------------------------

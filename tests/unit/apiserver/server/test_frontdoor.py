@@ -123,7 +123,7 @@ def test_impersonation_replaces_the_identity_when_allowed() -> None:
 
 def test_rbac_authorization_refuses_with_kubes_forbidden() -> None:
     from apiserver.auth.authorizer import Authorization
-    from tests.unit.test_auth_rbac import DictSource
+    from tests.unit.apiserver.auth.test_auth_rbac import DictSource
 
     t = new_token()
     jane = UserInfo("jane", ("system:authenticated",))

@@ -412,7 +412,7 @@ YAML_CASES = [
 def _yaml_examples() -> list[bytes]:
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[4]
     out = []
     for path in sorted([*root.glob("examples/**/*.yaml"), *root.glob("tests/e2e/charts/**/*.yaml")]):
         out.extend(part for part in path.read_bytes().split(b"\n---") if b"{{" not in part)

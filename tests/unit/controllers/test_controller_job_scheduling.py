@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apiserver.meta import FakeClock
 from controllers.job.expectations import EXPECTATIONS_TIMEOUT, Expectations
-from controllers.job.scheduling import BOTH, NONE, POD_GROUP_ONLY, is_new_job, management_mode
+from controllers.job.workload import BOTH, NONE, POD_GROUP_ONLY, is_new_job, management_mode
 
 PARENT = {
     "apiVersion": "jobset.x-k8s.io/v1alpha2",
