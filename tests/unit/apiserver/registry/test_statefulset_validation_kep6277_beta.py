@@ -19,7 +19,7 @@ from apiserver.registry.strategies.statefulset_scheduling import (
 )
 from apiserver.workloadbuilder import new_builder
 from featuregates import STATEFULSET_WORKLOAD_PARTITION, STATEFULSET_WORKLOAD_USER_MIN_COUNT, FeatureGate
-from tests.unit.test_statefulset_validation_kep6277 import (
+from tests.unit.apiserver.registry.test_statefulset_validation_kep6277 import (
     BASIC,
     GANG,
     IMMUTABLE,
