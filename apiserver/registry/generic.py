@@ -940,6 +940,9 @@ class API:
         field_selector: str,
         opts: DeleteOptions | None = None,
     ) -> Obj:
+        if rd.namespaced and not ns:
+            # kube routes no delete-collection across namespaces: one call never empties them all
+            raise errors.not_routed()
         res = self.list(rd, ns, label_selector=label_selector, field_selector=field_selector)
         items = []
         for r in res.records:

@@ -47,6 +47,7 @@ from apiserver.server.metrics import APIServerMetrics
 from apiserver.server.negotiation import media_type as _media
 from apiserver.server.queryparams import parse_int64
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
+from apiserver.server.routes import check_routed
 from apiserver.server.warnings import warning_headers
 from apiserver.storage.interface import ADDED, BOOKMARK, Record
 
@@ -301,7 +302,10 @@ class APIApp:
             raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
         if not rd.namespaced and info.namespace:
             raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        if rd.namespaced and info.name and not info.namespace:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
         method = request.method
+        check_routed(method, info, rd)
         q = request.query_params
         verb = self._verb(method, info, q)
         started = time.perf_counter()

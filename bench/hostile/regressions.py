@@ -1,0 +1,58 @@
+"""Regression seeds: each request an attack on gangplane found wrong, with kube's answer.
+
+The suite's fuzz property (tests/e2e/test_fuzz.py) and ``gangplane bench fuzz`` send every one
+of these before their generated requests, so a defect once fixed stays fixed in both. Each seed
+names the issue item it comes from; its answer must have ``status``, and the run's usual checks
+still apply (no 5xx, no cut stream, reference objects unchanged: a ``DELETE /api/v1/configmaps``
+that emptied every namespace shows as damage even if its status were right).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.hostile import requests as rq
+
+
+@dataclass(frozen=True)
+class Seed:
+    """One regression request and the status kube answers it with."""
+
+    name: str
+    status: int
+    method: str
+    path: str
+    ctype: str = ""
+    body: bytes = b""
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+    #: a watch, read to its end (every such seed carries ``timeoutSeconds``)
+    stream: bool = False
+
+    def request(self, world: rq.World) -> rq.Request:
+        headers = rq._base_headers(world, self.ctype)
+        for name, value in self.headers:
+            rq._replace(headers, name, value)
+        return rq.Request(self.method, self.path, headers, self.body, "regression", stream=self.stream)
+
+
+def _all_namespaces(method: str, path: str) -> Seed:
+    ctype = rq.MERGE_PATCH if method == "PATCH" else rq.JSON
+    return Seed(f"n1-{method.lower()}-{path}", 405, method, path, ctype, b"{}")
+
+
+#: issue 25's defects, in its order
+SEEDS: tuple[Seed, ...] = (
+    # N1: kube routes only list and watch on an all-namespaces collection path
+    *(
+        _all_namespaces(m, p)
+        for p in (
+            "/api/v1/configmaps",
+            "/api/v1/pods",
+            "/apis/scheduling.k8s.io/v1beta1/podgroups",
+            "/apis/fuzz.example/v1/targets",
+        )
+        for m in ("DELETE", "POST", "PUT", "PATCH")
+    ),
+    Seed("n1-delete-status-subresource", 405, "DELETE", "/api/v1/namespaces/fuzz/pods/target/status"),
+    Seed("n1-get-finalize", 405, "GET", "/api/v1/namespaces/fuzz/finalize"),
+)
