@@ -9,6 +9,7 @@ that emptied every namespace shows as damage even if its status were right).
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 
 from bench.hostile import requests as rq
@@ -40,6 +41,17 @@ def _all_namespaces(method: str, path: str) -> Seed:
     return Seed(f"n1-{method.lower()}-{path}", 405, method, path, ctype, b"{}")
 
 
+def _token(raw: str) -> str:
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _continue(name: str, rv: str) -> Seed:
+    token = _token('{"v":"meta.k8s.io/v1","rv":' + rv + ',"start":"x"}')
+    return Seed(
+        f"n2-continue-rv-{name}", 400, "GET", f"/api/v1/namespaces/fuzz/configmaps?limit=1&continue={token}"
+    )
+
+
 #: issue 25's defects, in its order
 SEEDS: tuple[Seed, ...] = (
     # N1: kube routes only list and watch on an all-namespaces collection path
@@ -55,4 +67,9 @@ SEEDS: tuple[Seed, ...] = (
     ),
     Seed("n1-delete-status-subresource", 405, "DELETE", "/api/v1/namespaces/fuzz/pods/target/status"),
     Seed("n1-get-finalize", 405, "GET", "/api/v1/namespaces/fuzz/finalize"),
+    # N2: the continue token decoded with Go's types
+    _continue("over-uint64", "99999999999999999999"),
+    _continue("int64-max-plus-one", "9223372036854775808"),
+    _continue("float", "1.5"),
+    _continue("string", '"1"'),
 )
