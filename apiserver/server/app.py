@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 import orjson
@@ -147,7 +148,9 @@ class _Request(Request):
 
 
 def _bool(v: str | None) -> bool:
-    return (v or "").lower() in ("true", "1")
+    """A boolean query parameter as kube's parameter codec reads it (``Convert_Slice_string_To_bool``):
+    absent, ``0`` or ``false`` (any case) is false; anything else, the empty string included, true."""
+    return v is not None and v != "0" and v.lower() != "false"
 
 
 class APIApp:
@@ -655,7 +658,13 @@ class APIApp:
         sie = q.get("sendInitialEvents")
         allow_bookmarks = _bool(q.get("allowWatchBookmarks"))
         table = self._wants_table(request)
-        include_object = q.get("includeObject") or "Metadata"
+        include_object = "Metadata"
+        if table:
+            from apiserver.server import tables
+
+            # kube decodes the Table options before the watch starts: a bad one is a 400, not a
+            # stream that breaks at its first event
+            include_object = tables.include_object_param(q)
         try:
             watcher, initial, end_bookmark = self.api.watch(
                 rd,
@@ -748,43 +757,56 @@ class APIApp:
             # committed revisions): a watcher never sees a write, or a bookmark's revision, that a
             # crash of a --data-dir server could still take back.
             try:
-                await durable()
-                chunk: list[bytes] = []
-                for etype, rec in initial:
-                    chunk.append(encode(etype, rec))
-                    if len(chunk) >= 256:
-                        yield b"".join(chunk)
-                        chunk = []
-                if end_bookmark:
-                    chunk.append(bookmark(start_rv, end=True))
-                if chunk:
-                    yield b"".join(chunk)
-                elif not initial:
-                    yield b""
-                while True:
-                    wait = self.bookmark_interval
-                    if deadline is not None:
-                        left = deadline - loop_time()
-                        if left <= 0:
-                            return
-                        wait = min(wait, left)
-                    got = await watcher.wait(wait)
-                    if not got:
-                        if allow_bookmarks and not watcher.buffer:
-                            rv = self.api.store.rv
-                            await durable()
-                            yield bookmark(rv)
-                        continue
-                    events = watcher.drain()
-                    if events:
-                        await durable()
-                        yield b"".join([encode_item(item) for item in events])
-                    if watcher.closed and not watcher.buffer:
-                        return
+                async with aclosing(events()) as parts:
+                    async for part in parts:
+                        yield part
+            except errors.StatusError as e:
+                yield error_event(e)
+            except Exception as e:  # a stream that cannot go on says why, as kube's watch does
+                log.exception("watch of %s ended by an internal error", rd.plural)
+                yield error_event(errors.internal_error(str(e) or e.__class__.__name__))
             finally:
                 watcher.close()
                 self.metrics.longrunning.labels(**mlabels).dec()
                 self.metrics.watchers.labels(group=rd.group, version=rd.version, resource=rd.plural).dec()
+
+        def error_event(e: errors.StatusError) -> bytes:
+            return b'{"type":"ERROR","object":' + _status_bytes(e.status()) + b"}\n"
+
+        async def events() -> AsyncIterator[bytes]:
+            await durable()
+            chunk: list[bytes] = []
+            for etype, rec in initial:
+                chunk.append(encode(etype, rec))
+                if len(chunk) >= 256:
+                    yield b"".join(chunk)
+                    chunk = []
+            if end_bookmark:
+                chunk.append(bookmark(start_rv, end=True))
+            if chunk:
+                yield b"".join(chunk)
+            elif not initial:
+                yield b""
+            while True:
+                wait = self.bookmark_interval
+                if deadline is not None:
+                    left = deadline - loop_time()
+                    if left <= 0:
+                        return
+                    wait = min(wait, left)
+                got = await watcher.wait(wait)
+                if not got:
+                    if allow_bookmarks and not watcher.buffer:
+                        rv = self.api.store.rv
+                        await durable()
+                        yield bookmark(rv)
+                    continue
+                batch = watcher.drain()
+                if batch:
+                    await durable()
+                    yield b"".join([encode_item(item) for item in batch])
+                if watcher.closed and not watcher.buffer:
+                    return
 
         return StreamingResponse(stream(), media_type=JSON)
 

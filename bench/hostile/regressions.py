@@ -72,4 +72,20 @@ SEEDS: tuple[Seed, ...] = (
     _continue("int64-max-plus-one", "9223372036854775808"),
     _continue("float", "1.5"),
     _continue("string", '"1"'),
+    # N3: a Table watch's options judged before the stream; a stream ends with an ERROR event
+    Seed(
+        "n3-table-watch-bad-include-object",
+        400,
+        "GET",
+        "/api/v1/namespaces/fuzz/configmaps?watch=true&includeObject=x&timeoutSeconds=1",
+        headers=((b"Accept", b"application/json;as=Table;v=v1;g=meta.k8s.io"),),
+    ),
+    Seed(
+        "n3-table-watch-include-object-none",
+        200,
+        "GET",
+        "/api/v1/namespaces/fuzz/configmaps?watch=1&includeObject=None&timeoutSeconds=1",
+        headers=((b"Accept", b"application/json;as=Table;v=v1;g=meta.k8s.io"),),
+        stream=True,
+    ),
 )
