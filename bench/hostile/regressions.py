@@ -88,4 +88,22 @@ SEEDS: tuple[Seed, ...] = (
         headers=((b"Accept", b"application/json;as=Table;v=v1;g=meta.k8s.io"),),
         stream=True,
     ),
+    # N4: a CRD status write that would drop its stored versions is refused (kube's status strategy)
+    Seed(
+        "n4-crd-status-null",
+        422,
+        "PATCH",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/targets.fuzz.example/status",
+        rq.MERGE_PATCH,
+        b'{"status":null}',
+    ),
+    Seed(
+        "n4-crd-status-put-without-status",
+        422,
+        "PUT",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/targets.fuzz.example/status",
+        rq.JSON,
+        b'{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",'
+        b'"metadata":{"name":"targets.fuzz.example"}}',
+    ),
 )
