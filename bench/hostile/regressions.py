@@ -106,4 +106,21 @@ SEEDS: tuple[Seed, ...] = (
         b'{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",'
         b'"metadata":{"name":"targets.fuzz.example"}}',
     ),
+    # S1: a browser's cross-site write (no Content-Type, no preflight) is refused in every mode
+    Seed(
+        "s1-cross-site-post-without-content-type",
+        403,
+        "POST",
+        "/api/v1/namespaces/fuzz-ref/configmaps",
+        "",
+        b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cross-site"}}',
+        headers=((b"Origin", b"http://evil.example"), (b"Sec-Fetch-Site", b"cross-site")),
+    ),
+    Seed(
+        "s1-same-site-delete",
+        403,
+        "DELETE",
+        "/api/v1/namespaces/fuzz-ref/configmaps/fuzz-ref",
+        headers=((b"Sec-Fetch-Site", b"same-site"),),
+    ),
 )
