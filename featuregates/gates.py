@@ -17,6 +17,7 @@ DRA_WORKLOAD_RESOURCE_CLAIMS = "DRAWorkloadResourceClaims"
 TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
 COMPOSITE_POD_GROUP = "CompositePodGroup"
 POD_GROUP_PREEMPTION_POLICY = "PodGroupPreemptionPolicy"
+SCHEDULER_PRE_ENQUEUE_POD_STATUS = "SchedulerPreEnqueuePodStatus"
 
 
 class FeatureGateError(ValueError):
@@ -67,6 +68,11 @@ KNOWN_FEATURES: dict[str, FeatureSpec] = {
     ),
     POD_GROUP_PREEMPTION_POLICY: FeatureSpec(
         False, ALPHA, description="preemptionPolicy on PodGroups and their templates"
+    ),
+    SCHEDULER_PRE_ENQUEUE_POD_STATUS: FeatureSpec(
+        True,
+        BETA,
+        description="KEP-5501: a pod held at PreEnqueue reports NotReadyForScheduling (condition and Event)",
     ),
     "AllAlpha": FeatureSpec(False, ALPHA, description="turns on every alpha gate that is not set explicitly"),
     "AllBeta": FeatureSpec(False, BETA, description="turns on every beta gate that is not set explicitly"),
