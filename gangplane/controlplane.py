@@ -360,8 +360,10 @@ class ControlPlane:
 
     async def stop_http(self) -> None:
         if self._server is not None:
+            # open watches end first, so their connections close cleanly instead of being
+            # cancelled mid-response (uvicorn waits up to timeout_graceful_shutdown for them)
+            self.app.close_watches()
             self._server.should_exit = True
-            self._server.force_exit = True
             if self._server_task is not None:
                 with contextlib.suppress(Exception, asyncio.CancelledError):
                     await asyncio.wait_for(self._server_task, 5)

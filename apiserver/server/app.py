@@ -180,6 +180,10 @@ class APIApp:
         metrics.record_gates(api.gates)
         #: set when the server begins to stop: ``/readyz`` fails its ``shutdown`` check from then on
         self.shutting_down = False
+        #: the watches streaming now: ended cleanly when the HTTP server stops (:meth:`close_watches`)
+        self._open_watches: set[Any] = set()
+        #: the HTTP server is stopping: a request cancelled now is part of the stop, not an error
+        self._closing = False
         self.health = HealthChecks(api.store.check, lambda: self.shutting_down)
 
     def asgi(self) -> Any:
@@ -198,7 +202,22 @@ class APIApp:
             )
         else:
             resp = await self.handle(_Request(scope, receive))
-        await resp(scope, receive, send)
+        try:
+            await resp(scope, receive, send)
+        except asyncio.CancelledError:
+            if not self._closing:
+                raise
+            # the server is stopping and cancelled what was left of this response: not a failure
+            # of the request, so no "Exception in ASGI application" traceback
+
+    def close_watches(self) -> int:
+        """End every open watch stream cleanly (its last chunk is sent, the response completes),
+        as kube-apiserver ends watches when it shuts down; returns how many were open."""
+        self._closing = True
+        watches = list(self._open_watches)
+        for watcher in watches:
+            watcher.close()
+        return len(watches)
 
     # ------------------------------------------------------------------ entry
     async def handle(self, request: Request) -> Response:
@@ -686,6 +705,9 @@ class APIApp:
                 return StreamingResponse(one(), media_type=JSON)
             raise
         start_rv = self.api.store.rv
+        if self._closing:
+            watcher.close()
+        self._open_watches.add(watcher)
         batch_wakeups = getattr(self.api.store, "batch_wakeups", None)
         if batch_wakeups is not None:
             batch_wakeups(watcher)
@@ -767,6 +789,7 @@ class APIApp:
                 yield error_event(errors.internal_error(str(e) or e.__class__.__name__))
             finally:
                 watcher.close()
+                self._open_watches.discard(watcher)
                 self.metrics.longrunning.labels(**mlabels).dec()
                 self.metrics.watchers.labels(group=rd.group, version=rd.version, resource=rd.plural).dec()
 

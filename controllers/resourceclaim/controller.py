@@ -35,7 +35,7 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, Client
 from apiserver.meta import Clock, is_being_deleted, split_key
-from controllers.base import Controller
+from controllers.base import Controller, SyncFailed
 from controllers.metrics import ControllerMetrics
 from resourceclaims import claims as rc
 
@@ -199,7 +199,7 @@ class ResourceClaimController(Controller):
                 tpl = await self.client.get(RESOURCECLAIMTEMPLATES, tpl_name, ns)
             except errors.StatusError as e:
                 if e.code == 404:
-                    raise RuntimeError(f"resource claim template {tpl_name!r}: {e.message}") from e
+                    raise SyncFailed(f"resource claim template {tpl_name!r}: {e.message}") from e
                 raise
         tspec = tpl.get("spec") or {}
         tmeta = tspec.get("metadata") or {}
