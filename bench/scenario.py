@@ -32,6 +32,7 @@ WORKLOADS = {
     "dra": "bench.workloads.dra",
     "jobs": "bench.workloads.jobs",
     "fuzz": "bench.workloads.fuzz",
+    "big-list": "bench.workloads.big_list",
     "memory": "bench.workloads.memory",
     "memory-writes": "bench.workloads.memory_writes",
 }

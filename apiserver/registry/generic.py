@@ -278,7 +278,11 @@ class API:
         continue_: str = "",
         resource_version: str = "",
         resource_version_match: str = "",
+        present: bool = True,
     ) -> ListResult:
+        """``present`` False leaves the records as stored for a view kind (shared storage, custom
+        resource versions): the caller presents each with :meth:`present` as it writes it, so a
+        big list is converted chunk by chunk instead of all at once."""
         flt = self.make_filter(rd, label_selector, field_selector)
         start = None
         at_rv: int | None = None
@@ -321,9 +325,16 @@ class API:
                 raise errors.expired(CONTINUE_EXPIRED) from e
             raise errors.expired(f"too old resource version: {at_rv} ({self.store.rv})") from e
         token = continuetoken.encode(list_rv, f"{last[0]}/{last[1]}") if last is not None else ""
-        if rd.is_view:
-            recs = [Record(v, orjson.dumps(v), r.rv) for r in recs for v in [self._to_view(rd, r.copy())]]
+        if rd.is_view and present:
+            recs = [self.present(rd, r) for r in recs]
         return ListResult(recs, list_rv, token)
+
+    def present(self, rd: ResourceDef, rec: Record) -> Record:
+        """A stored record as ``rd``'s kind shows it (itself when ``rd`` is no view)."""
+        if not rd.is_view:
+            return rec
+        v = self._to_view(rd, rec.copy())
+        return Record(v, orjson.dumps(v), rec.rv)
 
     def watch(
         self,

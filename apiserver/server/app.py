@@ -64,6 +64,8 @@ PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 #: the methods served; HEAD is answered as GET without its body (the HTTP server drops it)
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 _ALLOW = "PATCH, PUT, HEAD, GET, POST, DELETE"
+#: how much of a LIST or of a watch's initial events is encoded before the event loop serves others
+LIST_CHUNK_BYTES = 1 << 20
 
 
 def version_info() -> dict[str, str]:
@@ -626,6 +628,7 @@ class APIApp:
         limit = parse_int64(q["limit"]) if q.get("limit") else 0
         if q.get("timeoutSeconds"):  # decoded with the rest of ListOptions, though a list has no timeout
             parse_int64(q["timeoutSeconds"])
+        table_version = self._wants_table(request)
         res = self.api.list(
             rd,
             info.namespace,
@@ -635,8 +638,8 @@ class APIApp:
             continue_=q.get("continue") or "",
             resource_version=q.get("resourceVersion") or "",
             resource_version_match=q.get("resourceVersionMatch") or "",
+            present=bool(table_version),
         )
-        table_version = self._wants_table(request)
         if table_version:
             from apiserver.server import tables
 
@@ -656,7 +659,7 @@ class APIApp:
         if res.continue_token:
             meta += b',"continue":"' + res.continue_token.encode() + b'"'
         meta += b"}"
-        body = (
+        head = (
             b'{"kind":"'
             + rd.list_kind.encode()
             + b'","apiVersion":"'
@@ -664,10 +667,32 @@ class APIApp:
             + b'","metadata":'
             + meta
             + b',"items":['
-            + b",".join(r.raw for r in res.records)
-            + b"]}"
         )
-        return Response(body, media_type=JSON)
+        records = res.records
+        if not rd.is_view and sum(len(r.raw) for r in records) <= LIST_CHUNK_BYTES:
+            return Response(head + b",".join(r.raw for r in records) + b"]}", media_type=JSON)
+        return StreamingResponse(self._list_chunks(rd, head, records), media_type=JSON)
+
+    async def _list_chunks(self, rd: ResourceDef, head: bytes, records: list[Record]) -> AsyncIterator[bytes]:
+        """A big LIST written item by item in chunks of about :data:`LIST_CHUNK_BYTES` (kube's
+        streaming list encoding, 1.33+): each chunk is presented and encoded, handed to the
+        transport, and the event loop serves other clients before the next one — memory is bounded
+        by the chunk, and no client waits for the whole list to be encoded."""
+        present = self.api.present
+        parts: list[bytes] = [head]
+        size = len(head)
+        sep = b""
+        for rec in records:
+            raw = present(rd, rec).raw
+            parts.append(sep + raw)
+            sep = b","
+            size += len(raw)
+            if size >= LIST_CHUNK_BYTES:
+                yield b"".join(parts)
+                parts, size = [], 0
+                await asyncio.sleep(0)
+        parts.append(b"]}")
+        yield b"".join(parts)
 
     async def _watch(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:
         q = request.query_params
@@ -799,11 +824,15 @@ class APIApp:
         async def events() -> AsyncIterator[bytes]:
             await durable()
             chunk: list[bytes] = []
+            size = 0
             for etype, rec in initial:
-                chunk.append(encode(etype, rec))
-                if len(chunk) >= 256:
+                line = encode(etype, rec)
+                chunk.append(line)
+                size += len(line)
+                if len(chunk) >= 256 or size >= LIST_CHUNK_BYTES:
                     yield b"".join(chunk)
-                    chunk = []
+                    chunk, size = [], 0
+                    await asyncio.sleep(0)  # as a big LIST: other clients go between chunks
             if end_bookmark:
                 chunk.append(bookmark(start_rv, end=True))
             if chunk:
