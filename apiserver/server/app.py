@@ -669,8 +669,9 @@ class APIApp:
             + b',"items":['
         )
         records = res.records
-        if not rd.is_view and sum(len(r.raw) for r in records) <= LIST_CHUNK_BYTES:
-            return Response(head + b",".join(r.raw for r in records) + b"]}", media_type=JSON)
+        if sum(len(r.raw) for r in records) <= LIST_CHUNK_BYTES:  # small: one body, as before
+            present = self.api.present
+            return Response(head + b",".join(present(rd, r).raw for r in records) + b"]}", media_type=JSON)
         return StreamingResponse(self._list_chunks(rd, head, records), media_type=JSON)
 
     async def _list_chunks(self, rd: ResourceDef, head: bytes, records: list[Record]) -> AsyncIterator[bytes]:
