@@ -132,6 +132,14 @@ def method_not_allowed(verb: str, resource: str, group: str = "") -> StatusError
     )
 
 
+def not_routed() -> StatusError:
+    """kube's answer to a method no route serves on a path that exists (go-restful's 405, rendered
+    by the generic server's service error handler: a Status with empty details)."""
+    return StatusError(
+        405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}
+    )
+
+
 def gone(message: str) -> StatusError:
     return StatusError(410, "Gone", message)
 

@@ -33,6 +33,8 @@ WORKLOADS = {
     "dra": "bench.workloads.dra",
     "jobs": "bench.workloads.jobs",
     "fuzz": "bench.workloads.fuzz",
+    "big-list": "bench.workloads.big_list",
+    "idle-watches": "bench.workloads.idle_watches",
     "memory": "bench.workloads.memory",
     "memory-writes": "bench.workloads.memory_writes",
 }

@@ -9,7 +9,8 @@ owns everything else:
   acts on a partial view, like ``WaitForNamedCacheSync``), then starts the workers;
 * ``stop`` shuts the queue down, cancels the workers mid-sync (a crash, as far as the API is
   concerned) and stops the informers — a restarted controller begins from a fresh list;
-* a ``sync`` that raises never kills a worker: the error is logged, counted in
+* a ``sync`` that raises never kills a worker: the error is logged once per cause and key, then
+  with backoff (:mod:`controllers.errorlog`), counted in
   ``controller_sync_errors_total{controller}`` and the key is requeued with exponential backoff;
   a successful sync forgets the key's failures (client-go's ``processNextWorkItem``);
 * :class:`Requeue` asks for another pass without counting an error (waiting on another actor).
@@ -29,6 +30,7 @@ from apiserver.client.informer import Informer, InformerFactory
 from apiserver.client.interface import Client
 from apiserver.client.workqueue import ShutDown, WorkQueue
 from apiserver.meta import Clock
+from controllers.errorlog import SyncErrorLog
 from controllers.metrics import ControllerMetrics
 
 log = logging.getLogger("gangplane.controllers")
@@ -57,6 +59,11 @@ class Requeue(Exception):  # noqa: N818 - a control-flow signal, not an error
     def __init__(self, reason: str = "", after: float | None = None) -> None:
         super().__init__(reason)
         self.after = after
+
+
+class SyncFailed(Exception):  # noqa: N818 - reads as what happened
+    """A failure ``sync`` expects and explains in its message (a missing referenced object): logged
+    once per cause without a traceback, retried with backoff."""
 
 
 class Controller:
@@ -94,6 +101,7 @@ class Controller:
         if workers is not None:
             self.workers = workers
         self.queue: WorkQueue[Any] = WorkQueue(self.name.replace("-", "_"), max_delay=self.max_backoff)
+        self.error_log = SyncErrorLog(log, self.name)
         self._tasks: list[asyncio.Task[None]] = []
         self._running = 0
         self._progress = asyncio.Event()
@@ -224,19 +232,16 @@ class Controller:
             if errors.is_conflict(e) or errors.is_already_exists(e):
                 # Stale cache or a concurrent writer: expected, the next pass sees the news.
                 log.info("%s: sync %s: %s (will retry)", self.name, key, e)
-            elif isinstance(e, errors.StatusError):
-                log.warning(
-                    "%s: sync %s failed: %s",
-                    self.name,
-                    key,
-                    e.message,
-                    exc_info=log.isEnabledFor(logging.DEBUG),
-                )
+            elif isinstance(e, (errors.StatusError, SyncFailed)):
+                message = e.message if isinstance(e, errors.StatusError) else str(e)
+                self.error_log.failed(key, message, traceback=log.isEnabledFor(logging.DEBUG))
             else:
-                log.exception("%s: sync %s failed", self.name, key)
+                cause = f"{e.__class__.__name__}: {e}" if str(e) else e.__class__.__name__
+                self.error_log.failed(key, cause, traceback=True, level=logging.ERROR)
             self.queue.add_rate_limited(key)
         else:
             self.queue.forget(key)
+            self.error_log.forget(key)
         finally:
             if self.metrics is not None:
                 self.metrics.syncs.labels(self.name).inc()

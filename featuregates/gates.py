@@ -17,6 +17,7 @@ DRA_WORKLOAD_RESOURCE_CLAIMS = "DRAWorkloadResourceClaims"
 TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
 COMPOSITE_POD_GROUP = "CompositePodGroup"
 POD_GROUP_PREEMPTION_POLICY = "PodGroupPreemptionPolicy"
+SCHEDULER_PRE_ENQUEUE_POD_STATUS = "SchedulerPreEnqueuePodStatus"
 
 # gangplane's own gates for the open questions of KEP-6277's Beta (docs/kep-6277-beta.md) and
 # the KEP-6413 proposal: none of them exists upstream. They register as ALPHA so that
@@ -140,6 +141,11 @@ KNOWN_FEATURES: dict[str, FeatureSpec] = {
         description="scheduler: once a gang was satisfied, replacement members schedule one by one "
         "(off: they must reach minCount again, as 1.37)",
         proposal=KEP_6413_PROPOSAL,
+    ),
+    SCHEDULER_PRE_ENQUEUE_POD_STATUS: FeatureSpec(
+        True,
+        BETA,
+        description="KEP-5501: a pod held at PreEnqueue reports NotReadyForScheduling (condition and Event)",
     ),
     "AllAlpha": FeatureSpec(False, ALPHA, description="turns on every alpha gate that is not set explicitly"),
     "AllBeta": FeatureSpec(False, BETA, description="turns on every beta gate that is not set explicitly"),

@@ -189,6 +189,15 @@ def _parser() -> argparse.ArgumentParser:
         "the kubeconfig, is required for everything but /healthz, /livez, /readyz and /version",
     )
     s.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin (scheme://host[:port]) whose pages may write to the API, e.g. a UI served "
+        "elsewhere; repeatable. Without it a browser's cross-site write (Sec-Fetch-Site cross-site or "
+        "same-site, or a foreign Origin) is refused with 403 in every mode (gangplane's guard; docs/auth.md)",
+    )
+    s.add_argument(
         "--authorization-mode",
         default="AlwaysAllow",
         choices=["AlwaysAllow", "RBAC"],
@@ -447,6 +456,7 @@ async def _serve(
     components: list[str],
 ) -> int:
     from apiserver.registry.builtin import StrategyModuleError
+    from apiserver.server.crossorigin import CrossOriginGuard
     from apiserver.storage.options import open_storage, parse_duration
     from controllers.fleet import load_fleet
     from gangplane.controlplane import ControlPlane, ControlPlaneOptions, default_components, tune_gc
@@ -455,6 +465,11 @@ async def _serve(
         event_ttl = 0.0 if args.event_ttl.strip() in ("0", "0s") else parse_duration(args.event_ttl)
     except ValueError as e:
         print(f"gangplane: invalid --event-ttl: {e}", file=sys.stderr)
+        return 2
+    try:
+        guard = CrossOriginGuard(args.allow_origin)
+    except ValueError as e:
+        print(f"gangplane: {e}", file=sys.stderr)
         return 2
     try:
         storage = open_storage(storage_options(args))
@@ -507,7 +522,7 @@ async def _serve(
 
     kubeconfig = Path(args.kubeconfig).resolve()
     token = new_token()
-    policy = FrontDoorPolicy([static_tokens({token: ADMIN})], anonymous=args.anonymous)
+    policy = FrontDoorPolicy([static_tokens({token: ADMIN})], anonymous=args.anonymous, cross_origin=guard)
     tls = None
     if not args.tls and not args.anonymous:
         print(

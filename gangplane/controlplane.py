@@ -44,6 +44,7 @@ from apiserver.registry.generic import GenericStore
 from apiserver.server.app import APIApp, status_response
 from apiserver.server.discovery import api_resource_list
 from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
+from apiserver.server.heaptrim import HeapTrimmer
 from apiserver.server.instance import build_api, new_metrics_registry, publish_apiserver_endpoint
 from apiserver.server.localclient import LocalClient, ReadOnlyObjects
 from apiserver.storage.interface import Storage
@@ -133,6 +134,9 @@ class ControlPlane:
         self.electors: dict[str, LeaderElector] = {}
         self._server: _Server | None = None
         self._server_task: asyncio.Task[None] | None = None
+        self._trim_task: asyncio.Task[None] | None = None
+        #: returns freed heap to the system after connections close (set by serve_http)
+        self.heap_trimmer: HeapTrimmer | None = None
         self._storage_started = False
         #: expires Events (``options.event_ttl``) while the storage runs
         self.event_expiry: EventExpiry | None = None
@@ -348,6 +352,9 @@ class ControlPlane:
         )
         self._server = _Server(config)
         self._server_task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        server = self._server
+        self.heap_trimmer = HeapTrimmer(lambda: len(server.server_state.connections))
+        self._trim_task = asyncio.create_task(self.heap_trimmer.run(), name="heap-trim")
         while not self._server.started:
             if self._server_task.done():
                 self._server_task.result()
@@ -359,9 +366,16 @@ class ControlPlane:
         return self.url
 
     async def stop_http(self) -> None:
+        if self._trim_task is not None:
+            self._trim_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._trim_task
+            self._trim_task = None
         if self._server is not None:
+            # open watches end first, so their connections close cleanly instead of being
+            # cancelled mid-response (uvicorn waits up to timeout_graceful_shutdown for them)
+            self.app.close_watches()
             self._server.should_exit = True
-            self._server.force_exit = True
             if self._server_task is not None:
                 with contextlib.suppress(Exception, asyncio.CancelledError):
                     await asyncio.wait_for(self._server_task, 5)

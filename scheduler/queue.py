@@ -382,6 +382,28 @@ class SchedulingQueue:
             for other in self._held_by_pre_enqueue(key):
                 self._move_to_active(other)
 
+    def reevaluate_held(self) -> int:
+        """Re-run PreEnqueue for every pod a PreEnqueue plugin holds (scheduling gates aside).
+
+        Called once the informers have synced (after a start or a regained Lease): the initial
+        list delivers a group's pending and bound members in name order, so a pending member
+        may have been held before its bound siblings were known. Its release must not depend on
+        an event that happened before the scheduler was looking. Returns how many moved.
+        """
+        moved = 0
+        for q in list(self._unschedulable.values()):
+            if q.gated and SCHEDULING_GATES not in q.unschedulable_plugins and self._move_to_active(q):
+                moved += 1
+        return moved
+
+    def held_pods(self) -> list[QueuedPodInfo]:
+        """The pods PreEnqueue holds (scheduling gates aside: the API server reports those)."""
+        return [
+            q
+            for q in self._unschedulable.values()
+            if q.gated and q.gating_status is not None and SCHEDULING_GATES not in q.unschedulable_plugins
+        ]
+
     def pod_group_changed(self, key: str, requeue_rejected: bool = False) -> int:
         """The PodGroup appeared or changed: re-run PreEnqueue for its held members.
 

@@ -61,6 +61,7 @@ from apiserver.meta import Clock, rfc3339
 from featuregates import (
     GENERIC_WORKLOAD,
     POD_GROUP_RUNTIME_SATISFACTION,
+    SCHEDULER_PRE_ENQUEUE_POD_STATUS,
     TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
     FeatureGate,
 )
@@ -102,6 +103,7 @@ from scheduler.podstatus import (
     new_condition,
     patch_pod_status,
 )
+from scheduler.preenqueue_status import REASON_NOT_READY_FOR_SCHEDULING, HeldPodReports
 from scheduler.queue import QueuedPodInfo, SchedulingQueue
 from scheduler.schedule_one_podgroup import PodGroupCycle
 from scheduler.status import Code, Status
@@ -209,6 +211,10 @@ class Scheduler(PodGroupCycle):
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
         self.cycles = 0
+        #: KEP-5501: held pods whose wait is reported (None with the gate off)
+        self.held_reports: HeldPodReports | None = (
+            HeldPodReports() if self.gates.enabled(SCHEDULER_PRE_ENQUEUE_POD_STATUS) else None
+        )
 
     # ------------------------------------------------------------------ wiring
 
@@ -369,6 +375,9 @@ class Scheduler(PodGroupCycle):
         await asyncio.gather(*(inf.wait_for_sync() for inf in first))
         self.informers.start()
         await self.informers.wait_for_sync()
+        # the caches are whole now: a pod held while its siblings were still being listed (a
+        # bound member later in name order) is judged again, not left to an event already past
+        self.queue.reevaluate_held()
         self._loop_task = asyncio.create_task(self._run(), name="scheduler-loop")
         self._periodic_task = asyncio.create_task(self._periodic(), name="scheduler-periodic")
         if self.satisfaction is not None:
@@ -456,11 +465,42 @@ class Scheduler(PodGroupCycle):
                 if ticks % leftover_every == 0:
                     self.queue.flush_unschedulable_leftover()
                 self.cache.cleanup_assumed_pods()
+                self._report_held_pods()
                 self.metrics.set_pending(self.queue.pending_pods())
                 if self.pod_groups_enabled:
                     self.metrics.set_pending_pod_groups(self.queue.pending_pod_groups())
             except Exception:
                 log.exception("scheduler periodic work failed")
+
+    def _report_held_pods(self) -> None:
+        """KEP-5501: patch ``NotReadyForScheduling`` on pods held long enough, with an Event."""
+        if self.held_reports is None:
+            return
+        held = [
+            (q.uid, q.pod, q.gating_status.message())
+            for q in self.queue.held_pods()
+            if q.gating_status is not None
+        ]
+        for pod, message in self.held_reports.due(self.clock.monotonic(), held):
+            self._spawn(self._report_held_pod(pod, message))
+
+    async def _report_held_pod(self, pod: Obj, message: str) -> None:
+        meta = pod.get("metadata") or {}
+        cached = self.pods.get_by_name(meta.get("namespace", ""), meta.get("name", ""))
+        if cached is None or assigned(cached) or (cached.get("metadata") or {}).get("uid") != meta.get("uid"):
+            return
+        self._record_event(cached, NORMAL, REASON_NOT_READY_FOR_SCHEDULING, "Scheduling", message)
+        gen = (cached.get("metadata") or {}).get("generation")
+        cond = new_condition(
+            POD_SCHEDULED, "False", REASON_NOT_READY_FOR_SCHEDULING, message, rfc3339(self.clock.now()), gen
+        )
+        try:
+            await patch_pod_status(self.client, cached, cond)
+        except errors.StatusError as e:
+            if e.code != 404:
+                log.warning(
+                    "could not update pod %s/%s: %s", meta.get("namespace"), meta.get("name"), e.message
+                )
 
     # ------------------------------------------------------------------ scheduleOne
 

@@ -23,7 +23,13 @@ import logging
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.apiextensions import CLEANUP_FINALIZER, CRD_KIND, CRD_PLURAL, GROUP, VERSION
-from apiserver.apiextensions.strategy import CRDStrategy, CustomResourceStrategy, ServingState, set_condition
+from apiserver.apiextensions.strategy import (
+    CRDStrategy,
+    CustomResourceStrategy,
+    ServingState,
+    record_storage_version,
+    set_condition,
+)
 from apiserver.meta import rfc3339
 from apiserver.registry.generic import DeleteOptions, GenericStore, WriteOptions
 from apiserver.rest.resources import ResourceDef, Subresource
@@ -60,6 +66,23 @@ def _names(crd: Obj) -> Obj:
 
 def _accepted(crd: Obj) -> Obj:
     return (crd.get("status") or {}).get("acceptedNames") or {}
+
+
+def _complete_status(crd: Obj) -> None:
+    """Read a status the API accepted as kube's Go types read it: a missing or null ``status``,
+    ``acceptedNames`` or ``conditions`` is the zero value, which the naming and establishing
+    steps then rebuild (kube's controllers see the zero struct, never a missing key)."""
+    status = crd.get("status")
+    if not isinstance(status, dict):
+        status = crd["status"] = {}
+    if not isinstance(status.get("acceptedNames"), dict):
+        status["acceptedNames"] = {"plural": "", "kind": ""}
+    if not isinstance(status.get("conditions"), list):
+        status.pop("conditions", None)
+    if not status.get("storedVersions"):
+        # only a store written before status writes kept them (the API now refuses their loss):
+        # the storage version is where the objects are, as the CRD's create recorded it
+        record_storage_version(crd)
 
 
 def _condition(crd: Obj, ctype: str) -> str:
@@ -123,6 +146,7 @@ class CustomResourceServing:
             return
         state = self.states.setdefault(name, ServingState(name))
         status_before = copy.deepcopy(crd.get("status"))
+        _complete_status(crd)
         now = rfc3339(self.api.clock.now())
         self._naming(crd, now)
         self._establishing(crd, now)

@@ -88,7 +88,7 @@ def validate_crd_status(crd: Obj) -> ErrorList:
     accepted = status.get("acceptedNames")
     if isinstance(accepted, dict) and accepted:
         errs.extend(validate_names(accepted, new_path("status", "acceptedNames"), require=False))
-    errs.extend(_stored_versions(crd))
+    errs.extend(_stored_versions(crd, complete=True))
     return errs
 
 
@@ -304,10 +304,25 @@ def _conversion(conv: Obj, path: Path) -> ErrorList:
     return [fe.not_supported(path.child("strategy"), strategy, ["None", "Webhook"])]
 
 
-def _stored_versions(crd: Obj) -> ErrorList:
+def _stored_versions(crd: Obj, complete: bool = False) -> ErrorList:
+    """``status.storedVersions`` name only versions of the spec; ``complete`` (a status write, as
+    kube's ``ValidateUpdateCustomResourceDefinitionStatus``): it also keeps at least one entry and
+    the storage version, so no status write leaves the CRD without the versions its objects are
+    stored in (``{"status": null}`` is a 422, not a CRD its controller cannot read)."""
     errs: ErrorList = []
-    stored = _l(_d(crd.get("status")).get("storedVersions"))
-    names = {_d(v).get("name") for v in _l(_d(crd.get("spec")).get("versions"))}
+    raw = _d(crd.get("status")).get("storedVersions")
+    stored = _l(raw)
+    versions = [_d(v) for v in _l(_d(crd.get("spec")).get("versions"))]
+    names = {v.get("name") for v in versions}
+    path = new_path("status", "storedVersions")
+    if complete:
+        if not stored:
+            return [
+                fe.invalid(path, raw if raw is not None else None, "must have at least one stored version")
+            ]
+        for v in versions:
+            if v.get("storage") is True and v.get("name") not in stored:
+                errs.append(fe.invalid(path, stored, f"must have the storage version {v.get('name')}"))
     for i, v in enumerate(stored):
         if v not in names:
             errs.append(

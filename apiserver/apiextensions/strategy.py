@@ -44,7 +44,7 @@ def default_crd(crd: Obj) -> None:
             v.setdefault("storage", False)
 
 
-def _record_storage_version(crd: Obj) -> None:
+def record_storage_version(crd: Obj) -> None:
     """The storage version joins ``status.storedVersions`` (kube's CRD PrepareForCreate/Update)."""
     stored = crd.setdefault("status", {}).setdefault("storedVersions", [])
     for v in (crd.get("spec") or {}).get("versions") or ():
@@ -88,12 +88,12 @@ class CRDStrategy(Strategy):
 
     def prepare_for_create(self, ctx: StrategyContext, obj: Obj) -> None:
         obj["status"] = {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": []}
-        _record_storage_version(obj)
+        record_storage_version(obj)
 
     def prepare_for_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> None:
         super().prepare_for_update(ctx, new, old)
         new["status"] = copy.deepcopy(new.get("status") or {})
-        _record_storage_version(new)
+        record_storage_version(new)
 
     def holds_deletion(self, obj: Obj) -> bool:
         """A delete of a CRD not yet being deleted is held: its custom resources go first."""

@@ -8,7 +8,6 @@ which makes each request atomic with respect to the store and to watch registrat
 
 from __future__ import annotations
 
-import base64
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
 from apiserver.patch.limits import check_patch_result
 from apiserver.patch.typecheck import check_apply_types, check_kind_types
+from apiserver.registry import continuetoken
 from apiserver.rest.resources import Registry, ResourceDef
 from apiserver.rest.strategy import StrategyContext
 from apiserver.storage.cache import Watcher
@@ -96,26 +96,6 @@ class ListResult:
     resource_version: int
     continue_token: str
     remaining: int | None = None
-
-
-def _encode_continue(rv: int, key: tuple[str, str]) -> str:
-    payload = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{key[0]}/{key[1]}"})
-    return base64.urlsafe_b64encode(payload).decode().rstrip("=")
-
-
-def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
-    try:
-        pad = "=" * (-len(token) % 4)
-        data = orjson.loads(base64.urlsafe_b64decode(token + pad))
-        rv = int(data["rv"])
-        ns, _, name = str(data["start"]).rpartition("/")
-        if data.get("v") != "meta.k8s.io/v1" or rv <= 0:
-            raise ValueError
-        return rv, (ns, name)
-    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as e:
-        raise errors.bad_request(
-            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
-        ) from e
 
 
 CONTINUE_EXPIRED = (
@@ -303,14 +283,20 @@ class GenericStore:
         continue_: str = "",
         resource_version: str = "",
         resource_version_match: str = "",
+        present: bool = True,
     ) -> ListResult:
+        """``present`` False leaves the records as stored for a view kind (shared storage, custom
+        resource versions): the caller presents each with :meth:`present` as it writes it, so a
+        big list is converted chunk by chunk instead of all at once."""
         flt = self.make_filter(rd, label_selector, field_selector)
         start = None
         at_rv: int | None = None
         if continue_:
+            at_rv, start = continuetoken.decode(continue_)  # kube decodes before it checks the rest
             if resource_version and resource_version != "0":
                 raise errors.bad_request("specifying resource version is not allowed when using continue")
-            at_rv, start = _decode_continue(continue_)
+            if at_rv is not None and at_rv > self.store.rv:
+                raise errors.timeout(f"Too large resource version: {at_rv}, current: {self.store.rv}")
         elif resource_version_match:
             if resource_version_match not in ("NotOlderThan", "Exact"):
                 raise errors.bad_request(
@@ -343,10 +329,17 @@ class GenericStore:
             if continue_:
                 raise errors.expired(CONTINUE_EXPIRED) from e
             raise errors.expired(f"too old resource version: {at_rv} ({self.store.rv})") from e
-        token = _encode_continue(list_rv, last) if last is not None else ""
-        if rd.is_view:
-            recs = [Record(v, orjson.dumps(v), r.rv) for r in recs for v in [self._to_view(rd, r.copy())]]
+        token = continuetoken.encode(list_rv, f"{last[0]}/{last[1]}") if last is not None else ""
+        if rd.is_view and present:
+            recs = [self.present(rd, r) for r in recs]
         return ListResult(recs, list_rv, token)
+
+    def present(self, rd: ResourceDef, rec: Record) -> Record:
+        """A stored record as ``rd``'s kind shows it (itself when ``rd`` is no view)."""
+        if not rd.is_view:
+            return rec
+        v = self._to_view(rd, rec.copy())
+        return Record(v, orjson.dumps(v), rec.rv)
 
     def watch(
         self,
@@ -945,6 +938,9 @@ class GenericStore:
         field_selector: str,
         opts: DeleteOptions | None = None,
     ) -> Obj:
+        if rd.namespaced and not ns:
+            # kube routes no delete-collection across namespaces: one call never empties them all
+            raise errors.not_routed()
         res = self.list(rd, ns, label_selector=label_selector, field_selector=field_selector)
         items = []
         for r in res.records:

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 import orjson
@@ -47,6 +48,7 @@ from apiserver.server.metrics import APIServerMetrics, WithoutCreated
 from apiserver.server.negotiation import media_type as _media
 from apiserver.server.queryparams import parse_int64
 from apiserver.server.requestinfo import RequestInfo, parse_resource_path
+from apiserver.server.routes import check_routed
 from apiserver.server.warnings import warning_headers
 from apiserver.storage.interface import ADDED, BOOKMARK, Record
 
@@ -62,6 +64,8 @@ PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 #: the methods served; HEAD is answered as GET without its body (the HTTP server drops it)
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 _ALLOW = "PATCH, PUT, HEAD, GET, POST, DELETE"
+#: how much of a LIST or of a watch's initial events is encoded before the event loop serves others
+LIST_CHUNK_BYTES = 1 << 20
 
 
 def version_info() -> dict[str, str]:
@@ -146,7 +150,9 @@ class _Request(Request):
 
 
 def _bool(v: str | None) -> bool:
-    return (v or "").lower() in ("true", "1")
+    """A boolean query parameter as kube's parameter codec reads it (``Convert_Slice_string_To_bool``):
+    absent, ``0`` or ``false`` (any case) is false; anything else, the empty string included, true."""
+    return v is not None and v != "0" and v.lower() != "false"
 
 
 class APIApp:
@@ -176,6 +182,10 @@ class APIApp:
         metrics.record_gates(api.gates)
         #: set when the server begins to stop: ``/readyz`` fails its ``shutdown`` check from then on
         self.shutting_down = False
+        #: the watches streaming now: ended cleanly when the HTTP server stops (:meth:`close_watches`)
+        self._open_watches: set[Any] = set()
+        #: the HTTP server is stopping: a request cancelled now is part of the stop, not an error
+        self._closing = False
         self.health = HealthChecks(api.store.check, lambda: self.shutting_down)
 
     def asgi(self) -> Any:
@@ -194,7 +204,22 @@ class APIApp:
             )
         else:
             resp = await self.handle(_Request(scope, receive))
-        await resp(scope, receive, send)
+        try:
+            await resp(scope, receive, send)
+        except asyncio.CancelledError:
+            if not self._closing:
+                raise
+            # the server is stopping and cancelled what was left of this response: not a failure
+            # of the request, so no "Exception in ASGI application" traceback
+
+    def close_watches(self) -> int:
+        """End every open watch stream cleanly (its last chunk is sent, the response completes),
+        as kube-apiserver ends watches when it shuts down; returns how many were open."""
+        self._closing = True
+        watches = list(self._open_watches)
+        for watcher in watches:
+            watcher.close()
+        return len(watches)
 
     # ------------------------------------------------------------------ entry
     async def handle(self, request: Request) -> Response:
@@ -304,7 +329,10 @@ class APIApp:
             raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
         if not rd.namespaced and info.namespace:
             raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        if rd.namespaced and info.name and not info.namespace:
+            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
         method = request.method
+        check_routed(method, info, rd)
         q = request.query_params
         verb = self._verb(method, info, q)
         started = time.perf_counter()
@@ -603,6 +631,7 @@ class APIApp:
         limit = parse_int64(q["limit"]) if q.get("limit") else 0
         if q.get("timeoutSeconds"):  # decoded with the rest of ListOptions, though a list has no timeout
             parse_int64(q["timeoutSeconds"])
+        table_version = self._wants_table(request)
         res = self.api.list(
             rd,
             info.namespace,
@@ -612,8 +641,8 @@ class APIApp:
             continue_=q.get("continue") or "",
             resource_version=q.get("resourceVersion") or "",
             resource_version_match=q.get("resourceVersionMatch") or "",
+            present=bool(table_version),
         )
-        table_version = self._wants_table(request)
         if table_version:
             from apiserver.server import tables
 
@@ -633,7 +662,7 @@ class APIApp:
         if res.continue_token:
             meta += b',"continue":"' + res.continue_token.encode() + b'"'
         meta += b"}"
-        body = (
+        head = (
             b'{"kind":"'
             + rd.list_kind.encode()
             + b'","apiVersion":"'
@@ -641,10 +670,33 @@ class APIApp:
             + b'","metadata":'
             + meta
             + b',"items":['
-            + b",".join(r.raw for r in res.records)
-            + b"]}"
         )
-        return Response(body, media_type=JSON)
+        records = res.records
+        if sum(len(r.raw) for r in records) <= LIST_CHUNK_BYTES:  # small: one body, as before
+            present = self.api.present
+            return Response(head + b",".join(present(rd, r).raw for r in records) + b"]}", media_type=JSON)
+        return StreamingResponse(self._list_chunks(rd, head, records), media_type=JSON)
+
+    async def _list_chunks(self, rd: ResourceDef, head: bytes, records: list[Record]) -> AsyncIterator[bytes]:
+        """A big LIST written item by item in chunks of about :data:`LIST_CHUNK_BYTES` (kube's
+        streaming list encoding, 1.33+): each chunk is presented and encoded, handed to the
+        transport, and the event loop serves other clients before the next one — memory is bounded
+        by the chunk, and no client waits for the whole list to be encoded."""
+        present = self.api.present
+        parts: list[bytes] = [head]
+        size = len(head)
+        sep = b""
+        for rec in records:
+            raw = present(rd, rec).raw
+            parts.append(sep + raw)
+            sep = b","
+            size += len(raw)
+            if size >= LIST_CHUNK_BYTES:
+                yield b"".join(parts)
+                parts, size = [], 0
+                await asyncio.sleep(0)
+        parts.append(b"]}")
+        yield b"".join(parts)
 
     async def _watch(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:
         q = request.query_params
@@ -654,7 +706,13 @@ class APIApp:
         sie = q.get("sendInitialEvents")
         allow_bookmarks = _bool(q.get("allowWatchBookmarks"))
         table = self._wants_table(request)
-        include_object = q.get("includeObject") or "Metadata"
+        include_object = "Metadata"
+        if table:
+            from apiserver.server import tables
+
+            # kube decodes the Table options before the watch starts: a bad one is a 400, not a
+            # stream that breaks at its first event
+            include_object = tables.include_object_param(q)
         try:
             watcher, initial, end_bookmark = self.api.watch(
                 rd,
@@ -676,6 +734,9 @@ class APIApp:
                 return StreamingResponse(one(), media_type=JSON)
             raise
         start_rv = self.api.store.rv
+        if self._closing:
+            watcher.close()
+        self._open_watches.add(watcher)
         batch_wakeups = getattr(self.api.store, "batch_wakeups", None)
         if batch_wakeups is not None:
             batch_wakeups(watcher)
@@ -747,43 +808,61 @@ class APIApp:
             # committed revisions): a watcher never sees a write, or a bookmark's revision, that a
             # crash of a --data-dir server could still take back.
             try:
-                await durable()
-                chunk: list[bytes] = []
-                for etype, rec in initial:
-                    chunk.append(encode(etype, rec))
-                    if len(chunk) >= 256:
-                        yield b"".join(chunk)
-                        chunk = []
-                if end_bookmark:
-                    chunk.append(bookmark(start_rv, end=True))
-                if chunk:
-                    yield b"".join(chunk)
-                elif not initial:
-                    yield b""
-                while True:
-                    wait = self.bookmark_interval
-                    if deadline is not None:
-                        left = deadline - loop_time()
-                        if left <= 0:
-                            return
-                        wait = min(wait, left)
-                    got = await watcher.wait(wait)
-                    if not got:
-                        if allow_bookmarks and not watcher.buffer:
-                            rv = self.api.store.rv
-                            await durable()
-                            yield bookmark(rv)
-                        continue
-                    events = watcher.drain()
-                    if events:
-                        await durable()
-                        yield b"".join([encode_item(item) for item in events])
-                    if watcher.closed and not watcher.buffer:
-                        return
+                async with aclosing(events()) as parts:
+                    async for part in parts:
+                        yield part
+            except errors.StatusError as e:
+                yield error_event(e)
+            except Exception as e:  # a stream that cannot go on says why, as kube's watch does
+                log.exception("watch of %s ended by an internal error", rd.plural)
+                yield error_event(errors.internal_error(str(e) or e.__class__.__name__))
             finally:
                 watcher.close()
+                self._open_watches.discard(watcher)
                 self.metrics.longrunning.labels(**mlabels).dec()
                 self.metrics.watchers.labels(group=rd.group, version=rd.version, resource=rd.plural).dec()
+
+        def error_event(e: errors.StatusError) -> bytes:
+            return b'{"type":"ERROR","object":' + _status_bytes(e.status()) + b"}\n"
+
+        async def events() -> AsyncIterator[bytes]:
+            await durable()
+            chunk: list[bytes] = []
+            size = 0
+            for etype, rec in initial:
+                line = encode(etype, rec)
+                chunk.append(line)
+                size += len(line)
+                if len(chunk) >= 256 or size >= LIST_CHUNK_BYTES:
+                    yield b"".join(chunk)
+                    chunk, size = [], 0
+                    await asyncio.sleep(0)  # as a big LIST: other clients go between chunks
+            if end_bookmark:
+                chunk.append(bookmark(start_rv, end=True))
+            if chunk:
+                yield b"".join(chunk)
+            elif not initial:
+                yield b""
+            while True:
+                wait = self.bookmark_interval
+                if deadline is not None:
+                    left = deadline - loop_time()
+                    if left <= 0:
+                        return
+                    wait = min(wait, left)
+                got = await watcher.wait(wait)
+                if not got:
+                    if allow_bookmarks and not watcher.buffer:
+                        rv = self.api.store.rv
+                        await durable()
+                        yield bookmark(rv)
+                    continue
+                batch = watcher.drain()
+                if batch:
+                    await durable()
+                    yield b"".join([encode_item(item) for item in batch])
+                if watcher.closed and not watcher.buffer:
+                    return
 
         return StreamingResponse(stream(), media_type=JSON)
 

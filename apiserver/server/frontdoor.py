@@ -6,6 +6,9 @@ Three checks close that, in the order kube's filters would run them:
 
 * **Host**: the request must be addressed to the listen address or to a loopback name. A
   rebinding page reaches the socket under its own host name and is refused.
+* **Cross-site writes** (:mod:`apiserver.server.crossorigin`, gangplane's, beyond kube): a
+  browser's write from a page of another origin (``Sec-Fetch-Site: cross-site``/``same-site``,
+  or a foreign ``Origin``) is a 403 in every mode, unless ``--allow-origin`` names the origin.
 * **Authentication**: a bearer token. ``gangplane serve`` generates one per start and writes it
   into the kubeconfig (mode 0600); without it the answer is kube's ``401 Unauthorized`` Status.
   ``/healthz``, ``/livez``, ``/readyz`` and ``/version`` stay open, as kube's
@@ -20,7 +23,7 @@ Three checks close that, in the order kube's filters would run them:
   (``SelfSubjectReview``, the RBAC escalation checks).
 
 Cross-origin "simple" requests are also closed by content negotiation (``text/plain`` bodies are
-415) and by sending no CORS headers at all.
+415) and by sending no CORS headers at all (so a page can never read an answer).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from apiserver.api.users import ADMIN, ANONYMOUS, LOOPBACK, UserInfo
 from apiserver.auth.attributes import request_attributes
 from apiserver.auth.authorizer import ALWAYS_ALLOW, Authorization, Decision, forbidden
 from apiserver.auth.impersonation import impersonate
+from apiserver.server.crossorigin import SAFE_METHODS, CrossOriginGuard
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -93,6 +97,8 @@ class FrontDoorPolicy:
     allow_ip_literals: bool = False
     #: the server's authorizer; None admits every authenticated request (and impersonation)
     authorization: Authorization | None = None
+    #: refuses browsers' cross-site writes (``--allow-origin`` names the trusted origins)
+    cross_origin: CrossOriginGuard = field(default_factory=CrossOriginGuard)
 
     def authenticate(self, token: str) -> UserInfo | None:
         for auth in self.authenticators:
@@ -154,6 +160,8 @@ class FrontDoor:
         # One pass over the raw headers: the two the checks read (the last of each wins, as
         # in a dict of them) and whether impersonation was asked, the only use of the others.
         host = authorization = b""
+        origin: bytes | None = None
+        fetch_site: bytes | None = None
         impersonating = False
         raw_headers = scope.get("headers", ())
         for k, v in raw_headers:
@@ -164,7 +172,18 @@ class FrontDoor:
                 authorization = v
             elif k.startswith(b"impersonate-"):
                 impersonating = True
+            elif k == b"origin":
+                origin = v
+            elif k == b"sec-fetch-site":
+                fetch_site = v
         err = self._check_host(host.decode("latin-1"))
+        if err is None and scope.get("method", "GET") not in SAFE_METHODS:
+            err = self.policy.cross_origin.check(
+                scope.get("method", ""),
+                host.decode("latin-1"),
+                None if origin is None else origin.decode("latin-1"),
+                None if fetch_site is None else fetch_site.decode("latin-1"),
+            )
         if err is None:
             err = self._authenticate(scope, authorization.decode("latin-1"))
         if err is None:

@@ -230,6 +230,23 @@ class FuzzSession:
             wire, method=req.method, refusable=refusable, stream=req.stream, last=framing or req.chunked
         )
 
+    def check_regressions(self) -> list[Finding]:
+        """Send every regression seed (:mod:`bench.hostile.regressions`); a wrong status is a
+        finding too, besides what :meth:`check` reports."""
+        from bench.hostile.regressions import SEEDS
+
+        out = []
+        for s in SEEDS:
+            req = s.request(self.world)
+            resp, finding = self.exchange(req)
+            if finding is None and resp.status != s.status:
+                finding = Finding(req, resp, f"regression {s.name}: {resp.status}, kube answers {s.status}")
+                with self._lock:
+                    self.tally.findings.append(finding)
+            if finding is not None:
+                out.append(finding)
+        return out
+
     def check(self, req: rq.Request) -> Finding | None:
         """Send ``req``, count its answer, and return a :class:`Finding` if the answer is wrong."""
         return self.exchange(req)[1]

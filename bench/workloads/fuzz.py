@@ -3,7 +3,8 @@
 The same request grammar as the suite's property test (:mod:`bench.hostile`), driven by a
 seeded PRNG instead of hypothesis and allowed the heavy values the suite leaves out (60,000-item
 lists, 20,000-deep nesting, 400 KB strings). It reports how many requests went out, the
-status-code histogram (``status_<code>``; ``status_dropped``, ``status_stalled`` and
+status-code histogram (``status_<code>``, the regression seeds of
+:mod:`bench.hostile.regressions` included; they go first and ``regression_seeds`` counts them; ``status_dropped``, ``status_stalled`` and
 ``status_refused`` for no answer), the 5xx kube itself would answer (``kube_5xx``), the
 unexpected 5xx (``unexpected_5xx``) and every wrong answer (``unexpected``: those plus dropped
 connections and stalls; both must be 0, each is printed with its request), whether the reference objects survived (``reference_damage``) and the
@@ -34,6 +35,7 @@ from bench.workloads.serve import gangplane_serve
 METRICS = {
     "requests": Metric("requests", True),
     "requests_per_s": Metric("requests/s", True),
+    "regression_seeds": Metric("requests", True),
     "unexpected_5xx": Metric("responses", False),
     "unexpected": Metric("responses", False),
     "kube_5xx": Metric("responses", False),
@@ -80,6 +82,9 @@ def fuzz_server(
     try:
         session.setup()
         shown = [0]
+        for finding in session.check_regressions():
+            shown[0] += 1
+            print(f"fuzz: regression seed failed #{shown[0]}: {finding}\n", file=sys.stderr)
 
         def client(i: int) -> None:
             c = RandomChooser(seed + i, heavy=heavy)
@@ -102,8 +107,9 @@ def fuzz_server(
         t = session.tally
         secs = t.seconds
         out = {
-            "requests": float(t.requests),
-            "requests_per_s": t.requests / elapsed,
+            "requests": float(t.requests - t.by_aspect["regression"]),
+            "regression_seeds": float(t.by_aspect["regression"]),
+            "requests_per_s": (t.requests - t.by_aspect["regression"]) / elapsed,
             "unexpected_5xx": float(sum(1 for f in t.findings if f.response.status >= 500)),
             "unexpected": float(len(t.findings)),
             "kube_5xx": float(sum(t.kube_5xx.values())),

@@ -44,7 +44,7 @@ from apiserver.api.types import Obj
 from apiserver.api.wellknown import STATEFULSET_CONTROLLER_MANAGER, WORKLOAD_MANAGED_BY_ANNOTATION
 from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, Client
 from apiserver.meta import Clock, is_being_deleted, split_key
-from controllers.base import Controller
+from controllers.base import Controller, SyncFailed
 from controllers.metrics import ControllerMetrics
 from resourceclaims import claims as rc
 
@@ -211,7 +211,7 @@ class ResourceClaimController(Controller):
                 tpl = await self.client.get(RESOURCECLAIMTEMPLATES, tpl_name, ns)
             except errors.StatusError as e:
                 if e.code == 404:
-                    raise RuntimeError(f"resource claim template {tpl_name!r}: {e.message}") from e
+                    raise SyncFailed(f"resource claim template {tpl_name!r}: {e.message}") from e
                 raise
         tspec = tpl.get("spec") or {}
         tmeta = tspec.get("metadata") or {}

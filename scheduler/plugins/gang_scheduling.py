@@ -2,9 +2,12 @@
 
 * **PreEnqueue** holds a member until its PodGroup exists and ``minCount`` members are known to
   the scheduler (pending, assumed or bound, so pods added to a placed gang - scale 3→5, a
-  rolling-update replacement - are let in at once). A held pod stays ``Pending`` with no
-  condition and no event, as upstream (by design); the queue re-checks the group's held pods
-  when a member arrives or the PodGroup appears or changes.
+  rolling-update replacement - are let in at once). The queue re-checks the group's held pods
+  when a member arrives, a member is bound (``AssignedPod/Add``, registered here with a hint
+  that skips other groups' pods: a member the scheduler learns of as bound only after the
+  held pod, as on a restart's first list, must release it), the PodGroup appears or changes,
+  and once after the caches sync. A held pod reports why it waits with kube's
+  ``NotReadyForScheduling`` condition and Event (``SchedulerPreEnqueuePodStatus``).
 * **PlacementFeasible** (after each pod the PodGroup cycle tried in a placement): the gang can
   no longer reach ``minCount`` → Unschedulable; not yet → Wait; reached → Success. Members
   already bound count as scheduled. Upstream's messages, word for word.
@@ -28,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from featuregates import GENERIC_WORKLOAD
+from scheduler.events import ASSIGNED_POD_ADD, ClusterEventWithHint, QueueingHint
 from scheduler.interfaces import CycleState, Handle, PodGroupInfo
 from scheduler.nodeinfo import PodInfo
 from scheduler.podgroup_status import replacements_schedule_freely
@@ -73,6 +77,10 @@ class GangScheduling:
         getter = self.handle.get_pod_group
         ns = (pod.get("metadata") or {}).get("namespace", "")
         return name, (getter(ns, name) if getter is not None and name else None)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """A bound member may complete a held gang's count (upstream registers pod adds too)."""
+        return [ClusterEventWithHint(ASSIGNED_POD_ADD, _same_group)]
 
     # -- PreEnqueue -------------------------------------------------------------------------
 
@@ -127,6 +135,14 @@ class GangScheduling:
         for wp in list(fw.waiting_pods.values()):
             if pod_group_key(wp.pod_info.pod) == key:
                 wp.allow(NAME)
+
+
+def _same_group(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+    """Queue a held member only for a pod of its own group."""
+    key = pod_group_key(pod)
+    if key and isinstance(new, dict) and pod_group_key(new) == key:
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP
 
 
 def new(args: dict[str, Any], handle: Handle) -> GangScheduling:

@@ -81,9 +81,9 @@ def test_cross_origin_text_plain_post_is_415_and_stores_nothing(guarded: Server)
     body = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pwned"}}'
     headers = {"Content-Type": "text/plain", "Origin": "http://evil.example"}
     r = httpx.post(f"{guarded.url}/api/v1/namespaces/default/configmaps", content=body, headers=headers)
-    assert r.status_code == 401  # no credentials: refused before anything is read
+    assert r.status_code == 403  # a foreign Origin's write: refused before anything is read
     assert "access-control-allow-origin" not in r.headers
-    auth = {**headers, "Authorization": f"Bearer {_token(guarded)}"}
+    auth = {"Content-Type": "text/plain", "Authorization": f"Bearer {_token(guarded)}"}
     r = httpx.post(f"{guarded.url}/api/v1/namespaces/default/configmaps", content=body, headers=auth)
     assert r.status_code == 415
     assert "access-control-allow-origin" not in r.headers
@@ -210,3 +210,63 @@ def test_token_review_authenticates_the_servers_token(tls_server: Server) -> Non
     # kubeadm's admin.conf identity: cluster-admin through the kubeadm:cluster-admins binding
     assert good.status.user.groups == ["kubeadm:cluster-admins", "system:authenticated"]
     assert bad.status.authenticated is False
+
+
+ISSUE_CROSS_SITE = {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+
+
+@pytest.fixture(scope="module")
+def ui_allowed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    s = _start_server(
+        tmp_path_factory.mktemp("allow-origin"),
+        ["--no-tls", "--anonymous", "--allow-origin", "http://localhost:3000"],
+    )
+    yield s
+    _stop(s)
+
+
+def test_a_cross_site_write_without_content_type_is_refused_in_anonymous_mode(server: Server) -> None:
+    """Issue 25, S1: what ``fetch(url, {mode: "no-cors", method: "POST", body: new Blob([json])})``
+    sends from another site (no Content-Type, no preflight) is a 403 and stores nothing."""
+    cms = f"{server.url}/api/v1/namespaces/default/configmaps"
+    body = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cross-site"}}'
+    r = httpx.post(cms, content=body, headers=ISSUE_CROSS_SITE)
+    assert r.status_code == 403, r.text
+    assert r.json()["reason"] == "Forbidden"
+    assert "cross-site request refused" in r.json()["message"]
+    assert "--allow-origin" in r.json()["message"]
+    for site in ("same-site", "cross-site"):
+        r = httpx.delete(f"{cms}/kube-root-ca.crt", headers={"Sec-Fetch-Site": site})
+        assert r.status_code == 403
+    assert httpx.get(f"{cms}/cross-site").status_code == 404
+    assert httpx.get(cms, headers=ISSUE_CROSS_SITE).status_code == 200  # a read changes nothing
+    r = httpx.post(cms, content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 201  # a client that is no browser page (kubectl, curl)
+    assert httpx.delete(f"{cms}/cross-site").status_code == 200
+
+
+def test_allow_origin_admits_a_ui_served_elsewhere(ui_allowed: Server) -> None:
+    cms = f"{ui_allowed.url}/api/v1/namespaces/default/configmaps"
+    body = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"from-ui"}}'
+    ui = {
+        "Origin": "http://localhost:3000",
+        "Sec-Fetch-Site": "same-site",
+        "Content-Type": "application/json",
+    }
+    assert httpx.post(cms, content=body, headers=ui).status_code == 201
+    assert httpx.post(cms, content=body, headers=ISSUE_CROSS_SITE).status_code == 403
+
+
+def test_an_allow_origin_that_is_no_origin_stops_the_server(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "gangplane.cli", "serve", "--port", "0", "--allow-origin", "localhost:3000"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 2
+    assert "--allow-origin 'localhost:3000': want scheme://host[:port]" in r.stderr

@@ -32,6 +32,8 @@ from hypothesis import strategies as st
 
 from bench.hostile import requests as rq
 from bench.hostile.choices import RandomChooser
+from bench.hostile.regressions import SEEDS as REGRESSION_SEEDS
+from bench.hostile.regressions import Seed
 from bench.hostile.seeds import seed
 from bench.hostile.session import FuzzSession, token_from_kubeconfig
 from bench.workloads.fuzz import fuzz_server
@@ -164,8 +166,8 @@ def test_the_bench_run_reports_its_histogram_and_no_unexpected_answer(fuzz: Fuzz
     """``gangplane bench fuzz``'s run (seeded PRNG, no hypothesis, 4 concurrent clients), briefly,
     on the same server."""
     metrics = fuzz_server(fuzz.url, fuzz.token, 150, seed=5, heavy=False, clients=4)
-    assert metrics["requests"] == 150
-    assert sum(v for k, v in metrics.items() if k.startswith("status_")) == 150
+    assert metrics["requests"] == 150 and metrics["regression_seeds"] == len(REGRESSION_SEEDS)
+    assert sum(v for k, v in metrics.items() if k.startswith("status_")) == 150 + len(REGRESSION_SEEDS)
     assert metrics["unexpected_5xx"] == 0 and metrics["reference_damage"] == 0
     assert fuzz.damage() == []
 
@@ -319,4 +321,14 @@ def test_the_issues_requests_get_kubes_answer_not_a_5xx(
     assert finding is None, str(finding)
     # a body over the limit may be cut off while it is sent: the 413 is then lost with the reset
     assert resp.status == status or (status == 413 and resp.failure == "refused"), resp.body[:500]
+    assert fuzz.damage() == []
+
+
+@pytest.mark.parametrize("regression", [pytest.param(s, id=s.name) for s in REGRESSION_SEEDS])
+def test_the_regression_seeds_get_kubes_answer(fuzz: FuzzSession, regression: Seed) -> None:
+    """Issue 25's defects (bench.hostile.regressions), each as the attack sent it: kube's status,
+    no 5xx, no cut stream, the reference objects untouched."""
+    resp, finding = fuzz.exchange(regression.request(fuzz.world))
+    assert finding is None, str(finding)
+    assert resp.status == regression.status, resp.body[:500]
     assert fuzz.damage() == []

@@ -210,7 +210,8 @@ async def test_pod_of_a_basic_pod_group_is_scheduled_pod_by_pod(cp, client) -> N
 
 
 async def test_pod_whose_pod_group_does_not_exist_stays_pending_silently(cp, client) -> None:
-    """Upstream's PreEnqueue: no condition, no event, until the PodGroup appears."""
+    """Upstream's PreEnqueue: no condition, no event until the PodGroup appears (KEP-5501 reports a
+    hold only once it has lasted 5 seconds: tests/integration/test_gang_restart_convergence.py)."""
     await create_nodes(client, [node("n1")])
     sched = await start_scheduler(cp)
     orphan = await client.create(
