@@ -93,7 +93,7 @@ class LocalClient:
     def _rd(self, gvr: GVR) -> ResourceDef:
         rd = self.api.registry.get(gvr.group, gvr.version, gvr.resource)
         if rd is None or not self.api.served(rd):
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         return rd
 
     async def _yield(self) -> None:
@@ -351,7 +351,7 @@ class LocalClient:
         rd = self._rd(gvr)
         if subresource == "scale":
             return self.api.scale_get(rd, namespace, name)
-        if subresource == "status":
+        if subresource == "status" or rd.strategy.subresource_strategy(subresource) is not None:
             return self.api.get(rd, namespace, name).copy()
         raise errors.method_not_allowed("get", f"{rd.plural}/{subresource}", rd.group)
 
@@ -363,9 +363,9 @@ class LocalClient:
         body = self._copy(obj)
         if subresource == "scale":
             return await self._durable(self.api.scale_update(rd, namespace, name, body).obj)
-        if subresource == "status":
+        if subresource == "status" or rd.strategy.subresource_strategy(subresource) is not None:
             return await self._durable(
-                self.api.update(rd, namespace, name, body, self._opts(False, ""), "status").obj
+                self.api.update(rd, namespace, name, body, self._opts(False, ""), subresource).obj
             )
         if subresource == "finalize" and rd.plural == "namespaces":
             return await self._durable(finalize_namespace(self.api, name, body).obj)

@@ -194,6 +194,7 @@ def builtin_resources() -> list[ResourceDef]:
                 _sub("exec", "PodExecOptions", verbs=("create", "get")),
                 _sub("attach", "PodAttachOptions", verbs=("create", "get")),
                 _sub("portforward", "PodPortForwardOptions", verbs=("create", "get")),
+                _sub("ephemeralcontainers", "Pod", verbs=("get", "patch", "update")),
             ),
             field_selectors=POD_FIELDS,
         ),

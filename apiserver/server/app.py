@@ -224,7 +224,7 @@ class APIApp:
         q = request.query_params
         answer = await self.health.answer(endpoint, check, "verbose" in q, q.getlist("exclude"))
         if answer is None:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         return PlainTextResponse(
             answer.text, status_code=answer.status, headers={"X-Content-Type-Options": "nosniff"}
         )
@@ -247,19 +247,19 @@ class APIApp:
             return Response(orjson.dumps(discovery.api_group_list(reg, gates)), media_type=JSON)
         if len(parts) == 2 and parts[0] == "api":
             if parts[1] != "v1":
-                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+                raise errors.no_route()
             return Response(orjson.dumps(discovery.api_resource_list(reg, "", "v1", gates)), media_type=JSON)
         if len(parts) == 2 and parts[0] == "apis":
             body = discovery.api_group(reg, parts[1], gates)
             if body is None:
-                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+                raise errors.no_route()
             return Response(orjson.dumps(body), media_type=JSON)
         if len(parts) == 3 and parts[0] == "apis":
             body = discovery.api_resource_list(reg, parts[1], parts[2], gates)
             if body is None or not body.get("resources"):
-                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+                raise errors.no_route()
             return Response(orjson.dumps(body), media_type=JSON)
-        raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        raise errors.no_route()
 
     def _openapi(self, request: Request, path: str) -> Response:
         from apiserver.openapi import documents
@@ -270,7 +270,7 @@ class APIApp:
             accept = request.headers.get("accept", "")
             if not negotiation.accepts_json(accept):
                 # kubectl asks for the protobuf form only; a 404 makes it fall back silently.
-                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+                raise errors.no_route()
             body = documents.openapi_v2(reg)
             headers["ETag"] = documents.etag(body)
             return Response(body, media_type=JSON, headers=headers)
@@ -283,9 +283,9 @@ class APIApp:
         elif parts[0] == "apis" and len(parts) == 3:
             group, version = parts[1], parts[2]
         else:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         if not reg.in_group_version(group, version):
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         body = documents.openapi_v3_group_version(reg, group, version)
         if request.query_params.get("hash"):
             headers = {"Cache-Control": "public, immutable", "Expires": "Thu, 01 Jan 2099 00:00:00 GMT"}
@@ -296,11 +296,11 @@ class APIApp:
     async def _resource(self, request: Request, info: RequestInfo) -> Response:
         rd = info.rd
         if rd is None or not self.api.served(rd):
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         if info.subresource and rd.subresource(info.subresource) is None:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         if not rd.namespaced and info.namespace:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         method = request.method
         q = request.query_params
         verb = self._verb(method, info, q)
@@ -454,7 +454,7 @@ class APIApp:
         q = request.query_params
         ns = info.namespace
         if rd.namespaced and info.name and not ns:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         sub = info.subresource
         if verb not in ("watch", "list") and verb not in rd.verbs and not sub:
             raise errors.method_not_allowed(verb, rd.plural, rd.group)
@@ -511,7 +511,7 @@ class APIApp:
             if sub == "finalize" and rd.plural == "namespaces":
                 check_subresource_body(sub, body)
                 return self._respond(request, rd, finalize_namespace(api, info.name, body))
-            if sub not in ("", "status"):
+            if sub not in ("", "status") and rd.strategy.subresource_strategy(sub) is None:
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
             return self._respond(
                 request,
@@ -553,7 +553,7 @@ class APIApp:
                         ),
                     ),
                 )
-            if sub not in ("", "status"):
+            if sub not in ("", "status") and rd.strategy.subresource_strategy(sub) is None:
                 raise errors.method_not_allowed("patch", f"{rd.plural}/{sub}", rd.group)
             return self._respond(
                 request,

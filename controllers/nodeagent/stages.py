@@ -22,6 +22,7 @@ stage                       when                                                
 ``pod-release``             terminal: resources and IP given back                 0
 ``pod-admit``               bound, not admitted: fit check (OutOfcpu…)            0
 ``pod-start``               admitted: Running (+ Ready when due at once)          0
+``pod-ephemeral-start``     running, a debug container has no status: it runs     0
 ``pod-ready``               running, not Ready                                    ``ready_delay`` / ready-after
 ``pod-finish``              ``complete-after`` / ``fail``: Succeeded or Failed    complete-after (or 0)
                             ``Never``/``OnFailure`` pod without either: exits 0   ``run_to_completion``
@@ -55,6 +56,7 @@ from controllers.nodeagent.status import (
     has_not_ready_taint,
     is_node_ready,
     is_ready,
+    missing_ephemeral,
     node_needs_status,
     node_status,
     phase_of,
@@ -527,6 +529,29 @@ def _restart_apply(c: PodContext) -> Action:
     )
 
 
+def _ephemeral_match(c: PodContext) -> bool:
+    return _lifecycle_ok(c) and container_state(c.pod) == "running" and bool(missing_ephemeral(c.pod))
+
+
+def _ephemeral_apply(c: PodContext) -> Action:
+    """kubelet starts a debug container ``kubectl debug`` added; the pod's readiness is unchanged."""
+    events: list[Event] = []
+    if c.options.container_events:
+        spec = c.pod.get("spec") or {}
+        for x in spec.get("ephemeralContainers") or []:
+            name = x.get("name", "")
+            if name not in missing_ephemeral(c.pod):
+                continue
+            fp = f"spec.ephemeralContainers{{{name}}}"
+            image = x.get("image", "")
+            events.append(
+                Event(NORMAL, "Pulled", f'Container image "{image}" already present on machine', fp)
+            )
+            events.append(Event(NORMAL, "Created", f"Created container: {name}", fp))
+            events.append(Event(NORMAL, "Started", f"Started container {name}", fp))
+    return Action(status=_write(c, _fate_from_pod(c, ready=is_ready(c.pod)), "Running"), events=events)
+
+
 POD_STAGES: tuple[Stage[PodContext], ...] = (
     Stage(
         "pod-orphaned",
@@ -541,6 +566,7 @@ POD_STAGES: tuple[Stage[PodContext], ...] = (
     Stage("pod-release", _release_match, _release_apply),
     Stage("pod-admit", _admit_match, _admit_apply),
     Stage("pod-start", _start_match, _start_apply),
+    Stage("pod-ephemeral-start", _ephemeral_match, _ephemeral_apply),
     Stage(
         "pod-ready",
         _ready_match,

@@ -186,6 +186,56 @@ def _init_statuses(pod: Obj, fate: ContainerFate, start: float) -> list[Obj]:
     return out
 
 
+def ephemeral_statuses(pod: Obj, now: float, terminal: bool) -> list[Obj]:
+    """``ephemeralContainerStatuses``: a debug container runs from when kubelet first saw it
+    (its recorded ``startedAt`` is kept) until the pod stops; it is never ready and never
+    restarted, as kubelet treats ephemeral containers."""
+    uid = _md(pod).get("uid", "")
+    old = {cs.get("name"): cs for cs in (pod.get("status") or {}).get("ephemeralContainerStatuses") or []}
+    out: list[Obj] = []
+    for c in _spec(pod).get("ephemeralContainers") or []:
+        name, image = c.get("name", ""), c.get("image", "")
+        cid = container_id(uid, name, 0)
+        prev_state = (old.get(name) or {}).get("state") or {}
+        started = (prev_state.get("running") or prev_state.get("terminated") or {}).get("startedAt")
+        started = started or rfc3339(now)
+        state: Obj
+        if terminal:
+            state = {
+                "terminated": {
+                    "exitCode": 0,
+                    "reason": "Completed",
+                    "startedAt": started,
+                    "finishedAt": rfc3339(now),
+                    "containerID": cid,
+                }
+            }
+        else:
+            state = {"running": {"startedAt": started}}
+        out.append(
+            {
+                "name": name,
+                "image": normalize_image(image),
+                "imageID": image_id(image),
+                "containerID": cid,
+                "ready": False,
+                "started": not terminal,
+                "restartCount": 0,
+                "lastState": {},
+                "state": state,
+            }
+        )
+    return out
+
+
+def missing_ephemeral(pod: Obj) -> list[str]:
+    """Ephemeral containers of the spec that have no status yet (added by ``kubectl debug``)."""
+    have = {cs.get("name") for cs in (pod.get("status") or {}).get("ephemeralContainerStatuses") or []}
+    return [
+        c.get("name", "") for c in _spec(pod).get("ephemeralContainers") or [] if c.get("name") not in have
+    ]
+
+
 def _cond(ctype: str, ok: bool, reason: str = "", message: str = "", generation: int | None = None) -> Obj:
     c: Obj = {"type": ctype, "status": "True" if ok else "False", "lastProbeTime": None}
     if reason:
@@ -255,6 +305,9 @@ def pod_status(
     if inits:
         st["initContainerStatuses"] = inits
     terminal = phase in ("Succeeded", "Failed")
+    ephemeral = ephemeral_statuses(pod, now, terminal)
+    if ephemeral:
+        st["ephemeralContainerStatuses"] = ephemeral
     if terminal:
         term_reason = "PodCompleted" if phase == "Succeeded" else "PodFailed"
         conds = [

@@ -19,6 +19,7 @@ from apiserver import field
 from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies import podspec
+from apiserver.registry.strategies.pod_ephemeral import PodEphemeralContainersStrategy
 from apiserver.registry.strategies.podspec import (
     PodValidationOptions,
     as_dict,
@@ -349,6 +350,13 @@ class PodStrategy(Strategy):
 
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return validate_pod_status_update(new, old)
+
+    def subresource_strategy(self, name: str) -> Strategy | None:
+        return _EPHEMERAL_CONTAINERS if name == "ephemeralcontainers" else None
+
+
+#: ``pods/ephemeralcontainers`` (``kubectl debug``), validated with the pod's own checks first
+_EPHEMERAL_CONTAINERS = PodEphemeralContainersStrategy(_validate_pod_metadata_and_spec)
 
 
 def pod_warnings(spec: Obj, path: Path) -> list[str]:
