@@ -57,6 +57,7 @@ from controllers.nodeagent.ipam import (
     node_internal_ip,
     prefix_for_pods,
 )
+from controllers.nodeagent.node_annotations import NOT_READY, UNREACHABLE, fault
 from controllers.nodeagent.stages import (
     LEASE_STAGES,
     NODE_STAGES,
@@ -241,7 +242,7 @@ class NodeAgent(Controller):
         if state is not None and state.written_rv and _rv(new) == state.written_rv:
             return  # the echo of our own write
         self.enqueue(("node", key_of(new)))
-        if is_managed(new) != is_managed(old):
+        if is_managed(new) != is_managed(old) or fault(new) != fault(old):
             self.enqueue(("lease", key_of(new)))
             for key in self.pod_informer.index_keys(NODE_NAME, key_of(new)):
                 self.enqueue(("pod", key))
@@ -443,8 +444,18 @@ class NodeAgent(Controller):
             return
         state = self._node_state(node)
         state.allocatable = resource_units(node_resources(node)[1])
+        if fault(node) == UNREACHABLE:  # the kubelet is gone: nothing is posted for the node
+            self.timers.cancel(("node", name))
+            return
         for _ in range(_MAX_STEPS):
-            ctx = NodeContext(node, state, self.clock.now(), self.clock.monotonic(), self.options)
+            ctx = NodeContext(
+                node,
+                state,
+                self.clock.now(),
+                self.clock.monotonic(),
+                self.options,
+                not_ready=fault(node) == NOT_READY,
+            )
             picked = select(NODE_STAGES, ctx, self.options.time_scale)
             if picked is None:
                 self.timers.cancel(("node", name))
@@ -540,6 +551,10 @@ class NodeAgent(Controller):
         if node is None or not is_managed(node):
             return
         state = self._node_state(node)
+        if fault(node) == UNREACHABLE:  # no heartbeat: the Lease goes stale
+            self.timers.cancel(("lease", name))
+            state.lease_renewed = None  # renew at once on recovery
+            return
         ctx = NodeContext(node, state, self.clock.now(), self.clock.monotonic(), self.options)
         picked = select(LEASE_STAGES, ctx, self.options.time_scale)
         if picked is None:
@@ -696,6 +711,9 @@ class NodeAgent(Controller):
         node = self.node_informer.get_by_name("", node_name)
         if node is not None and not is_managed(node):
             self._forget_pod(key)
+            return
+        if fault(node) == UNREACHABLE:  # a dead kubelet starts, stops and reports nothing
+            self.timers.cancel(("pod", key))
             return
         rec = self._record(pod)
         state = self._node_state(node) if node is not None else None

@@ -180,6 +180,8 @@ class NodeContext:
     now: float
     mono: float
     options: AgentOptions
+    #: the kubelet's container runtime is down (the ``not-ready`` fault): Ready=False is posted
+    not_ready: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -599,7 +601,7 @@ def _cidr_apply(c: NodeContext) -> Action:
 
 
 def _status_match(c: NodeContext) -> bool:
-    return node_needs_status(c.node)
+    return node_needs_status(c.node, c.not_ready)
 
 
 def node_status_events(
@@ -622,10 +624,15 @@ def node_status_events(
 def _node_status_apply(c: NodeContext) -> Action:
     name = (c.node.get("metadata") or {}).get("name", "")
     events = node_status_events(
-        name, c.options, starting=not c.state.started_events, becoming_ready=not is_node_ready(c.node)
+        name,
+        c.options,
+        starting=not c.state.started_events,
+        becoming_ready=not c.not_ready and not is_node_ready(c.node),
     )
+    if c.not_ready and is_node_ready(c.node) and c.options.node_events:
+        events.append(Event(NORMAL, "NodeNotReady", f"Node {name} status is now: NodeNotReady"))
     return Action(
-        status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now),
+        status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now, not_ready=c.not_ready),
         events=events,
         mark={"status_posted": c.mono, "started_events": True},
     )
@@ -640,12 +647,13 @@ def _untaint_apply(c: NodeContext) -> Action:
 
 
 def _heartbeat_match(c: NodeContext) -> bool:
-    return not node_needs_status(c.node)
+    return not node_needs_status(c.node, c.not_ready)
 
 
 def _heartbeat_apply(c: NodeContext) -> Action:
     return Action(
-        status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now), mark={"status_posted": c.mono}
+        status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now, not_ready=c.not_ready),
+        mark={"status_posted": c.mono},
     )
 
 
