@@ -246,7 +246,9 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
         ControllerSpec(
             NODE_LIFECYCLE, node_lifecycle_factory(time_scale=SERVE_TIME_SCALE), ("nodelifecycle",)
         ),
-        ControllerSpec(TAINT_EVICTION, taint_eviction_factory, ("taint-eviction",)),
+        ControllerSpec(
+            TAINT_EVICTION, taint_eviction_factory(time_scale=SERVE_TIME_SCALE), ("taint-eviction",)
+        ),
         ControllerSpec(GARBAGE_COLLECTOR, new_garbage_collector, ("garbagecollector",)),
         ControllerSpec(NAMESPACE, new_namespace_controller, ("namespace",)),
         ControllerSpec(PV_BINDER, new_pv_binder, ("persistentvolume-binder",)),

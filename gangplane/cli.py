@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from featuregates import FeatureGate, FeatureGateError
 from featuregates.scopes import GATE_SCOPES
+from gangplane import faults
 from gangplane.kubeconfig import write_kubeconfig
 
 # The control plane (API server, every component, uvicorn, the schemas) is imported when a
@@ -265,6 +266,7 @@ def _parser() -> argparse.ArgumentParser:
         c.add_argument("file", metavar="FILE")
         if name != "status":
             c.add_argument("--data-dir", required=True, metavar="DIR", help="the data dir of gangplane serve")
+    faults.add_parser(sub)
     sub.add_parser(
         "bench",
         help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
@@ -493,6 +495,8 @@ def _main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.command == "snapshot":
         return snapshot_main(args)
+    if args.command == "cluster":
+        return faults.run(args)
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

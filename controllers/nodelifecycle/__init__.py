@@ -30,10 +30,18 @@ def node_lifecycle_factory(**options: Any) -> ComponentFactory:
     return factory
 
 
-def taint_eviction_factory(ctx: ComponentContext) -> Component:
-    return TaintEvictionController(
-        ctx.client(TAINT_EVICTION_NAME), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
-    )
+def taint_eviction_factory(time_scale: float = 1.0) -> ComponentFactory:
+    """A factory for the taint-eviction controller; ``time_scale`` multiplies ``tolerationSeconds``."""
+
+    def factory(ctx: ComponentContext) -> Component:
+        return TaintEvictionController(
+            ctx.client(TAINT_EVICTION_NAME),
+            clock=ctx.clock,
+            metrics=controller_metrics(ctx.metrics_registry),
+            time_scale=time_scale,
+        )
+
+    return factory
 
 
 __all__ = [

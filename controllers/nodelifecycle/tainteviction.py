@@ -13,7 +13,9 @@ A scheduled deletion is cancelled when the taints go away (``Cancelling deletion
 Before deleting, the controller adds the ``DisruptionTarget`` condition (reason
 ``DeletionByTaintManager``) to the pod's status and records ``TaintManagerEviction``
 (``Marking for deletion Pod ns/name``); the deletion uses the pod's own grace period.
-Deadlines are on the injected clock's monotonic time.
+Deadlines are on the injected clock's monotonic time. gangplane's one departure: ``time_scale``
+multiplies ``tolerationSeconds`` as the node agent's scale does grace periods (``gangplane
+serve``: 0.1, so the admission default of 300 s takes 30 s); at 1.0 the controller is kube's.
 """
 
 from __future__ import annotations
@@ -73,8 +75,13 @@ class TaintEvictionController(TimedController):
         *,
         clock: Clock | None = None,
         metrics: ControllerMetrics | None = None,
+        time_scale: float = 1.0,
         **kw: Any,
     ) -> None:
+        if time_scale <= 0:
+            raise ValueError("time_scale must be > 0")
+        #: gangplane's: ``tolerationSeconds`` are simulated seconds, scaled like the node agent's
+        self.time_scale = time_scale
         #: pod key -> (monotonic time first seen under the taints, deletion due)
         self._scheduled: dict[str, tuple[float, float]] = {}
         #: uids this controller deleted (the cache may not show the deletion yet)
@@ -144,7 +151,7 @@ class TaintEvictionController(TimedController):
             return
         mono = self.clock.monotonic()
         first, _ = self._scheduled.get(pod_key, (mono, 0.0))
-        due = first + delay
+        due = first + delay * self.time_scale
         self._scheduled[pod_key] = (first, due)
         if due > mono:
             self.timers.schedule(("pod", pod_key), due)

@@ -91,7 +91,7 @@ async def env() -> AsyncIterator[Env]:
         node_agent_factory(FLEET, time_scale=1.0, lease_renew_interval=10.0, status_report_interval=300.0),
     )
     cp.register("node-lifecycle-controller", node_lifecycle_factory(time_scale=1.0))
-    cp.register("taint-eviction-controller", taint_eviction_factory)
+    cp.register("taint-eviction-controller", taint_eviction_factory(time_scale=1.0))
     try:
         agent = await cp.start_component("node-agent")
         assert isinstance(agent, NodeAgent)

@@ -90,3 +90,13 @@ def test_eviction_delay_is_the_shortest_matching_toleration() -> None:
     assert eviction_delay(forever, [taint]) is None
     negative = {"spec": {"tolerations": [{"operator": "Exists", "tolerationSeconds": -5}]}}
     assert eviction_delay(negative, [taint]) == 0.0
+
+
+def test_cluster_command_names_match_the_agent_and_fleet() -> None:
+    from controllers.fleet import RACK_LABEL, ZONE_LABEL
+    from controllers.nodeagent import node_annotations
+    from gangplane import faults
+
+    assert faults.FAULT == node_annotations.FAULT
+    assert faults.MODES[:2] == node_annotations.FAULTS
+    assert (faults.RACK_LABEL, faults.ZONE_LABEL) == (RACK_LABEL, ZONE_LABEL)
