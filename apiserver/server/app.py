@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from apiserver import errors
+from apiserver.kubeletsim.container import Containers
 from apiserver.meta import Clock
 from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
 from apiserver.patch.typecheck import check_kind_types
@@ -39,7 +40,7 @@ from apiserver.registry.generic import (
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
 from apiserver.registry.subresources import create_subresource
-from apiserver.server import bodies, negotiation
+from apiserver.server import bodies, negotiation, streams
 from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
 from apiserver.server.health import HealthChecks
@@ -177,6 +178,8 @@ class APIApp:
         #: set when the server begins to stop: ``/readyz`` fails its ``shutdown`` check from then on
         self.shutting_down = False
         self.health = HealthChecks(api.store.check, lambda: self.shutting_down)
+        #: the simulated containers' files written through exec (``kubectl cp``), per pod UID
+        self.containers = Containers(clock=self.clock.now)
 
     def asgi(self) -> Any:
         """The ASGI application serving every path: this object (an ASGI 3 callable, as servers
@@ -185,8 +188,8 @@ class APIApp:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
-            if scope["type"] == "websocket":  # no websocket endpoint is served (exec, attach)
-                await send({"type": "websocket.close", "code": 1000, "reason": ""})
+            if scope["type"] == "websocket":
+                await self._websocket(scope, receive, send)
             return
         if scope["method"] not in METHODS:
             resp: Response = PlainTextResponse(
@@ -195,6 +198,20 @@ class APIApp:
         else:
             resp = await self.handle(_Request(scope, receive))
         await resp(scope, receive, send)
+
+    async def _websocket(self, scope: Any, receive: Any, send: Any) -> None:
+        """``pods/exec`` and ``pods/attach`` (:mod:`apiserver.server.streams`); nothing else upgrades."""
+        from apiserver.server import streams
+
+        info = parse_resource_path(scope.get("path", ""), self.api.registry)
+        rd = info.rd if info is not None else None
+        if info is None or rd is None or rd.plural != "pods" or rd.group or not info.name:
+            await send({"type": "websocket.close", "code": 1000, "reason": ""})
+            return
+        try:
+            await streams.serve_websocket(self.api, self.containers, scope, receive, send, info, rd)
+        except Exception:  # never die from a request
+            log.exception("internal error serving a WebSocket on %s", scope.get("path"))
 
     # ------------------------------------------------------------------ entry
     async def handle(self, request: Request) -> Response:
@@ -463,14 +480,18 @@ class APIApp:
         if verb == "watch":
             return await self._watch(request, info, rd)
         if verb == "get":
-            if sub in ("log", "exec", "attach", "portforward"):
-                api.get(rd, ns, info.name)
-                return self._no_container_runtime(info)
+            if sub == "log":
+                return await streams.serve_log(api, request, info, rd)
+            if sub in ("exec", "attach", "portforward"):
+                raise streams.spdy_refusal(api, rd, info, request.query_params)
             if sub == "scale":
                 return Response(orjson.dumps(api.scale_get(rd, ns, info.name)), media_type=JSON)
             rec = api.get(rd, ns, info.name)
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
+            if info.name and sub in ("exec", "attach", "portforward"):
+                # the SPDY upgrade kubectl falls back to carries no body
+                raise streams.spdy_refusal(api, rd, info, request.query_params)
             body, _ = await self._read_body(request)
             if info.name and sub in SUBRESOURCE_KINDS:
                 check_subresource_body(sub, body)
@@ -478,9 +499,6 @@ class APIApp:
                 created = create_subresource(api, rd, ns, info.name, sub, body)
                 if created is not None:
                     return Response(orjson.dumps(created), status_code=201, media_type=JSON)
-                if sub in ("exec", "attach", "portforward"):
-                    api.get(rd, ns, info.name)
-                    return self._no_container_runtime(info)
                 raise errors.method_not_allowed(
                     "create", f"{rd.plural}/{sub}" if sub else rd.plural, rd.group
                 )
@@ -583,12 +601,6 @@ class APIApp:
             )
             return Response(orjson.dumps(body), media_type=JSON)
         raise errors.method_not_allowed(verb, rd.plural, rd.group)
-
-    def _no_container_runtime(self, info: RequestInfo) -> Response:
-        container = "" if info.subresource == "portforward" else ""
-        raise errors.bad_request(
-            f'{info.subresource} is not available for pod "{info.name}"{container}: gangplane simulates nodes and runs no containers'
-        )
 
     async def _delete_opts(self, request: Request) -> DeleteOptions:
         body, _ = await self._read_body(request)
