@@ -7,7 +7,8 @@ channel protocols ``v5.channel.k8s.io`` (kubectl ≥ 1.30; channel 255 closes st
 0 stdin, 1 stdout, 2 stderr, 3 the error channel (a ``metav1.Status``: ``Success``, or
 ``NonZeroExitCode`` with the exit code as an ``ExitCode`` cause, which kubectl turns into its own
 exit code), 4 terminal resize. The SPDY upgrade kubectl falls back to is answered with a clear
-400; ``pods/portforward`` is not simulated and says so.
+400. ``pods/portforward`` over WebSocket (the Python client's) reaches a generic echo
+responder on every forwarded port.
 """
 
 from __future__ import annotations
@@ -148,7 +149,8 @@ def spdy_refusal(api: API, rd: ResourceDef, info: RequestInfo, query: Any) -> er
         _validate_connect(pod, info.subresource, query)
     if info.subresource == "portforward":
         return errors.bad_request(
-            f'portforward is not available for pod "{info.name}": gangplane simulates containers and forwards no ports'
+            WS_ONLY.format(sub="portforward", protocols=", ".join(PORTFORWARD_PROTOCOLS))
+            + " (kubectl port-forward's SPDY tunnel is not simulated)"
         )
     return errors.bad_request(WS_ONLY.format(sub=info.subresource, protocols=", ".join(PROTOCOLS)))
 
@@ -270,12 +272,13 @@ async def serve_websocket(
 ) -> None:
     ws = WebSocket(scope, receive, send)
     offered = [p.strip() for p in scope.get("subprotocols") or []]
+    if info.subresource == "portforward":
+        await serve_portforward(api, ws, scope, info, rd, offered)
+        return
     protocol = next((p for p in offered if p in PROTOCOLS), "")
     try:
         if info.subresource not in ("exec", "attach"):
-            raise errors.bad_request(
-                f'{info.subresource} is not available for pod "{info.name}": gangplane simulates containers and forwards no ports'
-            )
+            raise errors.no_route()
         if not protocol:
             raise errors.bad_request(
                 f"none of the requested subprotocols {offered} is supported; supported: {', '.join(PROTOCOLS)}"
@@ -327,6 +330,67 @@ async def serve_websocket(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+# ============================================================================ portforward
+
+#: kubelet's WebSocket port-forward protocols (``portforward.k8s.io`` is its v1 name)
+PORTFORWARD_PROTOCOLS = ("v4.channel.k8s.io", "portforward.k8s.io", "channel.k8s.io")
+
+
+async def serve_portforward(
+    api: API, ws: WebSocket, scope: Any, info: RequestInfo, rd: ResourceDef, offered: list[str]
+) -> None:
+    """Port forwarding over WebSocket, kubelet's channel layout: per requested port (``ports``
+    query, in order) channel ``2i`` carries data and ``2i+1`` errors, each opened by a frame
+    holding the port number (little endian). Nothing listens in a simulated container, so every
+    forwarded port is answered by gangplane's generic responder: it echoes what it receives.
+
+    Forwarding through kubectl's SPDY tunnel (``SPDY/3.1+portforward.k8s.io``) is not simulated.
+    """
+    protocol = next((p for p in offered if p in PORTFORWARD_PROTOCOLS), "")
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    try:
+        if not protocol:
+            raise errors.bad_request(
+                f"none of the requested subprotocols {offered} is supported; supported: {', '.join(PORTFORWARD_PROTOCOLS)}"
+            )
+        pod = pod_or_404(api, rd, info.namespace, info.name)
+        ports: list[int] = []
+        for raw in query.get("ports", []):
+            for part in raw.split(","):
+                try:
+                    port = int(part)
+                except ValueError:
+                    raise errors.bad_request(f'unable to parse "{part}" as a port: invalid syntax') from None
+                if not 0 < port < 65536:
+                    raise errors.bad_request(f"port {port} must be > 0 and < 65536")
+                ports.append(port)
+        if not ports:
+            raise errors.bad_request('query parameter "port" is required')
+        if as_dict(pod.get("status")).get("phase") != "Running":
+            raise errors.bad_request(
+                f"pod {info.name} is not running and cannot be forwarded to; current phase is "
+                f"{as_dict(pod.get('status')).get('phase') or 'Pending'}"
+            )
+    except errors.StatusError as e:
+        await _deny(ws, scope, e)
+        return
+    await ws.accept(subprotocol=protocol)
+    try:
+        for i, port in enumerate(ports):
+            prefix = port.to_bytes(2, "little")
+            await ws.send_bytes(bytes([2 * i]) + prefix)
+            await ws.send_bytes(bytes([2 * i + 1]) + prefix)
+        while True:
+            msg = await ws.receive()
+            if msg["type"] == "websocket.disconnect":
+                return
+            data = msg.get("bytes") or b""
+            if len(data) > 1 and data[0] % 2 == 0 and data[0] // 2 < len(ports):
+                await ws.send_bytes(data)  # the echo responder
+    except (WebSocketDisconnect, RuntimeError, OSError):
+        return
 
 
 async def _deny(ws: WebSocket, scope: Any, err: errors.StatusError) -> None:

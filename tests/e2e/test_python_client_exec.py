@@ -171,3 +171,26 @@ def test_exit_codes(core: tuple[Any, str], command: list[str], code: int) -> Non
     assert client.returncode is None
     client.run_forever(timeout=10)
     assert client.returncode == code
+
+
+def test_portforward_reaches_the_generic_echo_responder(core: tuple[Any, str]) -> None:
+    """Nothing listens in a simulated container: every forwarded port echoes (gangplane's generic
+    responder), so the official suite's raw test passes its echo part and fails its closed-port
+    check (port 1236 answers too), and its nginx test finds no nginx page."""
+    api, ns = core
+    pf = stream_mod.portforward(api.connect_get_namespaced_pod_portforward, "box", ns, ports="1234,1235")
+    assert pf.connected
+    socks = {port: pf.socket(port) for port in (1234, 1235)}
+    for port, sock in socks.items():
+        sock.settimeout(10)  # a broken forward fails the test instead of hanging it
+        sent = f"Test port {port} forwarding".encode()
+        sock.sendall(sent)
+        got = b""
+        while len(got) < len(sent):
+            chunk = sock.recv(1024)
+            assert chunk, "unexpected close"
+            got += chunk
+        assert got == sent
+        assert pf.error(port) is None
+    for sock in socks.values():
+        sock.close()
