@@ -26,6 +26,7 @@ _STRATEGY_MODULES = (
     "apiserver.registry.strategies.apiregistration",
     "apiserver.registry.strategies.authorization",
     "apiserver.registry.strategies.authentication",
+    "apiserver.registry.strategies.metrics",
 )
 
 
@@ -398,6 +399,9 @@ def builtin_resources() -> list[ResourceDef]:
             "authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=("create",)
         ),
         rd("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=("create",)),
+        # metrics.k8s.io/v1beta1: what metrics-server serves, computed from the simulated pods (kubectl top)
+        rd("metrics.k8s.io", "v1beta1", "NodeMetrics", "nodes", False, verbs=("get", "list")),
+        rd("metrics.k8s.io", "v1beta1", "PodMetrics", "pods", True, verbs=("get", "list")),
         # resource.k8s.io/v1 (DRA)
         rd("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, status=True),
         rd("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),

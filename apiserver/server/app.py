@@ -473,6 +473,10 @@ class APIApp:
         if rd.namespaced and info.name and not ns:
             raise errors.no_route()
         sub = info.subresource
+        if rd.group == "metrics.k8s.io":
+            from apiserver.server import metricsapi
+
+            return metricsapi.serve(api, request, info, rd, verb)
         if verb not in ("watch", "list") and verb not in rd.verbs and not sub:
             raise errors.method_not_allowed(verb, rd.plural, rd.group)
         if verb == "list":
