@@ -42,6 +42,7 @@ from controllers.metrics import controller_metrics
 from controllers.namespace import NamespaceController
 from controllers.nodeagent import SERVE_TIME_SCALE, node_agent_factory
 from controllers.nodelifecycle import node_lifecycle_factory, taint_eviction_factory
+from controllers.podautoscaler import hpa_factory
 from controllers.podgroupprotection import new_podgroup_protection_controller
 from controllers.replicaset import REPLICATIONCONTROLLERS, ReplicaSetController, ReplicationManager
 from controllers.resourceclaim import ResourceClaimController
@@ -66,6 +67,7 @@ CRONJOB = "cronjob-controller"
 TTL_AFTER_FINISHED = "ttl-after-finished-controller"
 NODE_LIFECYCLE = "node-lifecycle-controller"
 TAINT_EVICTION = "taint-eviction-controller"
+HPA = "horizontal-pod-autoscaler-controller"
 CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
 REPLICASET = "replicaset-controller"
 REPLICATIONCONTROLLER = "replicationcontroller-controller"
@@ -257,6 +259,7 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
         ControllerSpec(JOB, new_job_controller, ("job",)),
         ControllerSpec(CRONJOB, new_cronjob_controller, ("cronjob",)),
         ControllerSpec(TTL_AFTER_FINISHED, new_ttl_after_finished_controller, ("ttl-after-finished",)),
+        ControllerSpec(HPA, hpa_factory(time_scale=SERVE_TIME_SCALE), ("horizontalpodautoscaling",)),
         ControllerSpec(
             PODGROUP_PROTECTION,
             new_podgroup_protection_controller,

@@ -17,6 +17,7 @@ import orjson
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
+from apiserver.registry import metricsview
 from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.resources import ResourceDef
@@ -117,6 +118,8 @@ class LocalClient:
     async def get(self, gvr: GVR, name: str, namespace: str = "") -> Obj:
         await self._yield()
         rd = self._rd(gvr)
+        if rd.group == "metrics.k8s.io":
+            return metricsview.answer(self.api, rd, "get", namespace, name, "", "")
         rec = self.api.get(rd, namespace, name)
         return rec.copy()
 
@@ -135,6 +138,8 @@ class LocalClient:
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
+        if rd.group == "metrics.k8s.io":
+            return metricsview.answer(self.api, rd, "list", namespace, "", label_selector, field_selector)
         res = self.api.list(
             rd,
             namespace,

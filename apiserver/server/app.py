@@ -474,9 +474,12 @@ class APIApp:
             raise errors.no_route()
         sub = info.subresource
         if rd.group == "metrics.k8s.io":
-            from apiserver.server import metricsapi
+            from apiserver.registry import metricsview
 
-            return metricsapi.serve(api, request, info, rd, verb)
+            body = metricsview.answer(
+                api, rd, verb, ns, info.name, q.get("labelSelector") or "", q.get("fieldSelector") or ""
+            )
+            return Response(orjson.dumps(body), media_type=JSON)
         if verb not in ("watch", "list") and verb not in rd.verbs and not sub:
             raise errors.method_not_allowed(verb, rd.plural, rd.group)
         if verb == "list":

@@ -1,22 +1,16 @@
 """``/apis/metrics.k8s.io/v1beta1``: NodeMetrics and PodMetrics answered from the stored objects.
 
 metrics-server's API (``get`` and ``list``, label and field selectors; no watch) over
-:mod:`apiserver.kubeletsim.metrics`, so ``kubectl top nodes|pods`` works against gangplane.
+:mod:`apiserver.kubeletsim.metrics`, so ``kubectl top nodes|pods`` works against gangplane; both
+front doors (HTTP and the in-process client, which the HPA controller reads through) answer here.
 """
 
 from __future__ import annotations
-
-import orjson
-from starlette.requests import Request
-from starlette.responses import Response
 
 from apiserver import errors
 from apiserver.kubeletsim import metrics
 from apiserver.registry.generic import API
 from apiserver.registry.resources import ResourceDef
-from apiserver.server.requestinfo import RequestInfo
-
-JSON = "application/json"
 
 
 def _node_items(api: API) -> list[dict]:
@@ -41,23 +35,22 @@ def _pod_items(api: API, ns: str) -> list[dict]:
     return [m for pod in api.peek_all("", "pods", ns) if (m := metrics.pod_metrics(pod, now)) is not None]
 
 
-def serve(api: API, request: Request, info: RequestInfo, rd: ResourceDef, verb: str) -> Response:
+def answer(
+    api: API, rd: ResourceDef, verb: str, ns: str, name: str, label_selector: str, field_selector: str
+) -> dict:
+    """The object (``get``) or list (``list``) metrics-server would answer; 405 for other verbs."""
     if verb not in ("get", "list"):
         raise errors.method_not_allowed(verb, rd.plural, rd.group)
-    items = _node_items(api) if rd.plural == "nodes" else _pod_items(api, info.namespace)
+    items = _node_items(api) if rd.plural == "nodes" else _pod_items(api, ns)
     if verb == "get":
         for m in items:
-            if m["metadata"]["name"] == info.name and (
-                rd.plural == "nodes" or m["metadata"]["namespace"] == info.namespace
-            ):
-                return Response(orjson.dumps(m), media_type=JSON)
-        raise errors.not_found(rd.plural, info.name, rd.group)
-    q = request.query_params
-    flt = api.make_filter(rd, q.get("labelSelector") or "", q.get("fieldSelector") or "")
+            if m["metadata"]["name"] == name and (rd.plural == "nodes" or m["metadata"]["namespace"] == ns):
+                return m
+        raise errors.not_found(rd.plural, name, rd.group)
+    flt = api.make_filter(rd, label_selector, field_selector)
     if flt is not None:
         items = [m for m in items if flt(m)]
-    body = {"kind": f"{rd.kind}List", "apiVersion": metrics.GROUP_VERSION, "metadata": {}, "items": items}
-    return Response(orjson.dumps(body), media_type=JSON)
+    return {"kind": f"{rd.kind}List", "apiVersion": metrics.GROUP_VERSION, "metadata": {}, "items": items}
 
 
-__all__ = ["serve"]
+__all__ = ["answer"]
