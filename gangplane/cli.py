@@ -168,6 +168,13 @@ def _parser() -> argparse.ArgumentParser:
             help=f"feature gates of {_SCOPE_HELP[prefix]} only, over --feature-gates (same syntax and gates)",
         )
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
+    s.add_argument(
+        "--stages",
+        default=None,
+        metavar="FILE",
+        help="node agent stages (YAML): what pods' containers do and when nodes fail, by selector "
+        "(docs/cluster.md#stages-as-data)",
+    )
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     _leader_election_flags(s)
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -398,6 +405,14 @@ async def _serve(
             cluster = load_fleet(Path(args.cluster))
         except (OSError, ValueError) as e:
             print(f"gangplane: invalid --cluster file {args.cluster}: {e}", file=sys.stderr)
+            return 2
+    if args.stages:
+        from gangplane.stagefile import with_stage_file
+
+        try:
+            cluster = with_stage_file(cluster, Path(args.stages))
+        except (OSError, ValueError) as e:
+            print(f"gangplane: invalid --stages file {args.stages}: {e}", file=sys.stderr)
             return 2
     try:
         names = default_components(cp, cluster, args.controllers)

@@ -28,6 +28,7 @@ from controllers.nodeagent.pod_annotations import (
     SIMULATED_LABEL,
 )
 from controllers.nodeagent.stages import AgentOptions
+from controllers.nodeagent.userstages import parse_stages
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
 
 #: kubelet's Lease renewal period (``nodeLeaseDurationSeconds`` 40 s / 4)
@@ -47,6 +48,8 @@ def node_agent_factory(cluster: Fleet | None = None, **options: Any) -> Componen
     fields; ``time_scale`` defaults to :data:`SERVE_TIME_SCALE` here (the class default is 1.0).
     """
     fleet = cluster if cluster is not None else default_fleet()
+    # the fleet's stages and any given here; a bad stage fails now, at registration, not at start
+    stages = parse_stages([*fleet.stages, *options.pop("stages", ())], fleet.source)
     opts = {"time_scale": SERVE_TIME_SCALE, **options}
     # The Lease is renewed as often, relative to the node lifecycle controller's (scaled) grace
     # period, as kubelet's 10 s against kube's 50 s; never more than once a second per node.
@@ -59,6 +62,7 @@ def node_agent_factory(cluster: Fleet | None = None, **options: Any) -> Componen
             clock=ctx.clock,
             metrics=controller_metrics(ctx.metrics_registry),
             group_claims=ctx.gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
+            stages=stages,
             **opts,
         )
 

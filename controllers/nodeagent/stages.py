@@ -129,6 +129,8 @@ class NodeState:
     devices: tuple[Any, ...] = ()
     devices_published: bool = False
     written_rv: int = 0
+    #: monotonic time the agent first saw the node (user node stages count from it)
+    first_seen: float = 0.0
 
 
 @dataclass
