@@ -51,9 +51,11 @@ def node_agent_factory(cluster: Fleet | None = None, **options: Any) -> Componen
     # the fleet's stages and any given here; a bad stage fails now, at registration, not at start
     stages = parse_stages([*fleet.stages, *options.pop("stages", ())], fleet.source)
     opts = {"time_scale": SERVE_TIME_SCALE, **options}
-    # The Lease is renewed as often, relative to the node lifecycle controller's (scaled) grace
-    # period, as kubelet's 10 s against kube's 50 s; never more than once a second per node.
-    opts.setdefault("lease_renew_interval", max(LEASE_RENEW_INTERVAL * opts["time_scale"], 1.0))
+    if "time_scale" not in options:
+        # serve's and the plugin's agent: the Lease is renewed as often, against the node lifecycle
+        # controller's grace period (50 s × the same 0.1), as kubelet's 10 s against kube's 50 s.
+        # Callers choosing their own scale (benchmarks, tests) keep kubelet's 10 s unless they say.
+        opts.setdefault("lease_renew_interval", LEASE_RENEW_INTERVAL * SERVE_TIME_SCALE)
 
     def factory(ctx: ComponentContext) -> Component:
         return NodeAgent(
