@@ -15,6 +15,7 @@ instance (``lastState.terminated``). Errors are kube's (the API server's and kub
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from apiserver import errors
@@ -128,8 +129,6 @@ def container_lines(pod: Obj, container: str, previous: bool) -> list[LogLine]:
 
 
 def rfc3339_nano(ts: float) -> str:
-    import time
-
     whole = int(ts)
     nanos = int(round((ts - whole) * 1e9))
     if nanos >= 1_000_000_000:

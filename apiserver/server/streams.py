@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from apiserver import errors
+from apiserver import errors, field
 from apiserver.api.types import Obj, as_dict
 from apiserver.kubeletsim import logs
 from apiserver.kubeletsim.container import Containers
@@ -58,14 +58,8 @@ def _int_param(q: Any, name: str, minimum: int) -> int | None:
         raise errors.bad_request(f'unable to parse "{raw}" as an integer for {name}') from None
     if value < minimum:
         detail = "must be greater than 0" if minimum == 1 else "must be greater than or equal to 0"
-        raise errors.invalid("PodLogOptions", "", "", [_field_invalid(name, value, detail)])
+        raise errors.invalid("PodLogOptions", "", "", [field.invalid(name, value, detail)])
     return value
-
-
-def _field_invalid(name: str, value: Any, detail: str) -> Any:
-    from apiserver import field
-
-    return field.invalid(name, value, detail)
 
 
 def _flag(q: Any, name: str) -> bool:

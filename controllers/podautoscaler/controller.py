@@ -323,10 +323,9 @@ class HPAController(TimedController):
         status = {k: v for k, v in old.items() if k not in ("conditions",)}
         status.update(fields)
         status["conditions"] = merged
-        if "observedGeneration" in as_dict(hpa.get("metadata")) or as_dict(hpa.get("metadata")).get(
-            "generation"
-        ):
-            status["observedGeneration"] = as_dict(hpa.get("metadata")).get("generation")
+        generation = as_dict(hpa.get("metadata")).get("generation")
+        if generation is not None:
+            status["observedGeneration"] = generation
         if status == old:
             return
         try:
