@@ -102,3 +102,24 @@ def test_exec_events_are_not_needed_and_the_pod_is_untouched(kubectl: Kubectl, n
     ok(kubectl, "-n", ns, "exec", "web", "--", "sh", "-c", "echo x > /tmp/x")
     after = json.loads(ok(kubectl, "-n", ns, "get", "pod", "web", "-o", "json"))
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
+ATTACHABLE = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: tty}
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - {name: sh, image: busybox, stdin: true}
+"""
+
+
+def test_attach_to_a_shell(kubectl: Kubectl, ns: str) -> None:
+    ok(kubectl, "-n", ns, "apply", "-f", "-", input=ATTACHABLE)
+    ok(kubectl, "-n", ns, "wait", "--for=condition=Ready", "pod/tty", "--timeout=30s", timeout=40)
+    proc = kubectl.run(
+        "-n", ns, "attach", "-i", "tty", input="echo attached $HOSTNAME\nexit 0\n", check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "attached tty" in proc.stdout
