@@ -156,7 +156,12 @@ class FrontDoor:
             if err is None:
                 err = self._authenticate(checked, _header(scope, b"authorization"))
             if err is None:
-                err = self._authorize(checked, [])
+                pairs = [
+                    (k.decode("latin-1").lower(), v.decode("latin-1"))
+                    for k, v in scope.get("headers", ())
+                    if k.lower().startswith(b"impersonate-")
+                ]
+                err = self._authorize(checked, pairs)
             if USER_SCOPE_KEY in checked:
                 scope[USER_SCOPE_KEY] = checked[USER_SCOPE_KEY]
             if err is not None:
