@@ -297,9 +297,13 @@ async def serve_websocket(
         if info.subresource == "attach":
             argv = ["sh"]
             if streams["stdin"]:
-                code = await run(
-                    argv, box, Input(queue=session.stdin), session.out(STDOUT), session.out(STDERR)
+                got = await _until_disconnect(
+                    run(argv, box, Input(queue=session.stdin), session.out(STDOUT), session.out(STDERR)),
+                    reader,
                 )
+                if got is None:
+                    return  # the client left: the simulated process went with it
+                code = got
             else:
                 # nothing to type into: the container's output until the client leaves
                 session.out(STDOUT)(logs.render(logs.container_lines(pod, container, False)))
@@ -311,8 +315,12 @@ async def serve_websocket(
             status = not_found_status(command, str(cs.get("containerID", "")).rsplit("/", 1)[-1])
         else:
             stdin = Input(queue=session.stdin) if streams["stdin"] else Input()
-            code = await run(command, box, stdin, session.out(STDOUT), session.out(STDERR))
-            status = exit_status(code, command)
+            got = await _until_disconnect(
+                run(command, box, stdin, session.out(STDOUT), session.out(STDERR)), reader
+            )
+            if got is None:
+                return
+            status = exit_status(got, command)
         session.frames.put_nowait(bytes([ERROR]) + json.dumps(status).encode())
         session.frames.put_nowait(None)
         await writer
@@ -385,6 +393,19 @@ async def serve_portforward(
                 await ws.send_bytes(data)  # the echo responder
     except (WebSocketDisconnect, RuntimeError, OSError):
         return
+
+
+async def _until_disconnect(process: Any, reader: asyncio.Task[None]) -> int | None:
+    """The simulated process's exit code, or None when the client disconnected first (the
+    process, a ``sleep`` say, is then cancelled rather than left running for nobody)."""
+    task = asyncio.ensure_future(process)
+    done, _ = await asyncio.wait({task, reader}, return_when=asyncio.FIRST_COMPLETED)
+    if task in done:
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
 
 
 async def _deny(ws: WebSocket, scope: Any, err: errors.StatusError) -> None:
