@@ -14,6 +14,7 @@ from typing import Any
 from apiserver.client.context import Component, ComponentContext, ComponentFactory
 from controllers.metrics import controller_metrics
 from controllers.nodelifecycle.controller import NAME, NodeLifecycleController, NodeLifecycleOptions
+from controllers.nodelifecycle.metrics import zone_collector
 from controllers.nodelifecycle.tainteviction import NAME as TAINT_EVICTION_NAME
 from controllers.nodelifecycle.tainteviction import TaintEvictionController
 
@@ -24,7 +25,11 @@ def node_lifecycle_factory(**options: Any) -> ComponentFactory:
 
     def factory(ctx: ComponentContext) -> Component:
         return NodeLifecycleController(
-            ctx.client(NAME), options=opts, clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+            ctx.client(NAME),
+            options=opts,
+            clock=ctx.clock,
+            metrics=controller_metrics(ctx.metrics_registry),
+            zone_metrics=zone_collector(ctx.metrics_registry),
         )
 
     return factory

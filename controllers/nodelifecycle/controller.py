@@ -32,6 +32,7 @@ from apiserver.client.interface import LEASES, NODES, PODS, Client
 from apiserver.meta import Clock, key_of, name_of, rfc3339
 from controllers.metrics import ControllerMetrics
 from controllers.nodelifecycle import health, zones
+from controllers.nodelifecycle.metrics import ZoneCollector
 from controllers.timed import TimedController
 
 log = logging.getLogger("gangplane.nodelifecycle")
@@ -103,6 +104,7 @@ class ZoneInfo:
     state: str = zones.INITIAL
     size: int = 0
     not_ready: int = 0
+    evictions: int = 0
     queue: zones.RateLimitedQueue = field(default_factory=lambda: zones.RateLimitedQueue(0.0))
 
 
@@ -118,12 +120,14 @@ class NodeLifecycleController(TimedController):
         options: NodeLifecycleOptions | None = None,
         clock: Clock | None = None,
         metrics: ControllerMetrics | None = None,
+        zone_metrics: ZoneCollector | None = None,
         **kw: Any,
     ) -> None:
         self.options = options or NodeLifecycleOptions()
         self._health: dict[str, NodeHealth] = {}
         self._zones: dict[str, ZoneInfo] = {}
         self._all_disrupted = False
+        self._zone_metrics = zone_metrics
         #: node -> resourceVersion of this controller's last taint write (older cached copies wait)
         self._written: dict[str, int] = {}
         clock = clock or Clock()
@@ -153,7 +157,18 @@ class NodeLifecycleController(TimedController):
             self.enqueue(("node", name_of(new)))
 
     async def on_synced(self) -> None:
+        if self._zone_metrics is not None:
+            self._zone_metrics.source = self.zone_rows
         self.enqueue(MONITOR)
+
+    async def stop(self) -> None:
+        if self._zone_metrics is not None and self._zone_metrics.source == self.zone_rows:
+            self._zone_metrics.source = None
+        await super().stop()
+
+    def zone_rows(self) -> list[tuple[str, int, int, int]]:
+        """(zone, nodes, not Ready, NoExecute taintings) per zone, for the ``node_collector_*`` metrics."""
+        return [(z, i.size, i.not_ready, i.evictions) for z, i in sorted(self._zones.items())]
 
     # ------------------------------------------------------------------ views for tests and metrics
     def zone_states(self) -> dict[str, str]:
@@ -327,6 +342,8 @@ class NodeLifecycleController(TimedController):
                     continue
                 taints = list((node.get("spec") or {}).get("taints") or [])
                 new = health.with_taint(taints, want, "NoExecute", self.clock.now())
+                if new != taints:
+                    info.evictions += 1
                 await self._write_taints(node, taints, new)
             at = info.queue.next_token_at(mono)
             if at is not None:

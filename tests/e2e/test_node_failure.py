@@ -232,6 +232,8 @@ def test_an_unreachable_node_goes_unknown_after_the_grace_period_and_recovers(
             "Kubelet stopped posting node status.",
         )
         assert "node.kubernetes.io/unreachable:NoSchedule" in ok(kc, "describe", f"node/{node}")
+        scrape = ok(kc, "get", "--raw", "/metrics")
+        assert "node_collector_zone_size{" in scrape and "node_collector_evictions_total{" in scrape
     finally:
         proc = cluster(racks, "recover", "--all")
         assert (proc.returncode, proc.stdout) == (0, f"node/{node} recovered\n"), proc.stderr

@@ -302,3 +302,5 @@ async def test_no_execute_taints_follow_the_zone_eviction_rate(env: Env) -> None
     await env.advance(1, tick=1)
     for n in pair:
         await wait_obj(client, NODES, n, "", lambda o: (UNREACHABLE, "NoExecute") in taints(o))
+    rows = {z: (size, bad, evicted) for z, size, bad, evicted in env.lc.zone_rows()}
+    assert rows[zb] == (4, 2, 2)  # node_collector_zone_size, _unhealthy_nodes_in_zone, _evictions
