@@ -84,6 +84,16 @@ def not_found(resource: str, name: str, group: str = "") -> StatusError:
     )
 
 
+def no_route() -> StatusError:
+    """kube's answer to a path nothing serves (an unknown resource or subresource).
+
+    ``NewGenericServerResponse`` with an empty group-resource: its ``details`` print as ``{}``,
+    which kubectl relies on (``kubectl debug`` reads ``Details.Name`` to tell a missing
+    subresource from a missing pod).
+    """
+    return StatusError(404, "NotFound", "the server could not find the requested resource", {})
+
+
 def already_exists(resource: str, name: str, group: str = "") -> StatusError:
     return StatusError(
         409,

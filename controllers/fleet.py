@@ -89,7 +89,7 @@ _GROUP_KEYS = frozenset(
         "devices",
     }
 )
-_TOP_KEYS = frozenset({"apiVersion", "kind", "nodes", "deviceClasses"})
+_TOP_KEYS = frozenset({"apiVersion", "kind", "nodes", "deviceClasses", "stages"})
 _DEVICE_KEYS = frozenset({"driver", "count", "name", "attributes", "capacity", "scope"})
 DEVICE_SCOPES = ("node", "rack")
 _TEMPLATE_VARS = frozenset({"zone", "rack", "r", "index", "i", "d"})
@@ -194,6 +194,8 @@ class Fleet:
     device_classes: tuple[DeviceClassSpec, ...] = ()
     source: str = "<memory>"
     rack_devices: tuple[RackDeviceSpec, ...] = ()
+    #: the node agent's user stages, as written (``controllers.nodeagent.userstages`` reads them)
+    stages: tuple[Any, ...] = ()
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -584,7 +586,10 @@ def parse_fleet(data: Any, source: str = "<memory>") -> Fleet:
         if any(c.name == name for c in classes):
             raise _fail(p.child("name"), f"duplicate device class {name!r}")
         classes.append(DeviceClassSpec(name, driver))
-    return Fleet(tuple(nodes), tuple(classes), source, tuple(rack_devices))
+    stages = data.get("stages") or []
+    if not isinstance(stages, list):
+        raise _fail(top.child("stages"), "must be a list of stages")
+    return Fleet(tuple(nodes), tuple(classes), source, tuple(rack_devices), tuple(stages))
 
 
 def load_fleet(path: str | Path) -> Fleet:

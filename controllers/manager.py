@@ -40,7 +40,9 @@ from controllers.job import JobController
 from controllers.job.workload import new_scheduling_hook as new_job_scheduling_hook
 from controllers.metrics import controller_metrics
 from controllers.namespace import NamespaceController
-from controllers.nodeagent import node_agent_factory
+from controllers.nodeagent import SERVE_TIME_SCALE, node_agent_factory
+from controllers.nodelifecycle import node_lifecycle_factory, taint_eviction_factory
+from controllers.podautoscaler import hpa_factory
 from controllers.podgroupprotection import new_podgroup_protection_controller
 from controllers.replicaset import REPLICATIONCONTROLLERS, ReplicaSetController, ReplicationManager
 from controllers.resourceclaim import ResourceClaimController
@@ -63,6 +65,9 @@ RESOURCE_CLAIM = "resource-claim-controller"
 JOB = "job-controller"
 CRONJOB = "cronjob-controller"
 TTL_AFTER_FINISHED = "ttl-after-finished-controller"
+NODE_LIFECYCLE = "node-lifecycle-controller"
+TAINT_EVICTION = "taint-eviction-controller"
+HPA = "horizontal-pod-autoscaler-controller"
 CLUSTERROLE_AGGREGATION = "clusterrole-aggregation-controller"
 REPLICASET = "replicaset-controller"
 REPLICATIONCONTROLLER = "replicationcontroller-controller"
@@ -241,6 +246,12 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
     """Every controller this build has, in start order."""
     return [
         ControllerSpec(NODE_AGENT, node_agent_factory(cluster), ("nodeagent",)),
+        ControllerSpec(
+            NODE_LIFECYCLE, node_lifecycle_factory(time_scale=SERVE_TIME_SCALE), ("nodelifecycle",)
+        ),
+        ControllerSpec(
+            TAINT_EVICTION, taint_eviction_factory(time_scale=SERVE_TIME_SCALE), ("taint-eviction",)
+        ),
         ControllerSpec(GARBAGE_COLLECTOR, new_garbage_collector, ("garbagecollector",)),
         ControllerSpec(NAMESPACE, new_namespace_controller, ("namespace",)),
         ControllerSpec(PV_BINDER, new_pv_binder, ("persistentvolume-binder",)),
@@ -249,6 +260,7 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
         ControllerSpec(JOB, new_job_controller, ("job",)),
         ControllerSpec(CRONJOB, new_cronjob_controller, ("cronjob",)),
         ControllerSpec(TTL_AFTER_FINISHED, new_ttl_after_finished_controller, ("ttl-after-finished",)),
+        ControllerSpec(HPA, hpa_factory(time_scale=SERVE_TIME_SCALE), ("horizontalpodautoscaling",)),
         ControllerSpec(
             PODGROUP_PROTECTION,
             new_podgroup_protection_controller,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from featuregates import FeatureGate, FeatureGateError
 from featuregates.scopes import GATE_SCOPES
+from gangplane import faults
 from gangplane.kubeconfig import write_kubeconfig
 
 # The control plane (API server, every component, uvicorn, the schemas) is imported when a
@@ -166,6 +167,13 @@ def _parser() -> argparse.ArgumentParser:
             help=f"feature gates of {_SCOPE_HELP[prefix]} only, over --feature-gates (same syntax and gates)",
         )
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
+    s.add_argument(
+        "--stages",
+        default=None,
+        metavar="FILE",
+        help="node agent stages (YAML): what pods' containers do and when nodes fail, by selector "
+        "(docs/cluster.md#stages-as-data)",
+    )
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument(
         "--components",
@@ -283,6 +291,7 @@ def _parser() -> argparse.ArgumentParser:
         c.add_argument("file", metavar="FILE")
         if name != "status":
             c.add_argument("--data-dir", required=True, metavar="DIR", help="the data dir of gangplane serve")
+    faults.add_parser(sub)
     sub.add_parser(
         "bench",
         help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
@@ -508,6 +517,14 @@ async def _serve(
         except (OSError, ValueError) as e:
             print(f"gangplane: invalid --cluster file {args.cluster}: {e}", file=sys.stderr)
             return 2
+    if args.stages:
+        from gangplane.stagefile import with_stage_file
+
+        try:
+            cluster = with_stage_file(cluster, Path(args.stages))
+        except (OSError, ValueError) as e:
+            print(f"gangplane: invalid --stages file {args.stages}: {e}", file=sys.stderr)
+            return 2
     try:
         names = default_components(cp, cluster, args.controllers)
     except ValueError as e:
@@ -624,6 +641,8 @@ def _main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.command == "snapshot":
         return snapshot_main(args)
+    if args.command == "cluster":
+        return faults.run(args)
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

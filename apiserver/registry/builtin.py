@@ -14,6 +14,7 @@ from apiserver.registry.strategies import (
     batch,
     core,
     discovery,
+    metrics,
     misc,
     networking,
     rbac,
@@ -45,6 +46,7 @@ _STRATEGY_MODULES: tuple[ModuleType, ...] = (
     apiregistration,
     authorization,
     authentication,
+    metrics,
 )
 
 
@@ -208,6 +210,7 @@ def builtin_resources() -> list[ResourceDef]:
                 _sub("exec", "PodExecOptions", verbs=("create", "get")),
                 _sub("attach", "PodAttachOptions", verbs=("create", "get")),
                 _sub("portforward", "PodPortForwardOptions", verbs=("create", "get")),
+                _sub("ephemeralcontainers", "Pod", verbs=("get", "patch", "update")),
             ),
             field_selectors=POD_FIELDS,
         ),
@@ -411,6 +414,9 @@ def builtin_resources() -> list[ResourceDef]:
             "authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=("create",)
         ),
         rd("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=("create",)),
+        # metrics.k8s.io/v1beta1: what metrics-server serves, computed from the simulated pods (kubectl top)
+        rd("metrics.k8s.io", "v1beta1", "NodeMetrics", "nodes", False, verbs=("get", "list")),
+        rd("metrics.k8s.io", "v1beta1", "PodMetrics", "pods", True, verbs=("get", "list")),
         # resource.k8s.io/v1 (DRA)
         rd("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, status=True),
         rd("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),

@@ -613,7 +613,10 @@ class GenericStore:
         ctx = self._ctx(ns, opts.dry_run, opts.user)
         strategy = rd.strategy
         strategy.default(obj)
-        if subresource == "status":
+        sub_strategy = strategy.subresource_strategy(subresource) if subresource else None
+        if sub_strategy is not None:
+            sub_strategy.prepare_for_update(ctx, obj, old)
+        elif subresource == "status":
             strategy.prepare_for_status_update(ctx, obj, old)
             # ResetObjectMetaForStatus: status writes cannot change these.
             for k in strategy.status_reset_metadata:
@@ -635,13 +638,15 @@ class GenericStore:
             errs.extend(self.meta_validator(obj, rd))
         if self.meta_update_validator is not None:
             errs.extend(self.meta_update_validator(obj, old, rd))
-        if subresource == "status":
+        if sub_strategy is not None:
+            errs.extend(sub_strategy.validate_update(ctx, obj, old))
+        elif subresource == "status":
             errs.extend(strategy.validate_status_update(ctx, obj, old))
         else:
             errs.extend(strategy.validate_update(ctx, obj, old))
         if errs:
             raise self._validation_error(rd, name, errs)
-        if subresource != "status":
+        if not subresource:
             warnings.extend(strategy.warnings_on_update(ctx, obj, old))
         warnings.extend(ctx.warnings)
         if self.field_tracker is not None:

@@ -5,6 +5,8 @@ The generic registry calls the hooks in a fixed order:
 * create: ``default`` -> ``prepare_for_create`` -> ``validate`` (+ metadata validation) -> ``warnings_on_create``
 * update: ``default`` -> ``prepare_for_update`` -> ``validate_update`` -> ``warnings_on_update``
 * status update: ``default`` -> ``prepare_for_status_update`` -> ``validate_status_update``
+* other subresource update: ``default`` -> the ``subresource_strategy(name)``'s
+  ``prepare_for_update`` -> ``validate_update``
 
 Objects are plain JSON-compatible dicts. Hooks may mutate ``obj``/``new`` in place and must not
 touch ``old``. Validation returns an :data:`~apiserver.field.ErrorList`; the registry turns a
@@ -101,6 +103,11 @@ class Strategy:
 
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return []
+
+    def subresource_strategy(self, name: str) -> Strategy | None:
+        """The update strategy of a writable subresource other than ``status`` (kube registers
+        one per subresource REST: ``pods/ephemeralcontainers``), or None when there is none."""
+        return None
 
     def answer(self, ctx: StrategyContext, obj: Obj) -> Obj:
         """The ``status`` of an ``answers_create`` kind's reply."""

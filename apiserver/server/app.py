@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from apiserver import errors
+from apiserver.kubeletsim.container import Containers
 from apiserver.meta import Clock
 from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
 from apiserver.patch.typecheck import check_kind_types
@@ -40,7 +41,7 @@ from apiserver.registry.generic import (
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.subresources import create_subresource
 from apiserver.rest.resources import ResourceDef
-from apiserver.server import bodies, negotiation
+from apiserver.server import bodies, negotiation, streams
 from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
 from apiserver.server.health import HealthChecks
@@ -187,6 +188,8 @@ class APIApp:
         #: the HTTP server is stopping: a request cancelled now is part of the stop, not an error
         self._closing = False
         self.health = HealthChecks(api.store.check, lambda: self.shutting_down)
+        #: the simulated containers' files written through exec (``kubectl cp``), per pod UID
+        self.containers = Containers(clock=self.clock.now)
 
     def asgi(self) -> Any:
         """The ASGI application serving every path: this object (an ASGI 3 callable, as servers
@@ -195,8 +198,8 @@ class APIApp:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
-            if scope["type"] == "websocket":  # no websocket endpoint is served (exec, attach)
-                await send({"type": "websocket.close", "code": 1000, "reason": ""})
+            if scope["type"] == "websocket":
+                await self._websocket(scope, receive, send)
             return
         if scope["method"] not in METHODS:
             resp: Response = PlainTextResponse(
@@ -220,6 +223,20 @@ class APIApp:
         for watcher in watches:
             watcher.close()
         return len(watches)
+
+    async def _websocket(self, scope: Any, receive: Any, send: Any) -> None:
+        """``pods/exec`` and ``pods/attach`` (:mod:`apiserver.server.streams`); nothing else upgrades."""
+        from apiserver.server import streams
+
+        info = parse_resource_path(scope.get("path", ""), self.api.registry)
+        rd = info.rd if info is not None else None
+        if info is None or rd is None or rd.plural != "pods" or rd.group or not info.name:
+            await send({"type": "websocket.close", "code": 1000, "reason": ""})
+            return
+        try:
+            await streams.serve_websocket(self.api, self.containers, scope, receive, send, info, rd)
+        except Exception:  # never die from a request
+            log.exception("internal error serving a WebSocket on %s", scope.get("path"))
 
     # ------------------------------------------------------------------ entry
     async def handle(self, request: Request) -> Response:
@@ -252,7 +269,7 @@ class APIApp:
         q = request.query_params
         answer = await self.health.answer(endpoint, check, "verbose" in q, q.getlist("exclude"))
         if answer is None:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         return PlainTextResponse(
             answer.text, status_code=answer.status, headers={"X-Content-Type-Options": "nosniff"}
         )
@@ -275,19 +292,19 @@ class APIApp:
             return Response(orjson.dumps(discovery.api_group_list(reg, gates)), media_type=JSON)
         if len(parts) == 2 and parts[0] == "api":
             if parts[1] != "v1":
-                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+                raise errors.no_route()
             return Response(orjson.dumps(discovery.api_resource_list(reg, "", "v1", gates)), media_type=JSON)
         if len(parts) == 2 and parts[0] == "apis":
             body = discovery.api_group(reg, parts[1], gates)
             if body is None:
-                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+                raise errors.no_route()
             return Response(orjson.dumps(body), media_type=JSON)
         if len(parts) == 3 and parts[0] == "apis":
             body = discovery.api_resource_list(reg, parts[1], parts[2], gates)
             if body is None or not body.get("resources"):
-                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+                raise errors.no_route()
             return Response(orjson.dumps(body), media_type=JSON)
-        raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+        raise errors.no_route()
 
     def _openapi(self, request: Request, path: str) -> Response:
         from apiserver.openapi import documents
@@ -298,7 +315,7 @@ class APIApp:
             accept = request.headers.get("accept", "")
             if not negotiation.accepts_json(accept):
                 # kubectl asks for the protobuf form only; a 404 makes it fall back silently.
-                raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+                raise errors.no_route()
             body = documents.openapi_v2(reg)
             headers["ETag"] = documents.etag(body)
             return Response(body, media_type=JSON, headers=headers)
@@ -311,9 +328,9 @@ class APIApp:
         elif parts[0] == "apis" and len(parts) == 3:
             group, version = parts[1], parts[2]
         else:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         if not reg.in_group_version(group, version):
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         body = documents.openapi_v3_group_version(reg, group, version)
         if request.query_params.get("hash"):
             headers = {"Cache-Control": "public, immutable", "Expires": "Thu, 01 Jan 2099 00:00:00 GMT"}
@@ -324,13 +341,13 @@ class APIApp:
     async def _resource(self, request: Request, info: RequestInfo) -> Response:
         rd = info.rd
         if rd is None or not self.api.served(rd):
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         if info.subresource and rd.subresource(info.subresource) is None:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         if not rd.namespaced and info.namespace:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         if rd.namespaced and info.name and not info.namespace:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         method = request.method
         check_routed(method, info, rd)
         q = request.query_params
@@ -485,8 +502,15 @@ class APIApp:
         q = request.query_params
         ns = info.namespace
         if rd.namespaced and info.name and not ns:
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         sub = info.subresource
+        if rd.group == "metrics.k8s.io":
+            from apiserver.registry import metricsview
+
+            body = metricsview.answer(
+                api, rd, verb, ns, info.name, q.get("labelSelector") or "", q.get("fieldSelector") or ""
+            )
+            return Response(orjson.dumps(body), media_type=JSON)
         if verb not in ("watch", "list") and verb not in rd.verbs and not sub:
             raise errors.method_not_allowed(verb, rd.plural, rd.group)
         if verb == "list":
@@ -494,14 +518,18 @@ class APIApp:
         if verb == "watch":
             return await self._watch(request, info, rd)
         if verb == "get":
-            if sub in ("log", "exec", "attach", "portforward"):
-                api.get(rd, ns, info.name)
-                return self._no_container_runtime(info)
+            if sub == "log":
+                return await streams.serve_log(api, request, info, rd)
+            if sub in ("exec", "attach", "portforward"):
+                raise streams.spdy_refusal(api, rd, info, request.query_params)
             if sub == "scale":
                 return Response(orjson.dumps(api.scale_get(rd, ns, info.name)), media_type=JSON)
             rec = api.get(rd, ns, info.name)
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
+            if info.name and sub in ("exec", "attach", "portforward"):
+                # the SPDY upgrade kubectl falls back to carries no body
+                raise streams.spdy_refusal(api, rd, info, request.query_params)
             body, _ = await self._read_body(request)
             if info.name and sub in SUBRESOURCE_KINDS:
                 check_subresource_body(sub, body)
@@ -509,9 +537,6 @@ class APIApp:
                 created = create_subresource(api, rd, ns, info.name, sub, body)
                 if created is not None:
                     return Response(orjson.dumps(created), status_code=201, media_type=JSON)
-                if sub in ("exec", "attach", "portforward"):
-                    api.get(rd, ns, info.name)
-                    return self._no_container_runtime(info)
                 raise errors.method_not_allowed(
                     "create", f"{rd.plural}/{sub}" if sub else rd.plural, rd.group
                 )
@@ -542,7 +567,7 @@ class APIApp:
             if sub == "finalize" and rd.plural == "namespaces":
                 check_subresource_body(sub, body)
                 return self._respond(request, rd, finalize_namespace(api, info.name, body))
-            if sub not in ("", "status"):
+            if sub not in ("", "status") and rd.strategy.subresource_strategy(sub) is None:
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
             return self._respond(
                 request,
@@ -584,7 +609,7 @@ class APIApp:
                         ),
                     ),
                 )
-            if sub not in ("", "status"):
+            if sub not in ("", "status") and rd.strategy.subresource_strategy(sub) is None:
                 raise errors.method_not_allowed("patch", f"{rd.plural}/{sub}", rd.group)
             return self._respond(
                 request,
@@ -614,12 +639,6 @@ class APIApp:
             )
             return Response(orjson.dumps(body), media_type=JSON)
         raise errors.method_not_allowed(verb, rd.plural, rd.group)
-
-    def _no_container_runtime(self, info: RequestInfo) -> Response:
-        container = "" if info.subresource == "portforward" else ""
-        raise errors.bad_request(
-            f'{info.subresource} is not available for pod "{info.name}"{container}: gangplane simulates nodes and runs no containers'
-        )
 
     async def _delete_opts(self, request: Request) -> DeleteOptions:
         body, _ = await self._read_body(request)

@@ -154,6 +154,27 @@ class FrontDoor:
         self._accepted_hosts: set[str] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            # exec/attach upgrades pass the same checks; kube authorizes them as ``create``
+            # (``AuthorizePodWebsocketUpgradeCreatePermission``), as it does the SPDY POST
+            checked = {**scope, "method": "POST"}
+            err = self._check_host(_header(scope, b"host"))
+            if err is None:
+                err = self._authenticate(checked, _header(scope, b"authorization"))
+            if err is None:
+                pairs = [
+                    (k.decode("latin-1").lower(), v.decode("latin-1"))
+                    for k, v in scope.get("headers", ())
+                    if k.lower().startswith(b"impersonate-")
+                ]
+                err = self._authorize(checked, pairs)
+            if USER_SCOPE_KEY in checked:
+                scope[USER_SCOPE_KEY] = checked[USER_SCOPE_KEY]
+            if err is not None:
+                await _refuse_websocket(scope, send, self._respond(err), err)
+                return
+            await self.app(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -256,6 +277,31 @@ class FrontDoor:
         if decision is Decision.ALLOW:
             return None
         return forbidden(attrs, reason)
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    value = b""
+    for k, v in scope.get("headers", ()):
+        if k.lower() == name:
+            value = v
+    return value.decode("latin-1")
+
+
+async def _refuse_websocket(scope: Scope, send: Send, response: Any, err: errors.StatusError) -> None:
+    """An HTTP answer instead of the upgrade when the server can send one, else a plain close."""
+    if "websocket.http.response" in (scope.get("extensions") or {}):
+        await send(
+            {
+                "type": "websocket.http.response.start",
+                "status": err.code,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        import orjson
+
+        await send({"type": "websocket.http.response.body", "body": orjson.dumps(err.status())})
+    else:
+        await send({"type": "websocket.close", "code": 1008, "reason": ""})
 
 
 def _unauthorized() -> errors.StatusError:

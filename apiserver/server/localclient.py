@@ -18,6 +18,7 @@ import orjson
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
+from apiserver.registry import metricsview
 from apiserver.registry.generic import MERGE_PATCH, DeleteOptions, GenericStore, WriteOptions
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.subresources import create_subresource
@@ -94,7 +95,7 @@ class LocalClient:
     def _rd(self, gvr: GVR) -> ResourceDef:
         rd = self.api.registry.get(gvr.group, gvr.version, gvr.resource)
         if rd is None or not self.api.served(rd):
-            raise errors.StatusError(404, "NotFound", "the server could not find the requested resource")
+            raise errors.no_route()
         return rd
 
     async def _yield(self) -> None:
@@ -120,6 +121,8 @@ class LocalClient:
     async def get(self, gvr: GVR, name: str, namespace: str = "") -> Obj:
         await self._yield()
         rd = self._rd(gvr)
+        if rd.group == "metrics.k8s.io":
+            return metricsview.answer(self.api, rd, "get", namespace, name, "", "")
         rec = self.api.get(rd, namespace, name)
         return rec.copy()
 
@@ -138,6 +141,8 @@ class LocalClient:
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
+        if rd.group == "metrics.k8s.io":
+            return metricsview.answer(self.api, rd, "list", namespace, "", label_selector, field_selector)
         res = self.api.list(
             rd,
             namespace,
@@ -354,7 +359,7 @@ class LocalClient:
         rd = self._rd(gvr)
         if subresource == "scale":
             return self.api.scale_get(rd, namespace, name)
-        if subresource == "status":
+        if subresource == "status" or rd.strategy.subresource_strategy(subresource) is not None:
             return self.api.get(rd, namespace, name).copy()
         raise errors.method_not_allowed("get", f"{rd.plural}/{subresource}", rd.group)
 
@@ -366,9 +371,9 @@ class LocalClient:
         body = self._copy(obj)
         if subresource == "scale":
             return await self._durable(self.api.scale_update(rd, namespace, name, body).obj)
-        if subresource == "status":
+        if subresource == "status" or rd.strategy.subresource_strategy(subresource) is not None:
             return await self._durable(
-                self.api.update(rd, namespace, name, body, self._opts(False, ""), "status").obj
+                self.api.update(rd, namespace, name, body, self._opts(False, ""), subresource).obj
             )
         if subresource == "finalize" and rd.plural == "namespaces":
             return await self._durable(finalize_namespace(self.api, name, body).obj)

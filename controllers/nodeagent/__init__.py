@@ -28,7 +28,11 @@ from controllers.nodeagent.pod_annotations import (
     SIMULATED_LABEL,
 )
 from controllers.nodeagent.stages import AgentOptions
+from controllers.nodeagent.userstages import parse_stages
 from featuregates import DRA_WORKLOAD_RESOURCE_CLAIMS
+
+#: kubelet's Lease renewal period (``nodeLeaseDurationSeconds`` 40 s / 4)
+LEASE_RENEW_INTERVAL = 10.0
 
 #: ``gangplane serve``'s time scale: a 30 s grace period takes 3 s, ``ready-after: 20s`` takes 2 s.
 #: Real clusters rarely make users wait the full grace period (containers exit on SIGTERM), so a
@@ -44,7 +48,14 @@ def node_agent_factory(cluster: Fleet | None = None, **options: Any) -> Componen
     fields; ``time_scale`` defaults to :data:`SERVE_TIME_SCALE` here (the class default is 1.0).
     """
     fleet = cluster if cluster is not None else default_fleet()
+    # the fleet's stages and any given here; a bad stage fails now, at registration, not at start
+    stages = parse_stages([*fleet.stages, *options.pop("stages", ())], fleet.source)
     opts = {"time_scale": SERVE_TIME_SCALE, **options}
+    if "time_scale" not in options:
+        # serve's and the plugin's agent: the Lease is renewed as often, against the node lifecycle
+        # controller's grace period (50 s × the same 0.1), as kubelet's 10 s against kube's 50 s.
+        # Callers choosing their own scale (benchmarks, tests) keep kubelet's 10 s unless they say.
+        opts.setdefault("lease_renew_interval", LEASE_RENEW_INTERVAL * SERVE_TIME_SCALE)
 
     def factory(ctx: ComponentContext) -> Component:
         return NodeAgent(
@@ -53,6 +64,7 @@ def node_agent_factory(cluster: Fleet | None = None, **options: Any) -> Componen
             clock=ctx.clock,
             metrics=controller_metrics(ctx.metrics_registry),
             group_claims=ctx.gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS),
+            stages=stages,
             **opts,
         )
 

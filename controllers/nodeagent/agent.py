@@ -57,6 +57,8 @@ from controllers.nodeagent.ipam import (
     node_internal_ip,
     prefix_for_pods,
 )
+from controllers.nodeagent.node_annotations import NOT_READY, UNREACHABLE
+from controllers.nodeagent.node_annotations import fault as annotated_fault
 from controllers.nodeagent.stages import (
     LEASE_STAGES,
     NODE_STAGES,
@@ -81,6 +83,7 @@ from controllers.nodeagent.status import (
     phase_of,
 )
 from controllers.nodeagent.timers import TimerHeap
+from controllers.nodeagent.userstages import UserStages, with_stage_annotations
 from resourceclaims.claims import is_usable_by, pod_claim_keys, pod_claim_names
 
 CLAIM_INDEX = "resource-claims"
@@ -128,12 +131,15 @@ class NodeAgent(Controller):
         informers: InformerFactory | None = None,
         metrics: ControllerMetrics | None = None,
         group_claims: bool = True,
+        stages: UserStages | None = None,
         **overrides: Any,
     ) -> None:
         opts = options or AgentOptions()
         if overrides:
             opts = dataclasses.replace(opts, **overrides)
         self.options = opts
+        #: user stages (``--stages``): what matching pods' containers do, when matching nodes fail
+        self.user_stages = stages or UserStages()
         #: kubelet's ``DRAWorkloadResourceClaims``: a claim reserved for the pod's PodGroup counts as the pod's
         self.group_claims = group_claims
         self.fleet = fleet if fleet is not None else Fleet.empty()
@@ -241,7 +247,7 @@ class NodeAgent(Controller):
         if state is not None and state.written_rv and _rv(new) == state.written_rv:
             return  # the echo of our own write
         self.enqueue(("node", key_of(new)))
-        if is_managed(new) != is_managed(old):
+        if is_managed(new) != is_managed(old) or annotated_fault(new) != annotated_fault(old):
             self.enqueue(("lease", key_of(new)))
             for key in self.pod_informer.index_keys(NODE_NAME, key_of(new)):
                 self.enqueue(("pod", key))
@@ -332,6 +338,7 @@ class NodeAgent(Controller):
             pod_cidr=cidr,
             allocatable=allocatable,
             devices=self._fleet_devices.get(name, ()),
+            first_seen=self.clock.monotonic(),
         )
         if (node.get("status") or {}).get("conditions"):
             # a node found already posting status (agent restart): next heartbeat in one interval
@@ -430,6 +437,30 @@ class NodeAgent(Controller):
                 if not errors.is_already_exists(e):
                     log.warning("could not create DeviceClass %s: %s", dc["metadata"]["name"], e.message)
 
+    def _fault(self, node: Obj | None) -> str:
+        """The node's fault: its ``gangplane.dev/fault`` annotation, else a user node stage whose
+        delay (from when this agent first saw the node) has passed; a stage still to come is put
+        on the timer heap so the node, its Lease and its pods are looked at again then."""
+        own = annotated_fault(node)
+        if own or node is None or not self.user_stages:
+            return own
+        name = key_of(node)
+        state = self._nodes.get(name)
+        if state is None:
+            return ""
+        mono = self.clock.monotonic()
+        current = ""
+        for delay, stage_fault in self.user_stages.node_faults(node):
+            due = state.first_seen + delay * self.options.time_scale
+            if mono >= due:
+                current = stage_fault
+            else:
+                for kind in ("node", "lease"):
+                    self.timers.schedule((kind, name), due)
+                for key in self.pod_informer.index_keys(NODE_NAME, name):
+                    self.timers.schedule(("pod", key), due)
+        return current
+
     def _current_node(self, name: str) -> Obj | None:
         return self.node_informer.get_by_name("", name)
 
@@ -443,8 +474,18 @@ class NodeAgent(Controller):
             return
         state = self._node_state(node)
         state.allocatable = resource_units(node_resources(node)[1])
+        if self._fault(node) == UNREACHABLE:  # the kubelet is gone: nothing is posted for the node
+            self.timers.cancel(("node", name))
+            return
         for _ in range(_MAX_STEPS):
-            ctx = NodeContext(node, state, self.clock.now(), self.clock.monotonic(), self.options)
+            ctx = NodeContext(
+                node,
+                state,
+                self.clock.now(),
+                self.clock.monotonic(),
+                self.options,
+                not_ready=self._fault(node) == NOT_READY,
+            )
             picked = select(NODE_STAGES, ctx, self.options.time_scale)
             if picked is None:
                 self.timers.cancel(("node", name))
@@ -540,6 +581,10 @@ class NodeAgent(Controller):
         if node is None or not is_managed(node):
             return
         state = self._node_state(node)
+        if self._fault(node) == UNREACHABLE:  # no heartbeat: the Lease goes stale
+            self.timers.cancel(("lease", name))
+            state.lease_renewed = None  # renew at once on recovery
+            return
         ctx = NodeContext(node, state, self.clock.now(), self.clock.monotonic(), self.options)
         picked = select(LEASE_STAGES, ctx, self.options.time_scale)
         if picked is None:
@@ -697,6 +742,9 @@ class NodeAgent(Controller):
         if node is not None and not is_managed(node):
             self._forget_pod(key)
             return
+        if self._fault(node) == UNREACHABLE:  # a dead kubelet starts, stops and reports nothing
+            self.timers.cancel(("pod", key))
+            return
         rec = self._record(pod)
         state = self._node_state(node) if node is not None else None
         mono = self.clock.monotonic()
@@ -709,7 +757,7 @@ class NodeAgent(Controller):
             rec.deleting = mono
         for _ in range(_MAX_STEPS):
             ctx = PodContext(
-                pod,
+                with_stage_annotations(pod, self.user_stages),
                 rec,
                 state,
                 self.clock.now(),

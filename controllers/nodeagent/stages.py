@@ -22,6 +22,7 @@ stage                       when                                                
 ``pod-release``             terminal: resources and IP given back                 0
 ``pod-admit``               bound, not admitted: fit check (OutOfcpu…)            0
 ``pod-start``               admitted: Running (+ Ready when due at once)          0
+``pod-ephemeral-start``     running, a debug container has no status: it runs     0
 ``pod-ready``               running, not Ready                                    ``ready_delay`` / ready-after
 ``pod-finish``              ``complete-after`` / ``fail``: Succeeded or Failed    complete-after (or 0)
                             ``Never``/``OnFailure`` pod without either: exits 0   ``run_to_completion``
@@ -55,6 +56,7 @@ from controllers.nodeagent.status import (
     has_not_ready_taint,
     is_node_ready,
     is_ready,
+    missing_ephemeral,
     node_needs_status,
     node_status,
     phase_of,
@@ -127,6 +129,8 @@ class NodeState:
     devices: tuple[Any, ...] = ()
     devices_published: bool = False
     written_rv: int = 0
+    #: monotonic time the agent first saw the node (user node stages count from it)
+    first_seen: float = 0.0
 
 
 @dataclass
@@ -178,6 +182,8 @@ class NodeContext:
     now: float
     mono: float
     options: AgentOptions
+    #: the kubelet's container runtime is down (the ``not-ready`` fault): Ready=False is posted
+    not_ready: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,6 +533,29 @@ def _restart_apply(c: PodContext) -> Action:
     )
 
 
+def _ephemeral_match(c: PodContext) -> bool:
+    return _lifecycle_ok(c) and container_state(c.pod) == "running" and bool(missing_ephemeral(c.pod))
+
+
+def _ephemeral_apply(c: PodContext) -> Action:
+    """kubelet starts a debug container ``kubectl debug`` added; the pod's readiness is unchanged."""
+    events: list[Event] = []
+    if c.options.container_events:
+        spec = c.pod.get("spec") or {}
+        for x in spec.get("ephemeralContainers") or []:
+            name = x.get("name", "")
+            if name not in missing_ephemeral(c.pod):
+                continue
+            fp = f"spec.ephemeralContainers{{{name}}}"
+            image = x.get("image", "")
+            events.append(
+                Event(NORMAL, "Pulled", f'Container image "{image}" already present on machine', fp)
+            )
+            events.append(Event(NORMAL, "Created", f"Created container: {name}", fp))
+            events.append(Event(NORMAL, "Started", f"Started container {name}", fp))
+    return Action(status=_write(c, _fate_from_pod(c, ready=is_ready(c.pod)), "Running"), events=events)
+
+
 POD_STAGES: tuple[Stage[PodContext], ...] = (
     Stage(
         "pod-orphaned",
@@ -541,6 +570,7 @@ POD_STAGES: tuple[Stage[PodContext], ...] = (
     Stage("pod-release", _release_match, _release_apply),
     Stage("pod-admit", _admit_match, _admit_apply),
     Stage("pod-start", _start_match, _start_apply),
+    Stage("pod-ephemeral-start", _ephemeral_match, _ephemeral_apply),
     Stage(
         "pod-ready",
         _ready_match,
@@ -573,7 +603,7 @@ def _cidr_apply(c: NodeContext) -> Action:
 
 
 def _status_match(c: NodeContext) -> bool:
-    return node_needs_status(c.node)
+    return node_needs_status(c.node, c.not_ready)
 
 
 def node_status_events(
@@ -596,10 +626,15 @@ def node_status_events(
 def _node_status_apply(c: NodeContext) -> Action:
     name = (c.node.get("metadata") or {}).get("name", "")
     events = node_status_events(
-        name, c.options, starting=not c.state.started_events, becoming_ready=not is_node_ready(c.node)
+        name,
+        c.options,
+        starting=not c.state.started_events,
+        becoming_ready=not c.not_ready and not is_node_ready(c.node),
     )
+    if c.not_ready and is_node_ready(c.node) and c.options.node_events:
+        events.append(Event(NORMAL, "NodeNotReady", f"Node {name} status is now: NodeNotReady"))
     return Action(
-        status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now),
+        status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now, not_ready=c.not_ready),
         events=events,
         mark={"status_posted": c.mono, "started_events": True},
     )
@@ -614,12 +649,13 @@ def _untaint_apply(c: NodeContext) -> Action:
 
 
 def _heartbeat_match(c: NodeContext) -> bool:
-    return not node_needs_status(c.node)
+    return not node_needs_status(c.node, c.not_ready)
 
 
 def _heartbeat_apply(c: NodeContext) -> Action:
     return Action(
-        status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now), mark={"status_posted": c.mono}
+        status=node_status(c.node, internal_ip=c.state.internal_ip, now=c.now, not_ready=c.not_ready),
+        mark={"status_posted": c.mono},
     )
 
 

@@ -186,6 +186,56 @@ def _init_statuses(pod: Obj, fate: ContainerFate, start: float) -> list[Obj]:
     return out
 
 
+def ephemeral_statuses(pod: Obj, now: float, terminal: bool) -> list[Obj]:
+    """``ephemeralContainerStatuses``: a debug container runs from when kubelet first saw it
+    (its recorded ``startedAt`` is kept) until the pod stops; it is never ready and never
+    restarted, as kubelet treats ephemeral containers."""
+    uid = _md(pod).get("uid", "")
+    old = {cs.get("name"): cs for cs in (pod.get("status") or {}).get("ephemeralContainerStatuses") or []}
+    out: list[Obj] = []
+    for c in _spec(pod).get("ephemeralContainers") or []:
+        name, image = c.get("name", ""), c.get("image", "")
+        cid = container_id(uid, name, 0)
+        prev_state = (old.get(name) or {}).get("state") or {}
+        started = (prev_state.get("running") or prev_state.get("terminated") or {}).get("startedAt")
+        started = started or rfc3339(now)
+        state: Obj
+        if terminal:
+            state = {
+                "terminated": {
+                    "exitCode": 0,
+                    "reason": "Completed",
+                    "startedAt": started,
+                    "finishedAt": rfc3339(now),
+                    "containerID": cid,
+                }
+            }
+        else:
+            state = {"running": {"startedAt": started}}
+        out.append(
+            {
+                "name": name,
+                "image": normalize_image(image),
+                "imageID": image_id(image),
+                "containerID": cid,
+                "ready": False,
+                "started": not terminal,
+                "restartCount": 0,
+                "lastState": {},
+                "state": state,
+            }
+        )
+    return out
+
+
+def missing_ephemeral(pod: Obj) -> list[str]:
+    """Ephemeral containers of the spec that have no status yet (added by ``kubectl debug``)."""
+    have = {cs.get("name") for cs in (pod.get("status") or {}).get("ephemeralContainerStatuses") or []}
+    return [
+        c.get("name", "") for c in _spec(pod).get("ephemeralContainers") or [] if c.get("name") not in have
+    ]
+
+
 def _cond(ctype: str, ok: bool, reason: str = "", message: str = "", generation: int | None = None) -> Obj:
     c: Obj = {"type": ctype, "status": "True" if ok else "False", "lastProbeTime": None}
     if reason:
@@ -255,6 +305,9 @@ def pod_status(
     if inits:
         st["initContainerStatuses"] = inits
     terminal = phase in ("Succeeded", "Failed")
+    ephemeral = ephemeral_statuses(pod, now, terminal)
+    if ephemeral:
+        st["ephemeralContainerStatuses"] = ephemeral
     if terminal:
         term_reason = "PodCompleted" if phase == "Succeeded" else "PodFailed"
         conds = [
@@ -353,6 +406,8 @@ _KUBELET_NODE_CONDITIONS: dict[str, tuple[str, str, str]] = {
     "Ready": ("True", "KubeletReady", "kubelet is posting ready status"),
 }
 _NETWORK = ("False", "RouteCreated", "RouteController created a route")
+#: Ready as kubelet posts it while its container runtime is down (the ``not-ready`` node fault)
+KUBELET_NOT_READY = ("False", "KubeletNotReady", "container runtime is down")
 
 #: capacity a Node created without one gets (KWOK gives huge numbers; these look like a real host)
 DEFAULT_CAPACITY = {"cpu": "32", "memory": "128Gi", "pods": "110", "ephemeral-storage": "500Gi"}
@@ -388,8 +443,17 @@ def node_resources(node: Obj) -> tuple[Obj, Obj]:
     return cap, alloc
 
 
-def node_conditions(old: list[Obj], now: float, heartbeat: bool = True) -> list[Obj]:
-    """Kubelet's conditions (healthy) plus NetworkUnavailable=False, transition times preserved.
+def _wanted(ctype: str, not_ready: bool) -> tuple[str, str, str]:
+    if ctype == "NetworkUnavailable":
+        return _NETWORK
+    if ctype == "Ready" and not_ready:
+        return KUBELET_NOT_READY
+    return _KUBELET_NODE_CONDITIONS[ctype]
+
+
+def node_conditions(old: list[Obj], now: float, heartbeat: bool = True, not_ready: bool = False) -> list[Obj]:
+    """Kubelet's conditions (healthy, or Ready=False when ``not_ready``) plus
+    NetworkUnavailable=False, transition times preserved.
 
     ``heartbeat`` refreshes ``lastHeartbeatTime`` of kubelet-owned conditions;
     NetworkUnavailable belongs to the network plugin and keeps its first heartbeat.
@@ -398,9 +462,7 @@ def node_conditions(old: list[Obj], now: float, heartbeat: bool = True) -> list[
     by_type = {c.get("type"): c for c in old}
     out: list[Obj] = []
     for ctype in NODE_CONDITION_ORDER:
-        status, reason, message = (
-            _NETWORK if ctype == "NetworkUnavailable" else _KUBELET_NODE_CONDITIONS[ctype]
-        )
+        status, reason, message = _wanted(ctype, not_ready)
         prev = by_type.get(ctype)
         same = prev is not None and prev.get("status") == status
         hb = ts
@@ -427,8 +489,8 @@ def node_conditions(old: list[Obj], now: float, heartbeat: bool = True) -> list[
     return out
 
 
-def node_status(node: Obj, *, internal_ip: str, now: float) -> Obj:
-    """The full status kubelet posts for a healthy node."""
+def node_status(node: Obj, *, internal_ip: str, now: float, not_ready: bool = False) -> Obj:
+    """The full status kubelet posts for a healthy node (Ready=False when ``not_ready``)."""
     md = node.get("metadata") or {}
     labels = md.get("labels") or {}
     name = md.get("name", "")
@@ -437,7 +499,7 @@ def node_status(node: Obj, *, internal_ip: str, now: float) -> Obj:
     st: Obj = dict(old)
     st["capacity"] = cap
     st["allocatable"] = alloc
-    st["conditions"] = node_conditions(old.get("conditions") or [], now)
+    st["conditions"] = node_conditions(old.get("conditions") or [], now, not_ready=not_ready)
     addresses = [a for a in old.get("addresses") or [] if a.get("type") not in ("InternalIP", "Hostname")]
     st["addresses"] = [
         {"type": "InternalIP", "address": internal_ip},
@@ -459,17 +521,14 @@ def is_node_ready(node: Obj) -> bool:
     return False
 
 
-def node_needs_status(node: Obj) -> bool:
-    """True until the node carries the full healthy status kubelet posts (any condition off, info missing)."""
+def node_needs_status(node: Obj, not_ready: bool = False) -> bool:
+    """True until the node carries the full status kubelet posts (any condition off, info missing):
+    healthy, or Ready=False when ``not_ready``."""
     status = node.get("status") or {}
     if not status.get("nodeInfo") or not status.get("addresses") or not status.get("allocatable"):
         return True
     conds = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
-    for ctype in NODE_CONDITION_ORDER:
-        want = _NETWORK[0] if ctype == "NetworkUnavailable" else _KUBELET_NODE_CONDITIONS[ctype][0]
-        if conds.get(ctype) != want:
-            return True
-    return False
+    return any(conds.get(ctype) != _wanted(ctype, not_ready)[0] for ctype in NODE_CONDITION_ORDER)
 
 
 def has_not_ready_taint(node: Obj) -> bool:

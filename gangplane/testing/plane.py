@@ -62,11 +62,21 @@ class PlaneConfig:
     component_gates: tuple[tuple[str, tuple[tuple[str, bool], ...]], ...] = ()
     controllers: str = "*"
     crds: tuple[str, ...] = ()
+    #: a node agent stage file (``controllers.nodeagent.userstages``)
+    stages: str | None = None
 
     @classmethod
     def from_kwargs(cls, base_dir: Path | None = None, **kw: Any) -> PlaneConfig:
         """Build from a marker's keyword arguments; relative paths are resolved against ``base_dir``."""
-        unknown = set(kw) - {"cluster", "nodes", "feature_gates", "component_gates", "controllers", "crds"}
+        unknown = set(kw) - {
+            "cluster",
+            "nodes",
+            "feature_gates",
+            "component_gates",
+            "controllers",
+            "crds",
+            "stages",
+        }
         if unknown:
             raise TypeError(f"unknown gangplane option(s): {', '.join(sorted(unknown))}")
 
@@ -92,10 +102,20 @@ class PlaneConfig:
             component_gates=comp,
             controllers=kw.get("controllers", "*"),
             crds=tuple(resolve(c) for c in crds),
+            stages=resolve(kw["stages"]) if kw.get("stages") else None,
         )
 
     def fleet(self) -> Any:
         """The fleet the node agent registers (``None`` for the default fleet)."""
+
+        fleet = self._base_fleet()
+        if self.stages is None:
+            return fleet
+        from gangplane.stagefile import with_stage_file
+
+        return with_stage_file(fleet, Path(self.stages))
+
+    def _base_fleet(self) -> Any:
         from controllers.fleet import load_fleet, parse_fleet
 
         if self.nodes is not None:

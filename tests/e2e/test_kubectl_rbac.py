@@ -187,3 +187,18 @@ type: kubernetes.io/service-account-token
     refused = k.run("--token", token, "get", "pods", "-n", ns, check=False)
     assert refused.returncode == 1
     assert "You must be logged in to the server" in refused.stderr
+
+
+def test_exec_needs_create_on_pods_exec(k: Kubectl) -> None:
+    """The WebSocket upgrade passes the front door like any request; kube authorizes it as
+    ``create`` on ``pods/exec``, and kubectl's SPDY fallback (a POST) is refused the same way."""
+    ns, token, user = _namespace_with_reader(k)
+    k.run("run", "web", "--image=nginx", "-n", ns)
+    k.run("wait", "--for=condition=Ready", "pod/web", "-n", ns, "--timeout=30s", timeout=40)
+    assert k.run("exec", "web", "-n", ns, "--", "echo", "admin").stdout == "admin\n"
+    denied = k.run("--token", token, "exec", "web", "-n", ns, "--", "echo", "hi", check=False)
+    assert denied.returncode != 0
+    assert (
+        f'pods "web" is forbidden: User "{user}" cannot create resource "pods/exec" in API group "" '
+        f'in the namespace "{ns}"'
+    ) in denied.stderr

@@ -214,3 +214,80 @@ async def test_b(gangplane):
         f"--gangplane-scope={scope}",
     )
     result.assert_outcomes(passed=2)
+
+
+def test_a_user_stage_file_changes_pod_and_node_lifecycles(pytester: pytest.Pytester) -> None:
+    """``@pytest.mark.gangplane(stages=FILE)``: pods labelled app=slow become Ready 3 s (simulated)
+    after they start and fail at 20 s; the nodes of one rack go NotReady 10 s after they register."""
+    pytester.makefile(
+        ".yaml",
+        stages="""
+stages:
+- name: slow-ready
+  resourceRef: {kind: Pod}
+  selector: {matchLabels: {app: slow}}
+  delay: 3s
+  next: {ready: true}
+- name: slow-dies
+  resourceRef: {kind: Pod}
+  selector: {matchLabels: {app: slow}}
+  delay: 20s
+  next: {phase: Failed}
+- name: rack-1-down
+  resourceRef: {kind: Node}
+  selector: {matchLabels: {topology.kubernetes.io/rack: r1}}
+  delay: 10s
+  next: {fault: not-ready}
+""",
+    )
+    result = run(
+        pytester,
+        """
+import pytest
+from apiserver.client.interface import NODES as NODE_RESOURCE, PODS
+
+NODES = [{"name": "n-{rack}-{index}", "count": 1, "zones": ["z"], "racksPerZone": 2, "rackName": "r{r}",
+          "capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"}}]
+
+def cond(o, t):
+    return next((c["status"] for c in (o or {}).get("status", {}).get("conditions", []) if c["type"] == t), None)
+
+@pytest.mark.gangplane(stages="stages.yaml", nodes=NODES)
+@pytest.mark.anyio
+async def test_it(gangplane):
+    client = gangplane.client()
+    pod = {"metadata": {"name": "s", "labels": {"app": "slow"}},
+           "spec": {"restartPolicy": "Never", "nodeName": "n-r0-0",
+                    "containers": [{"name": "c", "image": "x"}]}}
+    await client.create(PODS, pod, "default")
+    ref = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "s", "namespace": "default"}}
+    running = await gangplane.wait_for(ref, lambda o: o and o["status"].get("phase") == "Running", timeout=20)
+    assert cond(running, "Ready") == "False"
+    await gangplane.wait_for(ref, lambda o: cond(o, "Ready") == "True", timeout=20)
+    failed = await gangplane.wait_for(ref, lambda o: o["status"].get("phase") == "Failed", timeout=20)
+    assert failed["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 1
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n-r1-0"}}
+    down = await gangplane.wait_for(node, lambda o: cond(o, "Ready") == "False", timeout=20)
+    assert next(c for c in down["status"]["conditions"] if c["type"] == "Ready")["reason"] == "KubeletNotReady"
+    other = await client.get(NODE_RESOURCE, "n-r0-0")
+    assert cond(other, "Ready") == "True"
+""",
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_a_bad_stage_file_is_reported(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", stages="stages: [{resourceRef: {kind: Pod}, next: {explode: true}}]\n")
+    result = run(
+        pytester,
+        """
+import pytest
+
+@pytest.mark.gangplane(stages="stages.yaml", nodes=[])
+@pytest.mark.anyio
+async def test_it(gangplane):
+    pass
+""",
+    )
+    result.assert_outcomes(errors=1)
+    assert "stages[0].next: a Pod stage's next is one of crash, phase, ready" in result.stdout.str()

@@ -4,8 +4,8 @@ Defaults follow ``autoscaling/v2``'s ``SetDefaults_HorizontalPodAutoscaler``: ``
 a CPU target of 80 % average utilization when no metric is given, and the default scale-up /
 scale-down rules filled into a ``behavior`` that is present. Validation covers the target
 reference, the replica bounds, each metric source and target, and the behavior policies.
-gangplane runs no metrics pipeline, so no controller acts on HPAs: they are stored (with a
-``status`` subresource for writers) so ``kubectl autoscale`` and charts that ship one work.
+The ``horizontal-pod-autoscaler-controller`` (``controllers/podautoscaler``) acts on them with the
+Resource metrics gangplane's ``metrics.k8s.io`` computes for the simulated pods.
 """
 
 from __future__ import annotations

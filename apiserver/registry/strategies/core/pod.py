@@ -9,6 +9,7 @@ from apiserver.api.types import as_int as _int
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies import podspec
 from apiserver.registry.strategies.core.common import _keep_old_status, _spec, _str, is_valid_ip
+from apiserver.registry.strategies.pod_ephemeral import PodEphemeralContainersStrategy
 from apiserver.registry.strategies.podspec import (
     PodValidationOptions,
     as_dict,
@@ -190,6 +191,13 @@ class PodStrategy(Strategy):
 
     def validate_status_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return validate_pod_status_update(new, old)
+
+    def subresource_strategy(self, name: str) -> Strategy | None:
+        return _EPHEMERAL_CONTAINERS if name == "ephemeralcontainers" else None
+
+
+#: ``pods/ephemeralcontainers`` (``kubectl debug``), validated with the pod's own checks first
+_EPHEMERAL_CONTAINERS = PodEphemeralContainersStrategy(_validate_pod_metadata_and_spec)
 
 
 def pod_warnings(spec: Obj, path: Path) -> list[str]:
