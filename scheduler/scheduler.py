@@ -60,6 +60,7 @@ from apiserver.client.interface import (
 from apiserver.meta import Clock, rfc3339
 from featuregates import GENERIC_WORKLOAD, TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, FeatureGate
 from scheduler import metrics as m
+from scheduler import schedule_one
 from scheduler.cache import Cache, CacheError, Snapshot
 from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
@@ -82,7 +83,6 @@ from scheduler.framework import (
     Handle,
     PluginFactory,
     Profile,
-    SchedulingError,
 )
 from scheduler.interfaces import CLEAR_NOMINATION, Nominating
 from scheduler.metrics import SchedulerMetrics
@@ -97,6 +97,7 @@ from scheduler.podstatus import (
     patch_pod_status,
 )
 from scheduler.queue import QueuedPodInfo, SchedulingQueue
+from scheduler.schedule_one import SchedulingError
 from scheduler.schedule_one_podgroup import PodGroupCycle
 from scheduler.status import Code, Status
 
@@ -135,7 +136,7 @@ def _rv(obj: Obj) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion") or ""
 
 
-class Scheduler(PodGroupCycle):
+class Scheduler:
     """kube-scheduler as a component; see the module docstring."""
 
     name = "scheduler"
@@ -199,6 +200,7 @@ class Scheduler(PodGroupCycle):
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
         self.cycles = 0
+        self.pod_group_cycle = PodGroupCycle(self)
 
     # ------------------------------------------------------------------ wiring
 
@@ -215,7 +217,7 @@ class Scheduler(PodGroupCycle):
             default_spread_selector=self._default_spread_selector,
             get_pod_group=self.cache.get_pod_group if self.pod_groups_enabled else None,
             pod_group_state=self.cache.pod_group_state if self.pod_groups_enabled else None,
-            record_event=self._record_event,
+            record_event=self.record_event,
             informer_factory=self.informers,
         )
 
@@ -241,7 +243,7 @@ class Scheduler(PodGroupCycle):
             break
         return build_default_selector(pod, self.services.list(ns), owner_selector)
 
-    def _record_event(
+    def record_event(
         self,
         regarding: Obj,
         etype: str,
@@ -463,21 +465,21 @@ class Scheduler(PodGroupCycle):
         if fw is None:
             self.queue.done(qpi.uid)
             return True
-        if self._skip_pod_schedule(fw, qpi):
+        if self.skip_pod_schedule(fw, qpi):
             self.queue.done(qpi.uid)
             return True
-        pg = self.wants_pod_group_cycle(pod) if pod_group_name(pod) else None
-        if pg is None and self.pod_group_gone(pod):
+        pg = self.pod_group_cycle.wants_pod_group_cycle(pod) if pod_group_name(pod) else None
+        if pg is None and self.pod_group_cycle.pod_group_gone(pod):
             # its PodGroup was deleted after PreEnqueue let it in: held again, silently
             self.queue.done(qpi.uid)
             self.queue.add(pod)
         elif pg is not None:
-            await self.schedule_one_podgroup(fw, qpi, pg)
+            await self.pod_group_cycle.schedule_one_podgroup(fw, qpi, pg)
         else:
             await self.schedule_pod(fw, qpi)
         return True
 
-    def _skip_pod_schedule(self, fw: Framework, qpi: QueuedPodInfo) -> bool:
+    def skip_pod_schedule(self, fw: Framework, qpi: QueuedPodInfo) -> bool:
         """kube's ``skipPodSchedule``: gone, being deleted, or already assumed."""
         pod = qpi.pod
         meta = pod.get("metadata") or {}
@@ -485,7 +487,7 @@ class Scheduler(PodGroupCycle):
         if current is None or (current.get("metadata") or {}).get("uid") != meta.get("uid"):
             return True
         if meta.get("deletionTimestamp"):
-            self._record_event(
+            self.record_event(
                 pod,
                 WARNING,
                 "FailedScheduling",
@@ -504,7 +506,7 @@ class Scheduler(PodGroupCycle):
         self.cache.update_snapshot(self.snapshot)
         fw.handle.snapshot = self.snapshot
         try:
-            result = fw.schedule_pod(state, pod_info, self.snapshot)
+            result = schedule_one.schedule_pod(fw, state, pod_info, self.snapshot)
         except FitError as e:
             nominating: Nominating | None = None
             if fw.post_filter_plugins:
@@ -528,7 +530,7 @@ class Scheduler(PodGroupCycle):
             await self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
             return
         if await self.assume_and_bind(fw, state, qpi, result.suggested_host, start) and pod_group_name(pod):
-            await self.pod_group_pod_bound(fw, pod)
+            await self.pod_group_cycle.pod_group_pod_bound(fw, pod)
 
     async def assume_and_bind(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, start: float | None = None
@@ -606,7 +608,7 @@ class Scheduler(PodGroupCycle):
         if status is not None and not status.is_success():
             await self._binding_failure(fw, state, qpi, assumed, host, status, start)
             return
-        self._record_event(
+        self.record_event(
             assumed.pod,
             NORMAL,
             "Scheduled",
@@ -683,7 +685,7 @@ class Scheduler(PodGroupCycle):
             qpi.pod_info = PodInfo(cached, qpi.pod_info)
             self.queue.add_unschedulable_if_not_present(qpi)
         self._nominate(qpi.pod_info, nominating, cached)
-        self._record_event(qpi.pod, WARNING, "FailedScheduling", "Scheduling", message)
+        self.record_event(qpi.pod, WARNING, "FailedScheduling", "Scheduling", message)
         if cached is None:
             return
         gen = (cached.get("metadata") or {}).get("generation")

@@ -203,12 +203,13 @@ def _framework_over(nodes: int, racks: int = 0) -> tuple[Any, Any, Any]:
 
 def _cycle(cache: Any, handle: Any, fw: Any, snap: Any, p: dict[str, Any]) -> None:
     """One scheduling cycle as the scheduler runs it: refresh the snapshot, schedule, assume."""
+    from scheduler import schedule_one
     from scheduler.framework import CycleState
     from scheduler.nodeinfo import PodInfo
 
     cache.update_snapshot(snap)
     handle.snapshot = snap
-    result = fw.schedule_pod(CycleState(), PodInfo(p), snap)
+    result = schedule_one.schedule_pod(fw, CycleState(), PodInfo(p), snap)
     cache.assume_pod(p, result.suggested_host)
 
 
