@@ -40,13 +40,16 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList
 
 from apiserver.api.types import Obj
 from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
 from scheduler.podgroups import ASSIGNED, ASSUMED, UNSCHEDULED, PodGroupState, PodGroupStates
+
+if TYPE_CHECKING:
+    from scheduler.nodetable import NodeTable
 
 
 def pod_key(pod: Obj) -> str:
@@ -373,6 +376,8 @@ class Snapshot:
         #: nodes changed while a scope was set, whose entries in the cluster-wide capacity
         #: index are brought up to date when the scope is cleared (nothing reads it meanwhile)
         self._index_stale: set[str] = set()
+        #: the numpy node table (:mod:`scheduler.nodetable`), built on first use
+        self._table: NodeTable | None = None
         for ni in node_infos:
             self._put(ni.name, ni)
 
@@ -405,6 +410,7 @@ class Snapshot:
             if self.node_info_map.pop(name, None) is not None:
                 self._names.discard(name)
                 self._ordered = None
+                self._table = None  # rows would shift: rebuilt on next use
             self._with_affinity.discard(name)
             self._with_anti_affinity.discard(name)
             self.unschedulable_nodes.discard(name)
@@ -415,6 +421,7 @@ class Snapshot:
         if name not in self.node_info_map:
             self._names.add(name)
             self._ordered = None
+            self._table = None
         if ni.unschedulable:
             self.unschedulable_nodes.add(name)
         else:
@@ -452,6 +459,13 @@ class Snapshot:
             self._taint_group_of[name] = new
 
     def _reindex(self, name: str, ni: NodeInfo | None) -> None:
+        if (
+            self._table is not None
+            and ni is not None
+            and ni.node is not None
+            and not self._table.update(name, ni)
+        ):
+            self._table = None
         if self._scope is None:
             self.index.update(name, ni)
         else:
@@ -499,6 +513,15 @@ class Snapshot:
             for name, ni in self.node_info_map.items():
                 idx.update(name, ni)
         return idx.nodes_with(namespace, pairs)
+
+    def node_table(self) -> NodeTable:
+        """The nodes' numbers as numpy columns in name order (built on first use, then kept current)."""
+        table = self._table
+        if table is None:
+            from scheduler.nodetable import NodeTable  # numpy is imported only once a cycle needs it
+
+            table = self._table = NodeTable(self.ordered())
+        return table
 
     def domains(self, key: str) -> TopologyDomains:
         """The nodes grouped by the value of label ``key`` (built on first use, then kept current)."""

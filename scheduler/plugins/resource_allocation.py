@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scheduler.interfaces import MAX_NODE_SCORE
+from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -124,6 +124,36 @@ def score_node(
         allocatable[i] = alloc
         requested[i] = req
     return scorer(requested, allocatable, [w for _, w in resources])
+
+
+#: from this many nodes on, a batch is scored in arrays over the snapshot's node table
+#: (:mod:`scheduler.plugins.resource_arrays`); below it the per-node path with its memo is as fast
+ARRAY_MIN_NODES = 64
+
+
+def array_scores(
+    state: CycleState,
+    handle: Handle | None,
+    nodes: Sequence[NodeInfo],
+    pod_requests: Sequence[int],
+    resources: Sequence[tuple[str, int]],
+    scorer: Scorer,
+    use_requested: bool,
+) -> list[int] | None:
+    """The batch's scores computed over the snapshot's node table, or ``None`` (use the per-node path).
+
+    Only NodeInfos that are the snapshot's own have rows (a clone made for a what-if has none),
+    so a batch scored here is scored as the per-node code would score it.
+    """
+    if len(nodes) < ARRAY_MIN_NODES or handle is None:
+        return None
+    snapshot = handle.snapshot
+    if snapshot is None:
+        return None
+    from scheduler.plugins import resource_arrays  # numpy: imported when a cycle first needs it
+
+    table = snapshot.node_table()
+    return resource_arrays.scores(state, table, nodes, pod_requests, resources, scorer, use_requested)
 
 
 def score_nodes(
