@@ -28,6 +28,7 @@ from operator import is_
 
 import numpy as np
 
+from scheduler.interfaces import CycleState
 from scheduler.nodeinfo import NodeInfo
 
 #: values at or beyond this make a node "inexact" (see the module docstring)
@@ -62,6 +63,8 @@ class NodeTable:
         self._log_base = 0
         #: derived per-row columns (e.g. a plugin's scores for one request shape), see :meth:`derived`
         self._derived: dict[object, tuple[np.ndarray, int]] = {}
+        #: label key -> (domain id per row, -1 without the label; the values by id)
+        self._labels: dict[str, tuple[np.ndarray, dict[str, int], list[str]]] = {}
         names = {r for ni in ordered for r in ni.allocatable.keys() | ni.requested.keys()}
         for r in sorted(names):
             self._add_column(r)
@@ -106,6 +109,8 @@ class NodeTable:
             self.non_zero_cpu[row] = nz_cpu
             self.non_zero_memory[row] = nz_mem
         self.pod_count[row] = len(ni.pods)
+        for key, (ids, index, values) in self._labels.items():
+            ids[row] = _label_id(ni.labels.get(key), index, values)
         if big:
             self.inexact.add(row)
         else:
@@ -165,6 +170,22 @@ class NodeTable:
         self._derived[key] = (col, self.version)
         return col
 
+    def label_ids(self, key: str) -> tuple[np.ndarray, dict[str, int], list[str]]:
+        """Per row, the id of the node's value of label ``key`` (-1: no such label), the ids by
+        value and the values by id: the topology domains of ``key`` as integers (kept current
+        as nodes change)."""
+        entry = self._labels.get(key)
+        if entry is None:
+            index: dict[str, int] = {}
+            values: list[str] = []
+            ids = np.fromiter(
+                (_label_id(ni.labels.get(key), index, values) for ni in self.infos),
+                dtype=np.int64,
+                count=len(self.infos),
+            )
+            entry = self._labels[key] = (ids, index, values)
+        return entry
+
     def rows_of(self, nodes: Sequence[NodeInfo]) -> Rows | None:
         """The rows of ``nodes``, or ``None`` when one of them is not the NodeInfo its row mirrors.
 
@@ -198,3 +219,27 @@ class NodeTable:
         if start + count <= n:
             return slice(start, start + count)
         return np.concatenate([np.arange(start, n), np.arange(0, start + count - n)])
+
+
+def _label_id(value: str | None, index: dict[str, int], values: list[str]) -> int:
+    if value is None:
+        return -1
+    got = index.get(value)
+    if got is None:
+        got = index[value] = len(values)
+        values.append(value)
+    return got
+
+
+_ROWS_KEY = "gangplane.dev/node-table-rows"
+
+
+def rows_for(state: CycleState, table: NodeTable, nodes: Sequence[NodeInfo]) -> Rows | None:
+    """The table rows of ``nodes`` (``None``: some node is not the snapshot's), found once per
+    cycle: the plugins scoring the same list of nodes share them through ``state``."""
+    cached = state.get(_ROWS_KEY)
+    if cached is not None and cached[0] is nodes and cached[1] is table and cached[2] == table.version:
+        return cached[3]  # type: ignore[no-any-return]
+    rows = table.rows_of(nodes)
+    state.write(_ROWS_KEY, (nodes, table, table.version, rows))
+    return rows

@@ -25,7 +25,7 @@ import numpy as np
 
 from scheduler.interfaces import MAX_NODE_SCORE, CycleState
 from scheduler.nodeinfo import CPU, MEMORY, NodeInfo
-from scheduler.nodetable import EXACT_LIMIT, NodeTable, Rows
+from scheduler.nodetable import EXACT_LIMIT, NodeTable, Rows, rows_for
 from scheduler.plugins.resource_allocation import (
     Scorer,
     balanced_scorer,
@@ -34,18 +34,6 @@ from scheduler.plugins.resource_allocation import (
     most_allocated_scorer,
     score_node,
 )
-
-_ROWS_KEY = "gangplane.dev/node-table-rows"
-
-
-def rows_for(state: CycleState, table: NodeTable, nodes: Sequence[NodeInfo]) -> Rows | None:
-    """The table rows of ``nodes`` (``None``: some node is not the snapshot's), cached in ``state``."""
-    cached = state.get(_ROWS_KEY)
-    if cached is not None and cached[0] is nodes and cached[1] is table and cached[2] == table.version:
-        return cached[3]
-    rows = table.rows_of(nodes)
-    state.write(_ROWS_KEY, (nodes, table, table.version, rows))
-    return rows
 
 
 def scores(

@@ -256,3 +256,68 @@ def test_node_info_clone_shares_no_row() -> None:
     assert table.rows_of([snap.ordered()[1].clone()]) is None
     assert table.rows_of(snap.ordered()[1:3]) == slice(1, 3)
     assert table.rows_of([snap.ordered()[2], snap.ordered()[0]]).tolist() == [2, 0]
+
+
+def _spread_snapshot(rng: random.Random, nodes: int, empty_zone: bool) -> Snapshot:
+    cache = Cache()
+    for i in range(nodes):
+        labels = {}
+        zone = rng.random()
+        if zone < 0.85:
+            labels["topology.kubernetes.io/zone"] = f"z{rng.randrange(4)}"
+        elif zone < 0.9 and empty_zone:
+            labels["topology.kubernetes.io/zone"] = ""  # an empty value is a domain of its own
+        cache.add_node(make_node(f"n{i:03d}", cpu="32", memory="64Gi", labels=labels))
+    for j in range(nodes * 2):
+        app = rng.choice(["web", "web", "db"])
+        cache.add_pod(
+            make_pod(f"e{j}", uid=f"e{j}", node_name=f"n{rng.randrange(nodes):03d}", labels={"app": app})
+        )
+    return cache.snapshot()
+
+
+_EXPLICIT = [
+    {
+        "maxSkew": 2,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("own_constraints", [False, True])
+def test_spread_scores_from_the_table_equal_the_per_node_scores(
+    seed: int, own_constraints: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scheduler.nodeinfo import compile_selector
+    from scheduler.plugins.pod_topology_spread import PodTopologySpread
+
+    rng = random.Random(300 + seed)
+    snap = _spread_snapshot(rng, 150, empty_zone=seed % 2 == 0)
+    handle = Handle(
+        snapshot=snap, default_spread_selector=lambda _p: compile_selector({"matchLabels": {"app": "web"}})
+    )
+    plugin = PodTopologySpread({}, handle)
+    pod = make_pod("p", uid="p", labels={"app": "web"})
+    if own_constraints:
+        pod["spec"]["topologySpreadConstraints"] = _EXPLICIT
+    pi = PodInfo(pod)
+
+    def run(array_min: int, nodes: list[NodeInfo]) -> tuple[Any, list[int]]:
+        monkeypatch.setattr(ra, "ARRAY_MIN_NODES", array_min)
+        state = CycleState()
+        assert plugin.pre_score(state, pi, nodes) is None
+        counts = state.get("PreScorePodTopologySpread").counts
+        return counts, plugin.normalize_scores(state, pi, nodes, plugin.score_nodes(state, pi, nodes))
+
+    for step in range(12):
+        ordered = snap.ordered()
+        start = rng.randrange(len(ordered))
+        for nodes in (ordered, (ordered[start:] + ordered[:start])[:90], rng.sample(ordered, 80)):
+            with_table = run(1, nodes)
+            assert with_table == run(10**9, nodes), (seed, step)
+        target = rng.choice(ordered).name
+        p = make_pod(f"x{step}", uid=f"x{step}", node_name=target, labels={"app": rng.choice(["web", "db"])})
+        snap.assume_pod(PodInfo(p), target)
