@@ -76,6 +76,9 @@ def main(argv: list[str]) -> int:
             console.print(f"[red]gangplane bench: {e}")
             return 2
         a, b = read_results(pa), read_results(pb)
+        out = Path(args.out)
+        pngs = report.plots(b, out)  # B's numbers, with error bars over its rounds
+        (out / "report.md").write_text(report.markdown(b, pngs))
         console.print(compare.table(a, b, f"{args.pairs[0]} ({pa.name})", f"{args.pairs[1]} ({pb.name})"))
         return 0
     try:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from scheduler import schedule_one
+from scheduler import nodetable, schedule_one
 from scheduler.cache import Cache, Snapshot
 from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import CycleState, Framework, Handle
@@ -27,6 +27,13 @@ from scheduler.plugins.node_resources_fit import NodeResourcesFit
 from scheduler.testing import make_node, make_pod
 
 GPU = "example.com/gpu"
+
+
+@pytest.fixture(autouse=True)
+def _map_every_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches that are not runs of consecutive nodes take the array path too (in production
+    only from ``MAPPED_MIN_NODES`` nodes on), so that the tests compare it on small clusters."""
+    monkeypatch.setattr(nodetable, "MAPPED_MIN_NODES", 1)
 
 
 def _random_node(rng: random.Random, i: int) -> dict[str, Any]:
@@ -255,7 +262,10 @@ def test_node_info_clone_shares_no_row() -> None:
     table = snap.node_table()
     assert table.rows_of([snap.ordered()[1].clone()]) is None
     assert table.rows_of(snap.ordered()[1:3]) == slice(1, 3)
-    assert table.rows_of([snap.ordered()[2], snap.ordered()[0]]).tolist() == [2, 0]
+    assert table.rows_of([snap.ordered()[2], snap.ordered()[0]]).tolist() == [2, 0]  # wraps around
+    assert table.rows_of([snap.ordered()[2], snap.ordered()[1]]).tolist() == [2, 1]  # mapped
+    assert table.rows_of([snap.ordered()[2], snap.ordered()[1]], map_min=3) is None
+    assert table.rows_of([snap.ordered()[2], snap.ordered()[0], snap.ordered()[1]]).tolist() == [2, 0, 1]
 
 
 def _spread_snapshot(rng: random.Random, nodes: int, empty_zone: bool) -> Snapshot:
