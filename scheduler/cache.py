@@ -378,6 +378,9 @@ class Snapshot:
         self._index_stale: set[str] = set()
         #: the numpy node table (:mod:`scheduler.nodetable`), built on first use
         self._table: NodeTable | None = None
+        #: nodes changed since the table was last read: their rows are refilled on the next read,
+        #: so a cycle that never reads the table (a rack placement) pays nothing for it
+        self._table_stale: set[str] = set()
         for ni in node_infos:
             self._put(ni.name, ni)
 
@@ -459,13 +462,8 @@ class Snapshot:
             self._taint_group_of[name] = new
 
     def _reindex(self, name: str, ni: NodeInfo | None) -> None:
-        if (
-            self._table is not None
-            and ni is not None
-            and ni.node is not None
-            and not self._table.update(name, ni)
-        ):
-            self._table = None
+        if self._table is not None:
+            self._table_stale.add(name)  # refilled when the table is next read
         if self._scope is None:
             self.index.update(name, ni)
         else:
@@ -517,11 +515,37 @@ class Snapshot:
     def node_table(self) -> NodeTable:
         """The nodes' numbers as numpy columns in name order (built on first use, then kept current)."""
         table = self._table
+        if table is not None and self._table_stale:
+            infos = self.node_info_map
+            for name in self._table_stale:
+                ni = infos.get(name)
+                if ni is None or not table.update(name, ni):
+                    table = self._table = None  # a node left or joined: rebuilt below
+                    break
+            self._table_stale.clear()
         if table is None:
             from scheduler.nodetable import NodeTable  # numpy is imported only once a cycle needs it
 
             table = self._table = NodeTable(self.ordered())
+            self._table_stale.clear()
         return table
+
+    def is_run(self, nodes: list[NodeInfo]) -> bool:
+        """Whether ``nodes`` are consecutive nodes of this snapshot in name order (wrapping around),
+        i.e. the window a cycle scores from its rotating start; identity comparisons, in C."""
+        k = len(nodes)
+        if not k:
+            return False
+        ordered = self.ordered()
+        try:
+            r0 = self._names.index(nodes[0].name)
+        except ValueError:
+            return False
+        n = len(ordered)
+        if r0 + k <= n:
+            return ordered[r0 : r0 + k] == nodes
+        split = n - r0
+        return ordered[r0:] == nodes[:split] and ordered[: k - split] == nodes[split:]
 
     def domains(self, key: str) -> TopologyDomains:
         """The nodes grouped by the value of label ``key`` (built on first use, then kept current)."""

@@ -28,6 +28,7 @@ from operator import is_
 
 import numpy as np
 
+from scheduler import arraypolicy
 from scheduler.interfaces import CycleState
 from scheduler.nodeinfo import NodeInfo
 
@@ -35,10 +36,6 @@ from scheduler.nodeinfo import NodeInfo
 EXACT_LIMIT = 2**53
 #: derived columns kept per table (one per plugin and pod shape in use)
 MAX_DERIVED = 64
-#: a batch that is not a run of consecutive rows is mapped to rows node by node; below this
-#: size that mapping costs more than the array path saves (measured: a PodGroup placement's
-#: 100 nodes of one rack score faster node by node), so such a batch takes the per-node path
-MAPPED_MIN_NODES = 1024
 
 Rows = np.ndarray | slice
 
@@ -248,6 +245,6 @@ def rows_for(state: CycleState, table: NodeTable, nodes: Sequence[NodeInfo]) -> 
     cached = state.get(_ROWS_KEY)
     if cached is not None and cached[0] is nodes and cached[1] is table and cached[2] == table.version:
         return cached[3]  # type: ignore[no-any-return]
-    rows = table.rows_of(nodes, MAPPED_MIN_NODES)
+    rows = table.rows_of(nodes, arraypolicy.MAPPED_MIN_NODES)
     state.write(_ROWS_KEY, (nodes, table, table.version, rows))
     return rows

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from scheduler import arraypolicy
 from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 
@@ -126,9 +127,15 @@ def score_node(
     return scorer(requested, allocatable, [w for _, w in resources])
 
 
-#: from this many nodes on, a batch is scored in arrays over the snapshot's node table
-#: (:mod:`scheduler.plugins.resource_arrays`); below it the per-node path with its memo is as fast
-ARRAY_MIN_NODES = 64
+def wants_table(snapshot: Any, nodes: Sequence[NodeInfo]) -> bool:
+    """Whether a batch is worth the node table: a run of the snapshot's consecutive nodes, or
+    a list long enough to map node by node (:mod:`scheduler.arraypolicy`)."""
+    if len(nodes) < arraypolicy.ARRAY_MIN_NODES:
+        return False
+    if len(nodes) >= arraypolicy.MAPPED_MIN_NODES:
+        return True
+    is_run = getattr(snapshot, "is_run", None)
+    return bool(is_run is not None and is_run(nodes))
 
 
 def array_scores(
@@ -145,10 +152,10 @@ def array_scores(
     Only NodeInfos that are the snapshot's own have rows (a clone made for a what-if has none),
     so a batch scored here is scored as the per-node code would score it.
     """
-    if len(nodes) < ARRAY_MIN_NODES or handle is None:
+    if handle is None:
         return None
     snapshot = handle.snapshot
-    if snapshot is None:
+    if snapshot is None or not wants_table(snapshot, nodes):
         return None
     from scheduler.plugins import resource_arrays  # numpy: imported when a cycle first needs it
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from scheduler import nodetable, schedule_one
+from scheduler import arraypolicy, schedule_one
 from scheduler.cache import Cache, Snapshot
 from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import CycleState, Framework, Handle
@@ -33,7 +33,7 @@ GPU = "example.com/gpu"
 def _map_every_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches that are not runs of consecutive nodes take the array path too (in production
     only from ``MAPPED_MIN_NODES`` nodes on), so that the tests compare it on small clusters."""
-    monkeypatch.setattr(nodetable, "MAPPED_MIN_NODES", 1)
+    monkeypatch.setattr(arraypolicy, "MAPPED_MIN_NODES", 1)
 
 
 def _random_node(rng: random.Random, i: int) -> dict[str, Any]:
@@ -218,7 +218,7 @@ def test_a_node_that_is_not_the_snapshots_is_scored_node_by_node() -> None:
 
 
 def _cycles(array_min: int, monkeypatch: pytest.MonkeyPatch, seed: int) -> list[tuple[str, int, int]]:
-    monkeypatch.setattr(ra, "ARRAY_MIN_NODES", array_min)
+    monkeypatch.setattr(arraypolicy, "ARRAY_MIN_NODES", array_min)
     rng = random.Random(seed)
     cache = _random_cluster(rng, 300)
     handle = Handle(rng=random.Random(seed))
@@ -316,7 +316,7 @@ def test_spread_scores_from_the_table_equal_the_per_node_scores(
     pi = PodInfo(pod)
 
     def run(array_min: int, nodes: list[NodeInfo]) -> tuple[Any, list[int]]:
-        monkeypatch.setattr(ra, "ARRAY_MIN_NODES", array_min)
+        monkeypatch.setattr(arraypolicy, "ARRAY_MIN_NODES", array_min)
         state = CycleState()
         assert plugin.pre_score(state, pi, nodes) is None
         counts = state.get("PreScorePodTopologySpread").counts
