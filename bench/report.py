@@ -139,7 +139,10 @@ def plots(doc: dict[str, Any], out_dir: Path) -> list[Path]:
     bars = []
     for s in scs:
         summ = s["summary"]
-        for key, what in (("all_running_s", "all pods Running"), ("set_placed_s_max", "slowest set placed")):
+        for key, what in (
+            ("all_running_s", "first create → all Running"),
+            ("set_placed_s_max", "slowest set: its last create → last bound"),
+        ):
             if key in summ and "replicas" in s["params"]:
                 st = summ[key]
                 bars.append((s["params"]["replicas"], s["name"], what, st["median"], st["min"], st["max"]))
@@ -154,7 +157,7 @@ def plots(doc: dict[str, Any], out_dir: Path) -> list[Path]:
             yerr=[[b[3] - b[4] for b in bars], [b[5] - b[3] for b in bars]],
             capsize=3,
         )
-        ax.set_ylabel("seconds from the first create (median, min..max)")
+        ax.set_ylabel("seconds (median; bars: min..max)")
         ax.set_title("Time until a set is placed / all pods Running")
         ax.tick_params(axis="x", rotation=45, labelsize=6)
         save(fig, "time_to_running")
