@@ -331,3 +331,75 @@ def test_spread_scores_from_the_table_equal_the_per_node_scores(
         target = rng.choice(ordered).name
         p = make_pod(f"x{step}", uid=f"x{step}", node_name=target, labels={"app": rng.choice(["web", "db"])})
         snap.assume_pod(PodInfo(p), target)
+
+
+def _selector_cycles(array_min: int, monkeypatch: pytest.MonkeyPatch, seed: int) -> list[Any]:
+    monkeypatch.setattr(arraypolicy, "ARRAY_MIN_NODES", array_min)
+    rng = random.Random(seed)
+    cache = Cache()
+    for i in range(200):
+        labels = {}
+        if rng.random() < 0.8:
+            labels["disk"] = rng.choice(["ssd", "hdd", ""])
+        if rng.random() < 0.5:
+            labels["gpu"] = rng.choice(["a100", "h100"])
+        cache.add_node(make_node(f"n{i:03d}", cpu=rng.choice(["1", "4"]), labels=labels))
+    handle = Handle(rng=random.Random(seed))
+    fw = Framework(default_profile(), handle, registry=default_registry())
+    snap = Snapshot()
+    out: list[Any] = []
+    selectors = [
+        {"disk": "ssd"},
+        {"disk": "hdd", "gpu": "h100"},
+        {"disk": ""},
+        {"disk": "nvme"},
+        {"gpu": "a100"},
+    ]
+    for i in range(120):
+        p = make_pod(f"s{i}", uid=f"s{i}", requests={"cpu": "700m"}, node_selector=rng.choice(selectors))
+        cache.update_snapshot(snap)
+        handle.snapshot = snap
+        try:
+            r = schedule_one.schedule_pod(fw, CycleState(), PodInfo(p), snap)
+        except Exception as e:  # the FitError text, with every node's reason, must match too
+            out.append(str(e))
+            continue
+        # (not evaluated_nodes: nodes a FilterHint rejects are visited only when nothing fits,
+        # as for the other hinting plugins, so fewer nodes get a status on the way)
+        out.append((r.suggested_host, r.feasible_nodes))
+        cache.assume_pod(p, r.suggested_host)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_node_selector_masks_place_pods_as_the_per_node_filter(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_arrays = _selector_cycles(1, monkeypatch, seed)
+    without = _selector_cycles(10**9, monkeypatch, seed)
+    assert with_arrays == without
+    assert any(isinstance(r, str) and "didn't match Pod's node affinity/selector" in r for r in with_arrays)
+
+
+def test_node_selector_hint_names_exactly_the_matching_nodes() -> None:
+    from scheduler.plugins.helpers import RequiredNodeAffinity
+    from scheduler.plugins.node_affinity import NodeAffinity
+
+    rng = random.Random(9)
+    nodes = []
+    for i in range(120):
+        labels = {k: rng.choice(["x", "y", ""]) for k in ("a", "b") if rng.random() < 0.7}
+        nodes.append(NodeInfo(make_node(f"n{i:03d}", labels=labels)))
+    snap = Snapshot(nodes)
+    plugin = NodeAffinity({}, None)
+    for sel in ({"a": "x"}, {"a": "x", "b": "y"}, {"b": ""}, {"a": "zzz"}, {"a": "x", "b": "x"}):
+        pod = make_pod("p", node_selector=sel)
+        hint = plugin.filter_hint(CycleState(), PodInfo(pod), snap)
+        assert hint is not None and hint.status is not None
+        req = RequiredNodeAffinity(pod)
+        for ni in snap.ordered():
+            accepted = ni.name in hint.passes if hint.passes is not None else ni.name not in hint.check
+            assert accepted == req.matches(ni.labels, ni.name), (sel, ni.name)
+            st = plugin.filter(CycleState(), PodInfo(pod), ni)
+            if st is not None:
+                assert (st.code, st.reasons) == (hint.status.code, hint.status.reasons)
