@@ -23,7 +23,7 @@ so numpy stays off the start-up path of ``gangplane`` commands that never schedu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from operator import is_
 
 import numpy as np
@@ -248,3 +248,27 @@ def rows_for(state: CycleState, table: NodeTable, nodes: Sequence[NodeInfo]) -> 
     rows = table.rows_of(nodes, arraypolicy.MAPPED_MIN_NODES)
     state.write(_ROWS_KEY, (nodes, table, table.version, rows))
     return rows
+
+
+def feasible_in_rotation(
+    table: NodeTable,
+    ordered: Sequence[NodeInfo],
+    surely: Sequence[Collection[str]],
+    only: Sequence[Collection[str]],
+    start: int,
+    to_find: int,
+) -> list[NodeInfo]:
+    """The first ``to_find`` nodes of ``ordered`` from index ``start`` (wrapping around) that are
+    in no ``surely`` set and in every ``only`` set; ``ordered`` is the table's nodes in row order."""
+    n = len(table)
+    rejected = np.zeros(n, dtype=bool)
+    row_of = table.row_of
+    for names in surely:
+        rejected[[r for x in names if (r := row_of.get(x)) is not None]] = True
+    for names in only:
+        keep = np.zeros(n, dtype=bool)
+        keep[[r for x in names if (r := row_of.get(x)) is not None]] = True
+        rejected |= ~keep
+    order = np.concatenate([np.arange(start, n), np.arange(0, start)])
+    picked = order[np.flatnonzero(~rejected[order])[:to_find]].tolist()
+    return [ordered[i] for i in picked]

@@ -30,6 +30,7 @@ import operator
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scheduler import arraypolicy
 from scheduler.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from scheduler.framework import Framework, run_filter_chain
 from scheduler.interfaces import (
@@ -283,6 +284,18 @@ def find_nodes_that_pass_filters(
                 for ni in map(node_infos.get, itertools.islice(_rotation(names, start), to_find))
                 if ni is not None
             ]
+    elif (
+        not always
+        and not checks
+        and not with_nominated
+        and not already
+        and names is snapshot.node_names
+        and n >= arraypolicy.ARRAY_MIN_NODES
+        and (masked := _feasible_by_mask(snapshot, surely, only, start, to_find))
+    ):
+        # every rejection is known from the hints: the feasible nodes are the first ones in
+        # rotation outside them, found with array operations over the node table
+        feasible = masked
     else:
         visit_hinted(_rotation(names, start))
         if not feasible and deferred:
@@ -299,6 +312,21 @@ def find_nodes_that_pass_filters(
     else:
         fw.next_start_node_index = start
     return feasible
+
+
+def _feasible_by_mask(
+    snapshot: Snapshot,
+    surely: list[Collection[str]],
+    only: list[Collection[str]],
+    start: int,
+    to_find: int,
+) -> list[NodeInfo]:
+    """What the hinted visit finds when the hints decide every node (no Filter to run): the first
+    ``to_find`` nodes from ``start`` in name order that no hint rejects. Empty when none is left
+    (the caller then visits the rejected nodes for their statuses, node by node)."""
+    from scheduler.nodetable import feasible_in_rotation  # numpy: imported when a cycle needs it
+
+    return feasible_in_rotation(snapshot.node_table(), snapshot.ordered(), surely, only, start, to_find)
 
 
 def prioritize_nodes(
