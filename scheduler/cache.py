@@ -537,10 +537,17 @@ class Snapshot:
         if not k:
             return False
         ordered = self.ordered()
-        try:
-            r0 = self._names.index(nodes[0].name)
-        except ValueError:
-            return False
+        if self._table is not None:
+            # rows are in name order and move only when nodes join or leave (the table is dropped)
+            got = self._table.row_of.get(nodes[0].name)
+            if got is None:
+                return False
+            r0 = got
+        else:
+            try:
+                r0 = self._names.index(nodes[0].name)
+            except ValueError:
+                return False
         n = len(ordered)
         if r0 + k <= n:
             return ordered[r0 : r0 + k] == nodes

@@ -539,7 +539,7 @@ class PodTopologySpread:
 
 def _table(state: CycleState, snapshot: Any, nodes: list[NodeInfo]) -> tuple[Any, Any] | None:
     """(node table, rows of ``nodes``) when the batch is large enough for the array forms."""
-    if snapshot is None or not resource_allocation.wants_table(snapshot, nodes):
+    if snapshot is None or not resource_allocation.wants_table(snapshot, nodes, state):
         return None
     from scheduler.nodetable import rows_for  # numpy: imported when a cycle first needs it
 

@@ -127,15 +127,26 @@ def score_node(
     return scorer(requested, allocatable, [w for _, w in resources])
 
 
-def wants_table(snapshot: Any, nodes: Sequence[NodeInfo]) -> bool:
+_WANTS_TABLE_KEY = "gangplane.dev/wants-node-table"
+
+
+def wants_table(snapshot: Any, nodes: Sequence[NodeInfo], state: CycleState | None = None) -> bool:
     """Whether a batch is worth the node table: a run of the snapshot's consecutive nodes, or
-    a list long enough to map node by node (:mod:`scheduler.arraypolicy`)."""
+    a list long enough to map node by node (:mod:`scheduler.arraypolicy`). The answer for a
+    list is kept in ``state``: every array-capable plugin of the cycle asks about the same list."""
     if len(nodes) < arraypolicy.ARRAY_MIN_NODES:
         return False
     if len(nodes) >= arraypolicy.MAPPED_MIN_NODES:
         return True
+    if state is not None:
+        cached = state.get(_WANTS_TABLE_KEY)
+        if cached is not None and cached[0] is nodes and cached[1] is snapshot:
+            return bool(cached[2])
     is_run = getattr(snapshot, "is_run", None)
-    return bool(is_run is not None and is_run(nodes))
+    answer = bool(is_run is not None and is_run(nodes))
+    if state is not None:
+        state.write(_WANTS_TABLE_KEY, (nodes, snapshot, answer))
+    return answer
 
 
 def array_scores(
@@ -155,7 +166,7 @@ def array_scores(
     if handle is None:
         return None
     snapshot = handle.snapshot
-    if snapshot is None or not wants_table(snapshot, nodes):
+    if snapshot is None or not wants_table(snapshot, nodes, state):
         return None
     from scheduler.plugins import resource_arrays  # numpy: imported when a cycle first needs it
 
