@@ -20,7 +20,9 @@ def _run_parser() -> argparse.ArgumentParser:
         description="Run benchmark scenarios (bench/scenarios/*.yaml, or your own files) and write "
         "results.json, report.md and PNG plots. 'gangplane bench compare A.json B.json' compares two runs.",
     )
-    p.add_argument("names", nargs="*", help="run the shipped scenarios whose name contains one of these")
+    p.add_argument(
+        "names", nargs="*", help="run the shipped scenarios whose name contains one of these (see --exact)"
+    )
     p.add_argument(
         "--file", "-f", action="append", default=[], help="a scenario YAML file of your own (repeatable)"
     )
@@ -28,6 +30,16 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=int, default=None, help="override every scenario's repeat count")
     p.add_argument("--quick", action="store_true", help="smoke run: each scenario's 'quick' sizes, once")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument("--exact", action="store_true", help="NAMES are whole scenario names, not parts of names")
+    p.add_argument(
+        "--pairs",
+        nargs=2,
+        metavar=("A", "B"),
+        default=None,
+        help="measure two builds (source trees or git revisions) in alternation, NAMES as with --exact, "
+        "and print B/A",
+    )
+    p.add_argument("--rounds", type=int, default=3, help="--pairs: rounds of A and B (default 3)")
     p.add_argument(
         "--kubeconfig",
         default=None,
@@ -50,12 +62,28 @@ def main(argv: list[str]) -> int:
         except ValueError as e:
             console.print(f"[red]gangplane bench: {e}")
             return 2
-        console.print(compare.table(a, b, Path(args.a).stem, Path(args.b).stem))
+        console.print(
+            compare.table(a, b, compare.run_label(Path(args.a), a), compare.run_label(Path(args.b), b))
+        )
         return 0
     args = _run_parser().parse_args(argv)
+    if args.pairs:
+        from bench.pairs import run_pairs
+
+        try:
+            pa, pb = run_pairs(*args.pairs, args.names, args.rounds, args.quick, Path(args.out))
+        except (ValueError, OSError) as e:
+            console.print(f"[red]gangplane bench: {e}")
+            return 2
+        a, b = read_results(pa), read_results(pb)
+        out = Path(args.out)
+        pngs = report.plots(b, out)  # B's numbers, with error bars over its rounds
+        (out / "report.md").write_text(report.markdown(b, pngs))
+        console.print(compare.table(a, b, f"{args.pairs[0]} ({pa.name})", f"{args.pairs[1]} ({pb.name})"))
+        return 0
     try:
         scenarios = [s for f in args.file for s in load_scenarios(f)] if args.file else shipped_scenarios()
-        scenarios = select(scenarios, args.names)
+        scenarios = select(scenarios, args.names, exact=args.exact)
     except (ScenarioError, OSError) as e:
         console.print(f"[red]gangplane bench: {e}")
         return 2

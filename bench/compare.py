@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
@@ -28,11 +29,44 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, float,
     return out
 
 
+def run_label(path: Path, doc: dict[str, Any]) -> str:
+    """How a result file is named in a header: its folder and file, and the commit it measured."""
+    commit = (doc.get("machine") or {}).get("commit") or "no commit"
+    return f"{path.parent.name}/{path.name} ({commit})"
+
+
+def _spread(doc: dict[str, Any], scenario: str, metric: str) -> str:
+    for s in doc["scenarios"]:
+        if s["name"] == scenario and metric in s["summary"]:
+            st = s["summary"][metric]
+            return f"±{st['spread'] * 100:.0f}% n={int(st['n'])}"
+    return ""
+
+
 def table(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name: str) -> Table:
-    t = Table(title=f"{b_name} vs {a_name}")
-    for col in ("scenario", "metric", a_name, b_name, "ratio"):
-        t.add_column(col, justify="left" if col in ("scenario", "metric") else "right")
+    """B's medians against A's: ``A`` and ``B`` name the runs, ``better`` says which way is better,
+    the spread columns give each median's min..max range over its repetitions, relative to it."""
+    t = Table(title=f"B = {b_name}  vs  A = {a_name}   (ratio = B/A)")
+    for col in ("scenario", "metric", "better", "A", "A spread", "B", "B spread", "B/A"):
+        t.add_column(col, justify="left" if col in ("scenario", "metric", "better") else "right")
     for name, metric, old, new, ratio, better in compare(a, b):
+        higher = _higher_is_better(b, name, metric)
         colour = "green" if better else "red" if abs(ratio - 1) > 0.05 else "white"
-        t.add_row(name, metric, f"{old:,.3g}", f"{new:,.3g}", f"[{colour}]{ratio:.2f}x")
+        t.add_row(
+            name,
+            metric,
+            "higher" if higher else "lower",
+            f"{old:,.3g}",
+            _spread(a, name, metric),
+            f"{new:,.3g}",
+            _spread(b, name, metric),
+            f"[{colour}]{ratio:.2f}x",
+        )
     return t
+
+
+def _higher_is_better(doc: dict[str, Any], scenario: str, metric: str) -> bool:
+    for s in doc["scenarios"]:
+        if s["name"] == scenario:
+            return bool(s["units"].get(metric, {}).get("higherIsBetter", True))
+    return True

@@ -91,8 +91,9 @@ def plots(doc: dict[str, Any], out_dir: Path) -> list[Path]:
         plt.close(fig)
         made.append(path)
 
-    # pods/s vs nodes, one line per kind (basic scheduling, gangs, gangs in racks)
-    series: dict[str, list[tuple[float, float]]] = {}
+    # pods/s vs nodes, one line per kind (basic scheduling, gangs, gangs in racks); the error
+    # bars span the repetitions' min..max
+    series: dict[str, list[tuple[float, float, float, float]]] = {}
     for s in scs:
         if "pods_per_s" in s["summary"] and "nodes" in s["params"]:
             pr = s["params"]
@@ -101,39 +102,64 @@ def plots(doc: dict[str, Any], out_dir: Path) -> list[Path]:
                 shape = f"{pr.get('sets')}x{pr.get('replicas')}"
                 label = f"gangs {shape}" if pr.get("gang", True) else f"{shape} without gangs"
                 label += f" ({pr['topology']})" if pr.get("topology") else ""
-            series.setdefault(label, []).append((s["params"]["nodes"], s["summary"]["pods_per_s"]["median"]))
+            st = s["summary"]["pods_per_s"]
+            series.setdefault(label, []).append((pr["nodes"], st["median"], st["min"], st["max"]))
     if series:
+        from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
         fig, ax = plt.subplots(figsize=(6, 4))
+        xs: set[float] = set()
         for label, pts in sorted(series.items()):
             pts.sort()
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-        ax.set_xscale("log")
+            xs.update(p[0] for p in pts)
+            ax.errorbar(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
+                marker="o",
+                capsize=3,
+                label=label,
+            )
+        if max(xs) / max(min(xs), 1) >= 10:
+            ax.set_xscale("log")
+        # ticks at the cluster sizes measured, written as plain numbers (not 2x10^1)
+        ax.xaxis.set_major_locator(FixedLocator(sorted(xs)))
+        ax.xaxis.set_minor_locator(NullLocator())
+        fmt = ScalarFormatter()
+        fmt.set_scientific(False)
+        ax.xaxis.set_major_formatter(fmt)
+        ax.set_ylim(bottom=0)
         ax.set_xlabel("nodes")
-        ax.set_ylabel("pods/s (median)")
+        ax.set_ylabel("pods/s (median, min..max)")
         ax.set_title("Placement throughput vs cluster size")
         ax.legend(fontsize=8)
         save(fig, "pods_per_s_vs_nodes")
 
-    # time to placed / running vs replicas
-    pts = []
+    # per scenario: seconds until every pod Running (node agent) or until the slowest set was placed
+    bars = []
     for s in scs:
         summ = s["summary"]
-        key = (
-            "all_running_s"
-            if "all_running_s" in summ
-            else "set_placed_s_max"
-            if "set_placed_s_max" in summ
-            else ""
+        for key, what in (
+            ("all_running_s", "first create → all Running"),
+            ("set_placed_s_max", "slowest set: its last create → last bound"),
+        ):
+            if key in summ and "replicas" in s["params"]:
+                st = summ[key]
+                bars.append((s["params"]["replicas"], s["name"], what, st["median"], st["min"], st["max"]))
+                break
+    if bars:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        bars.sort()
+        labels = [f"{b[1]}\n({b[2]})" for b in bars]
+        ax.bar(
+            labels,
+            [b[3] for b in bars],
+            yerr=[[b[3] - b[4] for b in bars], [b[5] - b[3] for b in bars]],
+            capsize=3,
         )
-        if key and "replicas" in s["params"]:
-            pts.append((s["params"]["replicas"], summ[key]["median"], s["name"]))
-    if pts:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        pts.sort()
-        ax.bar([p[2] for p in pts], [p[1] for p in pts])
-        ax.set_ylabel("seconds (median)")
-        ax.set_title("Time to all pods placed/Running")
-        ax.tick_params(axis="x", rotation=45, labelsize=7)
+        ax.set_ylabel("seconds (median; bars: min..max)")
+        ax.set_title("Time until a set is placed / all pods Running")
+        ax.tick_params(axis="x", rotation=45, labelsize=6)
         save(fig, "time_to_running")
 
     # latency percentiles of any series a workload recorded

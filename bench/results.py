@@ -23,6 +23,32 @@ class Metric:
     higher_is_better: bool
 
 
+#: what every scenario reports beside its own metrics (see :func:`cpu_metrics`)
+CPU_METRICS = {
+    "cpu_s": Metric("s CPU", False),
+    "cpu_ms_per_pod": Metric("ms CPU/pod", False),
+}
+
+
+def cpu_metrics(metrics: dict[str, float], env: Any, repetition_cpu_s: float) -> str:
+    """Add ``cpu_s`` and ``cpu_ms_per_pod`` to one repetition's metrics; returns what ``cpu_s`` covers.
+
+    In order of preference: the API server's CPU (``server_cpu_s``, HTTP scenarios, where this
+    process only drives the load), this process's CPU in the phases the workload measured, or
+    this process's CPU over the whole repetition (setup included) for workloads that mark none.
+    """
+    if "server_cpu_s" in metrics:
+        cpu, scope = metrics["server_cpu_s"], "server"
+    elif env.cpu_s is not None:
+        cpu, scope = env.cpu_s, "measured phase"
+    else:
+        cpu, scope = repetition_cpu_s, "whole repetition"
+    metrics["cpu_s"] = cpu
+    if env.pods:
+        metrics["cpu_ms_per_pod"] = cpu * 1000 / env.pods
+    return scope
+
+
 def summarize(values: list[float]) -> dict[str, float]:
     """Median and spread over repetitions (min, max, and the relative interquartile-ish range)."""
     med = statistics.median(values)
@@ -48,6 +74,8 @@ class ScenarioResult:
     units: dict[str, Metric] = field(default_factory=dict)
     series: dict[str, list[float]] = field(default_factory=dict)
     error: str = ""
+    #: what ``cpu_s`` measures: "measured phase", "server" or "whole repetition"
+    cpu_scope: str = ""
 
     def summary(self) -> dict[str, dict[str, float]]:
         names = sorted({k for r in self.runs for k in r})
@@ -67,6 +95,7 @@ class ScenarioResult:
             },
             "series": self.series,
             "error": self.error,
+            "cpuScope": self.cpu_scope,
         }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bench.results import ScenarioResult
+from bench.results import CPU_METRICS, ScenarioResult, cpu_metrics
 from bench.scenario import WORKLOADS, Scenario
 from bench.workloads.common import Env
 
@@ -61,7 +62,12 @@ def run_scenarios(
                     checkpoint(results)
                 continue
             res = ScenarioResult(
-                sc.name, sc.kind, sc.description, dict(sc.params), target, units=dict(module.METRICS)
+                sc.name,
+                sc.kind,
+                sc.description,
+                dict(sc.params),
+                target,
+                units={**module.METRICS, **CPU_METRICS},
             )
             task = progress.add_task(sc.name, total=sc.repeat, step="")
 
@@ -71,8 +77,10 @@ def run_scenarios(
             for _ in range(sc.repeat):
                 env = Env(kubeconfig=kubeconfig, progress=step)
                 gc.collect()
+                cpu0 = time.process_time()
                 try:
                     metrics = asyncio.run(module.run(dict(sc.params), env))
+                    res.cpu_scope = cpu_metrics(metrics, env, time.process_time() - cpu0)
                 except Exception as e:  # a failing scenario is reported, the run goes on
                     res.error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
                     console.print(f"[red]{sc.name} failed: {type(e).__name__}: {e}")

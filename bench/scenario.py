@@ -59,9 +59,15 @@ class Scenario:
     source: str = ""
 
     def with_params(self, quick: bool = False, repeat: int | None = None) -> Scenario:
+        """The scenario as run: ``quick`` applies the quick sizes and says so in the name
+        (``scheduling-basic-5000@quick(nodes=50,pods=100)``), so a smoke run's numbers are
+        never read, or compared, as the full size's."""
         params = {**self.params, **(self.quick if quick else {})}
+        name = self.name
+        if quick and self.quick:
+            name += "@quick(" + ",".join(f"{k}={v}" for k, v in self.quick.items()) + ")"
         return Scenario(
-            self.name,
+            name,
             self.kind,
             self.description,
             repeat if repeat is not None else (1 if quick else self.repeat),
@@ -130,11 +136,15 @@ def shipped_scenarios() -> list[Scenario]:
     return out
 
 
-def select(scenarios: list[Scenario], patterns: list[str]) -> list[Scenario]:
-    """Scenarios whose name contains any of ``patterns`` (all of them when none is given)."""
+def select(scenarios: list[Scenario], patterns: list[str], exact: bool = False) -> list[Scenario]:
+    """Scenarios whose name contains any of ``patterns`` (all of them when none is given);
+    with ``exact``, whose name is one of them."""
     if not patterns:
         return scenarios
-    chosen = [s for s in scenarios if any(p in s.name for p in patterns)]
+    if exact:
+        chosen = [s for s in scenarios if s.name in patterns]
+    else:
+        chosen = [s for s in scenarios if any(p in s.name for p in patterns)]
     if not chosen:
         raise ScenarioError(
             f"no scenario matches {', '.join(patterns)}; known: {', '.join(s.name for s in scenarios)}"

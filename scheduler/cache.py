@@ -40,13 +40,16 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList
 
 from apiserver.api.types import Obj
 from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
 from scheduler.podgroups import ASSIGNED, ASSUMED, UNSCHEDULED, PodGroupState, PodGroupStates
+
+if TYPE_CHECKING:
+    from scheduler.nodetable import NodeTable
 
 
 def pod_key(pod: Obj) -> str:
@@ -373,6 +376,11 @@ class Snapshot:
         #: nodes changed while a scope was set, whose entries in the cluster-wide capacity
         #: index are brought up to date when the scope is cleared (nothing reads it meanwhile)
         self._index_stale: set[str] = set()
+        #: the numpy node table (:mod:`scheduler.nodetable`), built on first use
+        self._table: NodeTable | None = None
+        #: nodes changed since the table was last read: their rows are refilled on the next read,
+        #: so a cycle that never reads the table (a rack placement) pays nothing for it
+        self._table_stale: set[str] = set()
         for ni in node_infos:
             self._put(ni.name, ni)
 
@@ -405,6 +413,7 @@ class Snapshot:
             if self.node_info_map.pop(name, None) is not None:
                 self._names.discard(name)
                 self._ordered = None
+                self._table = None  # rows would shift: rebuilt on next use
             self._with_affinity.discard(name)
             self._with_anti_affinity.discard(name)
             self.unschedulable_nodes.discard(name)
@@ -415,6 +424,7 @@ class Snapshot:
         if name not in self.node_info_map:
             self._names.add(name)
             self._ordered = None
+            self._table = None
         if ni.unschedulable:
             self.unschedulable_nodes.add(name)
         else:
@@ -452,6 +462,8 @@ class Snapshot:
             self._taint_group_of[name] = new
 
     def _reindex(self, name: str, ni: NodeInfo | None) -> None:
+        if self._table is not None:
+            self._table_stale.add(name)  # refilled when the table is next read
         if self._scope is None:
             self.index.update(name, ni)
         else:
@@ -499,6 +511,48 @@ class Snapshot:
             for name, ni in self.node_info_map.items():
                 idx.update(name, ni)
         return idx.nodes_with(namespace, pairs)
+
+    def node_table(self) -> NodeTable:
+        """The nodes' numbers as numpy columns in name order (built on first use, then kept current)."""
+        table = self._table
+        if table is not None and self._table_stale:
+            infos = self.node_info_map
+            for name in self._table_stale:
+                ni = infos.get(name)
+                if ni is None or not table.update(name, ni):
+                    table = self._table = None  # a node left or joined: rebuilt below
+                    break
+            self._table_stale.clear()
+        if table is None:
+            from scheduler.nodetable import NodeTable  # numpy is imported only once a cycle needs it
+
+            table = self._table = NodeTable(self.ordered())
+            self._table_stale.clear()
+        return table
+
+    def is_run(self, nodes: list[NodeInfo]) -> bool:
+        """Whether ``nodes`` are consecutive nodes of this snapshot in name order (wrapping around),
+        i.e. the window a cycle scores from its rotating start; identity comparisons, in C."""
+        k = len(nodes)
+        if not k:
+            return False
+        ordered = self.ordered()
+        if self._table is not None:
+            # rows are in name order and move only when nodes join or leave (the table is dropped)
+            got = self._table.row_of.get(nodes[0].name)
+            if got is None:
+                return False
+            r0 = got
+        else:
+            try:
+                r0 = self._names.index(nodes[0].name)
+            except ValueError:
+                return False
+        n = len(ordered)
+        if r0 + k <= n:
+            return ordered[r0 : r0 + k] == nodes
+        split = n - r0
+        return ordered[r0:] == nodes[:split] and ordered[: k - split] == nodes[split:]
 
     def domains(self, key: str) -> TopologyDomains:
         """The nodes grouped by the value of label ``key`` (built on first use, then kept current)."""

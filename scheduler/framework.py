@@ -1,4 +1,4 @@
-"""The scheduling framework runtime: profiles instantiated, extension points run, one cycle run like kube's.
+"""The scheduling framework runtime: a profile's plugins instantiated and run extension point by extension point.
 
 The interfaces plugins implement (protocols, CycleState, Handle, Profile) live in
 :mod:`scheduler.interfaces` and are re-exported here for callers that import them from the framework.
@@ -8,38 +8,24 @@ with Score weights; the :class:`Framework` instantiates them from a registry and
 into the extension points it implements (a plugin implements an extension point by having the
 method, so one class may be PreFilter + Filter + Score at once).
 
-The scheduling algorithm (:meth:`Framework.schedule_pod`) follows ``schedule_one.go``:
-PreFilter (results may narrow the nodes), Filter over the nodes starting at a rotating index
-and stopping once ``numFeasibleNodesToFind`` fit, the first failing plugin deciding a node's
-status; on failure a :class:`~scheduler.diagnosis.FitError` whose text is kube's; otherwise
-PreScore, Score, NormalizeScore, weighting, and a random pick among the best.
-
-gangplane addition: Filter plugins may also offer ``filter_hint(state, pod, snapshot)``
-(:class:`~scheduler.interfaces.FilterHint`): the only nodes they may reject this cycle (cordoned
-nodes, tainted nodes, nodes short of the requests per the snapshot's capacity index) or the
-only nodes they accept. The framework then runs a plugin only on nodes it may reject - on a
-cluster with room, no Filter runs at all for a plain pod - and tries the surely-rejected nodes
-last, only when nothing else fits, to give the exact per-node reasons for the FitError. The
-result is the same as kube's; only the work is smaller. (A PreFilterResult would change the
-diagnosis text, so the hint is not one.)
+kube's pod algorithm that drives these points for one pod (``schedule_one.go``: Filter from a
+rotating start, Score, selectHost) is :mod:`scheduler.schedule_one`; the PodGroup algorithm is
+:mod:`scheduler.podgroup_algorithm`. Both drive the plugins only through the framework's public methods.
+gangplane's FilterHint point (:meth:`Framework.run_filter_hints`) is run here too; what the
+algorithm does with the hints is described in :mod:`scheduler.schedule_one`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
-import itertools
-import operator
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
+from scheduler.diagnosis import NodeToStatus
 from scheduler.events import ClusterEventWithHint
 from scheduler.interfaces import (
     DEFAULT_SCHEDULER_NAME,
     MAX_NODE_SCORE,
-    MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND,
-    MIN_FEASIBLE_NODES_TO_FIND,
     MIN_NODE_SCORE,
     NOMINATING_NOOP,
     NOMINATING_OVERRIDE,
@@ -112,7 +98,6 @@ __all__ = [
     "PluginFactory",
     "PluginSpec",
     "ScheduleResult",
-    "SchedulingError",
     "Status",
     "default_normalize_score",
     "go_list",
@@ -191,7 +176,7 @@ def implements(plugin: object, proto: type) -> bool:
 
 
 class Framework:
-    """One profile's plugins wired to the extension points, plus the scheduling algorithm."""
+    """One profile's plugins wired to the extension points (kube's ``frameworkImpl``)."""
 
     def __init__(
         self,
@@ -360,14 +345,29 @@ class Framework:
     def run_filter_plugins(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> Status | None:
         """Run Filter plugins in order and stop at the first that rejects the node."""
         skip = state.skip_filter_plugins
-        return _run_filters(
+        return run_filter_chain(
             [pl for pl in self.filter_plugins if pl.name not in skip] if skip else self.filter_plugins,
             state,
             pod_info,
             node_info,
         )
 
-    def _any_nominated_pods(self) -> bool:
+    def run_filter_hints(
+        self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot, active: list[FilterPlugin]
+    ) -> list[FilterHint | None]:
+        """gangplane's FilterHint point: each active Filter plugin's :class:`FilterHint` for this cycle (``None``: no hint)."""
+        out: list[FilterHint | None] = []
+        for pl in active:
+            if pl.name in self._hinting_filters:
+                try:
+                    out.append(pl.filter_hint(state, pod_info, snapshot))  # type: ignore[attr-defined]
+                except Exception:  # a broken hint only costs speed: Filter decides
+                    out.append(None)
+            else:
+                out.append(None)
+        return out
+
+    def any_nominated_pods(self) -> bool:
         """Whether any pod is nominated anywhere (if not, Filter runs once per node)."""
         nominator = self.handle.nominator
         if nominator is None:
@@ -569,7 +569,7 @@ class Framework:
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
     ) -> tuple[list[NodePluginScores], Status | None]:
         """kube's ``RunScorePlugins``: every node's weighted, normalized score per plugin and total."""
-        per_plugin, s = self._score_columns(state, pod_info, nodes)
+        per_plugin, s = self.score_columns(state, pod_info, nodes)
         if s is not None:
             return [], s
         out = []
@@ -578,7 +578,7 @@ class Framework:
             out.append(NodePluginScores(ni.name, scores, sum(scores.values())))
         return out, None
 
-    def _score_columns(
+    def score_columns(
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
     ) -> tuple[dict[str, list[int] | int], Status | None]:
         """Weighted, normalized scores per plugin, one column per plugin in node order.
@@ -754,311 +754,6 @@ class Framework:
 
     # -- the scheduling algorithm (schedule_one.go) -----------------------------------------
 
-    def num_feasible_nodes_to_find(self, num_all_nodes: int) -> int:
-        if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-            return num_all_nodes
-        pct = self.profile.percentage_of_nodes_to_score
-        if not pct:
-            pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-        n = num_all_nodes * pct // 100
-        return max(n, MIN_FEASIBLE_NODES_TO_FIND)
-
-    def schedule_pod(
-        self,
-        state: CycleState,
-        pod_info: PodInfo,
-        snapshot: Snapshot | None = None,
-        node_names: list[str] | None = None,
-    ) -> ScheduleResult:
-        """Pick a node for the pod or raise :class:`FitError` (no node fits) / :class:`NoNodesAvailableError`.
-
-        A plugin Error raises :class:`SchedulingError`. The snapshot defaults to ``handle.snapshot``.
-        ``node_names`` (sorted) restricts the cycle to one placement's nodes, as if the
-        snapshot held only those (the PodGroup cycle's placements).
-        """
-        snap = snapshot or self.handle.snapshot
-        if snap is None:
-            raise SchedulingError("no snapshot")
-        self.handle.snapshot = snap
-        num_nodes = snap.num_nodes() if node_names is None else len(node_names)
-        if num_nodes == 0:
-            raise NoNodesAvailableError()
-        feasible, diagnosis = self.find_nodes_that_fit(state, pod_info, snap, node_names)
-        if not feasible:
-            raise FitError(pod_info.key, num_nodes, diagnosis)
-        if len(feasible) == 1:
-            return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
-        host = self._select_from_totals(feasible, self._prioritize_totals(state, pod_info, feasible))
-        return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
-
-    def find_nodes_that_fit(
-        self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot, node_names: list[str] | None = None
-    ) -> tuple[list[NodeInfo], Diagnosis]:
-        diagnosis = Diagnosis()
-        if node_names is None:
-            all_nodes = snapshot.ordered()
-        else:
-            infos = snapshot.node_info_map
-            all_nodes = [infos[n] for n in node_names if n in infos]
-        pre_res, s, narrowing = self.run_pre_filter_plugins(state, pod_info, all_nodes)
-        if s is not None and not s.is_success():
-            if not s.is_rejected():
-                raise SchedulingError(s.message(), s)
-            diagnosis.node_to_status.absent_status = s
-            diagnosis.pre_filter_msg = s.message()
-            diagnosis.add_plugin_status(s)
-            return [], diagnosis
-
-        # A pod preempted its way onto a node before: try that node first.
-        nominated = ((pod_info.pod.get("status") or {}).get("nominatedNodeName")) or ""
-        if nominated:
-            ni = snapshot.get(nominated)
-            if node_names is not None and nominated not in set(node_names):
-                ni = None
-            if ni is not None and (
-                pre_res is None or pre_res.all_nodes() or nominated in (pre_res.node_names or ())
-            ):
-                st = self.run_filter_plugins_with_nominated_pods(state, pod_info, ni)
-                if is_success(st):
-                    return [ni], diagnosis
-                assert st is not None
-                if not st.is_rejected():
-                    raise SchedulingError(st.message(), st)
-                diagnosis.node_to_status.set(nominated, st)
-                diagnosis.add_plugin_status(st)
-
-        names = snapshot.node_names if node_names is None else node_names
-        if pre_res is not None and not pre_res.all_nodes():
-            allowed = pre_res.node_names or set()
-            names = [n for n in names if n in allowed]
-            diagnosis.node_to_status.absent_status = Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                f"node(s) didn't satisfy plugin(s) {go_list(sorted(narrowing))}",
-            )
-        feasible = self._find_nodes_that_pass_filters(state, pod_info, diagnosis, names, snapshot)
-        return feasible, diagnosis
-
-    def _filter_hints(
-        self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot, active: list[FilterPlugin]
-    ) -> list[FilterHint | None]:
-        """Each active Filter plugin's :class:`FilterHint` for this cycle (``None``: no hint)."""
-        out: list[FilterHint | None] = []
-        for pl in active:
-            if pl.name in self._hinting_filters:
-                try:
-                    out.append(pl.filter_hint(state, pod_info, snapshot))  # type: ignore[attr-defined]
-                except Exception:  # a broken hint only costs speed: Filter decides
-                    out.append(None)
-            else:
-                out.append(None)
-        return out
-
-    def _find_nodes_that_pass_filters(
-        self,
-        state: CycleState,
-        pod_info: PodInfo,
-        diagnosis: Diagnosis,
-        names: Sequence[str],
-        snapshot: Snapshot,
-    ) -> list[NodeInfo]:
-        """Filter nodes in name order from a rotating start until enough fit (``names`` is sorted).
-
-        The Filter plugins' hints decide, per node, which plugins must actually run there:
-        none on a node no plugin may reject (it is feasible as it is), only the ones that may
-        reject it otherwise. Nodes some plugin surely rejects are tried last, and only when
-        nothing else fits, so that the FitError still names every node's real reason.
-        """
-        n = len(names)
-        if n == 0:
-            return []
-        to_find = self.num_feasible_nodes_to_find(n)
-        start = self.next_start_node_index % n
-        node_infos = snapshot.node_info_map
-        if not self.filter_plugins:
-            picked = [node_infos.get(nm) for nm in itertools.islice(_rotation(names, start), to_find)]
-            self.next_start_node_index = (start + to_find) % n
-            return [ni for ni in picked if ni is not None]
-
-        already = {name for name, _ in diagnosis.node_to_status.items()}
-        skip = state.skip_filter_plugins
-        active = [pl for pl in self.filter_plugins if pl.name not in skip]
-        hints = self._filter_hints(state, pod_info, snapshot, active)
-        # per node: which plugins run (in plugin order) and which nodes are surely rejected
-        always: list[int] = []  # plugins without a hint
-        checks: list[tuple[int, Collection[str]]] = []  # plugins that may reject only these
-        surely: list[Collection[str]] = []  # nodes some plugin rejects for certain
-        only: list[Collection[str]] = []  # nodes outside one of these are rejected for certain
-        for i, h in enumerate(hints):
-            if h is None:
-                always.append(i)
-            elif h.passes is not None:
-                only.append(h.passes)
-            elif h.check:
-                if h.rejects:
-                    surely.append(h.check)
-                else:
-                    checks.append((i, h.check))
-        with_nominated = self._any_nominated_pods()
-        nominated_nodes: Collection[str] = ()
-        if with_nominated:
-            nominator = self.handle.nominator
-            names_of = getattr(nominator, "nominated_node_names", None)
-            nominated_nodes = names_of() if names_of is not None else snapshot.node_info_map.keys()
-
-        feasible: list[NodeInfo] = []
-        deferred: list[str] = []
-        append = feasible.append
-
-        def record(name: str, ni: NodeInfo, st: Status | None) -> None:
-            if st is None or st.code == Code.SUCCESS:
-                append(ni)
-            elif st.is_rejected():
-                diagnosis.node_to_status.set(name, st)
-                diagnosis.add_plugin_status(st)
-            else:
-                raise SchedulingError(st.message(), st)
-
-        def visit_hinted(order: Iterable[str]) -> None:
-            for name in order:
-                if len(feasible) >= to_find:
-                    return
-                if name in already:
-                    continue
-                ni = node_infos.get(name)
-                if ni is None:
-                    continue
-                if (surely and any(name in c for c in surely)) or (only and any(name not in c for c in only)):
-                    deferred.append(name)
-                    continue
-                if with_nominated and name in nominated_nodes:
-                    st = self.run_filter_plugins_with_nominated_pods(state, pod_info, ni)
-                else:
-                    run = always + [i for i, c in checks if name in c] if checks else always
-                    if not run:
-                        append(ni)
-                        continue
-                    if len(run) > 1:
-                        run.sort()
-                    st = _run_filters([active[i] for i in run], state, pod_info, ni)
-                record(name, ni, st)
-
-        def hinted_status(name: str, ni: NodeInfo) -> Status | None:
-            """The Filter result on a node, asking only the plugins whose hint does not decide it."""
-            for pl, h in zip(active, hints, strict=True):
-                if h is not None:
-                    if h.passes is not None:
-                        if name in h.passes:
-                            continue
-                        if h.status is not None:
-                            return Status(h.status.code, *h.status.reasons, plugin=pl.name)
-                    elif name not in h.check:  # type: ignore[operator]
-                        continue
-                    elif h.rejects and h.status is not None:
-                        return Status(h.status.code, *h.status.reasons, plugin=pl.name)
-                st = _run_filters([pl], state, pod_info, ni)
-                if st is not None:
-                    return st
-            return None
-
-        def visit_deferred(order: Iterable[str]) -> None:
-            for name in order:
-                if len(feasible) >= to_find:
-                    return
-                ni = node_infos.get(name)
-                if ni is None:
-                    continue
-                if with_nominated and name in nominated_nodes:
-                    st = self.run_filter_plugins_with_nominated_pods(state, pod_info, ni)
-                else:
-                    st = hinted_status(name, ni)
-                record(name, ni, st)
-
-        if not always and not checks and not surely and not only and not with_nominated and not already:
-            # nothing can reject any node: the next nodes in rotation are the feasible ones
-            if names is snapshot.node_names:
-                ordered = snapshot.ordered()  # the same nodes, in the same (name) order
-                feasible = ordered[start : start + to_find]
-                if len(feasible) < to_find:
-                    feasible += ordered[: to_find - len(feasible)]
-            else:
-                feasible = [
-                    ni
-                    for ni in map(node_infos.get, itertools.islice(_rotation(names, start), to_find))
-                    if ni is not None
-                ]
-        else:
-            visit_hinted(_rotation(names, start))
-            if not feasible and deferred:
-                # Nothing fits: the surely-rejected nodes get their statuses too, so that the
-                # FitError names every node's real reason (the first rejecting plugin, in order).
-                visit_deferred(deferred)
-        if len(feasible) >= to_find:
-            # kube stops right after the last feasible node; continue from the node after it
-            # (a SortedList bisects itself in O(log n); bisect.bisect_left would index it per step)
-            bisect_left = getattr(names, "bisect_left", None)
-            last_name = feasible[-1].name
-            last = bisect_left(last_name) if bisect_left is not None else bisect.bisect_left(names, last_name)
-            self.next_start_node_index = (last + 1) % n
-        else:
-            self.next_start_node_index = start
-        return feasible
-
-    def prioritize_nodes(
-        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
-    ) -> list[NodePluginScores]:
-        if not self.score_plugins:
-            return [NodePluginScores(ni.name, {}, 1) for ni in nodes]
-        s = self.run_pre_score_plugins(state, pod_info, nodes)
-        if not is_success(s):
-            assert s is not None
-            raise SchedulingError(s.message(), s)
-        scores, s = self.run_score_plugins(state, pod_info, nodes)
-        if not is_success(s):
-            assert s is not None
-            raise SchedulingError(s.message(), s)
-        return scores
-
-    def _prioritize_totals(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]:
-        """:meth:`prioritize_nodes` reduced to each node's total (the scheduling hot path).
-
-        The totals leave out the plugins that score every node alike: adding the same number
-        to every node changes neither the best total nor which nodes tie for it, and those
-        are all :meth:`_select_from_totals` looks at.
-        """
-        if not self.score_plugins:
-            return [1] * len(nodes)
-        s = self.run_pre_score_plugins(state, pod_info, nodes)
-        if not is_success(s):
-            assert s is not None
-            raise SchedulingError(s.message(), s)
-        columns, s = self._score_columns(state, pod_info, nodes)
-        if s is not None:
-            raise SchedulingError(s.message(), s)
-        cols = [c for c in columns.values() if not isinstance(c, int)]
-        if not cols:
-            return [0] * len(nodes)
-        totals = cols[0]
-        for col in cols[1:]:
-            totals = list(map(operator.add, totals, col))
-        return totals
-
-    def select_host(self, scores: list[NodePluginScores]) -> str:
-        """Highest total score; ties broken uniformly at random (seeded rng)."""
-        return self._select_from_totals(scores, [ns.total_score for ns in scores])
-
-    def _select_from_totals(self, nodes: Sequence[Any], totals: list[int]) -> str:
-        """The name of a node with the highest total, uniformly among ties (kube's reservoir sampling)."""
-        if not totals:
-            raise SchedulingError("empty priorityList")
-        best = max(totals)
-        ties = totals.count(best)
-        if ties == 1:
-            return nodes[totals.index(best)].name
-        # the r-th of the tied nodes, found in C (the same draw as indexing a list of the ties)
-        r = self.handle.rng.randrange(ties)
-        tied = itertools.compress(itertools.count(), map(best.__eq__, totals))
-        return nodes[next(itertools.islice(tied, r, None))].name
-
     # -- helpers ----------------------------------------------------------------------------
 
     def _call(self, pl: Any, method: str, *args: Any) -> Status | None:
@@ -1093,15 +788,7 @@ def _intersect_placements(a: list[Placement], b: list[Placement]) -> list[Placem
     return out
 
 
-def _rotation(names: Sequence[str], start: int) -> Iterator[str]:
-    """``names`` from index ``start`` to the end, then from the beginning (without copying a SortedList)."""
-    isl = getattr(names, "islice", None)
-    if isl is not None:
-        return itertools.chain(isl(start), isl(0, start))
-    return itertools.chain(itertools.islice(names, start, None), itertools.islice(names, 0, start))
-
-
-def _run_filters(
+def run_filter_chain(
     plugins: list[FilterPlugin], state: CycleState, pod_info: PodInfo, node_info: NodeInfo
 ) -> Status | None:
     """The Filter loop: the first plugin that does not answer Success decides."""
@@ -1116,11 +803,3 @@ def _run_filters(
             s.plugin = pl.name
             return s
     return None
-
-
-class SchedulingError(Exception):
-    """A plugin returned Error (or raised): the cycle is aborted and the pod retried with backoff."""
-
-    def __init__(self, message: str, status: Status | None = None) -> None:
-        super().__init__(message)
-        self.status = status or Status(Code.ERROR, message)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from scheduler.cache import Domain, Snapshot
 from scheduler.diagnosis import FitError, NoNodesAvailableError
-from scheduler.framework import Framework, SchedulingError
+from scheduler.framework import Framework
 from scheduler.interfaces import (
     CycleState,
     Placement,
@@ -36,6 +36,7 @@ from scheduler.interfaces import (
 )
 from scheduler.nodeinfo import PodInfo
 from scheduler.podgroups import is_gang, min_count
+from scheduler.schedule_one import SchedulingError, schedule_pod
 from scheduler.status import Code, Status
 
 CLUSTER_PLACEMENT = ""
@@ -228,7 +229,7 @@ class PodGroupAlgorithm:
             a = PodAssignment(pi, state=cs)
             result.assignments.append(a)
             try:
-                r = self.fw.schedule_pod(cs, pi, snapshot, placement.node_names)
+                r = schedule_pod(self.fw, cs, pi, snapshot, placement.node_names)
             except FitError as e:
                 a.status = Status(Code.UNSCHEDULABLE, e.message)
                 a.message = e.message

@@ -1,5 +1,5 @@
 """``schedule_one_podgroup``: the PodGroup scheduling cycle beside ``schedule_one`` (kube's
-``schedule_one_podgroup.go``), part of :class:`~scheduler.scheduler.Scheduler`.
+``schedule_one_podgroup.go``), composed into :class:`~scheduler.scheduler.Scheduler`.
 
 When the queue pops a member of a gang, the cycle takes the group's other queued members out of
 the queue too, orders them (priority, then first seen), takes **one snapshot**, and
@@ -128,70 +128,80 @@ def gang_unschedulable_message(group: PodGroupInfo, result: PodGroupAlgorithmRes
 
 
 class PodGroupCycle:
-    """The PodGroup-cycle half of :class:`~scheduler.scheduler.Scheduler` (see the module docstring)."""
+    """The PodGroup cycle of one :class:`~scheduler.scheduler.Scheduler` (see the module docstring).
 
-    def _pod_group_state(self: Scheduler, namespace: str, name: str) -> PodGroupState:
-        return self.cache.pod_group_state(namespace, name) or PodGroupState(f"{namespace}/{name}")
+    Composed into the scheduler rather than mixed in: it uses the scheduler's cache, snapshot,
+    queue, metrics and client, and hands pods back to its ``assume_and_bind`` and
+    ``handle_failure`` (the pod-by-pod cycle's own steps, which a placed gang shares).
+    """
 
-    def wants_pod_group_cycle(self: Scheduler, pod: Obj) -> Obj | None:
+    def __init__(self, sched: Scheduler) -> None:
+        self.sched = sched
+
+    def _pod_group_state(self, namespace: str, name: str) -> PodGroupState:
+        return self.sched.cache.pod_group_state(namespace, name) or PodGroupState(f"{namespace}/{name}")
+
+    def wants_pod_group_cycle(self, pod: Obj) -> Obj | None:
         """The pod's PodGroup when the pod is scheduled through the PodGroup cycle, else ``None``.
 
         Gangs always are; basic groups only with a topology constraint (to stay co-located).
         """
-        if not self.pod_groups_enabled:
+        if not self.sched.pod_groups_enabled:
             return None
         key = pod_group_key(pod)
         if not key:
             return None
         ns, _, name = key.partition("/")
-        pg = self.cache.get_pod_group(ns, name)
+        pg = self.sched.cache.get_pod_group(ns, name)
         if pg is None:
             return None
-        if is_gang(pg) or (topology_key(pg) and self.topology_enabled):
+        if is_gang(pg) or (topology_key(pg) and self.sched.topology_enabled):
             return pg
         return None
 
-    def pod_group_gone(self: Scheduler, pod: Obj) -> bool:
+    def pod_group_gone(self, pod: Obj) -> bool:
         """The pod names a PodGroup the cache does not hold (while PodGroups are honoured)."""
         key = pod_group_key(pod)
-        if not key or not self.pod_groups_enabled:
+        if not key or not self.sched.pod_groups_enabled:
             return False
         ns, _, name = key.partition("/")
-        return self.cache.get_pod_group(ns, name) is None
+        return self.sched.cache.get_pod_group(ns, name) is None
 
-    async def schedule_one_podgroup(self: Scheduler, fw: Framework, qpi: QueuedPodInfo, pg: Obj) -> None:
+    async def schedule_one_podgroup(self, fw: Framework, qpi: QueuedPodInfo, pg: Obj) -> None:
         start = time.perf_counter()
         meta = pg.get("metadata") or {}
         ns, name = meta.get("namespace", ""), meta.get("name", "")
         key = f"{ns}/{name}"
         members = [qpi]
         if is_gang(pg):
-            members += self.queue.pop_group_members(key, exclude=qpi.uid)
+            members += self.sched.queue.pop_group_members(key, exclude=qpi.uid)
         queued: list[QueuedPodInfo] = []
         for q in members:
-            if self._skip_pod_schedule(fw, q):
-                self.queue.done(q.uid)
+            if self.sched.skip_pod_schedule(fw, q):
+                self.sched.queue.done(q.uid)
             else:
                 queued.append(q)
         if not queued:
             return
         queued.sort(key=lambda q: (-q.priority, q.initial_attempt_timestamp or q.timestamp, q.key))
-        self.cache.update_snapshot(self.snapshot)
-        fw.handle.snapshot = self.snapshot
+        self.sched.cache.update_snapshot(self.sched.snapshot)
+        fw.handle.snapshot = self.sched.snapshot
         group = PodGroupInfo(ns, name, pg, [q.pod_info for q in queued], self._pod_group_state(ns, name))
 
         err = validate_group(group, self._scheduled_members(group.state))
         if err:
             for q in queued:
-                await self.handle_failure(fw, q, Status(Code.ERROR), err, CLEAR_NOMINATION, start)
+                await self.sched.handle_failure(fw, q, Status(Code.ERROR), err, CLEAR_NOMINATION, start)
             await self._set_pod_group_condition(pg, "False", REASON_SCHEDULER_ERROR, err)
-            self.metrics.observe_pod_group_attempt(m.ERROR, fw.scheduler_name, time.perf_counter() - start)
+            self.sched.metrics.observe_pod_group_attempt(
+                m.ERROR, fw.scheduler_name, time.perf_counter() - start
+            )
             return
 
         state = CycleState()
         algorithm = PodGroupAlgorithm(fw)
-        result = await algorithm.run_async(state, group, self.snapshot)
-        self.metrics.podgroup_scheduling_algorithm_duration.labels(profile=fw.scheduler_name).observe(
+        result = await algorithm.run_async(state, group, self.sched.snapshot)
+        self.sched.metrics.podgroup_scheduling_algorithm_duration.labels(profile=fw.scheduler_name).observe(
             time.perf_counter() - start
         )
         nominations: dict[str, str] = {}
@@ -214,25 +224,25 @@ class PodGroupCycle:
         else:
             await self._submit_failure(fw, queued, group, result, nominations, waiting_on_preemption, start)
 
-    def _scheduled_members(self: Scheduler, state: PodGroupState) -> list[Obj]:
+    def _scheduled_members(self, state: PodGroupState) -> list[Obj]:
         out = []
         for pkey in list(state.assumed) + list(state.assigned):
             ns, _, name = pkey.partition("/")
-            pod = self.cache.get_pod({"metadata": {"namespace": ns, "name": name}})
+            pod = self.sched.cache.get_pod({"metadata": {"namespace": ns, "name": name}})
             if pod is not None:
                 out.append(pod)
         return out
 
     def _dry_run(
-        self: Scheduler, algorithm: PodGroupAlgorithm, group: PodGroupInfo
+        self, algorithm: PodGroupAlgorithm, group: PodGroupInfo
     ) -> tuple[list[PodAssignment], Status | None]:
         """The PodGroupPostFilter's ``schedule`` callback: the algorithm on the snapshot as it is now."""
-        result = algorithm.run(CycleState(), group, self.snapshot)
+        result = algorithm.run(CycleState(), group, self.sched.snapshot)
         assignments = result.placement.assignments if result.placement is not None else []
         return assignments, result.status
 
     async def _submit_success(
-        self: Scheduler,
+        self,
         fw: Framework,
         queued: list[QueuedPodInfo],
         group: PodGroupInfo,
@@ -245,12 +255,12 @@ class PodGroupCycle:
         for q in queued:
             a = by_uid.get(q.uid)
             if a is not None and a.node_name:
-                if await self.assume_and_bind(fw, a.state or CycleState(), q, a.node_name, start):
+                if await self.sched.assume_and_bind(fw, a.state or CycleState(), q, a.node_name, start):
                     bound += 1
                 continue
             message = a.message if a is not None and a.message else "no pods were schedulable"
             diag = Diagnosis(unschedulable_plugins=set(a.unschedulable_plugins) if a is not None else set())
-            await self.handle_failure(
+            await self.sched.handle_failure(
                 fw, q, Status(Code.UNSCHEDULABLE), message, CLEAR_NOMINATION, start, diag
             )
         state = self._pod_group_state(group.namespace, group.name)
@@ -267,16 +277,18 @@ class PodGroupCycle:
             await self._set_pod_group_condition(
                 group.pod_group, "False", REASON_UNSCHEDULABLE, "the gang could not be placed as a whole"
             )
-            self.metrics.observe_pod_group_attempt(
+            self.sched.metrics.observe_pod_group_attempt(
                 m.UNSCHEDULABLE, fw.scheduler_name, time.perf_counter() - start
             )
             return
         await self._set_pod_group_condition(group.pod_group, "True", REASON_SCHEDULED, "")
-        self.metrics.observe_pod_group_attempt(m.SCHEDULED, fw.scheduler_name, time.perf_counter() - start)
+        self.sched.metrics.observe_pod_group_attempt(
+            m.SCHEDULED, fw.scheduler_name, time.perf_counter() - start
+        )
         log.debug("pod group %s scheduled: %d pods to binding", group.key, bound)
 
     async def _submit_failure(
-        self: Scheduler,
+        self,
         fw: Framework,
         queued: list[QueuedPodInfo],
         group: PodGroupInfo,
@@ -305,14 +317,16 @@ class PodGroupCycle:
                 nominating = Nominating(NOMINATING_OVERRIDE, nominations[q.key])
             code = Code.ERROR if error else Code.UNSCHEDULABLE
             diag = None if error else Diagnosis(unschedulable_plugins=pod_plugins)
-            await self.handle_failure(fw, q, Status(code), pod_message, nominating, start, diag)
+            await self.sched.handle_failure(fw, q, Status(code), pod_message, nominating, start, diag)
         if error:
             await self._set_pod_group_condition(group.pod_group, "False", REASON_SCHEDULER_ERROR, message)
-            self.metrics.observe_pod_group_attempt(m.ERROR, fw.scheduler_name, time.perf_counter() - start)
+            self.sched.metrics.observe_pod_group_attempt(
+                m.ERROR, fw.scheduler_name, time.perf_counter() - start
+            )
             return
         await self._set_pod_group_condition(group.pod_group, "False", REASON_UNSCHEDULABLE, message)
         if not waiting_on_preemption:
-            self._record_event(
+            self.sched.record_event(
                 {**group.pod_group, "apiVersion": POD_GROUP_API_VERSION, "kind": "PodGroup"},
                 WARNING,
                 GANG_UNSCHEDULABLE,
@@ -320,25 +334,23 @@ class PodGroupCycle:
                 gang_unschedulable_message(group, result),
             )
         outcome = m.WAITING_ON_PREEMPTION if waiting_on_preemption else m.UNSCHEDULABLE
-        self.metrics.observe_pod_group_attempt(outcome, fw.scheduler_name, time.perf_counter() - start)
+        self.sched.metrics.observe_pod_group_attempt(outcome, fw.scheduler_name, time.perf_counter() - start)
 
-    async def _set_pod_group_condition(
-        self: Scheduler, pg: Obj, status: str, reason: str, message: str
-    ) -> None:
+    async def _set_pod_group_condition(self, pg: Obj, status: str, reason: str, message: str) -> None:
         meta = pg.get("metadata") or {}
-        latest = self.cache.get_pod_group(meta.get("namespace", ""), meta.get("name", "")) or pg
+        latest = self.sched.cache.get_pod_group(meta.get("namespace", ""), meta.get("name", "")) or pg
         updated = await update_pod_group_condition(
-            self.client, latest, status, reason, message, rfc3339(self.clock.now())
+            self.sched.client, latest, status, reason, message, rfc3339(self.sched.clock.now())
         )
         if updated is not None:
-            self.cache.update_pod_group(updated)
+            self.sched.cache.update_pod_group(updated)
 
-    async def pod_group_pod_bound(self: Scheduler, fw: Framework, pod: Obj) -> None:
+    async def pod_group_pod_bound(self, fw: Framework, pod: Obj) -> None:
         """A basic group's pod went to binding through the pod-by-pod cycle: the group is scheduled."""
         key = pod_group_key(pod)
-        if not key or not self.pod_groups_enabled:
+        if not key or not self.sched.pod_groups_enabled:
             return
         ns, _, name = key.partition("/")
-        pg = self.cache.get_pod_group(ns, name)
+        pg = self.sched.cache.get_pod_group(ns, name)
         if pg is not None and not is_gang(pg):
             await self._set_pod_group_condition(pg, "True", REASON_SCHEDULED, "")

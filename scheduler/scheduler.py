@@ -66,6 +66,7 @@ from featuregates import (
     FeatureGate,
 )
 from scheduler import metrics as m
+from scheduler import schedule_one
 from scheduler.cache import Cache, CacheError, Snapshot
 from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
@@ -88,7 +89,6 @@ from scheduler.framework import (
     Handle,
     PluginFactory,
     Profile,
-    SchedulingError,
 )
 from scheduler.interfaces import CLEAR_NOMINATION, Nominating
 from scheduler.metrics import SchedulerMetrics
@@ -105,6 +105,7 @@ from scheduler.podstatus import (
 )
 from scheduler.preenqueue_status import REASON_NOT_READY_FOR_SCHEDULING, HeldPodReports
 from scheduler.queue import QueuedPodInfo, SchedulingQueue
+from scheduler.schedule_one import SchedulingError
 from scheduler.schedule_one_podgroup import PodGroupCycle
 from scheduler.status import Code, Status
 
@@ -143,7 +144,7 @@ def _rv(obj: Obj) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion") or ""
 
 
-class Scheduler(PodGroupCycle):
+class Scheduler:
     """kube-scheduler as a component; see the module docstring."""
 
     name = "scheduler"
@@ -215,6 +216,7 @@ class Scheduler(PodGroupCycle):
         self.held_reports: HeldPodReports | None = (
             HeldPodReports() if self.gates.enabled(SCHEDULER_PRE_ENQUEUE_POD_STATUS) else None
         )
+        self.pod_group_cycle = PodGroupCycle(self)
 
     # ------------------------------------------------------------------ wiring
 
@@ -231,7 +233,7 @@ class Scheduler(PodGroupCycle):
             default_spread_selector=self._default_spread_selector,
             get_pod_group=self.cache.get_pod_group if self.pod_groups_enabled else None,
             pod_group_state=self.cache.pod_group_state if self.pod_groups_enabled else None,
-            record_event=self._record_event,
+            record_event=self.record_event,
             informer_factory=self.informers,
         )
 
@@ -257,7 +259,7 @@ class Scheduler(PodGroupCycle):
             break
         return build_default_selector(pod, self.services.list(ns), owner_selector)
 
-    def _record_event(
+    def record_event(
         self,
         regarding: Obj,
         etype: str,
@@ -489,7 +491,7 @@ class Scheduler(PodGroupCycle):
         cached = self.pods.get_by_name(meta.get("namespace", ""), meta.get("name", ""))
         if cached is None or assigned(cached) or (cached.get("metadata") or {}).get("uid") != meta.get("uid"):
             return
-        self._record_event(cached, NORMAL, REASON_NOT_READY_FOR_SCHEDULING, "Scheduling", message)
+        self.record_event(cached, NORMAL, REASON_NOT_READY_FOR_SCHEDULING, "Scheduling", message)
         gen = (cached.get("metadata") or {}).get("generation")
         cond = new_condition(
             POD_SCHEDULED, "False", REASON_NOT_READY_FOR_SCHEDULING, message, rfc3339(self.clock.now()), gen
@@ -519,21 +521,21 @@ class Scheduler(PodGroupCycle):
         if fw is None:
             self.queue.done(qpi.uid)
             return True
-        if self._skip_pod_schedule(fw, qpi):
+        if self.skip_pod_schedule(fw, qpi):
             self.queue.done(qpi.uid)
             return True
-        pg = self.wants_pod_group_cycle(pod) if pod_group_name(pod) else None
-        if pg is None and self.pod_group_gone(pod):
+        pg = self.pod_group_cycle.wants_pod_group_cycle(pod) if pod_group_name(pod) else None
+        if pg is None and self.pod_group_cycle.pod_group_gone(pod):
             # its PodGroup was deleted after PreEnqueue let it in: held again, silently
             self.queue.done(qpi.uid)
             self.queue.add(pod)
         elif pg is not None:
-            await self.schedule_one_podgroup(fw, qpi, pg)
+            await self.pod_group_cycle.schedule_one_podgroup(fw, qpi, pg)
         else:
             await self.schedule_pod(fw, qpi)
         return True
 
-    def _skip_pod_schedule(self, fw: Framework, qpi: QueuedPodInfo) -> bool:
+    def skip_pod_schedule(self, fw: Framework, qpi: QueuedPodInfo) -> bool:
         """kube's ``skipPodSchedule``: gone, being deleted, or already assumed."""
         pod = qpi.pod
         meta = pod.get("metadata") or {}
@@ -541,7 +543,7 @@ class Scheduler(PodGroupCycle):
         if current is None or (current.get("metadata") or {}).get("uid") != meta.get("uid"):
             return True
         if meta.get("deletionTimestamp"):
-            self._record_event(
+            self.record_event(
                 pod,
                 WARNING,
                 "FailedScheduling",
@@ -560,7 +562,7 @@ class Scheduler(PodGroupCycle):
         self.cache.update_snapshot(self.snapshot)
         fw.handle.snapshot = self.snapshot
         try:
-            result = fw.schedule_pod(state, pod_info, self.snapshot)
+            result = schedule_one.schedule_pod(fw, state, pod_info, self.snapshot)
         except FitError as e:
             nominating: Nominating | None = None
             if fw.post_filter_plugins:
@@ -584,7 +586,7 @@ class Scheduler(PodGroupCycle):
             await self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
             return
         if await self.assume_and_bind(fw, state, qpi, result.suggested_host, start) and pod_group_name(pod):
-            await self.pod_group_pod_bound(fw, pod)
+            await self.pod_group_cycle.pod_group_pod_bound(fw, pod)
 
     async def assume_and_bind(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, start: float | None = None
@@ -662,7 +664,7 @@ class Scheduler(PodGroupCycle):
         if status is not None and not status.is_success():
             await self._binding_failure(fw, state, qpi, assumed, host, status, start)
             return
-        self._record_event(
+        self.record_event(
             assumed.pod,
             NORMAL,
             "Scheduled",
@@ -739,7 +741,7 @@ class Scheduler(PodGroupCycle):
             qpi.pod_info = PodInfo(cached, qpi.pod_info)
             self.queue.add_unschedulable_if_not_present(qpi)
         self._nominate(qpi.pod_info, nominating, cached)
-        self._record_event(qpi.pod, WARNING, "FailedScheduling", "Scheduling", message)
+        self.record_event(qpi.pod, WARNING, "FailedScheduling", "Scheduling", message)
         if cached is None:
             return
         gen = (cached.get("metadata") or {}).get("generation")

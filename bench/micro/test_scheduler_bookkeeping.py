@@ -75,6 +75,7 @@ def test_assume_then_confirm_the_bound_pod_5000_nodes(benchmark: Any) -> None:
 
 def test_score_totals_over_500_feasible_nodes(benchmark: Any) -> None:
     """PreScore + Score + totals of a plain pod over the 500 nodes a 5,000-node cycle scores."""
+    from scheduler import schedule_one
     from scheduler.defaults import default_profile, default_registry
     from scheduler.framework import CycleState, Framework, Handle
     from scheduler.nodeinfo import PodInfo
@@ -86,5 +87,5 @@ def test_score_totals_over_500_feasible_nodes(benchmark: Any) -> None:
     fw = Framework(default_profile(), handle, registry=default_registry())
     nodes = snap.ordered()[:500]
     pi = PodInfo(pod("p"))
-    fw._prioritize_totals(CycleState(), pi, nodes)  # a warm memo, as cycle after cycle
-    benchmark(lambda: fw._prioritize_totals(CycleState(), pi, nodes))
+    schedule_one.prioritize_totals(fw, CycleState(), pi, nodes)  # a warm memo, as cycle after cycle
+    benchmark(lambda: schedule_one.prioritize_totals(fw, CycleState(), pi, nodes))

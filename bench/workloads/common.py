@@ -18,12 +18,37 @@ ZONE = "topology.kubernetes.io/zone"
 
 @dataclass
 class Env:
-    """What the runner hands a workload: where to run and how to report progress."""
+    """What the runner hands a workload: where to run and how to report progress.
+
+    A workload marks its measured phase with :meth:`start_cpu` / :meth:`stop_cpu` (how many pods
+    that phase placed or ran): the runner then reports ``cpu_s`` (this process's CPU seconds in
+    those phases) and ``cpu_ms_per_pod``, which, unlike wall time, do not depend on how loaded
+    the machine is. HTTP workloads report the server's CPU as ``server_cpu_s`` and the pods with
+    :meth:`count_pods`.
+    """
 
     #: a kubeconfig of another API server (a real cluster) for HTTP-level scenarios, else None
     kubeconfig: Path | None = None
     progress: Callable[[str], None] = lambda _msg: None
     series: dict[str, list[float]] = field(default_factory=dict)
+    #: process CPU seconds of the measured phases (None: the workload marked none)
+    cpu_s: float | None = None
+    #: pods placed or run in the measured phases (0: the workload has no pods)
+    pods: int = 0
+    _cpu_start: float | None = None
+
+    def start_cpu(self) -> None:
+        self._cpu_start = time.process_time()
+
+    def stop_cpu(self, pods: int = 0) -> None:
+        if self._cpu_start is None:
+            return
+        self.cpu_s = (self.cpu_s or 0.0) + time.process_time() - self._cpu_start
+        self._cpu_start = None
+        self.pods += pods
+
+    def count_pods(self, pods: int) -> None:
+        self.pods += pods
 
 
 def node(

@@ -73,12 +73,14 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
         await cp.start_component("job-controller")
         client = cp.client("bench")
         rv = (await client.list(JOBS, "default"))["metadata"]["resourceVersion"]
+        env.start_cpu()
         t = time.perf_counter()
         await client.create(JOBS, _job(completions, parallelism, gang), "default")
         async for ev in client.watch(JOBS, "default", resource_version=rv):
             conds = (ev.object.get("status") or {}).get("conditions") or []
             if any(c.get("type") == "Complete" and c.get("status") == "True" for c in conds):
                 secs = time.perf_counter() - t
+                env.stop_cpu(completions)
                 env.progress(f"{completions} pods in {secs:.1f}s")
                 return {"complete_s": secs, "pods_per_s": completions / secs}
         raise RuntimeError("the Job watch ended before the Job completed")

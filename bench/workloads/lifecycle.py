@@ -39,6 +39,7 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     running = PodCounter(client, "default", first, is_running)
     await running.start()
     out: dict[str, float] = {}
+    env.start_cpu()
     t = time.perf_counter()
     await client.create(STATEFULSETS, sts, "default")
     out["create_s"] = await running.wait(600) - t
@@ -53,6 +54,8 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
         else:
             out[key] = await _until_no_pods(client, t)
         env.progress(f"{size} replicas")
+    # pods started over the four phases: the first set, the scale-up, the way back
+    env.stop_cpu(first + (full - first) + full)
     await running.stop()
     await cp.stop()
     return out

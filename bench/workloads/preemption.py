@@ -51,9 +51,11 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     # victims go at once (no grace period): count the low pods whose UID is gone once the
     # preemptor is bound (the StatefulSet controller recreates them under the same names)
     before = {p["metadata"]["uid"] for p in (await client.list(PODS, "low"))["items"]}
+    env.start_cpu()
     t0 = time.perf_counter()
     await client.create(STATEFULSETS, high, "high")
     done = await high_bound.wait(600)
+    env.stop_cpu(replicas)  # the preemptor group's pods
     after = {p["metadata"]["uid"] for p in (await client.list(PODS, "low"))["items"]}
     out = {"preemptor_bound_s": done - t0, "victims_evicted": float(len(before - after))}
     for c in (low_bound, high_bound):

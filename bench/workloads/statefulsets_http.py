@@ -120,6 +120,7 @@ async def run_http(params: dict[str, Any], env: Env) -> dict[str, float]:
         out["all_running_s"] = max(last["running"].values()) - t0
         if cpu0 is not None and cpu1 is not None:
             out["server_cpu_s"] = cpu1 - cpu0
+        env.count_pods(sets * replicas)
         with contextlib.suppress(httpx.HTTPError):
             await http.delete(f"/api/v1/namespaces/{NAMESPACE}")
     return out

@@ -12,6 +12,7 @@ from typing import Any
 from scheduler.interfaces import CycleState, Handle
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins.resource_allocation import (
+    array_scores,
     balanced_scorer,
     parse_resources,
     pod_request,
@@ -29,6 +30,7 @@ class BalancedAllocation:
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         self.resources = parse_resources((args or {}).get("resources"))
+        self.handle = handle
 
     def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         reqs = [pod_request(pod_info, r, True) for r, _ in self.resources]
@@ -48,6 +50,9 @@ class BalancedAllocation:
         reqs = state.get(_PRE_SCORE_KEY)
         if reqs is None:
             reqs = [pod_request(pod_info, r, True) for r, _ in self.resources]
+        arr = array_scores(state, self.handle, nodes, reqs, self.resources, balanced_scorer, True)
+        if arr is not None:
+            return arr
         return score_nodes(nodes, reqs, self.resources, balanced_scorer, True)
 
 

@@ -9,12 +9,14 @@ Score sums the weights of matching preferred terms, normalized to 0..100 by the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from scheduler import arraypolicy
 from scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from scheduler.interfaces import (
     MAX_NODE_SCORE,
     CycleState,
+    FilterHint,
     Handle,
     NodeScore,
     PreFilterResult,
@@ -30,11 +32,15 @@ from scheduler.plugins.helpers import (
 )
 from scheduler.status import Code, Status
 
+if TYPE_CHECKING:
+    from scheduler.cache import Snapshot
+
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
+_NOT_MATCHED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
 
 
 def _node_now_matches(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
@@ -92,6 +98,21 @@ class NodeAffinity:
         if not req.matches(node_info.labels, node_info.name):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
         return None
+
+    def filter_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> FilterHint | None:
+        """gangplane: for a pod with only a ``nodeSelector``, the nodes it accepts (or rejects),
+        from the node table's label ids (:mod:`scheduler.plugins.selector_arrays`); ``None``
+        (Filter runs on every node visited) with required affinity terms or on a small cluster."""
+        req = state.get(_PRE_FILTER_KEY)
+        if req is None:
+            req = RequiredNodeAffinity(pod_info.pod)
+        if req.required is not None or not req.node_selector:
+            return None
+        if snapshot.num_nodes() < arraypolicy.ARRAY_MIN_NODES:
+            return None
+        from scheduler.plugins import selector_arrays  # numpy: imported when a cycle first needs it
+
+        return selector_arrays.node_selector_hint(snapshot.node_table(), req.node_selector, _NOT_MATCHED)
 
     def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         terms = preferred_terms(pod_info.pod)

@@ -46,6 +46,7 @@ from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, P
 from scheduler.plugins.resource_allocation import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
+    array_scores,
     least_allocated_scorer,
     most_allocated_scorer,
     parse_resources,
@@ -154,6 +155,7 @@ class NodeResourcesFit:
             raise ValueError(f"scoring strategy {self.strategy} is not supported")
         self.resources = parse_resources(strategy.get("resources"))
         self.scorer = least_allocated_scorer if self.strategy == LEAST_ALLOCATED else most_allocated_scorer
+        self.handle = handle
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -255,6 +257,9 @@ class NodeResourcesFit:
         reqs = state.get(_PRE_SCORE_KEY)
         if reqs is None:
             reqs = [pod_request(pod_info, r, False) for r, _ in self.resources]
+        arr = array_scores(state, self.handle, nodes, reqs, self.resources, self.scorer, False)
+        if arr is not None:
+            return arr
         return score_nodes(nodes, reqs, self.resources, self.scorer, False)
 
 

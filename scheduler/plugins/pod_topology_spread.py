@@ -28,6 +28,7 @@ from scheduler.cache import SpreadCounts
 from scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
 from scheduler.nodeinfo import NodeInfo, PodInfo, Selector, compile_selector
+from scheduler.plugins import resource_allocation
 from scheduler.plugins.helpers import RequiredNodeAffinity, find_untolerated_taint, tolerations_of
 from scheduler.status import Code, Status
 
@@ -377,7 +378,7 @@ class PodTopologySpread:
         counts: list[dict[str, int]] = [
             {}
             if c.topology_key == LABEL_HOSTNAME
-            else dict.fromkeys({ni.labels.get(c.topology_key, "") for ni in counted}, 0)
+            else dict.fromkeys(_domain_values(state, snapshot, counted, c.topology_key), 0)
             for c in constraints
         ]
         weights = []
@@ -471,7 +472,9 @@ class PodTopologySpread:
         s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
         if s is None:
             return [0] * len(nodes)
-        fused = _fused_scores(s, nodes)
+        fused = _table_scores(state, self.handle, s, nodes)
+        if fused is None:
+            fused = _fused_scores(s, nodes)
         if fused is not None:
             return fused
         ns = pod_info.namespace
@@ -532,6 +535,39 @@ class PodTopologySpread:
             else:
                 ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
         return None
+
+
+def _table(state: CycleState, snapshot: Any, nodes: list[NodeInfo]) -> tuple[Any, Any] | None:
+    """(node table, rows of ``nodes``) when the batch is large enough for the array forms."""
+    if snapshot is None or not resource_allocation.wants_table(snapshot, nodes, state):
+        return None
+    from scheduler.nodetable import rows_for  # numpy: imported when a cycle first needs it
+
+    table = snapshot.node_table()
+    rows = rows_for(state, table, nodes)
+    return None if rows is None else (table, rows)
+
+
+def _domain_values(state: CycleState, snapshot: Any, nodes: list[NodeInfo], key: str) -> set[str]:
+    """The values of label ``key`` among ``nodes`` (``""`` for a node without it)."""
+    found = _table(state, snapshot, nodes)
+    if found is None:
+        return {ni.labels.get(key, "") for ni in nodes}
+    from scheduler.plugins import spread_arrays
+
+    return spread_arrays.domain_values(found[0], found[1], key)
+
+
+def _table_scores(
+    state: CycleState, handle: Handle | None, s: _ScoreState, nodes: list[NodeInfo]
+) -> list[int] | None:
+    """:func:`_fused_scores` over the snapshot's node table, or ``None``."""
+    found = _table(state, handle.snapshot if handle is not None else None, nodes)
+    if found is None:
+        return None
+    from scheduler.plugins import spread_arrays
+
+    return spread_arrays.fused_scores(found[0], found[1], s, nodes)
 
 
 def _fused_scores(s: _ScoreState, nodes: list[NodeInfo]) -> list[int] | None:

@@ -13,7 +13,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scheduler.interfaces import MAX_NODE_SCORE
+from scheduler import arraypolicy
+from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -124,6 +125,53 @@ def score_node(
         allocatable[i] = alloc
         requested[i] = req
     return scorer(requested, allocatable, [w for _, w in resources])
+
+
+_WANTS_TABLE_KEY = "gangplane.dev/wants-node-table"
+
+
+def wants_table(snapshot: Any, nodes: Sequence[NodeInfo], state: CycleState | None = None) -> bool:
+    """Whether a batch is worth the node table: a run of the snapshot's consecutive nodes, or
+    a list long enough to map node by node (:mod:`scheduler.arraypolicy`). The answer for a
+    list is kept in ``state``: every array-capable plugin of the cycle asks about the same list."""
+    if len(nodes) < arraypolicy.ARRAY_MIN_NODES:
+        return False
+    if len(nodes) >= arraypolicy.MAPPED_MIN_NODES:
+        return True
+    if state is not None:
+        cached = state.get(_WANTS_TABLE_KEY)
+        if cached is not None and cached[0] is nodes and cached[1] is snapshot:
+            return bool(cached[2])
+    is_run = getattr(snapshot, "is_run", None)
+    answer = bool(is_run is not None and is_run(nodes))
+    if state is not None:
+        state.write(_WANTS_TABLE_KEY, (nodes, snapshot, answer))
+    return answer
+
+
+def array_scores(
+    state: CycleState,
+    handle: Handle | None,
+    nodes: Sequence[NodeInfo],
+    pod_requests: Sequence[int],
+    resources: Sequence[tuple[str, int]],
+    scorer: Scorer,
+    use_requested: bool,
+) -> list[int] | None:
+    """The batch's scores computed over the snapshot's node table, or ``None`` (use the per-node path).
+
+    Only NodeInfos that are the snapshot's own have rows (a clone made for a what-if has none),
+    so a batch scored here is scored as the per-node code would score it.
+    """
+    if handle is None:
+        return None
+    snapshot = handle.snapshot
+    if snapshot is None or not wants_table(snapshot, nodes, state):
+        return None
+    from scheduler.plugins import resource_arrays  # numpy: imported when a cycle first needs it
+
+    table = snapshot.node_table()
+    return resource_arrays.scores(state, table, nodes, pod_requests, resources, scorer, use_requested)
 
 
 def score_nodes(

@@ -22,6 +22,7 @@ def test_shipped_scenarios_parse_and_cover_the_issue_list() -> None:
     assert {"cold-start", "api", "scheduling-basic", "gang-statefulsets", "preemption", "lifecycle"} <= kinds
     names = [s.name for s in shipped_scenarios()]
     assert {"gangs-3x1000-rack", "gangs-1000x3", "gang-1x1000-running", "scheduling-basic-5000"} <= set(names)
+    assert "gangs-10x5000" in names
 
 
 @pytest.mark.parametrize(
@@ -45,9 +46,14 @@ def test_quick_overrides_and_selection() -> None:
     )
     q = sc.with_params(quick=True)
     assert q.params["objects"] == 3 and q.repeat == 1
+    assert q.name == "s@quick(objects=3)"  # a smoke run never reads as the full size
+    assert sc.with_params().name == "s"
     assert select([sc], ["s"]) == [sc]
     with pytest.raises(ScenarioError, match="no scenario matches"):
         select([sc], ["zzz"])
+    longer = parse_scenario({"name": "s-more", "kind": "api"})
+    assert select([sc, longer], ["s"]) == [sc, longer]
+    assert select([sc, longer], ["s"], exact=True) == [sc]
 
 
 def test_summary_statistics() -> None:
@@ -73,6 +79,15 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
     assert len(by_name["tiny-scheduling"]["runs"]) == 2
     assert by_name["tiny-scheduling"]["summary"]["pods_per_s"]["median"] > 0
     assert by_name["tiny-gangs"]["summary"]["set_placed_s_max"]["n"] == 1
+    # CPU seconds of the measured phase, per pod, beside the wall-clock metrics
+    for name, pods in (("tiny-scheduling", 5), ("tiny-gangs", 4)):
+        sc = by_name[name]
+        assert sc["cpuScope"] == "measured phase"
+        run = sc["runs"][0]
+        assert run["cpu_s"] > 0
+        assert run["cpu_ms_per_pod"] == pytest.approx(run["cpu_s"] * 1000 / pods)
+        assert sc["units"]["cpu_ms_per_pod"] == {"unit": "ms CPU/pod", "higherIsBetter": False}
+    assert by_name["tiny-gangs"]["runs"][0]["api_writes_per_set"] > 2  # at least the set and its pods
     report = (out / "report.md").read_text()
     assert "| tiny-scheduling | pods_per_s |" in report
     pngs = sorted(p.name for p in out.glob("*.png"))
@@ -89,7 +104,10 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
     assert row[4] == pytest.approx(2.0) and row[5] is True
     capsys.readouterr()
     assert bench_main(["compare", str(out / "results.json"), str(tmp_path / "b.json")]) == 0
-    assert "2.00x" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "2.00x" in printed
+    assert "out/results.json" in printed and "b.json" in printed  # the runs are named
+    assert "higher" in printed and "lower" in printed  # which way is better, per metric
 
 
 def test_a_workload_that_cannot_be_imported_fails_its_scenario_and_the_run_goes_on(
@@ -146,3 +164,19 @@ def test_gang_statefulset_over_http_runs_every_pod_to_running_on_a_served_fleet(
     summary = read_results(tmp_path / "out" / "results.json")["scenarios"][0]["summary"]
     assert {"all_running_s", "nodes_schedulable_s", "pods_per_s", "server_cpu_s"} <= set(summary)
     assert summary["all_running_s"]["median"] > 0
+
+
+def test_pairs_alternate_two_builds_and_merge_each_sides_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = str(Path(__file__).resolve().parents[2])
+    args = ["--pairs", tree, tree, "--rounds", "2", "--quick", "--out", str(tmp_path), "scheduling-basic-500"]
+    assert bench_main(args) == 0
+    for side in ("A", "B"):
+        doc = read_results(tmp_path / f"pairs-{side}.json")
+        (sc,) = doc["scenarios"]
+        assert sc["name"] == "scheduling-basic-500@quick(nodes=20,pods=50)"
+        assert len(sc["runs"]) == 2 and sc["summary"]["cpu_ms_per_pod"]["n"] == 2
+        assert doc["pairs"]["side"] == side
+    assert "B/A" in capsys.readouterr().out
+    assert bench_main(["--pairs", "no-such-rev", tree, "--out", str(tmp_path), "x"]) == 2

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from apiserver.api.types import Obj
+from scheduler import schedule_one
 from scheduler.cache import Cache, CacheError, CapacityIndex, Snapshot
 from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import FitError
@@ -266,7 +267,7 @@ def test_candidate_hint_gives_the_same_answer_as_a_full_scan(pod_index: int) -> 
         state = CycleState()
         fw.handle.snapshot = snap
         try:
-            feasible, diagnosis = fw.find_nodes_that_fit(state, pod, snap)
+            feasible, diagnosis = schedule_one.find_nodes_that_fit(fw, state, pod, snap)
         except FitError as e:  # pragma: no cover - find_nodes_that_fit does not raise FitError
             return [], str(e)
         msg = str(FitError(pod.key, snap.num_nodes(), diagnosis)) if not feasible else ""

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from apiserver.api.types import Obj
+from scheduler import schedule_one
 from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import (
     Diagnosis,
@@ -128,7 +129,7 @@ async def run_cycle(pod: Obj, nodes: list[Obj], pods: list[Obj], client: Any = N
     state = CycleState()
     pi = PodInfo(pod)
     try:
-        result = fw.schedule_pod(state, pi, snap)
+        result = schedule_one.schedule_pod(fw, state, pi, snap)
     except FitError as e:
         post, s = await fw.run_post_filter_plugins(state, pi, e.diagnosis.node_to_status)
         e.diagnosis.post_filter_msg = s.message()

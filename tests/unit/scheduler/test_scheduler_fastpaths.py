@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from scheduler import schedule_one
 from scheduler.cache import Cache, CapacityIndex
 from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import CycleState, Framework, Handle, NodePluginScores, NodeScore
@@ -134,9 +135,9 @@ def test_capacity_index_when_every_node_fits() -> None:
 def test_select_host_picks_among_the_best_only() -> None:
     fw = Framework(default_profile(), Handle(rng=random.Random(1)), registry=default_registry())
     scores = [NodePluginScores(n, {}, t) for n, t in [("a", 5), ("b", 9), ("c", 9), ("d", 2)]]
-    picks = {fw.select_host(scores) for _ in range(50)}
+    picks = {schedule_one.select_host(fw, scores) for _ in range(50)}
     assert picks == {"b", "c"}
-    assert fw.select_host([NodePluginScores("only", {}, 0)]) == "only"
+    assert schedule_one.select_host(fw, [NodePluginScores("only", {}, 0)]) == "only"
 
 
 def test_schedule_pod_without_nominated_pods_matches_the_nominated_path() -> None:
@@ -157,10 +158,10 @@ def test_schedule_pod_without_nominated_pods_matches_the_nominated_path() -> Non
         Handle(rng=random.Random(5), nominator=NoNominations()),
         registry=default_registry(),
     )
-    assert slow._any_nominated_pods() and not fast._any_nominated_pods()
+    assert slow.any_nominated_pods() and not fast.any_nominated_pods()
     for _ in range(5):
-        a = fast.schedule_pod(CycleState(), pod, snap)
-        b = slow.schedule_pod(CycleState(), pod, snap)
+        a = schedule_one.schedule_pod(fast, CycleState(), pod, snap)
+        b = schedule_one.schedule_pod(slow, CycleState(), pod, snap)
         assert (a.suggested_host, a.feasible_nodes) == (b.suggested_host, b.feasible_nodes)
 
 
@@ -212,11 +213,11 @@ def test_filter_hints_find_what_running_every_filter_finds(requests: dict[str, s
             fw.run_pre_filter_plugins(state, pod, snap.list())
             want = _brute_force(fw, state, pod, snap)
             fw.next_start_node_index = start
-            feasible, diagnosis = fw.find_nodes_that_fit(state, pod, snap)
+            feasible, diagnosis = schedule_one.find_nodes_that_fit(fw, state, pod, snap)
             names = [ni.name for ni in feasible]
             passing = [n for n in snap.node_names if want[n] is None]
             rotated = [n for n in snap.node_names[start:] + snap.node_names[:start] if want[n] is None]
-            assert names == rotated[: fw.num_feasible_nodes_to_find(150)], (seed, start)
+            assert names == rotated[: schedule_one.num_feasible_nodes_to_find(fw, 150)], (seed, start)
             for name, st in diagnosis.node_to_status.items():
                 assert want[name] == (st.plugin, st.code, st.reasons), name
             if not passing:

@@ -8,6 +8,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from apiserver.api.types import Obj
+from scheduler import schedule_one
 from scheduler.cache import Cache
 from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import FitError
@@ -1085,7 +1086,7 @@ async def test_preemption_actuation() -> None:
     pod = PodInfo(make_pod("urgent", priority=100, requests={"cpu": "2"}))
     state = CycleState()
     try:
-        fw.schedule_pod(state, pod, fw.handle.snapshot)
+        schedule_one.schedule_pod(fw, state, pod, fw.handle.snapshot)
     except FitError as e:
         result, status = await fw.run_post_filter_plugins(state, pod, e.diagnosis.node_to_status)
     assert status.is_success() and result is not None
@@ -1186,7 +1187,7 @@ async def test_binding_and_preemption_through_the_api_server(client: Any) -> Non
     pod = PodInfo(make_pod("urgent", priority=100, requests={"cpu": "2"}))
     state = CycleState()
     with pytest.raises(FitError) as e:
-        fw.schedule_pod(state, pod, fw.handle.snapshot)
+        schedule_one.schedule_pod(fw, state, pod, fw.handle.snapshot)
     result, status = await fw.run_post_filter_plugins(state, pod, e.value.diagnosis.node_to_status)
     assert status.is_success() and result is not None and result.nominated_node_name == "n"
     after = await client.get(PODS, "victim", "default")
@@ -1231,7 +1232,7 @@ async def test_pods_of_a_pod_group_do_not_preempt_alone(
     pod = PodInfo(pod_obj)
     state = CycleState()
     with pytest.raises(FitError) as e:
-        fw.schedule_pod(state, pod, fw.handle.snapshot)
+        schedule_one.schedule_pod(fw, state, pod, fw.handle.snapshot)
     result, status = await fw.run_post_filter_plugins(state, pod, e.value.diagnosis.node_to_status)
     if want is None:
         assert status.is_success()

@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 from apiserver.client.events import event_name, event_stamp
+from scheduler import schedule_one
 from scheduler.cache import Cache
 from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import CycleState, Framework, Handle
@@ -181,9 +182,9 @@ def test_totals_without_uniform_plugins_rank_nodes_as_the_full_totals_do() -> No
         nodes = snap.list()
         for pod in (make_pod("p", requests={"cpu": "1"}), make_pod("q")):
             pi = PodInfo(pod)
-            full = fw.prioritize_nodes(CycleState(), pi, nodes)
+            full = schedule_one.prioritize_nodes(fw, CycleState(), pi, nodes)
             assert all(ns.total_score == sum(ns.scores.values()) for ns in full)
-            totals = fw._prioritize_totals(CycleState(), pi, nodes)
+            totals = schedule_one.prioritize_totals(fw, CycleState(), pi, nodes)
             offsets = {ns.total_score - t for ns, t in zip(full, totals, strict=True)}
             assert len(offsets) == 1  # the same ranking, ties and all
             if not tainted:

@@ -1,0 +1,66 @@
+"""PodTopologySpread's Score over the node table: the domain values PreScore counts, and the
+fused score column (system default spreading: hostname and zone), in arrays.
+
+Both give what the per-node code in :mod:`scheduler.plugins.pod_topology_spread` gives: the
+same set of domain values, and the same floats (an int count times the constraint's weight plus
+``maxSkew - 1``, added in constraint order, then ``int(t + 0.5)``), since numpy's float64
+arithmetic is Python's float arithmetic operation by operation. The randomized tests in
+``tests/unit/test_scheduler_nodetable.py`` compare the two. Imported only once a cycle scores
+enough nodes to use the table (numpy stays off the start-up path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from scheduler.nodeinfo import NodeInfo
+from scheduler.nodetable import NodeTable, Rows
+
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+
+
+def domain_values(table: NodeTable, rows: Rows, key: str) -> set[str]:
+    """``{ni.labels.get(key, "") for ni in nodes}`` for the nodes at ``rows``."""
+    ids, _, values = table.label_ids(key)
+    present = np.unique(ids[rows]).tolist()
+    out = {values[i] for i in present if i >= 0}
+    if present and present[0] < 0:
+        out.add("")  # a node without the label counts under ""
+    return out
+
+
+def fused_scores(table: NodeTable, rows: Rows, s: Any, nodes: Sequence[NodeInfo]) -> list[int] | None:
+    """``_fused_scores`` in arrays; ``None`` when the per-node code must answer."""
+    if s.ignored_nodes:
+        return None
+    totals: np.ndarray | None = None
+    for i, c in enumerate(s.constraints):
+        key, weight, skew = c.topology_key, s.weights[i], c.max_skew - 1
+        ids, index, values = table.label_ids(key)
+        sel = ids[rows]
+        if key == LABEL_HOSTNAME:
+            per_node = s.per_node[i] if s.per_node else None
+            if per_node is None:
+                return None
+            counts = np.zeros(len(table), dtype=np.float64)
+            row_of = table.row_of
+            for name, (_, n) in per_node.nodes_counted().items():
+                r = row_of.get(name)
+                if r is not None:
+                    counts[r] = n
+            picked = counts[rows]
+        else:
+            by_id = np.zeros(len(values) + 1, dtype=np.float64)  # the last slot serves id -1
+            for v, n in s.counts[i].items():
+                vid = index.get(v)
+                if vid is not None:
+                    by_id[vid] = n
+            picked = by_id[sel]
+        col = np.where(sel >= 0, picked * weight + skew, 0.0)
+        totals = col if totals is None else totals + col
+    if totals is None:
+        return [0] * len(nodes)
+    return (totals + 0.5).astype(np.int64).tolist()  # type: ignore[no-any-return]
