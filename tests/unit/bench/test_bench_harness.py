@@ -169,7 +169,7 @@ def test_gang_statefulset_over_http_runs_every_pod_to_running_on_a_served_fleet(
 def test_pairs_alternate_two_builds_and_merge_each_sides_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    tree = str(Path(__file__).resolve().parents[2])
+    tree = str(Path(__file__).resolve().parents[3])
     args = ["--pairs", tree, tree, "--rounds", "2", "--quick", "--out", str(tmp_path), "scheduling-basic-500"]
     assert bench_main(args) == 0
     for side in ("A", "B"):
