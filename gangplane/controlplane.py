@@ -56,6 +56,7 @@ from scheduler.component import register_scheduler
 if TYPE_CHECKING:
     from apiserver.api.types import Obj
     from apiserver.server.tlsgen import ServingFiles
+    from gangplane.ui.app import UI
 
 log = logging.getLogger("gangplane")
 
@@ -298,13 +299,15 @@ class ControlPlane:
         *,
         front_door: FrontDoorPolicy | None = None,
         tls: ServingFiles | None = None,
+        ui: UI | None = None,
     ) -> str:
         """Listen on ``host:port`` (0 picks a free port); returns the URL once accepting connections.
 
         ``front_door`` puts the Host check, bearer-token authentication (the policy's tokens and
         bound service-account tokens), impersonation and authorization (``authorization_mode``)
         in front of every request (``gangplane serve`` always does; in-process tests may not);
-        ``tls`` serves HTTPS with those files.
+        ``tls`` serves HTTPS with those files. ``ui`` adds gangplane's live view at ``/ui/``
+        (its assets public, its session cookie one more way through the front door).
         """
         # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
         # TCP, and without it every response waits ~40 ms for the client's delayed ACK.
@@ -317,7 +320,12 @@ class ControlPlane:
         real_port = sock.getsockname()[1]
         self.app.server_address = f"{host}:{real_port}"
         app: Any = self.app.asgi()
+        if ui is not None:
+            app = ui.wrap(app)
         if front_door is not None:
+            if ui is not None:
+                front_door.public_paths = (*front_door.public_paths, "/ui")
+                front_door.cookie_authenticator = ui.sessions.authenticate_cookie
             if host in ("0.0.0.0", "::", ""):
                 front_door.allow_ip_literals = True
             else:

@@ -1,0 +1,922 @@
+// gangplane live view: the cluster's topology, nodes, pods and gangs on one <canvas>, fed by the
+// Kubernetes API's list + watch (the same API and authorization kubectl uses; the session cookie
+// authenticates). No polling: one watch per resource, resumed from its last resourceVersion after
+// a drop, re-listed after 410 Gone, kept fresh by bookmarks.
+'use strict';
+(() => {
+  const GPU_RESOURCE = /(^|\/)gpu$/;
+  const PAGE = 500;
+  const WATCH_TIMEOUT = 290;
+  const EVENTS_KEPT = 1500;
+  const TIMELINE_SHOWN = 300;
+  const SCHED_REASONS = new Set([
+    'Scheduled', 'FailedScheduling', 'GangUnschedulable', 'Preempted', 'Killing', 'Evicted',
+    'NodeNotReady', 'TaintManagerEviction', 'DeletingPod', 'NodeNotSchedulable', 'RemovingNode',
+  ]);
+  const params = new URLSearchParams(location.search);
+  const NAMESPACE = params.get('namespace') || '';
+  const $ = (id) => document.getElementById(id);
+
+  // ------------------------------------------------------------------ quantities
+  const SUFFIX = {
+    n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+    Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+  };
+  function qty(s) {
+    if (s === undefined || s === null) return 0;
+    if (typeof s === 'number') return s;
+    const m = /^([+-]?[0-9.]+)(?:[eE]([+-]?\d+))?([a-zA-Z]*)$/.exec(String(s).trim());
+    if (!m) return 0;
+    const f = SUFFIX[m[3]];
+    return f === undefined ? 0 : parseFloat(m[1]) * (m[2] ? 10 ** parseInt(m[2], 10) : 1) * f;
+  }
+  function fmtBytes(b) {
+    const u = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi'];
+    let i = 0;
+    while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+    return `${Math.round(b * 10) / 10}${u[i]}`;
+  }
+  const fmtNum = (x) => String(Math.round(x * 100) / 100);
+
+  // ------------------------------------------------------------------ colours
+  const colorCache = new Map();
+  function groupColor(key) {
+    if (!key) return '#7d8696';
+    let c = colorCache.get(key);
+    if (!c) {
+      let h = 2166136261;
+      for (let i = 0; i < key.length; i++) { h ^= key.charCodeAt(i); h = Math.imul(h, 16777619); }
+      c = `hsl(${(h >>> 0) % 360},70%,${58 + ((h >>> 9) % 3) * 6}%)`;
+      colorCache.set(key, c);
+    }
+    return c;
+  }
+
+  // ------------------------------------------------------------------ the model
+  const model = {
+    nodes: new Map(), pods: new Map(), groups: new Map(), claims: new Map(), slices: new Map(), events: new Map(),
+    podsByNode: new Map(), podsByGroup: new Map(), pending: new Set(), gangEvent: new Map(),
+  };
+  const dirty = { nodes: new Set(), layout: true, full: true, tray: true, gangs: true, timeline: true, selection: true };
+  let selection = null; // {kind: 'group'|'pod'|'node', key}
+
+  function meta(o) { return o.metadata || {}; }
+  function keyOf(o) { const m = meta(o); return m.namespace ? `${m.namespace}/${m.name}` : m.name; }
+
+  function podRequests(spec) {
+    const out = { cpu: 0, memory: 0, gpu: 0 };
+    const add = (target, res) => {
+      for (const [k, v] of Object.entries(res || {})) {
+        if (k === 'cpu') target.cpu += qty(v); else if (k === 'memory') target.memory += qty(v);
+        else if (GPU_RESOURCE.test(k)) target.gpu += qty(v);
+      }
+    };
+    for (const c of spec.containers || []) add(out, (c.resources || {}).requests || (c.resources || {}).limits);
+    const init = { cpu: 0, memory: 0, gpu: 0 };
+    for (const c of spec.initContainers || []) {
+      const one = { cpu: 0, memory: 0, gpu: 0 };
+      add(one, (c.resources || {}).requests);
+      if (c.restartPolicy === 'Always') { out.cpu += one.cpu; out.memory += one.memory; out.gpu += one.gpu; continue; }
+      init.cpu = Math.max(init.cpu, one.cpu); init.memory = Math.max(init.memory, one.memory); init.gpu = Math.max(init.gpu, one.gpu);
+    }
+    out.cpu = Math.max(out.cpu, init.cpu); out.memory = Math.max(out.memory, init.memory); out.gpu = Math.max(out.gpu, init.gpu);
+    return out;
+  }
+
+  function podInfo(o) {
+    const m = meta(o), spec = o.spec || {}, st = o.status || {};
+    const sg = spec.schedulingGroup || {};
+    const claimNames = (st.resourceClaimStatuses || []).map((c) => c.resourceClaimName).filter(Boolean);
+    return {
+      key: keyOf(o), ns: m.namespace || '', name: m.name, uid: m.uid, node: spec.nodeName || '',
+      group: sg.podGroupName ? `${m.namespace}/${sg.podGroupName}` : '',
+      phase: st.phase || 'Pending', terminating: !!m.deletionTimestamp, nominated: st.nominatedNodeName || '',
+      req: podRequests(spec), claims: claimNames, priority: spec.priority || 0,
+      disrupted: (st.conditions || []).some((c) => c.type === 'DisruptionTarget' && c.status === 'True'),
+    };
+  }
+  const counts = (p) => p.phase !== 'Succeeded' && p.phase !== 'Failed';
+
+  function nodeInfo(o) {
+    const m = meta(o), st = o.status || {}, alloc = st.allocatable || st.capacity || {};
+    let gpu = 0;
+    for (const [k, v] of Object.entries(alloc)) if (GPU_RESOURCE.test(k)) gpu += qty(v);
+    const ready = (st.conditions || []).find((c) => c.type === 'Ready');
+    return {
+      name: m.name, labels: m.labels || {}, ready: !!ready && ready.status === 'True',
+      unschedulable: !!(o.spec || {}).unschedulable, taints: ((o.spec || {}).taints || []).length,
+      alloc: { cpu: qty(alloc.cpu), memory: qty(alloc.memory), gpu, pods: qty(alloc.pods) },
+    };
+  }
+
+  function setIndex(map, key, member, add) {
+    if (!key) return;
+    let s = map.get(key);
+    if (add) { if (!s) map.set(key, (s = new Set())); s.add(member); } else if (s) { s.delete(member); if (!s.size) map.delete(key); }
+  }
+
+  function putPod(o) {
+    const p = podInfo(o);
+    const old = model.pods.get(p.key);
+    if (old) dropPodIndexes(old);
+    model.pods.set(p.key, p);
+    setIndex(model.podsByNode, p.node, p.key, true);
+    setIndex(model.podsByGroup, p.group, p.key, true);
+    if (!p.node && counts(p)) { model.pending.add(p.key); dirty.tray = true; }
+    if (p.node) dirty.nodes.add(p.node);
+    if (p.group) dirty.gangs = true;
+    if (selection) dirty.selection = true;
+  }
+  function dropPodIndexes(p) {
+    setIndex(model.podsByNode, p.node, p.key, false);
+    setIndex(model.podsByGroup, p.group, p.key, false);
+    if (model.pending.delete(p.key)) dirty.tray = true;
+    if (p.node) dirty.nodes.add(p.node);
+    if (p.group) dirty.gangs = true;
+  }
+  function deletePod(o) {
+    const p = model.pods.get(keyOf(o));
+    if (!p) return;
+    dropPodIndexes(p);
+    model.pods.delete(p.key);
+    if (selection) dirty.selection = true;
+  }
+
+  function putNode(o) {
+    const n = nodeInfo(o);
+    const old = model.nodes.get(n.name);
+    model.nodes.set(n.name, n);
+    if (!old || JSON.stringify(old.labels) !== JSON.stringify(n.labels)) dirty.layout = true;
+    else dirty.nodes.add(n.name);
+  }
+  function deleteNode(o) { model.nodes.delete(meta(o).name); dirty.layout = true; }
+
+  function putGroup(o) { model.groups.set(keyOf(o), o); dirty.gangs = true; dirty.layout = dirty.layout || topologyChanged(o); if (selection) dirty.selection = true; }
+  function deleteGroup(o) { model.groups.delete(keyOf(o)); dirty.gangs = true; }
+  function topologyChanged(o) {
+    return ((o.spec || {}).schedulingConstraints || {}).topology ? !layoutKeys.includes(o.spec.schedulingConstraints.topology[0].key) : false;
+  }
+
+  // devices: a ResourceSlice's pool belongs to one node (spec.nodeName) or to the nodes its
+  // nodeSelector picks (a rack's shared device); claims' allocation results name the pool
+  function putSlice(o) { model.slices.set(keyOf(o), o); dirty.full = true; }
+  function deleteSlice(o) { model.slices.delete(keyOf(o)); dirty.full = true; }
+  function putClaim(o) { model.claims.set(keyOf(o), o); dirty.full = true; if (selection) dirty.selection = true; }
+  function deleteClaim(o) { model.claims.delete(keyOf(o)); dirty.full = true; }
+
+  function eventTime(e) { return e.lastTimestamp || e.eventTime || (e.series || {}).lastObservedTime || e.firstTimestamp || meta(e).creationTimestamp || ''; }
+  function putEvent(o) {
+    const m = meta(o);
+    model.events.set(m.uid || keyOf(o), o);
+    if (o.reason === 'GangUnschedulable' && o.involvedObject) {
+      const k = `${o.involvedObject.namespace}/${o.involvedObject.name}`;
+      const prev = model.gangEvent.get(k);
+      if (!prev || eventTime(prev) <= eventTime(o)) { model.gangEvent.set(k, o); dirty.gangs = true; }
+    }
+    if (model.events.size > EVENTS_KEPT * 1.2) {
+      const sorted = [...model.events.entries()].sort((a, b) => (eventTime(a[1]) < eventTime(b[1]) ? -1 : 1));
+      for (const [k] of sorted.slice(0, model.events.size - EVENTS_KEPT)) model.events.delete(k);
+    }
+    dirty.timeline = true;
+  }
+  function deleteEvent(o) { model.events.delete(meta(o).uid || keyOf(o)); dirty.timeline = true; }
+
+  const KINDS = {
+    nodes: { path: '/api/v1/nodes', put: putNode, del: deleteNode, all: () => model.nodes, clear: () => { model.nodes.clear(); dirty.layout = true; } },
+    pods: {
+      path: '/api/v1/pods', ns: true, put: putPod, del: deletePod,
+      clear: () => { model.pods.clear(); model.podsByNode.clear(); model.podsByGroup.clear(); model.pending.clear(); dirty.full = dirty.tray = dirty.gangs = true; },
+    },
+    podgroups: { path: '/apis/scheduling.k8s.io/v1beta1/podgroups', ns: true, put: putGroup, del: deleteGroup, clear: () => { model.groups.clear(); dirty.gangs = true; } },
+    resourceclaims: { path: '/apis/resource.k8s.io/v1/resourceclaims', ns: true, put: putClaim, del: deleteClaim, clear: () => model.claims.clear() },
+    resourceslices: { path: '/apis/resource.k8s.io/v1/resourceslices', put: putSlice, del: deleteSlice, clear: () => model.slices.clear() },
+    events: { path: '/api/v1/events', ns: true, put: putEvent, del: deleteEvent, clear: () => { model.events.clear(); model.gangEvent.clear(); dirty.timeline = true; } },
+  };
+  function collectionPath(kind) {
+    const k = KINDS[kind];
+    if (!k.ns || !NAMESPACE) return k.path;
+    return k.path.replace(/\/([a-z]+)$/, `/namespaces/${encodeURIComponent(NAMESPACE)}/$1`);
+  }
+
+  function apply(ev) {
+    const k = KINDS[ev.kind];
+    if (ev.type === 'RELIST') {
+      k.clear();
+      for (const o of ev.items) k.put(o);
+    } else if (ev.type === 'DELETED') k.del(ev.object);
+    else k.put(ev.object);
+  }
+
+  // ------------------------------------------------------------------ watch machinery
+  const queue = [];
+  let paused = false;
+  const stats = { updates: [], last: 0, parseMs: 0 };
+  class HTTPError extends Error { constructor(status, text) { super(`${status}: ${text}`); this.status = status; } }
+
+  async function getJSON(url) {
+    const r = await fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+    if (!r.ok) throw new HTTPError(r.status, await statusMessage(r));
+    return r.json();
+  }
+  async function statusMessage(r) {
+    try { const s = await r.json(); return s.message || r.statusText; } catch { return r.statusText; }
+  }
+
+  class Reflector {
+    constructor(kind) { this.kind = kind; this.rv = ''; this.failures = 0; this.state = 'listing'; }
+
+    async run() {
+      for (;;) {
+        try {
+          if (!this.rv) await this.list();
+          await this.watch();
+          this.failures = 0;
+        } catch (e) {
+          if (e instanceof HTTPError && e.status === 410) { this.rv = ''; continue; } // Expired: relist
+          if (e instanceof HTTPError && (e.status === 401 || e.status === 403 || e.status === 404)) {
+            problem(this.kind, e.status === 401
+              ? 'Not logged in (or the server restarted): open the login link gangplane printed.'
+              : `${this.kind}: ${e.message}`);
+            this.state = 'refused';
+            connection();
+            return; // a refusal does not go away by asking again
+          }
+          this.failures++;
+          this.state = 'retrying';
+          connection();
+          await new Promise((ok) => setTimeout(ok, Math.min(8000, 250 * 2 ** this.failures)));
+        }
+      }
+    }
+
+    async list() {
+      this.state = 'listing';
+      const items = [];
+      let cont = '';
+      let rv = '';
+      do {
+        const q = new URLSearchParams({ limit: String(PAGE) });
+        if (cont) q.set('continue', cont);
+        const page = await getJSON(`${collectionPath(this.kind)}?${q}`);
+        for (const it of page.items || []) items.push(it);
+        cont = (page.metadata || {}).continue || '';
+        rv = (page.metadata || {}).resourceVersion || rv;
+      } while (cont);
+      this.rv = rv;
+      enqueue({ kind: this.kind, type: 'RELIST', items });
+    }
+
+    async watch() {
+      const q = new URLSearchParams({
+        watch: '1', allowWatchBookmarks: 'true', resourceVersion: this.rv, timeoutSeconds: String(WATCH_TIMEOUT),
+      });
+      const r = await fetch(`${collectionPath(this.kind)}?${q}`, { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      if (!r.ok) throw new HTTPError(r.status, await statusMessage(r));
+      this.state = 'live';
+      connection();
+      const reader = r.body.getReader();
+      const decoder = new TextDecoder();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let nl;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (line.trim()) this.line(line);
+        }
+      }
+    }
+
+    line(text) {
+      const t0 = performance.now();
+      const ev = JSON.parse(text);
+      stats.parseMs += performance.now() - t0;
+      const o = ev.object || {};
+      if (ev.type === 'ERROR') {
+        if (o.code === 410) throw new HTTPError(410, o.message || 'Expired');
+        throw new HTTPError(o.code || 500, o.message || 'watch error');
+      }
+      const rv = meta(o).resourceVersion;
+      if (rv) this.rv = rv;
+      if (ev.type === 'BOOKMARK') return;
+      enqueue({ kind: this.kind, type: ev.type, object: o });
+    }
+  }
+
+  let scheduled = false;
+  function enqueue(ev) {
+    queue.push(ev);
+    if (!paused) schedule();
+    else $('queued').textContent = `${queue.length} queued`;
+  }
+  function schedule() {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(flush);
+  }
+  // everything a batch of watch events costs on the main thread: their JSON parse (counted as it
+  // happens), applying them to the model and redrawing what changed
+  function flush() {
+    scheduled = false;
+    const t0 = performance.now();
+    const n = paused ? Math.min(1, queue.length) : queue.length;
+    for (const ev of queue.splice(0, n)) apply(ev);
+    render();
+    const ms = performance.now() - t0 + stats.parseMs;
+    stats.parseMs = 0;
+    stats.last = ms;
+    stats.updates.push(ms);
+    if (stats.updates.length > 1000) stats.updates.splice(0, 500);
+    $('frame').textContent = `update ${ms.toFixed(1)} ms`;
+    $('queued').textContent = paused ? `${queue.length} queued` : '';
+  }
+
+  // ------------------------------------------------------------------ layout
+  let layoutKeys = [];
+  const layout = { nodes: new Map(), domains: [], tray: null, width: 0, height: 0, dims: null };
+  const CANDIDATE_KEYS = ['topology.kubernetes.io/region', 'topology.kubernetes.io/zone', 'topology.kubernetes.io/rack'];
+
+  function topologyKeys() {
+    const keys = new Set(CANDIDATE_KEYS);
+    for (const g of model.groups.values()) {
+      for (const t of ((g.spec || {}).schedulingConstraints || {}).topology || []) if (t.key) keys.add(t.key);
+    }
+    const distinct = new Map();
+    for (const k of keys) distinct.set(k, new Set());
+    for (const n of model.nodes.values()) for (const k of keys) if (k in n.labels) distinct.get(k).add(n.labels[k]);
+    let used = [...keys].filter((k) => distinct.get(k).size > 0);
+    if (used.length > 1) used = used.filter((k) => distinct.get(k).size > 1);
+    const canon = (k) => { const i = CANDIDATE_KEYS.indexOf(k); return i < 0 ? 1.5 : i; };
+    used.sort((a, b) => distinct.get(a).size - distinct.get(b).size || canon(a) - canon(b));
+    return used;
+  }
+
+  function dimsFor(count) {
+    if (count <= 64) return { nodeW: 168, nodeH: 48, pod: 8, gap: 4, perCol: 16, label: true };
+    if (count <= 600) return { nodeW: 88, nodeH: 28, pod: 5, gap: 3, perCol: 24, label: true };
+    return { nodeW: 30, nodeH: 16, pod: 3, gap: 2, perCol: 50, label: false };
+  }
+  const HEADER = 18;
+  const COL_LABEL = 14;
+  const BARS = 3;
+
+  function doLayout() {
+    layoutKeys = topologyKeys();
+    const d = (layout.dims = dimsFor(model.nodes.size));
+    const width = Math.max(600, $('board-scroll').clientWidth - 4);
+    layout.nodes.clear();
+    layout.domains = [];
+    const nodes = [...model.nodes.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+    // the pending tray: pods not bound to a node, one square per pod, coloured by PodGroup
+    const trayRows = Math.max(1, Math.ceil((model.pending.size + 40) / Math.floor((width - 20) / (d.pod + 1))));
+    layout.tray = { x: 6, y: 6, w: width - 12, h: HEADER + trayRows * (d.pod + 1) + 6 };
+    let y = layout.tray.y + layout.tray.h + 10;
+    const levels = layoutKeys;
+    const place = (group, depth, x0, y0, w, path) => {
+      // group: nodes sharing the values of levels[0..depth)
+      if (depth >= levels.length - 1) return placeColumns(group, depth, x0, y0, w, path);
+      const key = levels[depth];
+      const byValue = splitBy(group, key);
+      let yy = y0;
+      for (const [value, members] of byValue) {
+        const dom = { key, value, depth, x: x0, y: yy, w, h: 0, nodes: members.map((n) => n.name), path: [...path, value] };
+        layout.domains.push(dom);
+        const inner = place(members, depth + 1, x0 + 8, yy + HEADER, w - 16, dom.path);
+        dom.h = inner - yy + 6;
+        yy += dom.h + 8;
+      }
+      return yy;
+    };
+    const placeColumns = (group, depth, x0, y0, w, path) => {
+      const key = levels[depth];
+      const cols = [];
+      for (const [value, members] of key ? splitBy(group, key) : [['', group]]) {
+        for (let i = 0; i < members.length; i += d.perCol) cols.push({ value, members: members.slice(i, i + d.perCol), cont: i > 0 });
+      }
+      const colW = d.nodeW + 10;
+      let x = x0, yy = y0, rowH = 0;
+      const doms = new Map();
+      for (const col of cols) {
+        if (x + colW > x0 + w && x > x0) { x = x0; yy += rowH + 8; rowH = 0; }
+        const h = COL_LABEL + col.members.length * (d.nodeH + d.gap);
+        col.members.forEach((n, i) => layout.nodes.set(n.name, { x: x + 4, y: yy + COL_LABEL + i * (d.nodeH + d.gap), w: d.nodeW, h: d.nodeH }));
+        let dom = doms.get(col.value);
+        if (!dom) {
+          dom = { key: key || '', value: col.value, depth, rects: [], nodes: [], path: [...path, col.value], label: [] };
+          doms.set(col.value, dom);
+          layout.domains.push(dom);
+        }
+        dom.rects.push({ x, y: yy, w: colW - 2, h });
+        dom.nodes.push(...col.members.map((n) => n.name));
+        dom.label.push(col.cont ? '' : col.value);
+        rowH = Math.max(rowH, h);
+        x += colW;
+      }
+      for (const dom of doms.values()) Object.assign(dom, dom.rects[0]);
+      return yy + rowH + 4;
+    };
+    if (!levels.length) y = placeColumns(nodes, 0, 6, y, width - 12, []);
+    else y = place(nodes, 0, 6, y, width - 12, []);
+    layout.width = width;
+    layout.height = y + 10;
+    const c = $('board');
+    const dpr = window.devicePixelRatio || 1;
+    c.width = Math.round(width * dpr);
+    c.height = Math.round(layout.height * dpr);
+    c.style.width = `${width}px`;
+    c.style.height = `${layout.height}px`;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    renderLegend();
+  }
+  function splitBy(nodes, key) {
+    const m = new Map();
+    for (const n of nodes) {
+      const v = key in n.labels ? n.labels[key] : `(no ${key.split('/').pop()})`;
+      if (!m.has(v)) m.set(v, []);
+      m.get(v).push(n);
+    }
+    return [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  }
+
+  // ------------------------------------------------------------------ drawing
+  const canvas = $('board');
+  const ctx = canvas.getContext('2d', { alpha: false });
+
+  function render() {
+    if (dirty.layout) { doLayout(); dirty.layout = false; dirty.full = true; }
+    if (dirty.full) {
+      drawAll();
+      dirty.full = false; dirty.tray = false; dirty.nodes.clear();
+    } else {
+      if (dirty.tray) { drawTray(); dirty.tray = false; }
+      for (const name of dirty.nodes) { const n = model.nodes.get(name); if (n) drawNode(n); }
+      dirty.nodes.clear();
+    }
+    if (dirty.gangs) { renderGangs(); dirty.gangs = false; dirty.selection = true; }
+    if (dirty.selection) { renderSelection(); dirty.selection = false; }
+    if (dirty.timeline) { renderTimeline(); dirty.timeline = false; }
+  }
+
+  function drawAll() {
+    ctx.fillStyle = '#11151c';
+    ctx.fillRect(0, 0, layout.width, layout.height);
+    ctx.textBaseline = 'top';
+    for (const dom of layout.domains) {
+      if (dom.rects) {
+        dom.rects.forEach((r, i) => {
+          ctx.fillStyle = '#161b24';
+          ctx.fillRect(r.x, r.y, r.w, r.h);
+          if (dom.label[i]) {
+            ctx.fillStyle = '#8791a3';
+            ctx.font = '10px system-ui, sans-serif';
+            ctx.fillText(clip(dom.label[i], r.w), r.x + 3, r.y + 2);
+          }
+        });
+      } else {
+        ctx.strokeStyle = '#2a3140';
+        ctx.lineWidth = 1;
+        ctx.strokeRect(dom.x + 0.5, dom.y + 0.5, dom.w - 1, dom.h - 1);
+        ctx.fillStyle = '#aab3c3';
+        ctx.font = '12px system-ui, sans-serif';
+        ctx.fillText(`${dom.key.split('/').pop()}: ${dom.value}`, dom.x + 6, dom.y + 3);
+      }
+    }
+    drawTray();
+    for (const n of model.nodes.values()) drawNode(n);
+    drawHighlights();
+  }
+  function clip(text, w) { const max = Math.floor(w / 5.5); return text.length > max ? `${text.slice(0, max - 1)}…` : text; }
+
+  function drawTray() {
+    const t = layout.tray, d = layout.dims;
+    if (!t) return;
+    ctx.fillStyle = '#1a1f2a';
+    ctx.fillRect(t.x, t.y, t.w, t.h);
+    ctx.fillStyle = model.pending.size ? '#ffb3b3' : '#8791a3';
+    ctx.font = '12px system-ui, sans-serif';
+    ctx.textBaseline = 'top';
+    ctx.fillText(`Pending: ${model.pending.size} pod${model.pending.size === 1 ? '' : 's'} not bound to a node`, t.x + 6, t.y + 3);
+    const pods = [...model.pending].map((k) => model.pods.get(k)).sort(podOrder);
+    const per = Math.floor((t.w - 12) / (d.pod + 1));
+    pods.forEach((p, i) => {
+      const x = t.x + 6 + (i % per) * (d.pod + 1), y = t.y + HEADER + Math.floor(i / per) * (d.pod + 1);
+      if (y + d.pod > t.y + t.h) return;
+      drawPod(p, x, y, d.pod);
+    });
+  }
+  function podOrder(a, b) { return a.group === b.group ? (a.name < b.name ? -1 : 1) : (a.group < b.group ? -1 : 1); }
+
+  function dimmed(p) {
+    if (!selection) return false;
+    if (selection.kind === 'group') return p.group !== selection.key;
+    if (selection.kind === 'pod') { const s = model.pods.get(selection.key); return !s || (s.group ? p.group !== s.group : p.key !== s.key); }
+    return false;
+  }
+
+  function drawPod(p, x, y, s) {
+    ctx.globalAlpha = dimmed(p) ? 0.18 : p.phase === 'Running' || p.phase === 'Succeeded' ? 1 : 0.6;
+    const col = groupColor(p.group);
+    if (p.terminating) {
+      ctx.strokeStyle = col;
+      ctx.lineWidth = 1;
+      ctx.strokeRect(x + 0.5, y + 0.5, s - 1, s - 1);
+    } else {
+      ctx.fillStyle = col;
+      ctx.fillRect(x, y, s, s);
+    }
+    ctx.globalAlpha = 1;
+  }
+
+  function drawNode(n) {
+    const r = layout.nodes.get(n.name), d = layout.dims;
+    if (!r) return;
+    const keys = model.podsByNode.get(n.name);
+    const pods = keys ? [...keys].map((k) => model.pods.get(k)).filter((p) => p && counts(p)) : [];
+    const req = { cpu: 0, memory: 0, gpu: 0 };
+    for (const p of pods) { if (p.terminating) continue; req.cpu += p.req.cpu; req.memory += p.req.memory; req.gpu += p.req.gpu; }
+    const dev = devicesOf(n.name);
+    ctx.fillStyle = !n.ready ? '#4a1f24' : n.unschedulable ? '#2b2b2b' : '#222a38';
+    ctx.fillRect(r.x, r.y, r.w, r.h);
+    // allocatable vs requested: cpu, memory, then GPUs (extended resource) or DRA devices
+    const gpuAlloc = n.alloc.gpu || dev.total, gpuUsed = n.alloc.gpu ? req.gpu : dev.used;
+    const bars = [[req.cpu, n.alloc.cpu, '#5fa8ff'], [req.memory, n.alloc.memory, '#b28cff'], [gpuUsed, gpuAlloc, '#6bd68a']];
+    const bw = r.w - 4;
+    bars.forEach(([used, alloc, col], i) => {
+      const y = r.y + 2 + i * (BARS + 1);
+      ctx.fillStyle = '#10141b';
+      ctx.fillRect(r.x + 2, y, bw, BARS);
+      if (!alloc) return;
+      const f = used / alloc;
+      ctx.fillStyle = f > 1 ? '#ff6b6b' : col;
+      ctx.fillRect(r.x + 2, y, Math.max(used > 0 ? 1 : 0, Math.min(1, f) * bw), BARS);
+    });
+    let top = r.y + 2 + 3 * (BARS + 1) + 1;
+    if (d.label) {
+      ctx.fillStyle = n.ready ? '#9aa4b5' : '#ff9a9a';
+      ctx.font = '9px system-ui, sans-serif';
+      ctx.textBaseline = 'top';
+      ctx.fillText(clip(n.name, r.w - 4), r.x + 2, top);
+      top += 10;
+    }
+    pods.sort(podOrder);
+    const s = d.pod, per = Math.max(1, Math.floor((r.w - 4) / (s + 1)));
+    const cells = [];
+    pods.forEach((p, i) => {
+      const x = r.x + 2 + (i % per) * (s + 1), y = top + Math.floor(i / per) * (s + 1);
+      if (y + s > r.y + r.h) return;
+      drawPod(p, x, y, s);
+      cells.push([p, x, y]);
+    });
+    // gang members outlined together: one frame around each run of a gang's pods in a row
+    for (let i = 0; i < cells.length; ) {
+      const [p, x, y] = cells[i];
+      let j = i;
+      while (j + 1 < cells.length && cells[j + 1][0].group === p.group && cells[j + 1][2] === y) j++;
+      if (p.group && isGang(p.group) && s >= 3 && !dimmed(p)) {
+        ctx.strokeStyle = '#ffffff';
+        ctx.globalAlpha = 0.85;
+        ctx.lineWidth = 1;
+        ctx.strokeRect(x - 0.5, y - 0.5, cells[j][1] - x + s + 1, s + 1);
+        ctx.globalAlpha = 1;
+      }
+      i = j + 1;
+    }
+    if (selection && selection.kind === 'node' && selection.key === n.name) {
+      ctx.strokeStyle = '#ffd54a';
+      ctx.lineWidth = 2;
+      ctx.strokeRect(r.x + 1, r.y + 1, r.w - 2, r.h - 2);
+    }
+  }
+  function isGang(groupKey) {
+    const g = model.groups.get(groupKey);
+    return !!(g && ((g.spec || {}).schedulingPolicy || {}).gang);
+  }
+
+  let poolNodes = null; // pool -> node name (node-local slices), recomputed on full draws
+  function devicesOf(node) {
+    if (dirty.full || !poolNodes) {
+      poolNodes = { total: new Map(), used: new Map(), pool: new Map() };
+      for (const s of model.slices.values()) {
+        const sp = s.spec || {};
+        if (!sp.nodeName) continue;
+        poolNodes.pool.set(`${sp.driver}/${(sp.pool || {}).name}`, sp.nodeName);
+        poolNodes.total.set(sp.nodeName, (poolNodes.total.get(sp.nodeName) || 0) + (sp.devices || []).length);
+      }
+      for (const c of model.claims.values()) {
+        for (const res of ((((c.status || {}).allocation || {}).devices || {}).results) || []) {
+          const nn = poolNodes.pool.get(`${res.driver}/${res.pool}`);
+          if (nn) poolNodes.used.set(nn, (poolNodes.used.get(nn) || 0) + 1);
+        }
+      }
+    }
+    return { total: poolNodes.total.get(node) || 0, used: poolNodes.used.get(node) || 0 };
+  }
+
+  // the selected gang's placement domain (the domains of its topology key holding its pods), or
+  // its nodes when it has no topology constraint
+  function drawHighlights() {
+    const g = selectedGroup();
+    if (!g) return;
+    const dom = gangDomains(g);
+    ctx.strokeStyle = '#ffd54a';
+    ctx.lineWidth = 2;
+    for (const r of dom.rects) ctx.strokeRect(r.x - 2, r.y - 2, r.w + 4, r.h + 4);
+  }
+  function selectedGroup() {
+    if (!selection) return '';
+    if (selection.kind === 'group') return selection.key;
+    if (selection.kind === 'pod') { const p = model.pods.get(selection.key); return p ? p.group : ''; }
+    return '';
+  }
+  function gangDomains(groupKey) {
+    const g = model.groups.get(groupKey);
+    const topo = (((g || {}).spec || {}).schedulingConstraints || {}).topology || [];
+    const nodes = new Set();
+    for (const k of model.podsByGroup.get(groupKey) || []) { const p = model.pods.get(k); if (p && p.node) nodes.add(p.node); }
+    const out = { key: topo.length ? topo[0].key : '', values: [], rects: [] };
+    if (out.key) {
+      const values = new Set([...nodes].map((n) => (model.nodes.get(n) || { labels: {} }).labels[out.key]).filter((v) => v !== undefined));
+      out.values = [...values];
+      for (const dom of layout.domains) {
+        if (dom.key === out.key && values.has(dom.value)) out.rects.push(...(dom.rects || [dom]));
+      }
+    } else {
+      for (const n of nodes) { const r = layout.nodes.get(n); if (r) out.rects.push(r); }
+    }
+    return out;
+  }
+
+  function renderLegend() {
+    const keys = layoutKeys.map((k) => k.split('/').pop()).join(' → ') || 'no topology labels';
+    $('legend').innerHTML = '';
+    $('legend').append(`${model.nodes.size} nodes by ${keys} → node. Bars: `);
+    for (const [name, col] of [['cpu', '#5fa8ff'], ['memory', '#b28cff'], ['GPUs / devices', '#6bd68a']]) {
+      const i = document.createElement('i'); i.style.background = col; $('legend').append(i, name);
+    }
+    $('legend').append('. Squares: pods by PodGroup; faded = not running; hollow = terminating; white frame = gang.');
+  }
+
+  // ------------------------------------------------------------------ panels
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'class') e.className = v; else if (k.startsWith('on')) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v);
+    }
+    for (const c of kids) if (c !== null && c !== undefined) e.append(c);
+    return e;
+  }
+  function condition(o, type) { return (((o || {}).status || {}).conditions || []).find((c) => c.type === type); }
+
+  function gangFacts(key) {
+    const g = model.groups.get(key), spec = g.spec || {}, pol = spec.schedulingPolicy || {};
+    const members = [...(model.podsByGroup.get(key) || [])].map((k) => model.pods.get(k)).filter((p) => p && counts(p));
+    const bound = members.filter((p) => p.node).length;
+    const cond = condition(g, 'PodGroupInitiallyScheduled');
+    const dm = spec.disruptionMode || {};
+    return {
+      policy: pol.gang ? 'gang' : pol.basic ? 'basic' : Object.keys(pol)[0] || '—',
+      minCount: pol.gang ? pol.gang.minCount : '—',
+      bound, total: members.length,
+      topology: ((spec.schedulingConstraints || {}).topology || []).map((t) => t.key).join(', ') || '—',
+      disruption: Object.keys(dm)[0] || 'single',
+      cond, scheduled: !!cond && cond.status === 'True',
+      waitingReason: (model.gangEvent.get(key) || {}).message || (cond && cond.status !== 'True' ? cond.message : ''),
+    };
+  }
+
+  function renderGangs() {
+    const ul = $('gangs');
+    const keys = [...model.groups.keys()];
+    const rows = keys.map((k) => [k, gangFacts(k)]);
+    rows.sort((a, b) => (a[1].scheduled - b[1].scheduled) || (a[0] < b[0] ? -1 : 1));
+    $('gang-count').textContent = `(${keys.length})`;
+    const frag = document.createDocumentFragment();
+    for (const [key, f] of rows.slice(0, 300)) {
+      const state = f.scheduled ? 'PodGroupInitiallyScheduled' : 'waiting';
+      const li = el('li', { class: `gang ${f.scheduled ? 'scheduled' : 'waiting'}${selection && selection.kind === 'group' && selection.key === key ? ' selected' : ''}`, 'data-key': key, onclick: () => select({ kind: 'group', key }) },
+        el('div', { class: 'name' }, key),
+        el('div', { class: 'facts' },
+          `${f.policy}${f.policy === 'gang' ? ` minCount=${f.minCount}` : ''} · scheduled ${f.bound}/${f.total} · topology ${f.topology} · disruptionMode ${f.disruption} · `,
+          el('span', { class: 'state' }, f.cond ? `${state}=${f.cond.status} (${f.cond.reason})` : state)));
+      li.style.borderLeftColor = groupColor(key);
+      if (!f.scheduled && f.waitingReason) li.append(el('div', { class: 'reason' }, f.waitingReason));
+      frag.append(li);
+    }
+    if (rows.length > 300) frag.append(el('li', { class: 'muted' }, `… and ${rows.length - 300} more`));
+    ul.replaceChildren(frag);
+  }
+
+  function claimsOfGroup(groupKey) {
+    const [ns, name] = groupKey.split('/');
+    const podNames = new Set([...(model.podsByGroup.get(groupKey) || [])].map((k) => k.split('/')[1]));
+    const out = [];
+    for (const [k, c] of model.claims) {
+      if (meta(c).namespace !== ns) continue;
+      const reserved = (c.status || {}).reservedFor || [];
+      if (reserved.some((r) => (r.resource === 'podgroups' && r.name === name) || (r.resource === 'pods' && podNames.has(r.name)))) out.push([k, c]);
+    }
+    return out;
+  }
+  function allocationText(c) {
+    const res = ((((c.status || {}).allocation || {}).devices || {}).results) || [];
+    return res.length ? res.map((r) => `${r.driver}/${r.pool}/${r.device}`).join(', ') : 'not allocated';
+  }
+
+  function renderSelection() {
+    const box = $('selection');
+    if (!selection) { box.replaceChildren(el('p', { class: 'muted' }, 'Click a gang, a pod or a node.')); return; }
+    const dl = el('dl');
+    const row = (k, v) => dl.append(el('dt', {}, k), el('dd', {}, v));
+    if (selection.kind === 'node') {
+      const n = model.nodes.get(selection.key);
+      if (!n) { box.replaceChildren(el('p', { class: 'muted' }, `${selection.key} is gone`)); return; }
+      const pods = [...(model.podsByNode.get(n.name) || [])].map((k) => model.pods.get(k)).filter((p) => p && counts(p));
+      const req = pods.reduce((a, p) => ({ cpu: a.cpu + p.req.cpu, memory: a.memory + p.req.memory, gpu: a.gpu + p.req.gpu }), { cpu: 0, memory: 0, gpu: 0 });
+      const dev = devicesOf(n.name);
+      row('node', n.name);
+      for (const k of layoutKeys) row(k.split('/').pop(), n.labels[k] || '—');
+      row('ready', n.ready ? 'True' : 'False');
+      row('cpu', `${fmtNum(req.cpu)} / ${fmtNum(n.alloc.cpu)}`);
+      row('memory', `${fmtBytes(req.memory)} / ${fmtBytes(n.alloc.memory)}`);
+      row('GPUs', `${fmtNum(req.gpu)} / ${fmtNum(n.alloc.gpu)}`);
+      if (dev.total) row('DRA devices', `${dev.used} / ${dev.total} allocated`);
+      row('pods', String(pods.length));
+      box.replaceChildren(dl);
+      return;
+    }
+    let groupKey = selection.kind === 'group' ? selection.key : '';
+    if (selection.kind === 'pod') {
+      const p = model.pods.get(selection.key);
+      if (!p) { box.replaceChildren(el('p', { class: 'muted' }, `${selection.key} is gone`)); return; }
+      row('pod', p.key); row('node', p.node || '(pending)'); row('phase', p.terminating ? `${p.phase}, terminating` : p.phase);
+      if (p.nominated) row('nominated', p.nominated);
+      if (p.disrupted) row('DisruptionTarget', 'True');
+      groupKey = p.group;
+      if (groupKey) row('PodGroup', groupKey);
+    }
+    if (groupKey && model.groups.has(groupKey)) {
+      const f = gangFacts(groupKey);
+      const dom = gangDomains(groupKey);
+      if (selection.kind === 'group') row('PodGroup', groupKey);
+      row('policy', f.policy === 'gang' ? `gang, minCount ${f.minCount}` : f.policy);
+      row('scheduled', `${f.bound}/${f.total}`);
+      row('placement', dom.key ? `${dom.key.split('/').pop()}: ${dom.values.join(', ') || '—'}` : 'no topology constraint');
+      row('disruptionMode', f.disruption);
+      const claims = claimsOfGroup(groupKey);
+      const ul = el('ul', { class: 'claims' });
+      for (const [k, c] of claims) ul.append(el('li', { 'data-claim': k }, `${k}: ${allocationText(c)}`));
+      row('ResourceClaims', claims.length ? ul : '—');
+      if (!f.scheduled && f.waitingReason) row('waiting', f.waitingReason);
+    }
+    box.replaceChildren(dl);
+  }
+
+  function renderTimeline() {
+    const all = $('all-events').checked;
+    const evs = [...model.events.values()].filter((e) => all || e.type === 'Warning' || SCHED_REASONS.has(e.reason));
+    evs.sort((a, b) => (eventTime(a) < eventTime(b) ? 1 : -1));
+    // preemption: the victims of one preemptor (the event's related object) are one entry
+    const items = [];
+    const preemptions = new Map();
+    for (const e of evs.slice(0, TIMELINE_SHOWN * 3)) {
+      if (e.reason === 'Preempted' && e.related) {
+        const k = `${e.related.kind}/${e.related.namespace || ''}/${e.related.name}`;
+        let entry = preemptions.get(k);
+        if (!entry) { entry = { e, preemptor: e.related, victims: [] }; preemptions.set(k, entry); items.push(entry); }
+        entry.victims.push(e.involvedObject);
+      } else items.push({ e });
+      if (items.length >= TIMELINE_SHOWN) break;
+    }
+    const frag = document.createDocumentFragment();
+    for (const it of items) {
+      const e = it.e, io = e.involvedObject || {};
+      const t = (eventTime(e) || '').replace(/^.*T/, '').replace(/(\.\d+)?Z$/, '');
+      if (it.victims) {
+        const p = it.preemptor;
+        const victims = el('span', { class: 'victims' });
+        it.victims.forEach((v, i) => victims.append(i ? ', ' : '', link(v)));
+        frag.append(el('li', { class: 'preemption', 'data-reason': 'Preempted', 'data-preemptor': `${p.kind}/${p.name}` },
+          el('span', { class: 't' }, t), el('span', { class: 'r' }, 'Preemption'),
+          `${p.kind} `, link(p), ` preempted ${it.victims.length}: `, victims));
+      } else {
+        frag.append(el('li', { class: e.type || 'Normal', 'data-reason': e.reason || '', onclick: () => selectRef(io) },
+          el('span', { class: 't' }, t), el('span', { class: 'r' }, e.reason || ''),
+          `${io.kind || ''} ${io.namespace ? `${io.namespace}/` : ''}${io.name || ''}: ${e.message || ''}`));
+      }
+    }
+    $('timeline').replaceChildren(frag);
+  }
+  function link(ref) {
+    return el('a', { 'data-ref': `${ref.kind}/${ref.namespace || ''}/${ref.name}`, onclick: (ev) => { ev.stopPropagation(); selectRef(ref); } }, ref.name);
+  }
+  function selectRef(ref) {
+    const key = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+    if (ref.kind === 'PodGroup') select({ kind: 'group', key });
+    else if (ref.kind === 'Pod') select({ kind: 'pod', key });
+    else if (ref.kind === 'Node') select({ kind: 'node', key });
+  }
+
+  function select(sel) {
+    selection = sel;
+    dirty.full = dirty.gangs = dirty.selection = true;
+    schedule();
+  }
+
+  // ------------------------------------------------------------------ interaction
+  function hitTest(x, y) {
+    for (const [name, r] of layout.nodes) {
+      if (x < r.x || y < r.y || x >= r.x + r.w || y >= r.y + r.h) continue;
+      return { kind: 'node', key: name };
+    }
+    return null;
+  }
+  function podAt(x, y) {
+    const hit = hitTest(x, y);
+    if (!hit) return hit;
+    const r = layout.nodes.get(hit.key), d = layout.dims;
+    const top = r.y + 2 + 3 * (BARS + 1) + 1 + (d.label ? 10 : 0);
+    const per = Math.max(1, Math.floor((r.w - 4) / (d.pod + 1)));
+    const col = Math.floor((x - r.x - 2) / (d.pod + 1)), rowI = Math.floor((y - top) / (d.pod + 1));
+    if (y >= top && col < per) {
+      const pods = [...(model.podsByNode.get(hit.key) || [])].map((k) => model.pods.get(k)).filter((p) => p && counts(p)).sort(podOrder);
+      const p = pods[rowI * per + col];
+      if (p) return { kind: 'pod', key: p.key };
+    }
+    return hit;
+  }
+  canvas.addEventListener('click', (ev) => {
+    const b = canvas.getBoundingClientRect();
+    select(podAt(ev.clientX - b.left, ev.clientY - b.top));
+  });
+  canvas.addEventListener('mousemove', (ev) => {
+    const b = canvas.getBoundingClientRect();
+    const hit = podAt(ev.clientX - b.left, ev.clientY - b.top);
+    const tip = $('tip');
+    if (!hit) { tip.hidden = true; return; }
+    const p = hit.kind === 'pod' ? model.pods.get(hit.key) : null;
+    tip.textContent = p ? `${p.key}\n${p.phase}${p.terminating ? ', terminating' : ''}${p.group ? `\nPodGroup ${p.group}` : ''}` : hit.key;
+    const pane = $('board-pane').getBoundingClientRect();
+    tip.style.left = `${ev.clientX - pane.left + 14}px`;
+    tip.style.top = `${ev.clientY - pane.top + 14}px`;
+    tip.hidden = false;
+  });
+  canvas.addEventListener('mouseleave', () => { $('tip').hidden = true; });
+  $('pause').addEventListener('click', () => {
+    paused = !paused;
+    $('pause').textContent = paused ? 'Resume' : 'Pause';
+    $('step').disabled = !paused;
+    $('queued').textContent = paused ? `${queue.length} queued` : '';
+    if (!paused) schedule();
+  });
+  $('step').addEventListener('click', () => { if (queue.length) schedule(); });
+  $('all-events').addEventListener('change', () => { dirty.timeline = true; schedule(); });
+  let resizeTimer = 0;
+  window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { dirty.layout = true; schedule(); }, 150); });
+
+  const problems = new Map();
+  function problem(key, text) {
+    problems.set(key, text);
+    $('problems').replaceChildren(...[...new Set(problems.values())].map((t) => el('p', {}, t)));
+  }
+  const reflectors = Object.keys(KINDS).map((k) => new Reflector(k));
+  function connection() {
+    const states = reflectors.map((r) => r.state);
+    const c = $('conn');
+    const live = states.filter((s) => s === 'live').length;
+    c.className = `conn ${live === states.length ? 'live' : states.includes('retrying') ? 'down' : ''}`;
+    c.textContent = live === states.length ? 'live (watching)' : states.includes('retrying') ? 'reconnecting…' : `${live}/${states.length} watches live`;
+  }
+
+  async function whoami() {
+    try {
+      const r = await fetch('/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+        method: 'POST', credentials: 'same-origin',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+      });
+      if (r.ok) { const s = await r.json(); $('who').textContent = `as ${((s.status || {}).userInfo || {}).username || '?'}`; }
+    } catch { /* the board works without it */ }
+  }
+
+  // the page's hooks for tests and the frame-time bench: the very model, layout and hit-testing
+  // the canvas is drawn from, plus a way to feed watch lines without a server
+  window.gangplane = {
+    model, layout, stats, queue, reflectors,
+    get layoutKeys() { return layoutKeys; },
+    get paused() { return paused; },
+    hitTest: podAt, select, gangFacts, gangDomains, claimsOfGroup,
+    ingest(kind, line) { const r = new Reflector(kind); r.line(line); },
+    relist(kind, items) { enqueue({ kind, type: 'RELIST', items }); },
+    rendered: () => !scheduled && !queue.length,
+  };
+
+  if (params.get('offline') !== '1') {
+    whoami();
+    for (const r of reflectors) r.run();
+  }
+  connection();
+  schedule();
+})();
