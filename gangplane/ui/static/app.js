@@ -165,16 +165,23 @@
   function deleteClaim(o) { model.claims.delete(keyOf(o)); dirty.full = true; }
 
   function eventTime(e) { return e.lastTimestamp || e.eventTime || (e.series || {}).lastObservedTime || e.firstTimestamp || meta(e).creationTimestamp || ''; }
+  // newest first: by time, then (same second) by resourceVersion, which orders writes
+  function rvOf(e) { const rv = meta(e).resourceVersion || ''; return rv.padStart(24, '0'); }
+  function newerFirst(a, b) {
+    const ta = eventTime(a), tb = eventTime(b);
+    if (ta !== tb) return ta < tb ? 1 : -1;
+    return rvOf(a) < rvOf(b) ? 1 : -1;
+  }
   function putEvent(o) {
     const m = meta(o);
     model.events.set(m.uid || keyOf(o), o);
     if (o.reason === 'GangUnschedulable' && o.involvedObject) {
       const k = `${o.involvedObject.namespace}/${o.involvedObject.name}`;
       const prev = model.gangEvent.get(k);
-      if (!prev || eventTime(prev) <= eventTime(o)) { model.gangEvent.set(k, o); dirty.gangs = true; }
+      if (!prev || newerFirst(prev, o) >= 0) { model.gangEvent.set(k, o); dirty.gangs = true; }
     }
     if (model.events.size > EVENTS_KEPT * 1.2) {
-      const sorted = [...model.events.entries()].sort((a, b) => (eventTime(a[1]) < eventTime(b[1]) ? -1 : 1));
+      const sorted = [...model.events.entries()].sort((a, b) => newerFirst(b[1], a[1]));
       for (const [k] of sorted.slice(0, model.events.size - EVENTS_KEPT)) model.events.delete(k);
     }
     dirty.timeline = true;
@@ -355,7 +362,7 @@
   }
 
   function dimsFor(count) {
-    if (count <= 64) return { nodeW: 168, nodeH: 48, pod: 8, gap: 4, perCol: 16, label: true };
+    if (count <= 64) return { nodeW: 168, nodeH: 50, pod: 11, gap: 4, perCol: 16, label: true };
     if (count <= 600) return { nodeW: 88, nodeH: 28, pod: 5, gap: 3, perCol: 24, label: true };
     return { nodeW: 30, nodeH: 16, pod: 3, gap: 2, perCol: 50, label: false };
   }
@@ -777,7 +784,7 @@
   function renderTimeline() {
     const all = $('all-events').checked;
     const evs = [...model.events.values()].filter((e) => all || e.type === 'Warning' || SCHED_REASONS.has(e.reason));
-    evs.sort((a, b) => (eventTime(a) < eventTime(b) ? 1 : -1));
+    evs.sort(newerFirst);
     // preemption: the victims of one preemptor (the event's related object) are one entry
     const items = [];
     const preemptions = new Map();
