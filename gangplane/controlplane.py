@@ -15,7 +15,8 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,12 @@ if TYPE_CHECKING:
     from gangplane.ui.app import UI
 
 log = logging.getLogger("gangplane")
+
+#: gangplane's watch hook (``gangplane bench --ui``): awaited with each ControlPlane that starts in
+#: this context, once. A context variable, not a global: only the run that sets it is affected.
+PLANE_STARTED: ContextVar[Callable[[ControlPlane], Awaitable[object]] | None] = ContextVar(
+    "gangplane_plane_started", default=None
+)
 
 __all__ = [
     "Component",
@@ -133,6 +140,7 @@ class ControlPlane:
         #: lease name -> the elector competing for it, while the guarded components are wanted
         self.electors: dict[str, LeaderElector] = {}
         self._server: _Server | None = None
+        self._watched = False
         self._server_task: asyncio.Task[None] | None = None
         self._storage_started = False
         #: expires Events (``options.event_ttl``) while the storage runs
@@ -228,6 +236,10 @@ class ControlPlane:
                 groups.setdefault(lease, []).append(name)
         for lease, members in groups.items():
             await self.start_elector(lease, members)
+        hook = PLANE_STARTED.get()
+        if hook is not None and not self._watched:
+            self._watched = True
+            await hook(self)
 
     async def start_elector(self, lease: str, names: list[str]) -> LeaderElector:
         """Compete for ``lease``; while this process holds it, ``names`` run (in order)."""

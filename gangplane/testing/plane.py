@@ -24,7 +24,7 @@ import threading
 from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -33,6 +33,9 @@ from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import EVENTS, GVR, NAMESPACES, Client
 from apiserver.errors import StatusError
 from gangplane.testing import waiters
+
+if TYPE_CHECKING:
+    from gangplane.ui.app import UI
 
 T = TypeVar("T")
 
@@ -531,10 +534,11 @@ class GangplaneServer:
         self.server = ""
         self._api_client: Any = None
 
-    def start(self) -> GangplaneServer:
+    def start(self, ui: UI | None = None) -> GangplaneServer:
+        """Serve the plane on a free loopback port (with gangplane's live view when ``ui`` is given)."""
         from gangplane.kubeconfig import write_kubeconfig
 
-        self.server = self._host.call(self._host.plane.control_plane.serve_http("127.0.0.1", 0))
+        self.server = self._host.call(self._host.plane.control_plane.serve_http("127.0.0.1", 0, ui=ui))
         self.workdir.mkdir(parents=True, exist_ok=True)
         write_kubeconfig(self.kubeconfig, self.server)
         return self
