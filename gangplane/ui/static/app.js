@@ -57,7 +57,7 @@
     nodes: new Map(), pods: new Map(), groups: new Map(), claims: new Map(), slices: new Map(), events: new Map(),
     podsByNode: new Map(), podsByGroup: new Map(), pending: new Set(), gangEvent: new Map(),
   };
-  const dirty = { nodes: new Set(), layout: true, full: true, tray: true, gangs: true, timeline: true, selection: true };
+  const dirty = { nodes: new Set(), gangKeys: new Set(), layout: true, full: true, tray: true, gangs: true, timeline: true, selection: true };
   let selection = null; // {kind: 'group'|'pod'|'node', key}
 
   function meta(o) { return o.metadata || {}; }
@@ -124,7 +124,7 @@
     setIndex(model.podsByGroup, p.group, p.key, true);
     if (!p.node && counts(p)) { model.pending.add(p.key); dirty.tray = true; }
     if (p.node) dirty.nodes.add(p.node);
-    if (p.group) dirty.gangs = true;
+    if (p.group) dirty.gangKeys.add(p.group);
     if (selection) dirty.selection = true;
   }
   function dropPodIndexes(p) {
@@ -132,7 +132,7 @@
     setIndex(model.podsByGroup, p.group, p.key, false);
     if (model.pending.delete(p.key)) dirty.tray = true;
     if (p.node) dirty.nodes.add(p.node);
-    if (p.group) dirty.gangs = true;
+    if (p.group) dirty.gangKeys.add(p.group);
   }
   function deletePod(o) {
     const p = model.pods.get(keyOf(o));
@@ -146,13 +146,21 @@
     const n = nodeInfo(o);
     const old = model.nodes.get(n.name);
     model.nodes.set(n.name, n);
-    if (!old || JSON.stringify(old.labels) !== JSON.stringify(n.labels)) dirty.layout = true;
+    // only the topology labels place a node: any other change redraws just the node
+    if (!old || [...topologyKeySet].some((k) => old.labels[k] !== n.labels[k])) dirty.layout = true;
     else dirty.nodes.add(n.name);
   }
   function deleteNode(o) { model.nodes.delete(meta(o).name); dirty.layout = true; }
 
-  function putGroup(o) { model.groups.set(keyOf(o), o); dirty.gangs = true; dirty.layout = dirty.layout || topologyChanged(o); if (selection) dirty.selection = true; }
-  function deleteGroup(o) { model.groups.delete(keyOf(o)); dirty.gangs = true; }
+  function putGroup(o) {
+    const k = keyOf(o);
+    if (model.groups.has(k)) dirty.gangKeys.add(k); else dirty.gangs = true;
+    model.groups.set(k, o);
+    gangCache.delete(k);
+    dirty.layout = dirty.layout || topologyChanged(o);
+    if (selection) dirty.selection = true;
+  }
+  function deleteGroup(o) { model.groups.delete(keyOf(o)); gangCache.delete(keyOf(o)); dirty.gangs = true; }
   function topologyChanged(o) {
     return ((o.spec || {}).schedulingConstraints || {}).topology ? !layoutKeys.includes(o.spec.schedulingConstraints.topology[0].key) : false;
   }
@@ -178,7 +186,7 @@
     if (o.reason === 'GangUnschedulable' && o.involvedObject) {
       const k = `${o.involvedObject.namespace}/${o.involvedObject.name}`;
       const prev = model.gangEvent.get(k);
-      if (!prev || newerFirst(prev, o) >= 0) { model.gangEvent.set(k, o); dirty.gangs = true; }
+      if (!prev || newerFirst(prev, o) >= 0) { model.gangEvent.set(k, o); dirty.gangKeys.add(k); }
     }
     if (model.events.size > EVENTS_KEPT * 1.2) {
       const sorted = [...model.events.entries()].sort((a, b) => newerFirst(b[1], a[1]));
@@ -346,11 +354,13 @@
   const layout = { nodes: new Map(), domains: [], tray: null, width: 0, height: 0, dims: null };
   const CANDIDATE_KEYS = ['topology.kubernetes.io/region', 'topology.kubernetes.io/zone', 'topology.kubernetes.io/rack'];
 
+  let topologyKeySet = new Set(CANDIDATE_KEYS);
   function topologyKeys() {
     const keys = new Set(CANDIDATE_KEYS);
     for (const g of model.groups.values()) {
       for (const t of ((g.spec || {}).schedulingConstraints || {}).topology || []) if (t.key) keys.add(t.key);
     }
+    topologyKeySet = keys;
     const distinct = new Map();
     for (const k of keys) distinct.set(k, new Set());
     for (const n of model.nodes.values()) for (const k of keys) if (k in n.labels) distinct.get(k).add(n.labels[k]);
@@ -429,13 +439,7 @@
     else y = place(nodes, 0, 6, y, width - 12, []);
     layout.width = width;
     layout.height = y + 10;
-    const c = $('board');
-    const dpr = window.devicePixelRatio || 1;
-    c.width = Math.round(width * dpr);
-    c.height = Math.round(layout.height * dpr);
-    c.style.width = `${width}px`;
-    c.style.height = `${layout.height}px`;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    resizeCanvas(width, layout.height);
     renderLegend();
   }
   function splitBy(nodes, key) {
@@ -449,8 +453,69 @@
   }
 
   // ------------------------------------------------------------------ drawing
+  // Rectangles are written into a pixel buffer (one Uint32 per pixel) and blitted with
+  // putImageData: 50,000 pod squares cost array fills instead of 50,000 canvas state changes. A
+  // watch event redraws only its nodes' rectangles (a dirty-rect blit); text is drawn on top.
   const canvas = $('board');
   const ctx = canvas.getContext('2d', { alpha: false });
+  let img = null, fb = null, W = 0, H = 0;
+
+  function rgba(r, g, b) { return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0; }
+  function hex(h) { const n = parseInt(h.slice(1), 16); return rgba((n >> 16) & 255, (n >> 8) & 255, n & 255); }
+  const C = {
+    bg: hex('#11151c'), domain: hex('#161b24'), frame: hex('#2a3140'), tray: hex('#1a1f2a'),
+    node: hex('#222a38'), notReady: hex('#4a1f24'), cordoned: hex('#2b2b2b'), barBg: hex('#10141b'),
+    cpu: hex('#5fa8ff'), mem: hex('#b28cff'), gpu: hex('#6bd68a'), over: hex('#ff6b6b'),
+    accent: hex('#ffd54a'), gangFrame: hex('#e6e9ef'), none: hex('#7d8696'),
+  };
+  const pixelColor = new Map();
+  function groupPixel(key) {
+    let c = pixelColor.get(key);
+    if (c === undefined) {
+      if (!key) c = C.none;
+      else {
+        const m = /hsl\((\d+),(\d+)%,(\d+)%\)/.exec(groupColor(key));
+        const h = +m[1] / 360, sat = +m[2] / 100, l = +m[3] / 100;
+        const q = l < 0.5 ? l * (1 + sat) : l + sat - l * sat, p = 2 * l - q;
+        const ch = (t) => { t = (t + 1) % 1; const v = t < 1 / 6 ? p + (q - p) * 6 * t : t < 1 / 2 ? q : t < 2 / 3 ? p + (q - p) * (2 / 3 - t) * 6 : p; return Math.round(v * 255); };
+        c = rgba(ch(h + 1 / 3), ch(h), ch(h - 1 / 3));
+      }
+      pixelColor.set(key, c);
+    }
+    return c;
+  }
+  const mixed = new Map();
+  function mix(c, under, a) {
+    const k = `${c}|${under}|${a}`;
+    let v = mixed.get(k);
+    if (v === undefined) {
+      const ch = (sh) => Math.round(((c >>> sh) & 255) * a + ((under >>> sh) & 255) * (1 - a));
+      v = rgba(ch(0), ch(8), ch(16));
+      mixed.set(k, v);
+    }
+    return v;
+  }
+  function fill(x, y, w, h, c) {
+    let x0 = x | 0, y0 = y | 0, x1 = (x + w) | 0, y1 = (y + h) | 0;
+    if (x0 < 0) x0 = 0; if (y0 < 0) y0 = 0; if (x1 > W) x1 = W; if (y1 > H) y1 = H;
+    for (let yy = y0; yy < y1; yy++) fb.fill(c, yy * W + x0, yy * W + x1);
+  }
+  function frame(x, y, w, h, c, t = 1) {
+    fill(x, y, w, t, c); fill(x, y + h - t, w, t, c); fill(x, y, t, h, c); fill(x + w - t, y, t, h, c);
+  }
+  function blit(x, y, w, h) {
+    x = Math.max(0, x | 0); y = Math.max(0, y | 0);
+    ctx.putImageData(img, 0, 0, x, y, Math.min(W - x, Math.ceil(w) + 1), Math.min(H - y, Math.ceil(h) + 1));
+  }
+  function resizeCanvas(width, height) {
+    if (img && width === W && height === H) return; // same size: keep the buffer (no reallocation)
+    canvas.width = W = width;
+    canvas.height = H = height;
+    canvas.style.width = `${width}px`;
+    canvas.style.height = `${height}px`;
+    img = ctx.createImageData(W, H);
+    fb = new Uint32Array(img.data.buffer);
+  }
 
   function render() {
     if (dirty.layout) { doLayout(); dirty.layout = false; dirty.full = true; }
@@ -458,61 +523,67 @@
       drawAll();
       dirty.full = false; dirty.tray = false; dirty.nodes.clear();
     } else {
-      if (dirty.tray) { drawTray(); dirty.tray = false; }
-      for (const name of dirty.nodes) { const n = model.nodes.get(name); if (n) drawNode(n); }
+      if (dirty.tray) { drawTray(); const t = layout.tray; blit(t.x, t.y, t.w, t.h); trayText(); dirty.tray = false; }
+      for (const name of dirty.nodes) {
+        const n = model.nodes.get(name), r = layout.nodes.get(name);
+        if (!n || !r) continue;
+        drawNode(n);
+        blit(r.x, r.y, r.w, r.h);
+        nodeText(n, r);
+      }
       dirty.nodes.clear();
     }
-    if (dirty.gangs) { renderGangs(); dirty.gangs = false; dirty.selection = true; }
+    if (dirty.gangs || dirty.gangKeys.size) renderGangs();
     if (dirty.selection) { renderSelection(); dirty.selection = false; }
     if (dirty.timeline) { renderTimeline(); dirty.timeline = false; }
   }
 
   function drawAll() {
-    ctx.fillStyle = '#11151c';
-    ctx.fillRect(0, 0, layout.width, layout.height);
+    if (!fb) return;
+    fb.fill(C.bg);
+    for (const dom of layout.domains) {
+      if (dom.rects) for (const r of dom.rects) fill(r.x, r.y, r.w, r.h, C.domain);
+      else frame(dom.x, dom.y, dom.w, dom.h, C.frame);
+    }
+    drawTray();
+    for (const n of model.nodes.values()) drawNode(n);
+    drawHighlights();
+    ctx.putImageData(img, 0, 0);
     ctx.textBaseline = 'top';
     for (const dom of layout.domains) {
       if (dom.rects) {
-        dom.rects.forEach((r, i) => {
-          ctx.fillStyle = '#161b24';
-          ctx.fillRect(r.x, r.y, r.w, r.h);
-          if (dom.label[i]) {
-            ctx.fillStyle = '#8791a3';
-            ctx.font = '10px system-ui, sans-serif';
-            ctx.fillText(clip(dom.label[i], r.w), r.x + 3, r.y + 2);
-          }
-        });
+        ctx.fillStyle = '#8791a3';
+        ctx.font = '10px system-ui, sans-serif';
+        dom.rects.forEach((r, i) => { if (dom.label[i]) ctx.fillText(clip(dom.label[i], r.w), r.x + 3, r.y + 2); });
       } else {
-        ctx.strokeStyle = '#2a3140';
-        ctx.lineWidth = 1;
-        ctx.strokeRect(dom.x + 0.5, dom.y + 0.5, dom.w - 1, dom.h - 1);
         ctx.fillStyle = '#aab3c3';
         ctx.font = '12px system-ui, sans-serif';
         ctx.fillText(`${dom.key.split('/').pop()}: ${dom.value}`, dom.x + 6, dom.y + 3);
       }
     }
-    drawTray();
-    for (const n of model.nodes.values()) drawNode(n);
-    drawHighlights();
+    if (layout.dims.label) for (const n of model.nodes.values()) { const r = layout.nodes.get(n.name); if (r) nodeText(n, r); }
+    trayText();
   }
   function clip(text, w) { const max = Math.floor(w / 5.5); return text.length > max ? `${text.slice(0, max - 1)}…` : text; }
 
   function drawTray() {
     const t = layout.tray, d = layout.dims;
-    if (!t) return;
-    ctx.fillStyle = '#1a1f2a';
-    ctx.fillRect(t.x, t.y, t.w, t.h);
-    ctx.fillStyle = model.pending.size ? '#ffb3b3' : '#8791a3';
-    ctx.font = '12px system-ui, sans-serif';
-    ctx.textBaseline = 'top';
-    ctx.fillText(`Pending: ${model.pending.size} pod${model.pending.size === 1 ? '' : 's'} not bound to a node`, t.x + 6, t.y + 3);
+    if (!t || !fb) return;
+    fill(t.x, t.y, t.w, t.h, C.tray);
     const pods = [...model.pending].map((k) => model.pods.get(k)).sort(podOrder);
     const per = Math.floor((t.w - 12) / (d.pod + 1));
     pods.forEach((p, i) => {
       const x = t.x + 6 + (i % per) * (d.pod + 1), y = t.y + HEADER + Math.floor(i / per) * (d.pod + 1);
-      if (y + d.pod > t.y + t.h) return;
-      drawPod(p, x, y, d.pod);
+      if (y + d.pod <= t.y + t.h) drawPod(p, x, y, d.pod, C.tray);
     });
+  }
+  function trayText() {
+    const t = layout.tray;
+    if (!t) return;
+    ctx.fillStyle = model.pending.size ? '#ffb3b3' : '#8791a3';
+    ctx.font = '12px system-ui, sans-serif';
+    ctx.textBaseline = 'top';
+    ctx.fillText(`Pending: ${model.pending.size} pod${model.pending.size === 1 ? '' : 's'} not bound to a node`, t.x + 6, t.y + 3);
   }
   function podOrder(a, b) { return a.group === b.group ? (a.name < b.name ? -1 : 1) : (a.group < b.group ? -1 : 1); }
 
@@ -523,83 +594,83 @@
     return false;
   }
 
-  function drawPod(p, x, y, s) {
-    ctx.globalAlpha = dimmed(p) ? 0.18 : p.phase === 'Running' || p.phase === 'Succeeded' ? 1 : 0.6;
-    const col = groupColor(p.group);
-    if (p.terminating) {
-      ctx.strokeStyle = col;
-      ctx.lineWidth = 1;
-      ctx.strokeRect(x + 0.5, y + 0.5, s - 1, s - 1);
-    } else {
-      ctx.fillStyle = col;
-      ctx.fillRect(x, y, s, s);
-    }
-    ctx.globalAlpha = 1;
+  // a pod: its PodGroup's colour; faded while not running, faint when another gang is selected,
+  // hollow while terminating
+  function drawPod(p, x, y, s, under) {
+    const a = dimmed(p) ? 0.18 : p.phase === 'Running' || p.phase === 'Succeeded' ? 1 : 0.55;
+    const c = a === 1 ? groupPixel(p.group) : mix(groupPixel(p.group), under, a);
+    if (p.terminating) frame(x, y, s, s, c);
+    else fill(x, y, s, s, c);
+  }
+
+  function nodePods(name) {
+    const keys = model.podsByNode.get(name);
+    if (!keys) return [];
+    const out = [];
+    for (const k of keys) { const p = model.pods.get(k); if (p && counts(p)) out.push(p); }
+    return out;
   }
 
   function drawNode(n) {
     const r = layout.nodes.get(n.name), d = layout.dims;
-    if (!r) return;
-    const keys = model.podsByNode.get(n.name);
-    const pods = keys ? [...keys].map((k) => model.pods.get(k)).filter((p) => p && counts(p)) : [];
+    if (!r || !fb) return;
+    const pods = nodePods(n.name);
     const req = { cpu: 0, memory: 0, gpu: 0 };
     for (const p of pods) { if (p.terminating) continue; req.cpu += p.req.cpu; req.memory += p.req.memory; req.gpu += p.req.gpu; }
     const dev = devicesOf(n.name);
-    ctx.fillStyle = !n.ready ? '#4a1f24' : n.unschedulable ? '#2b2b2b' : '#222a38';
-    ctx.fillRect(r.x, r.y, r.w, r.h);
+    const bg = !n.ready ? C.notReady : n.unschedulable ? C.cordoned : C.node;
+    fill(r.x, r.y, r.w, r.h, bg);
     // allocatable vs requested: cpu, memory, then GPUs (extended resource) or DRA devices
     const gpuAlloc = n.alloc.gpu || dev.total, gpuUsed = n.alloc.gpu ? req.gpu : dev.used;
-    const bars = [[req.cpu, n.alloc.cpu, '#5fa8ff'], [req.memory, n.alloc.memory, '#b28cff'], [gpuUsed, gpuAlloc, '#6bd68a']];
+    const bars = [[req.cpu, n.alloc.cpu, C.cpu], [req.memory, n.alloc.memory, C.mem], [gpuUsed, gpuAlloc, C.gpu]];
     const bw = r.w - 4;
-    bars.forEach(([used, alloc, col], i) => {
+    for (let i = 0; i < 3; i++) {
+      const [used, alloc, col] = bars[i];
       const y = r.y + 2 + i * (BARS + 1);
-      ctx.fillStyle = '#10141b';
-      ctx.fillRect(r.x + 2, y, bw, BARS);
-      if (!alloc) return;
+      fill(r.x + 2, y, bw, BARS, C.barBg);
+      if (!alloc) continue;
       const f = used / alloc;
-      ctx.fillStyle = f > 1 ? '#ff6b6b' : col;
-      ctx.fillRect(r.x + 2, y, Math.max(used > 0 ? 1 : 0, Math.min(1, f) * bw), BARS);
-    });
-    let top = r.y + 2 + 3 * (BARS + 1) + 1;
-    if (d.label) {
-      ctx.fillStyle = n.ready ? '#9aa4b5' : '#ff9a9a';
-      ctx.font = '9px system-ui, sans-serif';
-      ctx.textBaseline = 'top';
-      ctx.fillText(clip(n.name, r.w - 4), r.x + 2, top);
-      top += 10;
+      fill(r.x + 2, y, Math.max(used > 0 ? 1 : 0, Math.round(Math.min(1, f) * bw)), BARS, f > 1 ? C.over : col);
     }
-    pods.sort(podOrder);
+    const top = r.y + 2 + 3 * (BARS + 1) + 1 + (d.label ? 10 : 0);
+    if (pods.length > 1) pods.sort(podOrder);
     const s = d.pod, per = Math.max(1, Math.floor((r.w - 4) / (s + 1)));
-    const cells = [];
-    pods.forEach((p, i) => {
+    let runStart = -1;
+    for (let i = 0; i < pods.length; i++) {
+      const p = pods[i];
       const x = r.x + 2 + (i % per) * (s + 1), y = top + Math.floor(i / per) * (s + 1);
-      if (y + s > r.y + r.h) return;
-      drawPod(p, x, y, s);
-      cells.push([p, x, y]);
-    });
-    // gang members outlined together: one frame around each run of a gang's pods in a row
-    for (let i = 0; i < cells.length; ) {
-      const [p, x, y] = cells[i];
-      let j = i;
-      while (j + 1 < cells.length && cells[j + 1][0].group === p.group && cells[j + 1][2] === y) j++;
-      if (p.group && isGang(p.group) && s >= 3 && !dimmed(p)) {
-        ctx.strokeStyle = '#ffffff';
-        ctx.globalAlpha = 0.85;
-        ctx.lineWidth = 1;
-        ctx.strokeRect(x - 0.5, y - 0.5, cells[j][1] - x + s + 1, s + 1);
-        ctx.globalAlpha = 1;
+      if (y + s > r.y + r.h) break;
+      drawPod(p, x, y, s, bg);
+      // gang members outlined together: one frame around each run of a gang's pods in a row
+      if (runStart < 0) runStart = i;
+      const next = pods[i + 1];
+      const endOfRun = !next || next.group !== p.group || (i + 1) % per === 0;
+      if (endOfRun) {
+        if (p.group && s >= 3 && isGang(p.group) && !dimmed(p)) {
+          const x0 = r.x + 2 + (runStart % per) * (s + 1);
+          frame(x0 - 1, y - 1, x - x0 + s + 2, s + 2, C.gangFrame);
+        }
+        runStart = -1;
       }
-      i = j + 1;
     }
-    if (selection && selection.kind === 'node' && selection.key === n.name) {
-      ctx.strokeStyle = '#ffd54a';
-      ctx.lineWidth = 2;
-      ctx.strokeRect(r.x + 1, r.y + 1, r.w - 2, r.h - 2);
-    }
+    if (selection && selection.kind === 'node' && selection.key === n.name) frame(r.x, r.y, r.w, r.h, C.accent, 2);
   }
+  function nodeText(n, r) {
+    if (!layout.dims.label) return;
+    ctx.fillStyle = n.ready ? '#9aa4b5' : '#ff9a9a';
+    ctx.font = '9px system-ui, sans-serif';
+    ctx.textBaseline = 'top';
+    ctx.fillText(clip(n.name, r.w - 4), r.x + 2, r.y + 2 + 3 * (BARS + 1) + 1);
+  }
+  const gangCache = new Map();
   function isGang(groupKey) {
-    const g = model.groups.get(groupKey);
-    return !!(g && ((g.spec || {}).schedulingPolicy || {}).gang);
+    let v = gangCache.get(groupKey);
+    if (v === undefined) {
+      const g = model.groups.get(groupKey);
+      v = !!(g && ((g.spec || {}).schedulingPolicy || {}).gang);
+      if (g) gangCache.set(groupKey, v);
+    }
+    return v;
   }
 
   let poolNodes = null; // pool -> node name (node-local slices), recomputed on full draws
@@ -627,10 +698,7 @@
   function drawHighlights() {
     const g = selectedGroup();
     if (!g) return;
-    const dom = gangDomains(g);
-    ctx.strokeStyle = '#ffd54a';
-    ctx.lineWidth = 2;
-    for (const r of dom.rects) ctx.strokeRect(r.x - 2, r.y - 2, r.w + 4, r.h + 4);
+    for (const r of gangDomains(g).rects) frame(r.x - 3, r.y - 3, r.w + 6, r.h + 6, C.accent, 2);
   }
   function selectedGroup() {
     if (!selection) return '';
@@ -694,26 +762,58 @@
     };
   }
 
+  // The panel lists waiting gangs first. A change to one gang rewrites its row in place; a gang
+  // added, deleted or changing between waiting and scheduled re-sorts the list, at most every
+  // 250 ms (a scheduling wave flips thousands of gangs; the rows catch up a frame later).
+  const GANG_ROWS = 150;
+  const gangRows = new Map();
+  let lastGangSort = -1e9, gangSortTimer = 0;
+  function gangRow(key, f) {
+    const state = f.scheduled ? 'PodGroupInitiallyScheduled' : 'waiting';
+    const li = el('li', { class: `gang ${f.scheduled ? 'scheduled' : 'waiting'}${selection && selection.kind === 'group' && selection.key === key ? ' selected' : ''}`, 'data-key': key, onclick: () => select({ kind: 'group', key }) },
+      el('div', { class: 'name' }, key),
+      el('div', { class: 'facts' },
+        `${f.policy}${f.policy === 'gang' ? ` minCount=${f.minCount}` : ''} · scheduled ${f.bound}/${f.total} · topology ${f.topology} · disruptionMode ${f.disruption} · `,
+        el('span', { class: 'state' }, f.cond ? `${state}=${f.cond.status} (${f.cond.reason})` : state)));
+    li.style.borderLeftColor = groupColor(key);
+    if (!f.scheduled && f.waitingReason) li.append(el('div', { class: 'reason' }, f.waitingReason));
+    return li;
+  }
   function renderGangs() {
-    const ul = $('gangs');
-    const keys = [...model.groups.keys()];
-    const rows = keys.map((k) => [k, gangFacts(k)]);
+    let resort = dirty.gangs;
+    if (!resort) {
+      for (const key of dirty.gangKeys) {
+        const row = gangRows.get(key);
+        if (!model.groups.has(key)) continue;
+        const f = gangFacts(key);
+        if (!row) { if (!f.scheduled || gangRows.size < GANG_ROWS) resort = true; continue; }
+        if (row.scheduled !== f.scheduled) { resort = true; continue; }
+        const li = gangRow(key, f);
+        row.li.replaceWith(li);
+        row.li = li;
+      }
+    }
+    dirty.gangKeys.clear();
+    if (!resort) return;
+    const now = performance.now();
+    if (now - lastGangSort < 250) {
+      if (!gangSortTimer) gangSortTimer = setTimeout(() => { gangSortTimer = 0; dirty.gangs = true; schedule(); }, 250 - (now - lastGangSort));
+      return;
+    }
+    lastGangSort = now;
+    dirty.gangs = false;
+    const rows = [...model.groups.keys()].map((k) => [k, gangFacts(k)]);
     rows.sort((a, b) => (a[1].scheduled - b[1].scheduled) || (a[0] < b[0] ? -1 : 1));
-    $('gang-count').textContent = `(${keys.length})`;
+    $('gang-count').textContent = `(${rows.length})`;
+    gangRows.clear();
     const frag = document.createDocumentFragment();
-    for (const [key, f] of rows.slice(0, 300)) {
-      const state = f.scheduled ? 'PodGroupInitiallyScheduled' : 'waiting';
-      const li = el('li', { class: `gang ${f.scheduled ? 'scheduled' : 'waiting'}${selection && selection.kind === 'group' && selection.key === key ? ' selected' : ''}`, 'data-key': key, onclick: () => select({ kind: 'group', key }) },
-        el('div', { class: 'name' }, key),
-        el('div', { class: 'facts' },
-          `${f.policy}${f.policy === 'gang' ? ` minCount=${f.minCount}` : ''} · scheduled ${f.bound}/${f.total} · topology ${f.topology} · disruptionMode ${f.disruption} · `,
-          el('span', { class: 'state' }, f.cond ? `${state}=${f.cond.status} (${f.cond.reason})` : state)));
-      li.style.borderLeftColor = groupColor(key);
-      if (!f.scheduled && f.waitingReason) li.append(el('div', { class: 'reason' }, f.waitingReason));
+    for (const [key, f] of rows.slice(0, GANG_ROWS)) {
+      const li = gangRow(key, f);
+      gangRows.set(key, { li, scheduled: f.scheduled });
       frag.append(li);
     }
-    if (rows.length > 300) frag.append(el('li', { class: 'muted' }, `… and ${rows.length - 300} more`));
-    ul.replaceChildren(frag);
+    if (rows.length > GANG_ROWS) frag.append(el('li', { class: 'muted' }, `… and ${rows.length - GANG_ROWS} more`));
+    $('gangs').replaceChildren(frag);
   }
 
   function claimsOfGroup(groupKey) {
@@ -828,7 +928,8 @@
 
   function select(sel) {
     selection = sel;
-    dirty.full = dirty.gangs = dirty.selection = true;
+    for (const [key, row] of gangRows) row.li.classList.toggle('selected', !!sel && sel.kind === 'group' && sel.key === key);
+    dirty.full = dirty.selection = true;
     schedule();
   }
 
