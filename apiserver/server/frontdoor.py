@@ -101,7 +101,8 @@ class FrontDoorPolicy:
     authorization: Authorization | None = None
     #: gangplane's browser sessions: consulted only when a request has no ``Authorization`` header
     cookie_authenticator: CookieAuthenticator | None = None
-    #: path prefixes served without credentials besides kube's public-info ones (the view's assets)
+    #: gangplane's own path prefixes (the view's pages, not API objects): served without
+    #: credentials and not put to the authorizer; what they serve checks the identity itself
     public_paths: tuple[str, ...] = ()
 
     def authenticate(self, token: str) -> UserInfo | None:
@@ -179,6 +180,9 @@ class FrontDoor:
         err = self._check_host(host.decode("latin-1"))
         if err is None:
             err = self._authenticate(scope, authorization.decode("latin-1"), cookie.decode("latin-1"))
+        if err is None and self._own_page(scope.get("path", "")):
+            await self.app(scope, receive, send)  # gangplane's own pages: no API attributes to authorize
+            return
         if err is None:
             pairs = (
                 [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in raw_headers]
@@ -190,6 +194,9 @@ class FrontDoor:
             await self._respond(err)(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    def _own_page(self, path: str) -> bool:
+        return any(path == p or path.startswith(p + "/") for p in self.policy.public_paths)
 
     def _check_host(self, host_header: str) -> errors.StatusError | None:
         if host_header in self._accepted_hosts:

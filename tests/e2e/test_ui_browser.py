@@ -361,3 +361,81 @@ def test_login_urls_are_minted_only_for_a_bearer_token(ui_server: Server) -> Non
         page = c.get("/ui/")
         assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
         assert page.headers["x-frame-options"] == "DENY" and page.headers["referrer-policy"] == "no-referrer"
+
+
+def test_a_dropped_watch_resumes_and_an_expired_one_relists(
+    ui_server: Server, browser: Any, kubectl_ui: Kubectl
+) -> None:
+    with http(ui_server) as c:  # a login of its own, so that the test also runs alone
+        minted = c.post("/ui/login-urls", headers={"Authorization": f"Bearer {bearer(ui_server)}"})
+    browser.get(minted.json()["loginURL"])
+    wait_page(
+        browser, "return gp.reflectors.every(r => r.state === 'live') && gp.rendered();", what="live watches"
+    )
+    nodes = "gp.reflectors.find(r => r.kind === 'nodes')"
+    before = browser.execute_script(f"const gp = gangplane, r = {nodes}; return [r.relists, r.resumes];")
+    # a dropped connection: the watch resumes from its last resourceVersion, no relist
+    browser.execute_script(f"const gp = gangplane; {nodes}.drop();")
+    kubectl_ui.run("label", "node", "cpu-zone-a-0", "seen=after-drop")
+    wait_page(
+        browser,
+        f"return {nodes}.state === 'live' && gp.model.nodes.get('cpu-zone-a-0').labels.seen === 'after-drop';",
+        what="the label set while the watch was down",
+    )
+    after = browser.execute_script(f"const gp = gangplane, r = {nodes}; return [r.relists, r.resumes];")
+    assert after[0] == before[0] and after[1] == before[1] + 1, (before, after)
+    # a resourceVersion the server no longer has: 410 Expired, then a relist
+    browser.execute_script(f"const gp = gangplane, r = {nodes}; r.rv = '1'; r.drop();")
+    kubectl_ui.run("label", "node", "cpu-zone-a-0", "seen=after-expiry", "--overwrite")
+    wait_page(
+        browser,
+        f"return {nodes}.relists === {before[0] + 1} && {nodes}.state === 'live' && "
+        "gp.model.nodes.get('cpu-zone-a-0').labels.seen === 'after-expiry';",
+        what="a relist after 410",
+    )
+
+
+def test_under_rbac_the_view_shows_what_its_user_may_see(
+    tmp_path_factory: pytest.TempPathFactory, kubectl137: Path
+) -> None:
+    server = _start_server(tmp_path_factory.mktemp("ui-rbac"), ["--authorization-mode=RBAC"])
+    try:
+        kubectl = Kubectl(kubectl137, server, "1.37")
+        kubectl.run("create", "serviceaccount", "viewer")
+        kubectl.run("create", "clusterrole", "node-viewer", "--verb=get,list,watch", "--resource=nodes")
+        kubectl.run(
+            "create",
+            "clusterrolebinding",
+            "viewer-nodes",
+            "--clusterrole=node-viewer",
+            "--serviceaccount=default:viewer",
+        )
+        token = kubectl.run("create", "token", "viewer").stdout.strip()
+        with http(server) as c:
+            minted = c.post("/ui/login-urls", headers={"Authorization": f"Bearer {token}"})
+        assert minted.status_code == 201 and minted.json()["user"] == "system:serviceaccount:default:viewer"
+        with chromium() as driver:
+            driver.get(minted.json()["loginURL"])
+            wait_page(
+                driver, "return gp.model.nodes.size === 22 && gp.rendered();", what="the nodes it may list"
+            )
+            refused = wait_page(
+                driver,
+                "const t = document.getElementById('problems').textContent; return t.includes('pods') && t;",
+                what="the refusal of pods",
+            )
+            assert (
+                'pods is forbidden: User "system:serviceaccount:default:viewer" cannot list resource "pods"'
+                in refused
+            )
+            assert driver.execute_script("return gangplane.model.pods.size") == 0
+            # the session carries the account's rights and no more: a write is refused
+            status = driver.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "fetch('/api/v1/namespaces/default/configmaps', {method: 'POST', credentials: 'same-origin',"
+                " headers: {'Content-Type': 'application/json'}, body: JSON.stringify({metadata: {name: 'x'}})})"
+                ".then(r => done(r.status));"
+            )
+            assert status == 403
+    finally:
+        _stop(server)

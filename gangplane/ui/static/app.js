@@ -238,7 +238,13 @@
   }
 
   class Reflector {
-    constructor(kind) { this.kind = kind; this.rv = ''; this.failures = 0; this.state = 'listing'; }
+    constructor(kind) {
+      this.kind = kind; this.rv = ''; this.failures = 0; this.state = 'listing';
+      this.relists = 0; this.resumes = 0; this.bookmarks = 0; this.fromList = false; this.controller = null;
+    }
+
+    // ends the current watch as a dropped connection would (the view's tests use it)
+    drop() { if (this.controller) this.controller.abort(); }
 
     async run() {
       for (;;) {
@@ -278,6 +284,8 @@
         rv = (page.metadata || {}).resourceVersion || rv;
       } while (cont);
       this.rv = rv;
+      this.relists++;
+      this.fromList = true;
       enqueue({ kind: this.kind, type: 'RELIST', items });
     }
 
@@ -285,8 +293,13 @@
       const q = new URLSearchParams({
         watch: '1', allowWatchBookmarks: 'true', resourceVersion: this.rv, timeoutSeconds: String(WATCH_TIMEOUT),
       });
-      const r = await fetch(`${collectionPath(this.kind)}?${q}`, { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      this.controller = new AbortController();
+      const r = await fetch(`${collectionPath(this.kind)}?${q}`, {
+        credentials: 'same-origin', headers: { Accept: 'application/json' }, signal: this.controller.signal,
+      });
       if (!r.ok) throw new HTTPError(r.status, await statusMessage(r));
+      if (!this.fromList) this.resumes++; // resumed from the last resourceVersion seen, no relist
+      this.fromList = false;
       this.state = 'live';
       connection();
       const reader = r.body.getReader();
@@ -316,7 +329,7 @@
       }
       const rv = meta(o).resourceVersion;
       if (rv) this.rv = rv;
-      if (ev.type === 'BOOKMARK') return;
+      if (ev.type === 'BOOKMARK') { this.bookmarks++; return; }
       enqueue({ kind: this.kind, type: ev.type, object: o });
     }
   }
