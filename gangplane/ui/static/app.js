@@ -204,7 +204,11 @@
     },
     podgroups: { path: '/apis/scheduling.k8s.io/v1beta1/podgroups', ns: true, put: putGroup, del: deleteGroup, clear: () => { model.groups.clear(); dirty.gangs = true; } },
     resourceclaims: { path: '/apis/resource.k8s.io/v1/resourceclaims', ns: true, put: putClaim, del: deleteClaim, clear: () => model.claims.clear() },
-    resourceslices: { path: '/apis/resource.k8s.io/v1/resourceslices', put: putSlice, del: deleteSlice, clear: () => model.slices.clear() },
+    // Listed, not watched: a browser opens at most 6 HTTP/1.1 connections to one origin, and a
+    // watch holds one for its life. Five watches leave one for lists, relists and navigation.
+    // gangplane publishes a node's ResourceSlices with the node, so a node added or deleted
+    // (seen by the nodes watch) re-lists them: driven by events, never by a timer.
+    resourceslices: { path: '/apis/resource.k8s.io/v1/resourceslices', watch: false, put: putSlice, del: deleteSlice, clear: () => model.slices.clear() },
     events: { path: '/api/v1/events', ns: true, put: putEvent, del: deleteEvent, clear: () => { model.events.clear(); model.gangEvent.clear(); dirty.timeline = true; } },
   };
   function collectionPath(kind) {
@@ -215,6 +219,7 @@
 
   function apply(ev) {
     const k = KINDS[ev.kind];
+    if (ev.kind === 'nodes' && (ev.type === 'ADDED' || ev.type === 'DELETED')) refreshListed();
     if (ev.type === 'RELIST') {
       k.clear();
       for (const o of ev.items) k.put(o);
@@ -249,6 +254,13 @@
     async run() {
       for (;;) {
         try {
+          if (KINDS[this.kind].watch === false) {
+            await this.list();
+            this.state = 'live';
+            connection();
+            await new Promise((ok) => { this.wake = ok; });
+            continue;
+          }
           if (!this.rv) await this.list();
           await this.watch();
           this.failures = 0;
@@ -334,6 +346,12 @@
     }
   }
 
+  let refreshTimer = 0;
+  function refreshListed() {
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(() => { for (const r of reflectors) if (r.wake) { const w = r.wake; r.wake = null; w(); } }, 300);
+  }
+
   let scheduled = false;
   function enqueue(ev) {
     queue.push(ev);
@@ -385,7 +403,7 @@
   }
 
   function dimsFor(count) {
-    if (count <= 64) return { nodeW: 168, nodeH: 50, pod: 11, gap: 4, perCol: 16, label: true };
+    if (count <= 64) return { nodeW: 150, nodeH: 50, pod: 11, gap: 4, perCol: 16, label: true };
     if (count <= 600) return { nodeW: 88, nodeH: 28, pod: 5, gap: 3, perCol: 24, label: true };
     return { nodeW: 30, nodeH: 16, pod: 3, gap: 2, perCol: 50, label: false };
   }
@@ -405,20 +423,33 @@
     layout.tray = { x: 6, y: 6, w: width - 12, h: HEADER + trayRows * (d.pod + 1) + 6 };
     let y = layout.tray.y + layout.tray.h + 10;
     const levels = layoutKeys;
+    const colW = d.nodeW + 10;
+    // the width a domain needs with all its columns in one row (its sub-domains stacked)
+    const natural = (group, depth) => {
+      if (depth >= levels.length - 1) {
+        const key = levels[depth];
+        const groups = key ? splitBy(group, key) : [['', group]];
+        return groups.reduce((a, [, m]) => a + Math.ceil(m.length / d.perCol), 0) * colW + 8;
+      }
+      return Math.max(...splitBy(group, levels[depth]).map(([, m]) => natural(m, depth + 1))) + 16;
+    };
+    // domains of one level flow left to right while they fit, then wrap to a new row
     const place = (group, depth, x0, y0, w, path) => {
       // group: nodes sharing the values of levels[0..depth)
       if (depth >= levels.length - 1) return placeColumns(group, depth, x0, y0, w, path);
       const key = levels[depth];
-      const byValue = splitBy(group, key);
-      let yy = y0;
-      for (const [value, members] of byValue) {
-        const dom = { key, value, depth, x: x0, y: yy, w, h: 0, nodes: members.map((n) => n.name), path: [...path, value] };
+      let x = x0, yy = y0, rowBottom = y0;
+      for (const [value, members] of splitBy(group, key)) {
+        const dw = Math.min(w, natural(members, depth + 1) + 16);
+        if (x > x0 && x + dw > x0 + w) { x = x0; yy = rowBottom + 8; }
+        const dom = { key, value, depth, x, y: yy, w: dw, h: 0, nodes: members.map((n) => n.name), path: [...path, value] };
         layout.domains.push(dom);
-        const inner = place(members, depth + 1, x0 + 8, yy + HEADER, w - 16, dom.path);
+        const inner = place(members, depth + 1, x + 8, yy + HEADER, dw - 16, dom.path);
         dom.h = inner - yy + 6;
-        yy += dom.h + 8;
+        rowBottom = Math.max(rowBottom, yy + dom.h);
+        x += dw + 8;
       }
-      return yy;
+      return rowBottom + 8;
     };
     const placeColumns = (group, depth, x0, y0, w, path) => {
       const key = levels[depth];
@@ -426,7 +457,6 @@
       for (const [value, members] of key ? splitBy(group, key) : [['', group]]) {
         for (let i = 0; i < members.length; i += d.perCol) cols.push({ value, members: members.slice(i, i + d.perCol), cont: i > 0 });
       }
-      const colW = d.nodeW + 10;
       let x = x0, yy = y0, rowH = 0;
       const doms = new Map();
       for (const col of cols) {
@@ -782,7 +812,7 @@
   const gangRows = new Map();
   let lastGangSort = -1e9, gangSortTimer = 0;
   function gangRow(key, f) {
-    const state = f.scheduled ? 'PodGroupInitiallyScheduled' : 'waiting';
+    const state = f.cond ? 'PodGroupInitiallyScheduled' : 'waiting';
     const li = el('li', { class: `gang ${f.scheduled ? 'scheduled' : 'waiting'}${selection && selection.kind === 'group' && selection.key === key ? ' selected' : ''}`, 'data-key': key, onclick: () => select({ kind: 'group', key }) },
       el('div', { class: 'name' }, key),
       el('div', { class: 'facts' },
@@ -1025,13 +1055,13 @@
   // the page's hooks for tests and the frame-time bench: the very model, layout and hit-testing
   // the canvas is drawn from, plus a way to feed watch lines without a server
   window.gangplane = {
-    model, layout, stats, queue, reflectors,
+    model, layout, stats, queue, reflectors, dirty,
     get layoutKeys() { return layoutKeys; },
     get paused() { return paused; },
     hitTest: podAt, select, gangFacts, gangDomains, claimsOfGroup,
     ingest(kind, line) { const r = new Reflector(kind); r.line(line); },
     relist(kind, items) { enqueue({ kind, type: 'RELIST', items }); },
-    rendered: () => !scheduled && !queue.length,
+    rendered: () => !scheduled && !queue.length && !gangSortTimer,
   };
 
   if (params.get('offline') !== '1') {
