@@ -226,6 +226,16 @@ def main(argv: list[str] | None = None) -> int:
                 values = driver.execute_async_script(RUN, kind, steps)
                 result[kind] = {
                     **_summary(values),
+                    **(
+                        {"last_full_draw": driver.execute_script("return gangplane.stats.fullDraw")}
+                        if kind == "select"
+                        else {}
+                    ),
+                    **(
+                        {"last_layout_ms": driver.execute_script("return gangplane.stats.layoutMs")}
+                        if kind == "node-join"
+                        else {}
+                    ),
                     "chromium_cpu_s": round(_cpu_seconds(browser_pid) - cpu0, 2),
                     "wall_s": round(time.monotonic() - wall0, 2),
                 }

@@ -121,6 +121,7 @@
     if (old) dropPodIndexes(old);
     model.pods.set(p.key, p);
     setIndex(model.podsByNode, p.node, p.key, true);
+    nodePodCache.delete(p.node);
     setIndex(model.podsByGroup, p.group, p.key, true);
     if (!p.node && counts(p)) { model.pending.add(p.key); dirty.tray = true; }
     if (p.node) dirty.nodes.add(p.node);
@@ -129,6 +130,7 @@
   }
   function dropPodIndexes(p) {
     setIndex(model.podsByNode, p.node, p.key, false);
+    nodePodCache.delete(p.node);
     setIndex(model.podsByGroup, p.group, p.key, false);
     if (model.pending.delete(p.key)) dirty.tray = true;
     if (p.node) dirty.nodes.add(p.node);
@@ -200,7 +202,7 @@
     nodes: { path: '/api/v1/nodes', put: putNode, del: deleteNode, all: () => model.nodes, clear: () => { model.nodes.clear(); dirty.layout = true; } },
     pods: {
       path: '/api/v1/pods', ns: true, put: putPod, del: deletePod,
-      clear: () => { model.pods.clear(); model.podsByNode.clear(); model.podsByGroup.clear(); model.pending.clear(); dirty.full = dirty.tray = dirty.gangs = true; },
+      clear: () => { model.pods.clear(); model.podsByNode.clear(); nodePodCache.clear(); model.podsByGroup.clear(); model.pending.clear(); dirty.full = dirty.tray = dirty.gangs = true; },
     },
     podgroups: { path: '/apis/scheduling.k8s.io/v1beta1/podgroups', ns: true, put: putGroup, del: deleteGroup, clear: () => { model.groups.clear(); dirty.gangs = true; } },
     resourceclaims: { path: '/apis/resource.k8s.io/v1/resourceclaims', ns: true, put: putClaim, del: deleteClaim, clear: () => model.claims.clear() },
@@ -541,6 +543,10 @@
   function fill(x, y, w, h, c) {
     let x0 = x | 0, y0 = y | 0, x1 = (x + w) | 0, y1 = (y + h) | 0;
     if (x0 < 0) x0 = 0; if (y0 < 0) y0 = 0; if (x1 > W) x1 = W; if (y1 > H) y1 = H;
+    if (x1 - x0 <= 12) { // a pod square or a frame's side: plain stores beat a fill() call per row
+      for (let yy = y0; yy < y1; yy++) { const o = yy * W; for (let xx = x0; xx < x1; xx++) fb[o + xx] = c; }
+      return;
+    }
     for (let yy = y0; yy < y1; yy++) fb.fill(c, yy * W + x0, yy * W + x1);
   }
   function frame(x, y, w, h, c, t = 1) {
@@ -551,7 +557,9 @@
     ctx.putImageData(img, 0, 0, x, y, Math.min(W - x, Math.ceil(w) + 1), Math.min(H - y, Math.ceil(h) + 1));
   }
   function resizeCanvas(width, height) {
-    if (img && width === W && height === H) return; // same size: keep the buffer (no reallocation)
+    // heights in steps of 512 px: a node joining rarely reallocates the buffer (tens of MB at 5,000 nodes)
+    height = Math.ceil(height / 512) * 512;
+    if (img && width === W && height === H) return;
     canvas.width = W = width;
     canvas.height = H = height;
     canvas.style.width = `${width}px`;
@@ -561,7 +569,7 @@
   }
 
   function render() {
-    if (dirty.layout) { doLayout(); dirty.layout = false; dirty.full = true; }
+    if (dirty.layout) { const t = performance.now(); doLayout(); stats.layoutMs = performance.now() - t; dirty.layout = false; dirty.full = true; }
     if (dirty.full) {
       drawAll();
       dirty.full = false; dirty.tray = false; dirty.nodes.clear();
@@ -583,15 +591,19 @@
 
   function drawAll() {
     if (!fb) return;
+    const t0 = performance.now();
     fb.fill(C.bg);
     for (const dom of layout.domains) {
       if (dom.rects) for (const r of dom.rects) fill(r.x, r.y, r.w, r.h, C.domain);
       else frame(dom.x, dom.y, dom.w, dom.h, C.frame);
     }
     drawTray();
+    const t1 = performance.now();
     for (const n of model.nodes.values()) drawNode(n);
     drawHighlights();
+    const t2 = performance.now();
     ctx.putImageData(img, 0, 0);
+    const t3 = performance.now();
     ctx.textBaseline = 'top';
     for (const dom of layout.domains) {
       if (dom.rects) {
@@ -606,6 +618,8 @@
     }
     if (layout.dims.label) for (const n of model.nodes.values()) { const r = layout.nodes.get(n.name); if (r) nodeText(n, r); }
     trayText();
+    // where a full redraw goes (the frame-time bench reports it)
+    stats.fullDraw = { clear: t1 - t0, nodes: t2 - t1, blit: t3 - t2, text: performance.now() - t3, pixels: W * H };
   }
   function clip(text, w) { const max = Math.floor(w / 5.5); return text.length > max ? `${text.slice(0, max - 1)}…` : text; }
 
@@ -646,11 +660,16 @@
     else fill(x, y, s, s, c);
   }
 
+  // a node's pods in drawing order, kept until one of them changes (the node is then dirty)
+  const nodePodCache = new Map();
   function nodePods(name) {
+    let out = nodePodCache.get(name);
+    if (out) return out;
     const keys = model.podsByNode.get(name);
-    if (!keys) return [];
-    const out = [];
-    for (const k of keys) { const p = model.pods.get(k); if (p && counts(p)) out.push(p); }
+    out = [];
+    if (keys) for (const k of keys) { const p = model.pods.get(k); if (p && counts(p)) out.push(p); }
+    if (out.length > 1) out.sort(podOrder);
+    nodePodCache.set(name, out);
     return out;
   }
 
@@ -676,7 +695,6 @@
       fill(r.x + 2, y, Math.max(used > 0 ? 1 : 0, Math.round(Math.min(1, f) * bw)), BARS, f > 1 ? C.over : col);
     }
     const top = r.y + 2 + 3 * (BARS + 1) + 1 + (d.label ? 10 : 0);
-    if (pods.length > 1) pods.sort(podOrder);
     const s = d.pod, per = Math.max(1, Math.floor((r.w - 4) / (s + 1)));
     let runStart = -1;
     for (let i = 0; i < pods.length; i++) {
@@ -992,7 +1010,7 @@
     const per = Math.max(1, Math.floor((r.w - 4) / (d.pod + 1)));
     const col = Math.floor((x - r.x - 2) / (d.pod + 1)), rowI = Math.floor((y - top) / (d.pod + 1));
     if (y >= top && col < per) {
-      const pods = [...(model.podsByNode.get(hit.key) || [])].map((k) => model.pods.get(k)).filter((p) => p && counts(p)).sort(podOrder);
+      const pods = nodePods(hit.key);
       const p = pods[rowI * per + col];
       if (p) return { kind: 'pod', key: p.key };
     }
