@@ -219,7 +219,9 @@ def test_a_waiting_gang_shows_its_gangunschedulable_reason(
     reason = wait_page(
         browser,
         "const li = [...document.querySelectorAll('#gangs li.gang.waiting')].find(l => l.dataset.key.startsWith('default/too-big-'));"
-        "const r = li && li.querySelector('.reason'); return r && r.textContent;",
+        # the row shows the condition's message until the GangUnschedulable event arrives, then the event's
+        "const r = li && li.querySelector('.reason');"
+        "return r && gp.model.gangEvent.has(li.dataset.key) && gp.rendered() && r.textContent;",
         what="the waiting gang's reason",
     )
     events = json.loads(
