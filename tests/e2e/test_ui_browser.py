@@ -441,3 +441,37 @@ def test_under_rbac_the_view_shows_what_its_user_may_see(
             assert status == 403
     finally:
         _stop(server)
+
+
+def test_pause_queues_watch_events_and_step_applies_them_one_by_one(
+    ui_server: Server, browser: Any, kubectl_ui: Kubectl
+) -> None:
+    with http(ui_server) as c:
+        minted = c.post("/ui/login-urls", headers={"Authorization": f"Bearer {bearer(ui_server)}"})
+    browser.get(minted.json()["loginURL"])
+    wait_page(
+        browser, "return gp.reflectors.every(r => r.state === 'live') && gp.rendered();", what="live watches"
+    )
+    browser.find_element("id", "pause").click()
+    assert browser.execute_script("return gangplane.paused") is True
+    kubectl_ui.run("label", "node", "cpu-zone-b-1", "step=one")
+    kubectl_ui.run("label", "node", "cpu-zone-b-2", "step=two")
+    queued = wait_page(
+        browser,
+        "const q = gp.queue.filter(e => e.kind === 'nodes' && ['cpu-zone-b-1', 'cpu-zone-b-2'].includes(e.object.metadata.name));"
+        "return q.length === 2 && gp.queue.length;",
+        what="two node updates queued while paused",
+    )
+    assert browser.find_element("id", "queued").text == f"{queued} queued"
+    labels = (
+        "return ['cpu-zone-b-1', 'cpu-zone-b-2'].map(n => gangplane.model.nodes.get(n).labels.step || null)"
+    )
+    assert browser.execute_script(labels) == [None, None]  # nothing applied while paused
+    step = browser.find_element("id", "step")
+    for _ in range(queued):
+        before = browser.execute_script("return gangplane.queue.length")
+        step.click()
+        wait_page(browser, f"return gp.queue.length === {before - 1};", what="one event applied")
+    assert browser.execute_script(labels) == ["one", "two"]
+    browser.find_element("id", "pause").click()  # resume
+    assert browser.execute_script("return gangplane.paused") is False
