@@ -207,3 +207,24 @@ def test_the_views_files_are_served_with_a_strict_policy() -> None:
     assert call(app, "/ui/missing.js")[0] == 404
     assert call(app, "/ui/", method="POST")[0] == 405
     assert not seen  # none of it reached the API
+
+
+def test_under_rbac_the_views_own_pages_are_not_put_to_the_authorizer() -> None:
+    from apiserver.auth.authorizer import Authorization
+    from tests.unit.test_auth_rbac import DictSource
+
+    t = new_token()
+    jane = UserInfo("jane", ("system:authenticated",))
+    ui = UI()
+    app, _ = stack(ui, "")
+    app.policy.authenticators = [static_tokens({t: jane})]
+    app.policy.authorization = Authorization("RBAC", DictSource([]))  # no bindings: every API request refused
+    assert call(app, "/ui/")[0] == 200
+    assert call(app, "/ui/app.js")[0] == 200
+    code, _, body = call(app, "/ui/login-urls", {"Authorization": f"Bearer {t}"}, method="POST")
+    assert code == 201 and b'"user":"jane"' in body
+    session = login(app, ui, jane)
+    assert call(app, "/ui/", {"Cookie": f"{COOKIE_NAME}={session}"})[0] == 200
+    # the API itself is authorized as ever, for the cookie's user too
+    code, _, body = call(app, "/api/v1/pods", {"Cookie": f"{COOKIE_NAME}={session}"})
+    assert code == 403 and b'User \\"jane\\" cannot list resource \\"pods\\"' in body
