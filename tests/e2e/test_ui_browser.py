@@ -68,6 +68,20 @@ def http(server: Server) -> httpx.Client:
     return httpx.Client(base_url=server.url, verify=False, timeout=10)
 
 
+def open_view(server: Server, browser: Any) -> None:
+    """Make sure the browser shows the live view, logging in with a minted URL when it does not
+    (each test can run alone; in file order the first test's login carries over)."""
+    live = "return !!(window.gangplane && gangplane.reflectors.every(r => r.state === 'live'))"
+    if browser.current_url.startswith(server.url + "/ui/") and browser.execute_script(live):
+        return
+    with http(server) as c:
+        minted = c.post("/ui/login-urls", headers={"Authorization": f"Bearer {bearer(server)}"})
+    browser.get(minted.json()["loginURL"])
+    wait_page(
+        browser, "return gp.reflectors.every(r => r.state === 'live') && gp.rendered();", what="live watches"
+    )
+
+
 def test_login_url_opens_the_board_with_the_default_fleet(ui_server: Server, browser: Any) -> None:
     url = login_url(ui_server)
     browser.get(url)
@@ -160,6 +174,7 @@ return {racks: [...racks], groups: [...groups], nodes: pods.map(p => p.node)};
 def test_story_1_and_story_3_gangs_appear_and_story_3_fills_one_rack(
     ui_server: Server, browser: Any, kubectl_ui: Kubectl
 ) -> None:
+    open_view(ui_server, browser)
     watch = BoundWatch(ui_server, "app=training-shards", 8)
     kubectl_ui.run("apply", "-f", str(EXAMPLES / "gang-statefulset.yaml"))
     kubectl_ui.run("apply", "-f", str(FIXTURES / "story3-rack-local-training.yaml"))
@@ -215,6 +230,7 @@ def _all_bound_js(prefix: str, n: int) -> str:
 def test_a_waiting_gang_shows_its_gangunschedulable_reason(
     ui_server: Server, browser: Any, kubectl_ui: Kubectl
 ) -> None:
+    open_view(ui_server, browser)
     kubectl_ui.run("apply", "-f", str(FIXTURES / "waiting-gang.yaml"))
     reason = wait_page(
         browser,
@@ -245,6 +261,7 @@ def test_a_waiting_gang_shows_its_gangunschedulable_reason(
 def test_a_preemption_shows_its_victims_linked_to_the_preemptor(
     ui_server: Server, browser: Any, kubectl_ui: Kubectl
 ) -> None:
+    open_view(ui_server, browser)
     kubectl_ui.run("apply", "-f", str(FIXTURES / "preemption.yaml"))
     wait_page(
         browser,
@@ -277,6 +294,7 @@ def test_a_preemption_shows_its_victims_linked_to_the_preemptor(
 def test_a_request_from_another_origin_is_refused(
     ui_server: Server, browser: Any, kubectl_ui: Kubectl
 ) -> None:
+    open_view(ui_server, browser)
     session = next(c for c in browser.get_cookies() if c["name"] == "gangplane-session")["value"]
     cookie = {"Cookie": f"gangplane-session={session}"}
     path = "/api/v1/namespaces/default/configmaps"
@@ -368,12 +386,7 @@ def test_login_urls_are_minted_only_for_a_bearer_token(ui_server: Server) -> Non
 def test_a_dropped_watch_resumes_and_an_expired_one_relists(
     ui_server: Server, browser: Any, kubectl_ui: Kubectl
 ) -> None:
-    with http(ui_server) as c:  # a login of its own, so that the test also runs alone
-        minted = c.post("/ui/login-urls", headers={"Authorization": f"Bearer {bearer(ui_server)}"})
-    browser.get(minted.json()["loginURL"])
-    wait_page(
-        browser, "return gp.reflectors.every(r => r.state === 'live') && gp.rendered();", what="live watches"
-    )
+    open_view(ui_server, browser)
     nodes = "gp.reflectors.find(r => r.kind === 'nodes')"
     before = browser.execute_script(f"const gp = gangplane, r = {nodes}; return [r.relists, r.resumes];")
     # a dropped connection: the watch resumes from its last resourceVersion, no relist
@@ -446,12 +459,7 @@ def test_under_rbac_the_view_shows_what_its_user_may_see(
 def test_pause_queues_watch_events_and_step_applies_them_one_by_one(
     ui_server: Server, browser: Any, kubectl_ui: Kubectl
 ) -> None:
-    with http(ui_server) as c:
-        minted = c.post("/ui/login-urls", headers={"Authorization": f"Bearer {bearer(ui_server)}"})
-    browser.get(minted.json()["loginURL"])
-    wait_page(
-        browser, "return gp.reflectors.every(r => r.state === 'live') && gp.rendered();", what="live watches"
-    )
+    open_view(ui_server, browser)
     browser.find_element("id", "pause").click()
     assert browser.execute_script("return gangplane.paused") is True
     kubectl_ui.run("label", "node", "cpu-zone-b-1", "step=one")
