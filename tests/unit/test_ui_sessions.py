@@ -228,3 +228,23 @@ def test_under_rbac_the_views_own_pages_are_not_put_to_the_authorizer() -> None:
     # the API itself is authorized as ever, for the cookie's user too
     code, _, body = call(app, "/api/v1/pods", {"Cookie": f"{COOKIE_NAME}={session}"})
     assert code == 403 and b'User \\"jane\\" cannot list resource \\"pods\\"' in body
+
+
+def test_hostile_input_to_the_views_paths_gets_4xx_not_5xx() -> None:
+    ui = UI()
+    app, _ = stack(ui)
+    session = login(app, ui)
+    for path, headers, method in (
+        ("/ui/login?token=%ff%00%zz", {}, "GET"),
+        ("/ui/login?token=a&token=b", {}, "GET"),
+        ("/ui/login?token=" + "x" * 10000, {}, "GET"),
+        ("/ui/", {"Cookie": 'gangplane-session="\\x00;;=="; ;;'}, "GET"),
+        ("/ui/", {"Cookie": "=" * 500}, "GET"),
+        ("/api/v1/pods", {"Cookie": f"{COOKIE_NAME}={session}", "Origin": "\u00ff\u00fe"}, "GET"),
+        ("/api/v1/pods", {"Cookie": f"{COOKIE_NAME}={session}", "Sec-Fetch-Site": ""}, "GET"),
+        ("/ui/logout", {"Cookie": "gangplane-session"}, "POST"),
+        ("/ui/%2e%2e/%2e%2e/etc/passwd", {}, "GET"),
+        ("/ui/index.html", {}, "DELETE"),
+    ):
+        code = call(app, path, headers, method=method)[0]
+        assert code < 500, (path, headers, code)

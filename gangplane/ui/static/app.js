@@ -1076,7 +1076,7 @@
   // the page's hooks for tests and the frame-time bench: the very model, layout and hit-testing
   // the canvas is drawn from, plus a way to feed watch lines without a server
   window.gangplane = {
-    model, layout, stats, queue, reflectors, dirty,
+    model, layout, stats, queue, reflectors,
     get layoutKeys() { return layoutKeys; },
     get paused() { return paused; },
     hitTest: podAt, select, gangFacts, gangDomains, claimsOfGroup,
