@@ -291,6 +291,41 @@ def test_a_preemption_shows_its_victims_linked_to_the_preemptor(
     wait_page(browser, _all_bound_js("urgent", 2), timeout=60, what="the preemptor gang bound")
 
 
+def test_story_4_selecting_a_gang_lists_its_shared_resourceclaim(
+    ui_server: Server, browser: Any, kubectl_ui: Kubectl
+) -> None:
+    open_view(ui_server, browser)
+    kubectl_ui.run("apply", "-f", str(EXAMPLES / "shared-claim-statefulset.yaml"))
+    group = wait_page(
+        browser,
+        "const k = [...gp.model.groups.keys()].find(k => k.startsWith('default/shard-server-'));"
+        "return k && gp.gangFacts(k).bound === 4 && gp.claimsOfGroup(k).length === 1 && gp.rendered() && k;",
+        timeout=60,
+        what="the Story 4 gang bound with its claim",
+    )
+    browser.find_element("css selector", f'#gangs li[data-key="{group}"]').click()
+    claim = wait_page(
+        browser,
+        "const li = document.querySelector('#selection .claims li'); return li && li.textContent;",
+        what="the gang's ResourceClaim in the selection",
+    )
+    claims = json.loads(kubectl_ui.run("get", "resourceclaims", "-o", "json").stdout)["items"]
+    mine = [
+        c
+        for c in claims
+        if any(
+            r.get("resource") == "podgroups" and r["name"] == group.split("/")[1]
+            for r in c.get("status", {}).get("reservedFor", [])
+        )
+    ]
+    assert len(mine) == 1
+    result = mine[0]["status"]["allocation"]["devices"]["results"][0]
+    assert claim == (
+        f"default/{mine[0]['metadata']['name']}: {result['driver']}/{result['pool']}/{result['device']}"
+    )
+    kubectl_ui.run("delete", "statefulset", "shard-server", "--wait=false")
+
+
 def test_a_request_from_another_origin_is_refused(
     ui_server: Server, browser: Any, kubectl_ui: Kubectl
 ) -> None:
@@ -452,6 +487,19 @@ def test_under_rbac_the_view_shows_what_its_user_may_see(
                 ".then(r => done(r.status));"
             )
             assert status == 403
+            # a namespaced Role: the view confined to that namespace (?namespace=) lists its pods
+            kubectl.run("create", "role", "pod-reader", "--verb=get,list,watch", "--resource=pods,events")
+            kubectl.run(
+                "create", "rolebinding", "viewer-pods", "--role=pod-reader", "--serviceaccount=default:viewer"
+            )
+            driver.get(server.url + "/ui/?namespace=default")
+            states = wait_page(
+                driver,
+                "const s = Object.fromEntries(gp.reflectors.map(r => [r.kind, r.state]));"
+                "return s.pods === 'live' && s.events === 'live' && s.nodes === 'live' && s;",
+                what="pods and events of default listed",
+            )
+            assert states["podgroups"] == "refused" and states["resourceclaims"] == "refused"
     finally:
         _stop(server)
 
