@@ -273,9 +273,11 @@ def test_a_preemption_shows_its_victims_linked_to_the_preemptor(
     entry = wait_page(
         browser,
         "const li = [...document.querySelectorAll('#timeline li.preemption')].find(l => l.dataset.preemptor.startsWith('PodGroup/urgent-'));"
-        "return li && {preemptor: li.dataset.preemptor, victims: [...li.querySelectorAll('.victims a')].map(a => a.textContent), text: li.textContent};",
+        "const victims = li ? [...li.querySelectorAll('.victims a')].map(a => a.textContent) : [];"
+        # two whole-GPU-node pods need two nodes' filler pods evicted
+        "return victims.length === 2 && {preemptor: li.dataset.preemptor, victims, text: li.textContent};",
         timeout=60,
-        what="a preemption entry",
+        what="a preemption entry with its two victims",
     )
     events = json.loads(
         kubectl_ui.run("get", "events", "--field-selector", "reason=Preempted", "-o", "json").stdout
