@@ -198,7 +198,7 @@ def test_the_views_files_are_served_with_a_strict_policy() -> None:
     ui = UI()
     app, seen = stack(ui)
     code, headers, body = call(app, "/ui/")
-    assert code == 200 and headers["content-type"].startswith("text/html") and b'<canvas id="board">' in body
+    assert code == 200 and headers["content-type"].startswith("text/html") and b'<canvas id="board"' in body
     assert "default-src 'self'" in headers["content-security-policy"] and headers["x-frame-options"] == "DENY"
     assert call(app, "/ui/app.js")[1]["content-type"].startswith("text/javascript")
     assert call(app, "/ui/style.css")[0] == 200

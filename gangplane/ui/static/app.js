@@ -793,6 +793,7 @@
       const i = document.createElement('i'); i.style.background = col; $('legend').append(i, name);
     }
     $('legend').append('. Squares: pods by PodGroup; faded = not running; hollow = terminating; white frame = gang.');
+    canvas.setAttribute('aria-label', `${model.nodes.size} nodes grouped by ${keys}; the panels list the gangs and events`);
   }
 
   // ------------------------------------------------------------------ panels
