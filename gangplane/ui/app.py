@@ -62,7 +62,6 @@ class UI:
     def __init__(self, sessions: UISessions | None = None) -> None:
         self.sessions = sessions or UISessions()
         self._files = _static_files()
-        self.secure = False
 
     def login_url(self, base_url: str, user: UserInfo = ADMIN) -> str:
         """A one-time URL logging a browser into the view as ``user`` (default: the kubeconfig's)."""
