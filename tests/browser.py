@@ -7,12 +7,15 @@ the test skips and says why.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -76,8 +79,26 @@ def chromium(*, insecure_certs: bool = True) -> Iterator[Any]:
     try:
         yield driver
     finally:
-        driver.quit()
+        try:
+            driver.quit()
+        except Exception:  # a hung session (a test timed out in it): stop the driver regardless
+            driver.service.stop()
+        _kill_browser(profile)
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def _kill_browser(profile: str) -> None:
+    """End the Chromium started with ``profile`` if ``quit`` left it behind (ours: its profile dir is unique)."""
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"--user-data-dir={profile}".encode() in args and not any(a.startswith(b"--type=") for a in args):
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 # A condition checked on every animation frame of the page until it holds (or the time is up):
