@@ -235,8 +235,8 @@
   const stats = { updates: [], last: 0, parseMs: 0 };
   class HTTPError extends Error { constructor(status, text) { super(`${status}: ${text}`); this.status = status; } }
 
-  async function getJSON(url) {
-    const r = await fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+  async function getJSON(url, signal) {
+    const r = await fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' }, signal });
     if (!r.ok) throw new HTTPError(r.status, await statusMessage(r));
     return r.json();
   }
@@ -251,7 +251,7 @@
     }
 
     // ends the current watch as a dropped connection would (the view's tests use it)
-    drop() { if (this.controller) this.controller.abort(); }
+    drop() { if (this.controller) this.controller.abort(); if (this.listController) this.listController.abort(); }
 
     async run() {
       for (;;) {
@@ -267,6 +267,7 @@
           await this.watch();
           this.failures = 0;
         } catch (e) {
+          if (leaving) return;
           if (e instanceof HTTPError && e.status === 410) { this.rv = ''; continue; } // Expired: relist
           if (e instanceof HTTPError && (e.status === 401 || e.status === 403 || e.status === 404)) {
             problem(this.kind, e.status === 401
@@ -292,7 +293,8 @@
       do {
         const q = new URLSearchParams({ limit: String(PAGE) });
         if (cont) q.set('continue', cont);
-        const page = await getJSON(`${collectionPath(this.kind)}?${q}`);
+        this.listController = new AbortController();
+        const page = await getJSON(`${collectionPath(this.kind)}?${q}`, this.listController.signal);
         for (const it of page.items || []) items.push(it);
         cont = (page.metadata || {}).continue || '';
         rv = (page.metadata || {}).resourceVersion || rv;
@@ -1055,6 +1057,10 @@
     $('problems').replaceChildren(...[...new Set(problems.values())].map((t) => el('p', {}, t)));
   }
   const reflectors = Object.keys(KINDS).map((k) => new Reflector(k));
+  // Leaving the page ends its watches at once: each holds one of the six connections the browser
+  // allows to this origin, and the next page (or the login link) needs them now.
+  let leaving = false;
+  window.addEventListener('pagehide', () => { leaving = true; for (const r of reflectors) r.drop(); });
   function connection() {
     const states = reflectors.map((r) => r.state);
     const c = $('conn');
