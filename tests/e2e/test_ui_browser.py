@@ -371,6 +371,14 @@ fetch('{ui_server.url}{path}', {{method: 'POST', mode: 'no-cors', credentials: '
     got = kubectl_ui.run("get", "configmap", "from-evil", check=False)
     assert got.returncode != 0 and "NotFound" in got.stderr
     browser.get(ui_server.url + "/ui/")  # back to the view for the tests after this one
+    # the page left behind ended its watches (pagehide): the new one gets connections at once,
+    # where it used to wait a minute for the browser's six per origin
+    wait_page(
+        browser,
+        "return gp.reflectors.every(r => r.state === 'live');",
+        timeout=10,
+        what="the view live again",
+    )
 
 
 def wait_page_title(browser: Any, title: str, timeout: float = 20) -> None:
