@@ -164,7 +164,8 @@
   }
   function deleteGroup(o) { model.groups.delete(keyOf(o)); gangCache.delete(keyOf(o)); dirty.gangs = true; }
   function topologyChanged(o) {
-    return ((o.spec || {}).schedulingConstraints || {}).topology ? !layoutKeys.includes(o.spec.schedulingConstraints.topology[0].key) : false;
+    const topo = ((o.spec || {}).schedulingConstraints || {}).topology || [];
+    return topo.some((t) => t && t.key && !topologyKeySet.has(t.key));
   }
 
   // devices: a ResourceSlice's pool belongs to one node (spec.nodeName) or to the nodes its
@@ -373,8 +374,10 @@
     scheduled = false;
     const t0 = performance.now();
     const n = paused ? Math.min(1, queue.length) : queue.length;
-    for (const ev of queue.splice(0, n)) apply(ev);
-    render();
+    for (const ev of queue.splice(0, n)) {
+      try { apply(ev); } catch (e) { console.error('gangplane: cannot show', ev.kind, ev.type, e); } // one odd object must not stop the view
+    }
+    try { render(); } catch (e) { console.error('gangplane: drawing failed', e); }
     const ms = performance.now() - t0 + stats.parseMs;
     stats.parseMs = 0;
     stats.last = ms;
