@@ -45,6 +45,18 @@ def _run_parser() -> argparse.ArgumentParser:
         default=None,
         help="run the HTTP-level scenarios against this API server (e.g. a kind cluster)",
     )
+    p.add_argument(
+        "--ui",
+        action="store_true",
+        help="serve gangplane's live view of each control plane the run starts and print its login URL, "
+        "to watch a scenario unfold (it costs CPU: the numbers of such a run are not for comparison)",
+    )
+    p.add_argument(
+        "--ui-port",
+        type=int,
+        default=6444,
+        help="with --ui: the view's port, kept from plane to plane (6444)",
+    )
     return p
 
 
@@ -102,7 +114,18 @@ def main(argv: list[str]) -> int:
         # rewritten after each scenario: a run stopped part way keeps what it measured
         write_results(path, so_far, target)
 
-    results = run_scenarios(scenarios, console, kubeconfig, checkpoint)
+    watching = None
+    if args.ui:
+        from gangplane.controlplane import PLANE_STARTED
+        from gangplane.ui.watch import PlaneWatcher
+
+        watcher = PlaneWatcher(args.ui_port, lambda line: console.print(line, markup=False, highlight=False))
+        watching = PLANE_STARTED.set(watcher.serve)
+    try:
+        results = run_scenarios(scenarios, console, kubeconfig, checkpoint)
+    finally:
+        if watching is not None:
+            PLANE_STARTED.reset(watching)
     doc = write_results(path, results, target)
     (out / "results.json").write_bytes(path.read_bytes())
     pngs = report.plots(doc, out)

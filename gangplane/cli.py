@@ -236,6 +236,14 @@ def _parser() -> argparse.ArgumentParser:
         "(default); --no-tls serves plain HTTP, over which kubectl sends no credentials, so pair it with --anonymous",
     )
     s.add_argument(
+        "--ui",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="serve gangplane's live view at /ui/ and print a one-time login URL for it (default); the view "
+        "uses the API with the kubeconfig user's rights, through an HttpOnly SameSite=Strict session cookie "
+        "(docs/ui.md); --no-ui serves no /ui/ paths",
+    )
+    s.add_argument(
         "--watch-history",
         default="5m",
         metavar="DURATION",
@@ -551,8 +559,13 @@ async def _serve(
         from apiserver.server.tlsgen import serving_files
 
         tls = serving_files(kubeconfig.parent / f"{kubeconfig.name}.pki", args.host)
+    ui = None
+    if args.ui:
+        from gangplane.ui import UI
+
+        ui = UI()
     try:
-        url = await cp.serve_http(args.host, args.port, front_door=policy, tls=tls)
+        url = await cp.serve_http(args.host, args.port, front_door=policy, tls=tls, ui=ui)
     except OSError as e:
         print(f"gangplane: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
         await storage.close()  # commits the bootstrap writes and releases the data dir
@@ -561,6 +574,8 @@ async def _serve(
     tune_gc()
     write_kubeconfig(kubeconfig, url, token, tls.ca_pem() if tls is not None else b"")
     print(f"gangplane: serving on {url} (export KUBECONFIG={kubeconfig})", flush=True)
+    if ui is not None:
+        print(f"gangplane: live view (one-time login link): {ui.login_url(url)}", flush=True)
     await stop.wait()
     print("gangplane: shutting down", flush=True)
     cp.app.shutting_down = True

@@ -15,7 +15,8 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -57,8 +58,15 @@ from scheduler.component import register_scheduler
 if TYPE_CHECKING:
     from apiserver.api.types import Obj
     from apiserver.server.tlsgen import ServingFiles
+    from gangplane.ui.app import UI
 
 log = logging.getLogger("gangplane")
+
+#: gangplane's watch hook (``gangplane bench --ui``): awaited with each ControlPlane that starts in
+#: this context, once. A context variable, not a global: only the run that sets it is affected.
+PLANE_STARTED: ContextVar[Callable[[ControlPlane], Awaitable[object]] | None] = ContextVar(
+    "gangplane_plane_started", default=None
+)
 
 __all__ = [
     "Component",
@@ -133,6 +141,7 @@ class ControlPlane:
         #: lease name -> the elector competing for it, while the guarded components are wanted
         self.electors: dict[str, LeaderElector] = {}
         self._server: _Server | None = None
+        self._watched = False
         self._server_task: asyncio.Task[None] | None = None
         self._trim_task: asyncio.Task[None] | None = None
         #: returns freed heap to the system after connections close (set by serve_http)
@@ -231,6 +240,10 @@ class ControlPlane:
                 groups.setdefault(lease, []).append(name)
         for lease, members in groups.items():
             await self.start_elector(lease, members)
+        hook = PLANE_STARTED.get()
+        if hook is not None and not self._watched:
+            self._watched = True
+            await hook(self)
 
     async def start_elector(self, lease: str, names: list[str]) -> LeaderElector:
         """Compete for ``lease``; while this process holds it, ``names`` run (in order)."""
@@ -302,13 +315,15 @@ class ControlPlane:
         *,
         front_door: FrontDoorPolicy | None = None,
         tls: ServingFiles | None = None,
+        ui: UI | None = None,
     ) -> str:
         """Listen on ``host:port`` (0 picks a free port); returns the URL once accepting connections.
 
         ``front_door`` puts the Host check, bearer-token authentication (the policy's tokens and
         bound service-account tokens), impersonation and authorization (``authorization_mode``)
         in front of every request (``gangplane serve`` always does; in-process tests may not);
-        ``tls`` serves HTTPS with those files.
+        ``tls`` serves HTTPS with those files. ``ui`` adds gangplane's live view at ``/ui/``
+        (its assets public, its session cookie one more way through the front door).
         """
         # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on accepted sockets whose proto is
         # TCP, and without it every response waits ~40 ms for the client's delayed ACK.
@@ -321,7 +336,12 @@ class ControlPlane:
         real_port = sock.getsockname()[1]
         self.app.server_address = f"{host}:{real_port}"
         app: Any = self.app.asgi()
+        if ui is not None:
+            app = ui.wrap(app)
         if front_door is not None:
+            if ui is not None:
+                front_door.public_paths = (*front_door.public_paths, "/ui")
+                front_door.cookie_authenticator = ui.sessions.authenticate_cookie
             if host in ("0.0.0.0", "::", ""):
                 front_door.allow_ip_literals = True
             else:

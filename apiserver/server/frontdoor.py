@@ -19,6 +19,9 @@ Three checks close that, in the order kube's filters would run them:
 * **Authorization** (``--authorization-mode``): the request's attributes (kube's
   ``RequestInfoFactory``) are decided by :class:`apiserver.auth.authorizer.Authorization`;
   a refusal is kube's 403 ``Forbidden`` Status, word for word.
+* **Cookie sessions** (gangplane's, for its browser view): a request without an
+  ``Authorization`` header may carry a session cookie; the policy's ``cookie_authenticator``
+  maps it to a user, or refuses it (a cross-site request riding on the cookie).
 * The identity found is put in the ASGI scope (``scope["gangplane.user"]``) for what comes after
   (``SelfSubjectReview``, the RBAC escalation checks).
 
@@ -71,6 +74,9 @@ def new_token() -> str:
 
 
 TokenAuthenticator = Callable[[str], UserInfo | None]
+#: ``(scope, Cookie header) -> user``; None when no session of its own is in the header, a
+#: :class:`errors.StatusError` raised to refuse the request (e.g. a cross-site one)
+CookieAuthenticator = Callable[[Scope, str], UserInfo | None]
 
 
 def static_tokens(tokens: dict[str, UserInfo]) -> TokenAuthenticator:
@@ -99,6 +105,11 @@ class FrontDoorPolicy:
     authorization: Authorization | None = None
     #: refuses browsers' cross-site writes (``--allow-origin`` names the trusted origins)
     cross_origin: CrossOriginGuard = field(default_factory=CrossOriginGuard)
+    #: gangplane's browser sessions: consulted only when a request has no ``Authorization`` header
+    cookie_authenticator: CookieAuthenticator | None = None
+    #: gangplane's own path prefixes (the view's pages, not API objects): served without
+    #: credentials and not put to the authorizer; what they serve checks the identity itself
+    public_paths: tuple[str, ...] = ()
 
     def authenticate(self, token: str) -> UserInfo | None:
         for auth in self.authenticators:
@@ -136,8 +147,8 @@ def _is_ip(host: str) -> bool:
     return True
 
 
-def _is_public(path: str) -> bool:
-    return any(path == p or path.startswith(p + "/") for p in PUBLIC_PATHS)
+def _is_public(path: str, extra: tuple[str, ...] = ()) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in (*PUBLIC_PATHS, *extra))
 
 
 class FrontDoor:
@@ -180,7 +191,7 @@ class FrontDoor:
             return
         # One pass over the raw headers: the two the checks read (the last of each wins, as
         # in a dict of them) and whether impersonation was asked, the only use of the others.
-        host = authorization = b""
+        host = authorization = cookie = b""
         origin: bytes | None = None
         fetch_site: bytes | None = None
         impersonating = False
@@ -191,6 +202,8 @@ class FrontDoor:
                 host = v
             elif k == b"authorization":
                 authorization = v
+            elif k == b"cookie":
+                cookie = v
             elif k.startswith(b"impersonate-"):
                 impersonating = True
             elif k == b"origin":
@@ -206,7 +219,10 @@ class FrontDoor:
                 None if fetch_site is None else fetch_site.decode("latin-1"),
             )
         if err is None:
-            err = self._authenticate(scope, authorization.decode("latin-1"))
+            err = self._authenticate(scope, authorization.decode("latin-1"), cookie.decode("latin-1"))
+        if err is None and self._own_page(scope.get("path", "")):
+            await self.app(scope, receive, send)  # gangplane's own pages: no API attributes to authorize
+            return
         if err is None:
             pairs = (
                 [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in raw_headers]
@@ -218,6 +234,9 @@ class FrontDoor:
             await self._respond(err)(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    def _own_page(self, path: str) -> bool:
+        return any(path == p or path.startswith(p + "/") for p in self.policy.public_paths)
 
     def _check_host(self, host_header: str) -> errors.StatusError | None:
         if host_header in self._accepted_hosts:
@@ -239,7 +258,7 @@ class FrontDoor:
             "address or to a loopback name (a guard against DNS rebinding)",
         )
 
-    def _authenticate(self, scope: Scope, authorization: str) -> errors.StatusError | None:
+    def _authenticate(self, scope: Scope, authorization: str, cookie: str = "") -> errors.StatusError | None:
         scheme, _, token = authorization.partition(" ")
         token = token.strip()
         if authorization and scheme.lower() == "bearer" and token:
@@ -250,7 +269,15 @@ class FrontDoor:
             return None
         if authorization:
             return _unauthorized()  # a scheme gangplane does not accept (basic auth, a bare value)
-        if self.policy.anonymous or _is_public(scope.get("path", "")):
+        if cookie and self.policy.cookie_authenticator is not None:
+            try:
+                user = self.policy.cookie_authenticator(scope, cookie)
+            except errors.StatusError as e:
+                return e
+            if user is not None:
+                scope[USER_SCOPE_KEY] = user
+                return None
+        if self.policy.anonymous or _is_public(scope.get("path", ""), self.policy.public_paths):
             scope[USER_SCOPE_KEY] = ANONYMOUS
             return None
         return _unauthorized()

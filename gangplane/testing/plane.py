@@ -36,6 +36,7 @@ from gangplane.testing import waiters
 
 if TYPE_CHECKING:
     from gangplane.controlplane import ControlPlane
+    from gangplane.ui.app import UI
 
 T = TypeVar("T")
 
@@ -555,10 +556,11 @@ class GangplaneServer:
         self.server = ""
         self._api_client: Any = None
 
-    def start(self) -> GangplaneServer:
+    def start(self, ui: UI | None = None) -> GangplaneServer:
+        """Serve the plane on a free loopback port (with gangplane's live view when ``ui`` is given)."""
         from gangplane.kubeconfig import write_kubeconfig
 
-        self.server = self._host.call(self._host.plane.control_plane.serve_http("127.0.0.1", 0))
+        self.server = self._host.call(self._host.plane.control_plane.serve_http("127.0.0.1", 0, ui=ui))
         self.workdir.mkdir(parents=True, exist_ok=True)
         write_kubeconfig(self.kubeconfig, self.server)
         return self

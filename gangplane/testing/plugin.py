@@ -14,12 +14,17 @@ a module). ``--gangplane-scope=module|session`` shares one plane per module or s
 between tests: everything a test created is deleted) instead of starting one per test; a test
 whose marker asks for another configuration still gets its own.
 
+``--gangplane-ui`` serves gangplane's live view of each test's control plane and prints its login
+URL, so a run can be watched in a browser; ``--gangplane-ui-hold=SECONDS`` keeps a failed test's
+plane up that long before tearing it down.
+
 On a failing test the plugin adds the tail of the control plane's log and the cluster's events
 to the report, beside pytest's own sections.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,10 +32,13 @@ from typing import Any
 import pytest
 
 from gangplane.testing.plane import GangplaneServer, InProcessPlane, PlaneConfig, PlaneHost
+from gangplane.ui.watch import PlaneWatcher
 
 SCOPES = ("function", "module", "session")
 _HOSTS = pytest.StashKey[dict[tuple[str, PlaneConfig], PlaneHost]]()
 _USED = pytest.StashKey[list[PlaneHost]]()
+_WATCHER = pytest.StashKey[PlaneWatcher]()
+_FAILED = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,6 +50,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="share one gangplane control plane per module or session (cleaned between tests); default: per test",
     )
     parser.addini("gangplane_scope", "default for --gangplane-scope", default="function")
+    group.addoption(
+        "--gangplane-ui",
+        action="store_true",
+        default=False,
+        help="serve gangplane's live view of each test's control plane and print its login URL",
+    )
+    group.addoption(
+        "--gangplane-ui-port",
+        type=int,
+        default=6445,
+        help="with --gangplane-ui: the port in-process planes are viewed on, kept from test to test (6445)",
+    )
+    group.addoption(
+        "--gangplane-ui-hold",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --gangplane-ui: keep a failed test's control plane serving this long before its teardown",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -57,6 +84,42 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for host in config.stash.get(_HOSTS, {}).values():
         host.stop()
     config.stash[_HOSTS] = {}
+
+
+def _watcher(config: pytest.Config) -> PlaneWatcher | None:
+    """The run's view server (``--gangplane-ui``): one set of sessions for every plane."""
+    if not config.getoption("--gangplane-ui"):
+        return None
+    watcher = config.stash.get(_WATCHER, None)
+    if watcher is None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+
+        def say(line: str) -> None:
+            if reporter is not None:
+                reporter.ensure_newline()
+                reporter.write_line(line)
+            else:
+                print(line, flush=True)
+
+        watcher = config.stash[_WATCHER] = PlaneWatcher(config.getoption("--gangplane-ui-port"), say)
+    return watcher
+
+
+def _watch(request: pytest.FixtureRequest, host: PlaneHost) -> None:
+    """Serve an in-process plane's API and view (behind a front door only the view's cookie opens)."""
+    watcher = _watcher(request.config)
+    if watcher is not None and host.plane.control_plane.url == "":
+        host.call(watcher.serve(host.plane.control_plane, request.node.nodeid))
+
+
+def _hold_if_failed(request: pytest.FixtureRequest) -> None:
+    hold = request.config.getoption("--gangplane-ui-hold")
+    watcher = _watcher(request.config)
+    if watcher is not None and hold > 0 and request.node.stash.get(_FAILED, False):
+        watcher.say(
+            f"gangplane: {request.node.nodeid} failed; its plane stays up {hold:g}s for the live view"
+        )
+        time.sleep(hold)  # the plane runs on its own thread: the view stays live meanwhile
 
 
 def _scope(config: pytest.Config) -> str:
@@ -93,8 +156,10 @@ def _host(request: pytest.FixtureRequest) -> Iterator[PlaneHost]:
         host = PlaneHost(config).start()
         request.node.stash[_USED] = [host]
         try:
+            _watch(request, host)
             yield host
         finally:
+            _hold_if_failed(request)
             host.stop()
         return
     hosts = request.config.stash[_HOSTS]
@@ -109,8 +174,10 @@ def _host(request: pytest.FixtureRequest) -> Iterator[PlaneHost]:
     host = shared
     request.node.stash[_USED] = [host]
     try:
+        _watch(request, host)
         yield host
     finally:
+        _hold_if_failed(request)
         host.reset()
 
 
@@ -133,10 +200,14 @@ def gangplane_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator
     host = PlaneHost(config).start()
     request.node.stash[_USED] = [host]
     server = GangplaneServer(host, tmp_path / "gangplane")
+    watcher = _watcher(request.config)
     try:
-        server.start()
+        server.start(ui=watcher.ui if watcher is not None else None)
+        if watcher is not None:
+            watcher.announce(server.server, request.node.nodeid)
         yield server
     finally:
+        _hold_if_failed(request)
         server.close_clients()
         host.stop()
 
@@ -145,6 +216,7 @@ def gangplane_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     if report.failed and call.when in ("call", "setup"):
+        item.stash[_FAILED] = True
         for host in item.stash.get(_USED, []):
             try:
                 log_tail, events = host.report()
