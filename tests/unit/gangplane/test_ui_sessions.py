@@ -153,7 +153,8 @@ def test_a_cookie_on_a_cross_site_request_is_refused_with_403() -> None:
         code, headers, body = call(app, "/api/v1/pods", {**cookie, **hostile}, method="POST")
         assert code == 403, hostile
         assert headers["content-type"] == "application/json" and b'"reason":"Forbidden"' in body
-        assert b"session cookie is not accepted" in body
+        # a write meets the front door's cross-site guard first; a read meets the cookie's own guard
+        assert b"session cookie is not accepted" in body or b"cross-site request refused" in body
 
 
 def test_a_bearer_token_is_not_subject_to_the_cookie_guard() -> None:
@@ -211,7 +212,7 @@ def test_the_views_files_are_served_with_a_strict_policy() -> None:
 
 def test_under_rbac_the_views_own_pages_are_not_put_to_the_authorizer() -> None:
     from apiserver.auth.authorizer import Authorization
-    from tests.unit.test_auth_rbac import DictSource
+    from tests.unit.apiserver.auth.test_auth_rbac import DictSource
 
     t = new_token()
     jane = UserInfo("jane", ("system:authenticated",))
