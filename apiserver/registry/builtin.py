@@ -26,6 +26,7 @@ _STRATEGY_MODULES = (
     "apiserver.registry.strategies.apiregistration",
     "apiserver.registry.strategies.authorization",
     "apiserver.registry.strategies.authentication",
+    "apiserver.registry.strategies.admissionregistration",
 )
 
 
@@ -154,6 +155,8 @@ def builtin_resources() -> list[ResourceDef]:
         )
 
     ALL = ("all",)
+    AR = "admissionregistration.k8s.io"
+    EXT = ("api-extensions",)
     return [
         # core/v1
         rd(
@@ -397,6 +400,50 @@ def builtin_resources() -> list[ResourceDef]:
             "authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=("create",)
         ),
         rd("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=("create",)),
+        # admissionregistration.k8s.io/v1
+        rd(
+            AR,
+            "v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+            False,
+            categories=EXT,
+        ),
+        rd(AR, "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False, categories=EXT),
+        rd(
+            AR,
+            "v1",
+            "ValidatingAdmissionPolicy",
+            "validatingadmissionpolicies",
+            False,
+            status=True,
+            categories=EXT,
+        ),
+        rd(
+            AR,
+            "v1",
+            "ValidatingAdmissionPolicyBinding",
+            "validatingadmissionpolicybindings",
+            False,
+            categories=EXT,
+        ),
+        rd(
+            AR,
+            "v1",
+            "MutatingAdmissionPolicy",
+            "mutatingadmissionpolicies",
+            False,
+            status=True,
+            categories=EXT,
+        ),
+        rd(
+            AR,
+            "v1",
+            "MutatingAdmissionPolicyBinding",
+            "mutatingadmissionpolicybindings",
+            False,
+            categories=EXT,
+        ),
         # resource.k8s.io/v1 (DRA)
         rd("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, status=True),
         rd("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),
