@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,22 @@ class WriteOptions:
     raw_body: bytes | None = None
     #: who asks (``apiserver.api.users.UserInfo``); None for in-process callers
     user: Any = None
+    #: the write is a PATCH (admission reports ``PatchOptions``)
+    patch: bool = False
+
+
+def _options(opts: WriteOptions, kind: str) -> Obj:
+    """The request's ``CreateOptions``/``UpdateOptions``/``PatchOptions`` as admission reports them."""
+    out: Obj = {"kind": f"{kind}Options", "apiVersion": "meta.k8s.io/v1"}
+    if opts.dry_run:
+        out["dryRun"] = ["All"]
+    if opts.field_manager:
+        out["fieldManager"] = opts.field_manager
+    if opts.field_validation:
+        out["fieldValidation"] = opts.field_validation
+    if kind == "Patch" and opts.force:
+        out["force"] = True
+    return out
 
 
 @dataclass
@@ -76,6 +93,22 @@ class DeleteOptions:
     preconditions: dict[str, str] = field(default_factory=dict)
     dry_run: bool = False
     orphan_dependents: bool | None = None
+    #: who asks (``apiserver.api.users.UserInfo``); None for in-process callers
+    user: Any = None
+
+
+def _delete_options(opts: DeleteOptions) -> Obj:
+    """The ``DeleteOptions`` admission reports."""
+    out: Obj = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
+    if opts.propagation_policy:
+        out["propagationPolicy"] = opts.propagation_policy
+    if opts.grace_period_seconds is not None:
+        out["gracePeriodSeconds"] = opts.grace_period_seconds
+    if opts.dry_run:
+        out["dryRun"] = ["All"]
+    if opts.preconditions:
+        out["preconditions"] = dict(opts.preconditions)
+    return out
 
 
 @dataclass
@@ -262,11 +295,28 @@ class API:
     def _validation_error(self, rd: ResourceDef, name: str, errs: ErrorList) -> errors.StatusError:
         return errors.invalid(rd.kind, name, rd.group, errs)
 
-    def _run_admission(self, attrs: Attributes) -> None:
+    def _admit(self, attrs: Attributes) -> None:
+        """Mutating admission, in the plugins' order (built-in plugins, then MutatingAdmissionPolicy and
+        mutating webhooks): before the strategy validates the object, as kube runs it."""
         for p in self.admission:
             p.admit(attrs, self)
+
+    def _validate_admission(self, attrs: Attributes) -> None:
+        """Validating admission (built-in plugins, then ValidatingAdmissionPolicy and validating
+        webhooks): after the object passed the strategy's validation, as kube's ``createValidation``."""
         for p in self.admission:
             p.validate(attrs, self)
+
+    def _run_admission(self, attrs: Attributes) -> None:
+        self._admit(attrs)
+        self._validate_admission(attrs)
+
+    def to_view(self, rd: ResourceDef, obj: Obj) -> Obj:
+        """A stored object as the request's resource version presents it (admission's request objects)."""
+        return self._to_view(rd, obj)
+
+    def from_view(self, rd: ResourceDef, obj: Obj) -> Obj:
+        return self._from_view(rd, obj)
 
     def _notify(self, verb: str, rd: ResourceDef, obj: Obj) -> None:
         for hook in self.write_hooks:
@@ -473,8 +523,21 @@ class API:
             md.pop(k, None)
         strategy.default(obj)
         strategy.prepare_for_create(ctx, obj)
-        attrs = Attributes(CREATE, rd, ns, name, obj, None, "", opts.dry_run, self.gates, warnings)
-        self._run_admission(attrs)
+        attrs = Attributes(
+            CREATE,
+            rd,
+            ns,
+            name,
+            obj,
+            None,
+            "",
+            opts.dry_run,
+            self.gates,
+            warnings,
+            opts.user,
+            _options(opts, "Create"),
+        )
+        self._admit(attrs)
         _drop_empty_meta(md)
         errs: ErrorList = []
         if self.meta_validator is not None:
@@ -482,6 +545,7 @@ class API:
         errs.extend(strategy.validate(ctx, obj))
         if errs:
             raise self._validation_error(rd, name or md.get("generateName", ""), errs)
+        self._validate_admission(attrs)
         warnings.extend(strategy.warnings_on_create(ctx, obj))
         warnings.extend(ctx.warnings)
         if self.field_tracker is not None:
@@ -629,8 +693,21 @@ class API:
                 old
             ):
                 md["generation"] = int(old_md.get("generation") or 1) + 1
-        attrs = Attributes(UPDATE, rd, ns, name, obj, old, subresource, opts.dry_run, self.gates, warnings)
-        self._run_admission(attrs)
+        attrs = Attributes(
+            UPDATE,
+            rd,
+            ns,
+            name,
+            obj,
+            old,
+            subresource,
+            opts.dry_run,
+            self.gates,
+            warnings,
+            opts.user,
+            _options(opts, "Patch" if manager_op == "Apply" or opts.patch else "Update"),
+        )
+        self._admit(attrs)
         _drop_empty_meta(md)
         errs: ErrorList = []
         if self.meta_validator is not None:
@@ -643,6 +720,7 @@ class API:
             errs.extend(strategy.validate_update(ctx, obj, old))
         if errs:
             raise self._validation_error(rd, name, errs)
+        self._validate_admission(attrs)
         if subresource != "status":
             warnings.extend(strategy.warnings_on_update(ctx, obj, old))
         warnings.extend(ctx.warnings)
@@ -702,7 +780,7 @@ class API:
         opts: WriteOptions | None = None,
         subresource: str = "",
     ) -> Result:
-        opts = opts or WriteOptions()
+        opts = dataclasses.replace(opts or WriteOptions(), patch=True)
         rec = self.store.get(self._skey(rd), self._key(rd, ns, name))
         if patch_type in (APPLY_PATCH, APPLY_PATCH_CBOR):
             return self._apply(rd, ns, name, rec, patch, opts, subresource)
@@ -860,7 +938,20 @@ class API:
                     )
                 ],
             )
-        attrs = Attributes(DELETE, rd, ns, name, None, obj, "", opts.dry_run, self.gates, [])
+        attrs = Attributes(
+            DELETE,
+            rd,
+            ns,
+            name,
+            None,
+            obj,
+            "",
+            opts.dry_run,
+            self.gates,
+            [],
+            opts.user,
+            _delete_options(opts),
+        )
         self._run_admission(attrs)
         strategy = rd.strategy
         graceful = strategy.graceful_delete

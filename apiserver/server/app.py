@@ -592,7 +592,9 @@ class APIApp:
 
     async def _delete_opts(self, request: Request) -> DeleteOptions:
         body, _ = await self._read_body(request)
-        return delete_options(body, request.query_params)
+        opts = delete_options(body, request.query_params)
+        opts.user = user_of(request.scope)
+        return opts
 
     # ------------------------------------------------------------------ list & watch
     def _list(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:

@@ -13,6 +13,8 @@ from prometheus_client import CollectorRegistry
 
 from apiserver import errors
 from apiserver.admission.plugins import default_plugins
+from apiserver.admission.policy.mutating import MutatingAdmissionPolicyPlugin
+from apiserver.admission.policy.validating import ValidatingAdmissionPolicyPlugin
 from apiserver.api.types import Obj
 from apiserver.apiextensions.controller import install as install_custom_resources
 from apiserver.auth.authorizer import ALWAYS_ALLOW, Authorization
@@ -154,6 +156,9 @@ def build_api(
     allocator = ServiceAllocator(service_cluster_ip_range, service_node_port_range)
     plugins: list[Any] = default_plugins()
     plugins.insert(1, allocator)  # after NamespaceLifecycle, before anything reads the Service
+    # kube's order: built-in mutating plugins, then MutatingAdmissionPolicy; built-in validating
+    # plugins, then ValidatingAdmissionPolicy (the generic registry runs every admit before every validate)
+    plugins += [MutatingAdmissionPolicyPlugin(), ValidatingAdmissionPolicyPlugin()]
     api = API(
         registry,
         store or MemoryStorage(),
