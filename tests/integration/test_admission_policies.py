@@ -124,7 +124,12 @@ async def test_vap_message_expression_reason_variables_and_match_conditions(clie
         ],
         rules("", "configmaps"),
         variables=[{"name": "keys", "expression": "has(object.data) ? size(object.data) : 0"}],
-        matchConditions=[{"name": "not-exempt", "expression": "!has(object.metadata.labels) || !('exempt' in object.metadata.labels)"}],
+        matchConditions=[
+            {
+                "name": "not-exempt",
+                "expression": "!has(object.metadata.labels) || !('exempt' in object.metadata.labels)",
+            }
+        ],
     )
     await bind(client, "max-keys", "max-keys", ["Deny"])
     with pytest.raises(StatusError) as e:
