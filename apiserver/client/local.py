@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from apiserver import errors
+from apiserver.admission.webhook.frontdoor import admitted
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
 from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
@@ -251,7 +252,9 @@ class LocalClient:
         body.setdefault("apiVersion", rd.api_version)
         body.setdefault("kind", rd.kind)
         ns = namespace or (body.get("metadata") or {}).get("namespace", "")
-        return await self._durable(self.api.create(rd, ns, body, self._opts(dry_run, field_manager)).obj)
+        opts = self._opts(dry_run, field_manager)
+        result = await admitted(self.api, lambda b: self.api.create(rd, ns, b, opts), body)
+        return await self._durable(result.obj)
 
     async def update(
         self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
@@ -263,9 +266,11 @@ class LocalClient:
         body.setdefault("kind", rd.kind)
         md = body.get("metadata") or {}
         ns = namespace or md.get("namespace", "")
-        return await self._durable(
-            self.api.update(rd, ns, md.get("name", ""), body, self._opts(dry_run, field_manager)).obj
+        opts = self._opts(dry_run, field_manager)
+        result = await admitted(
+            self.api, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts), body
         )
+        return await self._durable(result.obj)
 
     async def update_status(self, gvr: GVR, obj: Obj, namespace: str = "", *, field_manager: str = "") -> Obj:
         await self._yield()
@@ -275,9 +280,11 @@ class LocalClient:
         body.setdefault("kind", rd.kind)
         md = body.get("metadata") or {}
         ns = namespace or md.get("namespace", "")
-        return await self._durable(
-            self.api.update(rd, ns, md.get("name", ""), body, self._opts(False, field_manager), "status").obj
+        opts = self._opts(False, field_manager)
+        result = await admitted(
+            self.api, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts, "status"), body
         )
+        return await self._durable(result.obj)
 
     async def patch(
         self,
@@ -297,10 +304,14 @@ class LocalClient:
         body = self._copy(patch)
         opts = self._opts(dry_run, field_manager, force)
         if subresource == "scale":
-            return await self._durable(self.api.scale_patch(rd, namespace, name, body, patch_type, opts).obj)
-        return await self._durable(
-            self.api.patch(rd, namespace, name, body, patch_type, opts, subresource).obj
+            result = await admitted(
+                self.api, lambda b: self.api.scale_patch(rd, namespace, name, b, patch_type, opts), body
+            )
+            return await self._durable(result.obj)
+        result = await admitted(
+            self.api, lambda b: self.api.patch(rd, namespace, name, b, patch_type, opts, subresource), body
         )
+        return await self._durable(result.obj)
 
     async def delete(
         self,
@@ -316,7 +327,8 @@ class LocalClient:
         await self._yield()
         rd = self._rd(gvr)
         opts = DeleteOptions(propagation_policy, grace_period_seconds, dict(preconditions or {}), dry_run)
-        return await self._durable(self.api.delete(rd, namespace, name, opts).obj)
+        result = await admitted(self.api, lambda _: self.api.delete(rd, namespace, name, opts))
+        return await self._durable(result.obj)
 
     async def delete_collection(
         self,
@@ -332,7 +344,10 @@ class LocalClient:
         rd = self._rd(gvr)
         opts = DeleteOptions(propagation_policy, grace_period_seconds)
         return await self._durable(
-            self.api.delete_collection(rd, namespace, label_selector, field_selector, opts)
+            await admitted(
+                self.api,
+                lambda _: self.api.delete_collection(rd, namespace, label_selector, field_selector, opts),
+            )
         )
 
     async def create_subresource(
@@ -362,11 +377,14 @@ class LocalClient:
         rd = self._rd(gvr)
         body = self._copy(obj)
         if subresource == "scale":
-            return await self._durable(self.api.scale_update(rd, namespace, name, body).obj)
+            result = await admitted(self.api, lambda b: self.api.scale_update(rd, namespace, name, b), body)
+            return await self._durable(result.obj)
         if subresource == "status":
-            return await self._durable(
-                self.api.update(rd, namespace, name, body, self._opts(False, ""), "status").obj
+            opts = self._opts(False, "")
+            result = await admitted(
+                self.api, lambda b: self.api.update(rd, namespace, name, b, opts, "status"), body
             )
+            return await self._durable(result.obj)
         if subresource == "finalize" and rd.plural == "namespaces":
             return await self._durable(finalize_namespace(self.api, name, body).obj)
         raise errors.method_not_allowed("update", f"{rd.plural}/{subresource}", rd.group)

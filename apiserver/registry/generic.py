@@ -20,6 +20,7 @@ import orjson
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
+from apiserver.admission.webhook.run import stable
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
@@ -214,12 +215,16 @@ class API:
             gates=self.gates,
             namespace=ns,
             dry_run=dry_run,
-            now=rfc3339(self.clock.now()),
+            now=self._now(),
             user=user,
             authenticate_token=self.authenticate_token,
             authorization=self.authorization,
             service_account_tokens=self.service_account_tokens,
         )
+
+    def _now(self) -> str:
+        """The request's time (one value across the passes of a write that waits for webhooks)."""
+        return stable("now", lambda: rfc3339(self.clock.now()))
 
     def _skey(self, rd: ResourceDef) -> tuple[str, str]:
         return rd.storage_key
@@ -510,11 +515,11 @@ class API:
             return self._answer(rd, ctx, obj, warnings)
         generate = not md.get("name") and bool(md.get("generateName"))
         if generate:
-            md["name"] = md["generateName"] + random_suffix()
+            md["name"] = md["generateName"] + stable("generateName", random_suffix)
         name = md.get("name", "")
         # server-owned metadata
-        md["uid"] = new_uid()
-        md["creationTimestamp"] = rfc3339(self.clock.now())
+        md["uid"] = stable("uid", new_uid)
+        md["creationTimestamp"] = self._now()
         if not strategy.tracks_generation or rd.storage_of is not None:
             md.pop("generation", None)
         else:
@@ -725,9 +730,7 @@ class API:
             warnings.extend(strategy.warnings_on_update(ctx, obj, old))
         warnings.extend(ctx.warnings)
         if self.field_tracker is not None:
-            self.field_tracker.on_update(
-                rd, old, obj, opts, manager_op, subresource, rfc3339(self.clock.now())
-            )
+            self.field_tracker.on_update(rd, old, obj, opts, manager_op, subresource, self._now())
         # Finalizers emptied on an object being deleted: the update completes the deletion, unless a
         # grace period is still running or the object's own content holds it (the strategy says).
         if (
@@ -867,7 +870,7 @@ class API:
         if rec is None:
             if subresource:
                 raise errors.not_found(rd.plural, name, rd.group)
-            obj = applier(rd, None, patch, opts, rfc3339(self.clock.now()))
+            obj = applier(rd, None, patch, opts, self._now())
             obj.setdefault("metadata", {})["name"] = name
             return self.create(
                 rd,
@@ -880,7 +883,7 @@ class API:
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         opts.subresource = subresource
-        merged = applier(rd, current, patch, opts, rfc3339(self.clock.now()))
+        merged = applier(rd, current, patch, opts, self._now())
         warnings: list[str] = []
         if self.body_checker is not None:
             self.body_checker(

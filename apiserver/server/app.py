@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from apiserver import errors
+from apiserver.admission.webhook.frontdoor import admitted
 from apiserver.meta import Clock
 from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
 from apiserver.patch.typecheck import check_kind_types
@@ -488,47 +489,38 @@ class APIApp:
                 q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
             )
             opts.user = user_of(request.scope)
-            return self._respond(request, rd, api.create(rd, ns, body, opts))
+            return self._respond(
+                request, rd, await admitted(api, lambda b: api.create(rd, ns, b, opts), body)
+            )
         if verb == "update":
             body, ctype = await self._read_body(request)
             if sub == "scale":
+                opts = self._write_opts(
+                    q,
+                    request.headers.get("user-agent", ""),
+                    getattr(request.state, "raw_body", None),
+                    user_of(request.scope),
+                )
                 return self._respond(
                     request,
                     rd,
-                    api.scale_update(
-                        rd,
-                        ns,
-                        info.name,
-                        body,
-                        self._write_opts(
-                            q,
-                            request.headers.get("user-agent", ""),
-                            getattr(request.state, "raw_body", None),
-                            user_of(request.scope),
-                        ),
-                    ),
+                    await admitted(api, lambda b: api.scale_update(rd, ns, info.name, b, opts), body),
                 )
             if sub == "finalize" and rd.plural == "namespaces":
                 check_subresource_body(sub, body)
                 return self._respond(request, rd, finalize_namespace(api, info.name, body))
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
+            opts = self._write_opts(
+                q,
+                request.headers.get("user-agent", ""),
+                getattr(request.state, "raw_body", None),
+                user_of(request.scope),
+            )
             return self._respond(
                 request,
                 rd,
-                api.update(
-                    rd,
-                    ns,
-                    info.name,
-                    body,
-                    self._write_opts(
-                        q,
-                        request.headers.get("user-agent", ""),
-                        getattr(request.state, "raw_body", None),
-                        user_of(request.scope),
-                    ),
-                    sub,
-                ),
+                await admitted(api, lambda b: api.update(rd, ns, info.name, b, opts, sub), body),
             )
         if verb == "patch":
             ctype = _media(request.headers.get("content-type"))
@@ -536,50 +528,42 @@ class APIApp:
                 raise errors.unsupported_media_type(", ".join(PATCH_TYPES))
             body, _ = await self._read_body(request)
             if sub == "scale":
+                opts = self._write_opts(
+                    q,
+                    request.headers.get("user-agent", ""),
+                    getattr(request.state, "raw_body", None),
+                    user_of(request.scope),
+                )
                 return self._respond(
                     request,
                     rd,
-                    api.scale_patch(
-                        rd,
-                        ns,
-                        info.name,
-                        body,
-                        ctype,
-                        self._write_opts(
-                            q,
-                            request.headers.get("user-agent", ""),
-                            getattr(request.state, "raw_body", None),
-                            user_of(request.scope),
-                        ),
-                    ),
+                    await admitted(api, lambda b: api.scale_patch(rd, ns, info.name, b, ctype, opts), body),
                 )
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("patch", f"{rd.plural}/{sub}", rd.group)
+            opts = self._write_opts(
+                q,
+                request.headers.get("user-agent", ""),
+                getattr(request.state, "raw_body", None),
+                user_of(request.scope),
+            )
             return self._respond(
                 request,
                 rd,
-                api.patch(
-                    rd,
-                    ns,
-                    info.name,
-                    body,
-                    ctype,
-                    self._write_opts(
-                        q,
-                        request.headers.get("user-agent", ""),
-                        getattr(request.state, "raw_body", None),
-                        user_of(request.scope),
-                    ),
-                    sub,
-                ),
+                await admitted(api, lambda b: api.patch(rd, ns, info.name, b, ctype, opts, sub), body),
             )
         if verb == "delete":
-            opts = await self._delete_opts(request)
-            return self._respond(request, rd, api.delete(rd, ns, info.name, opts))
+            dopts = await self._delete_opts(request)
+            return self._respond(
+                request, rd, await admitted(api, lambda _: api.delete(rd, ns, info.name, dopts))
+            )
         if verb == "deletecollection":
-            opts = await self._delete_opts(request)
-            body = api.delete_collection(
-                rd, ns, q.get("labelSelector") or "", q.get("fieldSelector") or "", opts
+            dopts = await self._delete_opts(request)
+            body = await admitted(
+                api,
+                lambda _: api.delete_collection(
+                    rd, ns, q.get("labelSelector") or "", q.get("fieldSelector") or "", dopts
+                ),
             )
             return Response(orjson.dumps(body), media_type=JSON)
         raise errors.method_not_allowed(verb, rd.plural, rd.group)

@@ -15,6 +15,7 @@ from apiserver import errors
 from apiserver.admission.plugins import default_plugins
 from apiserver.admission.policy.mutating import MutatingAdmissionPolicyPlugin
 from apiserver.admission.policy.validating import ValidatingAdmissionPolicyPlugin
+from apiserver.admission.webhook.dispatch import MutatingWebhookPlugin, ValidatingWebhookPlugin
 from apiserver.api.types import Obj
 from apiserver.apiextensions.controller import install as install_custom_resources
 from apiserver.auth.authorizer import ALWAYS_ALLOW, Authorization
@@ -149,6 +150,7 @@ def build_api(
     service_node_port_range: str = DEFAULT_NODE_PORT_RANGE,
     authorization_mode: str = ALWAYS_ALLOW,
     service_account_key: SigningKey | None = None,
+    webhook_service_addresses: dict[str, str] | None = None,
 ) -> API:
     gates = gates or FeatureGate()
     registry = Registry(builtin_resources() + list(extra_resources or []))
@@ -158,7 +160,12 @@ def build_api(
     plugins.insert(1, allocator)  # after NamespaceLifecycle, before anything reads the Service
     # kube's order: built-in mutating plugins, then MutatingAdmissionPolicy; built-in validating
     # plugins, then ValidatingAdmissionPolicy (the generic registry runs every admit before every validate)
-    plugins += [MutatingAdmissionPolicyPlugin(), ValidatingAdmissionPolicyPlugin()]
+    plugins += [
+        MutatingAdmissionPolicyPlugin(),
+        MutatingWebhookPlugin(webhook_service_addresses),
+        ValidatingAdmissionPolicyPlugin(),
+        ValidatingWebhookPlugin(webhook_service_addresses),
+    ]
     api = API(
         registry,
         store or MemoryStorage(),
