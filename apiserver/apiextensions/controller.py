@@ -114,6 +114,13 @@ class CustomResourceServing:
         finally:
             self._busy = False
 
+    def _resolve_service(self, namespace: str, name: str, port: int) -> str | None:
+        """Where a conversion webhook's Service listens (as for admission webhooks)."""
+        from apiserver.admission.webhook.dispatch import service_address
+
+        mapping = getattr(self.api, "webhook_service_addresses", {})
+        return service_address(self.api, namespace, name, port, mapping)
+
     # ------------------------------------------------------------------ sync
     def sync(self, name: str) -> None:
         crd = self.api.lookup(GROUP, CRD_PLURAL, "", name)
@@ -121,7 +128,7 @@ class CustomResourceServing:
             self._unserve(name)
             self._requeue_group_conflicts(name)
             return
-        state = self.states.setdefault(name, ServingState(name))
+        state = self.states.setdefault(name, ServingState(name, resolve_service=self._resolve_service))
         status_before = copy.deepcopy(crd.get("status"))
         now = rfc3339(self.api.clock.now())
         self._naming(crd, now)

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from apiserver import errors
-from apiserver.admission.webhook.frontdoor import admitted
+from apiserver.admission.webhook.frontdoor import admitted, converted, converts_by_webhook
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
 from apiserver.registry.generic import API, MERGE_PATCH, DeleteOptions, WriteOptions
@@ -118,7 +118,7 @@ class LocalClient:
     async def get(self, gvr: GVR, name: str, namespace: str = "") -> Obj:
         await self._yield()
         rd = self._rd(gvr)
-        rec = self.api.get(rd, namespace, name)
+        rec = await converted(rd, lambda: self.api.get(rd, namespace, name))
         return rec.copy()
 
     async def list(
@@ -136,15 +136,18 @@ class LocalClient:
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
-        res = self.api.list(
+        res = await converted(
             rd,
-            namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            limit=limit,
-            continue_=continue_,
-            resource_version=resource_version,
-            resource_version_match=resource_version_match,
+            lambda: self.api.list(
+                rd,
+                namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                limit=limit,
+                continue_=continue_,
+                resource_version=resource_version,
+                resource_version_match=resource_version_match,
+            ),
         )
         meta: Obj = {"resourceVersion": str(res.resource_version)}
         if res.continue_token:
@@ -205,7 +208,10 @@ class LocalClient:
                 md["annotations"] = {"k8s.io/initial-events-end": "true"}
             return WatchEvent(BOOKMARK, {"kind": rd.kind, "apiVersion": rd.api_version, "metadata": md})
 
+        webhook_views = converts_by_webhook(rd)
         try:
+            if webhook_views:
+                await converted(rd, lambda: [obj_of(r) for _, r in initial])
             for etype, rec in initial:
                 yield WatchEvent(etype, obj_of(rec))
             if end_bookmark:
@@ -222,7 +228,10 @@ class LocalClient:
                     if allow_bookmarks and not watcher.buffer:
                         yield bookmark(self.api.store.rv)
                     continue
-                for etype, rec in watcher.drain():
+                drained = watcher.drain()
+                if webhook_views and drained:
+                    await converted(rd, lambda evs=drained: [obj_of(r) for _, r in evs])
+                for etype, rec in drained:
                     yield WatchEvent(etype, obj_of(rec))
                 if watcher.closed and not watcher.buffer:
                     return
@@ -253,7 +262,7 @@ class LocalClient:
         body.setdefault("kind", rd.kind)
         ns = namespace or (body.get("metadata") or {}).get("namespace", "")
         opts = self._opts(dry_run, field_manager)
-        result = await admitted(self.api, lambda b: self.api.create(rd, ns, b, opts), body)
+        result = await admitted(self.api, rd, lambda b: self.api.create(rd, ns, b, opts), body)
         return await self._durable(result.obj)
 
     async def update(
@@ -268,7 +277,7 @@ class LocalClient:
         ns = namespace or md.get("namespace", "")
         opts = self._opts(dry_run, field_manager)
         result = await admitted(
-            self.api, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts), body
+            self.api, rd, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts), body
         )
         return await self._durable(result.obj)
 
@@ -282,7 +291,7 @@ class LocalClient:
         ns = namespace or md.get("namespace", "")
         opts = self._opts(False, field_manager)
         result = await admitted(
-            self.api, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts, "status"), body
+            self.api, rd, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts, "status"), body
         )
         return await self._durable(result.obj)
 
@@ -305,11 +314,14 @@ class LocalClient:
         opts = self._opts(dry_run, field_manager, force)
         if subresource == "scale":
             result = await admitted(
-                self.api, lambda b: self.api.scale_patch(rd, namespace, name, b, patch_type, opts), body
+                self.api, rd, lambda b: self.api.scale_patch(rd, namespace, name, b, patch_type, opts), body
             )
             return await self._durable(result.obj)
         result = await admitted(
-            self.api, lambda b: self.api.patch(rd, namespace, name, b, patch_type, opts, subresource), body
+            self.api,
+            rd,
+            lambda b: self.api.patch(rd, namespace, name, b, patch_type, opts, subresource),
+            body,
         )
         return await self._durable(result.obj)
 
@@ -327,7 +339,7 @@ class LocalClient:
         await self._yield()
         rd = self._rd(gvr)
         opts = DeleteOptions(propagation_policy, grace_period_seconds, dict(preconditions or {}), dry_run)
-        result = await admitted(self.api, lambda _: self.api.delete(rd, namespace, name, opts))
+        result = await admitted(self.api, rd, lambda _: self.api.delete(rd, namespace, name, opts))
         return await self._durable(result.obj)
 
     async def delete_collection(
@@ -346,6 +358,7 @@ class LocalClient:
         return await self._durable(
             await admitted(
                 self.api,
+                rd,
                 lambda _: self.api.delete_collection(rd, namespace, label_selector, field_selector, opts),
             )
         )
@@ -377,12 +390,14 @@ class LocalClient:
         rd = self._rd(gvr)
         body = self._copy(obj)
         if subresource == "scale":
-            result = await admitted(self.api, lambda b: self.api.scale_update(rd, namespace, name, b), body)
+            result = await admitted(
+                self.api, rd, lambda b: self.api.scale_update(rd, namespace, name, b), body
+            )
             return await self._durable(result.obj)
         if subresource == "status":
             opts = self._opts(False, "")
             result = await admitted(
-                self.api, lambda b: self.api.update(rd, namespace, name, b, opts, "status"), body
+                self.api, rd, lambda b: self.api.update(rd, namespace, name, b, opts, "status"), body
             )
             return await self._durable(result.obj)
         if subresource == "finalize" and rd.plural == "namespaces":

@@ -20,7 +20,7 @@ import orjson
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
-from apiserver.admission.webhook.run import stable
+from apiserver.admission.webhook.run import WebhookCallsNeeded, stable
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
@@ -208,6 +208,8 @@ class API:
         #: ``apiserver.auth.serviceaccount.ServiceAccountTokens`` (TokenReview of bound tokens)
         self.service_account_tokens: Any = None
         self.write_hooks: list[Callable[[str, ResourceDef, Obj], None]] = []
+        #: where admission and conversion webhooks behind a Service listen (``ns/name[:port]`` -> ``host:port``)
+        self.webhook_service_addresses: dict[str, str] = {}
 
     # ------------------------------------------------------------------ helpers
     def _ctx(self, ns: str, dry_run: bool, user: Any = None) -> StrategyContext:
@@ -323,6 +325,28 @@ class API:
     def from_view(self, rd: ResourceDef, obj: Obj) -> Obj:
         return self._from_view(rd, obj)
 
+    def _prewarm_view(self, rd: ResourceDef, obj: Obj) -> None:
+        """Before a write is stored: ask now for the webhook conversion its answer will need, so it
+        is not needed after the write (a conversion's key ignores ``resourceVersion``)."""
+        if getattr(rd.converter, "calls_webhook", False):
+            self._to_view(rd, copy.deepcopy(obj))
+
+    def _view_records(self, rd: ResourceDef, recs: list[Record]) -> list[Record]:
+        """Records presented as ``rd``; the webhook conversions missing for any of them are asked for
+        together (one pass of the webhook driver calls them concurrently)."""
+        out: list[Record] = []
+        needed: list[Any] = []
+        for r in recs:
+            try:
+                v = self._to_view(rd, r.copy())
+            except WebhookCallsNeeded as e:
+                needed.extend(e.calls)
+                continue
+            out.append(Record(v, orjson.dumps(v), r.rv))
+        if needed:
+            raise WebhookCallsNeeded(needed)
+        return out
+
     def _notify(self, verb: str, rd: ResourceDef, obj: Obj) -> None:
         for hook in self.write_hooks:
             hook(verb, rd, obj)
@@ -395,7 +419,7 @@ class API:
             raise errors.expired(f"too old resource version: {at_rv} ({self.store.rv})") from e
         token = _encode_continue(list_rv, last) if last is not None else ""
         if rd.is_view:
-            recs = [Record(v, orjson.dumps(v), r.rv) for r in recs for v in [self._to_view(rd, r.copy())]]
+            recs = self._view_records(rd, recs)
         return ListResult(recs, list_rv, token)
 
     def watch(
@@ -561,6 +585,7 @@ class API:
             return Result(self._to_view(rd, obj), warnings, 201)
         for attempt in range(8):
             try:
+                self._prewarm_view(rd, obj)
                 rec = self.store.create(self._skey(rd), self._key(rd, ns, name), obj)
                 break
             except StoreError as e:
@@ -741,6 +766,7 @@ class API:
         ):
             if opts.dry_run:
                 return Result(self._to_view(rd, obj), warnings, 200)
+            self._prewarm_view(rd, obj)
             self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
             gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
             self._notify("delete", rd, gone.obj)
@@ -750,6 +776,7 @@ class API:
         if opts.dry_run:
             return Result(self._to_view(rd, obj), warnings, 200)
         try:
+            self._prewarm_view(rd, obj)
             new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
         except StoreError as e:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
@@ -1002,6 +1029,7 @@ class API:
                     md.pop("finalizers", None)
                 if opts.dry_run:
                     return Result(self._to_view(rd, obj), [], 200)
+                self._prewarm_view(rd, obj)
                 new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
                 self._notify("update", rd, new_rec.obj)
                 return Result(
@@ -1009,6 +1037,7 @@ class API:
                 )
         if opts.dry_run:
             return Result(self._deleted_response(rd, obj), [], 200)
+        self._prewarm_view(rd, obj)
         gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
         self._notify("delete", rd, gone.obj)
         return Result(self._deleted_response(rd, self._to_view(rd, gone.copy())), [], 200)

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from apiserver import errors
-from apiserver.admission.webhook.frontdoor import admitted
+from apiserver.admission.webhook.frontdoor import admitted, converted, converts_by_webhook
 from apiserver.meta import Clock
 from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
 from apiserver.patch.typecheck import check_kind_types
@@ -460,7 +460,7 @@ class APIApp:
         if verb not in ("watch", "list") and verb not in rd.verbs and not sub:
             raise errors.method_not_allowed(verb, rd.plural, rd.group)
         if verb == "list":
-            return self._list(request, info, rd)
+            return await self._list(request, info, rd)
         if verb == "watch":
             return await self._watch(request, info, rd)
         if verb == "get":
@@ -469,7 +469,7 @@ class APIApp:
                 return self._no_container_runtime(info)
             if sub == "scale":
                 return Response(orjson.dumps(api.scale_get(rd, ns, info.name)), media_type=JSON)
-            rec = api.get(rd, ns, info.name)
+            rec = await converted(rd, lambda: api.get(rd, ns, info.name))
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
             body, _ = await self._read_body(request)
@@ -490,7 +490,7 @@ class APIApp:
             )
             opts.user = user_of(request.scope)
             return self._respond(
-                request, rd, await admitted(api, lambda b: api.create(rd, ns, b, opts), body)
+                request, rd, await admitted(api, rd, lambda b: api.create(rd, ns, b, opts), body)
             )
         if verb == "update":
             body, ctype = await self._read_body(request)
@@ -504,7 +504,7 @@ class APIApp:
                 return self._respond(
                     request,
                     rd,
-                    await admitted(api, lambda b: api.scale_update(rd, ns, info.name, b, opts), body),
+                    await admitted(api, rd, lambda b: api.scale_update(rd, ns, info.name, b, opts), body),
                 )
             if sub == "finalize" and rd.plural == "namespaces":
                 check_subresource_body(sub, body)
@@ -520,7 +520,7 @@ class APIApp:
             return self._respond(
                 request,
                 rd,
-                await admitted(api, lambda b: api.update(rd, ns, info.name, b, opts, sub), body),
+                await admitted(api, rd, lambda b: api.update(rd, ns, info.name, b, opts, sub), body),
             )
         if verb == "patch":
             ctype = _media(request.headers.get("content-type"))
@@ -537,7 +537,9 @@ class APIApp:
                 return self._respond(
                     request,
                     rd,
-                    await admitted(api, lambda b: api.scale_patch(rd, ns, info.name, b, ctype, opts), body),
+                    await admitted(
+                        api, rd, lambda b: api.scale_patch(rd, ns, info.name, b, ctype, opts), body
+                    ),
                 )
             if sub not in ("", "status"):
                 raise errors.method_not_allowed("patch", f"{rd.plural}/{sub}", rd.group)
@@ -550,17 +552,18 @@ class APIApp:
             return self._respond(
                 request,
                 rd,
-                await admitted(api, lambda b: api.patch(rd, ns, info.name, b, ctype, opts, sub), body),
+                await admitted(api, rd, lambda b: api.patch(rd, ns, info.name, b, ctype, opts, sub), body),
             )
         if verb == "delete":
             dopts = await self._delete_opts(request)
             return self._respond(
-                request, rd, await admitted(api, lambda _: api.delete(rd, ns, info.name, dopts))
+                request, rd, await admitted(api, rd, lambda _: api.delete(rd, ns, info.name, dopts))
             )
         if verb == "deletecollection":
             dopts = await self._delete_opts(request)
             body = await admitted(
                 api,
+                rd,
                 lambda _: api.delete_collection(
                     rd, ns, q.get("labelSelector") or "", q.get("fieldSelector") or "", dopts
                 ),
@@ -581,20 +584,23 @@ class APIApp:
         return opts
 
     # ------------------------------------------------------------------ list & watch
-    def _list(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:
+    async def _list(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:
         q = request.query_params
         limit = parse_int64(q["limit"]) if q.get("limit") else 0
         if q.get("timeoutSeconds"):  # decoded with the rest of ListOptions, though a list has no timeout
             parse_int64(q["timeoutSeconds"])
-        res = self.api.list(
+        res = await converted(
             rd,
-            info.namespace,
-            label_selector=q.get("labelSelector") or "",
-            field_selector=q.get("fieldSelector") or "",
-            limit=max(limit, 0),
-            continue_=q.get("continue") or "",
-            resource_version=q.get("resourceVersion") or "",
-            resource_version_match=q.get("resourceVersionMatch") or "",
+            lambda: self.api.list(
+                rd,
+                info.namespace,
+                label_selector=q.get("labelSelector") or "",
+                field_selector=q.get("fieldSelector") or "",
+                limit=max(limit, 0),
+                continue_=q.get("continue") or "",
+                resource_version=q.get("resourceVersion") or "",
+                resource_version_match=q.get("resourceVersionMatch") or "",
+            ),
         )
         table_version = self._wants_table(request)
         if table_version:
@@ -724,6 +730,7 @@ class APIApp:
         deadline = loop_time() + timeout_s if timeout_s else None
 
         durable = self.api.store.durable
+        webhook_views = converts_by_webhook(rd)
 
         async def stream() -> AsyncIterator[bytes]:
             # Each chunk waits for the storage to make what it shows durable (as etcd shows only
@@ -731,6 +738,8 @@ class APIApp:
             # crash of a --data-dir server could still take back.
             try:
                 await durable()
+                if webhook_views:
+                    await converted(rd, lambda: [self.api._to_view(rd, r.copy()) for _, r in initial])
                 chunk: list[bytes] = []
                 for etype, rec in initial:
                     chunk.append(encode(etype, rec))
@@ -758,6 +767,10 @@ class APIApp:
                             yield bookmark(rv)
                         continue
                     events = watcher.drain()
+                    if events and webhook_views:
+                        await converted(
+                            rd, lambda evs=events: [self.api._to_view(rd, r.copy()) for _, r in evs]
+                        )
                     if events:
                         await durable()
                         yield b"".join([encode_item(item) for item in events])

@@ -178,6 +178,7 @@ def build_api(
         patchers=_patchers(),
         field_tracker=FieldTracker(),
     )
+    api.webhook_service_addresses = dict(webhook_service_addresses or {})
     install_custom_resources(api)
     api.write_hooks.append(allocator.observe)
     api.authorization = Authorization(authorization_mode, StorePolicySource(api))

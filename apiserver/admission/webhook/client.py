@@ -23,8 +23,6 @@ import orjson
 
 from apiserver.admission.webhook.run import Outcome, PendingCall
 
-REVIEW_API_VERSION = "admission.k8s.io/v1"
-
 
 @functools.lru_cache(maxsize=64)
 def _ssl_context(ca_digest: str, ca_pem: bytes) -> ssl.SSLContext:
@@ -94,13 +92,16 @@ def request_url(call: PendingCall) -> str:
     return f"{call.url}{sep}timeout={_timeout_suffix(call.timeout)}"
 
 
-def check_response(body: Any, uid: str) -> dict[str, Any]:
-    """The ``response`` of an AdmissionReview answer, or ValueError in kube's words."""
+def check_response(body: Any, sent: dict[str, Any]) -> dict[str, Any]:
+    """The ``response`` of an answer to the review ``sent`` (AdmissionReview or ConversionReview): same
+    apiVersion and kind, ``uid`` echoed; ValueError in kube's words otherwise."""
+    api_version, kind = sent.get("apiVersion"), sent.get("kind")
+    uid = str(_req(sent).get("uid", ""))
     if not isinstance(body, dict):
         raise ValueError("failed to decode the webhook's response")
-    if body.get("apiVersion") != REVIEW_API_VERSION or body.get("kind") != "AdmissionReview":
+    if body.get("apiVersion") != api_version or body.get("kind") != kind:
         raise ValueError(
-            f"expected webhook response of {REVIEW_API_VERSION}, Kind=AdmissionReview, "
+            f"expected webhook response of {api_version}, Kind={kind}, "
             f"got {body.get('apiVersion')}, Kind={body.get('kind')}"
         )
     response = body.get("response")
@@ -111,10 +112,14 @@ def check_response(body: Any, uid: str) -> dict[str, Any]:
     return response
 
 
+def _req(review: dict[str, Any]) -> dict[str, Any]:
+    req = review.get("request")
+    return req if isinstance(req, dict) else {}
+
+
 async def call_webhook(call: PendingCall) -> Outcome:
     """POST the review; an Outcome with the response or the failure's description."""
     url = request_url(call)
-    uid = str(call.review.get("request", {}).get("uid", ""))
     extensions: dict[str, Any] = {}
     host = urlsplit(call.url).hostname or ""
     if call.server_name and call.server_name != host:
@@ -138,7 +143,7 @@ async def call_webhook(call: PendingCall) -> Outcome:
             error=f"failed to call webhook: the server responded with the status code {resp.status_code} ({resp.reason_phrase})"
         )
     try:
-        return Outcome(response=check_response(orjson.loads(resp.content), uid))
+        return Outcome(response=check_response(orjson.loads(resp.content), call.review))
     except orjson.JSONDecodeError:
         return Outcome(error="failed to call webhook: failed to decode the webhook's response")
     except ValueError as e:

@@ -25,8 +25,21 @@ def webhooks_configured(api: Any) -> bool:
     )
 
 
-async def admitted(api: Any, write: Callable[[Any], T], body: Any = None) -> T:
-    """``write(body)``, waiting for webhook answers without blocking the event loop."""
-    if not webhooks_configured(api):
+def converts_by_webhook(rd: Any) -> bool:
+    """Whether ``rd`` is a custom resource version converted by a conversion webhook."""
+    return bool(getattr(getattr(rd, "converter", None), "calls_webhook", False))
+
+
+async def admitted(api: Any, rd: Any, write: Callable[[Any], T], body: Any = None) -> T:
+    """``write(body)`` on ``rd``, waiting for webhook answers (admission, conversion) without blocking
+    the event loop."""
+    if not converts_by_webhook(rd) and not webhooks_configured(api):
         return write(body)
     return await run_admitted(lambda: write(copy.deepcopy(body)), call_webhook)
+
+
+async def converted(rd: Any, read: Callable[[], T]) -> T:
+    """A read of ``rd`` (get, list, watch events), waiting for conversion webhooks if it has one."""
+    if not converts_by_webhook(rd):
+        return read()
+    return await run_admitted(read, call_webhook)
