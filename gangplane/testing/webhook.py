@@ -259,12 +259,14 @@ class Webhooks:
         self._registered.append((gvr, name))
         return server
 
-    async def close(self) -> None:
+    async def close(self, client: Any = None) -> None:
+        """Delete the configurations (through ``client`` if given) and stop the servers."""
         from apiserver.errors import StatusError
 
+        client = client if client is not None else self.client
         for gvr, name in reversed(self._registered):
             try:
-                await self.client.delete(gvr, name)
+                await client.delete(gvr, name)
             except StatusError as e:
                 if e.code != 404:
                     raise
