@@ -253,6 +253,10 @@ class API:
         recs, _, _ = self.store.list((group, plural), namespace)
         return [r.obj for r in recs]
 
+    def stored_count(self, group: str, plural: str) -> int:
+        """How many objects of ``(group, plural)`` are stored (cheap: admission asks on every write)."""
+        return self.store.count((group, plural))
+
     def _key(self, rd: ResourceDef, ns: str, name: str) -> tuple[str, str]:
         return (ns if rd.namespaced else "", name)
 

@@ -169,6 +169,8 @@ def pairings(attrs: Attributes, api: PolicyLookup, policy_plural: str, binding_p
     policy or binding exists (the cheap common case)."""
     if attrs.rd.group == GROUP:
         return None  # policies and webhooks never apply to admissionregistration objects
+    if not api.stored_count(GROUP, binding_plural) or not api.stored_count(GROUP, policy_plural):
+        return None
     policies = api.peek_all(GROUP, policy_plural)
     if not policies:
         return None

@@ -127,7 +127,7 @@ class _WebhookPlugin(Plugin):
         self.service_addresses = dict(service_addresses or {})
 
     def hooks(self, attrs: Attributes, api: PolicyLookup) -> list[Hook]:
-        if attrs.rd.group == GROUP:
+        if attrs.rd.group == GROUP or not api.stored_count(GROUP, self.plural):
             return []
         configs = api.peek_all(GROUP, self.plural)
         if not configs:

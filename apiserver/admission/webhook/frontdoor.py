@@ -20,8 +20,8 @@ GROUP = "admissionregistration.k8s.io"
 
 
 def webhooks_configured(api: Any) -> bool:
-    return bool(api.peek_all(GROUP, "mutatingwebhookconfigurations")) or bool(
-        api.peek_all(GROUP, "validatingwebhookconfigurations")
+    return bool(api.stored_count(GROUP, "mutatingwebhookconfigurations")) or bool(
+        api.stored_count(GROUP, "validatingwebhookconfigurations")
     )
 
 
