@@ -279,3 +279,24 @@ async def test_mutating_configuration_defaults_reach_the_webhook(client, hooks) 
     await hooks.mutating(lambda r: allowed(), [CM_RULE], name="noop")
     stored = await client.get(MUTATING, "noop")
     assert stored["webhooks"][0]["reinvocationPolicy"] == "Never"
+
+
+async def test_timeout_seconds_bounds_a_call(client, hooks) -> None:
+    release = threading.Event()
+
+    def stuck(review: dict) -> dict:
+        release.wait(10)
+        return allowed()
+
+    server = await hooks.validating(
+        stuck, [rule("", "v1", "configmaps", ("CREATE",))], name="stuck", timeoutSeconds=1
+    )
+    try:
+        with pytest.raises(StatusError) as e:
+            await client.create(CONFIGMAPS, cm("late"), NS)
+        assert e.value.message == (
+            'Internal error occurred: failed calling webhook "stuck.gangplane.test": failed to call webhook: '
+            f'Post "{server.url}?timeout=1s": context deadline exceeded'
+        )
+    finally:
+        release.set()
