@@ -433,7 +433,6 @@ def builtin_resources() -> list[ResourceDef]:
             "MutatingAdmissionPolicy",
             "mutatingadmissionpolicies",
             False,
-            status=True,
             categories=EXT,
         ),
         rd(

@@ -16,6 +16,7 @@ from apiserver.registry.resources import Registry
 from apiserver.server.discovery import api_resource_list
 from apiserver.server.tables import to_table
 from featuregates import FeatureGate
+from tests.helpers import wait_for_object
 
 pytestmark = pytest.mark.anyio
 AR = "admissionregistration.k8s.io"
@@ -129,6 +130,41 @@ async def test_webhook_configuration_validation_messages(client) -> None:
         e.value
     )
     assert "webhooks[0].sideEffects: Required value: must specify one of None, NoneOnDryRun" in str(e.value)
+
+
+async def test_status_controller_writes_type_checking(cp, client) -> None:
+    from controllers.admissionpolicystatus import NAME, new_admission_policy_status_controller
+
+    cp.register(NAME, new_admission_policy_status_controller)
+    await cp.start_component(NAME)
+    body = policy(
+        validations=[
+            {"expression": "object.spec.replicass <= 5", "messageExpression": "'n: ' + object.metadata.name"},
+            {"expression": "object.spec.replicas <= 5"},
+        ]
+    )
+    await client.create(VAP, body)
+
+    def checked(o: dict | None) -> bool:
+        return bool(o) and (o.get("status") or {}).get("observedGeneration") == o["metadata"]["generation"]
+
+    got = await wait_for_object(client, VAP, "p", cond=checked)
+    assert got["status"]["typeChecking"] == {
+        "expressionWarnings": [
+            {
+                "fieldRef": "spec.validations[0].expression",
+                "warning": "apps/v1, Kind=StatefulSet: ERROR: <input>:1:12: undefined field 'replicass'\n"
+                " | object.spec.replicass <= 5\n"
+                " | ...........^",
+            }
+        ]
+    }
+    got["spec"]["validations"] = [{"expression": "object.spec.replicas <= 5"}]
+    await client.update(VAP, got)
+    fixed = await wait_for_object(
+        client, VAP, "p", cond=lambda o: checked(o) and o["metadata"]["generation"] == 2
+    )
+    assert fixed["status"]["typeChecking"] == {}
 
 
 async def test_policy_defaults_and_generation(client) -> None:
@@ -253,7 +289,7 @@ def test_discovery_and_openapi() -> None:
         assert by_name[plural]["namespaced"] is False
         assert by_name[plural]["categories"] == ["api-extensions"]
     assert "validatingadmissionpolicies/status" in by_name
-    assert "mutatingadmissionpolicies/status" in by_name
+    assert "mutatingadmissionpolicies/status" not in by_name  # none in kube's v1
     doc = orjson.loads(documents.openapi_v3_group_version(registry, AR, "v1"))
     assert "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy" in doc["components"]["schemas"]
 

@@ -2,8 +2,9 @@
 
 ValidatingWebhookConfiguration, MutatingWebhookConfiguration, ValidatingAdmissionPolicy (+Binding)
 and MutatingAdmissionPolicy (+Binding): kube's v1 defaults (``SetDefaults_ValidatingWebhook`` …),
-validation (:mod:`.admissionregistration_validation`) and generation tracking. The policies serve a
-``status`` subresource (``typeChecking``, ``conditions``, ``observedGeneration``).
+validation (:mod:`.admissionregistration_validation`) and generation tracking. ValidatingAdmissionPolicy
+serves a ``status`` subresource (``typeChecking``, ``conditions``, ``observedGeneration``, written by
+``controllers/admissionpolicystatus.py``); MutatingAdmissionPolicy has none in v1.
 """
 
 from __future__ import annotations
@@ -138,6 +139,9 @@ class ValidatingAdmissionPolicyStrategy(_PolicyStrategy):
 
 
 class MutatingAdmissionPolicyStrategy(_PolicyStrategy):
+    #: kube's MutatingAdmissionPolicy (v1) has no status
+    has_status = False
+
     def check(self, obj: Obj) -> ErrorList:
         return v.validate_mutating_policy(obj)
 
