@@ -4,7 +4,8 @@
 An object stored in one version and read, listed or watched in another is sent to the webhook as a
 ``ConversionReview`` (``apiextensions.k8s.io/v1``) with ``desiredAPIVersion``; so is an object
 written in a version other than the storage version. Conversions are remembered per object content
-and target version, so a stored object is sent once per version however often it is read.
+and target version, so a stored object is sent once per version however often it is read; the
+objects of a list or of a batch of watch events that need converting go in one ConversionReview.
 
 The webhook is called by the front doors' webhook driver (:mod:`apiserver.admission.webhook.run`):
 the converter raises :class:`~apiserver.admission.webhook.run.WebhookCallsNeeded` for a conversion
@@ -68,6 +69,38 @@ class WebhookConverter:
     def from_view(self, obj: Obj) -> Obj:
         return self._convert(obj, f"{self.group}/{self.storage_version}")
 
+    def prepare_views(self, stored: list[Obj]) -> None:
+        """Ask for every conversion ``stored`` objects need in ``version`` as one ConversionReview
+        (kube converts a list in one call); the answers fill the memo :meth:`to_view` reads."""
+        desired = f"{self.group}/{self.version}"
+        missing: list[tuple[str, Obj]] = []
+        for obj in stored:
+            if obj.get("apiVersion") == desired:
+                continue
+            digest = _digest(obj)
+            if (digest, desired) not in self._memo and all(d != digest for d, _ in missing):
+                missing.append((digest, obj))
+        if len(missing) < 2:
+            return  # one object: to_view asks for it alone
+        run = current_run()
+        if run is None:
+            return
+        call_key = ("conversion-batch", self.group, self.kind, desired, tuple(d for d, _ in missing))
+        outcome = run.answers.get(call_key)
+        if outcome is None:
+            pending = self._pending(call_key, [o for _, o in missing], desired)
+            if isinstance(pending, Outcome):
+                outcome = pending
+            elif run.exhausted:
+                outcome = Outcome(error="too many webhook calls for one request")
+            else:
+                raise WebhookCallsNeeded([pending])
+        converted = self._check(outcome, [o for _, o in missing], desired)
+        if len(self._memo) + len(converted) >= MEMO_LIMIT:
+            self._memo.clear()
+        for (digest, _), out in zip(missing, converted, strict=True):
+            self._memo[(digest, desired)] = out
+
     # ---------------------------------------------------------------------------------------
     def _gvk(self, api_version: str) -> str:
         return f"{api_version}, Kind={self.kind}"
@@ -87,26 +120,26 @@ class WebhookConverter:
             )
         outcome = run.answers.get(call_key)
         if outcome is None:
-            pending = self._pending(call_key, obj, desired)
+            pending = self._pending(call_key, [obj], desired)
             if isinstance(pending, Outcome):
                 outcome = pending
             elif run.exhausted:
                 outcome = Outcome(error="too many webhook calls for one request")
             else:
                 raise WebhookCallsNeeded([pending])
-        converted = self._check(outcome, obj, desired)
+        converted = self._check(outcome, [obj], desired)[0]
         if len(self._memo) >= MEMO_LIMIT:
             self._memo.clear()
         self._memo[key] = copy.deepcopy(converted)
         return _restore_metadata(converted, obj)
 
-    def _pending(self, key: tuple[Any, ...], obj: Obj, desired: str) -> PendingCall | Outcome:
+    def _pending(self, key: tuple[Any, ...], objs: list[Obj], desired: str) -> PendingCall | Outcome:
         cc = _d(self.webhook.get("clientConfig"))
         ca = str(cc.get("caBundle") or "")
         review = {
             "apiVersion": REVIEW_API_VERSION,
             "kind": "ConversionReview",
-            "request": {"uid": new_uid(), "desiredAPIVersion": desired, "objects": [obj]},
+            "request": {"uid": new_uid(), "desiredAPIVersion": desired, "objects": objs},
         }
         if cc.get("url"):
             return PendingCall(key, self.kind, str(cc["url"]), "", ca, 30.0, review)
@@ -126,7 +159,7 @@ class WebhookConverter:
     def _fail(self, desired: str, why: str) -> errors.StatusError:
         return errors.internal_error(f"conversion webhook for {self._gvk(desired)} failed: {why}")
 
-    def _check(self, outcome: Outcome, obj: Obj, desired: str) -> Obj:
+    def _check(self, outcome: Outcome, objs: list[Obj], desired: str) -> list[Obj]:
         if outcome.error:
             raise self._fail(desired, outcome.error)
         response = outcome.response or {}
@@ -134,26 +167,25 @@ class WebhookConverter:
         if result.get("status") != "Success":
             raise self._fail(desired, f"conversion request failed: {result.get('message') or 'no message'}")
         converted = response.get("convertedObjects")
-        if not isinstance(converted, list) or len(converted) != 1:
+        if not isinstance(converted, list) or len(converted) != len(objs):
             got = len(converted) if isinstance(converted, list) else 0
-            raise self._fail(desired, f"returned {got} objects, expected 1")
-        out = _d(converted[0])
-        if out.get("apiVersion") != desired:
-            raise self._fail(
-                desired,
-                f"invalid converted object at index 0: invalid apiVersion {out.get('apiVersion')!r}, expected {desired!r}",
-            )
-        if out.get("kind") != obj.get("kind"):
-            raise self._fail(
-                desired, f"invalid converted object at index 0: invalid kind {out.get('kind')!r}"
-            )
-        omd, cmd = _d(obj.get("metadata")), _d(out.get("metadata"))
-        for k in ("name", "namespace", "uid"):
-            if cmd.get(k, omd.get(k)) != omd.get(k):
+            raise self._fail(desired, f"returned {got} objects, expected {len(objs)}")
+        out: list[Obj] = []
+        for i, (raw, obj) in enumerate(zip(converted, objs, strict=True)):
+            conv = _d(raw)
+            where = f"invalid converted object at index {i}"
+            if conv.get("apiVersion") != desired:
                 raise self._fail(
-                    desired, f"invalid converted object at index 0: must not change metadata.{k}"
+                    desired, f"{where}: invalid apiVersion {conv.get('apiVersion')!r}, expected {desired!r}"
                 )
-        return copy.deepcopy(out)
+            if conv.get("kind") != obj.get("kind"):
+                raise self._fail(desired, f"{where}: invalid kind {conv.get('kind')!r}")
+            omd, cmd = _d(obj.get("metadata")), _d(conv.get("metadata"))
+            for k in ("name", "namespace", "uid"):
+                if cmd.get(k, omd.get(k)) != omd.get(k):
+                    raise self._fail(desired, f"{where}: must not change metadata.{k}")
+            out.append(copy.deepcopy(conv))
+        return out
 
 
 def _restore_metadata(converted: Obj, original: Obj) -> Obj:

@@ -211,7 +211,7 @@ class LocalClient:
         webhook_views = converts_by_webhook(rd)
         try:
             if webhook_views:
-                await converted(rd, lambda: [obj_of(r) for _, r in initial])
+                await converted(rd, lambda: self.api.view_records(rd, [r for _, r in initial]))
             for etype, rec in initial:
                 yield WatchEvent(etype, obj_of(rec))
             if end_bookmark:
@@ -230,7 +230,7 @@ class LocalClient:
                     continue
                 drained = watcher.drain()
                 if webhook_views and drained:
-                    await converted(rd, lambda evs=drained: [obj_of(r) for _, r in evs])
+                    await converted(rd, lambda evs=drained: self.api.view_records(rd, [r for _, r in evs]))
                 for etype, rec in drained:
                     yield WatchEvent(etype, obj_of(rec))
                 if watcher.closed and not watcher.buffer:

@@ -335,9 +335,16 @@ class API:
         if getattr(rd.converter, "calls_webhook", False):
             self._to_view(rd, copy.deepcopy(obj))
 
+    def view_records(self, rd: ResourceDef, recs: list[Record]) -> list[Record]:
+        """:meth:`_view_records` for the front doors' watch streams."""
+        return self._view_records(rd, recs)
+
     def _view_records(self, rd: ResourceDef, recs: list[Record]) -> list[Record]:
         """Records presented as ``rd``; the webhook conversions missing for any of them are asked for
         together (one pass of the webhook driver calls them concurrently)."""
+        prepare = getattr(rd.converter, "prepare_views", None)
+        if prepare is not None:
+            prepare([r.obj for r in recs])  # read only: it digests and copies what it sends
         out: list[Record] = []
         needed: list[Any] = []
         for r in recs:

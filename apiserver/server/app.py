@@ -739,7 +739,7 @@ class APIApp:
             try:
                 await durable()
                 if webhook_views:
-                    await converted(rd, lambda: [self.api._to_view(rd, r.copy()) for _, r in initial])
+                    await converted(rd, lambda: self.api.view_records(rd, [r for _, r in initial]))
                 chunk: list[bytes] = []
                 for etype, rec in initial:
                     chunk.append(encode(etype, rec))
@@ -768,9 +768,7 @@ class APIApp:
                         continue
                     events = watcher.drain()
                     if events and webhook_views:
-                        await converted(
-                            rd, lambda evs=events: [self.api._to_view(rd, r.copy()) for _, r in evs]
-                        )
+                        await converted(rd, lambda evs=events: self.api.view_records(rd, [r for _, r in evs]))
                     if events:
                         await durable()
                         yield b"".join([encode_item(item) for item in events])

@@ -166,3 +166,24 @@ async def test_webhook_strategy_needs_a_client_config(client) -> None:
     with pytest.raises(StatusError) as e:
         await client.create(CRDS, bad)
     assert "'https' is the only allowed URL scheme" in e.value.message
+
+
+async def test_a_list_is_converted_in_one_review(cp, client) -> None:
+    server = WebhookServer(conversion_handler).start()
+    try:
+        await client.create(CRDS, crd({"url": server.url, "caBundle": server.ca_bundle}))
+        await established(client)
+        for i in range(3):
+            w = {
+                "apiVersion": "example.com/v1",
+                "kind": "Widget",
+                "metadata": {"name": f"w{i}"},
+                "spec": {"size": str(i)},
+            }
+            await client.create(V1, w, NS)
+        listed = await client.list(V2, NS)
+        assert [i["spec"]["replicas"] for i in listed["items"]] == [0, 1, 2]
+        assert len(server.calls) == 1
+        assert len(server.calls[0]["request"]["objects"]) == 3
+    finally:
+        server.stop()
