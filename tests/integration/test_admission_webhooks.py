@@ -300,3 +300,20 @@ async def test_timeout_seconds_bounds_a_call(client, hooks) -> None:
         )
     finally:
         release.set()
+
+
+async def test_mutating_webhook_can_deny_a_delete(client, hooks) -> None:
+    def keep(review: dict) -> dict:
+        req = review["request"]
+        if req["operation"] == "DELETE" and (req["oldObject"]["metadata"].get("labels") or {}).get("keep"):
+            return denied("this ConfigMap is kept")
+        return allowed()
+
+    await hooks.mutating(keep, [rule("", "v1", "configmaps", ("DELETE",))], name="keeper")
+    await client.create(CONFIGMAPS, cm("kept", {"keep": "yes"}), NS)
+    await client.create(CONFIGMAPS, cm("gone"), NS)
+    with pytest.raises(StatusError) as e:
+        await client.delete(CONFIGMAPS, "kept", NS)
+    assert e.value.message.endswith("denied the request: this ConfigMap is kept")
+    await client.delete(CONFIGMAPS, "gone", NS)
+    assert (await client.get(CONFIGMAPS, "kept", NS))["metadata"]["name"] == "kept"

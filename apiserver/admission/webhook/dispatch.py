@@ -7,7 +7,7 @@ select the request and every ``matchCondition`` holds. Webhooks never see writes
 admissionregistration.k8s.io objects.
 
 Mutating webhooks are called one after another, each on the object the previous one returned; a
-``JSONPatch`` response is applied to it. With ``reinvocationPolicy: IfNeeded`` a webhook is called a
+``JSONPatch`` response is applied to it (a DELETE, which has no object, can only be denied). With ``reinvocationPolicy: IfNeeded`` a webhook is called a
 second time when a later webhook changed the object. Validating webhooks are called concurrently; the
 first denial (in order) refuses the request. Answers become kube's errors:
 ``admission webhook "NAME" denied the request: …`` with the webhook's status code (at least 400),
@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from apiserver import errors
-from apiserver.admission import CREATE, UPDATE, Attributes, Plugin
+from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
 from apiserver.admission.policy.matching import (
     PolicyLookup,
     match_rules,
@@ -243,7 +243,7 @@ class MutatingWebhookPlugin(_WebhookPlugin):
 
     def admit(self, attrs: Attributes, api: Any) -> None:
         run = current_run()
-        if run is None or attrs.obj is None or attrs.operation not in (CREATE, UPDATE):
+        if run is None or attrs.operation not in (CREATE, UPDATE, DELETE):
             return
         hooks = self.hooks(attrs, api)
         if not hooks:
@@ -283,8 +283,8 @@ class MutatingWebhookPlugin(_WebhookPlugin):
         response = outcome.response or {}
         self.take_common(hook, attrs, response)
         patch = response.get("patch")
-        if not patch:
-            return False
+        if not patch or attrs.obj is None:
+            return False  # a DELETE has no object to patch
         if response.get("patchType") != "JSONPatch":
             self.failure(
                 hook,
