@@ -317,3 +317,31 @@ async def test_mutating_webhook_can_deny_a_delete(client, hooks) -> None:
     assert e.value.message.endswith("denied the request: this ConfigMap is kept")
     await client.delete(CONFIGMAPS, "gone", NS)
     assert (await client.get(CONFIGMAPS, "kept", NS))["metadata"]["name"] == "kept"
+
+
+async def test_an_asgi_app_serves_the_webhook(client, hooks) -> None:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def validate(request: Request) -> JSONResponse:
+        review = await request.json()
+        uid = review["request"]["uid"]
+        ok = review["request"]["object"]["metadata"]["name"] != "nope"
+        response = {"uid": uid, "allowed": ok}
+        if not ok:
+            response["status"] = {"code": 422, "reason": "Invalid", "message": "that name is taken"}
+        return JSONResponse(
+            {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+        )
+
+    app = Starlette(routes=[Route("/validate", validate, methods=["POST"])])
+    await hooks.validating(
+        app, [rule("", "v1", "configmaps", ("CREATE",))], name="asgi", asgi=True, path="/validate"
+    )
+    await client.create(CONFIGMAPS, cm("fine"), NS)
+    with pytest.raises(StatusError) as e:
+        await client.create(CONFIGMAPS, cm("nope"), NS)
+    assert (e.value.code, e.value.reason) == (422, "Invalid")
+    assert e.value.message == 'admission webhook "asgi.gangplane.test" denied the request: that name is taken'
