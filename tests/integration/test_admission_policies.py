@@ -315,3 +315,36 @@ async def test_policy_denying_statefulset_pods_gives_failed_create_and_unbound_g
         return len(items) == 3 and all(node_name(p) for p in items)
 
     await wait_for_list(client, PODS, NS, all_bound, 30, label_selector="app=db")
+
+
+async def test_map_mutation_errors_follow_failure_policy(client) -> None:
+    def policy(name: str, expression: str, failure: str) -> dict:
+        return {
+            "apiVersion": f"{AR}/v1",
+            "kind": "MutatingAdmissionPolicy",
+            "metadata": {"name": name},
+            "spec": {
+                "matchConstraints": rules("", "configmaps", ("CREATE",)),
+                "reinvocationPolicy": "Never",
+                "failurePolicy": failure,
+                "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": expression}}],
+            },
+        }
+
+    # removing a path that is not there fails the patch
+    await client.create(MAP, policy("broken", '[JSONPatch{op: "remove", path: "/data/missing"}]', "Fail"))
+    await client.create(
+        MAPB,
+        {
+            "apiVersion": f"{AR}/v1",
+            "kind": "MutatingAdmissionPolicyBinding",
+            "metadata": {"name": "broken"},
+            "spec": {"policyName": "broken"},
+        },
+    )
+    with pytest.raises(StatusError) as e:
+        await client.create(CONFIGMAPS, cm("x", a="1"), NS)
+    assert e.value.code == 422
+    assert "MutatingAdmissionPolicy 'broken' with binding 'broken' denied request: " in e.value.message
+    await client.patch(MAP, "broken", {"spec": {"failurePolicy": "Ignore"}})
+    assert (await client.create(CONFIGMAPS, cm("x", a="1"), NS))["data"] == {"a": "1"}

@@ -56,9 +56,18 @@ def apply_configuration(api: Any, attrs: Attributes, current: Obj, config: Any) 
         raise MutationError("applyConfiguration must evaluate to an object")
     rd = attrs.rd
     smp = getattr(api, "patchers", {}).get(STRATEGIC_PATCH)
-    if rd.strategic_merge and smp is not None:
-        return smp(rd, copy.deepcopy(current), config)
-    return merge_patch(current, config)
+    try:
+        if rd.strategic_merge and smp is not None:
+            out = smp(rd, copy.deepcopy(current), config)
+        else:
+            out = merge_patch(current, config)
+    except errors.StatusError as e:
+        raise MutationError(e.message) from e
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+        raise MutationError(f"applyConfiguration could not be merged: {e}") from e
+    if not isinstance(out, dict):
+        raise MutationError("applyConfiguration did not produce an object")
+    return out
 
 
 def apply_json_patch(current: Obj, ops: Any) -> Obj:
@@ -68,6 +77,8 @@ def apply_json_patch(current: Obj, ops: Any) -> Obj:
         out = json_patch(copy.deepcopy(current), ops)
     except errors.StatusError as e:
         raise MutationError(e.message) from e
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+        raise MutationError(f"jsonPatch could not be applied: {e}") from e
     if not isinstance(out, dict):
         raise MutationError("the patch did not produce an object")
     return out

@@ -296,7 +296,7 @@ class MutatingWebhookPlugin(_WebhookPlugin):
             ops = orjson.loads(base64.b64decode(str(patch)))
             current = review["request"]["object"]
             patched = json_patch(copy.deepcopy(current), ops)
-        except (ValueError, errors.StatusError) as e:
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, errors.StatusError) as e:
             self.failure(hook, attrs, f"JSONPatch failed: {getattr(e, 'message', e)}")
             return False
         if not isinstance(patched, dict) or patched == current:
