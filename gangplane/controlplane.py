@@ -287,6 +287,8 @@ class ControlPlane:
     async def stop(self) -> None:
         await self.stop_components()
         await self.stop_http()
+        if self.api.webhook_clients is not None:
+            await self.api.webhook_clients.aclose()
         if self._storage_started:
             self._storage_started = False
             if self.event_expiry is not None:

@@ -118,7 +118,7 @@ class LocalClient:
     async def get(self, gvr: GVR, name: str, namespace: str = "") -> Obj:
         await self._yield()
         rd = self._rd(gvr)
-        rec = await converted(rd, lambda: self.api.get(rd, namespace, name))
+        rec = await converted(self.api, rd, lambda: self.api.get(rd, namespace, name))
         return rec.copy()
 
     async def list(
@@ -137,6 +137,7 @@ class LocalClient:
         await self._yield()
         rd = self._rd(gvr)
         res = await converted(
+            self.api,
             rd,
             lambda: self.api.list(
                 rd,
@@ -211,7 +212,7 @@ class LocalClient:
         webhook_views = converts_by_webhook(rd)
         try:
             if webhook_views:
-                await converted(rd, lambda: self.api.view_records(rd, [r for _, r in initial]))
+                await converted(self.api, rd, lambda: self.api.view_records(rd, [r for _, r in initial]))
             for etype, rec in initial:
                 yield WatchEvent(etype, obj_of(rec))
             if end_bookmark:
@@ -230,7 +231,9 @@ class LocalClient:
                     continue
                 drained = watcher.drain()
                 if webhook_views and drained:
-                    await converted(rd, lambda evs=drained: self.api.view_records(rd, [r for _, r in evs]))
+                    await converted(
+                        self.api, rd, lambda evs=drained: self.api.view_records(rd, [r for _, r in evs])
+                    )
                 for etype, rec in drained:
                     yield WatchEvent(etype, obj_of(rec))
                 if watcher.closed and not watcher.buffer:

@@ -210,6 +210,8 @@ class API:
         self.write_hooks: list[Callable[[str, ResourceDef, Obj], None]] = []
         #: where admission and conversion webhooks behind a Service listen (``ns/name[:port]`` -> ``host:port``)
         self.webhook_service_addresses: dict[str, str] = {}
+        #: the HTTPS clients admission and conversion webhooks are called with (made on first use)
+        self.webhook_clients: Any = None
 
     # ------------------------------------------------------------------ helpers
     def _ctx(self, ns: str, dry_run: bool, user: Any = None) -> StrategyContext:

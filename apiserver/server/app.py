@@ -469,7 +469,7 @@ class APIApp:
                 return self._no_container_runtime(info)
             if sub == "scale":
                 return Response(orjson.dumps(api.scale_get(rd, ns, info.name)), media_type=JSON)
-            rec = await converted(rd, lambda: api.get(rd, ns, info.name))
+            rec = await converted(self.api, rd, lambda: api.get(rd, ns, info.name))
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
             body, _ = await self._read_body(request)
@@ -590,6 +590,7 @@ class APIApp:
         if q.get("timeoutSeconds"):  # decoded with the rest of ListOptions, though a list has no timeout
             parse_int64(q["timeoutSeconds"])
         res = await converted(
+            self.api,
             rd,
             lambda: self.api.list(
                 rd,
@@ -739,7 +740,7 @@ class APIApp:
             try:
                 await durable()
                 if webhook_views:
-                    await converted(rd, lambda: self.api.view_records(rd, [r for _, r in initial]))
+                    await converted(self.api, rd, lambda: self.api.view_records(rd, [r for _, r in initial]))
                 chunk: list[bytes] = []
                 for etype, rec in initial:
                     chunk.append(encode(etype, rec))
@@ -768,7 +769,9 @@ class APIApp:
                         continue
                     events = watcher.drain()
                     if events and webhook_views:
-                        await converted(rd, lambda evs=events: self.api.view_records(rd, [r for _, r in evs]))
+                        await converted(
+                            self.api, rd, lambda evs=events: self.api.view_records(rd, [r for _, r in evs])
+                        )
                     if events:
                         await durable()
                         yield b"".join([encode_item(item) for item in events])

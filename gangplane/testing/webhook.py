@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import socket
 import tempfile
 import threading
@@ -109,7 +110,10 @@ def callable_app(handler: Handler, calls: list[Obj]) -> ASGIApp:
             {
                 "type": "http.response.start",
                 "status": status,
-                "headers": [(b"content-type", b"application/json")],
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", b"%d" % len(payload)),
+                ],
             }
         )
         await send({"type": "http.response.body", "body": payload})
@@ -140,7 +144,9 @@ class WebhookServer:
         host = f"{service[1]}.{service[0]}.svc" if service else "127.0.0.1"
         self.files = generate(workdir, host)
         self.app = handler if asgi else callable_app(handler, self.calls)  # type: ignore[arg-type]
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP: asyncio then sets TCP_NODELAY on accepted connections (else every answer
+        # waits ~40 ms for the client's delayed ACK), as gangplane's own server does
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen(128)
@@ -182,16 +188,34 @@ class WebhookServer:
             lifespan="off",
         )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._sock]}, name="gangplane-webhook", daemon=True
-        )
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, name="gangplane-webhook", daemon=True)
         self._thread.start()
         return self
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._server.serve(sockets=[self._sock]))
+        finally:
+            self._loop.close()
+
+    def _drop_connections(self) -> None:
+        """Abort every open connection (on the server's loop). A keep-alive connection a client
+        holds (the API server pools them) would otherwise keep a graceful TLS shutdown waiting on
+        a client whose loop is blocked in :meth:`stop`."""
+        for conn in list(getattr(self._server.server_state, "connections", ())):
+            transport = getattr(conn, "transport", None)
+            if transport is not None:
+                transport.abort()
 
     def stop(self) -> None:
         """Stop serving (calls now fail as they would against a dead webhook) and close the port."""
         if self._server is not None:
             self._server.should_exit = True
+            if self._thread is not None and self._thread.is_alive():
+                with contextlib.suppress(RuntimeError):  # the loop already ended
+                    self._loop.call_soon_threadsafe(self._drop_connections)
         if self._thread is not None:
             self._thread.join(timeout=10)
             self._thread = None

@@ -6,7 +6,15 @@ in a subprocess-free inner session, and asserts on its outcome and report.
 
 from __future__ import annotations
 
+# The webhook fixture generates certificates (cryptography, whose native half must not be loaded
+# twice) and serves with uvicorn: imported here too, for the same reason.
+import cryptography.hazmat.primitives.asymmetric.ec  # noqa: F401
+import cryptography.hazmat.primitives.hashes  # noqa: F401
+import cryptography.hazmat.primitives.serialization  # noqa: F401
+import cryptography.x509  # noqa: F401
+import cryptography.x509.oid  # noqa: F401
 import pytest
+import uvicorn  # noqa: F401
 
 # The inner sessions run in this process; pytester removes the modules they import when they end.
 # The control plane is imported here first so every inner session shares it: the CEL library's
@@ -14,6 +22,7 @@ import pytest
 # lazily (on the first compile), so it is loaded here too.
 import apiserver.cel
 import gangplane.controlplane  # noqa: F401
+import gangplane.testing.webhook  # noqa: F401
 
 apiserver.cel.compiler.runtime()
 

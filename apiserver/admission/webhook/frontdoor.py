@@ -12,7 +12,7 @@ import copy
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from apiserver.admission.webhook.client import call_webhook
+from apiserver.admission.webhook.client import WebhookClients
 from apiserver.admission.webhook.run import run_admitted
 
 T = TypeVar("T")
@@ -30,16 +30,24 @@ def converts_by_webhook(rd: Any) -> bool:
     return bool(getattr(getattr(rd, "converter", None), "calls_webhook", False))
 
 
+def clients_of(api: Any) -> WebhookClients:
+    """The API server's webhook clients (made on first use)."""
+    clients = getattr(api, "webhook_clients", None)
+    if clients is None:
+        clients = api.webhook_clients = WebhookClients()
+    return clients
+
+
 async def admitted(api: Any, rd: Any, write: Callable[[Any], T], body: Any = None) -> T:
     """``write(body)`` on ``rd``, waiting for webhook answers (admission, conversion) without blocking
     the event loop."""
     if not converts_by_webhook(rd) and not webhooks_configured(api):
         return write(body)
-    return await run_admitted(lambda: write(copy.deepcopy(body)), call_webhook)
+    return await run_admitted(lambda: write(copy.deepcopy(body)), clients_of(api).call)
 
 
-async def converted(rd: Any, read: Callable[[], T]) -> T:
+async def converted(api: Any, rd: Any, read: Callable[[], T]) -> T:
     """A read of ``rd`` (get, list, watch events), waiting for conversion webhooks if it has one."""
     if not converts_by_webhook(rd):
         return read()
-    return await run_admitted(read, call_webhook)
+    return await run_admitted(read, clients_of(api).call)
