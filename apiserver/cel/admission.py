@@ -2,14 +2,13 @@
 webhook ``matchConditions``, as kube's ``k8s.io/apiserver/pkg/admission/plugin/cel`` declares them.
 
 Variables bound at evaluation: ``object``, ``oldObject`` (null on CREATE / DELETE), ``request``
-(the AdmissionRequest), ``params`` (the binding's parameter object, null without ``paramKind``),
-``namespaceObject`` (null for cluster-scoped objects) and ``variables`` (the policy's composited
-variables, evaluated lazily in kube, eagerly here). Webhook match conditions see only
-``object``, ``oldObject`` and ``request``.
+(the AdmissionRequest), ``authorizer`` (kube's authorizer library, :mod:`apiserver.cel.authz`),
+``params`` (the binding's parameter object, null without ``paramKind``), ``namespaceObject``
+(null for cluster-scoped objects) and ``variables`` (the policy's composited variables,
+evaluated lazily in kube, eagerly here). Webhook match conditions see ``object``,
+``oldObject``, ``request`` and ``authorizer``.
 
-What kube has and gangplane's runtime does not: cel-go's ``authorizer`` library (an expression
-naming ``authorizer`` is refused at write time with kube's "undeclared reference" message) and
-typed object construction. A MutatingAdmissionPolicy writes ``Object{spec: Object.spec{…}}``
+What kube has and gangplane's runtime does not: typed object construction. A MutatingAdmissionPolicy writes ``Object{spec: Object.spec{…}}``
 and ``JSONPatch{op: …}``; :func:`rewrite_struct_literals` turns those typed literals into the
 equivalent CEL maps (``{"spec": {…}}``) before compiling, which is what the apply configuration
 or patch is built from anyway.
@@ -19,25 +18,27 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from apiserver.cel.authz import AUTHZ_FUNCTIONS
 from apiserver.cel.compiler import Environment
 from apiserver.cel.library import KUBERNETES_FUNCTIONS
 
-_BASE = frozenset({"object", "oldObject", "request"})
+_BASE = frozenset({"object", "oldObject", "request", "authorizer"})
 _POLICY = _BASE | {"params", "namespaceObject", "variables"}
+_FUNCTIONS = {**KUBERNETES_FUNCTIONS, **AUTHZ_FUNCTIONS}
 
 
 @lru_cache(maxsize=4)
 def match_condition_env(*, params: bool) -> Environment:
     """Webhooks' match conditions (``params`` for a policy's, which has the policy's variables)."""
     if params:
-        return Environment("admission-policy", _POLICY, KUBERNETES_FUNCTIONS)
-    return Environment("admission-match-condition", _BASE, KUBERNETES_FUNCTIONS)
+        return Environment("admission-policy", _POLICY, _FUNCTIONS)
+    return Environment("admission-match-condition", _BASE, _FUNCTIONS)
 
 
 @lru_cache(maxsize=4)
 def policy_env(*, params: bool) -> Environment:
     """Validations, variables and audit annotations of a policy (``params`` null without paramKind)."""
-    return Environment("admission-policy", _POLICY, KUBERNETES_FUNCTIONS)
+    return Environment("admission-policy", _POLICY, _FUNCTIONS)
 
 
 def message_env(*, params: bool) -> Environment:

@@ -348,3 +348,39 @@ async def test_map_mutation_errors_follow_failure_policy(client) -> None:
     assert "MutatingAdmissionPolicy 'broken' with binding 'broken' denied request: " in e.value.message
     await client.patch(MAP, "broken", {"spec": {"failurePolicy": "Ignore"}})
     assert (await client.create(CONFIGMAPS, cm("x", a="1"), NS))["data"] == {"a": "1"}
+
+
+async def test_vap_authorizer_checks_the_requesting_user() -> None:
+    from apiserver.api.users import UserInfo
+    from apiserver.registry.generic import WriteOptions
+    from gangplane.controlplane import ControlPlane, ControlPlaneOptions
+
+    cp = ControlPlane(ControlPlaneOptions(authorization_mode="RBAC"))
+    try:
+        client = cp.client("test")
+        await vap(
+            client,
+            "big-needs-scale",
+            [
+                {
+                    "expression": "object.data.size() <= 1 || authorizer.group('').resource('configmaps')"
+                    ".namespace(request.namespace).check('delete').allowed()",
+                    "message": "only who may delete ConfigMaps may create big ones",
+                    "reason": "Forbidden",
+                }
+            ],
+            rules("", "configmaps", ("CREATE",)),
+        )
+        await bind(client, "big-needs-scale", "big-needs-scale", ["Deny"])
+        rd = cp.api.registry.get("", "v1", "configmaps")
+        alice = UserInfo("alice", ("system:authenticated",))
+        cp.api.create(rd, NS, cm("small", a="1"), WriteOptions(user=alice))
+        with pytest.raises(StatusError) as e:
+            cp.api.create(rd, NS, cm("big", a="1", b="2"), WriteOptions(user=alice))
+        assert e.value.code == 403 and e.value.message.endswith(
+            "only who may delete ConfigMaps may create big ones"
+        )
+        # the loopback user (system:masters) may
+        assert cp.api.create(rd, NS, cm("big", a="1", b="2")).code == 201
+    finally:
+        await cp.stop()

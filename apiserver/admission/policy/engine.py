@@ -15,6 +15,7 @@ from typing import Any
 
 from apiserver import errors
 from apiserver.admission import Attributes
+from apiserver.admission.policy.authorizing import authorizer_for
 from apiserver.admission.policy.matching import (
     PolicyLookup,
     match_resources,
@@ -228,6 +229,7 @@ def base_activation(attrs: Attributes, api: PolicyLookup, request: Obj, param: A
         "params": param,
         "namespaceObject": copy.deepcopy(namespace_object(attrs, api)),
         "variables": {},
+        "authorizer": authorizer_for(attrs),
     }
 
 

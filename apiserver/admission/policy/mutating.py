@@ -25,6 +25,7 @@ from typing import Any
 
 from apiserver import errors
 from apiserver.admission import Attributes, Plugin
+from apiserver.admission.policy.authorizing import authorizing
 from apiserver.admission.policy.engine import Evaluation, evaluate, pairings, policy_denied
 from apiserver.admission.policy.matching import PolicyLookup
 from apiserver.admission.policy.request import keep_protected, replace_in_place
@@ -106,6 +107,10 @@ class MutatingAdmissionPolicyPlugin(Plugin):
     def admit(self, attrs: Attributes, api: Any) -> None:
         if attrs.obj is None or attrs.operation not in ("CREATE", "UPDATE"):
             return
+        with authorizing(attrs, api):
+            self._admit(attrs, api)
+
+    def _admit(self, attrs: Attributes, api: Any) -> None:
         lookup: PolicyLookup = api
         found = pairings(attrs, lookup, "mutatingadmissionpolicies", "mutatingadmissionpolicybindings")
         if found is None:

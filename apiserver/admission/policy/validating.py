@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from apiserver.admission import Attributes, Plugin
+from apiserver.admission.policy.authorizing import authorizing
 from apiserver.admission.policy.engine import Evaluation, evaluate, pairings, policy_denied
 from apiserver.admission.policy.matching import PolicyLookup
 from apiserver.cel import CompileError, EvalError
@@ -94,6 +95,10 @@ class ValidatingAdmissionPolicyPlugin(Plugin):
     name = "ValidatingAdmissionPolicy"
 
     def validate(self, attrs: Attributes, api: Any) -> None:
+        with authorizing(attrs, api):
+            self._validate(attrs, api)
+
+    def _validate(self, attrs: Attributes, api: Any) -> None:
         lookup: PolicyLookup = api
         found = pairings(attrs, lookup, "validatingadmissionpolicies", "validatingadmissionpolicybindings")
         if found is None:

@@ -33,6 +33,7 @@ import orjson
 
 from apiserver import errors
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
+from apiserver.admission.policy.authorizing import authorizer_for, authorizing
 from apiserver.admission.policy.matching import (
     PolicyLookup,
     match_rules,
@@ -149,13 +150,20 @@ class _WebhookPlugin(Plugin):
             "request": admission_request(attrs, api, uid, hook.matched),
         }
 
-    def conditions_hold(self, hook: Hook, review: Obj) -> tuple[bool, str]:
+    def conditions_hold(self, hook: Hook, review: Obj, attrs: Attributes, api: Any) -> tuple[bool, str]:
         """The webhook's matchConditions over the review's request (error text if one fails)."""
+        if not _list(hook.spec.get("matchConditions")):
+            return True, ""
+        with authorizing(attrs, api):
+            return self._conditions_hold(hook, review, attrs)
+
+    def _conditions_hold(self, hook: Hook, review: Obj, attrs: Attributes) -> tuple[bool, str]:
         request = review["request"]
         activation = {
             "object": request.get("object"),
             "oldObject": request.get("oldObject"),
             "request": {k: v for k, v in request.items() if k not in ("object", "oldObject")},
+            "authorizer": authorizer_for(attrs),
         }
         error = ""
         for mc in _list(hook.spec.get("matchConditions")):
@@ -260,7 +268,7 @@ class MutatingWebhookPlugin(_WebhookPlugin):
     def _call(self, hook: Hook, attrs: Attributes, api: PolicyLookup, run: Any, round_: int) -> bool:
         """Call (or take the answer of) one webhook; whether it changed the object."""
         review = self.review(hook, attrs, api, run.uid)
-        ok, err = self.conditions_hold(hook, review)
+        ok, err = self.conditions_hold(hook, review, attrs, api)
         if err:
             self.failure(hook, attrs, err)
             return False
@@ -325,7 +333,7 @@ class ValidatingWebhookPlugin(_WebhookPlugin):
         needed: list[PendingCall] = []
         for hook in hooks:
             review = self.review(hook, attrs, api, run.uid)
-            ok, err = self.conditions_hold(hook, review)
+            ok, err = self.conditions_hold(hook, review, attrs, api)
             if err:
                 self.failure(hook, attrs, err)
                 continue
