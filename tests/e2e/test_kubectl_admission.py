@@ -116,6 +116,8 @@ def test_vap_deny_prints_kubes_denial(kubectl: Kubectl, ns: str, cleanup: list[s
         "a StatefulSet with spec.scheduling must name a topology key"
     ) in proc.stderr
     ok(kubectl, "-n", ns, "create", "-f", "-", input=gang_sts("web", topology=True))
+    explained = ok(kubectl, "explain", "validatingadmissionpolicy.spec.validations.messageExpression")
+    assert "GROUP:      admissionregistration.k8s.io" in explained and "FIELD: messageExpression" in explained
 
 
 def test_vap_warn_creates_and_kubectl_prints_the_warning(
