@@ -41,6 +41,8 @@ class Attributes:
     options: Obj | None = None
     #: audit annotations admission adds (``<policy>/<key>`` -> value), kube's ``AddAnnotation``
     audit_annotations: dict[str, str] = field(default_factory=dict)
+    #: per plugin, its ``reinvocationPolicy: IfNeeded`` items with the object's digest after each ran
+    reinvocations: dict[str, list[tuple[Any, str]]] = field(default_factory=dict)
 
 
 class Lookup(Protocol):

@@ -313,6 +313,13 @@ class API:
         mutating webhooks): before the strategy validates the object, as kube runs it."""
         for p in self.admission:
             p.admit(attrs, self)
+        if attrs.reinvocations:
+            # kube's reinvocation: IfNeeded policies and webhooks run once more where the object
+            # changed after them
+            for p in self.admission:
+                reinvoke = getattr(p, "reinvoke", None)
+                if reinvoke is not None:
+                    reinvoke(attrs, self)
 
     def _validate_admission(self, attrs: Attributes) -> None:
         """Validating admission (built-in plugins, then ValidatingAdmissionPolicy and validating

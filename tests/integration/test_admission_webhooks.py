@@ -345,3 +345,43 @@ async def test_an_asgi_app_serves_the_webhook(client, hooks) -> None:
         await client.create(CONFIGMAPS, cm("nope"), NS)
     assert (e.value.code, e.value.reason) == (422, "Invalid")
     assert e.value.message == 'admission webhook "asgi.gangplane.test" denied the request: that name is taken'
+
+
+async def test_policy_reinvoked_after_a_webhook_changed_the_object(client, hooks) -> None:
+    ar = "admissionregistration.k8s.io"
+    await client.create(
+        GVR(ar, "v1", "mutatingadmissionpolicies"),
+        {
+            "apiVersion": f"{ar}/v1",
+            "kind": "MutatingAdmissionPolicy",
+            "metadata": {"name": "count-keys"},
+            "spec": {
+                "matchConstraints": {"resourceRules": [CM_RULE]},
+                "reinvocationPolicy": "IfNeeded",
+                "mutations": [
+                    {
+                        "patchType": "ApplyConfiguration",
+                        "applyConfiguration": {
+                            "expression": 'Object{metadata: Object.metadata{labels: {"keys": string(size(object.data))}}}'
+                        },
+                    }
+                ],
+            },
+        },
+    )
+    await client.create(
+        GVR(ar, "v1", "mutatingadmissionpolicybindings"),
+        {
+            "apiVersion": f"{ar}/v1",
+            "kind": "MutatingAdmissionPolicyBinding",
+            "metadata": {"name": "count-keys"},
+            "spec": {"policyName": "count-keys"},
+        },
+    )
+    # the policy runs before webhooks; the webhook adds a key after it, so it is reinvoked
+    await hooks.mutating(
+        lambda r: patched([{"op": "add", "path": "/data/added", "value": "1"}]), [CM_RULE], name="add"
+    )
+    out = await client.create(CONFIGMAPS, cm("r", a="1"), NS)
+    assert out["data"] == {"a": "1", "added": "1"}
+    assert out["metadata"]["labels"] == {"keys": "2"}

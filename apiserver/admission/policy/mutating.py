@@ -15,7 +15,9 @@ the object as the previous one left it:
 The object's identity (name, namespace, uid, resourceVersion, generation, creationTimestamp) is
 kept. A mutation that fails is refused under ``failurePolicy: Fail`` (``MutatingAdmissionPolicy
 'P' with binding 'B' denied request: …``) and skipped under ``Ignore``. With ``reinvocationPolicy:
-IfNeeded`` a policy runs once more when a later policy changed the object, as kube reinvokes it.
+IfNeeded`` a policy runs once more when the object changed after it ran (a later policy or a
+mutating webhook changed it), as kube reinvokes it (:meth:`reinvoke`, called by the registry
+after every mutating plugin ran).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from apiserver.admission import Attributes, Plugin
 from apiserver.admission.policy.authorizing import authorizing
 from apiserver.admission.policy.engine import Evaluation, evaluate, pairings, policy_denied
 from apiserver.admission.policy.matching import PolicyLookup
-from apiserver.admission.policy.request import keep_protected, replace_in_place
+from apiserver.admission.policy.request import keep_protected, object_digest, replace_in_place, view_of
 from apiserver.api.types import Obj
 from apiserver.cel import CompileError, EvalError
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
@@ -122,21 +124,32 @@ class MutatingAdmissionPolicyPlugin(Plugin):
             )
         if not found.evaluations:
             return
-        before = attrs.obj
-        current = found.evaluations[0].activation["object"]
-        changed_after: list[bool] = []
         for ev in found.evaluations:
-            out = self._run(ev, api, attrs, current)
-            changed_after = [c or out != current for c in changed_after]
-            changed_after.append(False)
-            current = out
-        for ev, changed in zip(found.evaluations, changed_after, strict=True):
-            if changed and _dict(ev.policy.get("spec")).get("reinvocationPolicy") == "IfNeeded":
-                current = self._run(ev, api, attrs, current)
-        keep_protected(current, before)
-        stored = api.from_view(attrs.rd, current) if attrs.rd.is_view else current
+            self._apply(ev, api, attrs)
+            if _dict(ev.policy.get("spec")).get("reinvocationPolicy") == "IfNeeded":
+                attrs.reinvocations.setdefault(self.name, []).append((ev, object_digest(attrs.obj)))
+
+    def reinvoke(self, attrs: Attributes, api: Any) -> None:
+        """kube's reinvocation: an IfNeeded policy runs once more if the object changed after it ran
+        (by a later policy or a mutating webhook)."""
+        entries = attrs.reinvocations.pop(self.name, [])
+        if not entries or attrs.obj is None:
+            return
+        final = object_digest(attrs.obj)
+        with authorizing(attrs, api):
+            for ev, digest in entries:
+                if digest != final:
+                    self._apply(ev, api, attrs)
+
+    def _apply(self, ev: Evaluation, api: Any, attrs: Attributes) -> None:
+        """Run one (policy, binding, param) on the object as it is now and store the result in place."""
+        before = attrs.obj or {}
+        current = view_of(api, attrs.rd, before) or {}
+        out = self._run(ev, api, attrs, current)
+        keep_protected(out, before)
+        stored = api.from_view(attrs.rd, out) if attrs.rd.is_view else out
         if stored != before:
-            replace_in_place(attrs.obj, stored)
+            replace_in_place(before, stored)
 
     def _run(self, ev: Evaluation, api: Any, attrs: Attributes, current: Obj) -> Obj:
         try:

@@ -11,7 +11,10 @@ for HorizontalPodAutoscaler ``autoscaling/v1``), so ``object`` is always in the 
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any
+
+import orjson
 
 from apiserver.admission import Attributes
 from apiserver.api.types import Obj
@@ -111,3 +114,8 @@ def keep_protected(new: Obj, before: Obj) -> None:
             md[k] = old_md[k]
         else:
             md.pop(k, None)
+
+
+def object_digest(obj: Obj | None) -> str:
+    """What reinvocation compares: the object's content after a mutating item ran."""
+    return hashlib.sha256(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).hexdigest()

@@ -40,7 +40,12 @@ from apiserver.admission.policy.matching import (
     namespace_selector_matches,
     object_selector_matches,
 )
-from apiserver.admission.policy.request import admission_request, keep_protected, replace_in_place
+from apiserver.admission.policy.request import (
+    admission_request,
+    keep_protected,
+    object_digest,
+    replace_in_place,
+)
 from apiserver.admission.webhook.run import Outcome, PendingCall, WebhookCallsNeeded, current_run
 from apiserver.api.types import Obj
 from apiserver.cel import CompileError, EvalError, compile_expression
@@ -256,13 +261,21 @@ class MutatingWebhookPlugin(_WebhookPlugin):
         hooks = self.hooks(attrs, api)
         if not hooks:
             return
-        changed_after = [False] * len(hooks)
-        for i, hook in enumerate(hooks):
-            if self._call(hook, attrs, api, run, 0):
-                for j in range(i):
-                    changed_after[j] = True
-        for i, hook in enumerate(hooks):
-            if changed_after[i] and hook.spec.get("reinvocationPolicy") == "IfNeeded":
+        for hook in hooks:
+            self._call(hook, attrs, api, run, 0)
+            if hook.spec.get("reinvocationPolicy") == "IfNeeded" and attrs.obj is not None:
+                attrs.reinvocations.setdefault(self.name, []).append((hook, object_digest(attrs.obj)))
+
+    def reinvoke(self, attrs: Attributes, api: Any) -> None:
+        """kube's reinvocation: an IfNeeded webhook is called once more if the object changed after
+        its call (by a later webhook, or a policy reinvoked before it)."""
+        entries = attrs.reinvocations.pop(self.name, [])
+        run = current_run()
+        if not entries or run is None or attrs.obj is None:
+            return
+        final = object_digest(attrs.obj)
+        for hook, digest in entries:
+            if digest != final:
                 self._call(hook, attrs, api, run, 1)
 
     def _call(self, hook: Hook, attrs: Attributes, api: PolicyLookup, run: Any, round_: int) -> bool:
