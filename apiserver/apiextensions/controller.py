@@ -242,7 +242,12 @@ class CustomResourceServing:
         defs = self.served.get(name) or []
         remaining = 0
         if defs:
-            rd = defs[0]
+            # the storage version when served: deleting through it converts nothing (a conversion
+            # webhook is not needed, nor called from here)
+            storage = next(
+                (str(v.get("name")) for v in crd["spec"].get("versions") or () if v.get("storage")), ""
+            )
+            rd = next((d for d in defs if d.version == storage), defs[0])
             for obj in self.api.lookup_all(rd.group, rd.plural):
                 md = obj["metadata"]
                 if not md.get("deletionTimestamp"):

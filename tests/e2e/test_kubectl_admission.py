@@ -246,3 +246,70 @@ def test_validating_webhook_url_and_ca_bundle(kubectl: Kubectl, ns: str, cleanup
     finally:
         strict.stop()
         lenient.stop()
+
+
+def test_two_version_crd_with_a_conversion_webhook(kubectl: Kubectl, ns: str, cleanup: list[str]) -> None:
+    group = f"conv{ns.split('-')[-1]}.example.com"
+
+    def convert(obj: dict, desired: str) -> dict:
+        spec = dict(obj.get("spec") or {})
+        if desired.endswith("/v2") and "size" in spec:
+            spec["replicas"] = int(spec.pop("size"))
+        if desired.endswith("/v1") and "replicas" in spec:
+            spec["size"] = str(spec.pop("replicas"))
+        return {**obj, "apiVersion": desired, "spec": spec}
+
+    def handler(review: dict) -> dict:
+        req = review["request"]
+        return {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "response": {
+                "uid": req["uid"],
+                "result": {"status": "Success"},
+                "convertedObjects": [convert(o, req["desiredAPIVersion"]) for o in req["objects"]],
+            },
+        }
+
+    server = WebhookServer(handler).start()
+    try:
+
+        def version(name: str, storage: bool, props: dict) -> dict:
+            schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}
+            return {"name": name, "served": True, "storage": storage, "schema": {"openAPIV3Schema": schema}}
+
+        crd = {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"widgets.{group}"},
+            "spec": {
+                "group": group,
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                "scope": "Namespaced",
+                "conversion": {
+                    "strategy": "Webhook",
+                    "webhook": {
+                        "clientConfig": {"url": server.url, "caBundle": server.ca_bundle},
+                        "conversionReviewVersions": ["v1"],
+                    },
+                },
+                "versions": [
+                    version("v1", True, {"size": {"type": "string"}}),
+                    version("v2", False, {"replicas": {"type": "integer"}}),
+                ],
+            },
+        }
+        cleanup.append(f"crd/widgets.{group}")
+        ok(kubectl, "apply", "-f", "-", input=yaml.safe_dump(crd))
+        ok(kubectl, "wait", "--for=condition=Established", f"crd/widgets.{group}", "--timeout=10s")
+        w = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "a"}, "spec": {"size": "3"}}
+        ok(kubectl, "-n", ns, "create", "-f", "-", input=yaml.safe_dump(w))
+        as_v2 = yaml.safe_load(ok(kubectl, "-n", ns, "get", f"widgets.v2.{group}", "a", "-o", "yaml"))
+        assert as_v2["apiVersion"] == f"{group}/v2" and as_v2["spec"] == {"replicas": 3}
+        as_v1 = yaml.safe_load(ok(kubectl, "-n", ns, "get", f"widgets.v1.{group}", "a", "-o", "yaml"))
+        assert as_v1["spec"] == {"size": "3"}
+        assert server.calls and server.calls[0]["request"]["desiredAPIVersion"] == f"{group}/v2"
+        # deleting the CRD deletes its objects (through the storage version: no conversion needed)
+        ok(kubectl, "delete", f"crd/widgets.{group}", "--timeout=30s", timeout=40)
+    finally:
+        server.stop()
