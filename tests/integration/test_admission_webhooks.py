@@ -385,3 +385,27 @@ async def test_policy_reinvoked_after_a_webhook_changed_the_object(client, hooks
     out = await client.create(CONFIGMAPS, cm("r", a="1"), NS)
     assert out["data"] == {"a": "1", "added": "1"}
     assert out["metadata"]["labels"] == {"keys": "2"}
+
+
+async def test_service_reference_resolved_through_the_server_option() -> None:
+    from gangplane.controlplane import ControlPlane, ControlPlaneOptions
+
+    server = WebhookServer(deny_forbidden_key, service=("ops", "checker"), path="/check").start()
+    cp = ControlPlane(ControlPlaneOptions(webhook_service_addresses={"ops/checker": server.address}))
+    try:
+        client = cp.client("test")
+        cfg = webhook_configuration("Validating", "by-option", server, [CM_RULE])
+        assert cfg["webhooks"][0]["clientConfig"]["service"] == {
+            "namespace": "ops",
+            "name": "checker",
+            "port": 443,
+            "path": "/check",
+        }
+        await client.create(VALIDATING, cfg)  # no Service object needed: the option names the address
+        with pytest.raises(StatusError) as e:
+            await client.create(CONFIGMAPS, cm("bad", forbidden="1"), NS)
+        assert "the key 'forbidden' is not allowed" in e.value.message
+        assert server.calls[0]["request"]["name"] == "bad"
+    finally:
+        await cp.stop()
+        server.stop()
