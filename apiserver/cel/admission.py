@@ -78,6 +78,7 @@ def _is_ident(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
+@lru_cache(maxsize=4096)
 def rewrite_struct_literals(src: str) -> str:
     """``Object{metadata: Object.metadata{labels: {"a": "b"}}}`` -> ``{"metadata": {"labels": {"a": "b"}}}``.
 
