@@ -9,7 +9,6 @@ does). A policy without a binding does nothing; a binding naming a missing polic
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,7 +233,3 @@ def base_activation(attrs: Attributes, api: PolicyLookup, request: Obj, param: A
         "variables": {},
         "authorizer": authorizer_for(attrs),
     }
-
-
-def iter_evaluations(p: Pairing | None) -> Iterator[Evaluation]:
-    return iter(p.evaluations if p is not None else ())

@@ -153,12 +153,6 @@ class WebhookClients:
                 await client.aclose()
 
 
-async def call_webhook(call: PendingCall) -> Outcome:
-    """One call on a client of its own (no connection kept)."""
-    async with httpx.AsyncClient(verify=ssl_context(call.ca_bundle), trust_env=False) as http:
-        return await _post(http, call)
-
-
 async def _post(http: httpx.AsyncClient, call: PendingCall) -> Outcome:
     """POST the review; an Outcome with the response or the failure's description."""
     url = request_url(call)
