@@ -13,6 +13,12 @@ import cryptography.hazmat.primitives.hashes  # noqa: F401
 import cryptography.hazmat.primitives.serialization  # noqa: F401
 import cryptography.x509  # noqa: F401
 import cryptography.x509.oid  # noqa: F401
+
+# httpx imports httpcore on its first client and maps httpcore's exceptions to its own from then on:
+# a copy of httpcore imported (and then removed) inside an inner session would leave that map
+# naming classes no later httpcore raises, and a webhook call's connection error would escape
+# as httpcore's instead of httpx's.
+import httpcore  # noqa: F401
 import pytest
 import uvicorn  # noqa: F401
 
