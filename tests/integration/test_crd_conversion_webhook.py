@@ -187,3 +187,42 @@ async def test_a_list_is_converted_in_one_review(cp, client) -> None:
         assert len(server.calls[0]["request"]["objects"]) == 3
     finally:
         server.stop()
+
+
+async def test_a_list_over_http_is_converted_in_one_review_also_when_streamed(
+    cp, client, monkeypatch
+) -> None:
+    """Over HTTP, a list of a webhook-converted version is converted before it is written, in one
+    review, whether it is one body or streamed in chunks (``LIST_CHUNK_BYTES`` lowered here so that
+    a few objects are a big list)."""
+    import httpx
+    import orjson
+
+    from apiserver.server import app as app_module
+
+    server = WebhookServer(conversion_handler).start()
+    try:
+        await client.create(CRDS, crd({"url": server.url, "caBundle": server.ca_bundle}))
+        await established(client)
+        for i in range(4):
+            w = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": f"w{i}"}}
+            await client.create(V1, {**w, "spec": {"size": str(i)}}, NS)
+        path = f"/apis/example.com/v2/namespaces/{NS}/widgets"
+        transport = httpx.ASGITransport(app=cp.app.asgi())
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            small = await http.get(path)
+            assert small.status_code == 200 and "content-length" in small.headers
+            assert [i["spec"] for i in small.json()["items"]] == [{"replicas": i} for i in range(4)]
+            assert len(server.calls) == 1
+            monkeypatch.setattr(app_module, "LIST_CHUNK_BYTES", 100)
+            async with http.stream("GET", path) as big:
+                body = b"".join([c async for c in big.aiter_raw()])
+            assert big.status_code == 200 and "content-length" not in big.headers
+        doc = orjson.loads(body)
+        assert doc["apiVersion"] == "example.com/v2" and doc["kind"] == "WidgetList"
+        assert [(i["apiVersion"], i["spec"]) for i in doc["items"]] == [
+            ("example.com/v2", {"replicas": i}) for i in range(4)
+        ]
+        assert len(server.calls) == 1  # the second list found every conversion remembered
+    finally:
+        server.stop()
