@@ -226,3 +226,34 @@ async def test_a_list_over_http_is_converted_in_one_review_also_when_streamed(
         assert len(server.calls) == 1  # the second list found every conversion remembered
     finally:
         server.stop()
+
+
+async def test_a_watch_over_http_streams_converted_events(cp, client) -> None:
+    """The HTTP watch of a webhook-converted version (the stream that ends with an ``ERROR`` event
+    when it cannot go on) sends its events converted: ADDED for each object, then its modification."""
+    import httpx
+    import orjson
+
+    server = WebhookServer(conversion_handler).start()
+    try:
+        await client.create(CRDS, crd({"url": server.url, "caBundle": server.ca_bundle}))
+        await established(client)
+        w = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w0"}}
+        created = await client.create(V1, {**w, "spec": {"size": "1"}}, NS)
+        await client.patch(V1, "w0", {"spec": {"size": "2"}}, NS)
+        path = f"/apis/example.com/v2/namespaces/{NS}/widgets"
+        params = {
+            "watch": "1",
+            "timeoutSeconds": "1",
+            "resourceVersion": created["metadata"]["resourceVersion"],
+        }
+        transport = httpx.ASGITransport(app=cp.app.asgi())
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            r = await http.get(path, params=params)
+        assert r.status_code == 200
+        events = [orjson.loads(line) for line in r.content.splitlines() if line]
+        assert [(e["type"], e["object"]["apiVersion"], e["object"]["spec"]) for e in events] == [
+            ("MODIFIED", "example.com/v2", {"replicas": 2})
+        ]
+    finally:
+        server.stop()
