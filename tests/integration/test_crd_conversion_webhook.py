@@ -255,5 +255,14 @@ async def test_a_watch_over_http_streams_converted_events(cp, client) -> None:
         assert [(e["type"], e["object"]["apiVersion"], e["object"]["spec"]) for e in events] == [
             ("MODIFIED", "example.com/v2", {"replicas": 2})
         ]
+        server.stop()
+        await client.create(V1, {**w, "metadata": {"name": "w1"}, "spec": {"size": "3"}}, NS)
+        params["resourceVersion"] = created["metadata"]["resourceVersion"]
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+            r = await http.get(path, params=params)
+        events = [orjson.loads(line) for line in r.content.splitlines() if line]
+        assert [e["type"] for e in events] == ["ERROR"]  # no event is sent unconverted
+        assert events[0]["object"]["code"] == 500
+        assert "conversion webhook for example.com/v2, Kind=Widget failed" in events[0]["object"]["message"]
     finally:
         server.stop()
