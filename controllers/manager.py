@@ -30,6 +30,10 @@ from typing import Any
 from apiserver.client.context import Component, ComponentContext, ComponentFactory, ComponentRegistrar
 from apiserver.client.discovery import APIResource
 from apiserver.client.interface import ENDPOINTSLICES, GVR, PODGROUPS
+from controllers.admissionpolicystatus import (
+    VALIDATING_ADMISSION_POLICIES,
+    new_admission_policy_status_controller,
+)
 from controllers.clusterroleaggregation import CLUSTERROLES, new_clusterrole_aggregation_controller
 from controllers.cronjob import CronJobController
 from controllers.daemonset import DaemonSetsController
@@ -76,6 +80,7 @@ DAEMONSET = "daemonset-controller"
 SERVICEACCOUNT = "serviceaccount-controller"
 SERVICEACCOUNT_TOKEN = "serviceaccount-token-controller"
 ENDPOINTSLICE = "endpointslice-controller"
+ADMISSION_POLICY_STATUS = "validatingadmissionpolicy-status-controller"
 
 #: resources the garbage collector ignores by default (kube's ``DefaultIgnoredResources``)
 GC_IGNORED = frozenset({("", "events")})
@@ -273,6 +278,12 @@ def known_controllers(cluster: Any = None) -> list[ControllerSpec]:
             new_clusterrole_aggregation_controller,
             ("clusterrole-aggregation",),
             requires=CLUSTERROLES,
+        ),
+        ControllerSpec(
+            ADMISSION_POLICY_STATUS,
+            new_admission_policy_status_controller,
+            ("validatingadmissionpolicy-status",),
+            requires=VALIDATING_ADMISSION_POLICIES,
         ),
     ]
 

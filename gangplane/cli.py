@@ -284,6 +284,15 @@ def _parser() -> argparse.ArgumentParser:
         help="how often an API server compacts etcd's history, to the revision of one interval earlier "
         "(kube-apiserver's default 5m); 0 disables",
     )
+    s.add_argument(
+        "--webhook-service",
+        action="append",
+        default=[],
+        metavar="NAMESPACE/NAME[:PORT]=HOST:PORT",
+        help="gangplane's own: where an admission or conversion webhook behind a Service listens "
+        "(gangplane runs no pods), e.g. webhooks/my-operator=127.0.0.1:9443; repeatable. A Service can "
+        "also say it with the webhook.gangplane.io/address annotation",
+    )
     _component_parsers(sub)
     snap = sub.add_parser(
         "snapshot",
@@ -401,6 +410,19 @@ def component_gates(args: argparse.Namespace, gates: FeatureGate) -> dict[str, d
     return out
 
 
+def parse_webhook_services(values: list[str]) -> dict[str, str]:
+    """``--webhook-service NAMESPACE/NAME[:PORT]=HOST:PORT`` values as the control plane's mapping."""
+    out: dict[str, str] = {}
+    for value in values:
+        service, sep, address = value.partition("=")
+        ns, slash, name = service.partition("/")
+        host, colon, port = address.rpartition(":")
+        if not sep or not slash or not ns or not name or not colon or not host or not port.isdigit():
+            raise ValueError(f"{value!r} is not NAMESPACE/NAME[:PORT]=HOST:PORT")
+        out[service] = address
+    return out
+
+
 def storage_options(args: argparse.Namespace) -> StorageOptions:
     """The storage flags as options; raises ValueError naming the flag on bad input."""
     from apiserver.storage.options import StorageOptions, parse_duration
@@ -499,6 +521,11 @@ async def _serve(
         print(f"gangplane: {e}", file=sys.stderr)
         return 2
     try:
+        webhook_services = parse_webhook_services(args.webhook_service)
+    except ValueError as e:
+        print(f"gangplane: invalid --webhook-service: {e}", file=sys.stderr)
+        return 2
+    try:
         cp = ControlPlane(
             ControlPlaneOptions(
                 gates=gates,
@@ -510,6 +537,7 @@ async def _serve(
                 leader_election=leader_election,
                 service_account_key=sa_key,
                 event_ttl=event_ttl,
+                webhook_service_addresses=webhook_services,
             )
         )
     except StrategyModuleError as e:

@@ -110,6 +110,9 @@ class ControlPlaneOptions:
     service_account_key: SigningKey | None = None
     #: kube-apiserver's ``--event-ttl``: seconds an Event lives after its last write (0: for ever)
     event_ttl: float = DEFAULT_EVENT_TTL
+    #: where admission webhooks behind a Service listen (gangplane runs no pods):
+    #: ``"<namespace>/<service>[:<port>]"`` -> ``"host:port"`` (``--webhook-service``)
+    webhook_service_addresses: dict[str, str] = field(default_factory=dict)
 
 
 class ControlPlane:
@@ -128,6 +131,7 @@ class ControlPlane:
             service_node_port_range=self.options.service_node_port_range,
             authorization_mode=self.options.authorization_mode,
             service_account_key=self.options.service_account_key,
+            webhook_service_addresses=self.options.webhook_service_addresses,
         )
         self.app = APIApp(
             self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval
@@ -300,6 +304,8 @@ class ControlPlane:
     async def stop(self) -> None:
         await self.stop_components()
         await self.stop_http()
+        if self.api.webhook_clients is not None:
+            await self.api.webhook_clients.aclose()
         if self._storage_started:
             self._storage_started = False
             if self.event_expiry is not None:

@@ -8,7 +8,7 @@ classes, pod groups). It mutates ``attrs.obj`` in ``admit`` and raises a ``Statu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from apiserver.api.types import Obj
 from apiserver.rest.resources import ResourceDef
@@ -35,6 +35,14 @@ class Attributes:
     dry_run: bool = False
     gates: FeatureGate = field(default_factory=FeatureGate)
     warnings: list[str] = field(default_factory=list)
+    #: who asks (``apiserver.api.users.UserInfo``); None for in-process callers (the loopback user)
+    user: Any = None
+    #: the request's options object (CreateOptions / UpdateOptions / DeleteOptions / PatchOptions)
+    options: Obj | None = None
+    #: audit annotations admission adds (``<policy>/<key>`` -> value), kube's ``AddAnnotation``
+    audit_annotations: dict[str, str] = field(default_factory=dict)
+    #: per plugin, its ``reinvocationPolicy: IfNeeded`` items with the object's digest after each ran
+    reinvocations: dict[str, list[tuple[Any, str]]] = field(default_factory=dict)
 
 
 class Lookup(Protocol):

@@ -137,6 +137,13 @@ class CustomResourceServing:
         finally:
             self._busy = False
 
+    def _resolve_service(self, namespace: str, name: str, port: int) -> str | None:
+        """Where a conversion webhook's Service listens (as for admission webhooks)."""
+        from apiserver.admission.webhook.dispatch import service_address
+
+        mapping = getattr(self.api, "webhook_service_addresses", {})
+        return service_address(self.api, namespace, name, port, mapping)
+
     # ------------------------------------------------------------------ sync
     def sync(self, name: str) -> None:
         crd = self.api.lookup(GROUP, CRD_PLURAL, "", name)
@@ -144,7 +151,7 @@ class CustomResourceServing:
             self._unserve(name)
             self._requeue_group_conflicts(name)
             return
-        state = self.states.setdefault(name, ServingState(name))
+        state = self.states.setdefault(name, ServingState(name, resolve_service=self._resolve_service))
         status_before = copy.deepcopy(crd.get("status"))
         _complete_status(crd)
         now = rfc3339(self.api.clock.now())
@@ -259,7 +266,12 @@ class CustomResourceServing:
         defs = self.served.get(name) or []
         remaining = 0
         if defs:
-            rd = defs[0]
+            # the storage version when served: deleting through it converts nothing (a conversion
+            # webhook is not needed, nor called from here)
+            storage = next(
+                (str(v.get("name")) for v in crd["spec"].get("versions") or () if v.get("storage")), ""
+            )
+            rd = next((d for d in defs if d.version == storage), defs[0])
             for obj in self.api.lookup_all(rd.group, rd.plural):
                 md = obj["metadata"]
                 if not md.get("deletionTimestamp"):

@@ -5,7 +5,7 @@ kind and listKind), scope, versions (DNS-1035 names, unique, exactly one ``stora
 per-version schema (required, structural, CEL rules compile), subresources (``scale`` paths),
 ``additionalPrinterColumns``, conversion, and on update the immutable scope and the
 ``status.storedVersions`` that must stay listed in ``spec.versions``. Webhook conversion needs a
-webhook server gangplane cannot call, so it is refused with an explanation.
+``clientConfig`` (url or service, validated as admission webhooks' are) and ``conversionReviewVersions``.
 """
 
 from __future__ import annotations
@@ -298,10 +298,38 @@ def _conversion(conv: Obj, path: Path) -> ErrorList:
             ]
         return []
     if strategy == "Webhook":
-        return [
-            fe.not_supported(path.child("strategy"), strategy, ["None"]),
-        ]
+        return _conversion_webhook(conv.get("webhook"), path.child("webhook"))
     return [fe.not_supported(path.child("strategy"), strategy, ["None", "Webhook"])]
+
+
+def _conversion_webhook(hook: Any, path: Path) -> ErrorList:
+    """``spec.conversion.webhook`` of a Webhook strategy: a client config and review versions."""
+    from apiserver.registry.strategies.admissionregistration_validation import (
+        validate_webhook_service,
+        validate_webhook_url,
+    )
+
+    if not isinstance(hook, dict):
+        return [fe.required(path, "required when strategy is set to Webhook")]
+    errs: ErrorList = []
+    cc = hook.get("clientConfig")
+    if not isinstance(cc, dict):
+        errs.append(fe.required(path.child("clientConfig"), "required when strategy is set to Webhook"))
+    else:
+        url, svc = cc.get("url"), cc.get("service")
+        if (url is None) == (svc is None):
+            errs.append(fe.required(path.child("clientConfig"), "exactly one of url or service is required"))
+        elif url is not None:
+            errs.extend(validate_webhook_url(path.child("clientConfig", "url"), str(url)))
+        else:
+            errs.extend(validate_webhook_service(path.child("clientConfig", "service"), _d(svc)))
+    versions = _l(hook.get("conversionReviewVersions"))
+    vp = path.child("conversionReviewVersions")
+    if not versions:
+        errs.append(fe.required(vp, "must specify one of v1, v1beta1"))
+    elif not any(v in ("v1", "v1beta1") for v in versions):
+        errs.append(fe.invalid(vp, versions, "must include at least one of v1, v1beta1"))
+    return errs
 
 
 def _stored_versions(crd: Obj, complete: bool = False) -> ErrorList:

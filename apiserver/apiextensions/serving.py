@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from apiserver.api.types import Obj
+from apiserver.apiextensions.conversion import WebhookConverter
 from apiserver.apiextensions.defaulting import apply_defaults
 from apiserver.apiextensions.printers import printer_for_columns
 from apiserver.apiextensions.pruning import prune
@@ -122,6 +123,16 @@ def selectable_fields(version: Obj) -> dict[str, Any]:
     return out
 
 
+def converter_for(
+    spec: Obj, group: str, kind: str, version: str, storage: str, schemas: dict[str, Obj], state: ServingState
+) -> Any:
+    """``conversion.strategy``: None (apiVersion rewritten) or Webhook (:mod:`.conversion`)."""
+    conv = _d(spec.get("conversion"))
+    if conv.get("strategy") == "Webhook":
+        return WebhookConverter(group, kind, version, storage, _d(conv.get("webhook")), state.resolve_service)
+    return NoneConverter(group, version, storage, schemas)
+
+
 def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
     """The defs to serve for ``crd`` (accepted names, served versions), preferred version first."""
     spec = _d(crd.get("spec"))
@@ -180,7 +191,7 @@ def resource_defs(crd: Obj, state: ServingState) -> list[ResourceDef]:
                 subresources=tuple(subresources),
                 verbs=ALL_VERBS,
                 strategic_merge=False,
-                converter=NoneConverter(group, name, storage, schemas),
+                converter=converter_for(spec, group, kind, name, storage, schemas, state),
                 schema=full,
                 printer=printer_for_columns(list(v.get("additionalPrinterColumns") or [])),
                 field_selectors=selectable_fields(v),

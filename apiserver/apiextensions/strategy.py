@@ -5,7 +5,7 @@ the one every custom resource version gets (``pkg/registry/customresource/strate
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver import errors
@@ -130,6 +130,8 @@ class ServingState:
 
     crd_name: str
     terminating: bool = False
+    #: where a conversion webhook behind a Service listens (``(namespace, name, port) -> host:port``)
+    resolve_service: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

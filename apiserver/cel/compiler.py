@@ -132,13 +132,21 @@ class Environment:
 class Program:
     """A compiled expression bound to its environment; reusable across activations."""
 
-    __slots__ = ("expression", "environment", "_program", "_context")
+    __slots__ = ("expression", "environment", "_program", "_context", "_references")
 
     def __init__(self, expression: str, environment: Environment, program: _cel.Program):
         self.expression = expression
         self.environment = environment
         self._program = program
         self._context: _cel.Context | None = None
+        self._references: frozenset[str] | None = None
+
+    def references(self) -> frozenset[str]:
+        """The environment's variables the expression mentions (a caller may leave the others
+        unbound, or bound to null: binding a large value it never reads costs its conversion)."""
+        if self._references is None:
+            self._references = frozenset(self._program.variables()) & self.environment.variables
+        return self._references
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any:
         """Run with ``activation`` (plain JSON-like values); raise :class:`EvalError` on failure."""

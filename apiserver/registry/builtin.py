@@ -6,6 +6,7 @@ from types import ModuleType
 from typing import Any
 
 from apiserver.registry.strategies import (
+    admissionregistration,
     apiregistration,
     apps,
     authentication,
@@ -47,6 +48,7 @@ _STRATEGY_MODULES: tuple[ModuleType, ...] = (
     authorization,
     authentication,
     metrics,
+    admissionregistration,
 )
 
 
@@ -170,6 +172,8 @@ def builtin_resources() -> list[ResourceDef]:
         )
 
     ALL = ("all",)
+    AR = "admissionregistration.k8s.io"
+    EXT = ("api-extensions",)
     return [
         # core/v1
         rd(
@@ -417,6 +421,49 @@ def builtin_resources() -> list[ResourceDef]:
         # metrics.k8s.io/v1beta1: what metrics-server serves, computed from the simulated pods (kubectl top)
         rd("metrics.k8s.io", "v1beta1", "NodeMetrics", "nodes", False, verbs=("get", "list")),
         rd("metrics.k8s.io", "v1beta1", "PodMetrics", "pods", True, verbs=("get", "list")),
+        # admissionregistration.k8s.io/v1
+        rd(
+            AR,
+            "v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+            False,
+            categories=EXT,
+        ),
+        rd(AR, "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False, categories=EXT),
+        rd(
+            AR,
+            "v1",
+            "ValidatingAdmissionPolicy",
+            "validatingadmissionpolicies",
+            False,
+            status=True,
+            categories=EXT,
+        ),
+        rd(
+            AR,
+            "v1",
+            "ValidatingAdmissionPolicyBinding",
+            "validatingadmissionpolicybindings",
+            False,
+            categories=EXT,
+        ),
+        rd(
+            AR,
+            "v1",
+            "MutatingAdmissionPolicy",
+            "mutatingadmissionpolicies",
+            False,
+            categories=EXT,
+        ),
+        rd(
+            AR,
+            "v1",
+            "MutatingAdmissionPolicyBinding",
+            "mutatingadmissionpolicybindings",
+            False,
+            categories=EXT,
+        ),
         # resource.k8s.io/v1 (DRA)
         rd("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, status=True),
         rd("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),

@@ -9,6 +9,7 @@ which makes each request atomic with respect to the store and to watch registrat
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ import orjson
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
+from apiserver.admission.webhook.run import WebhookCallsNeeded, stable
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
@@ -65,6 +67,22 @@ class WriteOptions:
     raw_body: bytes | None = None
     #: who asks (``apiserver.api.users.UserInfo``); None for in-process callers
     user: Any = None
+    #: the write is a PATCH (admission reports ``PatchOptions``)
+    patch: bool = False
+
+
+def _options(opts: WriteOptions, kind: str) -> Obj:
+    """The request's ``CreateOptions``/``UpdateOptions``/``PatchOptions`` as admission reports them."""
+    out: Obj = {"kind": f"{kind}Options", "apiVersion": "meta.k8s.io/v1"}
+    if opts.dry_run:
+        out["dryRun"] = ["All"]
+    if opts.field_manager:
+        out["fieldManager"] = opts.field_manager
+    if opts.field_validation:
+        out["fieldValidation"] = opts.field_validation
+    if kind == "Patch" and opts.force:
+        out["force"] = True
+    return out
 
 
 @dataclass
@@ -76,6 +94,22 @@ class DeleteOptions:
     preconditions: dict[str, str] = field(default_factory=dict)
     dry_run: bool = False
     orphan_dependents: bool | None = None
+    #: who asks (``apiserver.api.users.UserInfo``); None for in-process callers
+    user: Any = None
+
+
+def _delete_options(opts: DeleteOptions) -> Obj:
+    """The ``DeleteOptions`` admission reports."""
+    out: Obj = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
+    if opts.propagation_policy:
+        out["propagationPolicy"] = opts.propagation_policy
+    if opts.grace_period_seconds is not None:
+        out["gracePeriodSeconds"] = opts.grace_period_seconds
+    if opts.dry_run:
+        out["dryRun"] = ["All"]
+    if opts.preconditions:
+        out["preconditions"] = dict(opts.preconditions)
+    return out
 
 
 @dataclass
@@ -159,6 +193,10 @@ class GenericStore:
         #: ``apiserver.auth.serviceaccount.ServiceAccountTokens`` (TokenReview of bound tokens)
         self.service_account_tokens: Any = None
         self.write_hooks: list[Callable[[str, ResourceDef, Obj], None]] = []
+        #: where admission and conversion webhooks behind a Service listen (``ns/name[:port]`` -> ``host:port``)
+        self.webhook_service_addresses: dict[str, str] = {}
+        #: the HTTPS clients admission and conversion webhooks are called with (made on first use)
+        self.webhook_clients: Any = None
 
     # ------------------------------------------------------------------ helpers
     def _ctx(self, ns: str, dry_run: bool, user: Any = None) -> StrategyContext:
@@ -166,12 +204,16 @@ class GenericStore:
             gates=self.gates,
             namespace=ns,
             dry_run=dry_run,
-            now=rfc3339(self.clock.now()),
+            now=self._now(),
             user=user,
             authenticate_token=self.authenticate_token,
             authorization=self.authorization,
             service_account_tokens=self.service_account_tokens,
         )
+
+    def _now(self) -> str:
+        """The request's time (one value across the passes of a write that waits for webhooks)."""
+        return stable("now", lambda: rfc3339(self.clock.now()))
 
     def _skey(self, rd: ResourceDef) -> tuple[str, str]:
         return rd.storage_key
@@ -197,6 +239,10 @@ class GenericStore:
         """:meth:`lookup_all` without the copies (read only, as :meth:`peek`)."""
         recs, _, _ = self.store.list((group, plural), namespace)
         return [r.obj for r in recs]
+
+    def stored_count(self, group: str, plural: str) -> int:
+        """How many objects of ``(group, plural)`` are stored (cheap: admission asks on every write)."""
+        return self.store.count((group, plural))
 
     def _key(self, rd: ResourceDef, ns: str, name: str) -> tuple[str, str]:
         return (ns if rd.namespaced else "", name)
@@ -247,11 +293,64 @@ class GenericStore:
     def _validation_error(self, rd: ResourceDef, name: str, errs: ErrorList) -> errors.StatusError:
         return errors.invalid(rd.kind, name, rd.group, errs)
 
-    def _run_admission(self, attrs: Attributes) -> None:
+    def _admit(self, attrs: Attributes) -> None:
+        """Mutating admission, in the plugins' order (built-in plugins, then MutatingAdmissionPolicy and
+        mutating webhooks): before the strategy validates the object, as kube runs it."""
         for p in self.admission:
             p.admit(attrs, self)
+        if attrs.reinvocations:
+            # kube's reinvocation: IfNeeded policies and webhooks run once more where the object
+            # changed after them
+            for p in self.admission:
+                reinvoke = getattr(p, "reinvoke", None)
+                if reinvoke is not None:
+                    reinvoke(attrs, self)
+
+    def _validate_admission(self, attrs: Attributes) -> None:
+        """Validating admission (built-in plugins, then ValidatingAdmissionPolicy and validating
+        webhooks): after the object passed the strategy's validation, as kube's ``createValidation``."""
         for p in self.admission:
             p.validate(attrs, self)
+
+    def _run_admission(self, attrs: Attributes) -> None:
+        self._admit(attrs)
+        self._validate_admission(attrs)
+
+    def to_view(self, rd: ResourceDef, obj: Obj) -> Obj:
+        """A stored object as the request's resource version presents it (admission's request objects)."""
+        return self._to_view(rd, obj)
+
+    def from_view(self, rd: ResourceDef, obj: Obj) -> Obj:
+        return self._from_view(rd, obj)
+
+    def _prewarm_view(self, rd: ResourceDef, obj: Obj) -> None:
+        """Before a write is stored: ask now for the webhook conversion its answer will need, so it
+        is not needed after the write (a conversion's key ignores ``resourceVersion``)."""
+        if getattr(rd.converter, "calls_webhook", False):
+            self._to_view(rd, copy.deepcopy(obj))
+
+    def view_records(self, rd: ResourceDef, recs: list[Record]) -> list[Record]:
+        """:meth:`_view_records` for the front doors' watch streams."""
+        return self._view_records(rd, recs)
+
+    def _view_records(self, rd: ResourceDef, recs: list[Record]) -> list[Record]:
+        """Records presented as ``rd``; the webhook conversions missing for any of them are asked for
+        together (one pass of the webhook driver calls them concurrently)."""
+        prepare = getattr(rd.converter, "prepare_views", None)
+        if prepare is not None:
+            prepare([r.obj for r in recs])  # read only: it digests and copies what it sends
+        out: list[Record] = []
+        needed: list[Any] = []
+        for r in recs:
+            try:
+                v = self._to_view(rd, r.copy())
+            except WebhookCallsNeeded as e:
+                needed.extend(e.calls)
+                continue
+            out.append(Record(v, orjson.dumps(v), r.rv))
+        if needed:
+            raise WebhookCallsNeeded(needed)
+        return out
 
     def _notify(self, verb: str, rd: ResourceDef, obj: Obj) -> None:
         for hook in self.write_hooks:
@@ -331,7 +430,7 @@ class GenericStore:
             raise errors.expired(f"too old resource version: {at_rv} ({self.store.rv})") from e
         token = continuetoken.encode(list_rv, f"{last[0]}/{last[1]}") if last is not None else ""
         if rd.is_view and present:
-            recs = [self.present(rd, r) for r in recs]
+            recs = self._view_records(rd, recs)
         return ListResult(recs, list_rv, token)
 
     def present(self, rd: ResourceDef, rec: Record) -> Record:
@@ -458,11 +557,11 @@ class GenericStore:
             return self._answer(rd, ctx, obj, warnings)
         generate = not md.get("name") and bool(md.get("generateName"))
         if generate:
-            md["name"] = md["generateName"] + random_suffix()
+            md["name"] = md["generateName"] + stable("generateName", random_suffix)
         name = md.get("name", "")
         # server-owned metadata
-        md["uid"] = new_uid()
-        md["creationTimestamp"] = rfc3339(self.clock.now())
+        md["uid"] = stable("uid", new_uid)
+        md["creationTimestamp"] = self._now()
         if not strategy.tracks_generation or rd.storage_of is not None:
             md.pop("generation", None)
         else:
@@ -471,8 +570,21 @@ class GenericStore:
             md.pop(k, None)
         strategy.default(obj)
         strategy.prepare_for_create(ctx, obj)
-        attrs = Attributes(CREATE, rd, ns, name, obj, None, "", opts.dry_run, self.gates, warnings)
-        self._run_admission(attrs)
+        attrs = Attributes(
+            CREATE,
+            rd,
+            ns,
+            name,
+            obj,
+            None,
+            "",
+            opts.dry_run,
+            self.gates,
+            warnings,
+            opts.user,
+            _options(opts, "Create"),
+        )
+        self._admit(attrs)
         _drop_empty_meta(md)
         errs: ErrorList = []
         if self.meta_validator is not None:
@@ -480,6 +592,7 @@ class GenericStore:
         errs.extend(strategy.validate(ctx, obj))
         if errs:
             raise self._validation_error(rd, name or md.get("generateName", ""), errs)
+        self._validate_admission(attrs)
         warnings.extend(strategy.warnings_on_create(ctx, obj))
         warnings.extend(ctx.warnings)
         if self.field_tracker is not None:
@@ -490,6 +603,7 @@ class GenericStore:
             return Result(self._to_view(rd, obj), warnings, 201)
         for attempt in range(8):
             try:
+                self._prewarm_view(rd, obj)
                 rec = self.store.create(self._skey(rd), self._key(rd, ns, name), obj)
                 break
             except StoreError as e:
@@ -630,8 +744,21 @@ class GenericStore:
                 old
             ):
                 md["generation"] = int(old_md.get("generation") or 1) + 1
-        attrs = Attributes(UPDATE, rd, ns, name, obj, old, subresource, opts.dry_run, self.gates, warnings)
-        self._run_admission(attrs)
+        attrs = Attributes(
+            UPDATE,
+            rd,
+            ns,
+            name,
+            obj,
+            old,
+            subresource,
+            opts.dry_run,
+            self.gates,
+            warnings,
+            opts.user,
+            _options(opts, "Patch" if manager_op == "Apply" or opts.patch else "Update"),
+        )
+        self._admit(attrs)
         _drop_empty_meta(md)
         errs: ErrorList = []
         if self.meta_validator is not None:
@@ -646,13 +773,12 @@ class GenericStore:
             errs.extend(strategy.validate_update(ctx, obj, old))
         if errs:
             raise self._validation_error(rd, name, errs)
+        self._validate_admission(attrs)
         if not subresource:
             warnings.extend(strategy.warnings_on_update(ctx, obj, old))
         warnings.extend(ctx.warnings)
         if self.field_tracker is not None:
-            self.field_tracker.on_update(
-                rd, old, obj, opts, manager_op, subresource, rfc3339(self.clock.now())
-            )
+            self.field_tracker.on_update(rd, old, obj, opts, manager_op, subresource, self._now())
         # Finalizers emptied on an object being deleted: the update completes the deletion, unless a
         # grace period is still running or the object's own content holds it (the strategy says).
         if (
@@ -663,6 +789,7 @@ class GenericStore:
         ):
             if opts.dry_run:
                 return Result(self._to_view(rd, obj), warnings, 200)
+            self._prewarm_view(rd, obj)
             self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
             gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
             self._notify("delete", rd, gone.obj)
@@ -672,6 +799,7 @@ class GenericStore:
         if opts.dry_run:
             return Result(self._to_view(rd, obj), warnings, 200)
         try:
+            self._prewarm_view(rd, obj)
             new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
         except StoreError as e:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
@@ -705,7 +833,7 @@ class GenericStore:
         opts: WriteOptions | None = None,
         subresource: str = "",
     ) -> Result:
-        opts = opts or WriteOptions()
+        opts = dataclasses.replace(opts or WriteOptions(), patch=True)
         rec = self.store.get(self._skey(rd), self._key(rd, ns, name))
         if patch_type in (APPLY_PATCH, APPLY_PATCH_CBOR):
             return self._apply(rd, ns, name, rec, patch, opts, subresource)
@@ -792,7 +920,7 @@ class GenericStore:
         if rec is None:
             if subresource:
                 raise errors.not_found(rd.plural, name, rd.group)
-            obj = applier(rd, None, patch, opts, rfc3339(self.clock.now()))
+            obj = applier(rd, None, patch, opts, self._now())
             obj.setdefault("metadata", {})["name"] = name
             return self.create(
                 rd,
@@ -805,7 +933,7 @@ class GenericStore:
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         opts.subresource = subresource
-        merged = applier(rd, current, patch, opts, rfc3339(self.clock.now()))
+        merged = applier(rd, current, patch, opts, self._now())
         warnings: list[str] = []
         if self.body_checker is not None:
             self.body_checker(
@@ -863,7 +991,20 @@ class GenericStore:
                     )
                 ],
             )
-        attrs = Attributes(DELETE, rd, ns, name, None, obj, "", opts.dry_run, self.gates, [])
+        attrs = Attributes(
+            DELETE,
+            rd,
+            ns,
+            name,
+            None,
+            obj,
+            "",
+            opts.dry_run,
+            self.gates,
+            [],
+            opts.user,
+            _delete_options(opts),
+        )
         self._run_admission(attrs)
         strategy = rd.strategy
         graceful = strategy.graceful_delete
@@ -911,6 +1052,7 @@ class GenericStore:
                     md.pop("finalizers", None)
                 if opts.dry_run:
                     return Result(self._to_view(rd, obj), [], 200)
+                self._prewarm_view(rd, obj)
                 new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
                 self._notify("update", rd, new_rec.obj)
                 return Result(
@@ -918,6 +1060,7 @@ class GenericStore:
                 )
         if opts.dry_run:
             return Result(self._deleted_response(rd, obj), [], 200)
+        self._prewarm_view(rd, obj)
         gone = self.store.delete(self._skey(rd), self._key(rd, ns, name))
         self._notify("delete", rd, gone.obj)
         return Result(self._deleted_response(rd, self._to_view(rd, gone.copy())), [], 200)

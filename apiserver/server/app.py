@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
+from functools import partial
 from typing import Any
 
 import orjson
@@ -24,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from apiserver import errors
+from apiserver.admission.webhook.frontdoor import admitted, converted, converts_by_webhook
 from apiserver.kubeletsim.container import Containers
 from apiserver.meta import Clock
 from apiserver.patch.limits import MAX_REQUEST_BODY_BYTES
@@ -514,7 +516,7 @@ class APIApp:
         if verb not in ("watch", "list") and verb not in rd.verbs and not sub:
             raise errors.method_not_allowed(verb, rd.plural, rd.group)
         if verb == "list":
-            return self._list(request, info, rd)
+            return await self._list(request, info, rd)
         if verb == "watch":
             return await self._watch(request, info, rd)
         if verb == "get":
@@ -524,7 +526,7 @@ class APIApp:
                 raise streams.spdy_refusal(api, rd, info, request.query_params)
             if sub == "scale":
                 return Response(orjson.dumps(api.scale_get(rd, ns, info.name)), media_type=JSON)
-            rec = api.get(rd, ns, info.name)
+            rec = await converted(self.api, rd, lambda: api.get(rd, ns, info.name))
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
             if info.name and sub in ("exec", "attach", "portforward"):
@@ -544,47 +546,38 @@ class APIApp:
                 q, request.headers.get("user-agent", ""), getattr(request.state, "raw_body", None)
             )
             opts.user = user_of(request.scope)
-            return self._respond(request, rd, api.create(rd, ns, body, opts))
+            return self._respond(
+                request, rd, await admitted(api, rd, lambda b: api.create(rd, ns, b, opts), body)
+            )
         if verb == "update":
             body, ctype = await self._read_body(request)
             if sub == "scale":
+                opts = self._write_opts(
+                    q,
+                    request.headers.get("user-agent", ""),
+                    getattr(request.state, "raw_body", None),
+                    user_of(request.scope),
+                )
                 return self._respond(
                     request,
                     rd,
-                    api.scale_update(
-                        rd,
-                        ns,
-                        info.name,
-                        body,
-                        self._write_opts(
-                            q,
-                            request.headers.get("user-agent", ""),
-                            getattr(request.state, "raw_body", None),
-                            user_of(request.scope),
-                        ),
-                    ),
+                    await admitted(api, rd, lambda b: api.scale_update(rd, ns, info.name, b, opts), body),
                 )
             if sub == "finalize" and rd.plural == "namespaces":
                 check_subresource_body(sub, body)
                 return self._respond(request, rd, finalize_namespace(api, info.name, body))
             if sub not in ("", "status") and rd.strategy.subresource_strategy(sub) is None:
                 raise errors.method_not_allowed("update", f"{rd.plural}/{sub}", rd.group)
+            opts = self._write_opts(
+                q,
+                request.headers.get("user-agent", ""),
+                getattr(request.state, "raw_body", None),
+                user_of(request.scope),
+            )
             return self._respond(
                 request,
                 rd,
-                api.update(
-                    rd,
-                    ns,
-                    info.name,
-                    body,
-                    self._write_opts(
-                        q,
-                        request.headers.get("user-agent", ""),
-                        getattr(request.state, "raw_body", None),
-                        user_of(request.scope),
-                    ),
-                    sub,
-                ),
+                await admitted(api, rd, lambda b: api.update(rd, ns, info.name, b, opts, sub), body),
             )
         if verb == "patch":
             ctype = _media(request.headers.get("content-type"))
@@ -592,75 +585,79 @@ class APIApp:
                 raise errors.unsupported_media_type(", ".join(PATCH_TYPES))
             body, _ = await self._read_body(request)
             if sub == "scale":
+                opts = self._write_opts(
+                    q,
+                    request.headers.get("user-agent", ""),
+                    getattr(request.state, "raw_body", None),
+                    user_of(request.scope),
+                )
                 return self._respond(
                     request,
                     rd,
-                    api.scale_patch(
-                        rd,
-                        ns,
-                        info.name,
-                        body,
-                        ctype,
-                        self._write_opts(
-                            q,
-                            request.headers.get("user-agent", ""),
-                            getattr(request.state, "raw_body", None),
-                            user_of(request.scope),
-                        ),
+                    await admitted(
+                        api, rd, lambda b: api.scale_patch(rd, ns, info.name, b, ctype, opts), body
                     ),
                 )
             if sub not in ("", "status") and rd.strategy.subresource_strategy(sub) is None:
                 raise errors.method_not_allowed("patch", f"{rd.plural}/{sub}", rd.group)
+            opts = self._write_opts(
+                q,
+                request.headers.get("user-agent", ""),
+                getattr(request.state, "raw_body", None),
+                user_of(request.scope),
+            )
             return self._respond(
                 request,
                 rd,
-                api.patch(
-                    rd,
-                    ns,
-                    info.name,
-                    body,
-                    ctype,
-                    self._write_opts(
-                        q,
-                        request.headers.get("user-agent", ""),
-                        getattr(request.state, "raw_body", None),
-                        user_of(request.scope),
-                    ),
-                    sub,
-                ),
+                await admitted(api, rd, lambda b: api.patch(rd, ns, info.name, b, ctype, opts, sub), body),
             )
         if verb == "delete":
-            opts = await self._delete_opts(request)
-            return self._respond(request, rd, api.delete(rd, ns, info.name, opts))
+            dopts = await self._delete_opts(request)
+            return self._respond(
+                request, rd, await admitted(api, rd, lambda _: api.delete(rd, ns, info.name, dopts))
+            )
         if verb == "deletecollection":
-            opts = await self._delete_opts(request)
-            body = api.delete_collection(
-                rd, ns, q.get("labelSelector") or "", q.get("fieldSelector") or "", opts
+            dopts = await self._delete_opts(request)
+            body = await admitted(
+                api,
+                rd,
+                lambda _: api.delete_collection(
+                    rd, ns, q.get("labelSelector") or "", q.get("fieldSelector") or "", dopts
+                ),
             )
             return Response(orjson.dumps(body), media_type=JSON)
         raise errors.method_not_allowed(verb, rd.plural, rd.group)
 
     async def _delete_opts(self, request: Request) -> DeleteOptions:
         body, _ = await self._read_body(request)
-        return delete_options(body, request.query_params)
+        opts = delete_options(body, request.query_params)
+        opts.user = user_of(request.scope)
+        return opts
 
     # ------------------------------------------------------------------ list & watch
-    def _list(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:
+    async def _list(self, request: Request, info: RequestInfo, rd: ResourceDef) -> Response:
         q = request.query_params
         limit = parse_int64(q["limit"]) if q.get("limit") else 0
         if q.get("timeoutSeconds"):  # decoded with the rest of ListOptions, though a list has no timeout
             parse_int64(q["timeoutSeconds"])
         table_version = self._wants_table(request)
-        res = self.api.list(
+        # a view converted by a webhook is presented here, all its items in one conversion pass;
+        # any other view item by item as it is written (or here, for a Table)
+        presented = bool(table_version) or converts_by_webhook(rd)
+        res = await converted(
+            self.api,
             rd,
-            info.namespace,
-            label_selector=q.get("labelSelector") or "",
-            field_selector=q.get("fieldSelector") or "",
-            limit=max(limit, 0),
-            continue_=q.get("continue") or "",
-            resource_version=q.get("resourceVersion") or "",
-            resource_version_match=q.get("resourceVersionMatch") or "",
-            present=bool(table_version),
+            lambda: self.api.list(
+                rd,
+                info.namespace,
+                label_selector=q.get("labelSelector") or "",
+                field_selector=q.get("fieldSelector") or "",
+                limit=max(limit, 0),
+                continue_=q.get("continue") or "",
+                resource_version=q.get("resourceVersion") or "",
+                resource_version_match=q.get("resourceVersionMatch") or "",
+                present=presented,
+            ),
         )
         if table_version:
             from apiserver.server import tables
@@ -691,17 +688,22 @@ class APIApp:
             + b',"items":['
         )
         records = res.records
+        present = _as_listed if presented else self.api.present
         if sum(len(r.raw) for r in records) <= LIST_CHUNK_BYTES:  # small: one body, as before
-            present = self.api.present
             return Response(head + b",".join(present(rd, r).raw for r in records) + b"]}", media_type=JSON)
-        return StreamingResponse(self._list_chunks(rd, head, records), media_type=JSON)
+        return StreamingResponse(self._list_chunks(rd, head, records, present), media_type=JSON)
 
-    async def _list_chunks(self, rd: ResourceDef, head: bytes, records: list[Record]) -> AsyncIterator[bytes]:
+    async def _list_chunks(
+        self,
+        rd: ResourceDef,
+        head: bytes,
+        records: list[Record],
+        present: Callable[[ResourceDef, Record], Record],
+    ) -> AsyncIterator[bytes]:
         """A big LIST written item by item in chunks of about :data:`LIST_CHUNK_BYTES` (kube's
         streaming list encoding, 1.33+): each chunk is presented and encoded, handed to the
         transport, and the event loop serves other clients before the next one — memory is bounded
         by the chunk, and no client waits for the whole list to be encoded."""
-        present = self.api.present
         parts: list[bytes] = [head]
         size = len(head)
         sep = b""
@@ -821,6 +823,7 @@ class APIApp:
         deadline = loop_time() + timeout_s if timeout_s else None
 
         durable = self.api.store.durable
+        webhook_views = converts_by_webhook(rd)
 
         async def stream() -> AsyncIterator[bytes]:
             # Each chunk waits for the storage to make what it shows durable (as etcd shows only
@@ -846,6 +849,8 @@ class APIApp:
 
         async def events() -> AsyncIterator[bytes]:
             await durable()
+            if webhook_views:
+                await converted(self.api, rd, lambda: self.api.view_records(rd, [r for _, r in initial]))
             chunk: list[bytes] = []
             size = 0
             for etype, rec in initial:
@@ -877,6 +882,8 @@ class APIApp:
                         yield bookmark(rv)
                     continue
                 batch = watcher.drain()
+                if batch and webhook_views:
+                    await converted(self.api, rd, partial(self.api.view_records, rd, [r for _, r in batch]))
                 if batch:
                     await durable()
                     yield b"".join([encode_item(item) for item in batch])
@@ -884,6 +891,11 @@ class APIApp:
                     return
 
         return StreamingResponse(stream(), media_type=JSON)
+
+
+def _as_listed(rd: ResourceDef, rec: Record) -> Record:
+    """A record the list already presented (``present=True``): written as it is."""
+    return rec
 
 
 __all__ = ["ADDED", "APIApp", "GIT_VERSION", "status_response", "version_info"]

@@ -13,6 +13,9 @@ from prometheus_client import CollectorRegistry
 
 from apiserver import errors
 from apiserver.admission.plugins import default_plugins
+from apiserver.admission.policy.mutating import MutatingAdmissionPolicyPlugin
+from apiserver.admission.policy.validating import ValidatingAdmissionPolicyPlugin
+from apiserver.admission.webhook.dispatch import MutatingWebhookPlugin, ValidatingWebhookPlugin
 from apiserver.api.types import Obj
 from apiserver.apiextensions.controller import install as install_custom_resources
 from apiserver.auth.authorizer import ALWAYS_ALLOW, Authorization
@@ -147,6 +150,7 @@ def build_api(
     service_node_port_range: str = DEFAULT_NODE_PORT_RANGE,
     authorization_mode: str = ALWAYS_ALLOW,
     service_account_key: SigningKey | None = None,
+    webhook_service_addresses: dict[str, str] | None = None,
 ) -> GenericStore:
     gates = gates or FeatureGate()
     registry = Registry(builtin_resources() + list(extra_resources or []))
@@ -154,6 +158,14 @@ def build_api(
     allocator = ServiceAllocator(service_cluster_ip_range, service_node_port_range)
     plugins: list[Any] = default_plugins()
     plugins.insert(1, allocator)  # after NamespaceLifecycle, before anything reads the Service
+    # kube's order: built-in mutating plugins, then MutatingAdmissionPolicy; built-in validating
+    # plugins, then ValidatingAdmissionPolicy (the generic registry runs every admit before every validate)
+    plugins += [
+        MutatingAdmissionPolicyPlugin(),
+        MutatingWebhookPlugin(webhook_service_addresses),
+        ValidatingAdmissionPolicyPlugin(),
+        ValidatingWebhookPlugin(webhook_service_addresses),
+    ]
     api = GenericStore(
         registry,
         store or MemoryStorage(),
@@ -166,6 +178,7 @@ def build_api(
         patchers=_patchers(),
         field_tracker=FieldTracker(),
     )
+    api.webhook_service_addresses = dict(webhook_service_addresses or {})
     install_custom_resources(api)
     api.write_hooks.append(allocator.observe)
     api.authorization = Authorization(authorization_mode, StorePolicySource(api))

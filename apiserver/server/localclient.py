@@ -11,11 +11,13 @@ import asyncio
 import builtins
 import os
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any, cast
 
 import orjson
 
 from apiserver import errors
+from apiserver.admission.webhook.frontdoor import admitted, converted, converts_by_webhook
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
 from apiserver.registry import metricsview
@@ -123,7 +125,7 @@ class LocalClient:
         rd = self._rd(gvr)
         if rd.group == "metrics.k8s.io":
             return metricsview.answer(self.api, rd, "get", namespace, name, "", "")
-        rec = self.api.get(rd, namespace, name)
+        rec = await converted(self.api, rd, lambda: self.api.get(rd, namespace, name))
         return rec.copy()
 
     async def list(
@@ -143,15 +145,19 @@ class LocalClient:
         rd = self._rd(gvr)
         if rd.group == "metrics.k8s.io":
             return metricsview.answer(self.api, rd, "list", namespace, "", label_selector, field_selector)
-        res = self.api.list(
+        res = await converted(
+            self.api,
             rd,
-            namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            limit=limit,
-            continue_=continue_,
-            resource_version=resource_version,
-            resource_version_match=resource_version_match,
+            lambda: self.api.list(
+                rd,
+                namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                limit=limit,
+                continue_=continue_,
+                resource_version=resource_version,
+                resource_version_match=resource_version_match,
+            ),
         )
         meta: Obj = {"resourceVersion": str(res.resource_version)}
         if res.continue_token:
@@ -212,8 +218,12 @@ class LocalClient:
                 md["annotations"] = {"k8s.io/initial-events-end": "true"}
             return WatchEvent(BOOKMARK, {"kind": rd.kind, "apiVersion": rd.api_version, "metadata": md})
 
+        webhook_views = converts_by_webhook(rd)
+        first = cast("builtins.list[tuple[str, Record]]", initial)
         try:
-            for etype, rec in cast("builtins.list[tuple[str, Record]]", initial):
+            if webhook_views:
+                await converted(self.api, rd, lambda: self.api.view_records(rd, [r for _, r in first]))
+            for etype, rec in first:
                 yield WatchEvent(etype, obj_of(rec))
             if end_bookmark:
                 yield bookmark(start_rv, end=True)
@@ -229,7 +239,10 @@ class LocalClient:
                     if allow_bookmarks and not watcher.buffer:
                         yield bookmark(self.api.store.rv)
                     continue
-                for etype, rec in watcher.drain():
+                drained = watcher.drain()
+                if webhook_views and drained:
+                    await converted(self.api, rd, partial(self.api.view_records, rd, [r for _, r in drained]))
+                for etype, rec in drained:
                     yield WatchEvent(etype, obj_of(rec))
                 if watcher.closed and not watcher.buffer:
                     return
@@ -259,7 +272,9 @@ class LocalClient:
         body.setdefault("apiVersion", rd.api_version)
         body.setdefault("kind", rd.kind)
         ns = namespace or (body.get("metadata") or {}).get("namespace", "")
-        return await self._durable(self.api.create(rd, ns, body, self._opts(dry_run, field_manager)).obj)
+        opts = self._opts(dry_run, field_manager)
+        result = await admitted(self.api, rd, lambda b: self.api.create(rd, ns, b, opts), body)
+        return await self._durable(result.obj)
 
     async def update(
         self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
@@ -271,9 +286,11 @@ class LocalClient:
         body.setdefault("kind", rd.kind)
         md = body.get("metadata") or {}
         ns = namespace or md.get("namespace", "")
-        return await self._durable(
-            self.api.update(rd, ns, md.get("name", ""), body, self._opts(dry_run, field_manager)).obj
+        opts = self._opts(dry_run, field_manager)
+        result = await admitted(
+            self.api, rd, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts), body
         )
+        return await self._durable(result.obj)
 
     async def update_status(self, gvr: GVR, obj: Obj, namespace: str = "", *, field_manager: str = "") -> Obj:
         await self._yield()
@@ -283,9 +300,11 @@ class LocalClient:
         body.setdefault("kind", rd.kind)
         md = body.get("metadata") or {}
         ns = namespace or md.get("namespace", "")
-        return await self._durable(
-            self.api.update(rd, ns, md.get("name", ""), body, self._opts(False, field_manager), "status").obj
+        opts = self._opts(False, field_manager)
+        result = await admitted(
+            self.api, rd, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts, "status"), body
         )
+        return await self._durable(result.obj)
 
     async def patch(
         self,
@@ -305,10 +324,17 @@ class LocalClient:
         body = self._copy(patch)
         opts = self._opts(dry_run, field_manager, force)
         if subresource == "scale":
-            return await self._durable(self.api.scale_patch(rd, namespace, name, body, patch_type, opts).obj)
-        return await self._durable(
-            self.api.patch(rd, namespace, name, body, patch_type, opts, subresource).obj
+            result = await admitted(
+                self.api, rd, lambda b: self.api.scale_patch(rd, namespace, name, b, patch_type, opts), body
+            )
+            return await self._durable(result.obj)
+        result = await admitted(
+            self.api,
+            rd,
+            lambda b: self.api.patch(rd, namespace, name, b, patch_type, opts, subresource),
+            body,
         )
+        return await self._durable(result.obj)
 
     async def delete(
         self,
@@ -324,7 +350,8 @@ class LocalClient:
         await self._yield()
         rd = self._rd(gvr)
         opts = DeleteOptions(propagation_policy, grace_period_seconds, dict(preconditions or {}), dry_run)
-        return await self._durable(self.api.delete(rd, namespace, name, opts).obj)
+        result = await admitted(self.api, rd, lambda _: self.api.delete(rd, namespace, name, opts))
+        return await self._durable(result.obj)
 
     async def delete_collection(
         self,
@@ -340,7 +367,11 @@ class LocalClient:
         rd = self._rd(gvr)
         opts = DeleteOptions(propagation_policy, grace_period_seconds)
         return await self._durable(
-            self.api.delete_collection(rd, namespace, label_selector, field_selector, opts)
+            await admitted(
+                self.api,
+                rd,
+                lambda _: self.api.delete_collection(rd, namespace, label_selector, field_selector, opts),
+            )
         )
 
     async def create_subresource(
@@ -370,11 +401,16 @@ class LocalClient:
         rd = self._rd(gvr)
         body = self._copy(obj)
         if subresource == "scale":
-            return await self._durable(self.api.scale_update(rd, namespace, name, body).obj)
-        if subresource == "status" or rd.strategy.subresource_strategy(subresource) is not None:
-            return await self._durable(
-                self.api.update(rd, namespace, name, body, self._opts(False, ""), subresource).obj
+            result = await admitted(
+                self.api, rd, lambda b: self.api.scale_update(rd, namespace, name, b), body
             )
+            return await self._durable(result.obj)
+        if subresource == "status" or rd.strategy.subresource_strategy(subresource) is not None:
+            opts = self._opts(False, "")
+            result = await admitted(
+                self.api, rd, lambda b: self.api.update(rd, namespace, name, b, opts, subresource), body
+            )
+            return await self._durable(result.obj)
         if subresource == "finalize" and rd.plural == "namespaces":
             return await self._durable(finalize_namespace(self.api, name, body).obj)
         raise errors.method_not_allowed("update", f"{rd.plural}/{subresource}", rd.group)

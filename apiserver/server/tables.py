@@ -27,6 +27,7 @@ from apiserver.api.table import (
     NAME,
     NAME_DESCRIPTION,
     Cell,
+    CellsFn,
     Column,
     Printer,
     aware,
@@ -1769,6 +1770,117 @@ APISERVICE_PRINTER = Printer(
 )
 
 
+# ---- admissionregistration.k8s.io
+
+
+def _webhooks_cells(obj: Obj, now: datetime) -> list[Cell]:
+    hooks = obj.get("webhooks")
+    return [_name(obj), len(hooks) if isinstance(hooks, list) else 0, _age(obj, now)]
+
+
+WEBHOOKCONFIGURATION_PRINTER = Printer(
+    (
+        NAME,
+        Column(
+            "Webhooks",
+            type="integer",
+            description="Webhooks indicates the number of webhooks registered in this configuration",
+        ),
+        AGE,
+    ),
+    _webhooks_cells,
+)
+
+
+def _param_kind(obj: Obj) -> str:
+    pk = _m(obj, "spec", "paramKind")
+    if not isinstance(pk, dict):
+        return "<unset>"
+    return f"{_str(pk.get('apiVersion'))}/{_str(pk.get('kind'))}"
+
+
+def _policy_cells(key: str) -> CellsFn:
+    def cells(obj: Obj, now: datetime) -> list[Cell]:
+        items = _m(obj, "spec", key)
+        return [_name(obj), len(items) if isinstance(items, list) else 0, _param_kind(obj), _age(obj, now)]
+
+    return cells
+
+
+_PARAMKIND_COLUMN = Column(
+    "ParamKind", description="ParamKind specifies the kind of resources used to parameterize this policy"
+)
+VALIDATINGADMISSIONPOLICY_PRINTER = Printer(
+    (
+        NAME,
+        Column(
+            "Validations",
+            type="integer",
+            description="Validations indicates the number of validation rules defined in this configuration",
+        ),
+        _PARAMKIND_COLUMN,
+        AGE,
+    ),
+    _policy_cells("validations"),
+)
+MUTATINGADMISSIONPOLICY_PRINTER = Printer(
+    (
+        NAME,
+        Column(
+            "Mutations",
+            type="integer",
+            description="Mutations indicates the number of mutations rules defined in this configuration",
+        ),
+        _PARAMKIND_COLUMN,
+        AGE,
+    ),
+    _policy_cells("mutations"),
+)
+
+
+def _selector_text(sel: Any) -> str:
+    sel = sel if isinstance(sel, dict) else {}
+    parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+    for e in sel.get("matchExpressions") or []:
+        if not isinstance(e, dict):
+            continue
+        op, key, values = _str(e.get("operator")), _str(e.get("key")), e.get("values") or []
+        if op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append("!" + key)
+        else:
+            parts.append(f"{key} {op.lower()} ({','.join(sorted(map(str, values)))})")
+    return ",".join(parts)
+
+
+def _binding_cells(obj: Obj, now: datetime) -> list[Cell]:
+    param = "<unset>"
+    ref = _m(obj, "spec", "paramRef")
+    if isinstance(ref, dict):
+        if ref.get("name"):
+            param = f"{_str(ref.get('namespace')) or '*'}/{_str(ref.get('name'))}"
+        elif ref.get("selector") is not None:
+            param = _selector_text(ref.get("selector"))
+    return [_name(obj), _str(_m(obj, "spec", "policyName")), param, _age(obj, now)]
+
+
+POLICYBINDING_PRINTER = Printer(
+    (
+        NAME,
+        Column(
+            "PolicyName",
+            description="PolicyName indicates the policy definition which the policy binding binded to",
+        ),
+        Column(
+            "ParamRef", description="ParamRef indicates the param resource which sets the configration param"
+        ),
+        AGE,
+    ),
+    _binding_cells,
+)
+
+
 #: (group, plural) -> printer. Unlisted resources print NAME AGE.
 PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "pods"): POD_PRINTER,
@@ -1817,6 +1929,12 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("networking.k8s.io", "networkpolicies"): NETWORKPOLICY_PRINTER,
     ("autoscaling", "horizontalpodautoscalers"): HPA_PRINTER,
     ("apiregistration.k8s.io", "apiservices"): APISERVICE_PRINTER,
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): WEBHOOKCONFIGURATION_PRINTER,
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): WEBHOOKCONFIGURATION_PRINTER,
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies"): VALIDATINGADMISSIONPOLICY_PRINTER,
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): POLICYBINDING_PRINTER,
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicies"): MUTATINGADMISSIONPOLICY_PRINTER,
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"): POLICYBINDING_PRINTER,
 }
 
 

@@ -27,6 +27,30 @@ _POD_SPEC: Obj = {
     "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
 }
 _TEMPLATE: Obj = {"metadata": {"labels": {"app": "fuzz"}}, "spec": _POD_SPEC}
+_MATCH: Obj = {
+    "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "fuzz"}},
+    "objectSelector": {"matchLabels": {"fuzz-admission": "yes"}},
+    "resourceRules": [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["configmaps"],
+        }
+    ],
+}
+_WEBHOOK: Obj = {
+    "name": "target.fuzz.example",
+    "clientConfig": {"url": "https://127.0.0.1:1/admit"},
+    "rules": _MATCH["resourceRules"],
+    "namespaceSelector": _MATCH["namespaceSelector"],
+    "objectSelector": _MATCH["objectSelector"],
+    "matchConditions": [{"name": "labelled", "expression": "has(object.metadata.labels)"}],
+    "failurePolicy": "Ignore",
+    "sideEffects": "None",
+    "timeoutSeconds": 1,
+    "admissionReviewVersions": ["v1"],
+}
 _SELECTOR: Obj = {"matchLabels": {"app": "fuzz"}}
 
 #: (group, plural) -> the object without metadata.name/namespace
@@ -266,6 +290,62 @@ _SEEDS: dict[tuple[str, str], Obj] = {
         }
     },
     ("fuzz.example", "targets"): {"spec": {"size": 1, "tags": ["a"]}},
+    # admissionregistration.k8s.io: a webhook nobody serves (port 1 refuses at once; Ignore), policies
+    # that match only what carries the fuzz's own label
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): {"webhooks": [_WEBHOOK]},
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): {
+        "webhooks": [{**_WEBHOOK, "reinvocationPolicy": "IfNeeded"}]
+    },
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies"): {
+        "spec": {
+            "failurePolicy": "Ignore",
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "matchConstraints": _MATCH,
+            "matchConditions": [{"name": "labelled", "expression": "has(object.metadata.labels)"}],
+            "variables": [{"name": "n", "expression": "object.metadata.name"}],
+            "validations": [
+                {
+                    "expression": "variables.n != 'forbidden'",
+                    "messageExpression": "'name ' + variables.n",
+                    "reason": "Forbidden",
+                }
+            ],
+            "auditAnnotations": [{"key": "seen", "valueExpression": "variables.n"}],
+        }
+    },
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): {
+        "spec": {
+            "policyName": "target",
+            "validationActions": ["Warn", "Audit"],
+            "paramRef": {"name": "target", "namespace": "fuzz", "parameterNotFoundAction": "Allow"},
+            "matchResources": {"objectSelector": {"matchLabels": {"fuzz-admission": "yes"}}},
+        }
+    },
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicies"): {
+        "spec": {
+            "failurePolicy": "Ignore",
+            "matchConstraints": _MATCH,
+            "reinvocationPolicy": "IfNeeded",
+            "mutations": [
+                {
+                    "patchType": "ApplyConfiguration",
+                    "applyConfiguration": {
+                        "expression": 'Object{metadata: Object.metadata{labels: {"m": "1"}}}'
+                    },
+                },
+                {
+                    "patchType": "JSONPatch",
+                    "jsonPatch": {"expression": '[JSONPatch{op: "add", path: "/data/m", value: "1"}]'},
+                },
+            ],
+        }
+    },
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"): {
+        "spec": {
+            "policyName": "target",
+            "matchResources": {"objectSelector": {"matchLabels": {"fuzz-admission": "yes"}}},
+        }
+    },
 }
 
 #: the CRD every fuzz server gets (its name is fixed by its group and plural)

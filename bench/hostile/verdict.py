@@ -29,6 +29,20 @@ class Kube5xx:
 
 KUBE_5XX: tuple[Kube5xx, ...] = (
     Kube5xx(
+        500,
+        "InternalError",
+        'Internal error occurred: failed calling webhook "',
+        "a webhook configuration the fuzz changed to failurePolicy Fail calls a webhook no server answers: "
+        "kube's webhook admission answers exactly this 500",
+    ),
+    Kube5xx(
+        500,
+        "InternalError",
+        "Internal error occurred: conversion webhook for ",
+        "a CRD the fuzz switched to conversion.strategy Webhook names a webhook no server answers: kube's "
+        "conversion answers this 500 for objects read or written in another version",
+    ),
+    Kube5xx(
         504,
         "Timeout",
         "Too large resource version",

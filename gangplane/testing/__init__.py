@@ -13,6 +13,7 @@ from gangplane.testing.plane import (
     ThreadClient,
 )
 from gangplane.testing.waiters import wait_deleted, wait_for, wait_list, wait_pods_running
+from gangplane.testing.webhook import Webhooks, WebhookServer, allowed, denied, patched, rule
 
 __all__ = [
     "Gangplane",
@@ -21,6 +22,12 @@ __all__ = [
     "PlaneConfig",
     "PlaneHost",
     "ThreadClient",
+    "WebhookServer",
+    "Webhooks",
+    "allowed",
+    "denied",
+    "patched",
+    "rule",
     "wait_deleted",
     "wait_for",
     "wait_list",

@@ -5,6 +5,9 @@ Enabled by installing gangplane (a ``pytest11`` entry point). Fixtures:
 * ``gangplane`` — an in-process control plane (no sockets): ``client()``, ``informers()``,
   ``stop_component``/``start_component``, watch-based ``wait_for``/``wait_deleted``/
   ``wait_pods_running``;
+* ``gangplane_webhooks`` — admission webhook handlers (Python callables on AdmissionReview dicts,
+  or ASGI apps) served over HTTPS from the test process and registered, removed at teardown
+  (:mod:`gangplane.testing.webhook`);
 * ``gangplane_server`` — the same served over HTTP on a free loopback port, with ``kubeconfig``,
   ``server``, ``api_client`` (the official ``kubernetes`` client) and ``kubectl(*args)``.
 
@@ -32,6 +35,7 @@ from typing import Any
 import pytest
 
 from gangplane.testing.plane import GangplaneServer, InProcessPlane, PlaneConfig, PlaneHost
+from gangplane.testing.webhook import Webhooks
 from gangplane.ui.watch import PlaneWatcher
 
 SCOPES = ("function", "module", "session")
@@ -186,6 +190,18 @@ def gangplane(request: pytest.FixtureRequest) -> Iterator[InProcessPlane]:
     """An in-process control plane (API server, controllers, scheduler, simulated nodes)."""
     for host in _host(request):
         yield InProcessPlane(host)
+
+
+@pytest.fixture
+def gangplane_webhooks(gangplane: InProcessPlane) -> Iterator[Webhooks]:
+    """Admission webhooks served from the test process (envtest's ``WebhookInstallOptions``):
+    ``await gangplane_webhooks.validating(handler, rules=[rule("", "v1", "configmaps")])`` serves
+    ``handler`` over HTTPS with a fresh CA and registers its configuration; both go at teardown."""
+    hooks = Webhooks(gangplane.client("gangplane-webhooks"))
+    try:
+        yield hooks
+    finally:
+        gangplane.call(hooks.close(gangplane.control_plane.client("gangplane-webhooks")))
 
 
 @pytest.fixture

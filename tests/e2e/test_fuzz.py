@@ -186,6 +186,8 @@ _ALIAS_BOMB = b"a: &a [x, x, x, x, x, x, x, x, x]\n" + b"".join(
     for i in range(8)
 )
 
+ISSUE_CM = "/api/v1/namespaces/fuzz/configmaps/issue-cm"
+
 #: (name, status, method, path, content type, body): the failures issue 13 lists, as a client
 #: sends them, and kube's answer
 ISSUE_REQUESTS = [
@@ -307,6 +309,18 @@ ISSUE_REQUESTS = [
 ]
 
 
+def _arrange_issue_configmap(fuzz: FuzzSession, method: str, path: str, body: bytes) -> None:
+    """The issue's requests on ``issue-cm`` find it, and its create finds none, whichever order (or
+    xdist worker, each with its own server) runs them in."""
+    if method == "POST" and path.endswith("/configmaps") and b'"issue-cm"' in body:
+        fuzz.http.delete(ISSUE_CM)  # 200, or 404 where no earlier request made it
+    elif path.split("?")[0] == ISSUE_CM:
+        created = fuzz.http.post(
+            ISSUE_CM.rsplit("/", 1)[0], content=ISSUE_REQUESTS[0][5], headers={"Content-Type": rq.JSON}
+        )
+        assert created.status_code in (201, 409), created.text
+
+
 @pytest.mark.parametrize(
     ("status", "method", "path", "ctype", "body"),
     [pytest.param(*r[1:], id=r[0]) for r in ISSUE_REQUESTS],
@@ -315,6 +329,7 @@ def test_the_issues_requests_get_kubes_answer_not_a_5xx(
     fuzz: FuzzSession, status: int, method: str, path: str, ctype: str, body: bytes
 ) -> None:
     """Each failure the issue lists, over the socket: kube's answer, never a dropped connection."""
+    _arrange_issue_configmap(fuzz, method, path, body)
     resp, finding = fuzz.exchange(
         rq.Request(method, path, rq._base_headers(fuzz.world, ctype), body, "issue")
     )

@@ -6,7 +6,21 @@ in a subprocess-free inner session, and asserts on its outcome and report.
 
 from __future__ import annotations
 
+# The webhook fixture generates certificates (cryptography, whose native half must not be loaded
+# twice) and serves with uvicorn: imported here too, for the same reason.
+import cryptography.hazmat.primitives.asymmetric.ec  # noqa: F401
+import cryptography.hazmat.primitives.hashes  # noqa: F401
+import cryptography.hazmat.primitives.serialization  # noqa: F401
+import cryptography.x509  # noqa: F401
+import cryptography.x509.oid  # noqa: F401
+
+# httpx imports httpcore on its first client and maps httpcore's exceptions to its own from then on:
+# a copy of httpcore imported (and then removed) inside an inner session would leave that map
+# naming classes no later httpcore raises, and a webhook call's connection error would escape
+# as httpcore's instead of httpx's.
+import httpcore  # noqa: F401
 import pytest
+import uvicorn  # noqa: F401
 
 # The inner sessions run in this process; pytester removes the modules they import when they end.
 # The control plane is imported here first so every inner session shares it: the CEL library's
@@ -14,6 +28,7 @@ import pytest
 # lazily (on the first compile), so it is loaded here too.
 import apiserver.cel
 import gangplane.controlplane  # noqa: F401
+import gangplane.testing.webhook  # noqa: F401
 
 apiserver.cel.compiler.runtime()
 
@@ -291,3 +306,44 @@ async def test_it(gangplane):
     )
     result.assert_outcomes(errors=1)
     assert "stages[0].next: a Pod stage's next is one of crash, phase, ready" in result.stdout.str()
+
+
+def test_webhook_fixture_serves_and_registers_a_handler(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+import pytest
+from apiserver.client.interface import CONFIGMAPS, GVR
+from apiserver.errors import StatusError
+from gangplane.testing import allowed, denied, patched, rule
+
+VWC = GVR("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations")
+
+def check(review):
+    data = review["request"]["object"].get("data") or {}
+    return denied("no secrets in ConfigMaps") if "password" in data else allowed()
+
+def stamp(review):
+    return patched([{"op": "add", "path": "/data/stamped", "value": "yes"}])
+
+@pytest.mark.anyio
+async def test_it(gangplane, gangplane_webhooks):
+    server = await gangplane_webhooks.validating(check, rules=[rule("", "v1", "configmaps")], name="check")
+    await gangplane_webhooks.mutating(stamp, rules=[rule("", "v1", "configmaps")], name="stamp")
+    client = gangplane.client()
+    out = await client.create(CONFIGMAPS, {"metadata": {"name": "ok"}, "data": {"a": "b"}}, "default")
+    assert out["data"] == {"a": "b", "stamped": "yes"}
+    with pytest.raises(StatusError) as e:
+        await client.create(CONFIGMAPS, {"metadata": {"name": "bad"}, "data": {"password": "x"}}, "default")
+    assert 'admission webhook "check.gangplane.test" denied the request: no secrets in ConfigMaps' in e.value.message
+    assert server.calls[0]["request"]["object"]["data"]["stamped"] == "yes"
+    assert (await client.get(VWC, "check"))["webhooks"][0]["clientConfig"]["caBundle"]
+
+@pytest.mark.anyio
+async def test_removed_at_teardown(gangplane):
+    items = (await gangplane.client().list(VWC))["items"]
+    assert items == []
+""",
+        "--gangplane-scope=module",
+    )
+    result.assert_outcomes(passed=2)

@@ -193,12 +193,22 @@ def test_update_keeps_scope_and_stored_versions() -> None:
     assert 'status.storedVersions[0]: Invalid value: "v1": must appear in spec.versions' in errs
 
 
-def test_webhook_conversion_is_refused() -> None:
+def test_webhook_conversion_needs_a_client_config_and_review_versions() -> None:
     crd = crontab_crd()
     crd["spec"]["conversion"] = {"strategy": "Webhook"}
     assert crd_errors(crd) == [
-        'spec.conversion.strategy: Unsupported value: "Webhook": supported values: "None"'
+        "spec.conversion.webhook: Required value: required when strategy is set to Webhook"
     ]
+    crd["spec"]["conversion"]["webhook"] = {"clientConfig": {"service": {"namespace": "ns"}}}
+    assert crd_errors(crd) == [
+        "spec.conversion.webhook.clientConfig.service.name: Required value: service name is required",
+        "spec.conversion.webhook.conversionReviewVersions: Required value: must specify one of v1, v1beta1",
+    ]
+    crd["spec"]["conversion"]["webhook"] = {
+        "clientConfig": {"url": "https://127.0.0.1:9443/convert"},
+        "conversionReviewVersions": ["v1"],
+    }
+    assert crd_errors(crd) == []
 
 
 # ------------------------------------------------------------------ pruning and defaulting

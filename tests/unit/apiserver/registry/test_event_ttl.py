@@ -91,6 +91,8 @@ async def test_an_event_written_between_the_sweeps_read_and_its_delete_is_kept(f
 
     def list_then_write(*args, **kw):  # noqa: ANN002, ANN003, ANN202
         listed = real_list(*args, **kw)
+        if args[0] != ("", "events"):
+            return listed  # admission reads its configurations on the write below
         cp.api.update(
             cp.api.registry.get("", "v1", "events"),
             "default",

@@ -1,0 +1,1 @@
+"""Admission policies (ValidatingAdmissionPolicy, MutatingAdmissionPolicy) and what they share."""
