@@ -6,9 +6,9 @@ channel protocols ``v5.channel.k8s.io`` (kubectl ≥ 1.30; channel 255 closes st
 ``v4.channel.k8s.io`` (the official Python client): every binary frame starts with its channel —
 0 stdin, 1 stdout, 2 stderr, 3 the error channel (a ``metav1.Status``: ``Success``, or
 ``NonZeroExitCode`` with the exit code as an ``ExitCode`` cause, which kubectl turns into its own
-exit code), 4 terminal resize. The SPDY upgrade kubectl falls back to is answered with a clear
-400. ``pods/portforward`` over WebSocket (the Python client's) reaches a generic echo
-responder on every forwarded port.
+exit code), 4 terminal resize. The plain SPDY upgrade kubectl falls back to is answered with a
+clear 400. ``pods/portforward`` over WebSocket (the Python client's channels here; kubectl's SPDY
+tunnel in :mod:`apiserver.server.portforward`) reaches a generic echo responder on every port.
 """
 
 from __future__ import annotations
@@ -29,10 +29,12 @@ from apiserver import errors, field
 from apiserver.api.types import Obj, as_dict
 from apiserver.kubeletsim import logs
 from apiserver.kubeletsim.container import Containers
+from apiserver.kubeletsim.responder import EchoResponder
 from apiserver.kubeletsim.shell import COMMANDS, Input, run
 from apiserver.meta import parse_time
 from apiserver.registry.generic import GenericStore
 from apiserver.rest.resources import ResourceDef
+from apiserver.server import portforward
 from apiserver.server.requestinfo import RequestInfo
 
 log = logging.getLogger("gangplane.streams")
@@ -142,10 +144,8 @@ def spdy_refusal(api: GenericStore, rd: ResourceDef, info: RequestInfo, query: A
     if info.subresource in ("exec", "attach"):
         _validate_connect(pod, info.subresource, query)
     if info.subresource == "portforward":
-        return errors.bad_request(
-            WS_ONLY.format(sub="portforward", protocols=", ".join(PORTFORWARD_PROTOCOLS))
-            + " (kubectl port-forward's SPDY tunnel is not simulated)"
-        )
+        protocols = (portforward.TUNNEL_PROTOCOL, *PORTFORWARD_PROTOCOLS)
+        return errors.bad_request(WS_ONLY.format(sub="portforward", protocols=", ".join(protocols)))
     return errors.bad_request(WS_ONLY.format(sub=info.subresource, protocols=", ".join(PROTOCOLS)))
 
 
@@ -273,7 +273,10 @@ async def serve_websocket(
     ws = WebSocket(scope, receive, send)
     offered = [p.strip() for p in scope.get("subprotocols") or []]
     if info.subresource == "portforward":
-        await serve_portforward(api, ws, scope, info, rd, offered)
+        if portforward.TUNNEL_PROTOCOL in offered:
+            await portforward.serve_tunnel(api, ws, info, rd, lambda e: _deny(ws, scope, e))
+        else:
+            await serve_portforward(api, ws, scope, info, rd, offered)
         return
     protocol = next((p for p in offered if p in PROTOCOLS), "")
     try:
@@ -354,7 +357,7 @@ async def serve_portforward(
     holding the port number (little endian). Nothing listens in a simulated container, so every
     forwarded port is answered by gangplane's generic responder: it echoes what it receives.
 
-    Forwarding through kubectl's SPDY tunnel (``SPDY/3.1+portforward.k8s.io``) is not simulated.
+    kubectl's SPDY tunnel (``SPDY/3.1+portforward.k8s.io``) is :mod:`apiserver.server.portforward`.
     """
     protocol = next((p for p in offered if p in PORTFORWARD_PROTOCOLS), "")
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
@@ -390,13 +393,16 @@ async def serve_portforward(
             prefix = port.to_bytes(2, "little")
             await ws.send_bytes(bytes([2 * i]) + prefix)
             await ws.send_bytes(bytes([2 * i + 1]) + prefix)
+        responders = [EchoResponder(port) for port in ports]
         while True:
             msg = await ws.receive()
             if msg["type"] == "websocket.disconnect":
                 return
             data = msg.get("bytes") or b""
             if len(data) > 1 and data[0] % 2 == 0 and data[0] // 2 < len(ports):
-                await ws.send_bytes(data)  # the echo responder
+                answer = responders[data[0] // 2].receive(data[1:])
+                if answer:
+                    await ws.send_bytes(data[:1] + answer)
     except (WebSocketDisconnect, RuntimeError, OSError):
         return
 

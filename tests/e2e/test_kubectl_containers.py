@@ -123,12 +123,3 @@ def test_attach_to_a_shell(kubectl: Kubectl, ns: str) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "attached tty" in proc.stdout
-
-
-def test_kubectl_port_forward_is_refused_with_a_clear_message(kubectl: Kubectl, ns: str) -> None:
-    """kubectl forwards ports over SPDY (tunnelled in a WebSocket, or upgraded): not simulated;
-    the answer says what is served instead of "the body of the request was empty"."""
-    running(kubectl, ns)
-    proc = fails(kubectl, "-n", ns, "port-forward", "pod/web", "0:80", timeout=30)
-    assert "body of the request was empty" not in proc.stderr
-    assert "kubectl port-forward's SPDY tunnel is not simulated" in proc.stderr, proc.stderr
