@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import httpx
 import pytest
 
 from tests.e2e.conftest import Kubectl
@@ -113,3 +114,21 @@ def test_deleting_the_pod_ends_the_forward(kubectl: Kubectl, ns: str) -> None:
         sock.close()
     assert code == 1
     assert "lost connection to pod" in err
+
+
+def test_the_plain_spdy_upgrade_gets_a_400_naming_what_is_served(kubectl: Kubectl, ns: str) -> None:
+    """kubectl's fallback when the WebSocket upgrade fails: not served, and said so."""
+    running(kubectl, ns)
+    resp = httpx.post(
+        f"{kubectl.server.url}/api/v1/namespaces/{ns}/pods/web/portforward",
+        headers={
+            "Connection": "Upgrade",
+            "Upgrade": "SPDY/3.1",
+            "X-Stream-Protocol-Version": "portforward.k8s.io",
+        },
+        timeout=30,
+    )
+    assert resp.status_code == 400
+    status = resp.json()
+    assert status["kind"] == "Status" and status["reason"] == "BadRequest"
+    assert "SPDY/3.1+portforward.k8s.io" in status["message"]
