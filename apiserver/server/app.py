@@ -41,10 +41,11 @@ from apiserver.registry.generic import (
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.subresources import create_subresource
 from apiserver.rest.resources import ResourceDef
-from apiserver.server import bodies, negotiation, streams
+from apiserver.server import bodies, negotiation, remotecommand, streams
 from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
 from apiserver.server.health import HealthChecks
+from apiserver.server.hijack import HIJACK
 from apiserver.server.metrics import APIServerMetrics, WithoutCreated
 from apiserver.server.negotiation import media_type as _media
 from apiserver.server.queryparams import parse_int64
@@ -528,7 +529,11 @@ class APIApp:
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
             if info.name and sub in ("exec", "attach", "portforward"):
-                # the SPDY upgrade kubectl falls back to carries no body
+                # the SPDY upgrade kubectl falls back to carries no body; the HTTP protocol
+                # offers it the raw connection (apiserver.server.hijack)
+                hijack = (request.scope.get("extensions") or {}).get(HIJACK)
+                if hijack is not None:
+                    return await remotecommand.serve_upgrade(api, self.containers, request, info, rd, hijack)
                 raise streams.spdy_refusal(api, rd, info, request.query_params)
             body, _ = await self._read_body(request)
             if info.name and sub in SUBRESOURCE_KINDS:

@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -40,6 +39,7 @@ from apiserver.registry.generic import GenericStore
 from apiserver.rest.resources import ResourceDef
 from apiserver.server import spdy
 from apiserver.server.requestinfo import RequestInfo
+from apiserver.server.spdyserver import SpdyServerConnection, Stream
 
 log = logging.getLogger("gangplane.portforward")
 
@@ -47,179 +47,49 @@ log = logging.getLogger("gangplane.portforward")
 TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io"
 
 
-@dataclass
-class _Stream:
-    sid: int
-    kind: str  # "data" | "error"
-    port: int
-    request_id: str
-    send_window: spdy.Window
-    recv_window: spdy.Window = field(default_factory=spdy.Window)
-    pending: bytearray = field(default_factory=bytearray)
-    pending_fin: bool = False
-    local_closed: bool = False
-    remote_closed: bool = False
-    responder: EchoResponder | None = None
-
-
-class PortForwardConnection:
-    """The server side of one SPDY port-forward connection, independent of its transport:
-    :meth:`feed` takes the bytes the client sent, ``send`` writes bytes back."""
+class PortForwardConnection(SpdyServerConnection):
+    """kubelet's port-forward protocol on one SPDY connection (see the module docstring)."""
 
     def __init__(self, send: Callable[[bytes], Awaitable[None]], pod: str) -> None:
-        self._send = send
+        super().__init__(send)
         self.pod = pod
-        self.codec_in, self.codec_out = spdy.HeaderCodec(), spdy.HeaderCodec()
-        self.reader = spdy.FrameReader(self.codec_in)
-        self.streams: dict[int, _Stream] = {}
-        self.last_stream = 0
-        self.initial_window = spdy.DEFAULT_WINDOW
-        self.session_send = spdy.Window()
-        self.session_recv = spdy.Window()
-        #: whether the peer does SPDY/3.1 flow control (spdystream does not; see module doc)
-        self.peer_flow_control = False
-        self.closed = False
+        self.responders: dict[int, EchoResponder] = {}
         #: connections served so far (each a data stream), for logs and tests
         self.forwarded = 0
 
-    # ------------------------------------------------------------------ out
-    async def _frame(self, frame: spdy.Frame) -> None:
-        await self._send(spdy.encode(frame, self.codec_out))
-
-    async def _write(self, st: _Stream, payload: bytes, fin: bool = False) -> None:
-        """Data out on ``st``, held back only by the windows of a peer that does flow control."""
-        st.pending += payload
-        st.pending_fin = st.pending_fin or fin
-        await self._flush(st)
-
-    async def _flush(self, st: _Stream) -> None:
-        while st.pending:
-            n = len(st.pending)
-            if self.peer_flow_control:
-                n = min(n, st.send_window.available, self.session_send.available)
-            n = min(n, 16 * 1024)
-            if n <= 0:
-                return
-            if self.peer_flow_control:
-                st.send_window.take(n)
-                self.session_send.take(n)
-            chunk = bytes(st.pending[:n])
-            del st.pending[:n]
-            await self._frame(spdy.data(st.sid, chunk, fin=st.pending_fin and not st.pending))
-            if st.pending_fin and not st.pending:
-                st.local_closed = True
-        if st.pending_fin and not st.local_closed:
-            await self._frame(spdy.data(st.sid, fin=True))
-            st.local_closed = True
-        self._forget_if_done(st)
-
-    async def _close_local(self, st: _Stream) -> None:
-        if not st.local_closed and not st.pending_fin:
-            await self._write(st, b"", fin=True)
-
-    def _forget_if_done(self, st: _Stream) -> None:
-        if st.local_closed and st.remote_closed:
-            self.streams.pop(st.sid, None)
-
-    # ------------------------------------------------------------------ in
-    async def feed(self, chunk: bytes) -> None:
-        """Handle what the client sent; raises :class:`spdy.ProtocolError` on garbage."""
-        for frame in self.reader.feed(chunk):
-            await self._handle(frame)
-
-    async def _handle(self, frame: spdy.Frame) -> None:
-        if frame.kind == 0:
-            await self._on_data(frame)
-        elif frame.kind == spdy.SYN_STREAM:
-            await self._on_syn_stream(frame)
-        elif frame.kind == spdy.RST_STREAM:
-            self.streams.pop(frame.stream_id, None)
-        elif frame.kind == spdy.PING:
-            if frame.ping_id % 2 == 1:  # the client's (odd) ping: answer it; ours are even
-                await self._frame(spdy.Frame(spdy.PING, ping_id=frame.ping_id))
-        elif frame.kind == spdy.SETTINGS:
-            size = frame.settings.get(spdy.SETTINGS_INITIAL_WINDOW_SIZE)
-            if size is not None:
-                self.peer_flow_control = True
-                self.initial_window = size
-                for st in self.streams.values():
-                    st.send_window.resize(size)
-        elif frame.kind == spdy.WINDOW_UPDATE:
-            await self._on_window_update(frame)
-        elif frame.kind == spdy.GOAWAY:
-            self.closed = True
-        # SYN_REPLY and HEADERS: a server never receives replies to streams it did not open
-
-    async def _on_syn_stream(self, frame: spdy.Frame) -> None:
-        sid = frame.stream_id
-        if sid % 2 == 0 or sid <= self.last_stream:
-            raise spdy.ProtocolError(f"stream id {sid} is not a new client stream")
-        self.last_stream = sid
-
-        def header(name: str) -> str:
-            return (frame.headers.get(name.lower()) or [""])[0]
-
-        kind, raw_port = header("streamType"), header("port")
+    async def accept(self, st: Stream) -> bool:
+        kind = st.header("streamType")
         try:
-            port = int(raw_port)
+            port = int(st.header("port"))
         except ValueError:
             port = 0
         if kind not in ("data", "error") or not 0 < port < 65536:
             # kubelet refuses such streams; nothing would read an error written to them
-            log.info("port-forward to %s: refusing stream %d %s", self.pod, sid, frame.headers)
-            await self._frame(spdy.Frame(spdy.RST_STREAM, sid, status=spdy.REFUSED_STREAM))
-            return
-        st = _Stream(sid, kind, port, header("requestID"), spdy.Window(self.initial_window))
-        if frame.fin:
-            st.remote_closed = True
-        self.streams[sid] = st
-        await self._frame(spdy.Frame(spdy.SYN_REPLY, sid))
+            log.info("port-forward to %s: refusing stream %d %s", self.pod, st.sid, st.headers)
+            return False
         if kind == "data":
-            st.responder = EchoResponder(port)
+            self.responders[st.sid] = EchoResponder(port)
             self.forwarded += 1
+        return True
 
-    async def _on_data(self, frame: spdy.Frame) -> None:
-        st = self.streams.get(frame.stream_id)
-        if st is None or st.remote_closed:
-            await self._frame(spdy.Frame(spdy.RST_STREAM, frame.stream_id, status=spdy.INVALID_STREAM))
-            return
-        if frame.data:
-            for window, sid in ((st.recv_window, st.sid), (self.session_recv, 0)):
-                delta = window.consumed(len(frame.data))
-                if delta:
-                    await self._frame(spdy.Frame(spdy.WINDOW_UPDATE, sid, delta=delta))
-            if st.responder is not None:
-                answer = st.responder.receive(frame.data)
-                if answer and not st.local_closed:
-                    await self._write(st, answer)
-        if frame.fin:
-            st.remote_closed = True
-            if st.kind == "data":
-                # the client is done sending on this connection: so is the "container", and
-                # kubelet then closes both streams of the pair
-                await self._close_local(st)
-                for other in list(self.streams.values()):
-                    if other.request_id == st.request_id and other.port == st.port:
-                        await self._close_local(other)
-            self._forget_if_done(st)
-
-    async def _on_window_update(self, frame: spdy.Frame) -> None:
-        self.peer_flow_control = True
-        if frame.stream_id == 0:
-            self.session_send.grow(frame.delta)
-            for st in list(self.streams.values()):
-                await self._flush(st)
-            return
-        st = self.streams.get(frame.stream_id)
-        if st is not None:
-            st.send_window.grow(frame.delta)
-            await self._flush(st)
-
-    async def goaway(self) -> None:
-        """End the connection: no new streams (the pod is gone)."""
-        if not self.closed:
-            self.closed = True
-            await self._frame(spdy.Frame(spdy.GOAWAY, self.last_stream, status=spdy.GOAWAY_OK))
+    async def on_stream_data(self, st: Stream, data: bytes, fin: bool) -> None:
+        responder = self.responders.get(st.sid)
+        if responder is None:
+            return  # the error stream: kubectl only ever half-closes it
+        if data:
+            answer = responder.receive(data)
+            if answer:
+                await self.write(st, answer)
+        if fin:
+            # the client is done sending on this connection: so is the "container", and kubelet
+            # then closes both streams of the pair (data first: kubectl reads the error last)
+            del self.responders[st.sid]
+            await self.close_stream(st)
+            for other in list(self.streams.values()):
+                if other.header("requestID") == st.header("requestID") and other.header("port") == st.header(
+                    "port"
+                ):
+                    await self.close_stream(other)
 
 
 def _running(pod: Obj | None) -> bool:
@@ -244,6 +114,56 @@ async def _until_pod_stops(api: GenericStore, rd: ResourceDef, ns: str, name: st
         watcher.close()
 
 
+def check_running(api: GenericStore, rd: ResourceDef, info: RequestInfo) -> None:
+    """The checks before any upgrade: the pod exists (404) and runs (400)."""
+    pod = api.get(rd, info.namespace, info.name).obj
+    if not _running(pod):
+        phase = as_dict(pod.get("status")).get("phase") or "Pending"
+        raise errors.bad_request(
+            f"unable to upgrade connection: pod {info.name} is not running; current phase is {phase}"
+        )
+
+
+async def forward(
+    api: GenericStore,
+    rd: ResourceDef,
+    info: RequestInfo,
+    send: Callable[[bytes], Awaitable[None]],
+    read: Callable[[], Awaitable[bytes | None]],
+) -> bool:
+    """Serve one port-forward connection over any byte transport (``read`` returns None at the
+    client's end) until the client leaves or the pod stops. Returns whether the server ended it
+    (GOAWAY sent: the caller closes the transport, normally or for a protocol error)."""
+    conn = PortForwardConnection(send, f"{info.namespace}/{info.name}")
+
+    async def pump() -> None:
+        while not conn.closed:
+            chunk = await read()
+            if chunk is None:
+                return
+            await conn.feed(chunk)
+
+    reader = asyncio.create_task(pump())
+    stopped = asyncio.create_task(_until_pod_stops(api, rd, info.namespace, info.name))
+    try:
+        done, _ = await asyncio.wait({reader, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if reader in done:
+            exc = reader.exception()
+            if isinstance(exc, spdy.ProtocolError):
+                log.info("port-forward to %s: %s", conn.pod, exc)
+                await conn.goaway()
+                return True
+            return False
+        log.info("port-forward to %s: the pod stopped; closing the connection", conn.pod)
+        await conn.goaway()
+        return True
+    finally:
+        for task in (reader, stopped):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
 async def serve_tunnel(
     api: GenericStore,
     ws: WebSocket,
@@ -253,49 +173,26 @@ async def serve_tunnel(
 ) -> None:
     """``pods/portforward`` upgraded to WebSocket with :data:`TUNNEL_PROTOCOL`."""
     try:
-        pod = api.get(rd, info.namespace, info.name).obj
-        if not _running(pod):
-            phase = as_dict(pod.get("status")).get("phase") or "Pending"
-            raise errors.bad_request(
-                f"unable to upgrade connection: pod {info.name} is not running; current phase is {phase}"
-            )
+        check_running(api, rd, info)
     except errors.StatusError as e:
         await deny(e)
         return
     await ws.accept(subprotocol=TUNNEL_PROTOCOL)
-    conn = PortForwardConnection(ws.send_bytes, f"{info.namespace}/{info.name}")
 
-    async def read() -> None:
-        while not conn.closed:
-            msg = await ws.receive()
-            if msg["type"] == "websocket.disconnect":
-                return
-            chunk = msg.get("bytes")
-            if chunk is None:
-                raise spdy.ProtocolError("the SPDY tunnel carries binary messages only")
-            await conn.feed(chunk)
+    async def read() -> bytes | None:
+        msg = await ws.receive()
+        if msg["type"] == "websocket.disconnect":
+            return None
+        chunk = msg.get("bytes")
+        if chunk is None:
+            raise spdy.ProtocolError("the SPDY tunnel carries binary messages only")
+        return chunk
 
-    reader = asyncio.create_task(read())
-    stopped = asyncio.create_task(_until_pod_stops(api, rd, info.namespace, info.name))
     try:
-        done, _ = await asyncio.wait({reader, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        if reader in done:
-            exc = reader.exception()
-            if isinstance(exc, spdy.ProtocolError):
-                log.info("port-forward to %s: %s", conn.pod, exc)
-                await conn.goaway()
-                await ws.close(1002)
-        else:
-            log.info("port-forward to %s: the pod stopped; closing the tunnel", conn.pod)
-            await conn.goaway()
+        if await forward(api, rd, info, ws.send_bytes, read):
             await ws.close(1000)
     except (WebSocketDisconnect, RuntimeError, OSError):
         pass  # the client went away
-    finally:
-        for task in (reader, stopped):
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
 
 
 def is_tunnel(offered: list[Any]) -> bool:

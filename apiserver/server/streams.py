@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -142,14 +143,14 @@ def spdy_refusal(api: GenericStore, rd: ResourceDef, info: RequestInfo, query: A
     then a 400 naming the protocols served (instead of "the body of the request was empty")."""
     pod = pod_or_404(api, rd, info.namespace, info.name)
     if info.subresource in ("exec", "attach"):
-        _validate_connect(pod, info.subresource, query)
+        validate_connect(pod, info.subresource, query)
     if info.subresource == "portforward":
         protocols = (portforward.TUNNEL_PROTOCOL, *PORTFORWARD_PROTOCOLS)
         return errors.bad_request(WS_ONLY.format(sub="portforward", protocols=", ".join(protocols)))
     return errors.bad_request(WS_ONLY.format(sub=info.subresource, protocols=", ".join(PROTOCOLS)))
 
 
-def _validate_connect(
+def validate_connect(
     pod: Obj, sub: str, query: dict[str, list[str]] | Any
 ) -> tuple[str, list[str], dict[str, bool]]:
     def get_all(name: str) -> list[str]:
@@ -261,6 +262,42 @@ class Session:
             await self.ws.send_bytes(frame)
 
 
+async def execute(
+    api: GenericStore,
+    containers: Containers,
+    pod: Obj,
+    sub: str,
+    container: str,
+    command: list[str],
+    streams: dict[str, bool],
+    stdin: asyncio.Queue[bytes | None],
+    out: Callable[[int], Callable[[bytes], None]],
+    gone: asyncio.Task[None],
+) -> dict[str, Any] | None:
+    """Run what exec/attach asked for in the simulated container, whatever the transport
+    (WebSocket channels here, SPDY streams in :mod:`apiserver.server.remotecommand`): the
+    error-channel Status to send last, or None when the client left first (``gone`` done)."""
+    box = containers.get(pod, container, lambda plural, ns, name: api.peek("", plural, ns, name))
+    if sub == "attach":
+        argv = ["sh"]
+        if streams["stdin"]:
+            got = await _until_disconnect(run(argv, box, Input(queue=stdin), out(STDOUT), out(STDERR)), gone)
+            if got is None:
+                return None
+            return exit_status(got, argv)
+        # nothing to type into: the container's output until the client leaves
+        out(STDOUT)(logs.render(logs.container_lines(pod, container, False)))
+        await gone
+        return exit_status(0, argv)
+    if command and command[0].rsplit("/", 1)[-1] not in COMMANDS:
+        cs = logs.container_status(pod, container) or {}
+        return not_found_status(command, str(cs.get("containerID", "")).rsplit("/", 1)[-1])
+    got = await _until_disconnect(
+        run(command, box, Input(queue=stdin) if streams["stdin"] else Input(), out(STDOUT), out(STDERR)), gone
+    )
+    return None if got is None else exit_status(got, command)
+
+
 async def serve_websocket(
     api: GenericStore,
     containers: Containers,
@@ -288,48 +325,29 @@ async def serve_websocket(
             )
         pod = pod_or_404(api, rd, info.namespace, info.name)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        container, command, streams = _validate_connect(pod, info.subresource, query)
+        container, command, streams = validate_connect(pod, info.subresource, query)
     except errors.StatusError as e:
         await _deny(ws, scope, e)
         return
     await ws.accept(subprotocol=protocol)
     session = Session(ws, protocol, streams)
-    box = containers.get(
-        pod,
-        container,
-        lambda plural, ns, name: api.peek("", plural, ns, name),
-    )
     reader = asyncio.create_task(session.read_client())
     writer = asyncio.create_task(session.write_client())
-    status: dict[str, Any]
     try:
-        if info.subresource == "attach":
-            argv = ["sh"]
-            if streams["stdin"]:
-                got = await _until_disconnect(
-                    run(argv, box, Input(queue=session.stdin), session.out(STDOUT), session.out(STDERR)),
-                    reader,
-                )
-                if got is None:
-                    return  # the client left: the simulated process went with it
-                code = got
-            else:
-                # nothing to type into: the container's output until the client leaves
-                session.out(STDOUT)(logs.render(logs.container_lines(pod, container, False)))
-                await reader
-                code = 0
-            status = exit_status(code, argv)
-        elif command and command[0].rsplit("/", 1)[-1] not in COMMANDS:
-            cs = logs.container_status(pod, container) or {}
-            status = not_found_status(command, str(cs.get("containerID", "")).rsplit("/", 1)[-1])
-        else:
-            stdin = Input(queue=session.stdin) if streams["stdin"] else Input()
-            got = await _until_disconnect(
-                run(command, box, stdin, session.out(STDOUT), session.out(STDERR)), reader
-            )
-            if got is None:
-                return
-            status = exit_status(got, command)
+        status = await execute(
+            api,
+            containers,
+            pod,
+            info.subresource,
+            container,
+            command,
+            streams,
+            session.stdin,
+            session.out,
+            reader,
+        )
+        if status is None:
+            return  # the client left: the simulated process went with it
         session.frames.put_nowait(bytes([ERROR]) + json.dumps(status).encode())
         session.frames.put_nowait(None)
         await writer

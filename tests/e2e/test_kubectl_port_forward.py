@@ -1,6 +1,8 @@
-"""``kubectl port-forward`` with real kubectl 1.35 and 1.37: SPDY/3.1 tunnelled in a WebSocket
-(``SPDY/3.1+portforward.k8s.io``), one error + data stream pair per local connection, answered
-by the simulated container's generic echo responder; the pod deleted ends the forward."""
+"""``kubectl port-forward`` with real kubectl 1.35 and 1.37, over both transports kubectl uses:
+SPDY/3.1 tunnelled in a WebSocket (``SPDY/3.1+portforward.k8s.io``, the default) and the plain
+``Upgrade: SPDY/3.1`` it falls back to (``KUBECTL_PORT_FORWARD_WEBSOCKETS=false``). One error +
+data stream pair per local connection, answered by the simulated container's generic echo
+responder; the pod deleted ends the forward."""
 
 from __future__ import annotations
 
@@ -38,10 +40,13 @@ def running(kubectl: Kubectl, ns: str) -> None:
 
 
 @contextmanager
-def forward(kubectl: Kubectl, ns: str, *ports: str) -> Iterator[tuple[Background, list[int]]]:
+def forward(
+    kubectl: Kubectl, ns: str, *ports: str, tunnel: bool = True
+) -> Iterator[tuple[Background, list[int]]]:
     """kubectl port-forward in the background (remote ports distinct), and the local port it
-    listens on for each, in order, once it says so."""
-    with Background(kubectl, "-n", ns, "port-forward", "pod/web", *ports) as fwd:
+    listens on for each, in order, once it says so. ``tunnel=False``: the plain SPDY upgrade."""
+    env = {"KUBECTL_PORT_FORWARD_WEBSOCKETS": "true" if tunnel else "false"}
+    with Background(kubectl, "-n", ns, "port-forward", "pod/web", *ports, env=env) as fwd:
         local = []
         for remote in ports:
             pattern = re.compile(rf"Forwarding from 127\.0\.0\.1:(\d+) -> {remote.split(':')[-1]}$")
@@ -65,9 +70,13 @@ def read_exactly(sock: socket.socket, n: int) -> bytes:
     return got
 
 
-def test_port_forward_answers_a_local_connection(kubectl: Kubectl, ns: str) -> None:
+TRANSPORTS = pytest.mark.parametrize("tunnel", [True, False], ids=["websocket-tunnel", "spdy-upgrade"])
+
+
+@TRANSPORTS
+def test_port_forward_answers_a_local_connection(kubectl: Kubectl, ns: str, tunnel: bool) -> None:
     running(kubectl, ns)
-    with forward(kubectl, ns, "0:8080") as (fwd, (port,)):
+    with forward(kubectl, ns, "0:8080", tunnel=tunnel) as (fwd, (port,)):
         sock = connect(port)
         request = b"GET / HTTP/1.1\r\nHost: web\r\n\r\n"
         sock.sendall(request)
@@ -84,9 +93,10 @@ def test_port_forward_answers_a_local_connection(kubectl: Kubectl, ns: str) -> N
     assert "an error occurred forwarding" not in fwd.stderr
 
 
-def test_two_concurrent_connections_and_two_ports(kubectl: Kubectl, ns: str) -> None:
+@TRANSPORTS
+def test_two_concurrent_connections_and_two_ports(kubectl: Kubectl, ns: str, tunnel: bool) -> None:
     running(kubectl, ns)
-    with forward(kubectl, ns, "0:8080", "0:9090") as (fwd, (p1, p2)):
+    with forward(kubectl, ns, "0:8080", "0:9090", tunnel=tunnel) as (fwd, (p1, p2)):
         a, b, c = connect(p1), connect(p1), connect(p2)
         big = bytes(range(256)) * 800  # 200 KiB: more than one SPDY flow-control window
         a.sendall(b"first:")
@@ -103,9 +113,10 @@ def test_two_concurrent_connections_and_two_ports(kubectl: Kubectl, ns: str) -> 
     assert "an error occurred forwarding" not in fwd.stderr
 
 
-def test_deleting_the_pod_ends_the_forward(kubectl: Kubectl, ns: str) -> None:
+@TRANSPORTS
+def test_deleting_the_pod_ends_the_forward(kubectl: Kubectl, ns: str, tunnel: bool) -> None:
     running(kubectl, ns)
-    with forward(kubectl, ns, "0:8080") as (fwd, (port,)):
+    with forward(kubectl, ns, "0:8080", tunnel=tunnel) as (fwd, (port,)):
         sock = connect(port)
         sock.sendall(b"hi")
         assert read_exactly(sock, 2) == b"hi"
@@ -116,19 +127,20 @@ def test_deleting_the_pod_ends_the_forward(kubectl: Kubectl, ns: str) -> None:
     assert "lost connection to pod" in err
 
 
-def test_the_plain_spdy_upgrade_gets_a_400_naming_what_is_served(kubectl: Kubectl, ns: str) -> None:
-    """kubectl's fallback when the WebSocket upgrade fails: not served, and said so."""
+def test_the_spdy_upgrade_refuses_protocols_it_does_not_speak(kubectl: Kubectl, ns: str) -> None:
+    """kube's ``httpstream.Handshake``: 403 naming both sides' protocols, before any upgrade."""
     running(kubectl, ns)
     resp = httpx.post(
         f"{kubectl.server.url}/api/v1/namespaces/{ns}/pods/web/portforward",
         headers={
             "Connection": "Upgrade",
             "Upgrade": "SPDY/3.1",
-            "X-Stream-Protocol-Version": "portforward.k8s.io",
+            "X-Stream-Protocol-Version": "portforward.v9",
         },
         timeout=30,
     )
-    assert resp.status_code == 400
-    status = resp.json()
-    assert status["kind"] == "Status" and status["reason"] == "BadRequest"
-    assert "SPDY/3.1+portforward.k8s.io" in status["message"]
+    assert resp.status_code == 403
+    assert resp.json()["message"] == (
+        "unable to upgrade: unable to negotiate protocol: client supports [portforward.v9], "
+        "server accepts [portforward.k8s.io]"
+    )
