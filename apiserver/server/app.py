@@ -186,6 +186,8 @@ class APIApp:
         self.shutting_down = False
         #: the watches streaming now: ended cleanly when the HTTP server stops (:meth:`close_watches`)
         self._open_watches: set[Any] = set()
+        #: connections taken over by a SPDY upgrade: set to end them when the server stops
+        self._open_upgrades: set[asyncio.Event] = set()
         #: the HTTP server is stopping: a request cancelled now is part of the stop, not an error
         self._closing = False
         self.health = HealthChecks(api.store.check, lambda: self.shutting_down)
@@ -223,6 +225,8 @@ class APIApp:
         watches = list(self._open_watches)
         for watcher in watches:
             watcher.close()
+        for stop in list(self._open_upgrades):  # SPDY exec/port-forward connections end too
+            stop.set()
         return len(watches)
 
     async def _websocket(self, scope: Any, receive: Any, send: Any) -> None:
@@ -533,7 +537,14 @@ class APIApp:
                 # offers it the raw connection (apiserver.server.hijack)
                 hijack = (request.scope.get("extensions") or {}).get(HIJACK)
                 if hijack is not None:
-                    return await remotecommand.serve_upgrade(api, self.containers, request, info, rd, hijack)
+                    stop = asyncio.Event()
+                    self._open_upgrades.add(stop)
+                    try:
+                        return await remotecommand.serve_upgrade(
+                            api, self.containers, request, info, rd, hijack, stop
+                        )
+                    finally:
+                        self._open_upgrades.discard(stop)
                 raise streams.spdy_refusal(api, rd, info, request.query_params)
             body, _ = await self._read_body(request)
             if info.name and sub in SUBRESOURCE_KINDS:

@@ -148,9 +148,11 @@ async def serve_upgrade(
     info: RequestInfo,
     rd: ResourceDef,
     hijack: Callable[[], HijackedConnection],
+    stop: asyncio.Event,
 ) -> Response:
-    """Validate, take the connection over, speak SPDY on it until done. Validation errors are
-    raised (the usual Status answer); once upgraded, the returned response goes nowhere."""
+    """Validate, take the connection over, speak SPDY on it until done or ``stop`` is set (the
+    server is shutting down: the connection is closed). Validation errors are raised (the usual
+    Status answer); once upgraded, the returned response goes nowhere."""
     sub = info.subresource
     if sub == "portforward":
         protocol = _negotiate(_offered(request), PORT_FORWARD_PROTOCOLS)
@@ -168,14 +170,25 @@ async def serve_upgrade(
     async def read() -> bytes | None:
         return (await conn.read()) or None
 
+    if sub == "portforward":
+        session = asyncio.ensure_future(portforward.forward(api, rd, info, conn.write, read))
+    else:
+        session = asyncio.ensure_future(
+            _exec(api, containers, pod, sub, container, command, wanted, conn, read)
+        )
+    stopped = asyncio.ensure_future(stop.wait())
     try:
-        if sub == "portforward":
-            await portforward.forward(api, rd, info, conn.write, read)
-        else:
-            await _exec(api, containers, pod, sub, container, command, wanted, conn, read)
-    except (OSError, RuntimeError, spdy.ProtocolError) as e:
-        log.info("SPDY %s on %s/%s ended: %s", sub, info.namespace, info.name, e)
+        await asyncio.wait({session, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        exc = session.exception() if session.done() else None
+        if isinstance(exc, OSError | RuntimeError | spdy.ProtocolError):
+            log.info("SPDY %s on %s/%s ended: %s", sub, info.namespace, info.name, exc)
+        elif exc is not None:  # never die from a request; say what went wrong
+            log.error("internal error serving SPDY %s on %s/%s", sub, info.namespace, info.name, exc_info=exc)
     finally:
+        for task in (session, stopped):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         conn.close()
     return Response(status_code=101)
 

@@ -6,8 +6,9 @@ channel protocols ``v5.channel.k8s.io`` (kubectl ≥ 1.30; channel 255 closes st
 ``v4.channel.k8s.io`` (the official Python client): every binary frame starts with its channel —
 0 stdin, 1 stdout, 2 stderr, 3 the error channel (a ``metav1.Status``: ``Success``, or
 ``NonZeroExitCode`` with the exit code as an ``ExitCode`` cause, which kubectl turns into its own
-exit code), 4 terminal resize. The plain SPDY upgrade kubectl falls back to is answered with a
-clear 400. ``pods/portforward`` over WebSocket (the Python client's channels here; kubectl's SPDY
+exit code), 4 terminal resize. The plain SPDY upgrade kubectl falls back to is
+:mod:`apiserver.server.remotecommand` (running the process through :func:`execute`, as here), or a
+clear 400 where the HTTP server cannot hand the connection over. ``pods/portforward`` over WebSocket (the Python client's channels here; kubectl's SPDY
 tunnel in :mod:`apiserver.server.portforward`) reaches a generic echo responder on every port.
 """
 
