@@ -539,6 +539,8 @@ class APIApp:
                 if hijack is not None:
                     stop = asyncio.Event()
                     self._open_upgrades.add(stop)
+                    if self._closing:  # arrived as the server stops: close_watches already ran
+                        stop.set()
                     try:
                         return await remotecommand.serve_upgrade(
                             api, self.containers, request, info, rd, hijack, stop

@@ -10,11 +10,12 @@ import re
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import Kubectl
+from tests.e2e.conftest import Kubectl, _start_server, _stop
 from tests.e2e.kubectl_util import Background, ns_fixture, ok
 
 pytestmark = pytest.mark.e2e
@@ -144,3 +145,38 @@ def test_the_spdy_upgrade_refuses_protocols_it_does_not_speak(kubectl: Kubectl, 
         "unable to upgrade: unable to negotiate protocol: client supports [portforward.v9], "
         "server accepts [portforward.k8s.io]"
     )
+
+
+def test_stopping_the_server_ends_spdy_connections_without_a_traceback(
+    tmp_path: Path, kubectl137: Path
+) -> None:
+    """Connections taken over by the SPDY upgrade end when ``gangplane serve`` stops, as the
+    WebSocket ones do, instead of holding the shutdown until its grace period runs out."""
+    server = _start_server(tmp_path, ["--no-tls", "--anonymous"])
+    try:
+        kubectl = Kubectl(kubectl137, server, "1.37")
+        ok(kubectl, "create", "namespace", "pf-stop")
+        running(kubectl, "pf-stop")
+        with (
+            forward(kubectl, "pf-stop", "0:8080", tunnel=False) as (fwd, (port,)),
+            Background(
+                kubectl, "-v=6", "-n", "pf-stop", "exec", "web", "--", "sleep", "300", env=SPDY_EXEC
+            ) as sleeper,
+        ):
+            sleeper.wait_request("/exec?")  # upgraded: the simulated sleep runs
+            sock = connect(port)
+            sock.sendall(b"up")
+            assert read_exactly(sock, 2) == b"up"
+            _stop(server)
+            code, _, err = fwd.finish(timeout=30)
+            sock.close()
+            assert code == 1 and "lost connection to pod" in err
+            sleeper.finish(timeout=30)
+    finally:
+        _stop(server)
+    log = (tmp_path / "serve.log").read_text()
+    assert server.proc.returncode == 0, log
+    assert "Traceback" not in log and "graceful shutdown exceeded" not in log, log
+
+
+SPDY_EXEC = {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false"}
