@@ -72,6 +72,9 @@ class PortForwardConnection(SpdyServerConnection):
             self.forwarded += 1
         return True
 
+    def on_stream_gone(self, sid: int) -> None:
+        self.responders.pop(sid, None)
+
     async def on_stream_data(self, st: Stream, data: bytes, fin: bool) -> None:
         responder = self.responders.get(st.sid)
         if responder is None:
@@ -83,7 +86,6 @@ class PortForwardConnection(SpdyServerConnection):
         if fin:
             # the client is done sending on this connection: so is the "container", and kubelet
             # then closes both streams of the pair (data first: kubectl reads the error last)
-            del self.responders[st.sid]
             await self.close_stream(st)
             for other in list(self.streams.values()):
                 if other.header("requestID") == st.header("requestID") and other.header("port") == st.header(

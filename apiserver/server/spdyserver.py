@@ -65,6 +65,9 @@ class SpdyServerConnection:
         """Bytes the client sent on ``st`` (possibly empty), and whether it half-closed it."""
         raise NotImplementedError
 
+    def on_stream_gone(self, sid: int) -> None:
+        """``sid`` is finished (closed both ways, or reset): drop what the protocol kept for it."""
+
     # ------------------------------------------------------------------ out
     async def frame(self, frame: spdy.Frame) -> None:
         await self._send(spdy.encode(frame, self.codec_out))
@@ -103,6 +106,7 @@ class SpdyServerConnection:
     def _forget_if_done(self, st: Stream) -> None:
         if st.local_closed and st.remote_closed:
             self.streams.pop(st.sid, None)
+            self.on_stream_gone(st.sid)
 
     async def goaway(self) -> None:
         """End the connection: no new streams."""
@@ -123,6 +127,7 @@ class SpdyServerConnection:
             await self._on_syn_stream(frame)
         elif frame.kind == spdy.RST_STREAM:
             self.streams.pop(frame.stream_id, None)
+            self.on_stream_gone(frame.stream_id)
         elif frame.kind == spdy.PING:
             if frame.ping_id % 2 == 1:  # the client's (odd) ping: answer it; ours would be even
                 await self.frame(spdy.Frame(spdy.PING, ping_id=frame.ping_id))

@@ -102,3 +102,15 @@ def test_goaway_ends_the_connection() -> None:
     asyncio.run(c.conn.goaway())
     assert [(f.kind, f.stream_id) for f in c.received] == [(spdy.GOAWAY, 3)]
     assert c.conn.closed
+
+
+def test_nothing_is_kept_for_finished_or_reset_connections() -> None:
+    c = Client()
+    c.pair(1, "0")
+    c.pair(5, "1")
+    c.send(spdy.data(3, b"x", fin=True))  # connection 0 closed both ways by the client
+    c.send(
+        spdy.Frame(spdy.RST_STREAM, 5, status=spdy.CANCEL), spdy.Frame(spdy.RST_STREAM, 7, status=spdy.CANCEL)
+    )
+    assert c.conn.streams == {}
+    assert c.conn.responders == {}
