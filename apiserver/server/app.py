@@ -43,10 +43,11 @@ from apiserver.registry.generic import (
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.subresources import create_subresource
 from apiserver.rest.resources import ResourceDef
-from apiserver.server import bodies, negotiation, streams
+from apiserver.server import bodies, negotiation, remotecommand, streams
 from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
 from apiserver.server.health import HealthChecks
+from apiserver.server.hijack import HIJACK
 from apiserver.server.metrics import APIServerMetrics, WithoutCreated
 from apiserver.server.negotiation import media_type as _media
 from apiserver.server.queryparams import parse_int64
@@ -187,6 +188,8 @@ class APIApp:
         self.shutting_down = False
         #: the watches streaming now: ended cleanly when the HTTP server stops (:meth:`close_watches`)
         self._open_watches: set[Any] = set()
+        #: connections taken over by a SPDY upgrade: set to end them when the server stops
+        self._open_upgrades: set[asyncio.Event] = set()
         #: the HTTP server is stopping: a request cancelled now is part of the stop, not an error
         self._closing = False
         self.health = HealthChecks(api.store.check, lambda: self.shutting_down)
@@ -224,6 +227,8 @@ class APIApp:
         watches = list(self._open_watches)
         for watcher in watches:
             watcher.close()
+        for stop in list(self._open_upgrades):  # SPDY exec/port-forward connections end too
+            stop.set()
         return len(watches)
 
     async def _websocket(self, scope: Any, receive: Any, send: Any) -> None:
@@ -530,7 +535,20 @@ class APIApp:
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
             if info.name and sub in ("exec", "attach", "portforward"):
-                # the SPDY upgrade kubectl falls back to carries no body
+                # the SPDY upgrade kubectl falls back to carries no body; the HTTP protocol
+                # offers it the raw connection (apiserver.server.hijack)
+                hijack = (request.scope.get("extensions") or {}).get(HIJACK)
+                if hijack is not None:
+                    stop = asyncio.Event()
+                    self._open_upgrades.add(stop)
+                    if self._closing:  # arrived as the server stops: close_watches already ran
+                        stop.set()
+                    try:
+                        return await remotecommand.serve_upgrade(
+                            api, self.containers, request, info, rd, hijack, stop
+                        )
+                    finally:
+                        self._open_upgrades.discard(stop)
                 raise streams.spdy_refusal(api, rd, info, request.query_params)
             body, _ = await self._read_body(request)
             if info.name and sub in SUBRESOURCE_KINDS:

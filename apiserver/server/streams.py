@@ -6,9 +6,10 @@ channel protocols ``v5.channel.k8s.io`` (kubectl ≥ 1.30; channel 255 closes st
 ``v4.channel.k8s.io`` (the official Python client): every binary frame starts with its channel —
 0 stdin, 1 stdout, 2 stderr, 3 the error channel (a ``metav1.Status``: ``Success``, or
 ``NonZeroExitCode`` with the exit code as an ``ExitCode`` cause, which kubectl turns into its own
-exit code), 4 terminal resize. The SPDY upgrade kubectl falls back to is answered with a clear
-400. ``pods/portforward`` over WebSocket (the Python client's) reaches a generic echo
-responder on every forwarded port.
+exit code), 4 terminal resize. The plain SPDY upgrade kubectl falls back to is
+:mod:`apiserver.server.remotecommand` (running the process through :func:`execute`, as here), or a
+clear 400 where the HTTP server cannot hand the connection over. ``pods/portforward`` over WebSocket (the Python client's channels here; kubectl's SPDY
+tunnel in :mod:`apiserver.server.portforward`) reaches a generic echo responder on every port.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -29,10 +31,12 @@ from apiserver import errors, field
 from apiserver.api.types import Obj, as_dict
 from apiserver.kubeletsim import logs
 from apiserver.kubeletsim.container import Containers
+from apiserver.kubeletsim.responder import EchoResponder
 from apiserver.kubeletsim.shell import COMMANDS, Input, run
 from apiserver.meta import parse_time
 from apiserver.registry.generic import GenericStore
 from apiserver.rest.resources import ResourceDef
+from apiserver.server import portforward
 from apiserver.server.requestinfo import RequestInfo
 
 log = logging.getLogger("gangplane.streams")
@@ -140,16 +144,14 @@ def spdy_refusal(api: GenericStore, rd: ResourceDef, info: RequestInfo, query: A
     then a 400 naming the protocols served (instead of "the body of the request was empty")."""
     pod = pod_or_404(api, rd, info.namespace, info.name)
     if info.subresource in ("exec", "attach"):
-        _validate_connect(pod, info.subresource, query)
+        validate_connect(pod, info.subresource, query)
     if info.subresource == "portforward":
-        return errors.bad_request(
-            WS_ONLY.format(sub="portforward", protocols=", ".join(PORTFORWARD_PROTOCOLS))
-            + " (kubectl port-forward's SPDY tunnel is not simulated)"
-        )
+        protocols = (portforward.TUNNEL_PROTOCOL, *PORTFORWARD_PROTOCOLS)
+        return errors.bad_request(WS_ONLY.format(sub="portforward", protocols=", ".join(protocols)))
     return errors.bad_request(WS_ONLY.format(sub=info.subresource, protocols=", ".join(PROTOCOLS)))
 
 
-def _validate_connect(
+def validate_connect(
     pod: Obj, sub: str, query: dict[str, list[str]] | Any
 ) -> tuple[str, list[str], dict[str, bool]]:
     def get_all(name: str) -> list[str]:
@@ -261,6 +263,42 @@ class Session:
             await self.ws.send_bytes(frame)
 
 
+async def execute(
+    api: GenericStore,
+    containers: Containers,
+    pod: Obj,
+    sub: str,
+    container: str,
+    command: list[str],
+    streams: dict[str, bool],
+    stdin: asyncio.Queue[bytes | None],
+    out: Callable[[int], Callable[[bytes], None]],
+    gone: asyncio.Task[None],
+) -> dict[str, Any] | None:
+    """Run what exec/attach asked for in the simulated container, whatever the transport
+    (WebSocket channels here, SPDY streams in :mod:`apiserver.server.remotecommand`): the
+    error-channel Status to send last, or None when the client left first (``gone`` done)."""
+    box = containers.get(pod, container, lambda plural, ns, name: api.peek("", plural, ns, name))
+    if sub == "attach":
+        argv = ["sh"]
+        if streams["stdin"]:
+            got = await _until_disconnect(run(argv, box, Input(queue=stdin), out(STDOUT), out(STDERR)), gone)
+            if got is None:
+                return None
+            return exit_status(got, argv)
+        # nothing to type into: the container's output until the client leaves
+        out(STDOUT)(logs.render(logs.container_lines(pod, container, False)))
+        await gone
+        return exit_status(0, argv)
+    if command and command[0].rsplit("/", 1)[-1] not in COMMANDS:
+        cs = logs.container_status(pod, container) or {}
+        return not_found_status(command, str(cs.get("containerID", "")).rsplit("/", 1)[-1])
+    got = await _until_disconnect(
+        run(command, box, Input(queue=stdin) if streams["stdin"] else Input(), out(STDOUT), out(STDERR)), gone
+    )
+    return None if got is None else exit_status(got, command)
+
+
 async def serve_websocket(
     api: GenericStore,
     containers: Containers,
@@ -273,7 +311,10 @@ async def serve_websocket(
     ws = WebSocket(scope, receive, send)
     offered = [p.strip() for p in scope.get("subprotocols") or []]
     if info.subresource == "portforward":
-        await serve_portforward(api, ws, scope, info, rd, offered)
+        if portforward.TUNNEL_PROTOCOL in offered:
+            await portforward.serve_tunnel(api, ws, info, rd, lambda e: _deny(ws, scope, e))
+        else:
+            await serve_portforward(api, ws, scope, info, rd, offered)
         return
     protocol = next((p for p in offered if p in PROTOCOLS), "")
     try:
@@ -285,48 +326,29 @@ async def serve_websocket(
             )
         pod = pod_or_404(api, rd, info.namespace, info.name)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        container, command, streams = _validate_connect(pod, info.subresource, query)
+        container, command, streams = validate_connect(pod, info.subresource, query)
     except errors.StatusError as e:
         await _deny(ws, scope, e)
         return
     await ws.accept(subprotocol=protocol)
     session = Session(ws, protocol, streams)
-    box = containers.get(
-        pod,
-        container,
-        lambda plural, ns, name: api.peek("", plural, ns, name),
-    )
     reader = asyncio.create_task(session.read_client())
     writer = asyncio.create_task(session.write_client())
-    status: dict[str, Any]
     try:
-        if info.subresource == "attach":
-            argv = ["sh"]
-            if streams["stdin"]:
-                got = await _until_disconnect(
-                    run(argv, box, Input(queue=session.stdin), session.out(STDOUT), session.out(STDERR)),
-                    reader,
-                )
-                if got is None:
-                    return  # the client left: the simulated process went with it
-                code = got
-            else:
-                # nothing to type into: the container's output until the client leaves
-                session.out(STDOUT)(logs.render(logs.container_lines(pod, container, False)))
-                await reader
-                code = 0
-            status = exit_status(code, argv)
-        elif command and command[0].rsplit("/", 1)[-1] not in COMMANDS:
-            cs = logs.container_status(pod, container) or {}
-            status = not_found_status(command, str(cs.get("containerID", "")).rsplit("/", 1)[-1])
-        else:
-            stdin = Input(queue=session.stdin) if streams["stdin"] else Input()
-            got = await _until_disconnect(
-                run(command, box, stdin, session.out(STDOUT), session.out(STDERR)), reader
-            )
-            if got is None:
-                return
-            status = exit_status(got, command)
+        status = await execute(
+            api,
+            containers,
+            pod,
+            info.subresource,
+            container,
+            command,
+            streams,
+            session.stdin,
+            session.out,
+            reader,
+        )
+        if status is None:
+            return  # the client left: the simulated process went with it
         session.frames.put_nowait(bytes([ERROR]) + json.dumps(status).encode())
         session.frames.put_nowait(None)
         await writer
@@ -354,7 +376,7 @@ async def serve_portforward(
     holding the port number (little endian). Nothing listens in a simulated container, so every
     forwarded port is answered by gangplane's generic responder: it echoes what it receives.
 
-    Forwarding through kubectl's SPDY tunnel (``SPDY/3.1+portforward.k8s.io``) is not simulated.
+    kubectl's SPDY tunnel (``SPDY/3.1+portforward.k8s.io``) is :mod:`apiserver.server.portforward`.
     """
     protocol = next((p for p in offered if p in PORTFORWARD_PROTOCOLS), "")
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
@@ -390,13 +412,16 @@ async def serve_portforward(
             prefix = port.to_bytes(2, "little")
             await ws.send_bytes(bytes([2 * i]) + prefix)
             await ws.send_bytes(bytes([2 * i + 1]) + prefix)
+        responders = [EchoResponder(port) for port in ports]
         while True:
             msg = await ws.receive()
             if msg["type"] == "websocket.disconnect":
                 return
             data = msg.get("bytes") or b""
             if len(data) > 1 and data[0] % 2 == 0 and data[0] // 2 < len(ports):
-                await ws.send_bytes(data)  # the echo responder
+                answer = responders[data[0] // 2].receive(data[1:])
+                if answer:
+                    await ws.send_bytes(data[:1] + answer)
     except (WebSocketDisconnect, RuntimeError, OSError):
         return
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from apiserver.server.hijack import HIJACK, HijackedConnection
+
 try:  # uvicorn's C parser (the httptools dependency); the pure-Python h11 one otherwise
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _Base
 except ImportError:  # pragma: no cover - httptools is a declared dependency
@@ -102,3 +104,27 @@ class HTTPProtocol(_Base):  # type: ignore[misc,valid-type]
                 shared = self.app_state[TLS_BUFFER_KEY] = bytearray(transport._ssl_protocol.max_size)  # type: ignore[attr-defined]
             share_tls_read_buffer(transport, shared)
         super().connection_made(CoalescingTransport(transport, asyncio.get_running_loop()))  # type: ignore[arg-type]
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        if self.parser.should_upgrade() and (self._get_upgrade() or b"").startswith(b"spdy/"):
+            self.scope.setdefault("extensions", {})[HIJACK] = self._hijack
+
+    def _unsupported_upgrade_warning(self) -> None:
+        if not (self._get_upgrade() or b"").startswith(b"spdy/"):  # SPDY is answered by the app
+            super()._unsupported_upgrade_warning()
+
+    def _hijack(self) -> HijackedConnection:
+        """Hand the raw connection to the app (see :mod:`apiserver.server.hijack`): uvicorn no
+        longer parses it, and the request's ASGI response goes nowhere."""
+        self.connections.discard(self)
+        if self.cycle is not None:
+            self.cycle.disconnected = True
+        transport = self.transport
+        if isinstance(transport, CoalescingTransport):
+            transport.flush()
+            transport = transport._transport
+        conn = HijackedConnection(transport)
+        transport.set_protocol(conn)
+        self.flow.resume_reading()
+        return conn

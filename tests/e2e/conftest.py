@@ -126,13 +126,19 @@ class Kubectl:
         self.home.mkdir(exist_ok=True)
 
     def run(
-        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
+        self,
+        *args: str,
+        input: str | None = None,
+        check: bool = True,
+        timeout: float = 60,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         env = {
             "PATH": os.environ.get("PATH", ""),
             "HOME": str(self.home),
             "KUBECONFIG": str(self.server.kubeconfig),
             "KUBECTL_KUBERC": "false",
+            **(env or {}),
         }
         proc = subprocess.run(
             [str(self.binary), *args], input=input, capture_output=True, text=True, env=env, timeout=timeout

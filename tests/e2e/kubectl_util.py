@@ -75,12 +75,13 @@ class Background:
     Run it with ``-v=6`` and call :meth:`wait_request` to know when its watch is established.
     """
 
-    def __init__(self, kubectl: Kubectl, *args: str) -> None:
+    def __init__(self, kubectl: Kubectl, *args: str, env: dict[str, str] | None = None) -> None:
         env = {
             "PATH": os.environ.get("PATH", ""),
             "HOME": str(kubectl.home),
             "KUBECONFIG": str(kubectl.server.kubeconfig),
             "KUBECTL_KUBERC": "false",
+            **(env or {}),
         }
         self.proc = subprocess.Popen(
             [str(kubectl.binary), *args],

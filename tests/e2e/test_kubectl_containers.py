@@ -125,10 +125,35 @@ def test_attach_to_a_shell(kubectl: Kubectl, ns: str) -> None:
     assert "attached tty" in proc.stdout
 
 
-def test_kubectl_port_forward_is_refused_with_a_clear_message(kubectl: Kubectl, ns: str) -> None:
-    """kubectl forwards ports over SPDY (tunnelled in a WebSocket, or upgraded): not simulated;
-    the answer says what is served instead of "the body of the request was empty"."""
+SPDY = {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false"}
+
+
+def test_exec_attach_and_cp_over_the_spdy_upgrade(kubectl: Kubectl, ns: str, tmp_path: Path) -> None:
+    """kubectl's SPDY/3.1 fallback (``v4.channel.k8s.io`` streams in a plain ``Upgrade: SPDY/3.1``
+    connection) reaches the same simulated shell, with exit codes on the error stream."""
     running(kubectl, ns)
-    proc = fails(kubectl, "-n", ns, "port-forward", "pod/web", "0:80", timeout=30)
-    assert "body of the request was empty" not in proc.stderr
-    assert "kubectl port-forward's SPDY tunnel is not simulated" in proc.stderr, proc.stderr
+    proc = kubectl.run("-n", ns, "exec", "web", "--", "echo", "hi", env=SPDY, check=False)
+    assert (proc.returncode, proc.stdout) == (0, "hi\n"), proc.stderr
+    proc = kubectl.run(
+        "-n", ns, "exec", "web", "--", "sh", "-c", "echo out; echo err >&2; exit 3", env=SPDY, check=False
+    )
+    assert (proc.returncode, proc.stdout) == (3, "out\n")
+    assert "err\n" in proc.stderr and "command terminated with exit code 3" in proc.stderr
+    proc = kubectl.run(
+        "-n", ns, "exec", "-i", "web", "--", "sh", input="echo typed\nexit 0\n", env=SPDY, check=False
+    )
+    assert (proc.returncode, proc.stdout) == (0, "typed\n"), proc.stderr
+    src = tmp_path / "notes.txt"
+    src.write_text("over spdy\n")
+    proc = kubectl.run("-n", ns, "cp", str(src), "web:/tmp/notes.txt", env=SPDY, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert ok(kubectl, "-n", ns, "exec", "web", "--", "cat", "/tmp/notes.txt") == "over spdy\n"
+    proc = kubectl.run("-n", ns, "exec", "web", "-c", "nope", "--", "true", env=SPDY, check=False)
+    assert proc.returncode != 0 and "container nope is not valid for pod web" in proc.stderr
+    ok(kubectl, "-n", ns, "apply", "-f", "-", input=ATTACHABLE)
+    ok(kubectl, "-n", ns, "wait", "--for=condition=Ready", "pod/tty", "--timeout=30s", timeout=40)
+    proc = kubectl.run(
+        "-n", ns, "attach", "-i", "tty", input="echo attached $HOSTNAME\nexit 0\n", env=SPDY, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "attached tty" in proc.stdout
