@@ -137,7 +137,7 @@ class NodeAgent(Controller):
             opts = dataclasses.replace(opts, **overrides)
         self.options = opts
         #: user stages (``--stages``): what matching pods' containers do, when matching nodes fail
-        self.user_stages = stages or UserStages()
+        self.user_stages = stages if stages is not None else UserStages()
         #: the stages the agent runs: the shipped lifecycle.yaml, with or replaced by the user's
         self.lifecycle = lifecycle_for(self.user_stages)
         #: kubelet's ``DRAWorkloadResourceClaims``: a claim reserved for the pod's PodGroup counts as the pod's
