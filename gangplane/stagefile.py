@@ -13,6 +13,7 @@ def with_stage_file(fleet: Any, path: Path) -> Any:
     """``fleet`` (None: the default fleet) with the stages of ``path`` appended; ``ValueError``
     (naming the field) when the file is not a valid stage file."""
     from controllers.fleet import default_fleet
+    from controllers.nodeagent.lifecycle import lifecycle_for
     from controllers.nodeagent.userstages import REPLACE_KEY, parse_stages
 
     try:
@@ -20,6 +21,7 @@ def with_stage_file(fleet: Any, path: Path) -> Any:
     except yaml.YAMLError as e:
         raise ValueError(f"invalid YAML: {e}") from e
     parsed = parse_stages(data, str(path))  # validated now, so a bad file stops the start
+    lifecycle_for(parsed)  # and its lifecycle stages compile with the shipped ones
     items = list((data.get("stages") if isinstance(data, dict) else data) or [])
     if parsed.replace_defaults:
         # the document-level switch, carried as the list item the fleet's stages: understands

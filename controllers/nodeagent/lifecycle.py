@@ -22,7 +22,7 @@ import yaml
 from apiserver.api.types import Obj
 from apiserver.meta import rfc3339
 from controllers.nodeagent.stages import Action, Event, NodeContext, PodContext, Stage
-from controllers.nodeagent.stagespec import REGISTRIES, Expression, LifecycleStage
+from controllers.nodeagent.stagespec import REGISTRIES, Expression, LifecycleStage, StageError
 from controllers.nodeagent.userstages import UserStages, parse_stages
 
 DEFAULTS_FILE = "lifecycle.yaml"
@@ -373,6 +373,12 @@ def lifecycle_for(user: UserStages) -> Lifecycle:
     if not user.lifecycle and not user.replace_defaults:
         return default_lifecycle()
     base = () if user.replace_defaults else default_stages().lifecycle
+    shipped = {s.name for s in base}
+    for s in user.lifecycle:
+        if s.name in shipped:
+            raise StageError(
+                f"stage {s.name!r}: a shipped stage has this name; rename it, or set replaceDefaults: true"
+            )
     return compile_lifecycle((*base, *user.lifecycle))
 
 

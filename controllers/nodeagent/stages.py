@@ -1,4 +1,11 @@
-"""The simulated kubelet's behaviour as data: stages of *match → delay → apply*, after KWOK.
+"""The simulated kubelet's stages of *match → delay → apply*, after KWOK: the machinery and the
+kubelet rules the shipped ``lifecycle.yaml`` names.
+
+The stage *list* — which stages exist, their order, selectors, delays and outcomes — is data
+(``lifecycle.yaml``, compiled by :mod:`.lifecycle`); this module holds :class:`Stage`/:func:`select`,
+the contexts, and the registries that data refers to by name (``POD_PREDICATES``, ``POD_DELAYS``,
+``POD_EFFECTS``, their node counterparts). ``POD_STAGES``/``NODE_STAGES``/``LEASE_STAGES`` are the
+compiled defaults. The table below describes the shipped stages.
 
 A stage names a situation (``match``), how long after a stable *anchor* it takes effect
 (``delay``, simulated seconds, multiplied by the agent's ``time_scale``) and what happens then

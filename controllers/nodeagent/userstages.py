@@ -26,9 +26,11 @@ A pod stage tells the agent what the pod's containers do, exactly as the per-pod
 :mod:`.pod_annotations` would (``ready`` → ``ready-after``; ``phase`` → ``complete-after`` with
 ``fail``; ``crash``; ``ready: false`` → ``never-ready``); annotations the pod sets itself win,
 and among stages the later one wins. A node stage applies a :mod:`.node_annotations` fault once
-its delay has passed since the agent first saw the node; the node's own annotation wins. The
-agent's built-in lifecycle (admission, start, termination, heartbeats) is the code in
-:mod:`.stages`; user stages steer it rather than replace it.
+its delay has passed since the agent first saw the node; the node's own annotation wins.
+
+Stages whose ``next`` *drives* the agent (``effect``, ``statusTemplate``, ``event``, ``finalizers``,
+``delete``) are parsed by :mod:`.stagespec` and compiled by :mod:`.lifecycle`; the agent's shipped
+lifecycle (``lifecycle.yaml``) is such a file, read by this same :func:`parse_stages`.
 """
 
 from __future__ import annotations

@@ -169,3 +169,11 @@ def test_replace_defaults_in_a_stage_file_survives_joining_the_fleet(tmp_path: P
     assert parsed.replace_defaults
     assert [s.name for s in lifecycle_for(parsed).pods] == ["only"]
     assert lifecycle_for(parsed).nodes == ()
+
+
+def test_a_user_stage_named_like_a_shipped_one_is_refused_unless_it_replaces_them() -> None:
+    with pytest.raises(StageError, match="'pod-ready': a shipped stage has this name"):
+        lifecycle_for(parse_stages([_pod_stage("pod-ready")]))
+    assert [
+        s.name for s in lifecycle_for(parse_stages([{"replaceDefaults": True}, _pod_stage("pod-ready")])).pods
+    ] == ["pod-ready"]
