@@ -10,6 +10,7 @@ tie order).
 
 from __future__ import annotations
 
+import operator
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -54,10 +55,15 @@ def field_value(obj: Any, path: tuple[tuple[str, str, str], ...]) -> Any:
         if key:
             if not isinstance(cur, list):
                 return _MISSING
-            cur = next((x for x in cur if isinstance(x, Mapping) and str(x.get(key)) == want), None)
+            cur = next((x for x in cur if isinstance(x, Mapping) and _key_is(x.get(key), want)), None)
             if cur is None:
                 return _MISSING
     return cur
+
+
+def _key_is(v: Any, want: str) -> bool:
+    """A list item's key matches ``[key=want]`` (non-string keys compared as text)."""
+    return v == want or (v is not None and not isinstance(v, str) and _scalar(v) == want)
 
 
 def _inline_scalar(v: Any) -> str:
@@ -87,6 +93,22 @@ def _getter(path: tuple[tuple[str, str, str], ...]) -> Callable[[Obj], Any]:
             return _MISSING if v is None else v
 
         return two
+    if len(path) == 3 and not path[0][1] and path[1][1] and not path[2][1]:
+        # .status.conditions[type=Ready].status: the shape of every condition test
+        top, lst, key, want, leaf = path[0][0], path[1][0], path[1][1], path[1][2], path[2][0]
+
+        def item_field(o: Obj) -> Any:
+            inner = o.get(top)
+            items = inner.get(lst) if isinstance(inner, Mapping) else None
+            if not isinstance(items, list):
+                return _MISSING
+            for x in items:
+                if isinstance(x, Mapping) and _key_is(x.get(key), want):
+                    v = x.get(leaf)
+                    return _MISSING if v is None else v
+            return _MISSING
+
+        return item_field
     return lambda o: field_value(o, path)
 
 
@@ -130,7 +152,7 @@ def compile_stage(spec: LifecycleStage) -> Stage[Any]:
     delay = _jittered(spec, _delay(spec, delays), pod)
     timed = bool(spec.duration or spec.delay_from or spec.delay_option or spec.jitter)
     if spec.anchor:
-        anchor = _field_anchor(spec.anchor)
+        anchor = _field_anchor(spec.anchor, pod)
     elif timed:
         match, anchor = _since_matched(spec.name, match)
     else:
@@ -204,11 +226,8 @@ def _now_anchor(_c: Any) -> float | None:
     return None
 
 
-def _field_anchor(field: str) -> Callable[[Any], float | None]:
-    def anchor(c: Any) -> float | None:
-        return getattr(_memory(c), field)  # type: ignore[no-any-return]
-
-    return anchor
+def _field_anchor(field: str, pod: bool) -> Callable[[Any], float | None]:
+    return operator.attrgetter(f"record.{field}" if pod else f"state.{field}")
 
 
 def _since_matched(
