@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from apiserver.client.interface import PODS
+from apiserver.client.interface import NODES, PODS
 from apiserver.meta import FakeClock
 from controllers.nodeagent import READY_AFTER, NodeAgent, node_agent_factory
 from controllers.nodeagent.lifecycle import DEFAULTS_FILE
@@ -29,6 +29,7 @@ from tests.integration.test_nodeagent_pods import (
     running,
     step,
     wait_events,
+    wait_obj,
     wait_pod,
 )
 
@@ -165,5 +166,30 @@ async def test_replace_defaults_runs_only_the_users_lifecycle() -> None:
         p = await client.get(PODS, "r", "default")
         assert not ready(p) and cond_status(p, "ContainersReady") == "False"
         assert agent.timers.due_at(("pod", "default/r")) is None, "no stage is left to run"
+    finally:
+        await cp.stop()
+
+
+async def test_a_node_stage_can_delete_the_node_it_matches() -> None:
+    stage = {
+        "name": "retire-node-1",
+        "resourceRef": {"kind": "Node"},
+        "selector": {
+            "matchExpressions": [
+                {"key": ".metadata.name", "operator": "In", "values": ["node-1"]},
+                {"key": ".status.conditions[type=Ready].status", "operator": "In", "values": ["True"]},
+            ]
+        },
+        "next": {
+            "delete": True,
+            "event": {"type": "Normal", "reason": "Retired", "message": "$(name) retired"},
+        },
+    }
+    cp, agent = await _plane([stage])
+    try:
+        client = cp.client("test")
+        await nodes_ready(client, ["node-0"])
+        assert await wait_obj(client, NODES, "node-1", "", lambda o: o is None) is None
+        assert (await client.get(NODES, "node-0"))["metadata"]["name"] == "node-0"
     finally:
         await cp.stop()
