@@ -171,8 +171,9 @@ def _parser() -> argparse.ArgumentParser:
         "--stages",
         default=None,
         metavar="FILE",
-        help="node agent stages (YAML): what pods' containers do and when nodes fail, by selector "
-        "(docs/cluster.md#stages-as-data)",
+        help="node agent stages (YAML): what pods' containers do and when nodes fail, by selector; "
+        "stages with status templates, events, finalizers, run beside the shipped lifecycle.yaml or, "
+        "with replaceDefaults: true, instead of it (docs/cluster.md#stages-as-data)",
     )
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument(

@@ -19,6 +19,7 @@ from apiserver.client.context import Component, ComponentContext, ComponentFacto
 from controllers.fleet import Fleet, default_fleet
 from controllers.metrics import controller_metrics
 from controllers.nodeagent.agent import NodeAgent, is_managed
+from controllers.nodeagent.lifecycle import lifecycle_for
 from controllers.nodeagent.pod_annotations import (
     COMPLETE_AFTER,
     CRASH,
@@ -50,6 +51,7 @@ def node_agent_factory(cluster: Fleet | None = None, **options: Any) -> Componen
     fleet = cluster if cluster is not None else default_fleet()
     # the fleet's stages and any given here; a bad stage fails now, at registration, not at start
     stages = parse_stages([*fleet.stages, *options.pop("stages", ())], fleet.source)
+    lifecycle_for(stages)  # the user's lifecycle stages compile beside (or instead of) the shipped ones
     opts = {"time_scale": SERVE_TIME_SCALE, **options}
     if "time_scale" not in options:
         # serve's and the plugin's agent: the Lease is renewed as often, against the node lifecycle

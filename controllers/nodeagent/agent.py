@@ -57,12 +57,10 @@ from controllers.nodeagent.ipam import (
     node_internal_ip,
     prefix_for_pods,
 )
+from controllers.nodeagent.lifecycle import lifecycle_for
 from controllers.nodeagent.node_annotations import NOT_READY, UNREACHABLE
 from controllers.nodeagent.node_annotations import fault as annotated_fault
 from controllers.nodeagent.stages import (
-    LEASE_STAGES,
-    NODE_STAGES,
-    POD_STAGES,
     Action,
     AgentOptions,
     Event,
@@ -139,7 +137,9 @@ class NodeAgent(Controller):
             opts = dataclasses.replace(opts, **overrides)
         self.options = opts
         #: user stages (``--stages``): what matching pods' containers do, when matching nodes fail
-        self.user_stages = stages or UserStages()
+        self.user_stages = stages if stages is not None else UserStages()
+        #: the stages the agent runs: the shipped lifecycle.yaml, with or replaced by the user's
+        self.lifecycle = lifecycle_for(self.user_stages)
         #: kubelet's ``DRAWorkloadResourceClaims``: a claim reserved for the pod's PodGroup counts as the pod's
         self.group_claims = group_claims
         self.fleet = fleet if fleet is not None else Fleet.empty()
@@ -486,7 +486,7 @@ class NodeAgent(Controller):
                 self.options,
                 not_ready=self._fault(node) == NOT_READY,
             )
-            picked = select(NODE_STAGES, ctx, self.options.time_scale)
+            picked = select(self.lifecycle.nodes, ctx, self.options.time_scale)
             if picked is None:
                 self.timers.cancel(("node", name))
                 return
@@ -509,15 +509,23 @@ class NodeAgent(Controller):
             spec = {**(node.get("spec") or {}), **action.spec}
             spec = {k: v for k, v in spec.items() if v not in (None, [])}  # kube omits empty taints
             node = await self._write_node(node, {**node, "spec": spec}, status=False)
+        if action.finalizers is not None:
+            node = await self._write_node(node, _with_finalizers(node, *action.finalizers), status=False)
         if action.publish_devices:
             await self._publish_devices(node, state)
         for k, v in action.mark.items():
             setattr(state, k, v)
+        if action.fired:
+            state.fired.add(action.fired)
         if action.events:
             ref = {"kind": "Node", "name": name, "uid": name, "apiVersion": "v1"}
             rec = self._recorder(name)
             for ev in action.events:
                 rec.event_ref(dict(ref), ev.type, ev.reason, ev.message)
+        if action.delete:
+            with contextlib.suppress(errors.StatusError):
+                await self.client.delete(NODES, name)
+            return None
         return node
 
     async def _write_node(self, node: Obj, body: Obj, *, status: bool) -> Obj:
@@ -586,7 +594,7 @@ class NodeAgent(Controller):
             state.lease_renewed = None  # renew at once on recovery
             return
         ctx = NodeContext(node, state, self.clock.now(), self.clock.monotonic(), self.options)
-        picked = select(LEASE_STAGES, ctx, self.options.time_scale)
+        picked = select(self.lifecycle.leases, ctx, self.options.time_scale)
         if picked is None:
             return
         stage, due = picked
@@ -600,7 +608,7 @@ class NodeAgent(Controller):
             setattr(state, k, v)
         # schedule the next renewal right away (no informer event will bring us back)
         ctx = NodeContext(node, state, self.clock.now(), self.clock.monotonic(), self.options)
-        picked = select(LEASE_STAGES, ctx, self.options.time_scale)
+        picked = select(self.lifecycle.leases, ctx, self.options.time_scale)
         if picked is not None:
             self.timers.schedule(("lease", name), picked[1])
 
@@ -765,7 +773,7 @@ class NodeAgent(Controller):
                 self.options,
                 self.claims_ready(pod),
             )
-            picked = select(POD_STAGES, ctx, self.options.time_scale)
+            picked = select(self.lifecycle.pods, ctx, self.options.time_scale)
             if picked is None:
                 self.timers.cancel(("pod", key))
                 return
@@ -821,7 +829,21 @@ class NodeAgent(Controller):
                 self.stats["pods_ready"] += 1
             if "rejected" in action.flags:
                 self.stats["pods_rejected"] += 1
+        if action.finalizers is not None:
+            try:
+                pod = await self.client.update(PODS, _with_finalizers(pod, *action.finalizers))
+            except errors.StatusError as e:
+                if errors.is_not_found(e):
+                    self._forget_pod(rec.key)
+                    return None
+                if errors.is_conflict(e):
+                    raise Requeue(f"pod {rec.key}: {e.message}") from e
+                raise
+            rec.written = pod
+            rec.written_rv = _rv(pod)
         rec.flags.update(action.flags)
+        if action.fired:
+            rec.fired.add(action.fired)
         for k, v in action.mark.items():
             setattr(rec, k, v)
         if action.events:
@@ -869,6 +891,15 @@ class NodeAgent(Controller):
         if state is None:
             return {}
         return {**state.usage.used, "pods": len(state.usage.pods)}
+
+
+def _with_finalizers(obj: Obj, add: tuple[str, ...], remove: tuple[str, ...]) -> Obj:
+    """``obj`` with ``add`` appended to its finalizers (once each) and ``remove`` taken out."""
+    md = dict(obj.get("metadata") or {})
+    fins = [f for f in md.get("finalizers") or [] if f not in remove]
+    fins += [f for f in add if f not in fins]
+    md["finalizers"] = fins
+    return {**obj, "metadata": md}
 
 
 def _device(name: str, dev: DeviceSpec) -> Obj:

@@ -1,4 +1,11 @@
-"""The simulated kubelet's behaviour as data: stages of *match → delay → apply*, after KWOK.
+"""The simulated kubelet's stages of *match → delay → apply*, after KWOK: the machinery and the
+kubelet rules the shipped ``lifecycle.yaml`` names.
+
+The stage *list* — which stages exist, their order, selectors, delays and outcomes — is data
+(``lifecycle.yaml``, compiled by :mod:`.lifecycle`); this module holds :class:`Stage`/:func:`select`,
+the contexts, and the registries that data refers to by name (``POD_PREDICATES``, ``POD_DELAYS``,
+``POD_EFFECTS``, their node counterparts). ``POD_STAGES``/``NODE_STAGES``/``LEASE_STAGES`` are the
+compiled defaults. The table below describes the shipped stages.
 
 A stage names a situation (``match``), how long after a stable *anchor* it takes effect
 (``delay``, simulated seconds, multiplied by the agent's ``time_scale``) and what happens then
@@ -131,6 +138,9 @@ class NodeState:
     written_rv: int = 0
     #: monotonic time the agent first saw the node (user node stages count from it)
     first_seen: float = 0.0
+    #: data stages: when each began to match (anchor ``matched``) and which one-shot ones ran
+    since: dict[str, float] = field(default_factory=dict)
+    fired: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -152,6 +162,9 @@ class PodRecord:
     crashed_wall: float | None = None
     orphaned: float | None = None
     flags: set[str] = field(default_factory=set)
+    #: data stages: when each began to match (anchor ``matched``) and which one-shot ones ran
+    since: dict[str, float] = field(default_factory=dict)
+    fired: set[str] = field(default_factory=set)
     #: the newest object this agent wrote (used until the informer catches up)
     written: Obj | None = None
     written_rv: int = 0
@@ -214,6 +227,10 @@ class Action:
     #: lease only: renew the node's Lease; node only: publish its DRA ResourceSlices
     renew_lease: bool = False
     publish_devices: bool = False
+    #: a one-shot data stage that ran (remembered per object so it does not run again)
+    fired: str = ""
+    #: finalizers to add and to remove (metadata update)
+    finalizers: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -231,6 +248,8 @@ class Stage(Generic[C]):
     delay: Callable[[C], float] = lambda _c: 0.0
     anchor: Callable[[C], float | None] = lambda _c: None
     scaled: bool = True
+    #: among stages due at the same moment the heavier one runs (then file order), as KWOK's weight
+    weight: int = 0
 
 
 def select(stages: Sequence[Stage[Any]], ctx: Any, time_scale: float) -> tuple[Stage[Any], float] | None:
@@ -242,7 +261,7 @@ def select(stages: Sequence[Stage[Any]], ctx: Any, time_scale: float) -> tuple[S
         anchor = stage.anchor(ctx)
         base = ctx.mono if anchor is None else anchor
         due = base + max(stage.delay(ctx), 0.0) * (time_scale if stage.scaled else 1.0)
-        if best is None or due < best[1]:
+        if best is None or due < best[1] or (due == best[1] and stage.weight > best[0].weight):
             best = (stage, due)
     return best
 
@@ -556,38 +575,69 @@ def _ephemeral_apply(c: PodContext) -> Action:
     return Action(status=_write(c, _fate_from_pod(c, ready=is_ready(c.pod)), "Running"), events=events)
 
 
-POD_STAGES: tuple[Stage[PodContext], ...] = (
-    Stage(
-        "pod-orphaned",
-        _orphaned_match,
-        _orphaned_apply,
-        lambda c: c.options.orphan_quarantine,
-        lambda c: c.record.orphaned,
-    ),
-    Stage("pod-delete-unstarted", _unstarted_delete_match, _delete_apply),
-    Stage("pod-kill", _kill_match, _kill_apply),
-    Stage("pod-delete", _delete_match, _stop_apply, _grace, lambda c: c.record.deleting),
-    Stage("pod-release", _release_match, _release_apply),
-    Stage("pod-admit", _admit_match, _admit_apply),
-    Stage("pod-start", _start_match, _start_apply),
-    Stage("pod-ephemeral-start", _ephemeral_match, _ephemeral_apply),
-    Stage(
-        "pod-ready",
-        _ready_match,
-        _ready_apply,
-        lambda c: ready_delay(c.pod, c.options) or 0.0,
-        lambda c: c.record.started,
-    ),
-    Stage("pod-finish", _finish_match, _finish_apply, _finish_delay, lambda c: c.record.started),
-    Stage("pod-crash", _crash_match, _crash_apply, lambda c: c.options.crash_run, lambda c: c.record.started),
-    Stage(
-        "pod-restart",
-        _restart_match,
-        _restart_apply,
-        lambda c: backoff(restart_count(c.pod)),
-        lambda c: c.record.crashed,
-    ),
-)
+def _unstarted(c: PodContext) -> bool:
+    return not c.record.admitted or _terminal(c) or not container_state(c.pod)
+
+
+def _becomes_ready(c: PodContext) -> bool:
+    return ready_delay(c.pod, c.options) is not None
+
+
+def _finishes(c: PodContext) -> bool:
+    if ann.flag(c.pod, ann.FAIL):
+        return True
+    if _restart_policy(c) not in ("Never", "OnFailure"):
+        return False
+    if ann.duration(c.pod, ann.COMPLETE_AFTER) is not None:
+        return True
+    return _runs_to_completion(c)
+
+
+#: what a data stage's ``when:`` may name about a pod: the agent's memory and kubelet rules that are
+#: not fields of the object (``!name`` negates; ``flag:X`` tests the record's flag X)
+POD_PREDICATES: dict[str, Callable[[PodContext], bool]] = {
+    "node-known": lambda c: c.node is not None,
+    "node-gone": lambda c: c.node is None,
+    "admitted": lambda c: c.record.admitted,
+    "claims-ready": lambda c: c.claims_ready,
+    "unstarted": _unstarted,
+    "containers-started": _running,
+    "container-running": lambda c: container_state(c.pod) == "running",
+    "container-waiting": lambda c: container_state(c.pod) == "waiting",
+    "no-container-status": lambda c: not container_state(c.pod),
+    "ephemeral-missing": lambda c: bool(missing_ephemeral(c.pod)),
+    "becomes-ready": _becomes_ready,
+    "finishes": _finishes,
+    "crashes": lambda c: ann.flag(c.pod, ann.CRASH),
+    "fails-at-once": _fails_at_once,
+}
+
+#: delays computed by kubelet's rules (seconds, before ``time_scale``)
+POD_DELAYS: dict[str, Callable[[PodContext], float]] = {
+    "grace-period": _grace,
+    "ready-delay": lambda c: ready_delay(c.pod, c.options) or 0.0,
+    "finish-delay": _finish_delay,
+    "crash-backoff": lambda c: backoff(restart_count(c.pod)),
+}
+
+#: record fields a delay may count from
+POD_ANCHORS = {"started": "started", "deleting": "deleting", "crashed": "crashed", "orphaned": "orphaned"}
+
+#: kubelet-shaped outcomes a stage's ``next.effect`` may name: each builds the whole status kubelet
+#: would write (conditions, containerStatuses, events) from the pod and the agent's record
+POD_EFFECTS: dict[str, Callable[[PodContext], Action]] = {
+    "gc": _orphaned_apply,
+    "kill": _kill_apply,
+    "stop-and-delete": _stop_apply,
+    "release": _release_apply,
+    "admit": _admit_apply,
+    "start": _start_apply,
+    "start-ephemeral": _ephemeral_apply,
+    "ready": _ready_apply,
+    "finish": _finish_apply,
+    "crash": _crash_apply,
+    "restart": _restart_apply,
+}
 
 
 # ============================================================================ node stages
@@ -663,32 +713,53 @@ def _devices_match(c: NodeContext) -> bool:
     return bool(c.state.devices) and not c.state.devices_published
 
 
-NODE_STAGES: tuple[Stage[NodeContext], ...] = (
-    Stage("node-pod-cidr", _cidr_match, _cidr_apply),
-    Stage("node-status", _status_match, _node_status_apply),
-    Stage(
-        "node-devices",
-        _devices_match,
-        lambda c: Action(publish_devices=True, mark={"devices_published": True}),
-    ),
-    Stage("node-untaint", _untaint_match, _untaint_apply),
-    Stage(
-        "node-heartbeat",
-        _heartbeat_match,
-        _heartbeat_apply,
-        lambda c: c.options.status_report_interval,
-        lambda c: c.state.status_posted,
-        scaled=False,
-    ),
-)
+def _devices_apply(c: NodeContext) -> Action:
+    return Action(publish_devices=True, mark={"devices_published": True})
 
-LEASE_STAGES: tuple[Stage[NodeContext], ...] = (
-    Stage(
-        "lease-renew",
-        lambda c: True,
-        lambda c: Action(renew_lease=True, mark={"lease_renewed": c.mono}),
-        lambda c: c.options.lease_renew_interval if c.state.lease_renewed is not None else 0.0,
-        lambda c: c.state.lease_renewed,
-        scaled=False,
-    ),
-)
+
+def _lease_delay(c: NodeContext) -> float:
+    return c.options.lease_renew_interval if c.state.lease_renewed is not None else 0.0
+
+
+def _lease_apply(c: NodeContext) -> Action:
+    return Action(renew_lease=True, mark={"lease_renewed": c.mono})
+
+
+NODE_PREDICATES: dict[str, Callable[[NodeContext], bool]] = {
+    "pod-cidr-assigned": lambda c: bool(c.state.pod_cidr),
+    "needs-status": _status_match,
+    "has-devices": lambda c: bool(c.state.devices),
+    "devices-published": lambda c: c.state.devices_published,
+    "not-ready-fault": lambda c: c.not_ready,
+}
+
+NODE_DELAYS: dict[str, Callable[[NodeContext], float]] = {
+    "status-report-interval": lambda c: c.options.status_report_interval,
+    "lease-renew-interval": _lease_delay,
+}
+
+NODE_ANCHORS = {
+    "status-posted": "status_posted",
+    "lease-renewed": "lease_renewed",
+    "first-seen": "first_seen",
+}
+
+NODE_EFFECTS: dict[str, Callable[[NodeContext], Action]] = {
+    "pod-cidr": _cidr_apply,
+    "post-status": _node_status_apply,
+    "publish-devices": _devices_apply,
+    "untaint": _untaint_apply,
+    "heartbeat": _heartbeat_apply,
+    "renew-lease": _lease_apply,
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``POD_STAGES``/``NODE_STAGES``/``LEASE_STAGES``: the shipped default stages, compiled from
+    ``lifecycle.yaml`` on first use (the data lives there; this module holds what it names)."""
+    if name in ("POD_STAGES", "NODE_STAGES", "LEASE_STAGES"):
+        from controllers.nodeagent.lifecycle import default_lifecycle
+
+        lc = default_lifecycle()
+        return {"POD_STAGES": lc.pods, "NODE_STAGES": lc.nodes, "LEASE_STAGES": lc.leases}[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,9 +26,11 @@ A pod stage tells the agent what the pod's containers do, exactly as the per-pod
 :mod:`.pod_annotations` would (``ready`` → ``ready-after``; ``phase`` → ``complete-after`` with
 ``fail``; ``crash``; ``ready: false`` → ``never-ready``); annotations the pod sets itself win,
 and among stages the later one wins. A node stage applies a :mod:`.node_annotations` fault once
-its delay has passed since the agent first saw the node; the node's own annotation wins. The
-agent's built-in lifecycle (admission, start, termination, heartbeats) is the code in
-:mod:`.stages`; user stages steer it rather than replace it.
+its delay has passed since the agent first saw the node; the node's own annotation wins.
+
+Stages whose ``next`` *drives* the agent (``effect``, ``statusTemplate``, ``event``, ``finalizers``,
+``delete``) are parsed by :mod:`.stagespec` and compiled by :mod:`.lifecycle`; the agent's shipped
+lifecycle (``lifecycle.yaml``) is such a file, read by this same :func:`parse_stages`.
 """
 
 from __future__ import annotations
@@ -43,10 +45,16 @@ import yaml
 from controllers.nodeagent import pod_annotations as ann
 from controllers.nodeagent.node_annotations import FAULTS
 from controllers.nodeagent.pod_annotations import parse_duration
+from controllers.nodeagent.stagespec import LIFECYCLE_NEXT, LifecycleStage, StageError, parse_lifecycle_stage
+from controllers.nodeagent.stagespec import str_map as _str_map
 
 KINDS = ("Pod", "Node")
-_STAGE_KEYS = frozenset({"name", "resourceRef", "selector", "delay", "next"})
+LIFECYCLE_KINDS = ("Pod", "Node", "Lease")
+_STAGE_KEYS = frozenset({"name", "resourceRef", "selector", "delay", "next", "weight"})
 _SELECTOR_KEYS = frozenset({"matchLabels", "matchAnnotations"})
+_LIFECYCLE_SELECTOR_KEYS = frozenset({"matchLabels", "matchAnnotations", "matchExpressions", "when"})
+#: the switch that makes a stage file's lifecycle stages replace the shipped defaults
+REPLACE_KEY = "replaceDefaults"
 _POD_NEXT = frozenset({"ready", "phase", "crash"})
 _NODE_NEXT = frozenset({"fault"})
 
@@ -72,9 +80,15 @@ class UserStage:
 
 @dataclass(frozen=True)
 class UserStages:
+    """Steering stages (``stages``) plus stages that drive the agent (``lifecycle``); with
+    ``replace_defaults`` the latter are the whole lifecycle, else they run beside the shipped one."""
+
     stages: tuple[UserStage, ...] = field(default_factory=tuple)
+    lifecycle: tuple[LifecycleStage, ...] = ()
+    replace_defaults: bool = False
 
     def __bool__(self) -> bool:
+        """True when steering stages exist (the agent's per-pod annotation merge is skipped otherwise)."""
         return bool(self.stages)
 
     def pod_annotations(self, pod: Mapping[str, Any]) -> dict[str, str]:
@@ -98,18 +112,6 @@ def with_stage_annotations(pod: dict[str, Any], stages: UserStages) -> dict[str,
     md = dict(pod.get("metadata") or {})
     md["annotations"] = {**extra, **(md.get("annotations") or {})}
     return {**pod, "metadata": md}
-
-
-class StageError(ValueError):
-    """A stage file gangplane cannot read; the message names the field."""
-
-
-def _str_map(value: Any, where: str) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        raise StageError(f"{where}: must be a mapping of strings")
-    return tuple((str(k), str(v)) for k, v in value.items())
 
 
 def _seconds(value: Any, where: str) -> float:
@@ -152,17 +154,35 @@ def _pod_next(nxt: Mapping[str, Any], delay: float, where: str) -> tuple[tuple[s
 
 
 def parse_stages(data: Any, source: str = "<memory>") -> UserStages:
-    items = data.get("stages") if isinstance(data, Mapping) else data
+    """Read a stage file's content: a list of stages or ``{stages: [...], replaceDefaults: bool}``.
+
+    A list item ``{replaceDefaults: true}`` is the same switch (so it survives being joined into
+    a fleet's ``stages:``)."""
+    replace = False
+    if isinstance(data, Mapping):
+        unknown = sorted(set(data) - {"stages", REPLACE_KEY, "apiVersion", "kind"})
+        if unknown:
+            raise StageError(f"{source}: unknown field(s) {', '.join(unknown)}")
+        replace = _flag(data.get(REPLACE_KEY, False), REPLACE_KEY)
+        items = data.get("stages")
+    else:
+        items = data
     if items is None:
-        return UserStages()
+        return UserStages(replace_defaults=replace)
     if not isinstance(items, Sequence) or isinstance(items, str):
         raise StageError(f"{source}: stages must be a list")
     out: list[UserStage] = []
+    lifecycle: list[LifecycleStage] = []
     names: set[str] = set()
     for i, raw in enumerate(items):
         where = f"stages[{i}]"
         if not isinstance(raw, Mapping):
             raise StageError(f"{where}: must be a mapping")
+        if REPLACE_KEY in raw:
+            if set(raw) != {REPLACE_KEY}:
+                raise StageError(f"{where}: {REPLACE_KEY} stands alone in its list item")
+            replace = _flag(raw[REPLACE_KEY], f"{where}.{REPLACE_KEY}") or replace
+            continue
         unknown = sorted(set(raw) - _STAGE_KEYS)
         if unknown:
             raise StageError(
@@ -173,13 +193,27 @@ def parse_stages(data: Any, source: str = "<memory>") -> UserStages:
             raise StageError(f"{where}.name: duplicate stage name {name!r}")
         names.add(name)
         kind = str((raw.get("resourceRef") or {}).get("kind") or "")
+        nxt = raw.get("next")
+        if isinstance(nxt, Mapping) and nxt and set(nxt) <= LIFECYCLE_NEXT:
+            if kind not in LIFECYCLE_KINDS:
+                raise StageError(
+                    f"{where}.resourceRef.kind: must be one of {', '.join(LIFECYCLE_KINDS)}, got {kind!r}"
+                )
+            sel = raw.get("selector") or {}
+            if not isinstance(sel, Mapping) or set(sel) - _LIFECYCLE_SELECTOR_KEYS:
+                raise StageError(
+                    f"{where}.selector: allowed fields are {', '.join(sorted(_LIFECYCLE_SELECTOR_KEYS))}"
+                )
+            lifecycle.append(parse_lifecycle_stage(raw, name, kind, where))
+            continue
+        if "weight" in raw:
+            raise StageError(f"{where}.weight: only stages whose next drives the agent have a weight")
         if kind not in KINDS:
             raise StageError(f"{where}.resourceRef.kind: must be one of {', '.join(KINDS)}, got {kind!r}")
         sel = raw.get("selector") or {}
         if not isinstance(sel, Mapping) or set(sel) - _SELECTOR_KEYS:
             raise StageError(f"{where}.selector: allowed fields are {', '.join(sorted(_SELECTOR_KEYS))}")
         delay = _seconds(raw.get("delay"), f"{where}.delay")
-        nxt = raw.get("next")
         if not isinstance(nxt, Mapping):
             raise StageError(f"{where}.next: required mapping")
         stage = UserStage(
@@ -196,7 +230,13 @@ def parse_stages(data: Any, source: str = "<memory>") -> UserStages:
                 raise StageError(f"{where}.next: a Node stage's next is {{fault: {' | '.join(FAULTS)}}}")
             stage = UserStage(**{**stage.__dict__, "fault": str(nxt["fault"])})
         out.append(stage)
-    return UserStages(tuple(out))
+    return UserStages(tuple(out), tuple(lifecycle), replace)
+
+
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise StageError(f"{where}: must be true or false")
+    return value
 
 
 def load_stages(path: str | Path) -> UserStages:

@@ -1,0 +1,179 @@
+"""The lifecycle as data: the shipped defaults load through the user loader, selectors, delays,
+weights, templates, and errors that name the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controllers.nodeagent.lifecycle import (
+    compile_lifecycle,
+    default_lifecycle,
+    default_stages,
+    field_value,
+    lifecycle_for,
+    merge_status,
+)
+from controllers.nodeagent.stages import AgentOptions, PodContext, PodRecord, select
+from controllers.nodeagent.stagespec import parse_path
+from controllers.nodeagent.userstages import StageError, parse_stages
+from gangplane.stagefile import with_stage_file
+
+
+def test_the_shipped_lifecycle_is_data_read_by_the_user_loader() -> None:
+    shipped = default_stages()
+    assert not shipped.replace_defaults and not shipped.stages, "no steering stages, only lifecycle ones"
+    lc = default_lifecycle()
+    assert [s.name for s in lc.pods][:2] == ["pod-orphaned", "pod-delete-unstarted"]
+    assert {s.name for s in lc.nodes} == {
+        "node-pod-cidr",
+        "node-status",
+        "node-devices",
+        "node-untaint",
+        "node-heartbeat",
+    }
+    assert [s.name for s in lc.leases] == ["lease-renew"]
+    assert lifecycle_for(parse_stages([])) is lc
+
+
+def test_field_paths_pick_list_items_by_key() -> None:
+    node = {
+        "spec": {"taints": [{"key": "a"}, {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]}
+    }
+    path = parse_path(".spec.taints[key=node.kubernetes.io/not-ready].effect", "k")
+    assert field_value(node, path) == "NoSchedule"
+    assert not isinstance(field_value(node, parse_path(".spec.taints[key=b].effect", "k")), str)
+
+
+def _pod_stage(name: str, **kw: Any) -> dict[str, Any]:
+    base = {"name": name, "resourceRef": {"kind": "Pod"}, "next": {"event": {"reason": name}}}
+    base.update(kw)
+    return base
+
+
+def _ctx(pod: dict[str, Any], mono: float = 0.0) -> PodContext:
+    rec = PodRecord("d/p", (pod.get("metadata") or {}).get("uid", "u"), "n", {})
+    return PodContext(pod, rec, None, 0.0, mono, AgentOptions())
+
+
+POD = {"metadata": {"name": "p", "uid": "u1", "labels": {"app": "w"}}, "status": {"phase": "Running"}}
+
+
+def test_expressions_labels_and_weight_choose_the_stage() -> None:
+    stages = parse_stages(
+        [
+            _pod_stage("light", selector={"matchLabels": {"app": "w"}}),
+            _pod_stage(
+                "heavy",
+                weight=5,
+                selector={
+                    "matchExpressions": [{"key": ".status.phase", "operator": "In", "values": ["Running"]}]
+                },
+            ),
+            _pod_stage(
+                "other",
+                selector={
+                    "matchExpressions": [{"key": ".status.phase", "operator": "NotIn", "values": ["Running"]}]
+                },
+            ),
+        ]
+    )
+    lc = compile_lifecycle(stages.lifecycle)
+    picked = select(lc.pods, _ctx(POD), 1.0)
+    assert picked is not None and picked[0].name == "heavy"
+    picked = select(lc.pods, _ctx({**POD, "status": {}}), 1.0)
+    assert picked is not None and picked[0].name == "light", "absent phase reads as '' for NotIn/In"
+
+
+def test_a_delay_counts_from_when_the_stage_began_to_match_and_jitter_is_stable() -> None:
+    stages = parse_stages([_pod_stage("j", delay={"duration": "2s", "jitter": "1s"})])
+    (stage,) = compile_lifecycle(stages.lifecycle).pods
+    ctx = _ctx(POD, mono=10.0)
+    _, due = select([stage], ctx, 1.0) or (None, 0.0)
+    assert 12.0 <= due < 13.0
+    ctx.mono = 11.0  # re-evaluated later: same deadline
+    assert select([stage], ctx, 1.0) == (stage, due)
+    other = _ctx({**POD, "metadata": {**POD["metadata"], "uid": "u2"}}, mono=10.0)
+    assert select([stage], other, 1.0)[1] != due  # type: ignore[index]
+
+
+def test_a_data_stage_runs_once_per_pod() -> None:
+    (stage,) = compile_lifecycle(parse_stages([_pod_stage("once")]).lifecycle).pods
+    ctx = _ctx(POD)
+    action = stage.apply(ctx)
+    assert action.fired == "once" and [e.reason for e in action.events] == ["once"]
+    ctx.record.fired.add(action.fired)
+    assert not stage.match(ctx)
+
+
+def test_merge_status_merges_conditions_by_type_and_stamps_transitions() -> None:
+    st = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "t0"}]}
+    out = merge_status(
+        st,
+        {
+            "conditions": [
+                {"type": "Ready", "status": "True", "reason": "R"},
+                {"type": "X", "status": "False"},
+            ],
+            "podIP": "$(podIP)",
+        },
+        {"podIP": "10.0.0.9"},
+        0.0,
+    )
+    assert out["conditions"][0] == {
+        "type": "Ready",
+        "status": "True",
+        "lastTransitionTime": "t0",
+        "reason": "R",
+    }
+    assert out["conditions"][1]["type"] == "X" and out["conditions"][1]["lastTransitionTime"]
+    assert out["podIP"] == "10.0.0.9" and out["phase"] == "Running"
+    assert st["conditions"][0].get("reason") is None, "the input is not mutated"
+
+
+@pytest.mark.parametrize(
+    ("stage", "message"),
+    [
+        (
+            {"selector": {"matchExpressions": [{"key": ".status.phase", "operator": "Is"}]}},
+            "stages[0].selector.matchExpressions[0].operator",
+        ),
+        (
+            {"selector": {"matchExpressions": [{"key": "status.phase", "operator": "Exists"}]}},
+            "stages[0].selector.matchExpressions[0].key",
+        ),
+        ({"selector": {"when": ["sleepy"]}}, "stages[0].selector.when[0]: unknown condition 'sleepy'"),
+        ({"next": {"effect": "explode"}}, "stages[0].next.effect: unknown 'explode'"),
+        ({"delay": {"from": "later"}}, "stages[0].delay.from"),
+        ({"delay": {"anchor": "birth"}}, "stages[0].delay.anchor"),
+        ({"weight": "heavy"}, "stages[0].weight"),
+        ({"next": {"statusTemplate": "Running"}}, "stages[0].next.statusTemplate"),
+        ({"next": {"event": {"type": "Odd", "reason": "x"}}}, "stages[0].next.events[0].type"),
+        ({"resourceRef": {"kind": "Lease"}, "next": {"delete": True}}, "a Lease stage's next is an effect"),
+    ],
+)
+def test_errors_name_the_field(stage: dict[str, Any], message: str) -> None:
+    with pytest.raises(StageError, match=message.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
+        parse_stages([_pod_stage("s", **stage)])
+
+
+def test_replace_defaults_in_a_stage_file_survives_joining_the_fleet(tmp_path: Path) -> None:
+    f = tmp_path / "stages.yaml"
+    f.write_text(
+        "replaceDefaults: true\nstages:\n- name: only\n  resourceRef: {kind: Pod}\n  next: {delete: true}\n"
+    )
+    fleet = with_stage_file(None, f)
+    parsed = parse_stages(list(fleet.stages))
+    assert parsed.replace_defaults
+    assert [s.name for s in lifecycle_for(parsed).pods] == ["only"]
+    assert lifecycle_for(parsed).nodes == ()
+
+
+def test_a_user_stage_named_like_a_shipped_one_is_refused_unless_it_replaces_them() -> None:
+    with pytest.raises(StageError, match="'pod-ready': a shipped stage has this name"):
+        lifecycle_for(parse_stages([_pod_stage("pod-ready")]))
+    assert [
+        s.name for s in lifecycle_for(parse_stages([{"replaceDefaults": True}, _pod_stage("pod-ready")])).pods
+    ] == ["pod-ready"]
