@@ -167,6 +167,13 @@ def _parser() -> argparse.ArgumentParser:
             help=f"feature gates of {_SCOPE_HELP[prefix]} only, over --feature-gates (same syntax and gates)",
         )
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
+    s.add_argument(
+        "--scheduler-config",
+        default=None,
+        metavar="FILE",
+        help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the scheduler, as kube-scheduler's "
+        "--config: profiles, plugins, pluginConfig, percentageOfNodesToScore, backoff; served at /configz",
+    )
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     _leader_election_flags(s)
     s.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -360,6 +367,15 @@ async def _serve(
     except ValueError as e:
         print(f"gangplane: invalid --event-ttl: {e}", file=sys.stderr)
         return 2
+    scheduler_config = None
+    if args.scheduler_config:
+        from scheduler.config import ConfigError, load_scheduler_config
+
+        try:
+            scheduler_config = load_scheduler_config(args.scheduler_config)
+        except ConfigError as e:
+            print(f"gangplane: invalid --scheduler-config {args.scheduler_config}: {e}", file=sys.stderr)
+            return 2
     try:
         storage = open_storage(storage_options(args))
     except (ValueError, ConnectionError) as e:
@@ -382,6 +398,7 @@ async def _serve(
                 leader_election=leader_election,
                 service_account_key=sa_key,
                 event_ttl=event_ttl,
+                scheduler_config=scheduler_config,
             )
         )
     except StrategyModuleError as e:

@@ -96,7 +96,12 @@ from scheduler.podstatus import (
     new_condition,
     patch_pod_status,
 )
-from scheduler.queue import QueuedPodInfo, SchedulingQueue
+from scheduler.queue import (
+    DEFAULT_POD_INITIAL_BACKOFF,
+    DEFAULT_POD_MAX_BACKOFF,
+    QueuedPodInfo,
+    SchedulingQueue,
+)
 from scheduler.schedule_one_podgroup import PodGroupCycle
 from scheduler.status import Code, Status
 
@@ -151,8 +156,11 @@ class Scheduler(PodGroupCycle):
         registry: dict[str, PluginFactory] | None = None,
         seed: int | None = None,
         pod_groups_served: bool = True,
+        pod_initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+        pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
     ) -> None:
-        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests.
+        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests;
+        ``pod_initial_backoff`` / ``pod_max_backoff`` are the configuration's backoff seconds.
 
         ``pod_groups_served`` False (the API server does not serve PodGroups, e.g. its
         ``GenericWorkload`` is off in a skewed cluster) makes the scheduler ignore PodGroups
@@ -190,7 +198,13 @@ class Scheduler(PodGroupCycle):
         if not self.frameworks:
             raise ValueError("at least one scheduler profile is required")
         first = next(iter(self.frameworks.values()))
-        self.queue = SchedulingQueue(first.queue_sort_less, self.clock, self.frameworks)
+        self.queue = SchedulingQueue(
+            first.queue_sort_less,
+            self.clock,
+            self.frameworks,
+            initial_backoff=pod_initial_backoff,
+            max_backoff=pod_max_backoff,
+        )
         for fw in self.frameworks.values():
             fw.handle.nominator = self.queue
 
