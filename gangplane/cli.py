@@ -168,6 +168,13 @@ def _parser() -> argparse.ArgumentParser:
         )
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument(
+        "--scheduling-records",
+        default=True,
+        action=argparse.BooleanOptionalAction,
+        help="keep gangplane's scheduling records (why each pod and PodGroup landed where it did; "
+        "kubectl get schedulingrecords, gangplane explain); --no-scheduling-records turns them off",
+    )
+    s.add_argument(
         "--scheduler-config",
         default=None,
         metavar="FILE",
@@ -272,6 +279,13 @@ def _parser() -> argparse.ArgumentParser:
         c.add_argument("file", metavar="FILE")
         if name != "status":
             c.add_argument("--data-dir", required=True, metavar="DIR", help="the data dir of gangplane serve")
+    e = sub.add_parser("explain", help="why a pod or PodGroup landed where it did (its scheduling record)")
+    e.add_argument("target", metavar="pod/NAME|podgroup/NAME")
+    e.add_argument("-n", "--namespace", default="", help="namespace (default: the kubeconfig context's)")
+    e.add_argument(
+        "--kubeconfig", default="", help="kubeconfig (default: $KUBECONFIG, else ./gangplane.kubeconfig)"
+    )
+    e.add_argument("-o", "--output", default="table", choices=["table", "yaml", "json"])
     sub.add_parser(
         "bench",
         help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
@@ -399,6 +413,7 @@ async def _serve(
                 service_account_key=sa_key,
                 event_ttl=event_ttl,
                 scheduler_config=scheduler_config,
+                scheduling_records=args.scheduling_records,
             )
         )
     except StrategyModuleError as e:
@@ -510,6 +525,10 @@ def _main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.command == "snapshot":
         return snapshot_main(args)
+    if args.command == "explain":
+        from gangplane.explain import main as explain_main
+
+        return explain_main(args)
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

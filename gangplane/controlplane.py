@@ -105,6 +105,9 @@ class ControlPlaneOptions:
     #: ``--scheduler-config``: the loaded ``KubeSchedulerConfiguration`` (None: kube's defaults);
     #: its effective form is served at ``/configz``
     scheduler_config: SchedulerConfig | None = None
+    #: gangplane's scheduling records (``SchedulingRecord`` objects, ``gangplane explain``): off
+    #: here (tests and benchmarks pay nothing), on in ``gangplane serve`` (``--scheduling-records``)
+    scheduling_records: bool = False
 
 
 class ControlPlane:
@@ -477,7 +480,7 @@ def default_components(cp: ControlPlane, cluster: Any = None, controllers: str =
     """
     names = [
         *register_controllers(cp, controllers, cluster),
-        *register_scheduler(cp, cp.options.scheduler_config),
+        *register_scheduler(cp, cp.options.scheduler_config, cp.options.scheduling_records),
     ]
     for name in names:
         if name == SCHEDULER:

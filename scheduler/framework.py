@@ -588,6 +588,7 @@ class Framework:
         """
         active = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
         per_plugin: dict[str, list[int] | int] = {}
+        records = self.handle.records  # --- scheduling-records hook (gangplane): raw scores ---
         for pl in active:
             if pl.name in self._uniform_scorers:
                 try:
@@ -618,6 +619,8 @@ class Framework:
                 return {}, Status(
                     Code.ERROR, f"running Score plugin {pl.name!r}: {Status.as_status(e).message()}"
                 )
+            if records is not None:
+                records.raw_scores(pl.name, list(values))
             if pl.name in self._batch_normalizers:
                 values = pl.normalize_scores(state, pod_info, nodes, values)  # type: ignore[attr-defined]
             elif pl.name in self._normalizers:
@@ -784,11 +787,18 @@ class Framework:
         if num_nodes == 0:
             raise NoNodesAvailableError()
         feasible, diagnosis = self.find_nodes_that_fit(state, pod_info, snap, node_names)
+        records = self.handle.records  # --- scheduling-records hook (gangplane) ---
         if not feasible:
+            if records is not None:
+                records.pod_cycle(pod_info, diagnosis, num_nodes, 0, "")
             raise FitError(pod_info.key, num_nodes, diagnosis)
         if len(feasible) == 1:
+            if records is not None:
+                records.pod_cycle(pod_info, diagnosis, num_nodes, 1, feasible[0].name)
             return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
         host = self._select_from_totals(feasible, self._prioritize_totals(state, pod_info, feasible))
+        if records is not None:
+            records.pod_cycle(pod_info, diagnosis, num_nodes, len(feasible), host)
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
     def find_nodes_that_fit(
@@ -1034,6 +1044,8 @@ class Framework:
         columns, s = self._score_columns(state, pod_info, nodes)
         if s is not None:
             raise SchedulingError(s.message(), s)
+        if self.handle.records is not None:  # --- scheduling-records hook (gangplane) ---
+            self.handle.records.scored(pod_info, nodes, columns, self.score_weights)
         cols = [c for c in columns.values() if not isinstance(c, int)]
         if not cols:
             return [0] * len(nodes)

@@ -102,6 +102,7 @@ from scheduler.queue import (
     QueuedPodInfo,
     SchedulingQueue,
 )
+from scheduler.records import Recorder, RecordLimits
 from scheduler.schedule_one_podgroup import PodGroupCycle
 from scheduler.status import Code, Status
 
@@ -158,9 +159,11 @@ class Scheduler(PodGroupCycle):
         pod_groups_served: bool = True,
         pod_initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
         pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+        scheduling_records: bool | RecordLimits = False,
     ) -> None:
         """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests;
-        ``pod_initial_backoff`` / ``pod_max_backoff`` are the configuration's backoff seconds.
+        ``pod_initial_backoff`` / ``pod_max_backoff`` are the configuration's backoff seconds;
+        ``scheduling_records`` (True, or the limits to use) keeps gangplane's scheduling records.
 
         ``pod_groups_served`` False (the API server does not serve PodGroups, e.g. its
         ``GenericWorkload`` is off in a skewed cluster) makes the scheduler ignore PodGroups
@@ -186,6 +189,11 @@ class Scheduler(PodGroupCycle):
         self.recorder = EventRecorder(client, EVENT_COMPONENT, clock=self.clock)
         self.cache = Cache(self.clock)
         self.snapshot = Snapshot()
+        #: gangplane's scheduling records (None: off)
+        self.records: Recorder | None = None
+        if scheduling_records:
+            limits = scheduling_records if isinstance(scheduling_records, RecordLimits) else RecordLimits()
+            self.records = Recorder(client, self.clock, limits)
 
         plugin_registry = {**default_registry(), **(registry or {})}
         rng = random.Random(seed)
@@ -231,6 +239,7 @@ class Scheduler(PodGroupCycle):
             pod_group_state=self.cache.pod_group_state if self.pod_groups_enabled else None,
             record_event=self._record_event,
             informer_factory=self.informers,
+            records=self.records,
         )
 
     def _namespace_labels(self, namespace: str) -> dict[str, str] | None:
@@ -412,6 +421,8 @@ class Scheduler(PodGroupCycle):
                 await asyncio.gather(*pending, return_exceptions=True)
         await self._stop_informers()
         await self.recorder.stop()
+        if self.records is not None:
+            await self.records.stop()
 
     async def _stop_informers(self) -> None:
         """``InformerFactory.stop``, insisting: Python 3.11's ``asyncio.wait_for`` (used inside the
@@ -517,6 +528,8 @@ class Scheduler(PodGroupCycle):
         pod = qpi.pod
         self.cache.update_snapshot(self.snapshot)
         fw.handle.snapshot = self.snapshot
+        if self.records is not None:
+            self.records.begin_pod(fw.scheduler_name, pod, qpi.attempts)
         try:
             result = fw.schedule_pod(state, pod_info, self.snapshot)
         except FitError as e:
@@ -541,8 +554,11 @@ class Scheduler(PodGroupCycle):
             log.warning("error selecting a node for pod %s: %s", pod_info.key, e)
             await self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
             return
-        if await self.assume_and_bind(fw, state, qpi, result.suggested_host, start) and pod_group_name(pod):
-            await self.pod_group_pod_bound(fw, pod)
+        if await self.assume_and_bind(fw, state, qpi, result.suggested_host, start):
+            if self.records is not None:
+                self.records.scheduled(pod, fw.scheduler_name, result.suggested_host, qpi.attempts)
+            if pod_group_name(pod):
+                await self.pod_group_pod_bound(fw, pod)
 
     async def assume_and_bind(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, start: float | None = None
@@ -697,6 +713,13 @@ class Scheduler(PodGroupCycle):
             qpi.pod_info = PodInfo(cached, qpi.pod_info)
             self.queue.add_unschedulable_if_not_present(qpi)
         self._nominate(qpi.pod_info, nominating, cached)
+        if self.records is not None:
+            nominated = None
+            if nominating is not None and nominating.mode == NOMINATING_OVERRIDE:
+                nominated = nominating.node_name
+            self.records.failed(
+                qpi.pod, fw.scheduler_name, qpi.attempts, reason if rejected else "Error", message, nominated
+            )
         self._record_event(qpi.pod, WARNING, "FailedScheduling", "Scheduling", message)
         if cached is None:
             return

@@ -26,6 +26,7 @@ _STRATEGY_MODULES = (
     "apiserver.registry.strategies.apiregistration",
     "apiserver.registry.strategies.authorization",
     "apiserver.registry.strategies.authentication",
+    "apiserver.registry.strategies.gangplane",
 )
 
 
@@ -322,6 +323,8 @@ def builtin_resources() -> list[ResourceDef]:
             status=True,
             gate=COMPOSITE_POD_GROUP,
         ),
+        # scheduling.gangplane.dev/v1alpha1: gangplane's own group (scheduling records)
+        rd("scheduling.gangplane.dev", "v1alpha1", "SchedulingRecord", "schedulingrecords", True),
         # rbac.authorization.k8s.io/v1
         rd("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
         rd("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
