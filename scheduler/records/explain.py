@@ -139,9 +139,10 @@ def render(record: Obj) -> str:
             out.append(f"  Message: {a['message']}")
         nodes = a.get("nodes")
         if nodes:
-            out.append(
-                f"  Nodes: {nodes['total']} in the cycle, {nodes['feasible']} feasible, {nodes['rejected']} rejected"
-            )
+            line = f"  Nodes: {nodes['total']} in the cycle, {nodes['feasible']} feasible, {nodes['rejected']} rejected"
+            if nodes.get("notFiltered"):
+                line += f", {nodes['notFiltered']} not filtered (enough fit first, or ruled out up front)"
+            out.append(line)
         if a.get("filter"):
             out += table(["FILTER PLUGIN", "NODES", "REASON", "NODES (EXAMPLES)"], _filter_rows(a["filter"]))
         if a.get("score"):

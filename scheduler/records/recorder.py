@@ -151,6 +151,10 @@ class Recorder:
             return
         rejected = len(diagnosis.node_to_status)
         cur["nodes"] = {"total": num_nodes, "feasible": feasible, "rejected": rejected}
+        if feasible and num_nodes > feasible + rejected:
+            # enough nodes fit before them (numFeasibleNodesToFind), or a Filter plugin's hint had
+            # already ruled them out (gangplane filters those only when nothing else fits)
+            cur["nodes"]["notFiltered"] = num_nodes - feasible - rejected
         rejections = filter_summary(diagnosis, num_nodes, self.limits) if rejected or not feasible else []
         if rejections:
             cur["filter"] = rejections

@@ -158,9 +158,10 @@ async def test_a_preemption_records_candidates_victims_and_why(cp: ControlPlane,
     await create_priority_classes(client)
     await create_nodes(client, [node("n1", cpu="2"), node("n2", cpu="2")])
     await start(cp)
+    on: dict[str, str] = {}
     for i in (1, 2):
         await client.create(PODS, pod(f"low-{i}", cpu="2", priority_class="low", grace=0))
-        await wait_bound(client, f"low-{i}")
+        on[(await wait_bound(client, f"low-{i}"))["spec"]["nodeName"]] = f"default/low-{i}"
     await client.create(PODS, pod("vip", cpu="2", priority_class="high"))
     r = await record(
         client, "pod.vip", lambda o: any("preemption" in x for x in (o or {}).get("attempts") or [])
@@ -170,7 +171,7 @@ async def test_a_preemption_records_candidates_victims_and_why(cp: ControlPlane,
     assert p["candidatesFound"] == 2
     assert p["chosen"] in ("n1", "n2")
     (victim,) = p["victims"]
-    assert victim["pod"] == f"default/low-{p['chosen'][-1]}"
+    assert victim["pod"] == on[p["chosen"]]
     assert victim["priority"] == 10
     assert victim["reason"] == "priority 10 < preemptor's 1000; the pod does not fit with it"
     assert a["nominatedNode"] == p["chosen"]
