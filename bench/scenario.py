@@ -26,6 +26,7 @@ WORKLOADS = {
     "api": "bench.workloads.api",
     "storage": "bench.workloads.storage",
     "scheduling-basic": "bench.workloads.scheduling",
+    "scheduling-records-overhead": "bench.workloads.records_overhead",
     "gang-statefulsets": "bench.workloads.statefulsets",
     "preemption": "bench.workloads.preemption",
     "lifecycle": "bench.workloads.lifecycle",

@@ -619,8 +619,8 @@ class Framework:
                 return {}, Status(
                     Code.ERROR, f"running Score plugin {pl.name!r}: {Status.as_status(e).message()}"
                 )
-            if records is not None:
-                records.raw_scores(pl.name, list(values))
+            if records is not None:  # (no normalizer changes the column in place)
+                records.raw_scores(pl.name, values)
             if pl.name in self._batch_normalizers:
                 values = pl.normalize_scores(state, pod_info, nodes, values)  # type: ignore[attr-defined]
             elif pl.name in self._normalizers:
@@ -1044,14 +1044,15 @@ class Framework:
         columns, s = self._score_columns(state, pod_info, nodes)
         if s is not None:
             raise SchedulingError(s.message(), s)
-        if self.handle.records is not None:  # --- scheduling-records hook (gangplane) ---
-            self.handle.records.scored(pod_info, nodes, columns, self.score_weights)
         cols = [c for c in columns.values() if not isinstance(c, int)]
         if not cols:
-            return [0] * len(nodes)
-        totals = cols[0]
-        for col in cols[1:]:
-            totals = list(map(operator.add, totals, col))
+            totals = [0] * len(nodes)
+        else:
+            totals = cols[0]
+            for col in cols[1:]:
+                totals = list(map(operator.add, totals, col))
+        if self.handle.records is not None:  # --- scheduling-records hook (gangplane) ---
+            self.handle.records.scored(pod_info, nodes, columns, self.score_weights, totals)
         return totals
 
     def select_host(self, scores: list[NodePluginScores]) -> str:

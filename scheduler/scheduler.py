@@ -96,6 +96,7 @@ from scheduler.podstatus import (
     new_condition,
     patch_pod_status,
 )
+from scheduler.queue import ACTIVE as ACTIVE_QUEUE
 from scheduler.queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
     DEFAULT_POD_MAX_BACKOFF,
@@ -215,6 +216,9 @@ class Scheduler(PodGroupCycle):
         )
         for fw in self.frameworks.values():
             fw.handle.nominator = self.queue
+        if self.records is not None:
+            # first-try successes are recorded once no pod waits to be scheduled
+            self.records.busy = lambda: self.queue.pending_pods()[ACTIVE_QUEUE] > 0
 
         self._loop_task: asyncio.Task[None] | None = None
         self._periodic_task: asyncio.Task[None] | None = None

@@ -12,7 +12,10 @@ node-by-node rejections instead), so a 1,000-pod gang does not make 1,000 score 
 
 Closed attempts are kept per subject (the newest :attr:`RecordLimits.attempts_per_subject`) and
 written by a background task that coalesces: a pod retried ten times while a write is in flight
-is written once more, with its latest attempts. At most :attr:`RecordLimits.subjects` subjects
+is written once more, with its latest attempts. A pod scheduled on its first attempt (the bulk of
+a burst) is written once no pod waits in the active queue, or after :data:`MAX_DEFER` seconds:
+an API write costs about as much as a third of a scheduling cycle, so the burst goes first;
+everything else (failures, retries, preemptions, PodGroup cycles) is written at once. At most :attr:`RecordLimits.subjects` subjects
 are remembered; the least recently attempted one's record is deleted beyond that.
 """
 
@@ -22,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +43,11 @@ from scheduler.records.summary import (
 )
 
 log = logging.getLogger("gangplane.scheduler.records")
+
+#: seconds a first-try success's record may wait for the queue to empty before it is written anyway
+MAX_DEFER = 5.0
+#: how often the writer looks again whether the queue has emptied
+DEFER_POLL = 0.1
 
 Obj = dict[str, Any]
 POD_GROUP_API_VERSION = "scheduling.k8s.io/v1beta1"
@@ -91,10 +99,16 @@ class Recorder:
         self._group_name = ""
         self._raw: dict[str, list[int]] = {}
         self._scores: Obj | None = None
-        self._pending: dict[tuple[str, str], Obj] = {}
+        #: subjects to write at once (anything but a first-try success) and when the queue is idle
+        self._urgent: dict[tuple[str, str], None] = {}
+        self._deferred: dict[tuple[str, str], None] = {}
+        self._deferred_since = 0.0
         self._deletes: set[tuple[str, str]] = set()
+        #: whether the scheduler has pods waiting to be scheduled (set by the scheduler)
+        self.busy: Callable[[], bool] = lambda: False
         self._created: set[tuple[str, str]] = set()
         self._wake: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
         self._task: asyncio.Task[None] | None = None
         #: API writes made (creates, updates, deletes), for the overhead measurement
         self.writes = 0
@@ -138,9 +152,11 @@ class Recorder:
         nodes: Sequence[Any],
         columns: Mapping[str, Sequence[int] | int],
         weights: Mapping[str, int],
+        totals: Sequence[int],
     ) -> None:
+        """``totals`` leave out the plugins that score every node alike (their ``int`` columns)."""
         if self._current is not None:
-            self._scores = score_summary(nodes, columns, self._raw, weights, self.limits)
+            self._scores = score_summary(nodes, columns, self._raw, weights, totals, self.limits)
 
     def pod_cycle(
         self, pod_info: Any, diagnosis: Diagnosis, num_nodes: int, feasible: int, host: str
@@ -337,11 +353,24 @@ class Recorder:
         self._subjects.move_to_end(key)
         subject.total += 1
         subject.attempts.append(entry)
-        self._pending[key] = subject.to_object()
         self._deletes.discard(key)
+        if (
+            subject.total == 1
+            and kind == "Pod"
+            and entry.get("result") == "Scheduled"
+            and key not in self._urgent
+        ):
+            # a first-try success: written once the scheduling burst is over (see _writer)
+            if not self._deferred:
+                self._deferred_since = self.clock.monotonic()
+            self._deferred[key] = None
+        else:
+            self._deferred.pop(key, None)
+            self._urgent[key] = None
         while len(self._subjects) > self.limits.subjects:
             old_key, _ = self._subjects.popitem(last=False)
-            self._pending.pop(old_key, None)
+            self._urgent.pop(old_key, None)
+            self._deferred.pop(old_key, None)
             self._deletes.add(old_key)
         self._kick()
 
@@ -349,7 +378,8 @@ class Recorder:
         """The subject is gone (its record goes with it through the garbage collector)."""
         key = (namespace, record_name(kind, name))
         self._subjects.pop(key, None)
-        self._pending.pop(key, None)
+        self._urgent.pop(key, None)
+        self._deferred.pop(key, None)
         self._created.discard(key)
 
     def _kick(self) -> None:
@@ -368,29 +398,65 @@ class Recorder:
         return subject.to_object() if subject is not None else None
 
     async def _writer(self) -> None:
+        """Write the urgent records at once; the deferred ones when no pod waits in the active
+        queue (or once the oldest has waited :data:`MAX_DEFER` seconds), so that a burst of
+        pods is scheduled first and recorded right after."""
         assert self._wake is not None
+        loop = asyncio.get_running_loop()
         while True:
             await self._wake.wait()
             self._wake.clear()
-            await self.flush()
+            await self._write_keys(self._take_keys(self._urgent))
+            if not self._deferred:
+                await self._write_deletes()
+                continue
+            waited = self.clock.monotonic() - self._deferred_since
+            if self.busy() and waited < MAX_DEFER:
+                loop.call_later(DEFER_POLL, self._wake.set)
+                continue
+            await self._write_keys(self._take_keys(self._deferred))
+            await self._write_deletes()
+
+    @staticmethod
+    def _take_keys(keys: dict[tuple[str, str], None]) -> list[tuple[str, str]]:
+        out = list(keys)
+        keys.clear()
+        return out
 
     async def flush(self) -> None:
-        """Write what is pending now (the writer task does it continuously)."""
-        while self._pending or self._deletes:
-            deletes, self._deletes = self._deletes, set()
-            for ns, name in deletes:
-                self._created.discard((ns, name))
-                with contextlib.suppress(errors.StatusError):
-                    self.writes += 1
-                    await self.client.delete(SCHEDULINGRECORDS, name, ns)
-            batch, self._pending = self._pending, {}
-            for key, obj in batch.items():
-                try:
-                    await self._write(key, obj)
-                except errors.StatusError as e:
-                    log.debug("scheduling record %s/%s not written: %s", key[0], key[1], e.message)
-                except Exception:  # a broken write must not stop the writer
-                    log.exception("scheduling record %s/%s not written", *key)
+        """Write everything pending now, deferred records included (tests, benchmarks, stop),
+        after the writer's batch in flight."""
+        await self._write_keys([])
+        while self._urgent or self._deferred or self._deletes:
+            await self._write_keys(self._take_keys(self._urgent) + self._take_keys(self._deferred))
+            await self._write_deletes()
+
+    async def _write_deletes(self) -> None:
+        deletes, self._deletes = self._deletes, set()
+        for ns, name in deletes:
+            self._created.discard((ns, name))
+            with contextlib.suppress(errors.StatusError):
+                self.writes += 1
+                await self.client.delete(SCHEDULINGRECORDS, name, ns)
+
+    async def _write_keys(self, keys: list[tuple[str, str]]) -> None:
+        """Write these subjects' records; one batch at a time (``flush`` waits for the writer's)."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            await self._write_batch(keys)
+
+    async def _write_batch(self, keys: list[tuple[str, str]]) -> None:
+        for key in keys:
+            subject = self._subjects.get(key)
+            if subject is None:
+                continue  # evicted meanwhile (its delete is queued)
+            try:
+                await self._write(key, subject.to_object())
+            except errors.StatusError as e:
+                log.debug("scheduling record %s/%s not written: %s", key[0], key[1], e.message)
+            except Exception:  # a broken write must not stop the writer
+                log.exception("scheduling record %s/%s not written", *key)
 
     async def _write(self, key: tuple[str, str], obj: Obj) -> None:
         ns = key[0]

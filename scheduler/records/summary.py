@@ -7,7 +7,7 @@ range), placements listed. The counts are always exact.
 
 from __future__ import annotations
 
-import heapq
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,18 +76,18 @@ def score_summary(
     columns: Mapping[str, Sequence[int] | int],
     raw: Mapping[str, Sequence[int]],
     weights: Mapping[str, int],
+    partial_totals: Sequence[int],
     limits: RecordLimits,
 ) -> Obj:
-    """The best nodes' per-plugin raw and final (normalised × weight) scores; the rest as a range."""
+    """The best nodes' per-plugin raw and final (normalised x weight) scores; the rest as a range.
+
+    ``partial_totals`` are the framework's per-node sums without the plugins that score every
+    node alike (``int`` columns); those add the same number everywhere, so the order is the same.
+    """
     n = len(nodes)
-    totals = [0] * n
-    for col in columns.values():
-        if isinstance(col, int):
-            if col:
-                totals = [t + col for t in totals]
-        else:
-            totals = [t + v for t, v in zip(totals, col, strict=True)]
-    best = heapq.nlargest(limits.top_nodes, range(n), key=totals.__getitem__)
+    uniform = sum(c for c in columns.values() if isinstance(c, int))
+    ranked = _best(partial_totals, limits.top_nodes + 1)
+    best = ranked[: limits.top_nodes]
     top: list[Obj] = []
     for i in best:
         plugins: Obj = {}
@@ -97,15 +97,30 @@ def score_summary(
             if r is not None and len(r) == n:
                 entry["raw"] = r[i]
             plugins[name] = entry
-        top.append({"node": nodes[i].name, "total": totals[i], "plugins": plugins})
+        top.append({"node": nodes[i].name, "total": partial_totals[i] + uniform, "plugins": plugins})
     out: Obj = {
         "plugins": [{"name": name, "weight": weights.get(name, 1)} for name in columns],
         "top": top,
     }
-    rest = [totals[i] for i in range(n) if i not in set(best)] if n > len(best) else []
-    if rest:
-        out["rest"] = {"nodes": len(rest), "minTotal": min(rest), "maxTotal": max(rest)}
+    if n > len(best):
+        out["rest"] = {
+            "nodes": n - len(best),
+            "minTotal": min(partial_totals) + uniform,
+            "maxTotal": partial_totals[ranked[-1]] + uniform,
+        }
     return out
+
+
+def _best(totals: Sequence[int], k: int) -> list[int]:
+    """Indexes of the ``k`` highest totals, highest first (ties in node order), found in C:
+    a sort of the values for the cut-off, then the first indexes at or above it."""
+    n = len(totals)
+    if n == 0:
+        return []
+    cut = sorted(totals, reverse=True)[min(k, n) - 1]
+    above = list(itertools.compress(range(n), map(cut.__le__, totals)))
+    above.sort(key=totals.__getitem__, reverse=True)  # stable: ties keep node order
+    return above[:k]
 
 
 def victims_summary(candidate: Any, preemptor_priority: int) -> list[Obj]:
