@@ -286,6 +286,21 @@ def _parser() -> argparse.ArgumentParser:
         "--kubeconfig", default="", help="kubeconfig (default: $KUBECONFIG, else ./gangplane.kubeconfig)"
     )
     e.add_argument("-o", "--output", default="table", choices=["table", "yaml", "json"])
+    im = sub.add_parser(
+        "import",
+        help="load a cluster's Nodes, PriorityClasses, namespaces and bound pods (a kubectl dump or a live "
+        "cluster, read-only) into a gangplane server",
+    )
+    im.add_argument("files", nargs="*", metavar="FILE", help="kubectl get ... -o yaml output (any number)")
+    im.add_argument(
+        "--from-kubeconfig", default="", metavar="PATH", help="read a live cluster instead (GET only)"
+    )
+    im.add_argument(
+        "--kubeconfig",
+        default="",
+        help="the gangplane server to import into (default: $KUBECONFIG, else ./gangplane.kubeconfig)",
+    )
+    im.add_argument("--dry-run", action="store_true", help="print the report without creating anything")
     sub.add_parser(
         "bench",
         help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
@@ -525,6 +540,10 @@ def _main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.command == "snapshot":
         return snapshot_main(args)
+    if args.command == "import":
+        from gangplane.importer import main as import_main
+
+        return import_main(args)
     if args.command == "explain":
         from gangplane.explain import main as explain_main
 
