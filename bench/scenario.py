@@ -27,6 +27,7 @@ WORKLOADS = {
     "storage": "bench.workloads.storage",
     "scheduling-basic": "bench.workloads.scheduling",
     "scheduling-records-overhead": "bench.workloads.records_overhead",
+    "workload-scheduling": "bench.workloads.workload_perf",
     "gang-statefulsets": "bench.workloads.statefulsets",
     "preemption": "bench.workloads.preemption",
     "lifecycle": "bench.workloads.lifecycle",
