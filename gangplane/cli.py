@@ -168,6 +168,15 @@ def _parser() -> argparse.ArgumentParser:
         )
     s.add_argument("--cluster", default=None, help="fleet YAML replacing the embedded default cluster")
     s.add_argument(
+        "--import",
+        dest="import_files",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="load a cluster dump (kubectl get ... -o yaml) once serving: its Namespaces, PriorityClasses, "
+        "Nodes and bound pods (as gangplane import does); pair with a --cluster of nodes: []",
+    )
+    s.add_argument(
         "--scheduling-records",
         default=True,
         action=argparse.BooleanOptionalAction,
@@ -478,12 +487,28 @@ async def _serve(
     await cp.start(names)
     tune_gc()
     write_kubeconfig(kubeconfig, url, token, tls.ca_pem() if tls is not None else b"")
+    if args.import_files:
+        await _import_at_start(args.import_files, kubeconfig)
     print(f"gangplane: serving on {url} (export KUBECONFIG={kubeconfig})", flush=True)
     await stop.wait()
     print("gangplane: shutting down", flush=True)
     cp.app.shutting_down = True
     await cp.stop()
     return 0
+
+
+async def _import_at_start(files: list[str], kubeconfig: Path) -> None:
+    """``serve --import DUMP``: load a cluster dump before announcing the server (see ``gangplane import``)."""
+    from gangplane.importer import apply_plan, plan_import, read_dumps, render_report
+
+    def run() -> str:
+        plan = plan_import(read_dumps(files))
+        return render_report(", ".join(files), plan, apply_plan(plan, str(kubeconfig)))
+
+    try:
+        print(await asyncio.to_thread(run), end="", flush=True)
+    except Exception as e:  # the server still serves what it has
+        print(f"gangplane: --import failed: {e}", file=sys.stderr, flush=True)
 
 
 def snapshot_main(args: argparse.Namespace) -> int:

@@ -195,3 +195,20 @@ def test_a_dumped_cluster_imports_with_the_same_shape_and_a_gang_lands_where_the
     zones = {nodes_of(dst)[p["spec"]["nodeName"]][0][ZONE] for p in pods}
     assert zones == {"zone-c"}
     assert all(not p["spec"]["nodeName"].startswith("c-db-") for p in pods)  # the tainted ones stay free
+
+
+def test_serve_import_loads_a_dump_at_start(source: Server, kubectl137: Path, tmp_path: Path) -> None:
+    src = Kubectl(kubectl137, source, "1.37")
+    dump = tmp_path / "nodes.yaml"
+    dump.write_text(src.run("get", "nodes", "-o", "yaml").stdout)
+    (tmp_path / "empty.yaml").write_text("nodes: []\n")
+    s = _start_server(
+        tmp_path,
+        ["--no-tls", "--anonymous", "--cluster", str(tmp_path / "empty.yaml"), "--import", str(dump)],
+    )
+    try:
+        log = (tmp_path / "serve.log").read_text()
+        assert "gangplane import from" in log and "Node" in log
+        assert nodes_of(Kubectl(kubectl137, s, "1.37")) == nodes_of(src)
+    finally:
+        _stop(s)
