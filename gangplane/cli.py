@@ -310,6 +310,11 @@ def _parser() -> argparse.ArgumentParser:
         help="the gangplane server to import into (default: $KUBECONFIG, else ./gangplane.kubeconfig)",
     )
     im.add_argument("--dry-run", action="store_true", help="print the report without creating anything")
+    im.add_argument(
+        "--workloads",
+        action="store_true",
+        help="also import Deployments, ReplicaSets, StatefulSets and DaemonSets, re-linking owner references",
+    )
     sub.add_parser(
         "bench",
         help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",

@@ -8,11 +8,15 @@ this order, into the gangplane server the target kubeconfig names:
 * **PriorityClasses** (``system-*`` already exist);
 * **Nodes**: name, labels, taints, ``unschedulable``, capacity and allocatable. The node agent
   then simulates them (Ready, leases), as it does the fleet's;
+* with ``--workloads``, **Deployments, ReplicaSets, StatefulSets and DaemonSets** (labels, spec),
+  created before their dependents so that each ReplicaSet's and pod's owner references are
+  re-linked to the new owners' UIDs (the controllers then adopt what is already there);
 * **Pods bound to an imported node** and not finished, created bound where they run, trimmed to
   what scheduling reads: containers' names, images, resources and ports; node selector,
   affinity, tolerations, topology spread constraints, priority class, scheduler name, host
-  network, labels. Volumes, env, service accounts, security contexts and owner references are
-  left out, so nothing a pod needs (Secrets, ConfigMaps, volumes) has to exist.
+  network, labels. Volumes, env, service accounts, security contexts and (without
+  ``--workloads``) owner references are left out, so nothing a pod needs (Secrets, ConfigMaps,
+  volumes) has to exist.
 
 Everything else (Secrets, ConfigMaps, Services, Events, workloads, …) is left out and counted.
 Objects that exist already are left alone. A report lists what was imported and what was
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -41,9 +46,21 @@ PATHS = {
     "Namespace": ("/api/v1/namespaces", False),
     "PriorityClass": ("/apis/scheduling.k8s.io/v1/priorityclasses", False),
     "Node": ("/api/v1/nodes", False),
+    "Deployment": ("/apis/apps/v1/namespaces/{ns}/deployments", True),
+    "ReplicaSet": ("/apis/apps/v1/namespaces/{ns}/replicasets", True),
+    "StatefulSet": ("/apis/apps/v1/namespaces/{ns}/statefulsets", True),
+    "DaemonSet": ("/apis/apps/v1/namespaces/{ns}/daemonsets", True),
     "Pod": ("/api/v1/namespaces/{ns}/pods", True),
 }
-ORDER = ("Namespace", "PriorityClass", "Node", "Pod")
+#: pods before the workloads that own them: a controller meeting its pods already there adopts
+#: them instead of creating new ones; owners (Deployments) before their dependents (ReplicaSets)
+ORDER = ("Namespace", "PriorityClass", "Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
+#: how long the importer lets the target's controllers adopt the imported dependents before it
+#: writes the owner references itself
+ADOPTION_WAIT = 10.0
+WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
+#: where a dependent keeps the owner references it had, until the owners exist in the target
+OWNERS = "__owners"
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 #: a live cluster's collections, read with GET (paged)
 LIVE = (
@@ -129,13 +146,16 @@ def read_live(kubeconfig: str) -> list[Obj]:
     return out
 
 
-def plan_import(objects: list[Obj]) -> Plan:
-    """Decide, per object, to import it (cleaned) or why not."""
+def plan_import(objects: list[Obj], workloads: bool = False) -> Plan:
+    """Decide, per object, to import it (cleaned) or why not; ``workloads`` imports Deployments,
+    ReplicaSets, StatefulSets and DaemonSets too, their pods' owner references re-linked."""
     plan = Plan()
     by_kind: dict[str, list[Obj]] = defaultdict(list)
     for o in objects:
         kind = o.get("kind") or ""
-        if kind in PATHS:
+        if kind in WORKLOADS and not workloads:
+            plan.skip(o, "a workload (--workloads imports it)")
+        elif kind in PATHS:
             by_kind[kind].append(o)
         elif kind == "Secret":
             plan.skip(o, "secrets are never imported")
@@ -158,7 +178,7 @@ def plan_import(objects: list[Obj]) -> Plan:
             plan.skip(p, "being deleted")
         else:
             pods.append(p)
-    for p in pods:
+    for p in pods + [w for k in WORKLOADS for w in by_kind[k]]:
         ns = (p.get("metadata") or {}).get("namespace") or "default"
         namespaces.setdefault(ns, {"kind": "Namespace", "metadata": {"name": ns}})
     for name, ns in sorted(namespaces.items()):
@@ -172,7 +192,9 @@ def plan_import(objects: list[Obj]) -> Plan:
         else:
             plan.create.append(_priority_class(pc))
     plan.create += [_node(n) for n in by_kind["Node"]]
-    plan.create += [_pod(p) for p in pods]
+    plan.create += [_pod(p, keep_owners=workloads) for p in pods]
+    for kind in WORKLOADS:
+        plan.create += [_workload(w) for w in by_kind[kind]]
     return plan
 
 
@@ -230,7 +252,32 @@ def _container(c: Obj) -> Obj:
     return out
 
 
-def _pod(o: Obj) -> Obj:
+def _owner_refs(o: Obj) -> list[Obj]:
+    return [dict(r) for r in (o.get("metadata") or {}).get("ownerReferences") or []]
+
+
+def _workload(o: Obj) -> Obj:
+    """A workload as its owner would create it: labels, annotations (``kubectl.kubernetes.io/``
+    ones dropped) and spec; status and server-set metadata left out; owner references re-linked."""
+    meta = _meta(o, namespaced=True)
+    annotations = {
+        k: v
+        for k, v in ((o.get("metadata") or {}).get("annotations") or {}).items()
+        if not k.startswith("kubectl.kubernetes.io/")
+    }
+    if annotations:
+        meta["annotations"] = annotations
+    out: Obj = {
+        "apiVersion": "apps/v1",
+        "kind": o["kind"],
+        "metadata": meta,
+        "spec": dict(o.get("spec") or {}),
+    }
+    out[OWNERS] = _owner_refs(o)
+    return out
+
+
+def _pod(o: Obj, keep_owners: bool = False) -> Obj:
     spec = o.get("spec") or {}
     meta = _meta(o, namespaced=True)
     annotations = {
@@ -245,38 +292,114 @@ def _pod(o: Obj) -> Obj:
     if spec.get("initContainers"):
         out_spec["initContainers"] = [_container(c) for c in spec["initContainers"]]
     out_spec["automountServiceAccountToken"] = False
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": out_spec}
+    out: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": out_spec}
+    if keep_owners:
+        out[OWNERS] = _owner_refs(o)
+    return out
 
 
 @dataclass
 class Report:
     imported: Counter[str] = field(default_factory=Counter)
+    #: owner references dropped because their owner was not imported
+    unlinked: int = 0
+    #: dependents the target's controllers adopted, and those the importer re-linked itself
+    adopted: int = 0
+    relinked: int = 0
     exists: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     failed: list[tuple[str, str]] = field(default_factory=list)
 
 
 def apply_plan(plan: Plan, kubeconfig: str) -> Report:
-    """Create the planned objects in the target server, in order; existing ones are left alone."""
+    """Create the planned objects in the target server, in order; existing ones are left alone.
+
+    Owner references are re-linked after the owners exist: dependents are created without them
+    (the target has no such UIDs yet), the target's controllers adopt them by selector as they
+    would any orphan, and whatever is still orphaned after :data:`ADOPTION_WAIT` gets its
+    reference written by the importer, pointing at the owner's new UID.
+    """
     server, opts, _ = read_kubeconfig(kubeconfig)
     report = Report()
+    #: (kind, namespace, name) -> the UID the target gave the imported owner
+    uids: dict[tuple[str, str, str], str] = {}
+    #: (collection path, name, namespace, the owner references it had in the source)
+    dependents: list[tuple[str, str, str, list[Obj]]] = []
     with httpx.Client(**opts) as client:
-        for obj in plan.create:
+        for planned in plan.create:
+            obj = dict(planned)
+            owners = obj.pop(OWNERS, None) or []
             kind = obj["kind"]
+            ns = obj["metadata"].get("namespace", "")
             path, namespaced = PATHS[kind]
             if namespaced:
-                path = path.format(ns=obj["metadata"]["namespace"])
+                path = path.format(ns=ns)
+            name = obj["metadata"]["name"]
             r = client.post(server + path, json=obj)
             if r.status_code in (200, 201):
                 report.imported[kind] += 1
+                uids[(kind, ns, name)] = (r.json().get("metadata") or {}).get("uid", "")
             elif r.status_code == 409:
                 report.exists[kind].append(_ref(obj))
+                got = client.get(f"{server}{path}/{name}")
+                if got.status_code == 200:  # e.g. the ReplicaSet a Deployment controller made at once
+                    uids[(kind, ns, name)] = (got.json().get("metadata") or {}).get("uid", "")
             else:
                 try:
                     msg = r.json().get("message") or r.text
                 except ValueError:
                     msg = r.text
                 report.failed.append((f"{kind} {_ref(obj)}", f"{r.status_code}: {msg}"))
+                continue
+            if owners:
+                dependents.append((path, name, ns, owners))
+        if dependents:
+            _relink(client, server, dependents, uids, report)
     return report
+
+
+def _relink(
+    client: httpx.Client,
+    server: str,
+    dependents: list[tuple[str, str, str, list[Obj]]],
+    uids: dict[tuple[str, str, str], str],
+    report: Report,
+) -> None:
+    """Point each dependent at its owners' new UIDs: adopted by a controller, or patched here."""
+    wanted: dict[tuple[str, str], list[Obj]] = {}
+    for path, name, ns, owners in dependents:
+        refs = []
+        for ref in owners:
+            uid = uids.get((ref.get("kind", ""), ns, ref.get("name", "")))
+            if uid:
+                refs.append({**ref, "uid": uid})
+            else:
+                report.unlinked += 1
+        if refs:
+            wanted[(path, name)] = refs
+    deadline = time.monotonic() + ADOPTION_WAIT
+    pending = dict(wanted)
+    while pending and time.monotonic() < deadline:
+        for key in list(pending):
+            path, name = key
+            got = client.get(f"{server}{path}/{name}")
+            if got.status_code != 200:
+                continue
+            have = {ref.get("uid") for ref in (got.json().get("metadata") or {}).get("ownerReferences") or []}
+            if all(ref["uid"] in have for ref in pending[key]):
+                report.adopted += 1
+                del pending[key]
+        if pending:
+            time.sleep(0.2)
+    for (path, name), refs in pending.items():
+        r = client.patch(
+            f"{server}{path}/{name}",
+            json={"metadata": {"ownerReferences": refs}},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        if r.status_code == 200:
+            report.relinked += 1
+        else:
+            report.failed.append((f"owner references of {path}/{name}", f"{r.status_code}: {r.text.strip()}"))
 
 
 def render_report(source: str, plan: Plan, report: Report) -> str:
@@ -291,6 +414,13 @@ def render_report(source: str, plan: Plan, report: Report) -> str:
     widths = [max(len(r[i]) for r in [["KIND", "IMPORTED", "SKIPPED"], *rows]) for i in range(3)]
     for r in [["KIND", "IMPORTED", "SKIPPED"], *rows]:
         lines.append("  " + "   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    if report.adopted or report.relinked:
+        lines.append(
+            f"  owner references re-linked: {report.adopted} adopted by the controllers, "
+            f"{report.relinked} written by the importer"
+        )
+    if report.unlinked:
+        lines.append(f"  {report.unlinked} owner reference(s) dropped: their owner was not imported")
     for what, msg in report.failed:
         lines.append(f"  failed: {what}: {msg}")
     return "\n".join(lines) + "\n"
@@ -314,7 +444,7 @@ def main(args: argparse.Namespace) -> int:
     except (OSError, yaml.YAMLError, httpx.HTTPError) as e:
         print(f"gangplane import: cannot read the source: {e}", file=sys.stderr)
         return 2
-    plan = plan_import(objects)
+    plan = plan_import(objects, workloads=args.workloads)
     source = ", ".join(
         [*args.files, *([f"cluster of {args.from_kubeconfig}"] if args.from_kubeconfig else [])]
     )

@@ -212,3 +212,48 @@ def test_serve_import_loads_a_dump_at_start(source: Server, kubectl137: Path, tm
         assert nodes_of(Kubectl(kubectl137, s, "1.37")) == nodes_of(src)
     finally:
         _stop(s)
+
+
+def test_workloads_import_with_their_owner_references_relinked(
+    source: Server, kubectl137: Path, tmp_path: Path
+) -> None:
+    src = Kubectl(kubectl137, source, "1.37")
+    src.run("rollout", "status", "deployment/filler", "--timeout=120s", timeout=150)
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        src.run("get", "priorityclasses,nodes,deployments,replicasets,pods", "-A", "-o", "yaml").stdout
+    )
+    (tmp_path / "empty.yaml").write_text("nodes: []\n")
+    s = _start_server(tmp_path, ["--no-tls", "--anonymous", "--cluster", str(tmp_path / "empty.yaml")])
+    try:
+        dst = Kubectl(kubectl137, s, "1.37")
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gangplane.cli",
+                "import",
+                str(dump),
+                "--workloads",
+                "--kubeconfig",
+                str(s.kubeconfig),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "owner reference(s) dropped" not in proc.stdout, proc.stdout
+        assert "owner references re-linked: " in proc.stdout, proc.stdout
+        deploy = json.loads(dst.run("get", "deployment", "filler", "-o", "json").stdout)
+        (rs,) = json.loads(dst.run("get", "replicasets", "-l", "app=filler", "-o", "json").stdout)["items"]
+        assert rs["metadata"]["ownerReferences"][0]["uid"] == deploy["metadata"]["uid"]
+        pods = json.loads(dst.run("get", "pods", "-l", "app=filler", "-o", "json").stdout)["items"]
+        assert len(pods) == 100
+        assert {p["metadata"]["ownerReferences"][0]["uid"] for p in pods} == {rs["metadata"]["uid"]}
+        # the controllers adopt what is there: the rollout is complete and nothing moved
+        dst.run("rollout", "status", "deployment/filler", "--timeout=120s", timeout=150)
+        assert placement(dst) == placement(src)
+        assert len(json.loads(dst.run("get", "replicasets", "-o", "json").stdout)["items"]) == 1
+    finally:
+        _stop(s)
