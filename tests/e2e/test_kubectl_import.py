@@ -81,6 +81,24 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
+def filled(source: Server, kubectl137: Path) -> Server:
+    """The source with its PriorityClass, a Secret, a ConfigMap and 100 running pods in zones a and b."""
+    src = Kubectl(kubectl137, source, "1.37")
+    pc = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "batch"},
+        "value": 100,
+    }
+    src.run("apply", "-f", "-", input=json.dumps(pc))
+    src.run("create", "secret", "generic", "db-password", "--from-literal=p=hunter2")
+    src.run("create", "configmap", "settings", "--from-literal=k=v")
+    src.run("apply", "-f", "-", input=json.dumps(FILLER))
+    src.run("rollout", "status", "deployment/filler", "--timeout=120s", timeout=150)
+    return source
+
+
+@pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     s = serve(tmp_path_factory.mktemp("target"), {"nodes": []})
     yield s
@@ -105,20 +123,10 @@ def placement(k: Kubectl) -> dict[str, str]:
 
 
 def test_a_dumped_cluster_imports_with_the_same_shape_and_a_gang_lands_where_there_is_room(
-    source: Server, target: Server, kubectl137: Path, tmp_path: Path
+    filled: Server, target: Server, kubectl137: Path, tmp_path: Path
 ) -> None:
+    source = filled
     src, dst = Kubectl(kubectl137, source, "1.37"), Kubectl(kubectl137, target, "1.37")
-    pc = {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": "batch"},
-        "value": 100,
-    }
-    src.run("apply", "-f", "-", input=json.dumps(pc))
-    src.run("create", "secret", "generic", "db-password", "--from-literal=p=hunter2")
-    src.run("create", "configmap", "settings", "--from-literal=k=v")
-    src.run("apply", "-f", "-", input=json.dumps(FILLER))
-    src.run("rollout", "status", "deployment/filler", "--timeout=120s", timeout=150)
     dump = tmp_path / "dump.yaml"
     dump.write_text(
         src.run("get", "namespaces,priorityclasses,nodes,pods,secrets,configmaps", "-A", "-o", "yaml").stdout
@@ -215,10 +223,9 @@ def test_serve_import_loads_a_dump_at_start(source: Server, kubectl137: Path, tm
 
 
 def test_workloads_import_with_their_owner_references_relinked(
-    source: Server, kubectl137: Path, tmp_path: Path
+    filled: Server, kubectl137: Path, tmp_path: Path
 ) -> None:
-    src = Kubectl(kubectl137, source, "1.37")
-    src.run("rollout", "status", "deployment/filler", "--timeout=120s", timeout=150)
+    src = Kubectl(kubectl137, filled, "1.37")
     dump = tmp_path / "dump.yaml"
     dump.write_text(
         src.run("get", "priorityclasses,nodes,deployments,replicasets,pods", "-A", "-o", "yaml").stdout
