@@ -374,8 +374,21 @@ class Recorder:
             self._deletes.add(old_key)
         self._kick()
 
+    def forget_object(self, kind: str, obj: Obj) -> None:
+        """The subject left the scheduler's view: its record stays in the API (the garbage collector
+        removes it with its pod or PodGroup), the memory is freed. A newer object of the same name
+        (another UID) keeps its own."""
+        meta = obj.get("metadata") or {}
+        key = (meta.get("namespace", ""), record_name(kind, meta.get("name", "")))
+        subject = self._subjects.get(key)
+        if subject is None or subject.uid != meta.get("uid", ""):
+            return
+        if key in self._urgent or key in self._deferred:
+            return  # not written yet: the writer needs it (the record is owner-referenced anyway)
+        self.forget(meta.get("namespace", ""), kind, meta.get("name", ""))
+
     def forget(self, namespace: str, kind: str, name: str) -> None:
-        """The subject is gone (its record goes with it through the garbage collector)."""
+        """Drop the subject from memory."""
         key = (namespace, record_name(kind, name))
         self._subjects.pop(key, None)
         self._urgent.pop(key, None)
