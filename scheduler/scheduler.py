@@ -188,6 +188,8 @@ class Scheduler(PodGroupCycle):
             self.informers.informer(PODGROUPS) if self.pod_groups_enabled else None
         )
         self.recorder = EventRecorder(client, EVENT_COMPONENT, clock=self.clock)
+        #: kube gives each profile its own event recorder: a pod's events name its scheduler
+        self._profile_recorders: dict[str, EventRecorder] = {}
         self.cache = Cache(self.clock)
         self.snapshot = Snapshot()
         #: gangplane's scheduling records (None: off)
@@ -284,7 +286,19 @@ class Scheduler(PodGroupCycle):
         rel = None
         if related:
             rel = object_reference(related, related.get("apiVersion") or "v1", related.get("kind") or "Pod")
-        self.recorder.event_ref(object_reference(regarding, api_version, kind), etype, reason, note, rel)
+        self._recorder_for(regarding).event_ref(
+            object_reference(regarding, api_version, kind), etype, reason, note, rel
+        )
+
+    def _recorder_for(self, regarding: Obj) -> EventRecorder:
+        """The recorder of the profile that schedules ``regarding`` (a pod naming one), else the default's."""
+        name = scheduler_name_of(regarding) if (regarding.get("kind") or "Pod") == "Pod" else EVENT_COMPONENT
+        if name == EVENT_COMPONENT or name not in self.frameworks:
+            return self.recorder
+        rec = self._profile_recorders.get(name)
+        if rec is None:
+            rec = self._profile_recorders[name] = EventRecorder(self.client, name, clock=self.clock)
+        return rec
 
     def framework_for(self, pod: Obj) -> Framework | None:
         return self.frameworks.get(scheduler_name_of(pod))
@@ -429,6 +443,8 @@ class Scheduler(PodGroupCycle):
                 await asyncio.gather(*pending, return_exceptions=True)
         await self._stop_informers()
         await self.recorder.stop()
+        for rec in self._profile_recorders.values():
+            await rec.stop()
         if self.records is not None:
             await self.records.stop()
 

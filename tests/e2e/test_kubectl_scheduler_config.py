@@ -121,6 +121,9 @@ def test_second_profile_schedules_only_pods_naming_it(packing: Server, kubectl13
         ).stdout
     )["items"]
     assert events and "Successfully assigned default/other-0" in events[0]["message"]
+    # as kube-scheduler does, the profile's own recorder reports its pods' events
+    assert events[0]["source"]["component"] == "spread-scheduler"
+    assert events[0].get("reportingComponent") == "spread-scheduler"
     # a pod naming a profile nobody runs is left alone: Pending, unscheduled, no condition
     k.run("apply", "-f", "-", input=json.dumps(_pod("orphan-0", "no-such-scheduler")))
     _apply_and_wait(k, [_pod("alive-0")])  # a later pod of a profile that runs is scheduled meanwhile
