@@ -86,7 +86,8 @@ def score_summary(
     """
     n = len(nodes)
     uniform = sum(c for c in columns.values() if isinstance(c, int))
-    ranked = _best(partial_totals, limits.top_nodes + 1)
+    ordered = sorted(partial_totals, reverse=True)  # in C; gives the cut-off and the minimum
+    ranked = _best(partial_totals, limits.top_nodes + 1, ordered)
     best = ranked[: limits.top_nodes]
     top: list[Obj] = []
     for i in best:
@@ -105,19 +106,20 @@ def score_summary(
     if n > len(best):
         out["rest"] = {
             "nodes": n - len(best),
-            "minTotal": min(partial_totals) + uniform,
+            "minTotal": ordered[-1] + uniform,
             "maxTotal": partial_totals[ranked[-1]] + uniform,
         }
     return out
 
 
-def _best(totals: Sequence[int], k: int) -> list[int]:
+def _best(totals: Sequence[int], k: int, ordered: Sequence[int]) -> list[int]:
     """Indexes of the ``k`` highest totals, highest first (ties in node order), found in C:
-    a sort of the values for the cut-off, then the first indexes at or above it."""
+    the cut-off from ``ordered`` (the totals sorted, highest first), then the first indexes at or
+    above it."""
     n = len(totals)
     if n == 0:
         return []
-    cut = sorted(totals, reverse=True)[min(k, n) - 1]
+    cut = ordered[min(k, n) - 1]
     above = list(itertools.compress(range(n), map(cut.__le__, totals)))
     above.sort(key=totals.__getitem__, reverse=True)  # stable: ties keep node order
     return above[:k]
