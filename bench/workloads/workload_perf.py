@@ -15,8 +15,8 @@ One module for the three families, as upstream's templates differ only in a few 
   gang pods spread over 3 zones with a ``DoNotSchedule`` topology spread constraint.
 
 Measured from the first measured pod's creation: pods/s until every measured pod is bound, or
-until the scheduler is idle with some left (a gang that cannot fit waits; that is a result,
-``gangs_waiting``). Quality: gangs placed and waiting, pods preempted, nodes and racks left
+until the scheduler is idle with some left (nothing active, backing off or binding: a gang that
+cannot fit waits; that is a result, ``gangs_waiting``). Quality: gangs placed and waiting, pods preempted, nodes and racks left
 partly used (fragmentation), and racks/zones per placed gang (domain spread). ``scheduler_config``
 (a KubeSchedulerConfiguration file) runs the case under that configuration
 (``gangplane bench --scheduler-config A.yaml --scheduler-config B.yaml`` sets it per run).
@@ -53,7 +53,7 @@ METRICS = {
     "cpu_s": Metric("s", False),
 }
 PARAMS = {"case": "gang", "nodes": 100, "groups": 10, "pods_per_group": 3}
-#: the scheduler counts as idle after this long without an active pod or a binding in flight
+#: the scheduler counts as idle after this long without an active or backing-off pod or a binding in flight
 IDLE_FOR = 2.0
 
 
@@ -233,7 +233,9 @@ async def _until_bound_or_idle(counter: PodCounter, sched: Any, timeout: float) 
             return counter.finished_at
         except TimeoutError:
             pass
-        busy = sched.queue.pending_pods()["active"] > 0 or bool(sched._binding_tasks)
+        pending = sched.queue.pending_pods()
+        # backoff counts as busy: a preemptor waits there for its victims to go
+        busy = pending["active"] > 0 or pending["backoff"] > 0 or bool(sched._binding_tasks)
         now = time.perf_counter()
         if busy:
             idle_since = None
