@@ -204,7 +204,9 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
                     }
                 ]
             await client.create(PODS, p)
-    done = await _until_bound_or_idle(counter, sched, float(params.get("timeout", 600)))
+    done = await _until_bound_or_idle(
+        counter, sched, float(params.get("timeout", 600)), float(params.get("idle_s", IDLE_FOR))
+    )
     cpu_s, wall = time.process_time() - cpu0, (done or time.perf_counter()) - t0
     out = await _quality(client, groups, size, low_uids)
     bound = out.pop("_bound")
@@ -223,7 +225,9 @@ async def _wait_bound(client: Any, ns: str, n: int) -> None:
     await c.stop()
 
 
-async def _until_bound_or_idle(counter: PodCounter, sched: Any, timeout: float) -> float | None:
+async def _until_bound_or_idle(
+    counter: PodCounter, sched: Any, timeout: float, idle_for: float
+) -> float | None:
     """The time the last pod was bound, or None once the scheduler sat idle with pods left."""
     deadline = time.perf_counter() + timeout
     idle_since: float | None = None
@@ -241,7 +245,7 @@ async def _until_bound_or_idle(counter: PodCounter, sched: Any, timeout: float) 
             idle_since = None
         elif idle_since is None:
             idle_since = now
-        elif now - idle_since >= IDLE_FOR:
+        elif now - idle_since >= idle_for:
             return None
     return None
 
