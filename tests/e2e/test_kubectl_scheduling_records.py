@@ -168,6 +168,9 @@ def test_a_preemption_explains_its_victims(server: Server, k: Kubectl) -> None:
     assert "VICTIM" in out and "priority 10 < preemptor's 1000; the pod does not fit with it" in out
     assert "nominated node:" in out
     assert "Result: Scheduled" in out  # the attempt after the victim was gone
+    table = k.run("get", "schedulingrecords", "pod.vip").stdout.splitlines()
+    assert table[0].split() == ["NAME", "SUBJECT", "ATTEMPTS", "RESULT", "NODE", "AGE"]
+    assert table[1].split()[:4] == ["pod.vip", "Pod/vip", table[1].split()[2], "Scheduled"]
     rec = record(k, "pod.vip")
     (victim,) = next(a for a in rec["attempts"] if "preemption" in a)["preemption"]["victims"]
     assert victim["pod"] in {f"default/{n}" for n in lows}
