@@ -12,7 +12,14 @@ One module for the three families, as upstream's templates differ only in a few 
 * ``case: preemption-podgroups`` - ``GangPreemptionPodGroups``: ``low_groups`` low-priority gangs
   (``low_cpu``), then ``groups`` high-priority gangs (``high_cpu``);
 * ``case: preemption-topology-spreading`` - ``GangPreemptionTopologySpreading``: as basic, the
-  gang pods spread over 3 zones with a ``DoNotSchedule`` topology spread constraint.
+  gang pods spread over 3 zones with a ``DoNotSchedule`` topology spread constraint;
+* ``case: preemption-affinity`` - ``GangPreemptionAffinity``: a high-priority anchor pod on every
+  node, low-priority pods, then gangs whose pods (3970m) need an anchor beside them (required pod
+  affinity on the hostname).
+
+``feature_gates`` sets gates for the whole plane (upstream's ``_CompositePodGroupEnabled`` variants
+turn ``CompositePodGroup`` and ``TopologyAwareWorkloadScheduling`` on; their base cases leave
+``CompositePodGroup`` off).
 
 Measured from the first measured pod's creation: pods/s until every measured pod is bound, or
 until the scheduler is idle with some left (nothing active, backing off or binding: a gang that
@@ -84,8 +91,18 @@ def _zoned_node(i: int, cpu: str) -> dict:
     return n
 
 
+BLUE = {"app": "blue", "label1": "value1", "label2": "value2", "label3": "value3", "label4": "value4"}
+
+
 def _pod(
-    name: str, ns: str, cpu: str, *, group: str = "", priority_class: str = "", host_port: int = 0
+    name: str,
+    ns: str,
+    cpu: str,
+    *,
+    group: str = "",
+    priority_class: str = "",
+    host_port: int = 0,
+    labels: dict | None = None,
 ) -> dict:
     c: dict = {
         "name": "pause",
@@ -99,7 +116,10 @@ def _pod(
         spec["schedulingGroup"] = {"podGroupName": group}
     if priority_class:
         spec["priorityClassName"] = priority_class
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}, "spec": spec}
+    meta: dict = {"name": name, "namespace": ns}
+    if labels:
+        meta["labels"] = dict(labels)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 def _pod_group(name: str, ns: str, size: int, *, rack: bool = False, priority_class: str = "") -> dict:
@@ -133,7 +153,12 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     groups = int(params.get("groups", 10))
     size = int(params.get("pods_per_group", 3))
     per_rack = int(params.get("nodes_per_rack", 10))
-    cp = ControlPlane(ControlPlaneOptions())
+    from featuregates import FeatureGate
+
+    gates = FeatureGate().with_overrides(
+        {str(k): bool(v) for k, v in (params.get("feature_gates") or {}).items()}
+    )
+    cp = ControlPlane(ControlPlaneOptions(gates=gates))
     default_components(cp, Fleet.empty(), "*")
     if params.get("scheduler_config"):
         cp.register(COMPONENT_NAME, _scheduler_factory(str(params["scheduler_config"])))
@@ -150,12 +175,28 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
 
     # what is there before the measured pods (the preemption cases' victims)
     low_uids: set[str] = set()
-    if case in ("preemption-basic", "preemption-topology-spreading"):
+    if case == "preemption-affinity":
+        # high-priority anchors, one a node (one host port), that the gang pods must sit beside
+        for i in range(nodes):
+            await client.create(
+                PODS,
+                _pod(f"anchor-{i}", "default", "10m", priority_class="high", host_port=7000, labels=BLUE),
+            )
+        await _wait_bound(client, "default", nodes)
+    if case in ("preemption-basic", "preemption-topology-spreading", "preemption-affinity"):
         init = int(params.get("init_pods", 1000))
         per_node = max(1, init // nodes)
         for i in range(init):
             await client.create(
-                PODS, _pod(f"low-{i}", LOW_NS, "40m", priority_class="low", host_port=8000 + i % per_node)
+                PODS,
+                _pod(
+                    f"low-{i}",
+                    LOW_NS,
+                    "40m",
+                    priority_class="low",
+                    host_port=8000 + i % per_node,
+                    labels=BLUE,
+                ),
             )
         await _wait_bound(client, LOW_NS, init)
     elif case == "preemption-podgroups":
@@ -195,6 +236,19 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
             p = _pod(f"gang-{g}-{j}", NS, cpu, group=f"gang-{g}", priority_class=high)
             if case == "preemption-podgroups":
                 p["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 9000 + g}]
+            if case == "preemption-affinity":
+                p["spec"]["affinity"] = {
+                    "podAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "labelSelector": {"matchLabels": dict(BLUE)},
+                                "topologyKey": "kubernetes.io/hostname",
+                                "namespaceSelector": {},
+                            }
+                        ]
+                    }
+                }
+                p["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "3970m", "memory": "500Mi"}
             if case == "preemption-topology-spreading":
                 p["metadata"]["labels"] = {"gang": f"gang-{g}"}
                 p["spec"]["topologySpreadConstraints"] = [

@@ -44,6 +44,9 @@ def test_upstream_workload_aware_cases_are_shipped_under_their_names() -> None:
         "GangPreemptionBasic-100Nodes_1PreemptorGang_100Pods_Evicting_1000InitPods",
         "GangPreemptionPodGroups-100Nodes_10PreemptorGangs_10Pods_Evicting_50LowPriorityGangs",
         "GangPreemptionTopologySpreading-100Nodes_6PreemptorGangs_16Pods_Evicting_1000InitPods",
+        "GangPreemptionAffinity-100Nodes_10PreemptorGangs_10Pods_Evicting_1000InitPods",
+        "GangScheduling-5000Nodes_1000Gangs_3000Pods_CompositePodGroupEnabled",
+        "GangPreemptionPodGroups-100Nodes_10PreemptorGangs_10Pods_Evicting_50LowPriorityGangs_CompositePodGroupEnabled",
     ):
         assert expected in names
 
