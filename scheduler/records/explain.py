@@ -58,7 +58,10 @@ def _score_lines(score: Obj) -> list[str]:
 
 
 def _preemption_lines(p: Obj) -> list[str]:
-    lines = [f"  Preemption: {p.get('candidatesFound', 0)} candidate node(s) found"]
+    if "candidatesFound" in p:
+        lines = [f"  Preemption: {p['candidatesFound']} candidate node(s) found"]
+    else:
+        lines = [f"  Preemption (workload-aware): {p.get('victimUnits', 0)} victim unit(s)"]
     if p.get("message"):
         lines.append(f"    {p['message']}")
     if p.get("candidates"):

@@ -199,3 +199,46 @@ async def test_records_beyond_the_overall_cap_are_deleted(cp: ControlPlane, clie
     await sched.records.flush()
     names = {o["metadata"]["name"] for o in (await client.list(SCHEDULINGRECORDS, "default"))["items"]}
     assert names == {"pod.p1", "pod.p2"}
+
+
+async def test_a_gang_preemption_records_its_victims_and_why(cp: ControlPlane, client: Any) -> None:
+    await create_priority_classes(client)
+    await create_nodes(
+        client, [node(f"r{r}-n{i}", "2", **{RACK: f"rack-{r}"}) for r in range(2) for i in range(2)]
+    )
+    for i in range(4):  # lone low-priority pods fill rack-1; rack-0 is full of them too
+        await client.create(
+            PODS,
+            pod(
+                f"lone-{i}", cpu="1", priority_class="low", grace=0, extra_spec={"nodeName": f"r1-n{i // 2}"}
+            ),
+        )
+        await client.create(
+            PODS,
+            pod(
+                f"other-{i}", cpu="1", priority_class="low", grace=0, extra_spec={"nodeName": f"r0-n{i // 2}"}
+            ),
+        )
+    await start(cp)
+    await client.create(PODGROUPS, pod_group("train", 4, topology=RACK, priority_class="high"))
+    for i in range(4):
+        await client.create(PODS, member(f"train-{i}", "train", priority_class="high", grace=0))
+    r = await record(
+        client, "podgroup.train", lambda o: any("preemption" in a for a in (o or {}).get("attempts") or [])
+    )
+    a = next(x for x in r["attempts"] if "preemption" in x)
+    assert a["result"] == "WaitingOnPreemption"
+    p = a["preemption"]
+    assert p["victimUnits"] == 4 and p["message"] == "found a placement for podgroup, preempting 4 victims"
+    for v in p["victims"]:
+        assert v["priority"] == 10 and v["reason"] == "priority 10 < the PodGroup's 1000"
+    (pods,) = {tuple(sorted(n for v in p["victims"] for n in v["pods"]))}
+    assert pods in (
+        tuple(f"default/lone-{i}" for i in range(4)),
+        tuple(f"default/other-{i}" for i in range(4)),
+    )
+    assert sorted(a["nominations"]) == [f"default/train-{i}" for i in range(4)]
+    text = render(r)
+    assert "Preemption (workload-aware): 4 victim unit(s)" in text
+    assert "VICTIM" in text and "the PodGroup's 1000" in text
+    await record(client, "podgroup.train", lambda o: last(o).get("result") == "Scheduled")
