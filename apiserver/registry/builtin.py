@@ -14,6 +14,7 @@ from apiserver.registry.strategies import (
     batch,
     core,
     discovery,
+    gangplane,
     metrics,
     misc,
     networking,
@@ -47,6 +48,7 @@ _STRATEGY_MODULES: tuple[ModuleType, ...] = (
     authorization,
     authentication,
     metrics,
+    gangplane,
 )
 
 
@@ -339,6 +341,8 @@ def builtin_resources() -> list[ResourceDef]:
             status=True,
             gate=COMPOSITE_POD_GROUP,
         ),
+        # scheduling.gangplane.dev/v1alpha1: gangplane's own group (scheduling records)
+        rd("scheduling.gangplane.dev", "v1alpha1", "SchedulingRecord", "schedulingrecords", True),
         # rbac.authorization.k8s.io/v1
         rd("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
         rd("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
