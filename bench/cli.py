@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
 from bench import compare, report
 from bench.results import ScenarioResult, read_results, write_results
@@ -57,6 +58,20 @@ def _run_parser() -> argparse.ArgumentParser:
         default=6444,
         help="with --ui: the view's port, kept from plane to plane (6444)",
     )
+    p.add_argument(
+        "--thresholds",
+        default=None,
+        metavar="FILE",
+        help="YAML of {scenario, metric, min/max}: exit 1 when a median misses one (bench/thresholds.py)",
+    )
+    p.add_argument(
+        "--scheduler-config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="run each scenario under this KubeSchedulerConfiguration (repeat it to compare "
+        "configurations: speed and quality side by side)",
+    )
     return p
 
 
@@ -100,6 +115,19 @@ def main(argv: list[str]) -> int:
         console.print(f"[red]gangplane bench: {e}")
         return 2
     scenarios = [s.with_params(quick=args.quick, repeat=args.repeat) for s in scenarios]
+    thresholds = None
+    try:
+        if args.thresholds:
+            from bench.thresholds import load_thresholds
+
+            thresholds = load_thresholds(args.thresholds)
+        if args.scheduler_config:
+            from bench.configs import per_config
+
+            scenarios = per_config(scenarios, args.scheduler_config)
+    except (ScenarioError, ValueError) as e:
+        console.print(f"[red]gangplane bench: {e}")
+        return 2
     if args.list:
         for s in scenarios:
             console.print(f"{s.name:<32} {s.kind:<18} x{s.repeat}  {s.description}")
@@ -132,4 +160,36 @@ def main(argv: list[str]) -> int:
     (out / "report.md").write_text(report.markdown(doc, pngs))
     console.print(report.table(doc))
     console.print(f"wrote {path}, {out / 'report.md'} and {len(pngs)} plot(s) in {out}")
-    return 1 if any(r.error for r in results) else 0
+    code = 1 if any(r.error for r in results) else 0
+    if len(args.scheduler_config) > 1:
+        from bench.configs import comparison
+
+        console.print(
+            _table(
+                "scheduler configurations side by side (medians)", *comparison(results, args.scheduler_config)
+            )
+        )
+    if thresholds is not None:
+        from bench.thresholds import check, failed, rows
+
+        verdicts = check(thresholds, results)
+        console.print(
+            _table(
+                f"thresholds ({args.thresholds})",
+                ["scenario", "metric", "median", "bound", "outcome"],
+                rows(verdicts),
+            )
+        )
+        if failed(verdicts):
+            console.print("[red]gangplane bench: thresholds missed")
+            code = 1
+    return code
+
+
+def _table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
+    t = Table(title=title)
+    for h in headers:
+        t.add_column(h)
+    for r in rows:
+        t.add_row(*r)
+    return t

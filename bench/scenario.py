@@ -26,6 +26,8 @@ WORKLOADS = {
     "api": "bench.workloads.api",
     "storage": "bench.workloads.storage",
     "scheduling-basic": "bench.workloads.scheduling",
+    "scheduling-records-overhead": "bench.workloads.records_overhead",
+    "workload-scheduling": "bench.workloads.workload_perf",
     "gang-statefulsets": "bench.workloads.statefulsets",
     "scheduler-overhead": "bench.workloads.scheduler_overhead",
     "preemption": "bench.workloads.preemption",

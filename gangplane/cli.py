@@ -175,6 +175,29 @@ def _parser() -> argparse.ArgumentParser:
         "stages with status templates, events, finalizers, run beside the shipped lifecycle.yaml or, "
         "with replaceDefaults: true, instead of it (docs/cluster.md#stages-as-data)",
     )
+    s.add_argument(
+        "--import",
+        dest="import_files",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="load a cluster dump (kubectl get ... -o yaml) once serving: its Namespaces, PriorityClasses, "
+        "Nodes and bound pods (as gangplane import does); pair with a --cluster of nodes: []",
+    )
+    s.add_argument(
+        "--scheduling-records",
+        default=True,
+        action=argparse.BooleanOptionalAction,
+        help="keep gangplane's scheduling records (why each pod and PodGroup landed where it did; "
+        "kubectl get schedulingrecords, gangplane explain); --no-scheduling-records turns them off",
+    )
+    s.add_argument(
+        "--scheduler-config",
+        default=None,
+        metavar="FILE",
+        help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the scheduler, as kube-scheduler's "
+        "--config: profiles, plugins, pluginConfig, percentageOfNodesToScore, backoff; served at /configz",
+    )
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument(
         "--components",
@@ -310,6 +333,33 @@ def _parser() -> argparse.ArgumentParser:
         if name != "status":
             c.add_argument("--data-dir", required=True, metavar="DIR", help="the data dir of gangplane serve")
     faults.add_parser(sub)
+    e = sub.add_parser("explain", help="why a pod or PodGroup landed where it did (its scheduling record)")
+    e.add_argument("target", metavar="pod/NAME|podgroup/NAME")
+    e.add_argument("-n", "--namespace", default="", help="namespace (default: the kubeconfig context's)")
+    e.add_argument(
+        "--kubeconfig", default="", help="kubeconfig (default: $KUBECONFIG, else ./gangplane.kubeconfig)"
+    )
+    e.add_argument("-o", "--output", default="table", choices=["table", "yaml", "json"])
+    im = sub.add_parser(
+        "import",
+        help="load a cluster's Nodes, PriorityClasses, namespaces and bound pods (a kubectl dump or a live "
+        "cluster, read-only) into a gangplane server",
+    )
+    im.add_argument("files", nargs="*", metavar="FILE", help="kubectl get ... -o yaml output (any number)")
+    im.add_argument(
+        "--from-kubeconfig", default="", metavar="PATH", help="read a live cluster instead (GET only)"
+    )
+    im.add_argument(
+        "--kubeconfig",
+        default="",
+        help="the gangplane server to import into (default: $KUBECONFIG, else ./gangplane.kubeconfig)",
+    )
+    im.add_argument("--dry-run", action="store_true", help="print the report without creating anything")
+    im.add_argument(
+        "--workloads",
+        action="store_true",
+        help="also import Deployments, ReplicaSets, StatefulSets and DaemonSets, re-linking owner references",
+    )
     sub.add_parser(
         "bench",
         help="run benchmark scenarios (gangplane bench --help), or compare two runs (gangplane bench compare A B)",
@@ -387,6 +437,21 @@ def _component_parsers(sub: Any) -> None:
         if name == NODE_AGENT_COMPONENT:
             c.add_argument(
                 "--cluster", default=None, help="fleet YAML replacing the embedded default cluster"
+            )
+        if name == SCHEDULER_COMPONENT:
+            c.add_argument(
+                "--scheduler-config",
+                default=None,
+                metavar="FILE",
+                help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), as kube-scheduler's --config "
+                "(the same file gangplane serve --scheduler-config reads)",
+            )
+            c.add_argument(
+                "--scheduling-records",
+                default=True,
+                action=argparse.BooleanOptionalAction,
+                help="keep gangplane's scheduling records when the API server serves "
+                "scheduling.gangplane.dev/v1alpha1 (a gangplane server does; another cluster does not)",
             )
         _leader_election_flags(c)
         c.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -506,6 +571,15 @@ async def _serve(
     except ValueError as e:
         print(f"gangplane: invalid --event-ttl: {e}", file=sys.stderr)
         return 2
+    scheduler_config = None
+    if args.scheduler_config:
+        from scheduler.config import ConfigError, load_scheduler_config
+
+        try:
+            scheduler_config = load_scheduler_config(args.scheduler_config)
+        except ConfigError as e:
+            print(f"gangplane: invalid --scheduler-config {args.scheduler_config}: {e}", file=sys.stderr)
+            return 2
     try:
         guard = CrossOriginGuard(args.allow_origin)
     except ValueError as e:
@@ -539,6 +613,8 @@ async def _serve(
                 service_account_key=sa_key,
                 event_ttl=event_ttl,
                 webhook_service_addresses=webhook_services,
+                scheduler_config=scheduler_config,
+                scheduling_records=args.scheduling_records,
             )
         )
     except StrategyModuleError as e:
@@ -602,6 +678,8 @@ async def _serve(
     await cp.start(names)
     tune_gc()
     write_kubeconfig(kubeconfig, url, token, tls.ca_pem() if tls is not None else b"")
+    if args.import_files:
+        await _import_at_start(args.import_files, kubeconfig)
     print(f"gangplane: serving on {url} (export KUBECONFIG={kubeconfig})", flush=True)
     if ui is not None:
         print(f"gangplane: live view (one-time login link): {ui.login_url(url)}", flush=True)
@@ -610,6 +688,20 @@ async def _serve(
     cp.app.shutting_down = True
     await cp.stop()
     return 0
+
+
+async def _import_at_start(files: list[str], kubeconfig: Path) -> None:
+    """``serve --import DUMP``: load a cluster dump before announcing the server (see ``gangplane import``)."""
+    from gangplane.importer import apply_plan, plan_import, read_dumps, render_report
+
+    def run() -> str:
+        plan = plan_import(read_dumps(files))
+        return render_report(", ".join(files), plan, apply_plan(plan, str(kubeconfig)))
+
+    try:
+        print(await asyncio.to_thread(run), end="", flush=True)
+    except Exception as e:  # the server still serves what it has
+        print(f"gangplane: --import failed: {e}", file=sys.stderr, flush=True)
 
 
 def snapshot_main(args: argparse.Namespace) -> int:
@@ -687,6 +779,14 @@ def _main(argv: list[str]) -> int:
         return snapshot_main(args)
     if args.command == "cluster":
         return faults.run(args)
+    if args.command == "import":
+        from gangplane.importer import main as import_main
+
+        return import_main(args)
+    if args.command == "explain":
+        from gangplane.explain import main as explain_main
+
+        return explain_main(args)
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -746,6 +846,7 @@ async def _run_standalone(
     from controllers.manager import NODE_AGENT, SERVICEACCOUNT_TOKEN, register_controllers
     from gangplane.standalone import StandaloneComponents, StandaloneOptions
     from scheduler.component import register_scheduler
+    from scheduler.records.api import SCHEDULINGRECORDS
 
     if args.log_level != "debug":  # httpx logs every request at INFO
         logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -756,6 +857,15 @@ async def _run_standalone(
         return 2
     options = StandaloneOptions(config=config, gates=gates, leader_election=leader_election)
     cluster = None
+    scheduler_config = None
+    if args.command == SCHEDULER_COMPONENT and args.scheduler_config:
+        from scheduler.config import ConfigError, load_scheduler_config
+
+        try:
+            scheduler_config = load_scheduler_config(args.scheduler_config)
+        except ConfigError as e:
+            print(f"gangplane: invalid --scheduler-config {args.scheduler_config}: {e}", file=sys.stderr)
+            return 2
     if args.command == CONTROLLER_MANAGER_COMPONENT:
         try:
             if args.service_account_private_key_file:
@@ -780,7 +890,15 @@ async def _run_standalone(
         print(f"gangplane: cannot reach the API server {config.server}: {e}", file=sys.stderr)
         return 1
     if args.command == SCHEDULER_COMPONENT:
-        names, lease = register_scheduler(process), KUBE_SCHEDULER_LEASE
+        # records are objects of gangplane's own API group: kept only where the server serves it
+        served = {r.gvr for r in process.served(dedupe_storage=False)}
+        records = args.scheduling_records and SCHEDULINGRECORDS in served
+        if args.scheduling_records and not records:
+            logging.getLogger("gangplane").info(
+                "scheduling records off: the API server does not serve %s", SCHEDULINGRECORDS
+            )
+        names = register_scheduler(process, scheduler_config, records)
+        lease = KUBE_SCHEDULER_LEASE
     else:
         flag = args.controllers if args.command == CONTROLLER_MANAGER_COMPONENT else "*"
         try:

@@ -54,6 +54,7 @@ from featuregates import FeatureGate
 from featuregates.scopes import APISERVER, CONTROLLER_MANAGER
 from scheduler.component import COMPONENT_NAME as SCHEDULER
 from scheduler.component import register_scheduler
+from scheduler.config import SchedulerConfig
 
 if TYPE_CHECKING:
     from apiserver.api.types import Obj
@@ -113,6 +114,12 @@ class ControlPlaneOptions:
     #: where admission webhooks behind a Service listen (gangplane runs no pods):
     #: ``"<namespace>/<service>[:<port>]"`` -> ``"host:port"`` (``--webhook-service``)
     webhook_service_addresses: dict[str, str] = field(default_factory=dict)
+    #: ``--scheduler-config``: the loaded ``KubeSchedulerConfiguration`` (None: kube's defaults);
+    #: its effective form is served at ``/configz``
+    scheduler_config: SchedulerConfig | None = None
+    #: gangplane's scheduling records (``SchedulingRecord`` objects, ``gangplane explain``): off
+    #: here (tests and benchmarks pay nothing), on in ``gangplane serve`` (``--scheduling-records``)
+    scheduling_records: bool = False
 
 
 class ControlPlane:
@@ -136,6 +143,8 @@ class ControlPlane:
         self.app = APIApp(
             self.api, self.metrics, self.metrics_registry, bookmark_interval=self.options.bookmark_interval
         )
+        self._default_scheduler_config: SchedulerConfig | None = None
+        self.app.configz["componentconfig"] = self._scheduler_configz
         #: the objects informers share (checked for in-place changes when the plane stops, in tests)
         self.read_only_objects = ReadOnlyObjects()
         self.components: dict[str, Component] = {}
@@ -163,6 +172,16 @@ class ControlPlane:
         #: the CA of the HTTPS listener (:meth:`serve_http` with ``tls``), which controllers
         #: publish as ``ca.crt``; empty while nothing is served over TLS
         self.root_ca = b""
+
+    def _scheduler_configz(self) -> dict[str, Any]:
+        """The scheduler's effective configuration for ``/configz`` (kube's defaults when no file was
+        given, built on the first request so that a start does not pay for it)."""
+        config = self.options.scheduler_config or self._default_scheduler_config
+        if config is None:
+            from scheduler.config.load import default_scheduler_config
+
+            config = self._default_scheduler_config = default_scheduler_config()
+        return config.configz()
 
     # ------------------------------------------------------------------ clients & gates
     def client(self, user_agent: str = "gangplane") -> LocalClient:
@@ -500,7 +519,10 @@ def default_components(cp: ControlPlane, cluster: Any = None, controllers: str =
     share ``kube-controller-manager``, the scheduler holds ``kube-scheduler`` and the node agent
     ``gangplane-node-agent`` (one agent simulates every node, so it is elected rather than sharded).
     """
-    names = [*register_controllers(cp, controllers, cluster), *register_scheduler(cp)]
+    names = [
+        *register_controllers(cp, controllers, cluster),
+        *register_scheduler(cp, cp.options.scheduler_config, cp.options.scheduling_records),
+    ]
     for name in names:
         if name == SCHEDULER:
             cp.elect(name, KUBE_SCHEDULER_LEASE)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from apiserver.client.context import ComponentContext, ComponentRegistrar
+from apiserver.client.context import ComponentContext, ComponentFactory, ComponentRegistrar
 from apiserver.client.interface import PODGROUPS
+from scheduler.config import SchedulerConfig
+from scheduler.records import RecordLimits
 from scheduler.scheduler import Scheduler
 
 COMPONENT_NAME = "scheduler"
@@ -11,21 +13,42 @@ COMPONENT_NAME = "scheduler"
 USER_AGENT = "kube-scheduler"
 
 
-def new_scheduler(ctx: ComponentContext) -> Scheduler:
-    """A scheduler with the default profile, the control plane's clock, metrics and scheduler gates.
+def new_scheduler(
+    ctx: ComponentContext, config: SchedulerConfig | None = None, records: bool | RecordLimits = False
+) -> Scheduler:
+    """A scheduler with the configuration's profiles (the default profile without one), the control
+    plane's clock, metrics and scheduler gates; ``records`` keeps gangplane's scheduling records.
 
     PodGroups are watched only when the API server serves them (a skewed cluster may not).
     """
+    kw = {}
+    if config is not None:
+        kw = {
+            "profiles": config.profiles,
+            "pod_initial_backoff": config.pod_initial_backoff,
+            "pod_max_backoff": config.pod_max_backoff,
+        }
     return Scheduler(
         ctx.client(USER_AGENT),
         ctx.gates,
         ctx.clock,
         ctx.metrics_registry,
         pod_groups_served=ctx.is_served(PODGROUPS),
+        scheduling_records=records,
+        **kw,  # type: ignore[arg-type]
     )
 
 
-def register_scheduler(cp: ComponentRegistrar) -> list[str]:
+def scheduler_factory(
+    config: SchedulerConfig | None, records: bool | RecordLimits = False
+) -> ComponentFactory:
+    """The component factory for one configuration (``gangplane serve --scheduler-config``)."""
+    return lambda ctx: new_scheduler(ctx, config, records)
+
+
+def register_scheduler(
+    cp: ComponentRegistrar, config: SchedulerConfig | None = None, records: bool | RecordLimits = False
+) -> list[str]:
     """Register the ``scheduler`` component factory; returns the registered names."""
-    cp.register(COMPONENT_NAME, new_scheduler)
+    cp.register(COMPONENT_NAME, scheduler_factory(config, records) if config or records else new_scheduler)
     return [COMPONENT_NAME]

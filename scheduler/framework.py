@@ -588,6 +588,7 @@ class Framework:
         """
         active = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
         per_plugin: dict[str, list[int] | int] = {}
+        records = self.handle.records  # --- scheduling-records hook (gangplane): raw scores ---
         for pl in active:
             if pl.name in self._uniform_scorers:
                 try:
@@ -618,6 +619,8 @@ class Framework:
                 return {}, Status(
                     Code.ERROR, f"running Score plugin {pl.name!r}: {Status.as_status(e).message()}"
                 )
+            if records is not None:  # (no normalizer changes the column in place)
+                records.raw_scores(pl.name, values)
             if pl.name in self._batch_normalizers:
                 values = pl.normalize_scores(state, pod_info, nodes, values)  # type: ignore[attr-defined]
             elif pl.name in self._normalizers:

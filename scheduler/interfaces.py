@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from apiserver.api.types import Obj
+from scheduler.diagnosis import Diagnosis as NodeDiagnosis
 from scheduler.diagnosis import NodeToStatus
 from scheduler.events import ClusterEventWithHint
 from scheduler.nodeinfo import NodeInfo, PodInfo
@@ -406,6 +407,8 @@ class PodAssignment:
     reasons: list[str] = field(default_factory=list)
     #: the pod's own cycle state, carried on to Reserve, Permit and binding
     state: CycleState | None = None
+    #: why the pod fit no node of the placement, node by node (kept for the scheduling records)
+    diagnosis: NodeDiagnosis | None = None
 
 
 @dataclass
@@ -529,6 +532,9 @@ class Handle:
     #: the :class:`~scheduler.framework.Framework` this handle belongs to (set by it; typed loosely
     #: so the interfaces never import the runtime)
     framework: Any = None
+    #: gangplane's scheduling records (:class:`scheduler.records.Recorder`), or None when off:
+    #: the framework and the preemption plugins report what they decided to it
+    records: Any = None
 
     async def event(
         self, regarding: Obj, etype: str, reason: str, action: str, note: str, related: Any = None

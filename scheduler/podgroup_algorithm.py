@@ -78,6 +78,8 @@ class PodGroupAlgorithmResult:
     evaluated: list[PlacementResult] = field(default_factory=list)
     num_placements: int = 0
     topology: bool = False
+    #: placements passed over without a Filter call: their domain's free capacity cannot hold the pods
+    skipped: list[Placement] = field(default_factory=list)
 
     @property
     def success(self) -> bool:
@@ -167,9 +169,11 @@ class PodGroupAlgorithm:
         to_find = num_feasible_placements_to_find(len(placements), snapshot.num_nodes())
         evaluated: list[PlacementResult] = []
         feasible: list[PlacementResult] = []
+        skipped: list[Placement] = []
         for i, placement in enumerate(placements):
             domain = self._domain(snapshot, placement)
             if i > 0 and domain is not None and not self._could_fit(group, domain):
+                skipped.append(placement)
                 continue  # cannot hold the pods by capacity alone: no Filter call needed
             mark = snapshot.backup()
             snapshot.scope = domain
@@ -201,9 +205,11 @@ class PodGroupAlgorithm:
                     placements_unavailable(len(placements), first.status.message()),
                     plugin=first.status.plugin,
                 )
-            return PodGroupAlgorithmResult(status, first, best_attempt, evaluated, len(placements), topology)
+            return PodGroupAlgorithmResult(
+                status, first, best_attempt, evaluated, len(placements), topology, skipped
+            )
         winner = max(feasible, key=lambda r: r.score)  # max() keeps the first of equal scores
-        return PodGroupAlgorithmResult(None, winner, winner, evaluated, len(placements), topology)
+        return PodGroupAlgorithmResult(None, winner, winner, evaluated, len(placements), topology, skipped)
 
     def evaluate(
         self, state: CycleState, group: PodGroupInfo, placement: Placement, snapshot: Snapshot
@@ -233,6 +239,7 @@ class PodGroupAlgorithm:
             except FitError as e:
                 a.status = Status(Code.UNSCHEDULABLE, e.message)
                 a.message = e.message
+                a.diagnosis = e.diagnosis
                 a.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
                 a.reasons = _reasons(e)
             except NoNodesAvailableError as e:

@@ -91,11 +91,18 @@ def schedule_pod(
     if num_nodes == 0:
         raise NoNodesAvailableError()
     feasible, diagnosis = find_nodes_that_fit(fw, state, pod_info, snap, node_names)
+    records = fw.handle.records  # --- scheduling-records hook (gangplane) ---
     if not feasible:
+        if records is not None:
+            records.pod_cycle(pod_info, diagnosis, num_nodes, 0, "")
         raise FitError(pod_info.key, num_nodes, diagnosis)
     if len(feasible) == 1:
+        if records is not None:
+            records.pod_cycle(pod_info, diagnosis, num_nodes, 1, feasible[0].name)
         return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
     host = select_from_totals(fw, feasible, prioritize_totals(fw, state, pod_info, feasible))
+    if records is not None:
+        records.pod_cycle(pod_info, diagnosis, num_nodes, len(feasible), host)
     return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
 
@@ -365,10 +372,13 @@ def prioritize_totals(
         raise SchedulingError(s.message(), s)
     cols = [c for c in columns.values() if not isinstance(c, int)]
     if not cols:
-        return [0] * len(nodes)
-    totals = cols[0]
-    for col in cols[1:]:
-        totals = list(map(operator.add, totals, col))
+        totals = [0] * len(nodes)
+    else:
+        totals = cols[0]
+        for col in cols[1:]:
+            totals = list(map(operator.add, totals, col))
+    if fw.handle.records is not None:  # --- scheduling-records hook (gangplane) ---
+        fw.handle.records.scored(pod_info, nodes, columns, fw.score_weights, totals)
     return totals
 
 

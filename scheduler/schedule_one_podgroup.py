@@ -199,6 +199,8 @@ class PodGroupCycle:
             return
 
         state = CycleState()
+        if self.sched.records is not None:
+            self.sched.records.begin_pod_group(fw.scheduler_name, ns, name, len(queued))
         algorithm = PodGroupAlgorithm(fw)
         result = await algorithm.run_async(state, group, self.sched.snapshot)
         self.sched.metrics.podgroup_scheduling_algorithm_duration.labels(profile=fw.scheduler_name).observe(
@@ -223,6 +225,8 @@ class PodGroupCycle:
             await self._submit_success(fw, queued, group, result, start)
         else:
             await self._submit_failure(fw, queued, group, result, nominations, waiting_on_preemption, start)
+        if self.sched.records is not None:
+            self.sched.records.pod_group_result(pg, result, nominations, waiting_on_preemption, qpi.attempts)
 
     def _scheduled_members(self, state: PodGroupState) -> list[Obj]:
         out = []
@@ -257,6 +261,8 @@ class PodGroupCycle:
             if a is not None and a.node_name:
                 if await self.sched.assume_and_bind(fw, a.state or CycleState(), q, a.node_name, start):
                     bound += 1
+                    if self.sched.records is not None:
+                        self.sched.records.scheduled(q.pod, fw.scheduler_name, a.node_name, q.attempts)
                 continue
             message = a.message if a is not None and a.message else "no pods were schedulable"
             diag = Diagnosis(unschedulable_plugins=set(a.unschedulable_plugins) if a is not None else set())

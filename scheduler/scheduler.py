@@ -104,7 +104,14 @@ from scheduler.podstatus import (
     patch_pod_status,
 )
 from scheduler.preenqueue_status import REASON_NOT_READY_FOR_SCHEDULING, HeldPodReports
-from scheduler.queue import QueuedPodInfo, SchedulingQueue
+from scheduler.queue import ACTIVE as ACTIVE_QUEUE
+from scheduler.queue import (
+    DEFAULT_POD_INITIAL_BACKOFF,
+    DEFAULT_POD_MAX_BACKOFF,
+    QueuedPodInfo,
+    SchedulingQueue,
+)
+from scheduler.records import Recorder, RecordLimits
 from scheduler.schedule_one import SchedulingError
 from scheduler.schedule_one_podgroup import PodGroupCycle
 from scheduler.status import Code, Status
@@ -160,8 +167,13 @@ class Scheduler:
         registry: dict[str, PluginFactory] | None = None,
         seed: int | None = None,
         pod_groups_served: bool = True,
+        pod_initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
+        pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+        scheduling_records: bool | RecordLimits = False,
     ) -> None:
-        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests.
+        """``registry`` adds (or overrides) plugin factories; ``seed`` fixes tie-breaking for tests;
+        ``pod_initial_backoff`` / ``pod_max_backoff`` are the configuration's backoff seconds;
+        ``scheduling_records`` (True, or the limits to use) keeps gangplane's scheduling records.
 
         ``pod_groups_served`` False (the API server does not serve PodGroups, e.g. its
         ``GenericWorkload`` is off in a skewed cluster) makes the scheduler ignore PodGroups
@@ -189,8 +201,15 @@ class Scheduler:
         self.satisfaction: PodGroupSatisfaction | None = None
         if self.podgroups is not None and self.gates.enabled(POD_GROUP_RUNTIME_SATISFACTION):
             self.satisfaction = PodGroupSatisfaction(client, self.pods, self.podgroups, self.clock)
+        #: kube gives each profile its own event recorder: a pod's events name its scheduler
+        self._profile_recorders: dict[str, EventRecorder] = {}
         self.cache = Cache(self.clock)
         self.snapshot = Snapshot()
+        #: gangplane's scheduling records (None: off)
+        self.records: Recorder | None = None
+        if scheduling_records:
+            limits = scheduling_records if isinstance(scheduling_records, RecordLimits) else RecordLimits()
+            self.records = Recorder(client, self.clock, limits)
 
         plugin_registry = {**default_registry(), **(registry or {})}
         rng = random.Random(seed)
@@ -203,9 +222,18 @@ class Scheduler:
         if not self.frameworks:
             raise ValueError("at least one scheduler profile is required")
         first = next(iter(self.frameworks.values()))
-        self.queue = SchedulingQueue(first.queue_sort_less, self.clock, self.frameworks)
+        self.queue = SchedulingQueue(
+            first.queue_sort_less,
+            self.clock,
+            self.frameworks,
+            initial_backoff=pod_initial_backoff,
+            max_backoff=pod_max_backoff,
+        )
         for fw in self.frameworks.values():
             fw.handle.nominator = self.queue
+        if self.records is not None:
+            # first-try successes are recorded once no pod waits to be scheduled
+            self.records.busy = lambda: self.queue.pending_pods()[ACTIVE_QUEUE] > 0
 
         self._loop_task: asyncio.Task[None] | None = None
         self._periodic_task: asyncio.Task[None] | None = None
@@ -235,6 +263,7 @@ class Scheduler:
             pod_group_state=self.cache.pod_group_state if self.pod_groups_enabled else None,
             record_event=self.record_event,
             informer_factory=self.informers,
+            records=self.records,
         )
 
     def _namespace_labels(self, namespace: str) -> dict[str, str] | None:
@@ -275,7 +304,19 @@ class Scheduler:
         rel = None
         if related:
             rel = object_reference(related, related.get("apiVersion") or "v1", related.get("kind") or "Pod")
-        self.recorder.event_ref(object_reference(regarding, api_version, kind), etype, reason, note, rel)
+        self._recorder_for(regarding).event_ref(
+            object_reference(regarding, api_version, kind), etype, reason, note, rel
+        )
+
+    def _recorder_for(self, regarding: Obj) -> EventRecorder:
+        """The recorder of the profile that schedules ``regarding`` (a pod naming one), else the default's."""
+        name = scheduler_name_of(regarding) if (regarding.get("kind") or "Pod") == "Pod" else EVENT_COMPONENT
+        if name == EVENT_COMPONENT or name not in self.frameworks:
+            return self.recorder
+        rec = self._profile_recorders.get(name)
+        if rec is None:
+            rec = self._profile_recorders[name] = EventRecorder(self.client, name, clock=self.clock)
+        return rec
 
     def framework_for(self, pod: Obj) -> Framework | None:
         return self.frameworks.get(scheduler_name_of(pod))
@@ -316,6 +357,8 @@ class Scheduler:
                 self.queue.add(new)
 
     def _on_pod_delete(self, pod: Obj) -> None:
+        if self.records is not None:  # its record goes with it (garbage collector); free the memory
+            self.records.forget_object("Pod", pod)
         if assigned(pod):
             self.cache.remove_pod(pod)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
@@ -341,6 +384,8 @@ class Scheduler:
 
     def _on_pod_group_delete(self, pg: Obj) -> None:
         self.cache.remove_pod_group(pg)
+        if self.records is not None:
+            self.records.forget_object("PodGroup", pg)
 
     def _on_node_add(self, node: Obj) -> None:
         self.cache.add_node(node)
@@ -425,6 +470,10 @@ class Scheduler:
                 await asyncio.gather(*pending, return_exceptions=True)
         await self._stop_informers()
         await self.recorder.stop()
+        for rec in self._profile_recorders.values():
+            await rec.stop()
+        if self.records is not None:
+            await self.records.stop()
 
     async def _stop_informers(self) -> None:
         """``InformerFactory.stop``, insisting: Python 3.11's ``asyncio.wait_for`` (used inside the
@@ -561,6 +610,8 @@ class Scheduler:
         pod = qpi.pod
         self.cache.update_snapshot(self.snapshot)
         fw.handle.snapshot = self.snapshot
+        if self.records is not None:
+            self.records.begin_pod(fw.scheduler_name, pod, qpi.attempts)
         try:
             result = schedule_one.schedule_pod(fw, state, pod_info, self.snapshot)
         except FitError as e:
@@ -585,8 +636,11 @@ class Scheduler:
             log.warning("error selecting a node for pod %s: %s", pod_info.key, e)
             await self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
             return
-        if await self.assume_and_bind(fw, state, qpi, result.suggested_host, start) and pod_group_name(pod):
-            await self.pod_group_cycle.pod_group_pod_bound(fw, pod)
+        if await self.assume_and_bind(fw, state, qpi, result.suggested_host, start):
+            if self.records is not None:
+                self.records.scheduled(pod, fw.scheduler_name, result.suggested_host, qpi.attempts)
+            if pod_group_name(pod):
+                await self.pod_group_cycle.pod_group_pod_bound(fw, pod)
 
     async def assume_and_bind(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, start: float | None = None
@@ -741,6 +795,13 @@ class Scheduler:
             qpi.pod_info = PodInfo(cached, qpi.pod_info)
             self.queue.add_unschedulable_if_not_present(qpi)
         self._nominate(qpi.pod_info, nominating, cached)
+        if self.records is not None:
+            nominated = None
+            if nominating is not None and nominating.mode == NOMINATING_OVERRIDE:
+                nominated = nominating.node_name
+            self.records.failed(
+                qpi.pod, fw.scheduler_name, qpi.attempts, reason if rejected else "Error", message, nominated
+            )
         self.record_event(qpi.pod, WARNING, "FailedScheduling", "Scheduling", message)
         if cached is None:
             return

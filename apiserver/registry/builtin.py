@@ -15,6 +15,7 @@ from apiserver.registry.strategies import (
     batch,
     core,
     discovery,
+    gangplane,
     metrics,
     misc,
     networking,
@@ -49,6 +50,7 @@ _STRATEGY_MODULES: tuple[ModuleType, ...] = (
     authentication,
     metrics,
     admissionregistration,
+    gangplane,
 )
 
 
@@ -343,6 +345,8 @@ def builtin_resources() -> list[ResourceDef]:
             status=True,
             gate=COMPOSITE_POD_GROUP,
         ),
+        # scheduling.gangplane.dev/v1alpha1: gangplane's own group (scheduling records)
+        rd("scheduling.gangplane.dev", "v1alpha1", "SchedulingRecord", "schedulingrecords", True),
         # rbac.authorization.k8s.io/v1
         rd("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
         rd("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),

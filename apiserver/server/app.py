@@ -195,6 +195,9 @@ class APIApp:
         self.health = HealthChecks(api.store.check, lambda: self.shutting_down)
         #: the simulated containers' files written through exec (``kubectl cp``), per pod UID
         self.containers = Containers(clock=self.clock.now)
+        #: ``/configz`` sections (component-base's ``configz``): name -> the component's effective
+        #: configuration; the composition root installs them (the scheduler's ``componentconfig``)
+        self.configz: dict[str, Callable[[], Any]] = {}
 
     def asgi(self) -> Any:
         """The ASGI application serving every path: this object (an ASGI 3 callable, as servers
@@ -255,6 +258,9 @@ class APIApp:
                     return await self._health(request, *health)
             if path == "/version" or path == "/version/":
                 return Response(orjson.dumps(version_info()), media_type=JSON)
+            if path == "/configz" and self.configz:
+                body = {name: get() for name, get in self.configz.items()}
+                return Response(orjson.dumps(body), media_type=JSON)
             if path == "/metrics":
                 return Response(
                     generate_latest(WithoutCreated(self.metrics_registry)),  # type: ignore[arg-type]  # any collect()-er

@@ -1882,6 +1882,36 @@ POLICYBINDING_PRINTER = Printer(
 
 
 #: (group, plural) -> printer. Unlisted resources print NAME AGE.
+def _record_cells(rec: Obj, now: datetime) -> list[Cell]:
+    """gangplane's SchedulingRecord: subject, attempts, and the last attempt's outcome and place."""
+    subject = _dict(rec.get("subject"))
+    attempts = rec.get("attempts") if isinstance(rec.get("attempts"), list) else []
+    last = _dict(attempts[-1]) if attempts else {}
+    where = last.get("selectedNode") or last.get("selectedPlacement") or last.get("nominatedNode") or "<none>"
+    return [
+        _name(rec),
+        f"{_str(subject.get('kind'))}/{_str(subject.get('name'))}",
+        _str(rec.get("totalAttempts", len(attempts))),
+        _str(last.get("result", "")) or "<none>",
+        _str(where),
+        _age(rec, now),
+    ]
+
+
+#: gangplane's own ``scheduling.gangplane.dev`` SchedulingRecord (not a Kubernetes kind)
+SCHEDULING_RECORD_PRINTER = Printer(
+    (
+        NAME,
+        Column("Subject", description="The pod or PodGroup the record is about."),
+        Column("Attempts", "integer", "Scheduling attempts so far (the newest are kept)."),
+        Column("Result", description="The last attempt's outcome."),
+        Column("Node", description="The last attempt's node, placement or nominated node."),
+        AGE,
+    ),
+    _record_cells,
+)
+
+
 PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "pods"): POD_PRINTER,
     ("", "nodes"): NODE_PRINTER,
@@ -1935,6 +1965,7 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): POLICYBINDING_PRINTER,
     ("admissionregistration.k8s.io", "mutatingadmissionpolicies"): MUTATINGADMISSIONPOLICY_PRINTER,
     ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"): POLICYBINDING_PRINTER,
+    ("scheduling.gangplane.dev", "schedulingrecords"): SCHEDULING_RECORD_PRINTER,
 }
 
 

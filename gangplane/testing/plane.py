@@ -65,6 +65,8 @@ class PlaneConfig:
     crds: tuple[str, ...] = ()
     #: a node agent stage file (``controllers.nodeagent.userstages``)
     stages: str | None = None
+    #: keep gangplane's scheduling records (``SchedulingRecord`` objects; :meth:`Gangplane.scheduling_record`)
+    scheduling_records: bool = False
 
     @classmethod
     def from_kwargs(cls, base_dir: Path | None = None, **kw: Any) -> PlaneConfig:
@@ -77,6 +79,7 @@ class PlaneConfig:
             "controllers",
             "crds",
             "stages",
+            "scheduling_records",
         }
         if unknown:
             raise TypeError(f"unknown gangplane option(s): {', '.join(sorted(unknown))}")
@@ -104,6 +107,7 @@ class PlaneConfig:
             controllers=kw.get("controllers", "*"),
             crds=tuple(resolve(c) for c in crds),
             stages=resolve(kw["stages"]) if kw.get("stages") else None,
+            scheduling_records=bool(kw.get("scheduling_records", False)),
         )
 
     def fleet(self) -> Any:
@@ -194,6 +198,7 @@ class Gangplane:
             component_gates={k: dict(v) for k, v in self.config.component_gates},
             bookmark_interval=0.5,
             client_bookmark_interval=0.2,
+            scheduling_records=self.config.scheduling_records,
         )
         logging.getLogger("gangplane").addHandler(self.log)
         self._cp = ControlPlane(options)
@@ -260,6 +265,30 @@ class Gangplane:
 
     async def wait_deleted(self, obj: Mapping[str, Any] | None = None, **kw: Any) -> None:
         await waiters.wait_deleted(self.client("pytest-wait"), obj, **kw)
+
+    async def scheduling_record(
+        self,
+        target: str,
+        namespace: str = "default",
+        condition: waiters.Condition = lambda o: o is not None,
+        timeout: float = 10.0,
+    ) -> Obj | None:
+        """Wait for the scheduling record of ``pod/NAME`` or ``podgroup/NAME`` to satisfy ``condition``
+        (needs ``@pytest.mark.gangplane(scheduling_records=True)``), e.g. until its last attempt
+        says ``Scheduled``; the record says why the scheduler decided what it did."""
+        from scheduler.records import SCHEDULINGRECORDS, record_name
+
+        kind, _, name = target.partition("/")
+        kind = "PodGroup" if kind.lower() in ("podgroup", "podgroups", "pg") else "Pod"
+        return await waiters.wait_for(
+            self.client("pytest-wait"),
+            None,
+            condition,
+            gvr=SCHEDULINGRECORDS,
+            name=record_name(kind, name),
+            namespace=namespace,
+            timeout=timeout,
+        )
 
     async def wait_pods_running(self, selector: str = "", n: int = 1, **kw: Any) -> list[Obj]:
         return await waiters.wait_pods_running(self.client("pytest-wait"), selector, n, **kw)
@@ -535,6 +564,18 @@ class InProcessPlane:
 
     async def wait_pods_running(self, selector: str = "", n: int = 1, **kw: Any) -> list[Obj]:
         return await self._host.submit(self._host.plane.wait_pods_running(selector, n, **kw))
+
+    async def scheduling_record(
+        self,
+        target: str,
+        namespace: str = "default",
+        condition: waiters.Condition = lambda o: o is not None,
+        timeout: float = 10.0,
+    ) -> Obj | None:
+        """:meth:`Gangplane.scheduling_record` on the plane's own loop."""
+        return await self._host.submit(
+            self._host.plane.scheduling_record(target, namespace, condition, timeout)
+        )
 
     def call(self, coro: Coroutine[Any, Any, T], timeout: float | None = 60) -> T:
         """Run a coroutine on the plane's own loop from a sync test (blocking)."""

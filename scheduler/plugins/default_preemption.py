@@ -221,11 +221,15 @@ class DefaultPreemption:
         candidates, statuses, errors = self.find_candidates(state, pod_info, node_to_status)
         if errors and not candidates:
             return None, Status(Code.ERROR, "; ".join(errors))
+        records = self.handle.records  # --- scheduling-records hook (gangplane) ---
         if not candidates:
-            return PostFilterResult("", NOMINATING_OVERRIDE), Status(
-                Code.UNSCHEDULABLE, preemption_not_helpful(snapshot.num_nodes(), statuses)
-            )
+            msg = preemption_not_helpful(snapshot.num_nodes(), statuses)
+            if records is not None:
+                records.preemption(pod_info, [], None, msg)
+            return PostFilterResult("", NOMINATING_OVERRIDE), Status(Code.UNSCHEDULABLE, msg)
         best = self.select_candidate(candidates)
+        if records is not None:
+            records.preemption(pod_info, candidates, best)
         st = await self.prepare_candidate(best, pod_info)
         if not is_success(st):
             assert st is not None

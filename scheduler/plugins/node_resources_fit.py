@@ -43,9 +43,14 @@ from scheduler.interfaces import (
     PreFilterResult,
 )
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
+from scheduler.plugins.requested_to_capacity_ratio import (
+    REQUESTED_TO_CAPACITY_RATIO,
+    RequestedToCapacityRatioScorer,
+)
 from scheduler.plugins.resource_allocation import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
+    Scorer,
     array_scores,
     least_allocated_scorer,
     most_allocated_scorer,
@@ -151,10 +156,16 @@ class NodeResourcesFit:
         self.ignored_groups = frozenset(args.get("ignoredResourceGroups") or ())
         strategy = args.get("scoringStrategy") or {}
         self.strategy = strategy.get("type") or LEAST_ALLOCATED
-        if self.strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED):
-            raise ValueError(f"scoring strategy {self.strategy} is not supported")
         self.resources = parse_resources(strategy.get("resources"))
-        self.scorer = least_allocated_scorer if self.strategy == LEAST_ALLOCATED else most_allocated_scorer
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
+            self.scorer: Scorer = RequestedToCapacityRatioScorer(shape)
+        elif self.strategy in (LEAST_ALLOCATED, MOST_ALLOCATED):
+            self.scorer = (
+                least_allocated_scorer if self.strategy == LEAST_ALLOCATED else most_allocated_scorer
+            )
+        else:
+            raise ValueError(f"scoring strategy {self.strategy} is not supported")
         self.handle = handle
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -168,6 +168,8 @@ class WorkloadAwarePreemption:
         if err is not None:
             return None, err
         found = f"found a placement for podgroup, preempting {len(selection.pods)} victims"
+        if self.handle.records is not None:  # --- scheduling-records hook (gangplane) ---
+            self.handle.records.group_preemption(selection.victims, priority, found)
         return PodGroupPostFilterResult(nominations), Status(Code.SUCCESS, found)
 
     def _in_flight_victims(self) -> list[PodInfo]:

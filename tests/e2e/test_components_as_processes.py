@@ -204,3 +204,54 @@ async def test_a_component_process_killed_mid_workflow_is_replaced(
     )
     assert lease is not None and lease["spec"]["leaseTransitions"] >= 1
     assert len((await client.list(PODS, "default", label_selector="app=first"))["items"]) == 3
+
+
+async def test_a_scheduler_process_runs_the_profiles_of_its_scheduler_config(
+    apiserver_only: Server, client: HTTPClient, processes: list[ComponentProcess], tmp_path: Path
+) -> None:
+    """``gangplane scheduler --scheduler-config FILE``: kube-scheduler's ``--config`` in its own process.
+    A pod naming the file's second profile is bound by it, and its scheduling record (the server is
+    gangplane's, so it serves them) names that profile."""
+    from scheduler.records import SCHEDULINGRECORDS
+
+    (tmp_path / "sched.yaml").write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "profiles:\n"
+        "- schedulerName: default-scheduler\n"
+        "- schedulerName: bin-packer\n"
+        "  pluginConfig:\n"
+        "  - name: NodeResourcesFit\n"
+        "    args: {scoringStrategy: {type: MostAllocated}}\n"
+    )
+    processes.append(start_component("node-agent", apiserver_only, tmp_path))
+    processes.append(
+        start_component(
+            "scheduler", apiserver_only, tmp_path, "--scheduler-config", str(tmp_path / "sched.yaml")
+        )
+    )
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "packed"},
+        "spec": {"schedulerName": "bin-packer", "containers": [{"name": "c", "image": "pause"}]},
+    }
+    await client.create(PODS, pod, "default")
+    bound = await asyncio.wait_for(
+        object_until(client, PODS, "packed", lambda p: bool(p and p["spec"].get("nodeName")), "default"), 60
+    )
+    assert bound is not None
+    record = await asyncio.wait_for(
+        object_until(
+            client,
+            SCHEDULINGRECORDS,
+            "pod.packed",
+            lambda r: bool(r and any(a.get("result") == "Scheduled" for a in r.get("attempts") or [])),
+            "default",
+        ),
+        60,
+    )
+    assert record is not None
+    assert {a["profile"] for a in record["attempts"]} == {"bin-packer"}
+    for c in processes:
+        assert stop_component(c) == 0

@@ -231,6 +231,44 @@ async def test_b(gangplane):
     result.assert_outcomes(passed=2)
 
 
+def test_a_user_test_asserts_why_a_pod_went_where_it_went(pytester: pytest.Pytester) -> None:
+    result = run(
+        pytester,
+        """
+import pytest
+from apiserver.client.interface import PODS
+
+NODES = [
+    {"name": "roomy", "capacity": {"cpu": "8", "memory": "8Gi", "pods": "10"}},
+    {"name": "tiny", "capacity": {"cpu": "1", "memory": "1Gi", "pods": "10"}},
+]
+
+def pod(name, cpu):
+    return {"metadata": {"name": name}, "spec": {"containers": [
+        {"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}]}}
+
+@pytest.mark.anyio
+@pytest.mark.gangplane(nodes=NODES, scheduling_records=True)
+async def test_why(gangplane):
+    await gangplane.client().create(PODS, pod("web", "2"), "default")
+    rec = await gangplane.scheduling_record(
+        "pod/web", condition=lambda r: bool(r and r["attempts"][-1].get("result") == "Scheduled")
+    )
+    attempt = rec["attempts"][-1]
+    assert attempt["selectedNode"] == "roomy"
+    assert attempt["nodes"]["total"] == 2 and attempt["nodes"]["feasible"] == 1
+    await gangplane.client().create(PODS, pod("huge", "16"), "default")
+    rec = await gangplane.scheduling_record(
+        "pod/huge", condition=lambda r: bool(r and r["attempts"][-1].get("result") == "Unschedulable")
+    )
+    (rejection,) = rec["attempts"][-1]["filter"]
+    assert rejection["plugin"] == "NodeResourcesFit"
+    assert rejection["reasons"][0] == {"reason": "Insufficient cpu", "nodes": 2, "examples": ["roomy", "tiny"]}
+""",
+    )
+    result.assert_outcomes(passed=1)
+
+
 def test_a_user_stage_file_changes_pod_and_node_lifecycles(pytester: pytest.Pytester) -> None:
     """``@pytest.mark.gangplane(stages=FILE)``: pods labelled app=slow become Ready 3 s (simulated)
     after they start and fail at 20 s; the nodes of one rack go NotReady 10 s after they register."""

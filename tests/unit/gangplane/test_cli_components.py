@@ -65,3 +65,28 @@ def test_controller_manager_rejects_a_bad_key_file(
         )
         == 2
     )
+
+
+def test_scheduler_rejects_a_bad_scheduler_config_before_connecting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``gangplane scheduler --scheduler-config`` validates the file as ``gangplane serve`` does: exit 2
+    naming the field (the server, unreachable here, is never asked)."""
+    from gangplane.kubeconfig import write_kubeconfig
+
+    kc = tmp_path / "kc"
+    write_kubeconfig(kc, "http://127.0.0.1:1", "t")
+    (tmp_path / "sched.yaml").write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "profiles:\n"
+        "- plugins:\n"
+        "    score:\n"
+        "      enabled: [{name: NodeResourcesMostAllocatedTypo}]\n"
+    )
+    args = ["scheduler", "--kubeconfig", str(kc), "--scheduler-config", str(tmp_path / "sched.yaml")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert 'ScorePlugin "NodeResourcesMostAllocatedTypo" does not exist' in err, err
+    assert "(at profiles[0].plugins.score.enabled[0])" in err, err
+    assert "cannot reach" not in err

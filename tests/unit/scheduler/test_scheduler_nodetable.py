@@ -167,9 +167,47 @@ def _plugins(handle: Handle) -> list[Any]:
             {"scoringStrategy": {"resources": [{"name": "cpu", "weight": 2}, {"name": GPU, "weight": 3}]}},
             handle,
         ),
+        NodeResourcesFit(_REQUESTED_TO_CAPACITY_RATIO, handle),
         BalancedAllocation({}, handle),
         BalancedAllocation({"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}]}, handle),
     ]
+
+
+#: a bin-packing shape (kube's example): the table has no array form for it, so its batches take
+#: the per-node path and must still equal score() node for node
+_REQUESTED_TO_CAPACITY_RATIO = {
+    "scoringStrategy": {
+        "type": "RequestedToCapacityRatio",
+        "resources": [
+            {"name": "cpu", "weight": 1},
+            {"name": "memory", "weight": 1},
+            {"name": GPU, "weight": 2},
+        ],
+        "requestedToCapacityRatio": {
+            "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+        },
+    }
+}
+
+
+def test_requested_to_capacity_ratio_batches_fall_back_to_the_per_node_path() -> None:
+    """The array scorers know LeastAllocated, MostAllocated and BalancedAllocation only: the table
+    answers ``None`` for a RequestedToCapacityRatio scorer (so the plugin scores node by node)."""
+    rng = random.Random(11)
+    snap = _random_cluster(rng, 120).snapshot()
+    handle = Handle(rng=random.Random(0))
+    handle.snapshot = snap
+    fit = NodeResourcesFit(_REQUESTED_TO_CAPACITY_RATIO, handle)
+    nodes = snap.ordered()
+    pi = PodInfo(make_pod("p", uid="p", requests={"cpu": "1", "memory": "1Gi"}))
+    state = CycleState()
+    assert fit.pre_score(state, pi, nodes) is None
+    reqs = [ra.pod_request(pi, r, False) for r, _ in fit.resources]
+    assert (
+        resource_arrays.scores(state, snap.node_table(), nodes, reqs, fit.resources, fit.scorer, False)
+        is None
+    )
+    assert fit.score_nodes(state, pi, nodes) == [fit.score(state, pi, ni)[0] for ni in nodes]
 
 
 @pytest.mark.parametrize("seed", range(4))

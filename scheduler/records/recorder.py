@@ -1,0 +1,506 @@
+"""The :class:`Recorder`: the scheduler's cycles report to it; it writes ``SchedulingRecord`` objects.
+
+One attempt is open at a time (the scheduling loop runs one cycle at a time): the scheduler opens
+it (:meth:`Recorder.begin_pod`, :meth:`Recorder.begin_pod_group`), the framework and the
+preemption plugins add to it through the hooks on ``Handle.records`` (:meth:`pod_cycle`,
+:meth:`scored`, :meth:`raw_scores`, :meth:`preemption`, :meth:`group_preemption`), and the
+outcome closes it (:meth:`scheduled`, :meth:`failed`, :meth:`pod_group_result`). A binding that
+fails later adds an attempt of its own.
+
+Inside a PodGroup cycle the per-pod hooks are ignored (the placements carry each failing pod's
+node-by-node rejections instead), so a 1,000-pod gang does not make 1,000 score tables.
+
+Closed attempts are kept per subject (the newest :attr:`RecordLimits.attempts_per_subject`) and
+written by a background task that coalesces: a pod retried ten times while a write is in flight
+is written once more, with its latest attempts. A pod scheduled on its first attempt (the bulk of
+a burst) is written once no pod waits in the active queue, or after :data:`MAX_DEFER` seconds:
+an API write costs about as much as a third of a scheduling cycle, so the burst goes first;
+everything else (failures, retries, preemptions, PodGroup cycles) is written at once. At most :attr:`RecordLimits.subjects` subjects
+are remembered; the least recently attempted one's record is deleted beyond that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict, deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from apiserver import errors
+from apiserver.client.interface import Client
+from apiserver.meta import Clock, rfc3339
+from scheduler.diagnosis import Diagnosis
+from scheduler.records.api import API_VERSION, KIND, SCHEDULINGRECORDS, record_name
+from scheduler.records.summary import (
+    RecordLimits,
+    candidate_summary,
+    filter_summary,
+    score_summary,
+    victims_summary,
+)
+
+log = logging.getLogger("gangplane.scheduler.records")
+
+#: seconds a first-try success's record may wait for the queue to empty before it is written anyway
+MAX_DEFER = 5.0
+#: how often the writer looks again whether the queue has emptied
+DEFER_POLL = 0.1
+
+Obj = dict[str, Any]
+POD_GROUP_API_VERSION = "scheduling.k8s.io/v1beta1"
+
+__all__ = ["RecordLimits", "Recorder"]
+
+
+@dataclass
+class _Subject:
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    attempts: deque[Obj]
+    total: int = 0
+
+    def to_object(self) -> Obj:
+        api_version = "v1" if self.kind == "Pod" else POD_GROUP_API_VERSION
+        return {
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "metadata": {
+                "name": record_name(self.kind, self.name),
+                "namespace": self.namespace,
+                "labels": {"scheduling.gangplane.dev/subject-kind": self.kind},
+                "ownerReferences": [
+                    {"apiVersion": api_version, "kind": self.kind, "name": self.name, "uid": self.uid}
+                ],
+            },
+            "subject": {"kind": self.kind, "name": self.name, "uid": self.uid},
+            "totalAttempts": self.total,
+            "attempts": list(self.attempts),
+        }
+
+
+@dataclass
+class Recorder:
+    """See the module docstring. ``client`` writes the records; ``clock`` stamps the attempts."""
+
+    client: Client
+    clock: Clock
+    limits: RecordLimits = field(default_factory=RecordLimits)
+
+    def __post_init__(self) -> None:
+        self._subjects: OrderedDict[tuple[str, str], _Subject] = OrderedDict()
+        self._current: Obj | None = None
+        self._current_uid = ""
+        self._group: Obj | None = None
+        self._group_name = ""
+        self._raw: dict[str, list[int]] = {}
+        self._scores: Obj | None = None
+        #: subjects to write at once (anything but a first-try success) and when the queue is idle
+        self._urgent: dict[tuple[str, str], None] = {}
+        self._deferred: dict[tuple[str, str], None] = {}
+        self._deferred_since = 0.0
+        self._deletes: set[tuple[str, str]] = set()
+        #: whether the scheduler has pods waiting to be scheduled (set by the scheduler)
+        self.busy: Callable[[], bool] = lambda: False
+        self._created: set[tuple[str, str]] = set()
+        self._wake: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self._task: asyncio.Task[None] | None = None
+        #: API writes made (creates, updates, deletes), for the overhead measurement
+        self.writes = 0
+
+    # -- opening an attempt ---------------------------------------------------------------
+
+    def begin_pod(self, profile: str, pod: Obj, attempt: int) -> None:
+        """A pod-by-pod cycle starts for ``pod``."""
+        self._current = {
+            "attempt": attempt,
+            "time": rfc3339(self.clock.now()),
+            "profile": profile,
+            "cycle": "Pod",
+        }
+        self._current_uid = (pod.get("metadata") or {}).get("uid", "")
+        self._group = None
+        self._raw = {}
+        self._scores = None
+
+    def begin_pod_group(self, profile: str, namespace: str, name: str, pods: int) -> None:
+        """A PodGroup cycle starts: per-pod hooks are ignored until it ends."""
+        self._current = None
+        self._group_name = name
+        self._group = {
+            "attempt": 0,
+            "time": rfc3339(self.clock.now()),
+            "profile": profile,
+            "cycle": "PodGroup",
+            "pods": pods,
+        }
+
+    # -- framework and plugin hooks (Handle.records) -----------------------------------------
+
+    def raw_scores(self, plugin: str, values: list[int]) -> None:
+        if self._current is not None:
+            self._raw[plugin] = values
+
+    def scored(
+        self,
+        pod_info: Any,
+        nodes: Sequence[Any],
+        columns: Mapping[str, Sequence[int] | int],
+        weights: Mapping[str, int],
+        totals: Sequence[int],
+    ) -> None:
+        """``totals`` leave out the plugins that score every node alike (their ``int`` columns)."""
+        if self._current is not None:
+            self._scores = score_summary(nodes, columns, self._raw, weights, totals, self.limits)
+
+    def pod_cycle(
+        self, pod_info: Any, diagnosis: Diagnosis, num_nodes: int, feasible: int, host: str
+    ) -> None:
+        """The framework's Filter/Score verdict for the open pod attempt."""
+        cur = self._current
+        if cur is None or pod_info.uid != self._current_uid:
+            return
+        rejected = len(diagnosis.node_to_status)
+        cur["nodes"] = {"total": num_nodes, "feasible": feasible, "rejected": rejected}
+        if feasible and num_nodes > feasible + rejected:
+            # enough nodes fit before them (numFeasibleNodesToFind), or a Filter plugin's hint had
+            # already ruled them out (gangplane filters those only when nothing else fits)
+            cur["nodes"]["notFiltered"] = num_nodes - feasible - rejected
+        rejections = filter_summary(diagnosis, num_nodes, self.limits) if rejected or not feasible else []
+        if rejections:
+            cur["filter"] = rejections
+        if self._scores is not None and host:
+            cur["score"] = self._scores
+        if host:
+            cur["selectedNode"] = host
+        self._raw = {}
+        self._scores = None
+
+    def preemption(
+        self, pod_info: Any, candidates: Sequence[Any], chosen: Any | None, message: str = ""
+    ) -> None:
+        """DefaultPreemption's decision: the candidates it found, the one it chose and its victims."""
+        cur = self._current
+        if cur is None or pod_info.uid != self._current_uid:
+            return
+        entry: Obj = {"candidatesFound": len(candidates)}
+        ranked = sorted(candidates, key=lambda c: (c.num_pdb_violations, -len(c.victims), c.name))
+        entry["candidates"] = [candidate_summary(c) for c in ranked[: self.limits.candidates]]
+        if chosen is not None:
+            entry["chosen"] = chosen.name
+            entry["why"] = (
+                "fewest PodDisruptionBudget violations, then the lowest highest-victim priority, "
+                "the lowest sum of priorities, the fewest victims, the latest start (kube's order)"
+            )
+            entry["victims"] = victims_summary(chosen, pod_info.priority)
+        if message:
+            entry["message"] = message
+        cur["preemption"] = entry
+
+    def group_preemption(self, victims: Sequence[Any], priority: int, message: str = "") -> None:
+        """WorkloadAwarePreemption's decision for the open PodGroup attempt."""
+        if self._group is None:
+            return
+        listed = [
+            {
+                "pods": [p.key for p in v.pods],
+                "priority": v.priority,
+                "reason": f"priority {v.priority} < the PodGroup's {priority}"
+                + (f"; PodGroup {v.group} goes whole (disruptionMode: all)" if v.group else ""),
+            }
+            for v in victims
+        ]
+        entry: Obj = {"victims": listed[: self.limits.placements], "victimUnits": len(listed)}
+        if message:
+            entry["message"] = message
+        self._group["preemption"] = entry
+
+    # -- closing an attempt -------------------------------------------------------------------
+
+    def scheduled(self, pod: Obj, profile: str, host: str, attempt: int, via_group: str = "") -> None:
+        """The pod is assumed on ``host`` and goes to binding."""
+        entry = self._take(pod, profile, attempt, via_group)
+        entry["result"] = "Scheduled"
+        entry["selectedNode"] = host
+        self._store_pod(pod, entry)
+
+    def failed(
+        self,
+        pod: Obj,
+        profile: str,
+        attempt: int,
+        result: str,
+        message: str,
+        nominated: str | None = None,
+        via_group: str = "",
+    ) -> None:
+        """The attempt ended Unschedulable or in an Error (or the binding failed afterwards)."""
+        entry = self._take(pod, profile, attempt, via_group)
+        entry["result"] = result
+        entry["message"] = message
+        if nominated is not None:
+            entry["nominatedNode"] = nominated
+        self._store_pod(pod, entry)
+
+    def pod_group_result(
+        self,
+        pod_group: Obj,
+        result: Any,
+        nominations: Mapping[str, str],
+        waiting_on_preemption: bool,
+        attempt: int,
+    ) -> None:
+        """The PodGroup cycle's outcome: every placement considered and why it was dropped."""
+        entry = self._group or {"time": rfc3339(self.clock.now()), "cycle": "PodGroup"}
+        self._group = None
+        entry["attempt"] = attempt
+        winner = result.placement if result.success else None
+        placements: list[Obj] = []
+        for r in result.evaluated:
+            placements.append(self._placement(r, winner))
+        for p in result.skipped:
+            placements.append(
+                {
+                    "name": p.name or "(cluster)",
+                    "nodes": len(p.node_names) if p.node_names is not None else None,
+                    "outcome": "Skipped",
+                    "why": "the domain's free capacity cannot hold the pods (no Filter was run)",
+                }
+            )
+        listed = [
+            {k: v for k, v in pl.items() if v is not None} for pl in placements[: self.limits.placements]
+        ]
+        entry["placements"] = listed
+        entry["placementsConsidered"] = len(placements)
+        entry["placementsTotal"] = result.num_placements or len(placements)
+        if winner is not None:
+            entry["result"] = "Scheduled"
+            entry["selectedPlacement"] = winner.placement.name or "(cluster)"
+            entry["assignments"] = {a.pod_info.key: a.node_name for a in winner.assignments if a.node_name}
+        else:
+            entry["result"] = "WaitingOnPreemption" if waiting_on_preemption else "Unschedulable"
+            entry["message"] = result.status.message() if result.status is not None else ""
+        if nominations:
+            entry["nominations"] = dict(nominations)
+        meta = pod_group.get("metadata") or {}
+        self._store("PodGroup", meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", ""), entry)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _placement(self, r: Any, winner: Any) -> Obj:
+        fitting = [a for a in r.assignments if a.node_name]
+        out: Obj = {
+            "name": r.placement.name or "(cluster)",
+            "nodes": len(r.placement.node_names) if r.placement.node_names is not None else None,
+            "podsFit": len(fitting),
+            "podsTried": len(r.assignments),
+        }
+        if r.feasible:
+            out["score"] = r.score
+            if winner is not None and r is winner:
+                out["outcome"] = "Chosen"
+            elif winner is not None:
+                out["outcome"] = "Dropped"
+                out["why"] = f"score {r.score} below the chosen placement's {winner.score}"
+            else:
+                out["outcome"] = "Feasible"
+        else:
+            out["outcome"] = "Dropped"
+            out["why"] = r.status.message() if r.status is not None else "infeasible"
+            failing = [a for a in r.assignments if not a.node_name and a.diagnosis is not None]
+            if failing:
+                a = failing[0]
+                num = len(r.placement.node_names) if r.placement.node_names is not None else None
+                out["firstUnplacedPod"] = {
+                    "pod": a.pod_info.key,
+                    "message": a.message,
+                    "filter": filter_summary(
+                        a.diagnosis, num if num is not None else _count(a.diagnosis), self.limits
+                    ),
+                }
+        return out
+
+    def _take(self, pod: Obj, profile: str, attempt: int, via_group: str) -> Obj:
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        if self._current is not None and uid == self._current_uid:
+            entry = self._current
+            self._current = None
+            self._current_uid = ""
+            return entry
+        entry = {"attempt": attempt, "time": rfc3339(self.clock.now()), "profile": profile}
+        if not via_group and self._group is not None:
+            via_group = self._group_name
+        entry["cycle"] = "PodGroup" if via_group else "Binding"
+        if via_group:
+            entry["podGroup"] = via_group
+        return entry
+
+    def _store_pod(self, pod: Obj, entry: Obj) -> None:
+        meta = pod.get("metadata") or {}
+        self._store("Pod", meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", ""), entry)
+
+    def _store(self, kind: str, namespace: str, name: str, uid: str, entry: Obj) -> None:
+        key = (namespace, record_name(kind, name))
+        subject = self._subjects.get(key)
+        if subject is None or subject.uid != uid:
+            subject = _Subject(kind, namespace, name, uid, deque(maxlen=self.limits.attempts_per_subject))
+            self._subjects[key] = subject
+        self._subjects.move_to_end(key)
+        subject.total += 1
+        subject.attempts.append(entry)
+        self._deletes.discard(key)
+        if (
+            subject.total == 1
+            and kind == "Pod"
+            and entry.get("result") == "Scheduled"
+            and key not in self._urgent
+        ):
+            # a first-try success: written once the scheduling burst is over (see _writer)
+            if not self._deferred:
+                self._deferred_since = self.clock.monotonic()
+            self._deferred[key] = None
+        else:
+            self._deferred.pop(key, None)
+            self._urgent[key] = None
+        while len(self._subjects) > self.limits.subjects:
+            old_key, _ = self._subjects.popitem(last=False)
+            self._urgent.pop(old_key, None)
+            self._deferred.pop(old_key, None)
+            self._deletes.add(old_key)
+        self._kick()
+
+    def forget_object(self, kind: str, obj: Obj) -> None:
+        """The subject left the scheduler's view: its record stays in the API (the garbage collector
+        removes it with its pod or PodGroup), the memory is freed. A newer object of the same name
+        (another UID) keeps its own."""
+        meta = obj.get("metadata") or {}
+        key = (meta.get("namespace", ""), record_name(kind, meta.get("name", "")))
+        subject = self._subjects.get(key)
+        if subject is None or subject.uid != meta.get("uid", ""):
+            return
+        if key in self._urgent or key in self._deferred:
+            return  # not written yet: the writer needs it (the record is owner-referenced anyway)
+        self.forget(meta.get("namespace", ""), kind, meta.get("name", ""))
+
+    def forget(self, namespace: str, kind: str, name: str) -> None:
+        """Drop the subject from memory."""
+        key = (namespace, record_name(kind, name))
+        self._subjects.pop(key, None)
+        self._urgent.pop(key, None)
+        self._deferred.pop(key, None)
+        self._created.discard(key)
+
+    def _kick(self) -> None:
+        if self._wake is None:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no loop (a bare framework in a test): the records stay in memory
+            self._wake = asyncio.Event()
+            self._task = asyncio.create_task(self._writer(), name="scheduling-records-writer")
+        self._wake.set()
+
+    def record(self, namespace: str, kind: str, name: str) -> Obj | None:
+        """The record as it will be (or was) written; None if the subject is unknown."""
+        subject = self._subjects.get((namespace, record_name(kind, name)))
+        return subject.to_object() if subject is not None else None
+
+    async def _writer(self) -> None:
+        """Write the urgent records at once; the deferred ones when no pod waits in the active
+        queue (or once the oldest has waited :data:`MAX_DEFER` seconds), so that a burst of
+        pods is scheduled first and recorded right after."""
+        assert self._wake is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await self._write_keys(self._take_keys(self._urgent))
+            if not self._deferred:
+                await self._write_deletes()
+                continue
+            waited = self.clock.monotonic() - self._deferred_since
+            if self.busy() and waited < MAX_DEFER:
+                loop.call_later(DEFER_POLL, self._wake.set)
+                continue
+            await self._write_keys(self._take_keys(self._deferred))
+            await self._write_deletes()
+
+    @staticmethod
+    def _take_keys(keys: dict[tuple[str, str], None]) -> list[tuple[str, str]]:
+        out = list(keys)
+        keys.clear()
+        return out
+
+    async def flush(self) -> None:
+        """Write everything pending now, deferred records included (tests, benchmarks, stop),
+        after the writer's batch in flight."""
+        await self._write_keys([])
+        while self._urgent or self._deferred or self._deletes:
+            await self._write_keys(self._take_keys(self._urgent) + self._take_keys(self._deferred))
+            await self._write_deletes()
+
+    async def _write_deletes(self) -> None:
+        deletes, self._deletes = self._deletes, set()
+        for ns, name in deletes:
+            self._created.discard((ns, name))
+            with contextlib.suppress(errors.StatusError):
+                self.writes += 1
+                await self.client.delete(SCHEDULINGRECORDS, name, ns)
+
+    async def _write_keys(self, keys: list[tuple[str, str]]) -> None:
+        """Write these subjects' records; one batch at a time (``flush`` waits for the writer's)."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            await self._write_batch(keys)
+
+    async def _write_batch(self, keys: list[tuple[str, str]]) -> None:
+        for key in keys:
+            subject = self._subjects.get(key)
+            if subject is None:
+                continue  # evicted meanwhile (its delete is queued)
+            try:
+                await self._write(key, subject.to_object())
+            except errors.StatusError as e:
+                log.debug("scheduling record %s/%s not written: %s", key[0], key[1], e.message)
+            except Exception:  # a broken write must not stop the writer
+                log.exception("scheduling record %s/%s not written", *key)
+
+    async def _write(self, key: tuple[str, str], obj: Obj) -> None:
+        ns = key[0]
+        self.writes += 1
+        if key in self._created:
+            try:
+                await self.client.update(SCHEDULINGRECORDS, obj, ns)
+                return
+            except errors.StatusError as e:
+                if e.code != 404:
+                    raise
+        try:
+            await self.client.create(SCHEDULINGRECORDS, obj, ns)
+        except errors.StatusError as e:
+            if e.code != 409:
+                raise
+            self.writes += 1
+            await self.client.update(SCHEDULINGRECORDS, obj, ns)
+        self._created.add(key)
+
+    async def stop(self) -> None:
+        """Write what is pending, then stop the writer."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.flush(), 5)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        self._task = None
+        self._wake = None
+
+
+def _count(diagnosis: Diagnosis) -> int:
+    return len(diagnosis.node_to_status)

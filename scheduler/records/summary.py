@@ -1,0 +1,155 @@
+"""Cycle data turned into the bounded fields of a scheduling record.
+
+Everything here is capped, so that a record's size does not grow with the cluster: node names
+per rejection reason, nodes whose scores are kept (the best ones; the rest as a count and a
+range), placements listed. The counts are always exact.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler.diagnosis import Diagnosis
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RecordLimits:
+    """Caps of one record, and of the recorder's memory."""
+
+    #: attempts kept per pod or PodGroup (the newest); ``totalAttempts`` counts them all
+    attempts_per_subject: int = 5
+    #: subjects remembered; beyond it the least recently scheduled one's record is deleted
+    subjects: int = 10_000
+    #: nodes whose per-plugin scores are listed (the best totals)
+    top_nodes: int = 5
+    #: node names listed per Filter rejection reason
+    nodes_per_reason: int = 10
+    #: placements listed per PodGroup cycle (the rest counted)
+    placements: int = 20
+    #: preemption candidates listed
+    candidates: int = 5
+
+
+def filter_summary(diagnosis: Diagnosis, num_nodes: int, limits: RecordLimits) -> list[Obj]:
+    """Per Filter plugin: how many nodes it rejected, by reason, with the first node names."""
+    by_plugin: dict[str, dict[str, list[str]]] = {}
+    counts: dict[str, int] = {}
+    for node, st in diagnosis.node_to_status.items():
+        plugin = st.plugin or "(unknown)"
+        counts[plugin] = counts.get(plugin, 0) + 1
+        reasons = by_plugin.setdefault(plugin, {})
+        for reason in st.reasons or [st.message()]:
+            reasons.setdefault(reason, []).append(node)
+    out: list[Obj] = []
+    for plugin, reasons in by_plugin.items():
+        out.append(
+            {
+                "plugin": plugin,
+                "nodes": counts[plugin],
+                "reasons": [
+                    {"reason": r, "nodes": len(ns), "examples": sorted(ns)[: limits.nodes_per_reason]}
+                    for r, ns in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+                ],
+            }
+        )
+    absent = num_nodes - len(diagnosis.node_to_status)
+    st = diagnosis.node_to_status.absent_status
+    if diagnosis.pre_filter_msg or (absent > 0 and st.reasons and not st.is_success()):
+        out.append(
+            {
+                "plugin": st.plugin or "PreFilter",
+                "nodes": absent,
+                "reasons": [{"reason": r, "nodes": absent, "examples": []} for r in st.reasons],
+            }
+        )
+    out.sort(key=lambda e: (-e["nodes"], e["plugin"]))
+    return out
+
+
+def score_summary(
+    nodes: Sequence[Any],
+    columns: Mapping[str, Sequence[int] | int],
+    raw: Mapping[str, Sequence[int]],
+    weights: Mapping[str, int],
+    partial_totals: Sequence[int],
+    limits: RecordLimits,
+) -> Obj:
+    """The best nodes' per-plugin raw and final (normalised x weight) scores; the rest as a range.
+
+    ``partial_totals`` are the framework's per-node sums without the plugins that score every
+    node alike (``int`` columns); those add the same number everywhere, so the order is the same.
+    """
+    n = len(nodes)
+    uniform = sum(c for c in columns.values() if isinstance(c, int))
+    ordered = sorted(partial_totals, reverse=True)  # in C; gives the cut-off and the minimum
+    ranked = _best(partial_totals, limits.top_nodes + 1, ordered)
+    best = ranked[: limits.top_nodes]
+    top: list[Obj] = []
+    for i in best:
+        plugins: Obj = {}
+        for name, col in columns.items():
+            entry: Obj = {"score": col if isinstance(col, int) else col[i]}
+            r = raw.get(name)
+            if r is not None and len(r) == n:
+                entry["raw"] = r[i]
+            plugins[name] = entry
+        top.append({"node": nodes[i].name, "total": partial_totals[i] + uniform, "plugins": plugins})
+    out: Obj = {
+        "plugins": [{"name": name, "weight": weights.get(name, 1)} for name in columns],
+        "top": top,
+    }
+    if n > len(best):
+        out["rest"] = {
+            "nodes": n - len(best),
+            "minTotal": ordered[-1] + uniform,
+            "maxTotal": partial_totals[ranked[-1]] + uniform,
+        }
+    return out
+
+
+def _best(totals: Sequence[int], k: int, ordered: Sequence[int]) -> list[int]:
+    """Indexes of the ``k`` highest totals, highest first (ties in node order), found in C:
+    the cut-off from ``ordered`` (the totals sorted, highest first), then the first indexes at or
+    above it."""
+    n = len(totals)
+    if n == 0:
+        return []
+    cut = ordered[min(k, n) - 1]
+    above = list(itertools.compress(range(n), map(cut.__le__, totals)))
+    above.sort(key=totals.__getitem__, reverse=True)  # stable: ties keep node order
+    return above[:k]
+
+
+def victims_summary(candidate: Any, preemptor_priority: int) -> list[Obj]:
+    """A candidate's victims with why each was picked.
+
+    kube's rule (``SelectVictimsOnNode``): every lower-priority pod is removed, then the most
+    important ones are put back (PDB-protected ones first) as long as the preemptor still fits;
+    what is left had to go.
+    """
+    return [
+        {
+            "pod": p.key,
+            "priority": p.priority,
+            "reason": f"priority {p.priority} < preemptor's {preemptor_priority}; the pod does not fit with it",
+        }
+        for p in candidate.victims
+    ]
+
+
+def candidate_summary(candidate: Any) -> Obj:
+    """One preemption candidate: node, victims, and what kube ranks candidates by (PDB violations first)."""
+    victims = list(candidate.victims)
+    return {
+        "node": candidate.name,
+        "victims": len(victims),
+        "pdbViolations": getattr(candidate, "num_pdb_violations", 0),
+        "highestVictimPriority": max((v.priority for v in victims), default=0),
+        "victimPrioritySum": sum(v.priority for v in victims),
+        **({"podGroupsEvictedWhole": list(candidate.groups)} if getattr(candidate, "groups", None) else {}),
+    }
