@@ -188,26 +188,6 @@ class Domain:
     def total_free(self, resource: str) -> int:
         return self.index.totals.get(resource, 0)
 
-    def could_fit(self, requests: list[Mapping[str, int]]) -> bool:
-        """A necessary condition for the pods to fit: enough total and single-node free capacity.
-
-        Cheap (one pass over the requested resources' sorted lists, no Filter call); a domain
-        failing it cannot hold the pods, a domain passing it still goes through the algorithm.
-        """
-        if len(self.names) == 0:
-            return False
-        need: dict[str, int] = {PODS: len(requests)}
-        biggest: dict[str, int] = {}
-        for req in requests:
-            for r, v in req.items():
-                if v > 0 and r != PODS:
-                    need[r] = need.get(r, 0) + v
-                    biggest[r] = max(biggest.get(r, 0), v)
-        for r, v in biggest.items():
-            if self.max_free(r) < v:
-                return False
-        return all(self.total_free(r) >= v for r, v in need.items())
-
 
 class TopologyDomains:
     """One :class:`Domain` per value of ``key``; nodes without the label belong to none."""

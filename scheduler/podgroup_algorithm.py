@@ -9,8 +9,9 @@ placement is abandoned early. Each placement is then rolled back from the snapsh
 so trying many leaves no trace; feasible placements are scored by the PlacementScore plugins
 and the best wins.
 
-Large clusters: placements whose domain cannot hold the pods by its free-capacity totals are
-skipped without running a Filter (:meth:`~scheduler.cache.Domain.could_fit`), and, like nodes
+Large clusters: placements whose domain cannot hold the pods by its free capacity (totals, the
+largest node, pod slots per node) are skipped without running a Filter
+(:class:`~scheduler.placement_capacity.GroupDemand`), and, like nodes
 per pod, only enough feasible placements are searched for - all on small clusters, down to 10%
 at 5,000 nodes, never fewer than 5% (KEP-5732's ``PercentageOfPlacementsToScore``). A placement
 holding a pod's ``nominatedNodeName`` is tried first.
@@ -35,6 +36,7 @@ from scheduler.interfaces import (
     PodGroupInfo,
 )
 from scheduler.nodeinfo import PodInfo
+from scheduler.placement_capacity import GroupDemand
 from scheduler.podgroups import is_gang, min_count
 from scheduler.schedule_one import SchedulingError, schedule_pod
 from scheduler.status import Code, Status
@@ -80,6 +82,11 @@ class PodGroupAlgorithmResult:
     topology: bool = False
     #: placements passed over without a Filter call: their domain's free capacity cannot hold the pods
     skipped: list[Placement] = field(default_factory=list)
+
+    @property
+    def skipped_for_capacity(self) -> bool:
+        """Some placement was passed over for want of capacity (NodeResourcesFit would have rejected it)."""
+        return bool(self.skipped)
 
     @property
     def success(self) -> bool:
@@ -167,14 +174,20 @@ class PodGroupAlgorithm:
             )
         placements = self._nominated_first(group, placements)
         to_find = num_feasible_placements_to_find(len(placements), snapshot.num_nodes())
+        demand = self._demand(group) if len(placements) > 1 else None
         evaluated: list[PlacementResult] = []
         feasible: list[PlacementResult] = []
         skipped: list[Placement] = []
         for i, placement in enumerate(placements):
             domain = self._domain(snapshot, placement)
-            if i > 0 and domain is not None and not self._could_fit(group, domain):
-                skipped.append(placement)
-                continue  # cannot hold the pods by capacity alone: no Filter call needed
+            if (
+                i > 0
+                and domain is not None
+                and demand is not None
+                and self._hopeless(demand, domain, evaluated)
+            ):
+                skipped.append(placement)  # cannot hold the pods by capacity alone: no Filter call needed
+                continue
             mark = snapshot.backup()
             snapshot.scope = domain
             try:
@@ -279,12 +292,24 @@ class PodGroupAlgorithm:
         return snapshot.domains(placement.key).domains.get(placement.value)
 
     @staticmethod
-    def _could_fit(group: PodGroupInfo, domain: Domain) -> bool:
+    def _hopeless(demand: GroupDemand, domain: Domain, evaluated: list[PlacementResult]) -> bool:
+        """Skip ``domain``: it cannot be feasible, nor place more pods than a placement already tried.
+
+        The second half keeps the failure report unchanged: the placement that placed the most
+        pods (the first of equals) is then always one that was evaluated.
+        """
+        most = demand.most_pods(domain, demand.needed)
+        if most >= demand.needed:
+            return False
+        return any(len(r.fitting()) >= most for r in evaluated)
+
+    def _demand(self, group: PodGroupInfo) -> GroupDemand | None:
+        """What a placement must hold to be feasible: ``minCount`` less the members already placed
+        for a gang, one pod otherwise."""
         needed = 1
         if is_gang(group.pod_group):
             needed = max(1, min_count(group.pod_group) - group.state.scheduled_count())
-        requests = [pi.requests for pi in group.pods[:needed]]
-        return domain.could_fit(requests)
+        return GroupDemand.of(self.fw, group.pods, needed)
 
     @staticmethod
     def _nominated_first(group: PodGroupInfo, placements: list[Placement]) -> list[Placement]:

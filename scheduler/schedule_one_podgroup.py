@@ -46,6 +46,7 @@ from scheduler.interfaces import (
     PodGroupInfo,
     PodGroupPostFilterResult,
 )
+from scheduler.plugins.node_resources_fit import NAME as FIT_PLUGIN
 from scheduler.podgroup_algorithm import PodGroupAlgorithm, PodGroupAlgorithmResult
 from scheduler.podgroup_status import (
     REASON_SCHEDULED,
@@ -311,6 +312,8 @@ class PodGroupCycle:
         for r in result.evaluated:
             for a in r.assignments:
                 plugins |= a.unschedulable_plugins
+        if result.skipped_for_capacity:
+            plugins.add(FIT_PLUGIN)  # a placement short of capacity waits for room to free up
         if result.placement is not None:
             by_uid = {a.pod_info.uid: a for a in result.placement.assignments}
         for q in queued:

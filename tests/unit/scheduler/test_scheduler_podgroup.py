@@ -112,14 +112,6 @@ def test_restore_undoes_assumed_pods_and_their_index_entries() -> None:
     assert snap.candidate_nodes({CPU: 2000}) == {"n1", "n2"}
 
 
-def test_domain_could_fit_checks_totals_and_the_biggest_node() -> None:
-    c = cache_with([make_node(f"n{i}", cpu="2", labels={RACK: "r0"}) for i in range(3)])
-    d = c.snapshot().domains(RACK).domains["r0"]
-    assert d.could_fit([{CPU: 2000}] * 3)
-    assert not d.could_fit([{CPU: 2000}] * 4)  # 6 cpu in the rack
-    assert not d.could_fit([{CPU: 3000}])  # no node has 3 cpu
-
-
 def test_a_relabelled_node_moves_between_domains_and_unlabelled_nodes_are_in_none() -> None:
     c = cache_with([make_node("n1", labels={RACK: "r0"}), make_node("n2")])
     snap = c.snapshot()
