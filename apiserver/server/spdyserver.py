@@ -14,6 +14,7 @@ outgoing data only waits for the peer's window once the peer has shown it does f
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -40,7 +41,7 @@ class Stream:
         return (self.headers.get(name.lower()) or [""])[0]
 
 
-class SpdyServerConnection:
+class SpdyServerConnection(ABC):
     """Frame handling common to kubelet's SPDY servers; see the module docstring."""
 
     def __init__(self, send: Callable[[bytes], Awaitable[None]]) -> None:
@@ -57,16 +58,17 @@ class SpdyServerConnection:
         self.closed = False
 
     # ------------------------------------------------------------------ protocol hooks
+    @abstractmethod
     async def accept(self, st: Stream) -> bool:
         """A new stream: keep it (True; SYN_REPLY is sent) or refuse it (False; RST_STREAM)."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def on_stream_data(self, st: Stream, data: bytes, fin: bool) -> None:
         """Bytes the client sent on ``st`` (possibly empty), and whether it half-closed it."""
-        raise NotImplementedError
 
     def on_stream_gone(self, sid: int) -> None:
         """``sid`` is finished (closed both ways, or reset): drop what the protocol kept for it."""
+        return None  # a protocol that keeps nothing per stream has nothing to drop
 
     # ------------------------------------------------------------------ out
     async def frame(self, frame: spdy.Frame) -> None:

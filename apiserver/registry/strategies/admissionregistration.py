@@ -9,6 +9,7 @@ serves a ``status`` subresource (``typeChecking``, ``conditions``, ``observedGen
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 from apiserver.field import ErrorList
@@ -111,14 +112,15 @@ class MutatingWebhookConfigurationStrategy(_WebhookConfigurationStrategy):
     mutating = True
 
 
-class _PolicyStrategy(Strategy):
+class _PolicyStrategy(Strategy, ABC):
     has_status = True
 
     def default(self, obj: Obj) -> None:
         default_policy(obj)
 
+    @abstractmethod
     def check(self, obj: Obj) -> ErrorList:
-        raise NotImplementedError
+        """The kind's own validation (a ValidatingAdmissionPolicy's or a MutatingAdmissionPolicy's)."""
 
     def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:
         return self.check(obj)
