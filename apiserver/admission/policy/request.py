@@ -43,6 +43,21 @@ def view_of(api: Any, rd: ResourceDef, obj: Obj | None) -> Obj | None:
     return out
 
 
+def attrs_view(api: Any, attrs: Attributes, obj: Obj | None) -> Obj | None:
+    """A private copy of one of the request's objects as the request presents it: in the request's
+    version, or as it is when it is the subresource's own kind (a Scale)."""
+    if attrs.subresource_kind:
+        return copy.deepcopy(obj)
+    return view_of(api, attrs.rd, obj)
+
+
+def attrs_stored(api: Any, attrs: Attributes, obj: Obj) -> Obj:
+    """The inverse of :func:`attrs_view`: a mutated object back in the shape ``attrs.obj`` holds."""
+    if attrs.subresource_kind or not attrs.rd.is_view:
+        return obj
+    return api.from_view(attrs.rd, obj)
+
+
 def user_info(attrs: Attributes) -> Obj:
     user = attrs.user or LOOPBACK
     return user.to_api() if hasattr(user, "to_api") else {"username": str(user)}
@@ -71,8 +86,8 @@ def admission_request(
     req["operation"] = attrs.operation
     req["userInfo"] = user_info(attrs)
     if with_objects:
-        req["object"] = view_of(api, rd, attrs.obj)
-        req["oldObject"] = view_of(api, rd, attrs.old)
+        req["object"] = attrs_view(api, attrs, attrs.obj)
+        req["oldObject"] = attrs_view(api, attrs, attrs.old)
     req["dryRun"] = attrs.dry_run
     if attrs.options is not None:
         req["options"] = attrs.options
