@@ -40,6 +40,7 @@ from apiserver.admission.policy.request import (
 from apiserver.api.types import Obj
 from apiserver.cel import CompileError, EvalError
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
+from apiserver.rest.resources import ResourceDef
 
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 
@@ -60,10 +61,13 @@ class MutationError(Exception):
     pass
 
 
-def apply_configuration(api: Any, attrs: Attributes, current: Obj, config: Any) -> Obj:
+def apply_configuration(
+    api: Any, attrs: Attributes, current: Obj, config: Any, matched: ResourceDef | None = None
+) -> Obj:
+    """``config`` merged into ``current`` (which is in the ``matched`` version's shape)."""
     if not isinstance(config, dict):
         raise MutationError("applyConfiguration must evaluate to an object")
-    rd = attrs.rd
+    rd = matched or attrs.rd
     smp = getattr(api, "patchers", {}).get(STRATEGIC_PATCH)
     try:
         # a subresource's own kind (a Scale) has no strategic-merge schema of the resource's
@@ -104,7 +108,7 @@ def mutate(ev: Evaluation, api: Any, attrs: Attributes, current: Obj) -> Obj:
             current = apply_json_patch(current, ops)
         else:
             config = evaluate(str(_dict(m.get("applyConfiguration")).get("expression") or ""), ev.activation)
-            current = apply_configuration(api, attrs, current, config)
+            current = apply_configuration(api, attrs, current, config, ev.matched)
     return current
 
 
@@ -151,10 +155,10 @@ class MutatingAdmissionPolicyPlugin(Plugin):
     def _apply(self, ev: Evaluation, api: Any, attrs: Attributes) -> None:
         """Run one (policy, binding, param) on the object as it is now and store the result in place."""
         before = attrs.obj or {}
-        current = attrs_view(api, attrs, before) or {}
+        current = attrs_view(api, attrs, before, ev.matched) or {}
         out = self._run(ev, api, attrs, current)
         keep_protected(out, before)
-        stored = attrs_stored(api, attrs, out)
+        stored = attrs_stored(api, attrs, out, ev.matched)
         if stored != before:
             replace_in_place(before, stored)
 

@@ -325,7 +325,7 @@ class MutatingWebhookPlugin(_WebhookPlugin):
             return False
         before = attrs.obj or {}
         keep_protected(patched, before)
-        stored = attrs_stored(api, attrs, patched)
+        stored = attrs_stored(api, attrs, patched, hook.matched)
         replace_in_place(before, stored)
         return True
 
