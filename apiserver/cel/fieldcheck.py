@@ -134,14 +134,3 @@ def issue_lines(gvk: str, expression: str, issues: list[tuple[int, str]]) -> lis
         lines.append(f" | {expression[start : len(expression) if end < 0 else end]}")
         lines.append(" | " + "." * col + "^")
     return lines
-
-
-def warning_lines(gvk: str, expression: str, problems: list[tuple[str, int]]) -> list[str]:
-    """cel-go's rendering: the GVK, the error, the expression line and a caret under the column."""
-    lines: list[str] = []
-    first = expression.split("\n", 1)[0]
-    for name, col in problems:
-        lines.append(f"{gvk}: ERROR: <input>:1:{col}: undefined field '{name}'")
-        lines.append(f" | {first}")
-        lines.append(" | " + "." * (col - 1) + "^")
-    return lines
