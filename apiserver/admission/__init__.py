@@ -43,6 +43,9 @@ class Attributes:
     audit_annotations: dict[str, str] = field(default_factory=dict)
     #: per plugin, its ``reinvocationPolicy: IfNeeded`` items with the object's digest after each ran
     reinvocations: dict[str, list[tuple[Any, str]]] = field(default_factory=dict)
+    #: ``obj``/``old`` are the subresource's own kind (an ``autoscaling/v1`` Scale for ``/scale``), not
+    #: the resource's stored shape: they are presented as they are, never converted between versions
+    subresource_kind: bool = False
 
 
 class Lookup(Protocol):

@@ -121,12 +121,16 @@ def undefined_fields(expression: str, root_schema: Schema, resolve: Resolve) -> 
     return out
 
 
-def warning_lines(gvk: str, expression: str, problems: list[tuple[str, int]]) -> list[str]:
-    """cel-go's rendering: the GVK, the error, the expression line and a caret under the column."""
+def issue_lines(gvk: str, expression: str, issues: list[tuple[int, str]]) -> list[str]:
+    """cel-go's rendering of issues (0-based offset, message), in the order of their offsets: the
+    GVK, the error with its line and column, the source line and a caret under the column."""
     lines: list[str] = []
-    first = expression.split("\n", 1)[0]
-    for name, col in problems:
-        lines.append(f"{gvk}: ERROR: <input>:1:{col}: undefined field '{name}'")
-        lines.append(f" | {first}")
-        lines.append(" | " + "." * (col - 1) + "^")
+    for offset, message in sorted(issues):
+        start = expression.rfind("\n", 0, offset) + 1
+        end = expression.find("\n", offset)
+        line_no = expression.count("\n", 0, offset) + 1
+        col = offset - start
+        lines.append(f"{gvk}: ERROR: <input>:{line_no}:{col + 1}: {message}")
+        lines.append(f" | {expression[start : len(expression) if end < 0 else end]}")
+        lines.append(" | " + "." * col + "^")
     return lines

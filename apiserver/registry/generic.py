@@ -701,7 +701,10 @@ class GenericStore:
         subresource: str,
         warnings: list[str],
         manager_op: str = "Update",
+        scale_attrs: Attributes | None = None,
     ) -> Result:
+        """Update ``rec`` to ``obj``. ``scale_attrs``: a write through ``/scale`` whose mutating admission
+        already ran on its Scale; validating admission then sees the Scale of the updated object."""
         old = rec.obj
         md = obj.setdefault("metadata", {})
         old_md = old.get("metadata") or {}
@@ -758,7 +761,8 @@ class GenericStore:
             opts.user,
             _options(opts, "Patch" if manager_op == "Apply" or opts.patch else "Update"),
         )
-        self._admit(attrs)
+        if scale_attrs is None:
+            self._admit(attrs)
         _drop_empty_meta(md)
         errs: ErrorList = []
         if self.meta_validator is not None:
@@ -773,7 +777,11 @@ class GenericStore:
             errs.extend(strategy.validate_update(ctx, obj, old))
         if errs:
             raise self._validation_error(rd, name, errs)
-        self._validate_admission(attrs)
+        if scale_attrs is not None:
+            scale_attrs.obj = self._scale_of(rd, obj)
+            self._validate_admission(scale_attrs)
+        else:
+            self._validate_admission(attrs)
         if not subresource:
             warnings.extend(strategy.warnings_on_update(ctx, obj, old))
         warnings.extend(ctx.warnings)
@@ -1172,6 +1180,27 @@ class GenericStore:
                 f"the kind in the data ({scale.get('kind')}) does not match the expected kind (Scale)"
             )
         rec = self._get_record(rd, ns, name)
+        opts = opts or WriteOptions()
+        # kube admits a write through /scale as the parent resource's "scale" subresource, with the
+        # Scale objects themselves (the request's and the current one): mutating admission may change
+        # the Scale before it is applied; validating admission sees the Scale of the updated object.
+        scale = copy.deepcopy(scale)
+        scale_attrs = Attributes(
+            UPDATE,
+            rd,
+            ns,
+            name,
+            scale,
+            self._scale_of(rd, rec.obj),
+            "scale",
+            opts.dry_run,
+            self.gates,
+            [],
+            opts.user,
+            _options(opts, "Patch" if opts.patch else "Update"),
+            subresource_kind=True,
+        )
+        self._admit(scale_attrs)
         smd = scale.get("metadata") or {}
         if smd.get("resourceVersion") and smd["resourceVersion"] != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
@@ -1205,7 +1234,9 @@ class GenericStore:
         if not rd.strategy.set_scale_replicas(obj, replicas):
             obj.setdefault("spec", {})["replicas"] = replicas
         obj = self._from_view(rd, obj)
-        res = self._update_from(rd, ns, name, rec, obj, opts or WriteOptions(), "", [])
+        res = self._update_from(
+            rd, ns, name, rec, obj, opts, "", scale_attrs.warnings, scale_attrs=scale_attrs
+        )
         return Result(self._scale_of(rd, res.obj), res.warnings, 200)
 
     def scale_patch(
@@ -1234,7 +1265,9 @@ class GenericStore:
         keep_rv = isinstance(pmd, dict) and bool(pmd.get("resourceVersion"))
         if not keep_rv and isinstance(patched, dict) and isinstance(patched.get("metadata"), dict):
             patched["metadata"].pop("resourceVersion", None)
-        return self.scale_update(rd, ns, name, patched, opts)
+        return self.scale_update(
+            rd, ns, name, patched, dataclasses.replace(opts or WriteOptions(), patch=True)
+        )
 
 
 def _same_ignoring_rv(a: Obj, b: Obj) -> bool:

@@ -313,3 +313,55 @@ def test_two_version_crd_with_a_conversion_webhook(kubectl: Kubectl, ns: str, cl
         ok(kubectl, "delete", f"crd/widgets.{group}", "--timeout=30s", timeout=40)
     finally:
         server.stop()
+
+
+def test_kubectl_scale_meets_a_policy_on_statefulsets_scale(
+    kubectl: Kubectl, ns: str, cleanup: list[str]
+) -> None:
+    name = f"scale-cap-{ns}"
+    cleanup += [f"validatingadmissionpolicy/{name}", f"validatingadmissionpolicybinding/{name}"]
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "matchConstraints": {
+                "namespaceSelector": in_ns(ns),
+                "resourceRules": [
+                    {
+                        "apiGroups": ["apps"],
+                        "apiVersions": ["v1"],
+                        "operations": ["UPDATE"],
+                        "resources": ["statefulsets/scale"],
+                    }
+                ],
+            },
+            "validations": [
+                {
+                    "expression": "object.kind == 'Scale' && object.spec.replicas <= 3",
+                    "message": "at most 3 replicas",
+                }
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {"policyName": name, "validationActions": ["Deny"]},
+    }
+    ok(kubectl, "apply", "-f", "-", input=yaml.safe_dump_all([policy, binding]))
+    ok(kubectl, "-n", ns, "create", "-f", "-", input=gang_sts("web", topology=True))
+    assert "statefulset.apps/web scaled" in ok(
+        kubectl, "-n", ns, "scale", "statefulset", "web", "--replicas=3"
+    )
+    proc = fails(kubectl, "-n", ns, "scale", "statefulset", "web", "--replicas=5")
+    assert (
+        f"ValidatingAdmissionPolicy '{name}' with binding '{name}' denied request: at most 3 replicas"
+        in proc.stderr
+    )
+    # the policy names the scale subresource only: an edit of the StatefulSet itself is not checked
+    ok(kubectl, "-n", ns, "patch", "statefulset", "web", "-p", '{"spec":{"replicas":5}}')
+    assert (
+        ok(kubectl, "-n", ns, "get", "statefulset", "web", "-o", "jsonpath={.spec.replicas}").strip() == "5"
+    )

@@ -26,6 +26,7 @@ from apiserver.api.types import Obj
 from apiserver.cel import CompileError, EvalError, compile_expression
 from apiserver.cel.admission import policy_env, rewrite_struct_literals
 from apiserver.meta import new_uid
+from apiserver.rest.resources import ResourceDef
 
 GROUP = "admissionregistration.k8s.io"
 
@@ -56,6 +57,8 @@ class Evaluation:
     binding: Obj
     activation: dict[str, Any]
     failure_policy: str
+    #: the resource version the policy matched the request through: ``object``/``oldObject`` are in it
+    matched: ResourceDef | None = None
 
 
 @dataclass
@@ -184,7 +187,8 @@ def pairings(attrs: Attributes, api: PolicyLookup, policy_plural: str, binding_p
     for b in bindings:
         by_policy.setdefault(str(_dict(b.get("spec")).get("policyName") or ""), []).append(b)
     out = Pairing()
-    request: Obj | None = None
+    # one request per matched version (uid included), as kube's VersionedAttributes are per version
+    requests: dict[tuple[str, str, str], Obj] = {}
     for policy in sorted(policies, key=_name):
         mine = sorted(by_policy.get(_name(policy), []), key=_name)
         if not mine:
@@ -206,8 +210,10 @@ def pairings(attrs: Attributes, api: PolicyLookup, policy_plural: str, binding_p
                 continue
             if params is None:
                 continue
-            if request is None:
-                request = admission_request(attrs, api, new_uid(), matched)
+            key = (matched.group, matched.version, matched.plural)
+            if key not in requests:
+                requests[key] = admission_request(attrs, api, new_uid(), matched)
+            request = requests[key]
             for param in params:
                 activation = base_activation(attrs, api, request, param)
                 ok, err = match_conditions_pass(_list(spec.get("matchConditions")), activation)
@@ -218,7 +224,7 @@ def pairings(attrs: Attributes, api: PolicyLookup, policy_plural: str, binding_p
                 if not ok:
                     continue
                 bind_variables(_list(spec.get("variables")), activation)
-                out.evaluations.append(Evaluation(policy, binding, activation, failure))
+                out.evaluations.append(Evaluation(policy, binding, activation, failure, matched))
     return out
 
 

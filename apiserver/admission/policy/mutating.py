@@ -30,10 +30,17 @@ from apiserver.admission import Attributes, Plugin
 from apiserver.admission.policy.authorizing import authorizing
 from apiserver.admission.policy.engine import Evaluation, evaluate, pairings, policy_denied
 from apiserver.admission.policy.matching import PolicyLookup
-from apiserver.admission.policy.request import keep_protected, object_digest, replace_in_place, view_of
+from apiserver.admission.policy.request import (
+    attrs_stored,
+    attrs_view,
+    keep_protected,
+    object_digest,
+    replace_in_place,
+)
 from apiserver.api.types import Obj
 from apiserver.cel import CompileError, EvalError
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
+from apiserver.rest.resources import ResourceDef
 
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 
@@ -54,13 +61,17 @@ class MutationError(Exception):
     pass
 
 
-def apply_configuration(api: Any, attrs: Attributes, current: Obj, config: Any) -> Obj:
+def apply_configuration(
+    api: Any, attrs: Attributes, current: Obj, config: Any, matched: ResourceDef | None = None
+) -> Obj:
+    """``config`` merged into ``current`` (which is in the ``matched`` version's shape)."""
     if not isinstance(config, dict):
         raise MutationError("applyConfiguration must evaluate to an object")
-    rd = attrs.rd
+    rd = matched or attrs.rd
     smp = getattr(api, "patchers", {}).get(STRATEGIC_PATCH)
     try:
-        if rd.strategic_merge and smp is not None:
+        # a subresource's own kind (a Scale) has no strategic-merge schema of the resource's
+        if rd.strategic_merge and smp is not None and not attrs.subresource_kind:
             out = smp(rd, copy.deepcopy(current), config)
         else:
             out = merge_patch(current, config)
@@ -97,7 +108,7 @@ def mutate(ev: Evaluation, api: Any, attrs: Attributes, current: Obj) -> Obj:
             current = apply_json_patch(current, ops)
         else:
             config = evaluate(str(_dict(m.get("applyConfiguration")).get("expression") or ""), ev.activation)
-            current = apply_configuration(api, attrs, current, config)
+            current = apply_configuration(api, attrs, current, config, ev.matched)
     return current
 
 
@@ -144,10 +155,10 @@ class MutatingAdmissionPolicyPlugin(Plugin):
     def _apply(self, ev: Evaluation, api: Any, attrs: Attributes) -> None:
         """Run one (policy, binding, param) on the object as it is now and store the result in place."""
         before = attrs.obj or {}
-        current = view_of(api, attrs.rd, before) or {}
+        current = attrs_view(api, attrs, before, ev.matched) or {}
         out = self._run(ev, api, attrs, current)
         keep_protected(out, before)
-        stored = api.from_view(attrs.rd, out) if attrs.rd.is_view else out
+        stored = attrs_stored(api, attrs, out, ev.matched)
         if stored != before:
             replace_in_place(before, stored)
 

@@ -3,9 +3,10 @@
 
 ``kind``/``resource`` name the version the webhook or policy matched (with ``matchPolicy:
 Equivalent`` another version of the same stored resource), ``requestKind``/``requestResource`` the
-version the client used. Objects are presented in the request's version. gangplane does not
-convert an object to a different matched version (its equivalent versions share one schema but
-for HorizontalPodAutoscaler ``autoscaling/v1``), so ``object`` is always in the request's version.
+version the client used. Objects are presented in the matched version (kube's VersionedAttributes):
+an ``autoscaling/v1`` HPA write matched by a rule on ``autoscaling/v2`` sends the v2 object, a
+custom resource is converted by its CRD's conversion (None: apiVersion rewrite; Webhook: the
+conversion webhook).
 """
 
 from __future__ import annotations
@@ -43,6 +44,24 @@ def view_of(api: Any, rd: ResourceDef, obj: Obj | None) -> Obj | None:
     return out
 
 
+def attrs_view(api: Any, attrs: Attributes, obj: Obj | None, rd: ResourceDef | None = None) -> Obj | None:
+    """A private copy of one of the request's objects as a webhook or policy that matched ``rd`` (the
+    request's own version by default) sees it: converted to ``rd``'s version (kube's
+    VersionedAttributes), or as it is when it is the subresource's own kind (a Scale)."""
+    if attrs.subresource_kind:
+        return copy.deepcopy(obj)
+    return view_of(api, rd or attrs.rd, obj)
+
+
+def attrs_stored(api: Any, attrs: Attributes, obj: Obj, rd: ResourceDef | None = None) -> Obj:
+    """The inverse of :func:`attrs_view`: a mutated object (in ``rd``'s version) back in the shape
+    ``attrs.obj`` holds."""
+    rd = rd or attrs.rd
+    if attrs.subresource_kind or not rd.is_view:
+        return obj
+    return api.from_view(rd, obj)
+
+
 def user_info(attrs: Attributes) -> Obj:
     user = attrs.user or LOOPBACK
     return user.to_api() if hasattr(user, "to_api") else {"username": str(user)}
@@ -71,8 +90,8 @@ def admission_request(
     req["operation"] = attrs.operation
     req["userInfo"] = user_info(attrs)
     if with_objects:
-        req["object"] = view_of(api, rd, attrs.obj)
-        req["oldObject"] = view_of(api, rd, attrs.old)
+        req["object"] = attrs_view(api, attrs, attrs.obj, matched)
+        req["oldObject"] = attrs_view(api, attrs, attrs.old, matched)
     req["dryRun"] = attrs.dry_run
     if attrs.options is not None:
         req["options"] = attrs.options

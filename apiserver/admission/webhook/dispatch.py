@@ -42,6 +42,7 @@ from apiserver.admission.policy.matching import (
 )
 from apiserver.admission.policy.request import (
     admission_request,
+    attrs_stored,
     keep_protected,
     object_digest,
     replace_in_place,
@@ -324,7 +325,7 @@ class MutatingWebhookPlugin(_WebhookPlugin):
             return False
         before = attrs.obj or {}
         keep_protected(patched, before)
-        stored = api.from_view(attrs.rd, patched) if attrs.rd.is_view else patched
+        stored = attrs_stored(api, attrs, patched, hook.matched)
         replace_in_place(before, stored)
         return True
 
