@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.diagnosis import Diagnosis
+from scheduler.diagnosis import Diagnosis, NodeToStatus
+from scheduler.status import Status
 
 Obj = dict[str, Any]
 
@@ -37,9 +38,27 @@ class RecordLimits:
 
 def filter_summary(diagnosis: Diagnosis, num_nodes: int, limits: RecordLimits) -> list[Obj]:
     """Per Filter plugin: how many nodes it rejected, by reason, with the first node names."""
+    nts = diagnosis.node_to_status
+    return rejections_summary(nts, nts.absent_status, diagnosis.pre_filter_msg, num_nodes, limits)
+
+
+def rejections_summary(
+    node_to_status: NodeToStatus,
+    absent_status: Status,
+    pre_filter_msg: str,
+    num_nodes: int,
+    limits: RecordLimits,
+) -> list[Obj]:
+    """:func:`filter_summary` from a cycle's parts, as captured when the cycle ended.
+
+    The recorder keeps these references on the scheduling loop and summarises when the record is
+    written: the per-node statuses are not changed after Filter (PostFilter plugins read them,
+    and DefaultPreemption builds statuses of its own), while ``absent_status`` and
+    ``pre_filter_msg`` are attributes that could be reassigned, so they are passed as they were.
+    """
     by_plugin: dict[str, dict[str, list[str]]] = {}
     counts: dict[str, int] = {}
-    for node, st in diagnosis.node_to_status.items():
+    for node, st in node_to_status.items():
         plugin = st.plugin or "(unknown)"
         counts[plugin] = counts.get(plugin, 0) + 1
         reasons = by_plugin.setdefault(plugin, {})
@@ -57,9 +76,9 @@ def filter_summary(diagnosis: Diagnosis, num_nodes: int, limits: RecordLimits) -
                 ],
             }
         )
-    absent = num_nodes - len(diagnosis.node_to_status)
-    st = diagnosis.node_to_status.absent_status
-    if diagnosis.pre_filter_msg or (absent > 0 and st.reasons and not st.is_success()):
+    absent = num_nodes - len(node_to_status)
+    st = absent_status
+    if pre_filter_msg or (absent > 0 and st.reasons and not st.is_success()):
         out.append(
             {
                 "plugin": st.plugin or "PreFilter",
