@@ -106,3 +106,42 @@ def test_the_summaries_are_made_when_the_record_is_written_not_in_the_cycle(
     rec.record("default", "Pod", "p-44")
     rec.record("default", "Pod", "p-00")
     assert len(calls) == 2  # summarised once: the attempt keeps the summary, not the cycle's objects
+
+
+class _CountingClient:
+    """Just the two calls the recorder's writer makes, counted."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, dict[str, Any]] = {}
+        self.calls: list[str] = []
+
+    async def create(self, gvr: Any, obj: dict[str, Any], namespace: str) -> dict[str, Any]:
+        self.calls.append("create")
+        self.objects[obj["metadata"]["name"]] = obj
+        return obj
+
+    async def update(self, gvr: Any, obj: dict[str, Any], namespace: str) -> dict[str, Any]:
+        self.calls.append("update")
+        self.objects[obj["metadata"]["name"]] = obj
+        return obj
+
+
+@pytest.mark.anyio
+async def test_attempts_made_between_two_flushes_are_one_write_per_subject() -> None:
+    client = _CountingClient()
+    rec = Recorder(client, FakeClock())  # type: ignore[arg-type]
+    pods = [make_pod(f"p-{i}", uid=f"u-{i}") for i in range(2)]
+    for attempt in (1, 2, 3):
+        for pod in pods:
+            rec.begin_pod(PROFILE, pod, attempt)
+            rec.failed(pod, PROFILE, attempt, "Unschedulable", "0/0 nodes are available")
+    await rec.flush()
+    assert client.calls == ["create", "create"]
+    assert [a["attempt"] for a in client.objects["pod.p-0"]["attempts"]] == [1, 2, 3]
+    for attempt in (4, 5):
+        rec.begin_pod(PROFILE, pods[0], attempt)
+        rec.failed(pods[0], PROFILE, attempt, "Unschedulable", "0/0 nodes are available")
+    await rec.flush()
+    assert client.calls == ["create", "create", "update"]
+    assert client.objects["pod.p-0"]["totalAttempts"] == 5
+    await rec.stop()
