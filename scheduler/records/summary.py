@@ -7,7 +7,6 @@ range), placements listed. The counts are always exact.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -132,16 +131,38 @@ def score_summary(
 
 
 def _best(totals: Sequence[int], k: int, ordered: Sequence[int]) -> list[int]:
-    """Indexes of the ``k`` highest totals, highest first (ties in node order), found in C:
-    the cut-off from ``ordered`` (the totals sorted, highest first), then the first indexes at or
-    above it."""
+    """Indexes of the ``k`` highest totals, highest first (ties in node order), found in C.
+
+    ``ordered`` (the totals sorted, highest first) gives the cut-off and how many totals are
+    above it (fewer than ``k``); each is found with ``list.index``, then the first totals equal
+    to the cut-off in node order, so that many tied nodes (an empty cluster scores every node
+    alike) cost no per-node Python work.
+    """
     n = len(totals)
     if n == 0:
         return []
-    cut = ordered[min(k, n) - 1]
-    above = list(itertools.compress(range(n), map(cut.__le__, totals)))
-    above.sort(key=totals.__getitem__, reverse=True)  # stable: ties keep node order
-    return above[:k]
+    want = min(k, n)
+    cut = ordered[want - 1]
+    above = ordered.index(cut)  # totals above the cut-off: the first ones of ``ordered``
+    out: list[int] = []
+    for value in dict.fromkeys(ordered[:above]):  # each distinct value, highest first
+        out.extend(_indexes(totals, value, n))
+    out.extend(_indexes(totals, cut, want - len(out)))
+    return out
+
+
+def _indexes(values: Sequence[int], value: int, limit: int) -> list[int]:
+    """The first ``limit`` indexes of ``value`` in ``values``, in order (``list.index`` in C)."""
+    out: list[int] = []
+    i = -1
+    index = values.index
+    while len(out) < limit:
+        try:
+            i = index(value, i + 1)
+        except ValueError:
+            break
+        out.append(i)
+    return out
 
 
 def victims_summary(candidate: Any, preemptor_priority: int) -> list[Obj]:

@@ -145,3 +145,24 @@ async def test_attempts_made_between_two_flushes_are_one_write_per_subject() -> 
     assert client.calls == ["create", "create", "update"]
     assert client.objects["pod.p-0"]["totalAttempts"] == 5
     await rec.stop()
+
+
+@pytest.mark.parametrize(
+    ("totals", "best"),
+    [
+        ([0] * 8, [0, 1, 2, 3, 4]),  # all tied (an empty cluster): the first nodes
+        ([1, 5, 1, 5, 0, 1, 9, 1], [6, 1, 3, 0, 2]),  # highest first, ties in node order
+        ([3, 2, 1], [0, 1, 2]),
+    ],
+)
+def test_the_best_nodes_are_the_highest_totals_ties_in_node_order(totals: list[int], best: list[int]) -> None:
+    from types import SimpleNamespace
+
+    from scheduler.records.summary import RecordLimits, score_summary
+
+    nodes = [SimpleNamespace(name=f"n-{i}") for i in range(len(totals))]
+    out = score_summary(nodes, {"P": totals}, {}, {"P": 1}, totals, RecordLimits())
+    assert [t["node"] for t in out["top"]] == [f"n-{i}" for i in best]
+    if len(totals) > 5:
+        rest = [t for i, t in enumerate(totals) if i not in best]
+        assert out["rest"] == {"nodes": len(rest), "minTotal": min(totals), "maxTotal": max(rest)}
