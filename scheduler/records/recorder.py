@@ -149,6 +149,8 @@ class Recorder:
         self.busy: Callable[[], bool] = lambda: False
         self._created: set[tuple[str, str]] = set()
         self._wake: asyncio.Event | None = None
+        #: the writer's pending look at the deferred records (None: it waits to be woken)
+        self._poll: asyncio.TimerHandle | None = None
         self._lock: asyncio.Lock | None = None
         self._task: asyncio.Task[None] | None = None
         #: API writes made (creates, updates, deletes), for the overhead measurement
@@ -417,15 +419,20 @@ class Recorder:
             if not self._deferred:
                 self._deferred_since = self.clock.monotonic()
             self._deferred[key] = None
+            # the writer looks again within DEFER_POLL anyway: waking it now, once per scheduled
+            # pod of a burst, would cost the loop a task step per cycle for nothing
+            wake = self._poll is None
         else:
             self._deferred.pop(key, None)
             self._urgent[key] = None
+            wake = True
         while len(self._subjects) > self.limits.subjects:
             old_key, _ = self._subjects.popitem(last=False)
             self._urgent.pop(old_key, None)
             self._deferred.pop(old_key, None)
             self._deletes.add(old_key)
-        self._kick()
+        if wake:
+            self._kick()
 
     def forget_object(self, kind: str, obj: Obj) -> None:
         """The subject left the scheduler's view: its record stays in the API (the garbage collector
@@ -478,10 +485,16 @@ class Recorder:
                 continue
             waited = self.clock.monotonic() - self._deferred_since
             if self.busy() and waited < MAX_DEFER:
-                loop.call_later(DEFER_POLL, self._wake.set)
+                if self._poll is None:
+                    self._poll = loop.call_later(DEFER_POLL, self._polled)
                 continue
             await self._write_keys(self._take_keys(self._deferred))
             await self._write_deletes()
+
+    def _polled(self) -> None:
+        self._poll = None
+        if self._wake is not None:
+            self._wake.set()
 
     @staticmethod
     def _take_keys(keys: dict[tuple[str, str], None]) -> list[tuple[str, str]]:
@@ -553,6 +566,9 @@ class Recorder:
                 await self._task
         self._task = None
         self._wake = None
+        if self._poll is not None:
+            self._poll.cancel()
+            self._poll = None
 
 
 def _assignments(assignments: Sequence[Any]) -> Obj:
