@@ -17,6 +17,16 @@ a burst) is written once no pod waits in the active queue, or after :data:`MAX_D
 an API write costs about as much as a third of a scheduling cycle, so the burst goes first;
 everything else (failures, retries, preemptions, PodGroup cycles) is written at once. At most :attr:`RecordLimits.subjects` subjects
 are remembered; the least recently attempted one's record is deleted beyond that.
+
+Capture is cheap by design: on the scheduling loop an attempt keeps only references to what the
+cycle computed anyway (the per-node Filter statuses, the score columns and totals, the feasible
+nodes, the placement results, the preemption candidates) wrapped in :class:`_Lazy` fields; the
+summaries (best nodes, rejections per plugin and reason, the rest's range, the time stamp) are
+made when the record is first written, by the writer task, and then replace the references. This
+relies on the cycle not changing those objects after it ends: the framework builds its score
+columns, totals and feasible list anew every cycle, Filter statuses are only written during
+Filter, and attributes that could be reassigned (the absent-nodes status, the PreFilter message)
+are captured by value.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from scheduler.records.summary import (
     RecordLimits,
     candidate_summary,
     filter_summary,
+    rejections_summary,
     score_summary,
     victims_summary,
 )
@@ -53,6 +64,36 @@ Obj = dict[str, Any]
 POD_GROUP_API_VERSION = "scheduling.k8s.io/v1beta1"
 
 __all__ = ["RecordLimits", "Recorder"]
+
+
+class _Lazy:
+    """A field of an attempt computed when the record is written: ``fn(*args)`` (None: no field)."""
+
+    __slots__ = ("args", "fn")
+
+    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
+        self.fn = fn
+        self.args = args
+
+
+def _resolved(entry: Obj) -> Obj:
+    """Replace the attempt's :class:`_Lazy` fields by their values, in place (their keys keep
+    their place, so the record's field order is the capture order); a None value drops its key.
+    Done once: the references to the cycle's objects are let go."""
+    for key, value in list(entry.items()):
+        if type(value) is _Lazy:
+            out = value.fn(*value.args)
+            if out is None:
+                del entry[key]
+            else:
+                entry[key] = out
+    return entry
+
+
+def _filter_field(
+    nts: Any, absent: Any, pre_filter_msg: str, num_nodes: int, limits: RecordLimits
+) -> list[Obj] | None:
+    return rejections_summary(nts, absent, pre_filter_msg, num_nodes, limits) or None
 
 
 @dataclass
@@ -79,7 +120,7 @@ class _Subject:
             },
             "subject": {"kind": self.kind, "name": self.name, "uid": self.uid},
             "totalAttempts": self.total,
-            "attempts": list(self.attempts),
+            "attempts": [_resolved(a) for a in self.attempts],
         }
 
 
@@ -98,7 +139,7 @@ class Recorder:
         self._group: Obj | None = None
         self._group_name = ""
         self._raw: dict[str, list[int]] = {}
-        self._scores: Obj | None = None
+        self._scores: _Lazy | None = None
         #: subjects to write at once (anything but a first-try success) and when the queue is idle
         self._urgent: dict[tuple[str, str], None] = {}
         self._deferred: dict[tuple[str, str], None] = {}
@@ -108,6 +149,8 @@ class Recorder:
         self.busy: Callable[[], bool] = lambda: False
         self._created: set[tuple[str, str]] = set()
         self._wake: asyncio.Event | None = None
+        #: the writer's pending look at the deferred records (None: it waits to be woken)
+        self._poll: asyncio.TimerHandle | None = None
         self._lock: asyncio.Lock | None = None
         self._task: asyncio.Task[None] | None = None
         #: API writes made (creates, updates, deletes), for the overhead measurement
@@ -119,7 +162,7 @@ class Recorder:
         """A pod-by-pod cycle starts for ``pod``."""
         self._current = {
             "attempt": attempt,
-            "time": rfc3339(self.clock.now()),
+            "time": _Lazy(rfc3339, self.clock.now()),
             "profile": profile,
             "cycle": "Pod",
         }
@@ -134,7 +177,7 @@ class Recorder:
         self._group_name = name
         self._group = {
             "attempt": 0,
-            "time": rfc3339(self.clock.now()),
+            "time": _Lazy(rfc3339, self.clock.now()),
             "profile": profile,
             "cycle": "PodGroup",
             "pods": pods,
@@ -156,7 +199,8 @@ class Recorder:
     ) -> None:
         """``totals`` leave out the plugins that score every node alike (their ``int`` columns)."""
         if self._current is not None:
-            self._scores = score_summary(nodes, columns, self._raw, weights, totals, self.limits)
+            # references only: the framework makes these lists anew each cycle and changes them no more
+            self._scores = _Lazy(score_summary, nodes, columns, self._raw, weights, totals, self.limits)
 
     def pod_cycle(
         self, pod_info: Any, diagnosis: Diagnosis, num_nodes: int, feasible: int, host: str
@@ -171,9 +215,11 @@ class Recorder:
             # enough nodes fit before them (numFeasibleNodesToFind), or a Filter plugin's hint had
             # already ruled them out (gangplane filters those only when nothing else fits)
             cur["nodes"]["notFiltered"] = num_nodes - feasible - rejected
-        rejections = filter_summary(diagnosis, num_nodes, self.limits) if rejected or not feasible else []
-        if rejections:
-            cur["filter"] = rejections
+        if rejected or not feasible:
+            nts = diagnosis.node_to_status
+            cur["filter"] = _Lazy(
+                _filter_field, nts, nts.absent_status, diagnosis.pre_filter_msg, num_nodes, self.limits
+            )
         if self._scores is not None and host:
             cur["score"] = self._scores
         if host:
@@ -188,6 +234,9 @@ class Recorder:
         cur = self._current
         if cur is None or pod_info.uid != self._current_uid:
             return
+        cur["preemption"] = _Lazy(self._preemption, list(candidates), chosen, pod_info.priority, message)
+
+    def _preemption(self, candidates: Sequence[Any], chosen: Any | None, priority: int, message: str) -> Obj:
         entry: Obj = {"candidatesFound": len(candidates)}
         ranked = sorted(candidates, key=lambda c: (c.num_pdb_violations, -len(c.victims), c.name))
         entry["candidates"] = [candidate_summary(c) for c in ranked[: self.limits.candidates]]
@@ -197,15 +246,18 @@ class Recorder:
                 "fewest PodDisruptionBudget violations, then the lowest highest-victim priority, "
                 "the lowest sum of priorities, the fewest victims, the latest start (kube's order)"
             )
-            entry["victims"] = victims_summary(chosen, pod_info.priority)
+            entry["victims"] = victims_summary(chosen, priority)
         if message:
             entry["message"] = message
-        cur["preemption"] = entry
+        return entry
 
     def group_preemption(self, victims: Sequence[Any], priority: int, message: str = "") -> None:
         """WorkloadAwarePreemption's decision for the open PodGroup attempt."""
         if self._group is None:
             return
+        self._group["preemption"] = _Lazy(self._group_preemption, list(victims), priority, message)
+
+    def _group_preemption(self, victims: Sequence[Any], priority: int, message: str) -> Obj:
         listed = [
             {
                 "pods": [p.key for p in v.pods],
@@ -218,7 +270,7 @@ class Recorder:
         entry: Obj = {"victims": listed[: self.limits.placements], "victimUnits": len(listed)}
         if message:
             entry["message"] = message
-        self._group["preemption"] = entry
+        return entry
 
     # -- closing an attempt -------------------------------------------------------------------
 
@@ -256,14 +308,35 @@ class Recorder:
         attempt: int,
     ) -> None:
         """The PodGroup cycle's outcome: every placement considered and why it was dropped."""
-        entry = self._group or {"time": rfc3339(self.clock.now()), "cycle": "PodGroup"}
+        entry = self._group or {"time": _Lazy(rfc3339, self.clock.now()), "cycle": "PodGroup"}
         self._group = None
         entry["attempt"] = attempt
         winner = result.placement if result.success else None
+        evaluated, skipped = list(result.evaluated), list(result.skipped)
+        considered = len(evaluated) + len(skipped)
+        entry["placements"] = _Lazy(self._placements, evaluated, skipped, winner)
+        entry["placementsConsidered"] = considered
+        entry["placementsTotal"] = result.num_placements or considered
+        if winner is not None:
+            entry["result"] = "Scheduled"
+            entry["selectedPlacement"] = winner.placement.name or "(cluster)"
+            entry["assignments"] = _Lazy(_assignments, winner.assignments)
+        else:
+            entry["result"] = "WaitingOnPreemption" if waiting_on_preemption else "Unschedulable"
+            entry["message"] = _Lazy(result.status.message) if result.status is not None else ""
+        if nominations:
+            entry["nominations"] = dict(nominations)
+        meta = pod_group.get("metadata") or {}
+        self._store("PodGroup", meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", ""), entry)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _placements(self, evaluated: Sequence[Any], skipped: Sequence[Any], winner: Any) -> list[Obj]:
+        """The listed placements of a PodGroup attempt (made when the record is written)."""
         placements: list[Obj] = []
-        for r in result.evaluated:
+        for r in evaluated:
             placements.append(self._placement(r, winner))
-        for p in result.skipped:
+        for p in skipped:
             placements.append(
                 {
                     "name": p.name or "(cluster)",
@@ -272,25 +345,7 @@ class Recorder:
                     "why": "the domain's free capacity cannot hold the pods (no Filter was run)",
                 }
             )
-        listed = [
-            {k: v for k, v in pl.items() if v is not None} for pl in placements[: self.limits.placements]
-        ]
-        entry["placements"] = listed
-        entry["placementsConsidered"] = len(placements)
-        entry["placementsTotal"] = result.num_placements or len(placements)
-        if winner is not None:
-            entry["result"] = "Scheduled"
-            entry["selectedPlacement"] = winner.placement.name or "(cluster)"
-            entry["assignments"] = {a.pod_info.key: a.node_name for a in winner.assignments if a.node_name}
-        else:
-            entry["result"] = "WaitingOnPreemption" if waiting_on_preemption else "Unschedulable"
-            entry["message"] = result.status.message() if result.status is not None else ""
-        if nominations:
-            entry["nominations"] = dict(nominations)
-        meta = pod_group.get("metadata") or {}
-        self._store("PodGroup", meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", ""), entry)
-
-    # -- internals ------------------------------------------------------------------------------
+        return [{k: v for k, v in pl.items() if v is not None} for pl in placements[: self.limits.placements]]
 
     def _placement(self, r: Any, winner: Any) -> Obj:
         fitting = [a for a in r.assignments if a.node_name]
@@ -332,7 +387,7 @@ class Recorder:
             self._current = None
             self._current_uid = ""
             return entry
-        entry = {"attempt": attempt, "time": rfc3339(self.clock.now()), "profile": profile}
+        entry = {"attempt": attempt, "time": _Lazy(rfc3339, self.clock.now()), "profile": profile}
         if not via_group and self._group is not None:
             via_group = self._group_name
         entry["cycle"] = "PodGroup" if via_group else "Binding"
@@ -364,15 +419,20 @@ class Recorder:
             if not self._deferred:
                 self._deferred_since = self.clock.monotonic()
             self._deferred[key] = None
+            # the writer looks again within DEFER_POLL anyway: waking it now, once per scheduled
+            # pod of a burst, would cost the loop a task step per cycle for nothing
+            wake = self._poll is None
         else:
             self._deferred.pop(key, None)
             self._urgent[key] = None
+            wake = True
         while len(self._subjects) > self.limits.subjects:
             old_key, _ = self._subjects.popitem(last=False)
             self._urgent.pop(old_key, None)
             self._deferred.pop(old_key, None)
             self._deletes.add(old_key)
-        self._kick()
+        if wake:
+            self._kick()
 
     def forget_object(self, kind: str, obj: Obj) -> None:
         """The subject left the scheduler's view: its record stays in the API (the garbage collector
@@ -425,10 +485,16 @@ class Recorder:
                 continue
             waited = self.clock.monotonic() - self._deferred_since
             if self.busy() and waited < MAX_DEFER:
-                loop.call_later(DEFER_POLL, self._wake.set)
+                if self._poll is None:
+                    self._poll = loop.call_later(DEFER_POLL, self._polled)
                 continue
             await self._write_keys(self._take_keys(self._deferred))
             await self._write_deletes()
+
+    def _polled(self) -> None:
+        self._poll = None
+        if self._wake is not None:
+            self._wake.set()
 
     @staticmethod
     def _take_keys(keys: dict[tuple[str, str], None]) -> list[tuple[str, str]]:
@@ -500,6 +566,13 @@ class Recorder:
                 await self._task
         self._task = None
         self._wake = None
+        if self._poll is not None:
+            self._poll.cancel()
+            self._poll = None
+
+
+def _assignments(assignments: Sequence[Any]) -> Obj:
+    return {a.pod_info.key: a.node_name for a in assignments if a.node_name}
 
 
 def _count(diagnosis: Diagnosis) -> int:

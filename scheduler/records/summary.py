@@ -7,12 +7,12 @@ range), placements listed. The counts are always exact.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.diagnosis import Diagnosis
+from scheduler.diagnosis import Diagnosis, NodeToStatus
+from scheduler.status import Status
 
 Obj = dict[str, Any]
 
@@ -37,9 +37,27 @@ class RecordLimits:
 
 def filter_summary(diagnosis: Diagnosis, num_nodes: int, limits: RecordLimits) -> list[Obj]:
     """Per Filter plugin: how many nodes it rejected, by reason, with the first node names."""
+    nts = diagnosis.node_to_status
+    return rejections_summary(nts, nts.absent_status, diagnosis.pre_filter_msg, num_nodes, limits)
+
+
+def rejections_summary(
+    node_to_status: NodeToStatus,
+    absent_status: Status,
+    pre_filter_msg: str,
+    num_nodes: int,
+    limits: RecordLimits,
+) -> list[Obj]:
+    """:func:`filter_summary` from a cycle's parts, as captured when the cycle ended.
+
+    The recorder keeps these references on the scheduling loop and summarises when the record is
+    written: the per-node statuses are not changed after Filter (PostFilter plugins read them,
+    and DefaultPreemption builds statuses of its own), while ``absent_status`` and
+    ``pre_filter_msg`` are attributes that could be reassigned, so they are passed as they were.
+    """
     by_plugin: dict[str, dict[str, list[str]]] = {}
     counts: dict[str, int] = {}
-    for node, st in diagnosis.node_to_status.items():
+    for node, st in node_to_status.items():
         plugin = st.plugin or "(unknown)"
         counts[plugin] = counts.get(plugin, 0) + 1
         reasons = by_plugin.setdefault(plugin, {})
@@ -57,9 +75,9 @@ def filter_summary(diagnosis: Diagnosis, num_nodes: int, limits: RecordLimits) -
                 ],
             }
         )
-    absent = num_nodes - len(diagnosis.node_to_status)
-    st = diagnosis.node_to_status.absent_status
-    if diagnosis.pre_filter_msg or (absent > 0 and st.reasons and not st.is_success()):
+    absent = num_nodes - len(node_to_status)
+    st = absent_status
+    if pre_filter_msg or (absent > 0 and st.reasons and not st.is_success()):
         out.append(
             {
                 "plugin": st.plugin or "PreFilter",
@@ -113,16 +131,38 @@ def score_summary(
 
 
 def _best(totals: Sequence[int], k: int, ordered: Sequence[int]) -> list[int]:
-    """Indexes of the ``k`` highest totals, highest first (ties in node order), found in C:
-    the cut-off from ``ordered`` (the totals sorted, highest first), then the first indexes at or
-    above it."""
+    """Indexes of the ``k`` highest totals, highest first (ties in node order), found in C.
+
+    ``ordered`` (the totals sorted, highest first) gives the cut-off and how many totals are
+    above it (fewer than ``k``); each is found with ``list.index``, then the first totals equal
+    to the cut-off in node order, so that many tied nodes (an empty cluster scores every node
+    alike) cost no per-node Python work.
+    """
     n = len(totals)
     if n == 0:
         return []
-    cut = ordered[min(k, n) - 1]
-    above = list(itertools.compress(range(n), map(cut.__le__, totals)))
-    above.sort(key=totals.__getitem__, reverse=True)  # stable: ties keep node order
-    return above[:k]
+    want = min(k, n)
+    cut = ordered[want - 1]
+    above = ordered.index(cut)  # totals above the cut-off: the first ones of ``ordered``
+    out: list[int] = []
+    for value in dict.fromkeys(ordered[:above]):  # each distinct value, highest first
+        out.extend(_indexes(totals, value, n))
+    out.extend(_indexes(totals, cut, want - len(out)))
+    return out
+
+
+def _indexes(values: Sequence[int], value: int, limit: int) -> list[int]:
+    """The first ``limit`` indexes of ``value`` in ``values``, in order (``list.index`` in C)."""
+    out: list[int] = []
+    i = -1
+    index = values.index
+    while len(out) < limit:
+        try:
+            i = index(value, i + 1)
+        except ValueError:
+            break
+        out.append(i)
+    return out
 
 
 def victims_summary(candidate: Any, preemptor_priority: int) -> list[Obj]:
