@@ -50,6 +50,7 @@ import datetime as _dt
 import functools
 import json
 import marshal
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import orjson
@@ -232,25 +233,32 @@ def _parse_seconds(time: str) -> int:
         return 0
 
 
-def encode_managed_fields(managers: Managers) -> list[Obj]:
-    """``encodeManagedFields`` + ``sortEncodedManagedFields``: Apply before Update, then by time."""
+def encode_managed_fields(managers: Managers, fields_v1: FieldsEncoder | None = None) -> list[Obj]:
+    """``encodeManagedFields`` + ``sortEncodedManagedFields``: Apply before Update, then by time.
+
+    ``fields_v1`` makes each entry's ``fieldsV1`` object (default: a fresh one per entry).
+    """
     if len(managers) == 1:
         ((mid, vs),) = managers.items()
-        return [_encode_entry(mid, vs)]
+        return [_encode_entry(mid, vs, fields_v1)]
     keyed = [
         ((mid.operation, _seconds(vs.time), mid.manager, vs.api_version, mid.subresource or ""), i, mid, vs)
         for i, (mid, vs) in enumerate(managers.items())
     ]
     keyed.sort()  # the index breaks ties, as the stable sort of the entries did
-    return [_encode_entry(mid, vs) for _, _, mid, vs in keyed]
+    return [_encode_entry(mid, vs, fields_v1) for _, _, mid, vs in keyed]
 
 
-def _encode_entry(mid: ManagerId, vs: VersionedSet) -> Obj:
+#: Makes an entry's ``fieldsV1`` object from its field set.
+FieldsEncoder = Callable[[FieldSet], Obj]
+
+
+def _encode_entry(mid: ManagerId, vs: VersionedSet, fields_v1: FieldsEncoder | None = None) -> Obj:
     entry: Obj = {"manager": mid.manager, "operation": mid.operation, "apiVersion": vs.api_version}
     if vs.time:
         entry["time"] = vs.time
     entry["fieldsType"] = FIELDS_V1
-    entry["fieldsV1"] = vs.fields.to_fields_v1()
+    entry["fieldsV1"] = vs.fields.to_fields_v1() if fields_v1 is None else fields_v1(vs.fields)
     if mid.subresource:
         entry["subresource"] = mid.subresource
     return entry
@@ -1276,11 +1284,13 @@ def updated_managed_fields(
     *,
     subresource: str = "",
     reset_fields: FieldSet | None = None,
+    fields_v1: FieldsEncoder | None = None,
 ) -> list[Obj] | None:
     """The ``metadata.managedFields`` :func:`record_update` gives ``new`` (``[]``: none).
 
     This is the registry's per-write path: it neither copies ``new`` nor modifies it, and the
-    entries it returns are fresh objects the caller may store. ``None`` where
+    entries it returns are fresh objects the caller may store (their ``fieldsV1`` objects are
+    made by ``fields_v1``, fresh ones by default). ``None`` where
     :func:`record_update` returns ``new`` untouched (no manager, or ``metadata`` is not an
     object), so the caller can fall back to it for such odd objects.
     """
@@ -1296,7 +1306,7 @@ def updated_managed_fields(
     mid = ManagerId(manager, UPDATE, api_version, subresource)
     managers = _track_update(before, after, managers, mid, api_version, now, ignored, schema_node)
     managers = _cap_update_managers(managers)
-    return encode_managed_fields(managers)
+    return encode_managed_fields(managers, fields_v1)
 
 
 def _view_without_managed_fields(obj: Obj) -> Obj:
@@ -1320,6 +1330,7 @@ __all__ = [
     "BEFORE_FIRST_APPLY",
     "Comparison",
     "LAST_APPLIED_ANNOTATION",
+    "FieldsEncoder",
     "ManagerId",
     "Managers",
     "STRIP_FIELDS",

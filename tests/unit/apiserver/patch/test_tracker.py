@@ -79,7 +79,7 @@ def entries(obj: Obj) -> list[Obj]:
 
 
 def rd() -> Any:
-    return SimpleNamespace(group="", version="v1", kind="Pod", api_version="v1")
+    return SimpleNamespace(group="", version="v1", kind="Pod", api_version="v1", is_view=False)
 
 
 # -- the registry hook --------------------------------------------------------------------------
