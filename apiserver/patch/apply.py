@@ -50,6 +50,7 @@ import datetime as _dt
 import functools
 import json
 import marshal
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import orjson
@@ -232,25 +233,32 @@ def _parse_seconds(time: str) -> int:
         return 0
 
 
-def encode_managed_fields(managers: Managers) -> list[Obj]:
-    """``encodeManagedFields`` + ``sortEncodedManagedFields``: Apply before Update, then by time."""
+def encode_managed_fields(managers: Managers, fields_v1: FieldsEncoder | None = None) -> list[Obj]:
+    """``encodeManagedFields`` + ``sortEncodedManagedFields``: Apply before Update, then by time.
+
+    ``fields_v1`` makes each entry's ``fieldsV1`` object (default: a fresh one per entry).
+    """
     if len(managers) == 1:
         ((mid, vs),) = managers.items()
-        return [_encode_entry(mid, vs)]
+        return [_encode_entry(mid, vs, fields_v1)]
     keyed = [
         ((mid.operation, _seconds(vs.time), mid.manager, vs.api_version, mid.subresource or ""), i, mid, vs)
         for i, (mid, vs) in enumerate(managers.items())
     ]
     keyed.sort()  # the index breaks ties, as the stable sort of the entries did
-    return [_encode_entry(mid, vs) for _, _, mid, vs in keyed]
+    return [_encode_entry(mid, vs, fields_v1) for _, _, mid, vs in keyed]
 
 
-def _encode_entry(mid: ManagerId, vs: VersionedSet) -> Obj:
+#: Makes an entry's ``fieldsV1`` object from its field set.
+FieldsEncoder = Callable[[FieldSet], Obj]
+
+
+def _encode_entry(mid: ManagerId, vs: VersionedSet, fields_v1: FieldsEncoder | None = None) -> Obj:
     entry: Obj = {"manager": mid.manager, "operation": mid.operation, "apiVersion": vs.api_version}
     if vs.time:
         entry["time"] = vs.time
     entry["fieldsType"] = FIELDS_V1
-    entry["fieldsV1"] = vs.fields.to_fields_v1()
+    entry["fieldsV1"] = vs.fields.to_fields_v1() if fields_v1 is None else fields_v1(vs.fields)
     if mid.subresource:
         entry["subresource"] = mid.subresource
     return entry
@@ -763,14 +771,25 @@ def _compare_one_side(v: Any, node: Node | None, path: Path, out: set[Path], ski
     Near the root (``spec.containers``, ``metadata.labels``, ``status.conditions``) the paths
     below ``v`` are memoized, see :func:`_memo_walk`: every pod of a gang is created from the
     same template, so its create walks the very same subtrees.
+
+    A map of plain scalars (an Event's ``involvedObject`` and ``source``, a pod's labels) is
+    walked directly: its walk is one path per key, cheaper than the key the memo needs, and
+    its values (names, uids) differ from object to object, so memoizing it only filled the
+    bounded memo with one-off entries (36 % of lookups hit while they were kept there; each
+    eviction round dropped the templates' walks with them).
     """
-    if 0 < len(path) <= _MEMO_DEPTH and v and (type(v) is dict or type(v) is list):
+    if 0 < len(path) <= _MEMO_DEPTH and v and (type(v) is list or (type(v) is dict and not _flat(v))):
         below = _memo_walk(v, node, skip)
         if below is not None:
             out.add(path)
             out.update([path + p for p in below])
             return
     _walk_one_side(v, node, path, out, skip)
+
+
+def _flat(m: dict[str, Any]) -> bool:
+    """Every value of ``m`` is a plain scalar (what :func:`_walk_one_side` adds without a call)."""
+    return all(type(x) in _PLAIN_SCALARS for x in m.values())
 
 
 #: Subtrees at most this deep are memoized; deeper ones are part of those subtrees' walks.
@@ -1265,11 +1284,13 @@ def updated_managed_fields(
     *,
     subresource: str = "",
     reset_fields: FieldSet | None = None,
+    fields_v1: FieldsEncoder | None = None,
 ) -> list[Obj] | None:
     """The ``metadata.managedFields`` :func:`record_update` gives ``new`` (``[]``: none).
 
     This is the registry's per-write path: it neither copies ``new`` nor modifies it, and the
-    entries it returns are fresh objects the caller may store. ``None`` where
+    entries it returns are fresh objects the caller may store (their ``fieldsV1`` objects are
+    made by ``fields_v1``, fresh ones by default). ``None`` where
     :func:`record_update` returns ``new`` untouched (no manager, or ``metadata`` is not an
     object), so the caller can fall back to it for such odd objects.
     """
@@ -1285,7 +1306,7 @@ def updated_managed_fields(
     mid = ManagerId(manager, UPDATE, api_version, subresource)
     managers = _track_update(before, after, managers, mid, api_version, now, ignored, schema_node)
     managers = _cap_update_managers(managers)
-    return encode_managed_fields(managers)
+    return encode_managed_fields(managers, fields_v1)
 
 
 def _view_without_managed_fields(obj: Obj) -> Obj:
@@ -1309,6 +1330,7 @@ __all__ = [
     "BEFORE_FIRST_APPLY",
     "Comparison",
     "LAST_APPLIED_ANNOTATION",
+    "FieldsEncoder",
     "ManagerId",
     "Managers",
     "STRIP_FIELDS",

@@ -472,21 +472,26 @@ class FieldSet:
         by the paths: every pod of a gang yields the same sets) and kept as JSON bytes, so each
         call returns a fresh dict the caller may store or modify.
         """
+        encoded = self.fields_v1_json()
+        if encoded is None:
+            return _emit(self.tree(), include_self=False)
+        result: dict[str, Any] = orjson.loads(encoded)
+        return result
+
+    def fields_v1_json(self) -> bytes | None:
+        """:meth:`to_fields_v1` as its JSON bytes (memoized as described there); ``None`` for
+        the rare set orjson cannot write (a lone surrogate in a field name)."""
         encoded = self._encoded
         if encoded is None:
             encoded = _ENCODED.get(self._paths)
             if encoded is None:
-                doc = _emit(self.tree(), include_self=False)
                 try:
-                    encoded = orjson.dumps(doc)
+                    encoded = orjson.dumps(_emit(self.tree(), include_self=False))
                 except TypeError:  # e.g. a lone surrogate in a field name: just don't cache
-                    return doc
+                    return None
                 _remember(_ENCODED, self._paths, encoded, _SET_CACHE_LIMIT)
-                self._encoded = encoded
-                return doc
             self._encoded = encoded
-        result: dict[str, Any] = orjson.loads(encoded)
-        return result
+        return encoded
 
     def to_json(self) -> str:
         return go_json(self.to_fields_v1())

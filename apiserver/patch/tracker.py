@@ -11,8 +11,10 @@ from typing import Any
 
 from apiserver.api.types import Obj
 from apiserver.openapi import schema
-from apiserver.patch.apply import record_update, updated_managed_fields
+from apiserver.patch.apply import FieldsEncoder, record_update, updated_managed_fields
+from apiserver.patch.fieldpath import FieldSet
 from apiserver.rest.resources import ResourceDef
+from apiserver.storage.compact import canonical_json
 
 
 class FieldTracker:
@@ -21,6 +23,12 @@ class FieldTracker:
     It asks :func:`updated_managed_fields` for the entries only, instead of having
     :func:`record_update` deep-copy the whole object to then keep just its managed fields;
     objects without a ``metadata`` object take the general path.
+
+    A write that is stored gets each entry's ``fieldsV1`` as the shared, canonical tree of its
+    field set (:func:`canonical_json` over the set's memoized encoding) instead of a fresh
+    decoding: the stored object is never modified (clients get copies, informers share it
+    read-only and would swap in that very tree anyway, see :func:`compact`). A dry run's
+    object is the response itself, which its client may modify, so it gets fresh trees.
     """
 
     def _node(self, rd: ResourceDef) -> Any:
@@ -30,7 +38,9 @@ class FieldTracker:
         if not opts.field_manager:
             return
         node = self._node(rd)
-        entries = updated_managed_fields(None, obj, opts.field_manager, node, now, rd.api_version)
+        entries = updated_managed_fields(
+            None, obj, opts.field_manager, node, now, rd.api_version, fields_v1=_encoder(rd, opts)
+        )
         if entries is None:
             out = record_update(
                 None, obj, opts.field_manager, schema_node=node, now=now, api_version=rd.api_version
@@ -46,7 +56,14 @@ class FieldTracker:
             return
         node = self._node(rd)
         entries = updated_managed_fields(
-            old, obj, opts.field_manager, node, now, rd.api_version, subresource=subresource
+            old,
+            obj,
+            opts.field_manager,
+            node,
+            now,
+            rd.api_version,
+            subresource=subresource,
+            fields_v1=_encoder(rd, opts),
         )
         if entries is None:
             out = record_update(
@@ -61,6 +78,19 @@ class FieldTracker:
             _take_managed_fields(obj, out)
             return
         _set_entries(obj["metadata"], entries)
+
+
+def _shared_fields_v1(fs: FieldSet) -> Obj:
+    encoded = fs.fields_v1_json()
+    return fs.to_fields_v1() if encoded is None else canonical_json(encoded)
+
+
+def _encoder(rd: ResourceDef, opts: Any) -> FieldsEncoder | None:
+    """Shared trees for a stored write of a stored kind; fresh ones for a dry run (whose object
+    is the response) and for a view kind (presented through a conversion of its object)."""
+    if getattr(opts, "dry_run", False) or rd.is_view:
+        return None
+    return _shared_fields_v1
 
 
 def _set_entries(md: Obj, entries: list[Obj]) -> None:

@@ -27,16 +27,41 @@ from apiserver.api.types import Obj
 #: trees handed out before a clear stay valid, new ones just start a new generation)
 _TREES: dict[bytes, dict[str, Any]] = {}
 TREE_TABLE_LIMIT = 4096
+#: the same trees by identity, so a tree that is already canonical is known without serializing
+#: it (each entry holds its tree, so its id cannot be reused while it is there)
+_BY_ID: dict[int, dict[str, Any]] = {}
 #: entry fields worth interning (manager names, operations, versions, timestamps)
 _ENTRY_STRINGS = ("manager", "operation", "apiVersion", "time", "fieldsType", "subresource")
 
 
 def canonical_fields(tree: dict[str, Any]) -> dict[str, Any]:
     """The shared tree equal to ``tree`` (a ``fieldsV1`` object or one of its subtrees)."""
+    if _BY_ID.get(id(tree)) is tree:
+        return tree  # already the canonical one (a write's entries made by canonical_json)
     try:
         text = orjson.dumps(tree)
     except TypeError:  # not plain JSON (cannot come from stored bytes): leave it alone
         return tree
+    return _canonical(tree, text)
+
+
+def canonical_json(text: bytes) -> dict[str, Any]:
+    """The shared tree whose JSON is ``text`` (a ``fieldsV1`` object's encoding).
+
+    For a writer that holds the encoding rather than a tree (the registry's managedFields
+    tracker keeps every distinct field set's ``fieldsV1`` as bytes): a known tree costs one
+    lookup instead of decoding it afresh and serializing it again when the record is shared.
+    The tree is shared like every canonical one: only for a write whose object nobody will
+    modify (stored, then handed out read-only or as copies).
+    """
+    hit = _TREES.get(text)
+    if hit is not None:
+        return hit
+    tree: dict[str, Any] = orjson.loads(text)
+    return _canonical(tree, text)
+
+
+def _canonical(tree: dict[str, Any], text: bytes) -> dict[str, Any]:
     hit = _TREES.get(text)
     if hit is not None:
         return hit
@@ -45,7 +70,9 @@ def canonical_fields(tree: dict[str, Any]) -> dict[str, Any]:
         out[k] = canonical_fields(v) if type(v) is dict else v
     if len(_TREES) >= TREE_TABLE_LIMIT:
         _TREES.clear()
+        _BY_ID.clear()
     _TREES[bytes(memoryview(text))] = out  # orjson's buffer is at least 4 KB: keep an exact copy
+    _BY_ID[id(out)] = out
     return out
 
 
@@ -75,4 +102,4 @@ def compact(obj: Obj) -> Obj:
     return obj
 
 
-__all__ = ["TREE_TABLE_LIMIT", "canonical_fields", "compact"]
+__all__ = ["TREE_TABLE_LIMIT", "canonical_fields", "canonical_json", "compact"]

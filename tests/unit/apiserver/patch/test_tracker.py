@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import apiserver.patch.apply as apply_mod
 from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.apply import (
@@ -78,7 +79,7 @@ def entries(obj: Obj) -> list[Obj]:
 
 
 def rd() -> Any:
-    return SimpleNamespace(group="", version="v1", kind="Pod", api_version="v1")
+    return SimpleNamespace(group="", version="v1", kind="Pod", api_version="v1", is_view=False)
 
 
 # -- the registry hook --------------------------------------------------------------------------
@@ -463,3 +464,29 @@ def test_values_that_cannot_name_an_item_fail_a_write_even_under_reset_fields(ba
     new["metadata"]["labels"]["x"] = "y"
     with pytest.raises(ValueError):
         record_update(live, new, "ctl", schema_node=POD, now=T1, api_version="v1")
+
+
+def test_per_object_maps_of_scalars_are_walked_without_crowding_out_the_template_walks() -> None:
+    # An Event's involvedObject/source (a pod's labels) differ from object to object: their
+    # paths are one per key, and memoizing them only evicted the templates' walks.
+    event = schema.for_gvk("", "v1", "Event")
+    apply_mod._WALKS.clear()
+    record_update(None, pod(), "b", schema_node=POD, now=T0, api_version="v1")
+    template_walks = set(apply_mod._WALKS)
+    assert template_walks
+    for i in range(2 * apply_mod._MEMO_ENTRIES):
+        obj = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"e{i}", "namespace": "default"},
+            "involvedObject": {"kind": "Pod", "name": f"p{i}", "uid": f"u{i}", "fieldPath": None},
+            "source": {"component": "kubelet", "host": f"n{i}"},
+            "reason": "Started",
+            "count": 1,
+        }
+        out = record_update(None, obj, "kubelet", schema_node=event, now=T0, api_version="v1")
+        fields = entries(out)[0]["fieldsV1"]
+        assert fields["f:involvedObject"] == {}  # an ObjectReference is an atomic struct
+        assert fields["f:source"] == {".": {}, "f:component": {}, "f:host": {}}
+        assert fields["f:count"] == {} and fields["f:reason"] == {}
+    assert template_walks <= set(apply_mod._WALKS)
