@@ -23,10 +23,6 @@ from bench.results import CPU_METRICS, ScenarioResult, cpu_metrics
 from bench.scenario import WORKLOADS, Scenario
 from bench.workloads.common import Env
 
-#: ``gangplane serve``'s collector thresholds (``gangplane.controlplane.tune_gc``, which the
-#: bench layer may not import): gen 0 every 50,000 net allocations, older generations rarely.
-SERVER_GC_THRESHOLD = (50_000, 20, 20)
-
 
 @contextmanager
 def server_gc() -> Iterator[None]:
@@ -40,10 +36,12 @@ def server_gc() -> Iterator[None]:
     repetition is frozen out of the collector as ``serve`` freezes its start-up heap; both
     settings are undone afterwards, so the harness and the next scenario see the defaults.
     """
+    from gangplane.controlplane import GC_THRESHOLD  # the plane's own; imported with the first plane
+
     was_enabled = gc.isenabled()
     threshold = gc.get_threshold()
     gc.freeze()
-    gc.set_threshold(*SERVER_GC_THRESHOLD)
+    gc.set_threshold(*GC_THRESHOLD)
     gc.enable()
     try:
         yield

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gc
 
-from bench.runner import SERVER_GC_THRESHOLD, server_gc
+from bench.runner import server_gc
+from gangplane.controlplane import GC_THRESHOLD
 
 
 def test_scenario_runs_under_serve_thresholds_and_the_defaults_come_back() -> None:
     before = gc.get_threshold()
     with server_gc():
-        assert gc.get_threshold() == SERVER_GC_THRESHOLD
+        assert gc.get_threshold() == GC_THRESHOLD
         assert gc.isenabled()
         assert gc.get_freeze_count() > 0  # what was alive before the scenario is frozen out
     assert gc.get_threshold() == before
