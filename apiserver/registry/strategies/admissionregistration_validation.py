@@ -533,11 +533,9 @@ def validate_webhook_configuration(
 # ------------------------------------------------------------------------------------ policies
 
 
-def validate_validating_policy(obj: dict[str, Any]) -> ErrorList:
-    """``validateValidatingAdmissionPolicySpec``."""
-    spec = _dict(obj.get("spec"))
-    sp = Path("spec")
-    params = spec.get("paramKind") is not None
+def _policy_common(spec: dict[str, Any], sp: Path, params: bool) -> ErrorList:
+    """What both policy kinds validate alike: failurePolicy, paramKind, matchConstraints,
+    matchConditions and variables (the CEL environments know ``params`` only with a paramKind)."""
     errs = _failure_policy(spec, sp)
     if params:
         errs.extend(validate_param_kind(spec.get("paramKind"), sp.child("paramKind")))
@@ -548,6 +546,15 @@ def validate_validating_policy(obj: dict[str, Any]) -> ErrorList:
         )
     )
     errs.extend(validate_variables(_list(spec.get("variables")), sp.child("variables"), params=params))
+    return errs
+
+
+def validate_validating_policy(obj: dict[str, Any]) -> ErrorList:
+    """``validateValidatingAdmissionPolicySpec``."""
+    spec = _dict(obj.get("spec"))
+    sp = Path("spec")
+    params = spec.get("paramKind") is not None
+    errs = _policy_common(spec, sp, params)
     validations = _list(spec.get("validations"))
     audits = _list(spec.get("auditAnnotations"))
     if not validations and not audits:
@@ -622,16 +629,7 @@ def validate_mutating_policy(obj: dict[str, Any]) -> ErrorList:
     spec = _dict(obj.get("spec"))
     sp = Path("spec")
     params = spec.get("paramKind") is not None
-    errs = _failure_policy(spec, sp)
-    if params:
-        errs.extend(validate_param_kind(spec.get("paramKind"), sp.child("paramKind")))
-    errs.extend(_constraints(spec, sp))
-    errs.extend(
-        validate_match_conditions(
-            _list(spec.get("matchConditions")), sp.child("matchConditions"), params=params
-        )
-    )
-    errs.extend(validate_variables(_list(spec.get("variables")), sp.child("variables"), params=params))
+    errs = _policy_common(spec, sp, params)
     rp = spec.get("reinvocationPolicy")
     if rp is None:
         errs.append(field.required(sp.child("reinvocationPolicy"), ""))
