@@ -272,10 +272,17 @@ async def test_an_informer_runs_on_top(target: Target) -> None:
     await c.create(CONFIGMAPS, cm("a"), "default")
     inf = Informer(target.new_client("informer"), CONFIGMAPS)
     seen: list[tuple[str, str]] = []
+    b_deleted = asyncio.Event()
+
+    def on_delete(o: dict) -> None:
+        seen.append(("delete", o["metadata"]["name"]))
+        if o["metadata"]["name"] == "b":
+            b_deleted.set()
+
     inf.add_event_handler(
         lambda o: seen.append(("add", o["metadata"]["name"])),
         lambda old, new: seen.append(("update", new["metadata"]["name"])),
-        lambda o: seen.append(("delete", o["metadata"]["name"])),
+        on_delete,
     )
     inf.start()
     try:
@@ -284,8 +291,7 @@ async def test_an_informer_runs_on_top(target: Target) -> None:
         await c.patch(CONFIGMAPS, "a", {"data": {"x": "1"}}, "default")
         await c.delete(CONFIGMAPS, "b", "default")
         async with asyncio.timeout(10):
-            while ("delete", "b") not in seen:
-                await asyncio.sleep(0.01)
+            await b_deleted.wait()
         assert seen == [("add", "a"), ("add", "b"), ("update", "a"), ("delete", "b")]
         assert inf.relists == 1
     finally:
