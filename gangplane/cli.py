@@ -182,7 +182,7 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="FILE",
         help="load a cluster dump (kubectl get ... -o yaml) once serving: its Namespaces, PriorityClasses, "
-        "Nodes and bound pods (as gangplane import does); pair with a --cluster of nodes: []",
+        "Nodes, bound and pending pods (as gangplane import does); pair with a --cluster of nodes: []",
     )
     s.add_argument(
         "--scheduling-records",
@@ -342,7 +342,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", default="table", choices=["table", "yaml", "json"])
     im = sub.add_parser(
         "import",
-        help="load a cluster's Nodes, PriorityClasses, namespaces and bound pods (a kubectl dump or a live "
+        help="load a cluster's Nodes, PriorityClasses, namespaces, bound and pending pods (a kubectl dump or a live "
         "cluster, read-only) into a gangplane server",
     )
     im.add_argument("files", nargs="*", metavar="FILE", help="kubectl get ... -o yaml output (any number)")
@@ -358,7 +358,8 @@ def _parser() -> argparse.ArgumentParser:
     im.add_argument(
         "--workloads",
         action="store_true",
-        help="also import Deployments, ReplicaSets, StatefulSets and DaemonSets, re-linking owner references",
+        help="also import Deployments, ReplicaSets, StatefulSets, DaemonSets, CronJobs and Jobs, "
+        "re-linking owner references",
     )
     sub.add_parser(
         "bench",

@@ -8,15 +8,21 @@ this order, into the gangplane server the target kubeconfig names:
 * **PriorityClasses** (``system-*`` already exist);
 * **Nodes**: name, labels, taints, ``unschedulable``, capacity and allocatable. The node agent
   then simulates them (Ready, leases), as it does the fleet's;
-* with ``--workloads``, **Deployments, ReplicaSets, StatefulSets and DaemonSets** (labels, spec),
-  created before their dependents so that each ReplicaSet's and pod's owner references are
-  re-linked to the new owners' UIDs (the controllers then adopt what is already there);
-* **Pods bound to an imported node** and not finished, created bound where they run, trimmed to
-  what scheduling reads: containers' names, images, resources and ports; node selector,
-  affinity, tolerations, topology spread constraints, priority class, scheduler name, host
-  network, labels. Volumes, env, service accounts, security contexts and (without
-  ``--workloads``) owner references are left out, so nothing a pod needs (Secrets, ConfigMaps,
-  volumes) has to exist.
+* with ``--workloads``, **Deployments, ReplicaSets, StatefulSets, DaemonSets, CronJobs and
+  unfinished Jobs** (labels, spec), created before their dependents so that each ReplicaSet's,
+  Job's and pod's owner references are re-linked to the new owners' UIDs (the controllers then
+  adopt what is already there). A Job keeps the selector kube generated for it in the source
+  only when it has pods to take over (see :func:`_job`);
+* **Pods bound to an imported node** and not finished, created bound where they run, and
+  **pending pods** (unbound, not finished, not being deleted), created unbound so that the
+  target's scheduler places them; both trimmed to what scheduling reads: containers' names,
+  images, resources and ports; node selector, affinity, tolerations, topology spread
+  constraints, scheduling gates, priority class, scheduler name, host network, labels. Volumes,
+  env, service accounts, security contexts and (without ``--workloads``) owner references are
+  left out, so nothing a pod needs (Secrets, ConfigMaps, volumes) has to exist. With
+  ``--workloads``, a pending pod whose controller is imported too is left to that controller,
+  which creates its like from the template (importing it as well would make one pod too many
+  until the controller deleted the surplus).
 
 Everything else (Secrets, ConfigMaps, Services, Events, workloads, …) is left out and counted.
 Objects that exist already are left alone. A report lists what was imported and what was
@@ -26,6 +32,7 @@ skipped, and why; the exit code is 1 when some create failed.
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 import time
 from collections import Counter, defaultdict
@@ -50,17 +57,36 @@ PATHS = {
     "ReplicaSet": ("/apis/apps/v1/namespaces/{ns}/replicasets", True),
     "StatefulSet": ("/apis/apps/v1/namespaces/{ns}/statefulsets", True),
     "DaemonSet": ("/apis/apps/v1/namespaces/{ns}/daemonsets", True),
+    "CronJob": ("/apis/batch/v1/namespaces/{ns}/cronjobs", True),
+    "Job": ("/apis/batch/v1/namespaces/{ns}/jobs", True),
     "Pod": ("/api/v1/namespaces/{ns}/pods", True),
 }
 #: pods before the workloads that own them: a controller meeting its pods already there adopts
 #: them instead of creating new ones; owners (Deployments) before their dependents (ReplicaSets)
-ORDER = ("Namespace", "PriorityClass", "Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
+ORDER = (
+    "Namespace",
+    "PriorityClass",
+    "Node",
+    "Pod",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "CronJob",
+    "Job",
+)
 #: how long the importer lets the target's controllers adopt the imported dependents before it
 #: writes the owner references itself
 ADOPTION_WAIT = 10.0
-WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
+WORKLOADS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "CronJob", "Job")
+API_VERSIONS = {"CronJob": "batch/v1", "Job": "batch/v1"}
+#: owners whose controller adopts orphans matching its selector; a CronJob has no selector and
+#: adopts nothing (kube's neither), so the importer links its Jobs at once
+ADOPTING = frozenset({"ReplicaSet", "StatefulSet", "DaemonSet", "Deployment", "Job"})
 #: where a dependent keeps the owner references it had, until the owners exist in the target
 OWNERS = "__owners"
+#: finalizers a dependent had, written back once it is linked to its owner (see _pod)
+FINALIZERS = "__finalizers"
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 #: a live cluster's collections, read with GET (paged)
 LIVE: tuple[tuple[str, str, dict[str, str]], ...] = (
@@ -69,6 +95,21 @@ LIVE: tuple[tuple[str, str, dict[str, str]], ...] = (
     ("Node", "/api/v1/nodes", {}),
     ("Pod", "/api/v1/pods", {"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}),
 )
+#: and, for ``--workloads``, its workloads
+LIVE_WORKLOADS: tuple[tuple[str, str, dict[str, str]], ...] = (
+    ("Deployment", "/apis/apps/v1/deployments", {}),
+    ("ReplicaSet", "/apis/apps/v1/replicasets", {}),
+    ("StatefulSet", "/apis/apps/v1/statefulsets", {}),
+    ("DaemonSet", "/apis/apps/v1/daemonsets", {}),
+    ("CronJob", "/apis/batch/v1/cronjobs", {}),
+    ("Job", "/apis/batch/v1/jobs", {}),
+)
+#: the labels kube's Job strategy generates from the Job's name and UID (``generateSelector``)
+JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
+JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+#: pod annotations/finalizers a controller reads back (the rest are dropped)
+JOB_POD_ANNOTATIONS = ("batch.kubernetes.io/job-completion-index",)
+JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 _CONTAINER_KEYS = ("name", "image", "resources", "ports", "restartPolicy")
 _POD_SPEC_KEYS = (
     "nodeName",
@@ -76,6 +117,7 @@ _POD_SPEC_KEYS = (
     "affinity",
     "tolerations",
     "topologySpreadConstraints",
+    "schedulingGates",
     "priorityClassName",
     "schedulerName",
     "hostNetwork",
@@ -89,6 +131,8 @@ class Plan:
     """What to create, in order, and what was left out (kind -> reason -> names)."""
 
     create: list[Obj] = field(default_factory=list)
+    #: the pods among ``create`` that are pending: created unbound, for the scheduler to place
+    pending: list[str] = field(default_factory=list)
     skipped: dict[str, dict[str, list[str]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(list))
     )
@@ -127,12 +171,13 @@ def _unwrap(doc: Any) -> list[Obj]:
     return [doc]
 
 
-def read_live(kubeconfig: str) -> list[Obj]:
-    """Namespaces, PriorityClasses, Nodes and unfinished Pods of a live cluster (GET only)."""
+def read_live(kubeconfig: str, workloads: bool = False) -> list[Obj]:
+    """Namespaces, PriorityClasses, Nodes and unfinished Pods of a live cluster (GET only), and
+    its workloads when ``workloads``."""
     server, opts, _ = read_kubeconfig(kubeconfig)
     out: list[Obj] = []
     with httpx.Client(**opts) as client:
-        for kind, path, params in LIVE:
+        for kind, path, params in LIVE + (LIVE_WORKLOADS if workloads else ()):
             cont = ""
             while True:
                 q = {**params, "limit": "500", **({"continue": cont} if cont else {})}
@@ -148,7 +193,8 @@ def read_live(kubeconfig: str) -> list[Obj]:
 
 def plan_import(objects: list[Obj], workloads: bool = False) -> Plan:
     """Decide, per object, to import it (cleaned) or why not; ``workloads`` imports Deployments,
-    ReplicaSets, StatefulSets and DaemonSets too, their pods' owner references re-linked."""
+    ReplicaSets, StatefulSets, DaemonSets, CronJobs and unfinished Jobs too, their dependents'
+    owner references re-linked."""
     plan = Plan()
     by_kind: dict[str, list[Obj]] = defaultdict(list)
     for o in objects:
@@ -161,6 +207,14 @@ def plan_import(objects: list[Obj], workloads: bool = False) -> Plan:
             plan.skip(o, "secrets are never imported")
         else:
             plan.skip(o, "not needed for scheduling")
+    owners: list[Obj] = []
+    for kind in WORKLOADS:
+        for w in by_kind[kind]:
+            if kind == "Job" and _job_finished(w):
+                plan.skip(w, "finished (created anew, it would run again)")
+            else:
+                owners.append(w)
+    imported_owners = {_key(w) for w in owners}
     nodes = {(n.get("metadata") or {}).get("name") for n in by_kind["Node"]}
     namespaces: dict[str, Obj] = {}
     for ns in by_kind["Namespace"]:
@@ -168,17 +222,22 @@ def plan_import(objects: list[Obj], workloads: bool = False) -> Plan:
     pods: list[Obj] = []
     for p in by_kind["Pod"]:
         spec, status = p.get("spec") or {}, p.get("status") or {}
-        if not spec.get("nodeName"):
-            plan.skip(p, "not bound to a node")
-        elif status.get("phase") in ("Succeeded", "Failed"):
+        owner = _controller_key(p)
+        if status.get("phase") in ("Succeeded", "Failed"):
             plan.skip(p, "finished")
-        elif spec["nodeName"] not in nodes:
-            plan.skip(p, "its node is not imported")
         elif (p.get("metadata") or {}).get("deletionTimestamp"):
             plan.skip(p, "being deleted")
+        elif not spec.get("nodeName"):
+            if workloads and owner in imported_owners:
+                plan.skip(p, f"pending, left to its imported {owner[0]}'s controller")
+            else:
+                pods.append(p)
+                plan.pending.append(_ref(p))
+        elif spec["nodeName"] not in nodes:
+            plan.skip(p, "its node is not imported")
         else:
             pods.append(p)
-    for p in pods + [w for k in WORKLOADS for w in by_kind[k]]:
+    for p in pods + owners:
         ns_name = (p.get("metadata") or {}).get("namespace") or "default"
         namespaces.setdefault(ns_name, {"kind": "Namespace", "metadata": {"name": ns_name}})
     for name, ns in sorted(namespaces.items()):
@@ -192,10 +251,38 @@ def plan_import(objects: list[Obj], workloads: bool = False) -> Plan:
         else:
             plan.create.append(_priority_class(pc))
     plan.create += [_node(n) for n in by_kind["Node"]]
-    plan.create += [_pod(p, keep_owners=workloads) for p in pods]
-    for kind in WORKLOADS:
-        plan.create += [_workload(w) for w in by_kind[kind]]
+    #: Jobs whose running pods are imported too: they take them over (see _job)
+    taking_over = {_controller_key(p) for p in pods if workloads} & imported_owners
+    plan.create += [
+        _pod(p, keep_owners=workloads, job_owned=workloads and _controller_key(p) in taking_over)
+        for p in pods
+    ]
+    for w in owners:
+        plan.create.append(_job(w, _key(w) in taking_over) if w["kind"] == "Job" else _workload(w))
     return plan
+
+
+def _key(o: Obj) -> tuple[str, str, str]:
+    meta = o.get("metadata") or {}
+    return (o.get("kind") or "", meta.get("namespace") or "default", meta.get("name") or "")
+
+
+def _controller_key(o: Obj) -> tuple[str, str, str] | None:
+    """(kind, namespace, name) of the object's controller (the owner reference marked so)."""
+    meta = o.get("metadata") or {}
+    for ref in meta.get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller") is True:
+            return (ref.get("kind") or "", meta.get("namespace") or "default", ref.get("name") or "")
+    return None
+
+
+def _job_finished(job: Obj) -> bool:
+    """A Job with a true ``Complete`` or ``Failed`` condition (as kube's ``IsJobFinished``)."""
+    conditions = (job.get("status") or {}).get("conditions") or []
+    return any(
+        isinstance(c, dict) and c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+        for c in conditions
+    )
 
 
 def _meta(o: Obj, *, namespaced: bool = False, labels: bool = True) -> Obj:
@@ -268,26 +355,72 @@ def _workload(o: Obj) -> Obj:
     if annotations:
         meta["annotations"] = annotations
     out: Obj = {
-        "apiVersion": "apps/v1",
+        "apiVersion": API_VERSIONS.get(o["kind"], "apps/v1"),
         "kind": o["kind"],
         "metadata": meta,
-        "spec": dict(o.get("spec") or {}),
+        "spec": copy.deepcopy(o.get("spec") or {}),
     }
     out[OWNERS] = _owner_refs(o)
     return out
 
 
-def _pod(o: Obj, keep_owners: bool = False) -> Obj:
+def _job(o: Obj, takes_over_pods: bool) -> Obj:
+    """A Job whose selector the target's API server accepts and whose controller neither
+    duplicates nor adopts the wrong pods.
+
+    kube generates a Job's selector (``batch.kubernetes.io/controller-uid=<its UID>``) and the
+    template's ``controller-uid``/``job-name`` labels at create, and rejects a Job whose labels
+    name another UID unless ``manualSelector: true``. So:
+
+    * a Job that selects its pods itself (``manualSelector: true``) is imported as it is;
+    * a Job whose running pods are imported keeps the source's generated selector and template
+      labels and is created with ``manualSelector: true``: kube's documented way of handing a
+      Job's running pods to a new Job ("Specifying your own Pod selector"). The pods, created
+      first with their labels, are adopted by the new Job, which counts them as active and
+      creates only what is missing, and pods it creates later carry the same labels;
+    * any other Job drops the generated selector and labels, and the target generates them from
+      the new Job's UID, as it would for a Job created there.
+    """
+    out = _workload(o)
+    spec = out["spec"]
+    if spec.get("manualSelector") is True:
+        return out
+    if takes_over_pods:
+        spec["manualSelector"] = True
+        return out
+    spec.pop("selector", None)
+    template_meta = (spec.get("template") or {}).get("metadata") or {}
+    for labels in (template_meta.get("labels"), out["metadata"].get("labels")):
+        if isinstance(labels, dict):
+            for key in JOB_UID_LABELS + JOB_NAME_LABELS:
+                labels.pop(key, None)
+    if not out["metadata"].get("labels"):
+        out["metadata"].pop("labels", None)  # the server copies the template's, as kube defaults
+    return out
+
+
+def _pod(o: Obj, keep_owners: bool = False, job_owned: bool = False) -> Obj:
+    """A pod trimmed to what scheduling reads; ``job_owned`` (an imported Job takes it over)
+    keeps what the Job controller reads back: the completion index, and the tracking finalizer
+    that lets it count the pod when it finishes. The finalizer is written only once the Job owns
+    the pod: on an orphan, the Job controller removes it at once (kube's ``syncOrphanPod``)."""
     spec = o.get("spec") or {}
+    src_meta = o.get("metadata") or {}
     meta = _meta(o, namespaced=True)
     annotations = {
         k: v
-        for k, v in ((o.get("metadata") or {}).get("annotations") or {}).items()
-        if k.startswith("gangplane.dev/")
+        for k, v in (src_meta.get("annotations") or {}).items()
+        if k.startswith("gangplane.dev/") or (job_owned and k in JOB_POD_ANNOTATIONS)
     }
     if annotations:
         meta["annotations"] = annotations
+    if job_owned and JOB_TRACKING_FINALIZER in (src_meta.get("finalizers") or []):
+        out_finalizers = [JOB_TRACKING_FINALIZER]
+    else:
+        out_finalizers = []
     out_spec: Obj = {k: spec[k] for k in _POD_SPEC_KEYS if k in spec}
+    if not out_spec.get("nodeName"):
+        out_spec.pop("nodeName", None)  # pending: the target's scheduler binds it
     out_spec["containers"] = [_container(c) for c in spec.get("containers") or []]
     if spec.get("initContainers"):
         out_spec["initContainers"] = [_container(c) for c in spec["initContainers"]]
@@ -295,6 +428,8 @@ def _pod(o: Obj, keep_owners: bool = False) -> Obj:
     out: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": out_spec}
     if keep_owners:
         out[OWNERS] = _owner_refs(o)
+    if out_finalizers:
+        out[FINALIZERS] = out_finalizers
     return out
 
 
@@ -324,10 +459,13 @@ def apply_plan(plan: Plan, kubeconfig: str) -> Report:
     uids: dict[tuple[str, str, str], str] = {}
     #: (collection path, name, namespace, the owner references it had in the source)
     dependents: list[tuple[str, str, str, list[Obj]]] = []
+    #: (collection path, name) -> finalizers to write once the dependent is linked
+    restore: dict[tuple[str, str], list[str]] = {}
     with httpx.Client(**opts) as client:
         for planned in plan.create:
             obj = dict(planned)
             owners = obj.pop(OWNERS, None) or []
+            finalizers = obj.pop(FINALIZERS, None) or []
             kind = obj["kind"]
             ns = obj["metadata"].get("namespace", "")
             path, namespaced = PATHS[kind]
@@ -352,8 +490,12 @@ def apply_plan(plan: Plan, kubeconfig: str) -> Report:
                 continue
             if owners:
                 dependents.append((path, name, ns, owners))
+            if finalizers:
+                restore[(path, name)] = finalizers
         if dependents:
-            _relink(client, server, dependents, uids, report)
+            linked = _relink(client, server, dependents, uids, report)
+            for key in linked & restore.keys():
+                _add_finalizers(client, server, key, restore[key], report)
     return report
 
 
@@ -363,8 +505,9 @@ def _relink(
     dependents: list[tuple[str, str, str, list[Obj]]],
     uids: dict[tuple[str, str, str], str],
     report: Report,
-) -> None:
-    """Point each dependent at its owners' new UIDs: adopted by a controller, or patched here."""
+) -> set[tuple[str, str]]:
+    """Point each dependent at its owners' new UIDs: adopted by a controller, or patched here.
+    Returns the (collection path, name) of those now linked."""
     wanted: dict[tuple[str, str], list[Obj]] = {}
     for path, name, ns, owners in dependents:
         refs = []
@@ -376,8 +519,13 @@ def _relink(
                 report.unlinked += 1
         if refs:
             wanted[(path, name)] = refs
+    # a dependent of an owner that adopts nothing (a CronJob's Job) is linked at once
+    pending = {k: refs for k, refs in wanted.items() if all(r.get("kind") in ADOPTING for r in refs)}
+    linked: set[tuple[str, str]] = set()
+    for key, refs in wanted.items():
+        if key not in pending and _write_owners(client, server, key, refs, report):
+            linked.add(key)
     deadline = time.monotonic() + ADOPTION_WAIT
-    pending = dict(wanted)
     while pending and time.monotonic() < deadline:
         for key in list(pending):
             path, name = key
@@ -387,19 +535,44 @@ def _relink(
             have = {ref.get("uid") for ref in (got.json().get("metadata") or {}).get("ownerReferences") or []}
             if all(ref["uid"] in have for ref in pending[key]):
                 report.adopted += 1
+                linked.add(key)
                 del pending[key]
         if pending:
             time.sleep(0.2)
-    for (path, name), refs in pending.items():
-        r = client.patch(
-            f"{server}{path}/{name}",
-            json={"metadata": {"ownerReferences": refs}},
-            headers={"Content-Type": "application/merge-patch+json"},
-        )
-        if r.status_code == 200:
-            report.relinked += 1
-        else:
-            report.failed.append((f"owner references of {path}/{name}", f"{r.status_code}: {r.text.strip()}"))
+    for key, refs in pending.items():
+        if _write_owners(client, server, key, refs, report):
+            linked.add(key)
+    return linked
+
+
+def _write_owners(
+    client: httpx.Client, server: str, key: tuple[str, str], refs: list[Obj], report: Report
+) -> bool:
+    path, name = key
+    r = client.patch(
+        f"{server}{path}/{name}",
+        json={"metadata": {"ownerReferences": refs}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    if r.status_code == 200:
+        report.relinked += 1
+        return True
+    report.failed.append((f"owner references of {path}/{name}", f"{r.status_code}: {r.text.strip()}"))
+    return False
+
+
+def _add_finalizers(
+    client: httpx.Client, server: str, key: tuple[str, str], finalizers: list[str], report: Report
+) -> None:
+    """Add ``finalizers`` to those the dependent has (a strategic merge: kube merges the list)."""
+    path, name = key
+    r = client.patch(
+        f"{server}{path}/{name}",
+        json={"metadata": {"finalizers": finalizers}},
+        headers={"Content-Type": "application/strategic-merge-patch+json"},
+    )
+    if r.status_code != 200:
+        report.failed.append((f"finalizers of {path}/{name}", f"{r.status_code}: {r.text.strip()}"))
 
 
 def render_report(source: str, plan: Plan, report: Report) -> str:
@@ -418,6 +591,10 @@ def render_report(source: str, plan: Plan, report: Report) -> str:
         lines.append(
             f"  owner references re-linked: {report.adopted} adopted by the controllers, "
             f"{report.relinked} written by the importer"
+        )
+    if plan.pending:
+        lines.append(
+            f"  {len(plan.pending)} of the pods are pending: created unbound, for the scheduler to place"
         )
     if report.unlinked:
         lines.append(f"  {report.unlinked} owner reference(s) dropped: their owner was not imported")
@@ -440,7 +617,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         objects = read_dumps(args.files) if args.files else []
         if args.from_kubeconfig:
-            objects += read_live(args.from_kubeconfig)
+            objects += read_live(args.from_kubeconfig, workloads=args.workloads)
     except (OSError, yaml.YAMLError, httpx.HTTPError) as e:
         print(f"gangplane import: cannot read the source: {e}", file=sys.stderr)
         return 2
