@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 import yaml
 
 from apiserver.field import aggregate_message
+from scheduler.config.configz import configz
 from scheduler.config.decode import DecodeError, check_kind, strict_errors
 from scheduler.config.defaults import set_defaults
 from scheduler.config.profiles import ProfileError, build_profile
@@ -35,8 +35,9 @@ class SchedulerConfig:
     pod_max_backoff: float = 10.0
 
     def configz(self) -> Obj:
-        """A copy of the effective configuration (``/configz`` serves it under ``componentconfig``)."""
-        return copy.deepcopy(self.effective)
+        """The effective configuration as kube-scheduler's ``/configz`` serves it under
+        ``componentconfig`` (see :mod:`scheduler.config.configz`)."""
+        return configz(self.effective)
 
 
 def scheduler_config_from(

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
@@ -30,6 +31,7 @@ FLEET = {
 PACKING = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
+    "leaderElection": {"leaseDuration": "1m"},  # shown, as kube shows it; serve's flags elect
     "profiles": [
         {
             "schedulerName": "default-scheduler",
@@ -137,9 +139,23 @@ def test_configz_serves_the_effective_configuration(
     packing: Server, default: Server, kubectl137: Path
 ) -> None:
     k = _kubectl(packing, kubectl137)
-    body = json.loads(k.run("get", "--raw", "/configz").stdout)["componentconfig"]
+    doc = json.loads(k.run("get", "--raw", "/configz").stdout)
+    assert list(doc) == ["componentconfig"]  # component-base's configz: sections by registered name
+    body = doc["componentconfig"]
+    # kube >= 1.36 serves the external v1 object (kubernetes#136044): kind and apiVersion set
     assert body["apiVersion"] == "kubescheduler.config.k8s.io/v1"
     assert body["kind"] == "KubeSchedulerConfiguration"
+    assert body["leaderElection"]["leaseDuration"] == "1m0s"  # a Go metav1.Duration
+    assert body["clientConnection"]["qps"] == 50 and body["parallelism"] == 16
+    plugins = body["profiles"][0]["plugins"]
+    # Go's encoding/json writes every extension point, {} when empty; every plugin has a weight
+    assert plugins["filter"] == {} and plugins["score"] == {} and plugins["placementScore"] == {}
+    assert all(isinstance(p["weight"], int) for p in plugins["multiPoint"]["enabled"])
+    assert "percentageOfNodesToScore" not in body["profiles"][0]
+    raw = httpx.get(packing.url + "/configz", timeout=30)
+    assert raw.status_code == 200
+    assert raw.headers["content-type"] == "application/json"
+    assert raw.headers["x-content-type-options"] == "nosniff"
     assert [p["schedulerName"] for p in body["profiles"]] == ["default-scheduler", "spread-scheduler"]
     fit = {pc["name"]: pc["args"] for pc in body["profiles"][0]["pluginConfig"]}["NodeResourcesFit"]
     # the given strategy, with kube's default resources filled in
