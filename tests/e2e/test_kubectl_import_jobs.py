@@ -6,7 +6,9 @@ per node, and the third is pending; a standalone 6-CPU pod ``big`` is pending to
 loads the dump into a server that has one roomy node of its own. There ``train`` takes over its
 two running pods (owner references pointing at the new Job's UID, nothing moved), its controller
 creates the missing third pod (the pending one is left to it, not duplicated), and both pending
-pods are scheduled on the node with room; the finished Job and its pod are left out.
+pods are scheduled on the node with room; the finished Job and its pod are left out. The suspended
+CronJob ``nightly`` and the Job made from it come along, that Job with a selector generated from
+its new UID and owned by the new CronJob.
 """
 
 from __future__ import annotations
@@ -44,6 +46,23 @@ def job(name: str, parallelism: int, cpu: str, annotations: dict[str, str] | Non
     }
 
 
+NIGHTLY = {
+    "apiVersion": "batch/v1",
+    "kind": "CronJob",
+    "metadata": {"name": "nightly"},
+    "spec": {
+        "schedule": "0 3 * * *",
+        "suspend": True,
+        "jobTemplate": {
+            "spec": {
+                "suspend": True,
+                "template": {
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "pause"}]}
+                },
+            }
+        },
+    },
+}
 BIG = {
     "apiVersion": "v1",
     "kind": "Pod",
@@ -76,6 +95,8 @@ def source(tmp_path_factory: pytest.TempPathFactory, kubectl137: Path) -> Iterat
             "apply", "-f", "-", input=json.dumps(job("train", 3, "3", {"gangplane.dev/complete-after": "1h"}))
         )
         k.run("apply", "-f", "-", input=json.dumps(BIG))
+        k.run("apply", "-f", "-", input=json.dumps(NIGHTLY))
+        k.run("create", "job", "nightly-manual", "--from=cronjob/nightly")
         k.run("wait", "--for=jsonpath={.status.ready}=2", "job/train", "--timeout=60s", timeout=90)
         k.run("wait", "--for=condition=PodScheduled=false", "pod/big", "--timeout=60s", timeout=90)
         yield s
@@ -107,7 +128,9 @@ def test_jobs_and_pending_pods_import_and_the_pending_ones_land_where_there_is_r
 ) -> None:
     src = Kubectl(kubectl137, source, "1.37")
     dump = tmp_path / "dump.yaml"
-    dump.write_text(src.run("get", "namespaces,priorityclasses,nodes,jobs,pods", "-A", "-o", "yaml").stdout)
+    dump.write_text(
+        src.run("get", "namespaces,priorityclasses,nodes,cronjobs,jobs,pods", "-A", "-o", "yaml").stdout
+    )
     src_job = json.loads(src.run("get", "job", "train", "-o", "json").stdout)
     placed_before = {
         p["metadata"]["name"]: p["spec"]["nodeName"]
@@ -129,13 +152,18 @@ def test_jobs_and_pending_pods_import_and_the_pending_ones_land_where_there_is_r
         proc = import_(dump, "--workloads", "--kubeconfig", str(target.kubeconfig))
         assert proc.returncode == 0, proc.stdout + proc.stderr
         report = rows(proc.stdout)
-        assert report["Job"].split()[1] == "1", proc.stdout
+        assert report["Job"].split()[1] == "2", proc.stdout  # train and nightly-manual
+        assert report["CronJob"].split()[1] == "1", proc.stdout
         assert "1 finished (created anew, it would run again)" in report["Job"], proc.stdout
         assert report["Pod"].split()[1] == "3", proc.stdout  # train's two running pods and big
         assert "1 finished" in report["Pod"], proc.stdout
         assert "1 pending, left to its imported Job's controller" in report["Pod"], proc.stdout
         assert "1 of the pods are pending: created unbound, for the scheduler to place" in proc.stdout
         assert "owner reference(s) dropped" not in proc.stdout, proc.stdout
+        # train's two pods adopted by its controller; nightly-manual linked at once (a CronJob adopts nothing)
+        assert "re-linked: 2 adopted by the controllers, 1 written by the importer" in proc.stdout, (
+            proc.stdout
+        )
 
         # the Job takes its running pods over: the new UID owns them and they did not move
         new_job = json.loads(dst.run("get", "job", "train", "-o", "json").stdout)
@@ -158,6 +186,16 @@ def test_jobs_and_pending_pods_import_and_the_pending_ones_land_where_there_is_r
         (big,) = pods(dst, "app=big")
         assert big["spec"]["nodeName"] == roomy
         assert dst.run("get", "job", "done", check=False).returncode != 0
+
+        # a Job without pods to take over gets its selector generated anew, from its new UID
+        cron = json.loads(dst.run("get", "cronjob", "nightly", "-o", "json").stdout)
+        manual = json.loads(dst.run("get", "job", "nightly-manual", "-o", "json").stdout)
+        uid = manual["metadata"]["uid"]
+        assert manual["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+        assert manual["spec"]["template"]["metadata"]["labels"]["controller-uid"] == uid
+        assert "manualSelector" not in manual["spec"]
+        (owner,) = manual["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["uid"]) == ("CronJob", cron["metadata"]["uid"])
     finally:
         _stop(target)
 
@@ -166,7 +204,8 @@ def test_a_live_cluster_is_read_with_its_jobs(source: Server, tmp_path: Path) ->
     live = import_(Path(""), "--from-kubeconfig", str(source.kubeconfig), "--workloads", "--dry-run")
     assert live.returncode == 0, live.stderr
     report = rows(live.stdout)
-    assert report["Job"].split()[1] == "1" and "1 finished" in report["Job"], live.stdout
+    assert report["Job"].split()[1] == "2" and "1 finished" in report["Job"], live.stdout
+    assert report["CronJob"].split()[1] == "1", live.stdout
     # the live read asks for unfinished pods only: train's two running ones and big
     assert report["Pod"].split()[1] == "3", live.stdout
     assert "1 pending, left to its imported Job's controller" in report["Pod"], live.stdout
