@@ -252,7 +252,7 @@ def plan_import(objects: list[Obj], workloads: bool = False) -> Plan:
             plan.create.append(_priority_class(pc))
     plan.create += [_node(n) for n in by_kind["Node"]]
     #: Jobs whose running pods are imported too: they take them over (see _job)
-    taking_over = {_controller_key(p) for p in pods if workloads} & imported_owners
+    taking_over = {k for k in map(_controller_key, pods) if k and k[0] == "Job"} & imported_owners
     plan.create += [
         _pod(p, keep_owners=workloads, job_owned=workloads and _controller_key(p) in taking_over)
         for p in pods

@@ -292,3 +292,15 @@ def test_cronjobs_come_before_their_jobs_which_keep_the_owner_to_relink() -> Non
     c = created(plan, "CronJob", "nightly")
     assert c["apiVersion"] == "batch/v1" and "status" not in c
     assert created(plan, "Job", "nightly-1")["__owners"][0]["name"] == "nightly"
+
+
+def test_only_a_jobs_pods_keep_what_the_job_controller_reads_back() -> None:
+    rs_pod = pod("web-1", "n1")
+    rs_pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "r", "controller": True}
+    ]
+    rs_pod["metadata"]["finalizers"] = ["batch.kubernetes.io/job-tracking"]
+    rs = {"kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "team"}, "spec": {}}
+    plan = plan_import([NODE, rs, rs_pod], workloads=True)
+    p = created(plan, "Pod", "web-1")
+    assert "__finalizers" not in p and p["__owners"][0]["kind"] == "ReplicaSet"
