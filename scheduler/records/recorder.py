@@ -155,6 +155,8 @@ class Recorder:
         self._task: asyncio.Task[None] | None = None
         #: API writes made (creates, updates, deletes), for the overhead measurement
         self.writes = 0
+        #: subjects dropped from the window (:attr:`RecordLimits.subjects`), written or not
+        self.evicted = 0
 
     # -- opening an attempt ---------------------------------------------------------------
 
@@ -427,12 +429,20 @@ class Recorder:
             self._urgent[key] = None
             wake = True
         while len(self._subjects) > self.limits.subjects:
-            old_key, _ = self._subjects.popitem(last=False)
-            self._urgent.pop(old_key, None)
-            self._deferred.pop(old_key, None)
-            self._deletes.add(old_key)
+            self._evict()
         if wake:
             self._kick()
+
+    def _evict(self) -> None:
+        """Drop the least recently attempted subject: a record that was written is deleted; one
+        that never was (a deferred first-try success, the bulk of a burst) costs no API call at all,
+        so a burst of any size writes about :attr:`RecordLimits.subjects` records per flush."""
+        old_key, _ = self._subjects.popitem(last=False)
+        self._urgent.pop(old_key, None)
+        self._deferred.pop(old_key, None)
+        if old_key in self._created:
+            self._deletes.add(old_key)
+        self.evicted += 1
 
     def forget_object(self, kind: str, obj: Obj) -> None:
         """The subject left the scheduler's view: its record stays in the API (the garbage collector
@@ -529,13 +539,16 @@ class Recorder:
         for key in keys:
             subject = self._subjects.get(key)
             if subject is None:
-                continue  # evicted meanwhile (its delete is queued)
+                continue  # evicted meanwhile, before it was written: nothing to write or delete
             try:
                 await self._write(key, subject.to_object())
             except errors.StatusError as e:
                 log.debug("scheduling record %s/%s not written: %s", key[0], key[1], e.message)
             except Exception:  # a broken write must not stop the writer
                 log.exception("scheduling record %s/%s not written", *key)
+            if key in self._created and key not in self._subjects:
+                # evicted while its write was in flight: it was not known to be written then
+                self._deletes.add(key)
 
     async def _write(self, key: tuple[str, str], obj: Obj) -> None:
         ns = key[0]

@@ -23,8 +23,12 @@ class RecordLimits:
 
     #: attempts kept per pod or PodGroup (the newest); ``totalAttempts`` counts them all
     attempts_per_subject: int = 5
-    #: subjects remembered; beyond it the least recently scheduled one's record is deleted
-    subjects: int = 10_000
+    #: subjects (pods and PodGroups) remembered, the most recently attempted ones; beyond it the
+    #: least recently attempted one is dropped: its record deleted if it was written, never written
+    #: if it was not yet. It also bounds a burst's API writes (see the recorder), so its default
+    #: is what keeps records within 10 % of a SchedulingBasic drain's CPU at 500 nodes
+    #: (docs/scheduling-records.md, "Bounds and cost"); ``--scheduling-records-max-subjects``
+    subjects: int = 256
     #: nodes whose per-plugin scores are listed (the best totals)
     top_nodes: int = 5
     #: node names listed per Filter rejection reason
