@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from scheduler.diagnosis import Diagnosis, NodeToStatus
 from scheduler.status import Status
 
@@ -59,26 +61,9 @@ def rejections_summary(
     and DefaultPreemption builds statuses of its own), while ``absent_status`` and
     ``pre_filter_msg`` are attributes that could be reassigned, so they are passed as they were.
     """
-    by_plugin: dict[str, dict[str, list[str]]] = {}
-    counts: dict[str, int] = {}
-    for node, st in node_to_status.items():
-        plugin = st.plugin or "(unknown)"
-        counts[plugin] = counts.get(plugin, 0) + 1
-        reasons = by_plugin.setdefault(plugin, {})
-        for reason in st.reasons or [st.message()]:
-            reasons.setdefault(reason, []).append(node)
     out: list[Obj] = []
-    for plugin, reasons in by_plugin.items():
-        out.append(
-            {
-                "plugin": plugin,
-                "nodes": counts[plugin],
-                "reasons": [
-                    {"reason": r, "nodes": len(ns), "examples": sorted(ns)[: limits.nodes_per_reason]}
-                    for r, ns in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-                ],
-            }
-        )
+    if len(node_to_status):
+        out = _rejected_nodes(node_to_status, limits)
     absent = num_nodes - len(node_to_status)
     st = absent_status
     if pre_filter_msg or (absent > 0 and st.reasons and not st.is_success()):
@@ -108,8 +93,12 @@ def score_summary(
     """
     n = len(nodes)
     uniform = sum(c for c in columns.values() if isinstance(c, int))
-    ordered = sorted(partial_totals, reverse=True)  # in C; gives the cut-off and the minimum
-    ranked = _best(partial_totals, limits.top_nodes + 1, ordered)
+    ranked: list[int] = []
+    lowest = 0
+    if n:
+        totals = np.fromiter(partial_totals, np.int64, len(partial_totals))
+        ranked = _best(totals, min(limits.top_nodes + 1, n))
+        lowest = int(totals.min())
     best = ranked[: limits.top_nodes]
     top: list[Obj] = []
     for i in best:
@@ -128,45 +117,67 @@ def score_summary(
     if n > len(best):
         out["rest"] = {
             "nodes": n - len(best),
-            "minTotal": ordered[-1] + uniform,
+            "minTotal": lowest + uniform,
             "maxTotal": partial_totals[ranked[-1]] + uniform,
         }
     return out
 
 
-def _best(totals: Sequence[int], k: int, ordered: Sequence[int]) -> list[int]:
-    """Indexes of the ``k`` highest totals, highest first (ties in node order), found in C.
+def _best(totals: np.ndarray, k: int) -> list[int]:
+    """Indexes of the ``k`` highest totals, highest first, ties in node order (as kube lists them).
 
-    ``ordered`` (the totals sorted, highest first) gives the cut-off and how many totals are
-    above it (fewer than ``k``); each is found with ``list.index``, then the first totals equal
-    to the cut-off in node order, so that many tied nodes (an empty cluster scores every node
-    alike) cost no per-node Python work.
+    The ``k``-th highest value is the cut-off (``np.partition``, linear): every node above it is
+    among the best, and the first nodes equal to it in node order fill the rest, so a cluster that
+    scores every node alike (an empty one) costs no more than one that does not.
     """
     n = len(totals)
-    if n == 0:
-        return []
-    want = min(k, n)
-    cut = ordered[want - 1]
-    above = ordered.index(cut)  # totals above the cut-off: the first ones of ``ordered``
-    out: list[int] = []
-    for value in dict.fromkeys(ordered[:above]):  # each distinct value, highest first
-        out.extend(_indexes(totals, value, n))
-    out.extend(_indexes(totals, cut, want - len(out)))
+    cut = totals[np.argpartition(totals, n - k)[n - k]]
+    above = np.flatnonzero(totals > cut)
+    equal = np.flatnonzero(totals == cut)[: k - len(above)]
+    picked = np.concatenate((above, equal))
+    # highest first; a stable sort keeps node order among equal totals (``above`` and ``equal``
+    # are each in node order, and no total of ``above`` equals one of ``equal``)
+    order = np.argsort(-totals[picked], kind="stable")
+    return picked[order].tolist()
+
+
+def _rejected_nodes(node_to_status: NodeToStatus, limits: RecordLimits) -> list[Obj]:
+    """The explicit statuses grouped per plugin and reason.
+
+    One dictionary step per node, keyed by the status's plugin and its reasons joined (a reason
+    string is usually one shared constant, whose hash is cached): the statuses are per-node
+    Python objects, so reading them is the floor; a numpy pass measured slower, as turning them
+    into arrays costs more than grouping them. Only the few distinct groups are handled one by one.
+    """
+    groups: dict[tuple[str | None, str], list[str]] = {}
+    for node, st in node_to_status.items():
+        groups.setdefault((st.plugin, _SEP.join(st.reasons)), []).append(node)
+    by_plugin: dict[str, dict[str, list[str]]] = {}
+    counts: dict[str, int] = {}
+    for (plugin_name, joined), nodes in groups.items():
+        plugin = plugin_name or "(unknown)"
+        counts[plugin] = counts.get(plugin, 0) + len(nodes)
+        per_reason = by_plugin.setdefault(plugin, {})
+        # no reasons: the status's message, ", ".join([]) (the empty string)
+        for reason in joined.split(_SEP) if joined else ("",):
+            per_reason.setdefault(reason, []).extend(nodes)
+    out: list[Obj] = []
+    for plugin, per_reason in by_plugin.items():
+        out.append(
+            {
+                "plugin": plugin,
+                "nodes": counts[plugin],
+                "reasons": [
+                    {"reason": r, "nodes": len(ns), "examples": sorted(ns)[: limits.nodes_per_reason]}
+                    for r, ns in sorted(per_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+                ],
+            }
+        )
     return out
 
 
-def _indexes(values: Sequence[int], value: int, limit: int) -> list[int]:
-    """The first ``limit`` indexes of ``value`` in ``values``, in order (``list.index`` in C)."""
-    out: list[int] = []
-    i = -1
-    index = values.index
-    while len(out) < limit:
-        try:
-            i = index(value, i + 1)
-        except ValueError:
-            break
-        out.append(i)
-    return out
+#: joins a status's reasons into one key (no reason text holds a NUL)
+_SEP = "\x00"
 
 
 def victims_summary(candidate: Any, preemptor_priority: int) -> list[Obj]:
