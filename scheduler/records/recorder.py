@@ -445,25 +445,14 @@ class Recorder:
         self.evicted += 1
 
     def forget_object(self, kind: str, obj: Obj) -> None:
-        """The subject left the scheduler's view: its record stays in the API (the garbage collector
-        removes it with its pod or PodGroup), the memory is freed. A newer object of the same name
-        (another UID) keeps its own."""
-        meta = obj.get("metadata") or {}
-        key = (meta.get("namespace", ""), record_name(kind, meta.get("name", "")))
-        subject = self._subjects.get(key)
-        if subject is None or subject.uid != meta.get("uid", ""):
-            return
-        if key in self._urgent or key in self._deferred:
-            return  # not written yet: the writer needs it (the record is owner-referenced anyway)
-        self.forget(meta.get("namespace", ""), kind, meta.get("name", ""))
-
-    def forget(self, namespace: str, kind: str, name: str) -> None:
-        """Drop the subject from memory."""
-        key = (namespace, record_name(kind, name))
-        self._subjects.pop(key, None)
-        self._urgent.pop(key, None)
-        self._deferred.pop(key, None)
-        self._created.discard(key)
+        """The subject left the scheduler's view: deleted, or (a pod) finished, which the
+        scheduler's informer reports alike (it drops terminal pods, and the DELETED event carries
+        the last state it saw, as kube's watch cache does). The subject stays in the window: a
+        finished pod keeps its pod and its record, which must still count against
+        :attr:`RecordLimits.subjects` for the window to bound the records kept; a deleted one's
+        record is removed by the garbage collector, and its entry costs at most one DELETE
+        (answered NotFound) when it is pushed out. Memory stays bounded by the window either way."""
+        del kind, obj
 
     def _kick(self) -> None:
         if self._wake is None:
