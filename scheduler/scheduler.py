@@ -233,7 +233,7 @@ class Scheduler:
             fw.handle.nominator = self.queue
         if self.records is not None:
             # first-try successes are recorded once no pod waits to be scheduled
-            self.records.busy = lambda: self.queue.pending_pods()[ACTIVE_QUEUE] > 0
+            self.records.busy = lambda: self.queue.pending_pods()[ACTIVE_QUEUE]
 
         self._loop_task: asyncio.Task[None] | None = None
         self._periodic_task: asyncio.Task[None] | None = None

@@ -145,8 +145,8 @@ class Recorder:
         self._deferred: dict[tuple[str, str], None] = {}
         self._deferred_since = 0.0
         self._deletes: set[tuple[str, str]] = set()
-        #: whether the scheduler has pods waiting to be scheduled (set by the scheduler)
-        self.busy: Callable[[], bool] = lambda: False
+        #: how many pods wait to be scheduled (the active queue; set by the scheduler)
+        self.busy: Callable[[], int] = lambda: 0
         self._created: set[tuple[str, str]] = set()
         self._wake: asyncio.Event | None = None
         #: the writer's pending look at the deferred records (None: it waits to be woken)
@@ -483,7 +483,11 @@ class Recorder:
                 await self._write_deletes()
                 continue
             waited = self.clock.monotonic() - self._deferred_since
-            if self.busy() and waited < MAX_DEFER:
+            waiting = self.busy()
+            # while at least a window's worth of pods wait, the deferred records would be pushed
+            # out of the window before the burst ends: writing them would be a create and then a
+            # delete each, so they wait for the tail of the burst (failures are written at once)
+            if waiting and (waited < MAX_DEFER or waiting >= self.limits.subjects):
                 if self._poll is None:
                     self._poll = loop.call_later(DEFER_POLL, self._polled)
                 continue

@@ -13,8 +13,11 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODS
+from apiserver.meta import FakeClock
 from gangplane.controlplane import ControlPlane
 from scheduler.records import SCHEDULINGRECORDS, Recorder, RecordLimits
+from scheduler.records.recorder import MAX_DEFER
+from tests.helpers import wait_for_object
 from tests.integration.scheduler_support import pod
 
 pytestmark = pytest.mark.anyio
@@ -40,7 +43,7 @@ async def test_a_burst_writes_only_the_window_and_evicts_without_writing(
 ) -> None:
     pods = await _pods(client, 10)
     rec = Recorder(cp.client("kube-scheduler"), cp.clock, RecordLimits(subjects=3))
-    rec.busy = lambda: True  # pods wait to be scheduled: first-try successes are deferred
+    rec.busy = lambda: 1  # a pod waits to be scheduled: first-try successes are deferred
     for p in pods:
         _schedule(rec, p)
     await rec.flush()
@@ -79,4 +82,27 @@ async def test_a_retried_subject_stays_in_the_window(cp: ControlPlane, client: A
     assert await _names(client) == {"pod.p0", "pod.p4"}
     kept = (await client.get(SCHEDULINGRECORDS, "pod.p0", "default"))["totalAttempts"]
     assert kept == 4
+    await rec.stop()
+
+
+async def test_a_burst_larger_than_the_window_is_recorded_at_its_tail(cp: ControlPlane, client: Any) -> None:
+    """While a window's worth of pods still waits, first-try successes are not written even past
+    the deferral time: they would be pushed out (a create, then a delete) before the burst ends.
+    A failure is written at once all the same."""
+    p0, p1, p2 = await _pods(client, 3)
+    clock = FakeClock()
+    rec = Recorder(cp.client("kube-scheduler"), clock, RecordLimits(subjects=3))
+    waiting = [10]
+    rec.busy = lambda: waiting[0]
+    _schedule(rec, p0)
+    _schedule(rec, p1)
+    clock.step(MAX_DEFER + 1)
+    rec.begin_pod(PROFILE, p2, 1)
+    rec.failed(p2, PROFILE, 1, "Unschedulable", "0/1 nodes are available")
+    await wait_for_object(client, SCHEDULINGRECORDS, "pod.p2", "default", lambda o: o is not None)
+    assert await _names(client) == {"pod.p2"}
+    waiting[0] = 1  # the tail of the burst: fewer pods wait than the window holds
+    await wait_for_object(client, SCHEDULINGRECORDS, "pod.p1", "default", lambda o: o is not None)
+    assert await _names(client) == {"pod.p0", "pod.p1", "pod.p2"}
+    assert rec.writes == 3
     await rec.stop()
