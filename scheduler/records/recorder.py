@@ -13,10 +13,15 @@ node-by-node rejections instead), so a 1,000-pod gang does not make 1,000 score 
 Closed attempts are kept per subject (the newest :attr:`RecordLimits.attempts_per_subject`) and
 written by a background task that coalesces: a pod retried ten times while a write is in flight
 is written once more, with its latest attempts. A pod scheduled on its first attempt (the bulk of
-a burst) is written once no pod waits in the active queue, or after :data:`MAX_DEFER` seconds:
-an API write costs about as much as a third of a scheduling cycle, so the burst goes first;
-everything else (failures, retries, preemptions, PodGroup cycles) is written at once. At most :attr:`RecordLimits.subjects` subjects
-are remembered; the least recently attempted one's record is deleted beyond that.
+a burst) is written once no pod waits in the active queue, or after :data:`MAX_DEFER` seconds if
+the pods still waiting will not push it out of the window: an API write costs about as much as a
+scheduling cycle, so the burst goes first; everything else (failures, retries, preemptions,
+PodGroup cycles) is written at once.
+
+The records are a window of the :attr:`RecordLimits.subjects` most recently attempted subjects:
+beyond it the least recently attempted one is dropped, its record deleted if it was written and
+never written if it was not yet, so the API writes of a burst are bounded by the window, not by
+the number of pods (a burst of 5,000 first-try successes writes 256 records, not 5,000).
 
 Capture is cheap by design: on the scheduling loop an attempt keeps only references to what the
 cycle computed anyway (the per-node Filter statuses, the score columns and totals, the feasible
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
@@ -471,8 +477,9 @@ class Recorder:
 
     async def _writer(self) -> None:
         """Write the urgent records at once; the deferred ones when no pod waits in the active
-        queue (or once the oldest has waited :data:`MAX_DEFER` seconds), so that a burst of
-        pods is scheduled first and recorded right after."""
+        queue (or, once the oldest has waited :data:`MAX_DEFER` seconds, those the pods still
+        waiting will not push out of the window: :meth:`_due`), so that a burst of pods is
+        scheduled first and recorded right after."""
         assert self._wake is not None
         loop = asyncio.get_running_loop()
         while True:
@@ -482,17 +489,30 @@ class Recorder:
             if not self._deferred:
                 await self._write_deletes()
                 continue
-            waited = self.clock.monotonic() - self._deferred_since
             waiting = self.busy()
-            # while at least a window's worth of pods wait, the deferred records would be pushed
-            # out of the window before the burst ends: writing them would be a create and then a
-            # delete each, so they wait for the tail of the burst (failures are written at once)
-            if waiting and (waited < MAX_DEFER or waiting >= self.limits.subjects):
-                if self._poll is None:
-                    self._poll = loop.call_later(DEFER_POLL, self._polled)
-                continue
-            await self._write_keys(self._take_keys(self._deferred))
-            await self._write_deletes()
+            keys = self._due(waiting)
+            if keys:
+                await self._write_keys(keys)
+                await self._write_deletes()
+            if self._deferred and waiting and self._poll is None:
+                self._poll = loop.call_later(DEFER_POLL, self._polled)
+
+    def _due(self, waiting: int) -> list[tuple[str, str]]:
+        """The deferred records to write now (taken off the deferred set): all of them once no
+        pod waits; while pods wait, none before :data:`MAX_DEFER`, and after it only those that
+        will still be in the window when the pods waiting now have been attempted. Each of those
+        pods may push the least recently attempted subject out, so the oldest ``waiting`` of the
+        window would be written only to be deleted (a create and a delete for nothing): a burst
+        larger than the window is recorded at its tail. Failures are written at once anyway."""
+        if not waiting:
+            return self._take_keys(self._deferred)
+        if self.clock.monotonic() - self._deferred_since < MAX_DEFER:
+            return []
+        doomed = set(itertools.islice(self._subjects, waiting))
+        keys = [k for k in self._deferred if k not in doomed]
+        for k in keys:
+            del self._deferred[k]
+        return keys
 
     def _polled(self) -> None:
         self._poll = None

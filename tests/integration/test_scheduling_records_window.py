@@ -86,9 +86,9 @@ async def test_a_retried_subject_stays_in_the_window(cp: ControlPlane, client: A
 
 
 async def test_a_burst_larger_than_the_window_is_recorded_at_its_tail(cp: ControlPlane, client: Any) -> None:
-    """While a window's worth of pods still waits, first-try successes are not written even past
-    the deferral time: they would be pushed out (a create, then a delete) before the burst ends.
-    A failure is written at once all the same."""
+    """While pods still wait, a first-try success is not written even past the deferral time if
+    those pods could push it out of the window before the burst ends (a create, then a delete for
+    nothing); the newer ones are. A failure is written at once all the same."""
     p0, p1, p2 = await _pods(client, 3)
     clock = FakeClock()
     rec = Recorder(cp.client("kube-scheduler"), clock, RecordLimits(subjects=3))
@@ -101,8 +101,13 @@ async def test_a_burst_larger_than_the_window_is_recorded_at_its_tail(cp: Contro
     rec.failed(p2, PROFILE, 1, "Unschedulable", "0/1 nodes are available")
     await wait_for_object(client, SCHEDULINGRECORDS, "pod.p2", "default", lambda o: o is not None)
     assert await _names(client) == {"pod.p2"}
-    waiting[0] = 1  # the tail of the burst: fewer pods wait than the window holds
+    # the tail of the burst: the one pod still waiting could push out the oldest subject (p0),
+    # not the two newer ones, so only p1 is written
+    waiting[0] = 1
     await wait_for_object(client, SCHEDULINGRECORDS, "pod.p1", "default", lambda o: o is not None)
+    assert await _names(client) == {"pod.p1", "pod.p2"}
+    waiting[0] = 0  # the burst is over: the rest is written
+    await wait_for_object(client, SCHEDULINGRECORDS, "pod.p0", "default", lambda o: o is not None)
     assert await _names(client) == {"pod.p0", "pod.p1", "pod.p2"}
     assert rec.writes == 3
     await rec.stop()
