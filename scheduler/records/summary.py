@@ -96,9 +96,7 @@ def score_summary(
     ranked: list[int] = []
     lowest = 0
     if n:
-        totals = np.fromiter(partial_totals, np.int64, len(partial_totals))
-        ranked = _best(totals, min(limits.top_nodes + 1, n))
-        lowest = int(totals.min())
+        ranked, lowest = _ranked(partial_totals, min(limits.top_nodes + 1, n))
     best = ranked[: limits.top_nodes]
     top: list[Obj] = []
     for i in best:
@@ -120,6 +118,37 @@ def score_summary(
             "minTotal": lowest + uniform,
             "maxTotal": partial_totals[ranked[-1]] + uniform,
         }
+    return out
+
+
+def _ranked(partial_totals: Sequence[int], k: int) -> tuple[list[int], int]:
+    """The ``k`` best nodes' indexes (highest total first, ties in node order) and the lowest total.
+
+    When at least ``k`` nodes share the highest total (an empty or evenly filled cluster scores
+    many nodes alike), they are the answer: two C passes over the list (``max``, ``count``) and
+    ``list.index`` find them, with no conversion. Otherwise the totals go to numpy (:func:`_best`),
+    whose conversion costs less than sorting many distinct totals.
+    """
+    hi = max(partial_totals)
+    count = partial_totals.count(hi)
+    if count >= k:
+        ranked = _indexes(partial_totals, hi, k)
+        return ranked, hi if count == len(partial_totals) else min(partial_totals)
+    totals = np.fromiter(partial_totals, np.int64, len(partial_totals))
+    return _best(totals, k), int(totals.min())
+
+
+def _indexes(values: Sequence[int], value: int, limit: int) -> list[int]:
+    """The first ``limit`` indexes of ``value`` in ``values``, in order (``list.index`` in C)."""
+    out: list[int] = []
+    i = -1
+    index = values.index
+    while len(out) < limit:
+        try:
+            i = index(value, i + 1)
+        except ValueError:
+            break
+        out.append(i)
     return out
 
 
