@@ -111,3 +111,31 @@ async def test_a_burst_larger_than_the_window_is_recorded_at_its_tail(cp: Contro
     assert await _names(client) == {"pod.p0", "pod.p1", "pod.p2"}
     assert rec.writes == 3
     await rec.stop()
+
+
+async def test_a_record_pushed_out_while_its_create_is_in_flight_is_deleted(
+    cp: ControlPlane, client: Any
+) -> None:
+    """The create was sent before the subject left the window: once it lands, the record is
+    deleted, so no record outlives the window."""
+    p0, p1, p2 = await _pods(client, 3)
+    api = cp.client("kube-scheduler")
+    rec = Recorder(api, cp.clock, RecordLimits(subjects=1))
+    create = api.create
+
+    async def create_then_more_attempts(gvr: Any, obj: Any, namespace: str = "", **kw: Any) -> Any:
+        if obj["metadata"]["name"] == "pod.p0":
+            rec.busy = lambda: 1  # p1 is deferred, and it pushes p0 out while p0's create is on its way
+            _schedule(rec, p1)
+        return await create(gvr, obj, namespace, **kw)
+
+    api.create = create_then_more_attempts  # type: ignore[method-assign]
+    rec.begin_pod(PROFILE, p0, 1)
+    rec.failed(p0, PROFILE, 1, "Unschedulable", "0/1 nodes are available")  # written at once
+    await wait_for_object(client, SCHEDULINGRECORDS, "pod.p0", "default", lambda o: o is not None)
+    rec.busy = lambda: 0
+    _schedule(rec, p2)  # the burst is over: p2 pushes p1 out (never written) and is written
+    await wait_for_object(client, SCHEDULINGRECORDS, "pod.p2", "default", lambda o: o is not None)
+    await rec.flush()
+    assert await _names(client) == {"pod.p2"}
+    await rec.stop()
