@@ -611,7 +611,8 @@ async def _serve(
                 event_ttl=event_ttl,
                 webhook_service_addresses=webhook_services,
                 scheduler_config=scheduler_config,
-                scheduling_records=record_limits(args),
+                # only for a scheduler this process runs (its /configz section says what it keeps)
+                scheduling_records=record_limits(args) if SCHEDULER_COMPONENT in components else False,
             )
         )
     except StrategyModuleError as e:

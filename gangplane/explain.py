@@ -88,9 +88,15 @@ def _why_absent(server: str, opts: dict, kind: str, kind_text: str, name: str, n
     if r.status_code != 200 or not _attempted(kind, r.json()):
         return plain
     limit = _max_subjects(server, opts)
+    kept = (
+        f"the newest {limit} subjects (--scheduling-records-max-subjects)"
+        if limit is not None
+        else "the newest subjects, as many as its --scheduling-records-max-subjects "
+        f"({RecordLimits().subjects} by default)"
+    )
     return (
-        f"no SchedulingRecord for {kind_text}/{name} in namespace {ns}: the scheduler keeps the newest "
-        f"{limit} subjects (--scheduling-records-max-subjects) and this one is no longer among them, "
+        f"no SchedulingRecord for {kind_text}/{name} in namespace {ns}: the scheduler keeps {kept} "
+        "and this one is no longer among them, "
         f"or its record is not written yet (a first-try success is written once no pod waits, "
         f"within {MAX_DEFER:g} s)"
     )
@@ -108,15 +114,16 @@ def _attempted(kind: str, obj: dict) -> bool:
     return bool(conditions)
 
 
-def _max_subjects(server: str, opts: dict) -> str:
-    """The scheduler's window, as the server's ``/configz`` says (gangplane's section); the
-    default's number when the server does not say (a scheduler in its own process)."""
+def _max_subjects(server: str, opts: dict) -> int | None:
+    """The scheduler's window, as the server's ``/configz`` says (gangplane's section, served by a
+    ``gangplane serve`` that runs the scheduler); None when it does not say (a scheduler in its
+    own process serves no ``/configz``)."""
     try:
         r = httpx.get(server + "/configz", **opts)
         if r.status_code == 200:
             section = r.json().get(CONFIGZ_SECTION) or {}
             if isinstance(section.get("maxSubjects"), int):
-                return str(section["maxSubjects"])
+                return int(section["maxSubjects"])
     except (httpx.HTTPError, ValueError, AttributeError):
         pass
-    return f"{RecordLimits().subjects} (the default)"
+    return None
