@@ -442,23 +442,20 @@ class Recorder:
     def _evict(self) -> None:
         """Drop the least recently attempted subject: a record that was written is deleted; one
         that never was (a deferred first-try success, the bulk of a burst) costs no API call at all,
-        so a burst of any size writes about :attr:`RecordLimits.subjects` records per flush."""
+        so a burst of any size writes about :attr:`RecordLimits.subjects` records per flush.
+
+        This is the only way a subject leaves: not when its pod leaves the scheduler's view. The
+        scheduler's informer reports a pod that finished (Succeeded/Failed) as deleted, with the
+        last state it saw (as kube's watch cache does), and a finished pod keeps its record, which
+        must count against the window for the window to bound the records kept. A deleted pod's or
+        PodGroup's record is removed by the garbage collector; its entry costs at most one DELETE
+        (answered NotFound) when it is pushed out. Memory is bounded by the window either way."""
         old_key, _ = self._subjects.popitem(last=False)
         self._urgent.pop(old_key, None)
         self._deferred.pop(old_key, None)
         if old_key in self._created:
             self._deletes.add(old_key)
         self.evicted += 1
-
-    def forget_object(self, kind: str, obj: Obj) -> None:
-        """The subject left the scheduler's view: deleted, or (a pod) finished, which the
-        scheduler's informer reports alike (it drops terminal pods, and the DELETED event carries
-        the last state it saw, as kube's watch cache does). The subject stays in the window: a
-        finished pod keeps its pod and its record, which must still count against
-        :attr:`RecordLimits.subjects` for the window to bound the records kept; a deleted one's
-        record is removed by the garbage collector, and its entry costs at most one DELETE
-        (answered NotFound) when it is pushed out. Memory stays bounded by the window either way."""
-        del kind, obj
 
     def _kick(self) -> None:
         if self._wake is None:
