@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from scheduler.diagnosis import Diagnosis, NodeToStatus
 from scheduler.status import Status
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Obj = dict[str, Any]
 
@@ -134,6 +135,8 @@ def _ranked(partial_totals: Sequence[int], k: int) -> tuple[list[int], int]:
     if count >= k:
         ranked = _indexes(partial_totals, hi, k)
         return ranked, hi if count == len(partial_totals) else min(partial_totals)
+    import numpy as np  # only once a record is written: numpy stays off the start-up path
+
     totals = np.fromiter(partial_totals, np.int64, len(partial_totals))
     return _best(totals, k), int(totals.min())
 
@@ -159,6 +162,8 @@ def _best(totals: np.ndarray, k: int) -> list[int]:
     among the best, and the first nodes equal to it in node order fill the rest, so a cluster that
     scores every node alike (an empty one) costs no more than one that does not.
     """
+    import numpy as np
+
     n = len(totals)
     cut = totals[np.argpartition(totals, n - k)[n - k]]
     above = np.flatnonzero(totals > cut)
