@@ -15,6 +15,7 @@ from featuregates import FeatureGate, FeatureGateError
 from featuregates.scopes import GATE_SCOPES
 from gangplane import faults
 from gangplane.kubeconfig import write_kubeconfig
+from gangplane.recordflags import add_record_flags, record_limits
 
 # The control plane (API server, every component, uvicorn, the schemas) is imported when a
 # command needs it, not with this module: ``main`` first turns the cyclic collector off for
@@ -184,11 +185,9 @@ def _parser() -> argparse.ArgumentParser:
         help="load a cluster dump (kubectl get ... -o yaml) once serving: its Namespaces, PriorityClasses, "
         "Nodes, bound and pending pods (as gangplane import does); pair with a --cluster of nodes: []",
     )
-    s.add_argument(
-        "--scheduling-records",
-        default=True,
-        action=argparse.BooleanOptionalAction,
-        help="keep gangplane's scheduling records (why each pod and PodGroup landed where it did; "
+    add_record_flags(
+        s,
+        "keep gangplane's scheduling records (why each pod and PodGroup landed where it did; "
         "kubectl get schedulingrecords, gangplane explain); --no-scheduling-records turns them off",
     )
     s.add_argument(
@@ -447,11 +446,9 @@ def _component_parsers(sub: Any) -> None:
                 help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), as kube-scheduler's --config "
                 "(the same file gangplane serve --scheduler-config reads)",
             )
-            c.add_argument(
-                "--scheduling-records",
-                default=True,
-                action=argparse.BooleanOptionalAction,
-                help="keep gangplane's scheduling records when the API server serves "
+            add_record_flags(
+                c,
+                "keep gangplane's scheduling records when the API server serves "
                 "scheduling.gangplane.dev/v1alpha1 (a gangplane server does; another cluster does not)",
             )
         _leader_election_flags(c)
@@ -615,7 +612,8 @@ async def _serve(
                 event_ttl=event_ttl,
                 webhook_service_addresses=webhook_services,
                 scheduler_config=scheduler_config,
-                scheduling_records=args.scheduling_records,
+                # only for a scheduler this process runs (its /configz section says what it keeps)
+                scheduling_records=record_limits(args) if SCHEDULER_COMPONENT in components else False,
             )
         )
     except StrategyModuleError as e:
@@ -898,7 +896,7 @@ async def _run_standalone(
             logging.getLogger("gangplane").info(
                 "scheduling records off: the API server does not serve %s", SCHEDULINGRECORDS
             )
-        names = register_scheduler(process, scheduler_config, records)
+        names = register_scheduler(process, scheduler_config, record_limits(args) if records else False)
         lease = KUBE_SCHEDULER_LEASE
     else:
         flag = args.controllers if args.command == CONTROLLER_MANAGER_COMPONENT else "*"

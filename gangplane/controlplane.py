@@ -55,6 +55,8 @@ from featuregates.scopes import APISERVER, CONTROLLER_MANAGER
 from scheduler.component import COMPONENT_NAME as SCHEDULER
 from scheduler.component import register_scheduler
 from scheduler.config import SchedulerConfig
+from scheduler.records import RecordLimits
+from scheduler.records.api import CONFIGZ_SECTION as RECORDS_CONFIGZ
 
 if TYPE_CHECKING:
     from apiserver.api.types import Obj
@@ -118,8 +120,10 @@ class ControlPlaneOptions:
     #: its effective form is served at ``/configz``
     scheduler_config: SchedulerConfig | None = None
     #: gangplane's scheduling records (``SchedulingRecord`` objects, ``gangplane explain``): off
-    #: here (tests and benchmarks pay nothing), on in ``gangplane serve`` (``--scheduling-records``)
-    scheduling_records: bool = False
+    #: here (tests and benchmarks pay nothing), on in ``gangplane serve`` (``--scheduling-records``);
+    #: True keeps them with the default bounds, a ``RecordLimits`` with its own
+    #: (``--scheduling-records-max-subjects``)
+    scheduling_records: bool | RecordLimits = False
 
 
 class ControlPlane:
@@ -145,6 +149,9 @@ class ControlPlane:
         )
         self._default_scheduler_config: SchedulerConfig | None = None
         self.app.configz["componentconfig"] = self._scheduler_configz
+        if self.options.scheduling_records:
+            # gangplane's own section: what the scheduler keeps, for ``gangplane explain``
+            self.app.configz[RECORDS_CONFIGZ] = self._records_configz
         #: the objects informers share (checked for in-place changes when the plane stops, in tests)
         self.read_only_objects = ReadOnlyObjects()
         self.components: dict[str, Component] = {}
@@ -182,6 +189,11 @@ class ControlPlane:
 
             config = self._default_scheduler_config = default_scheduler_config()
         return config.configz()
+
+    def _records_configz(self) -> dict[str, Any]:
+        records = self.options.scheduling_records
+        limits = records if isinstance(records, RecordLimits) else RecordLimits()
+        return {"maxSubjects": limits.subjects, "attemptsPerSubject": limits.attempts_per_subject}
 
     # ------------------------------------------------------------------ clients & gates
     def client(self, user_agent: str = "gangplane") -> LocalClient:

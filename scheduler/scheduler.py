@@ -233,7 +233,7 @@ class Scheduler:
             fw.handle.nominator = self.queue
         if self.records is not None:
             # first-try successes are recorded once no pod waits to be scheduled
-            self.records.busy = lambda: self.queue.pending_pods()[ACTIVE_QUEUE] > 0
+            self.records.busy = lambda: self.queue.pending_pods()[ACTIVE_QUEUE]
 
         self._loop_task: asyncio.Task[None] | None = None
         self._periodic_task: asyncio.Task[None] | None = None
@@ -357,8 +357,6 @@ class Scheduler:
                 self.queue.add(new)
 
     def _on_pod_delete(self, pod: Obj) -> None:
-        if self.records is not None:  # its record goes with it (garbage collector); free the memory
-            self.records.forget_object("Pod", pod)
         if assigned(pod):
             self.cache.remove_pod(pod)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
@@ -384,8 +382,6 @@ class Scheduler:
 
     def _on_pod_group_delete(self, pg: Obj) -> None:
         self.cache.remove_pod_group(pg)
-        if self.records is not None:
-            self.records.forget_object("PodGroup", pg)
 
     def _on_node_add(self, node: Obj) -> None:
         self.cache.add_node(node)

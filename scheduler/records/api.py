@@ -9,6 +9,8 @@ VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
 KIND = "SchedulingRecord"
 SCHEDULINGRECORDS = GVR(GROUP, VERSION, "schedulingrecords")
+#: gangplane's ``/configz`` section saying what the scheduler keeps (``gangplane explain`` reads it)
+CONFIGZ_SECTION = "gangplane.dev/schedulingRecords"
 #: a DNS subdomain name has at most 253 characters
 MAX_NAME = 253
 

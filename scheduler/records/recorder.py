@@ -13,10 +13,15 @@ node-by-node rejections instead), so a 1,000-pod gang does not make 1,000 score 
 Closed attempts are kept per subject (the newest :attr:`RecordLimits.attempts_per_subject`) and
 written by a background task that coalesces: a pod retried ten times while a write is in flight
 is written once more, with its latest attempts. A pod scheduled on its first attempt (the bulk of
-a burst) is written once no pod waits in the active queue, or after :data:`MAX_DEFER` seconds:
-an API write costs about as much as a third of a scheduling cycle, so the burst goes first;
-everything else (failures, retries, preemptions, PodGroup cycles) is written at once. At most :attr:`RecordLimits.subjects` subjects
-are remembered; the least recently attempted one's record is deleted beyond that.
+a burst) is written once no pod waits in the active queue, or after :data:`MAX_DEFER` seconds if
+the pods still waiting will not push it out of the window: an API write costs about as much as a
+scheduling cycle, so the burst goes first; everything else (failures, retries, preemptions,
+PodGroup cycles) is written at once.
+
+The records are a window of the :attr:`RecordLimits.subjects` most recently attempted subjects:
+beyond it the least recently attempted one is dropped, its record deleted if it was written and
+never written if it was not yet, so the API writes of a burst are bounded by the window, not by
+the number of pods (a burst of 5,000 first-try successes writes 256 records, not 5,000).
 
 Capture is cheap by design: on the scheduling loop an attempt keeps only references to what the
 cycle computed anyway (the per-node Filter statuses, the score columns and totals, the feasible
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
@@ -145,8 +151,8 @@ class Recorder:
         self._deferred: dict[tuple[str, str], None] = {}
         self._deferred_since = 0.0
         self._deletes: set[tuple[str, str]] = set()
-        #: whether the scheduler has pods waiting to be scheduled (set by the scheduler)
-        self.busy: Callable[[], bool] = lambda: False
+        #: how many pods wait to be scheduled (the active queue; set by the scheduler)
+        self.busy: Callable[[], int] = lambda: 0
         self._created: set[tuple[str, str]] = set()
         self._wake: asyncio.Event | None = None
         #: the writer's pending look at the deferred records (None: it waits to be woken)
@@ -155,6 +161,8 @@ class Recorder:
         self._task: asyncio.Task[None] | None = None
         #: API writes made (creates, updates, deletes), for the overhead measurement
         self.writes = 0
+        #: subjects dropped from the window (:attr:`RecordLimits.subjects`), written or not
+        self.evicted = 0
 
     # -- opening an attempt ---------------------------------------------------------------
 
@@ -427,33 +435,27 @@ class Recorder:
             self._urgent[key] = None
             wake = True
         while len(self._subjects) > self.limits.subjects:
-            old_key, _ = self._subjects.popitem(last=False)
-            self._urgent.pop(old_key, None)
-            self._deferred.pop(old_key, None)
-            self._deletes.add(old_key)
+            self._evict()
         if wake:
             self._kick()
 
-    def forget_object(self, kind: str, obj: Obj) -> None:
-        """The subject left the scheduler's view: its record stays in the API (the garbage collector
-        removes it with its pod or PodGroup), the memory is freed. A newer object of the same name
-        (another UID) keeps its own."""
-        meta = obj.get("metadata") or {}
-        key = (meta.get("namespace", ""), record_name(kind, meta.get("name", "")))
-        subject = self._subjects.get(key)
-        if subject is None or subject.uid != meta.get("uid", ""):
-            return
-        if key in self._urgent or key in self._deferred:
-            return  # not written yet: the writer needs it (the record is owner-referenced anyway)
-        self.forget(meta.get("namespace", ""), kind, meta.get("name", ""))
+    def _evict(self) -> None:
+        """Drop the least recently attempted subject: a record that was written is deleted; one
+        that never was (a deferred first-try success, the bulk of a burst) costs no API call at all,
+        so a burst of any size writes about :attr:`RecordLimits.subjects` records per flush.
 
-    def forget(self, namespace: str, kind: str, name: str) -> None:
-        """Drop the subject from memory."""
-        key = (namespace, record_name(kind, name))
-        self._subjects.pop(key, None)
-        self._urgent.pop(key, None)
-        self._deferred.pop(key, None)
-        self._created.discard(key)
+        This is the only way a subject leaves: not when its pod leaves the scheduler's view. The
+        scheduler's informer reports a pod that finished (Succeeded/Failed) as deleted, with the
+        last state it saw (as kube's watch cache does), and a finished pod keeps its record, which
+        must count against the window for the window to bound the records kept. A deleted pod's or
+        PodGroup's record is removed by the garbage collector; its entry costs at most one DELETE
+        (answered NotFound) when it is pushed out. Memory is bounded by the window either way."""
+        old_key, _ = self._subjects.popitem(last=False)
+        self._urgent.pop(old_key, None)
+        self._deferred.pop(old_key, None)
+        if old_key in self._created:
+            self._deletes.add(old_key)
+        self.evicted += 1
 
     def _kick(self) -> None:
         if self._wake is None:
@@ -472,8 +474,9 @@ class Recorder:
 
     async def _writer(self) -> None:
         """Write the urgent records at once; the deferred ones when no pod waits in the active
-        queue (or once the oldest has waited :data:`MAX_DEFER` seconds), so that a burst of
-        pods is scheduled first and recorded right after."""
+        queue (or, once the oldest has waited :data:`MAX_DEFER` seconds, those the pods still
+        waiting will not push out of the window: :meth:`_due`), so that a burst of pods is
+        scheduled first and recorded right after."""
         assert self._wake is not None
         loop = asyncio.get_running_loop()
         while True:
@@ -483,13 +486,30 @@ class Recorder:
             if not self._deferred:
                 await self._write_deletes()
                 continue
-            waited = self.clock.monotonic() - self._deferred_since
-            if self.busy() and waited < MAX_DEFER:
-                if self._poll is None:
-                    self._poll = loop.call_later(DEFER_POLL, self._polled)
-                continue
-            await self._write_keys(self._take_keys(self._deferred))
-            await self._write_deletes()
+            waiting = self.busy()
+            keys = self._due(waiting)
+            if keys:
+                await self._write_keys(keys)
+                await self._write_deletes()
+            if self._deferred and waiting and self._poll is None:
+                self._poll = loop.call_later(DEFER_POLL, self._polled)
+
+    def _due(self, waiting: int) -> list[tuple[str, str]]:
+        """The deferred records to write now (taken off the deferred set): all of them once no
+        pod waits; while pods wait, none before :data:`MAX_DEFER`, and after it only those that
+        will still be in the window when the pods waiting now have been attempted. Each of those
+        pods may push the least recently attempted subject out, so the oldest ``waiting`` of the
+        window would be written only to be deleted (a create and a delete for nothing): a burst
+        larger than the window is recorded at its tail. Failures are written at once anyway."""
+        if not waiting:
+            return self._take_keys(self._deferred)
+        if self.clock.monotonic() - self._deferred_since < MAX_DEFER:
+            return []
+        doomed = set(itertools.islice(self._subjects, waiting))
+        keys = [k for k in self._deferred if k not in doomed]
+        for k in keys:
+            del self._deferred[k]
+        return keys
 
     def _polled(self) -> None:
         self._poll = None
@@ -529,13 +549,16 @@ class Recorder:
         for key in keys:
             subject = self._subjects.get(key)
             if subject is None:
-                continue  # evicted meanwhile (its delete is queued)
+                continue  # evicted meanwhile, before it was written: nothing to write or delete
             try:
                 await self._write(key, subject.to_object())
             except errors.StatusError as e:
                 log.debug("scheduling record %s/%s not written: %s", key[0], key[1], e.message)
             except Exception:  # a broken write must not stop the writer
                 log.exception("scheduling record %s/%s not written", *key)
+            if key in self._created and key not in self._subjects:
+                # evicted while its write was in flight: it was not known to be written then
+                self._deletes.add(key)
 
     async def _write(self, key: tuple[str, str], obj: Obj) -> None:
         ns = key[0]

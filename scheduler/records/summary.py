@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduler.diagnosis import Diagnosis, NodeToStatus
 from scheduler.status import Status
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Obj = dict[str, Any]
 
@@ -23,8 +26,12 @@ class RecordLimits:
 
     #: attempts kept per pod or PodGroup (the newest); ``totalAttempts`` counts them all
     attempts_per_subject: int = 5
-    #: subjects remembered; beyond it the least recently scheduled one's record is deleted
-    subjects: int = 10_000
+    #: subjects (pods and PodGroups) remembered, the most recently attempted ones; beyond it the
+    #: least recently attempted one is dropped: its record deleted if it was written, never written
+    #: if it was not yet. It also bounds a burst's API writes (see the recorder), so its default
+    #: is what keeps records within 10 % of a SchedulingBasic drain's CPU at 500 nodes
+    #: (docs/scheduling-records.md, "Bounds and cost"); ``--scheduling-records-max-subjects``
+    subjects: int = 256
     #: nodes whose per-plugin scores are listed (the best totals)
     top_nodes: int = 5
     #: node names listed per Filter rejection reason
@@ -55,26 +62,9 @@ def rejections_summary(
     and DefaultPreemption builds statuses of its own), while ``absent_status`` and
     ``pre_filter_msg`` are attributes that could be reassigned, so they are passed as they were.
     """
-    by_plugin: dict[str, dict[str, list[str]]] = {}
-    counts: dict[str, int] = {}
-    for node, st in node_to_status.items():
-        plugin = st.plugin or "(unknown)"
-        counts[plugin] = counts.get(plugin, 0) + 1
-        reasons = by_plugin.setdefault(plugin, {})
-        for reason in st.reasons or [st.message()]:
-            reasons.setdefault(reason, []).append(node)
     out: list[Obj] = []
-    for plugin, reasons in by_plugin.items():
-        out.append(
-            {
-                "plugin": plugin,
-                "nodes": counts[plugin],
-                "reasons": [
-                    {"reason": r, "nodes": len(ns), "examples": sorted(ns)[: limits.nodes_per_reason]}
-                    for r, ns in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-                ],
-            }
-        )
+    if len(node_to_status):
+        out = _rejected_nodes(node_to_status, limits)
     absent = num_nodes - len(node_to_status)
     st = absent_status
     if pre_filter_msg or (absent > 0 and st.reasons and not st.is_success()):
@@ -104,8 +94,10 @@ def score_summary(
     """
     n = len(nodes)
     uniform = sum(c for c in columns.values() if isinstance(c, int))
-    ordered = sorted(partial_totals, reverse=True)  # in C; gives the cut-off and the minimum
-    ranked = _best(partial_totals, limits.top_nodes + 1, ordered)
+    ranked: list[int] = []
+    lowest = 0
+    if n:
+        ranked, lowest = _ranked(partial_totals, min(limits.top_nodes + 1, n))
     best = ranked[: limits.top_nodes]
     top: list[Obj] = []
     for i in best:
@@ -124,31 +116,29 @@ def score_summary(
     if n > len(best):
         out["rest"] = {
             "nodes": n - len(best),
-            "minTotal": ordered[-1] + uniform,
+            "minTotal": lowest + uniform,
             "maxTotal": partial_totals[ranked[-1]] + uniform,
         }
     return out
 
 
-def _best(totals: Sequence[int], k: int, ordered: Sequence[int]) -> list[int]:
-    """Indexes of the ``k`` highest totals, highest first (ties in node order), found in C.
+def _ranked(partial_totals: Sequence[int], k: int) -> tuple[list[int], int]:
+    """The ``k`` best nodes' indexes (highest total first, ties in node order) and the lowest total.
 
-    ``ordered`` (the totals sorted, highest first) gives the cut-off and how many totals are
-    above it (fewer than ``k``); each is found with ``list.index``, then the first totals equal
-    to the cut-off in node order, so that many tied nodes (an empty cluster scores every node
-    alike) cost no per-node Python work.
+    When at least ``k`` nodes share the highest total (an empty or evenly filled cluster scores
+    many nodes alike), they are the answer: two C passes over the list (``max``, ``count``) and
+    ``list.index`` find them, with no conversion. Otherwise the totals go to numpy (:func:`_best`),
+    whose conversion costs less than sorting many distinct totals.
     """
-    n = len(totals)
-    if n == 0:
-        return []
-    want = min(k, n)
-    cut = ordered[want - 1]
-    above = ordered.index(cut)  # totals above the cut-off: the first ones of ``ordered``
-    out: list[int] = []
-    for value in dict.fromkeys(ordered[:above]):  # each distinct value, highest first
-        out.extend(_indexes(totals, value, n))
-    out.extend(_indexes(totals, cut, want - len(out)))
-    return out
+    hi = max(partial_totals)
+    count = partial_totals.count(hi)
+    if count >= k:
+        ranked = _indexes(partial_totals, hi, k)
+        return ranked, hi if count == len(partial_totals) else min(partial_totals)
+    import numpy as np  # only once a record is written: numpy stays off the start-up path
+
+    totals = np.fromiter(partial_totals, np.int64, len(partial_totals))
+    return _best(totals, k), int(totals.min())
 
 
 def _indexes(values: Sequence[int], value: int, limit: int) -> list[int]:
@@ -163,6 +153,65 @@ def _indexes(values: Sequence[int], value: int, limit: int) -> list[int]:
             break
         out.append(i)
     return out
+
+
+def _best(totals: np.ndarray, k: int) -> list[int]:
+    """Indexes of the ``k`` highest totals, highest first, ties in node order (as kube lists them).
+
+    The ``k``-th highest value is the cut-off (``np.partition``, linear): every node above it is
+    among the best, and the first nodes equal to it in node order fill the rest, so a cluster that
+    scores every node alike (an empty one) costs no more than one that does not.
+    """
+    import numpy as np
+
+    n = len(totals)
+    cut = totals[np.argpartition(totals, n - k)[n - k]]
+    above = np.flatnonzero(totals > cut)
+    equal = np.flatnonzero(totals == cut)[: k - len(above)]
+    picked = np.concatenate((above, equal))
+    # highest first; a stable sort keeps node order among equal totals (``above`` and ``equal``
+    # are each in node order, and no total of ``above`` equals one of ``equal``)
+    order = np.argsort(-totals[picked], kind="stable")
+    return picked[order].tolist()
+
+
+def _rejected_nodes(node_to_status: NodeToStatus, limits: RecordLimits) -> list[Obj]:
+    """The explicit statuses grouped per plugin and reason.
+
+    One dictionary step per node, keyed by the status's plugin and its reasons joined (a reason
+    string is usually one shared constant, whose hash is cached): the statuses are per-node
+    Python objects, so reading them is the floor; a numpy pass measured slower, as turning them
+    into arrays costs more than grouping them. Only the few distinct groups are handled one by one.
+    """
+    groups: dict[tuple[str | None, str], list[str]] = {}
+    for node, st in node_to_status.items():
+        groups.setdefault((st.plugin, _SEP.join(st.reasons)), []).append(node)
+    by_plugin: dict[str, dict[str, list[str]]] = {}
+    counts: dict[str, int] = {}
+    for (plugin_name, joined), nodes in groups.items():
+        plugin = plugin_name or "(unknown)"
+        counts[plugin] = counts.get(plugin, 0) + len(nodes)
+        per_reason = by_plugin.setdefault(plugin, {})
+        # no reasons: the status's message, ", ".join([]) (the empty string)
+        for reason in joined.split(_SEP) if joined else ("",):
+            per_reason.setdefault(reason, []).extend(nodes)
+    out: list[Obj] = []
+    for plugin, per_reason in by_plugin.items():
+        out.append(
+            {
+                "plugin": plugin,
+                "nodes": counts[plugin],
+                "reasons": [
+                    {"reason": r, "nodes": len(ns), "examples": sorted(ns)[: limits.nodes_per_reason]}
+                    for r, ns in sorted(per_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+                ],
+            }
+        )
+    return out
+
+
+#: joins a status's reasons into one key (no reason text holds a NUL)
+_SEP = "\x00"
 
 
 def victims_summary(candidate: Any, preemptor_priority: int) -> list[Obj]:
