@@ -140,7 +140,10 @@ def test_configz_serves_the_effective_configuration(
 ) -> None:
     k = _kubectl(packing, kubectl137)
     doc = json.loads(k.run("get", "--raw", "/configz").stdout)
-    assert list(doc) == ["componentconfig"]  # component-base's configz: sections by registered name
+    # component-base's configz: sections by registered name; kube-scheduler's is "componentconfig",
+    # and the only other one is gangplane's own (the scheduling records' window, docs/scheduling-records.md)
+    assert sorted(doc) == ["componentconfig", "gangplane.dev/schedulingRecords"]
+    assert doc["gangplane.dev/schedulingRecords"]["maxSubjects"] > 0
     body = doc["componentconfig"]
     # kube >= 1.36 serves the external v1 object (kubernetes#136044): kind and apiVersion set
     assert body["apiVersion"] == "kubescheduler.config.k8s.io/v1"
