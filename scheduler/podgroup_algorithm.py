@@ -24,6 +24,7 @@ import math
 from collections import Counter
 from collections.abc import Generator
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler.cache import Domain, Snapshot
 from scheduler.diagnosis import FitError, NoNodesAvailableError
@@ -37,8 +38,9 @@ from scheduler.interfaces import (
 )
 from scheduler.nodeinfo import PodInfo
 from scheduler.placement_capacity import GroupDemand
+from scheduler.placement_run import PlacementRun, run_signature
 from scheduler.podgroups import is_gang, min_count
-from scheduler.schedule_one import SchedulingError, schedule_pod
+from scheduler.schedule_one import CycleTrace, SchedulingError, schedule_pod
 from scheduler.status import Code, Status
 
 CLUSTER_PLACEMENT = ""
@@ -128,8 +130,11 @@ def _reasons(e: FitError) -> list[str]:
 class PodGroupAlgorithm:
     """Runs one group over a snapshot through a profile's framework (see the module docstring)."""
 
-    def __init__(self, framework: Framework) -> None:
+    def __init__(self, framework: Framework, carry_runs: bool = True) -> None:
         self.fw = framework
+        #: carry a pod's cycle on to the identical pods after it (:mod:`scheduler.placement_run`);
+        #: off, every pod gets a full cycle (the differential tests compare the two)
+        self.carry_runs = carry_runs
 
     def run(self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot) -> PodGroupAlgorithmResult:
         """Evaluate the placements; the snapshot is left exactly as it was given."""
@@ -178,6 +183,7 @@ class PodGroupAlgorithm:
         evaluated: list[PlacementResult] = []
         feasible: list[PlacementResult] = []
         skipped: list[Placement] = []
+        signatures = [run_signature(pi) for pi in group.pods]
         for i, placement in enumerate(placements):
             domain = self._domain(snapshot, placement)
             if (
@@ -191,7 +197,7 @@ class PodGroupAlgorithm:
             mark = snapshot.backup()
             snapshot.scope = domain
             try:
-                result = yield from self._evaluate_steps(state, group, placement, snapshot)
+                result = yield from self._evaluate_steps(state, group, placement, snapshot, signatures)
                 if result.status is not None and result.status.code == Code.ERROR:
                     return PodGroupAlgorithmResult(result.status, result, result, [*evaluated, result])
                 if result.feasible and len(placements) > 1:
@@ -236,38 +242,75 @@ class PodGroupAlgorithm:
                 return done.value
 
     def _evaluate_steps(
-        self, state: CycleState, group: PodGroupInfo, placement: Placement, snapshot: Snapshot
+        self,
+        state: CycleState,
+        group: PodGroupInfo,
+        placement: Placement,
+        snapshot: Snapshot,
+        signatures: list[Any] | None = None,
     ) -> Generator[None, None, PlacementResult]:
+        """Each pod's cycle; a pod identical to the previous one continues its cycle
+        (:class:`~scheduler.placement_run.PlacementRun`) rather than starting afresh."""
         result = PlacementResult(placement)
         scheduled = group.state.scheduled_count()
         fit = 0
         last: Status | None = None
         total = len(group.pods)
+        if signatures is None:
+            signatures = [run_signature(pi) for pi in group.pods]
+        run: PlacementRun | None = None
         for i, pi in enumerate(group.pods):
             cs = CycleState()
             a = PodAssignment(pi, state=cs)
             result.assignments.append(a)
-            try:
-                r = schedule_pod(self.fw, cs, pi, snapshot, placement.node_names)
-            except FitError as e:
-                a.status = Status(Code.UNSCHEDULABLE, e.message)
-                a.message = e.message
-                a.diagnosis = e.diagnosis
-                a.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
-                a.reasons = _reasons(e)
-            except NoNodesAvailableError as e:
-                a.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(e))
-                a.message = str(e)
-                a.reasons = [str(e)]
-            except SchedulingError as e:
-                a.status = Status(Code.ERROR, str(e))
-                a.message = str(e)
-                result.status = Status(Code.ERROR, str(e))
-                return result
-            else:
-                a.node_name = r.suggested_host
-                snapshot.assume_pod(_assumed(pi, r.suggested_host), r.suggested_host)
-                fit += 1
+            host = None
+            if run is not None:
+                host = run.next(cs, pi) if run.accepts(pi, signatures[i]) else None
+                if host is None:
+                    run = None
+                    cs = a.state = CycleState()  # the full cycle starts from a fresh state
+                else:
+                    a.node_name = host
+                    snapshot.assume_pod(_assumed(pi, host), host)
+                    fit += 1
+                    if not run.assumed(cs, pi, host):
+                        run = None
+            if host is None:
+                trace = CycleTrace()
+                try:
+                    r = schedule_pod(self.fw, cs, pi, snapshot, placement.node_names, trace)
+                except FitError as e:
+                    a.status = Status(Code.UNSCHEDULABLE, e.message)
+                    a.message = e.message
+                    a.diagnosis = e.diagnosis
+                    a.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
+                    a.reasons = _reasons(e)
+                except NoNodesAvailableError as e:
+                    a.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(e))
+                    a.message = str(e)
+                    a.reasons = [str(e)]
+                except SchedulingError as e:
+                    a.status = Status(Code.ERROR, str(e))
+                    a.message = str(e)
+                    result.status = Status(Code.ERROR, str(e))
+                    return result
+                else:
+                    host = a.node_name = r.suggested_host
+                    if (
+                        self.carry_runs
+                        and i + 1 < total
+                        and signatures[i + 1] is not None
+                        and signatures[i + 1] == signatures[i]
+                    ):
+                        # identical pods follow: carry this cycle on to them (from the snapshot
+                        # as this cycle saw it, before the assume)
+                        run = PlacementRun.start(
+                            self.fw, cs, pi, snapshot, placement.node_names, trace, signatures[i]
+                        )
+                    snapshot.assume_pod(_assumed(pi, host), host)
+                    fit += 1
+                    if run is not None and not run.assumed(cs, pi, host):
+                        run = None
             yield
             st = self.fw.run_placement_feasible_plugins(state, group, scheduled + fit, total - i - 1)
             if st is not None and st.code == Code.ERROR:

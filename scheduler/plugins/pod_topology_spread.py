@@ -504,6 +504,22 @@ class PodTopologySpread:
             totals = col if totals is None else list(map(operator.add, totals, col))
         return _node_scores(totals, nodes, s.ignored_nodes)
 
+    def score_run_key(self, pod_info: PodInfo) -> Any:
+        """gangplane's run of identical pods: equal for pods whose PreScore and Score are alike
+        (their namespace and soft constraints, selectors included); ``None``: not comparable."""
+        from scheduler.plugins.spread_run import key_of
+
+        return key_of(self._constraints(pod_info, SCHEDULE_ANYWAY), pod_info.namespace)
+
+    def start_score_run(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
+        """gangplane's run of identical pods (:mod:`scheduler.placement_run`): this cycle's raw
+        column over ``nodes``, carried to the next pods (:mod:`scheduler.plugins.spread_run`);
+        ``None`` when it cannot be."""
+        from scheduler.plugins.spread_run import SpreadScoreRun
+
+        run = SpreadScoreRun(self, state, pod_info, nodes)
+        return run if run.ok else None
+
     def normalize_scores(
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: list[int]
     ) -> list[int]:
