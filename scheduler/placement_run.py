@@ -78,20 +78,33 @@ NODE_LOCAL_SCORES = frozenset(
 _IDENTITY_FIELDS = ("hostname", "subdomain")
 
 
-def run_signature(pi: PodInfo) -> tuple[str, str, str] | None:
-    """What must be equal for two pods to be of one run (``None``: a pod that never is)."""
+def run_signature(fw: Framework, pi: PodInfo) -> tuple[Any, ...] | None:
+    """What must be equal for two pods to be of one run (``None``: a pod that never is).
+
+    The namespace, controller and spec (but for the identity fields), and each Score plugin's
+    ``score_run_key`` (PodTopologySpread: the soft constraints with their selectors, which come
+    from the pod's labels, Services and controller). Computed once per pod and PodGroup cycle.
+    """
     pod = pi.pod
     if (pod.get("status") or {}).get("nominatedNodeName"):
         return None
     spec = pod.get("spec") or {}
     rest = {k: v for k, v in spec.items() if k not in _IDENTITY_FIELDS}
-    return (pi.namespace, repr((pod.get("metadata") or {}).get("ownerReferences")), repr(rest))
+    keys = []
+    for pl in fw.score_plugins:  # skipped or not: a pod of another key may not skip alike
+        keyer = getattr(pl, "score_run_key", None)
+        if keyer is not None:
+            key = keyer(pi)
+            if key is None:
+                return None
+            keys.append(key)
+    return (pi.namespace, repr((pod.get("metadata") or {}).get("ownerReferences")), repr(rest), tuple(keys))
 
 
 class _Column:
     """One Score plugin's raw and normalized columns over the run's feasible nodes."""
 
-    __slots__ = ("plugin", "weight", "raw", "norm", "carried")
+    __slots__ = ("plugin", "weight", "raw", "norm", "carried", "normalizer")
 
     def __init__(self, plugin: Any, weight: int, raw: list[int], carried: Any) -> None:
         self.plugin = plugin
@@ -100,6 +113,14 @@ class _Column:
         self.norm: list[int] = raw
         #: the plugin's own carried column (``start_score_run``), or None for a node-local one
         self.carried = carried
+        #: how the framework normalizes this plugin's scores: "batch", "each" or "" (not at all)
+        self.normalizer = (
+            "batch"
+            if implements(plugin, BatchNormalizeScorePlugin)
+            else "each"
+            if implements(plugin, NormalizeScorePlugin)
+            else ""
+        )
 
 
 class PlacementRun:
@@ -124,9 +145,6 @@ class PlacementRun:
         #: existing pods have affinity terms, which select pods by their labels (InterPodAffinity's
         #: PreFilter, PreScore and Score read them): the run's pods must have the first one's
         self.labels_bound = False
-        #: per Score plugin offering ``score_run_key``: the key, and the first pod's (a pod with
-        #: another scores otherwise, e.g. another default spreading selector)
-        self.keys: list[tuple[Any, Any]] = []
 
     @classmethod
     def start(
@@ -153,13 +171,6 @@ class PlacementRun:
             return None  # its own terms may select the pods it places: nothing node-local then
         run = cls(fw, snapshot, node_names, signature)
         run.labels_bound = bool(snapshot.have_pods_with_affinity_list())
-        for pl in fw.score_plugins:  # skipped or not: a pod of another key may not skip alike
-            keyer = getattr(pl, "score_run_key", None)
-            if keyer is not None:
-                want = keyer(pod_info)
-                if want is None:
-                    return None
-                run.keys.append((keyer, want))
         run.filters = filters
         run.filter_skip = set(state.skip_filter_plugins)
         run.score_skip = set(state.skip_score_plugins)
@@ -198,9 +209,9 @@ class PlacementRun:
         """Whether ``pod_info`` is of this run."""
         if signature is None or signature != self.signature:
             return False
-        if self.labels_bound and self.pod_info is not None and pod_info.labels != self.pod_info.labels:
-            return False
-        return all(key(pod_info) == want for key, want in self.keys)
+        return not (
+            self.labels_bound and self.pod_info is not None and pod_info.labels != self.pod_info.labels
+        )
 
     def next(self, state: CycleState, pod_info: PodInfo) -> str | None:
         """The node kube's cycle picks for ``pod_info`` (of this run), PreFilter run into ``state``;
@@ -274,9 +285,9 @@ class PlacementRun:
     def _normalize(self, c: _Column) -> bool:
         """NormalizeScore over ``c.raw`` as the framework runs it; ``False`` when a score is out of range."""
         pl, nodes = c.plugin, self.feasible
-        if implements(pl, BatchNormalizeScorePlugin):
+        if c.normalizer == "batch":
             c.norm = pl.normalize_scores(self.state, self.pod_info, nodes, list(c.raw))
-        elif implements(pl, NormalizeScorePlugin):
+        elif c.normalizer == "each":
             scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, c.raw, strict=True)]
             st = pl.normalize_score(self.state, self.pod_info, scores)
             if st is not None and st.code != Code.SUCCESS:

@@ -183,7 +183,7 @@ class PodGroupAlgorithm:
         evaluated: list[PlacementResult] = []
         feasible: list[PlacementResult] = []
         skipped: list[Placement] = []
-        signatures = [run_signature(pi) for pi in group.pods]
+        signatures = [run_signature(self.fw, pi) for pi in group.pods]
         for i, placement in enumerate(placements):
             domain = self._domain(snapshot, placement)
             if (
@@ -257,7 +257,7 @@ class PodGroupAlgorithm:
         last: Status | None = None
         total = len(group.pods)
         if signatures is None:
-            signatures = [run_signature(pi) for pi in group.pods]
+            signatures = [run_signature(self.fw, pi) for pi in group.pods]
         run: PlacementRun | None = None
         for i, pi in enumerate(group.pods):
             cs = CycleState()
@@ -271,7 +271,9 @@ class PodGroupAlgorithm:
                     cs = a.state = CycleState()  # the full cycle starts from a fresh state
                 else:
                     a.node_name = host
-                    snapshot.assume_pod(_assumed(pi, host), host)
+                    # the run reads no index of the snapshot: each node taking pods is
+                    # reindexed once, when an index is next read (or at the rollback)
+                    snapshot.assume_pod(_assumed(pi, host), host, defer_index=True)
                     fit += 1
                     if not run.assumed(cs, pi, host):
                         run = None
