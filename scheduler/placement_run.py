@@ -50,6 +50,7 @@ from scheduler.interfaces import (
     CycleState,
     NodeScore,
     NormalizeScorePlugin,
+    PlacementResult,
 )
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.schedule_one import CycleTrace, num_feasible_nodes_to_find, select_from_totals
@@ -72,6 +73,21 @@ NODE_LOCAL_SCORES = frozenset(
         "TaintToleration",
         "NodeAffinity",
         "InterPodAffinity",
+    }
+)
+#: PreFilter plugins whose result for a pod of a run is the first pod's: they read the pod's spec
+#: (NodeResourcesFit, NodePorts, NodeAffinity, DynamicResources), or they skipped themselves for
+#: reasons the run's pods share: PodTopologySpread (its hard constraints, in the signature),
+#: InterPodAffinity (the pod's terms, and existing pods' anti-affinity terms towards it: when any
+#: pod has terms, the run's pods carry the first one's labels); a run's pods do not change them
+PURE_PRE_FILTERS = frozenset(
+    {
+        "NodeResourcesFit",
+        "NodePorts",
+        "NodeAffinity",
+        "InterPodAffinity",
+        "PodTopologySpread",
+        "DynamicResources",
     }
 )
 #: spec fields that differ between a template's pods and that no listed plugin reads
@@ -142,6 +158,9 @@ class PlacementRun:
         self.base: list[int] = []
         self.state = CycleState()
         self.pod_info: PodInfo | None = None
+        #: every PreFilter plugin is pure (:data:`PURE_PRE_FILTERS`): a run's pods get PreFilter
+        #: only if their placement is chosen (:func:`materialize_states`), not in every placement
+        self.defer_pre_filter = False
         #: existing pods have affinity terms, which select pods by their labels (InterPodAffinity's
         #: PreFilter, PreScore and Score read them): the run's pods must have the first one's
         self.labels_bound = False
@@ -171,6 +190,7 @@ class PlacementRun:
             return None  # its own terms may select the pods it places: nothing node-local then
         run = cls(fw, snapshot, node_names, signature)
         run.labels_bound = bool(snapshot.have_pods_with_affinity_list())
+        run.defer_pre_filter = all(pl.name in PURE_PRE_FILTERS for pl in fw.pre_filter_plugins)
         run.filters = filters
         run.filter_skip = set(state.skip_filter_plugins)
         run.score_skip = set(state.skip_score_plugins)
@@ -217,11 +237,14 @@ class PlacementRun:
         """The node kube's cycle picks for ``pod_info`` (of this run), PreFilter run into ``state``;
         ``None`` when the run cannot say (the caller then runs the full cycle on a fresh state)."""
         fw = self.fw
-        pre_res, s, _ = fw.run_pre_filter_plugins(state, pod_info, self.all_nodes)
-        if s is not None or (pre_res is not None and not pre_res.all_nodes()):
-            return None
-        if state.skip_filter_plugins != self.filter_skip:
-            return None
+        if self.defer_pre_filter:
+            state.skip_filter_plugins = set(self.filter_skip)
+        else:
+            pre_res, s, _ = fw.run_pre_filter_plugins(state, pod_info, self.all_nodes)
+            if s is not None or (pre_res is not None and not pre_res.all_nodes()):
+                return None
+            if state.skip_filter_plugins != self.filter_skip:
+                return None
         state.skip_score_plugins = set(self.score_skip)
         cols = self.columns
         if not cols:
@@ -231,7 +254,7 @@ class PlacementRun:
             for c in cols:
                 if c.carried is not None:
                     w = c.weight
-                    totals = list(map(operator.add, totals, [v * w for v in c.norm] if w != 1 else c.norm))
+                    totals = [t + w * v for t, v in zip(totals, c.norm, strict=True)]
         return select_from_totals(fw, self.feasible, totals)
 
     def assumed(self, state: CycleState, pod_info: PodInfo, host: str) -> bool:
@@ -286,7 +309,7 @@ class PlacementRun:
         """NormalizeScore over ``c.raw`` as the framework runs it; ``False`` when a score is out of range."""
         pl, nodes = c.plugin, self.feasible
         if c.normalizer == "batch":
-            c.norm = pl.normalize_scores(self.state, self.pod_info, nodes, list(c.raw))
+            c.norm = pl.normalize_scores(self.state, self.pod_info, nodes, c.raw)  # (not in place)
         elif c.normalizer == "each":
             scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, c.raw, strict=True)]
             st = pl.normalize_score(self.state, self.pod_info, scores)
@@ -305,3 +328,18 @@ class PlacementRun:
                 w = c.weight
                 base = list(map(operator.add, base, [v * w for v in c.norm] if w != 1 else c.norm))
         self.base = base
+
+
+def materialize_states(fw: Framework, snapshot: Snapshot, result: PlacementResult) -> None:
+    """Run PreFilter into the CycleState of each pod a run placed without it (the placement was
+    chosen: Reserve, Permit and binding read those states). PreFilter's result for such a pod is
+    the run's first pod's (:data:`PURE_PRE_FILTERS`), whichever pods the snapshot then holds."""
+    if not result.pending_pre_filter:
+        return
+    names = result.placement.node_names
+    infos = snapshot.node_info_map
+    nodes = snapshot.ordered() if names is None else [infos[n] for n in names if n in infos]
+    for a in result.pending_pre_filter:
+        if a.state is not None:
+            fw.run_pre_filter_plugins(a.state, a.pod_info, nodes)
+    result.pending_pre_filter = []

@@ -38,7 +38,7 @@ from scheduler.interfaces import (
 )
 from scheduler.nodeinfo import PodInfo
 from scheduler.placement_capacity import GroupDemand
-from scheduler.placement_run import PlacementRun, run_signature
+from scheduler.placement_run import PlacementRun, materialize_states, run_signature
 from scheduler.podgroups import is_gang, min_count
 from scheduler.schedule_one import CycleTrace, SchedulingError, schedule_pod
 from scheduler.status import Code, Status
@@ -228,6 +228,7 @@ class PodGroupAlgorithm:
                 status, first, best_attempt, evaluated, len(placements), topology, skipped
             )
         winner = max(feasible, key=lambda r: r.score)  # max() keeps the first of equal scores
+        materialize_states(self.fw, snapshot, winner)
         return PodGroupAlgorithmResult(None, winner, winner, evaluated, len(placements), topology, skipped)
 
     def evaluate(
@@ -239,6 +240,7 @@ class PodGroupAlgorithm:
             try:
                 next(steps)
             except StopIteration as done:
+                materialize_states(self.fw, snapshot, done.value)
                 return done.value
 
     def _evaluate_steps(
@@ -271,6 +273,8 @@ class PodGroupAlgorithm:
                     cs = a.state = CycleState()  # the full cycle starts from a fresh state
                 else:
                     a.node_name = host
+                    if run.defer_pre_filter:
+                        result.pending_pre_filter.append(a)
                     # the run reads no index of the snapshot: each node taking pods is
                     # reindexed once, when an index is next read (or at the rollback)
                     snapshot.assume_pod(_assumed(pi, host), host, defer_index=True)

@@ -505,11 +505,13 @@ class PodTopologySpread:
         return _node_scores(totals, nodes, s.ignored_nodes)
 
     def score_run_key(self, pod_info: PodInfo) -> Any:
-        """gangplane's run of identical pods: equal for pods whose PreScore and Score are alike
-        (their namespace and soft constraints, selectors included); ``None``: not comparable."""
+        """gangplane's run of identical pods: equal for pods whose PreFilter, PreScore and Score
+        are alike (their namespace and constraints, selectors included); ``None``: not comparable."""
         from scheduler.plugins.spread_run import key_of
 
-        return key_of(self._constraints(pod_info, SCHEDULE_ANYWAY), pod_info.namespace)
+        soft = key_of(self._constraints(pod_info, SCHEDULE_ANYWAY), pod_info.namespace)
+        hard = key_of(self._constraints(pod_info, DO_NOT_SCHEDULE), pod_info.namespace)
+        return None if soft is None or hard is None else (soft, hard)
 
     def start_score_run(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
         """gangplane's run of identical pods (:mod:`scheduler.placement_run`): this cycle's raw

@@ -141,10 +141,14 @@ class SpreadScoreRun:
 
     def _score_all(self) -> list[int]:
         """:meth:`_score` of every node (the same additions, column by column)."""
-        totals = self.terms[0]
-        for col in self.terms[1:]:
-            totals = list(map(operator.add, totals, col))
-        out = [int(t + 0.5) for t in totals]
+        terms = self.terms
+        if len(terms) == 2:  # the system defaults (hostname, zone): one pass, the same additions
+            out = [int(a + b + 0.5) for a, b in zip(terms[0], terms[1], strict=True)]
+        else:
+            totals = terms[0]
+            for col in terms[1:]:
+                totals = list(map(operator.add, totals, col))
+            out = [int(t + 0.5) for t in totals]
         if self.ignored:
             out = [0 if ni.name in self.ignored else v for ni, v in zip(self.nodes, out, strict=True)]
         return out

@@ -189,8 +189,21 @@ def _usage(snap: Any) -> dict[str, Any]:
     }
 
 
+def _state(a: Any) -> Any:
+    """What Reserve, Permit and binding get of a pod's cycle: its PreFilter results and skips."""
+    st = a.state
+    if st is None or not a.node_name:
+        return None
+    return (
+        sorted(st.skip_filter_plugins),
+        sorted(st.skip_score_plugins),
+        {k: type(v).__name__ for k, v in st._data.items() if not k.startswith("PreScore")},
+    )
+
+
 def _view(result: PodGroupAlgorithmResult) -> list[Any]:
-    """Everything a caller sees of the search: per evaluated placement, per pod."""
+    """Everything a caller sees of the search: per evaluated placement, per pod (and the cycle
+    states of the chosen placement's pods)."""
     out: list[Any] = [
         result.success,
         result.status.message() if result.status is not None else None,
@@ -199,6 +212,7 @@ def _view(result: PodGroupAlgorithmResult) -> list[Any]:
         [p.name for p in result.skipped],
     ]
     for ev in result.evaluated:
+        chosen = result.success and ev is result.placement
         out.append(
             (
                 ev.placement.name,
@@ -212,8 +226,7 @@ def _view(result: PodGroupAlgorithmResult) -> list[Any]:
                         a.message,
                         a.reasons,
                         sorted(a.unschedulable_plugins),
-                        sorted(a.state.skip_filter_plugins) if a.state is not None and a.node_name else None,
-                        sorted(a.state.skip_score_plugins) if a.state is not None and a.node_name else None,
+                        _state(a) if chosen else None,
                     )
                     for a in ev.assignments
                 ],
