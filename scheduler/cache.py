@@ -280,9 +280,11 @@ class SpreadCounts:
     ``count`` is the plugin's own count of a node's matching pods.
     """
 
-    __slots__ = ("topology_key", "count", "by_value", "_of")
+    __slots__ = ("topology_key", "count", "by_value", "_of", "key")
 
-    def __init__(self, topology_key: str, count: Callable[[NodeInfo], int]) -> None:
+    def __init__(self, topology_key: str, count: Callable[[NodeInfo], int], key: str = "") -> None:
+        #: what is counted and per which label (equal keys count alike, whichever object counts)
+        self.key = key
         self.topology_key = topology_key
         self.count = count
         self.by_value: dict[str, int] = {}
@@ -479,21 +481,24 @@ class Snapshot:
         key: str,
         topology_key: str,
         count: Callable[[NodeInfo], int],
-        holders: Iterable[str] | None = None,
+        holders: Iterable[str] | Callable[[], Iterable[str] | None] | None = None,
     ) -> SpreadCounts:
         """Matching pods per ``topology_key`` value (``by_value``; nodes without the label count
         under ``""``) and per node (``on_node``).
 
         ``key`` names what ``count`` counts (equal keys must count alike); ``holders``, when
-        given, are the only nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
+        given (or a function giving them, asked only when the counts are first built), are the only
+        nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
         Built on first use, then kept current with every node change (:class:`SpreadCounts`).
         """
         self._catch_up()
         k = f"{key}|{topology_key}"
         agg = self._spread.get(k)
         if agg is None:
-            agg = SpreadCounts(topology_key, count)
+            agg = SpreadCounts(topology_key, count, k)
             infos = self.node_info_map
+            if callable(holders):
+                holders = holders()
             for name in holders if holders is not None else list(infos):
                 agg.update(name, infos.get(name))
             self._spread[k] = agg
@@ -515,6 +520,7 @@ class Snapshot:
 
     def node_table(self) -> NodeTable:
         """The nodes' numbers as numpy columns in name order (built on first use, then kept current)."""
+        self._catch_up()  # derived columns may read the other indexes (spreading counts)
         table = self._table
         if table is not None and self._table_stale:
             infos = self.node_info_map
