@@ -165,6 +165,13 @@ class PlacementRun:
         #: PreFilter, PreScore and Score read them): the run's pods must have the first one's
         self.labels_bound = False
 
+    @staticmethod
+    def possible(fw: Framework, node_names: Sequence[str] | None) -> bool:
+        """Whether a placement of these nodes can carry runs: a topology domain whose every node
+        each cycle visits (``numFeasibleNodesToFind`` at least its size), so the feasible nodes
+        do not move from pod to pod."""
+        return node_names is not None and num_feasible_nodes_to_find(fw, len(node_names)) >= len(node_names)
+
     @classmethod
     def start(
         cls,
@@ -181,7 +188,7 @@ class PlacementRun:
             return None
         if fw.handle.records is not None or fw.any_nominated_pods():
             return None
-        if num_feasible_nodes_to_find(fw, len(node_names)) < len(node_names):
+        if not cls.possible(fw, node_names):
             return None  # the window moves from pod to pod
         filters = [pl for pl in fw.filter_plugins if pl.name not in state.skip_filter_plugins]
         if any(pl.name not in NODE_LOCAL_FILTERS for pl in filters):

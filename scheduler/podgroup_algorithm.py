@@ -183,7 +183,7 @@ class PodGroupAlgorithm:
         evaluated: list[PlacementResult] = []
         feasible: list[PlacementResult] = []
         skipped: list[Placement] = []
-        signatures = [run_signature(self.fw, pi) for pi in group.pods]
+        signatures: list[Any] = []  # filled when a placement first can carry a run
         for i, placement in enumerate(placements):
             domain = self._domain(snapshot, placement)
             if (
@@ -258,8 +258,11 @@ class PodGroupAlgorithm:
         fit = 0
         last: Status | None = None
         total = len(group.pods)
+        runs = self.carry_runs and PlacementRun.possible(self.fw, placement.node_names)
         if signatures is None:
-            signatures = [run_signature(self.fw, pi) for pi in group.pods]
+            signatures = []
+        if runs and not signatures:
+            signatures.extend(run_signature(self.fw, pi) for pi in group.pods)
         run: PlacementRun | None = None
         for i, pi in enumerate(group.pods):
             cs = CycleState()
@@ -303,7 +306,7 @@ class PodGroupAlgorithm:
                 else:
                     host = a.node_name = r.suggested_host
                     if (
-                        self.carry_runs
+                        runs
                         and i + 1 < total
                         and signatures[i + 1] is not None
                         and signatures[i + 1] == signatures[i]

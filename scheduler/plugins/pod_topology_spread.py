@@ -554,7 +554,11 @@ class PodTopologySpread:
         else:
             valid = scores
         lo, hi = min(valid, default=0), max(valid, default=0)
-        out = [MAX_NODE_SCORE if hi == 0 else MAX_NODE_SCORE * (hi + lo - v) // hi for v in scores]
+        if hi == 0:
+            out = [MAX_NODE_SCORE] * len(scores)
+        else:
+            top = hi + lo
+            out = [MAX_NODE_SCORE * (top - v) // hi for v in scores]
         return _zero_ignored(nodes, out, ignored) if ignored else out
 
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
