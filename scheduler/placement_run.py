@@ -114,7 +114,8 @@ def run_signature(fw: Framework, pi: PodInfo) -> tuple[Any, ...] | None:
             if key is None:
                 return None
             keys.append(key)
-    return (pi.namespace, repr((pod.get("metadata") or {}).get("ownerReferences")), repr(rest), tuple(keys))
+    # compared with == (dicts compare in C, stopping at the first difference), never hashed
+    return (pi.namespace, (pod.get("metadata") or {}).get("ownerReferences"), rest, tuple(keys))
 
 
 class _Column:
