@@ -97,9 +97,10 @@ _IDENTITY_FIELDS = ("hostname", "subdomain")
 def run_signature(fw: Framework, pi: PodInfo) -> tuple[Any, ...] | None:
     """What must be equal for two pods to be of one run (``None``: a pod that never is).
 
-    The namespace, controller and spec (but for the identity fields), and each Score plugin's
-    ``score_run_key`` (PodTopologySpread: the soft constraints with their selectors, which come
-    from the pod's labels, Services and controller). Computed once per pod and PodGroup cycle.
+    The namespace, controller and spec (but for the identity fields), and each PreFilter or
+    Score plugin's ``score_run_key`` (PodTopologySpread: the constraints with their selectors,
+    which come from the pod's labels, Services and controller). Computed once per pod and
+    PodGroup cycle, and only for a group with a placement that can carry runs.
     """
     pod = pi.pod
     if (pod.get("status") or {}).get("nominatedNodeName"):
@@ -107,7 +108,8 @@ def run_signature(fw: Framework, pi: PodInfo) -> tuple[Any, ...] | None:
     spec = pod.get("spec") or {}
     rest = {k: v for k, v in spec.items() if k not in _IDENTITY_FIELDS}
     keys = []
-    for pl in fw.score_plugins:  # skipped or not: a pod of another key may not skip alike
+    plugins = {id(pl): pl for pl in (*fw.pre_filter_plugins, *fw.score_plugins)}
+    for pl in plugins.values():  # skipped or not: a pod of another key may not skip alike
         keyer = getattr(pl, "score_run_key", None)
         if keyer is not None:
             key = keyer(pi)
