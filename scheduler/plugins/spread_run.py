@@ -180,11 +180,12 @@ class SpreadScoreRun:
                 continue
             term = counts[v] * self.weights[i] + self.skews[i]  # every node with value v has it
             col = self.terms[i]
-            for p in at:
-                col[p] = term
-            if len(at) == len(col):
+            if len(at) == len(col):  # the whole placement is one domain (a rack in one zone)
+                col[:] = [term] * len(col)
                 everything = True
             else:
+                for p in at:
+                    col[p] = term
                 changed.update(at)
         if everything:
             self.raw[:] = self._score_all()
