@@ -20,17 +20,22 @@ next identical pods:
   then runs as the framework runs it (the plugin's own code over the whole column), the columns
   are weighted and added, and the host is picked by :func:`~scheduler.schedule_one.select_from_totals`
   with the same feasible order, so the same ties and the same random draw.
-- **PreFilter** still runs for every pod, into the pod's own CycleState (which Reserve, Permit
-  and binding read): any change in what it decides (a rejection, a narrowing, another set of
-  skipped plugins) ends the run. PreScore's output is read only by Score and NormalizeScore of
-  the same cycle, so a run's pods do not recompute it: their CycleState carries PreFilter's
-  results and the skipped plugins.
+- **PreFilter** fills the pod's own CycleState (which Reserve, Permit and binding read). When
+  every PreFilter plugin of the profile gives a run's pod the first pod's result
+  (:data:`PURE_PRE_FILTERS`), a run's pods get PreFilter only in the placement that is chosen
+  (:func:`materialize_states`); otherwise it runs for every pod, and any change in what it
+  decides (a rejection, a narrowing, another set of skipped plugins) ends the run. PreScore's
+  output is read only by Score and NormalizeScore of the same cycle, so a run's pods do not
+  recompute it: their CycleState carries PreFilter's results and the skipped plugins.
+- **Assume**: a run's pods go into the snapshot's NodeInfos at once and into its indexes when
+  one is next read (``Snapshot.assume_pod(..., defer_index=True)``): a node taking many pods is
+  reindexed once.
 
 A pod is of the run when it has the first one's namespace, controller and spec (but for its
-``hostname``/``subdomain``), is not nominated, and the carried plugins accept it (its spreading
-constraints count alike). Otherwise, and whenever a precondition fails (nominated pods anywhere,
-scheduling records on, a plugin not listed here active, a score out of range), the pod gets the
-full cycle, so every failure text, status and record is kube's code's own.
+``hostname``, ``subdomain`` and ``volumes``), is not nominated, and its spreading constraints
+count alike (:func:`run_signature`). Otherwise, and whenever a precondition fails (nominated pods
+anywhere, scheduling records on, a plugin not listed here active, a score out of range), the pod
+gets the full cycle, so every failure text, status and record is kube's code's own.
 ``tests/unit/scheduler/test_placement_run.py`` compares runs with the pod-by-pod cycle on
 random clusters.
 """
@@ -90,8 +95,10 @@ PURE_PRE_FILTERS = frozenset(
         "DynamicResources",
     }
 )
-#: spec fields that differ between a template's pods and that no listed plugin reads
-_IDENTITY_FIELDS = ("hostname", "subdomain")
+#: spec fields that differ between a template's pods and that no listed plugin reads (a
+#: StatefulSet pod's hostname, and its volumes naming its own PersistentVolumeClaims: gangplane
+#: has no volume plugins)
+_IDENTITY_FIELDS = ("hostname", "subdomain", "volumes")
 
 
 def run_signature(fw: Framework, pi: PodInfo) -> tuple[Any, ...] | None:

@@ -124,6 +124,7 @@ def _group(r: random.Random) -> tuple[Obj, list[Obj]]:
         ]
     pods = []
     second_half = r.random() < 0.2  # two templates, one after the other
+    claims = r.random() < 0.5
     for k in range(size):
         kw = {**template, "labels": {"app": "web", "idx": str(k)}}
         if k >= size // 2 and second_half:
@@ -138,6 +139,10 @@ def _group(r: random.Random) -> tuple[Obj, list[Obj]]:
         p = make_pod(f"m{k:02d}", **kw)
         p["spec"]["schedulingGroup"] = {"podGroupName": "g"}
         p["spec"]["hostname"] = f"m{k:02d}"
+        if claims:  # a StatefulSet's volumeClaimTemplates: each pod its own claim
+            p["spec"]["volumes"] = [
+                {"name": "data", "persistentVolumeClaim": {"claimName": f"data-m{k:02d}"}}
+            ]
         p["metadata"]["ownerReferences"] = [
             {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "u1", "controller": True}
         ]
