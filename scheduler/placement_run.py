@@ -254,6 +254,8 @@ class PlacementRun:
         """The node kube's cycle picks for ``pod_info`` (of this run), PreFilter run into ``state``;
         ``None`` when the run cannot say (the caller then runs the full cycle on a fresh state)."""
         fw = self.fw
+        if fw.any_nominated_pods():  # (a nomination may arrive while the cycle yields)
+            return None
         if self.defer_pre_filter:
             state.skip_filter_plugins = set(self.filter_skip)
         else:

@@ -324,3 +324,79 @@ def test_a_rack_gang_of_statefulset_pods_is_carried_after_its_first_pod(
     for a in winner[3]:
         per_node[a[1]] = per_node.get(a[1], 0) + 1
     assert sorted(per_node.values()) == [5] * 20
+
+
+class _Nominated:
+    """One pod of higher priority nominated to a node (preemption made room for it there)."""
+
+    def __init__(self, node: str) -> None:
+        self.node = node
+        self.pod = PodInfo(make_pod("big", requests={"cpu": "7"}, priority=1000, nominated_node_name=node))
+
+    def has_nominated_pods(self) -> bool:
+        return True
+
+    def nominated_node_names(self) -> set[str]:
+        return {self.node}
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return [self.pod] if node_name == self.node else []
+
+
+def test_no_run_while_pods_are_nominated_and_the_choices_stay_the_pod_by_pods(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With a pod nominated anywhere each pod's Filter must count it: no pod is carried."""
+    cache = Cache()
+    for i in range(20):
+        cache.add_node(make_node(f"n{i:02d}", cpu="8", labels={RACK: f"r{i % 2}", ZONE: "z"}))
+    cache.add_pod_group(
+        {
+            "metadata": {"name": "g", "namespace": "default", "generation": 1},
+            "spec": {
+                "schedulingPolicy": {"gang": {"minCount": 30}},
+                "schedulingConstraints": {"topology": [{"key": RACK}]},
+            },
+        }
+    )
+    pods = []
+    for k in range(30):
+        p = make_pod(f"m{k}", requests={"cpu": "500m"}, labels={"app": "web"})
+        p["spec"]["schedulingGroup"] = {"podGroupName": "g"}
+        pods.append(p)
+    carried = 0
+    real_next = PlacementRun.next
+
+    def counting_next(self: PlacementRun, state: CycleState, pod_info: PodInfo) -> str | None:
+        nonlocal carried
+        host = real_next(self, state, pod_info)
+        carried += host is not None
+        return host
+
+    monkeypatch.setattr(PlacementRun, "next", counting_next)
+    views = []
+    for carry in (False, True):
+        handle = Handle(
+            gates=FeatureGate(),
+            get_pod_group=cache.get_pod_group,
+            pod_group_state=cache.pod_group_state,
+            rng=random.Random(2),
+            default_spread_selector=_default_selector,
+            nominator=_Nominated("n04"),
+        )
+        fw = Framework(default_profile(), handle, registry=default_registry())
+        group = PodGroupInfo(
+            "default",
+            "g",
+            cache.get_pod_group("default", "g"),
+            [PodInfo(p) for p in pods],
+            PodGroupState("default/g"),
+        )
+        views.append(
+            _view(PodGroupAlgorithm(fw, carry_runs=carry).run(CycleState(), group, cache.snapshot()))
+        )
+    assert views[0] == views[1]
+    assert carried == 0
+    # the nominated pod's 7 cpu stay reserved on n04: the gang's pods there fit in the 1 cpu left
+    on_n04 = [a for a in views[0][5][3] if a[1] == "n04"]
+    assert 0 < len(on_n04) <= 2
