@@ -113,6 +113,11 @@ def _assumed(pi: PodInfo, node_name: str) -> PodInfo:
     return out
 
 
+def _alike(signature: Any, following: Any) -> bool:
+    """Whether the pod of ``following`` is of a run started by the pod of ``signature``."""
+    return signature is not None and following is not None and signature == following
+
+
 def _reasons(e: FitError) -> list[str]:
     """The distinct reasons of a FitError, most frequent first (what the user must change)."""
     d = e.diagnosis
@@ -286,31 +291,12 @@ class PodGroupAlgorithm:
                         run = None
             if host is None:
                 trace = CycleTrace()
-                try:
-                    r = schedule_pod(self.fw, cs, pi, snapshot, placement.node_names, trace)
-                except FitError as e:
-                    a.status = Status(Code.UNSCHEDULABLE, e.message)
-                    a.message = e.message
-                    a.diagnosis = e.diagnosis
-                    a.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
-                    a.reasons = _reasons(e)
-                except NoNodesAvailableError as e:
-                    a.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(e))
-                    a.message = str(e)
-                    a.reasons = [str(e)]
-                except SchedulingError as e:
-                    a.status = Status(Code.ERROR, str(e))
-                    a.message = str(e)
-                    result.status = Status(Code.ERROR, str(e))
+                host = self._full_cycle(a, snapshot, placement, trace)
+                if a.status is not None and a.status.code == Code.ERROR:
+                    result.status = a.status
                     return result
-                else:
-                    host = a.node_name = r.suggested_host
-                    if (
-                        runs
-                        and i + 1 < total
-                        and signatures[i + 1] is not None
-                        and signatures[i + 1] == signatures[i]
-                    ):
+                if host:
+                    if runs and i + 1 < total and _alike(signatures[i], signatures[i + 1]):
                         # identical pods follow: carry this cycle on to them (from the snapshot
                         # as this cycle saw it, before the assume)
                         run = PlacementRun.start(
@@ -334,6 +320,33 @@ class PodGroupAlgorithm:
         elif fit == 0:
             result.status = Status(Code.UNSCHEDULABLE, NO_PODS_SCHEDULABLE)
         return result
+
+    def _full_cycle(
+        self, a: PodAssignment, snapshot: Snapshot, placement: Placement, trace: CycleTrace
+    ) -> str | None:
+        """kube's pod cycle for ``a``'s pod in the placement: the node it fits, or None with
+        ``a`` carrying why (a plugin Error: ``a.status`` is an Error status)."""
+        pi = a.pod_info
+        assert a.state is not None
+        try:
+            r = schedule_pod(self.fw, a.state, pi, snapshot, placement.node_names, trace)
+        except FitError as e:
+            a.status = Status(Code.UNSCHEDULABLE, e.message)
+            a.message = e.message
+            a.diagnosis = e.diagnosis
+            a.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
+            a.reasons = _reasons(e)
+        except NoNodesAvailableError as e:
+            a.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(e))
+            a.message = str(e)
+            a.reasons = [str(e)]
+        except SchedulingError as e:
+            a.status = Status(Code.ERROR, str(e))
+            a.message = str(e)
+        else:
+            a.node_name = r.suggested_host
+            return r.suggested_host
+        return None
 
     # -- helpers ----------------------------------------------------------------------------
 
