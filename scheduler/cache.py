@@ -280,9 +280,11 @@ class SpreadCounts:
     ``count`` is the plugin's own count of a node's matching pods.
     """
 
-    __slots__ = ("topology_key", "count", "by_value", "_of")
+    __slots__ = ("topology_key", "count", "by_value", "_of", "key")
 
-    def __init__(self, topology_key: str, count: Callable[[NodeInfo], int]) -> None:
+    def __init__(self, topology_key: str, count: Callable[[NodeInfo], int], key: str = "") -> None:
+        #: what is counted and per which label (equal keys count alike, whichever object counts)
+        self.key = key
         self.topology_key = topology_key
         self.count = count
         self.by_value: dict[str, int] = {}
@@ -333,7 +335,10 @@ class Snapshot:
         self.node_info_map: dict[str, NodeInfo] = {}
         self._names = SortedList()
         self.generation = 0
-        self.index = CapacityIndex()
+        self._index = CapacityIndex()
+        #: nodes assumed with ``defer_index``: their index entries (capacity, topology domains, pod
+        #: labels, spreading counts) are brought up to date when an index is next read
+        self._deferred: set[str] = set()
         self._with_affinity: set[str] = set()
         self._with_anti_affinity: set[str] = set()
         #: nodes with ``spec.unschedulable`` / with any taint (the only ones those Filters may reject)
@@ -365,6 +370,20 @@ class Snapshot:
             self._put(ni.name, ni)
 
     @property
+    def index(self) -> CapacityIndex:
+        """The cluster-wide capacity index (up to date with every assume)."""
+        self._catch_up()
+        return self._index
+
+    def _catch_up(self) -> None:
+        """Reindex the nodes assumed with ``defer_index`` (once each, from their current state)."""
+        if self._deferred:
+            pending, self._deferred = self._deferred, set()
+            infos = self.node_info_map
+            for name in pending:
+                self._reindex(name, infos.get(name))
+
+    @property
     def scope(self) -> Domain | None:
         """The topology domain a PodGroup cycle is evaluating, or ``None``.
 
@@ -376,11 +395,12 @@ class Snapshot:
 
     @scope.setter
     def scope(self, domain: Domain | None) -> None:
+        self._catch_up()
         self._scope = domain
         if domain is None and self._index_stale:
             infos = self.node_info_map
             for name in self._index_stale:
-                self.index.update(name, infos.get(name))
+                self._index.update(name, infos.get(name))
             self._index_stale.clear()
 
     @property
@@ -389,6 +409,7 @@ class Snapshot:
         return self._names  # type: ignore[return-value]
 
     def _put(self, name: str, ni: NodeInfo | None) -> None:
+        self._deferred.discard(name)  # reindexed below
         if ni is None or ni.node is None:
             if self.node_info_map.pop(name, None) is not None:
                 self._names.discard(name)
@@ -445,7 +466,7 @@ class Snapshot:
         if self._table is not None:
             self._table_stale.add(name)  # refilled when the table is next read
         if self._scope is None:
-            self.index.update(name, ni)
+            self._index.update(name, ni)
         else:
             self._index_stale.add(name)
         for topo in self._topologies.values():
@@ -460,20 +481,24 @@ class Snapshot:
         key: str,
         topology_key: str,
         count: Callable[[NodeInfo], int],
-        holders: Iterable[str] | None = None,
+        holders: Iterable[str] | Callable[[], Iterable[str] | None] | None = None,
     ) -> SpreadCounts:
         """Matching pods per ``topology_key`` value (``by_value``; nodes without the label count
         under ``""``) and per node (``on_node``).
 
         ``key`` names what ``count`` counts (equal keys must count alike); ``holders``, when
-        given, are the only nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
+        given (or a function giving them, asked only when the counts are first built), are the only
+        nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
         Built on first use, then kept current with every node change (:class:`SpreadCounts`).
         """
+        self._catch_up()
         k = f"{key}|{topology_key}"
         agg = self._spread.get(k)
         if agg is None:
-            agg = SpreadCounts(topology_key, count)
+            agg = SpreadCounts(topology_key, count, k)
             infos = self.node_info_map
+            if callable(holders):
+                holders = holders()
             for name in holders if holders is not None else list(infos):
                 agg.update(name, infos.get(name))
             self._spread[k] = agg
@@ -485,6 +510,7 @@ class Snapshot:
 
     def nodes_with_pod_labels(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
         """Nodes running pods of ``namespace`` that carry every pair (:class:`PodLabelIndex`)."""
+        self._catch_up()
         idx = self._pod_labels
         if idx is None:
             idx = self._pod_labels = PodLabelIndex()
@@ -494,6 +520,7 @@ class Snapshot:
 
     def node_table(self) -> NodeTable:
         """The nodes' numbers as numpy columns in name order (built on first use, then kept current)."""
+        self._catch_up()  # derived columns may read the other indexes (spreading counts)
         table = self._table
         if table is not None and self._table_stale:
             infos = self.node_info_map
@@ -536,6 +563,7 @@ class Snapshot:
 
     def domains(self, key: str) -> TopologyDomains:
         """The nodes grouped by the value of label ``key`` (built on first use, then kept current)."""
+        self._catch_up()
         topo = self._topologies.get(key)
         if topo is None:
             topo = self._topologies[key] = TopologyDomains(key)
@@ -584,17 +612,24 @@ class Snapshot:
     def candidate_nodes(self, requests: Mapping[str, int]) -> set[str]:
         """Nodes whose free capacity covers ``requests``; within :attr:`scope` when one is set."""
         if self.scope is not None:
+            self._catch_up()
             return self.scope.index.candidates(requests)
         return self.index.candidates(requests)
 
     def short_of(self, requests: Mapping[str, int]) -> tuple[set[str] | None, set[str] | None]:
         """:meth:`CapacityIndex.short_of` of the snapshot (within :attr:`scope` when one is set)."""
         if self.scope is not None:
+            self._catch_up()
             return self.scope.index.short_of(requests)
         return self.index.short_of(requests)
 
-    def assume_pod(self, pod_info: PodInfo, node_name: str) -> None:
-        """Place a pod on a node of this snapshot only (the cache is untouched)."""
+    def assume_pod(self, pod_info: PodInfo, node_name: str, defer_index: bool = False) -> None:
+        """Place a pod on a node of this snapshot only (the cache is untouched).
+
+        ``defer_index``: the node's NodeInfo changes now, its index entries when an index is
+        next read (a run of a placement's pods reads none: :mod:`scheduler.placement_run`),
+        so a node taking many pods is reindexed once.
+        """
         ni = self.node_info_map[node_name]
         if node_name not in self._dirty:
             ni = ni.clone()
@@ -602,7 +637,12 @@ class Snapshot:
             self._dirty.add(node_name)
         ni.add_pod_info(pod_info)
         self._refresh_affinity(node_name, ni)
-        self._reindex(node_name, ni)
+        if defer_index:
+            if self._table is not None:
+                self._table_stale.add(node_name)
+            self._deferred.add(node_name)
+        else:
+            self._reindex(node_name, ni)
         self._journal.append(("assume", pod_info, node_name))
 
     def forget_pod(self, pod_info: PodInfo, node_name: str) -> None:
@@ -640,6 +680,10 @@ class Snapshot:
             else:
                 ni.add_pod_info(pi)
             touched[node] = ni
+        for node in self._deferred:
+            if node not in touched:
+                self._reindex(node, self.node_info_map.get(node))
+        self._deferred.clear()
         for node, ni in touched.items():
             self._refresh_affinity(node, ni)
             self._reindex(node, ni)

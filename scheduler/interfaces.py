@@ -419,6 +419,9 @@ class PlacementResult:
     assignments: list[PodAssignment] = field(default_factory=list)
     status: Status | None = None
     score: int = 0
+    #: gangplane: pods placed by a run of identical pods whose CycleState gets its PreFilter
+    #: results only if this placement is the one chosen (:mod:`scheduler.placement_run`)
+    pending_pre_filter: list[PodAssignment] = field(default_factory=list)
 
     @property
     def feasible(self) -> bool:

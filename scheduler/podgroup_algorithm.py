@@ -24,6 +24,7 @@ import math
 from collections import Counter
 from collections.abc import Generator
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler.cache import Domain, Snapshot
 from scheduler.diagnosis import FitError, NoNodesAvailableError
@@ -37,8 +38,9 @@ from scheduler.interfaces import (
 )
 from scheduler.nodeinfo import PodInfo
 from scheduler.placement_capacity import GroupDemand
+from scheduler.placement_run import PlacementRun, materialize_states, run_signature
 from scheduler.podgroups import is_gang, min_count
-from scheduler.schedule_one import SchedulingError, schedule_pod
+from scheduler.schedule_one import CycleTrace, SchedulingError, schedule_pod
 from scheduler.status import Code, Status
 
 CLUSTER_PLACEMENT = ""
@@ -111,6 +113,11 @@ def _assumed(pi: PodInfo, node_name: str) -> PodInfo:
     return out
 
 
+def _alike(signature: Any, following: Any) -> bool:
+    """Whether the pod of ``following`` is of a run started by the pod of ``signature``."""
+    return signature is not None and following is not None and signature == following
+
+
 def _reasons(e: FitError) -> list[str]:
     """The distinct reasons of a FitError, most frequent first (what the user must change)."""
     d = e.diagnosis
@@ -128,8 +135,11 @@ def _reasons(e: FitError) -> list[str]:
 class PodGroupAlgorithm:
     """Runs one group over a snapshot through a profile's framework (see the module docstring)."""
 
-    def __init__(self, framework: Framework) -> None:
+    def __init__(self, framework: Framework, carry_runs: bool = True) -> None:
         self.fw = framework
+        #: carry a pod's cycle on to the identical pods after it (:mod:`scheduler.placement_run`);
+        #: off, every pod gets a full cycle (the differential tests compare the two)
+        self.carry_runs = carry_runs
 
     def run(self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot) -> PodGroupAlgorithmResult:
         """Evaluate the placements; the snapshot is left exactly as it was given."""
@@ -178,6 +188,7 @@ class PodGroupAlgorithm:
         evaluated: list[PlacementResult] = []
         feasible: list[PlacementResult] = []
         skipped: list[Placement] = []
+        signatures: list[Any] = []  # filled when a placement first can carry a run
         for i, placement in enumerate(placements):
             domain = self._domain(snapshot, placement)
             if (
@@ -191,7 +202,7 @@ class PodGroupAlgorithm:
             mark = snapshot.backup()
             snapshot.scope = domain
             try:
-                result = yield from self._evaluate_steps(state, group, placement, snapshot)
+                result = yield from self._evaluate_steps(state, group, placement, snapshot, signatures)
                 if result.status is not None and result.status.code == Code.ERROR:
                     return PodGroupAlgorithmResult(result.status, result, result, [*evaluated, result])
                 if result.feasible and len(placements) > 1:
@@ -222,6 +233,7 @@ class PodGroupAlgorithm:
                 status, first, best_attempt, evaluated, len(placements), topology, skipped
             )
         winner = max(feasible, key=lambda r: r.score)  # max() keeps the first of equal scores
+        materialize_states(self.fw, snapshot, winner)
         return PodGroupAlgorithmResult(None, winner, winner, evaluated, len(placements), topology, skipped)
 
     def evaluate(
@@ -233,41 +245,67 @@ class PodGroupAlgorithm:
             try:
                 next(steps)
             except StopIteration as done:
+                materialize_states(self.fw, snapshot, done.value)
                 return done.value
 
     def _evaluate_steps(
-        self, state: CycleState, group: PodGroupInfo, placement: Placement, snapshot: Snapshot
+        self,
+        state: CycleState,
+        group: PodGroupInfo,
+        placement: Placement,
+        snapshot: Snapshot,
+        signatures: list[Any] | None = None,
     ) -> Generator[None, None, PlacementResult]:
+        """Each pod's cycle; a pod identical to the previous one continues its cycle
+        (:class:`~scheduler.placement_run.PlacementRun`) rather than starting afresh."""
         result = PlacementResult(placement)
         scheduled = group.state.scheduled_count()
         fit = 0
         last: Status | None = None
         total = len(group.pods)
+        runs = self.carry_runs and PlacementRun.possible(self.fw, placement.node_names)
+        if signatures is None:
+            signatures = []
+        if runs and not signatures:
+            signatures.extend(run_signature(self.fw, pi) for pi in group.pods)
+        run: PlacementRun | None = None
         for i, pi in enumerate(group.pods):
             cs = CycleState()
             a = PodAssignment(pi, state=cs)
             result.assignments.append(a)
-            try:
-                r = schedule_pod(self.fw, cs, pi, snapshot, placement.node_names)
-            except FitError as e:
-                a.status = Status(Code.UNSCHEDULABLE, e.message)
-                a.message = e.message
-                a.diagnosis = e.diagnosis
-                a.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
-                a.reasons = _reasons(e)
-            except NoNodesAvailableError as e:
-                a.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(e))
-                a.message = str(e)
-                a.reasons = [str(e)]
-            except SchedulingError as e:
-                a.status = Status(Code.ERROR, str(e))
-                a.message = str(e)
-                result.status = Status(Code.ERROR, str(e))
-                return result
-            else:
-                a.node_name = r.suggested_host
-                snapshot.assume_pod(_assumed(pi, r.suggested_host), r.suggested_host)
-                fit += 1
+            host = None
+            if run is not None:
+                host = run.next(cs, pi) if run.accepts(pi, signatures[i]) else None
+                if host is None:
+                    run = None
+                    cs = a.state = CycleState()  # the full cycle starts from a fresh state
+                else:
+                    a.node_name = host
+                    if run.defer_pre_filter:
+                        result.pending_pre_filter.append(a)
+                    # the run reads no index of the snapshot: each node taking pods is
+                    # reindexed once, when an index is next read (or at the rollback)
+                    snapshot.assume_pod(_assumed(pi, host), host, defer_index=True)
+                    fit += 1
+                    if not run.assumed(cs, pi, host):
+                        run = None
+            if host is None:
+                trace = CycleTrace()
+                host = self._full_cycle(a, snapshot, placement, trace)
+                if a.status is not None and a.status.code == Code.ERROR:
+                    result.status = a.status
+                    return result
+                if host:
+                    if runs and i + 1 < total and _alike(signatures[i], signatures[i + 1]):
+                        # identical pods follow: carry this cycle on to them (from the snapshot
+                        # as this cycle saw it, before the assume)
+                        run = PlacementRun.start(
+                            self.fw, cs, pi, snapshot, placement.node_names, trace, signatures[i]
+                        )
+                    snapshot.assume_pod(_assumed(pi, host), host)
+                    fit += 1
+                    if run is not None and not run.assumed(cs, pi, host):
+                        run = None
             yield
             st = self.fw.run_placement_feasible_plugins(state, group, scheduled + fit, total - i - 1)
             if st is not None and st.code == Code.ERROR:
@@ -282,6 +320,33 @@ class PodGroupAlgorithm:
         elif fit == 0:
             result.status = Status(Code.UNSCHEDULABLE, NO_PODS_SCHEDULABLE)
         return result
+
+    def _full_cycle(
+        self, a: PodAssignment, snapshot: Snapshot, placement: Placement, trace: CycleTrace
+    ) -> str | None:
+        """kube's pod cycle for ``a``'s pod in the placement: the node it fits, or None with
+        ``a`` carrying why (a plugin Error: ``a.status`` is an Error status)."""
+        pi = a.pod_info
+        assert a.state is not None
+        try:
+            r = schedule_pod(self.fw, a.state, pi, snapshot, placement.node_names, trace)
+        except FitError as e:
+            a.status = Status(Code.UNSCHEDULABLE, e.message)
+            a.message = e.message
+            a.diagnosis = e.diagnosis
+            a.unschedulable_plugins = set(e.diagnosis.unschedulable_plugins)
+            a.reasons = _reasons(e)
+        except NoNodesAvailableError as e:
+            a.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(e))
+            a.message = str(e)
+            a.reasons = [str(e)]
+        except SchedulingError as e:
+            a.status = Status(Code.ERROR, str(e))
+            a.message = str(e)
+        else:
+            a.node_name = r.suggested_host
+            return r.suggested_host
+        return None
 
     # -- helpers ----------------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from scheduler.cache import Snapshot
 
 __all__ = [
+    "CycleTrace",
     "SchedulingError",
     "find_nodes_that_fit",
     "find_nodes_that_pass_filters",
@@ -70,18 +71,33 @@ def num_feasible_nodes_to_find(fw: Framework, num_all_nodes: int) -> int:
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+class CycleTrace:
+    """What a cycle found on its way (gangplane): the PodGroup search's run of identical pods
+    (:mod:`scheduler.placement_run`) continues from it instead of repeating the cycle."""
+
+    __slots__ = ("feasible", "narrowed")
+
+    def __init__(self) -> None:
+        #: the feasible nodes in the order Score saw them (empty: the cycle failed)
+        self.feasible: list[NodeInfo] = []
+        #: PreFilter narrowed the nodes (a PreFilterResult other than all nodes)
+        self.narrowed = False
+
+
 def schedule_pod(
     fw: Framework,
     state: CycleState,
     pod_info: PodInfo,
     snapshot: Snapshot | None = None,
     node_names: list[str] | None = None,
+    trace: CycleTrace | None = None,
 ) -> ScheduleResult:
     """Pick a node for the pod or raise :class:`FitError` (no node fits) / :class:`NoNodesAvailableError`.
 
     A plugin Error raises :class:`SchedulingError`. The snapshot defaults to ``handle.snapshot``.
     ``node_names`` (sorted) restricts the cycle to one placement's nodes, as if the
-    snapshot held only those (the PodGroup cycle's placements).
+    snapshot held only those (the PodGroup cycle's placements). ``trace`` receives the feasible
+    nodes (it changes nothing in the cycle).
     """
     snap = snapshot or fw.handle.snapshot
     if snap is None:
@@ -90,7 +106,9 @@ def schedule_pod(
     num_nodes = snap.num_nodes() if node_names is None else len(node_names)
     if num_nodes == 0:
         raise NoNodesAvailableError()
-    feasible, diagnosis = find_nodes_that_fit(fw, state, pod_info, snap, node_names)
+    feasible, diagnosis = find_nodes_that_fit(fw, state, pod_info, snap, node_names, trace)
+    if trace is not None:
+        trace.feasible = feasible
     records = fw.handle.records  # --- scheduling-records hook (gangplane) ---
     if not feasible:
         if records is not None:
@@ -112,6 +130,7 @@ def find_nodes_that_fit(
     pod_info: PodInfo,
     snapshot: Snapshot,
     node_names: list[str] | None = None,
+    trace: CycleTrace | None = None,
 ) -> tuple[list[NodeInfo], Diagnosis]:
     diagnosis = Diagnosis()
     if node_names is None:
@@ -120,6 +139,8 @@ def find_nodes_that_fit(
         infos = snapshot.node_info_map
         all_nodes = [infos[n] for n in node_names if n in infos]
     pre_res, s, narrowing = fw.run_pre_filter_plugins(state, pod_info, all_nodes)
+    if trace is not None:
+        trace.narrowed = pre_res is not None and not pre_res.all_nodes()
     if s is not None and not s.is_success():
         if not s.is_rejected():
             raise SchedulingError(s.message(), s)

@@ -237,9 +237,31 @@ class _ScoreState:
     counts: list[dict[str, int]]
     weights: list[float]
     #: per constraint: the nodes that may hold matching pods (None: any node)
-    holders: list[set[str] | None] = field(default_factory=list)
+    holders: Any = field(default_factory=list)
     #: per hostname constraint: the snapshot's running per-node counts (None: count in Score)
     per_node: list[Any] = field(default_factory=list)
+
+
+class _Holders:
+    """Per constraint, the nodes that may hold matching pods (``None``: any node), from the
+    snapshot's pod label index, asked for on first use: a set as large as the nodes holding
+    the selector's pods, which the running counts need only when they are first built."""
+
+    def __init__(self, snapshot: Any, namespace: str, constraints: list[Constraint]) -> None:
+        self.snapshot = snapshot
+        self.namespace = namespace
+        self.constraints = constraints
+        self._got: dict[int, set[str] | None] = {}
+
+    def __getitem__(self, i: int) -> set[str] | None:
+        if i not in self._got:
+            pairs = _required_pairs(self.constraints[i].selector)
+            self._got[i] = (
+                self.snapshot.nodes_with_pod_labels(self.namespace, pairs)
+                if self.snapshot is not None and pairs
+                else None
+            )
+        return self._got[i]
 
 
 class PodTopologySpread:
@@ -388,19 +410,12 @@ class PodTopologySpread:
         required = RequiredNodeAffinity(pod_info.pod)
         # Only nodes holding matching pods add to a count: with the snapshot's pod label index
         # those are the nodes with pods carrying the selector's key=value pairs, not all nodes.
-        holders: list[set[str] | None] = []
-        for c in constraints:
-            pairs = _required_pairs(c.selector)
-            holders.append(
-                snapshot.nodes_with_pod_labels(pod_info.namespace, pairs)
-                if snapshot is not None and pairs
-                else None
-            )
+        # (Asked only when needed: the running counts need them only when first built.)
+        holders = _Holders(snapshot, pod_info.namespace, constraints)
         ns = pod_info.namespace
         for i, c in enumerate(constraints):
             if c.topology_key == LABEL_HOSTNAME or not counts[i]:
                 continue  # hostname counts are taken per node in Score
-            held = holders[i]
             key = _count_key(c.selector, ns)
             every_node = c.node_taints_policy != HONOR and (
                 c.node_affinity_policy != HONOR or required.is_empty()
@@ -409,10 +424,14 @@ class PodTopologySpread:
                 # every node counts: the snapshot's running totals per domain answer
                 sel = c.selector
                 totals = snapshot.spread_counts(
-                    key, c.topology_key, lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key), held
+                    key,
+                    c.topology_key,
+                    lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
+                    lambda i=i: holders[i],
                 ).by_value
                 counts[i] = {v: totals.get(v, 0) for v in counts[i]}
                 continue
+            held = holders[i]
             assert snapshot is not None or held is None
             if held is not None:
                 candidates = [snapshot.node_info_map[n] for n in held]  # type: ignore[union-attr]
@@ -441,7 +460,7 @@ class PodTopologySpread:
                     key,
                     c.topology_key,
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
-                    holders[constraints.index(c)],
+                    lambda c=c: holders[constraints.index(c)],
                 )
             )
         state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights, holders, per_node))
@@ -504,6 +523,24 @@ class PodTopologySpread:
             totals = col if totals is None else list(map(operator.add, totals, col))
         return _node_scores(totals, nodes, s.ignored_nodes)
 
+    def score_run_key(self, pod_info: PodInfo) -> Any:
+        """gangplane's run of identical pods: equal for pods whose PreFilter, PreScore and Score
+        are alike (their namespace and constraints, selectors included); ``None``: not comparable."""
+        from scheduler.plugins.spread_run import key_of
+
+        soft = key_of(self._constraints(pod_info, SCHEDULE_ANYWAY), pod_info.namespace)
+        hard = key_of(self._constraints(pod_info, DO_NOT_SCHEDULE), pod_info.namespace)
+        return None if soft is None or hard is None else (soft, hard)
+
+    def start_score_run(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
+        """gangplane's run of identical pods (:mod:`scheduler.placement_run`): this cycle's raw
+        column over ``nodes``, carried to the next pods (:mod:`scheduler.plugins.spread_run`);
+        ``None`` when it cannot be."""
+        from scheduler.plugins.spread_run import SpreadScoreRun
+
+        run = SpreadScoreRun(self, state, pod_info, nodes)
+        return run if run.ok else None
+
     def normalize_scores(
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: list[int]
     ) -> list[int]:
@@ -517,7 +554,11 @@ class PodTopologySpread:
         else:
             valid = scores
         lo, hi = min(valid, default=0), max(valid, default=0)
-        out = [MAX_NODE_SCORE if hi == 0 else MAX_NODE_SCORE * (hi + lo - v) // hi for v in scores]
+        if hi == 0:
+            out = [MAX_NODE_SCORE] * len(scores)
+        else:
+            top = hi + lo
+            out = [MAX_NODE_SCORE * (top - v) // hi for v in scores]
         return _zero_ignored(nodes, out, ignored) if ignored else out
 
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:

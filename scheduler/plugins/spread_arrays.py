@@ -45,13 +45,7 @@ def fused_scores(table: NodeTable, rows: Rows, s: Any, nodes: Sequence[NodeInfo]
             per_node = s.per_node[i] if s.per_node else None
             if per_node is None:
                 return None
-            counts = np.zeros(len(table), dtype=np.float64)
-            row_of = table.row_of
-            for name, (_, n) in per_node.nodes_counted().items():
-                r = row_of.get(name)
-                if r is not None:
-                    counts[r] = n
-            picked = counts[rows]
+            picked = _node_counts(table, per_node)[rows]
         else:
             by_id = np.zeros(len(values) + 1, dtype=np.float64)  # the last slot serves id -1
             for v, n in s.counts[i].items():
@@ -64,3 +58,26 @@ def fused_scores(table: NodeTable, rows: Rows, s: Any, nodes: Sequence[NodeInfo]
     if totals is None:
         return [0] * len(nodes)
     return (totals + 0.5).astype(np.int64).tolist()  # type: ignore[no-any-return]
+
+
+def _node_counts(table: NodeTable, per_node: Any) -> np.ndarray:
+    """Per row, the node's count in ``per_node`` (the snapshot's running per-node counts), as a
+    column of the table kept current row by row: building it from every counted node for every
+    pod cost one step per node holding matching pods, the whole cluster once a large gang is
+    half placed."""
+    names = table.names
+
+    def compute(rows: Any) -> np.ndarray:
+        counts = np.zeros(len(table), dtype=np.float64)
+        row_of = table.row_of
+        for name, (_, n) in per_node.nodes_counted().items():
+            r = row_of.get(name)
+            if r is not None:
+                counts[r] = n
+        return counts
+
+    if not per_node.key:
+        return compute(slice(None))
+    return table.derived(
+        ("PodTopologySpread.on_node", per_node.key), compute, lambda row: per_node.on_node(names[row])
+    )

@@ -75,6 +75,71 @@ def test_restore_after_many_assumes_and_forgets_leaves_the_indexes_as_they_were(
     assert _indexes(fresh)["spread"] == before["spread"]
 
 
+def _web_spread(snap: Snapshot) -> Any:
+    from scheduler.plugins.pod_topology_spread import count_pods_matching
+
+    web = compile_selector({"matchLabels": {"app": "web"}})
+    got = snap.spread_counts("t|web", ZONE, lambda ni: count_pods_matching(ni.pods, web, "default"))
+    return dict(got.by_value), dict(got.nodes_counted())
+
+
+#: each index reader of a snapshot, as a comparable value
+_READERS = {
+    "spread": _web_spread,
+    "labels": lambda snap: snap.nodes_with_pod_labels("default", [("app", "web")]),
+    "domains": lambda snap: {v: dict(d.index.totals) for v, d in snap.domains(ZONE).domains.items()},
+    "index": lambda snap: dict(snap.index.totals),
+    "short_of": lambda snap: snap.short_of({"cpu": 1000}),
+    "candidates": lambda snap: snap.candidate_nodes({"cpu": 2000}),
+}
+
+
+def test_deferred_index_catches_up_on_each_read_and_on_restore_like_an_immediate_one() -> None:
+    """``assume_pod(..., defer_index=True)``: whichever index is read first afterwards
+    (capacity, domains, spreading counts, pod labels, capacity hints), and every rollback (to a
+    mark taken before or among the deferred assumes), sees what the immediate reindex gives."""
+    for name, read in _READERS.items():
+        rng = random.Random(5)
+        cache: Cache = _spread_cluster(rng)
+        now, later = cache.snapshot(), cache.snapshot()
+        for snap in (now, later):
+            _web_spread(snap)
+            snap.nodes_with_pod_labels("default", [("app", "web")])
+            snap.domains(ZONE)
+        before = _indexes(now)
+        names = now.node_names
+        pods = []
+        for i in range(120):
+            target = names[rng.randrange(12)]
+            pods.append((PodInfo(make_pod(f"g{i}", node_name=target, labels={"app": "web"})), target))
+        first = (now.backup(), later.backup())
+        for pod, target in pods[:60]:
+            now.assume_pod(pod, target)
+            later.assume_pod(pod, target, defer_index=True)
+        middle = (now.backup(), later.backup())
+        for pod, target in pods[60:]:
+            now.assume_pod(pod, target)
+            later.assume_pod(pod, target, defer_index=True)
+        assert read(later) == read(now), name
+        assert _indexes(later) == _indexes(now) != before
+        inner = (0, 0)
+        for k, (pod, target) in enumerate(pods[:30]):  # deferred again, a mark among them
+            if k == 15:
+                inner = (now.backup(), later.backup())
+            again = PodInfo({**pod.pod, "metadata": {**pod.pod["metadata"], "name": "x" + pod.name}})
+            later.assume_pod(again, target, defer_index=True)
+            now.assume_pod(again, target)
+        now.restore(inner[0])
+        later.restore(inner[1])  # the first 15 stay assumed: their nodes' entries must catch up
+        assert read(later) == read(now), name
+        now.restore(middle[0])
+        later.restore(middle[1])
+        assert read(later) == read(now), name
+        now.restore(first[0])
+        later.restore(first[1])
+        assert _indexes(later) == _indexes(now) == before
+
+
 def test_assumed_pod_info_equals_a_fresh_parse_of_the_assumed_pod() -> None:
     pod = make_pod(
         "web-0",

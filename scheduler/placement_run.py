@@ -1,0 +1,364 @@
+"""A placement's run of identical pods: each pod's cycle carried on from the previous one (gangplane).
+
+The PodGroup search (:mod:`scheduler.podgroup_algorithm`) tries a placement by running kube's pod
+cycle (:func:`~scheduler.schedule_one.schedule_pod`) for each pod and assuming it. For the pods
+of one template on a placement of at most ``numFeasibleNodesToFind`` nodes (a rack of 100 nodes)
+most of that work repeats: Filter visits every node of the placement, so the feasible nodes are
+every node that passes, in the same rotation order; and assuming a pod changes one node. So,
+after one full cycle, :class:`PlacementRun` keeps what that cycle found and carries it to the
+next identical pods:
+
+- **Filter**: the feasible nodes stay the same, since every active Filter plugin's verdict reads
+  only the node and the pod (:data:`NODE_LOCAL_FILTERS`); only the node that took the previous
+  pod is filtered again (by the plugins themselves). The rotating start index stays where it is:
+  with every node of the placement visited, kube's cycle puts it back on the same node. When that
+  node stops fitting, the run ends and the next pod gets a full cycle.
+- **Score**: per Score plugin the raw column over the feasible nodes. For the plugins whose score
+  reads only the node and the pod (:data:`NODE_LOCAL_SCORES`) only the previous pod's node is
+  scored again, by the plugin's own ``score``; a plugin offering ``start_score_run`` (gangplane's
+  PodTopologySpread: :mod:`scheduler.plugins.spread_run`) keeps its own column. NormalizeScore
+  then runs as the framework runs it (the plugin's own code over the whole column), the columns
+  are weighted and added, and the host is picked by :func:`~scheduler.schedule_one.select_from_totals`
+  with the same feasible order, so the same ties and the same random draw.
+- **PreFilter** fills the pod's own CycleState (which Reserve, Permit and binding read). When
+  every PreFilter plugin of the profile gives a run's pod the first pod's result
+  (:data:`PURE_PRE_FILTERS`), a run's pods get PreFilter only in the placement that is chosen
+  (:func:`materialize_states`); otherwise it runs for every pod, and any change in what it
+  decides (a rejection, a narrowing, another set of skipped plugins) ends the run. PreScore's
+  output is read only by Score and NormalizeScore of the same cycle, so a run's pods do not
+  recompute it: their CycleState carries PreFilter's results and the skipped plugins.
+- **Assume**: a run's pods go into the snapshot's NodeInfos at once and into its indexes when
+  one is next read (``Snapshot.assume_pod(..., defer_index=True)``): a node taking many pods is
+  reindexed once.
+
+A pod is of the run when it has the first one's namespace, controller and spec (but for its
+``hostname``, ``subdomain`` and ``volumes``), is not nominated, and its spreading constraints
+count alike (:func:`run_signature`). Otherwise, and whenever a precondition fails (nominated pods
+anywhere, scheduling records on, a plugin not listed here active, a score out of range), the pod
+gets the full cycle, so every failure text, status and record is kube's code's own.
+``tests/unit/scheduler/test_placement_run.py`` compares runs with the pod-by-pod cycle on
+random clusters.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from scheduler.framework import Framework, implements, run_filter_chain
+from scheduler.interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BatchNormalizeScorePlugin,
+    BatchScorePlugin,
+    CycleState,
+    NodeScore,
+    NormalizeScorePlugin,
+    PlacementResult,
+)
+from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.schedule_one import CycleTrace, num_feasible_nodes_to_find, select_from_totals
+from scheduler.status import Code
+
+if TYPE_CHECKING:
+    from scheduler.cache import Snapshot
+
+#: Filter plugins whose verdict on a node reads only that node and the pod
+NODE_LOCAL_FILTERS = frozenset(
+    {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit"}
+)
+#: Score plugins whose raw score of a node reads only that node and the pod (InterPodAffinity:
+#: when the pod has no affinity terms, its score is the existing pods' terms towards it, which
+#: the run's own pods, having none, do not change)
+NODE_LOCAL_SCORES = frozenset(
+    {
+        "NodeResourcesFit",
+        "NodeResourcesBalancedAllocation",
+        "TaintToleration",
+        "NodeAffinity",
+        "InterPodAffinity",
+    }
+)
+#: PreFilter plugins whose result for a pod of a run is the first pod's: they read the pod's spec
+#: (NodeResourcesFit, NodePorts, NodeAffinity, DynamicResources), or they skipped themselves for
+#: reasons the run's pods share: PodTopologySpread (its hard constraints, in the signature),
+#: InterPodAffinity (the pod's terms, and existing pods' anti-affinity terms towards it: when any
+#: pod has terms, the run's pods carry the first one's labels); a run's pods do not change them
+PURE_PRE_FILTERS = frozenset(
+    {
+        "NodeResourcesFit",
+        "NodePorts",
+        "NodeAffinity",
+        "InterPodAffinity",
+        "PodTopologySpread",
+        "DynamicResources",
+    }
+)
+#: spec fields that differ between a template's pods and that no listed plugin reads (a
+#: StatefulSet pod's hostname, and its volumes naming its own PersistentVolumeClaims: gangplane
+#: has no volume plugins)
+_IDENTITY_FIELDS = ("hostname", "subdomain", "volumes")
+
+
+def run_signature(fw: Framework, pi: PodInfo) -> tuple[Any, ...] | None:
+    """What must be equal for two pods to be of one run (``None``: a pod that never is).
+
+    The namespace, controller and spec (but for the identity fields), and each PreFilter or
+    Score plugin's ``score_run_key`` (PodTopologySpread: the constraints with their selectors,
+    which come from the pod's labels, Services and controller). Computed once per pod and
+    PodGroup cycle, and only for a group with a placement that can carry runs.
+    """
+    pod = pi.pod
+    if (pod.get("status") or {}).get("nominatedNodeName"):
+        return None
+    spec = pod.get("spec") or {}
+    rest = {k: v for k, v in spec.items() if k not in _IDENTITY_FIELDS}
+    keys = []
+    plugins = {id(pl): pl for pl in (*fw.pre_filter_plugins, *fw.score_plugins)}
+    for pl in plugins.values():  # skipped or not: a pod of another key may not skip alike
+        keyer = getattr(pl, "score_run_key", None)
+        if keyer is not None:
+            key = keyer(pi)
+            if key is None:
+                return None
+            keys.append(key)
+    # compared with == (dicts compare in C, stopping at the first difference), never hashed
+    return (pi.namespace, (pod.get("metadata") or {}).get("ownerReferences"), rest, tuple(keys))
+
+
+class _Column:
+    """One Score plugin's raw and normalized columns over the run's feasible nodes."""
+
+    __slots__ = ("plugin", "weight", "raw", "norm", "carried", "normalizer")
+
+    def __init__(self, plugin: Any, weight: int, raw: list[int], carried: Any) -> None:
+        self.plugin = plugin
+        self.weight = weight
+        self.raw = raw
+        self.norm: list[int] = raw
+        #: the plugin's own carried column (``start_score_run``), or None for a node-local one
+        self.carried = carried
+        #: how the framework normalizes this plugin's scores: "batch", "each" or "" (not at all)
+        self.normalizer = (
+            "batch"
+            if implements(plugin, BatchNormalizeScorePlugin)
+            else "each"
+            if implements(plugin, NormalizeScorePlugin)
+            else ""
+        )
+
+
+class PlacementRun:
+    """The cycle of the next identical pod from the previous pod's (see the module docstring)."""
+
+    def __init__(self, fw: Framework, snapshot: Snapshot, names: Sequence[str], signature: Any) -> None:
+        self.fw = fw
+        self.snapshot = snapshot
+        self.signature = signature
+        infos = snapshot.node_info_map
+        self.all_nodes: list[NodeInfo] = [infos[n] for n in names if n in infos]
+        self.all_pos = {ni.name: i for i, ni in enumerate(self.all_nodes)}
+        self.feasible: list[NodeInfo] = []
+        self.pos: dict[str, int] = {}
+        self.filters: list[Any] = []
+        self.filter_skip: set[str] = set()
+        self.score_skip: set[str] = set()
+        self.columns: list[_Column] = []
+        self.base: list[int] = []
+        self.state = CycleState()
+        self.pod_info: PodInfo | None = None
+        #: every PreFilter plugin is pure (:data:`PURE_PRE_FILTERS`): a run's pods get PreFilter
+        #: only if their placement is chosen (:func:`materialize_states`), not in every placement
+        self.defer_pre_filter = False
+        #: existing pods have affinity terms, which select pods by their labels (InterPodAffinity's
+        #: PreFilter, PreScore and Score read them): the run's pods must have the first one's
+        self.labels_bound = False
+
+    @staticmethod
+    def possible(fw: Framework, node_names: Sequence[str] | None) -> bool:
+        """Whether a placement of these nodes can carry runs: a topology domain whose every node
+        each cycle visits (``numFeasibleNodesToFind`` at least its size), so the feasible nodes
+        do not move from pod to pod."""
+        return node_names is not None and num_feasible_nodes_to_find(fw, len(node_names)) >= len(node_names)
+
+    @classmethod
+    def start(
+        cls,
+        fw: Framework,
+        state: CycleState,
+        pod_info: PodInfo,
+        snapshot: Snapshot,
+        node_names: Sequence[str] | None,
+        trace: CycleTrace,
+        signature: Any,
+    ) -> PlacementRun | None:
+        """A run continuing the full cycle ``state``/``trace`` of ``pod_info`` just made, or ``None``."""
+        if signature is None or node_names is None or trace.narrowed or len(trace.feasible) < 2:
+            return None
+        if fw.handle.records is not None or fw.any_nominated_pods():
+            return None
+        if not cls.possible(fw, node_names):
+            return None  # the window moves from pod to pod
+        filters = [pl for pl in fw.filter_plugins if pl.name not in state.skip_filter_plugins]
+        if any(pl.name not in NODE_LOCAL_FILTERS for pl in filters):
+            return None
+        if pod_info.has_affinity:
+            return None  # its own terms may select the pods it places: nothing node-local then
+        run = cls(fw, snapshot, node_names, signature)
+        run.labels_bound = bool(snapshot.have_pods_with_affinity_list())
+        run.defer_pre_filter = all(pl.name in PURE_PRE_FILTERS for pl in fw.pre_filter_plugins)
+        run.filters = filters
+        run.filter_skip = set(state.skip_filter_plugins)
+        run.score_skip = set(state.skip_score_plugins)
+        run.state = state
+        run.pod_info = pod_info
+        run.feasible = list(trace.feasible)
+        run.pos = {ni.name: q for q, ni in enumerate(run.feasible)}
+        for pl in fw.score_plugins:
+            if pl.name in state.skip_score_plugins:
+                continue
+            weight = fw.score_weights.get(pl.name, 1)
+            starter = getattr(pl, "start_score_run", None)
+            if starter is not None:
+                carried = starter(state, pod_info, run.feasible)
+                if carried is None:
+                    return None
+                col = _Column(pl, weight, carried.raw, carried)
+            elif pl.name in NODE_LOCAL_SCORES and not (
+                pl.name == "InterPodAffinity" and pod_info.has_affinity
+            ):
+                raw = run._score_all(pl)
+                if raw is None:
+                    return None
+                col = _Column(pl, weight, raw, None)
+            else:
+                return None
+            if not run._normalize(col):
+                return None
+            run.columns.append(col)
+        run._rebuild_base()
+        return run
+
+    # -- one pod -----------------------------------------------------------------------------
+
+    def accepts(self, pod_info: PodInfo, signature: Any) -> bool:
+        """Whether ``pod_info`` is of this run."""
+        if signature is None or signature != self.signature:
+            return False
+        return not (
+            self.labels_bound and self.pod_info is not None and pod_info.labels != self.pod_info.labels
+        )
+
+    def next(self, state: CycleState, pod_info: PodInfo) -> str | None:
+        """The node kube's cycle picks for ``pod_info`` (of this run), PreFilter run into ``state``;
+        ``None`` when the run cannot say (the caller then runs the full cycle on a fresh state)."""
+        fw = self.fw
+        if fw.any_nominated_pods():  # (a nomination may arrive while the cycle yields)
+            return None
+        if self.defer_pre_filter:
+            state.skip_filter_plugins = set(self.filter_skip)
+        else:
+            pre_res, s, _ = fw.run_pre_filter_plugins(state, pod_info, self.all_nodes)
+            if s is not None or (pre_res is not None and not pre_res.all_nodes()):
+                return None
+            if state.skip_filter_plugins != self.filter_skip:
+                return None
+        state.skip_score_plugins = set(self.score_skip)
+        cols = self.columns
+        if not cols:
+            totals = [0] * len(self.feasible)
+        else:
+            totals = self.base
+            for c in cols:
+                if c.carried is not None:
+                    w = c.weight
+                    totals = [t + w * v for t, v in zip(totals, c.norm, strict=True)]
+        return select_from_totals(fw, self.feasible, totals)
+
+    def assumed(self, state: CycleState, pod_info: PodInfo, host: str) -> bool:
+        """``pod_info`` (of this run) was assumed on ``host``: carry the columns; ``False`` when
+        the run ends here (the node no longer fits, or a score cannot be carried)."""
+        q = self.pos.get(host)
+        ni = self.snapshot.node_info_map.get(host)
+        if q is None or ni is None:
+            return False
+        self.feasible[q] = ni
+        i = self.all_pos.get(host)
+        if i is not None:
+            self.all_nodes[i] = ni
+        st = run_filter_chain(self.filters, state, pod_info, ni)
+        if st is not None and st.code != Code.SUCCESS:
+            return False
+        for c in self.columns:
+            if c.carried is not None:
+                if c.carried.assumed(q, pod_info, ni) and not self._normalize(c):
+                    return False
+                continue
+            v, s = c.plugin.score(self.state, self.pod_info, ni)
+            if s is not None and s.code != Code.SUCCESS:
+                return False
+            v = int(v)
+            old = c.raw[q]
+            if v == old:
+                continue
+            if c.norm is not c.raw or v < MIN_NODE_SCORE or v > MAX_NODE_SCORE:
+                # a normalized column would change everywhere (none of the listed plugins'
+                # does: their raw scores read the node's labels and taints, not its pods)
+                return False
+            c.raw[q] = v
+            self.base[q] += c.weight * (v - old)
+        return True
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _score_all(self, pl: Any) -> list[int] | None:
+        nodes = self.feasible
+        if implements(pl, BatchScorePlugin):
+            return [int(v) for v in pl.score_nodes(self.state, self.pod_info, nodes)]
+        out = []
+        for ni in nodes:
+            v, s = pl.score(self.state, self.pod_info, ni)
+            if s is not None and s.code != Code.SUCCESS:
+                return None
+            out.append(int(v))
+        return out
+
+    def _normalize(self, c: _Column) -> bool:
+        """NormalizeScore over ``c.raw`` as the framework runs it; ``False`` when a score is out of range."""
+        pl, nodes = c.plugin, self.feasible
+        if c.normalizer == "batch":
+            c.norm = pl.normalize_scores(self.state, self.pod_info, nodes, c.raw)  # (not in place)
+        elif c.normalizer == "each":
+            scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, c.raw, strict=True)]
+            st = pl.normalize_score(self.state, self.pod_info, scores)
+            if st is not None and st.code != Code.SUCCESS:
+                return False
+            c.norm = [ns.score for ns in scores]
+        else:
+            c.norm = c.raw
+        return not c.norm or (min(c.norm) >= MIN_NODE_SCORE and max(c.norm) <= MAX_NODE_SCORE)
+
+    def _rebuild_base(self) -> None:
+        """The weighted sum of the node-local columns (the carried ones are added per pod)."""
+        base = [0] * len(self.feasible)
+        for c in self.columns:
+            if c.carried is None:
+                w = c.weight
+                base = list(map(operator.add, base, [v * w for v in c.norm] if w != 1 else c.norm))
+        self.base = base
+
+
+def materialize_states(fw: Framework, snapshot: Snapshot, result: PlacementResult) -> None:
+    """Run PreFilter into the CycleState of each pod a run placed without it (the placement was
+    chosen: Reserve, Permit and binding read those states). PreFilter's result for such a pod is
+    the run's first pod's (:data:`PURE_PRE_FILTERS`), whichever pods the snapshot then holds."""
+    if not result.pending_pre_filter:
+        return
+    names = result.placement.node_names
+    infos = snapshot.node_info_map
+    nodes = snapshot.ordered() if names is None else [infos[n] for n in names if n in infos]
+    for a in result.pending_pre_filter:
+        if a.state is not None:
+            fw.run_pre_filter_plugins(a.state, a.pod_info, nodes)
+    result.pending_pre_filter = []

@@ -1,0 +1,196 @@
+"""PodTopologySpread's Score carried from one pod of a run of identical pods to the next (gangplane).
+
+The PodGroup search (:mod:`scheduler.placement_run`) scores the same feasible nodes for pod
+after identical pod, each assumed on the node the previous one chose. For this plugin the
+previous pod changes only the counts of the domains of that node: its own hostname count and,
+per other constraint, the count of its domain value. :class:`SpreadScoreRun` therefore keeps,
+per constraint, the term PreScore and Score give each node (``count * weight + (maxSkew - 1)``,
+``0.0`` without the label), adds one to the counts an assumed pod adds to, recomputes the terms
+of the nodes in the changed domains only, and each node's score as Score does (the terms added
+in constraint order, then ``int(t + 0.5)``; 0 for nodes PreScore ignored). Nothing else of
+PreScore changes while the feasible nodes stay the same: the weights come from their number and
+their domain values, the ignored nodes from their labels.
+
+Which pods add to a count is PreScore's own rule: a pod of the namespace, not terminating, that
+the constraint's selector matches, on a node PreScore counts (with every node counted unless the
+pod's own constraints require every key, or a node inclusion policy is honoured). A pod whose
+constraints differ from the first one's (its selector, e.g. a Service selecting it by another
+label, or a ``matchLabelKeys`` value) is not of the run (:func:`key_of`).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any
+
+from scheduler.interfaces import CycleState
+from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.plugins.helpers import RequiredNodeAffinity
+
+if TYPE_CHECKING:
+    from scheduler.plugins.pod_topology_spread import PodTopologySpread
+
+
+def key_of(constraints: list[Any], namespace: str) -> tuple[Any, ...] | None:
+    """What makes two pods' constraints count and score alike (None: not comparable)."""
+    from scheduler.plugins import pod_topology_spread as pts
+
+    out = []
+    for c in constraints:
+        ck = pts._count_key(c.selector, namespace)
+        if ck is None:
+            return None
+        out.append(
+            (c.max_skew, c.topology_key, ck, c.min_domains, c.node_affinity_policy, c.node_taints_policy)
+        )
+    return (namespace, tuple(out))
+
+
+class SpreadScoreRun:
+    """The plugin's raw score column over ``nodes``, kept current as identical pods are assumed."""
+
+    def __init__(
+        self, plugin: PodTopologySpread, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+    ):
+        from scheduler.plugins import pod_topology_spread as pts
+
+        s: Any = state.get(pts._PRE_SCORE_KEY)
+        self.plugin = plugin
+        self.state = state
+        self.pod_info = pod_info
+        self.nodes = nodes
+        self.ok = s is not None
+        if s is None:
+            return
+        self.constraints = s.constraints
+        self.namespace = ns = pod_info.namespace
+        self.ok = key_of(s.constraints, ns) is not None
+        if not self.ok:
+            return
+        self.ignored = set(s.ignored_nodes)
+        has_own = bool((pod_info.pod.get("spec") or {}).get("topologySpreadConstraints"))
+        self.require_all = has_own or not plugin.system_defaulted
+        required = RequiredNodeAffinity(pod_info.pod)
+        n = len(nodes)
+        #: per constraint: is it the hostname one; its count per node (hostname) or per value
+        self.hostname: list[bool] = []
+        self.per_node: list[list[int]] = []
+        self.per_value: list[dict[str, int]] = []
+        #: per constraint: positions of the nodes having each value of its key
+        self.positions: list[dict[str, list[int]]] = []
+        self.weights: list[float] = list(s.weights)
+        self.skews: list[int] = [c.max_skew - 1 for c in s.constraints]
+        #: per constraint: whether an assumed pod on a node adds to this constraint's counts
+        self.counts_on: list[list[bool]] = []
+        self.terms: list[list[float]] = []
+        for i, c in enumerate(s.constraints):
+            key = c.topology_key
+            host = key == pts.LABEL_HOSTNAME
+            self.hostname.append(host)
+            every_node = c.node_taints_policy != pts.HONOR and (
+                c.node_affinity_policy != pts.HONOR or required.is_empty()
+            )
+            if host:
+                ckey = pts._count_key(c.selector, ns)
+                pn = s.per_node[i] if s.per_node else None
+                counts = [
+                    pn.on_node(ni.name) if pn is not None else pts.count_on(ni, c.selector, ns, ckey)
+                    for ni in nodes
+                ]
+                self.per_node.append(counts)
+                self.per_value.append({})
+                self.positions.append({})
+                self.counts_on.append([True] * n)
+            else:
+                self.per_node.append([])
+                self.per_value.append(dict(s.counts[i]))
+                pos: dict[str, list[int]] = {}
+                for q, ni in enumerate(nodes):
+                    v = ni.labels.get(key)
+                    if v is not None:
+                        pos.setdefault(v, []).append(q)
+                self.positions.append(pos)
+                self.counts_on.append(
+                    [
+                        (not self.require_all or pts._has_all_keys(ni.labels, s.constraints))
+                        and (every_node or c.includes_node(pod_info, ni, required))
+                        for ni in nodes
+                    ]
+                )
+            self.terms.append([self._term(i, q) for q in range(n)])
+        self.raw = [self._score(q) for q in range(n)]
+        # the column starts where the plugin's own Score is (else the run is not taken)
+        self.ok = self.raw == plugin.score_nodes(state, pod_info, nodes)
+
+    def _term(self, i: int, q: int) -> float:
+        ni = self.nodes[q]
+        key = self.constraints[i].topology_key
+        v = ni.labels.get(key)
+        if v is None:
+            return 0.0
+        cnt = self.per_node[i][q] if self.hostname[i] else self.per_value[i].get(v, 0)
+        return cnt * self.weights[i] + self.skews[i]
+
+    def _score(self, q: int) -> int:
+        if self.ignored and self.nodes[q].name in self.ignored:
+            return 0
+        t: float | None = None
+        for col in self.terms:
+            t = col[q] if t is None else t + col[q]
+        return 0 if t is None else int(t + 0.5)
+
+    def _score_all(self) -> list[int]:
+        """:meth:`_score` of every node (the same additions, column by column)."""
+        terms = self.terms
+        if len(terms) == 2:  # the system defaults (hostname, zone): one pass, the same additions
+            out = [int(a + b + 0.5) for a, b in zip(terms[0], terms[1], strict=True)]
+        else:
+            totals = terms[0]
+            for col in terms[1:]:
+                totals = list(map(operator.add, totals, col))
+            out = [int(t + 0.5) for t in totals]
+        if self.ignored:
+            out = [0 if ni.name in self.ignored else v for ni, v in zip(self.nodes, out, strict=True)]
+        return out
+
+    def assumed(self, q: int, pod_info: PodInfo, node_info: NodeInfo) -> bool:
+        """``pod_info`` was assumed on ``nodes[q]`` (now ``node_info``); whether the column changed."""
+        self.nodes[q] = node_info
+        if pod_info.terminating or pod_info.namespace != self.namespace:
+            return False
+        changed: set[int] = set()
+        everything = False
+        for i, c in enumerate(self.constraints):
+            if not c.selector.matches(pod_info.labels):
+                continue
+            if self.hostname[i]:
+                self.per_node[i][q] += 1
+                self.terms[i][q] = self._term(i, q)
+                changed.add(q)
+                continue
+            if not self.counts_on[i][q]:
+                continue
+            v = node_info.labels.get(c.topology_key, "")
+            counts = self.per_value[i]
+            if v not in counts:
+                continue
+            counts[v] += 1
+            at = self.positions[i].get(v)
+            if not at:
+                continue
+            term = counts[v] * self.weights[i] + self.skews[i]  # every node with value v has it
+            col = self.terms[i]
+            if len(at) == len(col):  # the whole placement is one domain (a rack in one zone)
+                col[:] = [term] * len(col)
+                everything = True
+            else:
+                for p in at:
+                    col[p] = term
+                changed.update(at)
+        if everything:
+            self.raw[:] = self._score_all()
+            return True
+        raw = self.raw
+        for p in changed:
+            raw[p] = self._score(p)
+        return bool(changed)
