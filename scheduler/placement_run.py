@@ -34,7 +34,7 @@ next identical pods:
 A pod is of the run when it has the first one's namespace, controller and spec (but for its
 ``hostname``, ``subdomain`` and ``volumes``), is not nominated, and its spreading constraints
 count alike (:func:`run_signature`). Otherwise, and whenever a precondition fails (nominated pods
-anywhere, scheduling records on, a plugin not listed here active, a score out of range), the pod
+anywhere, a plugin not listed here active, a score out of range), the pod
 gets the full cycle, so every failure text, status and record is kube's code's own.
 ``tests/unit/scheduler/test_placement_run.py`` compares runs with the pod-by-pod cycle on
 random clusters.
@@ -196,7 +196,9 @@ class PlacementRun:
         """A run continuing the full cycle ``state``/``trace`` of ``pod_info`` just made, or ``None``."""
         if signature is None or node_names is None or trace.narrowed or len(trace.feasible) < 2:
             return None
-        if fw.handle.records is not None or fw.any_nominated_pods():
+        # scheduling records need nothing of a run: inside a PodGroup cycle they keep the placements'
+        # results (the same with a run, see the test), not the per-pod hooks
+        if fw.any_nominated_pods():
             return None
         if not cls.possible(fw, node_names):
             return None  # the window moves from pod to pod

@@ -18,6 +18,7 @@ import pytest
 import scheduler.placement_run as placement_run
 import scheduler.podgroup_algorithm as pga
 from apiserver.api.types import Obj
+from apiserver.meta import FakeClock
 from featuregates import FeatureGate
 from scheduler.cache import Cache
 from scheduler.defaults import default_profile, default_registry
@@ -27,6 +28,7 @@ from scheduler.nodeinfo import PodInfo, compile_selector
 from scheduler.placement_run import PlacementRun
 from scheduler.podgroup_algorithm import PodGroupAlgorithm, PodGroupAlgorithmResult
 from scheduler.podgroups import PodGroupState
+from scheduler.records import Recorder
 from scheduler.testing import make_node, make_pod
 
 RACK = "topology.kubernetes.io/rack"
@@ -266,10 +268,12 @@ def test_runs_choose_what_the_pod_by_pod_cycle_chooses_on_random_clusters(
     assert carried > 50  # the runs were taken, not bypassed
 
 
+@pytest.mark.parametrize("records", [False, True], ids=["records-off", "records-on"])
 def test_a_rack_gang_of_statefulset_pods_is_carried_after_its_first_pod(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, records: bool
 ) -> None:
-    """100 identical pods over 2 racks of 20 nodes: one full cycle per placement, 99 carried."""
+    """100 identical pods over 2 racks of 20 nodes: one full cycle per placement, 99 carried —
+    with gangplane's scheduling records on too, whose PodGroup record is made of the results."""
     cache = Cache()
     for i in range(40):
         cache.add_node(make_node(f"n{i:02d}", cpu="8", labels={RACK: f"r{i % 2}", ZONE: f"z{i % 4}"}))
@@ -296,6 +300,7 @@ def test_a_rack_gang_of_statefulset_pods_is_carried_after_its_first_pod(
             pod_group_state=cache.pod_group_state,
             rng=random.Random(1),
             default_spread_selector=_default_selector,
+            records=Recorder(None, FakeClock()) if records else None,  # type: ignore[arg-type]  # no loop: kept in memory
         )
         fw = Framework(default_profile(), handle, registry=default_registry())
         full_cycles = 0
