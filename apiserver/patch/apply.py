@@ -57,6 +57,7 @@ import orjson
 
 from apiserver.api.types import Obj
 from apiserver.errors import StatusError, bad_request
+from apiserver.patch.createmem import CreateFieldsMemo, shape_key
 from apiserver.patch.fieldpath import (
     EXACT_JSON,
     FIELD,
@@ -1301,12 +1302,39 @@ def updated_managed_fields(
     creating = old is None or not _metadata(old).get("uid")
     if not managers and not creating:
         return []
-    before = _view_without_managed_fields(old) if old is not None else _empty_object(schema_node)
     after = _view_without_managed_fields(new)
     mid = ManagerId(manager, UPDATE, api_version, subresource)
+    if old is None and not managers:
+        taken = _created_fields(after, schema_node, ignored)
+        return (
+            [_encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)]
+            if taken
+            else []
+        )
+    before = _view_without_managed_fields(old) if old is not None else _empty_object(schema_node)
     managers = _track_update(before, after, managers, mid, api_version, now, ignored, schema_node)
     managers = _cap_update_managers(managers)
     return encode_managed_fields(managers, fields_v1)
+
+
+#: The field sets of creates by the shape of the created object (see :mod:`.createmem`).
+_CREATED = CreateFieldsMemo()
+
+
+def _created_fields(after: Obj, node: Node | None, ignored: FieldSet) -> FieldSet:
+    """What a create of ``after`` records for its manager when nobody else owns anything: the
+    ``taken`` set of :func:`_track_update` against the empty object, remembered per shape."""
+    shape = shape_key(after)
+    if shape is not None:
+        hit = _CREATED.get(shape, node, ignored)
+        if hit is not None:
+            return hit
+    cmp = _compare_excluding(_empty_object(node), after, node, ignored)
+    touched = cmp.modified | cmp.added
+    taken = touched - cmp.removed - STRIP_FIELDS if touched else touched
+    if shape is not None:
+        _CREATED.put(shape, node, ignored, taken)
+    return taken
 
 
 def _view_without_managed_fields(obj: Obj) -> Obj:

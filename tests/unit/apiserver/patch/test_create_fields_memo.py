@@ -1,0 +1,138 @@
+"""A create's field set remembered by the object's shape (:mod:`apiserver.patch.createmem`).
+
+The memo is only sound if the field set really is a function of the shape: these tests make
+random objects, rewrite the scalars the shape blanks, and compare the memoized answer with a
+plain structured-merge-diff walk (the reference of ``test_tracker``) of every variant.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import pytest
+
+import apiserver.patch.apply as apply_mod
+from apiserver.api.types import Obj
+from apiserver.openapi import schema
+from apiserver.patch.apply import (
+    STRIP_FIELDS,
+    ManagerId,
+    VersionedSet,
+    _empty_object,
+    default_reset_fields,
+    encode_managed_fields,
+    updated_managed_fields,
+)
+from apiserver.patch.createmem import shape_key
+from apiserver.patch.fieldpath import FieldSet
+
+from .test_tracker import _mutate, _random_pod, reference
+
+POD = schema.for_gvk("", "v1", "Pod")
+EVENT = schema.for_gvk("", "v1", "Event")
+T0 = "2030-01-01T00:00:00Z"
+SCALARS = ["a", "b", "", 0, 7, -1, True, False, None, 2.5, -0.0]
+
+
+def _reference_entries(obj: Obj, node: Any, subresource: str = "") -> list[Obj]:
+    """What a create records, computed by the unoptimized reference walk."""
+    ignored = default_reset_fields(subresource)
+    want = reference(_empty_object(node), obj, node, ignored)
+    taken = (want["added"] | want["modified"]) - want["removed"] - STRIP_FIELDS
+    if not taken:
+        return []
+    mid = ManagerId("m", "Update", "v1", subresource)
+    return encode_managed_fields({mid: VersionedSet(taken, "v1", False, T0)})
+
+
+def _reblank(rnd: random.Random, v: Any, depth: int) -> Any:
+    """``v`` with the scalars the shape blanks (maps' plain values, three map levels deep)
+    replaced by random scalars of any type; lists and deeper subtrees untouched."""
+    if not isinstance(v, dict):
+        return v
+    out: dict[str, Any] = {}
+    for k, x in v.items():
+        if type(x) in (str, int, float, bool, type(None)):
+            out[k] = rnd.choice(SCALARS)
+        elif isinstance(x, dict) and depth:
+            out[k] = _reblank(rnd, x, depth - 1)
+        else:
+            out[k] = x
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_objects_of_one_shape_record_the_same_fields_as_a_full_walk(seed: int) -> None:
+    rnd = random.Random(seed)
+    apply_mod._CREATED.clear()
+    for _ in range(120):
+        a = _mutate(rnd, _random_pod(rnd))
+        if not isinstance(a.get("metadata"), dict):
+            continue  # no managed fields at all (the tracker leaves such an object alone)
+        variants = [a] + [_reblank(rnd, a, 2) for _ in range(3)]
+        for subresource in ("", "status"):
+            for obj in variants:
+                assert shape_key(obj) == shape_key(a)
+                got = updated_managed_fields(None, obj, "m", POD, T0, "v1", subresource=subresource)
+                assert got == _reference_entries(obj, POD, subresource)
+
+
+def test_lists_and_deep_values_are_part_of_the_shape() -> None:
+    base = _random_pod(random.Random(1))
+    other = copy.deepcopy(base)
+    other["metadata"]["finalizers"] = ["x/y"]  # list items are named by their values
+    assert shape_key(base) != shape_key(other)
+    deep = copy.deepcopy(base)
+    deep["spec"]["containers"][0]["name"] = "other"  # inside a list: a different item
+    assert shape_key(base) != shape_key(deep)
+    typed = copy.deepcopy(base)
+    typed["metadata"]["finalizers"] = [1]
+    typed2 = copy.deepcopy(base)
+    typed2["metadata"]["finalizers"] = [True]  # true and 1 name different items
+    assert shape_key(typed) != shape_key(typed2)
+
+
+def test_events_that_differ_in_scalars_share_one_entry_and_keep_their_fields() -> None:
+    apply_mod._CREATED.clear()
+    first = None
+    for i in range(50):
+        ev = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"p{i}.{i:x}", "namespace": "default", "uid": f"u-{i}"},
+            "involvedObject": {"kind": "Pod", "name": f"p{i}", "uid": f"uid-{i}"},
+            "source": {"component": "default-scheduler", "host": f"n{i}"},
+            "reason": "Scheduled",
+            "message": f"Successfully assigned default/p{i} to n{i}",
+            "count": 1,
+        }
+        got = updated_managed_fields(None, ev, "m", EVENT, T0, "v1")
+        assert got == _reference_entries(ev, EVENT)
+        first = first or got
+        assert got == first
+    assert len(apply_mod._CREATED._table) == 1
+
+
+def test_an_unmarshallable_value_is_walked_every_time() -> None:
+    class Name(str):
+        pass
+
+    obj = _random_pod(random.Random(2))
+    obj["metadata"]["name"] = Name("p")
+    assert shape_key(obj) is None
+    apply_mod._CREATED.clear()
+    got = updated_managed_fields(None, obj, "m", POD, T0, "v1")
+    assert got == _reference_entries(obj, POD)
+    assert not apply_mod._CREATED._table
+
+
+def test_a_create_carrying_managed_fields_takes_the_general_path() -> None:
+    obj = _random_pod(random.Random(3))
+    owned = FieldSet.from_fields_v1({"f:metadata": {"f:name": {}}})
+    obj["metadata"]["managedFields"] = encode_managed_fields(
+        {ManagerId("other", "Update", "v1"): VersionedSet(owned, "v1", False, T0)}
+    )
+    got = updated_managed_fields(None, obj, "m", POD, T0, "v1")
+    assert [e["manager"] for e in got] == ["m"]  # the creator takes what it wrote
