@@ -950,7 +950,9 @@ def _update_ownership(
             if removed:
                 fields = fields - removed
             if fields is not vs.fields:
-                vs = vs._replace(fields=fields)
+                # not ``_replace``: that goes through ``_make`` and a keyword dict, and this
+                # runs for every manager that loses a field to the write
+                vs = VersionedSet(fields, vs.api_version, vs.applied, vs.time)
         if fields:
             out[mid] = vs
     return out, cmp, touched
@@ -1050,11 +1052,40 @@ def _is_reset(entries: Any) -> bool:
     return len(entries) == 0 or (len(entries) == 1 and entries[0] == {})
 
 
+#: Decoded ``managedFields`` lists by their exact JSON text; bounded by clearing when full.
+_DECODED_ENTRIES: dict[bytes, Managers] = {}
+_DECODED_ENTRIES_LIMIT = 2048
+
+
 def _decode_or_empty(entries: Any) -> Managers:
-    try:
-        return decode_managed_fields(entries)
-    except ValueError:
+    """:func:`decode_managed_fields` of a stored (or sent) list, ``{}`` where it is undecodable.
+
+    Every update and patch decodes the live object's entries. Objects written by the same
+    managers in the same second carry the very same entries (the times have a resolution of
+    seconds, the field sets are shared by the pods of a template), so the decoding is
+    remembered by the list's exact JSON text: one ``orjson.dumps`` instead of a validation
+    and a field-set lookup per entry. The decoding is a function of that text (``EXACT_JSON``
+    refuses what it would confuse); callers get their own dict.
+    """
+    if entries is None:
         return {}
+    try:
+        text: bytes | None = orjson.dumps(entries, option=EXACT_JSON)
+    except TypeError:
+        text = None
+    if text is not None:
+        hit = _DECODED_ENTRIES.get(text)
+        if hit is not None:
+            return dict(hit)
+    try:
+        managers = decode_managed_fields(entries)
+    except ValueError:
+        managers = {}
+    if text is not None:
+        if len(_DECODED_ENTRIES) >= _DECODED_ENTRIES_LIMIT:
+            _DECODED_ENTRIES.clear()
+        _DECODED_ENTRIES[text] = dict(managers)
+    return managers
 
 
 def _decode_live_or_new(old: Obj | None, new: Obj, ignore_request: bool) -> Managers:
