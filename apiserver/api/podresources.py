@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
+import orjson
+
 from apiserver.api.types import Obj, as_dict, as_list
 from apiserver.quantity import (
     parse_quantity,
@@ -121,13 +123,48 @@ def pod_limits(pod: Obj, *, exclude_overhead: bool = False) -> dict[str, Fractio
     return limits
 
 
+#: QoS classes by the JSON text of the pod's resources (see :func:`pod_qos_class`).
+_QOS_BY_RESOURCES: dict[bytes, str] = {}
+_QOS_MEMO_LIMIT = 1024
+
+
 def pod_qos_class(pod: Obj) -> str:
     """``qos.ComputePodQOS``: Guaranteed, Burstable or BestEffort from cpu/memory only.
 
     Pod-level ``spec.resources`` (when set) decide alone; otherwise every regular and init
     container must limit both cpu and memory, and requests must equal limits, for Guaranteed.
+
+    The class is a function of the resources alone, and the pods of a template share them, so
+    it is remembered by their JSON text (every pod create asks; the exact arithmetic on
+    quantities costs more than the text). orjson writes a ``str`` subclass as its ``str``, which
+    parses alike; NaN and infinities it writes as ``null``, so a text with ``null`` is not kept.
     """
     spec = as_dict(pod.get("spec"))
+    try:
+        key: bytes | None = orjson.dumps(
+            (
+                spec.get("resources"),
+                [as_dict(c).get("resources") for c in as_list(spec.get("containers"))],
+                [as_dict(c).get("resources") for c in as_list(spec.get("initContainers"))],
+            )
+        )
+    except TypeError:
+        key = None
+    if key is not None and b"null" in key:
+        key = None
+    if key is not None:
+        known = _QOS_BY_RESOURCES.get(key)
+        if known is not None:
+            return known
+    qos = _compute_qos(spec)
+    if key is not None:
+        if len(_QOS_BY_RESOURCES) >= _QOS_MEMO_LIMIT:
+            _QOS_BY_RESOURCES.clear()
+        _QOS_BY_RESOURCES[key] = qos
+    return qos
+
+
+def _compute_qos(spec: Obj) -> str:
     requests: dict[str, Fraction] = {}
     limits: dict[str, Fraction] = {}
     guaranteed = True

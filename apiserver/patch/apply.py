@@ -1336,12 +1336,7 @@ def updated_managed_fields(
     after = _view_without_managed_fields(new)
     mid = ManagerId(manager, UPDATE, api_version, subresource)
     if old is None and not managers:
-        taken = _created_fields(after, schema_node, ignored)
-        return (
-            [_encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)]
-            if taken
-            else []
-        )
+        return _created_entry(after, schema_node, ignored, mid, api_version, now, fields_v1)
     before = _view_without_managed_fields(old) if old is not None else _empty_object(schema_node)
     managers = _track_update(before, after, managers, mid, api_version, now, ignored, schema_node)
     managers = _cap_update_managers(managers)
@@ -1366,6 +1361,80 @@ def _created_fields(after: Obj, node: Node | None, ignored: FieldSet) -> FieldSe
     if shape is not None:
         _CREATED.put(shape, node, ignored, taken)
     return taken
+
+
+def _created_entry(
+    after: Obj,
+    node: Node | None,
+    ignored: FieldSet,
+    mid: ManagerId,
+    api_version: str,
+    now: str,
+    fields_v1: FieldsEncoder | None,
+) -> list[Obj]:
+    """The one entry a create records when nobody else owns anything (``[]``: it owns nothing).
+
+    ``metadata.ownerReferences`` is the one part of a created object that names another object
+    in its field set (its items are keyed by the owner's ``uid``): the pods, PodGroups and
+    ControllerRevisions of each StatefulSet share everything else with those of every other
+    set. So the rest of the object is answered by its shape (:func:`_created_fields`) and
+    encoded once per shape; the owner references are walked and encoded on their own and the
+    two trees joined where the full encoding puts ``f:ownerReferences``: the same entry, key for
+    key and in the same order (the sets are disjoint, and ``metadata``'s children are fields,
+    ordered by name).
+    """
+    md = after["metadata"]
+    refs = md.get("ownerReferences")
+    if type(refs) is not list or not refs or ignored is not _RESET_MAIN:
+        taken = _created_fields(after, node, ignored)
+        if not taken:
+            return []
+        return [_encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)]
+    rest = dict(after)
+    rest["metadata"] = rest_md = dict(md)
+    del rest_md["ownerReferences"]
+    taken = _created_fields(rest, node, ignored)
+    md_node = field_schema(node, "metadata")[0]
+    refs_path = (field("metadata"), field("ownerReferences"))
+    walked: set[Path] = set()
+    _walk_one_side(refs, field_schema(md_node, "ownerReferences")[0], refs_path, walked, None)
+    below = FieldSet._wrap(frozenset(p[2:] for p in walked if len(p) > 2))
+    refs_tree = below.to_fields_v1()
+    if refs_tree:
+        refs_tree = {".": {}, **refs_tree}
+    entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
+    entry["fieldsV1"] = _with_owner_references(entry["fieldsV1"], refs_tree)
+    return [entry]
+
+
+def _with_owner_references(tree: Obj, refs_tree: Obj) -> Obj:
+    """``tree`` (never modified: it may be a shared canonical one) with ``f:ownerReferences``
+    placed under ``f:metadata`` in fieldsV1 order; only the two dicts on the way are new."""
+    meta = tree.get("f:metadata")
+    new_meta = _insert_field(meta if meta is not None else {}, "f:ownerReferences", refs_tree)
+    if meta is not None:
+        out = dict(tree)
+        out["f:metadata"] = new_meta
+        return out
+    return _insert_field(tree, "f:metadata", new_meta)
+
+
+def _insert_field(m: Obj, key: str, value: Any) -> Obj:
+    """A copy of ``m`` with ``key`` (an ``f:`` field) before the first field named after it.
+
+    ``m``'s keys are ``.`` (first, when the node is a member itself) and ``f:`` fields sorted by
+    name (structs and maps have no other children); a field that is not a map key is new."""
+    out: Obj = {}
+    name = key[2:]
+    placed = False
+    for k, v in m.items():
+        if not placed and k != "." and k[2:] > name:
+            out[key] = value
+            placed = True
+        out[k] = v
+    if not placed:
+        out[key] = value
+    return out
 
 
 def _view_without_managed_fields(obj: Obj) -> Obj:

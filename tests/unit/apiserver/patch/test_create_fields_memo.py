@@ -11,6 +11,7 @@ import copy
 import random
 from typing import Any
 
+import orjson
 import pytest
 
 import apiserver.patch.apply as apply_mod
@@ -153,3 +154,56 @@ def test_a_create_carrying_managed_fields_takes_the_general_path() -> None:
     )
     got = updated_managed_fields(None, obj, "m", POD, T0, "v1")
     assert [e["manager"] for e in got] == ["m"]  # the creator takes what it wrote
+
+
+def _owner(rnd: random.Random) -> dict[str, Any]:
+    ref: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": f"s{rnd.randint(0, 9)}"}
+    if rnd.random() < 0.9:
+        ref["uid"] = rnd.choice(["u-1", "u-2", "u-3", f"u-{rnd.random()}"])
+    if rnd.random() < 0.7:
+        ref["controller"] = True
+    if rnd.random() < 0.5:
+        ref["blockOwnerDeletion"] = rnd.choice([True, False])
+    return ref
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_owner_references_are_joined_into_the_entry_exactly_where_the_full_encoding_puts_them(
+    seed: int,
+) -> None:
+    rnd = random.Random(seed)
+    apply_mod._CREATED.clear()
+    for _ in range(150):
+        obj = _random_pod(rnd)
+        md = obj["metadata"]
+        md["ownerReferences"] = [_owner(rnd) for _ in range(rnd.randint(1, 3))]
+        if rnd.random() < 0.3:
+            for k in ("labels", "finalizers"):
+                md.pop(k, None)  # f:ownerReferences may be the first or the only metadata field
+        if rnd.random() < 0.1:
+            md["annotations"] = {"z": "1"}
+        for _ in range(2):  # the second create of the shape is answered from memory
+            got = updated_managed_fields(None, obj, "m", POD, T0, "v1")
+            want = _reference_entries(obj, POD)
+            assert orjson.dumps(got) == orjson.dumps(want)  # key order included
+
+
+def test_joining_never_modifies_the_shared_tree_of_the_shape() -> None:
+    apply_mod._CREATED.clear()
+    a = pod("a")
+    a["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "X", "name": "x", "uid": "1"}]
+    b = copy.deepcopy(a)
+    b["metadata"]["ownerReferences"][0]["uid"] = "2"
+    trees: dict[Any, Any] = {}
+
+    def shared(fs: FieldSet) -> Any:  # one tree per field set, like the tracker's canonical trees
+        return trees.setdefault(fs, fs.to_fields_v1())
+
+    first = updated_managed_fields(None, a, "m", POD, T0, "v1", fields_v1=shared)
+    second = updated_managed_fields(None, b, "m", POD, T0, "v1", fields_v1=shared)
+    assert len(trees) == 1
+    (tree,) = trees.values()
+    assert "f:ownerReferences" not in tree["f:metadata"]
+    assert 'k:{"uid":"1"}' in first[0]["fieldsV1"]["f:metadata"]["f:ownerReferences"]
+    assert 'k:{"uid":"2"}' in second[0]["fieldsV1"]["f:metadata"]["f:ownerReferences"]
+    assert 'k:{"uid":"1"}' not in second[0]["fieldsV1"]["f:metadata"]["f:ownerReferences"]
