@@ -10,14 +10,13 @@ whose items are named by their values (``k:{"name":"c"}``, ``v:"a-finalizer"``).
 So the objects a cluster creates by the thousand (pods of one template, each with its own
 name, uid, hostname and label values; Events, which differ only in scalars) share a few
 shapes, and the walk, the set algebra after it and the encoding of the set (memoized on the
-set instance) are done once per shape. The shape blanks the plain scalars of the top three
-levels of maps (``spec.hostname``, ``metadata.labels`` values, ``involvedObject.uid``) and
-keeps deeper subtrees and every list verbatim. Its ``orjson`` text is the key (a quarter of the
+set instance) are done once per shape. The shape blanks the plain scalars of every map not
+inside a list (``spec.hostname``, ``metadata.labels`` values, ``involvedObject.uid``, a
+template's labels) and keeps every list verbatim. Its ``orjson`` text is the key (a quarter of the
 cost of ``marshal``), under the same rules as :func:`apiserver.patch.apply._same_json`: the text
 is type-exact (``true``/``1``/``1.0`` differ; ``EXACT_JSON`` refuses subclasses of builtins)
 except that NaN and infinities are written as ``null``, so a shape whose text holds a ``null``
-(the blanked scalars are written as ``0``, so any ``null`` comes from a list or a deep subtree)
-is not remembered, nor is one orjson refuses.
+(the blanked scalars are written as ``0``, so any ``null`` comes from a list) is not remembered, nor is one orjson refuses.
 """
 
 from __future__ import annotations
@@ -36,15 +35,15 @@ _ENTRIES = 1024
 _MAX_BYTES = 32 * 1024
 
 
-def _blank(m: dict[str, Any], depth: int) -> dict[str, Any]:
-    """``m`` with plain-scalar values replaced by ``0``, ``depth`` more map levels down."""
+def _blank(m: dict[str, Any]) -> dict[str, Any]:
+    """``m`` with the plain-scalar values of it and of its maps (not of lists) replaced by ``0``."""
     out: dict[str, Any] = {}
     for k, v in m.items():
         t = type(v)
         if t in _SCALARS:
             out[k] = 0
-        elif t is dict and depth:
-            out[k] = _blank(v, depth - 1)
+        elif t is dict:
+            out[k] = _blank(v)
         else:
             out[k] = v
     return out
@@ -54,8 +53,8 @@ def shape_key(obj: dict[str, Any]) -> bytes | None:
     """The memo key of ``obj``'s create field set, or ``None`` (not rememberable: too large, or
     holding a ``null``, NaN or a value orjson refuses, such as a subclass of ``str``)."""
     try:
-        text = orjson.dumps(_blank(obj, 2), option=EXACT_JSON)
-    except TypeError:
+        text = orjson.dumps(_blank(obj), option=EXACT_JSON)
+    except (TypeError, RecursionError):  # orjson refuses it (or nests deeper than it writes)
         return None
     return text if len(text) <= _MAX_BYTES and b"null" not in text else None
 
