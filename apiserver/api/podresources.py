@@ -143,9 +143,9 @@ def pod_qos_class(pod: Obj) -> str:
     try:
         key: bytes | None = orjson.dumps(
             (
-                spec.get("resources"),
-                [as_dict(c).get("resources") for c in as_list(spec.get("containers"))],
-                [as_dict(c).get("resources") for c in as_list(spec.get("initContainers"))],
+                _resources_or_zero(spec),
+                [_resources_or_zero(c) for c in as_list(spec.get("containers"))],
+                [_resources_or_zero(c) for c in as_list(spec.get("initContainers"))],
             )
         )
     except TypeError:
@@ -162,6 +162,13 @@ def pod_qos_class(pod: Obj) -> str:
             _QOS_BY_RESOURCES.clear()
         _QOS_BY_RESOURCES[key] = qos
     return qos
+
+
+def _resources_or_zero(holder: Any) -> Any:
+    """``holder.resources`` for the QoS key; ``0`` where it is not a map, which the class treats
+    alike (and which, unlike ``null``, never stands for NaN in the key's text)."""
+    res = holder.get("resources") if isinstance(holder, dict) else None
+    return res if isinstance(res, dict) else 0
 
 
 def _compute_qos(spec: Obj) -> str:

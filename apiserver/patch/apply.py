@@ -1399,7 +1399,7 @@ def _created_entry(
     walked: set[Path] = set()
     _walk_one_side(refs, field_schema(md_node, "ownerReferences")[0], refs_path, walked, None)
     below = FieldSet._wrap(frozenset(p[2:] for p in walked if len(p) > 2))
-    refs_tree = below.to_fields_v1()
+    refs_tree = below.fresh_fields_v1()
     if refs_tree:
         refs_tree = {".": {}, **refs_tree}
     entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)

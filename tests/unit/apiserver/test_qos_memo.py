@@ -48,3 +48,10 @@ def test_a_null_keeps_the_pod_out_of_memory() -> None:
     pod = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": None}}}]}}
     assert pr.pod_qos_class(pod) == "BestEffort"
     assert not pr._QOS_BY_RESOURCES
+
+
+def test_a_pod_without_pod_level_resources_is_remembered() -> None:
+    pr._QOS_BY_RESOURCES.clear()
+    pod = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}
+    assert pr.pod_qos_class(pod) == "Burstable"
+    assert len(pr._QOS_BY_RESOURCES) == 1
