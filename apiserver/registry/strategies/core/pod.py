@@ -148,6 +148,9 @@ class PodStrategy(Strategy):
             return 0
         return max(grace, 0)
 
+    #: ``default_pod`` only fills ``spec``, which a status write takes from the stored pod
+    defaults_only_replaced_by_status = True
+
     def default(self, obj: Obj) -> None:
         podspec.default_pod(obj)
 
