@@ -126,6 +126,7 @@ def pod_limits(pod: Obj, *, exclude_overhead: bool = False) -> dict[str, Fractio
 #: QoS classes by the JSON text of the pod's resources (see :func:`pod_qos_class`).
 _QOS_BY_RESOURCES: dict[bytes, str] = {}
 _QOS_MEMO_LIMIT = 1024
+_QOS_KEY_MAX_BYTES = 4096
 
 
 def pod_qos_class(pod: Obj) -> str:
@@ -150,7 +151,7 @@ def pod_qos_class(pod: Obj) -> str:
         )
     except TypeError:
         key = None
-    if key is not None and b"null" in key:
+    if key is not None and (b"null" in key or len(key) > _QOS_KEY_MAX_BYTES):
         key = None
     if key is not None:
         known = _QOS_BY_RESOURCES.get(key)

@@ -1054,7 +1054,8 @@ def _is_reset(entries: Any) -> bool:
 
 #: Decoded ``managedFields`` lists by their exact JSON text; bounded by clearing when full.
 _DECODED_ENTRIES: dict[bytes, Managers] = {}
-_DECODED_ENTRIES_LIMIT = 2048
+_DECODED_ENTRIES_LIMIT = 1024
+_DECODED_ENTRY_MAX_BYTES = 16 * 1024  # bounds the table's keys to 16 MB (typically ~2 MB)
 
 
 def _decode_or_empty(entries: Any) -> Managers:
@@ -1081,7 +1082,7 @@ def _decode_or_empty(entries: Any) -> Managers:
         managers = decode_managed_fields(entries)
     except ValueError:
         managers = {}
-    if text is not None:
+    if text is not None and len(text) <= _DECODED_ENTRY_MAX_BYTES:
         if len(_DECODED_ENTRIES) >= _DECODED_ENTRIES_LIMIT:
             _DECODED_ENTRIES.clear()
         _DECODED_ENTRIES[text] = dict(managers)

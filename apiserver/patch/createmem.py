@@ -32,7 +32,7 @@ from apiserver.patch.fieldpath import EXACT_JSON, FieldSet
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 #: Bounds: remembered shapes, and the size of one shape's text.
 _ENTRIES = 1024
-_MAX_BYTES = 32 * 1024
+_MAX_BYTES = 16 * 1024  # with _ENTRIES: at most 16 MB of keys, typically ~1 MB
 
 
 def _blank(m: dict[str, Any]) -> dict[str, Any]:

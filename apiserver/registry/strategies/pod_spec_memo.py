@@ -31,7 +31,7 @@ _OWN_RULES = (
     ("nodeName", lambda s: names.name_is_dns_subdomain(s, False)),
 )
 _ENTRIES = 1024
-_MAX_BYTES = 64 * 1024
+_MAX_BYTES = 16 * 1024  # with _ENTRIES: at most 16 MB of keys, typically ~1 MB
 
 
 class PodSpecMemo:
