@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
 import time
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -70,7 +70,16 @@ def parse_time(s: str | None) -> float | None:
 
 
 def new_uid() -> str:
-    return str(uuid.uuid4())
+    """A random (version 4) UUID in its canonical text form, as ``str(uuid.uuid4())`` gives.
+
+    Every create draws one; formatting the 16 random bytes directly skips building a
+    ``uuid.UUID`` (an int conversion and a checked ``__init__``), a third of the cost.
+    """
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40  # version 4
+    b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def random_suffix(n: int = 5, rng: random.Random | None = None) -> str:

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
+import orjson
+
 from apiserver.api.types import Obj, as_dict, as_list
 from apiserver.quantity import (
     parse_quantity,
@@ -121,13 +123,56 @@ def pod_limits(pod: Obj, *, exclude_overhead: bool = False) -> dict[str, Fractio
     return limits
 
 
+#: QoS classes by the JSON text of the pod's resources (see :func:`pod_qos_class`).
+_QOS_BY_RESOURCES: dict[bytes, str] = {}
+_QOS_MEMO_LIMIT = 1024
+_QOS_KEY_MAX_BYTES = 4096
+
+
 def pod_qos_class(pod: Obj) -> str:
     """``qos.ComputePodQOS``: Guaranteed, Burstable or BestEffort from cpu/memory only.
 
     Pod-level ``spec.resources`` (when set) decide alone; otherwise every regular and init
     container must limit both cpu and memory, and requests must equal limits, for Guaranteed.
+
+    The class is a function of the resources alone, and the pods of a template share them, so
+    it is remembered by their JSON text (every pod create asks; the exact arithmetic on
+    quantities costs more than the text). orjson writes a ``str`` subclass as its ``str``, which
+    parses alike; NaN and infinities it writes as ``null``, so a text with ``null`` is not kept.
     """
     spec = as_dict(pod.get("spec"))
+    try:
+        key: bytes | None = orjson.dumps(
+            (
+                _resources_or_zero(spec),
+                [_resources_or_zero(c) for c in as_list(spec.get("containers"))],
+                [_resources_or_zero(c) for c in as_list(spec.get("initContainers"))],
+            )
+        )
+    except TypeError:
+        key = None
+    if key is not None and (b"null" in key or len(key) > _QOS_KEY_MAX_BYTES):
+        key = None
+    if key is not None:
+        known = _QOS_BY_RESOURCES.get(key)
+        if known is not None:
+            return known
+    qos = _compute_qos(spec)
+    if key is not None:
+        if len(_QOS_BY_RESOURCES) >= _QOS_MEMO_LIMIT:
+            _QOS_BY_RESOURCES.clear()
+        _QOS_BY_RESOURCES[key] = qos
+    return qos
+
+
+def _resources_or_zero(holder: Any) -> Any:
+    """``holder.resources`` for the QoS key; ``0`` where it is not a map, which the class treats
+    alike (and which, unlike ``null``, never stands for NaN in the key's text)."""
+    res = holder.get("resources") if isinstance(holder, dict) else None
+    return res if isinstance(res, dict) else 0
+
+
+def _compute_qos(spec: Obj) -> str:
     requests: dict[str, Fraction] = {}
     limits: dict[str, Fraction] = {}
     guaranteed = True

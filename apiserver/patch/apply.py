@@ -57,6 +57,7 @@ import orjson
 
 from apiserver.api.types import Obj
 from apiserver.errors import StatusError, bad_request
+from apiserver.patch.createmem import CreateFieldsMemo, shape_key
 from apiserver.patch.fieldpath import (
     EXACT_JSON,
     FIELD,
@@ -949,7 +950,9 @@ def _update_ownership(
             if removed:
                 fields = fields - removed
             if fields is not vs.fields:
-                vs = vs._replace(fields=fields)
+                # not ``_replace``: that goes through ``_make`` and a keyword dict, and this
+                # runs for every manager that loses a field to the write
+                vs = VersionedSet(fields, vs.api_version, vs.applied, vs.time)
         if fields:
             out[mid] = vs
     return out, cmp, touched
@@ -1049,11 +1052,41 @@ def _is_reset(entries: Any) -> bool:
     return len(entries) == 0 or (len(entries) == 1 and entries[0] == {})
 
 
+#: Decoded ``managedFields`` lists by their exact JSON text; bounded by clearing when full.
+_DECODED_ENTRIES: dict[bytes, Managers] = {}
+_DECODED_ENTRIES_LIMIT = 1024
+_DECODED_ENTRY_MAX_BYTES = 16 * 1024  # bounds the table's keys to 16 MB (typically ~2 MB)
+
+
 def _decode_or_empty(entries: Any) -> Managers:
-    try:
-        return decode_managed_fields(entries)
-    except ValueError:
+    """:func:`decode_managed_fields` of a stored (or sent) list, ``{}`` where it is undecodable.
+
+    Every update and patch decodes the live object's entries. Objects written by the same
+    managers in the same second carry the very same entries (the times have a resolution of
+    seconds, the field sets are shared by the pods of a template), so the decoding is
+    remembered by the list's exact JSON text: one ``orjson.dumps`` instead of a validation
+    and a field-set lookup per entry. The decoding is a function of that text (``EXACT_JSON``
+    refuses what it would confuse); callers get their own dict.
+    """
+    if entries is None:
         return {}
+    try:
+        text: bytes | None = orjson.dumps(entries, option=EXACT_JSON)
+    except TypeError:
+        text = None
+    if text is not None:
+        hit = _DECODED_ENTRIES.get(text)
+        if hit is not None:
+            return dict(hit)
+    try:
+        managers = decode_managed_fields(entries)
+    except ValueError:
+        managers = {}
+    if text is not None and len(text) <= _DECODED_ENTRY_MAX_BYTES:
+        if len(_DECODED_ENTRIES) >= _DECODED_ENTRIES_LIMIT:
+            _DECODED_ENTRIES.clear()
+        _DECODED_ENTRIES[text] = dict(managers)
+    return managers
 
 
 def _decode_live_or_new(old: Obj | None, new: Obj, ignore_request: bool) -> Managers:
@@ -1301,12 +1334,108 @@ def updated_managed_fields(
     creating = old is None or not _metadata(old).get("uid")
     if not managers and not creating:
         return []
-    before = _view_without_managed_fields(old) if old is not None else _empty_object(schema_node)
     after = _view_without_managed_fields(new)
     mid = ManagerId(manager, UPDATE, api_version, subresource)
+    if old is None and not managers:
+        return _created_entry(after, schema_node, ignored, mid, api_version, now, fields_v1)
+    before = _view_without_managed_fields(old) if old is not None else _empty_object(schema_node)
     managers = _track_update(before, after, managers, mid, api_version, now, ignored, schema_node)
     managers = _cap_update_managers(managers)
     return encode_managed_fields(managers, fields_v1)
+
+
+#: The field sets of creates by the shape of the created object (see :mod:`.createmem`).
+_CREATED = CreateFieldsMemo()
+
+
+def _created_fields(after: Obj, node: Node | None, ignored: FieldSet) -> FieldSet:
+    """What a create of ``after`` records for its manager when nobody else owns anything: the
+    ``taken`` set of :func:`_track_update` against the empty object, remembered per shape."""
+    shape = shape_key(after)
+    if shape is not None:
+        hit = _CREATED.get(shape, node, ignored)
+        if hit is not None:
+            return hit
+    cmp = _compare_excluding(_empty_object(node), after, node, ignored)
+    touched = cmp.modified | cmp.added
+    taken = touched - cmp.removed - STRIP_FIELDS if touched else touched
+    if shape is not None:
+        _CREATED.put(shape, node, ignored, taken)
+    return taken
+
+
+def _created_entry(
+    after: Obj,
+    node: Node | None,
+    ignored: FieldSet,
+    mid: ManagerId,
+    api_version: str,
+    now: str,
+    fields_v1: FieldsEncoder | None,
+) -> list[Obj]:
+    """The one entry a create records when nobody else owns anything (``[]``: it owns nothing).
+
+    ``metadata.ownerReferences`` is the one part of a created object that names another object
+    in its field set (its items are keyed by the owner's ``uid``): the pods, PodGroups and
+    ControllerRevisions of each StatefulSet share everything else with those of every other
+    set. So the rest of the object is answered by its shape (:func:`_created_fields`) and
+    encoded once per shape; the owner references are walked and encoded on their own and the
+    two trees joined where the full encoding puts ``f:ownerReferences``: the same entry, key for
+    key and in the same order (the sets are disjoint, and ``metadata``'s children are fields,
+    ordered by name).
+    """
+    md = after["metadata"]
+    refs = md.get("ownerReferences")
+    if type(refs) is not list or not refs or ignored is not _RESET_MAIN:
+        taken = _created_fields(after, node, ignored)
+        if not taken:
+            return []
+        return [_encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)]
+    rest = dict(after)
+    rest["metadata"] = rest_md = dict(md)
+    del rest_md["ownerReferences"]
+    taken = _created_fields(rest, node, ignored)
+    md_node = field_schema(node, "metadata")[0]
+    refs_path = (field("metadata"), field("ownerReferences"))
+    walked: set[Path] = set()
+    _walk_one_side(refs, field_schema(md_node, "ownerReferences")[0], refs_path, walked, None)
+    below = FieldSet._wrap(frozenset(p[2:] for p in walked if len(p) > 2))
+    refs_tree = below.fresh_fields_v1()
+    if refs_tree:
+        refs_tree = {".": {}, **refs_tree}
+    entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
+    entry["fieldsV1"] = _with_owner_references(entry["fieldsV1"], refs_tree)
+    return [entry]
+
+
+def _with_owner_references(tree: Obj, refs_tree: Obj) -> Obj:
+    """``tree`` (never modified: it may be a shared canonical one) with ``f:ownerReferences``
+    placed under ``f:metadata`` in fieldsV1 order; only the two dicts on the way are new."""
+    meta = tree.get("f:metadata")
+    new_meta = _insert_field(meta if meta is not None else {}, "f:ownerReferences", refs_tree)
+    if meta is not None:
+        out = dict(tree)
+        out["f:metadata"] = new_meta
+        return out
+    return _insert_field(tree, "f:metadata", new_meta)
+
+
+def _insert_field(m: Obj, key: str, value: Any) -> Obj:
+    """A copy of ``m`` with ``key`` (an ``f:`` field) before the first field named after it.
+
+    ``m``'s keys are ``.`` (first, when the node is a member itself) and ``f:`` fields sorted by
+    name (structs and maps have no other children); a field that is not a map key is new."""
+    out: Obj = {}
+    name = key[2:]
+    placed = False
+    for k, v in m.items():
+        if not placed and k != "." and k[2:] > name:
+            out[key] = value
+            placed = True
+        out[k] = v
+    if not placed:
+        out[key] = value
+    return out
 
 
 def _view_without_managed_fields(obj: Obj) -> Obj:

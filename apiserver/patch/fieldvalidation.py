@@ -319,7 +319,7 @@ def check_body(rd: Any, obj: Obj, old: Obj | None, opts: Any, warnings: list[str
     else:
         # kube's typed decoding: a value of the wrong JSON type is a 400 before anything else. Views
         # (events.k8s.io, autoscaling/v1) are checked in their own version, before conversion.
-        check_types(rd, obj)
+        check_types(rd, obj, live=old)
     directive = opts.field_validation
     raw = getattr(opts, "raw_body", None)
     if not directive and raw is None:

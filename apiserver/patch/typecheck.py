@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.openapi import schema
+from apiserver.patch.fieldpath import EXACT_JSON
 
 _ANY, _OBJECT, _MAP, _LIST, _LEAF = 0, 1, 2, 3, 4
 
@@ -279,24 +282,35 @@ def _walk(v: Any, shape: _Shape, struct: str, fill: bool) -> None:
         raise _Mismatch(v, struct, shape.go)
 
 
-def check_types(rd: Any, obj: Obj, *, fill: bool = True) -> None:
+def check_types(rd: Any, obj: Obj, *, fill: bool = True, live: Obj | None = None) -> None:
     """Raise 400 BadRequest, worded like kube's decoder, at the first value of the wrong type.
 
     With ``fill`` (an object about to be stored), ``null`` elements of typed lists and maps
     become their element's zero value, as Go's decoder makes them: ``tolerations: [null]`` is
     stored (and validated) as ``[{}]``, ``labels: {"a": null}`` as ``{"a": ""}``.
+
+    ``live``: the stored object an update or patch replaces (it passed this check when it was
+    written), whose unchanged top-level sections need no second look (see :func:`_unchanged`).
     """
-    check_kind_types(rd.group, rd.version, rd.kind, obj, fill=fill)
+    check_kind_types(rd.group, rd.version, rd.kind, obj, fill=fill, live=live)
 
 
-def check_kind_types(group: str, version: str, kind: str, obj: Any, *, fill: bool = True) -> None:
+def check_kind_types(
+    group: str, version: str, kind: str, obj: Any, *, fill: bool = True, live: Obj | None = None
+) -> None:
     """:func:`check_types` for any served kind (``autoscaling/v1`` Scale bodies, for one)."""
     node = schema.for_gvk(group, version, kind)
     if node is None:
         return
     name = schema.definition_name_for(group, version, kind) or ""
+    shape = _compile(node, name)
+    if live is not None and type(obj) is dict and type(live) is dict and shape.kind == _OBJECT:
+        # Only the sections the write changed can hold a wrong type (a status write leaves
+        # ``spec`` and ``metadata`` as they were): walk those, in the object's order, so the
+        # first mismatch is the one the full walk finds first.
+        obj = {k: v for k, v in obj.items() if not _unchanged(v, live.get(k, _ABSENT))}
     try:
-        _walk(obj, _compile(node, name), kind, fill)
+        _walk(obj, shape, kind, fill)
     except _Mismatch as m:
         path = m.path("")
         where = f"Go struct field {m.struct}.{path}" if path else "Go value"
@@ -304,6 +318,28 @@ def check_kind_types(group: str, version: str, kind: str, obj: Any, *, fill: boo
             f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot unmarshal '
             f"{_json_type(m.value)} into {where} of type {m.go}"
         ) from None
+
+
+_ABSENT: Any = object()
+
+
+def _unchanged(v: Any, old: Any) -> bool:
+    """``v`` is exactly the live object's section ``old``, so it passed this check already.
+
+    Equal ``orjson`` texts (``EXACT_JSON``: ``true``/``1``/``1.0`` differ, subclasses refused)
+    of values already ``==``, and no ``null`` in them: NaN and infinities are written as
+    ``null`` too, and a ``null`` in a typed list or map is what ``fill`` rewrites. Scalars are
+    left to the walk, which checks them as cheaply as this would.
+    """
+    if old is _ABSENT or type(v) not in (dict, list) or type(old) is not type(v):
+        return False
+    try:
+        if v != old:
+            return False
+        text = orjson.dumps(v, option=EXACT_JSON)
+        return b"null" not in text and orjson.dumps(old, option=EXACT_JSON) == text
+    except Exception:  # unorderable or unserializable: let the walk decide
+        return False
 
 
 def check_apply_types(rd: Any, patch: Obj) -> None:

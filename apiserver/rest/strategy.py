@@ -62,6 +62,10 @@ class Strategy:
     #: kube's ``AllowUnconditionalUpdate``: an update whose body carries no ``resourceVersion`` is
     #: applied to the current object (true for most kinds; helm's release Secrets rely on it).
     allow_unconditional_update: bool = True
+    #: :meth:`default` sets nothing but what a ``/status`` write replaces with the stored object's
+    #: (see :meth:`prepare_for_status_update`), so a status write skips it: the result is the same
+    #: (Pods: their defaults are all in ``spec``).
+    defaults_only_replaced_by_status: bool = False
     #: A create-only kind answered in place instead of stored (kube's access reviews): create
     #: validates, then returns the object with ``status = answer(ctx, obj)``.
     answers_create: bool = False

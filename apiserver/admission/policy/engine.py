@@ -170,12 +170,19 @@ def bind_variables(variables: list[Any], activation: dict[str, Any]) -> None:
             continue
 
 
+def may_apply(attrs: Attributes, api: PolicyLookup, policy_plural: str, binding_plural: str) -> bool:
+    """False when no policy of the kind can apply to the request: it is an admissionregistration
+    object, or no policy or no binding is stored. Two counts, so the plugins ask it before they
+    set up anything for an evaluation (the authorizer context of CEL's ``authorizer``)."""
+    if attrs.rd.group == GROUP:
+        return False  # policies and webhooks never apply to admissionregistration objects
+    return bool(api.stored_count(GROUP, binding_plural)) and bool(api.stored_count(GROUP, policy_plural))
+
+
 def pairings(attrs: Attributes, api: PolicyLookup, policy_plural: str, binding_plural: str) -> Pairing | None:
     """Every (policy, binding, params) that applies to the request, with its activation; None: no
     policy or binding exists (the cheap common case)."""
-    if attrs.rd.group == GROUP:
-        return None  # policies and webhooks never apply to admissionregistration objects
-    if not api.stored_count(GROUP, binding_plural) or not api.stored_count(GROUP, policy_plural):
+    if not may_apply(attrs, api, policy_plural, binding_plural):
         return None
     policies = api.peek_all(GROUP, policy_plural)
     if not policies:

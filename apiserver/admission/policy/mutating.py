@@ -28,7 +28,7 @@ from typing import Any
 from apiserver import errors
 from apiserver.admission import Attributes, Plugin
 from apiserver.admission.policy.authorizing import authorizing
-from apiserver.admission.policy.engine import Evaluation, evaluate, pairings, policy_denied
+from apiserver.admission.policy.engine import Evaluation, evaluate, may_apply, pairings, policy_denied
 from apiserver.admission.policy.matching import PolicyLookup
 from apiserver.admission.policy.request import (
     attrs_stored,
@@ -119,6 +119,8 @@ class MutatingAdmissionPolicyPlugin(Plugin):
 
     def admit(self, attrs: Attributes, api: Any) -> None:
         if attrs.obj is None or attrs.operation not in ("CREATE", "UPDATE"):
+            return
+        if not may_apply(attrs, api, "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"):
             return
         with authorizing(attrs, api):
             self._admit(attrs, api)

@@ -24,7 +24,7 @@ import orjson
 
 from apiserver.admission import Attributes, Plugin
 from apiserver.admission.policy.authorizing import authorizing
-from apiserver.admission.policy.engine import Evaluation, evaluate, pairings, policy_denied
+from apiserver.admission.policy.engine import Evaluation, evaluate, may_apply, pairings, policy_denied
 from apiserver.admission.policy.matching import PolicyLookup
 from apiserver.cel import CompileError, EvalError
 
@@ -95,6 +95,8 @@ class ValidatingAdmissionPolicyPlugin(Plugin):
     name = "ValidatingAdmissionPolicy"
 
     def validate(self, attrs: Attributes, api: Any) -> None:
+        if not may_apply(attrs, api, "validatingadmissionpolicies", "validatingadmissionpolicybindings"):
+            return
         with authorizing(attrs, api):
             self._validate(attrs, api)
 

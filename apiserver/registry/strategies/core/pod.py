@@ -10,6 +10,7 @@ from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies import podspec
 from apiserver.registry.strategies.core.common import _keep_old_status, _spec, _str, is_valid_ip
 from apiserver.registry.strategies.pod_ephemeral import PodEphemeralContainersStrategy
+from apiserver.registry.strategies.pod_spec_memo import POD_SPECS
 from apiserver.registry.strategies.podspec import (
     PodValidationOptions,
     as_dict,
@@ -69,6 +70,9 @@ def scheduling_gated_condition() -> Obj:
     }
 
 
+_POD_OPTIONS = PodValidationOptions(resource_is_pod=True)
+
+
 def _validate_pod_metadata_and_spec(pod: Obj, ctx: StrategyContext) -> ErrorList:
     """``validatePodMetadataAndSpec`` minus ObjectMeta (the registry validates that)."""
     spec = as_dict(pod.get("spec"))
@@ -83,7 +87,7 @@ def _validate_pod_metadata_and_spec(pod: Obj, ctx: StrategyContext) -> ErrorList
                 "must set spec.nodeName if mirror pod annotation is set",
             )
         )
-    errs.extend(podspec.validate_pod_spec(spec, sp, PodValidationOptions(resource_is_pod=True)))
+    errs.extend(POD_SPECS.validate(spec, sp, _POD_OPTIONS))
     if not spec.get("serviceAccountName"):
         for vi, vol in enumerate(as_list(spec.get("volumes"))):
             for si, src in enumerate(as_list(as_dict(as_dict(vol).get("projected")).get("sources"))):
@@ -143,6 +147,9 @@ class PodStrategy(Strategy):
         if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
             return 0
         return max(grace, 0)
+
+    #: ``default_pod`` only fills ``spec``, which a status write takes from the stored pod
+    defaults_only_replaced_by_status = True
 
     def default(self, obj: Obj) -> None:
         podspec.default_pod(obj)

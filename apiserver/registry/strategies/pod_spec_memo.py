@@ -1,0 +1,90 @@
+"""``ValidatePodSpec`` once per distinct pod spec: the pods of one template validate alike.
+
+:func:`~.pod_validation.validate_pod_spec` is a pure function of the spec and the options (no
+feature gate, no lookup; the path only labels the errors it finds). A controller creates the
+pods of a template by the thousand, and they differ, if at all, in ``hostname`` (a StatefulSet
+pod's own name) or an already chosen ``nodeName``; both are checked by nothing but one name rule
+each (``hostname`` a DNS-1123 label, ``nodeName`` a DNS subdomain).
+
+So a spec that validated without error is remembered by its exact JSON text with those two
+strings blanked, and a later spec with the same text passes when its own two strings pass their
+rules. Anything else is validated in full, which also gives every error in kube's order (a spec
+with errors is never remembered). The text is ``orjson``'s under ``EXACT_JSON`` (type-exact:
+``true``, ``1`` and ``1.0`` differ; subclasses of builtins are refused); a spec whose text holds
+``null`` is not remembered, since orjson writes NaN and infinities as ``null`` too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from apiserver.field import ErrorList, Path
+from apiserver.patch.fieldpath import EXACT_JSON
+from apiserver.registry.strategies.pod_validation import PodValidationOptions, validate_pod_spec
+from apiserver.validation import names
+
+#: The spec strings validated on their own, by these rules only (see ``validate_pod_spec``).
+_OWN_RULES = (
+    ("hostname", names.is_dns1123_label),
+    ("nodeName", lambda s: names.name_is_dns_subdomain(s, False)),
+)
+_ENTRIES = 1024
+_MAX_BYTES = 16 * 1024  # with _ENTRIES: at most 16 MB of keys, typically ~1 MB
+
+
+class PodSpecMemo:
+    """The valid specs seen, keyed by (text with the own strings blanked, options)."""
+
+    __slots__ = ("_valid",)
+
+    def __init__(self) -> None:
+        self._valid: set[tuple[bytes, PodValidationOptions]] = set()
+
+    def validate(self, spec: Any, path: Path, opts: PodValidationOptions) -> ErrorList:
+        """``validate_pod_spec(spec, path, opts)``, from memory where the spec is known valid."""
+        key = _key(spec, opts)
+        if key is not None and key in self._valid and _own_strings_valid(spec):
+            return []
+        errs = validate_pod_spec(spec, path, opts)
+        if not errs and key is not None:
+            if len(self._valid) >= _ENTRIES:
+                self._valid.clear()
+            self._valid.add(key)
+        return errs
+
+    def clear(self) -> None:
+        self._valid.clear()
+
+
+def _key(spec: Any, opts: PodValidationOptions) -> tuple[bytes, PodValidationOptions] | None:
+    if type(spec) is not dict:
+        return None
+    blanked = spec
+    for name, _ in _OWN_RULES:
+        if type(spec.get(name)) is str:
+            if blanked is spec:
+                blanked = dict(spec)
+            blanked[name] = ""
+    try:
+        text = orjson.dumps(blanked, option=EXACT_JSON)
+    except TypeError:
+        return None
+    if len(text) > _MAX_BYTES or b"null" in text:
+        return None
+    return (text, opts)
+
+
+def _own_strings_valid(spec: dict[str, Any]) -> bool:
+    for name, rule in _OWN_RULES:
+        value = spec.get(name)
+        if type(value) is str and value and rule(value):
+            return False
+    return True
+
+
+#: The memo the Pod strategy validates with.
+POD_SPECS = PodSpecMemo()
+
+__all__ = ["POD_SPECS", "PodSpecMemo"]

@@ -1,0 +1,117 @@
+"""``ValidatePodSpec`` remembered per spec (:mod:`apiserver.registry.strategies.pod_spec_memo`).
+
+The memo must be invisible: for every spec, including ones that differ from a remembered one
+only in ``hostname``/``nodeName`` and ones with errors, it answers exactly what a full
+validation answers (the same errors, fields and order).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import pytest
+
+from apiserver.field import Path
+from apiserver.registry.strategies.pod_spec_memo import PodSpecMemo
+from apiserver.registry.strategies.pod_validation import PodValidationOptions, validate_pod_spec
+
+OPTS = PodValidationOptions(resource_is_pod=True)
+SP = Path("spec")
+
+
+def template() -> dict[str, Any]:
+    return {
+        "containers": [
+            {
+                "name": "c",
+                "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+                "terminationMessagePath": "/dev/termination-log",
+                "terminationMessagePolicy": "File",
+                "imagePullPolicy": "IfNotPresent",
+            }
+        ],
+        "restartPolicy": "Always",
+        "terminationGracePeriodSeconds": 30,
+        "dnsPolicy": "ClusterFirst",
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "subdomain": "web",
+        "tolerations": [
+            {
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            }
+        ],
+    }
+
+
+HOSTNAMES = ["web-0", "web-1", "Web-2", "-bad", "a" * 64, "", 7, None]
+NODE_NAMES = ["n-1", "node.example.com", "Bad_Node", "", 3]
+#: values that break other rules, for specs with errors elsewhere
+BREAKS: list[tuple[str, Any]] = [
+    ("restartPolicy", "Sometimes"),
+    ("terminationGracePeriodSeconds", None),
+    ("subdomain", "Not A Label"),
+    ("dnsPolicy", "Nope"),
+    ("priorityClassName", "UPPER"),
+]
+
+
+def _errors(errs: list[Any]) -> list[tuple[str, str, str]]:
+    return [(e.type, e.field, e.detail) for e in errs]
+
+
+def _variant(rnd: random.Random) -> dict[str, Any]:
+    spec = template()
+    h = rnd.choice(HOSTNAMES)
+    if h is not None:
+        spec["hostname"] = h
+    n = rnd.choice(NODE_NAMES + [None])
+    if n is not None:
+        spec["nodeName"] = n
+    if rnd.random() < 0.2:
+        k, v = rnd.choice(BREAKS)
+        spec[k] = v
+    if rnd.random() < 0.2:
+        spec["containers"][0]["name"] = rnd.choice(["c", "d", "Bad Name"])
+    return spec
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_remembered_answers_equal_full_validations(seed: int) -> None:
+    rnd = random.Random(seed)
+    memo = PodSpecMemo()
+    for _ in range(300):
+        spec = _variant(rnd)
+        want = _errors(validate_pod_spec(copy.deepcopy(spec), SP, OPTS))
+        assert _errors(memo.validate(spec, SP, OPTS)) == want
+    assert memo._valid  # valid templates were remembered and answered their variants
+
+
+def test_pods_of_one_template_are_validated_once() -> None:
+    memo = PodSpecMemo()
+    for i in range(5):
+        spec = template()
+        spec["hostname"] = f"web-{i}"
+        assert memo.validate(spec, SP, OPTS) == []
+    assert len(memo._valid) == 1
+    bad = template()
+    bad["hostname"] = "Web_5"  # same template, its own string breaks its rule
+    assert _errors(memo.validate(bad, SP, OPTS)) == _errors(validate_pod_spec(bad, SP, OPTS)) != []
+
+
+@pytest.mark.parametrize("odd", [None, float("nan"), True, 1.0])
+def test_a_spec_with_a_null_or_a_lookalike_value_is_not_confused(odd: Any) -> None:
+    memo = PodSpecMemo()
+    good = template()
+    assert memo.validate(good, SP, OPTS) == []
+    spec = template()
+    spec["terminationGracePeriodSeconds"] = odd  # 30 is valid; these are not the same value
+    assert _errors(memo.validate(spec, SP, OPTS)) == _errors(validate_pod_spec(spec, SP, OPTS))
+    if odd is None or odd != odd:
+        assert len(memo._valid) == 1  # a text with null is never remembered
