@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 import httpx
 import yaml
@@ -74,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _why_absent(server: str, opts: dict, kind: str, kind_text: str, name: str, ns: str) -> str:
+def _why_absent(server: str, opts: dict[str, Any], kind: str, kind_text: str, name: str, ns: str) -> str:
     """Why there is no record: the subject was never attempted (or records are off), or the
     scheduler no longer keeps it (records are a bounded window of the newest subjects)."""
     plain = (
@@ -102,7 +103,7 @@ def _why_absent(server: str, opts: dict, kind: str, kind_text: str, name: str, n
     )
 
 
-def _attempted(kind: str, obj: dict) -> bool:
+def _attempted(kind: str, obj: dict[str, Any]) -> bool:
     """Whether the scheduler has tried the subject: a pod is bound or has its ``PodScheduled``
     condition, a PodGroup has a condition the scheduler set."""
     status = obj.get("status") or {}
@@ -114,7 +115,7 @@ def _attempted(kind: str, obj: dict) -> bool:
     return bool(conditions)
 
 
-def _max_subjects(server: str, opts: dict) -> int | None:
+def _max_subjects(server: str, opts: dict[str, Any]) -> int | None:
     """The scheduler's window, as the server's ``/configz`` says (gangplane's section, served by a
     ``gangplane serve`` that runs the scheduler); None when it does not say (a scheduler in its
     own process serves no ``/configz``)."""
