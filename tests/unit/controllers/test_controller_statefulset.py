@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from apiserver.api.types import Obj
-from apiserver.client.interface import CONTROLLERREVISIONS, EVENTS, PODS, STATEFULSETS
+from apiserver.client.interface import CONTROLLERREVISIONS, EVENTS, NAMESPACES, PODS, STATEFULSETS
 from controllers.manager import STATEFULSET, register_controllers
 from controllers.statefulset import SchedulingPlan, StatefulSetController
 from controllers.statefulset import utils as su
@@ -132,6 +132,43 @@ async def test_orphans_matching_the_selector_are_adopted_and_mismatches_released
         client, PODS, "web-0", "default", lambda o: o is not None and not o["metadata"].get("ownerReferences")
     )
     assert released is not None and released["metadata"]["uid"] == created["metadata"]["uid"]
+
+
+def _revision(name: str, app: str, namespace: str = "default") -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": app}},
+        "data": {"spec": {"template": {"$patch": "replace"}}},
+        "revision": 1,
+    }
+
+
+async def test_orphan_revisions_matching_the_selector_are_adopted(
+    client: Any, ctrl: StatefulSetController
+) -> None:
+    """``adoptOrphanRevisions``: only orphans of the set's namespace that its selector matches."""
+    await client.create(NAMESPACES, {"metadata": {"name": "other"}})
+    await client.create(CONTROLLERREVISIONS, _revision("web-old", "web"), "default")
+    await client.create(CONTROLLERREVISIONS, _revision("db-old", "db"), "default")
+    await client.create(CONTROLLERREVISIONS, _revision("web-elsewhere", "web", "other"), "other")
+    sts = await client.create(STATEFULSETS, statefulset("web", 1, policy="Parallel"), "default")
+    adopted = await wait_object(
+        client,
+        CONTROLLERREVISIONS,
+        "web-old",
+        "default",
+        lambda o: bool(o and (o["metadata"].get("ownerReferences") or [])),
+    )
+    assert adopted is not None
+    (ref,) = adopted["metadata"]["ownerReferences"]
+    assert (ref["kind"], ref["uid"], ref["controller"]) == ("StatefulSet", sts["metadata"]["uid"], True)
+    await wait_object(
+        client, STATEFULSETS, "web", "default", lambda o: (o or {}).get("status", {}).get("replicas") == 1
+    )
+    for name, ns in (("db-old", "default"), ("web-elsewhere", "other")):
+        untouched = await client.get(CONTROLLERREVISIONS, name, ns)
+        assert not untouched["metadata"].get("ownerReferences")
 
 
 async def test_failed_pod_is_recreated(client: Any, ctrl: StatefulSetController) -> None:
