@@ -1,0 +1,212 @@
+"""client-go's ``EventCorrelator`` (``tools/record/events_cache.go``): what a recorder writes, if anything.
+
+Every component that records through ``tools/record`` (the controller manager, the kubelet)
+passes each event through three steps before it reaches the API, in this order:
+
+1. **Aggregation** — events that differ only in their message (same source, involved object,
+   type and reason) are *similar*. Once 10 distinct messages were seen within 10 minutes, the
+   next one becomes a new event whose message is ``"(combined from similar events): " + message``,
+   keyed by the group, so every later similar event only counts it up. A StatefulSet of a thousand
+   replicas therefore shows nine ``create Pod web-N ... successful`` events and one combined one
+   (``x991``), not a thousand.
+2. **De-duplication** — an event identical to one already written (same key, message included)
+   is a patch of that event's ``count`` and ``lastTimestamp`` instead of a new object.
+3. **Spam filter** — a token bucket per (source, involved object): a burst of 25 events, then one
+   more every 5 minutes. A filtered event writes nothing, but steps 1-2 have already counted it,
+   so the next write that gets through carries the full count.
+
+Each cache is an LRU of 4096 entries, as upstream. The correlator is pure (no I/O): the recorder
+asks :meth:`EventCorrelator.correlate` and writes what it answers, then reports the stored event's
+name back with :meth:`EventCorrelator.update_state`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from apiserver.api.types import Obj
+
+MAX_LRU_ENTRIES = 4096
+AGGREGATE_MAX_EVENTS = 10
+AGGREGATE_INTERVAL_S = 600.0
+SPAM_BURST = 25
+SPAM_QPS = 1.0 / 300.0
+AGGREGATE_PREFIX = "(combined from similar events): "
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """``groupcache/lru``: a read refreshes the entry; the least recently used one goes first."""
+
+    def __init__(self, size: int = MAX_LRU_ENTRIES) -> None:
+        self.size = size
+        self._d: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        v = self._d.get(key)
+        if v is not None:
+            self._d.move_to_end(key)
+        return v
+
+    def add(self, key: K, value: V) -> None:
+        self._d[key] = value
+        self._d.move_to_end(key)
+        if len(self._d) > self.size:
+            self._d.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+class TokenBucket:
+    """``flowcontrol.NewTokenBucketRateLimiterWithClock``: starts full, refills at ``qps``."""
+
+    __slots__ = ("burst", "last", "qps", "tokens")
+
+    def __init__(self, qps: float, burst: int, now: float) -> None:
+        self.qps = qps
+        self.burst = burst
+        self.tokens = float(burst)
+        self.last = now
+
+    def try_accept(self, now: float) -> bool:
+        if now > self.last:
+            self.tokens = min(float(self.burst), self.tokens + (now - self.last) * self.qps)
+            self.last = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+@dataclass(slots=True)
+class _Aggregate:
+    local_keys: set[str]
+    last: float
+
+
+@dataclass(slots=True)
+class _Observation:
+    count: int
+    first_timestamp: float
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Correlated:
+    """What to write: a new Event (``count == 1``) or a patch of ``name`` to ``count``."""
+
+    name: str
+    message: str
+    count: int
+    #: when the event (the aggregate, for a combined one) was first seen
+    first_timestamp: float
+    #: the cache key the recorder reports the stored name back under
+    key: tuple[str, ...]
+    #: a combined event: upstream builds it from the source, object, type, reason and message
+    #: only (no reporting controller or instance, no related object)
+    aggregate: bool = False
+
+
+def object_key(ref: Obj) -> tuple[str, ...]:
+    """The involved object as the spam and aggregation keys read it."""
+    return (
+        ref.get("kind", ""),
+        ref.get("namespace", ""),
+        ref.get("name", ""),
+        ref.get("uid", ""),
+        ref.get("apiVersion", ""),
+    )
+
+
+class EventCorrelator:
+    """Aggregation, de-duplication and spam filtering for one recorder (see module docstring).
+
+    ``component`` and ``host`` are the recorder's ``source`` (its reporting controller and
+    instance are derived from them, so they are part of every key already). ``max_events <= 0``
+    turns aggregation off, ``burst <= 0`` the spam filter.
+    """
+
+    def __init__(
+        self,
+        component: str,
+        host: str = "",
+        *,
+        max_events: int = AGGREGATE_MAX_EVENTS,
+        interval: float = AGGREGATE_INTERVAL_S,
+        burst: int = SPAM_BURST,
+        qps: float = SPAM_QPS,
+        size: int = MAX_LRU_ENTRIES,
+    ) -> None:
+        self.source = (component, host)
+        self.max_events = max_events
+        self.interval = interval
+        self.burst = burst
+        self.qps = qps
+        self._aggregates: LRU[tuple[str, ...], _Aggregate] = LRU(size)
+        self._observed: LRU[tuple[str, ...], _Observation] = LRU(size)
+        self._spam: LRU[tuple[str, ...], TokenBucket] = LRU(size)
+        #: events dropped by the spam filter (their count lives on in the cache)
+        self.filtered = 0
+
+    @classmethod
+    def dedup_only(cls, component: str, host: str = "") -> EventCorrelator:
+        """Exact de-duplication alone: no aggregation, no spam filter."""
+        return cls(component, host, max_events=0, burst=0)
+
+    def correlate(
+        self, ref: Obj, etype: str, reason: str, message: str, now: float, new_name: Callable[[], str]
+    ) -> Correlated | None:
+        """The write for this event, or None when the spam filter drops it.
+
+        ``new_name()`` names a new Event (``<object>.<nanoseconds hex>``); it is only called
+        when one is made.
+        """
+        obj = object_key(ref)
+        group = (*self.source, *obj, etype, reason)
+        # 1. aggregation
+        aggregate = False
+        if self.max_events > 0:
+            agg = self._aggregates.get(group)
+            if agg is None or now - agg.last > self.interval:
+                agg = _Aggregate(set(), now)
+            agg.local_keys.add(message)
+            agg.last = now
+            self._aggregates.add(group, agg)
+            aggregate = len(agg.local_keys) >= self.max_events
+            if aggregate:
+                agg.local_keys.pop()  # the set never grows past the limit
+        if aggregate:
+            key = group
+            message = AGGREGATE_PREFIX + message
+        else:
+            key = (*group, ref.get("fieldPath", ""), message)
+        # 2. de-duplication
+        seen = self._observed.get(key)
+        if seen is not None and seen.count > 0:
+            out = Correlated(seen.name, message, seen.count + 1, seen.first_timestamp, key, aggregate)
+        else:
+            out = Correlated(new_name(), message, 1, now, key, aggregate)
+        self._observed.add(key, _Observation(out.count, out.first_timestamp, out.name))
+        # 3. spam filter
+        if self.burst <= 0:
+            return out
+        spam_key = (*self.source, *obj)
+        bucket = self._spam.get(spam_key)
+        if bucket is None:
+            bucket = TokenBucket(self.qps, self.burst, now)
+        accepted = bucket.try_accept(now)
+        self._spam.add(spam_key, bucket)
+        if not accepted:
+            self.filtered += 1
+            return None
+        return out
+
+    def update_state(self, written: Correlated, name: str, count: int) -> None:
+        """``UpdateState``: what the server stored (its name may differ after a clash)."""
+        self._observed.add(written.key, _Observation(count, written.first_timestamp, name))
