@@ -26,12 +26,13 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import STATEFULSETS, Client
-from apiserver.meta import Clock, get_path, name_of, namespace_of
+from apiserver.meta import Clock, get_path, key_of, name_of, namespace_of
 from controllers import history
 from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
 from controllers.statefulset.podfacts import PodFacts, pod_facts
+from controllers.statefulset.revisions import RevisionMemo
 
 #: how a sync reads a pod's facts (a memo in the controller; :func:`pod_facts` by default)
 FactsOf = Callable[[Obj], PodFacts]
@@ -86,6 +87,8 @@ class StatefulSetControl:
         self.history = history.History(client)
         self.recorder = recorder
         self.clock = clock
+        #: candidate revisions and revision templates, computed once per input (:mod:`.revisions`)
+        self.memo = RevisionMemo()
 
     # ------------------------------------------------------------------ entry point
     async def update(
@@ -129,7 +132,10 @@ class StatefulSetControl:
     async def _revisions(self, sts: Obj, revisions: list[Obj]) -> tuple[Obj, Obj, int]:
         """``getStatefulSetRevisions``: (current, update, collisionCount)."""
         collision = int(get_path(sts, "status.collisionCount", 0) or 0)
-        candidate = self._new_revision(sts, history.next_revision(revisions), collision)
+        number = history.next_revision(revisions)
+        candidate = self.memo.candidate(
+            sts, key_of(sts), number, collision, lambda: self._new_revision(sts, number, collision)
+        )
         equal = history.find_equal_revisions(revisions, candidate)
         if equal and history.equal_revision(revisions[-1], equal[-1]):
             update = revisions[-1]
@@ -168,7 +174,7 @@ class StatefulSetControl:
         plan: SchedulingPlan,
         facts: FactsOf,
     ) -> Obj:
-        cur_tmpl, upd_tmpl = utils.template_of_revision(current), utils.template_of_revision(update)
+        cur_tmpl, upd_tmpl = self.memo.templates(key_of(sts), current, update)
         cur_name, upd_name = name_of(current), name_of(update)
         min_ready = utils.min_ready_seconds(sts)
         start, count = utils.start_ordinal(sts), utils.replicas_of(sts)

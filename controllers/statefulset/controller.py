@@ -163,6 +163,7 @@ class StatefulSetController(Controller):
         sts = self.sets.get_by_name(namespace, name)
         if sts is None:
             self.facts.forget(key)
+            self.control.memo.forget(key)
             return
         try:
             selector = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
