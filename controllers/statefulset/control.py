@@ -26,7 +26,7 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import STATEFULSETS, Client
-from apiserver.meta import Clock, get_path, key_of, name_of, namespace_of
+from apiserver.meta import Clock, get_path, key_of, name_of, namespace_of, resource_version_of, uid_of
 from controllers import history
 from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
@@ -89,6 +89,35 @@ class StatefulSetControl:
         self.clock = clock
         #: candidate revisions and revision templates, computed once per input (:mod:`.revisions`)
         self.memo = RevisionMemo()
+        #: per set key, the object our last status write returned, until the cache is as new
+        self._written: dict[str, Obj] = {}
+
+    def newest(self, key: str, cached: Obj) -> Obj:
+        """``cached``, or the object our own status write returned when the cache is older.
+
+        The informer delivers our write a moment later; a sync in between would compare the new
+        status with the old one (writing again what is already stored) and send a stale
+        resourceVersion (a conflict, then a re-read). resourceVersions are compared as integers,
+        as every store of gangplane (and etcd) issues them; anything else keeps the cache.
+        """
+        mine = self._written.get(key)
+        if mine is None:
+            return cached
+        try:
+            newer = uid_of(mine) == uid_of(cached) and int(resource_version_of(mine)) > int(
+                resource_version_of(cached)
+            )
+        except ValueError:
+            newer = False
+        if not newer:
+            del self._written[key]
+            return cached
+        return mine
+
+    def forget(self, key: str) -> None:
+        """The set is gone."""
+        self.memo.forget(key)
+        self._written.pop(key, None)
 
     # ------------------------------------------------------------------ entry point
     async def update(
@@ -396,7 +425,9 @@ class StatefulSetControl:
         body["status"] = _status_json(status)
         for _ in range(4):
             try:
-                await self.client.update_status(STATEFULSETS, body, namespace_of(sts))
+                self._written[key_of(sts)] = await self.client.update_status(
+                    STATEFULSETS, body, namespace_of(sts)
+                )
                 return
             except errors.StatusError as e:
                 if e.code == 404:

@@ -163,8 +163,9 @@ class StatefulSetController(Controller):
         sts = self.sets.get_by_name(namespace, name)
         if sts is None:
             self.facts.forget(key)
-            self.control.memo.forget(key)
+            self.control.forget(key)
             return
+        sts = self.control.newest(key, sts)
         try:
             selector = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
         except ValueError as e:

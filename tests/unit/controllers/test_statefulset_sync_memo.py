@@ -1,13 +1,17 @@
-"""The StatefulSet sync's revision memo: recomputed exactly when one of its inputs changes."""
+"""What a StatefulSet sync keeps between syncs: revision work once per input, its own status write until the cache has it."""
 
 from __future__ import annotations
 
 import copy
 
+import pytest
+
 from apiserver.api.types import Obj
 from controllers.statefulset import utils
 from controllers.statefulset.revisions import RevisionMemo
 from controllers.testing import statefulset
+
+pytestmark = pytest.mark.anyio
 
 
 def _sts(generation: int = 1, **annotations: str) -> Obj:
@@ -71,3 +75,42 @@ def test_templates_follow_the_revision_version_and_only_the_last_ones_are_kept()
     memo.forget("default/web")
     (t4,) = memo.templates("default/web", rev)
     assert t4 == t1 and t4 is not t1
+
+
+class _StatusClient:
+    """Stores status writes like a server: a new resourceVersion per write."""
+
+    def __init__(self) -> None:
+        self.writes: list[Obj] = []
+
+    async def update_status(self, gvr: object, obj: Obj, namespace: str = "") -> Obj:
+        out = copy.deepcopy(obj)
+        out["metadata"]["resourceVersion"] = str(int(obj["metadata"]["resourceVersion"]) + 1)
+        self.writes.append(out)
+        return out
+
+
+async def test_a_sync_reads_its_own_status_write_until_the_cache_has_it() -> None:
+    """No second write of a status already stored, no stale resourceVersion (a conflict) meanwhile."""
+    from apiserver.meta import Clock
+    from controllers.statefulset.control import StatefulSetControl
+
+    client = _StatusClient()
+    control = StatefulSetControl(client, None, None, Clock())  # type: ignore[arg-type]
+    cached = _sts()
+    cached["metadata"]["resourceVersion"] = "7"
+    status = {"observedGeneration": 1, "replicas": 2, "currentRevision": "web-1", "updateRevision": "web-1"}
+    await control._write_status(cached, dict(status))
+    fresh = control.newest("default/web", cached)
+    assert fresh["metadata"]["resourceVersion"] == "8" and fresh["status"]["replicas"] == 2
+    await control._write_status(fresh, dict(status))
+    assert len(client.writes) == 1  # equal to what is stored: not sent
+    # the cache caught up: it is used again, and the remembered write is dropped
+    caught_up = {**fresh, "metadata": {**fresh["metadata"]}}
+    assert control.newest("default/web", caught_up) is caught_up
+    assert control.newest("default/web", cached) is cached
+    # a set recreated under the name (another uid) never gets the old set's object
+    await control._write_status(cached, dict(status))
+    other = copy.deepcopy(cached)
+    other["metadata"]["uid"] = "u-2"
+    assert control.newest("default/web", other) is other
