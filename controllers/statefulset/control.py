@@ -186,9 +186,11 @@ class StatefulSetControl:
         facts: FactsOf,
     ) -> None:
         live = {name_of(r) for r in (current, update) if r is not None}
+        limit = int(get_path(sts, "spec.revisionHistoryLimit", 10) or 0)
+        if sum(1 for r in revisions if name_of(r) not in live) <= limit:
+            return  # the pods' revisions could only keep more: nothing to trim, no pod to read
         live.update(facts(p).revision for p in pods)
         old = [r for r in revisions if name_of(r) not in live]
-        limit = int(get_path(sts, "spec.revisionHistoryLimit", 10) or 0)
         for rev in old[: max(len(old) - limit, 0)]:
             await self.history.delete(rev)
 
@@ -318,12 +320,15 @@ class StatefulSetControl:
 
         has_claims = bool(utils.claim_templates(sts))
 
+        set_name, set_namespace = name_of(sts), namespace_of(sts)
+
         def settled(i: int) -> bool:
             """With Parallel management: ``process_replica`` would make no call for this pod."""
             f, pod = rfacts[i], replicas[i]
             if not f.created or f.phase in ("Failed", "Succeeded"):
                 return False
-            if not f.identity_matches(sts):
+            # ``f.identity_matches(sts)``, with the set's name read once per sync
+            if not (f.named_right and f.parent == set_name and f.namespace == set_namespace):
                 return False
             if not has_claims:
                 return True

@@ -213,18 +213,23 @@ class StatefulSetController(Controller):
         ``ControllerRefManager.claim`` does with it); only the others go through the manager.
         """
         uid, name = uid_of(sts), sts["metadata"]["name"]
-        # the cache holds one object per pod: identity deduplicates the two index lookups
-        candidates = {id(p): p for p in self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{name}")}
-        for p in self.pods.by_index(CONTROLLER_UID, uid):
-            candidates.setdefault(id(p), p)
         kept: list[Obj] = []
         others: list[Obj] = []
-        for p in candidates.values():
+        controlled = 0
+        members = self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{name}")
+        for p in members:
             _, f, selected = facts.entry(p)
-            if selected and f.controller_uid == uid and f.parent == name:
-                kept.append(p)
-            else:
-                others.append(p)
+            if f.controller_uid == uid:
+                controlled += 1
+                if selected and f.parent == name:
+                    kept.append(p)
+                    continue
+            others.append(p)
+        if controlled != self.pods.count_by_index(CONTROLLER_UID, uid):
+            # pods this set controls that are not named as its members (the cache holds one
+            # object per pod: identity tells the two index lookups' pods apart)
+            seen = {id(p) for p in members}
+            others.extend(p for p in self.pods.by_index(CONTROLLER_UID, uid) if id(p) not in seen)
         if not others:
             return kept
         manager = self._ref_manager(sts, selector, PODS)

@@ -134,6 +134,38 @@ async def test_orphans_matching_the_selector_are_adopted_and_mismatches_released
     assert released is not None and released["metadata"]["uid"] == created["metadata"]["uid"]
 
 
+async def test_a_controlled_pod_that_is_not_a_member_is_released(
+    client: Any, ctrl: StatefulSetController
+) -> None:
+    """``isMemberOf`` fails for a pod not named ``<set>-<ordinal>``: the set lets it go."""
+    sts = await client.create(STATEFULSETS, statefulset("web", 1, policy="Parallel"), "default")
+    await pods_of(client, n=1)
+    stray = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "stray",
+            "labels": {"app": "web"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": "web",
+                    "uid": sts["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "main", "image": "img"}]},
+    }
+    await client.create(PODS, stray, "default")
+    released = await wait_object(
+        client, PODS, "stray", "default", lambda o: o is not None and not o["metadata"].get("ownerReferences")
+    )
+    assert released is not None
+
+
 def _revision(name: str, app: str, namespace: str = "default") -> Obj:
     return {
         "apiVersion": "apps/v1",
