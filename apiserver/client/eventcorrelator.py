@@ -22,7 +22,6 @@ name back with :meth:`EventCorrelator.update_state`.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -41,23 +40,28 @@ V = TypeVar("V")
 
 
 class LRU(Generic[K, V]):
-    """``groupcache/lru``: a read refreshes the entry; the least recently used one goes first."""
+    """``groupcache/lru``: a read refreshes the entry; the least recently used one goes first.
+
+    A plain dict keeps insertion order: refreshing an entry is re-inserting it at the end.
+    """
 
     def __init__(self, size: int = MAX_LRU_ENTRIES) -> None:
         self.size = size
-        self._d: OrderedDict[K, V] = OrderedDict()
+        self._d: dict[K, V] = {}
 
     def get(self, key: K) -> V | None:
-        v = self._d.get(key)
+        d = self._d
+        v = d.pop(key, None)
         if v is not None:
-            self._d.move_to_end(key)
+            d[key] = v
         return v
 
     def add(self, key: K, value: V) -> None:
-        self._d[key] = value
-        self._d.move_to_end(key)
-        if len(self._d) > self.size:
-            self._d.popitem(last=False)
+        d = self._d
+        d.pop(key, None)
+        d[key] = value
+        if len(d) > self.size:
+            del d[next(iter(d))]
 
     def __len__(self) -> int:
         return len(self._d)
@@ -97,9 +101,9 @@ class _Observation:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Correlated:
-    """What to write: a new Event (``count == 1``) or a patch of ``name`` to ``count``."""
+    """What to write: a new Event (``count == 1``) or a patch of ``name`` to ``count`` (read-only)."""
 
     name: str
     message: str
@@ -172,12 +176,13 @@ class EventCorrelator:
         # 1. aggregation
         aggregate = False
         if self.max_events > 0:
-            agg = self._aggregates.get(group)
+            agg = self._aggregates.get(group)  # a hit is refreshed in the LRU and updated in place
             if agg is None or now - agg.last > self.interval:
-                agg = _Aggregate(set(), now)
-            agg.local_keys.add(message)
-            agg.last = now
-            self._aggregates.add(group, agg)
+                agg = _Aggregate({message}, now)
+                self._aggregates.add(group, agg)
+            else:
+                agg.local_keys.add(message)
+                agg.last = now
             aggregate = len(agg.local_keys) >= self.max_events
             if aggregate:
                 agg.local_keys.pop()  # the set never grows past the limit
@@ -189,10 +194,11 @@ class EventCorrelator:
         # 2. de-duplication
         seen = self._observed.get(key)
         if seen is not None and seen.count > 0:
-            out = Correlated(seen.name, message, seen.count + 1, seen.first_timestamp, key, aggregate)
+            seen.count += 1
+            out = Correlated(seen.name, message, seen.count, seen.first_timestamp, key, aggregate)
         else:
             out = Correlated(new_name(), message, 1, now, key, aggregate)
-        self._observed.add(key, _Observation(out.count, out.first_timestamp, out.name))
+            self._observed.add(key, _Observation(1, now, out.name))
         # 3. spam filter
         if self.burst <= 0:
             return out
@@ -200,9 +206,8 @@ class EventCorrelator:
         bucket = self._spam.get(spam_key)
         if bucket is None:
             bucket = TokenBucket(self.qps, self.burst, now)
-        accepted = bucket.try_accept(now)
-        self._spam.add(spam_key, bucket)
-        if not accepted:
+            self._spam.add(spam_key, bucket)
+        if not bucket.try_accept(now):
             self.filtered += 1
             return None
         return out
