@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import CONTROLLERREVISIONS, Client
@@ -127,7 +129,7 @@ class History:
         """
         ns = namespace_of(parent)
         while True:
-            clone = json.loads(json.dumps(revision))
+            clone = orjson.loads(orjson.dumps(revision))
             h = hash_revision(clone["data"], collision_count)
             clone["metadata"]["name"] = revision_name(name_of(parent), h)
             clone["metadata"].setdefault("labels", {})[HASH_LABEL] = h
