@@ -171,7 +171,9 @@ class StatefulSetControl:
         elif equal:
             update = await self.history.update_revision_number(equal[-1], int(candidate["revision"]))
         else:
-            update, collision = await self.history.create(sts, candidate, collision)
+            # the candidate was built (and named) for this collision count: its hash label is current
+            known = candidate["metadata"]["labels"].get(history.HASH_LABEL, "")
+            update, collision = await self.history.create(sts, candidate, collision, known)
         wanted = get_path(sts, "status.currentRevision", "")
         current = next((r for r in revisions if name_of(r) == wanted), None) or update
         return current, update, collision

@@ -203,6 +203,30 @@ async def test_orphan_revisions_matching_the_selector_are_adopted(
         assert not untouched["metadata"].get("ownerReferences")
 
 
+async def test_a_revision_name_taken_by_other_data_bumps_the_collision_count(
+    cp: ControlPlane, client: Any
+) -> None:
+    """``CreateControllerRevision``: AlreadyExists with different data -> next collision count, new name."""
+    from controllers import history
+
+    sts = await client.create(STATEFULSETS, statefulset("web", 1, policy="Parallel"), "default")
+    taken = history.revision_name("web", history.hash_revision(su.revision_data(sts), 0))
+    squatter = _revision(taken, "other")
+    await client.create(CONTROLLERREVISIONS, squatter, "default")
+    register_controllers(cp, "statefulset")
+    await cp.start_component(STATEFULSET)
+    got = await wait_object(
+        client, STATEFULSETS, "web", "default", lambda o: (o or {}).get("status", {}).get("replicas") == 1
+    )
+    assert got is not None
+    assert got["status"]["collisionCount"] == 1
+    assert got["status"]["updateRevision"] == history.revision_name(
+        "web", history.hash_revision(su.revision_data(sts), 1)
+    )
+    (pod,) = await pods_of(client, n=1)
+    assert pod["metadata"]["labels"][su.REVISION_LABEL] == got["status"]["updateRevision"] != taken
+
+
 async def test_failed_pod_is_recreated(client: Any, ctrl: StatefulSetController) -> None:
     await client.create(STATEFULSETS, statefulset("web", 1), "default")
     first = (await pods_of(client, n=1))[0]
