@@ -88,10 +88,29 @@ class TokenBucket:
         return False
 
 
-@dataclass(slots=True)
 class _Aggregate:
-    local_keys: set[str]
-    last: float
+    """The distinct messages of one group seen lately: one string until a second one comes (most
+    groups never get another: a kubelet's ``Started`` of one container), then a set."""
+
+    __slots__ = ("keys", "last")
+
+    def __init__(self, message: str, now: float) -> None:
+        self.keys: str | set[str] = message
+        self.last = now
+
+    def add(self, message: str, limit: int) -> bool:
+        """Count ``message`` in; True when the group has ``limit`` distinct messages (the set
+        then drops one, so it never grows past the limit)."""
+        keys = self.keys
+        if isinstance(keys, str):
+            if keys == message:
+                return limit <= 1
+            keys = self.keys = {keys}
+        keys.add(message)
+        if len(keys) >= limit:
+            keys.pop()
+            return True
+        return False
 
 
 @dataclass(slots=True)
@@ -111,7 +130,7 @@ class Correlated:
     #: when the event (the aggregate, for a combined one) was first seen
     first_timestamp: float
     #: the cache key the recorder reports the stored name back under
-    key: tuple[str, ...]
+    key: tuple[object, ...]
     #: a combined event: upstream builds it from the source, object, type, reason and message
     #: only (no reporting controller or instance, no related object)
     aggregate: bool = False
@@ -131,9 +150,11 @@ def object_key(ref: Obj) -> tuple[str, ...]:
 class EventCorrelator:
     """Aggregation, de-duplication and spam filtering for one recorder (see module docstring).
 
-    ``component`` and ``host`` are the recorder's ``source`` (its reporting controller and
-    instance are derived from them, so they are part of every key already). ``max_events <= 0``
-    turns aggregation off, ``burst <= 0`` the spam filter.
+    ``component`` and ``host`` are the recorder's ``source``: one correlator serves one source
+    (and one reporting controller and instance), so the keys leave them out. They nest instead of
+    repeating: a group is (object, type, reason), an event (group, fieldPath, message), all
+    sharing the object's tuple. ``max_events <= 0`` turns aggregation off, ``burst <= 0`` the
+    spam filter.
     """
 
     def __init__(
@@ -152,8 +173,8 @@ class EventCorrelator:
         self.interval = interval
         self.burst = burst
         self.qps = qps
-        self._aggregates: LRU[tuple[str, ...], _Aggregate] = LRU(size)
-        self._observed: LRU[tuple[str, ...], _Observation] = LRU(size)
+        self._aggregates: LRU[tuple[object, ...], _Aggregate] = LRU(size)
+        self._observed: LRU[tuple[object, ...], _Observation] = LRU(size)
         self._spam: LRU[tuple[str, ...], TokenBucket] = LRU(size)
         #: events dropped by the spam filter (their count lives on in the cache)
         self.filtered = 0
@@ -172,25 +193,23 @@ class EventCorrelator:
         when one is made.
         """
         obj = object_key(ref)
-        group = (*self.source, *obj, etype, reason)
+        group = (obj, etype, reason)
         # 1. aggregation
         aggregate = False
         if self.max_events > 0:
             agg = self._aggregates.get(group)  # a hit is refreshed in the LRU and updated in place
             if agg is None or now - agg.last > self.interval:
-                agg = _Aggregate({message}, now)
+                agg = _Aggregate(message, now)
                 self._aggregates.add(group, agg)
+                aggregate = self.max_events <= 1
             else:
-                agg.local_keys.add(message)
+                aggregate = agg.add(message, self.max_events)
                 agg.last = now
-            aggregate = len(agg.local_keys) >= self.max_events
-            if aggregate:
-                agg.local_keys.pop()  # the set never grows past the limit
         if aggregate:
-            key = group
+            key: tuple[object, ...] = group
             message = AGGREGATE_PREFIX + message
         else:
-            key = (*group, ref.get("fieldPath", ""), message)
+            key = (group, ref.get("fieldPath", ""), message)
         # 2. de-duplication
         seen = self._observed.get(key)
         if seen is not None and seen.count > 0:
@@ -202,11 +221,10 @@ class EventCorrelator:
         # 3. spam filter
         if self.burst <= 0:
             return out
-        spam_key = (*self.source, *obj)
-        bucket = self._spam.get(spam_key)
+        bucket = self._spam.get(obj)
         if bucket is None:
             bucket = TokenBucket(self.qps, self.burst, now)
-            self._spam.add(spam_key, bucket)
+            self._spam.add(obj, bucket)
         if not bucket.try_accept(now):
             self.filtered += 1
             return None
