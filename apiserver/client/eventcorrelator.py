@@ -67,25 +67,15 @@ class LRU(Generic[K, V]):
         return len(self._d)
 
 
-class TokenBucket:
-    """``flowcontrol.NewTokenBucketRateLimiterWithClock``: starts full, refills at ``qps``."""
-
-    __slots__ = ("burst", "last", "qps", "tokens")
-
-    def __init__(self, qps: float, burst: int, now: float) -> None:
-        self.qps = qps
-        self.burst = burst
-        self.tokens = float(burst)
-        self.last = now
-
-    def try_accept(self, now: float) -> bool:
-        if now > self.last:
-            self.tokens = min(float(self.burst), self.tokens + (now - self.last) * self.qps)
-            self.last = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return True
-        return False
+def take_token(full_at: float, now: float, qps: float, burst: int) -> float | None:
+    """``flowcontrol.NewTokenBucketRateLimiterWithClock(qps, burst).TryAccept()`` on a bucket held
+    as one float: the time it would be full again (a new bucket: ``now``, full). Returns the new
+    value when a token was taken, None when none is left. One float per involved object instead
+    of an object with a count and a time: a recorder keeps one per object it reported on."""
+    missing = max(full_at - now, 0.0) * qps  # tokens short of a full bucket
+    if burst - missing >= 1.0 - 1e-9:  # the tolerance absorbs the float error of the rate
+        return max(full_at, now) + 1.0 / qps
+    return None
 
 
 class _Aggregate:
@@ -175,7 +165,7 @@ class EventCorrelator:
         self.qps = qps
         self._aggregates: LRU[tuple[object, ...], _Aggregate] = LRU(size)
         self._observed: LRU[tuple[object, ...], _Observation] = LRU(size)
-        self._spam: LRU[tuple[str, ...], TokenBucket] = LRU(size)
+        self._spam: LRU[tuple[str, ...], float] = LRU(size)
         #: events dropped by the spam filter (their count lives on in the cache)
         self.filtered = 0
 
@@ -221,13 +211,12 @@ class EventCorrelator:
         # 3. spam filter
         if self.burst <= 0:
             return out
-        bucket = self._spam.get(obj)
-        if bucket is None:
-            bucket = TokenBucket(self.qps, self.burst, now)
-            self._spam.add(obj, bucket)
-        if not bucket.try_accept(now):
+        full_at = self._spam.get(obj)
+        taken = take_token(now if full_at is None else full_at, now, self.qps, self.burst)
+        if taken is None:
             self.filtered += 1
             return None
+        self._spam.add(obj, taken)
         return out
 
     def update_state(self, written: Correlated, name: str, count: int) -> None:

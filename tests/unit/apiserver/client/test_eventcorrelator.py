@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apiserver.client.eventcorrelator import LRU, EventCorrelator, TokenBucket
+from apiserver.client.eventcorrelator import LRU, EventCorrelator, take_token
 
 REF = {"kind": "Pod", "namespace": "default", "name": "web-0", "uid": "u-1", "apiVersion": "v1"}
 
@@ -18,11 +18,21 @@ def test_lru_drops_the_least_recently_used_entry() -> None:
 
 
 def test_token_bucket_starts_full_and_refills_at_its_rate() -> None:
-    bucket = TokenBucket(qps=0.5, burst=2, now=0.0)
-    assert [bucket.try_accept(0.0) for _ in range(3)] == [True, True, False]
-    assert not bucket.try_accept(1.0)  # half a token
-    assert bucket.try_accept(2.0)
-    assert bucket.try_accept(100.0) and bucket.try_accept(100.0) and not bucket.try_accept(100.0)
+    def run(times: list[float], qps: float = 0.5, burst: int = 2) -> list[bool]:
+        full_at: float | None = None
+        out = []
+        for now in times:
+            taken = take_token(now if full_at is None else full_at, now, qps, burst)
+            out.append(taken is not None)
+            if taken is not None:
+                full_at = taken
+        return out
+
+    assert run([0.0, 0.0, 0.0]) == [True, True, False]
+    assert run([0.0, 0.0, 1.0, 2.0]) == [True, True, False, True]  # half a token, then a whole one
+    assert run([0.0, 0.0, 100.0, 100.0, 100.0]) == [True, True, True, True, False]  # never above burst
+    # client-go's defaults: 25 at once, the 26th refused, one more after exactly 300 s
+    assert run([0.0] * 26 + [299.0, 300.0], qps=1 / 300, burst=25) == [True] * 25 + [False, False, True]
 
 
 def test_a_forgotten_event_is_a_new_one() -> None:
