@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import CONTROLLERREVISIONS, Client
@@ -120,15 +122,20 @@ class History:
     def __init__(self, client: Client) -> None:
         self.client = client
 
-    async def create(self, parent: Obj, revision: Obj, collision_count: int) -> tuple[Obj, int]:
+    async def create(
+        self, parent: Obj, revision: Obj, collision_count: int, known_hash: str = ""
+    ) -> tuple[Obj, int]:
         """``CreateControllerRevision``: on a name clash with different data, bump the collision count.
 
+        ``known_hash`` is the revision's hash at ``collision_count`` when the caller has it
+        (:func:`new_controller_revision` computed it): the first attempt then skips hashing again.
         Returns the stored revision and the (possibly incremented) collision count.
         """
         ns = namespace_of(parent)
         while True:
-            clone = json.loads(json.dumps(revision))
-            h = hash_revision(clone["data"], collision_count)
+            clone = orjson.loads(orjson.dumps(revision))
+            h = known_hash or hash_revision(clone["data"], collision_count)
+            known_hash = ""
             clone["metadata"]["name"] = revision_name(name_of(parent), h)
             clone["metadata"].setdefault("labels", {})[HASH_LABEL] = h
             try:

@@ -12,9 +12,10 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 import math
+
+import orjson
 
 from apiserver.api.types import Obj
 from apiserver.meta import (
@@ -55,7 +56,9 @@ def pod_from_template(owner: Obj, template: Obj, api_version: str, kind: str) ->
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": md,
-        "spec": copy.deepcopy(template.get("spec") or {}),
+        # an independent copy of JSON values (what an API object holds), several times faster than
+        # copy.deepcopy: every controller creating pods pays it once per pod
+        "spec": orjson.loads(orjson.dumps(template.get("spec") or {})),
     }
 
 

@@ -196,7 +196,9 @@ class Scheduler:
         self.podgroups: Informer | None = (
             self.informers.informer(PODGROUPS) if self.pod_groups_enabled else None
         )
-        self.recorder = EventRecorder(client, EVENT_COMPONENT, clock=self.clock)
+        # kube-scheduler records through client-go's tools/events, which has no aggregation or
+        # spam filter (those are tools/record's): exact de-duplication only
+        self.recorder = EventRecorder(client, EVENT_COMPONENT, clock=self.clock, correlate=False)
         #: KEP-6413's PodGroupSatisfied (gangplane's PodGroupRuntimeSatisfaction gate)
         self.satisfaction: PodGroupSatisfaction | None = None
         if self.podgroups is not None and self.gates.enabled(POD_GROUP_RUNTIME_SATISFACTION):
@@ -315,7 +317,9 @@ class Scheduler:
             return self.recorder
         rec = self._profile_recorders.get(name)
         if rec is None:
-            rec = self._profile_recorders[name] = EventRecorder(self.client, name, clock=self.clock)
+            rec = self._profile_recorders[name] = EventRecorder(
+                self.client, name, clock=self.clock, correlate=False
+            )
         return rec
 
     def framework_for(self, pod: Obj) -> Framework | None:

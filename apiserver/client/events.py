@@ -2,9 +2,12 @@
 
 ``recorder.event(obj, "Normal", "Scheduled", "Successfully assigned ...")`` never blocks the
 caller: events are queued and written by a background task through the component's client.
-Repeats of the same (object, type, reason, message, source) within the correlation window are
-folded into one core/v1 Event whose ``count`` and ``lastTimestamp`` grow (kube's
-de-duplication), so ``kubectl describe`` shows ``x5 over 2m`` instead of five rows.
+Before a write, each event goes through client-go's ``EventCorrelator``
+(:mod:`apiserver.client.eventcorrelator`): more than 9 messages of one reason about one object
+within 10 minutes are combined into one ``(combined from similar events): …`` Event, repeats of
+an event are folded into it (``count`` and ``lastTimestamp`` grow, so ``kubectl describe``
+shows ``x5 over 2m`` instead of five rows), and a source may write 25 events about an object,
+then one every 5 minutes.
 The same objects read back through events.k8s.io/v1 (shared storage).
 """
 
@@ -18,6 +21,7 @@ from typing import Any
 
 from apiserver import errors
 from apiserver.api.types import Obj
+from apiserver.client.eventcorrelator import EventCorrelator
 from apiserver.client.interface import EVENTS, Client
 from apiserver.meta import Clock, rfc3339, rfc3339_micro
 
@@ -71,15 +75,26 @@ class _Pending:
 class EventRecorder:
     """Records Events for one component (``source.component`` / ``reportingController``)."""
 
-    def __init__(self, client: Client, component: str, host: str = "", clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        component: str,
+        host: str = "",
+        clock: Clock | None = None,
+        *,
+        correlate: bool = True,
+    ) -> None:
         self.client = client
         self.component = component
         self.host = host
         self.clock = clock or Clock()
         self._queue: asyncio.Queue[_Pending] | None = None
         self._task: asyncio.Task[None] | None = None
-        # dedup key -> (event name, namespace, count)
-        self._seen: dict[tuple[str, ...], tuple[str, str, int]] = {}
+        #: client-go's aggregation, de-duplication and spam filter (``correlate=False``: exact
+        #: de-duplication only, for a component that records through ``tools/events`` upstream)
+        self.correlator = (
+            EventCorrelator(component, host) if correlate else EventCorrelator.dedup_only(component, host)
+        )
         self._last_stamp = 0  # the newest name stamp this recorder used
         self.written = 0
 
@@ -115,8 +130,8 @@ class EventRecorder:
         while True:
             p = await self._queue.get()
             try:
-                await self._write(p)
-                self.written += 1
+                if await self._write(p):
+                    self.written += 1
             except errors.StatusError as e:
                 # A namespace that is gone (or going) takes no events; that is not an error.
                 if e.code not in (403, 404):
@@ -126,59 +141,55 @@ class EventRecorder:
             finally:
                 self._queue.task_done()
 
-    async def _write(self, p: _Pending) -> None:
+    async def _write(self, p: _Pending) -> bool:
+        """Correlate ``p`` (:mod:`.eventcorrelator`) and write what that asks for; False if filtered."""
+        name_of_object = p.ref.get("name", "unknown")
+
+        def new_name() -> str:
+            self._last_stamp = event_stamp(p.ts, self._last_stamp)
+            return event_name(name_of_object, self._last_stamp)
+
+        c = self.correlator.correlate(p.ref, p.type, p.reason, p.message, p.ts, new_name)
+        if c is None:
+            return False
         ns = p.ref.get("namespace") or "default"
-        key = (
-            p.ref.get("kind", ""),
-            ns,
-            p.ref.get("name", ""),
-            p.ref.get("uid", ""),
-            p.type,
-            p.reason,
-            p.message,
-            self.component,
-            self.host,
-        )
         now = rfc3339(p.ts)
-        seen = self._seen.get(key)
-        if seen is not None:
-            name, sns, count = seen
+        if c.count > 1:
             try:
                 await self.client.patch(
                     EVENTS,
-                    name,
-                    {"count": count + 1, "lastTimestamp": now, "series": None},
-                    sns,
+                    c.name,
+                    {"count": c.count, "lastTimestamp": now, "message": c.message, "series": None},
+                    ns,
                 )
-                self._seen[key] = (name, sns, count + 1)
-                return
+                self.correlator.update_state(c, c.name, c.count)
+                return True
             except errors.StatusError as e:
+                # Gone meanwhile (deleted, or its TTL ran out): recreated below as it is now.
                 if e.code != 404:
                     raise
-        self._last_stamp = event_stamp(p.ts, self._last_stamp)
-        name = event_name(p.ref.get("name", "unknown"), self._last_stamp)
         source: Obj = {"component": self.component}
         if self.host:
             source["host"] = self.host
         ev: Obj = {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"name": name, "namespace": ns},
+            "metadata": {"name": c.name, "namespace": ns},
             "involvedObject": p.ref,
             "reason": p.reason,
-            "message": p.message,
+            "message": c.message,
             "type": p.type,
             "source": source,
-            "firstTimestamp": now,
+            "firstTimestamp": rfc3339(c.first_timestamp),
             "lastTimestamp": now,
-            "eventTime": None,
-            "count": 1,
-            "reportingComponent": self.component,
-            "reportingInstance": self.host or self.component,
+            "count": c.count,
         }
-        if p.related:
-            ev["related"] = p.related
-        del ev["eventTime"]
+        if not c.aggregate:
+            ev["reportingComponent"] = self.component
+            ev["reportingInstance"] = self.host or self.component
+            if p.related:
+                ev["related"] = p.related
+        name = c.name
         while True:
             try:
                 await self.client.create(EVENTS, ev, ns)
@@ -189,12 +200,9 @@ class EventRecorder:
                 if not errors.is_already_exists(e):
                     raise
                 self._last_stamp += 1
-                name = ev["metadata"]["name"] = event_name(p.ref.get("name", "unknown"), self._last_stamp)
-        self._seen[key] = (name, ns, 1)
-        if len(self._seen) > 4096:
-            # bounded like kube's LRU of 4096 event keys
-            for k in list(self._seen)[:1024]:
-                del self._seen[k]
+                name = ev["metadata"]["name"] = event_name(name_of_object, self._last_stamp)
+        self.correlator.update_state(c, name, c.count)
+        return True
 
 
 __all__ = ["NORMAL", "WARNING", "EventRecorder", "object_reference", "rfc3339_micro"]

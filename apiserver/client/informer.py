@@ -136,6 +136,10 @@ class Informer:
             return []
         return [self._items[k] for k in keys if k in self._items]
 
+    def count_by_index(self, name: str, value: str) -> int:
+        """How many cached objects the index holds under ``value`` (no list built)."""
+        return len(self._indices.get(name, {}).get(value) or ())
+
     def index_keys(self, name: str, value: str) -> set[str]:
         return set(self._indices.get(name, {}).get(value) or ())
 

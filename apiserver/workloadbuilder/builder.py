@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 import json
 
+import orjson
+
 from apiserver import field
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList, Path
@@ -114,7 +116,7 @@ class Builder:
             )
         if self._workload is None:
             self._workload = self._build()
-        return copy.deepcopy(self._workload)
+        return _json_copy(self._workload)
 
     def _build(self) -> Obj:
         spec = compile_workload_spec(self._root)
@@ -340,4 +342,11 @@ def new_builder(root: WorkloadItem | None, opts: BuildOptions) -> Builder:
 
 def new_builder_from_existing_workload(workload: Obj, opts: BuildOptions) -> Builder:
     """Materialise-only builder over a persisted Workload (see module docstring)."""
-    return Builder(None, opts, existing_workload=copy.deepcopy(workload))
+    return Builder(None, opts, existing_workload=_json_copy(workload))
+
+
+def _json_copy(obj: Obj) -> Obj:
+    """An independent copy of a Workload (JSON values only): a fraction of ``copy.deepcopy``'s cost,
+    paid once per StatefulSet or Job the controllers give a Workload and a PodGroup."""
+    copied: Obj = orjson.loads(orjson.dumps(obj))
+    return copied

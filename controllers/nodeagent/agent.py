@@ -516,7 +516,7 @@ class NodeAgent(Controller):
         for k, v in action.mark.items():
             setattr(state, k, v)
         if action.fired:
-            state.fired.add(action.fired)
+            state.fired = state.fired | {action.fired}
         if action.events:
             ref = {"kind": "Node", "name": name, "uid": name, "apiVersion": "v1"}
             rec = self._recorder(name)
@@ -841,9 +841,10 @@ class NodeAgent(Controller):
                 raise
             rec.written = pod
             rec.written_rv = _rv(pod)
-        rec.flags.update(action.flags)
+        if action.flags:
+            rec.flags = rec.flags.union(action.flags)
         if action.fired:
-            rec.fired.add(action.fired)
+            rec.fired = rec.fired | {action.fired}
         for k, v in action.mark.items():
             setattr(rec, k, v)
         if action.events:

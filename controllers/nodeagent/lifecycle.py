@@ -239,11 +239,16 @@ def _since_matched(
     def match(c: Any) -> bool:
         if inner(c):
             return True
-        _memory(c).since.pop(name, None)
+        since = _memory(c).since
+        if since:
+            since.pop(name, None)
         return False
 
     def anchor(c: Any) -> float | None:
-        return _memory(c).since.setdefault(name, c.mono)  # type: ignore[no-any-return]
+        mem = _memory(c)
+        if mem.since is None:
+            mem.since = {}
+        return mem.since.setdefault(name, c.mono)  # type: ignore[no-any-return]
 
     return match, anchor
 

@@ -117,7 +117,7 @@ class AgentOptions:
             raise ValueError("workers must be >= 1")
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeState:
     """The agent's memory of one simulated node (rebuilt from the API after a restart)."""
 
@@ -138,14 +138,15 @@ class NodeState:
     written_rv: int = 0
     #: monotonic time the agent first saw the node (user node stages count from it)
     first_seen: float = 0.0
-    #: data stages: when each began to match (anchor ``matched``) and which one-shot ones ran
-    since: dict[str, float] = field(default_factory=dict)
-    fired: set[str] = field(default_factory=set)
+    #: data stages: when each began to match (anchor ``matched``; None until one does) and which
+    #: one-shot ones ran (replaced, never changed in place: the empty default is shared)
+    since: dict[str, float] | None = None
+    fired: frozenset[str] = frozenset()
 
 
-@dataclass
+@dataclass(slots=True)
 class PodRecord:
-    """The agent's memory of one pod bound to a simulated node."""
+    """The agent's memory of one pod bound to a simulated node (slots: one per pod, 10,000s of them)."""
 
     key: str
     uid: str
@@ -161,10 +162,12 @@ class PodRecord:
     crashed: float | None = None
     crashed_wall: float | None = None
     orphaned: float | None = None
-    flags: set[str] = field(default_factory=set)
-    #: data stages: when each began to match (anchor ``matched``) and which one-shot ones ran
-    since: dict[str, float] = field(default_factory=dict)
-    fired: set[str] = field(default_factory=set)
+    #: flags, and data stages: when each began to match (anchor ``matched``; None until one does)
+    #: and which one-shot ones ran. A running pod usually has none of them, so nothing is allocated
+    #: per pod until then (the sets are replaced, never changed in place: the empty one is shared).
+    flags: frozenset[str] = frozenset()
+    since: dict[str, float] | None = None
+    fired: frozenset[str] = frozenset()
     #: the newest object this agent wrote (used until the informer catches up)
     written: Obj | None = None
     written_rv: int = 0

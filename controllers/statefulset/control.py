@@ -26,12 +26,13 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import STATEFULSETS, Client
-from apiserver.meta import Clock, get_path, name_of, namespace_of
+from apiserver.meta import Clock, get_path, key_of, name_of, namespace_of, resource_version_of, uid_of
 from controllers import history
 from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
 from controllers.statefulset.podfacts import PodFacts, pod_facts
+from controllers.statefulset.revisions import RevisionMemo
 
 #: how a sync reads a pod's facts (a memo in the controller; :func:`pod_facts` by default)
 FactsOf = Callable[[Obj], PodFacts]
@@ -86,6 +87,37 @@ class StatefulSetControl:
         self.history = history.History(client)
         self.recorder = recorder
         self.clock = clock
+        #: candidate revisions and revision templates, computed once per input (:mod:`.revisions`)
+        self.memo = RevisionMemo()
+        #: per set key, the object our last status write returned, until the cache is as new
+        self._written: dict[str, Obj] = {}
+
+    def newest(self, key: str, cached: Obj) -> Obj:
+        """``cached``, or the object our own status write returned when the cache is older.
+
+        The informer delivers our write a moment later; a sync in between would compare the new
+        status with the old one (writing again what is already stored) and send a stale
+        resourceVersion (a conflict, then a re-read). resourceVersions are compared as integers,
+        as every store of gangplane (and etcd) issues them; anything else keeps the cache.
+        """
+        mine = self._written.get(key)
+        if mine is None:
+            return cached
+        try:
+            newer = uid_of(mine) == uid_of(cached) and int(resource_version_of(mine)) > int(
+                resource_version_of(cached)
+            )
+        except ValueError:
+            newer = False
+        if not newer:
+            del self._written[key]
+            return cached
+        return mine
+
+    def forget(self, key: str) -> None:
+        """The set is gone."""
+        self.memo.forget(key)
+        self._written.pop(key, None)
 
     # ------------------------------------------------------------------ entry point
     async def update(
@@ -129,14 +161,19 @@ class StatefulSetControl:
     async def _revisions(self, sts: Obj, revisions: list[Obj]) -> tuple[Obj, Obj, int]:
         """``getStatefulSetRevisions``: (current, update, collisionCount)."""
         collision = int(get_path(sts, "status.collisionCount", 0) or 0)
-        candidate = self._new_revision(sts, history.next_revision(revisions), collision)
+        number = history.next_revision(revisions)
+        candidate = self.memo.candidate(
+            sts, key_of(sts), number, collision, lambda: self._new_revision(sts, number, collision)
+        )
         equal = history.find_equal_revisions(revisions, candidate)
         if equal and history.equal_revision(revisions[-1], equal[-1]):
             update = revisions[-1]
         elif equal:
             update = await self.history.update_revision_number(equal[-1], int(candidate["revision"]))
         else:
-            update, collision = await self.history.create(sts, candidate, collision)
+            # the candidate was built (and named) for this collision count: its hash label is current
+            known = candidate["metadata"]["labels"].get(history.HASH_LABEL, "")
+            update, collision = await self.history.create(sts, candidate, collision, known)
         wanted = get_path(sts, "status.currentRevision", "")
         current = next((r for r in revisions if name_of(r) == wanted), None) or update
         return current, update, collision
@@ -151,9 +188,11 @@ class StatefulSetControl:
         facts: FactsOf,
     ) -> None:
         live = {name_of(r) for r in (current, update) if r is not None}
+        limit = int(get_path(sts, "spec.revisionHistoryLimit", 10) or 0)
+        if sum(1 for r in revisions if name_of(r) not in live) <= limit:
+            return  # the pods' revisions could only keep more: nothing to trim, no pod to read
         live.update(facts(p).revision for p in pods)
         old = [r for r in revisions if name_of(r) not in live]
-        limit = int(get_path(sts, "spec.revisionHistoryLimit", 10) or 0)
         for rev in old[: max(len(old) - limit, 0)]:
             await self.history.delete(rev)
 
@@ -168,7 +207,7 @@ class StatefulSetControl:
         plan: SchedulingPlan,
         facts: FactsOf,
     ) -> Obj:
-        cur_tmpl, upd_tmpl = utils.template_of_revision(current), utils.template_of_revision(update)
+        cur_tmpl, upd_tmpl = self.memo.templates(key_of(sts), current, update)
         cur_name, upd_name = name_of(current), name_of(update)
         min_ready = utils.min_ready_seconds(sts)
         start, count = utils.start_ordinal(sts), utils.replicas_of(sts)
@@ -283,12 +322,15 @@ class StatefulSetControl:
 
         has_claims = bool(utils.claim_templates(sts))
 
+        set_name, set_namespace = name_of(sts), namespace_of(sts)
+
         def settled(i: int) -> bool:
             """With Parallel management: ``process_replica`` would make no call for this pod."""
             f, pod = rfacts[i], replicas[i]
             if not f.created or f.phase in ("Failed", "Succeeded"):
                 return False
-            if not f.identity_matches(sts):
+            # ``f.identity_matches(sts)``, with the set's name read once per sync
+            if not (f.named_right and f.parent == set_name and f.namespace == set_namespace):
                 return False
             if not has_claims:
                 return True
@@ -390,7 +432,9 @@ class StatefulSetControl:
         body["status"] = _status_json(status)
         for _ in range(4):
             try:
-                await self.client.update_status(STATEFULSETS, body, namespace_of(sts))
+                self._written[key_of(sts)] = await self.client.update_status(
+                    STATEFULSETS, body, namespace_of(sts)
+                )
                 return
             except errors.StatusError as e:
                 if e.code == 404:

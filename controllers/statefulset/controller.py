@@ -5,7 +5,8 @@ enqueue the owning set (resolved from the controller ownerReference, checked aga
 UID) or, for an orphan, every set whose selector matches it. ``sync`` reads the caches only:
 
 1. the set from the cache (gone => nothing to do);
-2. its revisions — owned ones plus orphans matching the selector, which are adopted;
+2. its revisions — owned ones plus orphans matching the selector, which are adopted (both read
+   from indexes: the set's controller UID, the orphans of its namespace);
 3. its pods — candidates come from two indexes (pods whose controller is this set, pods named
    ``<set>-<n>``), never a namespace scan — claimed by selector (adopt / release); what the
    algorithm reads of each pod is read once per pod version (:mod:`.podfacts`);
@@ -48,11 +49,23 @@ log = logging.getLogger("gangplane.statefulset")
 NAME = "statefulset-controller"
 #: pod index: ``namespace/<parent>`` for pods named ``<parent>-<ordinal>``
 MEMBER_OF = "statefulset-member"
+#: ControllerRevision index: the namespace of each revision without a controller (an orphan)
+ORPHAN_IN = "orphan-in-namespace"
 
 
 def member_index(pod: Obj) -> list[str]:
     parent, ordinal = utils.parent_and_ordinal((pod.get("metadata") or {}).get("name", ""))
     return [f"{namespace_of(pod)}/{parent}"] if ordinal >= 0 else []
+
+
+def orphan_index(obj: Obj) -> list[str]:
+    """An object without a controller ownerReference, under its namespace (adoption candidates).
+
+    Orphans are rare and short-lived, so a sync reads its own revisions from the controller-UID
+    index and the orphans of its namespace from this one: never every revision of the namespace,
+    which made a namespace of N sets cost O(N) per sync.
+    """
+    return [namespace_of(obj)] if controller_ref(obj) is None else []
 
 
 class StatefulSetController(Controller):
@@ -90,6 +103,7 @@ class StatefulSetController(Controller):
         self.pods.add_indexer(CONTROLLER_UID, controller_uid_index)
         self.pods.add_indexer(MEMBER_OF, member_index)
         self.revisions.add_indexer(CONTROLLER_UID, controller_uid_index)
+        self.revisions.add_indexer(ORPHAN_IN, orphan_index)
         self.sets.add_event_handler(self._on_set, lambda old, new: self._on_set(new), self._on_set)
         self.pods.add_event_handler(self._add_pod, self._update_pod, self._delete_pod)
         self.facts = PodFactsCache()
@@ -149,7 +163,9 @@ class StatefulSetController(Controller):
         sts = self.sets.get_by_name(namespace, name)
         if sts is None:
             self.facts.forget(key)
+            self.control.forget(key)
             return
+        sts = self.control.newest(key, sts)
         try:
             selector = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
         except ValueError as e:
@@ -172,15 +188,20 @@ class StatefulSetController(Controller):
             self.enqueue_after(key, min_ready)
 
     async def _claim_revisions(self, sts: Obj, selector: LabelSelector) -> list[Obj]:
-        """Owned revisions, plus orphans matching the selector, which are adopted (``adoptOrphanRevisions``)."""
-        owned = self.revisions.by_index(CONTROLLER_UID, uid_of(sts))
+        """``ListRevisions`` + ``adoptOrphanRevisions``: the revisions matching the selector that this
+        set controls, plus matching orphans, which are adopted.
+
+        Read from two indexes (this set's controller UID, the orphans of its namespace), so a
+        sync costs the same however many sets share the namespace.
+        """
+        owned = [
+            r for r in self.revisions.by_index(CONTROLLER_UID, uid_of(sts)) if selector.matches(labels_of(r))
+        ]
         orphans = [
-            r
-            for r in self.revisions.list(namespace_of(sts))
-            if controller_ref(r) is None and selector.matches(labels_of(r))
+            r for r in self.revisions.by_index(ORPHAN_IN, namespace_of(sts)) if selector.matches(labels_of(r))
         ]
         if not orphans:
-            return list(owned)
+            return owned
         manager = self._ref_manager(sts, selector, CONTROLLERREVISIONS)
         adopted = await manager.claim(orphans)
         return [*owned, *adopted]
@@ -192,18 +213,23 @@ class StatefulSetController(Controller):
         ``ControllerRefManager.claim`` does with it); only the others go through the manager.
         """
         uid, name = uid_of(sts), sts["metadata"]["name"]
-        # the cache holds one object per pod: identity deduplicates the two index lookups
-        candidates = {id(p): p for p in self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{name}")}
-        for p in self.pods.by_index(CONTROLLER_UID, uid):
-            candidates.setdefault(id(p), p)
         kept: list[Obj] = []
         others: list[Obj] = []
-        for p in candidates.values():
+        controlled = 0
+        members = self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{name}")
+        for p in members:
             _, f, selected = facts.entry(p)
-            if selected and f.controller_uid == uid and f.parent == name:
-                kept.append(p)
-            else:
-                others.append(p)
+            if f.controller_uid == uid:
+                controlled += 1
+                if selected and f.parent == name:
+                    kept.append(p)
+                    continue
+            others.append(p)
+        if controlled != self.pods.count_by_index(CONTROLLER_UID, uid):
+            # pods this set controls that are not named as its members (the cache holds one
+            # object per pod: identity tells the two index lookups' pods apart)
+            seen = {id(p) for p in members}
+            others.extend(p for p in self.pods.by_index(CONTROLLER_UID, uid) if id(p) not in seen)
         if not others:
             return kept
         manager = self._ref_manager(sts, selector, PODS)

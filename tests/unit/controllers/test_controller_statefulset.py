@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from apiserver.api.types import Obj
-from apiserver.client.interface import CONTROLLERREVISIONS, EVENTS, PODS, STATEFULSETS
+from apiserver.client.interface import CONTROLLERREVISIONS, EVENTS, NAMESPACES, PODS, STATEFULSETS
 from controllers.manager import STATEFULSET, register_controllers
 from controllers.statefulset import SchedulingPlan, StatefulSetController
 from controllers.statefulset import utils as su
@@ -132,6 +132,99 @@ async def test_orphans_matching_the_selector_are_adopted_and_mismatches_released
         client, PODS, "web-0", "default", lambda o: o is not None and not o["metadata"].get("ownerReferences")
     )
     assert released is not None and released["metadata"]["uid"] == created["metadata"]["uid"]
+
+
+async def test_a_controlled_pod_that_is_not_a_member_is_released(
+    client: Any, ctrl: StatefulSetController
+) -> None:
+    """``isMemberOf`` fails for a pod not named ``<set>-<ordinal>``: the set lets it go."""
+    sts = await client.create(STATEFULSETS, statefulset("web", 1, policy="Parallel"), "default")
+    await pods_of(client, n=1)
+    stray = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "stray",
+            "labels": {"app": "web"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": "web",
+                    "uid": sts["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "main", "image": "img"}]},
+    }
+    await client.create(PODS, stray, "default")
+    released = await wait_object(
+        client, PODS, "stray", "default", lambda o: o is not None and not o["metadata"].get("ownerReferences")
+    )
+    assert released is not None
+
+
+def _revision(name: str, app: str, namespace: str = "default") -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": app}},
+        "data": {"spec": {"template": {"$patch": "replace"}}},
+        "revision": 1,
+    }
+
+
+async def test_orphan_revisions_matching_the_selector_are_adopted(
+    client: Any, ctrl: StatefulSetController
+) -> None:
+    """``adoptOrphanRevisions``: only orphans of the set's namespace that its selector matches."""
+    await client.create(NAMESPACES, {"metadata": {"name": "other"}})
+    await client.create(CONTROLLERREVISIONS, _revision("web-old", "web"), "default")
+    await client.create(CONTROLLERREVISIONS, _revision("db-old", "db"), "default")
+    await client.create(CONTROLLERREVISIONS, _revision("web-elsewhere", "web", "other"), "other")
+    sts = await client.create(STATEFULSETS, statefulset("web", 1, policy="Parallel"), "default")
+    adopted = await wait_object(
+        client,
+        CONTROLLERREVISIONS,
+        "web-old",
+        "default",
+        lambda o: bool(o and (o["metadata"].get("ownerReferences") or [])),
+    )
+    assert adopted is not None
+    (ref,) = adopted["metadata"]["ownerReferences"]
+    assert (ref["kind"], ref["uid"], ref["controller"]) == ("StatefulSet", sts["metadata"]["uid"], True)
+    await wait_object(
+        client, STATEFULSETS, "web", "default", lambda o: (o or {}).get("status", {}).get("replicas") == 1
+    )
+    for name, ns in (("db-old", "default"), ("web-elsewhere", "other")):
+        untouched = await client.get(CONTROLLERREVISIONS, name, ns)
+        assert not untouched["metadata"].get("ownerReferences")
+
+
+async def test_a_revision_name_taken_by_other_data_bumps_the_collision_count(
+    cp: ControlPlane, client: Any
+) -> None:
+    """``CreateControllerRevision``: AlreadyExists with different data -> next collision count, new name."""
+    from controllers import history
+
+    sts = await client.create(STATEFULSETS, statefulset("web", 1, policy="Parallel"), "default")
+    taken = history.revision_name("web", history.hash_revision(su.revision_data(sts), 0))
+    squatter = _revision(taken, "other")
+    await client.create(CONTROLLERREVISIONS, squatter, "default")
+    register_controllers(cp, "statefulset")
+    await cp.start_component(STATEFULSET)
+    got = await wait_object(
+        client, STATEFULSETS, "web", "default", lambda o: (o or {}).get("status", {}).get("replicas") == 1
+    )
+    assert got is not None
+    assert got["status"]["collisionCount"] == 1
+    assert got["status"]["updateRevision"] == history.revision_name(
+        "web", history.hash_revision(su.revision_data(sts), 1)
+    )
+    (pod,) = await pods_of(client, n=1)
+    assert pod["metadata"]["labels"][su.REVISION_LABEL] == got["status"]["updateRevision"] != taken
 
 
 async def test_failed_pod_is_recreated(client: Any, ctrl: StatefulSetController) -> None:

@@ -104,7 +104,7 @@ def test_a_data_stage_runs_once_per_pod() -> None:
     ctx = _ctx(POD)
     action = stage.apply(ctx)
     assert action.fired == "once" and [e.reason for e in action.events] == ["once"]
-    ctx.record.fired.add(action.fired)
+    ctx.record.fired = ctx.record.fired | {action.fired}
     assert not stage.match(ctx)
 
 

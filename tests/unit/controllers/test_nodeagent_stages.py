@@ -122,7 +122,7 @@ class Driver:
                 self.node.usage.release(self.rec.key, self.rec.request)
         if action.status is not None:
             self.pod = {**self.pod, "status": copy.deepcopy(action.status)}
-        self.rec.flags.update(action.flags)
+        self.rec.flags = self.rec.flags.union(action.flags)
         for k, v in action.mark.items():
             setattr(self.rec, k, v)
         self.events += [e.reason for e in action.events]

@@ -51,3 +51,121 @@ async def test_a_repeat_counts_up_instead_of_a_second_event(plane: ControlPlane)
     (event,) = (await plane.client("test").list(EVENTS, "default"))["items"]
     assert event["count"] == 3
     await rec.stop()
+
+
+async def _events(plane: ControlPlane) -> list[dict]:
+    items = (await plane.client("test").list(EVENTS, "default"))["items"]
+    return sorted(items, key=lambda e: e["metadata"]["name"])
+
+
+async def test_similar_events_past_nine_are_combined_into_one(plane: ControlPlane) -> None:
+    """client-go's aggregation: the tenth distinct message of one reason about one object starts
+    a ``(combined from similar events)`` Event that later ones count up."""
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "web", "namespace": "default"},
+    }
+    rec = EventRecorder(plane.client("statefulset-controller"), "statefulset-controller", clock=FakeClock())
+    for i in range(12):
+        rec.event(sts, NORMAL, "SuccessfulCreate", f"create Pod web-{i} in StatefulSet web successful")
+    await rec.flush()
+    events = await _events(plane)
+    single = sorted(e["message"] for e in events if e["count"] == 1 and "combined" not in e["message"])
+    assert single == sorted(f"create Pod web-{i} in StatefulSet web successful" for i in range(9))
+    (combined,) = [e for e in events if e["message"].startswith("(combined from similar events): ")]
+    assert (
+        combined["message"]
+        == "(combined from similar events): create Pod web-11 in StatefulSet web successful"
+    )
+    assert combined["count"] == 3 and combined["reason"] == "SuccessfulCreate"
+    # upstream builds the combined event without a reporting controller or instance
+    assert "reportingComponent" not in combined and "reportingInstance" not in combined
+    assert len(events) == 10
+    await rec.stop()
+
+
+async def test_a_source_writes_25_events_about_an_object_then_one_per_5_minutes(plane: ControlPlane) -> None:
+    """The spam filter drops writes past the burst; the count they would have added is kept."""
+    clock = FakeClock()
+    rec = EventRecorder(plane.client("kubelet"), "kubelet", host="node-1", clock=clock)
+    for _ in range(30):
+        rec.event(POD, NORMAL, "BackOff", "Back-off restarting failed container")
+    await rec.flush()
+    (event,) = await _events(plane)
+    assert event["count"] == 25
+    assert rec.correlator.filtered == 5
+    clock.step(299)
+    rec.event(POD, NORMAL, "BackOff", "Back-off restarting failed container")
+    await rec.flush()
+    assert (await _events(plane))[0]["count"] == 25  # no token yet
+    clock.step(1)
+    rec.event(POD, NORMAL, "BackOff", "Back-off restarting failed container")
+    await rec.flush()
+    (event,) = await _events(plane)
+    assert event["count"] == 32
+    assert event["lastTimestamp"] > event["firstTimestamp"]
+    await rec.stop()
+
+
+async def test_the_spam_filter_counts_per_source_and_object(plane: ControlPlane) -> None:
+    other = {**POD, "metadata": {**POD["metadata"], "name": "web-1", "uid": "u-2"}}
+    rec = EventRecorder(plane.client("kubelet"), "kubelet", host="node-1", clock=FakeClock())
+    for i in range(25):
+        rec.event(POD, NORMAL, "Pulled", f"pulled {i}")
+    rec.event(other, NORMAL, "Pulled", "pulled")
+    rec.event(POD, NORMAL, "Started", "started")  # the 26th about web-0: filtered
+    await rec.flush()
+    events = await _events(plane)
+    assert [e for e in events if e["involvedObject"]["name"] == "web-1"][0]["count"] == 1
+    assert not [e for e in events if e["reason"] == "Started"]
+    await rec.stop()
+
+
+async def test_aggregation_starts_over_after_ten_quiet_minutes(plane: ControlPlane) -> None:
+    clock = FakeClock()
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"}}
+    rec = EventRecorder(plane.client("statefulset-controller"), "statefulset-controller", clock=clock)
+    for i in range(9):
+        rec.event(sts, NORMAL, "SuccessfulDelete", f"delete Pod db-{i} in StatefulSet db successful")
+    await rec.flush()
+    clock.step(601)
+    rec.event(sts, NORMAL, "SuccessfulDelete", "delete Pod db-9 in StatefulSet db successful")
+    await rec.flush()
+    events = await _events(plane)
+    assert len(events) == 10
+    assert not any("combined" in e["message"] for e in events)
+    await rec.stop()
+
+
+async def test_without_correlation_every_distinct_event_is_written(plane: ControlPlane) -> None:
+    """The scheduler's recorder (``tools/events`` upstream): exact repeats fold, nothing is combined or dropped."""
+    rec = EventRecorder(
+        plane.client("default-scheduler"), "default-scheduler", clock=FakeClock(), correlate=False
+    )
+    for i in range(30):
+        rec.event(POD, NORMAL, "FailedScheduling", f"0/{i} nodes are available")
+    rec.event(POD, NORMAL, "FailedScheduling", "0/0 nodes are available")
+    await rec.flush()
+    events = await _events(plane)
+    assert len(events) == 30
+    assert sorted(e["count"] for e in events) == [1] * 29 + [2]
+    await rec.stop()
+
+
+async def test_a_deleted_event_is_written_again_with_its_count(plane: ControlPlane) -> None:
+    """A patch that finds the Event gone recreates it under its name, count and first time."""
+    clock = FakeClock()
+    rec = EventRecorder(plane.client("kubelet"), "kubelet", clock=clock)
+    rec.event(POD, NORMAL, "BackOff", "Back-off")
+    await rec.flush()
+    (first,) = await _events(plane)
+    await plane.client("test").delete(EVENTS, first["metadata"]["name"], "default")
+    clock.step(10)
+    rec.event(POD, NORMAL, "BackOff", "Back-off")
+    await rec.flush()
+    (again,) = await _events(plane)
+    assert again["metadata"]["name"] == first["metadata"]["name"]
+    assert again["count"] == 2
+    assert again["firstTimestamp"] == first["firstTimestamp"] != again["lastTimestamp"]
+    await rec.stop()

@@ -47,6 +47,7 @@ async def test_cache_handlers_and_indexes(cp, client) -> None:
         await until(lambda: ("delete", "a") in events)
         assert events == [("add", "a"), ("add", "b"), ("update", "a"), ("delete", "a")]
         assert [o["metadata"]["name"] for o in inf.by_index(OWNER_UID, "u-1")] == ["b"]
+        assert inf.count_by_index(OWNER_UID, "u-1") == 1 and inf.count_by_index(OWNER_UID, "u-2") == 0
         assert inf.get("default/b") is not None and inf.get("default/a") is None
     finally:
         await inf.stop()

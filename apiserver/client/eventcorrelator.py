@@ -1,0 +1,224 @@
+"""client-go's ``EventCorrelator`` (``tools/record/events_cache.go``): what a recorder writes, if anything.
+
+Every component that records through ``tools/record`` (the controller manager, the kubelet)
+passes each event through three steps before it reaches the API, in this order:
+
+1. **Aggregation** — events that differ only in their message (same source, involved object,
+   type and reason) are *similar*. Once 10 distinct messages were seen within 10 minutes, the
+   next one becomes a new event whose message is ``"(combined from similar events): " + message``,
+   keyed by the group, so every later similar event only counts it up. A StatefulSet of a thousand
+   replicas therefore shows nine ``create Pod web-N ... successful`` events and one combined one
+   (``x991``), not a thousand.
+2. **De-duplication** — an event identical to one already written (same key, message included)
+   is a patch of that event's ``count`` and ``lastTimestamp`` instead of a new object.
+3. **Spam filter** — a token bucket per (source, involved object): a burst of 25 events, then one
+   more every 5 minutes. A filtered event writes nothing, but steps 1-2 have already counted it,
+   so the next write that gets through carries the full count.
+
+Each cache is an LRU of 4096 entries, as upstream. The correlator is pure (no I/O): the recorder
+asks :meth:`EventCorrelator.correlate` and writes what it answers, then reports the stored event's
+name back with :meth:`EventCorrelator.update_state`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from apiserver.api.types import Obj
+
+MAX_LRU_ENTRIES = 4096
+AGGREGATE_MAX_EVENTS = 10
+AGGREGATE_INTERVAL_S = 600.0
+SPAM_BURST = 25
+SPAM_QPS = 1.0 / 300.0
+AGGREGATE_PREFIX = "(combined from similar events): "
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """``groupcache/lru``: a read refreshes the entry; the least recently used one goes first.
+
+    A plain dict keeps insertion order: refreshing an entry is re-inserting it at the end.
+    """
+
+    def __init__(self, size: int = MAX_LRU_ENTRIES) -> None:
+        self.size = size
+        self._d: dict[K, V] = {}
+
+    def get(self, key: K) -> V | None:
+        d = self._d
+        v = d.pop(key, None)
+        if v is not None:
+            d[key] = v
+        return v
+
+    def add(self, key: K, value: V) -> None:
+        d = self._d
+        d.pop(key, None)
+        d[key] = value
+        if len(d) > self.size:
+            del d[next(iter(d))]
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+def take_token(full_at: float, now: float, qps: float, burst: int) -> float | None:
+    """``flowcontrol.NewTokenBucketRateLimiterWithClock(qps, burst).TryAccept()`` on a bucket held
+    as one float: the time it would be full again (a new bucket: ``now``, full). Returns the new
+    value when a token was taken, None when none is left. One float per involved object instead
+    of an object with a count and a time: a recorder keeps one per object it reported on."""
+    missing = max(full_at - now, 0.0) * qps  # tokens short of a full bucket
+    if burst - missing >= 1.0 - 1e-9:  # the tolerance absorbs the float error of the rate
+        return max(full_at, now) + 1.0 / qps
+    return None
+
+
+class _Aggregate:
+    """The distinct messages of one group seen lately: one string until a second one comes (most
+    groups never get another: a kubelet's ``Started`` of one container), then a set."""
+
+    __slots__ = ("keys", "last")
+
+    def __init__(self, message: str, now: float) -> None:
+        self.keys: str | set[str] = message
+        self.last = now
+
+    def add(self, message: str, limit: int) -> bool:
+        """Count ``message`` in; True when the group has ``limit`` distinct messages (the set
+        then drops one, so it never grows past the limit)."""
+        keys = self.keys
+        if isinstance(keys, str):
+            if keys == message:
+                return limit <= 1
+            keys = self.keys = {keys}
+        keys.add(message)
+        if len(keys) >= limit:
+            keys.pop()
+            return True
+        return False
+
+
+@dataclass(slots=True)
+class _Observation:
+    count: int
+    first_timestamp: float
+    name: str
+
+
+@dataclass(slots=True)
+class Correlated:
+    """What to write: a new Event (``count == 1``) or a patch of ``name`` to ``count`` (read-only)."""
+
+    name: str
+    message: str
+    count: int
+    #: when the event (the aggregate, for a combined one) was first seen
+    first_timestamp: float
+    #: the cache key the recorder reports the stored name back under
+    key: tuple[object, ...]
+    #: a combined event: upstream builds it from the source, object, type, reason and message
+    #: only (no reporting controller or instance, no related object)
+    aggregate: bool = False
+
+
+def object_key(ref: Obj) -> tuple[str, ...]:
+    """The involved object as the spam and aggregation keys read it."""
+    return (
+        ref.get("kind", ""),
+        ref.get("namespace", ""),
+        ref.get("name", ""),
+        ref.get("uid", ""),
+        ref.get("apiVersion", ""),
+    )
+
+
+class EventCorrelator:
+    """Aggregation, de-duplication and spam filtering for one recorder (see module docstring).
+
+    ``component`` and ``host`` are the recorder's ``source``: one correlator serves one source
+    (and one reporting controller and instance), so the keys leave them out. They nest instead of
+    repeating: a group is (object, type, reason), an event (group, fieldPath, message), all
+    sharing the object's tuple. ``max_events <= 0`` turns aggregation off, ``burst <= 0`` the
+    spam filter.
+    """
+
+    def __init__(
+        self,
+        component: str,
+        host: str = "",
+        *,
+        max_events: int = AGGREGATE_MAX_EVENTS,
+        interval: float = AGGREGATE_INTERVAL_S,
+        burst: int = SPAM_BURST,
+        qps: float = SPAM_QPS,
+        size: int = MAX_LRU_ENTRIES,
+    ) -> None:
+        self.source = (component, host)
+        self.max_events = max_events
+        self.interval = interval
+        self.burst = burst
+        self.qps = qps
+        self._aggregates: LRU[tuple[object, ...], _Aggregate] = LRU(size)
+        self._observed: LRU[tuple[object, ...], _Observation] = LRU(size)
+        self._spam: LRU[tuple[str, ...], float] = LRU(size)
+        #: events dropped by the spam filter (their count lives on in the cache)
+        self.filtered = 0
+
+    @classmethod
+    def dedup_only(cls, component: str, host: str = "") -> EventCorrelator:
+        """Exact de-duplication alone: no aggregation, no spam filter."""
+        return cls(component, host, max_events=0, burst=0)
+
+    def correlate(
+        self, ref: Obj, etype: str, reason: str, message: str, now: float, new_name: Callable[[], str]
+    ) -> Correlated | None:
+        """The write for this event, or None when the spam filter drops it.
+
+        ``new_name()`` names a new Event (``<object>.<nanoseconds hex>``); it is only called
+        when one is made.
+        """
+        obj = object_key(ref)
+        group = (obj, etype, reason)
+        # 1. aggregation
+        aggregate = False
+        if self.max_events > 0:
+            agg = self._aggregates.get(group)  # a hit is refreshed in the LRU and updated in place
+            if agg is None or now - agg.last > self.interval:
+                agg = _Aggregate(message, now)
+                self._aggregates.add(group, agg)
+                aggregate = self.max_events <= 1
+            else:
+                aggregate = agg.add(message, self.max_events)
+                agg.last = now
+        if aggregate:
+            key: tuple[object, ...] = group
+            message = AGGREGATE_PREFIX + message
+        else:
+            key = (group, ref.get("fieldPath", ""), message)
+        # 2. de-duplication
+        seen = self._observed.get(key)
+        if seen is not None and seen.count > 0:
+            seen.count += 1
+            out = Correlated(seen.name, message, seen.count, seen.first_timestamp, key, aggregate)
+        else:
+            out = Correlated(new_name(), message, 1, now, key, aggregate)
+            self._observed.add(key, _Observation(1, now, out.name))
+        # 3. spam filter
+        if self.burst <= 0:
+            return out
+        full_at = self._spam.get(obj)
+        taken = take_token(now if full_at is None else full_at, now, self.qps, self.burst)
+        if taken is None:
+            self.filtered += 1
+            return None
+        self._spam.add(obj, taken)
+        return out
+
+    def update_state(self, written: Correlated, name: str, count: int) -> None:
+        """``UpdateState``: what the server stored (its name may differ after a clash)."""
+        self._observed.add(written.key, _Observation(count, written.first_timestamp, name))
