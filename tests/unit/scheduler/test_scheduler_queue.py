@@ -123,6 +123,29 @@ def test_event_during_the_cycle_is_not_lost() -> None:
     assert q.add_unschedulable_if_not_present(qp) == BACKOFF
 
 
+def test_events_are_kept_for_the_pods_still_in_flight_when_older_ones_finish() -> None:
+    """Many pods in flight at once (a gang's): an event seen during a pod's flight sends it
+    back after the pods popped before it have finished; one popped after the event parks."""
+    clock = FakeClock()
+    q = new_queue(clock, pop_from_backoff=False)
+    for i in range(5):
+        q.add(make_pod(f"early-{i}", requests={"cpu": "1"}))
+    early = [q.pop_nowait() for _ in range(5)]
+    q.move_all_to_active_or_backoff(NODE_ADD, None, make_node("late"))
+    q.add(make_pod("after", requests={"cpu": "1"}))
+    after = q.pop_nowait()
+    assert after is not None and all(e is not None for e in early)
+    for e in early[:4]:
+        assert e is not None
+        q.done(e.uid)  # bound: the event must stay for the one still in flight
+    last = early[4]
+    assert last is not None
+    last.unschedulable_plugins = {"NodeResourcesFit"}
+    assert q.add_unschedulable_if_not_present(last) == BACKOFF
+    after.unschedulable_plugins = {"NodeResourcesFit"}
+    assert q.add_unschedulable_if_not_present(after) == UNSCHEDULABLE
+
+
 def test_irrelevant_event_during_the_cycle_still_parks_the_pod() -> None:
     q = new_queue(FakeClock())
     q.add(make_pod("p", node_selector={"disk": "ssd"}))
