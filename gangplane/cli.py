@@ -185,6 +185,12 @@ def _parser() -> argparse.ArgumentParser:
         help="load a cluster dump (kubectl get ... -o yaml) once serving: its Namespaces, PriorityClasses, "
         "Nodes, bound and pending pods (as gangplane import does); pair with a --cluster of nodes: []",
     )
+    s.add_argument(
+        "--import-workloads",
+        action="store_true",
+        help="with --import: also load Deployments, ReplicaSets, StatefulSets, DaemonSets, CronJobs and "
+        "Jobs, re-linking owner references (gangplane import --workloads)",
+    )
     add_record_flags(
         s,
         "keep gangplane's scheduling records (why each pod and PodGroup landed where it did; "
@@ -678,7 +684,7 @@ async def _serve(
     tune_gc()
     write_kubeconfig(kubeconfig, url, token, tls.ca_pem() if tls is not None else b"")
     if args.import_files:
-        await _import_at_start(args.import_files, kubeconfig)
+        await _import_at_start(args.import_files, kubeconfig, args.import_workloads)
     print(f"gangplane: serving on {url} (export KUBECONFIG={kubeconfig})", flush=True)
     if ui is not None:
         print(f"gangplane: live view (one-time login link): {ui.login_url(url)}", flush=True)
@@ -689,12 +695,13 @@ async def _serve(
     return 0
 
 
-async def _import_at_start(files: list[str], kubeconfig: Path) -> None:
-    """``serve --import DUMP``: load a cluster dump before announcing the server (see ``gangplane import``)."""
+async def _import_at_start(files: list[str], kubeconfig: Path, workloads: bool = False) -> None:
+    """``serve --import DUMP [--import-workloads]``: load a cluster dump before announcing the server
+    (see ``gangplane import``)."""
     from gangplane.importer import apply_plan, plan_import, read_dumps, render_report
 
     def run() -> str:
-        plan = plan_import(read_dumps(files))
+        plan = plan_import(read_dumps(files), workloads=workloads)
         return render_report(", ".join(files), plan, apply_plan(plan, str(kubeconfig)))
 
     try:

@@ -264,3 +264,38 @@ def test_workloads_import_with_their_owner_references_relinked(
         assert len(json.loads(dst.run("get", "replicasets", "-o", "json").stdout)["items"]) == 1
     finally:
         _stop(s)
+
+
+def test_serve_import_workloads_loads_the_dump_s_workloads_at_start(
+    filled: Server, kubectl137: Path, tmp_path: Path
+) -> None:
+    """``serve --import DUMP --import-workloads`` is ``gangplane import --workloads`` before serving."""
+    src = Kubectl(kubectl137, filled, "1.37")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        src.run("get", "priorityclasses,nodes,deployments,replicasets,pods", "-A", "-o", "yaml").stdout
+    )
+    (tmp_path / "empty.yaml").write_text("nodes: []\n")
+    s = _start_server(
+        tmp_path,
+        [
+            "--no-tls",
+            "--anonymous",
+            "--cluster",
+            str(tmp_path / "empty.yaml"),
+            "--import",
+            str(dump),
+            "--import-workloads",
+        ],
+    )
+    try:
+        log = (tmp_path / "serve.log").read_text()
+        assert "owner references re-linked: " in log, log
+        dst = Kubectl(kubectl137, s, "1.37")
+        deploy = json.loads(dst.run("get", "deployment", "filler", "-o", "json").stdout)
+        (rs,) = json.loads(dst.run("get", "replicasets", "-l", "app=filler", "-o", "json").stdout)["items"]
+        assert rs["metadata"]["ownerReferences"][0]["uid"] == deploy["metadata"]["uid"]
+        dst.run("rollout", "status", "deployment/filler", "--timeout=120s", timeout=150)
+        assert placement(dst) == placement(src)
+    finally:
+        _stop(s)
