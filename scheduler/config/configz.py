@@ -30,29 +30,17 @@ import copy
 from typing import Any
 
 from apiserver.client.leaderelection import parse_duration
-from scheduler.config.decode import API_VERSION, KIND
+from scheduler.config.decode import API_VERSION, GANGPLANE_POINTS, KIND, KUBE_POINTS
 
 Obj = dict[str, Any]
 
-#: ``v1.Plugins`` field order (the KEP-6277 PodGroup-cycle points follow ``multiPoint`` upstream)
+_UPSTREAM_PLACEMENT_ORDER = ("placementGenerate", "placementScore", "placementFeasible", "podGroupPostFilter")
+#: ``v1.Plugins`` field order: kube's points, ``multiPoint``, then the KEP-6277 PodGroup-cycle points
+#: in the order upstream's ``v1.Plugins`` declares them (generate, score, feasible, post-filter)
 PLUGIN_SETS = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
+    *KUBE_POINTS,
     "multiPoint",
-    "placementGenerate",
-    "placementScore",
-    "placementFeasible",
-    "podGroupPostFilter",
+    *sorted(GANGPLANE_POINTS, key=_UPSTREAM_PLACEMENT_ORDER.index),
 )
 LEADER_ELECTION = (
     "leaderElect",
