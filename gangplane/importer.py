@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import yaml
 
 from gangplane.kubeclient import read_kubeconfig
@@ -526,23 +527,68 @@ def _relink(
         if key not in pending and _write_owners(client, server, key, refs, report):
             linked.add(key)
     deadline = time.monotonic() + ADOPTION_WAIT
-    while pending and time.monotonic() < deadline:
-        for key in list(pending):
-            path, name = key
-            got = client.get(f"{server}{path}/{name}")
-            if got.status_code != 200:
-                continue
-            have = {ref.get("uid") for ref in (got.json().get("metadata") or {}).get("ownerReferences") or []}
-            if all(ref["uid"] in have for ref in pending[key]):
-                report.adopted += 1
-                linked.add(key)
-                del pending[key]
-        if pending:
-            time.sleep(0.2)
+    for key in _await_adoption(client, server, pending, deadline):
+        report.adopted += 1
+        linked.add(key)
+        del pending[key]
     for key, refs in pending.items():
         if _write_owners(client, server, key, refs, report):
             linked.add(key)
     return linked
+
+
+def _adopted(obj: Obj, refs: list[Obj]) -> bool:
+    have = {ref.get("uid") for ref in (obj.get("metadata") or {}).get("ownerReferences") or []}
+    return all(ref["uid"] in have for ref in refs)
+
+
+def _await_adoption(
+    client: httpx.Client, server: str, pending: dict[tuple[str, str], list[Obj]], deadline: float
+) -> list[tuple[str, str]]:
+    """The pending dependents a controller adopted before ``deadline``, as a client-go user
+    would wait: per collection, one LIST, then a WATCH from its resourceVersion that ends when
+    the last of that collection's dependents carries its new owners (or at the deadline).
+
+    A collection's dependents are adopted by controllers running in the target meanwhile, so
+    the collections are awaited one after another against the one deadline: adoption of the
+    later ones goes on while the earlier ones are watched.
+    """
+    by_path: dict[str, dict[str, list[Obj]]] = defaultdict(dict)
+    for (path, name), refs in pending.items():
+        by_path[path][name] = refs
+    adopted: list[tuple[str, str]] = []
+    for path, names in by_path.items():
+        got = client.get(f"{server}{path}")
+        if got.status_code != 200:
+            continue
+        listing = got.json()
+        for item in listing.get("items") or []:
+            name = (item.get("metadata") or {}).get("name", "")
+            if name in names and _adopted(item, names[name]):
+                adopted.append((path, name))
+                del names[name]
+        rv = (listing.get("metadata") or {}).get("resourceVersion", "")
+        left = deadline - time.monotonic()
+        if not names or left <= 0:
+            continue
+        params = {"watch": "1", "resourceVersion": rv, "timeoutSeconds": str(max(1, int(left + 0.999)))}
+        try:
+            with client.stream("GET", f"{server}{path}", params=params, timeout=left + 5) as stream:
+                for line in stream.iter_lines():
+                    if not line:
+                        continue
+                    event = orjson.loads(line)
+                    obj = event.get("object") or {}
+                    name = (obj.get("metadata") or {}).get("name", "")
+                    adopted_now = name in names and _adopted(obj, names[name])
+                    if event.get("type") in ("ADDED", "MODIFIED") and adopted_now:
+                        adopted.append((path, name))
+                        del names[name]
+                    if not names or time.monotonic() >= deadline:
+                        break
+        except httpx.TimeoutException:
+            pass  # the deadline passed with no event: the rest are written by the importer
+    return adopted
 
 
 def _write_owners(
