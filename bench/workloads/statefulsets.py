@@ -10,7 +10,9 @@ pod being created (the moment its gang becomes placeable) to its last pod bound 
 the worst set); with ``node_agent: true`` also the seconds until every pod is Running. The
 measured phase for ``cpu_s`` runs from the first create to the last pod bound (to the last pod
 Running with the node agent); ``api_writes_per_set`` counts the API writes of that phase
-(creates, updates, patches, deletes and subresource writes of any client) per StatefulSet.
+(creates, updates, patches, deletes and subresource writes of any client) per StatefulSet, up to
+the last pod bound; with the node agent ``api_writes_per_pod`` counts them per pod up to the last
+pod Running (kubelet's Events, pod status writes and Lease renewals included).
 
 ``mode: http`` runs the same over HTTP: a ``gangplane serve`` with the fleet (or ``--kubeconfig``'s
 server, whose nodes are used as they are) is driven by an HTTP client that creates the sets and
@@ -37,6 +39,7 @@ METRICS = {
     "nodes_schedulable_s": Metric("s", False),
     "server_cpu_s": Metric("s", False),
     "api_writes_per_set": Metric("writes", False),
+    "api_writes_per_pod": Metric("writes", False),
 }
 PARAMS = {
     "nodes": 5000,
@@ -154,6 +157,8 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
         await tracker.wait(sets, "running", 900)
         env.stop_cpu(sets * replicas)  # create -> all Running
         out["all_running_s"] = max(tracker.last["running"].values()) - t0
+        # every write of create -> all Running (Events, pod status, Lease renewals included), per pod
+        out["api_writes_per_pod"] = (await _current_rv(client) - rv0) / (sets * replicas)
     await tracker.stop()
     await cp.stop()
     return out

@@ -613,49 +613,54 @@ class NodeAgent(Controller):
             self.timers.schedule(("lease", name), picked[1])
 
     async def _renew_lease(self, node: Obj, state: NodeState, now: float) -> None:
+        """Renew the node's Lease, as kubelet's lease controller does.
+
+        The renewal is the Lease last written (or read) with a new ``spec.renewTime``, not a
+        Lease built afresh: what others added to it (labels, annotations) is kept, and the
+        server compares an object that differs from the stored one in one field. A Lease that
+        is gone is created anew; on a conflict the current one is read and renewed.
+        """
+        name = key_of(node)
+        renew_time = rfc3339_micro(now)
+        for _ in range(3):
+            base = state.lease
+            try:
+                if base is not None:
+                    body = {**base, "spec": {**(base.get("spec") or {}), "renewTime": renew_time}}
+                    _own_lease(body, node)
+                    out = await self.client.update(LEASES, body, NODE_LEASE_NAMESPACE)
+                else:
+                    out = await self.client.create(
+                        LEASES, self._new_lease(node, renew_time), NODE_LEASE_NAMESPACE
+                    )
+            except errors.StatusError as e:
+                if errors.is_not_found(e):
+                    state.lease = None
+                    continue
+                if errors.is_conflict(e) or errors.is_already_exists(e):
+                    state.lease = await self.client.get(LEASES, name, NODE_LEASE_NAMESPACE)
+                    continue
+                raise
+            state.lease = out
+            self._leases.add(name)
+            return
+        raise Requeue(f"lease {name}: could not renew")
+
+    def _new_lease(self, node: Obj, renew_time: str) -> Obj:
+        """A node's first Lease: holder, duration and the owning Node (kubelet's ``newLease``)."""
         name = key_of(node)
         body: Obj = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
-            "metadata": {
-                "name": name,
-                "namespace": NODE_LEASE_NAMESPACE,
-                "ownerReferences": [
-                    {
-                        "apiVersion": "v1",
-                        "kind": "Node",
-                        "name": name,
-                        "uid": (node.get("metadata") or {}).get("uid", ""),
-                    }
-                ],
-            },
+            "metadata": {"name": name, "namespace": NODE_LEASE_NAMESPACE},
             "spec": {
                 "holderIdentity": name,
                 "leaseDurationSeconds": self.options.lease_duration,
-                "renewTime": rfc3339_micro(now),
+                "renewTime": renew_time,
             },
         }
-        for _ in range(3):
-            try:
-                if state.lease_rv:
-                    body["metadata"]["resourceVersion"] = state.lease_rv
-                    out = await self.client.update(LEASES, body, NODE_LEASE_NAMESPACE)
-                else:
-                    body["metadata"].pop("resourceVersion", None)
-                    out = await self.client.create(LEASES, body, NODE_LEASE_NAMESPACE)
-            except errors.StatusError as e:
-                if errors.is_not_found(e):
-                    state.lease_rv = ""
-                    continue
-                if errors.is_conflict(e) or errors.is_already_exists(e):
-                    cur = await self.client.get(LEASES, name, NODE_LEASE_NAMESPACE)
-                    state.lease_rv = (cur.get("metadata") or {}).get("resourceVersion", "")
-                    continue
-                raise
-            state.lease_rv = (out.get("metadata") or {}).get("resourceVersion", "")
-            self._leases.add(name)
-            return
-        raise Requeue(f"lease {name}: could not renew")
+        _own_lease(body, node)
+        return body
 
     # ================================================================== pods
 
@@ -901,6 +906,19 @@ def _with_finalizers(obj: Obj, add: tuple[str, ...], remove: tuple[str, ...]) ->
     fins += [f for f in add if f not in fins]
     md["finalizers"] = fins
     return {**obj, "metadata": md}
+
+
+def _own_lease(lease: Obj, node: Obj) -> None:
+    """kubelet's ``setNodeOwnerFunc``: a Lease without owners gets its Node as owner (once the
+    Node's uid is known), so deleting the Node collects the Lease; existing owners are kept."""
+    md = lease.get("metadata") or {}
+    uid = (node.get("metadata") or {}).get("uid", "")
+    if md.get("ownerReferences") or not uid:
+        return
+    lease["metadata"] = {
+        **md,
+        "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": key_of(node), "uid": uid}],
+    }
 
 
 def _device(name: str, dev: DeviceSpec) -> Obj:

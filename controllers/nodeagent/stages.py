@@ -130,7 +130,9 @@ class NodeState:
     #: monotonic time of the last status post / lease renewal by this agent (None: never)
     status_posted: float | None = None
     lease_renewed: float | None = None
-    lease_rv: str = ""
+    #: the node's Lease as this agent last wrote (or read) it: the next renewal is a copy of it
+    #: with a new ``renewTime``, as kubelet's lease controller renews its ``latestLease``
+    lease: dict[str, Any] | None = None
     started_events: bool = False
     #: DRA devices this node publishes (from the fleet) and whether they are published
     devices: tuple[Any, ...] = ()

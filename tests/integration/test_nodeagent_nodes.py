@@ -264,6 +264,46 @@ async def test_heartbeats_renew_the_lease_often_and_the_status_rarely(
     assert node is not None
 
 
+async def test_a_lease_renewal_keeps_what_others_added_and_recreates_a_deleted_lease(
+    fake: tuple[ControlPlane, FakeClock],
+) -> None:
+    """kubelet renews the Lease it last wrote (a copy with a new renewTime): a label another
+    client added survives the renewal (after one conflict), and a deleted Lease is created again."""
+    cp, clock = fake
+    client = cp.client("test")
+    one = parse_fleet({"nodes": [{"name": "hb", "capacity": {"cpu": "1", "pods": "5"}}]})
+    agent = await start(cp, one, time_scale=1.0, lease_renew_interval=10, status_report_interval=600)
+    await nodes_ready(client, ["hb"])
+    lease = await wait_obj(client, LEASES, "hb", "kube-node-lease", lambda o: o is not None)
+    assert lease is not None
+    await idle(agent)
+    t0 = parse_time(lease["spec"]["renewTime"])
+    lease["metadata"]["labels"] = {"team": "infra"}
+    lease = await client.update(LEASES, lease, "kube-node-lease")
+    for n in (1, 2):
+        clock.step(10)
+        agent.timers.fire_due()
+        renewed = await wait_obj(
+            client,
+            LEASES,
+            "hb",
+            "kube-node-lease",
+            lambda o, n=n: parse_time((o or {})["spec"]["renewTime"]) == pytest.approx(t0 + 10 * n),  # type: ignore[operator]
+        )
+        assert renewed is not None
+        assert renewed["metadata"].get("labels") == {"team": "infra"}
+        assert renewed["spec"]["holderIdentity"] == "hb"
+        assert renewed["metadata"]["ownerReferences"][0]["name"] == "hb"
+        await idle(agent)
+    await client.delete(LEASES, "hb", "kube-node-lease")
+    clock.step(10)
+    agent.timers.fire_due()
+    again = await wait_obj(client, LEASES, "hb", "kube-node-lease", lambda o: o is not None)
+    assert again is not None and again["metadata"]["uid"] != lease["metadata"]["uid"]
+    assert parse_time(again["spec"]["renewTime"]) == pytest.approx(t0 + 30)  # type: ignore[operator]
+    assert again["spec"]["leaseDurationSeconds"] == 40
+
+
 async def test_a_restarted_agent_adopts_running_pods(cp: ControlPlane, client: Client) -> None:
     one = parse_fleet({"nodes": [{"name": "solo", "capacity": {"cpu": "4", "pods": "10"}}]})
     await start(cp, one)
