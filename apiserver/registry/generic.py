@@ -227,9 +227,14 @@ class GenericStore:
 
     def peek(self, group: str, plural: str, namespace: str, name: str) -> Obj | None:
         """:meth:`lookup` without the copy, for readers that never modify what they get (admission
-        checking a namespace on every create)."""
+        checking a namespace on every create).
+
+        The record's shared dict (:meth:`Record.shared`), as the informers get it: an object read
+        on every write (the namespace, the PriorityClasses) is decoded once per revision, where
+        ``rec.obj`` decoded a record kept only as bytes again at every read.
+        """
         rec = self.store.get((group, plural), (namespace, name))
-        return rec.obj if rec is not None else None
+        return rec.shared() if rec is not None else None
 
     def lookup_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
         recs, _, _ = self.store.list((group, plural), namespace)
@@ -238,7 +243,7 @@ class GenericStore:
     def peek_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
         """:meth:`lookup_all` without the copies (read only, as :meth:`peek`)."""
         recs, _, _ = self.store.list((group, plural), namespace)
-        return [r.obj for r in recs]
+        return [r.shared() for r in recs]
 
     def stored_count(self, group: str, plural: str) -> int:
         """How many objects of ``(group, plural)`` are stored (cheap: admission asks on every write)."""
