@@ -515,6 +515,10 @@ class FieldSet:
                 except TypeError:  # e.g. a lone surrogate in a field name: just don't cache
                     return None
                 _remember(_ENCODED, self._paths, encoded, _SET_CACHE_LIMIT)
+                if _decodes_to_itself(self._paths):
+                    # the next write of the object decodes this very text: answer it with this
+                    # set (and its encoding) instead of parsing it again
+                    _remember(_DECODED, encoded, self, _SET_CACHE_LIMIT)
             self._encoded = encoded
         return encoded
 
@@ -531,6 +535,36 @@ EXACT_JSON = (
 
 _DECODED: dict[bytes, FieldSet] = {}
 _ENCODED: dict[frozenset[Path], bytes] = {}
+#: ``k:``/``v:``/``i:`` elements by whether their serialized form parses back to themselves
+_ROUND_TRIP: dict[PathElement, bool] = {}
+
+
+def _decodes_to_itself(paths: frozenset[Path]) -> bool:
+    """Decoding the ``fieldsV1`` encoding of ``paths`` gives ``paths`` back.
+
+    The encoding leaves out the empty path, and an element whose text does not parse back to
+    it (a ``k:`` holding ``-0``, which decodes as ``0``) would come back as another element. ``f:``
+    elements always do (the name is the text after the prefix); the others are checked once
+    each by parsing their text.
+    """
+    for p in paths:
+        if not p:
+            return False
+        for pe in p:
+            if pe[0] != FIELD and not _round_trips(pe):
+                return False
+    return True
+
+
+def _round_trips(pe: PathElement) -> bool:
+    ok = _ROUND_TRIP.get(pe)
+    if ok is None:
+        try:
+            ok = parse_path_element(pe.serialize()) == pe
+        except (FieldPathError, ValueError, TypeError):
+            ok = False
+        _remember(_ROUND_TRIP, pe, ok)
+    return ok
 
 
 _RAW = operator.itemgetter(1)
