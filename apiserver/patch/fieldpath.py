@@ -568,6 +568,8 @@ def _round_trips(pe: PathElement) -> bool:
 
 
 _RAW = operator.itemgetter(1)
+_KIND = operator.itemgetter(0)
+_IS_FIELD = FIELD.__eq__
 
 
 def _ordered(elements: Iterable[PathElement]) -> list[PathElement]:
@@ -576,7 +578,7 @@ def _ordered(elements: Iterable[PathElement]) -> list[PathElement]:
     elements = list(elements)
     if len(elements) < 2:
         return elements  # nothing to order (a list-map key element's sort key decodes JSON)
-    if all(pe[0] == FIELD for pe in elements):
+    if all(map(_IS_FIELD, map(_KIND, elements))):  # in C: no generator frame per element
         return sorted(elements, key=_RAW)
     return sorted(elements, key=PathElement.sort_key)
 

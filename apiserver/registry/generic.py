@@ -171,7 +171,7 @@ class GenericStore:
         admission: list[Plugin] | None = None,
         clock: Clock | None = None,
         meta_validator: Callable[[Obj, ResourceDef], ErrorList] | None = None,
-        meta_update_validator: Callable[[Obj, Obj, ResourceDef], ErrorList] | None = None,
+        meta_update_validator: Callable[[Obj, Obj, ResourceDef, bool], ErrorList] | None = None,
         body_checker: Callable[[ResourceDef, Obj, Obj | None, WriteOptions, list[str]], None] | None = None,
         patchers: dict[str, Callable[..., Obj]] | None = None,
         field_tracker: Any = None,
@@ -779,10 +779,15 @@ class GenericStore:
             self._admit(attrs)
         _drop_empty_meta(md)
         errs: ErrorList = []
+        clean = False
         if self.meta_validator is not None:
             errs.extend(self.meta_validator(obj, rd))
+            clean = not errs
         if self.meta_update_validator is not None:
-            errs.extend(self.meta_update_validator(obj, old, rd))
+            # kube validates the labels, annotations, owner references and managed fields in
+            # both passes (``ValidateObjectMetaAccessor`` and its ``Update``); where the first
+            # found nothing at all, the second would find nothing in these same values either
+            errs.extend(self.meta_update_validator(obj, old, rd, not clean))
         if sub_strategy is not None:
             errs.extend(sub_strategy.validate_update(ctx, obj, old))
         elif subresource == "status":
