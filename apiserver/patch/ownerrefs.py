@@ -29,18 +29,19 @@ _MAX_BYTES = 4 * 1024
 
 
 class OwnerRefsMemo:
-    """Bounded table ``(references' text, schema node) -> (node, subtree, its JSON)``.
+    """Bounded table ``(references' text, schema node) -> [node, subtree, its JSON]``.
 
     The subtree kept is handed out as is for a stored write (whose objects nobody modifies:
     the same rule as the shared canonical trees of :mod:`apiserver.storage.compact`), and as a
-    fresh decoding of its JSON otherwise. The node is held by the entry, so its ``id`` cannot be
-    reused by another object while the entry lives.
+    fresh decoding of its JSON otherwise; each form is made when first asked for, so a miss
+    costs no more than the key. The node is held by the entry, so its ``id`` cannot be reused
+    by another object while the entry lives.
     """
 
     __slots__ = ("_table",)
 
     def __init__(self) -> None:
-        self._table: dict[tuple[bytes, int], tuple[Any, dict[str, Any], bytes]] = {}
+        self._table: dict[tuple[bytes, int], list[Any]] = {}
 
     def tree(
         self, refs: list[Any], node: Any, build: Callable[[], dict[str, Any]], shared: bool
@@ -51,22 +52,26 @@ class OwnerRefsMemo:
             text: bytes | None = orjson.dumps(refs, option=EXACT_JSON)
         except (TypeError, RecursionError):  # orjson refuses it: not rememberable
             text = None
-        if text is not None and (len(text) > _MAX_BYTES or b"null" in text):
-            text = None
-        if text is not None:
-            hit = self._table.get((text, id(node)))
-            if hit is not None and hit[0] is node:
-                if shared:
-                    return hit[1]
-                fresh: dict[str, Any] = orjson.loads(hit[2])
-                return fresh
+        if text is None or len(text) > _MAX_BYTES or b"null" in text:
+            return build()
+        memo_key = (text, id(node))
+        hit = self._table.get(memo_key)
+        if hit is not None and hit[0] is node:
+            if shared:
+                if hit[1] is None:
+                    hit[1] = orjson.loads(hit[2])
+                kept: dict[str, Any] = hit[1]
+                return kept
+            if hit[2] is None:
+                hit[2] = orjson.dumps(hit[1])
+            fresh: dict[str, Any] = orjson.loads(hit[2])
+            return fresh
         tree = build()
-        if text is not None:
-            if len(self._table) >= _ENTRIES:
-                self._table.clear()
-            # the kept tree is a private decoding: ``tree`` itself goes to this write's object
-            encoded = orjson.dumps(tree)
-            self._table[(text, id(node))] = (node, orjson.loads(encoded), encoded)
+        if len(self._table) >= _ENTRIES:
+            self._table.clear()
+        # a stored write's tree is shared from now on; a dry run's goes to its client, so only
+        # its JSON is kept
+        self._table[memo_key] = [node, tree, None] if shared else [node, None, orjson.dumps(tree)]
         return tree
 
     def clear(self) -> None:
