@@ -1086,7 +1086,8 @@ def _decode_or_empty(entries: Any) -> Managers:
     if text is not None and len(text) <= _DECODED_ENTRY_MAX_BYTES:
         if len(_DECODED_ENTRIES) >= _DECODED_ENTRIES_LIMIT:
             _DECODED_ENTRIES.clear()
-        _DECODED_ENTRIES[text] = dict(managers)
+        # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
+        _DECODED_ENTRIES[bytes(memoryview(text))] = dict(managers)
     return managers
 
 

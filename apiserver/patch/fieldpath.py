@@ -378,7 +378,8 @@ class FieldSet:
         cls._parse_into(doc, (), out)
         fs = cls._wrap(frozenset(out))
         if text is not None:
-            _remember(_DECODED, text, fs, _SET_CACHE_LIMIT)
+            # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
+            _remember(_DECODED, bytes(memoryview(text)), fs, _SET_CACHE_LIMIT)
         return fs
 
     @classmethod
@@ -514,6 +515,9 @@ class FieldSet:
                     encoded = orjson.dumps(_emit(self.tree(), include_self=False))
                 except TypeError:  # e.g. a lone surrogate in a field name: just don't cache
                     return None
+                # kept by the tables and the set: an exact copy, as orjson's result holds its
+                # whole write buffer (4 KB at least)
+                encoded = bytes(memoryview(encoded))
                 _remember(_ENCODED, self._paths, encoded, _SET_CACHE_LIMIT)
                 if _decodes_to_itself(self._paths):
                     # the next write of the object decodes this very text: answer it with this

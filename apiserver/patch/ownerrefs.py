@@ -63,7 +63,7 @@ class OwnerRefsMemo:
                 kept: dict[str, Any] = hit[1]
                 return kept
             if hit[2] is None:
-                hit[2] = orjson.dumps(hit[1])
+                hit[2] = bytes(memoryview(orjson.dumps(hit[1])))
             fresh: dict[str, Any] = orjson.loads(hit[2])
             return fresh
         tree = build()
@@ -71,7 +71,11 @@ class OwnerRefsMemo:
             self._table.clear()
         # a stored write's tree is shared from now on; a dry run's goes to its client, so only
         # its JSON is kept
-        self._table[memo_key] = [node, tree, None] if shared else [node, None, orjson.dumps(tree)]
+        # exact copies of the bytes kept: orjson's result holds its whole write buffer (4 KB at least)
+        memo_key = (bytes(memoryview(text)), id(node))
+        self._table[memo_key] = (
+            [node, tree, None] if shared else [node, None, bytes(memoryview(orjson.dumps(tree)))]
+        )
         return tree
 
     def clear(self) -> None:
