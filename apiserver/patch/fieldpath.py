@@ -547,9 +547,9 @@ def _decodes_to_itself(paths: frozenset[Path]) -> bool:
     """Decoding the ``fieldsV1`` encoding of ``paths`` gives ``paths`` back.
 
     The encoding leaves out the empty path, and an element whose text does not parse back to
-    it (a ``k:`` holding ``-0``, which decodes as ``0``) would come back as another element. ``f:``
-    elements always do (the name is the text after the prefix); the others are checked once
-    each by parsing their text.
+    it would come back as another element (one built from a text in no canonical form, such
+    as ``k:{"a": 1}`` with a blank, or ``i:01``). ``f:`` elements always do (the name is the
+    text after the prefix); the others are checked once each by parsing their text.
     """
     for p in paths:
         if not p:

@@ -69,9 +69,9 @@ class OwnerRefsMemo:
         tree = build()
         if len(self._table) >= _ENTRIES:
             self._table.clear()
-        # a stored write's tree is shared from now on; a dry run's goes to its client, so only
-        # its JSON is kept
-        # exact copies of the bytes kept: orjson's result holds its whole write buffer (4 KB at least)
+        # A stored write's tree is shared from now on; a dry run's goes to its client, so only
+        # its JSON is kept. Bytes are kept as exact copies: orjson's result holds its whole
+        # write buffer (4 KB at least).
         memo_key = (bytes(memoryview(text)), id(node))
         self._table[memo_key] = (
             [node, tree, None] if shared else [node, None, bytes(memoryview(orjson.dumps(tree)))]
