@@ -78,6 +78,7 @@ from apiserver.patch.fieldpath import (
     map_is_atomic,
     path_string,
 )
+from apiserver.patch.ownerrefs import OwnerRefsMemo
 
 APPLY = "Apply"
 UPDATE = "Update"
@@ -1085,7 +1086,8 @@ def _decode_or_empty(entries: Any) -> Managers:
     if text is not None and len(text) <= _DECODED_ENTRY_MAX_BYTES:
         if len(_DECODED_ENTRIES) >= _DECODED_ENTRIES_LIMIT:
             _DECODED_ENTRIES.clear()
-        _DECODED_ENTRIES[text] = dict(managers)
+        # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
+        _DECODED_ENTRIES[bytes(memoryview(text))] = dict(managers)
     return managers
 
 
@@ -1396,16 +1398,29 @@ def _created_entry(
     del rest_md["ownerReferences"]
     taken = _created_fields(rest, node, ignored)
     md_node = field_schema(node, "metadata")[0]
+    refs_node = field_schema(md_node, "ownerReferences")[0]
+    refs_tree = _OWNER_REFS.tree(
+        refs, refs_node, lambda: _owner_refs_tree(refs, refs_node), fields_v1 is not None
+    )
+    entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
+    entry["fieldsV1"] = _with_owner_references(entry["fieldsV1"], refs_tree)
+    return [entry]
+
+
+#: The ``f:ownerReferences`` subtrees of creates by their references (see :mod:`.ownerrefs`).
+_OWNER_REFS = OwnerRefsMemo()
+
+
+def _owner_refs_tree(refs: list[Any], refs_node: Node | None) -> Obj:
+    """The ``f:ownerReferences`` value of a create's entry: the one-sided walk of ``refs``."""
     refs_path = (field("metadata"), field("ownerReferences"))
     walked: set[Path] = set()
-    _walk_one_side(refs, field_schema(md_node, "ownerReferences")[0], refs_path, walked, None)
+    _walk_one_side(refs, refs_node, refs_path, walked, None)
     below = FieldSet._wrap(frozenset(p[2:] for p in walked if len(p) > 2))
     refs_tree = below.fresh_fields_v1()
     if refs_tree:
         refs_tree = {".": {}, **refs_tree}
-    entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
-    entry["fieldsV1"] = _with_owner_references(entry["fieldsV1"], refs_tree)
-    return [entry]
+    return refs_tree
 
 
 def _with_owner_references(tree: Obj, refs_tree: Obj) -> Obj:

@@ -80,7 +80,8 @@ class CreateFieldsMemo:
     def put(self, shape: bytes, node: Any, reset: FieldSet, fields: FieldSet) -> None:
         if len(self._table) >= _ENTRIES:
             self._table.clear()
-        self._table[(shape, id(node), id(reset))] = (node, reset, fields)
+        # an exact copy of the key: orjson's result holds its whole write buffer (4 KB at least)
+        self._table[(bytes(memoryview(shape)), id(node), id(reset))] = (node, reset, fields)
 
     def clear(self) -> None:
         self._table.clear()

@@ -378,7 +378,8 @@ class FieldSet:
         cls._parse_into(doc, (), out)
         fs = cls._wrap(frozenset(out))
         if text is not None:
-            _remember(_DECODED, text, fs, _SET_CACHE_LIMIT)
+            # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
+            _remember(_DECODED, bytes(memoryview(text)), fs, _SET_CACHE_LIMIT)
         return fs
 
     @classmethod
@@ -514,7 +515,14 @@ class FieldSet:
                     encoded = orjson.dumps(_emit(self.tree(), include_self=False))
                 except TypeError:  # e.g. a lone surrogate in a field name: just don't cache
                     return None
+                # kept by the tables and the set: an exact copy, as orjson's result holds its
+                # whole write buffer (4 KB at least)
+                encoded = bytes(memoryview(encoded))
                 _remember(_ENCODED, self._paths, encoded, _SET_CACHE_LIMIT)
+                if _decodes_to_itself(self._paths):
+                    # the next write of the object decodes this very text: answer it with this
+                    # set (and its encoding) instead of parsing it again
+                    _remember(_DECODED, encoded, self, _SET_CACHE_LIMIT)
             self._encoded = encoded
         return encoded
 
@@ -531,9 +539,41 @@ EXACT_JSON = (
 
 _DECODED: dict[bytes, FieldSet] = {}
 _ENCODED: dict[frozenset[Path], bytes] = {}
+#: ``k:``/``v:``/``i:`` elements by whether their serialized form parses back to themselves
+_ROUND_TRIP: dict[PathElement, bool] = {}
+
+
+def _decodes_to_itself(paths: frozenset[Path]) -> bool:
+    """Decoding the ``fieldsV1`` encoding of ``paths`` gives ``paths`` back.
+
+    The encoding leaves out the empty path, and an element whose text does not parse back to
+    it would come back as another element (one built from a text in no canonical form, such
+    as ``k:{"a": 1}`` with a blank, or ``i:01``). ``f:`` elements always do (the name is the
+    text after the prefix); the others are checked once each by parsing their text.
+    """
+    for p in paths:
+        if not p:
+            return False
+        for pe in p:
+            if pe[0] != FIELD and not _round_trips(pe):
+                return False
+    return True
+
+
+def _round_trips(pe: PathElement) -> bool:
+    ok = _ROUND_TRIP.get(pe)
+    if ok is None:
+        try:
+            ok = parse_path_element(pe.serialize()) == pe
+        except (FieldPathError, ValueError, TypeError):
+            ok = False
+        _remember(_ROUND_TRIP, pe, ok)
+    return ok
 
 
 _RAW = operator.itemgetter(1)
+_KIND = operator.itemgetter(0)
+_IS_FIELD = FIELD.__eq__
 
 
 def _ordered(elements: Iterable[PathElement]) -> list[PathElement]:
@@ -542,7 +582,7 @@ def _ordered(elements: Iterable[PathElement]) -> list[PathElement]:
     elements = list(elements)
     if len(elements) < 2:
         return elements  # nothing to order (a list-map key element's sort key decodes JSON)
-    if all(pe[0] == FIELD for pe in elements):
+    if all(map(_IS_FIELD, map(_KIND, elements))):  # in C: no generator frame per element
         return sorted(elements, key=_RAW)
     return sorted(elements, key=PathElement.sort_key)
 

@@ -171,7 +171,7 @@ class GenericStore:
         admission: list[Plugin] | None = None,
         clock: Clock | None = None,
         meta_validator: Callable[[Obj, ResourceDef], ErrorList] | None = None,
-        meta_update_validator: Callable[[Obj, Obj, ResourceDef], ErrorList] | None = None,
+        meta_update_validator: Callable[[Obj, Obj, ResourceDef, bool], ErrorList] | None = None,
         body_checker: Callable[[ResourceDef, Obj, Obj | None, WriteOptions, list[str]], None] | None = None,
         patchers: dict[str, Callable[..., Obj]] | None = None,
         field_tracker: Any = None,
@@ -227,9 +227,14 @@ class GenericStore:
 
     def peek(self, group: str, plural: str, namespace: str, name: str) -> Obj | None:
         """:meth:`lookup` without the copy, for readers that never modify what they get (admission
-        checking a namespace on every create)."""
+        checking a namespace on every create).
+
+        The record's shared dict (:meth:`Record.shared`), as the informers get it: an object read
+        on every write (the namespace, the PriorityClasses) is decoded once per revision, where
+        ``rec.obj`` decoded a record kept only as bytes again at every read.
+        """
         rec = self.store.get((group, plural), (namespace, name))
-        return rec.obj if rec is not None else None
+        return rec.shared() if rec is not None else None
 
     def lookup_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
         recs, _, _ = self.store.list((group, plural), namespace)
@@ -238,7 +243,7 @@ class GenericStore:
     def peek_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
         """:meth:`lookup_all` without the copies (read only, as :meth:`peek`)."""
         recs, _, _ = self.store.list((group, plural), namespace)
-        return [r.obj for r in recs]
+        return [r.shared() for r in recs]
 
     def stored_count(self, group: str, plural: str) -> int:
         """How many objects of ``(group, plural)`` are stored (cheap: admission asks on every write)."""
@@ -774,10 +779,15 @@ class GenericStore:
             self._admit(attrs)
         _drop_empty_meta(md)
         errs: ErrorList = []
+        clean = False
         if self.meta_validator is not None:
             errs.extend(self.meta_validator(obj, rd))
+            clean = not errs
         if self.meta_update_validator is not None:
-            errs.extend(self.meta_update_validator(obj, old, rd))
+            # kube validates the labels, annotations, owner references and managed fields in
+            # both passes (``ValidateObjectMetaAccessor`` and its ``Update``); where the first
+            # found nothing at all, the second would find nothing in these same values either
+            errs.extend(self.meta_update_validator(obj, old, rd, not clean))
         if sub_strategy is not None:
             errs.extend(sub_strategy.validate_update(ctx, obj, old))
         elif subresource == "status":

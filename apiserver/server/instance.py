@@ -104,12 +104,15 @@ def _meta_validator() -> tuple[Any, Any]:
             kube_finalizers=kube_finalizers(rd),
         )
 
-    def validate_update(new: Obj, old: Obj, rd: ResourceDef | None = None) -> list:
+    def validate_update(new: Obj, old: Obj, rd: ResourceDef | None = None, collections: bool = True) -> list:
+        """``collections`` False: the caller's ``validate`` of ``new`` found no error, so its
+        labels, annotations, owner references and managed fields are known valid."""
         return validate_object_meta_update(
             new.get("metadata") or {},
             old.get("metadata") or {},
             new_path("metadata"),
             kube_finalizers=rd is None or kube_finalizers(rd),
+            collections=collections,
         )
 
     return validate, validate_update

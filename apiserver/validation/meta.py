@@ -347,14 +347,16 @@ def validate_immutable(new: Any, old: Any, path: Path) -> ErrorList:
 
 
 def validate_object_meta_update(
-    new: Obj | None, old: Obj | None, path: Path, *, kube_finalizers: bool = True
+    new: Obj | None, old: Obj | None, path: Path, *, kube_finalizers: bool = True, collections: bool = True
 ) -> ErrorList:
     """``ValidateObjectMetaUpdate``: identity fields immutable, deletion only moves forward.
 
     The registry is expected to have run ``rest.BeforeUpdate`` first, which carries
     ``uid``/``creationTimestamp``/``deletionTimestamp`` (and an unset
     ``deletionGracePeriodSeconds``) over from the old object and fills an unconditional
-    update's ``resourceVersion``.
+    update's ``resourceVersion``. ``collections`` False leaves out the labels, annotations, owner
+    references and managed fields, for a caller that validated these very values already and
+    found them valid (they yield no error here then).
     """
     new = new or {}
     old = old or {}
@@ -381,7 +383,8 @@ def validate_object_meta_update(
     new_grace = new.get("deletionGracePeriodSeconds")
     if new_grace != old.get("deletionGracePeriodSeconds"):
         errs.append(invalid(path.child("deletionGracePeriodSeconds"), new_grace, FIELD_IMMUTABLE))
-    _validate_meta_collections(new, path, errs, finalizers=False)
+    if collections:
+        _validate_meta_collections(new, path, errs, finalizers=False)
     if kube_finalizers and new.get("finalizers"):
         errs.extend(validate_kube_finalizer_names(new.get("finalizers"), path.child("finalizers")))
     return errs
