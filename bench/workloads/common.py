@@ -141,7 +141,7 @@ class PodCounter:
 
     async def _run(self, rv: str) -> None:
         while True:
-            async for ev in self.client.watch(PODS, self.namespace, resource_version=rv):
+            async for ev in self.client.watch(PODS, self.namespace, resource_version=rv, read_only=True):
                 if ev.type == "ERROR":
                     break
                 if ev.type == "DELETED":

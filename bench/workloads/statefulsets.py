@@ -198,7 +198,7 @@ class SetTracker:
                     self._changed.set()
 
     async def _run(self, rv: str) -> None:
-        async for ev in self.client.watch(PODS, self.namespace, resource_version=rv):
+        async for ev in self.client.watch(PODS, self.namespace, resource_version=rv, read_only=True):
             if ev.type in ("ADDED", "MODIFIED"):
                 self._see(ev.object)
             elif ev.type == "ERROR":
