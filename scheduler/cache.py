@@ -336,8 +336,9 @@ class Snapshot:
         self._names = SortedList()
         self.generation = 0
         self._index = CapacityIndex()
-        #: nodes assumed with ``defer_index``: their index entries (capacity, topology domains, pod
-        #: labels, spreading counts) are brought up to date when an index is next read
+        #: nodes assumed with ``defer_index`` or rolled back (``restore``): their index entries
+        #: (capacity, topology domains, pod labels, spreading counts) are brought up to date
+        #: when an index is next read
         self._deferred: set[str] = set()
         self._with_affinity: set[str] = set()
         self._with_anti_affinity: set[str] = set()
@@ -395,7 +396,9 @@ class Snapshot:
 
     @scope.setter
     def scope(self, domain: Domain | None) -> None:
-        self._catch_up()
+        # Nodes still deferred need no catch-up here: reindexed later under any scope, they
+        # land in the cluster-wide index (no scope) or in ``_index_stale`` (flushed below when
+        # the scope is cleared), and every domain's index is updated either way.
         self._scope = domain
         if domain is None and self._index_stale:
             infos = self.node_info_map
@@ -562,7 +565,11 @@ class Snapshot:
         return ordered[r0:] == nodes[:split] and ordered[: k - split] == nodes[split:]
 
     def domains(self, key: str) -> TopologyDomains:
-        """The nodes grouped by the value of label ``key`` (built on first use, then kept current)."""
+        """The nodes grouped by the value of label ``key`` (built on first use, then kept current).
+
+        Current as of this call: nodes assumed with ``defer_index`` or rolled back since are
+        reindexed when an index is next read, so read the domains through this method again
+        after such changes rather than through an object held from before."""
         self._catch_up()
         topo = self._topologies.get(key)
         if topo is None:
@@ -638,9 +645,7 @@ class Snapshot:
         ni.add_pod_info(pod_info)
         self._refresh_affinity(node_name, ni)
         if defer_index:
-            if self._table is not None:
-                self._table_stale.add(node_name)
-            self._deferred.add(node_name)
+            self._defer((node_name,))
         else:
             self._reindex(node_name, ni)
         self._journal.append(("assume", pod_info, node_name))
@@ -666,8 +671,11 @@ class Snapshot:
     def restore(self, mark: int) -> None:
         """Undo every :meth:`assume_pod` / :meth:`forget_pod` made after ``mark``, newest first.
 
-        The indexes are rebuilt from each touched node's final state, once per node rather
-        than once per undone pod (a placement of a large gang puts many pods on one node).
+        The indexes of the touched nodes are brought up to date when an index is next read
+        (as for ``defer_index``), once per node rather than once per undone pod (a placement of a
+        large gang puts many pods on one node). A rolled-back placement is usually followed by
+        :meth:`Cache.update_snapshot` putting the same nodes with the group's pods assumed in the
+        cache: reindexed then, their entries move once instead of back and forth.
         """
         touched: dict[str, NodeInfo] = {}
         while len(self._journal) > mark:
@@ -680,13 +688,16 @@ class Snapshot:
             else:
                 ni.add_pod_info(pi)
             touched[node] = ni
-        for node in self._deferred:
-            if node not in touched:
-                self._reindex(node, self.node_info_map.get(node))
-        self._deferred.clear()
         for node, ni in touched.items():
             self._refresh_affinity(node, ni)
-            self._reindex(node, ni)
+        self._defer(touched)
+
+    def _defer(self, names: Iterable[str]) -> None:
+        """Mark nodes whose index entries (capacity, domains, pod labels, spreading counts, node
+        table row) lag their NodeInfo: every reader of an index catches up first (:meth:`_catch_up`)."""
+        self._deferred.update(names)
+        if self._table is not None:
+            self._table_stale.update(names)
 
 
 # --- cache ---------------------------------------------------------------------------------------
