@@ -523,6 +523,19 @@ class PodTopologySpread:
             totals = col if totals is None else list(map(operator.add, totals, col))
         return _node_scores(totals, nodes, s.ignored_nodes)
 
+    def score_array(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
+        """Score and NormalizeScore of ``nodes`` in arrays over the node table (the fused
+        column of :meth:`score_nodes`, normalized as :meth:`normalize_scores` does), or ``None``."""
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None or s.ignored_nodes:
+            return None
+        found = _table(state, self.handle.snapshot if self.handle is not None else None, nodes)
+        if found is None:
+            return None
+        from scheduler.plugins import spread_arrays
+
+        return spread_arrays.normalized_array(s, found[0], found[1], len(nodes))
+
     def score_run_key(self, pod_info: PodInfo) -> Any:
         """gangplane's run of identical pods: equal for pods whose PreFilter, PreScore and Score
         are alike (their namespace and constraints, selectors included); ``None``: not comparable."""
