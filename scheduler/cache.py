@@ -257,6 +257,10 @@ class PodLabelIndex:
         if new:
             self._of[name] = new
 
+    def triples_of(self, name: str) -> frozenset[tuple[str, str, str]] | None:
+        """The (namespace, key, value) triples of the node's pods (``None``: no pods)."""
+        return self._of.get(name)
+
     def nodes_with(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
         """Nodes with at least one pod of ``namespace`` carrying each pair (maybe not the same pod)."""
         sets = sorted((self.nodes.get((namespace, k, v), set()) for k, v in pairs), key=len)
@@ -280,15 +284,30 @@ class SpreadCounts:
     ``count`` is the plugin's own count of a node's matching pods.
     """
 
-    __slots__ = ("topology_key", "count", "by_value", "_of", "key")
+    __slots__ = ("topology_key", "count", "by_value", "_of", "key", "required")
 
-    def __init__(self, topology_key: str, count: Callable[[NodeInfo], int], key: str = "") -> None:
+    def __init__(
+        self,
+        topology_key: str,
+        count: Callable[[NodeInfo], int],
+        key: str = "",
+        required: frozenset[tuple[str, str, str]] = frozenset(),
+    ) -> None:
         #: what is counted and per which label (equal keys count alike, whichever object counts)
         self.key = key
         self.topology_key = topology_key
         self.count = count
+        #: (namespace, key, value) triples every counted pod carries (empty: none known): a node
+        #: whose pods lack one holds no counted pod (the snapshot then skips the count)
+        self.required = required
         self.by_value: dict[str, int] = {}
         self._of: dict[str, tuple[str, int]] = {}
+
+    def counts_none_on(self, name: str, triples: frozenset[tuple[str, str, str]] | None) -> bool:
+        """Whether ``name`` had no count and, its pods carrying only ``triples`` (the pod label
+        index's entry; ``None``: no pods), surely has none now: then :meth:`update` changes nothing."""
+        req = self.required
+        return bool(req) and name not in self._of and (triples is None or not req <= triples)
 
     def on_node(self, name: str) -> int:
         """The count on one node."""
@@ -474,10 +493,16 @@ class Snapshot:
             self._index_stale.add(name)
         for topo in self._topologies.values():
             topo.update(name, ni)
-        if self._pod_labels is not None:
-            self._pod_labels.update(name, ni)
-        for agg in self._spread.values():
-            agg.update(name, ni)
+        labels = self._pod_labels
+        if labels is not None:
+            labels.update(name, ni)
+        if self._spread:
+            # counts for selectors none of the node's pods can match are left alone (stale counts
+            # of earlier sets' selectors would otherwise recount every node that changes)
+            triples = labels.triples_of(name) if labels is not None else None
+            for agg in self._spread.values():
+                if labels is None or not agg.counts_none_on(name, triples):
+                    agg.update(name, ni)
 
     def spread_counts(
         self,
@@ -485,6 +510,7 @@ class Snapshot:
         topology_key: str,
         count: Callable[[NodeInfo], int],
         holders: Iterable[str] | Callable[[], Iterable[str] | None] | None = None,
+        required: frozenset[tuple[str, str, str]] = frozenset(),
     ) -> SpreadCounts:
         """Matching pods per ``topology_key`` value (``by_value``; nodes without the label count
         under ``""``) and per node (``on_node``).
@@ -492,13 +518,15 @@ class Snapshot:
         ``key`` names what ``count`` counts (equal keys must count alike); ``holders``, when
         given (or a function giving them, asked only when the counts are first built), are the only
         nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
+        ``required``: (namespace, key, value) triples every counted pod carries (part of what
+        ``key`` names): a changed node whose pods lack one is not recounted.
         Built on first use, then kept current with every node change (:class:`SpreadCounts`).
         """
         self._catch_up()
         k = f"{key}|{topology_key}"
         agg = self._spread.get(k)
         if agg is None:
-            agg = SpreadCounts(topology_key, count, k)
+            agg = SpreadCounts(topology_key, count, k, required)
             infos = self.node_info_map
             if callable(holders):
                 holders = holders()

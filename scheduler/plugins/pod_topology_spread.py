@@ -200,6 +200,11 @@ def _required_pairs(selector: Any) -> tuple[tuple[str, str], ...]:
     return pairs() if callable(pairs) else ()
 
 
+def _required_triples(selector: Any, namespace: str) -> frozenset[tuple[str, str, str]]:
+    """:func:`_required_pairs` of the namespace's pods, as the pod label index keys them."""
+    return frozenset((namespace, k, v) for k, v in _required_pairs(selector))
+
+
 @dataclass
 class _FilterState:
     """PreFilter's result for Filter: matching pod counts per topology value of each hard constraint."""
@@ -428,6 +433,7 @@ class PodTopologySpread:
                     c.topology_key,
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
                     lambda i=i: holders[i],
+                    _required_triples(sel, ns),
                 ).by_value
                 counts[i] = {v: totals.get(v, 0) for v in counts[i]}
                 continue
@@ -461,6 +467,7 @@ class PodTopologySpread:
                     c.topology_key,
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
                     lambda c=c: holders[constraints.index(c)],
+                    _required_triples(sel, ns),
                 )
             )
         state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights, holders, per_node))

@@ -26,9 +26,10 @@ LABEL_HOSTNAME = "kubernetes.io/hostname"
 def domain_values(table: NodeTable, rows: Rows, key: str) -> set[str]:
     """``{ni.labels.get(key, "") for ni in nodes}`` for the nodes at ``rows``."""
     ids, _, values = table.label_ids(key)
-    present = np.unique(ids[rows]).tolist()
-    out = {values[i] for i in present if i >= 0}
-    if present and present[0] < 0:
+    # ids run from -1 (no label) to len(values) - 1: counted per id, shifted by one
+    seen = np.flatnonzero(np.bincount(ids[rows] + 1, minlength=len(values) + 1)).tolist()
+    out = {values[i - 1] for i in seen if i > 0}
+    if seen and seen[0] == 0:
         out.add("")  # a node without the label counts under ""
     return out
 
