@@ -610,7 +610,9 @@ class Snapshot:
         """Replace the NodeInfo of a node already listed (keeping the ordered list in step)."""
         self.node_info_map[name] = ni
         if self._ordered is not None:
-            self._ordered[self._names.index(name)] = ni
+            # the node table's rows are the name order (it is dropped when a node joins or leaves)
+            row = self._table.row_of.get(name) if self._table is not None else None
+            self._ordered[row if row is not None else self._names.index(name)] = ni
 
     def _refresh_affinity(self, name: str, ni: NodeInfo) -> None:
         if ni.pods_with_affinity:
