@@ -61,19 +61,44 @@ def pod_key(pod: Obj) -> str:
 
 
 class CapacityIndex:
-    """Nodes sorted by free capacity, per resource."""
+    """Nodes sorted by free capacity, per resource.
 
-    def __init__(self) -> None:
+    ``lazy`` (the snapshot's cluster-wide index, gangplane): a resource's sorted list is built
+    only once a query needs it; until then the index keeps, per resource, a floor under every
+    node's free amount (the least amount ever indexed), and a query whose request is at most the
+    floor knows no node is short of it without a list. On a cluster with room (every node's
+    free cpu, memory and pod slots above what pods ask) no list is ever built and re-indexing a
+    node that took a pod is a few dictionary writes instead of moving it in three sorted lists;
+    once a request exceeds the floor the list is built and kept current from then on. The answers
+    are the eager index's, whatever the history (``tests/unit/scheduler/test_capacity_index.py``).
+    """
+
+    def __init__(self, lazy: bool = False) -> None:
         self._by_resource: dict[str, SortedList] = {}
         self._free: dict[str, dict[str, int]] = {}
         #: resource -> sum of the free amounts over all indexed nodes
         self.totals: dict[str, int] = {}
+        #: resource -> how many indexed nodes have it
+        self._count: dict[str, int] = {}
+        self._lazy = lazy
+        #: lazy: resource without a sorted list -> at most every node's free amount of it
+        self._floor: dict[str, int] = {}
 
     def _list(self, resource: str) -> SortedList:
         lst = self._by_resource.get(resource)
         if lst is None:
             lst = SortedList()
             self._by_resource[resource] = lst
+        return lst
+
+    def _sorted(self, resource: str) -> SortedList | None:
+        """The resource's sorted ``(free, node)`` list, built now if the index is lazy and has
+        none yet (``None``: no node has the resource)."""
+        lst = self._by_resource.get(resource)
+        if lst is None and self._lazy and self._count.get(resource):
+            lst = SortedList((f[resource], n) for n, f in self._free.items() if resource in f)
+            self._by_resource[resource] = lst
+            self._floor.pop(resource, None)
         return lst
 
     def update(self, name: str, ni: NodeInfo | None) -> None:
@@ -88,20 +113,41 @@ class CapacityIndex:
             for r in ni.allocatable.keys() | ni.requested.keys():
                 if r != PODS:
                     free[r] = ni.free(r)
-        totals = self.totals
+        totals, count, lists = self.totals, self._count, self._by_resource
         for r, v in old.items():
             if free.get(r) != v:
-                self._by_resource[r].discard((v, name))
+                lst = lists.get(r)
+                if lst is not None:
+                    lst.discard((v, name))
                 totals[r] -= v
+                if r not in free:
+                    count[r] -= 1
         for r, v in free.items():
             if old.get(r) != v:
-                self._list(r).add((v, name))
+                lst = lists.get(r)
+                if lst is not None:
+                    lst.add((v, name))
+                elif self._lazy:
+                    floor = self._floor.get(r)
+                    if floor is None or v < floor:
+                        self._floor[r] = v
+                else:
+                    self._list(r).add((v, name))
                 totals[r] = totals.get(r, 0) + v
+                if r not in old:
+                    count[r] = count.get(r, 0) + 1
         if free:
             self._free[name] = free
 
     def free(self, name: str, resource: str) -> int:
         return self._free.get(name, {}).get(resource, 0)
+
+    def entries(self) -> dict[str, list[tuple[int, str]]]:
+        """Every resource some node has -> its ``(free, node)`` pairs in order (for comparisons)."""
+        out: dict[str, list[tuple[int, str]]] = {}
+        for r in sorted(r for r, c in self._count.items() if c):
+            out[r] = sorted((f[r], n) for n, f in self._free.items() if r in f)
+        return out
 
     def candidates(self, requests: Mapping[str, int]) -> set[str]:
         """Nodes with at least one free pod slot and ``free >= request`` for every positive request."""
@@ -109,7 +155,7 @@ class CapacityIndex:
         wanted.append((PODS, max(1, requests.get(PODS, 0))))
         slices = []
         for r, v in wanted:
-            lst = self._by_resource.get(r)
+            lst = self._sorted(r)
             if lst is None:
                 return set()
             lo = lst.bisect_left((v, ""))
@@ -133,7 +179,8 @@ class CapacityIndex:
         Returns ``(short, None)`` or ``(None, fits)``: ``short`` lists every node with no free
         pod slot or less free than a positive request (the nodes NodeResourcesFit rejects),
         ``fits`` every other node. The cost follows the smaller set: when every node has room
-        (the common case) it is a few bisections and an empty set.
+        (the common case) it is a few bisections and an empty set (a lazy index: a comparison
+        with each requested resource's floor).
         """
         wanted = [(r, v) for r, v in requests.items() if v > 0 and r != PODS]
         wanted.append((PODS, max(1, requests.get(PODS, 0))))
@@ -142,6 +189,13 @@ class CapacityIndex:
         cuts = []
         for r, v in wanted:
             lst = self._by_resource.get(r)
+            if lst is None and self._lazy:
+                if self._count.get(r, 0) < total:
+                    return None, self.candidates(requests)
+                floor = self._floor.get(r)
+                if floor is not None and floor >= v:
+                    continue  # every node has at least v free: none is short of it
+                lst = self._sorted(r)
             if lst is None or len(lst) < total:
                 # some nodes lack the resource altogether: fewer nodes fit than lack it
                 return None, self.candidates(requests)
@@ -354,7 +408,7 @@ class Snapshot:
         self.node_info_map: dict[str, NodeInfo] = {}
         self._names = SortedList()
         self.generation = 0
-        self._index = CapacityIndex()
+        self._index = CapacityIndex(lazy=True)
         #: nodes assumed with ``defer_index`` or rolled back (``restore``): their index entries
         #: (capacity, topology domains, pod labels, spreading counts) are brought up to date
         #: when an index is next read
