@@ -35,6 +35,7 @@ from scheduler.events import (
 )
 from scheduler.interfaces import (
     MAX_NODE_SCORE,
+    NO_REJECTIONS,
     CycleState,
     FilterHint,
     Handle,
@@ -223,7 +224,8 @@ class NodeResourcesFit:
         }
         short, fits = snapshot.short_of(wanted)
         if short is not None:
-            return FilterHint(check=short, rejects=True)
+            # no node short (a cluster with room): what a hint naming no node says
+            return FilterHint(check=short, rejects=True) if short else NO_REJECTIONS
         return FilterHint(passes=fits)
 
     def score_placement(

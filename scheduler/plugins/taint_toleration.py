@@ -15,6 +15,7 @@ from scheduler import arraypolicy
 from scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from scheduler.interfaces import (
     MAX_NODE_SCORE,
+    NO_REJECTIONS,
     CycleState,
     FilterHint,
     Handle,
@@ -62,6 +63,8 @@ class TaintToleration:
 
     def filter_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> FilterHint:
         """The nodes whose taints the pod does not tolerate, decided once per group of equal taints."""
+        if not snapshot.taint_groups:
+            return NO_REJECTIONS  # no tainted node (what a hint naming no node says)
         tolerations = tolerations_of(pod_info.pod)
         rejected: set[str] = set()
         for taints, names in snapshot.taint_groups.items():
