@@ -564,7 +564,8 @@ class Snapshot:
         topology_key: str,
         count: Callable[[NodeInfo], int],
         holders: Iterable[str] | Callable[[], Iterable[str] | None] | None = None,
-        required: frozenset[tuple[str, str, str]] = frozenset(),
+        required: frozenset[tuple[str, str, str]]
+        | Callable[[], frozenset[tuple[str, str, str]]] = frozenset(),
     ) -> SpreadCounts:
         """Matching pods per ``topology_key`` value (``by_value``; nodes without the label count
         under ``""``) and per node (``on_node``).
@@ -572,15 +573,16 @@ class Snapshot:
         ``key`` names what ``count`` counts (equal keys must count alike); ``holders``, when
         given (or a function giving them, asked only when the counts are first built), are the only
         nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
-        ``required``: (namespace, key, value) triples every counted pod carries (part of what
-        ``key`` names): a changed node whose pods lack one is not recounted.
+        ``required`` (or a function giving it, asked only when the counts are first built):
+        (namespace, key, value) triples every counted pod carries (part of what ``key`` names):
+        a changed node whose pods lack one is not recounted.
         Built on first use, then kept current with every node change (:class:`SpreadCounts`).
         """
         self._catch_up()
         k = f"{key}|{topology_key}"
         agg = self._spread.get(k)
         if agg is None:
-            agg = SpreadCounts(topology_key, count, k, required)
+            agg = SpreadCounts(topology_key, count, k, required() if callable(required) else required)
             infos = self.node_info_map
             if callable(holders):
                 holders = holders()

@@ -433,7 +433,7 @@ class PodTopologySpread:
                     c.topology_key,
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
                     lambda i=i: holders[i],
-                    _required_triples(sel, ns),
+                    lambda sel=sel: _required_triples(sel, ns),
                 ).by_value
                 counts[i] = {v: totals.get(v, 0) for v in counts[i]}
                 continue
@@ -456,8 +456,8 @@ class PodTopologySpread:
         # snapshot can keep them
         per_node: list[SpreadCounts | None] = []
         for c in constraints:
-            key = _count_key(c.selector, ns)
-            if c.topology_key != LABEL_HOSTNAME or key is None or snapshot is None:
+            key = _count_key(c.selector, ns) if c.topology_key == LABEL_HOSTNAME else None
+            if key is None or snapshot is None:
                 per_node.append(None)
                 continue
             sel = c.selector
@@ -467,7 +467,7 @@ class PodTopologySpread:
                     c.topology_key,
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
                     lambda c=c: holders[constraints.index(c)],
-                    _required_triples(sel, ns),
+                    lambda sel=sel: _required_triples(sel, ns),
                 )
             )
         state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights, holders, per_node))
