@@ -618,7 +618,7 @@ class Framework:
                         Code.ERROR, f"running Score plugin {pl.name!r}: {Status.as_status(e).message()}"
                     )
                 if col is not None:
-                    lo, hi = int(col.min()), int(col.max())
+                    lo, hi = (col, col) if isinstance(col, int) else (int(col.min()), int(col.max()))
                     if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
                         bad = next(int(v) for v in col if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
                         return {}, _invalid_score(pl.name, bad)

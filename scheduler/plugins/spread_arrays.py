@@ -40,19 +40,20 @@ def fused_scores(table: NodeTable, rows: Rows, s: Any, nodes: Sequence[NodeInfo]
     return None if out is None else out.tolist()  # type: ignore[no-any-return]
 
 
-def normalized_array(s: Any, table: NodeTable, rows: Rows, count: int) -> np.ndarray | None:
+def normalized_array(s: Any, table: NodeTable, rows: Rows, count: int) -> np.ndarray | int | None:
     """Score then NormalizeScore of the ``count`` nodes at ``rows`` as an int64 array (what
-    ``normalize_scores(fused_scores(...))`` gives, element for element); ``None`` when the
-    per-node code must answer. Without ignored nodes every node is valid: the reversed
-    normalization ``100 * (max + min - v) // max`` (every node 100 when the maximum is 0)."""
+    ``normalize_scores(fused_scores(...))`` gives, element for element), or the one score every
+    node gets; ``None`` when the per-node code must answer. Without ignored nodes every node is
+    valid: the reversed normalization ``100 * (max + min - v) // max``, which is 100 for every
+    node when all raw scores are equal (the maximum 0 included)."""
     raw = fused_array(table, rows, s, count)
     if raw is None:
         return None
     if not count:
         return raw
     lo, hi = int(raw.min()), int(raw.max())
-    if hi == 0:
-        return np.full(count, MAX_NODE_SCORE, dtype=np.int64)
+    if lo == hi:
+        return MAX_NODE_SCORE
     return MAX_NODE_SCORE * (hi + lo - raw) // hi  # type: ignore[no-any-return]
 
 
