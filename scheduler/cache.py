@@ -61,19 +61,44 @@ def pod_key(pod: Obj) -> str:
 
 
 class CapacityIndex:
-    """Nodes sorted by free capacity, per resource."""
+    """Nodes sorted by free capacity, per resource.
 
-    def __init__(self) -> None:
+    ``lazy`` (the snapshot's cluster-wide index, gangplane): a resource's sorted list is built
+    only once a query needs it; until then the index keeps, per resource, a floor under every
+    node's free amount (the least amount ever indexed), and a query whose request is at most the
+    floor knows no node is short of it without a list. On a cluster with room (every node's
+    free cpu, memory and pod slots above what pods ask) no list is ever built and re-indexing a
+    node that took a pod is a few dictionary writes instead of moving it in three sorted lists;
+    once a request exceeds the floor the list is built and kept current from then on. The answers
+    are the eager index's, whatever the history (``tests/unit/scheduler/test_capacity_index.py``).
+    """
+
+    def __init__(self, lazy: bool = False) -> None:
         self._by_resource: dict[str, SortedList] = {}
         self._free: dict[str, dict[str, int]] = {}
         #: resource -> sum of the free amounts over all indexed nodes
         self.totals: dict[str, int] = {}
+        #: resource -> how many indexed nodes have it
+        self._count: dict[str, int] = {}
+        self._lazy = lazy
+        #: lazy: resource without a sorted list -> at most every node's free amount of it
+        self._floor: dict[str, int] = {}
 
     def _list(self, resource: str) -> SortedList:
         lst = self._by_resource.get(resource)
         if lst is None:
             lst = SortedList()
             self._by_resource[resource] = lst
+        return lst
+
+    def _sorted(self, resource: str) -> SortedList | None:
+        """The resource's sorted ``(free, node)`` list, built now if the index is lazy and has
+        none yet (``None``: no node has the resource)."""
+        lst = self._by_resource.get(resource)
+        if lst is None and self._lazy and self._count.get(resource):
+            lst = SortedList((f[resource], n) for n, f in self._free.items() if resource in f)
+            self._by_resource[resource] = lst
+            self._floor.pop(resource, None)
         return lst
 
     def update(self, name: str, ni: NodeInfo | None) -> None:
@@ -88,20 +113,41 @@ class CapacityIndex:
             for r in ni.allocatable.keys() | ni.requested.keys():
                 if r != PODS:
                     free[r] = ni.free(r)
-        totals = self.totals
+        totals, count, lists = self.totals, self._count, self._by_resource
         for r, v in old.items():
             if free.get(r) != v:
-                self._by_resource[r].discard((v, name))
+                lst = lists.get(r)
+                if lst is not None:
+                    lst.discard((v, name))
                 totals[r] -= v
+                if r not in free:
+                    count[r] -= 1
         for r, v in free.items():
             if old.get(r) != v:
-                self._list(r).add((v, name))
+                lst = lists.get(r)
+                if lst is not None:
+                    lst.add((v, name))
+                elif self._lazy:
+                    floor = self._floor.get(r)
+                    if floor is None or v < floor:
+                        self._floor[r] = v
+                else:
+                    self._list(r).add((v, name))
                 totals[r] = totals.get(r, 0) + v
+                if r not in old:
+                    count[r] = count.get(r, 0) + 1
         if free:
             self._free[name] = free
 
     def free(self, name: str, resource: str) -> int:
         return self._free.get(name, {}).get(resource, 0)
+
+    def entries(self) -> dict[str, list[tuple[int, str]]]:
+        """Every resource some node has -> its ``(free, node)`` pairs in order (for comparisons)."""
+        out: dict[str, list[tuple[int, str]]] = {}
+        for r in sorted(r for r, c in self._count.items() if c):
+            out[r] = sorted((f[r], n) for n, f in self._free.items() if r in f)
+        return out
 
     def candidates(self, requests: Mapping[str, int]) -> set[str]:
         """Nodes with at least one free pod slot and ``free >= request`` for every positive request."""
@@ -109,7 +155,7 @@ class CapacityIndex:
         wanted.append((PODS, max(1, requests.get(PODS, 0))))
         slices = []
         for r, v in wanted:
-            lst = self._by_resource.get(r)
+            lst = self._sorted(r)
             if lst is None:
                 return set()
             lo = lst.bisect_left((v, ""))
@@ -133,7 +179,8 @@ class CapacityIndex:
         Returns ``(short, None)`` or ``(None, fits)``: ``short`` lists every node with no free
         pod slot or less free than a positive request (the nodes NodeResourcesFit rejects),
         ``fits`` every other node. The cost follows the smaller set: when every node has room
-        (the common case) it is a few bisections and an empty set.
+        (the common case) it is a few bisections and an empty set (a lazy index: a comparison
+        with each requested resource's floor).
         """
         wanted = [(r, v) for r, v in requests.items() if v > 0 and r != PODS]
         wanted.append((PODS, max(1, requests.get(PODS, 0))))
@@ -142,6 +189,13 @@ class CapacityIndex:
         cuts = []
         for r, v in wanted:
             lst = self._by_resource.get(r)
+            if lst is None and self._lazy:
+                if self._count.get(r, 0) < total:
+                    return None, self.candidates(requests)
+                floor = self._floor.get(r)
+                if floor is not None and floor >= v:
+                    continue  # every node has at least v free: none is short of it
+                lst = self._sorted(r)
             if lst is None or len(lst) < total:
                 # some nodes lack the resource altogether: fewer nodes fit than lack it
                 return None, self.candidates(requests)
@@ -257,6 +311,10 @@ class PodLabelIndex:
         if new:
             self._of[name] = new
 
+    def triples_of(self, name: str) -> frozenset[tuple[str, str, str]] | None:
+        """The (namespace, key, value) triples of the node's pods (``None``: no pods)."""
+        return self._of.get(name)
+
     def nodes_with(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
         """Nodes with at least one pod of ``namespace`` carrying each pair (maybe not the same pod)."""
         sets = sorted((self.nodes.get((namespace, k, v), set()) for k, v in pairs), key=len)
@@ -280,15 +338,30 @@ class SpreadCounts:
     ``count`` is the plugin's own count of a node's matching pods.
     """
 
-    __slots__ = ("topology_key", "count", "by_value", "_of", "key")
+    __slots__ = ("topology_key", "count", "by_value", "_of", "key", "required")
 
-    def __init__(self, topology_key: str, count: Callable[[NodeInfo], int], key: str = "") -> None:
+    def __init__(
+        self,
+        topology_key: str,
+        count: Callable[[NodeInfo], int],
+        key: str = "",
+        required: frozenset[tuple[str, str, str]] = frozenset(),
+    ) -> None:
         #: what is counted and per which label (equal keys count alike, whichever object counts)
         self.key = key
         self.topology_key = topology_key
         self.count = count
+        #: (namespace, key, value) triples every counted pod carries (empty: none known): a node
+        #: whose pods lack one holds no counted pod (the snapshot then skips the count)
+        self.required = required
         self.by_value: dict[str, int] = {}
         self._of: dict[str, tuple[str, int]] = {}
+
+    def counts_none_on(self, name: str, triples: frozenset[tuple[str, str, str]] | None) -> bool:
+        """Whether ``name`` had no count and, its pods carrying only ``triples`` (the pod label
+        index's entry; ``None``: no pods), surely has none now: then :meth:`update` changes nothing."""
+        req = self.required
+        return bool(req) and name not in self._of and (triples is None or not req <= triples)
 
     def on_node(self, name: str) -> int:
         """The count on one node."""
@@ -335,9 +408,10 @@ class Snapshot:
         self.node_info_map: dict[str, NodeInfo] = {}
         self._names = SortedList()
         self.generation = 0
-        self._index = CapacityIndex()
-        #: nodes assumed with ``defer_index``: their index entries (capacity, topology domains, pod
-        #: labels, spreading counts) are brought up to date when an index is next read
+        self._index = CapacityIndex(lazy=True)
+        #: nodes assumed with ``defer_index`` or rolled back (``restore``): their index entries
+        #: (capacity, topology domains, pod labels, spreading counts) are brought up to date
+        #: when an index is next read
         self._deferred: set[str] = set()
         self._with_affinity: set[str] = set()
         self._with_anti_affinity: set[str] = set()
@@ -395,7 +469,9 @@ class Snapshot:
 
     @scope.setter
     def scope(self, domain: Domain | None) -> None:
-        self._catch_up()
+        # Nodes still deferred need no catch-up here: reindexed later under any scope, they
+        # land in the cluster-wide index (no scope) or in ``_index_stale`` (flushed below when
+        # the scope is cleared), and every domain's index is updated either way.
         self._scope = domain
         if domain is None and self._index_stale:
             infos = self.node_info_map
@@ -471,10 +547,16 @@ class Snapshot:
             self._index_stale.add(name)
         for topo in self._topologies.values():
             topo.update(name, ni)
-        if self._pod_labels is not None:
-            self._pod_labels.update(name, ni)
-        for agg in self._spread.values():
-            agg.update(name, ni)
+        labels = self._pod_labels
+        if labels is not None:
+            labels.update(name, ni)
+        if self._spread:
+            # counts for selectors none of the node's pods can match are left alone (stale counts
+            # of earlier sets' selectors would otherwise recount every node that changes)
+            triples = labels.triples_of(name) if labels is not None else None
+            for agg in self._spread.values():
+                if labels is None or not agg.counts_none_on(name, triples):
+                    agg.update(name, ni)
 
     def spread_counts(
         self,
@@ -482,6 +564,8 @@ class Snapshot:
         topology_key: str,
         count: Callable[[NodeInfo], int],
         holders: Iterable[str] | Callable[[], Iterable[str] | None] | None = None,
+        required: frozenset[tuple[str, str, str]]
+        | Callable[[], frozenset[tuple[str, str, str]]] = frozenset(),
     ) -> SpreadCounts:
         """Matching pods per ``topology_key`` value (``by_value``; nodes without the label count
         under ``""``) and per node (``on_node``).
@@ -489,13 +573,16 @@ class Snapshot:
         ``key`` names what ``count`` counts (equal keys must count alike); ``holders``, when
         given (or a function giving them, asked only when the counts are first built), are the only
         nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
+        ``required`` (or a function giving it, asked only when the counts are first built):
+        (namespace, key, value) triples every counted pod carries (part of what ``key`` names):
+        a changed node whose pods lack one is not recounted.
         Built on first use, then kept current with every node change (:class:`SpreadCounts`).
         """
         self._catch_up()
         k = f"{key}|{topology_key}"
         agg = self._spread.get(k)
         if agg is None:
-            agg = SpreadCounts(topology_key, count, k)
+            agg = SpreadCounts(topology_key, count, k, required() if callable(required) else required)
             infos = self.node_info_map
             if callable(holders):
                 holders = holders()
@@ -562,7 +649,11 @@ class Snapshot:
         return ordered[r0:] == nodes[:split] and ordered[: k - split] == nodes[split:]
 
     def domains(self, key: str) -> TopologyDomains:
-        """The nodes grouped by the value of label ``key`` (built on first use, then kept current)."""
+        """The nodes grouped by the value of label ``key`` (built on first use, then kept current).
+
+        Current as of this call: nodes assumed with ``defer_index`` or rolled back since are
+        reindexed when an index is next read, so read the domains through this method again
+        after such changes rather than through an object held from before."""
         self._catch_up()
         topo = self._topologies.get(key)
         if topo is None:
@@ -575,7 +666,9 @@ class Snapshot:
         """Replace the NodeInfo of a node already listed (keeping the ordered list in step)."""
         self.node_info_map[name] = ni
         if self._ordered is not None:
-            self._ordered[self._names.index(name)] = ni
+            # the node table's rows are the name order (it is dropped when a node joins or leaves)
+            row = self._table.row_of.get(name) if self._table is not None else None
+            self._ordered[row if row is not None else self._names.index(name)] = ni
 
     def _refresh_affinity(self, name: str, ni: NodeInfo) -> None:
         if ni.pods_with_affinity:
@@ -638,9 +731,7 @@ class Snapshot:
         ni.add_pod_info(pod_info)
         self._refresh_affinity(node_name, ni)
         if defer_index:
-            if self._table is not None:
-                self._table_stale.add(node_name)
-            self._deferred.add(node_name)
+            self._defer((node_name,))
         else:
             self._reindex(node_name, ni)
         self._journal.append(("assume", pod_info, node_name))
@@ -666,8 +757,11 @@ class Snapshot:
     def restore(self, mark: int) -> None:
         """Undo every :meth:`assume_pod` / :meth:`forget_pod` made after ``mark``, newest first.
 
-        The indexes are rebuilt from each touched node's final state, once per node rather
-        than once per undone pod (a placement of a large gang puts many pods on one node).
+        The indexes of the touched nodes are brought up to date when an index is next read
+        (as for ``defer_index``), once per node rather than once per undone pod (a placement of a
+        large gang puts many pods on one node). A rolled-back placement is usually followed by
+        :meth:`Cache.update_snapshot` putting the same nodes with the group's pods assumed in the
+        cache: reindexed then, their entries move once instead of back and forth.
         """
         touched: dict[str, NodeInfo] = {}
         while len(self._journal) > mark:
@@ -680,13 +774,16 @@ class Snapshot:
             else:
                 ni.add_pod_info(pi)
             touched[node] = ni
-        for node in self._deferred:
-            if node not in touched:
-                self._reindex(node, self.node_info_map.get(node))
-        self._deferred.clear()
         for node, ni in touched.items():
             self._refresh_affinity(node, ni)
-            self._reindex(node, ni)
+        self._defer(touched)
+
+    def _defer(self, names: Iterable[str]) -> None:
+        """Mark nodes whose index entries (capacity, domains, pod labels, spreading counts, node
+        table row) lag their NodeInfo: every reader of an index catches up first (:meth:`_catch_up`)."""
+        self._deferred.update(names)
+        if self._table is not None:
+            self._table_stale.update(names)
 
 
 # --- cache ---------------------------------------------------------------------------------------

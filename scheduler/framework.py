@@ -29,6 +29,7 @@ from scheduler.interfaces import (
     MIN_NODE_SCORE,
     NOMINATING_NOOP,
     NOMINATING_OVERRIDE,
+    ArrayScorePlugin,
     BatchNormalizeScorePlugin,
     BatchScorePlugin,
     BindPlugin,
@@ -243,6 +244,10 @@ class Framework:
         self._batch_scorers = {p.name for p in self.score_plugins if implements(p, BatchScorePlugin)}
         self._normalizers = {p.name for p in self.score_plugins if implements(p, NormalizeScorePlugin)}
         self._uniform_scorers = {p.name for p in self.score_plugins if implements(p, UniformScorePlugin)}
+        self._array_scorers = {p.name for p in self.score_plugins if implements(p, ArrayScorePlugin)}
+        #: gangplane: the scheduling cycle adds the Score columns and picks the host in numpy
+        #: arrays when the plugins offer them (off: lists only; the differential tests compare)
+        self.array_scores = True
 
     @property
     def scheduler_name(self) -> str:
@@ -579,16 +584,19 @@ class Framework:
         return out, None
 
     def score_columns(
-        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], arrays: bool = False
     ) -> tuple[dict[str, list[int] | int], Status | None]:
         """Weighted, normalized scores per plugin, one column per plugin in node order.
 
         A plugin that scores every node alike (its :class:`UniformScorePlugin` answer, or a
         column whose minimum is its maximum) gets a plain ``int`` instead of a column.
+        ``arrays``: a plugin offering :class:`ArrayScorePlugin` may give its column as a numpy
+        array (read-only, for this cycle); only without scheduling records (they keep raw scores).
         """
         active = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
         per_plugin: dict[str, list[int] | int] = {}
         records = self.handle.records  # --- scheduling-records hook (gangplane): raw scores ---
+        arrays = arrays and records is None and bool(nodes)
         for pl in active:
             if pl.name in self._uniform_scorers:
                 try:
@@ -601,6 +609,24 @@ class Framework:
                     if u < MIN_NODE_SCORE or u > MAX_NODE_SCORE:
                         return {}, _invalid_score(pl.name, u)
                     per_plugin[pl.name] = u * self.score_weights.get(pl.name, 1)
+                    continue
+            if arrays and pl.name in self._array_scorers:
+                try:
+                    col = pl.score_array(state, pod_info, nodes)  # type: ignore[attr-defined]
+                except Exception as e:
+                    return {}, Status(
+                        Code.ERROR, f"running Score plugin {pl.name!r}: {Status.as_status(e).message()}"
+                    )
+                if col is not None:
+                    lo, hi = (col, col) if isinstance(col, int) else (int(col.min()), int(col.max()))
+                    if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
+                        bad = next(int(v) for v in col if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
+                        return {}, _invalid_score(pl.name, bad)
+                    weight = self.score_weights.get(pl.name, 1)
+                    if lo == hi:
+                        per_plugin[pl.name] = lo * weight
+                    else:
+                        per_plugin[pl.name] = col * weight if weight != 1 else col
                     continue
             batch = pl.score_nodes if pl.name in self._batch_scorers else None
             score = pl.score

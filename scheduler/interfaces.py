@@ -285,6 +285,21 @@ class BatchScorePlugin(Protocol):
 
 
 @runtime_checkable
+class ArrayScorePlugin(Protocol):
+    """gangplane: a Score plugin that can give its final column as a numpy array.
+
+    ``score_array`` returns what Score on every one of ``nodes`` followed by NormalizeScore
+    would give, unweighted, as a one-dimensional int64 numpy array in node order, or as an
+    ``int`` when every node gets that one score, or ``None`` when it cannot (then the plugin is
+    run as usual). The scheduling cycle then adds the
+    columns and picks the host in arrays (:mod:`scheduler.score_totals`). The array may be a
+    view of a column the plugin keeps: read it within the cycle, never modify it.
+    """
+
+    def score_array(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any: ...
+
+
+@runtime_checkable
 class UniformScorePlugin(Protocol):
     """gangplane: a Score plugin that can tell, without scoring, that every node gets one score.
 

@@ -86,23 +86,26 @@ class NodeTable:
     def _fill(self, row: int, ni: NodeInfo) -> None:
         self.infos[row] = ni
         alloc, req = ni.allocatable, ni.requested
-        for r in alloc.keys() | req.keys():
-            if r not in self.columns:
+        columns = self.columns
+        if not (alloc.keys() <= columns.keys() and req.keys() <= columns.keys()):
+            for r in sorted((alloc.keys() | req.keys()) - columns.keys()):
                 self._add_column(r)
         big = False
-        a_row, r_row = self.allocatable[row], self.requested[row]
-        a_row[:] = 0
-        r_row[:] = 0
+        # the row built in Python, then written in one assignment (numpy's per-item writes cost more)
+        a_vals = [0] * len(columns)
+        r_vals = [0] * len(columns)
         for r, v in alloc.items():
             if not -EXACT_LIMIT < v < EXACT_LIMIT:
                 big = True
                 continue
-            a_row[self.columns[r]] = v
+            a_vals[columns[r]] = v
         for r, v in req.items():
             if not -EXACT_LIMIT < v < EXACT_LIMIT:
                 big = True
                 continue
-            r_row[self.columns[r]] = v
+            r_vals[columns[r]] = v
+        self.allocatable[row] = a_vals
+        self.requested[row] = r_vals
         nz_cpu, nz_mem = ni.non_zero_cpu, ni.non_zero_memory
         if not (0 <= nz_cpu < EXACT_LIMIT and 0 <= nz_mem < EXACT_LIMIT):
             big = True

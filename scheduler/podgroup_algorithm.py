@@ -302,7 +302,9 @@ class PodGroupAlgorithm:
                         run = PlacementRun.start(
                             self.fw, cs, pi, snapshot, placement.node_names, trace, signatures[i]
                         )
-                    snapshot.assume_pod(_assumed(pi, host), host)
+                    # indexed when the next pod's cycle first reads an index: never, for the
+                    # group's last pod (the rollback and the cache's assume follow)
+                    snapshot.assume_pod(_assumed(pi, host), host, defer_index=True)
                     fit += 1
                     if run is not None and not run.assumed(cs, pi, host):
                         run = None

@@ -118,7 +118,7 @@ def schedule_pod(
         if records is not None:
             records.pod_cycle(pod_info, diagnosis, num_nodes, 1, feasible[0].name)
         return ScheduleResult(feasible[0].name, 1 + len(diagnosis.node_to_status), 1)
-    host = select_from_totals(fw, feasible, prioritize_totals(fw, state, pod_info, feasible))
+    host = select_from_totals(fw, feasible, _totals(fw, state, pod_info, feasible, fw.array_scores))
     if records is not None:
         records.pod_cycle(pod_info, diagnosis, num_nodes, len(feasible), host)
     return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
@@ -382,24 +382,44 @@ def prioritize_totals(
     to every node changes neither the best total nor which nodes tie for it, and those
     are all :meth:`select_from_totals` looks at.
     """
+    totals = _totals(fw, state, pod_info, nodes, False)
+    assert isinstance(totals, list)
+    return totals
+
+
+def _totals(
+    fw: Framework, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], arrays: bool
+) -> list[int] | Any | None:
+    """:func:`prioritize_totals`; with ``arrays`` (and no scheduling records) the totals may be
+    an int64 numpy array (some plugin gave its column as one: :mod:`scheduler.score_totals`),
+    or ``None`` when every node has the same total (every column uniform)."""
     if not fw.score_plugins:
         return [1] * len(nodes)
     s = fw.run_pre_score_plugins(state, pod_info, nodes)
     if not is_success(s):
         assert s is not None
         raise SchedulingError(s.message(), s)
-    columns, s = fw.score_columns(state, pod_info, nodes)
+    records = fw.handle.records
+    arrays = arrays and records is None
+    columns, s = fw.score_columns(state, pod_info, nodes, arrays)
     if s is not None:
         raise SchedulingError(s.message(), s)
     cols = [c for c in columns.values() if not isinstance(c, int)]
+    totals: list[int] | Any
     if not cols:
+        if arrays and nodes:
+            return None
         totals = [0] * len(nodes)
+    elif arrays and not all(type(c) is list for c in cols):
+        from scheduler import score_totals  # numpy: some plugin already imported it
+
+        totals = score_totals.add_columns(cols)
     else:
         totals = cols[0]
         for col in cols[1:]:
             totals = list(map(operator.add, totals, col))
-    if fw.handle.records is not None:  # --- scheduling-records hook (gangplane) ---
-        fw.handle.records.scored(pod_info, nodes, columns, fw.score_weights, totals)
+    if records is not None:  # --- scheduling-records hook (gangplane) ---
+        records.scored(pod_info, nodes, columns, fw.score_weights, totals)
     return totals
 
 
@@ -408,8 +428,23 @@ def select_host(fw: Framework, scores: list[NodePluginScores]) -> str:
     return select_from_totals(fw, scores, [ns.total_score for ns in scores])
 
 
-def select_from_totals(fw: Framework, nodes: Sequence[Any], totals: list[int]) -> str:
-    """The name of a node with the highest total, uniformly among ties (kube's reservoir sampling)."""
+def select_from_totals(fw: Framework, nodes: Sequence[Any], totals: list[int] | Any | None) -> str:
+    """The name of a node with the highest total, uniformly among ties (kube's reservoir sampling).
+
+    ``totals`` may also be an int64 numpy array (:mod:`scheduler.score_totals` picks alike) or
+    ``None``: every node has the same total, so all tie."""
+    if totals is None:
+        if not nodes:
+            raise SchedulingError("empty priorityList")
+        if len(nodes) == 1:
+            return nodes[0].name  # type: ignore[no-any-return]
+        return nodes[fw.handle.rng.randrange(len(nodes))].name  # type: ignore[no-any-return]
+    if type(totals) is not list:
+        from scheduler import score_totals  # numpy: the totals are already an array
+
+        if not len(totals):
+            raise SchedulingError("empty priorityList")
+        return score_totals.select(fw.handle.rng, nodes, totals)
     if not totals:
         raise SchedulingError("empty priorityList")
     best = max(totals)

@@ -55,6 +55,13 @@ class BalancedAllocation:
             return arr
         return score_nodes(nodes, reqs, self.resources, balanced_scorer, True)
 
+    def score_array(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
+        """:meth:`score_nodes` as an int64 array from the node table (no NormalizeScore), or ``None``."""
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = [pod_request(pod_info, r, True) for r, _ in self.resources]
+        return array_scores(state, self.handle, nodes, reqs, self.resources, balanced_scorer, True, True)
+
 
 def new(args: dict[str, Any], handle: Handle) -> BalancedAllocation:
     return BalancedAllocation(args, handle)

@@ -35,6 +35,7 @@ from scheduler.events import (
 )
 from scheduler.interfaces import (
     MAX_NODE_SCORE,
+    NO_REJECTIONS,
     CycleState,
     FilterHint,
     Handle,
@@ -223,7 +224,8 @@ class NodeResourcesFit:
         }
         short, fits = snapshot.short_of(wanted)
         if short is not None:
-            return FilterHint(check=short, rejects=True)
+            # no node short (a cluster with room): what a hint naming no node says
+            return FilterHint(check=short, rejects=True) if short else NO_REJECTIONS
         return FilterHint(passes=fits)
 
     def score_placement(
@@ -272,6 +274,13 @@ class NodeResourcesFit:
         if arr is not None:
             return arr
         return score_nodes(nodes, reqs, self.resources, self.scorer, False)
+
+    def score_array(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
+        """:meth:`score_nodes` as an int64 array from the node table (no NormalizeScore), or ``None``."""
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = [pod_request(pod_info, r, False) for r, _ in self.resources]
+        return array_scores(state, self.handle, nodes, reqs, self.resources, self.scorer, False, True)
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeResourcesFit:

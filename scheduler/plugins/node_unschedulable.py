@@ -57,6 +57,8 @@ class NodeUnschedulable:
 
     def filter_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> FilterHint:
         """Only cordoned nodes can be rejected, and none if the pod tolerates the cordon."""
+        if not snapshot.unschedulable_nodes:
+            return NO_REJECTIONS  # (what a hint naming no node says)
         if tolerations_tolerate_taint(tolerations_of(pod_info.pod), _UNSCHEDULABLE_TAINT):
             return NO_REJECTIONS
         return FilterHint(check=snapshot.unschedulable_nodes, rejects=True, status=_UNSCHEDULABLE)

@@ -200,6 +200,11 @@ def _required_pairs(selector: Any) -> tuple[tuple[str, str], ...]:
     return pairs() if callable(pairs) else ()
 
 
+def _required_triples(selector: Any, namespace: str) -> frozenset[tuple[str, str, str]]:
+    """:func:`_required_pairs` of the namespace's pods, as the pod label index keys them."""
+    return frozenset((namespace, k, v) for k, v in _required_pairs(selector))
+
+
 @dataclass
 class _FilterState:
     """PreFilter's result for Filter: matching pod counts per topology value of each hard constraint."""
@@ -428,6 +433,7 @@ class PodTopologySpread:
                     c.topology_key,
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
                     lambda i=i: holders[i],
+                    lambda sel=sel: _required_triples(sel, ns),
                 ).by_value
                 counts[i] = {v: totals.get(v, 0) for v in counts[i]}
                 continue
@@ -450,8 +456,8 @@ class PodTopologySpread:
         # snapshot can keep them
         per_node: list[SpreadCounts | None] = []
         for c in constraints:
-            key = _count_key(c.selector, ns)
-            if c.topology_key != LABEL_HOSTNAME or key is None or snapshot is None:
+            key = _count_key(c.selector, ns) if c.topology_key == LABEL_HOSTNAME else None
+            if key is None or snapshot is None:
                 per_node.append(None)
                 continue
             sel = c.selector
@@ -461,6 +467,7 @@ class PodTopologySpread:
                     c.topology_key,
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
                     lambda c=c: holders[constraints.index(c)],
+                    lambda sel=sel: _required_triples(sel, ns),
                 )
             )
         state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights, holders, per_node))
@@ -522,6 +529,19 @@ class PodTopologySpread:
                 ]
             totals = col if totals is None else list(map(operator.add, totals, col))
         return _node_scores(totals, nodes, s.ignored_nodes)
+
+    def score_array(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
+        """Score and NormalizeScore of ``nodes`` in arrays over the node table (the fused
+        column of :meth:`score_nodes`, normalized as :meth:`normalize_scores` does), or ``None``."""
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None or s.ignored_nodes:
+            return None
+        found = _table(state, self.handle.snapshot if self.handle is not None else None, nodes)
+        if found is None:
+            return None
+        from scheduler.plugins import spread_arrays
+
+        return spread_arrays.normalized_array(s, found[0], found[1], len(nodes))
 
     def score_run_key(self, pod_info: PodInfo) -> Any:
         """gangplane's run of identical pods: equal for pods whose PreFilter, PreScore and Score

@@ -157,8 +157,10 @@ def array_scores(
     resources: Sequence[tuple[str, int]],
     scorer: Scorer,
     use_requested: bool,
-) -> list[int] | None:
-    """The batch's scores computed over the snapshot's node table, or ``None`` (use the per-node path).
+    as_array: bool = False,
+) -> Any:
+    """The batch's scores computed over the snapshot's node table, or ``None`` (use the per-node path);
+    a list, or with ``as_array`` an int64 numpy array (read-only: :class:`ArrayScorePlugin`).
 
     Only NodeInfos that are the snapshot's own have rows (a clone made for a what-if has none),
     so a batch scored here is scored as the per-node code would score it.
@@ -171,7 +173,9 @@ def array_scores(
     from scheduler.plugins import resource_arrays  # numpy: imported when a cycle first needs it
 
     table = snapshot.node_table()
-    return resource_arrays.scores(state, table, nodes, pod_requests, resources, scorer, use_requested)
+    return resource_arrays.scores(
+        state, table, nodes, pod_requests, resources, scorer, use_requested, as_array
+    )
 
 
 def score_nodes(

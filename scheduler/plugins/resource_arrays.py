@@ -44,8 +44,10 @@ def scores(
     resources: Sequence[tuple[str, int]],
     scorer: Scorer,
     use_requested: bool,
-) -> list[int] | None:
-    """The scores of ``nodes`` from the table's column for this pod shape (``None``: per-node path)."""
+    as_array: bool = False,
+) -> list[int] | np.ndarray | None:
+    """The scores of ``nodes`` from the table's column for this pod shape (``None``: per-node path);
+    ``as_array``: as an int64 array (a view of the kept column for a window: read-only)."""
     if scorer not in (least_allocated_scorer, most_allocated_scorer, balanced_scorer):
         return None
     if any(not -EXACT_LIMIT < v < EXACT_LIMIT for v in pod_requests):
@@ -63,6 +65,8 @@ def scores(
         return score_node(infos[row], reqs, res, scorer, use_requested)
 
     column = table.derived((scorer, reqs, res, use_requested), compute, rescore)
+    if as_array:
+        return column[rows]
     return column[rows].tolist()  # type: ignore[no-any-return]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from scheduler.interfaces import MAX_NODE_SCORE
 from scheduler.nodeinfo import NodeInfo
 from scheduler.nodetable import NodeTable, Rows
 
@@ -25,15 +26,39 @@ LABEL_HOSTNAME = "kubernetes.io/hostname"
 def domain_values(table: NodeTable, rows: Rows, key: str) -> set[str]:
     """``{ni.labels.get(key, "") for ni in nodes}`` for the nodes at ``rows``."""
     ids, _, values = table.label_ids(key)
-    present = np.unique(ids[rows]).tolist()
-    out = {values[i] for i in present if i >= 0}
-    if present and present[0] < 0:
+    # ids run from -1 (no label) to len(values) - 1: counted per id, shifted by one
+    seen = np.flatnonzero(np.bincount(ids[rows] + 1, minlength=len(values) + 1)).tolist()
+    out = {values[i - 1] for i in seen if i > 0}
+    if seen and seen[0] == 0:
         out.add("")  # a node without the label counts under ""
     return out
 
 
 def fused_scores(table: NodeTable, rows: Rows, s: Any, nodes: Sequence[NodeInfo]) -> list[int] | None:
     """``_fused_scores`` in arrays; ``None`` when the per-node code must answer."""
+    out = fused_array(table, rows, s, len(nodes))
+    return None if out is None else out.tolist()  # type: ignore[no-any-return]
+
+
+def normalized_array(s: Any, table: NodeTable, rows: Rows, count: int) -> np.ndarray | int | None:
+    """Score then NormalizeScore of the ``count`` nodes at ``rows`` as an int64 array (what
+    ``normalize_scores(fused_scores(...))`` gives, element for element), or the one score every
+    node gets; ``None`` when the per-node code must answer. Without ignored nodes every node is
+    valid: the reversed normalization ``100 * (max + min - v) // max``, which is 100 for every
+    node when all raw scores are equal (the maximum 0 included)."""
+    raw = fused_array(table, rows, s, count)
+    if raw is None:
+        return None
+    if not count:
+        return raw
+    lo, hi = int(raw.min()), int(raw.max())
+    if lo == hi:
+        return MAX_NODE_SCORE
+    return MAX_NODE_SCORE * (hi + lo - raw) // hi  # type: ignore[no-any-return]
+
+
+def fused_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.ndarray | None:
+    """The raw (not normalized) score column as int64, or ``None`` (see :func:`fused_scores`)."""
     if s.ignored_nodes:
         return None
     totals: np.ndarray | None = None
@@ -56,8 +81,8 @@ def fused_scores(table: NodeTable, rows: Rows, s: Any, nodes: Sequence[NodeInfo]
         col = np.where(sel >= 0, picked * weight + skew, 0.0)
         totals = col if totals is None else totals + col
     if totals is None:
-        return [0] * len(nodes)
-    return (totals + 0.5).astype(np.int64).tolist()  # type: ignore[no-any-return]
+        return np.zeros(count, dtype=np.int64)
+    return (totals + 0.5).astype(np.int64)
 
 
 def _node_counts(table: NodeTable, per_node: Any) -> np.ndarray:

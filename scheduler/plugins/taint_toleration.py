@@ -11,9 +11,11 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING, Any
 
+from scheduler import arraypolicy
 from scheduler.events import NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint
 from scheduler.interfaces import (
     MAX_NODE_SCORE,
+    NO_REJECTIONS,
     CycleState,
     FilterHint,
     Handle,
@@ -44,7 +46,7 @@ class TaintToleration:
     name = NAME
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
-        pass
+        self.handle = handle
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -61,6 +63,8 @@ class TaintToleration:
 
     def filter_hint(self, state: CycleState, pod_info: PodInfo, snapshot: Snapshot) -> FilterHint:
         """The nodes whose taints the pod does not tolerate, decided once per group of equal taints."""
+        if not snapshot.taint_groups:
+            return NO_REJECTIONS  # no tainted node (what a hint naming no node says)
         tolerations = tolerations_of(pod_info.pod)
         rejected: set[str] = set()
         for taints, names in snapshot.taint_groups.items():
@@ -103,7 +107,19 @@ class TaintToleration:
 
     def uniform_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> int | None:
         """No node carries a taint: every count is 0, and the reversed normalization gives
-        every node the maximum (kube's ``DefaultNormalizeScore`` with a zero maximum)."""
+        every node the maximum (kube's ``DefaultNormalizeScore`` with a zero maximum).
+
+        When the nodes are a run of the snapshot's own NodeInfos (the window a cycle scores) and
+        the snapshot has no tainted node, no node of the run has a taint: answered without
+        looking at each node."""
+        snapshot = self.handle.snapshot if self.handle is not None else None
+        if (
+            snapshot is not None
+            and not snapshot.tainted_nodes
+            and len(nodes) >= arraypolicy.ARRAY_MIN_NODES
+            and snapshot.is_run(nodes)
+        ):
+            return MAX_NODE_SCORE
         if any(map(_TAINTS, nodes)):
             return None
         return MAX_NODE_SCORE

@@ -32,7 +32,7 @@ def _indexes(snap: Snapshot) -> dict[str, Any]:
         "requested": {
             n: {r: v for r, v in ni.requested.items() if v} for n, ni in snap.node_info_map.items()
         },
-        "free": {r: list(lst) for r, lst in snap.index._by_resource.items()},
+        "free": snap.index.entries(),
         "totals": dict(snap.index.totals),
         "domains": {
             v: (

@@ -1,0 +1,136 @@
+"""The scheduler's CPU per pod without the API around it, for the two per-pod-cycle shapes of the
+SchedulingBasic and gangs-1000x3 scenarios (a script, not a pytest-benchmark test):
+
+    python -m bench.micro.cycle_cpu plain    # plain pods over 5,000 nodes: update_snapshot,
+                                             # schedule_pod, assume (the 500-node window)
+    python -m bench.micro.cycle_cpu gangs    # gangs of 3 StatefulSet pods (default spreading)
+                                             # on 5,000 nodes in 50 racks: update_snapshot, the
+                                             # PodGroup algorithm's whole-cluster placement, assumes
+
+Prints the CPU time per pod (``time.process_time``) over the measured pods, after a warm-up,
+and a digest of every chosen node: two builds that schedule alike print the same digest (the
+random tie-breaks are seeded). The cyclic collector runs as the control plane tunes it.
+Compare builds by alternating them: ``PYTHONPATH=<tree> python bench/micro/cycle_cpu.py plain`` runs
+this script against another source tree's scheduler (an older one without the script too).
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import random
+import sys
+import time
+from typing import Any
+
+from bench.workloads.common import node, pod
+
+#: the control plane's collector thresholds (``gangplane.controlplane.GC_THRESHOLD``; the bench
+#: layer cannot import the product face)
+GC_THRESHOLD = (50_000, 20, 20)
+
+
+def _tune_gc() -> None:
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLD)
+
+
+def _framework_over(nodes: int, racks: int = 0) -> tuple[Any, Any, Any]:
+    from scheduler.cache import Cache
+    from scheduler.defaults import default_profile, default_registry
+    from scheduler.framework import Framework, Handle
+
+    cache = Cache()
+    for i in range(nodes):
+        cache.add_node(node(i, racks=racks))
+    handle = Handle(rng=random.Random(1))
+    return cache, handle, Framework(default_profile(), handle, registry=default_registry())
+
+
+def plain(pods: int = 3000, warm: int = 200) -> tuple[float, list[str]]:
+    """CPU ms per plain pod over 5,000 nodes, and the hosts chosen."""
+    from scheduler import schedule_one
+    from scheduler.framework import CycleState
+    from scheduler.nodeinfo import PodInfo
+
+    cache, handle, fw = _framework_over(5000)
+    snap = cache.snapshot()
+    hosts: list[str] = []
+
+    def one(i: int) -> None:
+        p = pod(f"p-{i}")
+        p["metadata"]["uid"] = f"u-{i}"
+        cache.update_snapshot(snap)
+        handle.snapshot = snap
+        pi = PodInfo(p)
+        r = schedule_one.schedule_pod(fw, CycleState(), pi, snap)
+        cache.assume_pod(p, r.suggested_host, pi)
+        hosts.append(r.suggested_host)
+
+    for i in range(warm):
+        one(i)
+    _tune_gc()
+    t = time.process_time()
+    for i in range(warm, warm + pods):
+        one(i)
+    return (time.process_time() - t) / pods * 1000, hosts
+
+
+def gangs(sets: int = 600, warm: int = 50) -> tuple[float, list[str]]:
+    """CPU ms per pod of gangs of 3 placed on the whole cluster, and the hosts chosen."""
+    from scheduler.interfaces import CycleState, PodGroupInfo
+    from scheduler.nodeinfo import PodInfo, compile_selector
+    from scheduler.podgroup_algorithm import PodGroupAlgorithm
+    from scheduler.podgroups import PodGroupState
+
+    cache, handle, fw = _framework_over(5000, racks=50)
+    handle.default_spread_selector = lambda p: compile_selector(
+        {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
+    )
+    snap = cache.snapshot()
+    handle.snapshot = snap
+    algorithm = PodGroupAlgorithm(fw)
+    hosts: list[str] = []
+
+    def place(k: int) -> None:
+        app = f"g{k}"
+        owner = [
+            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}
+        ]
+        members = []
+        for i in range(3):
+            p = pod(f"{app}-{i}", labels={"app": app, "apps.kubernetes.io/pod-index": str(i)})
+            p["metadata"].update(uid=f"{app}-u{i}", ownerReferences=owner)
+            p["spec"]["schedulingGroup"] = {"podGroupName": app}
+            members.append(PodInfo(p))
+        pg = {
+            "metadata": {"name": app, "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}},
+        }
+        group = PodGroupInfo("default", app, pg, members, PodGroupState(f"default/{app}"))
+        cache.update_snapshot(snap)
+        result = algorithm.run(CycleState(), group, snap)
+        assert result.success and result.placement is not None
+        for a in result.placement.fitting():
+            cache.assume_pod(a.pod_info.pod, a.node_name, a.pod_info)
+            hosts.append(a.node_name)
+
+    for k in range(warm):
+        place(k)
+    _tune_gc()
+    t = time.process_time()
+    for k in range(warm, warm + sets):
+        place(k)
+    return (time.process_time() - t) / (3 * sets) * 1000, hosts
+
+
+def main(argv: list[str]) -> None:
+    which = argv[0] if argv else "plain"
+    ms, hosts = plain() if which == "plain" else gangs()
+    digest = hashlib.sha1(",".join(hosts).encode()).hexdigest()[:12]
+    print(f"{which} {ms:.4f} ms CPU/pod hosts {digest}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
