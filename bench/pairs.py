@@ -98,6 +98,8 @@ def run_pairs(a: str, b: str, names: list[str], rounds: int, quick: bool, out: P
 
     if not names:
         raise ValueError("--pairs needs the scenario names to run (whole names, as with --exact)")
+    # each build runs with its own tree as the working folder: a relative --out would land in it
+    out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="pairs-", dir=out))
     docs: dict[str, list[dict[str, Any]]] = {"A": [], "B": []}

@@ -167,13 +167,15 @@ def test_gang_statefulset_over_http_runs_every_pod_to_running_on_a_served_fleet(
 
 
 def test_pairs_alternate_two_builds_and_merge_each_sides_runs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tree = str(Path(__file__).resolve().parents[3])
-    args = ["--pairs", tree, tree, "--rounds", "2", "--quick", "--out", str(tmp_path), "scheduling-basic-500"]
+    # a relative --out names a folder of the caller's working folder, not of each build's tree
+    monkeypatch.chdir(tmp_path)
+    args = ["--pairs", tree, tree, "--rounds", "2", "--quick", "--out", "out", "scheduling-basic-500"]
     assert bench_main(args) == 0
     for side in ("A", "B"):
-        doc = read_results(tmp_path / f"pairs-{side}.json")
+        doc = read_results(tmp_path / "out" / f"pairs-{side}.json")
         (sc,) = doc["scenarios"]
         assert sc["name"] == "scheduling-basic-500@quick(nodes=20,pods=50)"
         assert len(sc["runs"]) == 2 and sc["summary"]["cpu_ms_per_pod"]["n"] == 2
