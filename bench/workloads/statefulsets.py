@@ -10,7 +10,9 @@ pod being created (the moment its gang becomes placeable) to its last pod bound 
 the worst set); with ``node_agent: true`` also the seconds until every pod is Running. The
 measured phase for ``cpu_s`` runs from the first create to the last pod bound (to the last pod
 Running with the node agent); ``api_writes_per_set`` counts the API writes of that phase
-(creates, updates, patches, deletes and subresource writes of any client) per StatefulSet.
+(creates, updates, patches, deletes and subresource writes of any client) per StatefulSet, and
+``api_writes_per_set.<resource>.<write>`` the same by resource and kind of write
+(:mod:`bench.workloads.writecount`; the bench's own StatefulSet creates included).
 
 ``mode: http`` runs the same over HTTP: a ``gangplane serve`` with the fleet (or ``--kubeconfig``'s
 server, whose nodes are used as they are) is driven by an HTTP client that creates the sets and
@@ -27,6 +29,7 @@ from typing import Any
 from apiserver.client.interface import NAMESPACES, PODS, STATEFULSETS
 from bench.results import Metric
 from bench.workloads.common import RACK, Env, create_nodes, is_bound, is_running, start_plane
+from bench.workloads.writecount import writes_by_resource
 
 METRICS = {
     "pods_per_s": Metric("pods/s", True),
@@ -142,7 +145,11 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     if not node_agent:
         env.stop_cpu(sets * replicas)
     # the in-memory store takes one resourceVersion per write: the writes of the phase, per set
-    out["api_writes_per_set"] = (await _current_rv(client) - rv0) / sets
+    rv1 = await _current_rv(client)
+    out["api_writes_per_set"] = (rv1 - rv0) / sets
+    by_write = writes_by_resource(cp.api.store, rv0, rv1)
+    for what, n in sorted((by_write or {}).items()):
+        out[f"api_writes_per_set.{what}"] = n / sets
     env.progress("bound")
     placed = sorted(
         max(0.0, tracker.last["bound"][k] - tracker.last["created"][k]) for k in tracker.last["bound"]
