@@ -49,16 +49,10 @@ async def slow_start_batch(count: int, fn: Callable[[int], Awaitable[bool]], ini
     index = 0
     batch = min(count, initial)
     while batch > 0:
-        if batch == 1:
-            # one call needs no task of its own: awaited in place, with the same outcome
-            try:
-                results: list[object] = [await fn(index)]
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                results = [e]
-        else:
-            results = await asyncio.gather(*(fn(index + k) for k in range(batch)), return_exceptions=True)
+        # Even a batch of one runs as a task: awaiting it in place made each set's sync run to its
+        # end without giving the loop back, so 1,000 sets were created ahead of the scheduler and
+        # a gang waited 0.8 s instead of 0.02 s to be placed (gangs-1000x3, CPU per pod no lower).
+        results = await asyncio.gather(*(fn(index + k) for k in range(batch)), return_exceptions=True)
         index += batch
         failures = [r for r in results if isinstance(r, BaseException)]
         done += batch - len(failures)
