@@ -117,6 +117,10 @@ def run_scenarios(
                     progress.advance(overall, sc.repeat - len(res.runs))
                     break
                 res.runs.append(metrics)
+                for k in metrics:  # ``<metric>.<part>`` (a breakdown of one) reads as its metric
+                    base = k.split(".", 1)[0]
+                    if k not in res.units and base in res.units:
+                        res.units[k] = res.units[base]
                 for k, v in env.series.items():
                     res.series.setdefault(k, []).extend(v)
                 progress.advance(task)

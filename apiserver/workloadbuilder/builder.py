@@ -147,7 +147,7 @@ class Builder:
         if namespace:
             meta["namespace"] = namespace
         if self._opts.owner is not None:
-            meta["ownerReferences"] = [copy.deepcopy(self._opts.owner)]
+            meta["ownerReferences"] = [_json_copy(self._opts.owner)]
         return meta
 
     # -- materialise -----------------------------------------------------------------------
@@ -178,7 +178,7 @@ class Builder:
                 f"{_quote(str(wl_meta.get('name', '')))} (have [{have}])"
             )
         spec: Obj = {"workloadRef": {"workloadName": wl_meta.get("name", ""), "templateName": template_name}}
-        spec.update({k: copy.deepcopy(tmpl[k]) for k in _POD_GROUP_COPIED_FIELDS if k in tmpl})
+        spec.update({k: _json_copy(tmpl[k]) for k in _POD_GROUP_COPIED_FIELDS if k in tmpl})
         return {
             "apiVersion": POD_GROUP_API_VERSION,
             "kind": "PodGroup",

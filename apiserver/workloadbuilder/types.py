@@ -13,7 +13,6 @@ input dicts, so callbacks cannot leak into the object the user submitted.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -99,7 +98,30 @@ class SchedulingConfig:
     priority: int | None = None
 
     def deep_copy(self) -> SchedulingConfig:
-        return copy.deepcopy(self)
+        """An independent copy, field by field (every field is a scalar, one of this module's
+        dataclasses or a list of them): ``copy.deepcopy`` of the same tree took 20 µs, paid
+        once per StatefulSet compiled by admission and again by the controller.
+        ``tests/unit/apiserver/test_workloadbuilder.py`` checks it against ``copy.deepcopy`` with
+        every field of every class set, so a field added later cannot be left out."""
+        p, c, d = self.policy, self.constraints, self.disruption_mode
+        return SchedulingConfig(
+            policy=None
+            if p is None
+            else SchedulingPolicy(
+                basic=None if p.basic is None else BasicSchedulingPolicy(),
+                gang=None if p.gang is None else GangSchedulingPolicy(min_count=p.gang.min_count),
+            ),
+            constraints=None
+            if c is None
+            else SchedulingConstraints(topology=[TopologyConstraint(key=t.key) for t in c.topology]),
+            disruption_mode=None if d is None else DisruptionMode(single=d.single, all=d.all),
+            resource_claims=[
+                ResourceClaim(r.name, r.resource_claim_name, r.resource_claim_template_name)
+                for r in self.resource_claims
+            ],
+            priority_class_name=self.priority_class_name,
+            priority=self.priority,
+        )
 
 
 SchedulingConfigFunc = Callable[[SchedulingConfig], None]

@@ -2,6 +2,8 @@
 
 * one sync of a 1,000-replica Parallel gang StatefulSet whose pods all exist and whose status is
   current: what every pod event of a big set costs the controller (no API write);
+* 100 new gang StatefulSets of 3 taken by the controller (alone) to their pods: the per-set
+  path of ``gangs-1000x3`` without the scheduler;
 * a pod CIDR and the first pod IP of 1,000 nodes, as the node agent assigns them at registration.
 """
 
@@ -38,6 +40,35 @@ def test_statefulset_noop_sync_1000_pods(benchmark: Any, loop: asyncio.AbstractE
     rv = cp.api.store.rv
     benchmark(lambda: loop.run_until_complete(ctrl.sync("default/db")))
     assert cp.api.store.rv == rv, "a sync of a settled set wrote to the API"
+    loop.run_until_complete(cp.stop())
+
+
+def test_statefulset_creates_100_gang_sets_of_3(benchmark: Any, loop: asyncio.AbstractEventLoop) -> None:
+    """The controller alone taking 100 new gang sets of 3 to their pods: per set a Workload, a
+    PodGroup, a ControllerRevision, 3 pods, a status write and 5 Events (flushed), 12 writes."""
+    from bench.workloads.common import start_plane
+
+    cp = loop.run_until_complete(start_plane(["statefulset-controller"]))
+    ctrl = cp.components["statefulset-controller"]
+    c = cp.client("bench")
+    created = 0
+
+    async def settle() -> None:
+        await ctrl.wait_idle(60)
+        await ctrl.recorder.flush()
+        await ctrl.wait_idle(60)
+
+    async def hundred_sets() -> None:
+        nonlocal created
+        for _ in range(100):
+            await c.create(STATEFULSETS, statefulset(f"g{created}", 3, True, ""), "default")
+            created += 1
+        await settle()
+
+    loop.run_until_complete(hundred_sets())  # warm-up: first-use costs out of the rounds
+    rv = cp.api.store.rv
+    benchmark.pedantic(lambda: loop.run_until_complete(hundred_sets()), rounds=5)
+    assert cp.api.store.rv - rv == 5 * 100 * 13, "per set: the bench's create and the controller's 12 writes"
     loop.run_until_complete(cp.stop())
 
 

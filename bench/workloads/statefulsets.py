@@ -11,8 +11,10 @@ the worst set); with ``node_agent: true`` also the seconds until every pod is Ru
 measured phase for ``cpu_s`` runs from the first create to the last pod bound (to the last pod
 Running with the node agent); ``api_writes_per_set`` counts the API writes of that phase
 (creates, updates, patches, deletes and subresource writes of any client) per StatefulSet, up to
-the last pod bound; with the node agent ``api_writes_per_pod`` counts them per pod up to the last
-pod Running (kubelet's Events, pod status writes and Lease renewals included).
+the last pod bound, and ``api_writes_per_set.<resource>.<write>`` the same by resource and kind of
+write (:mod:`bench.workloads.writecount`; the bench's own StatefulSet creates included); with the
+node agent ``api_writes_per_pod`` counts them per pod up to the last pod Running (kubelet's Events,
+pod status writes and Lease renewals included).
 
 ``mode: http`` runs the same over HTTP: a ``gangplane serve`` with the fleet (or ``--kubeconfig``'s
 server, whose nodes are used as they are) is driven by an HTTP client that creates the sets and
@@ -29,6 +31,7 @@ from typing import Any
 from apiserver.client.interface import NAMESPACES, PODS, STATEFULSETS
 from bench.results import Metric
 from bench.workloads.common import RACK, Env, create_nodes, is_bound, is_running, start_plane
+from bench.workloads.writecount import writes_by_resource
 
 METRICS = {
     "pods_per_s": Metric("pods/s", True),
@@ -145,7 +148,8 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     if not node_agent:
         env.stop_cpu(sets * replicas)
     # the in-memory store takes one resourceVersion per write: the writes of the phase, per set
-    out["api_writes_per_set"] = (await _current_rv(client) - rv0) / sets
+    rv1 = await _current_rv(client)
+    out["api_writes_per_set"] = (rv1 - rv0) / sets
     env.progress("bound")
     placed = sorted(
         max(0.0, tracker.last["bound"][k] - tracker.last["created"][k]) for k in tracker.last["bound"]
@@ -159,6 +163,11 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
         out["all_running_s"] = max(tracker.last["running"].values()) - t0
         # every write of create -> all Running (Events, pod status, Lease renewals included), per pod
         out["api_writes_per_pod"] = (await _current_rv(client) - rv0) / (sets * replicas)
+    # read from the store's history once no phase is measured (with the node agent, that is
+    # after the last pod is Running); the range stays the bound phase's
+    by_write = writes_by_resource(cp.api.store, rv0, rv1)
+    for what, n in sorted((by_write or {}).items()):
+        out[f"api_writes_per_set.{what}"] = n / sets
     await tracker.stop()
     await cp.stop()
     return out

@@ -49,6 +49,9 @@ async def slow_start_batch(count: int, fn: Callable[[int], Awaitable[bool]], ini
     index = 0
     batch = min(count, initial)
     while batch > 0:
+        # Even a batch of one runs as a task: awaiting it in place made each set's sync run to its
+        # end without giving the loop back, so 1,000 sets were created ahead of the scheduler and
+        # a gang waited 0.8 s instead of 0.02 s to be placed (gangs-1000x3, CPU per pod no lower).
         results = await asyncio.gather(*(fn(index + k) for k in range(batch)), return_exceptions=True)
         index += batch
         failures = [r for r in results if isinstance(r, BaseException)]
@@ -207,7 +210,7 @@ class StatefulSetControl:
         plan: SchedulingPlan,
         facts: FactsOf,
     ) -> Obj:
-        cur_tmpl, upd_tmpl = self.memo.templates(key_of(sts), current, update)
+        cur_proto, upd_proto = self.memo.prototypes(sts, key_of(sts), current, update)
         cur_name, upd_name = name_of(current), name_of(update)
         min_ready = utils.min_ready_seconds(sts)
         start, count = utils.start_ordinal(sts), utils.replicas_of(sts)
@@ -227,7 +230,8 @@ class StatefulSetControl:
                 placed.append((o, pod, f))
         for i in range(count):
             if rfacts[i] is None:
-                replicas[i] = utils.new_versioned_pod(sts, cur_tmpl, upd_tmpl, cur_name, upd_name, start + i)
+                proto = cur_proto if utils.at_current_revision(sts, start + i) else upd_proto
+                replicas[i] = utils.stamp_pod(sts, proto, start + i)
                 rfacts[i] = pod_facts(replicas[i])
         placed.sort(key=lambda t: t[0], reverse=True)
         condemned = [p for _, p, _ in placed]

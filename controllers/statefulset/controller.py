@@ -107,6 +107,8 @@ class StatefulSetController(Controller):
         self.sets.add_event_handler(self._on_set, lambda old, new: self._on_set(new), self._on_set)
         self.pods.add_event_handler(self._add_pod, self._update_pod, self._delete_pod)
         self.facts = PodFactsCache()
+        #: set key -> ((uid, generation), parsed selector): see :meth:`_selector`
+        self._selectors: dict[str, tuple[tuple[str, int], LabelSelector]] = {}
         self.pod_control = StatefulPodControl(self.client, self.recorder, self.claims)
         self.control = StatefulSetControl(self.client, self.pod_control, self.recorder, self.clock)
         self.scheduling_hook.attach(self)
@@ -164,10 +166,11 @@ class StatefulSetController(Controller):
         if sts is None:
             self.facts.forget(key)
             self.control.forget(key)
+            self._selectors.pop(key, None)
             return
         sts = self.control.newest(key, sts)
         try:
-            selector = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
+            selector = self._selector(key, sts)
         except ValueError as e:
             log.warning("statefulset %s has an invalid selector: %s", key, e)
             return  # a non-transient error: no retry
@@ -186,6 +189,22 @@ class StatefulSetController(Controller):
         min_ready = utils.min_ready_seconds(sts)
         if min_ready > 0 and int(status.get("availableReplicas") or 0) != utils.replicas_of(sts):
             self.enqueue_after(key, min_ready)
+
+    def _selector(self, key: str, sts: Obj) -> LabelSelector:
+        """The set's parsed ``spec.selector``, parsed once per set UID and generation.
+
+        (``spec.selector`` is immutable in apps/v1, and any spec change bumps the generation
+        anyway; a set without a generation, not from an API server, is parsed every time.)
+        Raises ValueError for an invalid selector, as parsing does.
+        """
+        md = sts.get("metadata") or {}
+        memo_key = (md.get("uid", ""), int(md.get("generation") or 0))
+        hit = self._selectors.get(key)
+        if hit is not None and hit[0] == memo_key and memo_key[1]:
+            return hit[1]
+        selector = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
+        self._selectors[key] = (memo_key, selector)
+        return selector
 
     async def _claim_revisions(self, sts: Obj, selector: LabelSelector) -> list[Obj]:
         """``ListRevisions`` + ``adoptOrphanRevisions``: the revisions matching the selector that this

@@ -119,10 +119,13 @@ class PodFactsCache:
 
     def begin(self, key: str, uid: str, selector: LabelSelector) -> SetFacts:
         entries = self._sets.get(key)
+        if entries is not None and entries.uid == uid and entries.selector_obj is selector:
+            return SetFacts(entries, selector)  # the very selector of the last sync (memoized)
         sel_key = (str(selector), selector.nothing)
         if entries is None or entries.uid != uid or entries.selector != sel_key:
             entries = _SetEntries(uid, sel_key)
             self._sets[key] = entries
+        entries.selector_obj = selector
         return SetFacts(entries, selector)
 
     def forget(self, key: str) -> None:
@@ -133,11 +136,13 @@ class PodFactsCache:
 
 
 class _SetEntries:
-    __slots__ = ("by_id", "selector", "uid")
+    __slots__ = ("by_id", "selector", "selector_obj", "uid")
 
     def __init__(self, uid: str, selector: tuple[str, bool]) -> None:
         self.uid = uid
         self.selector = selector
+        #: the selector object the entries were last matched with (a hit skips the comparison)
+        self.selector_obj: LabelSelector | None = None
         #: id(pod) -> (pod, facts, selector matches its labels)
         self.by_id: dict[int, tuple[Obj, PodFacts, bool]] = {}
 

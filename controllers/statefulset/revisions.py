@@ -9,12 +9,15 @@ functions of inputs that rarely change, so :class:`RevisionMemo` keeps them per 
   spec, the template included, bumps it), its annotations (copied into the revision, and not
   part of the spec) and the collision count; only the revision number is set per sync. A set
   without a generation (not from an API server) is never memoized;
-* a revision's template, keyed by the revision's UID and resourceVersion (a revision's ``data``
-  is immutable, the resourceVersion makes it safe regardless); only the revisions the last sync
-  used are kept.
+* a revision's pod prototype (:func:`utils.pod_prototype`: the template applied, the set's
+  ownerReference, the revision label; everything of a new pod but its ordinal's identity),
+  keyed by the revision's UID and resourceVersion (a revision's ``data`` is immutable, the
+  resourceVersion makes it safe regardless) and the set's UID and generation; only the
+  revisions the last sync used are kept. A pod is then one copy of it, stamped with its
+  ordinal (:func:`utils.stamp_pod`).
 
-The memoized objects are shared: callers read them, or copy before changing them (the pod
-builder copies the template's spec; ``History.create`` clones the revision it writes).
+The memoized objects are shared: callers read them, or copy before changing them
+(:func:`utils.stamp_pod` copies the prototype; ``History.create`` clones the revision it writes).
 """
 
 from __future__ import annotations
@@ -22,18 +25,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from apiserver.api.types import Obj
-from apiserver.meta import annotations_of, resource_version_of, uid_of
+from apiserver.meta import annotations_of, name_of, resource_version_of, uid_of
 from controllers.statefulset import utils
 
 _CandidateKey = tuple[str, int, int, tuple[tuple[str, str], ...]]
 
 
 class RevisionMemo:
-    """Candidate revisions and revision templates per set key (see module docstring)."""
+    """Candidate revisions and pod prototypes per set key (see module docstring)."""
 
     def __init__(self) -> None:
         self._candidates: dict[str, tuple[_CandidateKey, Obj]] = {}
-        self._templates: dict[str, dict[str, tuple[str, Obj]]] = {}
+        self._prototypes: dict[str, dict[str, tuple[tuple[str, str, int], Obj]]] = {}
 
     def candidate(self, sts: Obj, key: str, number: int, collision: int, build: Callable[[], Obj]) -> Obj:
         """The revision ``build()`` makes for ``sts`` with ``revision: number``."""
@@ -54,23 +57,32 @@ class RevisionMemo:
             self._candidates[key] = hit
         return {**hit[1], "revision": number}
 
-    def templates(self, key: str, *revisions: Obj) -> list[Obj]:
-        """``template_of_revision`` of each of ``revisions``; the set keeps only these entries."""
-        known = self._templates.get(key) or {}
-        kept: dict[str, tuple[str, Obj]] = {}
+    def prototypes(self, sts: Obj, key: str, *revisions: Obj) -> list[Obj]:
+        """:func:`utils.pod_prototype` of each of ``revisions`` (its template applied, its name as
+        the revision label) for ``sts``; the set keeps only these entries.
+
+        Keyed by the revision's UID and resourceVersion (its ``data`` is immutable) and the
+        set's UID and generation (its name, namespace and ``spec.serviceName`` are in every
+        pod): a set without a generation gets fresh ones every time.
+        """
+        generation = int((sts.get("metadata") or {}).get("generation") or 0)
+        known = self._prototypes.get(key) or {}
+        kept: dict[str, tuple[tuple[str, str, int], Obj]] = {}
         out = []
         for rev in revisions:
-            uid, rv = uid_of(rev), resource_version_of(rev)
+            uid = uid_of(rev)
+            inputs = (resource_version_of(rev), uid_of(sts), generation)
             entry = kept.get(uid) or known.get(uid)
-            if entry is None or entry[0] != rv or not uid:
-                entry = (rv, utils.template_of_revision(rev))
+            if entry is None or entry[0] != inputs or not uid or not generation:
+                template = utils.template_of_revision(rev)
+                entry = (inputs, utils.pod_prototype(sts, template, name_of(rev)))
             if uid:
                 kept[uid] = entry
             out.append(entry[1])
-        self._templates[key] = kept
+        self._prototypes[key] = kept
         return out
 
     def forget(self, key: str) -> None:
         """The set is gone."""
         self._candidates.pop(key, None)
-        self._templates.pop(key, None)
+        self._prototypes.pop(key, None)

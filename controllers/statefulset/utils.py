@@ -11,6 +11,8 @@ import functools
 import re
 from collections.abc import Iterable
 
+import orjson
+
 from apiserver.api.types import Obj
 from apiserver.meta import (
     annotations_of,
@@ -190,22 +192,68 @@ def new_pod(sts: Obj, template: Obj, ordinal: int) -> Obj:
     return pod
 
 
+def at_current_revision(sts: Obj, ordinal: int) -> bool:
+    """``newVersionedStatefulSetPod``'s choice: ordinals below the partition (or, without a
+    rollingUpdate block, below ``status.currentReplicas``) stay at the current revision."""
+    strategy = get_path(sts, "spec.updateStrategy", {}) or {}
+    ru = strategy.get("rollingUpdate")
+    start = start_ordinal(sts)
+    return strategy.get("type", ROLLING_UPDATE) == ROLLING_UPDATE and (
+        (ru is None and ordinal < start + int(get_path(sts, "status.currentReplicas", 0) or 0))
+        or (ru is not None and ordinal < start + int(ru.get("partition") or 0))
+    )
+
+
 def new_versioned_pod(
     sts: Obj, current_template: Obj, update_template: Obj, current_rev: str, update_rev: str, ordinal: int
 ) -> Obj:
     """``newVersionedStatefulSetPod``: ordinals below the partition stay at the current revision."""
-    strategy = get_path(sts, "spec.updateStrategy", {}) or {}
-    ru = strategy.get("rollingUpdate")
-    start = start_ordinal(sts)
-    if strategy.get("type", ROLLING_UPDATE) == ROLLING_UPDATE and (
-        (ru is None and ordinal < start + int(get_path(sts, "status.currentReplicas", 0) or 0))
-        or (ru is not None and ordinal < start + int(ru.get("partition") or 0))
-    ):
+    if at_current_revision(sts, ordinal):
         pod = new_pod(sts, current_template, ordinal)
         set_revision(pod, current_rev)
         return pod
     pod = new_pod(sts, update_template, ordinal)
     set_revision(pod, update_rev)
+    return pod
+
+
+def pod_prototype(sts: Obj, template: Obj, revision: str) -> Obj:
+    """What :func:`new_pod` plus :func:`set_revision` build for every ordinal alike, once.
+
+    The per-ordinal fields (name, the pod-name / pod-index labels, hostname) hold placeholders
+    at the very positions :func:`new_pod` inserts them, so :func:`stamp_pod` gives the same
+    object, key order included. Shared: never handed out, only copied by :func:`stamp_pod`.
+    """
+    pod = pod_from_template(sts, template, API_VERSION, KIND)
+    md = pod["metadata"]
+    md["name"] = ""
+    md["namespace"] = namespace_of(sts)
+    labels = md.get("labels") or {}
+    labels[POD_NAME_LABEL] = ""
+    labels[POD_INDEX_LABEL] = ""
+    md["labels"] = labels
+    spec = pod.setdefault("spec", {})
+    spec["hostname"] = ""
+    service = get_path(sts, "spec.serviceName", "")
+    if service:
+        spec["subdomain"] = service
+    set_revision(pod, revision)
+    return pod
+
+
+def stamp_pod(sts: Obj, prototype: Obj, ordinal: int) -> Obj:
+    """The pod of ``ordinal`` from its revision's :func:`pod_prototype`: a copy (JSON values, an
+    orjson round trip) with the ordinal's identity and, with claim templates, its volumes."""
+    pod = _json_copy(prototype)
+    name = pod_name(sts, ordinal)
+    md = pod["metadata"]
+    md["name"] = name
+    labels = md["labels"]
+    labels[POD_NAME_LABEL] = name
+    labels[POD_INDEX_LABEL] = str(ordinal)
+    pod["spec"]["hostname"] = name
+    if claim_templates(sts):
+        update_storage(sts, pod)
     return pod
 
 
@@ -290,16 +338,23 @@ def max_unavailable(sts: Obj) -> int:
 
 
 # ---------------------------------------------------------------------------------- revisions
+def _json_copy(value: Obj) -> Obj:
+    """An independent copy of JSON values (what an API object holds): an orjson round trip,
+    several times faster than ``copy.deepcopy``."""
+    out: Obj = orjson.loads(orjson.dumps(value))
+    return out
+
+
 def revision_data(sts: Obj) -> Obj:
     """``getPatch``: the template, marked ``$patch: replace``, as kube stores it in a revision."""
-    template = copy.deepcopy(get_path(sts, "spec.template", {}) or {})
+    template = _json_copy(get_path(sts, "spec.template", {}) or {})
     template["$patch"] = "replace"
     return {"spec": {"template": template}}
 
 
 def template_of_revision(revision: Obj) -> Obj:
     """``ApplyRevision`` for a StatefulSet: the replaced template, without the directive."""
-    template = copy.deepcopy(get_path(revision, "data.spec.template", {}) or {})
+    template = _json_copy(get_path(revision, "data.spec.template", {}) or {})
     template.pop("$patch", None)
     return template
 

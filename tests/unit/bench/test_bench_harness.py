@@ -87,7 +87,21 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
         assert run["cpu_s"] > 0
         assert run["cpu_ms_per_pod"] == pytest.approx(run["cpu_s"] * 1000 / pods)
         assert sc["units"]["cpu_ms_per_pod"] == {"unit": "ms CPU/pod", "higherIsBetter": False}
-    assert by_name["tiny-gangs"]["runs"][0]["api_writes_per_set"] > 2  # at least the set and its pods
+    gangs = by_name["tiny-gangs"]
+    assert gangs["runs"][0]["api_writes_per_set"] > 2  # at least the set and its pods
+    # which writes, per set: the breakdown adds up to the total and names kube's writes
+    breakdown = {k: v for k, v in gangs["runs"][0].items() if k.startswith("api_writes_per_set.")}
+    assert sum(breakdown.values()) == pytest.approx(gangs["runs"][0]["api_writes_per_set"])
+    for what, per_set in (
+        ("statefulsets.create", 1),
+        ("controllerrevisions.create", 1),
+        ("workloads.create", 1),
+        ("podgroups.create", 1),
+        ("pods.create", 2),
+        ("pods.binding", 2),
+    ):
+        assert breakdown[f"api_writes_per_set.{what}"] == per_set, what
+    assert gangs["units"]["api_writes_per_set.pods.create"] == {"unit": "writes", "higherIsBetter": False}
     report = (out / "report.md").read_text()
     assert "| tiny-scheduling | pods_per_s |" in report
     pngs = sorted(p.name for p in out.glob("*.png"))

@@ -121,6 +121,49 @@ def test_versioned_pod_below_partition_uses_current_revision() -> None:
     assert (utils.revision_of(high), high["spec"]["containers"][0]["image"]) == ("web-2", "v2")
 
 
+def _template(labels: dict[str, str], **spec: object) -> dict:
+    return {
+        "metadata": {"labels": labels, "annotations": {"a": "1"}, "finalizers": ["x/y"]},
+        "spec": {"containers": [{"name": "main", "image": "v1"}], **spec},
+    }
+
+
+@pytest.mark.parametrize(
+    ("kw", "template"),
+    [
+        ({}, None),
+        ({"claims": ["data", "logs"]}, None),
+        ({"serviceName": ""}, None),
+        ({"ordinals": {"start": 5}}, None),
+        # the template already names identity labels, a hostname and a volume of a claim template
+        (
+            {"claims": ["data"]},
+            _template(
+                {utils.POD_INDEX_LABEL: "9", "app": "web", utils.REVISION_LABEL: "old"},
+                hostname="h",
+                volumes=[{"name": "data", "emptyDir": {}}, {"name": "cache", "emptyDir": {}}],
+            ),
+        ),
+        ({}, _template({"app": "web", utils.POD_NAME_LABEL: "p"}, volumes=[])),
+    ],
+)
+def test_a_stamped_prototype_is_the_pod_new_versioned_pod_builds(kw: dict, template: dict | None) -> None:
+    """The same object, key order included (the bytes a create sends), for every ordinal."""
+    import orjson
+
+    s = sts(**kw)
+    tmpl = template if template is not None else s["spec"]["template"]
+    proto = utils.pod_prototype(s, tmpl, "web-7d9")
+    before = orjson.dumps(proto)
+    start = utils.start_ordinal(s)
+    for ordinal in range(start, start + 3):
+        stamped = utils.stamp_pod(s, proto, ordinal)
+        built = utils.new_versioned_pod(s, tmpl, tmpl, "web-7d9", "web-7d9", ordinal)
+        assert orjson.dumps(stamped) == orjson.dumps(built)
+        stamped["spec"]["containers"][0]["image"] = "changed"  # a copy: the prototype is untouched
+    assert orjson.dumps(proto) == before
+
+
 @pytest.mark.parametrize(
     ("p", "healthy", "available"),
     [

@@ -59,22 +59,44 @@ def test_a_recreated_set_gets_its_own_candidate() -> None:
     assert build.calls == 2
 
 
-def test_templates_follow_the_revision_version_and_only_the_last_ones_are_kept() -> None:
+def _rev(sts: Obj, uid: str = "r-1", rv: str = "5", name: str = "web-abc") -> Obj:
+    return {"metadata": {"name": name, "uid": uid, "resourceVersion": rv}, "data": utils.revision_data(sts)}
+
+
+def test_prototypes_follow_the_revision_version_and_the_set_generation_and_only_the_last_ones_are_kept() -> (
+    None
+):
     memo = RevisionMemo()
     sts = _sts()
-    rev = {"metadata": {"uid": "r-1", "resourceVersion": "5"}, "data": utils.revision_data(sts)}
-    (t1,) = memo.templates("default/web", rev)
-    assert "$patch" not in t1 and t1 == sts["spec"]["template"]
-    (t2,) = memo.templates("default/web", rev)
-    assert t2 is t1
+    rev = _rev(sts)
+    (p1,) = memo.prototypes(sts, "default/web", rev)
+    assert utils.stamp_pod(sts, p1, 0) == utils.new_versioned_pod(
+        sts, sts["spec"]["template"], sts["spec"]["template"], "web-abc", "web-abc", 0
+    )
+    (p2,) = memo.prototypes(copy.deepcopy(sts), "default/web", rev)
+    assert p2 is p1
     changed = copy.deepcopy(rev)
     changed["metadata"]["resourceVersion"] = "6"
     changed["data"]["spec"]["template"]["metadata"]["labels"]["v"] = "2"
-    (t3,) = memo.templates("default/web", changed)
-    assert t3["metadata"]["labels"]["v"] == "2"
+    (p3,) = memo.prototypes(sts, "default/web", changed)
+    assert p3["metadata"]["labels"]["v"] == "2"
+    # a new generation (another serviceName, say) builds again: the set's spec is in every pod
+    renamed = _sts(generation=2)
+    renamed["spec"]["serviceName"] = "other"
+    (p4,) = memo.prototypes(renamed, "default/web", changed)
+    assert p4 is not p3 and p4["spec"]["subdomain"] == "other"
     memo.forget("default/web")
-    (t4,) = memo.templates("default/web", rev)
-    assert t4 == t1 and t4 is not t1
+    (p5,) = memo.prototypes(sts, "default/web", rev)
+    assert p5 == p1 and p5 is not p1
+
+
+def test_a_set_without_generation_gets_fresh_prototypes() -> None:
+    memo = RevisionMemo()
+    sts = _sts(generation=0)
+    rev = _rev(sts)
+    (p1,) = memo.prototypes(sts, "default/web", rev)
+    (p2,) = memo.prototypes(sts, "default/web", rev)
+    assert p1 == p2 and p1 is not p2
 
 
 class _StatusClient:
