@@ -38,7 +38,7 @@ from scheduler.interfaces import (
 )
 from scheduler.nodeinfo import PodInfo
 from scheduler.placement_capacity import GroupDemand
-from scheduler.placement_run import PlacementRun, materialize_states, run_signature
+from scheduler.placement_run import PlacementRun, WindowedRuns, materialize_states, run_signature
 from scheduler.podgroups import is_gang, min_count
 from scheduler.schedule_one import CycleTrace, SchedulingError, schedule_pod
 from scheduler.status import Code, Status
@@ -264,9 +264,15 @@ class PodGroupAlgorithm:
         last: Status | None = None
         total = len(group.pods)
         runs = self.carry_runs and PlacementRun.possible(self.fw, placement.node_names)
+        # the whole cluster, wider than a cycle's window: one run per window (start index)
+        windows = (
+            WindowedRuns(self.fw)
+            if self.carry_runs and not runs and placement.node_names is None and total > 2
+            else None
+        )
         if signatures is None:
             signatures = []
-        if runs and not signatures:
+        if (runs or windows is not None) and not signatures:
             signatures.extend(run_signature(self.fw, pi) for pi in group.pods)
         run: PlacementRun | None = None
         for i, pi in enumerate(group.pods):
@@ -274,7 +280,18 @@ class PodGroupAlgorithm:
             a = PodAssignment(pi, state=cs)
             result.assignments.append(a)
             host = None
-            if run is not None:
+            if windows is not None:
+                host = windows.next(cs, pi, signatures[i], snapshot)
+                if host is None:
+                    cs = a.state = CycleState()
+                else:
+                    a.node_name = host
+                    if windows.placed_by is not None and windows.placed_by.defer_pre_filter:
+                        result.pending_pre_filter.append(a)
+                    snapshot.assume_pod(_assumed(pi, host), host, defer_index=True)
+                    fit += 1
+                    windows.assumed(cs, pi, signatures[i], host)
+            elif run is not None:
                 host = run.next(cs, pi) if run.accepts(pi, signatures[i]) else None
                 if host is None:
                     run = None
@@ -291,11 +308,22 @@ class PodGroupAlgorithm:
                         run = None
             if host is None:
                 trace = CycleTrace()
+                start = windows.start_index(snapshot) if windows is not None else 0
                 host = self._full_cycle(a, snapshot, placement, trace)
                 if a.status is not None and a.status.code == Code.ERROR:
                     result.status = a.status
                     return result
-                if host:
+                if host and windows is not None:
+                    if i + 1 < total and _alike(signatures[i], signatures[i + 1]) and windows.wants(start):
+                        wrun = PlacementRun.start(
+                            self.fw, cs, pi, snapshot, None, trace, signatures[i], window=True
+                        )
+                        if wrun is not None:
+                            windows.add(start, wrun, self.fw.next_start_node_index)
+                    snapshot.assume_pod(_assumed(pi, host), host)
+                    fit += 1
+                    windows.assumed(cs, pi, signatures[i], host)
+                elif host:
                     if runs and i + 1 < total and _alike(signatures[i], signatures[i + 1]):
                         # identical pods follow: carry this cycle on to them (from the snapshot
                         # as this cycle saw it, before the assume)
