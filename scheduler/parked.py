@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from scheduler.podgroups import pod_group_key
 
 if TYPE_CHECKING:
     from scheduler.queue import QueuedPodInfo
+
+_D = TypeVar("_D")
+_MISSING: Any = object()
 
 
 class ParkedPods(dict[str, "QueuedPodInfo"]):
@@ -65,10 +68,16 @@ class ParkedPods(dict[str, "QueuedPodInfo"]):
         self._unindex(uid)
         del self._order[uid]
 
-    def pop(self, uid: str, *default: QueuedPodInfo | None) -> QueuedPodInfo | None:  # type: ignore[override]
+    @overload
+    def pop(self, uid: str) -> QueuedPodInfo: ...
+
+    @overload
+    def pop(self, uid: str, default: _D) -> QueuedPodInfo | _D: ...
+
+    def pop(self, uid: str, default: Any = _MISSING) -> Any:
         if uid not in self:
-            if default:
-                return default[0]
+            if default is not _MISSING:
+                return default
             raise KeyError(uid)
         q = super().pop(uid)
         self._unindex(uid)
