@@ -118,6 +118,10 @@ class ClusterEventWithHint:
 
     event: ClusterEvent
     hint_fn: QueueingHintFn | None = None
+    #: gangplane: ``hint_fn`` queues only pods of the event pod's own PodGroup, so the queue
+    #: asks it about those alone (:mod:`scheduler.parked`); a promise about the hint, which
+    #: decides as before
+    same_pod_group: bool = False
 
 
 # Well-known events the queue and the informer wiring send.

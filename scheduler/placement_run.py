@@ -95,6 +95,9 @@ PURE_PRE_FILTERS = frozenset(
         "DynamicResources",
     }
 )
+#: the most window runs a PodGroup cycle keeps (:class:`WindowedRuns`): 5,000 or 10,000 nodes
+#: make 10 or 20 windows with kube's default percentage of nodes to score
+MAX_WINDOW_RUNS = 20
 #: spec fields that differ between a template's pods and that no listed plugin reads (a
 #: StatefulSet pod's hostname, and its volumes naming its own PersistentVolumeClaims: gangplane
 #: has no volume plugins)
@@ -174,6 +177,9 @@ class PlacementRun:
         #: existing pods have affinity terms, which select pods by their labels (InterPodAffinity's
         #: PreFilter, PreScore and Score read them): the run's pods must have the first one's
         self.labels_bound = False
+        #: a carried column changed since it was last normalized, or pods were assumed outside
+        #: the feasible nodes since (:meth:`assumed_elsewhere`): :meth:`next` catches up first
+        self.stale = False
 
     @staticmethod
     def possible(fw: Framework, node_names: Sequence[str] | None) -> bool:
@@ -192,16 +198,26 @@ class PlacementRun:
         node_names: Sequence[str] | None,
         trace: CycleTrace,
         signature: Any,
+        *,
+        window: bool = False,
     ) -> PlacementRun | None:
-        """A run continuing the full cycle ``state``/``trace`` of ``pod_info`` just made, or ``None``."""
-        if signature is None or node_names is None or trace.narrowed or len(trace.feasible) < 2:
+        """A run continuing the full cycle ``state``/``trace`` of ``pod_info`` just made, or ``None``.
+
+        ``window``: the placement is wider than one cycle's window (``node_names`` None: the
+        whole cluster), and the run is of the window this cycle scored only
+        (:class:`WindowedRuns` keeps one per start index)."""
+        if signature is None or trace.narrowed or len(trace.feasible) < 2:
             return None
+        if node_names is None:
+            if not window:
+                return None
+            node_names = snapshot.node_names
         # scheduling records need nothing of a run: inside a PodGroup cycle they keep the placements'
         # results (the same with a run, see the test), not the per-pod hooks
         if fw.any_nominated_pods():
             return None
-        if not cls.possible(fw, node_names):
-            return None  # the window moves from pod to pod
+        if not window and not cls.possible(fw, node_names):
+            return None  # the window moves from pod to pod: see WindowedRuns
         filters = [pl for pl in fw.filter_plugins if pl.name not in state.skip_filter_plugins]
         if any(pl.name not in NODE_LOCAL_FILTERS for pl in filters):
             return None
@@ -267,6 +283,8 @@ class PlacementRun:
             if state.skip_filter_plugins != self.filter_skip:
                 return None
         state.skip_score_plugins = set(self.score_skip)
+        if self.stale and not self._catch_up():
+            return None
         cols = self.columns
         if not cols:
             totals = [0] * len(self.feasible)
@@ -294,8 +312,8 @@ class PlacementRun:
             return False
         for c in self.columns:
             if c.carried is not None:
-                if c.carried.assumed(q, pod_info, ni) and not self._normalize(c):
-                    return False
+                if c.carried.assumed(q, pod_info, ni):
+                    self.stale = True  # normalized once, when the run next picks a node
                 continue
             v, s = c.plugin.score(self.state, self.pod_info, ni)
             if s is not None and s.code != Code.SUCCESS:
@@ -312,7 +330,31 @@ class PlacementRun:
             self.base[q] += c.weight * (v - old)
         return True
 
+    def assumed_elsewhere(self, pod_info: PodInfo, node_info: NodeInfo) -> None:
+        """A pod of the run was assumed on ``node_info``, a node outside the feasible ones (another
+        window's): no feasible node changed, so neither did any Filter verdict nor node-local
+        score; a carried column may have (PodTopologySpread's domain counts), and is told now and
+        brought up to date when this run next picks a node."""
+        i = self.all_pos.get(node_info.name)
+        if i is not None:
+            self.all_nodes[i] = node_info
+        for c in self.columns:
+            if c.carried is not None:
+                c.carried.assumed_elsewhere(pod_info, node_info)
+                self.stale = True
+
     # -- helpers -----------------------------------------------------------------------------
+
+    def _catch_up(self) -> bool:
+        """Bring the carried columns up to date (what :meth:`assumed_elsewhere` told them) and
+        normalize them again; ``False``: a score is out of range and the run ends."""
+        self.stale = False
+        for c in self.columns:
+            if c.carried is not None:
+                c.carried.catch_up()
+                if not self._normalize(c):
+                    return False
+        return True
 
     def _score_all(self, pl: Any) -> list[int] | None:
         nodes = self.feasible
@@ -349,6 +391,101 @@ class PlacementRun:
                 w = c.weight
                 base = list(map(operator.add, base, [v * w for v in c.norm] if w != 1 else c.norm))
         self.base = base
+
+
+class WindowedRuns:
+    """Runs over a placement wider than one cycle's window: the whole cluster (gangplane).
+
+    Over 5,000 nodes kube's cycle scores ``numFeasibleNodesToFind`` (500) of them: the feasible
+    nodes found in rotation from ``nextStartNodeIndex``, which then moves past the last one. So
+    identical pods do not see the same nodes one after the other, but pod *i* and pod *i + 10*
+    do: while every active Filter reads only the node and the pod (what a run requires), the
+    nodes a cycle starting at index *s* finds change only when one of them takes a pod and no
+    longer fits (which ends that run). This keeps one :class:`PlacementRun` per start index, each
+    begun by a full cycle from that index: a pod whose start index has a run is placed by it, and
+    the rotation index moves on as that full cycle moved it. Every assumed pod is told to every
+    run: to the one(s) whose nodes include the host as to a run of one window, to the others as a
+    pod :meth:`~PlacementRun.assumed_elsewhere` (spreading counts of domains span windows).
+
+    All runs are of one signature: a pod of another (an odd pod of the group) is placed by a full
+    cycle and ends them all, as it ends a run of one window.
+
+    The start indices come back only when the windows tile the rotation (5,000 nodes: ten windows
+    of 500; 5,001 would not come back for 5,001 pods), and every run costs each assumed pod a
+    look. So a run is begun only from a start index seen before (the rotation came back to it),
+    and at most :data:`MAX_WINDOW_RUNS` are kept: elsewhere the cycles stay full ones, as before.
+    """
+
+    def __init__(self, fw: Framework) -> None:
+        self.fw = fw
+        #: start indices full cycles began from (a run is begun on the second)
+        self.seen: set[int] = set()
+        self.signature: Any = None
+        #: start index -> (the run of that window, the rotation index its full cycle left)
+        self.runs: dict[int, tuple[PlacementRun, int]] = {}
+        #: the run that placed the last pod :meth:`next` placed
+        self.placed_by: PlacementRun | None = None
+
+    def start_index(self, snapshot: Snapshot) -> int:
+        """The index the next cycle over the whole cluster starts from."""
+        n = snapshot.num_nodes()
+        return self.fw.next_start_node_index % n if n else 0
+
+    def next(self, state: CycleState, pod_info: PodInfo, signature: Any, snapshot: Snapshot) -> str | None:
+        """The node kube's cycle picks for ``pod_info``, with the rotation index moved as that cycle
+        moves it; ``None`` when no run of this pod's window can say (then a full cycle)."""
+        if not self.runs or signature is None or signature != self.signature:
+            return None
+        start = self.start_index(snapshot)
+        entry = self.runs.get(start)
+        if entry is None:
+            return None
+        run, next_start = entry
+        if not run.accepts(pod_info, signature):
+            return None
+        host = run.next(state, pod_info)
+        if host is None:
+            del self.runs[start]
+            return None
+        self.fw.next_start_node_index = next_start
+        self.placed_by = run
+        return host
+
+    def wants(self, start: int) -> bool:
+        """Whether a full cycle from ``start`` should begin a run (see the class docstring)."""
+        if start not in self.seen:
+            self.seen.add(start)
+            return False
+        return len(self.runs) < MAX_WINDOW_RUNS or start in self.runs
+
+    def add(self, start: int, run: PlacementRun, next_start: int) -> None:
+        """A full cycle from ``start`` (which left the rotation index at ``next_start``) began ``run``."""
+        if run.signature != self.signature:
+            self.runs.clear()
+            self.signature = run.signature
+        self.runs[start] = (run, next_start)
+
+    def assumed(self, state: CycleState, pod_info: PodInfo, signature: Any, host: str) -> None:
+        """``pod_info`` was assumed on ``host`` (by a run or by a full cycle): tell every run."""
+        if not self.runs:
+            return
+        if signature is None or signature != self.signature:
+            self.runs.clear()  # a pod not of the runs changed nodes they cannot account for
+            return
+        ni = None
+        for start, (run, _) in list(self.runs.items()):
+            if host in run.pos:
+                ok = run.assumed(state, pod_info, host)
+            else:
+                if ni is None:
+                    ni = run.snapshot.node_info_map.get(host)
+                    if ni is None:
+                        self.runs.clear()
+                        return
+                run.assumed_elsewhere(pod_info, ni)
+                ok = True
+            if not ok:
+                del self.runs[start]
 
 
 def materialize_states(fw: Framework, snapshot: Snapshot, result: PlacementResult) -> None:

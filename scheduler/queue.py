@@ -37,10 +37,13 @@ from typing import Any, Protocol
 
 from apiserver.api.types import Obj
 from scheduler.events import (
+    ASSIGNED_POD,
     ASSIGNED_POD_ADD,
     FORCE_ACTIVATE,
+    POD,
     SCHEDULE_ATTEMPT_FAILURE,
     UNSCHEDULABLE_TIMEOUT,
+    UNSCHEDULED_POD,
     UNSCHEDULED_POD_ADD,
     ClusterEvent,
     ClusterEventWithHint,
@@ -48,6 +51,7 @@ from scheduler.events import (
     pod_update_events,
 )
 from scheduler.nodeinfo import PodInfo, pod_uid
+from scheduler.parked import ParkedPods
 from scheduler.podgroups import pod_group_key
 from scheduler.status import Status
 
@@ -203,12 +207,13 @@ class SchedulingQueue:
         self._active = _KeyedHeap(less)
         self._backoff = _KeyedHeap(self._less_backoff)
         self._error_backoff = _KeyedHeap(self._less_backoff)
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._unschedulable = ParkedPods()
         self._hints: dict[str, dict[str, list[ClusterEventWithHint]]] = {
             name: p.enqueue_extensions() for name, p in self.profiles.items()
         }
         self._interest: dict[tuple[str, int, str], bool] = {}
         self._interest_by_plugin: dict[tuple[str, str, int, str], bool] = {}
+        self._same_group_only: dict[tuple[str, str, int, str], bool] = {}
         self.scheduling_cycle = 0
         self.move_request_cycle = -1
         # in-flight pods: uid -> sequence number of the first event they have not seen
@@ -643,6 +648,29 @@ class SchedulingQueue:
             self._interest_by_plugin[key] = hit
         return hit
 
+    def _unconcerned(self, plugins: frozenset[str], event: ClusterEvent) -> bool:
+        """Whether pods held at PreEnqueue by ``plugins`` stay held through ``event`` unless they
+        are of the event pod's PodGroup: scheduling gates (only the pod's own update lifts them),
+        no holding plugin registered the event, or each did with a ``same_pod_group`` hint."""
+        if SCHEDULING_GATES in plugins or not any(self._plugin_interested(p, event) for p in plugins):
+            return True
+        return all(self._same_group_only_for(p, event) for p in plugins)
+
+    def _same_group_only_for(self, plugin: str, event: ClusterEvent) -> bool:
+        """Whether every registration of ``plugin`` (in any profile) matching ``event`` is ``same_pod_group``."""
+        key = (plugin, event.resource, int(event.action_type), event.label)
+        hit = self._same_group_only.get(key)
+        if hit is None:
+            regs = [
+                reg
+                for hints in self._hints.values()
+                for reg in hints.get(plugin, ())
+                if reg.event.match(event)
+            ]
+            hit = bool(regs) and all(reg.same_pod_group for reg in regs)
+            self._same_group_only[key] = hit
+        return hit
+
     def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:
         """kube's ``isPodWorthRequeuing``."""
         rejectors = q.unschedulable_plugins | q.pending_plugins
@@ -683,10 +711,16 @@ class SchedulingQueue:
     ) -> int:
         """A cluster event happened: requeue every parked pod it may help. Returns how many moved."""
         moved = 0
-        pool = list(self._unschedulable.values())
         if not self._interested(event):
             # nobody registered this event: only pods without rejecting plugins can move
-            pool = [q for q in pool if not (q.unschedulable_plugins or q.pending_plugins)]
+            pool = [
+                q for q in self._unschedulable.values() if not (q.unschedulable_plugins or q.pending_plugins)
+            ]
+        else:
+            # held gangs of other PodGroups than the event pod's are left out group by group
+            pool = self._unschedulable.candidates(
+                _event_pod_group(event, old, new), lambda plugins: self._unconcerned(plugins, event)
+            )
         for q in pool:
             if q.gated and (
                 SCHEDULING_GATES in q.unschedulable_plugins  # only the pod's own update lifts them
@@ -843,6 +877,14 @@ class SchedulingQueue:
             + self._error_backoff.values()
             + list(self._unschedulable.values())
         )
+
+
+def _event_pod_group(event: ClusterEvent, old: Any, new: Any) -> str:
+    """The PodGroup key of a pod event's pod (``""``: not a pod event, or a pod of no group)."""
+    if event.resource not in (POD, ASSIGNED_POD, UNSCHEDULED_POD):
+        return ""
+    obj = new if new is not None else old
+    return pod_group_key(obj) if isinstance(obj, dict) else ""
 
 
 def _scheduling_relevant(pod: Obj) -> tuple[Any, Any, Any, Any]:

@@ -7,7 +7,10 @@ the scheduler places the group in one cycle), with ``topology: rack`` also a rac
 
 Metrics: pods/s from the first create to the last pod bound; per set, the seconds from its last
 pod being created (the moment its gang becomes placeable) to its last pod bound (the median and
-the worst set); with ``node_agent: true`` also the seconds until every pod is Running. The
+the worst set), split in two for a diagnosis: from its last pod created to its first pod bound
+(``set_first_bound_s_median``: waiting for the scheduler, the gang's search and submit) and from
+its first pod bound to its last (``set_binding_s_median``); with ``node_agent: true`` also the
+seconds until every pod is Running. The
 measured phase for ``cpu_s`` runs from the first create to the last pod bound (to the last pod
 Running with the node agent); ``api_writes_per_set`` counts the API writes of that phase
 (creates, updates, patches, deletes and subresource writes of any client) per StatefulSet, up to
@@ -37,6 +40,8 @@ METRICS = {
     "pods_per_s": Metric("pods/s", True),
     "set_placed_s_median": Metric("s", False),
     "set_placed_s_max": Metric("s", False),
+    "set_first_bound_s_median": Metric("s", False),
+    "set_binding_s_median": Metric("s", False),
     "all_running_s": Metric("s", False),
     "nodes_ready_s": Metric("s", False),
     "nodes_schedulable_s": Metric("s", False),
@@ -157,6 +162,11 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     out["pods_per_s"] = sets * replicas / (max(tracker.last["bound"].values()) - t0)
     out["set_placed_s_median"] = placed[len(placed) // 2]
     out["set_placed_s_max"] = placed[-1]
+    created, first, last = tracker.last["created"], tracker.first["bound"], tracker.last["bound"]
+    waits = sorted(max(0.0, first[k] - created[k]) for k in last if k in first and k in created)
+    binding = sorted(max(0.0, last[k] - first[k]) for k in last if k in first)
+    out["set_first_bound_s_median"] = waits[len(waits) // 2]
+    out["set_binding_s_median"] = binding[len(binding) // 2]
     if node_agent:
         await tracker.wait(sets, "running", 900)
         env.stop_cpu(sets * replicas)  # create -> all Running
@@ -177,7 +187,8 @@ class SetTracker:
     """One pod watch for every set: when each set's last pod was created, bound and Running.
 
     A set counts once all ``replicas`` of its pods (label ``app=<set>``) have reached a stage;
-    ``last[stage][set]`` is the time the last of them did.
+    ``last[stage][set]`` is the time the last of them did, ``first[stage][set]`` the time the
+    first did.
     """
 
     def __init__(self, client: Any, namespace: str, replicas: int) -> None:
@@ -186,6 +197,7 @@ class SetTracker:
         self.replicas = replicas
         self.pods: dict[str, dict[str, set[str]]] = {"created": {}, "bound": {}, "running": {}}
         self.last: dict[str, dict[str, float]] = {"created": {}, "bound": {}, "running": {}}
+        self.first: dict[str, dict[str, float]] = {"created": {}, "bound": {}, "running": {}}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -202,6 +214,8 @@ class SetTracker:
             members = self.pods[stage].setdefault(app, set())
             if name not in members:
                 members.add(name)
+                if len(members) == 1:
+                    self.first[stage][app] = time.perf_counter()
                 if len(members) == self.replicas:
                     self.last[stage][app] = time.perf_counter()
                     self._changed.set()

@@ -80,7 +80,7 @@ class GangScheduling:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A bound member may complete a held gang's count (upstream registers pod adds too)."""
-        return [ClusterEventWithHint(ASSIGNED_POD_ADD, _same_group)]
+        return [ClusterEventWithHint(ASSIGNED_POD_ADD, _same_group, same_pod_group=True)]
 
     # -- PreEnqueue -------------------------------------------------------------------------
 

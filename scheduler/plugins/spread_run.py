@@ -83,6 +83,11 @@ class SpreadScoreRun:
         #: per constraint: whether an assumed pod on a node adds to this constraint's counts
         self.counts_on: list[list[bool]] = []
         self.terms: list[list[float]] = []
+        #: for pods assumed outside ``nodes`` (:meth:`assumed_elsewhere`): what PreScore's
+        #: counting rule needs, and per constraint the counts added since :meth:`catch_up`
+        self.required = required
+        self.every_node: list[bool] = []
+        self.pending: list[dict[str, int]] = []
         for i, c in enumerate(s.constraints):
             key = c.topology_key
             host = key == pts.LABEL_HOSTNAME
@@ -90,6 +95,8 @@ class SpreadScoreRun:
             every_node = c.node_taints_policy != pts.HONOR and (
                 c.node_affinity_policy != pts.HONOR or required.is_empty()
             )
+            self.every_node.append(every_node)
+            self.pending.append({})
             if host:
                 ckey = pts._count_key(c.selector, ns)
                 pn = s.per_node[i] if s.per_node else None
@@ -188,6 +195,63 @@ class SpreadScoreRun:
                     col[p] = term
                 changed.update(at)
         if everything:
+            self.raw[:] = self._score_all()
+            return True
+        raw = self.raw
+        for p in changed:
+            raw[p] = self._score(p)
+        return bool(changed)
+
+    def assumed_elsewhere(self, pod_info: PodInfo, node_info: NodeInfo) -> None:
+        """``pod_info`` was assumed on ``node_info``, which is not one of ``nodes`` (gangplane's
+        runs over the whole cluster, one per window: :class:`~scheduler.placement_run.WindowedRuns`).
+
+        No hostname count of ``nodes`` changes; a domain count does when PreScore would count the
+        pod there (the same rule as :meth:`assumed`, asked of that node). The counts are noted,
+        and the terms and scores follow in :meth:`catch_up`, once, before the column is next read.
+        """
+        from scheduler.plugins import pod_topology_spread as pts
+
+        if pod_info.terminating or pod_info.namespace != self.namespace:
+            return
+        for i, c in enumerate(self.constraints):
+            if self.hostname[i] or not c.selector.matches(pod_info.labels):
+                continue
+            v = node_info.labels.get(c.topology_key, "")
+            if v not in self.per_value[i]:
+                continue
+            if self.require_all and not pts._has_all_keys(node_info.labels, self.constraints):
+                continue
+            if not (self.every_node[i] or c.includes_node(self.pod_info, node_info, self.required)):
+                continue
+            pending = self.pending[i]
+            pending[v] = pending.get(v, 0) + 1
+
+    def catch_up(self) -> bool:
+        """Apply the counts :meth:`assumed_elsewhere` noted; whether the column changed."""
+        changed: set[int] = set()
+        everything = False
+        for i, pending in enumerate(self.pending):
+            if not pending:
+                continue
+            counts = self.per_value[i]
+            col = self.terms[i]
+            for v, k in pending.items():
+                counts[v] += k
+                at = self.positions[i].get(v)
+                if not at:
+                    continue
+                term = counts[v] * self.weights[i] + self.skews[i]
+                if len(at) == len(col):
+                    col[:] = [term] * len(col)
+                    everything = True
+                else:
+                    for p in at:
+                        col[p] = term
+                    changed.update(at)
+            pending.clear()
+        if everything or 2 * len(changed) > len(self.raw):
+            # (pods of every domain came, as on a window spanning a few zones: one pass)
             self.raw[:] = self._score_all()
             return True
         raw = self.raw

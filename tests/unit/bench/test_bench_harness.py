@@ -79,6 +79,10 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
     assert len(by_name["tiny-scheduling"]["runs"]) == 2
     assert by_name["tiny-scheduling"]["summary"]["pods_per_s"]["median"] > 0
     assert by_name["tiny-gangs"]["summary"]["set_placed_s_max"]["n"] == 1
+    # a set's span split at its first pod bound (diagnostic medians, each within the worst span)
+    gangs_run = by_name["tiny-gangs"]["runs"][0]
+    assert 0 <= gangs_run["set_first_bound_s_median"] <= gangs_run["set_placed_s_max"]
+    assert 0 <= gangs_run["set_binding_s_median"] <= gangs_run["set_placed_s_max"]
     # CPU seconds of the measured phase, per pod, beside the wall-clock metrics
     for name, pods in (("tiny-scheduling", 5), ("tiny-gangs", 4)):
         sc = by_name[name]

@@ -25,7 +25,7 @@ from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import Framework
 from scheduler.interfaces import CycleState, Handle, PodGroupInfo
 from scheduler.nodeinfo import PodInfo, compile_selector
-from scheduler.placement_run import PlacementRun
+from scheduler.placement_run import PlacementRun, WindowedRuns
 from scheduler.podgroup_algorithm import PodGroupAlgorithm, PodGroupAlgorithmResult
 from scheduler.podgroups import PodGroupState
 from scheduler.records import Recorder
@@ -35,10 +35,14 @@ RACK = "topology.kubernetes.io/rack"
 ZONE = "topology.kubernetes.io/zone"
 
 
-def _cluster(r: random.Random) -> tuple[list[Obj], list[Obj]]:
+def _cluster(
+    r: random.Random, sizes: tuple[int, ...] = (8, 20, 60, 120, 210), roomy: bool = False
+) -> tuple[list[Obj], list[Obj]]:
+    """``roomy``: every node fits the group's first pods, so that a cycle's windows tile the
+    rotation, as on a fresh cluster; a few small nodes fill up mid-run (and the windows shift)."""
     nodes: list[Obj] = []
     racks = r.randint(1, 5)
-    n = r.choice([8, 20, 60, 120, 210])
+    n = r.choice(sizes)
     for i in range(n):
         labels: dict[str, str] = {}
         if r.random() > 0.05:
@@ -48,17 +52,18 @@ def _cluster(r: random.Random) -> tuple[list[Obj], list[Obj]]:
         taints = []
         if r.random() < 0.1:
             taints.append({"key": "soft", "value": "x", "effect": "PreferNoSchedule"})
-        if r.random() < 0.04:
+        if not roomy and r.random() < 0.04:
             taints.append({"key": "hard", "value": "x", "effect": "NoSchedule"})
+        small = not roomy or r.random() < 0.02
         nodes.append(
             make_node(
                 f"n{i:03d}",
-                cpu=str(r.choice([1, 2, 4, 8, 32])),
-                memory=r.choice(["2Gi", "8Gi", "64Gi"]),
-                pods=str(r.choice([2, 5, 20, 110])),
+                cpu=str(r.choice([1, 2, 4, 8, 32] if not roomy else [2, 3] if small else [8, 32])),
+                memory=r.choice(["2Gi", "8Gi", "64Gi"] if small else ["64Gi"]),
+                pods=str(r.choice([2, 5, 20, 110] if small else [110])),
                 labels=labels,
                 taints=taints or None,
-                unschedulable=r.random() < 0.03,
+                unschedulable=not roomy and r.random() < 0.03,
             )
         )
     bound: list[Obj] = []
@@ -70,7 +75,7 @@ def _cluster(r: random.Random) -> tuple[list[Obj], list[Obj]]:
         }
         if r.random() < 0.1:
             kw["deletion_timestamp"] = "2026-01-01T00:00:00Z"
-        if r.random() < 0.08:
+        if not roomy and r.random() < 0.08:
             term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": r.choice([ZONE, RACK])}
             kw["affinity"] = r.choice(
                 [
@@ -89,12 +94,14 @@ def _cluster(r: random.Random) -> tuple[list[Obj], list[Obj]]:
     return nodes, bound
 
 
-def _group(r: random.Random) -> tuple[Obj, list[Obj]]:
-    size = r.choice([2, 5, 12, 40])
+def _group(
+    r: random.Random, sizes: tuple[int, ...] = (2, 5, 12, 40), topology: float = 0.7
+) -> tuple[Obj, list[Obj]]:
+    size = r.choice(sizes)
     spec: Obj = {
         "schedulingPolicy": {"gang": {"minCount": r.randint(1, size)}} if r.random() < 0.8 else {"basic": {}}
     }
-    if r.random() < 0.7:
+    if r.random() < topology:
         spec["schedulingConstraints"] = {"topology": [{"key": RACK}]}
     group = {"metadata": {"name": "g", "namespace": "default", "generation": 1}, "spec": spec}
     template: dict[str, Any] = {"requests": {"cpu": r.choice(["100m", "250m", "1"]), "memory": "100Mi"}}
@@ -161,10 +168,21 @@ def _default_selector(pod: Obj) -> Any:
     return compile_selector({"matchLabels": match})
 
 
-def _search(seed: int, carry_runs: bool) -> tuple[PodGroupAlgorithmResult, Any, int, list[Any]]:
+def _search(
+    seed: int, carry_runs: bool, wide: bool = False
+) -> tuple[PodGroupAlgorithmResult, Any, int, list[Any]]:
+    """``wide``: clusters over which a cycle's window moves (more nodes than it scores), groups
+    without a topology constraint and of more pods than a window has nodes."""
     r = random.Random(seed)
-    nodes, bound = _cluster(r)
-    group_obj, pods = _group(r)
+    percentage = None
+    if wide:
+        # windows of 100 nodes that tile the rotation (2, 3 or 4 of them) when every node fits
+        nodes, bound = _cluster(r, (200, 300, 400), roomy=True)
+        percentage = 10_000 // len(nodes)
+        group_obj, pods = _group(r, (30, 90, 160), topology=0.0)
+    else:
+        nodes, bound = _cluster(r)
+        group_obj, pods = _group(r)
     cache = Cache()
     for n in nodes:
         cache.add_node(n)
@@ -180,7 +198,8 @@ def _search(seed: int, carry_runs: bool) -> tuple[PodGroupAlgorithmResult, Any, 
         rng=rng,
         default_spread_selector=_default_selector,
     )
-    fw = Framework(default_profile(), handle, registry=default_registry())
+    profile = default_profile(percentage_of_nodes_to_score=percentage)
+    fw = Framework(profile, handle, registry=default_registry())
     fw.next_start_node_index = r.randrange(1000)
     pod_group = cache.get_pod_group("default", "g")
     before = _usage(snap)
@@ -197,6 +216,11 @@ def _usage(snap: Any) -> dict[str, Any]:
     }
 
 
+#: the node table's per-cycle memos of Score (which nodes' rows, whether a list is worth the
+#: table), read by Score of the same cycle only, like PreScore's state
+_SCRATCH = frozenset({"gangplane.dev/node-table-rows", "gangplane.dev/wants-node-table"})
+
+
 def _state(a: Any) -> Any:
     """What Reserve, Permit and binding get of a pod's cycle: its PreFilter results and skips."""
     st = a.state
@@ -205,7 +229,11 @@ def _state(a: Any) -> Any:
     return (
         sorted(st.skip_filter_plugins),
         sorted(st.skip_score_plugins),
-        {k: type(v).__name__ for k, v in st._data.items() if not k.startswith("PreScore")},
+        {
+            k: type(v).__name__
+            for k, v in st._data.items()
+            if not k.startswith("PreScore") and k not in _SCRATCH
+        },
     )
 
 
@@ -266,6 +294,33 @@ def test_runs_choose_what_the_pod_by_pod_cycle_chooses_on_random_clusters(
         assert runs[1] == full[1], f"seed {seed}: random draws differ"
         assert runs[2] == full[2], f"seed {seed}: rotation index differs"
     assert carried > 50  # the runs were taken, not bypassed
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_runs_per_window_over_the_whole_cluster_choose_what_the_pod_by_pod_cycle_chooses(
+    block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gangs without topology on clusters wider than a cycle's window: the window moves from pod
+    to pod, and each window's run (scheduler.placement_run.WindowedRuns) must pick as kube does."""
+    carried = 0
+    real_next = WindowedRuns.next
+
+    def counting_next(self: WindowedRuns, *args: Any) -> str | None:
+        nonlocal carried
+        host = real_next(self, *args)
+        carried += host is not None
+        return host
+
+    monkeypatch.setattr(WindowedRuns, "next", counting_next)
+    if block % 2:
+        monkeypatch.setattr(placement_run, "PURE_PRE_FILTERS", frozenset())
+    for seed in range(block * 12, block * 12 + 12):
+        full = _search(seed, carry_runs=False, wide=True)
+        runs = _search(seed, carry_runs=True, wide=True)
+        assert runs[3] == full[3], f"seed {seed}"
+        assert runs[1] == full[1], f"seed {seed}: random draws differ"
+        assert runs[2] == full[2], f"seed {seed}: rotation index differs"
+    assert carried > 100  # the windows' runs were taken, not bypassed
 
 
 @pytest.mark.parametrize("records", [False, True], ids=["records-off", "records-on"])
