@@ -143,3 +143,77 @@ def test_records_are_the_same_with_and_without_array_scores(
     assert any(
         s and "raw" in s["top"][0]["plugins"].get("NodeResourcesFit", {}) and s.get("rest") for s in scored
     )
+
+
+def _gangs(seed: int, arrays: bool) -> tuple[list[Any], list[str]]:
+    """Gangs of 3 StatefulSet pods (default spreading) placed by the PodGroup algorithm with
+    records on: inside a PodGroup cycle the per-pod scores are not kept, so every array plugin
+    (PodTopologySpread too) may take the array path; the PodGroup records must not change."""
+    from scheduler.interfaces import PodGroupInfo
+    from scheduler.podgroup_algorithm import PodGroupAlgorithm
+    from scheduler.podgroups import PodGroupState
+
+    rng = random.Random(seed)
+    cache = Cache()
+    for i in range(rng.randrange(20, 50)):
+        n = _node(rng, i)
+        n["metadata"]["labels"]["topology.kubernetes.io/rack"] = f"r{i % 4}"
+        cache.add_node(n)
+    snap = cache.snapshot()
+    handle = Handle(rng=random.Random(seed))
+    handle.default_spread_selector = lambda p: compile_selector(
+        {"matchLabels": {"app": p["metadata"]["labels"].get("app", "")}}
+    )
+    handle.snapshot = snap
+    rec = Recorder(None, FakeClock())  # type: ignore[arg-type]  # no event loop: records stay in memory
+    handle.records = rec
+    fw = Framework(default_profile(), handle, registry=default_registry())
+    fw.array_scores = arrays
+    algorithm = PodGroupAlgorithm(fw)
+    placed: list[Any] = []
+    records: list[str] = []
+    for g in range(12):
+        app = f"g{g}"
+        owner = [
+            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}
+        ]
+        pods = []
+        for i in range(3):
+            p = make_pod(f"{app}-{i}", uid=f"{app}-u{i}", labels={"app": app}, requests={"cpu": "500m"})
+            p["metadata"]["ownerReferences"] = owner
+            p["spec"]["schedulingGroup"] = {"podGroupName": app}
+            pods.append(PodInfo(p))
+        spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": 3}}}
+        if g % 3 == 0:
+            spec["schedulingConstraints"] = {"topology": [{"key": "topology.kubernetes.io/rack"}]}
+        pg = {"metadata": {"name": app, "namespace": "default", "uid": app}, "spec": spec}
+        cache.update_snapshot(snap)
+        rec.begin_pod_group(PROFILE, "default", app, 3)
+        result = algorithm.run(CycleState(), PodGroupInfo("default", app, pg, pods, PodGroupState(app)), snap)
+        rec.pod_group_result(pg, result, {}, False, 1)
+        fitting = result.placement.fitting() if result.success and result.placement is not None else []
+        placed.append([(a.pod_info.name, a.node_name) for a in fitting])
+        for a in fitting:
+            cache.assume_pod(a.pod_info.pod, a.node_name)
+        records.append(json.dumps(rec.record("default", "PodGroup", app)))
+    return placed, records
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_podgroup_records_are_the_same_with_and_without_array_scores(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed = _gangs(seed, False)
+    calls = 0
+    real = score_totals.add_columns
+
+    def counted(columns: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return real(columns)
+
+    monkeypatch.setattr(score_totals, "add_columns", counted)
+    placed, records = _gangs(seed, True)
+    assert calls > 0  # the array path did run inside the PodGroup cycles, records on
+    assert (placed, records) == listed
+    assert any(placed) and all(json.loads(r)["attempts"][0]["placements"] for r in records)
