@@ -392,7 +392,7 @@ def _totals(
 ) -> list[int] | Any | None:
     """:func:`prioritize_totals`; with ``arrays`` the totals may be an int64 numpy array (some
     plugin gave its column as one: :mod:`scheduler.score_totals`), or ``None`` when every node
-    has the same total (every column uniform) and no scheduling records keep the scores."""
+    has the same total (every column uniform; the scheduling records then read it as zeros)."""
     if not fw.score_plugins:
         return [1] * len(nodes)
     s = fw.run_pre_score_plugins(state, pod_info, nodes)
@@ -407,9 +407,7 @@ def _totals(
     cols = [c for c in columns.values() if not isinstance(c, int)]
     totals: list[int] | Any
     if not cols:
-        if arrays and nodes and not keeps:
-            return None
-        totals = [0] * len(nodes)
+        totals = None if arrays and nodes else [0] * len(nodes)
     elif arrays and not all(type(c) is list for c in cols):
         from scheduler import score_totals  # numpy: some plugin already imported it
 

@@ -92,10 +92,13 @@ def score_summary(
     ``partial_totals`` are the framework's per-node sums without the plugins that score every
     node alike (``int`` columns); those add the same number everywhere, so the order is the same.
     Columns, raw columns and totals are lists, or from the scheduling cycle's array path int64
-    numpy arrays (a raw column may also be an ``int``: every node alike); every number is written
-    as a Python ``int``, so a record is the same whichever path the cycle took.
+    numpy arrays (a raw column may also be an ``int``: every node alike; the totals ``None``:
+    every column uniform, read as zeros); every number is written as a Python ``int``, so a
+    record is the same whichever path the cycle took.
     """
     n = len(nodes)
+    if partial_totals is None:
+        partial_totals = _Zeros()
     uniform = sum(c for c in columns.values() if isinstance(c, int))
     ranked: list[int] = []
     lowest = 0
@@ -136,6 +139,8 @@ def _ranked(partial_totals: Any, k: int) -> tuple[list[int], int]:
     whose conversion costs less than sorting many distinct totals. Totals that are already an
     int64 array (the cycle's array path) go to :func:`_best` as they are.
     """
+    if type(partial_totals) is _Zeros:
+        return list(range(k)), 0  # every node ties: the first k in node order
     if type(partial_totals) is not list and hasattr(partial_totals, "dtype"):
         return _best(partial_totals, k), int(partial_totals.min())
     hi = max(partial_totals)
@@ -147,6 +152,16 @@ def _ranked(partial_totals: Any, k: int) -> tuple[list[int], int]:
 
     totals = np.fromiter(partial_totals, np.int64, len(partial_totals))
     return _best(totals, k), int(totals.min())
+
+
+class _Zeros:
+    """The totals of a cycle whose every Score column was uniform (the array path builds none):
+    0 for every node, as the list path's ``[0] * n`` reads."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i: int) -> int:
+        return 0
 
 
 def _indexes(values: Sequence[int], value: int, limit: int) -> list[int]:

@@ -217,3 +217,21 @@ def test_podgroup_records_are_the_same_with_and_without_array_scores(
     assert calls > 0  # the array path did run inside the PodGroup cycles, records on
     assert (placed, records) == listed
     assert any(placed) and all(json.loads(r)["attempts"][0]["placements"] for r in records)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_cycle_with_every_column_uniform_is_summarised_as_zero_totals(seed: int) -> None:
+    """The array path builds no totals when every Score column is uniform (``None``); the
+    summary reads that as the list path's ``[0] * n``."""
+    from scheduler.nodeinfo import NodeInfo
+    from scheduler.records.summary import RecordLimits, score_summary
+
+    rng = random.Random(seed)
+    n = rng.randrange(1, 12)
+    nodes = [NodeInfo(make_node(f"n{i}")) for i in range(n)]
+    columns: dict[str, Any] = {"A": rng.randrange(101), "B": 3 * rng.randrange(101)}
+    raw: dict[str, Any] = {"A": [columns["A"]] * n, "B": columns["B"] // 3}
+    weights = {"B": 3}
+    expected = score_summary(nodes, columns, raw, weights, [0] * n, RecordLimits())
+    assert score_summary(nodes, columns, raw, weights, None, RecordLimits()) == expected
+    assert [t["node"] for t in expected["top"]] == [f"n{i}" for i in range(min(n, 5))]
