@@ -245,6 +245,10 @@ class Framework:
         self._normalizers = {p.name for p in self.score_plugins if implements(p, NormalizeScorePlugin)}
         self._uniform_scorers = {p.name for p in self.score_plugins if implements(p, UniformScorePlugin)}
         self._array_scorers = {p.name for p in self.score_plugins if implements(p, ArrayScorePlugin)}
+        #: the array scorers whose array is also their raw Score column (no NormalizeScore): while
+        #: scheduling records keep raw scores, only these take the array path (a normalizing one's
+        #: raw column exists only on its list path)
+        self._raw_array_scorers = self._array_scorers - self._normalizers - self._batch_normalizers
         #: gangplane: the scheduling cycle adds the Score columns and picks the host in numpy
         #: arrays when the plugins offer them (off: lists only; the differential tests compare)
         self.array_scores = True
@@ -591,12 +595,16 @@ class Framework:
         A plugin that scores every node alike (its :class:`UniformScorePlugin` answer, or a
         column whose minimum is its maximum) gets a plain ``int`` instead of a column.
         ``arrays``: a plugin offering :class:`ArrayScorePlugin` may give its column as a numpy
-        array (read-only, for this cycle); only without scheduling records (they keep raw scores).
+        array (read-only, for this cycle). While the scheduling records keep this pod's scores,
+        they get each plugin's raw column (before NormalizeScore and weight): an array plugin's
+        array is its raw column when it does not normalize, so only those take the array path then.
         """
         active = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
         per_plugin: dict[str, list[int] | int] = {}
         records = self.handle.records  # --- scheduling-records hook (gangplane): raw scores ---
-        arrays = arrays and records is None and bool(nodes)
+        arrays = arrays and bool(nodes)
+        keeps_raw = records is not None and records.keeps_scores()
+        array_scorers = self._raw_array_scorers if keeps_raw else self._array_scorers
         for pl in active:
             if pl.name in self._uniform_scorers:
                 try:
@@ -610,7 +618,7 @@ class Framework:
                         return {}, _invalid_score(pl.name, u)
                     per_plugin[pl.name] = u * self.score_weights.get(pl.name, 1)
                     continue
-            if arrays and pl.name in self._array_scorers:
+            if arrays and pl.name in array_scorers:
                 try:
                     col = pl.score_array(state, pod_info, nodes)  # type: ignore[attr-defined]
                 except Exception as e:
@@ -618,6 +626,8 @@ class Framework:
                         Code.ERROR, f"running Score plugin {pl.name!r}: {Status.as_status(e).message()}"
                     )
                 if col is not None:
+                    if keeps_raw:  # the unweighted array (or int) is the raw column: no normalizer
+                        records.raw_scores(pl.name, col)
                     lo, hi = (col, col) if isinstance(col, int) else (int(col.min()), int(col.max()))
                     if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
                         bad = next(int(v) for v in col if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)

@@ -390,9 +390,9 @@ def prioritize_totals(
 def _totals(
     fw: Framework, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], arrays: bool
 ) -> list[int] | Any | None:
-    """:func:`prioritize_totals`; with ``arrays`` (and no scheduling records) the totals may be
-    an int64 numpy array (some plugin gave its column as one: :mod:`scheduler.score_totals`),
-    or ``None`` when every node has the same total (every column uniform)."""
+    """:func:`prioritize_totals`; with ``arrays`` the totals may be an int64 numpy array (some
+    plugin gave its column as one: :mod:`scheduler.score_totals`), or ``None`` when every node
+    has the same total (every column uniform; the scheduling records then read it as zeros)."""
     if not fw.score_plugins:
         return [1] * len(nodes)
     s = fw.run_pre_score_plugins(state, pod_info, nodes)
@@ -400,16 +400,14 @@ def _totals(
         assert s is not None
         raise SchedulingError(s.message(), s)
     records = fw.handle.records
-    arrays = arrays and records is None
+    keeps = records is not None and records.keeps_scores()
     columns, s = fw.score_columns(state, pod_info, nodes, arrays)
     if s is not None:
         raise SchedulingError(s.message(), s)
     cols = [c for c in columns.values() if not isinstance(c, int)]
     totals: list[int] | Any
     if not cols:
-        if arrays and nodes:
-            return None
-        totals = [0] * len(nodes)
+        totals = None if arrays and nodes else [0] * len(nodes)
     elif arrays and not all(type(c) is list for c in cols):
         from scheduler import score_totals  # numpy: some plugin already imported it
 
@@ -418,7 +416,7 @@ def _totals(
         totals = cols[0]
         for col in cols[1:]:
             totals = list(map(operator.add, totals, col))
-    if records is not None:  # --- scheduling-records hook (gangplane) ---
+    if keeps:  # --- scheduling-records hook (gangplane) ---
         records.scored(pod_info, nodes, columns, fw.score_weights, totals)
     return totals
 

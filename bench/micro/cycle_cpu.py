@@ -3,6 +3,9 @@ SchedulingBasic and gangs-1000x3 scenarios (a script, not a pytest-benchmark tes
 
     python -m bench.micro.cycle_cpu plain    # plain pods over 5,000 nodes: update_snapshot,
                                              # schedule_pod, assume (the 500-node window)
+    python -m bench.micro.cycle_cpu plain-records  # the same with scheduling records kept (in
+                                             # memory: the capture on the loop; the kept records'
+                                             # summaries are made after the clock stops and digested)
     python -m bench.micro.cycle_cpu gangs    # gangs of 3 StatefulSet pods (default spreading)
                                              # on 5,000 nodes in 50 racks: update_snapshot, the
                                              # PodGroup algorithm's whole-cluster placement, assumes
@@ -48,8 +51,11 @@ def _framework_over(nodes: int, racks: int = 0) -> tuple[Any, Any, Any]:
     return cache, handle, Framework(default_profile(), handle, registry=default_registry())
 
 
-def plain(pods: int = 3000, warm: int = 200) -> tuple[float, list[str]]:
-    """CPU ms per plain pod over 5,000 nodes, and the hosts chosen."""
+def plain(pods: int = 3000, warm: int = 200, records: bool = False) -> tuple[float, list[str]]:
+    """CPU ms per plain pod over 5,000 nodes, and the hosts chosen; with ``records``, the
+    scheduling records captured as the scheduler does (``begin_pod`` … ``scheduled``), and the
+    JSON of every record still kept appended to the hosts after the clock stops (so the digest
+    covers the records' content too)."""
     from scheduler import schedule_one
     from scheduler.framework import CycleState
     from scheduler.nodeinfo import PodInfo
@@ -57,6 +63,13 @@ def plain(pods: int = 3000, warm: int = 200) -> tuple[float, list[str]]:
     cache, handle, fw = _framework_over(5000)
     snap = cache.snapshot()
     hosts: list[str] = []
+    rec: Any = None
+    if records:
+        from apiserver.meta import FakeClock
+        from scheduler.records import Recorder
+
+        rec = handle.records = Recorder(None, FakeClock())  # type: ignore[arg-type]  # no loop: in memory
+    names: list[str] = []
 
     def one(i: int) -> None:
         p = pod(f"p-{i}")
@@ -64,7 +77,12 @@ def plain(pods: int = 3000, warm: int = 200) -> tuple[float, list[str]]:
         cache.update_snapshot(snap)
         handle.snapshot = snap
         pi = PodInfo(p)
+        if rec is not None:
+            rec.begin_pod("default-scheduler", p, 1)
         r = schedule_one.schedule_pod(fw, CycleState(), pi, snap)
+        if rec is not None:
+            rec.scheduled(p, "default-scheduler", r.suggested_host, 1)
+            names.append(p["metadata"]["name"])
         cache.assume_pod(p, r.suggested_host, pi)
         hosts.append(r.suggested_host)
 
@@ -74,7 +92,13 @@ def plain(pods: int = 3000, warm: int = 200) -> tuple[float, list[str]]:
     t = time.process_time()
     for i in range(warm, warm + pods):
         one(i)
-    return (time.process_time() - t) / pods * 1000, hosts
+    ms = (time.process_time() - t) / pods * 1000
+    if rec is not None:
+        import json
+
+        kept = (rec.record("default", "Pod", n) for n in names)
+        hosts.extend(json.dumps(r) for r in kept if r is not None)
+    return ms, hosts
 
 
 def gangs(sets: int = 600, warm: int = 50) -> tuple[float, list[str]]:
@@ -127,7 +151,10 @@ def gangs(sets: int = 600, warm: int = 50) -> tuple[float, list[str]]:
 
 def main(argv: list[str]) -> None:
     which = argv[0] if argv else "plain"
-    ms, hosts = plain() if which == "plain" else gangs()
+    if which == "gangs":
+        ms, hosts = gangs()
+    else:
+        ms, hosts = plain(records=which == "plain-records")
     digest = hashlib.sha1(",".join(hosts).encode()).hexdigest()[:12]
     print(f"{which} {ms:.4f} ms CPU/pod hosts {digest}")
 

@@ -144,7 +144,9 @@ class Recorder:
         self._current_uid = ""
         self._group: Obj | None = None
         self._group_name = ""
-        self._raw: dict[str, list[int]] = {}
+        self._raw: dict[str, Any] = {}
+        #: the array columns reported raw this cycle: plugin -> (the plugin's array, our copy)
+        self._views: dict[str, tuple[Any, Any]] = {}
         self._scores: _Lazy | None = None
         #: subjects to write at once (anything but a first-try success) and when the queue is idle
         self._urgent: dict[tuple[str, str], None] = {}
@@ -177,6 +179,7 @@ class Recorder:
         self._current_uid = (pod.get("metadata") or {}).get("uid", "")
         self._group = None
         self._raw = {}
+        self._views = {}
         self._scores = None
 
     def begin_pod_group(self, profile: str, namespace: str, name: str, pods: int) -> None:
@@ -193,21 +196,42 @@ class Recorder:
 
     # -- framework and plugin hooks (Handle.records) -----------------------------------------
 
-    def raw_scores(self, plugin: str, values: list[int]) -> None:
+    def keeps_scores(self) -> bool:
+        """Whether the open attempt keeps the cycle's scores (a pod-by-pod cycle; not the per-pod
+        cycles inside a PodGroup cycle): the framework then reports raw columns to :meth:`raw_scores`."""
+        return self._current is not None
+
+    def raw_scores(self, plugin: str, values: Any) -> None:
+        """A Score plugin's raw column (before NormalizeScore and weight): a list, or from the
+        array path an int64 numpy array or an ``int`` (every node alike)."""
         if self._current is not None:
+            if type(values) is not list and type(values) is not int:
+                # a numpy column may be a view of one the plugin keeps and updates: copied
+                # (a memcpy of 8 bytes per node), as only lists are made anew every cycle
+                copy = values.copy()
+                self._views[plugin] = (values, copy)
+                values = copy
             self._raw[plugin] = values
 
     def scored(
         self,
         pod_info: Any,
         nodes: Sequence[Any],
-        columns: Mapping[str, Sequence[int] | int],
+        columns: Mapping[str, Any],
         weights: Mapping[str, int],
-        totals: Sequence[int],
+        totals: Any,
     ) -> None:
-        """``totals`` leave out the plugins that score every node alike (their ``int`` columns)."""
+        """``totals`` leave out the plugins that score every node alike (their ``int`` columns).
+
+        Columns and totals are lists, or from the array path int64 numpy arrays (the totals are
+        then a new array; a column may be a plugin's view, so it is taken as the copy
+        :meth:`raw_scores` made of it, or copied); the summary reads either alike."""
         if self._current is not None:
             # references only: the framework makes these lists anew each cycle and changes them no more
+            views = self._views
+            if views:
+                columns = {k: _own(c, views.get(k)) for k, c in columns.items()}
+                self._views = {}
             self._scores = _Lazy(score_summary, nodes, columns, self._raw, weights, totals, self.limits)
 
     def pod_cycle(
@@ -233,6 +257,7 @@ class Recorder:
         if host:
             cur["selectedNode"] = host
         self._raw = {}
+        self._views = {}
         self._scores = None
 
     def preemption(
@@ -592,6 +617,17 @@ class Recorder:
         if self._poll is not None:
             self._poll.cancel()
             self._poll = None
+
+
+def _own(column: Any, view: tuple[Any, Any] | None) -> Any:
+    """A score column the record may keep past its cycle: a list or an ``int`` as it is; a numpy
+    column as the copy made of the same array by :meth:`Recorder.raw_scores` (weight 1), or copied
+    (a weighted column is a new array, but nothing promises that)."""
+    if type(column) is list or type(column) is int:
+        return column
+    if view is not None and view[0] is column:
+        return view[1]
+    return column.copy()
 
 
 def _assignments(assignments: Sequence[Any]) -> Obj:

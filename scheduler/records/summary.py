@@ -81,18 +81,24 @@ def rejections_summary(
 
 def score_summary(
     nodes: Sequence[Any],
-    columns: Mapping[str, Sequence[int] | int],
-    raw: Mapping[str, Sequence[int]],
+    columns: Mapping[str, Any],
+    raw: Mapping[str, Any],
     weights: Mapping[str, int],
-    partial_totals: Sequence[int],
+    partial_totals: Any,
     limits: RecordLimits,
 ) -> Obj:
     """The best nodes' per-plugin raw and final (normalised x weight) scores; the rest as a range.
 
     ``partial_totals`` are the framework's per-node sums without the plugins that score every
     node alike (``int`` columns); those add the same number everywhere, so the order is the same.
+    Columns, raw columns and totals are lists, or from the scheduling cycle's array path int64
+    numpy arrays (a raw column may also be an ``int``: every node alike; the totals ``None``:
+    every column uniform, read as zeros); every number is written as a Python ``int``, so a
+    record is the same whichever path the cycle took.
     """
     n = len(nodes)
+    if partial_totals is None:
+        partial_totals = _Zeros()
     uniform = sum(c for c in columns.values() if isinstance(c, int))
     ranked: list[int] = []
     lowest = 0
@@ -103,12 +109,14 @@ def score_summary(
     for i in best:
         plugins: Obj = {}
         for name, col in columns.items():
-            entry: Obj = {"score": col if isinstance(col, int) else col[i]}
+            entry: Obj = {"score": col if isinstance(col, int) else int(col[i])}
             r = raw.get(name)
-            if r is not None and len(r) == n:
-                entry["raw"] = r[i]
+            if type(r) is int:
+                entry["raw"] = r
+            elif r is not None and len(r) == n:
+                entry["raw"] = int(r[i])
             plugins[name] = entry
-        top.append({"node": nodes[i].name, "total": partial_totals[i] + uniform, "plugins": plugins})
+        top.append({"node": nodes[i].name, "total": int(partial_totals[i]) + uniform, "plugins": plugins})
     out: Obj = {
         "plugins": [{"name": name, "weight": weights.get(name, 1)} for name in columns],
         "top": top,
@@ -117,19 +125,24 @@ def score_summary(
         out["rest"] = {
             "nodes": n - len(best),
             "minTotal": lowest + uniform,
-            "maxTotal": partial_totals[ranked[-1]] + uniform,
+            "maxTotal": int(partial_totals[ranked[-1]]) + uniform,
         }
     return out
 
 
-def _ranked(partial_totals: Sequence[int], k: int) -> tuple[list[int], int]:
+def _ranked(partial_totals: Any, k: int) -> tuple[list[int], int]:
     """The ``k`` best nodes' indexes (highest total first, ties in node order) and the lowest total.
 
     When at least ``k`` nodes share the highest total (an empty or evenly filled cluster scores
     many nodes alike), they are the answer: two C passes over the list (``max``, ``count``) and
     ``list.index`` find them, with no conversion. Otherwise the totals go to numpy (:func:`_best`),
-    whose conversion costs less than sorting many distinct totals.
+    whose conversion costs less than sorting many distinct totals. Totals that are already an
+    int64 array (the cycle's array path) go to :func:`_best` as they are.
     """
+    if type(partial_totals) is _Zeros:
+        return list(range(k)), 0  # every node ties: the first k in node order
+    if type(partial_totals) is not list and hasattr(partial_totals, "dtype"):
+        return _best(partial_totals, k), int(partial_totals.min())
     hi = max(partial_totals)
     count = partial_totals.count(hi)
     if count >= k:
@@ -139,6 +152,16 @@ def _ranked(partial_totals: Sequence[int], k: int) -> tuple[list[int], int]:
 
     totals = np.fromiter(partial_totals, np.int64, len(partial_totals))
     return _best(totals, k), int(totals.min())
+
+
+class _Zeros:
+    """The totals of a cycle whose every Score column was uniform (the array path builds none):
+    0 for every node, as the list path's ``[0] * n`` reads."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i: int) -> int:
+        return 0
 
 
 def _indexes(values: Sequence[int], value: int, limit: int) -> list[int]:
