@@ -47,6 +47,8 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[dict[str, Any], ...] = (
     {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
     {"topologyKey": LABEL_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
 )
+#: default constraint lists (and their run keys) a plugin keeps for reuse by later pods
+MAX_SHARED_CONSTRAINTS = 1024
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 
@@ -289,6 +291,10 @@ class PodTopologySpread:
         #: a pod's default constraints per ``whenUnsatisfiable`` for one snapshot generation
         #: (see :meth:`_default_constraints`): (generation, id(PodInfo) -> (PodInfo, per action))
         self._defaults_memo: tuple[int, dict[int, tuple[PodInfo, dict[str, list[Constraint]]]]] = (-1, {})
+        #: default constraints per (action, ids of the selector's parts), with the parts
+        self._by_selector: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], list[Constraint]]] = {}
+        #: :func:`scheduler.plugins.spread_run.key_of` per shared constraint list (by id, pinned)
+        self._run_keys: dict[tuple[int, str], tuple[list[Constraint], Any]] = {}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -348,12 +354,23 @@ class PodTopologySpread:
             return []
         if isinstance(selector, dict):
             selector = compile_selector(selector)
-        return [
+        # compiled selectors are shared (compile_selector), so the pods of one set ask with the
+        # same selector, or the same parts: their constraints are built once and shared
+        parts = tuple(selector.parts) if isinstance(selector, _AllOf) else (selector,)
+        memo_key = (action, tuple(map(id, parts)))
+        got = self._by_selector.get(memo_key)
+        if got is not None:
+            return got[1]
+        out = [
             Constraint(
                 int(c.get("maxSkew") or 1), c.get("topologyKey", ""), selector, int(c.get("minDomains") or 1)
             )
             for c in base
         ]
+        if len(self._by_selector) >= MAX_SHARED_CONSTRAINTS:
+            self._by_selector.clear()
+        self._by_selector[memo_key] = (parts, out)  # the parts pinned: their ids stay theirs
+        return out
 
     # -- filter -----------------------------------------------------------------------------
 
@@ -584,11 +601,23 @@ class PodTopologySpread:
     def score_run_key(self, pod_info: PodInfo) -> Any:
         """gangplane's run of identical pods: equal for pods whose PreFilter, PreScore and Score
         are alike (their namespace and constraints, selectors included); ``None``: not comparable."""
+        soft = self._run_key(self._constraints(pod_info, SCHEDULE_ANYWAY), pod_info.namespace)
+        hard = self._run_key(self._constraints(pod_info, DO_NOT_SCHEDULE), pod_info.namespace)
+        return None if soft is None or hard is None else (soft, hard)
+
+    def _run_key(self, constraints: list[Constraint], namespace: str) -> Any:
+        """``key_of``, remembered for the constraint lists the pods of a set share."""
+        memo_key = (id(constraints), namespace)
+        got = self._run_keys.get(memo_key)
+        if got is not None and got[0] is constraints:
+            return got[1]
         from scheduler.plugins.spread_run import key_of
 
-        soft = key_of(self._constraints(pod_info, SCHEDULE_ANYWAY), pod_info.namespace)
-        hard = key_of(self._constraints(pod_info, DO_NOT_SCHEDULE), pod_info.namespace)
-        return None if soft is None or hard is None else (soft, hard)
+        key = key_of(constraints, namespace)
+        if len(self._run_keys) >= MAX_SHARED_CONSTRAINTS:
+            self._run_keys.clear()
+        self._run_keys[memo_key] = (constraints, key)
+        return key
 
     def start_score_run(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
         """gangplane's run of identical pods (:mod:`scheduler.placement_run`): this cycle's raw

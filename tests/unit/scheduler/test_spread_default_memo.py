@@ -47,3 +47,23 @@ def test_default_constraints_are_derived_once_per_pod_and_snapshot_generation() 
     assert asked == ["p1", "p2", "p1"]
     assert again[0].selector.matches({"app": "a", "tier": "x"})
     assert not again[0].selector.matches({"app": "a"})
+
+
+def test_pods_with_the_same_default_selector_share_constraints_and_run_keys() -> None:
+    cache = Cache()
+    cache.add_node(make_node("n1", labels={"kubernetes.io/hostname": "n1"}))
+    handle = Handle(rng=random.Random(0))
+    handle.snapshot = cache.snapshot()
+    handle.default_spread_selector = lambda p: compile_selector(
+        {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
+    )
+    plugin = PodTopologySpread({}, handle)
+    a0, a1, b0 = (
+        PodInfo(make_pod(name, uid=name, labels={"app": app, "apps.kubernetes.io/pod-index": name[-1]}))
+        for name, app in (("a-0", "a"), ("a-1", "a"), ("b-0", "b"))
+    )
+    assert plugin._constraints(a0, SCHEDULE_ANYWAY) is plugin._constraints(a1, SCHEDULE_ANYWAY)
+    assert plugin._constraints(b0, SCHEDULE_ANYWAY) is not plugin._constraints(a0, SCHEDULE_ANYWAY)
+    assert plugin.score_run_key(a0) == plugin.score_run_key(a1) != plugin.score_run_key(b0)
+    other_ns = PodInfo(make_pod("a-2", "other", uid="a-2", labels={"app": "a"}))
+    assert plugin.score_run_key(other_ns) != plugin.score_run_key(a0)  # the namespace is part of it
