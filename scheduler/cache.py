@@ -338,7 +338,7 @@ class SpreadCounts:
     ``count`` is the plugin's own count of a node's matching pods.
     """
 
-    __slots__ = ("topology_key", "count", "by_value", "_of", "key", "required")
+    __slots__ = ("topology_key", "count", "by_value", "_of", "key", "required", "by_id")
 
     def __init__(
         self,
@@ -356,6 +356,12 @@ class SpreadCounts:
         self.required = required
         self.by_value: dict[str, int] = {}
         self._of: dict[str, tuple[str, int]] = {}
+        #: ``by_value`` as a column indexed by a node table's ids of ``topology_key``'s values:
+        #: (the table's value -> id index it follows, the float64 counts per id, one slot more
+        #: for id -1 that stays 0), built by :mod:`scheduler.plugins.spread_arrays` on first use
+        #: and kept current here with every change, so a Score over the table reads it as is
+        #: instead of rebuilding it per pod (``None``: not built, or to be rebuilt)
+        self.by_id: tuple[dict[str, int], Any] | None = None
 
     def counts_none_on(self, name: str, triples: frozenset[tuple[str, str, str]] | None) -> bool:
         """Whether ``name`` had no count and, its pods carrying only ``triples`` (the pod label
@@ -381,6 +387,8 @@ class SpreadCounts:
                 self.by_value[value] = left
             else:
                 del self.by_value[value]
+            if self.by_id is not None:
+                self._column_add(value, -n)
         if ni is None or ni.node is None or not ni.pods:
             return
         n = self.count(ni)
@@ -388,6 +396,17 @@ class SpreadCounts:
             value = ni.labels.get(self.topology_key, "")
             self._of[name] = (value, n)
             self.by_value[value] = self.by_value.get(value, 0) + n
+            if self.by_id is not None:
+                self._column_add(value, n)
+
+    def _column_add(self, value: str, n: int) -> None:
+        """Keep :attr:`by_id` equal to :attr:`by_value`. A value the table has no id for yet is
+        left out: once a row with it is filled the table's value list grows, and a column
+        shorter than that list is rebuilt before it is read."""
+        index, column = self.by_id  # type: ignore[misc]
+        vid = index.get(value)
+        if vid is not None and vid < len(column) - 1:
+            column[vid] += n
 
 
 #: spreading counts a snapshot keeps current (the most recently asked for)

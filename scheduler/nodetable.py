@@ -66,6 +66,12 @@ class NodeTable:
         self._derived: dict[object, tuple[np.ndarray, int]] = {}
         #: label key -> (domain id per row, -1 without the label; the values by id)
         self._labels: dict[str, tuple[np.ndarray, dict[str, int], list[str]]] = {}
+        #: label key -> [rows without the label, changes to the key's ids]: a score column skips
+        #: its "no label" mask when every row has the label, and the domain values of a window
+        #: are remembered until the ids change (:func:`scheduler.plugins.spread_arrays.domain_values`)
+        self._label_stats: dict[str, list[int]] = {}
+        #: (label key, first row, end row) -> (the key's id changes when computed, the values)
+        self.window_values: dict[tuple[str, int, int], tuple[int, frozenset[str]]] = {}
         names = {r for ni in ordered for r in ni.allocatable.keys() | ni.requested.keys()}
         for r in sorted(names):
             self._add_column(r)
@@ -114,7 +120,13 @@ class NodeTable:
             self.non_zero_memory[row] = nz_mem
         self.pod_count[row] = len(ni.pods)
         for key, (ids, index, values) in self._labels.items():
-            ids[row] = _label_id(ni.labels.get(key), index, values)
+            vid = _label_id(ni.labels.get(key), index, values)
+            was = ids.item(row)
+            if vid != was:
+                ids[row] = vid
+                stats = self._label_stats[key]
+                stats[0] += (vid < 0) - (was < 0)
+                stats[1] += 1
         if big:
             self.inexact.add(row)
         else:
@@ -188,7 +200,18 @@ class NodeTable:
                 count=len(self.infos),
             )
             entry = self._labels[key] = (ids, index, values)
+            self._label_stats[key] = [int(np.count_nonzero(ids < 0)), 0]
         return entry
+
+    def all_labelled(self, key: str) -> bool:
+        """Whether every row has label ``key`` (no id -1 in :meth:`label_ids`)."""
+        self.label_ids(key)
+        return self._label_stats[key][0] == 0
+
+    def label_changes(self, key: str) -> int:
+        """How many times a row's id of label ``key`` changed (what a memo of the ids checks)."""
+        self.label_ids(key)
+        return self._label_stats[key][1]
 
     def rows_of(self, nodes: Sequence[NodeInfo], map_min: int = 0) -> Rows | None:
         """The rows of ``nodes``, or ``None`` when one of them is not the NodeInfo its row mirrors.

@@ -17,7 +17,7 @@ insertion order, kube's map has none), is what the full scan gives.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from scheduler.podgroups import pod_group_key
@@ -99,6 +99,10 @@ class ParkedPods(dict[str, "QueuedPodInfo"]):
         if not members:
             del self._held[key]
             del self._holders[key]
+
+    def held_of(self, group: str) -> Mapping[str, QueuedPodInfo]:
+        """The held pods of PodGroup ``group`` by uid (read-only; empty when none)."""
+        return self._held.get(group) or {}
 
     def candidates(self, group: str, unconcerned: Callable[[frozenset[str]], bool]) -> list[QueuedPodInfo]:
         """The pods an event may move, in insertion order: every pod but the held members of

@@ -465,7 +465,14 @@ class SchedulingQueue:
     def pending_pod_groups(self) -> dict[str, int]:
         """Groups with a pending member per sub-queue (``scheduler_pending_entities{type="podgroup"}``)."""
         counts = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
-        for uids in self._group_members.values():
+        parked = self._unschedulable
+        for key, uids in self._group_members.items():
+            # a gang waiting for its members is usually held whole at PreEnqueue: unschedulablePods
+            # indexes those per group, so such a group is gated without a lookup per member
+            # (the sub-queues hold a pod in one place only, and a held pod is stored gated)
+            if uids and uids == parked.held_of(key).keys():
+                counts[GATED] += 1
+                continue
             seen = {self.where(uid) for uid in uids}
             for where in seen:
                 if where in counts:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,8 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[dict[str, Any], ...] = (
     {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
     {"topologyKey": LABEL_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
 )
+#: default constraint lists (and their run keys) a plugin keeps for reuse by later pods
+MAX_SHARED_CONSTRAINTS = 1024
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 
@@ -245,6 +248,9 @@ class _ScoreState:
     holders: Any = field(default_factory=list)
     #: per hostname constraint: the snapshot's running per-node counts (None: count in Score)
     per_node: list[Any] = field(default_factory=list)
+    #: per other constraint: the snapshot's running counts ``counts[i]`` was read from, when
+    #: every node counts (None: counted here); the array Score reads their per-domain column
+    domain_counts: list[Any] = field(default_factory=list)
 
 
 class _Holders:
@@ -282,6 +288,13 @@ class PodTopologySpread:
         else:
             self.default_constraints = list(args.get("defaultConstraints") or [])
             self.system_defaulted = False
+        #: a pod's default constraints per ``whenUnsatisfiable`` for one snapshot generation
+        #: (see :meth:`_default_constraints`): (generation, id(PodInfo) -> (PodInfo, per action))
+        self._defaults_memo: tuple[int, dict[int, tuple[PodInfo, dict[str, list[Constraint]]]]] = (-1, {})
+        #: default constraints per (action, ids of the selector's parts), with the parts
+        self._by_selector: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], list[Constraint]]] = {}
+        #: :func:`scheduler.plugins.spread_run.key_of` per shared constraint list (by id, pinned)
+        self._run_keys: dict[tuple[int, str], tuple[list[Constraint], Any]] = {}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -308,6 +321,31 @@ class PodTopologySpread:
         return self._default_constraints(pod, action)
 
     def _default_constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
+        """The default constraints with ``whenUnsatisfiable == action`` and the pod's default
+        selector, remembered per pod until the snapshot is next updated.
+
+        The run signature, PreFilter and PreScore each ask for them, for every pod of every
+        placement a PodGroup cycle tries; kube derives them in PreFilter and in PreScore from
+        the listers. Within one scheduling attempt (one snapshot generation) gangplane derives
+        them once per pod: the pod and its cycle's snapshot are the same, and a Service or
+        owner change arriving meanwhile is seen from the next attempt on, as if this attempt
+        had read the listers a moment earlier. The list returned is shared (read-only)."""
+        snapshot = self.handle.snapshot if self.handle is not None else None
+        if snapshot is None:
+            return self._derive_default_constraints(pod, action)
+        generation, memo = self._defaults_memo
+        if generation != snapshot.generation:
+            memo = {}
+            self._defaults_memo = (snapshot.generation, memo)
+        entry = memo.get(id(pod))
+        if entry is None or entry[0] is not pod:
+            entry = memo[id(pod)] = (pod, {})
+        got = entry[1].get(action)
+        if got is None:
+            got = entry[1][action] = self._derive_default_constraints(pod, action)
+        return got
+
+    def _derive_default_constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
         base = [c for c in self.default_constraints if c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) == action]
         if not base or self.handle is None or self.handle.default_spread_selector is None:
             return []
@@ -316,12 +354,23 @@ class PodTopologySpread:
             return []
         if isinstance(selector, dict):
             selector = compile_selector(selector)
-        return [
+        # compiled selectors are shared (compile_selector), so the pods of one set ask with the
+        # same selector, or the same parts: their constraints are built once and shared
+        parts = tuple(selector.parts) if isinstance(selector, _AllOf) else (selector,)
+        memo_key = (action, tuple(map(id, parts)))
+        got = self._by_selector.get(memo_key)
+        if got is not None:
+            return got[1]
+        out = [
             Constraint(
                 int(c.get("maxSkew") or 1), c.get("topologyKey", ""), selector, int(c.get("minDomains") or 1)
             )
             for c in base
         ]
+        if len(self._by_selector) >= MAX_SHARED_CONSTRAINTS:
+            self._by_selector.clear()
+        self._by_selector[memo_key] = (parts, out)  # the parts pinned: their ids stay theirs
+        return out
 
     # -- filter -----------------------------------------------------------------------------
 
@@ -418,6 +467,7 @@ class PodTopologySpread:
         # (Asked only when needed: the running counts need them only when first built.)
         holders = _Holders(snapshot, pod_info.namespace, constraints)
         ns = pod_info.namespace
+        domain_counts: list[SpreadCounts | None] = [None] * len(constraints)
         for i, c in enumerate(constraints):
             if c.topology_key == LABEL_HOSTNAME or not counts[i]:
                 continue  # hostname counts are taken per node in Score
@@ -428,13 +478,15 @@ class PodTopologySpread:
             if every_node and not require_all and key is not None and snapshot is not None:
                 # every node counts: the snapshot's running totals per domain answer
                 sel = c.selector
-                totals = snapshot.spread_counts(
+                agg = snapshot.spread_counts(
                     key,
                     c.topology_key,
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
                     lambda i=i: holders[i],
                     lambda sel=sel: _required_triples(sel, ns),
-                ).by_value
+                )
+                domain_counts[i] = agg
+                totals = agg.by_value
                 counts[i] = {v: totals.get(v, 0) for v in counts[i]}
                 continue
             held = holders[i]
@@ -470,7 +522,10 @@ class PodTopologySpread:
                     lambda sel=sel: _required_triples(sel, ns),
                 )
             )
-        state.write(_PRE_SCORE_KEY, _ScoreState(constraints, ignored, counts, weights, holders, per_node))
+        state.write(
+            _PRE_SCORE_KEY,
+            _ScoreState(constraints, ignored, counts, weights, holders, per_node, domain_counts),
+        )
         return None
 
     def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -546,11 +601,23 @@ class PodTopologySpread:
     def score_run_key(self, pod_info: PodInfo) -> Any:
         """gangplane's run of identical pods: equal for pods whose PreFilter, PreScore and Score
         are alike (their namespace and constraints, selectors included); ``None``: not comparable."""
+        soft = self._run_key(self._constraints(pod_info, SCHEDULE_ANYWAY), pod_info.namespace)
+        hard = self._run_key(self._constraints(pod_info, DO_NOT_SCHEDULE), pod_info.namespace)
+        return None if soft is None or hard is None else (soft, hard)
+
+    def _run_key(self, constraints: list[Constraint], namespace: str) -> Any:
+        """``key_of``, remembered for the constraint lists the pods of a set share."""
+        memo_key = (id(constraints), namespace)
+        got = self._run_keys.get(memo_key)
+        if got is not None and got[0] is constraints:
+            return got[1]
         from scheduler.plugins.spread_run import key_of
 
-        soft = key_of(self._constraints(pod_info, SCHEDULE_ANYWAY), pod_info.namespace)
-        hard = key_of(self._constraints(pod_info, DO_NOT_SCHEDULE), pod_info.namespace)
-        return None if soft is None or hard is None else (soft, hard)
+        key = key_of(constraints, namespace)
+        if len(self._run_keys) >= MAX_SHARED_CONSTRAINTS:
+            self._run_keys.clear()
+        self._run_keys[memo_key] = (constraints, key)
+        return key
 
     def start_score_run(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
         """gangplane's run of identical pods (:mod:`scheduler.placement_run`): this cycle's raw
@@ -609,7 +676,7 @@ def _table(state: CycleState, snapshot: Any, nodes: list[NodeInfo]) -> tuple[Any
     return None if rows is None else (table, rows)
 
 
-def _domain_values(state: CycleState, snapshot: Any, nodes: list[NodeInfo], key: str) -> set[str]:
+def _domain_values(state: CycleState, snapshot: Any, nodes: list[NodeInfo], key: str) -> AbstractSet[str]:
     """The values of label ``key`` among ``nodes`` (``""`` for a node without it)."""
     found = _table(state, snapshot, nodes)
     if found is None:

@@ -12,6 +12,7 @@ enough nodes to use the table (numpy stays off the start-up path).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -23,8 +24,29 @@ from scheduler.nodetable import NodeTable, Rows
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 
 
-def domain_values(table: NodeTable, rows: Rows, key: str) -> set[str]:
-    """``{ni.labels.get(key, "") for ni in nodes}`` for the nodes at ``rows``."""
+#: windows whose domain values a table remembers (a 5,000-node cluster has ten 500-node windows)
+MAX_WINDOWS = 256
+
+
+def domain_values(table: NodeTable, rows: Rows, key: str) -> AbstractSet[str]:
+    """``{ni.labels.get(key, "") for ni in nodes}`` for the nodes at ``rows``: for a window of
+    consecutive rows, remembered until a row's value of ``key`` changes (the cycles of a whole-
+    cluster placement come back to the same ten windows of 500 nodes pod after pod)."""
+    if isinstance(rows, slice):
+        memo_key = (key, rows.start, rows.stop)
+        changes = table.label_changes(key)
+        got = table.window_values.get(memo_key)
+        if got is not None and got[0] == changes:
+            return got[1]
+        out = frozenset(_domain_values(table, rows, key))
+        if len(table.window_values) >= MAX_WINDOWS:
+            table.window_values.clear()
+        table.window_values[memo_key] = (changes, out)
+        return out
+    return _domain_values(table, rows, key)
+
+
+def _domain_values(table: NodeTable, rows: Rows, key: str) -> set[str]:
     ids, _, values = table.label_ids(key)
     # ids run from -1 (no label) to len(values) - 1: counted per id, shifted by one
     seen = np.flatnonzero(np.bincount(ids[rows] + 1, minlength=len(values) + 1)).tolist()
@@ -72,17 +94,44 @@ def fused_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.ndarray 
                 return None
             picked = _node_counts(table, per_node)[rows]
         else:
-            by_id = np.zeros(len(values) + 1, dtype=np.float64)  # the last slot serves id -1
-            for v, n in s.counts[i].items():
-                vid = index.get(v)
-                if vid is not None:
-                    by_id[vid] = n
+            agg = s.domain_counts[i] if s.domain_counts else None
+            if agg is not None:
+                by_id = domain_column(agg, index, values)
+            else:
+                by_id = np.zeros(len(values) + 1, dtype=np.float64)  # the last slot serves id -1
+                for v, n in s.counts[i].items():
+                    vid = index.get(v)
+                    if vid is not None:
+                        by_id[vid] = n
             picked = by_id[sel]
-        col = np.where(sel >= 0, picked * weight + skew, 0.0)
-        totals = col if totals is None else totals + col
+        if table.all_labelled(key):
+            col = picked * weight
+            col += skew  # the same two float operations per element as below, without the mask
+        else:
+            col = np.where(sel >= 0, picked * weight + skew, 0.0)
+        if totals is None:
+            totals = col
+        else:
+            totals += col  # col is this constraint's own array; totals the previous sum's
     if totals is None:
         return np.zeros(count, dtype=np.int64)
     return (totals + 0.5).astype(np.int64)
+
+
+def domain_column(agg: Any, index: dict[str, int], values: list[str]) -> np.ndarray:
+    """The running per-domain counts of ``agg`` (the snapshot's :class:`SpreadCounts` of one
+    selector and topology key) by the table's ids of the key's values, as float64 with one more
+    slot (0) for id -1: built once, then kept current by ``SpreadCounts.update`` with every node
+    change, and rebuilt only when the table (its value index) is new or has met new values."""
+    got = agg.by_id
+    if got is None or got[0] is not index or len(got[1]) != len(values) + 1:
+        column = np.zeros(len(values) + 1, dtype=np.float64)
+        for v, n in agg.by_value.items():
+            vid = index.get(v)
+            if vid is not None:
+                column[vid] = n
+        agg.by_id = got = (index, column)
+    return got[1]  # type: ignore[no-any-return]
 
 
 def _node_counts(table: NodeTable, per_node: Any) -> np.ndarray:
