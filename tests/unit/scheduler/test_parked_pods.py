@@ -87,7 +87,7 @@ def _run(seed: int, scoped: bool) -> tuple[list[Any], int]:
                 trace.append(("parked", qp.pod_info.name, q.add_unschedulable_if_not_present(qp)))
         elif op < 0.62:
             g = r.choice(groups)
-            gate.released.add(g)
+            gate.released.add(f"default/{g}")  # the gate compares pod_group_key's namespace/name
             trace.append(("released", g, q.pod_group_changed(f"default/{g}")))
         elif op < 0.9:
             bound = _pod(f"b{step}", r.choice([*groups, ""]), 0)
@@ -116,6 +116,12 @@ def test_held_gangs_of_other_groups_are_not_asked_and_the_moves_are_the_full_sca
         asked_full += calls_full
         asked_scoped += calls_scoped
     assert asked_scoped * 3 < asked_full  # the other groups' held pods were left out
+    assert any(
+        step[0] == "released" and step[2]
+        for seed in range(60)
+        for step in _run(seed, True)[0][:-1]
+        if isinstance(step, tuple)
+    ), "no release ever moved a held pod: the sequences test nothing"
 
 
 def test_parked_pods_keep_dict_order_and_their_index_through_rewrites() -> None:
