@@ -41,7 +41,7 @@ from scheduler.nodeinfo import PodInfo
 from scheduler.placement_capacity import GroupDemand
 from scheduler.placement_run import PlacementRun, WindowedRuns, materialize_states, run_signature
 from scheduler.podgroups import is_gang, min_count
-from scheduler.schedule_one import CycleTrace, SchedulingError, schedule_pod
+from scheduler.schedule_one import CycleTrace, SchedulingError, num_feasible_nodes_to_find, schedule_pod
 from scheduler.status import Code, Status
 
 CLUSTER_PLACEMENT = ""
@@ -278,7 +278,10 @@ class PodGroupAlgorithm:
         # the whole cluster, wider than a cycle's window: one run per window (start index)
         windows = (
             WindowedRuns(self.fw)
-            if self.carry_runs and not runs and placement.node_names is None and total > 2
+            if self.carry_runs
+            and not runs
+            and placement.node_names is None
+            and _windows_come_back(self.fw, snapshot.num_nodes(), total)
             else None
         )
         if signatures is None:
@@ -331,7 +334,8 @@ class PodGroupAlgorithm:
                         )
                         if wrun is not None:
                             windows.add(start, wrun, self.fw.next_start_node_index)
-                    snapshot.assume_pod(_assumed(pi, host), host)
+                    # indexed lazily, as below: by the next pod's cycle, or by the cache's assume
+                    snapshot.assume_pod(_assumed(pi, host), host, defer_index=True)
                     fit += 1
                     windows.assumed(cs, pi, signatures[i], host)
                 elif host:
@@ -429,3 +433,13 @@ class PodGroupAlgorithm:
         if not first:
             return placements
         return first + [p for p in placements if p not in first]
+
+
+def _windows_come_back(fw: Framework, num_nodes: int, pods: int) -> bool:
+    """Whether a cycle's window (``numFeasibleNodesToFind`` nodes) tiles the node rotation and
+    the group has more pods than there are windows, so start indices come back within the group
+    and a :class:`WindowedRuns` can pay for itself (5,000 nodes: ten windows of 500, groups of
+    more than ten pods). Elsewhere (1,000 nodes: windows of 420 and 50 start indices; a gang of
+    3) the runs would cost every assumed pod a look and seldom place one."""
+    window = num_feasible_nodes_to_find(fw, num_nodes)
+    return 0 < window < num_nodes and num_nodes % window == 0 and pods > num_nodes // window

@@ -460,3 +460,21 @@ def test_no_run_while_pods_are_nominated_and_the_choices_stay_the_pod_by_pods(
     # the nominated pod's 7 cpu stay reserved on n04: the gang's pods there fit in the 1 cpu left
     on_n04 = [a for a in views[0][5][3] if a[1] == "n04"]
     assert 0 < len(on_n04) <= 2
+
+
+@pytest.mark.parametrize(
+    ("nodes", "pods", "wanted"),
+    [
+        (5000, 1000, True),  # ten windows of 500: start indices come back every ten pods
+        (5000, 10, False),  # no start index comes back within the group
+        (5000, 3, False),  # a gang of three never meets its first window again
+        (5001, 1000, False),  # windows of 500 don't tile 5,001 nodes
+        (1000, 1000, False),  # windows of 420: 50 start indices, seldom reused
+        (80, 1000, False),  # one window holds every node: a plain PlacementRun's case
+    ],
+)
+def test_window_runs_are_kept_only_where_the_start_indices_come_back(
+    nodes: int, pods: int, wanted: bool
+) -> None:
+    fw = Framework(default_profile(), Handle(gates=FeatureGate()), registry=default_registry())
+    assert pga._windows_come_back(fw, nodes, pods) is wanted
