@@ -182,18 +182,7 @@ class SpreadScoreRun:
             if v not in counts:
                 continue
             counts[v] += 1
-            at = self.positions[i].get(v)
-            if not at:
-                continue
-            term = counts[v] * self.weights[i] + self.skews[i]  # every node with value v has it
-            col = self.terms[i]
-            if len(at) == len(col):  # the whole placement is one domain (a rack in one zone)
-                col[:] = [term] * len(col)
-                everything = True
-            else:
-                for p in at:
-                    col[p] = term
-                changed.update(at)
+            everything |= self._retally(i, v, changed)
         if everything:
             self.raw[:] = self._score_all()
             return True
@@ -201,6 +190,23 @@ class SpreadScoreRun:
         for p in changed:
             raw[p] = self._score(p)
         return bool(changed)
+
+    def _retally(self, i: int, v: str, changed: set[int]) -> bool:
+        """Constraint ``i``'s term for domain ``v``, whose count changed, written to every node of
+        ``v`` (their positions added to ``changed``); True when ``v`` is the whole placement (a
+        rack in one zone), whose column is then rewritten at once."""
+        at = self.positions[i].get(v)
+        if not at:
+            return False
+        term = self.per_value[i][v] * self.weights[i] + self.skews[i]  # every node of v has it
+        col = self.terms[i]
+        if len(at) == len(col):
+            col[:] = [term] * len(col)
+            return True
+        for p in at:
+            col[p] = term
+        changed.update(at)
+        return False
 
     def assumed_elsewhere(self, pod_info: PodInfo, node_info: NodeInfo) -> None:
         """``pod_info`` was assumed on ``node_info``, which is not one of ``nodes`` (gangplane's
@@ -235,20 +241,9 @@ class SpreadScoreRun:
             if not pending:
                 continue
             counts = self.per_value[i]
-            col = self.terms[i]
             for v, k in pending.items():
                 counts[v] += k
-                at = self.positions[i].get(v)
-                if not at:
-                    continue
-                term = counts[v] * self.weights[i] + self.skews[i]
-                if len(at) == len(col):
-                    col[:] = [term] * len(col)
-                    everything = True
-                else:
-                    for p in at:
-                        col[p] = term
-                    changed.update(at)
+                everything |= self._retally(i, v, changed)
             pending.clear()
         if everything or 2 * len(changed) > len(self.raw):
             # (pods of every domain came, as on a window spanning a few zones: one pass)
