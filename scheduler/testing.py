@@ -105,6 +105,20 @@ def make_pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
 
+def gang_set_pods(app: str, replicas: int = 3, cpu: str = "500m") -> list[Obj]:
+    """The pods of a gang StatefulSet ``app`` as its controller makes them for the scheduler:
+    label ``app``, a controller owner reference to the set (uid ``app``) and the PodGroup
+    ``app`` as their scheduling group."""
+    owner = [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}]
+    pods = []
+    for i in range(replicas):
+        p = make_pod(f"{app}-{i}", uid=f"{app}-u{i}", labels={"app": app}, requests={"cpu": cpu})
+        p["metadata"]["ownerReferences"] = owner
+        p["spec"]["schedulingGroup"] = {"podGroupName": app}
+        pods.append(p)
+    return pods
+
+
 def make_node(
     name: str,
     cpu: str = "4",

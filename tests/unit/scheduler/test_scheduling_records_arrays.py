@@ -22,7 +22,7 @@ from scheduler.diagnosis import FitError
 from scheduler.framework import CycleState, Framework, Handle
 from scheduler.nodeinfo import PodInfo, compile_selector
 from scheduler.records import Recorder
-from scheduler.testing import make_node, make_pod
+from scheduler.testing import gang_set_pods, make_node, make_pod
 
 PROFILE = "default-scheduler"
 ZONE = "topology.kubernetes.io/zone"
@@ -174,15 +174,7 @@ def _gangs(seed: int, arrays: bool) -> tuple[list[Any], list[str]]:
     records: list[str] = []
     for g in range(12):
         app = f"g{g}"
-        owner = [
-            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}
-        ]
-        pods = []
-        for i in range(3):
-            p = make_pod(f"{app}-{i}", uid=f"{app}-u{i}", labels={"app": app}, requests={"cpu": "500m"})
-            p["metadata"]["ownerReferences"] = owner
-            p["spec"]["schedulingGroup"] = {"podGroupName": app}
-            pods.append(PodInfo(p))
+        pods = [PodInfo(p) for p in gang_set_pods(app)]
         spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": 3}}}
         if g % 3 == 0:
             spec["schedulingConstraints"] = {"topology": [{"key": "topology.kubernetes.io/rack"}]}

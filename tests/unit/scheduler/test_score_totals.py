@@ -17,7 +17,7 @@ from scheduler.nodeinfo import NodeInfo, PodInfo, compile_selector
 from scheduler.plugins.balanced_allocation import BalancedAllocation
 from scheduler.plugins.node_resources_fit import NodeResourcesFit
 from scheduler.plugins.pod_topology_spread import PodTopologySpread
-from scheduler.testing import make_node, make_pod
+from scheduler.testing import gang_set_pods, make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
 RACK = "topology.kubernetes.io/rack"
@@ -125,15 +125,7 @@ def _gang_cycles(seed: int, arrays: bool) -> list[Any]:
     out: list[Any] = []
     for g in range(25):
         app = f"g{g}"
-        owner = [
-            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}
-        ]
-        pods = []
-        for i in range(3):
-            p = make_pod(f"{app}-{i}", uid=f"{app}-u{i}", labels={"app": app}, requests={"cpu": "500m"})
-            p["metadata"]["ownerReferences"] = owner
-            p["spec"]["schedulingGroup"] = {"podGroupName": app}
-            pods.append(PodInfo(p))
+        pods = [PodInfo(p) for p in gang_set_pods(app)]
         spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": 3}}}
         if g % 3 == 0:
             spec["schedulingConstraints"] = {"topology": [{"key": RACK}]}
