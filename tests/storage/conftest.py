@@ -75,30 +75,6 @@ def _etcd(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
     )
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _grpc_aio_kept_up() -> Iterator[None]:
-    """gRPC's asyncio layer held initialised for the whole session.
-
-    gRPC counts its asyncio users (clients and channels) and, when the count drops to zero, shuts
-    its completion queue down and closes the socket its poller wakes every event loop through.
-    These tests open and close etcd clients on several loops (the test's own, each storage's
-    client thread): a close that took the count to zero while another loop still had a wake-up
-    queued made that loop read a closed socket (``OSError: [Errno 9] Bad file descriptor`` at a
-    fixture's teardown, about one CI run in ten). One count held here keeps the socket open until
-    the session ends; a served plane has one client for its life and never meets this.
-    """
-    try:
-        from grpc._cython import cygrpc
-    except ImportError:  # no gRPC installed: no etcd test runs either
-        yield
-        return
-    cygrpc.init_grpc_aio()
-    try:
-        yield
-    finally:
-        cygrpc.shutdown_grpc_aio()
-
-
 @pytest.fixture(scope="session")
 def etcd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdCluster]:
     """One etcd member for the session (Debian's etcd-server, installed if missing)."""
