@@ -22,7 +22,7 @@ from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
 from apiserver.admission.webhook.run import WebhookCallsNeeded, stable
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList
-from apiserver.meta import Clock, new_uid, random_suffix, rfc3339
+from apiserver.meta import Clock, UidPool, random_suffix, rfc3339
 from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
 from apiserver.patch.limits import check_patch_result
 from apiserver.patch.typecheck import check_apply_types, check_kind_types
@@ -186,6 +186,8 @@ class GenericStore:
         self.body_checker = body_checker
         self.patchers = dict(patchers or {})
         self.field_tracker = field_tracker
+        #: draws the uid of every object this server creates (a batch of random bytes at a time)
+        self.new_uid = UidPool()
         #: ``token -> UserInfo | None`` of the server's front door (TokenReview); set when it serves HTTP
         self.authenticate_token: Callable[[str], Any] | None = None
         #: ``apiserver.auth.authorizer.Authorization`` (reviews, RBAC escalation checks); None: allow all
@@ -565,7 +567,7 @@ class GenericStore:
             md["name"] = md["generateName"] + stable("generateName", random_suffix)
         name = md.get("name", "")
         # server-owned metadata
-        md["uid"] = stable("uid", new_uid)
+        md["uid"] = stable("uid", self.new_uid)
         md["creationTimestamp"] = self._now()
         if not strategy.tracks_generation or rd.storage_of is not None:
             md.pop("generation", None)

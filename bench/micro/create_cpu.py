@@ -1,0 +1,183 @@
+"""The API server's CPU per create, without the rest of the plane (a script, not a pytest test):
+
+    python -m bench.micro.create_cpu [--n 3000] [--rounds 3] [--profile KIND]
+
+Builds the API server as ``gangplane serve`` does (``build_api``: every built-in admission plugin,
+ObjectMeta validation, field validation, managedFields) and calls ``GenericStore.create`` N times
+in a row for each kind, printing the CPU time per create (``time.process_time``):
+
+* ``pod``: a StatefulSet pod of one template (its own name, ``pod-name`` label and hostname; one
+  owner reference per three pods, as a gang of three);
+* ``event``: an Event as the scheduler's recorder writes it (its own name, message, uid);
+* ``workload``: a Workload as the StatefulSet controller makes one per set.
+
+Compare two trees by alternating them: ``PYTHONPATH=<tree> python bench/micro/create_cpu.py``
+(``--rounds`` repeats the whole run, the minimum per kind is what to compare). Numbers go in the
+docs, never into assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import pstats
+import time
+from collections.abc import Callable
+from typing import Any
+
+SORT = "tottime"
+KINDS = ("pod", "event", "workload")
+
+
+def pod(i: int) -> dict[str, Any]:
+    """Pod ``i`` of a gang StatefulSet ``w{i // 3}``, as its controller creates it."""
+    s = i // 3
+    name = f"w{s}-{i % 3}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": {
+                "app": "w",
+                "apps.kubernetes.io/pod-index": str(i % 3),
+                "controller-revision-hash": f"w{s}-5d8f7c9b4",
+                "statefulset.kubernetes.io/pod-name": name,
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": f"w{s}",
+                    "uid": f"00000000-0000-4000-8000-{s:012d}",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "schedulerName": "none",
+            "hostname": name,
+            "subdomain": "w",
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.k8s.io/pause:3.9",
+                    "ports": [{"containerPort": 80, "name": "web"}],
+                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+                }
+            ],
+        },
+    }
+
+
+def event(i: int) -> dict[str, Any]:
+    """An Event as the scheduler's recorder writes one about pod ``i``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"p{i}.18{i:010d}", "namespace": "default"},
+        "involvedObject": {
+            "kind": "Pod",
+            "namespace": "default",
+            "name": f"p{i}",
+            "uid": f"00000000-0000-4000-9000-{i:012d}",
+            "apiVersion": "v1",
+            "resourceVersion": str(1000 + i),
+        },
+        "reason": "Scheduled",
+        "message": f"Successfully assigned default/p{i} to n-{i % 50}",
+        "type": "Normal",
+        "source": {"component": "default-scheduler"},
+        "firstTimestamp": "2026-12-05T00:00:00Z",
+        "lastTimestamp": "2026-12-05T00:00:00Z",
+        "count": 1,
+        "reportingComponent": "default-scheduler",
+        "reportingInstance": "default-scheduler",
+    }
+
+
+def workload(i: int) -> dict[str, Any]:
+    """The Workload of gang StatefulSet ``w{i}``."""
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {
+            "name": f"w{i}",
+            "namespace": "default",
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": f"w{i}",
+                    "uid": f"00000000-0000-4000-8000-{i:012d}",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "controllerRef": {"apiGroup": "apps", "kind": "StatefulSet", "name": f"w{i}"},
+            "podGroupTemplates": [{"name": "pg", "schedulingPolicy": {"gang": {"minCount": 3}}}],
+        },
+    }
+
+
+BODIES: dict[str, Callable[[int], dict[str, Any]]] = {"pod": pod, "event": event, "workload": workload}
+
+
+def _api() -> tuple[Any, dict[str, Any]]:
+    from apiserver.server.instance import build_api
+
+    api = build_api()
+    rds = {
+        "pod": api.registry.get("", "v1", "pods"),
+        "event": api.registry.get("", "v1", "events"),
+        "workload": api.registry.get("scheduling.k8s.io", "v1beta1", "workloads"),
+    }
+    return api, rds
+
+
+def run(n: int, profile: str) -> dict[str, float]:
+    """µs of CPU per create of each kind (after 200 warm-up creates of it)."""
+    from apiserver.registry.generic import WriteOptions
+
+    api, rds = _api()
+    out: dict[str, float] = {}
+    for kind in KINDS:
+        rd, make = rds[kind], BODIES[kind]
+        opts = WriteOptions(field_manager="bench")
+        for i in range(n, n + 200):
+            api.create(rd, "default", make(i), opts)
+        bodies = [make(i) for i in range(n)]
+        gc.collect()
+        prof = cProfile.Profile() if profile == kind else None
+        if prof is not None:
+            prof.enable()
+        t = time.process_time()
+        for b in bodies:
+            api.create(rd, "default", b, WriteOptions(field_manager="bench"))
+        out[kind] = (time.process_time() - t) / n * 1e6
+        if prof is not None:
+            prof.disable()
+            pstats.Stats(prof).sort_stats(SORT).print_stats(60)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=3000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--profile", choices=KINDS, default="")
+    args = ap.parse_args()
+    best: dict[str, float] = {}
+    for _ in range(args.rounds):
+        for kind, us in run(args.n, args.profile).items():
+            best[kind] = min(best.get(kind, us), us)
+    print(" ".join(f"{k}={v:.1f}us" for k, v in best.items()))
+
+
+if __name__ == "__main__":
+    main()
