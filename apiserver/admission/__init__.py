@@ -75,6 +75,14 @@ class Plugin:
 
     name = "Plugin"
 
+    def handles(self, operation: str, rd: ResourceDef) -> bool:
+        """Whether ``admit``/``validate`` can act on an ``operation`` of ``rd`` at all: kube's
+        ``Handles(operation)``, by resource too. A plugin that answers False is left out of that
+        resource's :class:`~apiserver.admission.plan.AdmissionPlan` (it would have returned without
+        doing anything); True, the default, when the answer depends on more than the two (the
+        request's object, stored configuration, feature gates)."""
+        return True
+
     def admit(self, attrs: Attributes, api: Lookup) -> None:
         return None
 

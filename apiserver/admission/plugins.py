@@ -5,6 +5,7 @@ from __future__ import annotations
 from apiserver import errors
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Lookup, Plugin
 from apiserver.api.wellknown import PODGROUP_PROTECTION_FINALIZER
+from apiserver.rest.resources import ResourceDef
 from featuregates import GENERIC_WORKLOAD
 
 SYSTEM_CLUSTER_CRITICAL = ("system-cluster-critical", 2000000000)
@@ -13,10 +14,23 @@ IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 CLUSTER_SCOPED_ALWAYS_ALLOWED = True
 
 
+def _core_pods(rd: ResourceDef) -> bool:
+    return rd.group == "" and rd.plural == "pods"
+
+
+def _pod_or_pod_group(rd: ResourceDef) -> bool:
+    return _core_pods(rd) or (rd.group == "scheduling.k8s.io" and rd.plural == "podgroups")
+
+
 class NamespaceLifecycle(Plugin):
     """Objects need an existing namespace; a terminating namespace takes no new objects (403)."""
 
     name = "NamespaceLifecycle"
+
+    def handles(self, operation: str, rd: ResourceDef) -> bool:
+        if rd.group == "" and rd.plural == "namespaces":
+            return operation == DELETE
+        return rd.namespaced and operation == CREATE
 
     def admit(self, attrs: Attributes, api: Lookup) -> None:
         rd = attrs.rd
@@ -47,6 +61,9 @@ class Priority(Plugin):
     """Resolves ``priorityClassName`` to ``spec.priority`` (pods and PodGroups), with globalDefault."""
 
     name = "Priority"
+
+    def handles(self, operation: str, rd: ResourceDef) -> bool:
+        return operation == CREATE and _pod_or_pod_group(rd)
 
     def admit(self, attrs: Attributes, api: Lookup) -> None:
         rd = attrs.rd
@@ -106,6 +123,9 @@ class DefaultTolerationSeconds(Plugin):
 
     name = "DefaultTolerationSeconds"
 
+    def handles(self, operation: str, rd: ResourceDef) -> bool:
+        return operation == CREATE and _core_pods(rd)
+
     def admit(self, attrs: Attributes, api: Lookup) -> None:
         if attrs.operation != CREATE or attrs.rd.plural != "pods" or attrs.rd.group or attrs.subresource:
             return
@@ -125,6 +145,9 @@ class ServiceAccount(Plugin):
 
     name = "ServiceAccount"
 
+    def handles(self, operation: str, rd: ResourceDef) -> bool:
+        return operation == CREATE and _core_pods(rd)
+
     def admit(self, attrs: Attributes, api: Lookup) -> None:
         if attrs.operation != CREATE or attrs.rd.plural != "pods" or attrs.rd.group or attrs.subresource:
             return
@@ -138,6 +161,9 @@ class PodGroupProtection(Plugin):
     """1.37's PodGroupProtection: stamp the finalizer on new PodGroups; refuse pods naming a deleting group."""
 
     name = "PodGroupProtection"
+
+    def handles(self, operation: str, rd: ResourceDef) -> bool:
+        return operation == CREATE and _pod_or_pod_group(rd)
 
     def admit(self, attrs: Attributes, api: Lookup) -> None:
         rd = attrs.rd

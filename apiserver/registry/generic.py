@@ -19,6 +19,7 @@ import orjson
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
+from apiserver.admission.plan import AdmissionPlan
 from apiserver.admission.webhook.run import WebhookCallsNeeded, stable
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList
@@ -180,6 +181,8 @@ class GenericStore:
         self.store: Storage = store or MemoryStorage()
         self.gates = gates or FeatureGate()
         self.admission = admission if admission is not None else []
+        #: which of ``admission``'s hooks act on each (resource, operation), found once
+        self._admission_plan = AdmissionPlan()
         self.clock = clock or Clock()
         self.meta_validator = meta_validator
         self.meta_update_validator = meta_update_validator
@@ -302,22 +305,22 @@ class GenericStore:
 
     def _admit(self, attrs: Attributes) -> None:
         """Mutating admission, in the plugins' order (built-in plugins, then MutatingAdmissionPolicy and
-        mutating webhooks): before the strategy validates the object, as kube runs it."""
-        for p in self.admission:
-            p.admit(attrs, self)
+        mutating webhooks): before the strategy validates the object, as kube runs it. Only the
+        hooks that can act on the resource and operation are called (:mod:`apiserver.admission.plan`)."""
+        steps = self._admission_plan.steps(self.admission, attrs.operation, attrs.rd)
+        for admit in steps.admit:
+            admit(attrs, self)
         if attrs.reinvocations:
             # kube's reinvocation: IfNeeded policies and webhooks run once more where the object
             # changed after them
-            for p in self.admission:
-                reinvoke = getattr(p, "reinvoke", None)
-                if reinvoke is not None:
-                    reinvoke(attrs, self)
+            for reinvoke in steps.reinvoke:
+                reinvoke(attrs, self)
 
     def _validate_admission(self, attrs: Attributes) -> None:
         """Validating admission (built-in plugins, then ValidatingAdmissionPolicy and validating
         webhooks): after the object passed the strategy's validation, as kube's ``createValidation``."""
-        for p in self.admission:
-            p.validate(attrs, self)
+        for validate in self._admission_plan.steps(self.admission, attrs.operation, attrs.rd).validate:
+            validate(attrs, self)
 
     def _run_admission(self, attrs: Attributes) -> None:
         self._admit(attrs)

@@ -147,6 +147,10 @@ class ServiceAllocator:
             self._record(obj)
 
     # ------------------------------------------------------------------ admission shape
+    def handles(self, operation: str, rd: Any) -> bool:
+        """Only Service creates and updates allocate (see :meth:`admit`)."""
+        return rd.group == "" and rd.plural == "services" and operation in (CREATE, UPDATE)
+
     def admit(self, attrs: Attributes, api: Lookup) -> None:
         rd = attrs.rd
         if rd.group != "" or rd.plural != "services" or attrs.subresource or attrs.obj is None:

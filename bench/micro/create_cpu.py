@@ -11,9 +11,11 @@ in a row for each kind, printing the CPU time per create (``time.process_time``)
 * ``event``: an Event as the scheduler's recorder writes it (its own name, message, uid);
 * ``workload``: a Workload as the StatefulSet controller makes one per set.
 
-Compare two trees by alternating them: ``PYTHONPATH=<tree> python bench/micro/create_cpu.py``
-(``--rounds`` repeats the whole run, the minimum per kind is what to compare). Numbers go in the
-docs, never into assertions.
+Compare two trees by alternating them: ``python bench/micro/create_cpu.py --pairs BASE NEW``
+runs this file with each tree on ``PYTHONPATH`` in turn, ``--rounds`` times, and prints the
+minimum per kind of each and their ratio (the script imports only the API server, so any tree
+with ``apiserver.server.instance.build_api`` will do). Numbers go in the docs, never into
+assertions.
 """
 
 from __future__ import annotations
@@ -166,17 +168,56 @@ def run(n: int, profile: str) -> dict[str, float]:
     return out
 
 
+def pairs(trees: list[str], n: int, rounds: int) -> None:
+    """Run this script against each source tree in turn, ``rounds`` times (alternating, so
+    both see the same weather), and print each tree's minimum per kind and the ratios."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    best: list[dict[str, float]] = [{} for _ in trees]
+    for r in range(rounds):
+        for i, tree in enumerate(trees):
+            env = dict(os.environ, PYTHONPATH=tree)
+            out = subprocess.run(
+                [sys.executable, __file__, "--n", str(n), "--rounds", "1", "--json"],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            got = json.loads(out.strip().splitlines()[-1])
+            print(f"round {r + 1} {tree}: " + " ".join(f"{k}={v:.1f}us" for k, v in got.items()), flush=True)
+            for k, v in got.items():
+                best[i][k] = min(best[i].get(k, v), v)
+    for tree, b in zip(trees, best, strict=True):
+        print(f"best {tree}: " + " ".join(f"{k}={v:.1f}us" for k, v in b.items()))
+    if len(trees) == 2:
+        print("ratio: " + " ".join(f"{k}={best[1][k] / best[0][k]:.3f}" for k in best[0]))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=3000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--profile", choices=KINDS, default="")
+    ap.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    ap.add_argument("--pairs", nargs="+", metavar="TREE", help="alternate runs over these source trees")
     args = ap.parse_args()
+    if args.pairs:
+        pairs(args.pairs, args.n, args.rounds)
+        return
     best: dict[str, float] = {}
     for _ in range(args.rounds):
         for kind, us in run(args.n, args.profile).items():
             best[kind] = min(best.get(kind, us), us)
-    print(" ".join(f"{k}={v:.1f}us" for k, v in best.items()))
+    if args.json:
+        import json
+
+        print(json.dumps(best))
+    else:
+        print(" ".join(f"{k}={v:.1f}us" for k, v in best.items()))
 
 
 if __name__ == "__main__":
