@@ -204,12 +204,12 @@ class GenericStore:
         self.webhook_clients: Any = None
 
     # ------------------------------------------------------------------ helpers
-    def _ctx(self, ns: str, dry_run: bool, user: Any = None) -> StrategyContext:
+    def _ctx(self, ns: str, dry_run: bool, user: Any = None, now: str | None = None) -> StrategyContext:
         return StrategyContext(
             gates=self.gates,
             namespace=ns,
             dry_run=dry_run,
-            now=self._now(),
+            now=self._now() if now is None else now,
             user=user,
             authenticate_token=self.authenticate_token,
             authorization=self.authorization,
@@ -561,7 +561,9 @@ class GenericStore:
             self.body_checker(rd, obj, None, opts, warnings)
         obj = self._from_view(rd, obj)
         md = obj["metadata"]
-        ctx = self._ctx(ns, opts.dry_run, opts.user)
+        # the request's one time: the strategy's and the object's creationTimestamp
+        now = self._now()
+        ctx = self._ctx(ns, opts.dry_run, opts.user, now)
         strategy = rd.strategy
         if strategy.answers_create:
             return self._answer(rd, ctx, obj, warnings)
@@ -571,7 +573,7 @@ class GenericStore:
         name = md.get("name", "")
         # server-owned metadata
         md["uid"] = stable("uid", self.new_uid)
-        md["creationTimestamp"] = self._now()
+        md["creationTimestamp"] = now
         if not strategy.tracks_generation or rd.storage_of is not None:
             md.pop("generation", None)
         else:
