@@ -1400,7 +1400,7 @@ def _created_entry(
     md_node = field_schema(node, "metadata")[0]
     refs_node = field_schema(md_node, "ownerReferences")[0]
     refs_tree = _OWNER_REFS.tree(
-        refs, refs_node, lambda: _owner_refs_tree(refs, refs_node), fields_v1 is not None
+        refs, refs_node, lambda r: _owner_refs_tree(r, refs_node), fields_v1 is not None
     )
     entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
     entry["fieldsV1"] = _with_owner_references(entry["fieldsV1"], refs_tree)

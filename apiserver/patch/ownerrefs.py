@@ -16,6 +16,7 @@ so a small table catches them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,32 +29,56 @@ _ENTRIES = 512
 _MAX_BYTES = 4 * 1024
 
 
+#: A uid whose ``k:`` element text is the uid between quotes: nothing in it is escaped by the
+#: Go JSON encoding of a key (``"``, ``\\``, ``<``, ``>``, ``&``, control and non-ASCII
+#: characters), so a template's key can be written for it directly. Every uid kube makes is one.
+_PLAIN_UID = re.compile(r"[0-9A-Za-z._-]{1,256}")
+#: the uid the template of a single reference is walked with
+_PLACEHOLDER = "uid"
+_PLACEHOLDER_KEY = 'k:{"uid":"uid"}'
+
+
 class OwnerRefsMemo:
-    """Bounded table ``(references' text, schema node) -> [node, subtree, its JSON]``.
+    """Bounded table ``(references' text, schema node) -> [node, subtree, its JSON]``, and for
+    single references, ``(its text without the uid, schema node) -> template``.
 
     The subtree kept is handed out as is for a stored write (whose objects nobody modifies:
     the same rule as the shared canonical trees of :mod:`apiserver.storage.compact`), and as a
     fresh decoding of its JSON otherwise; each form is made when first asked for, so a miss
     costs no more than the key. The node is held by the entry, so its ``id`` cannot be reused
     by another object while the entry lives.
+
+    A new owner's first object misses the first table (its text names the owner's uid), and the
+    walk it then needed cost as much as the rest of the object's entry. But the subtree of one
+    reference is ``{".": {}, 'k:{"uid":"<uid>"}': item}`` where ``item`` (the item's own fields:
+    ``{}`` for the atomic OwnerReference) follows from everything of the reference but its uid's
+    value, which only names the item. So a reference with a plain uid (:data:`_PLAIN_UID`) is
+    answered from the template of its text with the uid left out: walked once, for a placeholder
+    uid, by the same ``build``, and used only where that walk gave exactly this form.
     """
 
-    __slots__ = ("_table",)
+    __slots__ = ("_table", "_templates")
 
     def __init__(self) -> None:
         self._table: dict[tuple[bytes, int], list[Any]] = {}
+        self._templates: dict[tuple[bytes, int], list[Any]] = {}
 
     def tree(
-        self, refs: list[Any], node: Any, build: Callable[[], dict[str, Any]], shared: bool
+        self,
+        refs: list[Any],
+        node: Any,
+        build: Callable[[list[Any]], dict[str, Any]],
+        shared: bool,
     ) -> dict[str, Any]:
-        """The subtree of ``refs`` under ``node``: remembered, or ``build()`` (then remembered
-        where the key allows it). ``shared``: the caller stores the tree without modifying it."""
+        """The subtree of ``refs`` under ``node``: remembered, or ``build(refs)`` (then
+        remembered where the key allows it). ``shared``: the caller stores the tree without
+        modifying it."""
         try:
             text: bytes | None = orjson.dumps(refs, option=EXACT_JSON)
         except (TypeError, RecursionError):  # orjson refuses it: not rememberable
             text = None
         if text is None or len(text) > _MAX_BYTES or b"null" in text:
-            return build()
+            return build(refs)
         memo_key = (text, id(node))
         hit = self._table.get(memo_key)
         if hit is not None and hit[0] is node:
@@ -66,7 +91,9 @@ class OwnerRefsMemo:
                 hit[2] = bytes(memoryview(orjson.dumps(hit[1])))
             fresh: dict[str, Any] = orjson.loads(hit[2])
             return fresh
-        tree = build()
+        tree = self._from_template(refs, node, build, shared)
+        if tree is None:
+            tree = build(refs)
         if len(self._table) >= _ENTRIES:
             self._table.clear()
         # A stored write's tree is shared from now on; a dry run's goes to its client, so only
@@ -78,8 +105,42 @@ class OwnerRefsMemo:
         )
         return tree
 
+    def _from_template(
+        self, refs: list[Any], node: Any, build: Callable[[list[Any]], dict[str, Any]], shared: bool
+    ) -> dict[str, Any] | None:
+        """The subtree of a single reference with a plain uid from its template; ``None``
+        where there is no template (another list, or a walk that did not give the one form)."""
+        if len(refs) != 1 or type(refs[0]) is not dict:
+            return None
+        ref = refs[0]
+        uid = ref.get("uid")
+        if type(uid) is not str or _PLAIN_UID.fullmatch(uid) is None:
+            return None
+        blank = dict(ref)
+        blank["uid"] = _PLACEHOLDER
+        text = orjson.dumps(blank, option=EXACT_JSON)  # the list's text was written: so is this
+        key = (text, id(node))
+        got = self._templates.get(key)
+        if got is None or got[0] is not node:
+            walked = build([blank])
+            item = walked.get(_PLACEHOLDER_KEY)
+            ok = list(walked) == [".", _PLACEHOLDER_KEY] and walked["."] == {} and type(item) is dict
+            if len(self._templates) >= _ENTRIES:
+                self._templates.clear()
+            got = self._templates[(bytes(memoryview(text)), id(node))] = [
+                node,
+                item if ok else None,
+                bytes(memoryview(orjson.dumps(item))) if ok else None,
+            ]
+        if got[1] is None:
+            return None
+        # shared: the item tree is never modified by anyone (stored objects); else a fresh one
+        item_tree = got[1] if shared else orjson.loads(got[2])
+        return {".": {}, f'k:{{"uid":"{uid}"}}': item_tree}
+
     def clear(self) -> None:
         self._table.clear()
+        self._templates.clear()
 
 
 __all__ = ["OwnerRefsMemo"]

@@ -1,0 +1,108 @@
+"""A new owner's first object: the ``f:ownerReferences`` subtree of a single reference made
+from the template of the reference without its uid (:mod:`apiserver.patch.ownerrefs`).
+
+Every owner here is new (a uid never seen), so the exact-text table never answers: the subtree
+comes from the template or from the walk, and must equal the unoptimized reference encoding
+byte for byte (key order included), stored or dry run, including uids the template must not
+write itself (escaped by the Go JSON encoding) and references of other types.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Any
+
+import orjson
+import pytest
+
+import apiserver.patch.apply as apply_mod
+from apiserver.openapi import schema
+from apiserver.patch.apply import updated_managed_fields
+from apiserver.patch.fieldpath import FieldSet
+
+from .test_create_fields_memo import _reference_entries
+from .test_tracker import pod
+
+POD = schema.for_gvk("", "v1", "Pod")
+T0 = "2030-01-01T00:00:00Z"
+_counter = itertools.count()
+
+ODD_UIDS = ['a"b', "a\\b", "<x>", "a&b", "é", "\u2028", "a b", "", "x" * 300, "a/b", "a\tb"]
+
+
+def _shared(fs: FieldSet) -> Any:
+    return fs.to_fields_v1()
+
+
+def _uid(rnd: random.Random) -> Any:
+    r = rnd.random()
+    if r < 0.75:
+        return f"{next(_counter):08x}-0000-4000-8000-{rnd.getrandbits(48):012x}"
+    if r < 0.9:
+        return rnd.choice(ODD_UIDS) + str(next(_counter))
+    return rnd.choice([7, True, 1.5, ["a"], {"a": 1}])
+
+
+def _ref(rnd: random.Random) -> dict[str, Any]:
+    ref: dict[str, Any] = {"apiVersion": "apps/v1", "kind": rnd.choice(["StatefulSet", "Job"]), "name": "s"}
+    if rnd.random() < 0.95:
+        ref["uid"] = _uid(rnd)
+    if rnd.random() < 0.7:
+        ref["controller"] = rnd.choice([True, False, 1, "yes"])
+    if rnd.random() < 0.3:
+        ref["blockOwnerDeletion"] = True
+    if rnd.random() < 0.1:
+        ref["extra"] = rnd.choice([{"a": "b"}, [1, 2], "x"])  # unknown to the schema
+    return ref
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_new_owners_subtrees_equal_the_full_encoding(seed: int) -> None:
+    rnd = random.Random(seed)
+    apply_mod._OWNER_REFS.clear()
+    for i in range(400):
+        obj = pod(f"p{i}")
+        n = 1 if rnd.random() < 0.85 else rnd.randint(2, 3)
+        obj["metadata"]["ownerReferences"] = [_ref(rnd) for _ in range(n)]
+        if n > 1 and rnd.random() < 0.5:  # a duplicated reference
+            obj["metadata"]["ownerReferences"].append(dict(obj["metadata"]["ownerReferences"][0]))
+        want = orjson.dumps(_reference_entries(obj, POD))
+        stored = rnd.random() < 0.7
+        got = updated_managed_fields(None, obj, "m", POD, T0, "v1", fields_v1=_shared if stored else None)
+        assert orjson.dumps(got) == want, obj["metadata"]["ownerReferences"]
+    # the plain single references were answered by a few templates
+    assert 0 < len(apply_mod._OWNER_REFS._templates) <= 2 * 5 * 2 * 4  # kinds, controllers, bOD, extras
+
+
+def test_a_template_serves_every_new_owner_and_a_dry_run_gets_its_own_tree() -> None:
+    apply_mod._OWNER_REFS.clear()
+    calls: list[Any] = []
+
+    def created(uid: str, stored: bool) -> Any:
+        obj = pod("p")
+        obj["metadata"]["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "w", "uid": uid, "controller": True}
+        ]
+        entries = updated_managed_fields(None, obj, "m", POD, T0, "v1", fields_v1=_shared if stored else None)
+        assert orjson.dumps(entries) == orjson.dumps(_reference_entries(obj, POD))
+        return entries[0]["fieldsV1"]["f:metadata"]["f:ownerReferences"]
+
+    real_build = apply_mod._owner_refs_tree
+
+    def counting(refs: Any, node: Any) -> Any:
+        calls.append(refs)
+        return real_build(refs, node)
+
+    apply_mod._owner_refs_tree = counting  # type: ignore[assignment]
+    try:
+        a = created("u-1", True)
+        b = created("u-2", True)
+        dry = created("u-3", False)
+    finally:
+        apply_mod._owner_refs_tree = real_build  # type: ignore[assignment]
+    assert len(calls) == 1 and calls[0][0]["uid"] == "uid"  # one walk, of the placeholder
+    assert a == {".": {}, 'k:{"uid":"u-1"}': {}} and b == {".": {}, 'k:{"uid":"u-2"}': {}}
+    dry['k:{"uid":"u-3"}']["f:extra"] = {}  # a dry run's response is its client's to modify
+    assert created("u-4", True)['k:{"uid":"u-4"}'] == {}
+    assert created("u-5", False)['k:{"uid":"u-5"}'] == {}
