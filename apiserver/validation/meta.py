@@ -281,6 +281,64 @@ def _validate_meta_collections(meta: Obj, path: Path, errs: ErrorList, *, finali
         errs.extend(validate_managed_fields(managed, path.child("managedFields")))
 
 
+def _plainly_valid(meta: dict[str, Any], namespaced: bool, name_fn: ValidateNameFunc) -> bool:
+    """True only where :func:`validate_object_meta` reports nothing: the usual metadata of a
+    create (a name, a namespace, labels, owner references) checked in one pass with the same
+    (remembered) checkers, without a field path or an error list. Anything less usual
+    (generateName, annotations, finalizers, managed fields, a value not of its usual type, any
+    error) answers False, and the full validation runs and words the errors."""
+    if (
+        meta.get("generateName")
+        or meta.get("annotations")
+        or meta.get("finalizers")
+        or meta.get("managedFields")
+    ):
+        return False
+    name = meta.get("name")
+    if type(name) is not str or not name or name_fn(name, False):
+        return False
+    ns = meta.get("namespace") or ""
+    if namespaced:
+        if type(ns) is not str or not ns or validate_namespace_name(ns, False):
+            return False
+    elif ns:
+        return False
+    gen = meta.get("generation")
+    if gen is not None and type(gen) is not int or (gen or 0) < 0:
+        return False
+    labels = meta.get("labels")
+    if labels:
+        if type(labels) is not dict:
+            return False
+        for k, v in labels.items():
+            if type(k) is not str or type(v) is not str or is_qualified_name(k) or is_valid_label_value(v):
+                return False
+    refs = meta.get("ownerReferences")
+    if refs:
+        if type(refs) is not list:
+            return False
+        controllers = 0
+        for ref in refs:
+            if type(ref) is not dict:
+                return False
+            api_version, kind = ref.get("apiVersion"), ref.get("kind")
+            if type(api_version) is not str or type(kind) is not str or not kind:
+                return False
+            group, version = _group_version(api_version)
+            if (
+                not version
+                or not ref.get("name")
+                or not ref.get("uid")
+                or (group, version, kind) in _BANNED_OWNERS
+            ):
+                return False
+            if ref.get("controller") is True:
+                controllers += 1
+        if controllers > 1:
+            return False
+    return True
+
+
 def validate_object_meta(
     meta: Obj | None,
     namespaced: bool,
@@ -290,6 +348,20 @@ def validate_object_meta(
     kube_finalizers: bool = True,
 ) -> ErrorList:
     """``ValidateObjectMeta`` on create; expects name generation to have happened already."""
+    if type(meta) is dict and _plainly_valid(meta, namespaced, name_fn):
+        return []
+    return validate_object_meta_full(meta, namespaced, name_fn, path, kube_finalizers=kube_finalizers)
+
+
+def validate_object_meta_full(
+    meta: Obj | None,
+    namespaced: bool,
+    name_fn: ValidateNameFunc,
+    path: Path,
+    *,
+    kube_finalizers: bool = True,
+) -> ErrorList:
+    """:func:`validate_object_meta` without its one-pass answer for the usual valid metadata."""
     if meta is not None and not isinstance(meta, Mapping):
         return [internal(path, "metadata must be an object")]
     meta = meta or {}
