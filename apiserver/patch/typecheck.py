@@ -11,6 +11,7 @@ field validation.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import orjson
@@ -299,11 +300,9 @@ def check_kind_types(
     group: str, version: str, kind: str, obj: Any, *, fill: bool = True, live: Obj | None = None
 ) -> None:
     """:func:`check_types` for any served kind (``autoscaling/v1`` Scale bodies, for one)."""
-    node = schema.for_gvk(group, version, kind)
-    if node is None:
+    shape = _kind_shape(group, version, kind)
+    if shape is None:
         return
-    name = schema.definition_name_for(group, version, kind) or ""
-    shape = _compile(node, name)
     if live is not None and type(obj) is dict and type(live) is dict and shape.kind == _OBJECT:
         # Only the sections the write changed can hold a wrong type (a status write leaves
         # ``spec`` and ``metadata`` as they were): walk those, in the object's order, so the
@@ -318,6 +317,17 @@ def check_kind_types(
             f'{kind} in version "{version}" cannot be handled as a {kind}: json: cannot unmarshal '
             f"{_json_type(m.value)} into {where} of type {m.go}"
         ) from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _kind_shape(group: str, version: str, kind: str) -> _Shape | None:
+    """The compiled shape of a served kind (``None``: no schema): looked up and compiled on
+    every write before, from tables built once (``schema.for_gvk`` and ``_compile``'s are both
+    memoized for the process), so it is remembered for as long."""
+    node = schema.for_gvk(group, version, kind)
+    if node is None:
+        return None
+    return _compile(node, schema.definition_name_for(group, version, kind) or "")
 
 
 _ABSENT: Any = object()
