@@ -61,6 +61,10 @@ SYSTEM_PRIORITY_CLASSES = (
 )
 
 
+#: the root of ObjectMeta's field paths (a Path is never modified: ``child`` makes new ones)
+_METADATA = new_path("metadata")
+
+
 def _meta_validator() -> tuple[Any, Any]:
     """``ValidateObjectMeta`` with each kind's name rule, and ``ValidateObjectMetaUpdate``."""
     # The name rules of each kind's kube validation (ValidateXName).
@@ -95,13 +99,20 @@ def _meta_validator() -> tuple[Any, Any]:
         # rules, without core's "standard or fully qualified" finalizer-name check.
         return rd.group != "apiextensions.k8s.io" and rd.converter is None
 
+    # each kind's (name rule, finalizer rule), worked out on its first write; the entry holds the
+    # ResourceDef so its id is not reused while the entry lives
+    rules: dict[int, tuple[ResourceDef, Any, bool]] = {}
+
     def validate(obj: Obj, rd: ResourceDef) -> list:
+        got = rules.get(id(rd))
+        if got is None or got[0] is not rd:
+            got = rules[id(rd)] = (rd, name_fn_for(rd), kube_finalizers(rd))
         return validate_object_meta(
             obj.get("metadata") or {},
             rd.namespaced,
-            name_fn_for(rd),
-            new_path("metadata"),
-            kube_finalizers=kube_finalizers(rd),
+            got[1],
+            _METADATA,
+            kube_finalizers=got[2],
         )
 
     def validate_update(new: Obj, old: Obj, rd: ResourceDef | None = None, collections: bool = True) -> list:
