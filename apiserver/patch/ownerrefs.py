@@ -51,10 +51,11 @@ class OwnerRefsMemo:
     A new owner's first object misses the first table (its text names the owner's uid), and the
     walk it then needed cost as much as the rest of the object's entry. But the subtree of one
     reference is ``{".": {}, 'k:{"uid":"<uid>"}': item}`` where ``item`` (the item's own fields:
-    ``{}`` for the atomic OwnerReference) follows from everything of the reference but its uid's
-    value, which only names the item. So a reference with a plain uid (:data:`_PLAIN_UID`) is
-    answered from the template of its text with the uid left out: walked once, for a placeholder
-    uid, by the same ``build``, and used only where that walk gave exactly this form.
+    ``{}`` for the atomic OwnerReference) follows from the reference's keys and the types of its
+    values, not from its strings (the uid's value only names the item; a string is a leaf named
+    by its key). So a reference with a plain uid (:data:`_PLAIN_UID`) is answered from the
+    template of its text with every string blanked: walked once, for a placeholder uid, by the
+    same ``build``, and used only where that walk gave exactly this form.
     """
 
     __slots__ = ("_table", "_templates")
@@ -116,7 +117,8 @@ class OwnerRefsMemo:
         uid = ref.get("uid")
         if type(uid) is not str or _PLAIN_UID.fullmatch(uid) is None:
             return None
-        blank = dict(ref)
+        # every string left out (the owner's name differs with its uid), the other values kept
+        blank = {k: "" if type(v) is str else v for k, v in ref.items()}
         blank["uid"] = _PLACEHOLDER
         text = orjson.dumps(blank, option=EXACT_JSON)  # the list's text was written: so is this
         key = (text, id(node))

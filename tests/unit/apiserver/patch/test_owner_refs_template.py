@@ -45,7 +45,11 @@ def _uid(rnd: random.Random) -> Any:
 
 
 def _ref(rnd: random.Random) -> dict[str, Any]:
-    ref: dict[str, Any] = {"apiVersion": "apps/v1", "kind": rnd.choice(["StatefulSet", "Job"]), "name": "s"}
+    ref: dict[str, Any] = {
+        "apiVersion": rnd.choice(["apps/v1", "batch/v1", "v1"]),
+        "kind": rnd.choice(["StatefulSet", "Job", 3]),
+        "name": rnd.choice([f"s{rnd.randint(0, 999)}", "", 5, True]),
+    }
     if rnd.random() < 0.95:
         ref["uid"] = _uid(rnd)
     if rnd.random() < 0.7:
@@ -72,17 +76,19 @@ def test_new_owners_subtrees_equal_the_full_encoding(seed: int) -> None:
         got = updated_managed_fields(None, obj, "m", POD, T0, "v1", fields_v1=_shared if stored else None)
         assert orjson.dumps(got) == want, obj["metadata"]["ownerReferences"]
     # the plain single references were answered by a few templates
-    assert 0 < len(apply_mod._OWNER_REFS._templates) <= 2 * 5 * 2 * 4  # kinds, controllers, bOD, extras
+    assert (
+        0 < len(apply_mod._OWNER_REFS._templates) <= 3 * 4 * 5 * 2 * 4
+    )  # value types of kind/name, controllers, bOD, extras
 
 
 def test_a_template_serves_every_new_owner_and_a_dry_run_gets_its_own_tree() -> None:
     apply_mod._OWNER_REFS.clear()
     calls: list[Any] = []
 
-    def created(uid: str, stored: bool) -> Any:
+    def created(uid: str, stored: bool, name: str = "w") -> Any:
         obj = pod("p")
         obj["metadata"]["ownerReferences"] = [
-            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "w", "uid": uid, "controller": True}
+            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": name, "uid": uid, "controller": True}
         ]
         entries = updated_managed_fields(None, obj, "m", POD, T0, "v1", fields_v1=_shared if stored else None)
         assert orjson.dumps(entries) == orjson.dumps(_reference_entries(obj, POD))
@@ -97,7 +103,7 @@ def test_a_template_serves_every_new_owner_and_a_dry_run_gets_its_own_tree() -> 
     apply_mod._owner_refs_tree = counting  # type: ignore[assignment]
     try:
         a = created("u-1", True)
-        b = created("u-2", True)
+        b = created("u-2", True, "other-owner")
         dry = created("u-3", False)
     finally:
         apply_mod._owner_refs_tree = real_build  # type: ignore[assignment]
