@@ -25,6 +25,8 @@ Hook = Callable[[Attributes, Lookup], None]
 #: the base class's no-op hooks (a plugin inheriting one never acts in that phase)
 _NOOP_ADMIT = Plugin.admit
 _NOOP_VALIDATE = Plugin.validate
+#: bound of the (resource, operation) table
+_ENTRIES = 4096
 
 
 class Steps:
@@ -87,6 +89,8 @@ class AdmissionPlan:
         key = (id(rd), operation)
         got = self._steps.get(key)
         if got is None or got.rd is not rd:
+            if len(self._steps) >= _ENTRIES:
+                self._steps.clear()  # custom resources' definitions are replaced as CRDs change
             got = self._steps[key] = build_steps(plugins, operation, rd)
         return got
 
