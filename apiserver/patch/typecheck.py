@@ -32,7 +32,7 @@ _JSON_OF = {
 
 
 class _Shape:
-    __slots__ = ("fast", "go", "items", "kind", "leaf", "name", "props", "values")
+    __slots__ = ("fast", "go", "items", "kind", "leaf", "leaf_types", "name", "props", "values")
 
     def __init__(self, kind: int, go: str = "", name: str = "") -> None:
         self.kind = kind
@@ -44,6 +44,9 @@ class _Shape:
         self.leaf: tuple[str, ...] = ()  # accepted JSON types of a leaf
         #: a leaf's usual Python type (``type(v) is fast`` is always accepted): one call saved per leaf
         self.fast: type | None = None
+        #: an object's properties that are leaves, by name -> their usual Python type (filled on
+        #: first use, after compilation): a field of its usual type costs one lookup
+        self.leaf_types: dict[str, type] | None = None
 
     def set_leaf(self, accepted: tuple[str, ...]) -> _Shape:
         self.leaf = accepted
@@ -225,7 +228,14 @@ def _walk(v: Any, shape: _Shape, struct: str, fill: bool) -> None:
             raise _Mismatch(v, struct, shape.go)
         props = shape.props
         inner = shape.name or struct
+        leaf_types = shape.leaf_types
+        if leaf_types is None:
+            leaf_types = shape.leaf_types = {
+                n: p.fast for n, p in props.items() if p.kind == _LEAF and p.fast is not None
+            }
         for k, child in v.items():
+            if type(child) is leaf_types.get(k):
+                continue  # a leaf of its usual type (``None`` is no property's usual type)
             sub = props.get(k)
             if sub is None or child is None:
                 continue
