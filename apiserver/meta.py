@@ -113,7 +113,10 @@ class UidPool:
         self._batch = batch
         self._and, self._or = _masks(batch)
         self._left: list[str] = []
-        _POOLS.add(self)
+        if hasattr(os, "register_at_fork"):
+            # each pool's own hook, holding it weakly: no registry of pools outlives its server
+            ref = weakref.ref(self)
+            os.register_at_fork(after_in_child=lambda: _drop(ref))
 
     def _refill(self) -> list[str]:
         n = 16 * self._batch
@@ -134,17 +137,10 @@ class UidPool:
         self._left = []
 
 
-#: the live pools, for the fork hook only (weak: a pool lives as long as its API server)
-_POOLS: weakref.WeakSet[UidPool] = weakref.WeakSet()
-
-
-def _drop_pools_in_child() -> None:
-    for pool in list(_POOLS):
+def _drop(ref: weakref.ReferenceType[UidPool]) -> None:
+    pool = ref()
+    if pool is not None:
         pool.drop()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_drop_pools_in_child)
 
 
 def random_suffix(n: int = 5, rng: random.Random | None = None) -> str:
