@@ -161,12 +161,25 @@ def compile_stage(spec: LifecycleStage) -> Stage[Any]:
     return Stage(spec.name, match, apply, delay, anchor, scaled=spec.scaled, weight=spec.weight)
 
 
-#: conditions cheap enough to write inline (reads of the context) rather than call
+#: conditions cheap enough to write inline (reads of the context) rather than call; they are
+#: tested first, so a stage that cannot match is usually turned down by attribute reads alone
+#: (``PodContext`` reads the pod's phase and containers' state once per evaluation). Each reads
+#: exactly as the predicate of the same name in ``stages.POD_PREDICATES``.
 _INLINE = {
     ("Pod", "node-known"): "c.node is not None",
     ("Pod", "node-gone"): "c.node is None",
     ("Pod", "admitted"): "c.record.admitted",
     ("Pod", "claims-ready"): "c.claims_ready",
+    ("Pod", "container-running"): "c.containers_state == 'running'",
+    ("Pod", "container-waiting"): "c.containers_state == 'waiting'",
+    ("Pod", "no-container-status"): "not c.containers_state",
+    ("Pod", "containers-started"): (
+        "c.record.admitted and c.phase not in ('Succeeded', 'Failed')"
+        " and c.containers_state in ('running', 'waiting')"
+    ),
+    ("Pod", "unstarted"): (
+        "not c.record.admitted or c.phase in ('Succeeded', 'Failed') or not c.containers_state"
+    ),
 }
 
 

@@ -177,3 +177,39 @@ def test_a_user_stage_named_like_a_shipped_one_is_refused_unless_it_replaces_the
     assert [
         s.name for s in lifecycle_for(parse_stages([{"replaceDefaults": True}, _pod_stage("pod-ready")])).pods
     ] == ["pod-ready"]
+
+
+def test_inlined_conditions_read_as_their_predicates() -> None:
+    """Every ``when:`` condition the compiler writes inline gives what the predicate of the same
+    name gives, over pods in every phase and container state, admitted or not, with or without
+    a node: inlining is a speed-up, never a second definition."""
+    import itertools
+
+    from controllers.nodeagent.lifecycle import _INLINE
+    from controllers.nodeagent.stages import POD_PREDICATES, NodeState
+
+    node = NodeState(name="n1", ordinal=0, internal_ip="172.16.0.2", pod_cidr="10.128.0.0/24")
+    states: list[dict[str, Any]] = [{}, {"running": {}}, {"waiting": {}}, {"terminated": {}}]
+    phases = [None, "Pending", "Running", "Succeeded", "Failed"]
+    checked = 0
+    for phase, state, admitted, has_node, claims in itertools.product(
+        phases, states, (False, True), (False, True), (False, True)
+    ):
+        status: dict[str, Any] = {}
+        if phase is not None:
+            status["phase"] = phase
+        if state:
+            status["containerStatuses"] = [{"name": "c", "state": state}]
+        pod = {"metadata": {"name": "p", "namespace": "default", "uid": "u"}, "status": status}
+        rec = PodRecord(key="default/p", uid="u", node="n1", request={}, admitted=admitted)
+        ctx = PodContext(pod, rec, node if has_node else None, 0.0, 0.0, AgentOptions(), claims)
+        for (kind, name), source in _INLINE.items():
+            if kind != "Pod":
+                continue
+            assert bool(eval(source, {}, {"c": ctx})) == bool(POD_PREDICATES[name](ctx)), (
+                name,
+                status,
+                admitted,
+            )  # noqa: S307
+            checked += 1
+    assert checked > 0
