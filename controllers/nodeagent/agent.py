@@ -780,7 +780,8 @@ class NodeAgent(Controller):
                 self.options,
                 self.claims_ready(pod),
             )
-            picked = select(self.lifecycle.pods, ctx, self.options.time_scale)
+            deleting = (pod.get("metadata") or {}).get("deletionTimestamp") is not None
+            picked = select(self.lifecycle.pod_stages(deleting), ctx, self.options.time_scale)
             if picked is None:
                 self.timers.cancel(("pod", key))
                 return
