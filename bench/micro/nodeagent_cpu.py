@@ -26,6 +26,7 @@ from typing import Any
 
 from apiserver.client.interface import NAMESPACES, NODES, PODS
 from bench.workloads.statefulsets import fleet_doc
+from controllers.nodeagent import NodeAgent
 
 #: the control plane's collector thresholds (``gangplane.controlplane.GC_THRESHOLD``)
 GC_THRESHOLD = (50_000, 20, 20)
@@ -94,6 +95,7 @@ async def one_round(nodes: int, pods: int, agent_on: bool, profile: str = "", st
     cp.register("node-agent", node_agent_factory(fleet, time_scale=SERVE_TIME_SCALE))
     client = cp.client("bench")
     agent = await cp.start_component("node-agent")
+    assert isinstance(agent, NodeAgent)
     names: list[str] = []
     while len(names) < nodes:
         lst = await client.list(NODES)
@@ -149,6 +151,7 @@ async def lease_round(nodes: int, seconds: float) -> tuple[float, int]:
     default_components(cp, parse_fleet(fleet_doc(nodes, 10)), "*")
     client = cp.client("bench")
     agent = await cp.start_component("node-agent")
+    assert isinstance(agent, NodeAgent)
     await cp.start_component("garbage-collector-controller")
     while True:
         lst = await client.list(NODES)
