@@ -1,18 +1,29 @@
-"""The node agent's CPU per pod, bound → Running with its Events written (a script, not a test):
+"""The node agent's CPU per pod and per Lease renewal (a script, not a test):
 
     python -m bench.micro.nodeagent_cpu [--nodes 1000] [--pods 1000] [--rounds 3]
+    python -m bench.micro.nodeagent_cpu --stub-writes   # the agent's side of a pod alone
+    python -m bench.micro.nodeagent_cpu --own           # its own code alone, no event loop work
+    python -m bench.micro.nodeagent_cpu --leases 8      # per Lease renewal, all in
 
-A plane with only the API server and the node agent (the fleet registered, every node Ready
-before the clock starts). The pods of one gang StatefulSet template are created unbound (the
+Default: a plane with only the API server and the node agent (the fleet registered, every node
+Ready before the clock starts). The pods of one gang StatefulSet template are created unbound (the
 agent watches bound pods only), then the clock runs while each is bound through
 ``pods/binding``, as the scheduler binds, until every pod is Running and Ready and the agent's
 Events are written. The same binding phase is then timed with the agent stopped, so
 ``agent_ms_per_pod`` is what the agent adds per pod: its syncs, its status write and its three
-Events (server and client side), its informers' handling of both updates. Lease renewals stay
-out of the phase (kubelet's 10 s period, which the phase is shorter than).
+Events (server and client side), its informers' handling of both updates (and the share of the
+waiting watch). Lease renewals stay out of the phase (kubelet's 10 s period, which the phase is
+shorter than).
 
-Prints process CPU (``time.process_time``) per pod; compare builds by alternating them
-(``PYTHONPATH=<tree> python -m bench.micro.nodeagent_cpu``).
+``--stub-writes`` answers the agent's pod status writes without the server and drops its Events:
+what is left is the agent's code plus its informer, work queue and event loop per pod.
+``--own`` runs the agent's pod sync (``_sync_pod``) and Lease sync (``_sync_lease``) directly on
+an agent that is not started, its writes answered locally, a pod or a renewal after another:
+the agent's own code alone, the steadiest of the four. ``--leases`` times an idle fleet renewing
+every second (serve's period) with the garbage collector watching, as in the gang scenarios.
+
+Prints process CPU (``time.process_time``); compare builds by alternating them
+(``PYTHONPATH=<tree> python <this file>``, which also runs against a tree without it).
 """
 
 from __future__ import annotations
@@ -171,6 +182,87 @@ async def lease_round(nodes: int, seconds: float) -> tuple[float, int]:
     return cpu, rv1 - rv0
 
 
+class _LocalWrites:
+    """A client that answers writes with the body and the next resourceVersion (``--own``)."""
+
+    async def update_status(self, _gvr: Any, obj: dict[str, Any], _ns: str = "", **_k: Any) -> dict[str, Any]:
+        return _next_version(obj)
+
+    async def update(self, _gvr: Any, obj: dict[str, Any], _ns: str = "", **_k: Any) -> dict[str, Any]:
+        return _next_version(obj)
+
+    async def create(self, _gvr: Any, obj: dict[str, Any], _ns: str = "", **_k: Any) -> dict[str, Any]:
+        return _next_version(obj)
+
+
+def _next_version(obj: dict[str, Any]) -> dict[str, Any]:
+    md = dict(obj.get("metadata") or {})
+    md["resourceVersion"] = str(int(md.get("resourceVersion") or 0) + 1)
+    return {**obj, "metadata": md}
+
+
+def _own_node(i: int) -> dict[str, Any]:
+    cap = {"cpu": "32", "memory": "128Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": f"n{i}", "uid": f"node-uid-{i}", "resourceVersion": "5"},
+        "spec": {"podCIDR": f"10.{128 + i // 256}.{i % 256}.0/24"},
+        "status": {"capacity": cap, "allocatable": cap},
+    }
+
+
+def _own_pod(i: int, nodes: int) -> dict[str, Any]:
+    """``gang_pod(i)`` as the agent's informer sees it once bound: uid, version, PodScheduled."""
+    pod = gang_pod(i)
+    pod["metadata"].update(namespace="bench", uid=f"pod-uid-{i}", resourceVersion=str(100 + i), generation=1)
+    pod["spec"]["nodeName"] = f"n{i % nodes}"
+    scheduled = {
+        "type": "PodScheduled",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    pod["status"] = {"phase": "Pending", "qosClass": "Burstable", "conditions": [scheduled]}
+    return pod
+
+
+async def own_round(nodes: int, pods: int, renewals: int = 3) -> tuple[float, float]:
+    """(µs per pod of ``_sync_pod`` bound → Running, µs per renewal of ``_sync_lease``) on an agent
+    that is not started: its informers filled by hand, its writes answered by :class:`_LocalWrites`,
+    its Events dropped."""
+    from apiserver.meta import FakeClock, key_of
+    from controllers.fleet import Fleet
+
+    clock = FakeClock()
+    agent = NodeAgent(_LocalWrites(), Fleet.empty(), time_scale=0.1, lease_renew_interval=1.0, clock=clock)  # type: ignore[arg-type]
+    agent.setup()
+    agent._recorder = lambda _node: _NoEvents()  # type: ignore[assignment,method-assign,return-value]
+    names = []
+    for i in range(nodes):
+        node = _own_node(i)
+        agent.node_informer._upsert(node)
+        agent._node_state(node)
+        names.append(node["metadata"]["name"])
+    objs = [_own_pod(i, nodes) for i in range(pods)]
+    gc.collect()
+    t = time.process_time()
+    for pod in objs:
+        agent.pod_informer._upsert(pod)
+        await agent._sync_pod(key_of(pod))
+    per_pod = (time.process_time() - t) / pods * 1e6
+    assert agent.stats["pod_status_writes"] == pods, agent.stats
+    for name in names:  # the first renewal creates the Lease
+        await agent._sync_lease(name)
+    t = time.process_time()
+    for _ in range(renewals):
+        clock.step(1.0)
+        for name in names:
+            await agent._sync_lease(name)
+    per_renewal = (time.process_time() - t) / (renewals * nodes) * 1e6
+    return per_pod, per_renewal
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=1000)
@@ -180,6 +272,9 @@ def main() -> None:
         "--stub-writes",
         action="store_true",
         help="answer the agent's pod status writes without the server and drop its Events: its own side alone",
+    )
+    ap.add_argument(
+        "--own", action="store_true", help="instead: the agent's own code per pod and per renewal"
     )
     ap.add_argument(
         "--leases",
@@ -194,6 +289,14 @@ def main() -> None:
     ap.add_argument("--profile", default="", help="cProfile one agent round's phase into this file, and stop")
     args = ap.parse_args()
     gc.set_threshold(*GC_THRESHOLD)
+    if args.own:
+        runs = [asyncio.run(own_round(args.nodes, args.pods)) for _ in range(args.rounds)]
+        print(
+            f"own code: {' '.join(f'{p:.1f}' for p, _ in runs)} µs per pod; "
+            f"{' '.join(f'{r:.1f}' for _, r in runs)} µs per Lease renewal; "
+            f"best {min(p for p, _ in runs):.1f} / {min(r for _, r in runs):.1f}"
+        )
+        return
     if args.leases:
         for _ in range(args.rounds):
             cpu, n = asyncio.run(lease_round(args.nodes, args.leases))
