@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from apiserver.api.podresources import pod_requests
 from apiserver.api.types import Obj
 from apiserver.quantity import resource_list_milli, to_int, to_milli
@@ -64,6 +66,68 @@ def pod_request_units(pod: Obj) -> dict[str, int]:
         if v:
             out[name] = v
     return out
+
+
+#: a request memo holds at most this many distinct pod shapes (then starts over)
+_MEMO_LIMIT = 1024
+_MEMO_KEY_MAX_BYTES = 4096
+
+
+def _request_key(pod: Obj) -> bytes | None:
+    """What a pod's requests are a function of, as JSON text: pod-level resources, overhead, and
+    each container's resources (with its restartPolicy, which makes an init container a sidecar).
+
+    Absent or malformed parts are written as ``0`` / ``""``, so a ``null`` in the text can only
+    be a NaN (orjson's writing of it): such a pod, or one whose text is too long, gets None."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return None
+
+    def part(c: Any) -> Any:
+        if not isinstance(c, dict):
+            return 0
+        res, policy = c.get("resources"), c.get("restartPolicy")
+        return (res if isinstance(res, dict) else 0, policy if isinstance(policy, str) else "")
+
+    res, overhead = spec.get("resources"), spec.get("overhead")
+    try:
+        key = orjson.dumps(
+            (
+                res if isinstance(res, dict) else 0,
+                overhead if isinstance(overhead, dict) else 0,
+                [part(c) for c in spec.get("containers") or ()],
+                [part(c) for c in spec.get("initContainers") or ()],
+            )
+        )
+    except TypeError:
+        return None
+    if b"null" in key or len(key) > _MEMO_KEY_MAX_BYTES:
+        return None
+    return key
+
+
+class RequestMemo:
+    """:func:`pod_request_units` remembered per pod *shape* (the resources of its containers).
+
+    The pods of one template request the same, and kubelet admits each: the exact quantity
+    arithmetic (fractions) costs several times the JSON text of the resources, so a node agent
+    running thousands of a template's pods computes it once. One memo per agent, bounded.
+    """
+
+    def __init__(self, limit: int = _MEMO_LIMIT) -> None:
+        self._limit = limit
+        self._known: dict[bytes, dict[str, int]] = {}
+
+    def units(self, pod: Obj) -> dict[str, int]:
+        key = _request_key(pod)
+        if key is None:
+            return pod_request_units(pod)
+        known = self._known.get(key)
+        if known is None:
+            if len(self._known) >= self._limit:
+                self._known.clear()
+            known = self._known[key] = pod_request_units(pod)
+        return dict(known)
 
 
 def resource_units(rl: Mapping[str, Any]) -> dict[str, int]:

@@ -44,12 +44,12 @@ from apiserver.client.interface import (
     RESOURCESLICES,
     Client,
 )
-from apiserver.meta import Clock, key_of, parse_time, rfc3339_micro
+from apiserver.meta import Clock, key_of, parse_time
 from controllers.base import Controller, Requeue
 from controllers.fleet import DeviceSpec, Fleet
 from controllers.metrics import ControllerMetrics
 from controllers.nodeagent import pod_annotations as ann
-from controllers.nodeagent.admission import pod_request_units, resource_units
+from controllers.nodeagent.admission import RequestMemo, resource_units
 from controllers.nodeagent.ipam import (
     NODE_NETWORK,
     CIDRAllocator,
@@ -58,6 +58,7 @@ from controllers.nodeagent.ipam import (
     prefix_for_pods,
 )
 from controllers.nodeagent.lifecycle import lifecycle_for
+from controllers.nodeagent.microtime import micro_time
 from controllers.nodeagent.node_annotations import NOT_READY, UNREACHABLE
 from controllers.nodeagent.node_annotations import fault as annotated_fault
 from controllers.nodeagent.stages import (
@@ -153,6 +154,7 @@ class NodeAgent(Controller):
         self._pods: dict[str, PodRecord] = {}
         self._cidrs = CIDRAllocator()
         self._recorders: dict[str, EventRecorder] = {}
+        self._requests = RequestMemo()
         self._leases: set[str] = set()
         self._timer_task: asyncio.Task[None] | None = None
         #: counters for benchmarks and tests: status writes, pods made Ready, rejections, deletions
@@ -606,8 +608,8 @@ class NodeAgent(Controller):
             await self._renew_lease(node, state, ctx.now)
         for k, v in action.mark.items():
             setattr(state, k, v)
-        # schedule the next renewal right away (no informer event will bring us back)
-        ctx = NodeContext(node, state, self.clock.now(), self.clock.monotonic(), self.options)
+        # schedule the next renewal right away (no informer event will bring us back): the same
+        # stages against the state just marked, at the time the renewal was decided (its anchor)
         picked = select(self.lifecycle.leases, ctx, self.options.time_scale)
         if picked is not None:
             self.timers.schedule(("lease", name), picked[1])
@@ -621,7 +623,7 @@ class NodeAgent(Controller):
         is gone is created anew; on a conflict the current one is read and renewed.
         """
         name = key_of(node)
-        renew_time = rfc3339_micro(now)
+        renew_time = micro_time(now)
         for _ in range(3):
             base = state.lease
             try:
@@ -677,7 +679,7 @@ class NodeAgent(Controller):
             key=key,
             uid=md.get("uid", ""),
             node=(pod.get("spec") or {}).get("nodeName", ""),
-            request=pod_request_units(pod),
+            request=self._requests.units(pod),
         )
         self._pods[key] = rec
         return rec
@@ -778,7 +780,8 @@ class NodeAgent(Controller):
                 self.options,
                 self.claims_ready(pod),
             )
-            picked = select(self.lifecycle.pods, ctx, self.options.time_scale)
+            deleting = (pod.get("metadata") or {}).get("deletionTimestamp") is not None
+            picked = select(self.lifecycle.pod_stages(deleting), ctx, self.options.time_scale)
             if picked is None:
                 self.timers.cancel(("pod", key))
                 return

@@ -33,11 +33,24 @@ _LIST_KEYS = {"conditions": "type", "containerStatuses": "name", "initContainerS
 
 @dataclass(frozen=True)
 class Lifecycle:
-    """The compiled stages the agent evaluates, per kind."""
+    """The compiled stages the agent evaluates, per kind.
+
+    ``pods_live`` / ``pods_deleting``: the pod stages, in order, that can match a pod without /
+    with ``metadata.deletionTimestamp`` (a stage whose selector requires the other case is left
+    out). A deletion is never undone, so the agent evaluates only the stages of the pod's case:
+    the shipped exits for deleting pods are skipped for every live pod, and the lifecycle for
+    every deleting one, with the same result as evaluating them all (empty: ``pods``).
+    """
 
     pods: tuple[Stage[PodContext], ...]
     nodes: tuple[Stage[NodeContext], ...]
     leases: tuple[Stage[NodeContext], ...]
+    pods_live: tuple[Stage[PodContext], ...] = ()
+    pods_deleting: tuple[Stage[PodContext], ...] = ()
+
+    def pod_stages(self, deleting: bool) -> tuple[Stage[PodContext], ...]:
+        """The pod stages that can match a pod that is (not) being deleted."""
+        return (self.pods_deleting if deleting else self.pods_live) or self.pods
 
 
 # ============================================================================ selectors
@@ -161,12 +174,25 @@ def compile_stage(spec: LifecycleStage) -> Stage[Any]:
     return Stage(spec.name, match, apply, delay, anchor, scaled=spec.scaled, weight=spec.weight)
 
 
-#: conditions cheap enough to write inline (reads of the context) rather than call
+#: conditions cheap enough to write inline (reads of the context) rather than call; they are
+#: tested first, so a stage that cannot match is usually turned down by attribute reads alone
+#: (``PodContext`` reads the pod's phase and containers' state once per evaluation). Each reads
+#: exactly as the predicate of the same name in ``stages.POD_PREDICATES``.
 _INLINE = {
     ("Pod", "node-known"): "c.node is not None",
     ("Pod", "node-gone"): "c.node is None",
     ("Pod", "admitted"): "c.record.admitted",
     ("Pod", "claims-ready"): "c.claims_ready",
+    ("Pod", "container-running"): "c.containers_state == 'running'",
+    ("Pod", "container-waiting"): "c.containers_state == 'waiting'",
+    ("Pod", "no-container-status"): "not c.containers_state",
+    ("Pod", "containers-started"): (
+        "c.record.admitted and c.phase not in ('Succeeded', 'Failed')"
+        " and c.containers_state in ('running', 'waiting')"
+    ),
+    ("Pod", "unstarted"): (
+        "not c.record.admitted or c.phase in ('Succeeded', 'Failed') or not c.containers_state"
+    ),
 }
 
 
@@ -371,12 +397,27 @@ def merge_status(status: Obj, template: Mapping[str, Any], env: Mapping[str, str
 # ============================================================================ assembly
 
 
+_DELETION_TIMESTAMP = (("metadata", "", ""), ("deletionTimestamp", "", ""))
+
+
+def _deletion_case(spec: LifecycleStage) -> bool | None:
+    """True: the stage matches deleting pods only; False: live pods only; None: either (its
+    selector says nothing of ``.metadata.deletionTimestamp`` but Exists / DoesNotExist)."""
+    for e in spec.expressions:
+        if e.path == _DELETION_TIMESTAMP and e.operator in ("Exists", "DoesNotExist"):
+            return e.operator == "Exists"
+    return None
+
+
 def compile_lifecycle(stages: tuple[LifecycleStage, ...]) -> Lifecycle:
-    compiled = [(s.kind, compile_stage(s)) for s in stages]
+    compiled = [(s, compile_stage(s)) for s in stages]
+    pods = [(_deletion_case(s), st) for s, st in compiled if s.kind == "Pod"]
     return Lifecycle(
-        tuple(st for k, st in compiled if k == "Pod"),
-        tuple(st for k, st in compiled if k == "Node"),
-        tuple(st for k, st in compiled if k == "Lease"),
+        tuple(st for _, st in pods),
+        tuple(st for s, st in compiled if s.kind == "Node"),
+        tuple(st for s, st in compiled if s.kind == "Lease"),
+        pods_live=tuple(st for case, st in pods if case is not True),
+        pods_deleting=tuple(st for case, st in pods if case is not False),
     )
 
 

@@ -188,6 +188,14 @@ class PodContext:
     options: AgentOptions
     #: every ResourceClaim of the pod is allocated and reserved for it or its PodGroup
     claims_ready: bool = True
+    #: the pod's phase and its containers' state as last written, read once per evaluation:
+    #: nearly every stage's selector asks for one of them
+    phase: str = field(init=False)
+    containers_state: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.phase = phase_of(self.pod)
+        self.containers_state = container_state(self.pod)
 
 
 @dataclass
@@ -279,7 +287,7 @@ def _deleting(c: PodContext) -> bool:
 
 
 def _terminal(c: PodContext) -> bool:
-    return phase_of(c.pod) in TERMINAL
+    return c.phase in TERMINAL
 
 
 def _restart_policy(c: PodContext) -> str:
@@ -288,7 +296,7 @@ def _restart_policy(c: PodContext) -> str:
 
 def _running(c: PodContext) -> bool:
     """Containers were started by this agent (running or backing off) and the pod is not terminal."""
-    return c.record.admitted and not _terminal(c) and container_state(c.pod) in ("running", "waiting")
+    return c.record.admitted and not _terminal(c) and c.containers_state in ("running", "waiting")
 
 
 def ready_delay(pod: Obj, options: AgentOptions) -> float | None:
@@ -364,7 +372,7 @@ def _unstarted_delete_match(c: PodContext) -> bool:
         c.node is not None
         and _deleting(c)
         and "deleted" not in c.record.flags
-        and (not c.record.admitted or _terminal(c) or not container_state(c.pod))
+        and (not c.record.admitted or _terminal(c) or not c.containers_state)
     )
 
 
@@ -408,7 +416,7 @@ def _delete_match(c: PodContext) -> bool:
 
 
 def _stop_apply(c: PodContext) -> Action:
-    crashed = container_state(c.pod) == "waiting"
+    crashed = c.containers_state == "waiting"
     code = 1 if crashed else 0
     fate = _fate_from_pod(c, state="terminated", exit_code=code, finished_at=c.now)
     phase = "Failed" if code else "Succeeded"
@@ -424,7 +432,7 @@ def _release_apply(c: PodContext) -> Action:
 
 
 def _admit_match(c: PodContext) -> bool:
-    return c.node is not None and not c.record.admitted and not _deleting(c) and phase_of(c.pod) == "Pending"
+    return c.node is not None and not c.record.admitted and not _deleting(c) and c.phase == "Pending"
 
 
 def _admit_apply(c: PodContext) -> Action:
@@ -449,8 +457,8 @@ def _start_match(c: PodContext) -> bool:
         and c.claims_ready
         and c.record.admitted
         and not _deleting(c)
-        and phase_of(c.pod) == "Pending"
-        and not container_state(c.pod)
+        and c.phase == "Pending"
+        and not c.containers_state
     )
 
 
@@ -467,7 +475,7 @@ def _lifecycle_ok(c: PodContext) -> bool:
 def _ready_match(c: PodContext) -> bool:
     return (
         _lifecycle_ok(c)
-        and container_state(c.pod) == "running"
+        and c.containers_state == "running"
         and not is_ready(c.pod)
         and ready_delay(c.pod, c.options) is not None
     )
@@ -519,7 +527,7 @@ def _crash_match(c: PodContext) -> bool:
         _lifecycle_ok(c)
         and ann.flag(c.pod, ann.CRASH)
         and not _fails_at_once(c)
-        and container_state(c.pod) == "running"
+        and c.containers_state == "running"
     )
 
 
@@ -544,7 +552,7 @@ def _crash_apply(c: PodContext) -> Action:
 
 
 def _restart_match(c: PodContext) -> bool:
-    return _lifecycle_ok(c) and container_state(c.pod) == "waiting" and ann.flag(c.pod, ann.CRASH)
+    return _lifecycle_ok(c) and c.containers_state == "waiting" and ann.flag(c.pod, ann.CRASH)
 
 
 def _restart_apply(c: PodContext) -> Action:
@@ -558,7 +566,7 @@ def _restart_apply(c: PodContext) -> Action:
 
 
 def _ephemeral_match(c: PodContext) -> bool:
-    return _lifecycle_ok(c) and container_state(c.pod) == "running" and bool(missing_ephemeral(c.pod))
+    return _lifecycle_ok(c) and c.containers_state == "running" and bool(missing_ephemeral(c.pod))
 
 
 def _ephemeral_apply(c: PodContext) -> Action:
@@ -581,7 +589,7 @@ def _ephemeral_apply(c: PodContext) -> Action:
 
 
 def _unstarted(c: PodContext) -> bool:
-    return not c.record.admitted or _terminal(c) or not container_state(c.pod)
+    return not c.record.admitted or _terminal(c) or not c.containers_state
 
 
 def _becomes_ready(c: PodContext) -> bool:
@@ -607,9 +615,9 @@ POD_PREDICATES: dict[str, Callable[[PodContext], bool]] = {
     "claims-ready": lambda c: c.claims_ready,
     "unstarted": _unstarted,
     "containers-started": _running,
-    "container-running": lambda c: container_state(c.pod) == "running",
-    "container-waiting": lambda c: container_state(c.pod) == "waiting",
-    "no-container-status": lambda c: not container_state(c.pod),
+    "container-running": lambda c: c.containers_state == "running",
+    "container-waiting": lambda c: c.containers_state == "waiting",
+    "no-container-status": lambda c: not c.containers_state,
     "ephemeral-missing": lambda c: bool(missing_ephemeral(c.pod)),
     "becomes-ready": _becomes_ready,
     "finishes": _finishes,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from apiserver.api.types import Obj
 from apiserver.meta import rfc3339
@@ -45,8 +46,11 @@ def _sha(*parts: str) -> str:
 # ============================================================================ images & ids
 
 
+@lru_cache(maxsize=4096)
 def normalize_image(image: str) -> str:
     """How containerd reports an image reference: registry and ``library/`` made explicit.
+
+    Memoised: a cluster runs few distinct images, and every container status written names one.
 
     ``nginx`` -> ``docker.io/library/nginx:latest``; ``my-org/app:v1`` -> ``docker.io/my-org/app:v1``;
     ``registry.k8s.io/pause:3.10`` unchanged.
@@ -65,8 +69,10 @@ def normalize_image(image: str) -> str:
     return f"{name}@{digest}" if at else name
 
 
+@lru_cache(maxsize=4096)
 def image_id(image: str) -> str:
-    """``repo@sha256:…``: the digest given in the reference, else a stable made-up one."""
+    """``repo@sha256:…``: the digest given in the reference, else a stable made-up one (memoised
+    per image: its hash is the same for every container that runs it)."""
     norm = normalize_image(image)
     if "@" in norm:
         return norm

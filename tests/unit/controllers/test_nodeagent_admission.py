@@ -8,6 +8,7 @@ from apiserver.api.types import Obj
 from controllers.nodeagent.admission import (
     NodeUsage,
     Rejection,
+    RequestMemo,
     allocatable_units,
     check_fit,
     is_extended_resource,
@@ -30,7 +31,7 @@ def pod(*containers: Obj, init: list[Obj] | None = None, overhead: dict[str, str
     return {"metadata": {"name": "p", "namespace": "default"}, "spec": spec}
 
 
-@pytest.mark.parametrize(
+REQUEST_CASES = pytest.mark.parametrize(
     ("name", "p", "want"),
     [
         ("sums regular containers", pod(container("a", cpu="1"), container("b", cpu="500m")), {"cpu": 1500}),
@@ -63,10 +64,58 @@ def pod(*containers: Obj, init: list[Obj] | None = None, overhead: dict[str, str
         ),
         ("overhead is added", pod(container("a", cpu="1"), overhead={"cpu": "250m"}), {"cpu": 1250}),
         ("no requests, no entries", pod(container("a")), {}),
+        (
+            "pod-level requests override the containers'",
+            {
+                **pod(container("a", cpu="1")),
+                "spec": {**pod(container("a", cpu="1"))["spec"], "resources": {"requests": {"cpu": "3"}}},
+            },
+            {"cpu": 3000},
+        ),
     ],
 )
+
+
+@REQUEST_CASES
 def test_pod_request_units(name: str, p: Obj, want: dict[str, int]) -> None:
     assert pod_request_units(p) == want, name
+
+
+@REQUEST_CASES
+def test_the_request_memo_answers_as_the_arithmetic(name: str, p: Obj, want: dict[str, int]) -> None:
+    memo = RequestMemo()
+    first, again = memo.units(p), memo.units(p)
+    assert first == again == pod_request_units(p) == want, name
+    first["cpu"] = -1  # the caller's copy: the memo's own is not changed through it
+    assert memo.units(p) == want, name
+
+
+def test_the_request_memo_tells_shapes_apart() -> None:
+    """Pods alike but for one request, a sidecar's restartPolicy or a non-map part get each their
+    own answer; a NaN (written as ``null``) is never remembered."""
+    memo = RequestMemo()
+    side = {**container("side", cpu="1"), "restartPolicy": "Always"}
+    plain = container("side", cpu="1")
+    cases = [
+        pod(container("a", cpu="1")),
+        pod(container("a", cpu="2")),
+        pod(container("a", cpu="1"), init=[side, container("i", cpu="2")]),
+        pod(container("a", cpu="1"), init=[plain, container("i", cpu="2")]),
+        pod(container("a", cpu="1"), overhead={"cpu": "100m"}),
+        {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "resources": "junk"}]}},
+        pod(container("a", cpu=float("nan"))),  # type: ignore[arg-type]
+    ]
+    for _ in range(2):
+        for p in cases:
+            assert memo.units(p) == pod_request_units(p)
+    assert len(memo._known) == 6
+
+
+def test_the_request_memo_is_bounded() -> None:
+    memo = RequestMemo(limit=4)
+    for i in range(10):
+        assert memo.units(pod(container("a", cpu=f"{i + 1}m"))) == {"cpu": i + 1}
+    assert len(memo._known) <= 4
 
 
 def test_a_pod_that_fits_is_admitted() -> None:

@@ -177,3 +177,102 @@ def test_a_user_stage_named_like_a_shipped_one_is_refused_unless_it_replaces_the
     assert [
         s.name for s in lifecycle_for(parse_stages([{"replaceDefaults": True}, _pod_stage("pod-ready")])).pods
     ] == ["pod-ready"]
+
+
+def test_inlined_conditions_read_as_their_predicates() -> None:
+    """Every ``when:`` condition the compiler writes inline gives what the predicate of the same
+    name gives, over pods in every phase and container state, admitted or not, with or without
+    a node: inlining is a speed-up, never a second definition."""
+    import itertools
+
+    from controllers.nodeagent.lifecycle import _INLINE
+    from controllers.nodeagent.stages import POD_PREDICATES, NodeState
+
+    node = NodeState(name="n1", ordinal=0, internal_ip="172.16.0.2", pod_cidr="10.128.0.0/24")
+    states: list[dict[str, Any]] = [{}, {"running": {}}, {"waiting": {}}, {"terminated": {}}]
+    phases = [None, "Pending", "Running", "Succeeded", "Failed"]
+    checked = 0
+    for phase, state, admitted, has_node, claims in itertools.product(
+        phases, states, (False, True), (False, True), (False, True)
+    ):
+        status: dict[str, Any] = {}
+        if phase is not None:
+            status["phase"] = phase
+        if state:
+            status["containerStatuses"] = [{"name": "c", "state": state}]
+        pod = {"metadata": {"name": "p", "namespace": "default", "uid": "u"}, "status": status}
+        rec = PodRecord(key="default/p", uid="u", node="n1", request={}, admitted=admitted)
+        ctx = PodContext(pod, rec, node if has_node else None, 0.0, 0.0, AgentOptions(), claims)
+        for (kind, name), source in _INLINE.items():
+            if kind != "Pod":
+                continue
+            assert bool(eval(source, {}, {"c": ctx})) == bool(POD_PREDICATES[name](ctx)), (
+                name,
+                status,
+                admitted,
+            )  # noqa: S307
+            checked += 1
+    assert checked > 0
+
+
+def test_the_stages_of_a_live_or_deleting_pod_select_as_all_of_them() -> None:
+    """The shipped stages split by deletion (and user stages that test ``deletionTimestamp`` with
+    Exists, DoesNotExist or In, or not at all) pick the same stage and deadline as the whole list,
+    for pods in every phase and container state, deleting or not, admitted or not."""
+    import itertools
+
+    from controllers.nodeagent.stages import NodeState
+
+    user = parse_stages(
+        [
+            _pod_stage(
+                "gone",
+                selector={"matchExpressions": [{"key": ".metadata.deletionTimestamp", "operator": "Exists"}]},
+            ),
+            _pod_stage(
+                "here",
+                selector={
+                    "matchExpressions": [{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"}]
+                },
+            ),
+            _pod_stage(
+                "text",
+                selector={
+                    "matchExpressions": [
+                        {"key": ".metadata.deletionTimestamp", "operator": "In", "values": [""]}
+                    ]
+                },
+            ),
+            _pod_stage("any", delay={"duration": "3s"}),
+        ]
+    )
+    node = NodeState(name="n1", ordinal=0, internal_ip="172.16.0.2", pod_cidr="10.128.0.0/24")
+    for lc in (default_lifecycle(), lifecycle_for(user)):
+        assert len(lc.pods_live) < len(lc.pods) and len(lc.pods_deleting) < len(lc.pods)
+        states: list[dict[str, Any]] = [{}, {"running": {}}, {"waiting": {}}, {"terminated": {}}]
+        for phase, state, deleting, admitted, has_node in itertools.product(
+            ("Pending", "Running", "Succeeded"), states, (False, True), (False, True), (False, True)
+        ):
+            md: dict[str, Any] = {"name": "p", "namespace": "default", "uid": "u"}
+            if deleting:
+                md["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+                md["deletionGracePeriodSeconds"] = 30
+            status: dict[str, Any] = {"phase": phase}
+            if state:
+                status["containerStatuses"] = [{"name": "c", "state": state, "restartCount": 0}]
+            pod = {
+                "metadata": md,
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+                "status": status,
+            }
+            rec = PodRecord(key="default/p", uid="u", node="n1", request={}, admitted=admitted, started=0.0)
+            rec.deleting = 0.0 if deleting else None
+            whole = select(
+                lc.pods, PodContext(pod, rec, node if has_node else None, 0.0, 0.0, AgentOptions()), 1.0
+            )
+            part = select(
+                lc.pod_stages(deleting),
+                PodContext(pod, rec, node if has_node else None, 0.0, 0.0, AgentOptions()),
+                1.0,
+            )
+            assert (whole and (whole[0].name, whole[1])) == (part and (part[0].name, part[1])), (md, status)
