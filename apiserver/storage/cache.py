@@ -437,7 +437,12 @@ class WatchCache:
         ``at`` (monotonic seconds) dates a change replayed from stored history (a restart),
         so that it leaves the window when it would have; live changes are dated now.
         """
-        rs = self.resource(skey)
+        self._apply(self.resource(skey), etype, key, rec, prev, at)
+
+    def _apply(
+        self, rs: ResourceCache, etype: str, key: Key, rec: Record, prev: Record | None, at: float | None = None
+    ) -> None:
+        """:meth:`apply` to a resource's cache already looked up (a backend's write has it)."""
         if etype == DELETED:
             rs.remove(key)
         else:
@@ -446,20 +451,28 @@ class WatchCache:
                 rs.order.added(key)
             items[key] = rec
         now = self._monotonic() if at is None else at
-        ev = Event(rec.rv, etype, key, rec, prev, now)
-        rs.history.append(ev)
-        if len(rs.history) > rs.history_size:
-            rs.compacted_rv = rs.history.popleft().rv
-        self._timeline.append((rs, ev))
-        self._history_held += footprint(rec)
-        self._rv = rec.rv
-        rs.last_rv = rec.rv
+        rv = rec.rv
+        ev = Event(rv, etype, key, rec, prev, now)
+        history = rs.history
+        history.append(ev)
+        if len(history) > rs.history_size:
+            rs.compacted_rv = history.popleft().rv
+        tl = self._timeline
+        tl.append((rs, ev))
+        self._history_held += len(rec.raw) + EVENT_OVERHEAD  # footprint(rec)
+        self._rv = rs.last_rv = rv
         if prev is not None and prev is not rec and prev.supersede():
             self._retire(prev)  # it was kept decoded for its sharers: no longer
         if etype == DELETED:
             rec.supersede()
-        self._retire(rec)
-        self.compact(now)
+        # _retire(rec), inline: one per write
+        pending = self._recent
+        pending.append(rec)
+        if len(pending) > RELEASE_LAG:
+            pending.popleft().release_unshared()
+        # compact(now) when the oldest event left the window or the budget is exceeded
+        if tl[0][1].at < now - self.history_window or self._history_held > self.history_bytes:
+            self.compact(now)
         if rs.watchers:
             item = (etype, rec)
             for w in tuple(rs.watchers):
