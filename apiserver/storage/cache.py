@@ -440,7 +440,13 @@ class WatchCache:
         self._apply(self.resource(skey), etype, key, rec, prev, at)
 
     def _apply(
-        self, rs: ResourceCache, etype: str, key: Key, rec: Record, prev: Record | None, at: float | None = None
+        self,
+        rs: ResourceCache,
+        etype: str,
+        key: Key,
+        rec: Record,
+        prev: Record | None,
+        at: float | None = None,
     ) -> None:
         """:meth:`apply` to a resource's cache already looked up (a backend's write has it)."""
         if etype == DELETED:
