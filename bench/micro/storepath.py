@@ -9,6 +9,7 @@ in-process API server (no controllers, no scheduler: only what is measured runs)
   informers (``read_only`` list + watch, as every component's) watch pods; the clock stops when
   every informer holds all N pods, so storage, watch cache, fan-out and informer upserts count;
 * ``updates``: N pod label updates (GET + PUT) with the same K informers watching;
+* ``bindings``: N ``pods/binding`` writes (the pods created beforehand), the K informers watching;
 * ``events``: N Events through an ``EventRecorder`` (a kubelet's three per pod: ``Pulled``,
   ``Created``, ``Started``), flushed: correlator, queue, client and server write;
 * ``correlate``: the same N Events through the ``EventCorrelator`` alone.
@@ -34,7 +35,7 @@ import sys
 import time
 from typing import Any
 
-SCENARIOS = ("store", "watched", "updates", "events", "correlate")
+SCENARIOS = ("store", "watched", "updates", "bindings", "events", "correlate")
 
 
 def _pod(i: int) -> dict[str, Any]:
@@ -109,7 +110,7 @@ async def _child(scenario: str, n: int, k: int) -> float:
     cp = ControlPlane()
     c = cp.client()
     informers = []
-    for _ in range(k if scenario in ("watched", "updates") else 0):
+    for _ in range(k if scenario in ("watched", "updates", "bindings") else 0):
         inf = Informer(cp.client(), PODS)
         inf.add_event_handler(lambda o: None, lambda a, b: None, lambda o: None)
         inf.start()
@@ -117,7 +118,7 @@ async def _child(scenario: str, n: int, k: int) -> float:
     for inf in informers:
         await inf.wait_for_sync()
     try:
-        if scenario == "updates":
+        if scenario in ("updates", "bindings"):
             for i in range(n):
                 await c.create(PODS, _pod(i), "default")
             while any(len(inf) < n for inf in informers):
@@ -140,6 +141,22 @@ async def _child(scenario: str, n: int, k: int) -> float:
                     got = inf.get_by_name("default", f"p{n - 1}")
                     if got is not None and got["metadata"]["labels"].get("v") == "2":
                         del want[inf]
+                await asyncio.sleep(0)
+        elif scenario == "bindings":
+            for i in range(n):
+                body = {
+                    "apiVersion": "v1",
+                    "kind": "Binding",
+                    "metadata": {"name": f"p{i}", "namespace": "default"},
+                    "target": {"apiVersion": "v1", "kind": "Node", "name": f"n{i % 50}"},
+                }
+                await c.create_subresource(PODS, f"p{i}", "binding", body, "default")
+            want = set(informers)
+            while want:
+                for inf in list(want):
+                    got = inf.get_by_name("default", f"p{n - 1}")
+                    if got is not None and got["spec"].get("nodeName"):
+                        want.discard(inf)
                 await asyncio.sleep(0)
         elif scenario == "events":
             rec = EventRecorder(c, "kubelet", "n1")
