@@ -277,7 +277,7 @@ class ResourceCache:
 
     def __init__(self, history_size: int) -> None:
         self.items: dict[Key, Record] = {}
-        self.order = KeyOrder()
+        self.order = KeyOrder(self.items)
         self.history: deque[Event] = deque()
         self.history_size = history_size
         self.compacted_rv = 0  # events with rv <= this are gone from history
@@ -286,9 +286,10 @@ class ResourceCache:
 
     def put(self, key: Key, rec: Record) -> None:
         items = self.items
-        if key not in items:
-            self.order.added(key)
+        new = key not in items
         items[key] = rec
+        if new:  # told once present: a merge it triggers keeps only present keys
+            self.order.added(key)
 
     def remove(self, key: Key) -> None:
         if self.items.pop(key, None) is not None:
@@ -297,9 +298,10 @@ class ResourceCache:
     def put_many(self, records: dict[Key, Record]) -> None:
         items, order = self.items, self.order
         for key, rec in records.items():
-            if key not in items:
-                order.added(key)
+            new = key not in items
             items[key] = rec
+            if new:
+                order.added(key)
 
     def clear(self) -> None:
         self.items.clear()
@@ -308,8 +310,8 @@ class ResourceCache:
     def keys(self, namespace: str = "") -> list[Key]:
         """The keys in order, of one namespace or all."""
         if namespace:
-            return self.order.namespace(self.items, namespace)
-        return self.order.keys(self.items)
+            return self.order.namespace(namespace)
+        return self.order.keys()
 
     def range(self, namespace: str) -> Iterator[tuple[Key, Record]]:
         items = self.items
@@ -327,7 +329,7 @@ class ResourceCache:
             overrides[ev.key] = ev.prev  # the earliest event after rv wins (visited last)
         lo = start if start is not None else ((namespace, "") if namespace else None)
         hi = (namespace, HIGHEST) if namespace else None
-        cur_keys = self.order.span(self.items, lo, hi, lo_inclusive=start is None)
+        cur_keys = self.order.span(lo, hi, lo_inclusive=start is None)
         extra = sorted(
             k
             for k in overrides
@@ -453,9 +455,10 @@ class WatchCache:
             rs.remove(key)
         else:
             items = rs.items
-            if key not in items:
-                rs.order.added(key)
+            new = key not in items
             items[key] = rec
+            if new:  # told once present (see ResourceCache.put)
+                rs.order.added(key)
         now = self._monotonic() if at is None else at
         rv = rec.rv
         ev = Event(rv, etype, key, rec, prev, now)
@@ -576,7 +579,7 @@ class WatchCache:
         elif start is not None:
             hi = (namespace, HIGHEST) if namespace else None
             items = rs.items
-            it = ((k, items[k]) for k in rs.order.span(items, start, hi, lo_inclusive=False))
+            it = ((k, items[k]) for k in rs.order.span(start, hi, lo_inclusive=False))
         else:
             it = rs.range(namespace)
         return page(it, flt, limit, list_rv)

@@ -13,7 +13,7 @@ import pytest
 
 from apiserver.storage.cache import ResourceCache
 from apiserver.storage.interface import Record
-from apiserver.storage.keyorder import HIGHEST, KeyOrder
+from apiserver.storage.keyorder import HIGHEST, MERGE_FLOOR, KeyOrder
 from apiserver.storage.memory import MemoryStorage
 
 SKEY = ("", "pods")
@@ -81,20 +81,37 @@ def test_an_earlier_answer_does_not_change_under_later_writes() -> None:
 
 
 def test_deleted_and_recreated_keys_appear_once() -> None:
-    order = KeyOrder()
     present: set[tuple[str, str]] = set()
+    order = KeyOrder(present)
     for k in [("a", "1"), ("a", "2")]:
-        order.added(k)
         present.add(k)
-    assert order.keys(present) == [("a", "1"), ("a", "2")]
+        order.added(k)
+    assert order.keys() == [("a", "1"), ("a", "2")]
     present.discard(("a", "1"))
     order.removed()
-    order.added(("a", "1"))  # re-created before the next read: once in the sorted list, once added
     present.add(("a", "1"))
-    order.added(("a", "3"))
+    order.added(("a", "1"))  # re-created before the next read: once in the sorted list, once added
     present.add(("a", "3"))
+    order.added(("a", "3"))
     present.discard(("a", "3"))  # created and deleted between two reads
     order.removed()
-    assert order.keys(present) == [("a", "1"), ("a", "2")]
-    assert order.span(present, ("a", "1"), ("a", HIGHEST), lo_inclusive=False) == [("a", "2")]
-    assert order.namespace(present, "b") == []
+    assert order.keys() == [("a", "1"), ("a", "2")]
+    assert order.span(("a", "1"), ("a", HIGHEST), lo_inclusive=False) == [("a", "2")]
+    assert order.namespace("b") == []
+
+
+def test_a_resource_never_listed_keeps_its_order_bounded() -> None:
+    """Objects created and deleted for ever with no list in between (a watched-only resource):
+    the keys kept for the order stay within about twice the live ones (and a floor)."""
+    rc = ResourceCache(100)
+    rec = Record({}, b"{}", 1)
+    live: list[tuple[str, str]] = []
+    for i in range(30_000):
+        key = ("ns", f"o{i}")
+        rc.put(key, rec)
+        live.append(key)
+        if len(live) > 50:
+            rc.remove(live.pop(0))
+        held = len(rc.order._sorted) + len(rc.order._added)
+        assert held <= 2 * max(MERGE_FLOOR, len(rc.items)) + 2
+    assert rc.keys("ns") == sorted(live)
