@@ -63,6 +63,26 @@ class LRU(Generic[K, V]):
         if len(d) > self.size:
             del d[next(iter(d))]
 
+    def take(self, key: K) -> V | None:
+        """Remove and return the entry (None if absent): the first half of a read-then-``put``
+        that refreshes and replaces it, in one lookup less than :meth:`get` then :meth:`add`."""
+        return self._d.pop(key, None)
+
+    def put(self, key: K, value: V) -> None:
+        """:meth:`add` of a key known to be absent (just :meth:`take`-n, or missed)."""
+        d = self._d
+        d[key] = value
+        if len(d) > self.size:
+            del d[next(iter(d))]
+
+    def newest(self, key: K) -> V | None:
+        """The entry of ``key`` if it is the most recently used one (an ``add`` of it would change
+        nothing but its value), else None; no refresh."""
+        d = self._d
+        if d and next(reversed(d)) == key:
+            return d[key]
+        return None
+
     def __len__(self) -> int:
         return len(self._d)
 
@@ -120,20 +140,24 @@ class Correlated:
     #: when the event (the aggregate, for a combined one) was first seen
     first_timestamp: float
     #: the cache key the recorder reports the stored name back under
-    key: tuple[object, ...]
+    key: str
     #: a combined event: upstream builds it from the source, object, type, reason and message
     #: only (no reporting controller or instance, no related object)
     aggregate: bool = False
 
 
-def object_key(ref: Obj) -> tuple[str, ...]:
-    """The involved object as the spam and aggregation keys read it."""
-    return (
-        ref.get("kind", ""),
-        ref.get("namespace", ""),
-        ref.get("name", ""),
-        ref.get("uid", ""),
-        ref.get("apiVersion", ""),
+def object_key(ref: Obj) -> str:
+    """The involved object as the spam and aggregation keys read it: one string per event, whose
+    hash is computed once however many caches it is looked up in (client-go joins the same fields
+    into one string key too). NUL cannot occur in the fields, so the join is unambiguous."""
+    return "\0".join(
+        (
+            ref.get("kind", ""),
+            ref.get("namespace", ""),
+            ref.get("name", ""),
+            ref.get("uid", ""),
+            ref.get("apiVersion", ""),
+        )
     )
 
 
@@ -163,9 +187,9 @@ class EventCorrelator:
         self.interval = interval
         self.burst = burst
         self.qps = qps
-        self._aggregates: LRU[tuple[object, ...], _Aggregate] = LRU(size)
-        self._observed: LRU[tuple[object, ...], _Observation] = LRU(size)
-        self._spam: LRU[tuple[str, ...], float] = LRU(size)
+        self._aggregates: LRU[str, _Aggregate] = LRU(size)
+        self._observed: LRU[str, _Observation] = LRU(size)
+        self._spam: LRU[str, float] = LRU(size)
         #: events dropped by the spam filter (their count lives on in the cache)
         self.filtered = 0
 
@@ -183,42 +207,57 @@ class EventCorrelator:
         when one is made.
         """
         obj = object_key(ref)
-        group = (obj, etype, reason)
+        group = f"{obj}\0{etype}\0{reason}"
         # 1. aggregation
         aggregate = False
         if self.max_events > 0:
-            agg = self._aggregates.get(group)  # a hit is refreshed in the LRU and updated in place
+            aggregates = self._aggregates
+            agg = aggregates.take(group)
             if agg is None or now - agg.last > self.interval:
                 agg = _Aggregate(message, now)
-                self._aggregates.add(group, agg)
                 aggregate = self.max_events <= 1
             else:
                 aggregate = agg.add(message, self.max_events)
                 agg.last = now
+            aggregates.put(group, agg)  # a hit is refreshed in the LRU and updated in place
         if aggregate:
-            key: tuple[object, ...] = group
+            key = group
             message = AGGREGATE_PREFIX + message
         else:
-            key = (group, ref.get("fieldPath", ""), message)
+            key = f"{group}\0{ref.get('fieldPath', '')}\0{message}"
         # 2. de-duplication
-        seen = self._observed.get(key)
+        observed = self._observed
+        seen = observed.take(key)
         if seen is not None and seen.count > 0:
             seen.count += 1
             out = Correlated(seen.name, message, seen.count, seen.first_timestamp, key, aggregate)
+            observed.put(key, seen)
         else:
             out = Correlated(new_name(), message, 1, now, key, aggregate)
-            self._observed.add(key, _Observation(1, now, out.name))
+            observed.put(key, _Observation(1, now, out.name))
         # 3. spam filter
         if self.burst <= 0:
             return out
-        full_at = self._spam.get(obj)
-        taken = take_token(now if full_at is None else full_at, now, self.qps, self.burst)
+        spam = self._spam
+        full_at = spam.take(obj)
+        if full_at is None:
+            full_at = now  # a new bucket, full
+        taken = take_token(full_at, now, self.qps, self.burst)
         if taken is None:
+            spam.put(obj, full_at)  # refused: the bucket stays as it was, refreshed (upstream's Add)
             self.filtered += 1
             return None
-        self._spam.add(obj, taken)
+        spam.put(obj, taken)
         return out
 
     def update_state(self, written: Correlated, name: str, count: int) -> None:
-        """``UpdateState``: what the server stored (its name may differ after a clash)."""
-        self._observed.add(written.key, _Observation(count, written.first_timestamp, name))
+        """``UpdateState``: what the server stored (its name may differ after a clash).
+
+        Upstream adds a new entry; when the key's entry is still the most recent one (nothing was
+        correlated meanwhile, the usual case) it is updated in place, which leaves the same
+        entries in the same order."""
+        seen = self._observed.newest(written.key)
+        if seen is not None:
+            seen.count, seen.first_timestamp, seen.name = count, written.first_timestamp, name
+        else:
+            self._observed.add(written.key, _Observation(count, written.first_timestamp, name))

@@ -168,31 +168,38 @@ class EventRecorder:
                 # Gone meanwhile (deleted, or its TTL ran out): recreated below as it is now.
                 if e.code != 404:
                     raise
-        source: Obj = {"component": self.component}
-        if self.host:
-            source["host"] = self.host
-        ev: Obj = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"name": c.name, "namespace": ns},
-            "involvedObject": p.ref,
-            "reason": p.reason,
-            "message": c.message,
-            "type": p.type,
-            "source": source,
-            "firstTimestamp": rfc3339(c.first_timestamp),
-            "lastTimestamp": now,
-            "count": c.count,
-        }
-        if not c.aggregate:
-            ev["reportingComponent"] = self.component
-            ev["reportingInstance"] = self.host or self.component
-            if p.related:
-                ev["related"] = p.related
+
+        def body(name: str) -> Obj:
+            # built afresh for each attempt and handed off: the in-process client then stores this
+            # very dict instead of a copy, so nothing in it may be shared with what the caller
+            # keeps (its object reference is copied; the values are strings)
+            source: Obj = {"component": self.component}
+            if self.host:
+                source["host"] = self.host
+            ev: Obj = {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": name, "namespace": ns},
+                "involvedObject": dict(p.ref),
+                "reason": p.reason,
+                "message": c.message,
+                "type": p.type,
+                "source": source,
+                "firstTimestamp": rfc3339(c.first_timestamp),
+                "lastTimestamp": now,
+                "count": c.count,
+            }
+            if not c.aggregate:
+                ev["reportingComponent"] = self.component
+                ev["reportingInstance"] = self.host or self.component
+                if p.related:
+                    ev["related"] = dict(p.related)
+            return ev
+
         name = c.name
         while True:
             try:
-                await self.client.create(EVENTS, ev, ns)
+                await self.client.create(EVENTS, body(name), ns, handoff=True)
                 break
             except errors.StatusError as e:
                 # Another recorder (another component, or another process on the same cluster)
@@ -200,7 +207,7 @@ class EventRecorder:
                 if not errors.is_already_exists(e):
                     raise
                 self._last_stamp += 1
-                name = ev["metadata"]["name"] = event_name(name_of_object, self._last_stamp)
+                name = event_name(name_of_object, self._last_stamp)
         self.correlator.update_state(c, name, c.count)
         return True
 

@@ -321,8 +321,16 @@ class HTTPClient:
 
     # ------------------------------------------------------------------ writes
     async def create(
-        self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
+        self,
+        gvr: GVR,
+        obj: Obj,
+        namespace: str = "",
+        *,
+        dry_run: bool = False,
+        field_manager: str = "",
+        handoff: bool = False,
     ) -> Obj:
+        # ``handoff`` changes nothing here: the body is serialized, the caller's dict never stored
         _, ns = self._name_ns(obj, namespace)
         return await self._call(
             "POST", collection_path(gvr, ns), params=self._write_params(dry_run, field_manager), body=obj

@@ -175,14 +175,37 @@ class Informer:
                     if not s:
                         del idx[v]
 
+    def _index_update(self, key: str, old: Obj, obj: Obj) -> None:
+        """Move ``key`` from ``old``'s index values to ``obj``'s, touching only the values that
+        changed: most updates (a status, a binding) keep the namespace, owners and labels that the
+        indices read, and removing then adding the key again would empty and re-create every
+        set it is alone in."""
+        for name, fn in self._indexers.items():
+            before = fn(old)
+            after = fn(obj)
+            if before == after:
+                continue
+            idx = self._indices[name]
+            for v in before:
+                if v in after:
+                    continue
+                s = idx.get(v)
+                if s is not None:
+                    s.discard(key)
+                    if not s:
+                        del idx[v]
+            for v in after:
+                idx.setdefault(v, set()).add(key)
+
     def _upsert(self, obj: Obj) -> None:
         # interned: every informer of the resource (six watch pods) keys and indexes it by one string
         key = sys.intern(key_of(obj))
         old = self._items.get(key)
-        if old is not None:
-            self._index_remove(key, old)
         self._items[key] = obj
-        self._index_add(key, obj)
+        if old is None:
+            self._index_add(key, obj)
+        else:
+            self._index_update(key, old, obj)
         for on_add, on_update, _ in self._handlers:
             if old is None:
                 if on_add is not None:

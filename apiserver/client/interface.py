@@ -124,8 +124,23 @@ class Client(Protocol):
         ...
 
     async def create(
-        self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
-    ) -> Obj: ...
+        self,
+        gvr: GVR,
+        obj: Obj,
+        namespace: str = "",
+        *,
+        dry_run: bool = False,
+        field_manager: str = "",
+        handoff: bool = False,
+    ) -> Obj:
+        """Create ``obj``; returns the created object.
+
+        ``handoff`` (gangplane's, as ``read_only`` is): the caller hands ``obj`` over and will
+        neither read nor modify it, nor anything in it, afterwards (a body built for this one
+        call), so an in-process client may write it as it is instead of a private copy: the
+        server fills it in and may keep it as the stored object. Over HTTP it changes nothing.
+        """
+        ...
 
     async def update(
         self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""

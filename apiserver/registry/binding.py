@@ -31,21 +31,29 @@ def bind(api: GenericStore, ns: str, name: str, binding: Any) -> Obj:
             f"the name of the object ({bmd['name']}) does not match the name on the URL ({name})"
         )
     rec = api.get_record(rd, ns, name)
-    pod = rec.copy()
-    if pod["metadata"].get("deletionTimestamp"):
+    # The new revision is the stored one with its spec and status changed: it shares every other
+    # subtree with the stored dict (immutable, as every stored object is) instead of decoding a
+    # whole copy. The maps it changes are new ones: metadata (the store writes the new
+    # resourceVersion into it), spec, status and its condition list.
+    cur = rec.obj
+    cur_md = cur.get("metadata") or {}
+    if cur_md.get("deletionTimestamp"):
         raise errors.conflict(
             "pods/binding", name, "", f"pod {name} is being deleted, cannot be assigned to a host"
         )
-    spec = pod.setdefault("spec", {})
-    if spec.get("nodeName"):
+    cur_spec = cur.get("spec") or {}
+    if cur_spec.get("nodeName"):
         raise errors.conflict(
-            "pods/binding", name, "", f'pod {name} is already assigned to node "{spec["nodeName"]}"'
+            "pods/binding", name, "", f'pod {name} is already assigned to node "{cur_spec["nodeName"]}"'
         )
     uid = bmd.get("uid")
-    if uid and uid != pod["metadata"].get("uid"):
+    if uid and uid != cur_md.get("uid"):
         raise errors.conflict("pods/binding", name, "", "Precondition failed: UID in precondition: " + uid)
+    pod = dict(cur)
+    pod["metadata"] = dict(cur_md)
+    spec = pod["spec"] = dict(cur_spec)
     spec["nodeName"] = target
-    status = pod.setdefault("status", {})
+    status = pod["status"] = dict(cur.get("status") or {})
     # KEP-5278: a bound pod no longer carries a nomination.
     status.pop("nominatedNodeName", None)
     conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]

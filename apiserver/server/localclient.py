@@ -264,11 +264,19 @@ class LocalClient:
 
     # ------------------------------------------------------------------ writes
     async def create(
-        self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
+        self,
+        gvr: GVR,
+        obj: Obj,
+        namespace: str = "",
+        *,
+        dry_run: bool = False,
+        field_manager: str = "",
+        handoff: bool = False,
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
-        body = self._copy(obj)
+        # a handed-off body is the caller's no longer: the server may fill it in and keep it
+        body = obj if handoff else self._copy(obj)
         body.setdefault("apiVersion", rd.api_version)
         body.setdefault("kind", rd.kind)
         ns = namespace or (body.get("metadata") or {}).get("namespace", "")

@@ -5,8 +5,9 @@ so that a client can resume a watch from a resourceVersion; etcd compacts older 
 five minutes, after which such a client gets ``410 Expired`` and re-lists. This module is that
 cache, shared by all backends:
 
-* objects per resource in a ``SortedDict`` keyed ``(namespace, name)``, as immutable
-  :class:`~apiserver.storage.interface.Record` s (the dict and its serialized bytes);
+* objects per resource in a dict keyed ``(namespace, name)``, as immutable
+  :class:`~apiserver.storage.interface.Record` s (the dict and its serialized bytes), with their
+  key order sorted when a list or watch walks it (:mod:`apiserver.storage.keyorder`), not per write;
 * a history of events per resource, bounded by count per resource and, across resources, by age
   (``history_window`` seconds, kube's 5-minute compaction) and by the bytes it holds
   (``history_bytes``), so that memory stays bounded however fast one object is rewritten;
@@ -28,8 +29,6 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from sortedcontainers import SortedDict
-
 from apiserver.storage.interface import (
     ADDED,
     DELETED,
@@ -42,6 +41,7 @@ from apiserver.storage.interface import (
     StoreError,
     restamp,
 )
+from apiserver.storage.keyorder import HIGHEST, KeyOrder
 
 #: kube's etcd compaction interval: watch history older than this is compacted
 DEFAULT_HISTORY_WINDOW = 300.0
@@ -54,7 +54,6 @@ RELEASE_LAG = 1024
 #: the shortest time between two wakings of a batched watcher (one served over HTTP) while its
 #: events keep coming; the first event after a quiet spell wakes it at once
 DEFAULT_WATCH_BATCH_INTERVAL = 0.02
-_HI = "\U0010ffff"
 #: what one history event holds besides its record's bytes (the Event, the Record, the bytes
 #: object's header and the timeline entry): the byte budget counts it, so many small revisions
 #: (Lease renewals) are bounded by their real footprint too
@@ -268,24 +267,56 @@ class _Collector(Watcher):
 
 
 class ResourceCache:
-    """Objects and history of one resource (one storage key)."""
+    """Objects and history of one resource (one storage key).
 
-    __slots__ = ("items", "history", "history_size", "compacted_rv", "watchers", "last_rv")
+    ``items`` is read directly (lookups); it changes only through :meth:`put`, :meth:`remove`,
+    :meth:`put_many` and :meth:`clear`, which keep ``order`` (the sorted keys) in step.
+    """
+
+    __slots__ = ("items", "order", "history", "history_size", "compacted_rv", "watchers", "last_rv")
 
     def __init__(self, history_size: int) -> None:
-        self.items: SortedDict = SortedDict()
+        self.items: dict[Key, Record] = {}
+        self.order = KeyOrder(self.items)
         self.history: deque[Event] = deque()
         self.history_size = history_size
         self.compacted_rv = 0  # events with rv <= this are gone from history
         self.watchers: set[Watcher] = set()
         self.last_rv = 0
 
-    def range(self, namespace: str) -> Iterator[tuple[Key, Record]]:
+    def put(self, key: Key, rec: Record) -> None:
+        items = self.items
+        new = key not in items
+        items[key] = rec
+        if new:  # told once present: a merge it triggers keeps only present keys
+            self.order.added(key)
+
+    def remove(self, key: Key) -> None:
+        if self.items.pop(key, None) is not None:
+            self.order.removed()
+
+    def put_many(self, records: dict[Key, Record]) -> None:
+        items, order = self.items, self.order
+        for key, rec in records.items():
+            new = key not in items
+            items[key] = rec
+            if new:
+                order.added(key)
+
+    def clear(self) -> None:
+        self.items.clear()
+        self.order.clear()
+
+    def keys(self, namespace: str = "") -> list[Key]:
+        """The keys in order, of one namespace or all."""
         if namespace:
-            for k in self.items.irange((namespace, ""), (namespace, _HI)):
-                yield k, self.items[k]
-        else:
-            yield from self.items.items()
+            return self.order.namespace(namespace)
+        return self.order.keys()
+
+    def range(self, namespace: str) -> Iterator[tuple[Key, Record]]:
+        items = self.items
+        for k in self.keys(namespace):
+            yield k, items[k]
 
     def state_at(self, rv: int, namespace: str, start: Key | None) -> Iterator[tuple[Key, Record]]:
         """The objects as they were at revision ``rv`` (rolling back newer events), from ``start`` on."""
@@ -297,12 +328,8 @@ class ResourceCache:
                 break
             overrides[ev.key] = ev.prev  # the earliest event after rv wins (visited last)
         lo = start if start is not None else ((namespace, "") if namespace else None)
-        hi = (namespace, _HI) if namespace else None
-        cur_keys = (
-            self.items.irange(lo, hi, inclusive=(start is None, True))
-            if (lo or hi)
-            else iter(self.items.keys())
-        )
+        hi = (namespace, HIGHEST) if namespace else None
+        cur_keys = self.order.span(lo, hi, lo_inclusive=start is None)
         extra = sorted(
             k
             for k in overrides
@@ -412,26 +439,49 @@ class WatchCache:
         ``at`` (monotonic seconds) dates a change replayed from stored history (a restart),
         so that it leaves the window when it would have; live changes are dated now.
         """
-        rs = self.resource(skey)
+        self._apply(self.resource(skey), etype, key, rec, prev, at)
+
+    def _apply(
+        self,
+        rs: ResourceCache,
+        etype: str,
+        key: Key,
+        rec: Record,
+        prev: Record | None,
+        at: float | None = None,
+    ) -> None:
+        """:meth:`apply` to a resource's cache already looked up (a backend's write has it)."""
         if etype == DELETED:
-            rs.items.pop(key, None)
+            rs.remove(key)
         else:
-            rs.items[key] = rec
+            items = rs.items
+            new = key not in items
+            items[key] = rec
+            if new:  # told once present (see ResourceCache.put)
+                rs.order.added(key)
         now = self._monotonic() if at is None else at
-        ev = Event(rec.rv, etype, key, rec, prev, now)
-        rs.history.append(ev)
-        if len(rs.history) > rs.history_size:
-            rs.compacted_rv = rs.history.popleft().rv
-        self._timeline.append((rs, ev))
-        self._history_held += footprint(rec)
-        self._rv = rec.rv
-        rs.last_rv = rec.rv
+        rv = rec.rv
+        ev = Event(rv, etype, key, rec, prev, now)
+        history = rs.history
+        history.append(ev)
+        if len(history) > rs.history_size:
+            rs.compacted_rv = history.popleft().rv
+        tl = self._timeline
+        tl.append((rs, ev))
+        self._history_held += len(rec.raw) + EVENT_OVERHEAD  # footprint(rec)
+        self._rv = rs.last_rv = rv
         if prev is not None and prev is not rec and prev.supersede():
             self._retire(prev)  # it was kept decoded for its sharers: no longer
         if etype == DELETED:
             rec.supersede()
-        self._retire(rec)
-        self.compact(now)
+        # _retire(rec), inline: one per write
+        pending = self._recent
+        pending.append(rec)
+        if len(pending) > RELEASE_LAG:
+            pending.popleft().release_unshared()
+        # compact(now) when the oldest event left the window or the budget is exceeded
+        if tl[0][1].at < now - self.history_window or self._history_held > self.history_bytes:
+            self.compact(now)
         if rs.watchers:
             item = (etype, rec)
             for w in tuple(rs.watchers):
@@ -448,7 +498,7 @@ class WatchCache:
         """Put a stored object in place without an event (state loaded at start)."""
         rs = self.resource(skey)
         rec.release_unshared()  # decoded again when an informer shares it
-        rs.items[key] = rec
+        rs.put(key, rec)
         rs.last_rv = max(rs.last_rv, rec.rv)
 
     def load_many(self, skey: StorageKey, records: dict[Key, Record]) -> None:
@@ -456,7 +506,7 @@ class WatchCache:
         rs = self.resource(skey)
         for rec in records.values():
             rec.release_unshared()  # decoded again when an informer shares it
-        rs.items.update(records)
+        rs.put_many(records)
         if records:
             rs.last_rv = max(rs.last_rv, max(rec.rv for rec in records.values()))
 
@@ -527,8 +577,9 @@ class WatchCache:
             self.compact()
             it: Iterator[tuple[Key, Record]] = rs.state_at(at_rv, namespace, start)
         elif start is not None:
-            hi = (namespace, _HI) if namespace else None
-            it = ((k, rs.items[k]) for k in rs.items.irange(start, hi, inclusive=(False, True)))
+            hi = (namespace, HIGHEST) if namespace else None
+            items = rs.items
+            it = ((k, items[k]) for k in rs.order.span(start, hi, lo_inclusive=False))
         else:
             it = rs.range(namespace)
         return page(it, flt, limit, list_rv)
@@ -537,7 +588,7 @@ class WatchCache:
         rs = self.resource(skey)
         if not namespace:
             return len(rs.items)
-        return sum(1 for _ in rs.items.irange((namespace, ""), (namespace, _HI)))
+        return len(rs.keys(namespace))
 
     # -- watch -------------------------------------------------------------------------------
     def watch(

@@ -399,7 +399,7 @@ class EtcdStorage(WatchCache):
         kvs, rev = self._call(self._range_all())
         for skey in self.storage_keys():
             self.close_watchers(skey, "the storage was re-listed from etcd after a compaction; re-list")
-            self.resource(skey).items.clear()
+            self.resource(skey).clear()
         with self._cond:
             self._pending.clear()
             self._watch_rv = rev

@@ -48,7 +48,7 @@ class MemoryStorage(WatchCache):
             raise StoreError("AlreadyExists")
         rec = stamp(obj, self._rv + 1)
         self._persist(skey, ADDED, key, rec)
-        self.apply(skey, ADDED, key, rec, None)
+        self._apply(rs, ADDED, key, rec, None)
         return rec
 
     def update(self, skey: StorageKey, key: Key, obj: Obj, expected_rv: int | None = None) -> Record:
@@ -60,7 +60,7 @@ class MemoryStorage(WatchCache):
             raise StoreError("Conflict")
         rec = stamp(obj, self._rv + 1)
         self._persist(skey, MODIFIED, key, rec)
-        self.apply(skey, MODIFIED, key, rec, prev)
+        self._apply(rs, MODIFIED, key, rec, prev)
         return rec
 
     def delete(self, skey: StorageKey, key: Key, expected_rv: int | None = None) -> Record:
@@ -73,7 +73,7 @@ class MemoryStorage(WatchCache):
         # The DELETED event carries the last state at a new revision, like etcd's delete revision.
         rec = restamp(prev, self._rv + 1)
         self._persist(skey, DELETED, key, rec)
-        self.apply(skey, DELETED, key, rec, prev)
+        self._apply(rs, DELETED, key, rec, prev)
         return rec
 
     def _persist(self, skey: StorageKey, etype: str, key: Key, rec: Record) -> None:
