@@ -375,27 +375,48 @@ class FieldSet:
             if cached is not None:
                 return cached
         out: set[Path] = set()
-        cls._parse_into(doc, (), out)
+        canonical = cls._parse_into(doc, (), out)
         fs = cls._wrap(frozenset(out))
         if text is not None:
             # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
-            _remember(_DECODED, bytes(memoryview(text)), fs, _SET_CACHE_LIMIT)
+            kept = bytes(memoryview(text))
+            if canonical:
+                # the document is the set's own encoding (the server wrote it): the next write
+                # of the object re-encodes this set, e.g. a manager the write leaves alone
+                fs._encoded = kept
+            _remember(_DECODED, kept, fs, _SET_CACHE_LIMIT)
         return fs
 
     @classmethod
-    def _parse_into(cls, doc: dict[str, Any], prefix: Path, out: set[Path]) -> None:
+    def _parse_into(cls, doc: dict[str, Any], prefix: Path, out: set[Path]) -> bool:
+        """Add the paths of ``doc`` (at ``prefix``) to ``out``; returns whether ``doc`` is, key
+        for key and in the same order, what :meth:`to_fields_v1` writes for them (see
+        :func:`_emit`): ``.`` only first, empty, below the root and beside other children; every
+        key the serialization of its element; keys in strictly increasing fieldsV1 order."""
+        canonical = True
+        last: PathElement | None = None
         for k, child in doc.items():
             if not isinstance(child, dict):
                 raise FieldPathError(f"fieldsV1 value for {k!r} must be an object")
             if k == ".":
                 if prefix:
                     out.add(prefix)
+                if last is not None or child or not prefix:
+                    canonical = False
                 continue
-            p = prefix + (parse_path_element(k),)
+            pe = parse_path_element(k)
+            if canonical and not _canonical_next(last, pe, k):
+                canonical = False
+            last = pe
+            p = prefix + (pe,)
             if child:
-                cls._parse_into(child, p, out)
+                if not cls._parse_into(child, p, out):
+                    canonical = False
             else:
                 out.add(p)
+        if last is None and "." in doc:
+            canonical = False  # a member without children is written as ``{}``
+        return canonical
 
     # -- set protocol ---------------------------------------------------------------------
 
@@ -569,6 +590,22 @@ def _round_trips(pe: PathElement) -> bool:
             ok = False
         _remember(_ROUND_TRIP, pe, ok)
     return ok
+
+
+def _canonical_next(last: PathElement | None, pe: PathElement, text: str) -> bool:
+    """``pe``, parsed from ``text``, may follow ``last`` in a canonical fieldsV1 object: its text
+    is its serialization and it sorts strictly after ``last`` (:func:`_ordered`'s order; two
+    elements of one sort key have no canonical order, the encoder's tie is arbitrary)."""
+    if pe.kind != FIELD and pe.serialize() != text:
+        return False
+    if last is None:
+        return True
+    if last.kind == FIELD and pe.kind == FIELD:
+        return last.raw < pe.raw
+    try:
+        return last.sort_key() < pe.sort_key()
+    except TypeError:
+        return False
 
 
 _RAW = operator.itemgetter(1)
