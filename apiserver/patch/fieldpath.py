@@ -353,7 +353,7 @@ class FieldSet:
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
-    def from_fields_v1(cls, doc: Any) -> FieldSet:
+    def from_fields_v1(cls, doc: Any, *, stored: bool = False) -> FieldSet:
         """Decode a ``fieldsV1`` object. Raises :class:`FieldPathError` when it is malformed.
 
         Every write decodes the managedFields of the stored object (and of the request, which
@@ -361,6 +361,10 @@ class FieldSet:
         text. The decoding only depends on that text: keys must be strings and values objects,
         and anything orjson will not write as plain JSON (subclasses, non-string keys) raises
         ``TypeError`` and is decoded uncached.
+
+        ``stored``: ``doc`` is part of a stored object, which nobody modifies; a text the table
+        does not know is then parsed with its subtrees remembered by identity (see
+        :func:`_parse_stored`).
         """
         if doc is None:
             return cls()
@@ -375,7 +379,7 @@ class FieldSet:
             if cached is not None:
                 return cached
         out: set[Path] = set()
-        canonical = cls._parse_into(doc, (), out)
+        canonical = cls._parse_into(doc, (), out, stored)
         fs = cls._wrap(frozenset(out))
         if text is not None:
             # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
@@ -388,11 +392,14 @@ class FieldSet:
         return fs
 
     @classmethod
-    def _parse_into(cls, doc: dict[str, Any], prefix: Path, out: set[Path]) -> bool:
+    def _parse_into(cls, doc: dict[str, Any], prefix: Path, out: set[Path], stored: bool = False) -> bool:
         """Add the paths of ``doc`` (at ``prefix``) to ``out``; returns whether ``doc`` is, key
         for key and in the same order, what :meth:`to_fields_v1` writes for them (see
         :func:`_emit`): ``.`` only first, empty, below the root and beside other children; every
-        key the serialization of its element; keys in strictly increasing fieldsV1 order."""
+        key the serialization of its element; keys in strictly increasing fieldsV1 order.
+
+        ``stored``: ``doc`` is never modified, so the subtrees near the root are parsed through
+        :func:`_parse_stored`."""
         canonical = True
         last: PathElement | None = None
         for k, child in doc.items():
@@ -410,7 +417,11 @@ class FieldSet:
             last = pe
             p = prefix + (pe,)
             if child:
-                if not cls._parse_into(child, p, out):
+                if stored and len(p) <= _PARSE_MEMO_DEPTH:
+                    ok = _parse_stored(child, p, out)
+                else:
+                    ok = cls._parse_into(child, p, out, stored)
+                if not ok:
                     canonical = False
             else:
                 out.add(p)
@@ -590,6 +601,37 @@ def _round_trips(pe: PathElement) -> bool:
             ok = False
         _remember(_ROUND_TRIP, pe, ok)
     return ok
+
+
+#: Subtrees at most this deep are remembered by :func:`_parse_stored`; deeper ones are part of
+#: those subtrees' parses.
+_PARSE_MEMO_DEPTH = 2
+_PARSE_MEMO_LIMIT = 2048
+#: Parses of stored ``fieldsV1`` subtrees by identity: ``id -> (subtree, paths below it
+#: relative to it, whether it is in the encoder's form)``. Each entry holds its subtree, so
+#: the id cannot be reused while it is there.
+_STORED_PARSES: dict[int, tuple[dict[str, Any], tuple[Path, ...], bool]] = {}
+
+
+def _parse_stored(doc: dict[str, Any], prefix: Path, out: set[Path]) -> bool:
+    """:meth:`FieldSet._parse_into` of a subtree of a stored object's ``fieldsV1``.
+
+    Stored objects are never modified, and the informers' sharing makes equal subtrees one
+    object (:func:`apiserver.storage.compact.compact`): the ``f:spec`` of every pod of a
+    template, which is most of its create entry, is the same dict. Its parse is remembered by
+    identity, so an object's first update, which decodes its create entry (unique as a whole:
+    it names the owner's uid), parses only the parts that differ.
+    """
+    hit = _STORED_PARSES.get(id(doc))
+    if hit is not None and hit[0] is doc:
+        out.update([prefix + r for r in hit[1]])
+        return hit[2]
+    below: set[Path] = set()
+    canonical = FieldSet._parse_into(doc, prefix, below, True)
+    n = len(prefix)
+    _remember(_STORED_PARSES, id(doc), (doc, tuple(q[n:] for q in below), canonical), _PARSE_MEMO_LIMIT)
+    out.update(below)
+    return canonical
 
 
 def _canonical_next(last: PathElement | None, pe: PathElement, text: str) -> bool:

@@ -221,7 +221,9 @@ async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
         await c.create(NODES, node(0))
         sets = [await c.create(STATEFULSETS, _statefulset(i), NS) for i in range(writes)]
         groups = [
-            await c.create(PODGROUPS, _pod_group(i, s["metadata"]["uid"]), NS) for i, s in enumerate(sets)
+            # owned by the set's Workload (not stored here: its uid is the set's, mirrored)
+            await c.create(PODGROUPS, _pod_group(i, s["metadata"]["uid"][::-1]), NS)
+            for i, s in enumerate(sets)
         ]
         pods = [await c.create(PODS, _pod(i, s["metadata"]["uid"]), NS) for i, s in enumerate(sets)]
         sts_bodies = [

@@ -118,3 +118,55 @@ def test_the_encoders_texts_of_mixed_and_keyed_children_are_kept() -> None:
     ):
         assert orjson.dumps(doc) == _encoder_text(_decode_fresh(doc)), doc
         assert _check(doc)._encoded == orjson.dumps(doc)
+
+
+def _shared(doc: Any) -> Any:
+    """``doc`` as the informers' sharing leaves a stored object's: equal subtrees one object."""
+    from apiserver.storage.compact import canonical_fields
+
+    return canonical_fields(doc)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_stored_documents_subtrees_parse_by_identity_to_what_a_parse_gives(seed: int) -> None:
+    """The decoding of stored documents (``stored=True``) remembers their subtrees' parses by
+    identity: over random documents sharing subtrees (canonical and not), every decoding
+    equals a fresh parse, keeps a text exactly where the plain decoding does, and the memo is
+    used (the subtrees recur)."""
+    rnd = random.Random(seed)
+    fieldpath._STORED_PARSES.clear()
+    docs: list[Any] = []
+    for _ in range(60):
+        obj = _mutate(rnd, _random_pod(rnd))
+        try:
+            fs = fields_of(obj, POD)
+        except fieldpath.FieldPathError:
+            continue
+        doc = orjson.loads(_encoder_text(fs))
+        if rnd.random() < 0.3:
+            doc = _reordered(doc, rnd)
+        docs.append(_shared(doc))
+    remembered = []
+    for _ in range(2):  # the second round finds every subtree remembered
+        for doc in docs:
+            plain = _decode_fresh(doc)
+            fieldpath._DECODED.clear()
+            got = FieldSet.from_fields_v1(doc, stored=True)
+            assert got == plain and got is not plain
+            assert got._encoded == plain._encoded
+            out: set[Any] = set()
+            FieldSet._parse_into(doc, (), out)
+            assert got.paths == frozenset(out)
+        remembered.append(len(fieldpath._STORED_PARSES))
+    assert 0 < remembered[0] == remembered[1]
+
+
+def test_only_the_stored_objects_decoding_remembers_subtrees() -> None:
+    fieldpath._STORED_PARSES.clear()
+    doc = {"f:a": {"f:b": {}, "f:c": {"f:d": {}}}, "f:e": {}}
+    _decode_fresh(doc)
+    assert not fieldpath._STORED_PARSES  # a request's document may be modified: no memo
+    fieldpath._DECODED.clear()
+    fs = FieldSet.from_fields_v1(doc, stored=True)
+    assert fieldpath._STORED_PARSES[id(doc["f:a"])][0] is doc["f:a"]
+    assert fs._encoded == orjson.dumps(doc)
