@@ -186,8 +186,11 @@ class VersionedSet(NamedTuple):
 Managers = dict[ManagerId, VersionedSet]
 
 
-def decode_managed_fields(entries: Any) -> Managers:
-    """``DecodeManagedFields``: raises ``ValueError`` for anything kube would refuse to decode."""
+def decode_managed_fields(entries: Any, *, stored: bool = False) -> Managers:
+    """``DecodeManagedFields``: raises ``ValueError`` for anything kube would refuse to decode.
+
+    ``stored``: the entries are a stored object's (never modified; see
+    :meth:`FieldSet.from_fields_v1`)."""
     if entries is None:
         return {}
     if not isinstance(entries, list):
@@ -214,7 +217,7 @@ def decode_managed_fields(entries: Any) -> Managers:
         subresource = entry.get("subresource") or ""
         if not isinstance(manager, str) or not isinstance(subresource, str):
             raise ValueError(f"invalid manager in managed fields entry {i}")
-        fs = FieldSet.from_fields_v1(entry.get("fieldsV1"))
+        fs = FieldSet.from_fields_v1(entry.get("fieldsV1"), stored=stored)
         mid = ManagerId(manager, operation, api_version if operation == UPDATE else "", subresource)
         out[mid] = VersionedSet(fs, api_version, operation == APPLY, time)
     return out
@@ -1059,7 +1062,7 @@ _DECODED_ENTRIES_LIMIT = 1024
 _DECODED_ENTRY_MAX_BYTES = 16 * 1024  # bounds the table's keys to 16 MB (typically ~2 MB)
 
 
-def _decode_or_empty(entries: Any) -> Managers:
+def _decode_or_empty(entries: Any, stored: bool = False) -> Managers:
     """:func:`decode_managed_fields` of a stored (or sent) list, ``{}`` where it is undecodable.
 
     Every update and patch decodes the live object's entries. Objects written by the same
@@ -1080,7 +1083,7 @@ def _decode_or_empty(entries: Any) -> Managers:
         if hit is not None:
             return dict(hit)
     try:
-        managers = decode_managed_fields(entries)
+        managers = decode_managed_fields(entries, stored=stored)
     except ValueError:
         managers = {}
     if text is not None and len(text) <= _DECODED_ENTRY_MAX_BYTES:
@@ -1091,7 +1094,9 @@ def _decode_or_empty(entries: Any) -> Managers:
     return managers
 
 
-def _decode_live_or_new(old: Obj | None, new: Obj, ignore_request: bool) -> Managers:
+def _decode_live_or_new(
+    old: Obj | None, new: Obj, ignore_request: bool, old_is_stored: bool = False
+) -> Managers:
     if not ignore_request:
         new_entries = _metadata(new).get("managedFields")
         if _is_reset(new_entries):
@@ -1099,7 +1104,7 @@ def _decode_live_or_new(old: Obj | None, new: Obj, ignore_request: bool) -> Mana
         managed = _decode_or_empty(new_entries)
         if managed:
             return managed
-    return _decode_or_empty(_metadata(old).get("managedFields") if old is not None else None)
+    return _decode_or_empty(_metadata(old).get("managedFields") if old is not None else None, old_is_stored)
 
 
 def _gvk_string(api_version: str, kind: str) -> str:
@@ -1320,6 +1325,7 @@ def updated_managed_fields(
     subresource: str = "",
     reset_fields: FieldSet | None = None,
     fields_v1: FieldsEncoder | None = None,
+    old_is_stored: bool = False,
 ) -> list[Obj] | None:
     """The ``metadata.managedFields`` :func:`record_update` gives ``new`` (``[]``: none).
 
@@ -1328,11 +1334,14 @@ def updated_managed_fields(
     made by ``fields_v1``, fresh ones by default). ``None`` where
     :func:`record_update` returns ``new`` untouched (no manager, or ``metadata`` is not an
     object), so the caller can fall back to it for such odd objects.
+
+    ``old_is_stored``: ``old`` is the stored object the write replaces, which nobody modifies
+    (its entries' decoding may remember their subtrees by identity).
     """
     if not manager or not isinstance(new.get("metadata"), dict):
         return None
     ignored = default_reset_fields(subresource) if reset_fields is None else reset_fields
-    managers = _decode_live_or_new(old, new, ignore_request=bool(subresource))
+    managers = _decode_live_or_new(old, new, bool(subresource), old_is_stored)
     creating = old is None or not _metadata(old).get("uid")
     if not managers and not creating:
         return []

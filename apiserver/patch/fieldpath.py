@@ -353,7 +353,7 @@ class FieldSet:
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
-    def from_fields_v1(cls, doc: Any) -> FieldSet:
+    def from_fields_v1(cls, doc: Any, *, stored: bool = False) -> FieldSet:
         """Decode a ``fieldsV1`` object. Raises :class:`FieldPathError` when it is malformed.
 
         Every write decodes the managedFields of the stored object (and of the request, which
@@ -361,6 +361,10 @@ class FieldSet:
         text. The decoding only depends on that text: keys must be strings and values objects,
         and anything orjson will not write as plain JSON (subclasses, non-string keys) raises
         ``TypeError`` and is decoded uncached.
+
+        ``stored``: ``doc`` is part of a stored object, which nobody modifies; a text the table
+        does not know is then parsed with its subtrees remembered by identity (see
+        :func:`_parse_stored`).
         """
         if doc is None:
             return cls()
@@ -375,27 +379,55 @@ class FieldSet:
             if cached is not None:
                 return cached
         out: set[Path] = set()
-        cls._parse_into(doc, (), out)
+        canonical = cls._parse_into(doc, (), out, stored)
         fs = cls._wrap(frozenset(out))
         if text is not None:
             # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
-            _remember(_DECODED, bytes(memoryview(text)), fs, _SET_CACHE_LIMIT)
+            kept = bytes(memoryview(text))
+            if canonical:
+                # the document is the set's own encoding (the server wrote it): the next write
+                # of the object re-encodes this set, e.g. a manager the write leaves alone
+                fs._encoded = kept
+            _remember(_DECODED, kept, fs, _SET_CACHE_LIMIT)
         return fs
 
     @classmethod
-    def _parse_into(cls, doc: dict[str, Any], prefix: Path, out: set[Path]) -> None:
+    def _parse_into(cls, doc: dict[str, Any], prefix: Path, out: set[Path], stored: bool = False) -> bool:
+        """Add the paths of ``doc`` (at ``prefix``) to ``out``; returns whether ``doc`` is, key
+        for key and in the same order, what :meth:`to_fields_v1` writes for them (see
+        :func:`_emit`): ``.`` only first, empty, below the root and beside other children; every
+        key the serialization of its element; keys in strictly increasing fieldsV1 order.
+
+        ``stored``: ``doc`` is never modified, so the subtrees near the root are parsed through
+        :func:`_parse_stored`."""
+        canonical = True
+        last: PathElement | None = None
         for k, child in doc.items():
             if not isinstance(child, dict):
                 raise FieldPathError(f"fieldsV1 value for {k!r} must be an object")
             if k == ".":
                 if prefix:
                     out.add(prefix)
+                if last is not None or child or not prefix:
+                    canonical = False
                 continue
-            p = prefix + (parse_path_element(k),)
+            pe = parse_path_element(k)
+            if canonical and not _canonical_next(last, pe, k):
+                canonical = False
+            last = pe
+            p = prefix + (pe,)
             if child:
-                cls._parse_into(child, p, out)
+                if stored and len(p) <= _PARSE_MEMO_DEPTH:
+                    ok = _parse_stored(child, p, out)
+                else:
+                    ok = cls._parse_into(child, p, out, stored)
+                if not ok:
+                    canonical = False
             else:
                 out.add(p)
+        if last is None and "." in doc:
+            canonical = False  # a member without children is written as ``{}``
+        return canonical
 
     # -- set protocol ---------------------------------------------------------------------
 
@@ -569,6 +601,53 @@ def _round_trips(pe: PathElement) -> bool:
             ok = False
         _remember(_ROUND_TRIP, pe, ok)
     return ok
+
+
+#: Subtrees at most this deep are remembered by :func:`_parse_stored`; deeper ones are part of
+#: those subtrees' parses.
+_PARSE_MEMO_DEPTH = 2
+_PARSE_MEMO_LIMIT = 2048
+#: Parses of stored ``fieldsV1`` subtrees by identity: ``id -> (subtree, paths below it
+#: relative to it, whether it is in the encoder's form)``. Each entry holds its subtree, so
+#: the id cannot be reused while it is there.
+_STORED_PARSES: dict[int, tuple[dict[str, Any], tuple[Path, ...], bool]] = {}
+
+
+def _parse_stored(doc: dict[str, Any], prefix: Path, out: set[Path]) -> bool:
+    """:meth:`FieldSet._parse_into` of a subtree of a stored object's ``fieldsV1``.
+
+    Stored objects are never modified, and the informers' sharing makes equal subtrees one
+    object (:func:`apiserver.storage.compact.compact`): the ``f:spec`` of every pod of a
+    template, which is most of its create entry, is the same dict. Its parse is remembered by
+    identity, so an object's first update, which decodes its create entry (unique as a whole:
+    it names the owner's uid), parses only the parts that differ.
+    """
+    hit = _STORED_PARSES.get(id(doc))
+    if hit is not None and hit[0] is doc:
+        out.update([prefix + r for r in hit[1]])
+        return hit[2]
+    below: set[Path] = set()
+    canonical = FieldSet._parse_into(doc, prefix, below, True)
+    n = len(prefix)
+    _remember(_STORED_PARSES, id(doc), (doc, tuple(q[n:] for q in below), canonical), _PARSE_MEMO_LIMIT)
+    out.update(below)
+    return canonical
+
+
+def _canonical_next(last: PathElement | None, pe: PathElement, text: str) -> bool:
+    """``pe``, parsed from ``text``, may follow ``last`` in a canonical fieldsV1 object: its text
+    is its serialization and it sorts strictly after ``last`` (:func:`_ordered`'s order; two
+    elements of one sort key have no canonical order, the encoder's tie is arbitrary)."""
+    if pe.kind != FIELD and pe.serialize() != text:
+        return False
+    if last is None:
+        return True
+    if last.kind == FIELD and pe.kind == FIELD:
+        return last.raw < pe.raw
+    try:
+        return last.sort_key() < pe.sort_key()
+    except TypeError:
+        return False
 
 
 _RAW = operator.itemgetter(1)

@@ -22,6 +22,46 @@ from apiserver.patch.limits import (
     patch_result_too_deep,
 )
 
+#: Values a copy may share: immutable, and what JSON and YAML scalars decode to.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _copy_value(v: Any) -> Any:
+    """``copy.deepcopy`` of a patch value, made directly for what request bodies hold.
+
+    Maps and lists are copied level by level (iteratively, as :func:`merge_patch` walks: no
+    nesting exhausts the stack) and the scalars JSON and YAML decode to are immutable and
+    shared, as ``deepcopy`` shares them. A value holding anything else (a YAML timestamp, a
+    set) or one map or list twice (YAML aliases; ``deepcopy`` keeps the aliasing) is left to
+    ``deepcopy``.
+    """
+    t = type(v)
+    if t in _SCALARS:
+        return v
+    if t is not dict and t is not list:
+        return copy.deepcopy(v)
+    root: Any = {} if t is dict else []
+    seen = {id(v)}
+    stack: list[tuple[Any, Any]] = [(v, root)]
+    while stack:
+        src, dst = stack.pop()
+        is_map = type(dst) is dict
+        for k, x in src.items() if is_map else enumerate(src):
+            tx = type(x)
+            if tx in _SCALARS:
+                y = x
+            elif (tx is dict or tx is list) and id(x) not in seen:
+                seen.add(id(x))
+                y = {} if tx is dict else []
+                stack.append((x, y))
+            else:
+                return copy.deepcopy(v)
+            if is_map:
+                dst[k] = y
+            else:
+                dst.append(y)
+    return root
+
 
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386: objects merge recursively, ``null`` deletes, anything else replaces.
@@ -29,7 +69,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
     Written as a loop over an explicit stack: the result shares nothing with ``patch``.
     """
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return _copy_value(patch)
     root = dict(target) if isinstance(target, dict) else {}
     stack: list[tuple[dict[str, Any], dict[str, Any]]] = [(root, patch)]
     while stack:
@@ -43,7 +83,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
                 result[k] = merged
                 stack.append((merged, v))
             else:
-                result[k] = copy.deepcopy(v)
+                result[k] = _copy_value(v)
     return root
 
 

@@ -64,6 +64,7 @@ class FieldTracker:
             rd.api_version,
             subresource=subresource,
             fields_v1=_encoder(rd, opts),
+            old_is_stored=True,  # the registry's ``old`` is the stored revision
         )
         if entries is None:
             out = record_update(

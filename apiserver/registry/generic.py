@@ -123,6 +123,40 @@ class Result:
     raw: bytes | None = None  # serialized object when it came straight from the store
 
 
+class StoredResult(Result):
+    """A :class:`Result` that is a stored revision, decoded only when its object is read.
+
+    The HTTP server answers such a write with the record's bytes and never reads the object,
+    so decoding the revision for the answer would be thrown away; an in-process caller reads
+    it and gets its own decoding, as before. Only for a stored kind (a view kind's answer is a
+    conversion of the object, and has no bytes to serve).
+    """
+
+    def __init__(self, rec: Record, warnings: list[str], code: int = 200) -> None:
+        self._rec = rec
+        self._obj: Obj | None = None
+        self.warnings = warnings
+        self.code = code
+        self.raw = rec.raw
+
+    @property  # type: ignore[override]
+    def obj(self) -> Obj:
+        if self._obj is None:
+            self._obj = self._rec.copy()
+        return self._obj
+
+    @obj.setter
+    def obj(self, value: Obj) -> None:
+        self._obj = value
+
+
+def _stored_result(rd: ResourceDef, store: GenericStore, rec: Record, warnings: list[str]) -> Result:
+    """The answer of an update that stored (or kept) ``rec``."""
+    if rd.is_view:
+        return Result(store._to_view(rd, rec.copy()), warnings, 200)
+    return StoredResult(rec, warnings, 200)
+
+
 @dataclass
 class ListResult:
     """One page of a list: the records, the list's resourceVersion and how to continue it."""
@@ -829,7 +863,7 @@ class GenericStore:
             self._notify("delete", rd, gone.obj)
             return Result(self._to_view(rd, gone.copy()), warnings, 200)
         if _same_ignoring_rv(obj, old):
-            return Result(self._to_view(rd, rec.copy()), warnings, 200, rec.raw if not rd.is_view else None)
+            return _stored_result(rd, self, rec, warnings)
         if opts.dry_run:
             return Result(self._to_view(rd, obj), warnings, 200)
         try:
@@ -838,9 +872,7 @@ class GenericStore:
         except StoreError as e:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
         self._notify("update", rd, new_rec.obj)
-        return Result(
-            self._to_view(rd, new_rec.copy()), warnings, 200, new_rec.raw if not rd.is_view else None
-        )
+        return _stored_result(rd, self, new_rec, warnings)
 
     # ------------------------------------------------------------------ patch
     def patch(

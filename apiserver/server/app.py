@@ -482,8 +482,9 @@ class APIApp:
                 )
             )
         else:
+            # a stored revision (``raw``) is served as its bytes, without decoding its object
             body = res.raw if res.raw is not None else orjson.dumps(res.obj)
-            if res.obj.get("kind") == "Status":
+            if res.raw is None and res.obj.get("kind") == "Status":
                 body += b"\n"  # as status_response: kube's encoder ends a Status with a newline
         return add_warnings(Response(body, status_code=res.code, media_type=JSON), res.warnings)
 

@@ -338,6 +338,9 @@ class StatefulSetStrategy(_WorkloadStrategy):
 
     initial_status = {"replicas": 0, "availableReplicas": 0}
     kind = "StatefulSet"
+    #: ``default_statefulset`` fills only ``spec`` (its template and claim templates), which a
+    #: status write takes from the stored set: the controller's status writes skip it
+    defaults_only_replaced_by_status = True
 
     def default(self, obj: Obj) -> None:
         default_statefulset(obj)

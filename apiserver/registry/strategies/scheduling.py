@@ -610,6 +610,9 @@ class PodGroupStrategy(Strategy):
     """``podgroups.scheduling.k8s.io`` v1beta1: the runtime scheduling unit, with ``/status``."""
 
     has_status = True
+    #: the one default is ``spec.disruptionMode``, which a status write takes from the stored
+    #: group: the scheduler's condition writes skip it
+    defaults_only_replaced_by_status = True
 
     def default(self, obj: Obj) -> None:
         """1.37 defaults ``spec.disruptionMode`` to ``{single: {}}`` (templates stay undefaulted)."""
