@@ -51,9 +51,12 @@ def views(objs: list[Obj]) -> tuple[View, ...]:
     return tuple(discovery_view(o) for o in objs)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Resolved:
-    """The inputs of one no-write resolution and where its PodGroup sits in its bucket."""
+    """The inputs of one no-write resolution and where its PodGroup sits in its bucket.
+
+    The views are replaced by equal ones read from the cache on a hit (:meth:`ResolvedMemo.pick`),
+    so the next comparison finds the very same sub-objects and costs no deep comparison."""
 
     generation: int
     workloads: tuple[View, ...]
@@ -86,8 +89,10 @@ class ResolvedMemo:
         """The PodGroup to use when both buckets read as ``hit`` saw them, else None."""
         if len(workloads) != len(hit.workloads) or len(pod_groups) != len(hit.pod_groups):
             return None
-        if views(workloads) != hit.workloads or views(pod_groups) != hit.pod_groups:
+        wls, pgs = views(workloads), views(pod_groups)
+        if wls != hit.workloads or pgs != hit.pod_groups:
             return None
+        hit.workloads, hit.pod_groups = wls, pgs
         return pod_groups[hit.chosen]
 
     def store(self, set_uid: str, resolved: Resolved) -> None:

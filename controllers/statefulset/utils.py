@@ -391,9 +391,15 @@ def count_pods(
 
 def complete_rolling_update(sts: Obj, status: Obj) -> None:
     """Once every replica is updated and ready, the update revision becomes the current one."""
-    replicas = replicas_of(sts)
+    complete_rolling_update_of(
+        get_path(sts, "spec.updateStrategy.type", ROLLING_UPDATE), replicas_of(sts), status
+    )
+
+
+def complete_rolling_update_of(strategy: str, replicas: int, status: Obj) -> None:
+    """:func:`complete_rolling_update` for a set of this update strategy type and replica count."""
     if (
-        get_path(sts, "spec.updateStrategy.type", ROLLING_UPDATE) == ROLLING_UPDATE
+        strategy == ROLLING_UPDATE
         and status.get("updatedReplicas") == replicas
         and status.get("readyReplicas") == replicas
         and status.get("replicas") == replicas
