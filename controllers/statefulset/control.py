@@ -169,22 +169,38 @@ class StatefulSetControl:
     async def _revisions(self, sts: Obj, revisions: list[Obj]) -> tuple[Obj, Obj, int]:
         """``getStatefulSetRevisions``: (current, update, collisionCount)."""
         collision = int(get_path(sts, "status.collisionCount", 0) or 0)
+        key = key_of(sts)
+        known_update = self.memo.update_revision(sts, key, collision, revisions)
+        if known_update is not None:
+            update = known_update
+        else:
+            update, collision = await self._find_or_create_update(sts, key, revisions, collision)
+        wanted = get_path(sts, "status.currentRevision", "")
+        current = next((r for r in revisions if name_of(r) == wanted), None) or update
+        return current, update, collision
+
+    async def _find_or_create_update(
+        self, sts: Obj, key: str, revisions: list[Obj], collision: int
+    ) -> tuple[Obj, int]:
+        """The revision equal to the current template (renumbered to be the newest), or a new one;
+        remembered (:class:`RevisionMemo`) unless it took a renumbering."""
         number = history.next_revision(revisions)
         candidate = self.memo.candidate(
-            sts, key_of(sts), number, collision, lambda: self._new_revision(sts, number, collision)
+            sts, key, number, collision, lambda: self._new_revision(sts, number, collision)
         )
         equal = history.find_equal_revisions(revisions, candidate)
         if equal and history.equal_revision(revisions[-1], equal[-1]):
             update = revisions[-1]
+            self.memo.remember_update(sts, key, collision, revisions, update)
         elif equal:
             update = await self.history.update_revision_number(equal[-1], int(candidate["revision"]))
         else:
             # the candidate was built (and named) for this collision count: its hash label is current
             known = candidate["metadata"]["labels"].get(history.HASH_LABEL, "")
             update, collision = await self.history.create(sts, candidate, collision, known)
-        wanted = get_path(sts, "status.currentRevision", "")
-        current = next((r for r in revisions if name_of(r) == wanted), None) or update
-        return current, update, collision
+            # the next sync sees the created revision last (the highest number) beside the others
+            self.memo.remember_update(sts, key, collision, [*revisions, update], update)
+        return update, collision
 
     async def _truncate_history(
         self,
