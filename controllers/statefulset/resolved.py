@@ -67,6 +67,14 @@ class Resolved:
     chosen: int
     #: UIDs of the Workload and PodGroup used (a pending minCount write on either invalidates)
     uids: tuple[str, str]
+    #: the very objects last compared equal: the informer replaces an object on every change,
+    #: so the same objects (``is``) need no comparison at all
+    seen_workloads: tuple[Obj, ...] = ()
+    seen_pod_groups: tuple[Obj, ...] = ()
+
+
+def _same(objs: list[Obj], seen: tuple[Obj, ...]) -> bool:
+    return len(objs) == len(seen) and all(a is b for a, b in zip(objs, seen, strict=True))
 
 
 class ResolvedMemo:
@@ -89,10 +97,12 @@ class ResolvedMemo:
         """The PodGroup to use when both buckets read as ``hit`` saw them, else None."""
         if len(workloads) != len(hit.workloads) or len(pod_groups) != len(hit.pod_groups):
             return None
-        wls, pgs = views(workloads), views(pod_groups)
-        if wls != hit.workloads or pgs != hit.pod_groups:
-            return None
-        hit.workloads, hit.pod_groups = wls, pgs
+        if not (_same(workloads, hit.seen_workloads) and _same(pod_groups, hit.seen_pod_groups)):
+            wls, pgs = views(workloads), views(pod_groups)
+            if wls != hit.workloads or pgs != hit.pod_groups:
+                return None
+            hit.workloads, hit.pod_groups = wls, pgs
+            hit.seen_workloads, hit.seen_pod_groups = tuple(workloads), tuple(pod_groups)
         return pod_groups[hit.chosen]
 
     def store(self, set_uid: str, resolved: Resolved) -> None:
