@@ -233,7 +233,8 @@ class StatefulSetControl:
         plan: SchedulingPlan,
         facts: FactsOf,
     ) -> Obj:
-        cur_proto, upd_proto = self.memo.prototypes(sts, key_of(sts), current, update)
+        #: the revisions' pod prototypes, looked up only when a replica is missing
+        protos: list[Obj] = []
         cur_name, upd_name = name_of(current), name_of(update)
         min_ready = spec.min_ready
         start, count = spec.start, spec.replicas
@@ -253,7 +254,9 @@ class StatefulSetControl:
                 placed.append((o, pod, f))
         for i in range(count):
             if rfacts[i] is None:
-                proto = cur_proto if utils.at_current_revision(sts, start + i) else upd_proto
+                if not protos:
+                    protos = self.memo.prototypes(sts, key_of(sts), current, update)
+                proto = protos[0] if utils.at_current_revision(sts, start + i) else protos[1]
                 replicas[i] = utils.stamp_pod(sts, proto, start + i)
                 rfacts[i] = pod_facts(replicas[i])
         placed.sort(key=lambda t: t[0], reverse=True)
@@ -383,7 +386,7 @@ class StatefulSetControl:
                 await self.pods.update_claims_for_retention(sts, pod)
             return False
 
-        if await run_for_all(len(condemned), fix_condemned_claims, monotonic):
+        if condemned and await run_for_all(len(condemned), fix_condemned_claims, monotonic):
             return
 
         async def process_condemned(i: int) -> bool:
@@ -398,7 +401,7 @@ class StatefulSetControl:
             await self.pods.delete_pod(sts, pod)
             return True
 
-        if await run_for_all(len(condemned), process_condemned, monotonic):
+        if condemned and await run_for_all(len(condemned), process_condemned, monotonic):
             return
 
         if spec.strategy == utils.ON_DELETE:
