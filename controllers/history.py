@@ -97,10 +97,15 @@ def new_controller_revision(
     data: Obj,
     revision: int,
     collision_count: int | None,
+    hash_: str = "",
 ) -> Obj:
-    """``NewControllerRevision``: labels from the template plus the hash label, owned by ``parent``."""
+    """``NewControllerRevision``: labels from the template plus the hash label, owned by ``parent``.
+
+    ``hash_`` is ``hash_revision(data, collision_count)`` when the caller already has it (the
+    StatefulSet controller keeps it per template content): then it is not computed again.
+    """
     labels = dict(template_labels or {})
-    h = hash_revision(data, collision_count)
+    h = hash_ or hash_revision(data, collision_count)
     labels[HASH_LABEL] = h
     return {
         "apiVersion": "apps/v1",

@@ -28,6 +28,7 @@ from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import STATEFULSETS, Client
 from apiserver.meta import Clock, get_path, key_of, name_of, namespace_of, resource_version_of, uid_of
 from controllers import history
+from controllers.revisionhash import RevisionHasher
 from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
@@ -93,6 +94,8 @@ class StatefulSetControl:
         self.clock = clock
         #: candidate revisions and revision templates, computed once per input (:mod:`.revisions`)
         self.memo = RevisionMemo()
+        #: revision hashes, the pod spec's share computed once per pod spec content
+        self.hasher = RevisionHasher()
         #: what a sync reads of the spec, once per spec generation (:mod:`.specfacts`)
         self.specs = SpecFactsCache()
         #: per set key, the object our last status write returned, until the cache is as new
@@ -152,14 +155,17 @@ class StatefulSetControl:
 
     # ------------------------------------------------------------------ revisions
     def _new_revision(self, sts: Obj, number: int, collision: int) -> Obj:
+        """``newRevision``; its hash by :attr:`hasher` (the pod spec's share once per content)."""
+        data = utils.revision_data(sts)
         rev = history.new_controller_revision(
             sts,
             utils.API_VERSION,
             utils.KIND,
             get_path(sts, "spec.template.metadata.labels", {}) or {},
-            utils.revision_data(sts),
+            data,
             number,
             collision,
+            self.hasher.hash(data, collision),
         )
         annotations = utils.revision_annotations(sts)
         if annotations:
