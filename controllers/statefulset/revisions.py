@@ -113,7 +113,8 @@ class RevisionMemo:
             inputs = (resource_version_of(rev), uid_of(sts), generation)
             entry = kept.get(uid) or known.get(uid)
             if entry is None or entry[0] != inputs or not uid or not generation:
-                template = utils.template_of_revision(rev)
+                # pod_prototype reads the template's metadata and copies its spec: no copy of it first
+                template = utils.revision_template_view(rev)
                 entry = (inputs, utils.pod_prototype(sts, template, name_of(rev)))
             if uid:
                 kept[uid] = entry

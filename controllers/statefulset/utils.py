@@ -359,6 +359,14 @@ def template_of_revision(revision: Obj) -> Obj:
     return template
 
 
+def revision_template_view(revision: Obj) -> Obj:
+    """The revision's template as stored, *not* copied (``$patch`` still in it), for readers that
+    take only its ``metadata`` and copy its ``spec`` (:func:`pod_prototype`): the same pod as from
+    :func:`template_of_revision`, without a copy of the whole template per revision."""
+    template: Obj = get_path(revision, "data.spec.template", {}) or {}
+    return template
+
+
 def revision_annotations(sts: Obj) -> dict[str, str]:
     return dict(annotations_of(sts))
 
