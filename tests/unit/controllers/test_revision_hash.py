@@ -164,3 +164,17 @@ async def test_sets_from_one_manifest_get_kubes_revision_names(
         assert sts["status"]["updateRevision"] == history.revision_name(name, want)
     assert ctrl.control.hasher.misses == 1
     assert ctrl.control.hasher.hits >= len(names) - 1
+
+
+def test_a_tail_table_continues_fnv1_from_any_state() -> None:
+    """H_t(h) = h·pᵏ + C_t(h mod 256) (mod 2³²) for every state, not only the ones seen."""
+    from controllers.revisionhash import _fnv1_from, _Tail
+
+    rng = random.Random(32)
+    for length in (0, 1, 2, 7, 64, 600):
+        tail = bytes(rng.randrange(256) for _ in range(length))
+        table = _Tail(tail)
+        for _ in range(200):
+            h = rng.randrange(1 << 32)
+            assert table.finish(h) == _fnv1_from(h, tail)
+    assert history.fnv1_32(b"a") == _fnv1_from(0x811C9DC5, b"a") == 0x050C5D7E
