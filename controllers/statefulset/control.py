@@ -32,7 +32,7 @@ from controllers.revisionhash import RevisionHasher
 from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
-from controllers.statefulset.podfacts import PodFacts, pod_facts
+from controllers.statefulset.podfacts import PodFacts, pod_facts, stamped_pod_facts
 from controllers.statefulset.revisions import RevisionMemo
 from controllers.statefulset.specfacts import SpecFacts, SpecFactsCache
 
@@ -241,6 +241,8 @@ class StatefulSetControl:
     ) -> Obj:
         #: the revisions' pod prototypes, looked up only when a replica is missing
         protos: list[Obj] = []
+        #: their facts, read once each (a stamped pod's are derived from them)
+        proto_facts: list[PodFacts | None] = [None, None]
         cur_name, upd_name = name_of(current), name_of(update)
         min_ready = spec.min_ready
         start, count = spec.start, spec.replicas
@@ -262,9 +264,12 @@ class StatefulSetControl:
             if rfacts[i] is None:
                 if not protos:
                     protos = self.memo.prototypes(sts, key_of(sts), current, update)
-                proto = protos[0] if utils.at_current_revision(sts, start + i) else protos[1]
-                replicas[i] = utils.stamp_pod(sts, proto, start + i)
-                rfacts[i] = pod_facts(replicas[i])
+                at = 0 if utils.at_current_revision(sts, start + i) else 1
+                replicas[i] = utils.stamp_pod(sts, protos[at], start + i)
+                pf = proto_facts[at]
+                if pf is None:
+                    pf = proto_facts[at] = pod_facts(protos[at])
+                rfacts[i] = stamped_pod_facts(pf, replicas[i])
         placed.sort(key=lambda t: t[0], reverse=True)
         condemned = [p for _, p, _ in placed]
         cfacts = [f for _, _, f in placed]

@@ -11,6 +11,7 @@ import orjson
 from apiserver.api.types import Obj
 from controllers import history
 from controllers.statefulset import utils as su
+from controllers.statefulset.podfacts import pod_facts, stamped_pod_facts
 from controllers.testing import statefulset
 
 
@@ -63,3 +64,16 @@ def test_a_prototype_shares_nothing_mutable_with_the_revision() -> None:
         md.setdefault("finalizers", []).append("x")
         proto["spec"]["containers"][0]["image"] = "changed"
         assert rev == before
+
+
+def test_a_stamped_pods_facts_are_derived_from_its_prototypes() -> None:
+    """``stamped_pod_facts`` equals ``pod_facts`` of the stamped pod, over names that parse oddly."""
+    for name in ["web", "web-1", "a-0-b", "x" * 40, "db-00"]:
+        for sts in _sets():
+            sts["metadata"].update(name=name, uid=f"uid-{name}", generation=1)
+            rev = _revision(sts)
+            proto = su.pod_prototype(sts, su.revision_template_view(rev), f"{name}-abc")
+            proto_facts = pod_facts(proto)
+            for ordinal in (0, 1, 7, 12345, 2**31 - 1, 2**31):
+                pod = su.stamp_pod(sts, proto, ordinal)
+                assert stamped_pod_facts(proto_facts, pod) == pod_facts(pod)
