@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import orjson
-
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import CONTROLLERREVISIONS, Client
@@ -121,6 +119,22 @@ def new_controller_revision(
     }
 
 
+def named_revision(revision: Obj, parent_name: str, hash_: str) -> Obj:
+    """``revision`` named ``<parent>-<hash_>`` with the hash label, as a new object.
+
+    Only what changes is copied (the top level, ``metadata``, its labels): ``data`` — the whole
+    pod template — and the ownerReferences are shared with ``revision``, which stays as it was.
+    That is safe because a :class:`Client` never changes the object it is given (the HTTP client
+    serialises it, the local client copies it) and what it returns is a new object.
+    """
+    md = dict(revision.get("metadata") or {})
+    md["name"] = revision_name(parent_name, hash_)
+    labels = dict(md.get("labels") or {})
+    labels[HASH_LABEL] = hash_
+    md["labels"] = labels
+    return {**revision, "metadata": md}
+
+
 class History:
     """The writer half of ``history.Interface`` over a client."""
 
@@ -138,11 +152,10 @@ class History:
         """
         ns = namespace_of(parent)
         while True:
-            clone = orjson.loads(orjson.dumps(revision))
-            h = known_hash or hash_revision(clone["data"], collision_count)
+            clone = named_revision(
+                revision, name_of(parent), known_hash or hash_revision(revision["data"], collision_count)
+            )
             known_hash = ""
-            clone["metadata"]["name"] = revision_name(name_of(parent), h)
-            clone["metadata"].setdefault("labels", {})[HASH_LABEL] = h
             try:
                 return await self.client.create(CONTROLLERREVISIONS, clone, ns), collision_count
             except errors.StatusError as e:
