@@ -40,6 +40,7 @@ def _usual(name: str) -> Obj:
             }
         )
     sts["spec"]["template"]["spec"]["containers"] = containers
+    sts["spec"]["template"]["spec"]["volumes"] = [{"name": "data", "emptyDir": {}}]
     return sts
 
 
