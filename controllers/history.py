@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import orjson
-
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import CONTROLLERREVISIONS, Client
@@ -97,10 +95,15 @@ def new_controller_revision(
     data: Obj,
     revision: int,
     collision_count: int | None,
+    hash_: str = "",
 ) -> Obj:
-    """``NewControllerRevision``: labels from the template plus the hash label, owned by ``parent``."""
+    """``NewControllerRevision``: labels from the template plus the hash label, owned by ``parent``.
+
+    ``hash_`` is ``hash_revision(data, collision_count)`` when the caller already has it (the
+    StatefulSet controller keeps it per template content): then it is not computed again.
+    """
     labels = dict(template_labels or {})
-    h = hash_revision(data, collision_count)
+    h = hash_ or hash_revision(data, collision_count)
     labels[HASH_LABEL] = h
     return {
         "apiVersion": "apps/v1",
@@ -114,6 +117,22 @@ def new_controller_revision(
         "data": data,
         "revision": revision,
     }
+
+
+def named_revision(revision: Obj, parent_name: str, hash_: str) -> Obj:
+    """``revision`` named ``<parent>-<hash_>`` with the hash label, as a new object.
+
+    Only what changes is copied (the top level, ``metadata``, its labels): ``data`` — the whole
+    pod template — and the ownerReferences are shared with ``revision``, which stays as it was.
+    That is safe because a :class:`Client` never changes the object it is given (the HTTP client
+    serialises it, the local client copies it) and what it returns is a new object.
+    """
+    md = dict(revision.get("metadata") or {})
+    md["name"] = revision_name(parent_name, hash_)
+    labels = dict(md.get("labels") or {})
+    labels[HASH_LABEL] = hash_
+    md["labels"] = labels
+    return {**revision, "metadata": md}
 
 
 class History:
@@ -133,11 +152,10 @@ class History:
         """
         ns = namespace_of(parent)
         while True:
-            clone = orjson.loads(orjson.dumps(revision))
-            h = known_hash or hash_revision(clone["data"], collision_count)
+            clone = named_revision(
+                revision, name_of(parent), known_hash or hash_revision(revision["data"], collision_count)
+            )
             known_hash = ""
-            clone["metadata"]["name"] = revision_name(name_of(parent), h)
-            clone["metadata"].setdefault("labels", {})[HASH_LABEL] = h
             try:
                 return await self.client.create(CONTROLLERREVISIONS, clone, ns), collision_count
             except errors.StatusError as e:

@@ -89,6 +89,22 @@ class WorkloadHookBase:
             self._created.pop(uid_of(owner), None)
         return out
 
+    def _caught_up(self, owner: Obj) -> bool:
+        """Whether the cache shows every object created for ``owner`` (those it shows are dropped,
+        as :meth:`_recent` drops them): then the informers alone say what exists."""
+        mine = self._created.get(uid_of(owner))
+        if not mine:
+            return True
+        for uid, obj in list(mine.items()):
+            informer = self.workloads if obj.get("kind") == "Workload" else self.pod_groups
+            known = informer.get(key_of(obj)) if informer is not None else None
+            if known is not None and uid_of(known) == uid:
+                del mine[uid]
+        if mine:
+            return False
+        self._created.pop(uid_of(owner), None)
+        return True
+
     # ------------------------------------------------------------------ rediscovery
     @staticmethod
     async def _rediscover_live(

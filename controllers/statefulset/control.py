@@ -28,11 +28,13 @@ from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import STATEFULSETS, Client
 from apiserver.meta import Clock, get_path, key_of, name_of, namespace_of, resource_version_of, uid_of
 from controllers import history
+from controllers.revisionhash import RevisionHasher
 from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
-from controllers.statefulset.podfacts import PodFacts, pod_facts
+from controllers.statefulset.podfacts import PodFacts, pod_facts, stamped_pod_facts
 from controllers.statefulset.revisions import RevisionMemo
+from controllers.statefulset.specfacts import SpecFacts, SpecFactsCache
 
 #: how a sync reads a pod's facts (a memo in the controller; :func:`pod_facts` by default)
 FactsOf = Callable[[Obj], PodFacts]
@@ -92,6 +94,10 @@ class StatefulSetControl:
         self.clock = clock
         #: candidate revisions and revision templates, computed once per input (:mod:`.revisions`)
         self.memo = RevisionMemo()
+        #: revision hashes, the pod spec's share computed once per pod spec content
+        self.hasher = RevisionHasher()
+        #: what a sync reads of the spec, once per spec generation (:mod:`.specfacts`)
+        self.specs = SpecFactsCache()
         #: per set key, the object our last status write returned, until the cache is as new
         self._written: dict[str, Obj] = {}
 
@@ -120,6 +126,7 @@ class StatefulSetControl:
     def forget(self, key: str) -> None:
         """The set is gone."""
         self.memo.forget(key)
+        self.specs.forget(key)
         self._written.pop(key, None)
 
     # ------------------------------------------------------------------ entry point
@@ -133,28 +140,32 @@ class StatefulSetControl:
     ) -> Obj:
         """One reconcile step; returns the status it computed (and wrote when it changed)."""
         revisions = history.sort_revisions(revisions)
+        spec = self.specs.get(key_of(sts), sts)
         current: Obj | None = None
         update: Obj | None = None
         try:
             current, update, collision = await self._revisions(sts, revisions)
-            status = await self._update_set(sts, current, update, collision, pods, plan, facts)
+            status = await self._update_set(sts, spec, current, update, collision, pods, plan, facts)
         except Exception:
             with contextlib.suppress(errors.StatusError):
-                await self._truncate_history(sts, pods, revisions, current, update, facts)
+                await self._truncate_history(sts, spec, pods, revisions, current, update, facts)
             raise
-        await self._truncate_history(sts, pods, revisions, current, update, facts)
+        await self._truncate_history(sts, spec, pods, revisions, current, update, facts)
         return status
 
     # ------------------------------------------------------------------ revisions
     def _new_revision(self, sts: Obj, number: int, collision: int) -> Obj:
+        """``newRevision``; its hash by :attr:`hasher` (the pod spec's share once per content)."""
+        data = utils.revision_data(sts)
         rev = history.new_controller_revision(
             sts,
             utils.API_VERSION,
             utils.KIND,
             get_path(sts, "spec.template.metadata.labels", {}) or {},
-            utils.revision_data(sts),
+            data,
             number,
             collision,
+            self.hasher.hash(data, collision),
         )
         annotations = utils.revision_annotations(sts)
         if annotations:
@@ -164,26 +175,43 @@ class StatefulSetControl:
     async def _revisions(self, sts: Obj, revisions: list[Obj]) -> tuple[Obj, Obj, int]:
         """``getStatefulSetRevisions``: (current, update, collisionCount)."""
         collision = int(get_path(sts, "status.collisionCount", 0) or 0)
+        key = key_of(sts)
+        known_update = self.memo.update_revision(sts, key, collision, revisions)
+        if known_update is not None:
+            update = known_update
+        else:
+            update, collision = await self._find_or_create_update(sts, key, revisions, collision)
+        wanted = get_path(sts, "status.currentRevision", "")
+        current = next((r for r in revisions if name_of(r) == wanted), None) or update
+        return current, update, collision
+
+    async def _find_or_create_update(
+        self, sts: Obj, key: str, revisions: list[Obj], collision: int
+    ) -> tuple[Obj, int]:
+        """The revision equal to the current template (renumbered to be the newest), or a new one;
+        remembered (:class:`RevisionMemo`) unless it took a renumbering."""
         number = history.next_revision(revisions)
         candidate = self.memo.candidate(
-            sts, key_of(sts), number, collision, lambda: self._new_revision(sts, number, collision)
+            sts, key, number, collision, lambda: self._new_revision(sts, number, collision)
         )
         equal = history.find_equal_revisions(revisions, candidate)
         if equal and history.equal_revision(revisions[-1], equal[-1]):
             update = revisions[-1]
+            self.memo.remember_update(sts, key, collision, revisions, update)
         elif equal:
             update = await self.history.update_revision_number(equal[-1], int(candidate["revision"]))
         else:
             # the candidate was built (and named) for this collision count: its hash label is current
             known = candidate["metadata"]["labels"].get(history.HASH_LABEL, "")
             update, collision = await self.history.create(sts, candidate, collision, known)
-        wanted = get_path(sts, "status.currentRevision", "")
-        current = next((r for r in revisions if name_of(r) == wanted), None) or update
-        return current, update, collision
+            # the next sync sees the created revision last (the highest number) beside the others
+            self.memo.remember_update(sts, key, collision, [*revisions, update], update)
+        return update, collision
 
     async def _truncate_history(
         self,
         sts: Obj,
+        spec: SpecFacts,
         pods: list[Obj],
         revisions: list[Obj],
         current: Obj | None,
@@ -191,7 +219,7 @@ class StatefulSetControl:
         facts: FactsOf,
     ) -> None:
         live = {name_of(r) for r in (current, update) if r is not None}
-        limit = int(get_path(sts, "spec.revisionHistoryLimit", 10) or 0)
+        limit = spec.history_limit
         if sum(1 for r in revisions if name_of(r) not in live) <= limit:
             return  # the pods' revisions could only keep more: nothing to trim, no pod to read
         live.update(facts(p).revision for p in pods)
@@ -203,6 +231,7 @@ class StatefulSetControl:
     async def _update_set(
         self,
         sts: Obj,
+        spec: SpecFacts,
         current: Obj,
         update: Obj,
         collision: int,
@@ -210,10 +239,13 @@ class StatefulSetControl:
         plan: SchedulingPlan,
         facts: FactsOf,
     ) -> Obj:
-        cur_proto, upd_proto = self.memo.prototypes(sts, key_of(sts), current, update)
+        #: the revisions' pod prototypes, looked up only when a replica is missing
+        protos: list[Obj] = []
+        #: their facts, read once each (a stamped pod's are derived from them)
+        proto_facts: list[PodFacts | None] = [None, None]
         cur_name, upd_name = name_of(current), name_of(update)
-        min_ready = utils.min_ready_seconds(sts)
-        start, count = utils.start_ordinal(sts), utils.replicas_of(sts)
+        min_ready = spec.min_ready
+        start, count = spec.start, spec.replicas
 
         # every pod's facts are read once; ``rfacts[i]`` / ``cfacts[i]`` follow ``replicas[i]`` /
         # ``condemned[i]`` (a replica replaced by its created pod gets the new pod's facts)
@@ -230,9 +262,14 @@ class StatefulSetControl:
                 placed.append((o, pod, f))
         for i in range(count):
             if rfacts[i] is None:
-                proto = cur_proto if utils.at_current_revision(sts, start + i) else upd_proto
-                replicas[i] = utils.stamp_pod(sts, proto, start + i)
-                rfacts[i] = pod_facts(replicas[i])
+                if not protos:
+                    protos = self.memo.prototypes(sts, key_of(sts), current, update)
+                at = 0 if utils.at_current_revision(sts, start + i) else 1
+                replicas[i] = utils.stamp_pod(sts, protos[at], start + i)
+                pf = proto_facts[at]
+                if pf is None:
+                    pf = proto_facts[at] = pod_facts(protos[at])
+                rfacts[i] = stamped_pod_facts(pf, replicas[i])
         placed.sort(key=lambda t: t[0], reverse=True)
         condemned = [p for _, p, _ in placed]
         cfacts = [f for _, _, f in placed]
@@ -243,21 +280,21 @@ class StatefulSetControl:
                 (condemned[i] for i in range(len(cfacts) - 1, -1, -1) if not cfacts[i].healthy), None
             )
 
-        status: Obj = {"observedGeneration": int(get_path(sts, "metadata.generation", 0) or 0)}
+        status: Obj = {"observedGeneration": spec.generation}
         if plan.conditions:
             status["conditions"] = [dict(c) for c in plan.conditions]
 
         async def record() -> None:
             status.update(count_facts([*rf, *cfacts], min_ready, self.clock.now(), cur_name, upd_name))
             status.update(currentRevision=cur_name, updateRevision=upd_name, collisionCount=collision)
-            await self._write_status(sts, status)
+            await self._write_status(sts, status, spec)
 
         if utils.is_terminating(sts) or not plan.proceed:
             await record()
             return status
         try:
             await self._step(
-                sts, replicas, rf, condemned, first_unhealthy, upd_name, min_ready, plan.decorate_pod
+                sts, spec, replicas, rf, condemned, first_unhealthy, upd_name, min_ready, plan.decorate_pod
             )
         except Exception:
             # Like kube's deferred status update, what was done before the failure is reported.
@@ -271,6 +308,7 @@ class StatefulSetControl:
     async def _step(
         self,
         sts: Obj,
+        spec: SpecFacts,
         replicas: list[Obj],
         rfacts: list[PodFacts],
         condemned: list[Obj],
@@ -279,7 +317,7 @@ class StatefulSetControl:
         min_ready: int,
         decorate: Callable[[Obj], None] | None,
     ) -> None:
-        monotonic = not utils.allows_burst(sts)
+        monotonic = not spec.parallel
 
         async def process_replica(i: int) -> bool:
             pod = replicas[i]
@@ -324,7 +362,7 @@ class StatefulSetControl:
             await self.pods.update_pod(sts, pod)
             return False
 
-        has_claims = bool(utils.claim_templates(sts))
+        has_claims = spec.has_claims
 
         set_name, set_namespace = name_of(sts), namespace_of(sts)
 
@@ -359,7 +397,7 @@ class StatefulSetControl:
                 await self.pods.update_claims_for_retention(sts, pod)
             return False
 
-        if await run_for_all(len(condemned), fix_condemned_claims, monotonic):
+        if condemned and await run_for_all(len(condemned), fix_condemned_claims, monotonic):
             return
 
         async def process_condemned(i: int) -> bool:
@@ -374,21 +412,27 @@ class StatefulSetControl:
             await self.pods.delete_pod(sts, pod)
             return True
 
-        if await run_for_all(len(condemned), process_condemned, monotonic):
+        if condemned and await run_for_all(len(condemned), process_condemned, monotonic):
             return
 
-        if get_path(sts, "spec.updateStrategy.type", utils.ROLLING_UPDATE) == utils.ON_DELETE:
+        if spec.strategy == utils.ON_DELETE:
             return
-        await self._rolling_update(sts, replicas, rfacts, upd_name, min_ready)
+        await self._rolling_update(sts, spec, replicas, rfacts, upd_name, min_ready)
 
     async def _rolling_update(
-        self, sts: Obj, replicas: list[Obj], rfacts: list[PodFacts], upd_name: str, min_ready: int
+        self,
+        sts: Obj,
+        spec: SpecFacts,
+        replicas: list[Obj],
+        rfacts: list[PodFacts],
+        upd_name: str,
+        min_ready: int,
     ) -> None:
         """``updateStatefulSetAfterInvariantEstablished``: highest ordinal first, within maxUnavailable."""
         now = self.clock.now()
-        update_min = int(get_path(sts, "spec.updateStrategy.rollingUpdate.partition", 0) or 0)
-        budget = utils.max_unavailable(sts)
-        parallel = utils.allows_burst(sts)
+        update_min = spec.partition
+        budget = spec.max_unavailable
+        parallel = spec.parallel
         unavailable = 0
         unavailable_needing_update = 0
         for f in rfacts:
@@ -427,9 +471,11 @@ class StatefulSetControl:
                 to_delete -= 1
 
     # ------------------------------------------------------------------ status
-    async def _write_status(self, sts: Obj, status: Obj) -> None:
+    async def _write_status(self, sts: Obj, status: Obj, spec: SpecFacts | None = None) -> None:
         """``updateStatefulSetStatus``: complete a finished rollout, write only when something changed."""
-        utils.complete_rolling_update(sts, status)
+        if spec is None:
+            spec = self.specs.get(key_of(sts), sts)
+        utils.complete_rolling_update_of(spec.strategy, spec.replicas, status)
         if not utils.inconsistent_status(sts, status):
             return
         body = {k: v for k, v in sts.items() if k != "status"}

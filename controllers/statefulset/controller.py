@@ -186,9 +186,9 @@ class StatefulSetController(Controller):
             facts.end()
         if plan.requeue_after is not None:
             self.enqueue_after(key, plan.requeue_after)
-        min_ready = utils.min_ready_seconds(sts)
-        if min_ready > 0 and int(status.get("availableReplicas") or 0) != utils.replicas_of(sts):
-            self.enqueue_after(key, min_ready)
+        spec = self.control.specs.get(key, sts)
+        if spec.min_ready > 0 and int(status.get("availableReplicas") or 0) != spec.replicas:
+            self.enqueue_after(key, spec.min_ready)
 
     def _selector(self, key: str, sts: Obj) -> LabelSelector:
         """The set's parsed ``spec.selector``, parsed once per set UID and generation.

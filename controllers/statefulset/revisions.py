@@ -16,6 +16,12 @@ functions of inputs that rarely change, so :class:`RevisionMemo` keeps them per 
   revisions the last sync used are kept. A pod is then one copy of it, stamped with its
   ordinal (:func:`utils.stamp_pod`).
 
+* which stored revision is the update revision (``getStatefulSetRevisions``' search for a
+  revision equal to the candidate), keyed by the candidate's inputs above and each stored
+  revision's UID and resourceVersion (in sorted order): while none of them changes, the answer
+  is the same revision. It is kept only when the search wrote nothing, or created the revision
+  (then for the list the cache will hold: the old revisions and the created one).
+
 The memoized objects are shared: callers read them, or copy before changing them
 (:func:`utils.stamp_pod` copies the prototype; ``History.create`` clones the revision it writes).
 """
@@ -29,6 +35,7 @@ from apiserver.meta import annotations_of, name_of, resource_version_of, uid_of
 from controllers.statefulset import utils
 
 _CandidateKey = tuple[str, int, int, tuple[tuple[str, str], ...]]
+_UpdateKey = tuple[_CandidateKey, tuple[tuple[str, str], ...]]
 
 
 class RevisionMemo:
@@ -37,6 +44,38 @@ class RevisionMemo:
     def __init__(self) -> None:
         self._candidates: dict[str, tuple[_CandidateKey, Obj]] = {}
         self._prototypes: dict[str, dict[str, tuple[tuple[str, str, int], Obj]]] = {}
+        #: set key -> (inputs, position of the update revision in the sorted revisions)
+        self._updates: dict[str, tuple[_UpdateKey, int]] = {}
+
+    @staticmethod
+    def _candidate_key(sts: Obj, collision: int) -> _CandidateKey | None:
+        generation = int((sts.get("metadata") or {}).get("generation") or 0)
+        if not generation:
+            return None
+        return (uid_of(sts), generation, collision, tuple(sorted(annotations_of(sts).items())))
+
+    @staticmethod
+    def _update_key(candidate: _CandidateKey, revisions: list[Obj]) -> _UpdateKey:
+        return (candidate, tuple((uid_of(r), resource_version_of(r)) for r in revisions))
+
+    def update_revision(self, sts: Obj, key: str, collision: int, revisions: list[Obj]) -> Obj | None:
+        """The update revision among the sorted ``revisions``, when the last search that wrote
+        nothing (or created it) had the same inputs; None: search."""
+        hit = self._updates.get(key)
+        if hit is None:
+            return None
+        candidate = self._candidate_key(sts, collision)
+        if candidate is None or hit[0] != self._update_key(candidate, revisions):
+            return None
+        return revisions[hit[1]]
+
+    def remember_update(self, sts: Obj, key: str, collision: int, revisions: list[Obj], update: Obj) -> None:
+        """``update`` (one of the sorted ``revisions``, by identity) answers these inputs."""
+        self._updates.pop(key, None)
+        candidate = self._candidate_key(sts, collision)
+        at = next((i for i, r in enumerate(revisions) if r is update), -1)
+        if candidate is not None and at >= 0:
+            self._updates[key] = (self._update_key(candidate, revisions), at)
 
     def candidate(self, sts: Obj, key: str, number: int, collision: int, build: Callable[[], Obj]) -> Obj:
         """The revision ``build()`` makes for ``sts`` with ``revision: number``."""
@@ -74,7 +113,8 @@ class RevisionMemo:
             inputs = (resource_version_of(rev), uid_of(sts), generation)
             entry = kept.get(uid) or known.get(uid)
             if entry is None or entry[0] != inputs or not uid or not generation:
-                template = utils.template_of_revision(rev)
+                # pod_prototype reads the template's metadata and copies its spec: no copy of it first
+                template = utils.revision_template_view(rev)
                 entry = (inputs, utils.pod_prototype(sts, template, name_of(rev)))
             if uid:
                 kept[uid] = entry
@@ -86,3 +126,4 @@ class RevisionMemo:
         """The set is gone."""
         self._candidates.pop(key, None)
         self._prototypes.pop(key, None)
+        self._updates.pop(key, None)

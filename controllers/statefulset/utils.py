@@ -359,6 +359,14 @@ def template_of_revision(revision: Obj) -> Obj:
     return template
 
 
+def revision_template_view(revision: Obj) -> Obj:
+    """The revision's template as stored, *not* copied (``$patch`` still in it), for readers that
+    take only its ``metadata`` and copy its ``spec`` (:func:`pod_prototype`): the same pod as from
+    :func:`template_of_revision`, without a copy of the whole template per revision."""
+    template: Obj = get_path(revision, "data.spec.template", {}) or {}
+    return template
+
+
 def revision_annotations(sts: Obj) -> dict[str, str]:
     return dict(annotations_of(sts))
 
@@ -391,9 +399,15 @@ def count_pods(
 
 def complete_rolling_update(sts: Obj, status: Obj) -> None:
     """Once every replica is updated and ready, the update revision becomes the current one."""
-    replicas = replicas_of(sts)
+    complete_rolling_update_of(
+        get_path(sts, "spec.updateStrategy.type", ROLLING_UPDATE), replicas_of(sts), status
+    )
+
+
+def complete_rolling_update_of(strategy: str, replicas: int, status: Obj) -> None:
+    """:func:`complete_rolling_update` for a set of this update strategy type and replica count."""
     if (
-        get_path(sts, "spec.updateStrategy.type", ROLLING_UPDATE) == ROLLING_UPDATE
+        strategy == ROLLING_UPDATE
         and status.get("updatedReplicas") == replicas
         and status.get("readyReplicas") == replicas
         and status.get("replicas") == replicas

@@ -83,6 +83,7 @@ from apiserver.workloadbuilder.statefulset import (
 from controllers.statefulset import workload_beta as beta
 from controllers.statefulset import workload_utils as wu
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
+from controllers.statefulset.resolved import Resolved, ResolvedMemo, views
 from controllers.workloadhook import WorkloadHookBase
 from featuregates import (
     GENERIC_WORKLOAD,
@@ -177,6 +178,8 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         #: the compiled gang minCount per StatefulSet UID: (generation compiled, value); a spec
         #: change (a scale) bumps the generation, so steady syncs skip the recompilation
         self._desired: dict[str, tuple[int, int | None]] = {}
+        #: per StatefulSet UID, the last resolution that wrote nothing (:mod:`.resolved`)
+        self.resolved = ResolvedMemo()
 
     # ------------------------------------------------------------------ SchedulingHook
     def attach(self, controller: StatefulSetController) -> None:
@@ -254,7 +257,11 @@ class WorkloadSchedulingHook(WorkloadHookBase):
     # ------------------------------------------------------------------ the two paths
     async def _managed(self, sts: Obj, may_create: bool) -> Obj | None:
         """StatefulSet-managed path (Controller Workflow steps 3-4)."""
-        found = self._discover_workloads(sts, wu.statefulset_key(sts))
+        key = wu.statefulset_key(sts)
+        still = self._still_resolved(sts, key)
+        if still is not None:
+            return still
+        found = self._discover_workloads(sts, key)
         if len(found) > 1:
             self._warn(
                 sts,
@@ -301,11 +308,60 @@ class WorkloadSchedulingHook(WorkloadHookBase):
                 controlled_only=False,
             )
             self._observe_creation(sts)
+            if compiled is not None or (found and wl is found[0]):
+                # The cache will show this Workload (created or read from it) and this PodGroup:
+                # the next sync recognises them there (module docstring of .resolved).
+                self._remember_resolution(sts, key, wl, created, created=([wl], [created]))
             return created
         synced = await self._sync_pod_group_min_count(sts, groups[0], wu.gang_min_count(template))
         if synced is not groups[0]:
             self._observe_update(sts)
+        elif found and wl is found[0]:
+            self._remember_resolution(sts, key, wl, synced)
         return synced
+
+    def _still_resolved(self, sts: Obj, key: str) -> Obj | None:
+        """The PodGroup the last no-write resolution used, if nothing it read has changed
+        (:mod:`.resolved`): two index lookups and a comparison instead of the walk."""
+        uid = uid_of(sts)
+        hit = self.resolved.get(uid, int((sts.get("metadata") or {}).get("generation") or 0))
+        if hit is None or not self._caught_up(sts):
+            return None
+        if self._written and (hit.uids[0] in self._written or hit.uids[1] in self._written):
+            return None  # a minCount write not yet in the cache: the full check handles it
+        assert self.workloads is not None and self.pod_groups is not None
+        pg = ResolvedMemo.pick(
+            hit,
+            self.workloads.by_index(wu.WORKLOAD_BY_CONTROLLER, key),
+            self.pod_groups.by_index(wu.POD_GROUP_BY_WORKLOAD, hit.pod_group_key),
+        )
+        if pg is not None:
+            self.resolved.hits += 1
+        return pg
+
+    def _remember_resolution(
+        self, sts: Obj, key: str, wl: Obj, pg: Obj, *, created: tuple[list[Obj], list[Obj]] | None = None
+    ) -> None:
+        """Keep what a resolution that patched nothing read (or, for objects it ``created``, the
+        buckets the cache will show once it has them: the created objects alone)."""
+        uid = uid_of(sts)
+        generation = int((sts.get("metadata") or {}).get("generation") or 0)
+        self.resolved.forget(uid)
+        if not generation or uid_of(wl) in self._written or uid_of(pg) in self._written:
+            return
+        assert self.workloads is not None and self.pod_groups is not None
+        pg_key = f"{namespace_of(wl)}/{name_of(wl)}"
+        if created is None:
+            wls = self.workloads.by_index(wu.WORKLOAD_BY_CONTROLLER, key)
+            pgs = self.pod_groups.by_index(wu.POD_GROUP_BY_WORKLOAD, pg_key)
+        else:
+            wls, pgs = created
+        chosen = next((i for i, o in enumerate(pgs) if o is pg), -1)
+        if chosen < 0 or not any(o is wl for o in wls):
+            return  # an object from a create response the cache does not have yet
+        self.resolved.store(
+            uid, Resolved(generation, views(wls), pg_key, views(pgs), chosen, (uid_of(wl), uid_of(pg)))
+        )
 
     async def _delegated(self, sts: Obj, plan: wu.Delegation, may_create: bool) -> Obj | None:
         """Parent-owned Workload: only this StatefulSet's PodGroup is ours (Controller Workflow step 2)."""
@@ -653,6 +709,7 @@ class WorkloadSchedulingHook(WorkloadHookBase):
 
     def _on_set_delete(self, sts: Obj) -> None:
         self._forget(sts)
+        self.resolved.forget(uid_of(sts))
         self._desired.pop(uid_of(sts), None)
         self._eligible_since.pop(uid_of(sts), None)
         self._workload_made.discard(uid_of(sts))
