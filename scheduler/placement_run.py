@@ -293,7 +293,9 @@ class PlacementRun:
             for c in cols:
                 if c.carried is not None:
                     w = c.weight
-                    totals = [t + w * v for t, v in zip(totals, c.norm, strict=True)]
+                    # the same integer sums, added in C (a Python comprehension costs 3x as much)
+                    add = c.norm if w == 1 else map(w.__mul__, c.norm)
+                    totals = list(map(operator.add, totals, add))
         return select_from_totals(fw, self.feasible, totals)
 
     def assumed(self, state: CycleState, pod_info: PodInfo, host: str) -> bool:

@@ -645,7 +645,10 @@ class PodTopologySpread:
             out = [MAX_NODE_SCORE] * len(scores)
         else:
             top = hi + lo
-            out = [MAX_NODE_SCORE * (top - v) // hi for v in scores]
+            # one division per distinct score, not per node: a column holds few distinct counts
+            # (a run's rack: one zone, hostname counts k or k + 1), and each node gets the same value
+            by_score = {v: MAX_NODE_SCORE * (top - v) // hi for v in set(scores)}
+            out = list(map(by_score.__getitem__, scores))
         return _zero_ignored(nodes, out, ignored) if ignored else out
 
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:

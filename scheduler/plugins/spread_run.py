@@ -150,7 +150,7 @@ class SpreadScoreRun:
         """:meth:`_score` of every node (the same additions, column by column)."""
         terms = self.terms
         if len(terms) == 2:  # the system defaults (hostname, zone): one pass, the same additions
-            out = [int(a + b + 0.5) for a, b in zip(terms[0], terms[1], strict=True)]
+            out = _sum_of_two(terms[0], terms[1])
         else:
             totals = terms[0]
             for col in terms[1:]:
@@ -253,3 +253,22 @@ class SpreadScoreRun:
         for p in changed:
             raw[p] = self._score(p)
         return bool(changed)
+
+
+def _sum_of_two(first: list[float], second: list[float]) -> list[int]:
+    """``int(a + b + 0.5)`` of each node's two terms, in this order.
+
+    When one column holds a single value (the zone term over a rack, which lies in one zone; the
+    hostname term over a window no pod of the set has reached yet), the sum is computed once per
+    distinct value of the other column - a few, not one per node - with the same operands in
+    the same order, so the same floats and the same rounding."""
+    n = len(first)
+    if n and second.count(second[0]) == n:
+        b = second[0]
+        by_a = {a: int(a + b + 0.5) for a in set(first)}
+        return list(map(by_a.__getitem__, first))
+    if n and first.count(first[0]) == n:
+        a = first[0]
+        by_b = {b: int(a + b + 0.5) for b in set(second)}
+        return list(map(by_b.__getitem__, second))
+    return [int(a + b + 0.5) for a, b in zip(first, second, strict=True)]
