@@ -636,6 +636,10 @@ class PodTopologySpread:
         if s is None:
             return scores
         ignored = s.ignored_nodes
+        if type(scores) is not list:
+            if not ignored:
+                return _normalize_array(scores)
+            scores = scores.tolist()
         if ignored:
             valid = [v for ni, v in zip(nodes, scores, strict=True) if ni.name not in ignored]
         else:
@@ -666,6 +670,17 @@ class PodTopologySpread:
             else:
                 ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
         return None
+
+
+def _normalize_array(scores: Any) -> Any:
+    """:meth:`PodTopologySpread.normalize_scores` of an int64 array (a run's column over many
+    nodes, :mod:`scheduler.placement_run`), no node ignored: the same integers."""
+    if not len(scores):
+        return scores
+    lo, hi = int(scores.min()), int(scores.max())
+    if hi == 0:
+        return scores * 0 + MAX_NODE_SCORE
+    return MAX_NODE_SCORE * ((hi + lo) - scores) // hi
 
 
 def _table(state: CycleState, snapshot: Any, nodes: list[NodeInfo]) -> tuple[Any, Any] | None:
