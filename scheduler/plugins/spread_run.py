@@ -173,12 +173,10 @@ class SpreadScoreRun:
         """:meth:`_score` of every node (the same additions, column by column)."""
         terms = self.terms
         if self.arrays:
-            import numpy as np
-
             total = terms[0]
             for col in terms[1:]:
                 total = total + col
-            return (total + 0.5).astype(np.int64)
+            return (total + 0.5).astype(self.raw.dtype)  # int64 (no numpy import per call)
         if len(terms) == 2:  # the system defaults (hostname, zone): one pass, the same additions
             out = _sum_of_two(terms[0], terms[1])
         else:
