@@ -140,12 +140,20 @@ def gangs(sets: int = 600, warm: int = 50) -> tuple[float, list[str]]:
         }
         group = PodGroupInfo("default", app, pg, members, PodGroupState(f"default/{app}"))
         cache.update_snapshot(snap)
-        result = algorithm.run(CycleState(), group, snap)
+        if keep:  # as the scheduler's PodGroup cycle: the winner stays in the snapshot, adopted
+            result = algorithm.run(CycleState(), group, snap, keep_winner=True)
+        else:
+            result = algorithm.run(CycleState(), group, snap)
         assert result.success and result.placement is not None
-        for a in result.placement.fitting():
+        fitting = result.placement.fitting()
+        for a in fitting:
             cache.assume_pod(a.pod_info.pod, a.node_name, a.pod_info)
             hosts.append(a.node_name)
+        if keep and result.kept:
+            cache.adopt_assumed(snap, {a.node_name for a in fitting}, {a.pod_info.uid for a in fitting})
 
+    # (a tree older than the kept winner rolls every placement back)
+    keep = hasattr(cache, "adopt_assumed")
     for k in range(warm):
         place(k)
     _tune_gc()
