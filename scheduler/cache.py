@@ -38,7 +38,7 @@ snapshot changes and ``restore(mark)`` undoes everything after the mark, newest 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -442,6 +442,9 @@ class Snapshot:
         self.taint_groups: dict[tuple[tuple[str, str, str], ...], set[str]] = {}
         self._taint_group_of: dict[str, tuple[tuple[str, str, str], ...]] = {}
         self._dirty: set[str] = set()
+        #: node -> the cache generation this snapshot's NodeInfo already equals (:meth:`Cache.adopt_assumed`):
+        #: the next :meth:`Cache.update_snapshot` does not copy it again unless it changed since
+        self._adopted: dict[str, int] = {}
         #: NodeInfos in name order, kept in step with ``node_info_map`` (None: rebuild on demand)
         self._ordered: list[NodeInfo] | None = None
         self._topologies: dict[str, TopologyDomains] = {}
@@ -1086,14 +1089,18 @@ class Cache:
             if ni is not None and ni.generation <= gen:
                 break
             changed.append(name)
+        adopted = snapshot._adopted
         for name in changed:
             ni = self.nodes.get(name)
+            if adopted and ni is not None and adopted.get(name) == ni.generation:
+                continue  # the snapshot's NodeInfo is this one already (adopt_assumed)
             snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
         for name in snapshot._dirty - set(changed):
             ni = self.nodes.get(name)
             snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
         snapshot._dirty.clear()
         snapshot._journal.clear()
+        adopted.clear()
         # trim the recency list: entries for removed nodes are no longer needed once copied
         for name in changed:
             if name not in self.nodes:
@@ -1105,6 +1112,34 @@ class Cache:
                 snapshot._put(name, None)
         # every later change takes a larger generation than this one
         snapshot.generation = next_generation()
+
+    def adopt_assumed(self, snapshot: Snapshot, node_names: Iterable[str], members: Collection[str]) -> int:
+        """Let ``snapshot`` keep its NodeInfos of ``node_names`` at the next :meth:`update_snapshot`
+        where they already equal the cache's; returns how many it keeps.
+
+        A PodGroup cycle that left its placement's pods assumed in the snapshot
+        (``PodGroupAlgorithm.run_async(keep_winner=True)``) and then assumed the same pods in the
+        cache holds, for each of their nodes, what copying the cache's NodeInfo would give it:
+        the same Node and the same pods in the same order - the very PodInfos of the other pods,
+        equal copies (the same pod with ``nodeName`` set) for the group's ``members`` (uids).
+        Anything else that changed the cache's node since the snapshot was taken (an informer
+        event while the search yielded, a Reserve or Permit failure that forgot a pod) makes a
+        pod differ, and that node is copied as usual. A node kept is copied again as soon as
+        the cache changes it (the bound pod confirming its assumed self)."""
+        kept = 0
+        for name in node_names:
+            ni = self.nodes.get(name)
+            mine = snapshot.node_info_map.get(name)
+            if ni is None or mine is None or ni.node is None or ni.node is not mine.node:
+                continue
+            if len(ni.pods) != len(mine.pods) or not all(
+                a is b or (a.uid == b.uid and a.uid in members and a.node_name == b.node_name)
+                for a, b in zip(ni.pods, mine.pods, strict=True)
+            ):
+                continue
+            snapshot._adopted[name] = ni.generation
+            kept += 1
+        return kept
 
     def snapshot(self) -> Snapshot:
         s = Snapshot()

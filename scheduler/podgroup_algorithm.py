@@ -87,6 +87,8 @@ class PodGroupAlgorithmResult:
     topology: bool = False
     #: placements passed over without a Filter call: their domain's free capacity cannot hold the pods
     skipped: list[Placement] = field(default_factory=list)
+    #: the winner's pods were left assumed in the snapshot (``keep_winner``), not rolled back
+    kept: bool = False
 
     @property
     def skipped_for_capacity(self) -> bool:
@@ -144,9 +146,12 @@ class PodGroupAlgorithm:
         #: off, every pod gets a full cycle (the differential tests compare the two)
         self.carry_runs = carry_runs
 
-    def run(self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot) -> PodGroupAlgorithmResult:
-        """Evaluate the placements; the snapshot is left exactly as it was given."""
-        steps = self._steps(state, group, snapshot)
+    def run(
+        self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot, *, keep_winner: bool = False
+    ) -> PodGroupAlgorithmResult:
+        """Evaluate the placements; the snapshot is left exactly as it was given (but for
+        ``keep_winner``, see :meth:`run_async`)."""
+        steps = self._steps(state, group, snapshot, keep_winner)
         while True:
             try:
                 next(steps)
@@ -154,10 +159,16 @@ class PodGroupAlgorithm:
                 return done.value
 
     async def run_async(
-        self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot
+        self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot, *, keep_winner: bool = False
     ) -> PodGroupAlgorithmResult:
         """:meth:`run`, letting other tasks (informers, the API server) run between slices of
         :data:`YIELD_AFTER_SECONDS`.
+
+        ``keep_winner``: when the group has one placement (no topology: the whole cluster) and it
+        is feasible, its pods stay assumed in the snapshot instead of being rolled back
+        (``result.kept``): the caller assumes the same pods in the cache next and lets the
+        snapshot keep those nodes (:meth:`~scheduler.cache.Cache.adopt_assumed`) rather than
+        copy them again at the next cycle. With several placements every one is rolled back.
 
         Safe because the cycle works on its own snapshot: informer events change the cache,
         which the next cycle's snapshot picks up; an assume that conflicts with them fails then.
@@ -168,7 +179,7 @@ class PodGroupAlgorithm:
         search, 2-3 s of CPU, took 30 s of wall while 25,000 other pods were created. With 50 ms
         slices the others still run at least 20 times a second.
         """
-        steps = self._steps(state, group, snapshot)
+        steps = self._steps(state, group, snapshot, keep_winner)
         clock = time.perf_counter
         deadline = clock() + YIELD_AFTER_SECONDS
         while True:
@@ -180,7 +191,9 @@ class PodGroupAlgorithm:
                 await asyncio.sleep(0)
                 deadline = clock() + YIELD_AFTER_SECONDS
 
-    def _steps(self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot) -> Steps:
+    def _steps(
+        self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot, keep_winner: bool = False
+    ) -> Steps:
         """The algorithm as a generator that yields after each pod tried."""
         placements, s = self.fw.run_placement_generate_plugins(state, group, snapshot)
         if s is not None and not s.is_success():
@@ -194,6 +207,8 @@ class PodGroupAlgorithm:
                 Status(Code.UNSCHEDULABLE, "0/0 placements are available"), topology=True
             )
         placements = self._nominated_first(group, placements)
+        keep = keep_winner and len(placements) == 1
+        kept = False
         to_find = num_feasible_placements_to_find(len(placements), snapshot.num_nodes())
         demand = self._demand(group) if len(placements) > 1 else None
         evaluated: list[PlacementResult] = []
@@ -221,8 +236,10 @@ class PodGroupAlgorithm:
                     if s is not None:
                         return PodGroupAlgorithmResult(s, result, result, [*evaluated, result])
                     result.score = score
+                kept = keep and result.feasible
             finally:
-                snapshot.restore(mark)
+                if not kept:
+                    snapshot.restore(mark)
                 snapshot.scope = None  # after the rollback: the cluster-wide index catches up once
             evaluated.append(result)
             if result.feasible:
@@ -245,7 +262,9 @@ class PodGroupAlgorithm:
             )
         winner = max(feasible, key=lambda r: r.score)  # max() keeps the first of equal scores
         materialize_states(self.fw, snapshot, winner)
-        return PodGroupAlgorithmResult(None, winner, winner, evaluated, len(placements), topology, skipped)
+        return PodGroupAlgorithmResult(
+            None, winner, winner, evaluated, len(placements), topology, skipped, kept=kept
+        )
 
     def evaluate(
         self, state: CycleState, group: PodGroupInfo, placement: Placement, snapshot: Snapshot

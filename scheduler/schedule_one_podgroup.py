@@ -128,6 +128,13 @@ def gang_unschedulable_message(group: PodGroupInfo, result: PodGroupAlgorithmRes
     return f"{where} fits {min(fits, needed)} of {needed}; the other {other}: {', '.join(reasons)}"
 
 
+def _may_keep_winner(group: PodGroupInfo) -> bool:
+    """Whether the search may leave the chosen placement's pods assumed in the snapshot
+    (:meth:`PodGroupAlgorithm.run_async`'s ``keep_winner``): not for pods with resource claims,
+    since DynamicResources reads which group members the snapshot holds while it reserves."""
+    return not any(_spec(pi.pod).get("resourceClaims") for pi in group.pods)
+
+
 class PodGroupCycle:
     """The PodGroup cycle of one :class:`~scheduler.scheduler.Scheduler` (see the module docstring).
 
@@ -203,7 +210,9 @@ class PodGroupCycle:
         if self.sched.records is not None:
             self.sched.records.begin_pod_group(fw.scheduler_name, ns, name, len(queued))
         algorithm = PodGroupAlgorithm(fw)
-        result = await algorithm.run_async(state, group, self.sched.snapshot)
+        result = await algorithm.run_async(
+            state, group, self.sched.snapshot, keep_winner=_may_keep_winner(group)
+        )
         self.sched.metrics.podgroup_scheduling_algorithm_duration.labels(profile=fw.scheduler_name).observe(
             time.perf_counter() - start
         )
@@ -269,6 +278,13 @@ class PodGroupCycle:
             diag = Diagnosis(unschedulable_plugins=set(a.unschedulable_plugins) if a is not None else set())
             await self.sched.handle_failure(
                 fw, q, Status(Code.UNSCHEDULABLE), message, CLEAR_NOMINATION, start, diag
+            )
+        if result.kept:
+            # the snapshot holds the placement's pods already: keep those nodes where the cache
+            # now holds exactly the same (the next cycle copies only what changed since)
+            fitting = result.placement.fitting()
+            self.sched.cache.adopt_assumed(
+                self.sched.snapshot, {a.node_name for a in fitting}, {a.pod_info.uid for a in fitting}
             )
         state = self._pod_group_state(group.namespace, group.name)
         if (

@@ -104,6 +104,7 @@ from scheduler.podstatus import (
     patch_pod_status,
 )
 from scheduler.preenqueue_status import REASON_NOT_READY_FOR_SCHEDULING, HeldPodReports
+from scheduler.prime import prime
 from scheduler.queue import ACTIVE as ACTIVE_QUEUE
 from scheduler.queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
@@ -425,6 +426,8 @@ class Scheduler:
         # the caches are whole now: a pod held while its siblings were still being listed (a
         # bound member later in name order) is judged again, not left to an event already past
         self.queue.reevaluate_held()
+        # the first cycle's one-time work (snapshot copy, node table, numpy) done before any pod waits
+        prime(self.cache, self.snapshot)
         self._loop_task = asyncio.create_task(self._run(), name="scheduler-loop")
         self._periodic_task = asyncio.create_task(self._periodic(), name="scheduler-periodic")
         if self.satisfaction is not None:

@@ -9,6 +9,12 @@ SchedulingBasic and gangs-1000x3 scenarios (a script, not a pytest-benchmark tes
     python -m bench.micro.cycle_cpu gangs    # gangs of 3 StatefulSet pods (default spreading)
                                              # on 5,000 nodes in 50 racks: update_snapshot, the
                                              # PodGroup algorithm's whole-cluster placement, assumes
+    python -m bench.micro.cycle_cpu sets     # the same pods without a gang: each pod its own
+                                             # cycle (update_snapshot, schedule_pod, assume), the
+                                             # pod-by-pod cost a gang of 3 is compared with
+    python -m bench.micro.cycle_cpu racks    # gangs of 1,000 with a rack constraint on 5,000
+                                             # nodes in 50 racks (gangs-3x1000-rack's search): the
+                                             # placements' runs, 5 of 50 racks evaluated per gang
 
 Prints the CPU time per pod (``time.process_time``) over the measured pods, after a warm-up,
 and a digest of every chosen node: two builds that schedule alike print the same digest (the
@@ -134,6 +140,111 @@ def gangs(sets: int = 600, warm: int = 50) -> tuple[float, list[str]]:
         }
         group = PodGroupInfo("default", app, pg, members, PodGroupState(f"default/{app}"))
         cache.update_snapshot(snap)
+        if keep:  # as the scheduler's PodGroup cycle: the winner stays in the snapshot, adopted
+            result = algorithm.run(CycleState(), group, snap, keep_winner=True)
+        else:
+            result = algorithm.run(CycleState(), group, snap)
+        assert result.success and result.placement is not None
+        fitting = result.placement.fitting()
+        for a in fitting:
+            cache.assume_pod(a.pod_info.pod, a.node_name, a.pod_info)
+            hosts.append(a.node_name)
+        if keep and result.kept:
+            cache.adopt_assumed(snap, {a.node_name for a in fitting}, {a.pod_info.uid for a in fitting})
+
+    # (a tree older than the kept winner rolls every placement back)
+    keep = hasattr(cache, "adopt_assumed")
+    for k in range(warm):
+        place(k)
+    _tune_gc()
+    t = time.process_time()
+    for k in range(warm, warm + sets):
+        place(k)
+    return (time.process_time() - t) / (3 * sets) * 1000, hosts
+
+
+def _set_pods(k: int) -> list[Any]:
+    """The 3 pods of StatefulSet ``g<k>`` as its controller makes them (``gangs`` adds the group)."""
+    app = f"g{k}"
+    owner = [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}]
+    out = []
+    for i in range(3):
+        p = pod(f"{app}-{i}", labels={"app": app, "apps.kubernetes.io/pod-index": str(i)})
+        p["metadata"].update(uid=f"{app}-u{i}", ownerReferences=owner)
+        out.append(p)
+    return out
+
+
+def sets(count: int = 600, warm: int = 50) -> tuple[float, list[str]]:
+    """CPU ms per pod of ``gangs``' pods scheduled pod by pod (no PodGroup), and the hosts chosen:
+    the default spreading of a StatefulSet's pods, each pod with its own snapshot update and cycle."""
+    from scheduler import schedule_one
+    from scheduler.framework import CycleState
+    from scheduler.nodeinfo import PodInfo, compile_selector
+
+    cache, handle, fw = _framework_over(5000, racks=50)
+    handle.default_spread_selector = lambda p: compile_selector(
+        {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
+    )
+    snap = cache.snapshot()
+    hosts: list[str] = []
+
+    def place(k: int) -> None:
+        for p in _set_pods(k):
+            cache.update_snapshot(snap)
+            handle.snapshot = snap
+            pi = PodInfo(p)
+            r = schedule_one.schedule_pod(fw, CycleState(), pi, snap)
+            cache.assume_pod(p, r.suggested_host, pi)
+            hosts.append(r.suggested_host)
+
+    for k in range(warm):
+        place(k)
+    _tune_gc()
+    t = time.process_time()
+    for k in range(warm, warm + count):
+        place(k)
+    return (time.process_time() - t) / (3 * count) * 1000, hosts
+
+
+def racks(count: int = 4, warm: int = 1, size: int = 1000) -> tuple[float, list[str]]:
+    """CPU ms per pod of gangs of ``size`` StatefulSet pods constrained to one rack, placed by the
+    PodGroup algorithm on 5,000 nodes in 50 racks, and the hosts chosen."""
+    from bench.workloads.common import RACK
+    from scheduler.interfaces import CycleState, PodGroupInfo
+    from scheduler.nodeinfo import PodInfo, compile_selector
+    from scheduler.podgroup_algorithm import PodGroupAlgorithm
+    from scheduler.podgroups import PodGroupState
+
+    cache, handle, fw = _framework_over(5000, racks=50)
+    handle.default_spread_selector = lambda p: compile_selector(
+        {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
+    )
+    snap = cache.snapshot()
+    handle.snapshot = snap
+    algorithm = PodGroupAlgorithm(fw)
+    hosts: list[str] = []
+
+    def place(k: int) -> None:
+        app = f"r{k}"
+        owner = [
+            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}
+        ]
+        members = []
+        for i in range(size):
+            p = pod(f"{app}-{i}", labels={"app": app, "apps.kubernetes.io/pod-index": str(i)})
+            p["metadata"].update(uid=f"{app}-u{i}", ownerReferences=owner)
+            p["spec"]["schedulingGroup"] = {"podGroupName": app}
+            members.append(PodInfo(p))
+        pg = {
+            "metadata": {"name": app, "namespace": "default"},
+            "spec": {
+                "schedulingPolicy": {"gang": {"minCount": size}},
+                "schedulingConstraints": {"topology": [{"key": RACK}]},
+            },
+        }
+        group = PodGroupInfo("default", app, pg, members, PodGroupState(f"default/{app}"))
+        cache.update_snapshot(snap)
         result = algorithm.run(CycleState(), group, snap)
         assert result.success and result.placement is not None
         for a in result.placement.fitting():
@@ -144,15 +255,19 @@ def gangs(sets: int = 600, warm: int = 50) -> tuple[float, list[str]]:
         place(k)
     _tune_gc()
     t = time.process_time()
-    for k in range(warm, warm + sets):
+    for k in range(warm, warm + count):
         place(k)
-    return (time.process_time() - t) / (3 * sets) * 1000, hosts
+    return (time.process_time() - t) / (size * count) * 1000, hosts
 
 
 def main(argv: list[str]) -> None:
     which = argv[0] if argv else "plain"
     if which == "gangs":
         ms, hosts = gangs()
+    elif which == "sets":
+        ms, hosts = sets()
+    elif which == "racks":
+        ms, hosts = racks()
     else:
         ms, hosts = plain(records=which == "plain-records")
     digest = hashlib.sha1(",".join(hosts).encode()).hexdigest()[:12]

@@ -636,6 +636,10 @@ class PodTopologySpread:
         if s is None:
             return scores
         ignored = s.ignored_nodes
+        if type(scores) is not list:
+            if not ignored:
+                return _normalize_array(scores)
+            scores = scores.tolist()
         if ignored:
             valid = [v for ni, v in zip(nodes, scores, strict=True) if ni.name not in ignored]
         else:
@@ -645,7 +649,10 @@ class PodTopologySpread:
             out = [MAX_NODE_SCORE] * len(scores)
         else:
             top = hi + lo
-            out = [MAX_NODE_SCORE * (top - v) // hi for v in scores]
+            # one division per distinct score, not per node: a column holds few distinct counts
+            # (a run's rack: one zone, hostname counts k or k + 1), and each node gets the same value
+            by_score = {v: MAX_NODE_SCORE * (top - v) // hi for v in set(scores)}
+            out = list(map(by_score.__getitem__, scores))
         return _zero_ignored(nodes, out, ignored) if ignored else out
 
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
@@ -663,6 +670,17 @@ class PodTopologySpread:
             else:
                 ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score
         return None
+
+
+def _normalize_array(scores: Any) -> Any:
+    """:meth:`PodTopologySpread.normalize_scores` of an int64 array (a run's column over many
+    nodes, :mod:`scheduler.placement_run`), no node ignored: the same integers."""
+    if not len(scores):
+        return scores
+    lo, hi = int(scores.min()), int(scores.max())
+    if hi == 0:
+        return scores * 0 + MAX_NODE_SCORE
+    return MAX_NODE_SCORE * ((hi + lo) - scores) // hi
 
 
 def _table(state: CycleState, snapshot: Any, nodes: list[NodeInfo]) -> tuple[Any, Any] | None:

@@ -125,9 +125,32 @@ class SpreadScoreRun:
                     ]
                 )
             self.terms.append([self._term(i, q) for q in range(n)])
-        self.raw = [self._score(q) for q in range(n)]
+        self.raw: Any = [self._score(q) for q in range(n)]
         # the column starts where the plugin's own Score is (else the run is not taken)
         self.ok = self.raw == plugin.score_nodes(state, pod_info, nodes)
+        #: the terms and the column are numpy arrays (:meth:`to_arrays`)
+        self.arrays = False
+        #: per constraint: the positions of each value's nodes as an index array (:meth:`to_arrays`)
+        self.position_rows: list[dict[str, Any]] = []
+
+    def can_use_arrays(self) -> bool:
+        """Whether :meth:`to_arrays` may be used: no node is ignored (their score is 0 whatever
+        their terms, which the array sum does not know)."""
+        return self.ok and not self.ignored
+
+    def to_arrays(self) -> None:
+        """Keep the terms as float64 arrays and the column as an int64 array (for
+        :class:`~scheduler.placement_run.PlacementRun` over many nodes): the same floats, added in
+        the same order and rounded alike (``int(t + 0.5)`` of a non-negative float is its
+        truncation, which ``astype`` does), so the same column."""
+        import numpy as np  # (already imported: the run's nodes are many)
+
+        self.terms = [np.array(col, dtype=np.float64) for col in self.terms]
+        self.raw = np.array(self.raw, dtype=np.int64)
+        self.position_rows = [
+            {v: np.array(at, dtype=np.intp) for v, at in pos.items()} for pos in self.positions
+        ]
+        self.arrays = True
 
     def _term(self, i: int, q: int) -> float:
         ni = self.nodes[q]
@@ -146,11 +169,16 @@ class SpreadScoreRun:
             t = col[q] if t is None else t + col[q]
         return 0 if t is None else int(t + 0.5)
 
-    def _score_all(self) -> list[int]:
+    def _score_all(self) -> Any:
         """:meth:`_score` of every node (the same additions, column by column)."""
         terms = self.terms
+        if self.arrays:
+            total = terms[0]
+            for col in terms[1:]:
+                total = total + col
+            return (total + 0.5).astype(self.raw.dtype)  # int64 (no numpy import per call)
         if len(terms) == 2:  # the system defaults (hostname, zone): one pass, the same additions
-            out = [int(a + b + 0.5) for a, b in zip(terms[0], terms[1], strict=True)]
+            out = _sum_of_two(terms[0], terms[1])
         else:
             totals = terms[0]
             for col in terms[1:]:
@@ -201,10 +229,13 @@ class SpreadScoreRun:
         term = self.per_value[i][v] * self.weights[i] + self.skews[i]  # every node of v has it
         col = self.terms[i]
         if len(at) == len(col):
-            col[:] = [term] * len(col)
+            col[:] = term if self.arrays else [term] * len(col)
             return True
-        for p in at:
-            col[p] = term
+        if self.arrays:
+            col[self.position_rows[i][v]] = term
+        else:
+            for p in at:
+                col[p] = term
         changed.update(at)
         return False
 
@@ -253,3 +284,22 @@ class SpreadScoreRun:
         for p in changed:
             raw[p] = self._score(p)
         return bool(changed)
+
+
+def _sum_of_two(first: list[float], second: list[float]) -> list[int]:
+    """``int(a + b + 0.5)`` of each node's two terms, in this order.
+
+    When one column holds a single value (the zone term over a rack, which lies in one zone; the
+    hostname term over a window no pod of the set has reached yet), the sum is computed once per
+    distinct value of the other column - a few, not one per node - with the same operands in
+    the same order, so the same floats and the same rounding."""
+    n = len(first)
+    if n and second.count(second[0]) == n:
+        b = second[0]
+        by_a = {a: int(a + b + 0.5) for a in set(first)}
+        return list(map(by_a.__getitem__, first))
+    if n and first.count(first[0]) == n:
+        a = first[0]
+        by_b = {b: int(a + b + 0.5) for b in set(second)}
+        return list(map(by_b.__getitem__, second))
+    return [int(a + b + 0.5) for a, b in zip(first, second, strict=True)]

@@ -271,9 +271,17 @@ def _view(result: PodGroupAlgorithmResult) -> list[Any]:
     return out
 
 
+@pytest.fixture(params=["lists", "arrays"])
+def run_columns(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A run's columns as Python lists, or as numpy arrays from the first node on
+    (``ARRAY_RUN_MIN_NODES``: rack-sized runs and windows use arrays by default)."""
+    monkeypatch.setattr(placement_run, "ARRAY_RUN_MIN_NODES", 1 if request.param == "arrays" else 10**9)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("block", range(8))
 def test_runs_choose_what_the_pod_by_pod_cycle_chooses_on_random_clusters(
-    block: int, monkeypatch: pytest.MonkeyPatch
+    block: int, monkeypatch: pytest.MonkeyPatch, run_columns: str
 ) -> None:
     carried = 0
     real_next = PlacementRun.next
@@ -298,7 +306,7 @@ def test_runs_choose_what_the_pod_by_pod_cycle_chooses_on_random_clusters(
 
 @pytest.mark.parametrize("block", range(4))
 def test_runs_per_window_over_the_whole_cluster_choose_what_the_pod_by_pod_cycle_chooses(
-    block: int, monkeypatch: pytest.MonkeyPatch
+    block: int, monkeypatch: pytest.MonkeyPatch, run_columns: str
 ) -> None:
     """Gangs without topology on clusters wider than a cycle's window: the window moves from pod
     to pod, and each window's run (scheduler.placement_run.WindowedRuns) must pick as kube does."""
