@@ -78,9 +78,19 @@ def test_typed_statefulset_crud(api_client: Any, ns: str) -> None:
     assert patched.spec.min_ready_seconds == 3
     scale = apps.patch_namespaced_stateful_set_scale("web", ns, {"spec": {"replicas": 0}})
     assert scale.spec.replicas == 0 and scale.status.selector == "app=web"
-    current = apps.read_namespaced_stateful_set("web", ns)
-    current.spec.revision_history_limit = 5
-    replaced = apps.replace_namespaced_stateful_set("web", ns, current)
+    # read-modify-replace as client-go's RetryOnConflict does it: the StatefulSet controller may
+    # write the set's status (after the scale to 0) between the read and the replace
+    for _ in range(10):
+        current = apps.read_namespaced_stateful_set("web", ns)
+        current.spec.revision_history_limit = 5
+        try:
+            replaced = apps.replace_namespaced_stateful_set("web", ns, current)
+            break
+        except ApiException as conflict:
+            if conflict.status != 409:
+                raise
+    else:
+        pytest.fail("the replace met a conflict 10 times in a row")
     assert replaced.spec.revision_history_limit == 5 and replaced.metadata.generation == 4
     stale = current
     stale.spec.revision_history_limit = 6
