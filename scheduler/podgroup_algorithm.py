@@ -316,7 +316,7 @@ class PodGroupAlgorithm:
         if signatures is None:
             signatures = []
         if (runs or windows is not None) and not signatures:
-            signatures.extend(run_signature(self.fw, pi) for pi in group.pods)
+            signatures.extend(_shared_signatures(self.fw, group.pods))
         run: PlacementRun | None = None
         for i, pi in enumerate(group.pods):
             cs = CycleState()
@@ -462,6 +462,22 @@ class PodGroupAlgorithm:
         if not first:
             return placements
         return first + [p for p in placements if p not in first]
+
+
+def _shared_signatures(fw: Framework, pods: list[PodInfo]) -> list[Any]:
+    """Each pod's :func:`~scheduler.placement_run.run_signature`, a signature equal to the
+    previous pod's being that same object: the runs compare a pod's signature with theirs for
+    every pod of every placement, and equal tuples whose items are the same objects compare by
+    identity item by item instead of walking the spec's dicts (compared once per pod here)."""
+    out: list[Any] = []
+    prev: Any = None
+    for pi in pods:
+        sig = run_signature(fw, pi)
+        if sig is not None and prev is not None and sig == prev:
+            sig = prev
+        out.append(sig)
+        prev = sig
+    return out
 
 
 def _windows_come_back(fw: Framework, num_nodes: int, pods: int) -> bool:

@@ -144,3 +144,26 @@ def test_the_assumed_copy_keeps_every_slot_but_the_pod_and_its_node() -> None:
     assert out.node_name == "node-00003" and out.pod["spec"]["nodeName"] == "node-00003"
     assert "nodeName" not in pi.pod["spec"] and pi.node_name != "node-00003"
     assert {k: v for k, v in out.pod["spec"].items() if k != "nodeName"} == pi.pod["spec"]
+
+
+def test_equal_signatures_of_consecutive_pods_are_one_object_and_the_others_stay_apart() -> None:
+    from scheduler.defaults import default_profile, default_registry
+    from scheduler.framework import Framework, Handle
+    from scheduler.placement_run import run_signature
+    from scheduler.podgroup_algorithm import _shared_signatures
+
+    fw = Framework(default_profile(), Handle(rng=random.Random(1)), registry=default_registry())
+    pods = []
+    for i, (app, cpu) in enumerate([("a", "1"), ("a", "1"), ("a", "2"), ("a", "2"), ("a", "3"), ("a", "1")]):
+        p = pod(f"p-{i}", cpu=cpu, labels={"app": app})
+        p["spec"]["hostname"] = f"p-{i}"  # an identity field: not part of the signature
+        pods.append(PodInfo(p))
+    nominated = pod("p-n", cpu="1", labels={"app": "a"})
+    nominated["status"] = {"nominatedNodeName": "node-00001"}
+    pods.append(PodInfo(nominated))
+    sigs = _shared_signatures(fw, pods)
+    assert sigs == [run_signature(fw, pi) for pi in pods]
+    assert sigs[0] is sigs[1] and sigs[2] is sigs[3]
+    assert sigs[1] != sigs[2] and sigs[3] != sigs[4] and sigs[4] != sigs[5]
+    assert sigs[5] == sigs[0] and sigs[5] is not sigs[0]  # only consecutive pods are merged
+    assert sigs[6] is None
