@@ -81,6 +81,12 @@ NODE_LOCAL_SCORES = frozenset(
         "InterPodAffinity",
     }
 )
+#: Score plugins of :data:`NODE_LOCAL_SCORES` whose raw score of a node reads only the node's own
+#: labels and taints and the pod, never the node's pods: assuming a pod of the run on a node
+#: leaves their score of it as it was, so :meth:`PlacementRun.assumed` does not score it again
+#: (TaintToleration counts the node's PreferNoSchedule taints the pod does not tolerate,
+#: NodeAffinity weighs the pod's preferred terms against the node's labels)
+NODE_ONLY_SCORES = frozenset({"TaintToleration", "NodeAffinity"})
 #: PreFilter plugins whose result for a pod of a run is the first pod's: they read the pod's spec
 #: (NodeResourcesFit, NodePorts, NodeAffinity, DynamicResources), or they skipped themselves for
 #: reasons the run's pods share: PodTopologySpread (its hard constraints, in the signature),
@@ -138,7 +144,7 @@ def run_signature(fw: Framework, pi: PodInfo) -> tuple[Any, ...] | None:
 class _Column:
     """One Score plugin's raw and normalized columns over the run's feasible nodes."""
 
-    __slots__ = ("plugin", "weight", "raw", "norm", "carried", "normalizer")
+    __slots__ = ("plugin", "weight", "raw", "norm", "carried", "normalizer", "node_only", "bounded")
 
     def __init__(self, plugin: Any, weight: int, raw: list[int], carried: Any) -> None:
         self.plugin = plugin
@@ -147,6 +153,8 @@ class _Column:
         self.norm: list[int] = raw
         #: the plugin's own carried column (``start_score_run``), or None for a node-local one
         self.carried = carried
+        #: its score of a node does not change when the node takes a pod (:data:`NODE_ONLY_SCORES`)
+        self.node_only = carried is None and plugin.name in NODE_ONLY_SCORES
         #: how the framework normalizes this plugin's scores: "batch", "each" or "" (not at all)
         self.normalizer = (
             "batch"
@@ -154,6 +162,11 @@ class _Column:
             else "each"
             if implements(plugin, NormalizeScorePlugin)
             else ""
+        )
+        #: the plugin's NormalizeScore that also says the least and greatest score it gave, when
+        #: it has one (``normalize_scores_bounded``): the run's range check reads no column then
+        self.bounded = (
+            getattr(plugin, "normalize_scores_bounded", None) if self.normalizer == "batch" else None
         )
 
 
@@ -329,6 +342,8 @@ class PlacementRun:
                 if c.carried.assumed(q, pod_info, ni):
                     self.stale = True  # normalized once, when the run next picks a node
                 continue
+            if c.node_only:
+                continue  # the node's labels and taints are as they were: the same score
             v, s = c.plugin.score(self.state, self.pod_info, ni)
             if s is not None and s.code != Code.SUCCESS:
                 return False
@@ -386,6 +401,11 @@ class PlacementRun:
         """NormalizeScore over ``c.raw`` as the framework runs it; ``False`` when a score is out of range."""
         pl, nodes = c.plugin, self.feasible
         if c.normalizer == "batch":
+            if self.arrays and c.bounded is not None:
+                got = c.bounded(self.state, self.pod_info, nodes, c.raw)
+                if got is not None:
+                    c.norm, lo, hi = got  # (not in place)
+                    return bool(lo >= MIN_NODE_SCORE and hi <= MAX_NODE_SCORE)
             c.norm = pl.normalize_scores(self.state, self.pod_info, nodes, c.raw)  # (not in place)
         elif c.normalizer == "each":
             scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, c.raw, strict=True)]

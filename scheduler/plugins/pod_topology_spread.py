@@ -655,6 +655,18 @@ class PodTopologySpread:
             out = list(map(by_score.__getitem__, scores))
         return _zero_ignored(nodes, out, ignored) if ignored else out
 
+    def normalize_scores_bounded(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo], scores: Any
+    ) -> tuple[Any, int, int] | None:
+        """:meth:`normalize_scores` of an int64 array with no node ignored (a run's column,
+        :mod:`scheduler.placement_run`), with the least and greatest normalized score, worked out
+        from the raw column's (the normalization is monotonic) instead of read from the result;
+        ``None``: any other case, for :meth:`normalize_scores`."""
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None or s.ignored_nodes or type(scores) is list or not len(scores):
+            return None
+        return _normalize_array_bounded(scores)
+
     def normalize_score(self, state: CycleState, pod_info: PodInfo, scores: list[NodeScore]) -> Status | None:
         s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
         if s is None:
@@ -681,6 +693,21 @@ def _normalize_array(scores: Any) -> Any:
     if hi == 0:
         return scores * 0 + MAX_NODE_SCORE
     return MAX_NODE_SCORE * ((hi + lo) - scores) // hi
+
+
+def _normalize_array_bounded(scores: Any) -> tuple[Any, int, int]:
+    """:func:`_normalize_array` of a non-empty array, with the least and greatest value of the result.
+
+    With ``lo``/``hi`` the raw column's least and greatest, each score ``v`` becomes
+    ``MAX * (hi + lo - v) // hi``: a floor division of a linear function of ``v`` by a fixed
+    divisor, so monotonic in ``v`` (non-increasing for ``hi`` > 0, non-decreasing below), and the
+    result's bounds are the images of ``lo`` and ``hi``."""
+    lo, hi = int(scores.min()), int(scores.max())
+    if hi == 0:
+        return scores * 0 + MAX_NODE_SCORE, MAX_NODE_SCORE, MAX_NODE_SCORE
+    top = hi + lo
+    at_lo, at_hi = MAX_NODE_SCORE * (top - lo) // hi, MAX_NODE_SCORE * (top - hi) // hi
+    return MAX_NODE_SCORE * (top - scores) // hi, min(at_lo, at_hi), max(at_lo, at_hi)
 
 
 def _table(state: CycleState, snapshot: Any, nodes: list[NodeInfo]) -> tuple[Any, Any] | None:
