@@ -199,7 +199,7 @@ class EventRecorder:
         name = c.name
         while True:
             try:
-                await self.client.create(EVENTS, body(name), ns, handoff=True)
+                await self.client.create(EVENTS, body(name), ns, handoff=True, answer=False)
                 break
             except errors.StatusError as e:
                 # Another recorder (another component, or another process on the same cluster)

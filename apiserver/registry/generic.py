@@ -658,7 +658,10 @@ class GenericStore:
                 name = md["generateName"] + random_suffix()
                 md["name"] = name
         self._notify("create", rd, rec.obj)
-        return Result(self._to_view(rd, rec.copy()), warnings, 201, rec.raw if not rd.is_view else None)
+        if rd.is_view:
+            return Result(self._to_view(rd, rec.copy()), warnings, 201)
+        # decoded only if read: the HTTP server answers with the bytes, the Event recorder drops it
+        return StoredResult(rec, warnings, 201)
 
     def _answer(self, rd: ResourceDef, ctx: StrategyContext, obj: Obj, warnings: list[str]) -> Result:
         """kube's review REST ``Create``: validate, fill in the decision, store nothing (201)."""
