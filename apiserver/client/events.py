@@ -185,7 +185,8 @@ class EventRecorder:
                 "message": c.message,
                 "type": p.type,
                 "source": source,
-                "firstTimestamp": rfc3339(c.first_timestamp),
+                # a new event was first seen now: the same string, formatted once
+                "firstTimestamp": now if c.first_timestamp == p.ts else rfc3339(c.first_timestamp),
                 "lastTimestamp": now,
                 "count": c.count,
             }
