@@ -126,9 +126,11 @@ class EventRecorder:
             self._task = None
 
     async def _run(self) -> None:
-        assert self._queue is not None
+        queue = self._queue
+        assert queue is not None
         while True:
-            p = await self._queue.get()
+            # a backlog is drained without a coroutine per event (``get`` would answer the same)
+            p = queue.get_nowait() if queue.qsize() else await queue.get()
             try:
                 if await self._write(p):
                     self.written += 1
@@ -139,7 +141,7 @@ class EventRecorder:
             except Exception:
                 log.exception("could not record event %s", p.reason)
             finally:
-                self._queue.task_done()
+                queue.task_done()
 
     async def _write(self, p: _Pending) -> bool:
         """Correlate ``p`` (:mod:`.eventcorrelator`) and write what that asks for; False if filtered."""
