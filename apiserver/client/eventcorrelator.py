@@ -22,6 +22,7 @@ name back with :meth:`EventCorrelator.update_state`.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -42,18 +43,22 @@ V = TypeVar("V")
 class LRU(Generic[K, V]):
     """``groupcache/lru``: a read refreshes the entry; the least recently used one goes first.
 
-    A plain dict keeps insertion order: refreshing an entry is re-inserting it at the end.
+    An ``OrderedDict`` keeps the recency order (refreshing an entry is re-inserting it at the
+    end) and drops the oldest entry in constant time. A plain dict keeps the same order, but
+    finding its first live entry walks past every slot deleted since its last resize: once the
+    cache is full (a recorder that reported on more than 4096 objects), every write evicts, and
+    each eviction scanned hundreds of dead slots (about 2.4 µs, three caches per event).
     """
 
     def __init__(self, size: int = MAX_LRU_ENTRIES) -> None:
         self.size = size
-        self._d: dict[K, V] = {}
+        self._d: OrderedDict[K, V] = OrderedDict()
 
     def get(self, key: K) -> V | None:
         d = self._d
-        v = d.pop(key, None)
+        v = d.get(key)
         if v is not None:
-            d[key] = v
+            d.move_to_end(key)
         return v
 
     def add(self, key: K, value: V) -> None:
@@ -61,7 +66,7 @@ class LRU(Generic[K, V]):
         d.pop(key, None)
         d[key] = value
         if len(d) > self.size:
-            del d[next(iter(d))]
+            d.popitem(last=False)
 
     def take(self, key: K) -> V | None:
         """Remove and return the entry (None if absent): the first half of a read-then-``put``
@@ -73,7 +78,7 @@ class LRU(Generic[K, V]):
         d = self._d
         d[key] = value
         if len(d) > self.size:
-            del d[next(iter(d))]
+            d.popitem(last=False)
 
     def newest(self, key: K) -> V | None:
         """The entry of ``key`` if it is the most recently used one (an ``add`` of it would change

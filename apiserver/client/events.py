@@ -126,9 +126,11 @@ class EventRecorder:
             self._task = None
 
     async def _run(self) -> None:
-        assert self._queue is not None
+        queue = self._queue
+        assert queue is not None
         while True:
-            p = await self._queue.get()
+            # a backlog is drained without a coroutine per event (``get`` would answer the same)
+            p = queue.get_nowait() if queue.qsize() else await queue.get()
             try:
                 if await self._write(p):
                     self.written += 1
@@ -139,7 +141,7 @@ class EventRecorder:
             except Exception:
                 log.exception("could not record event %s", p.reason)
             finally:
-                self._queue.task_done()
+                queue.task_done()
 
     async def _write(self, p: _Pending) -> bool:
         """Correlate ``p`` (:mod:`.eventcorrelator`) and write what that asks for; False if filtered."""
@@ -185,7 +187,8 @@ class EventRecorder:
                 "message": c.message,
                 "type": p.type,
                 "source": source,
-                "firstTimestamp": rfc3339(c.first_timestamp),
+                # a new event was first seen now: the same string, formatted once
+                "firstTimestamp": now if c.first_timestamp == p.ts else rfc3339(c.first_timestamp),
                 "lastTimestamp": now,
                 "count": c.count,
             }
@@ -199,7 +202,7 @@ class EventRecorder:
         name = c.name
         while True:
             try:
-                await self.client.create(EVENTS, body(name), ns, handoff=True)
+                await self.client.create(EVENTS, body(name), ns, handoff=True, answer=False)
                 break
             except errors.StatusError as e:
                 # Another recorder (another component, or another process on the same cluster)

@@ -329,8 +329,10 @@ class HTTPClient:
         dry_run: bool = False,
         field_manager: str = "",
         handoff: bool = False,
+        answer: bool = True,
     ) -> Obj:
-        # ``handoff`` changes nothing here: the body is serialized, the caller's dict never stored
+        # ``handoff`` changes nothing here: the body is serialized, the caller's dict never stored;
+        # nor does ``answer``: the response is read (and decoded) to see that the create succeeded
         _, ns = self._name_ns(obj, namespace)
         return await self._call(
             "POST", collection_path(gvr, ns), params=self._write_params(dry_run, field_manager), body=obj

@@ -132,6 +132,7 @@ class Client(Protocol):
         dry_run: bool = False,
         field_manager: str = "",
         handoff: bool = False,
+        answer: bool = True,
     ) -> Obj:
         """Create ``obj``; returns the created object.
 
@@ -139,6 +140,11 @@ class Client(Protocol):
         neither read nor modify it, nor anything in it, afterwards (a body built for this one
         call), so an in-process client may write it as it is instead of a private copy: the
         server fills it in and may keep it as the stored object. Over HTTP it changes nothing.
+
+        ``answer=False`` (gangplane's too): the caller only needs to know that the create
+        succeeded (errors raise as ever) and will not read what is returned, so an in-process
+        client returns an empty dict instead of decoding the stored object for it (an Event
+        recorder writes thousands and drops every answer). Over HTTP the answer is read anyway.
         """
         ...
 

@@ -660,7 +660,7 @@ class GenericStore:
         self._notify("create", rd, rec.obj)
         if rd.is_view:
             return Result(self._to_view(rd, rec.copy()), warnings, 201)
-        # served as the record's bytes over HTTP; decoded only for a caller that reads it
+        # decoded only if read: the HTTP server answers with the bytes, the Event recorder drops it
         return StoredResult(rec, warnings, 201)
 
     def _answer(self, rd: ResourceDef, ctx: StrategyContext, obj: Obj, warnings: list[str]) -> Result:

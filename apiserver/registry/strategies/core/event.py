@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from apiserver import field
 from apiserver.field import ErrorList, Path
 from apiserver.registry.strategies.core.common import (
@@ -22,6 +24,18 @@ from apiserver.validation import names
 EVENT_TYPES = ("Normal", "Warning")
 
 
+#: The paths of the rules every Event meets, rendered once (a recorder writes thousands of Events).
+_INVOLVED_NS = "involvedObject.namespace"
+_NAMESPACE = "namespace"
+
+
+@functools.lru_cache(maxsize=256)
+def _namespace_messages(ns: str) -> tuple[str, ...]:
+    """``IsDNS1123Subdomain(namespace)``'s messages, remembered: a cluster has few namespaces, and
+    every Event in one of them asks the same question (a pure function of the string)."""
+    return tuple(names.is_dns1123_subdomain(ns))
+
+
 def legacy_validate_event(
     event: Obj, namespace: str, reporting_field: str = "reportingComponent"
 ) -> ErrorList:
@@ -29,16 +43,15 @@ def legacy_validate_event(
     errs: ErrorList = []
     involved_ns = _str(as_dict(event.get("involvedObject")).get("namespace"))
     ns = namespace or _str(as_dict(event.get("metadata")).get("namespace"))
-    ip = Path("involvedObject", "namespace")
     if not event.get("eventTime"):
         if not involved_ns:
             if ns not in ("", "default"):
-                errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
+                errs.append(field.invalid(_INVOLVED_NS, involved_ns, "does not match event.namespace"))
         elif ns != involved_ns:
-            errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
+            errs.append(field.invalid(_INVOLVED_NS, involved_ns, "does not match event.namespace"))
     else:
         if not involved_ns and ns not in ("default", "kube-system"):
-            errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
+            errs.append(field.invalid(_INVOLVED_NS, involved_ns, "does not match event.namespace"))
         rc = _str(event.get("reportingComponent"))
         if not rc:
             errs.append(field.required(reporting_field))
@@ -55,7 +68,10 @@ def legacy_validate_event(
                 errs.append(field.invalid(key, "", f"can have at most {limit} characters"))
         if len(_str(event.get("message"))) > NOTE_LIMIT:
             errs.append(field.invalid("message", "", f"can have at most {NOTE_LIMIT} characters"))
-    errs.extend(fmt_errors(ns, Path("namespace"), names.is_dns1123_subdomain))
+    # only names that can be valid are remembered: an over-long one is checked afresh
+    ns_messages = _namespace_messages(ns) if len(ns) <= names.DNS1123_SUBDOMAIN_MAX_LENGTH else None
+    for msg in ns_messages if ns_messages is not None else names.is_dns1123_subdomain(ns):
+        errs.append(field.invalid(_NAMESPACE, ns, msg))
     return errs
 
 

@@ -1,0 +1,114 @@
+"""The Event recorder's create (a handed-off body, the answer dropped) against the general one.
+
+For varied Events, valid and not (namespaces that clash, malformed names and namespaces,
+series-style Events missing their fields, values of the wrong JSON type, over-long reasons and
+messages, unknown fields), the recorder's way of creating must store exactly what a plain
+create stores (managedFields included) and fail with exactly the same ``metav1.Status``.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from apiserver import errors
+from apiserver.client.interface import EVENTS, NAMESPACES
+from apiserver.meta import FakeClock
+from gangplane.controlplane import ControlPlane, ControlPlaneOptions
+
+pytestmark = pytest.mark.anyio
+
+SERVER_SET = ("uid", "resourceVersion")
+
+
+@pytest.fixture
+async def plane() -> AsyncIterator[ControlPlane]:
+    cp = ControlPlane(ControlPlaneOptions(clock=FakeClock()))
+    try:
+        yield cp
+    finally:
+        await cp.stop()
+
+
+def _event(rnd: random.Random, i: int) -> tuple[dict[str, Any], str]:
+    ns = rnd.choice(["default", "team-a", "team-a", "Bad_NS"])
+    involved_ns = rnd.choice([ns, ns, ns, "", "other"])
+    ref: dict[str, Any] = {"kind": "Pod", "name": f"p{i}", "uid": f"u-{i}", "apiVersion": "v1"}
+    if involved_ns:
+        ref["namespace"] = involved_ns
+    ev: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"p{i}.{i:x}", "namespace": ns},
+        "involvedObject": ref,
+        "reason": rnd.choice(["Pulled", "Created", "Started", "Scheduled", "R" * 129]),
+        "message": rnd.choice(["Started container c", "m" * 1100]),
+        "type": rnd.choice(["Normal", "Warning"]),
+        "source": {"component": "kubelet", "host": "n1"},
+        "firstTimestamp": "2026-12-05T09:00:00Z",
+        "lastTimestamp": "2026-12-05T09:00:01Z",
+        "count": 1,
+        "reportingComponent": "kubelet",
+        "reportingInstance": "n1",
+    }
+    roll = rnd.random()
+    if roll < 0.08:
+        ev["count"] = "one"  # the wrong JSON type: a 400 from decoding
+    elif roll < 0.14:
+        ev["eventTime"] = "2026-12-05T09:00:00.000000Z"  # series-style: action required
+        ev.pop(rnd.choice(["reportingComponent", "reportingInstance", "reason"]))
+    elif roll < 0.18:
+        ev["metadata"]["name"] = "Not A Name"
+    elif roll < 0.22:
+        ev["involvedObject"]["fieldPath"] = "spec.containers{c}"
+        ev["related"] = {"kind": "Node", "name": "n1"}
+    elif roll < 0.25:
+        ev["series"] = {"count": 2, "lastObservedTime": "2026-12-05T09:00:02.000000Z"}
+    elif roll < 0.28:
+        ev["unknownField"] = "x"  # dropped, as by kube's decoder
+    return ev, ns
+
+
+def _stored(obj: dict[str, Any]) -> dict[str, Any]:
+    md = {k: v for k, v in obj["metadata"].items() if k not in SERVER_SET}
+    return {**obj, "metadata": md}
+
+
+async def _outcome(c: Any, ev: dict[str, Any], ns: str, recorder_way: bool) -> Any:
+    try:
+        if recorder_way:
+            await c.create(EVENTS, ev, ns, handoff=True, answer=False)
+        else:
+            await c.create(EVENTS, ev, ns)
+    except errors.StatusError as e:
+        return ("error", e.code, e.status())
+    return ("stored", _stored(await c.get(EVENTS, ev["metadata"]["name"], ns)))
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_recorder_creates_store_and_fail_as_general_creates(plane: ControlPlane, seed: int) -> None:
+    rnd = random.Random(seed)
+    general = plane.client("kubelet")
+    recorder = plane.client("kubelet")
+    for ns in ("team-a",):
+        await general.create(NAMESPACES, {"metadata": {"name": ns}})
+    stored = errors_seen = 0
+    codes: set[int] = set()
+    for i in range(150):
+        ev, ns = _event(rnd, i)
+        # the general create first: it may not alter the body, and the recorder's create of the
+        # same Event (deleted in between) must then find the same name free
+        want = await _outcome(general, copy.deepcopy(ev), ns, recorder_way=False)
+        if want[0] == "stored":
+            await general.delete(EVENTS, ev["metadata"]["name"], ns)
+        got = await _outcome(recorder, copy.deepcopy(ev), ns, recorder_way=True)
+        assert got == want, (i, ev)
+        stored += want[0] == "stored"
+        errors_seen += want[0] == "error"
+        codes.add(want[1] if want[0] == "error" else 201)
+    assert stored > 40 and errors_seen > 20  # both kinds of outcome were compared
+    assert {201, 400, 404, 422} <= codes  # decoding, namespace and validation failures alike

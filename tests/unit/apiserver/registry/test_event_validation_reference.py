@@ -1,0 +1,135 @@
+"""``legacy_validate_event`` against the straightforward rendering it replaced.
+
+The validator renders its paths once and remembers the namespace check per namespace string;
+over varied Events, valid and not (namespaces that clash with the involved object's, malformed
+or over-long namespaces, series-style Events with and without their required fields, values of
+the wrong type), it must answer exactly the errors the plain walk answers, in the same order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Any
+
+import pytest
+
+from apiserver import field
+from apiserver.field import ErrorList, Path
+from apiserver.registry.strategies.core.common import (
+    ACTION_LIMIT,
+    NOTE_LIMIT,
+    REASON_LIMIT,
+    REPORTING_INSTANCE_LIMIT,
+    _str,
+)
+from apiserver.registry.strategies.core.event import legacy_validate_event
+from apiserver.registry.strategies.podspec import as_dict, fmt_errors
+from apiserver.validation import names
+
+
+def reference_validate(event: Any, namespace: str, reporting_field: str = "reportingComponent") -> ErrorList:
+    """``legacyValidateEvent`` as it was written before: every path built, every check made."""
+    errs: ErrorList = []
+    involved_ns = _str(as_dict(event.get("involvedObject")).get("namespace"))
+    ns = namespace or _str(as_dict(event.get("metadata")).get("namespace"))
+    ip = Path("involvedObject", "namespace")
+    if not event.get("eventTime"):
+        if not involved_ns:
+            if ns not in ("", "default"):
+                errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
+        elif ns != involved_ns:
+            errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
+    else:
+        if not involved_ns and ns not in ("default", "kube-system"):
+            errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
+        rc = _str(event.get("reportingComponent"))
+        if not rc:
+            errs.append(field.required(reporting_field))
+        errs.extend(fmt_errors(rc, Path(reporting_field), names.is_qualified_name))
+        for key, limit in (
+            ("reportingInstance", REPORTING_INSTANCE_LIMIT),
+            ("action", ACTION_LIMIT),
+            ("reason", REASON_LIMIT),
+        ):
+            value = _str(event.get(key))
+            if not value:
+                errs.append(field.required(key))
+            if len(value) > limit:
+                errs.append(field.invalid(key, "", f"can have at most {limit} characters"))
+        if len(_str(event.get("message"))) > NOTE_LIMIT:
+            errs.append(field.invalid("message", "", f"can have at most {NOTE_LIMIT} characters"))
+    errs.extend(fmt_errors(ns, Path("namespace"), names.is_dns1123_subdomain))
+    return errs
+
+
+NAMESPACES = [
+    "",
+    "default",
+    "kube-system",
+    "team-a",
+    "Team_A",
+    "-bad",
+    "a." * 120 + "b",  # 241 characters: valid
+    "a" * 253,
+    "a" * 254,  # one too long
+    "x" * 400 + "_",  # too long and malformed
+    "ns.with.dots",
+    "trailing-",
+]
+VALUES: list[Any] = ["", "kubelet", "Kubelet/x", "a" * 129, 7, None, {"x": 1}]
+
+
+def _random_event(rng: random.Random) -> tuple[dict[str, Any], str]:
+    ev: dict[str, Any] = {"apiVersion": "v1", "kind": "Event"}
+    md: dict[str, Any] = {"name": f"p.{rng.randrange(1 << 30):x}"}
+    if rng.random() < 0.8:
+        md["namespace"] = rng.choice(NAMESPACES)
+    ev["metadata"] = md if rng.random() < 0.95 else rng.choice([None, "x", []])
+    involved: dict[str, Any] = {"kind": "Pod", "name": "p"}
+    if rng.random() < 0.8:
+        involved["namespace"] = rng.choice([*NAMESPACES, 5])
+    ev["involvedObject"] = involved if rng.random() < 0.95 else rng.choice([None, "x"])
+    if rng.random() < 0.4:
+        ev["eventTime"] = rng.choice(["2026-12-05T09:00:00.000000Z", "", None, 0])
+    for key in ("reportingComponent", "reportingInstance", "action", "reason"):
+        if rng.random() < 0.7:
+            ev[key] = rng.choice(VALUES)
+    if rng.random() < 0.5:
+        ev["message"] = rng.choice(["Started container c", "m" * NOTE_LIMIT, "m" * (NOTE_LIMIT + 1), 3])
+    request_ns = rng.choice(["", *NAMESPACES[:6]])
+    return ev, request_ns
+
+
+def _render(errs: ErrorList) -> list[tuple[str, str, str, str]]:
+    return [(str(e.type), e.field, repr(e.bad_value), e.detail) for e in errs]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_same_errors_as_the_plain_validation(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(2500):
+        ev, request_ns = _random_event(rng)
+        for reporting_field in ("reportingComponent", "reportingController"):
+            want = _render(reference_validate(ev, request_ns, reporting_field))
+            # twice: the second answer comes from the remembered namespace check
+            assert _render(legacy_validate_event(ev, request_ns, reporting_field)) == want
+            assert _render(legacy_validate_event(ev, request_ns, reporting_field)) == want
+
+
+def test_every_namespace_pair() -> None:
+    """Each request namespace against each involved-object namespace, with and without eventTime."""
+    for ns, involved, event_time in itertools.product(NAMESPACES, NAMESPACES, ("", "2026-12-05T09:00:00Z")):
+        ev = {"metadata": {"name": "e", "namespace": ns}, "involvedObject": {"namespace": involved}}
+        if event_time:
+            ev |= {"eventTime": event_time, "reportingComponent": "c", "reportingInstance": "i"}
+            ev |= {"action": "A", "reason": "R"}
+        assert _render(legacy_validate_event(ev, ns)) == _render(reference_validate(ev, ns))
+
+
+def test_a_returned_list_is_the_callers() -> None:
+    """The remembered check hands out fresh errors: a caller extending its list changes no later answer."""
+    ev = {"metadata": {"namespace": "Bad_NS"}, "involvedObject": {"namespace": "Bad_NS"}}
+    first = legacy_validate_event(ev, "")
+    first.append(field.required("x"))
+    assert _render(legacy_validate_event(ev, "")) == _render(reference_validate(ev, ""))
