@@ -32,7 +32,8 @@ def add_columns(columns: Sequence[Any]) -> np.ndarray:
 def select(rng: random.Random, nodes: Sequence[Any], totals: np.ndarray) -> str:
     """The name of a node with the highest total, uniformly among ties (kube's reservoir
     sampling, drawn as :func:`~scheduler.schedule_one.select_from_totals` draws it)."""
-    tied = np.flatnonzero(totals == totals.max())
+    # ``nonzero`` straight on the 1-D mask: ``np.flatnonzero``'s ravel wrapper costs as much again
+    tied = (totals == totals.max()).nonzero()[0]
     if len(tied) == 1:
         return nodes[int(tied[0])].name  # type: ignore[no-any-return]
     return nodes[int(tied[rng.randrange(len(tied))])].name  # type: ignore[no-any-return]
