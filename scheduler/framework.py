@@ -18,7 +18,7 @@ algorithm does with the hints is described in :mod:`scheduler.schedule_one`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduler.diagnosis import NodeToStatus
@@ -263,6 +263,15 @@ class Framework:
         if self.queue_sort_plugin is None:
             return a.timestamp < b.timestamp
         return self.queue_sort_plugin.less(a, b)
+
+    def queue_sort_key(self) -> Callable[[QueuedPodInfo], Any] | None:
+        """gangplane: :meth:`queue_sort_less` as a sort key (``less(a, b)`` exactly when
+        ``key(a) < key(b)``), or ``None`` when the QueueSort plugin offers none (its ``sort_key``).
+        The activeQ then compares keys in C instead of calling ``less`` per heap comparison."""
+        if self.queue_sort_plugin is None:
+            return _timestamp_key
+        key = getattr(self.queue_sort_plugin, "sort_key", None)
+        return key if callable(key) else None
 
     def enqueue_extensions(self) -> dict[str, list[ClusterEventWithHint]]:
         """Registered events per plugin name (plugins without EventsToRegister get none)."""
@@ -800,6 +809,11 @@ class Framework:
             return getattr(pl, method)(*args)
         except Exception as e:
             return Status.as_status(e)
+
+
+def _timestamp_key(q: QueuedPodInfo) -> float:
+    """The order without a QueueSort plugin: the earlier-queued pod first."""
+    return q.timestamp
 
 
 def _invalid_score(plugin: str, score: int) -> Status:

@@ -231,6 +231,7 @@ class Scheduler:
             self.frameworks,
             initial_backoff=pod_initial_backoff,
             max_backoff=pod_max_backoff,
+            sort_key=first.queue_sort_key(),
         )
         for fw in self.frameworks.values():
             fw.handle.nominator = self.queue

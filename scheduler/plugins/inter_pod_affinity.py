@@ -139,9 +139,16 @@ class InterPodAffinity:
     def pre_filter(
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
+        all_nodes, _, with_anti = self._snapshot_nodes(nodes)
+        if (
+            not with_anti
+            and not pod_info.required_affinity_terms
+            and not pod_info.required_anti_affinity_terms
+        ):
+            # nothing to count (the common case): what the loops below end in, without the state
+            return None, Status(Code.SKIP)
         ns_of = self._ns_lookup()
         s = _FilterState(pod_info, ns_of(pod_info.namespace), ns_of)
-        all_nodes, _, with_anti = self._snapshot_nodes(nodes)
         for ni in with_anti:
             for existing in ni.pods_with_required_anti_affinity:
                 for t in existing.required_anti_affinity_terms:
@@ -232,6 +239,8 @@ class InterPodAffinity:
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
         all_nodes, with_aff, _ = self._snapshot_nodes(nodes)
+        if not has_constraints and not with_aff:
+            return Status(Code.SKIP)  # no term on either side: the loop below scores nothing
         ns_of = self._ns_lookup()
         pod_ns = ns_of(pod_info.namespace)
         scores: dict[str, dict[str, int]] = {}

@@ -22,6 +22,7 @@ fragments an empty one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduler.events import (
@@ -214,14 +215,18 @@ class NodeResourcesFit:
         requests = state.get(_PRE_FILTER_KEY)
         if requests is None:
             requests = pod_info.requests
-        wanted = {
-            r: v
-            for r, v in requests.items()
-            if v > 0
-            and not (
-                is_extended_resource(r) and (r in self.ignored or r.split("/", 1)[0] in self.ignored_groups)
-            )
-        }
+        wanted: Mapping[str, int] = requests
+        if self.ignored or self.ignored_groups:
+            # the index skips requests of 0 or less itself: only ignored resources need leaving out
+            wanted = {
+                r: v
+                for r, v in requests.items()
+                if v > 0
+                and not (
+                    is_extended_resource(r)
+                    and (r in self.ignored or r.split("/", 1)[0] in self.ignored_groups)
+                )
+            }
         short, fits = snapshot.short_of(wanted)
         if short is not None:
             # no node short (a cluster with room): what a hint naming no node says

@@ -22,6 +22,11 @@ class PrioritySort:
         pa, pb = a.priority, b.priority
         return pa > pb or (pa == pb and a.timestamp < b.timestamp)
 
+    def sort_key(self, q: QueuedPodInfo) -> tuple[int, float]:
+        """gangplane: :meth:`less` as a key (``less(a, b)`` exactly when ``sort_key(a) < sort_key(b)``),
+        which lets the activeQ heap compare tuples in C."""
+        return -q.priority, q.timestamp
+
 
 def new(args: dict[str, Any], handle: Handle) -> PrioritySort:
     return PrioritySort(args, handle)
