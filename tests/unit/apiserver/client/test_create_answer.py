@@ -7,28 +7,17 @@ empty dict and stores exactly what an answered create stores; errors raise eithe
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from apiserver import errors
 from apiserver.client.interface import CONFIGMAPS, EVENTS
-from apiserver.meta import FakeClock
-from gangplane.controlplane import ControlPlane, ControlPlaneOptions
+from gangplane.controlplane import ControlPlane
 
 pytestmark = pytest.mark.anyio
 
 SERVER_SET = ("uid", "creationTimestamp", "resourceVersion", "name")
-
-
-@pytest.fixture
-async def plane() -> AsyncIterator[ControlPlane]:
-    cp = ControlPlane(ControlPlaneOptions(clock=FakeClock()))
-    try:
-        yield cp
-    finally:
-        await cp.stop()
 
 
 def _cm(name: str) -> dict[str, Any]:

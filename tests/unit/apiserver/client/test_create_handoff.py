@@ -8,7 +8,6 @@ carry a half-written body into the retry after a name clash.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,20 +16,11 @@ from apiserver.client.events import NORMAL, EventRecorder
 from apiserver.client.informer import Informer
 from apiserver.client.interface import CONFIGMAPS, EVENTS
 from apiserver.meta import FakeClock
-from gangplane.controlplane import ControlPlane, ControlPlaneOptions
+from gangplane.controlplane import ControlPlane
 
 pytestmark = pytest.mark.anyio
 
 SERVER_SET = ("uid", "creationTimestamp", "resourceVersion", "name")
-
-
-@pytest.fixture
-async def plane() -> AsyncIterator[ControlPlane]:
-    cp = ControlPlane(ControlPlaneOptions(clock=FakeClock()))
-    try:
-        yield cp
-    finally:
-        await cp.stop()
 
 
 def _without_server_set(obj: dict[str, Any]) -> dict[str, Any]:

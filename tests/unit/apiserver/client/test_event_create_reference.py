@@ -10,28 +10,17 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from apiserver import errors
 from apiserver.client.interface import EVENTS, NAMESPACES
-from apiserver.meta import FakeClock
-from gangplane.controlplane import ControlPlane, ControlPlaneOptions
+from gangplane.controlplane import ControlPlane
 
 pytestmark = pytest.mark.anyio
 
 SERVER_SET = ("uid", "resourceVersion")
-
-
-@pytest.fixture
-async def plane() -> AsyncIterator[ControlPlane]:
-    cp = ControlPlane(ControlPlaneOptions(clock=FakeClock()))
-    try:
-        yield cp
-    finally:
-        await cp.stop()
 
 
 def _event(rnd: random.Random, i: int) -> tuple[dict[str, Any], str]:

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from apiserver.client.events import NORMAL, EventRecorder
 from apiserver.client.interface import EVENTS
 from apiserver.meta import FakeClock
-from gangplane.controlplane import ControlPlane, ControlPlaneOptions
+from gangplane.controlplane import ControlPlane
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def plane() -> AsyncIterator[ControlPlane]:
-    cp = ControlPlane(ControlPlaneOptions(clock=FakeClock()))
-    try:
-        yield cp
-    finally:
-        await cp.stop()
 
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "default", "uid": "u-1"}}
