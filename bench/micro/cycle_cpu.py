@@ -107,40 +107,68 @@ def plain(pods: int = 3000, warm: int = 200, records: bool = False) -> tuple[flo
     return ms, hosts
 
 
-def gangs(sets: int = 600, warm: int = 50) -> tuple[float, list[str]]:
-    """CPU ms per pod of gangs of 3 placed on the whole cluster, and the hosts chosen."""
-    from scheduler.interfaces import CycleState, PodGroupInfo
-    from scheduler.nodeinfo import PodInfo, compile_selector
-    from scheduler.podgroup_algorithm import PodGroupAlgorithm
-    from scheduler.podgroups import PodGroupState
+def _spreading_framework() -> tuple[Any, Any, Any, Any]:
+    """5,000 nodes in 50 racks with kube's default spreading of a StatefulSet's pods (by ``app``),
+    and a snapshot: ``(cache, handle, framework, snapshot)``."""
+    from scheduler.nodeinfo import compile_selector
 
     cache, handle, fw = _framework_over(5000, racks=50)
     handle.default_spread_selector = lambda p: compile_selector(
         {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
     )
-    snap = cache.snapshot()
+    return cache, handle, fw, cache.snapshot()
+
+
+def _set_pods(app: str, size: int = 3, group: bool = False) -> list[Any]:
+    """The ``size`` pods of StatefulSet ``app`` as its controller makes them (in PodGroup ``app``
+    with ``group``)."""
+    owner = [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}]
+    out = []
+    for i in range(size):
+        p = pod(f"{app}-{i}", labels={"app": app, "apps.kubernetes.io/pod-index": str(i)})
+        p["metadata"].update(uid=f"{app}-u{i}", ownerReferences=owner)
+        if group:
+            p["spec"]["schedulingGroup"] = {"podGroupName": app}
+        out.append(p)
+    return out
+
+
+def _timed(place: Any, warm: int, count: int, pods_each: int) -> float:
+    """CPU ms per pod of ``place(k)`` for ``count`` sets after ``warm`` unmeasured ones."""
+    for k in range(warm):
+        place(k)
+    _tune_gc()
+    t = time.process_time()
+    for k in range(warm, warm + count):
+        place(k)
+    return (time.process_time() - t) / (pods_each * count) * 1000
+
+
+def _place_groups(
+    prefix: str, size: int, spec: dict[str, Any], count: int, warm: int
+) -> tuple[float, list[str]]:
+    """CPU ms per pod of PodGroups of ``size`` StatefulSet pods (PodGroup ``spec``) placed by the
+    PodGroup algorithm, and the hosts chosen. As the scheduler's PodGroup cycle, a winner the
+    algorithm keeps stays in the snapshot, adopted (a tree older than the kept winner rolls
+    every placement back)."""
+    from scheduler.interfaces import CycleState, PodGroupInfo
+    from scheduler.nodeinfo import PodInfo
+    from scheduler.podgroup_algorithm import PodGroupAlgorithm
+    from scheduler.podgroups import PodGroupState
+
+    cache, handle, fw, snap = _spreading_framework()
     handle.snapshot = snap
     algorithm = PodGroupAlgorithm(fw)
     hosts: list[str] = []
+    keep = hasattr(cache, "adopt_assumed")
 
     def place(k: int) -> None:
-        app = f"g{k}"
-        owner = [
-            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}
-        ]
-        members = []
-        for i in range(3):
-            p = pod(f"{app}-{i}", labels={"app": app, "apps.kubernetes.io/pod-index": str(i)})
-            p["metadata"].update(uid=f"{app}-u{i}", ownerReferences=owner)
-            p["spec"]["schedulingGroup"] = {"podGroupName": app}
-            members.append(PodInfo(p))
-        pg = {
-            "metadata": {"name": app, "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}},
-        }
+        app = f"{prefix}{k}"
+        members = [PodInfo(p) for p in _set_pods(app, size, group=True)]
+        pg = {"metadata": {"name": app, "namespace": "default"}, "spec": spec}
         group = PodGroupInfo("default", app, pg, members, PodGroupState(f"default/{app}"))
         cache.update_snapshot(snap)
-        if keep:  # as the scheduler's PodGroup cycle: the winner stays in the snapshot, adopted
+        if keep:
             result = algorithm.run(CycleState(), group, snap, keep_winner=True)
         else:
             result = algorithm.run(CycleState(), group, snap)
@@ -152,27 +180,12 @@ def gangs(sets: int = 600, warm: int = 50) -> tuple[float, list[str]]:
         if keep and result.kept:
             cache.adopt_assumed(snap, {a.node_name for a in fitting}, {a.pod_info.uid for a in fitting})
 
-    # (a tree older than the kept winner rolls every placement back)
-    keep = hasattr(cache, "adopt_assumed")
-    for k in range(warm):
-        place(k)
-    _tune_gc()
-    t = time.process_time()
-    for k in range(warm, warm + sets):
-        place(k)
-    return (time.process_time() - t) / (3 * sets) * 1000, hosts
+    return _timed(place, warm, count, size), hosts
 
 
-def _set_pods(k: int) -> list[Any]:
-    """The 3 pods of StatefulSet ``g<k>`` as its controller makes them (``gangs`` adds the group)."""
-    app = f"g{k}"
-    owner = [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}]
-    out = []
-    for i in range(3):
-        p = pod(f"{app}-{i}", labels={"app": app, "apps.kubernetes.io/pod-index": str(i)})
-        p["metadata"].update(uid=f"{app}-u{i}", ownerReferences=owner)
-        out.append(p)
-    return out
+def gangs(sets: int = 600, warm: int = 50) -> tuple[float, list[str]]:
+    """CPU ms per pod of gangs of 3 placed on the whole cluster, and the hosts chosen."""
+    return _place_groups("g", 3, {"schedulingPolicy": {"gang": {"minCount": 3}}}, sets, warm)
 
 
 def sets(count: int = 600, warm: int = 50) -> tuple[float, list[str]]:
@@ -180,17 +193,13 @@ def sets(count: int = 600, warm: int = 50) -> tuple[float, list[str]]:
     the default spreading of a StatefulSet's pods, each pod with its own snapshot update and cycle."""
     from scheduler import schedule_one
     from scheduler.framework import CycleState
-    from scheduler.nodeinfo import PodInfo, compile_selector
+    from scheduler.nodeinfo import PodInfo
 
-    cache, handle, fw = _framework_over(5000, racks=50)
-    handle.default_spread_selector = lambda p: compile_selector(
-        {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
-    )
-    snap = cache.snapshot()
+    cache, handle, fw, snap = _spreading_framework()
     hosts: list[str] = []
 
     def place(k: int) -> None:
-        for p in _set_pods(k):
+        for p in _set_pods(f"g{k}"):
             cache.update_snapshot(snap)
             handle.snapshot = snap
             pi = PodInfo(p)
@@ -198,66 +207,19 @@ def sets(count: int = 600, warm: int = 50) -> tuple[float, list[str]]:
             cache.assume_pod(p, r.suggested_host, pi)
             hosts.append(r.suggested_host)
 
-    for k in range(warm):
-        place(k)
-    _tune_gc()
-    t = time.process_time()
-    for k in range(warm, warm + count):
-        place(k)
-    return (time.process_time() - t) / (3 * count) * 1000, hosts
+    return _timed(place, warm, count, 3), hosts
 
 
 def racks(count: int = 4, warm: int = 1, size: int = 1000) -> tuple[float, list[str]]:
     """CPU ms per pod of gangs of ``size`` StatefulSet pods constrained to one rack, placed by the
     PodGroup algorithm on 5,000 nodes in 50 racks, and the hosts chosen."""
     from bench.workloads.common import RACK
-    from scheduler.interfaces import CycleState, PodGroupInfo
-    from scheduler.nodeinfo import PodInfo, compile_selector
-    from scheduler.podgroup_algorithm import PodGroupAlgorithm
-    from scheduler.podgroups import PodGroupState
 
-    cache, handle, fw = _framework_over(5000, racks=50)
-    handle.default_spread_selector = lambda p: compile_selector(
-        {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
-    )
-    snap = cache.snapshot()
-    handle.snapshot = snap
-    algorithm = PodGroupAlgorithm(fw)
-    hosts: list[str] = []
-
-    def place(k: int) -> None:
-        app = f"r{k}"
-        owner = [
-            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}
-        ]
-        members = []
-        for i in range(size):
-            p = pod(f"{app}-{i}", labels={"app": app, "apps.kubernetes.io/pod-index": str(i)})
-            p["metadata"].update(uid=f"{app}-u{i}", ownerReferences=owner)
-            p["spec"]["schedulingGroup"] = {"podGroupName": app}
-            members.append(PodInfo(p))
-        pg = {
-            "metadata": {"name": app, "namespace": "default"},
-            "spec": {
-                "schedulingPolicy": {"gang": {"minCount": size}},
-                "schedulingConstraints": {"topology": [{"key": RACK}]},
-            },
-        }
-        group = PodGroupInfo("default", app, pg, members, PodGroupState(f"default/{app}"))
-        cache.update_snapshot(snap)
-        result = algorithm.run(CycleState(), group, snap)
-        assert result.success and result.placement is not None
-        for a in result.placement.fitting():
-            cache.assume_pod(a.pod_info.pod, a.node_name, a.pod_info)
-            hosts.append(a.node_name)
-
-    for k in range(warm):
-        place(k)
-    _tune_gc()
-    t = time.process_time()
-    for k in range(warm, warm + count):
-        place(k)
-    return (time.process_time() - t) / (size * count) * 1000, hosts
+    spec = {
+        "schedulingPolicy": {"gang": {"minCount": size}},
+        "schedulingConstraints": {"topology": [{"key": RACK}]},
+    }
+    return _place_groups("r", size, spec, count, warm)
 
 
 def main(argv: list[str]) -> None:
