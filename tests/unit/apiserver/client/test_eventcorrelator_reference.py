@@ -26,6 +26,8 @@ from apiserver.client.eventcorrelator import (
     SPAM_BURST,
     SPAM_QPS,
     EventCorrelator,
+    _Aggregate,  # the distinct-message groups and observations are unchanged: shared
+    _Observation,
     take_token,
 )
 
@@ -59,38 +61,6 @@ class LRU(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._d)
-
-
-class _Aggregate:
-    """The distinct messages of one group seen lately: one string until a second one comes (most
-    groups never get another: a kubelet's ``Started`` of one container), then a set."""
-
-    __slots__ = ("keys", "last")
-
-    def __init__(self, message: str, now: float) -> None:
-        self.keys: str | set[str] = message
-        self.last = now
-
-    def add(self, message: str, limit: int) -> bool:
-        """Count ``message`` in; True when the group has ``limit`` distinct messages (the set
-        then drops one, so it never grows past the limit)."""
-        keys = self.keys
-        if isinstance(keys, str):
-            if keys == message:
-                return limit <= 1
-            keys = self.keys = {keys}
-        keys.add(message)
-        if len(keys) >= limit:
-            keys.pop()
-            return True
-        return False
-
-
-@dataclass(slots=True)
-class _Observation:
-    count: int
-    first_timestamp: float
-    name: str
 
 
 @dataclass(slots=True)
