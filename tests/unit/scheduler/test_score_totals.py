@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from scheduler import arraypolicy, schedule_one, score_totals
+from scheduler import schedule_one, score_totals
 from scheduler.cache import Cache
 from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import CycleState, Framework, Handle
@@ -23,11 +23,7 @@ ZONE = "topology.kubernetes.io/zone"
 RACK = "topology.kubernetes.io/rack"
 
 
-@pytest.fixture(autouse=True)
-def _arrays_on_small_clusters(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The array paths on clusters of tens of nodes (production: from 64 nodes / 1,024 mapped)."""
-    monkeypatch.setattr(arraypolicy, "ARRAY_MIN_NODES", 8)
-    monkeypatch.setattr(arraypolicy, "MAPPED_MIN_NODES", 8)
+pytestmark = pytest.mark.usefixtures("arrays_on_small_clusters")
 
 
 def _node(rng: random.Random, i: int) -> dict[str, Any]:
