@@ -537,6 +537,30 @@ class Snapshot:
         self._refresh_affinity(name, ni)
         self._reindex(name, ni)
 
+    def refresh(self, name: str, ni: NodeInfo) -> bool:
+        """Take ``ni`` for a node whose NodeInfo here differs from it only by pods refreshed in
+        place, each with the same requests, host ports, affinity, namespace, labels and
+        deletion state (the bound pod confirming its assumed self): what :meth:`_put` would
+        reindex (capacity, table row, topologies, pod labels, spreading counts, affinity and
+        taint sets) reads nothing that changed, so only the references to the NodeInfo move.
+        False (nothing done) when the node is not this snapshot's or not the same Node.
+
+        The caller (:meth:`Cache.update_snapshot`) vouches for the equality; the differential
+        test ``tests/unit/scheduler/test_snapshot_refresh.py`` checks it against a full copy.
+        """
+        old = self.node_info_map.get(name)
+        if old is None or old.node is not ni.node or name in self._deferred:
+            return False
+        self._set(name, ni)
+        table = self._table
+        if table is not None and name not in self._table_stale:
+            row = table.row_of.get(name)
+            if row is None:
+                self._table_stale.add(name)
+            else:
+                table.infos[row] = ni  # the row's numbers are the same; ``rows_of`` checks identity
+        return True
+
     def _regroup_taints(self, name: str, ni: NodeInfo | None) -> None:
         old = self._taint_group_of.pop(name, None)
         new = (
@@ -841,6 +865,10 @@ class Cache:
         #: snapshot's): until someone asks, node and pod changes need not keep it current
         self._index: CapacityIndex | None = None
         self._real_nodes = 0
+        #: node -> its generation before a run of pod refreshes that changed nothing any snapshot
+        #: index reads (:meth:`_replace_pod`): a snapshot that holds that state or a later one of
+        #: the run takes the node's new NodeInfo without reindexing it (:meth:`Snapshot.refresh`)
+        self._refreshed: dict[str, int] = {}
         self.pod_groups = PodGroupStates()
         self._pod_group_objs: dict[str, Obj] = {}
 
@@ -884,9 +912,14 @@ class Cache:
                 idx.update(name, ni)
         return idx
 
-    def _touch(self, name: str, reindex: bool = True) -> None:
+    def _touch(self, name: str, reindex: bool = True, refreshed_from: int | None = None) -> None:
         """Mark the node changed (the next snapshot copies it); ``reindex`` False when its
-        free capacity did not change."""
+        free capacity did not change; ``refreshed_from``: the node's generation before this
+        change, when the change left every input of the snapshot's indexes as it was."""
+        if refreshed_from is None:
+            self._refreshed.pop(name, None)
+        else:
+            self._refreshed.setdefault(name, refreshed_from)
         self._recent[name] = None
         self._recent.move_to_end(name)
         if reindex and self._index is not None:
@@ -1002,8 +1035,11 @@ class Cache:
         update), else removed from the old node and added to the new one."""
         if pi.node_name == st.node_name:
             ni = self.nodes.get(pi.node_name)
+            before = ni.generation if ni is not None else 0
             if ni is not None and ni.replace_pod_info(pi):
-                self._touch(pi.node_name, reindex=False)
+                old = st.pod_info
+                same = pi.labels == old.labels and pi.terminating == old.terminating
+                self._touch(pi.node_name, reindex=False, refreshed_from=before if same else None)
                 return
         self._remove_pod_from_node(key, st.node_name)
         self._add_pod_to_node(pi, pi.node_name)
@@ -1090,10 +1126,22 @@ class Cache:
                 break
             changed.append(name)
         adopted = snapshot._adopted
+        refreshed = self._refreshed
+        dirty = snapshot._dirty
         for name in changed:
             ni = self.nodes.get(name)
             if adopted and ni is not None and adopted.get(name) == ni.generation:
                 continue  # the snapshot's NodeInfo is this one already (adopt_assumed)
+            since = refreshed.get(name)
+            if (
+                since is not None
+                and since < gen
+                and name not in dirty
+                and ni is not None
+                and ni.node is not None
+                and snapshot.refresh(name, ni.clone())
+            ):
+                continue  # only pods refreshed since the snapshot's copy (a bound pod confirmed)
             snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
         for name in snapshot._dirty - set(changed):
             ni = self.nodes.get(name)
