@@ -637,7 +637,12 @@ class Framework:
                 if col is not None:
                     if keeps_raw:  # the unweighted array (or int) is the raw column: no normalizer
                         records.raw_scores(pl.name, col)
-                    lo, hi = (col, col) if isinstance(col, int) else (int(col.min()), int(col.max()))
+                    if isinstance(col, int):
+                        lo = hi = col
+                    else:
+                        from scheduler.score_totals import bounds  # numpy: the column is an array
+
+                        lo, hi = bounds(col)
                     if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
                         bad = next(int(v) for v in col if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
                         return {}, _invalid_score(pl.name, bad)

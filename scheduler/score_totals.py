@@ -21,6 +21,14 @@ from typing import Any
 import numpy as np
 
 _MAX = np.maximum.reduce
+_MIN = np.minimum.reduce
+
+
+def bounds(column: np.ndarray) -> tuple[int, int]:
+    """The least and greatest values of a 1-D int64 column, as ``int(column.min())`` and
+    ``int(column.max())`` give them, by the ufuncs directly (their Python wrappers cost about
+    as much again: ~1.3 µs per Score column per cycle)."""
+    return int(_MIN(column)), int(_MAX(column))
 
 
 def add_columns(columns: Sequence[Any]) -> np.ndarray:
