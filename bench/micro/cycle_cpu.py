@@ -6,6 +6,11 @@ SchedulingBasic and gangs-1000x3 scenarios (a script, not a pytest-benchmark tes
     python -m bench.micro.cycle_cpu plain-records  # the same with scheduling records kept (in
                                              # memory: the capture on the loop; the kept records'
                                              # summaries are made after the clock stops and digested)
+    python -m bench.micro.cycle_cpu plain-bound  # plain, and each pod as the API server sends it
+                                             # once bound (nodeName, resourceVersion, the
+                                             # PodScheduled condition) confirms its assumed self
+                                             # in the cache one cycle later, as the informer
+                                             # delivers it in the plane (Cache.add_pod)
     python -m bench.micro.cycle_cpu gangs    # gangs of 3 StatefulSet pods (default spreading)
                                              # on 5,000 nodes in 50 racks: update_snapshot, the
                                              # PodGroup algorithm's whole-cluster placement, assumes
@@ -57,11 +62,25 @@ def _framework_over(nodes: int, racks: int = 0) -> tuple[Any, Any, Any]:
     return cache, handle, Framework(default_profile(), handle, registry=default_registry())
 
 
-def plain(pods: int = 3000, warm: int = 200, records: bool = False) -> tuple[float, list[str]]:
+def _bound(p: dict[str, Any], host: str, rv: int) -> dict[str, Any]:
+    """Pod ``p`` as the API server sends it after binding it to ``host``."""
+    condition = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
+    return {
+        **p,
+        "metadata": {**p["metadata"], "resourceVersion": str(rv)},
+        "spec": {**p["spec"], "nodeName": host},
+        "status": {"conditions": [condition]},
+    }
+
+
+def plain(
+    pods: int = 3000, warm: int = 200, records: bool = False, bound: bool = False
+) -> tuple[float, list[str]]:
     """CPU ms per plain pod over 5,000 nodes, and the hosts chosen; with ``records``, the
     scheduling records captured as the scheduler does (``begin_pod`` … ``scheduled``), and the
     JSON of every record still kept appended to the hosts after the clock stops (so the digest
-    covers the records' content too)."""
+    covers the records' content too); with ``bound``, each pod's bound self confirms it in the
+    cache one cycle later."""
     from scheduler import schedule_one
     from scheduler.framework import CycleState
     from scheduler.nodeinfo import PodInfo
@@ -76,6 +95,7 @@ def plain(pods: int = 3000, warm: int = 200, records: bool = False) -> tuple[flo
 
         rec = handle.records = Recorder(None, FakeClock())  # type: ignore[arg-type]  # no loop: in memory
     names: list[str] = []
+    confirming: list[dict[str, Any]] = []
 
     def one(i: int) -> None:
         p = pod(f"p-{i}")
@@ -91,6 +111,12 @@ def plain(pods: int = 3000, warm: int = 200, records: bool = False) -> tuple[flo
             names.append(p["metadata"]["name"])
         cache.assume_pod(p, r.suggested_host, pi)
         hosts.append(r.suggested_host)
+        if bound:
+            confirming.append(_bound(p, r.suggested_host, i + 1))
+            if len(confirming) > 1:
+                b = confirming.pop(0)
+                cache.finish_binding(b)
+                cache.add_pod(b)
 
     for i in range(warm):
         one(i)
@@ -231,7 +257,7 @@ def main(argv: list[str]) -> None:
     elif which == "racks":
         ms, hosts = racks()
     else:
-        ms, hosts = plain(records=which == "plain-records")
+        ms, hosts = plain(records=which == "plain-records", bound=which == "plain-bound")
     digest = hashlib.sha1(",".join(hosts).encode()).hexdigest()[:12]
     print(f"{which} {ms:.4f} ms CPU/pod hosts {digest}")
 
