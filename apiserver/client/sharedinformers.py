@@ -43,12 +43,18 @@ _Key = tuple[GVR, str, str, str]
 
 
 class SharedInformerFactory:
-    """The informers one process's controllers share, with who uses each (see module docstring)."""
+    """The informers one process's controllers share, with who uses each (see module docstring).
+
+    An informer is kept while some component uses it (has asked for it and not stopped) and runs
+    while some of those want it running: a component may stop one informer on its own and start
+    it again later (the garbage collector does, for a custom resource whose CRD went away).
+    """
 
     def __init__(self, client: Client) -> None:
         self.client = client
         self._informers: dict[_Key, Informer] = {}
         self._users: dict[_Key, set[ComponentInformers]] = {}
+        self._running: dict[_Key, set[InformerView]] = {}
 
     def for_component(self, name: str) -> ComponentInformers:
         """A factory for component ``name``: its informers are views of this factory's."""
@@ -67,16 +73,33 @@ class SharedInformerFactory:
         self._users.setdefault(key, set()).add(user)
         return inf
 
-    async def _release(self, key: _Key, user: ComponentInformers) -> None:
+    def _want_running(self, key: _Key, view: InformerView) -> asyncio.Task[None]:
+        self._running.setdefault(key, set()).add(view)
+        return self._informers[key].start()
+
+    async def _not_running(self, key: _Key, view: InformerView) -> None:
+        """``view`` no longer wants the informer running; it stops when nobody else does."""
+        wanting = self._running.get(key)
+        if wanting is None or view not in wanting:
+            return
+        wanting.discard(view)
+        if not wanting:
+            del self._running[key]
+            inf = self._informers.get(key)
+            if inf is not None:
+                await stop_informer(inf)
+                if self._running.get(key) and self._informers.get(key) is inf:
+                    inf.start()  # wanted again while it was stopping
+
+    async def _release(self, key: _Key, view: InformerView, user: ComponentInformers) -> None:
+        await self._not_running(key, view)
         users = self._users.get(key)
         if users is None:
             return
         users.discard(user)
-        if users:
-            return
-        del self._users[key]
-        inf = self._informers.pop(key)
-        await stop_informer(inf)
+        if not users:
+            del self._users[key]
+            self._informers.pop(key, None)
 
 
 class ComponentInformers(InformerFactory):
@@ -99,7 +122,7 @@ class ComponentInformers(InformerFactory):
         key = (gvr, namespace, label_selector, field_selector)
         view = self._views.get(key)
         if view is None:
-            view = InformerView(self.shared._acquire(key, self))
+            view = InformerView(self.shared, key, self.shared._acquire(key, self))
             self._views[key] = view
             if self._started:
                 view.start()
@@ -118,8 +141,9 @@ class ComponentInformers(InformerFactory):
         views, self._views = self._views, {}
         for view in views.values():
             view.remove_handlers()
-        for key in views:
-            await self.shared._release(key, self)
+        for key, view in views.items():
+            view.released = True
+            await self.shared._release(key, view, self)
 
     def informers(self) -> builtins.list[Informer]:
         return list(self._views.values())
@@ -130,16 +154,24 @@ class InformerView(Informer):
 
     Reads (``get``, ``list``, ``by_index`` …) and indexers go to the shared informer; handlers
     registered through the view are remembered so that :meth:`remove_handlers` (the component
-    stopping) takes exactly those away. ``stop`` on a view only removes its handlers: the shared
-    informer runs for as long as any component uses it. Attributes not defined here (``gvr``,
+    stopping) takes exactly those away. ``start``/``stop`` on a view say whether this component
+    wants the informer running (its handlers stay, as a plain informer's do): the shared informer
+    stops only when no view wants it. Attributes not defined here (``gvr``,
     ``resource_version`` …) are the shared informer's.
     """
 
-    def __init__(self, shared: Informer) -> None:  # no super().__init__: the view holds no cache
+    # no super().__init__: the view holds no cache of its own
+    def __init__(self, factory: SharedInformerFactory, key: _Key, shared: Informer) -> None:
+        self.factory = factory
+        self.key = key
         self.shared = shared
         self._registrations: list[HandlerRegistration] = []
+        #: set when the component gave the informer back (its factory stopped)
+        self.released = False
 
     def __getattr__(self, name: str) -> Any:
+        if name == "shared":  # not set yet (a half-built view): no recursion
+            raise AttributeError(name)
         return getattr(self.shared, name)
 
     def __repr__(self) -> str:
@@ -205,10 +237,14 @@ class InformerView(Informer):
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> asyncio.Task[None]:
-        return self.shared.start()
+        """Want the shared informer running. A view whose component stopped starts nothing (a late
+        callback of a stopped controller must not run an informer nobody owns): its task is done."""
+        if self.released:
+            return asyncio.get_running_loop().create_task(asyncio.sleep(0))
+        return self.factory._want_running(self.key, self)
 
     async def stop(self) -> None:
-        self.remove_handlers()
+        await self.factory._not_running(self.key, self)
 
 
 __all__ = [

@@ -132,3 +132,36 @@ async def test_one_index_name_one_function(cp) -> None:
         b.informer(CONFIGMAPS).add_indexer("app", _index_of("tier"))
     await a.stop()
     await b.stop()
+
+
+async def test_one_component_stops_and_starts_an_informer_its_handlers_kept(cp, client) -> None:
+    """The garbage collector stops a custom resource's informer when its CRD goes and starts it
+    again when it comes back: with the informer shared, it stops only if nobody else wants it, and
+    the component's handlers stay attached throughout."""
+    shared = SharedInformerFactory(cp.client("shared-informers"))
+    a, b = shared.for_component("a"), shared.for_component("b")
+    seen_a, seen_b = Seen(), Seen()
+    view_a = a.informer(CONFIGMAPS)
+    view_a.add_event_handler(seen_a, seen_a, None)
+    a.start()
+    await a.wait_for_sync()
+    base = watchers(cp)
+
+    await view_a.stop()  # a alone wanted it: it stops
+    assert watchers(cp) == base - 1 and shared.informers()[0].handler_count() == 1
+    view_a.start()
+    await view_a.wait_for_sync()
+    await client.create(CONFIGMAPS, cm("back"))
+    await seen_a.wait("back")
+
+    b.informer(CONFIGMAPS).add_event_handler(seen_b, seen_b, None)
+    b.start()
+    await view_a.stop()  # b still wants it: it keeps running for b
+    assert watchers(cp) == base
+    await client.create(CONFIGMAPS, cm("for-b"))
+    await seen_b.wait("for-b")
+    await b.stop()
+    await a.stop()
+    assert shared.informers() == [] and watchers(cp) == base - 1
+    await view_a.start()  # a late start of a stopped component's view starts nothing
+    assert view_a.shared._task is None  # noqa: SLF001 - no informer task was made
