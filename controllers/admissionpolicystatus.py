@@ -184,6 +184,7 @@ def new_admission_policy_status_controller(ctx: ComponentContext) -> AdmissionPo
     return AdmissionPolicyStatusController(
         ctx.client(NAME),
         ctx.served_resources(),
+        informers=ctx.shared_informers(),
         clock=ctx.clock,
         metrics=controller_metrics(ctx.metrics_registry),
     )

@@ -8,7 +8,10 @@ owns everything else:
 * ``start`` starts the informers, waits until their caches are synced (so the first sync never
   acts on a partial view, like ``WaitForNamedCacheSync``), then starts the workers;
 * ``stop`` shuts the queue down, cancels the workers mid-sync (a crash, as far as the API is
-  concerned) and stops the informers — a restarted controller begins from a fresh list;
+  concerned) and stops its informers — a restarted controller begins from a fresh list. Given a
+  share of the process's shared informers (``ComponentContext.shared_informers``), it removes only
+  its own handlers and the informers keep serving the other controllers; a restart then replays
+  the shared cache to its new handlers;
 * a ``sync`` that raises never kills a worker: the error is logged once per cause and key, then
   with backoff (:mod:`controllers.errorlog`), counted in
   ``controller_sync_errors_total{controller}`` and the key is requeued with exponential backoff;
@@ -26,7 +29,7 @@ from typing import Any
 
 from apiserver import errors
 from apiserver.client.events import EventRecorder
-from apiserver.client.informer import Informer, InformerFactory
+from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import Client
 from apiserver.client.workqueue import ShutDown, WorkQueue
 from apiserver.meta import Clock
@@ -34,23 +37,6 @@ from controllers.errorlog import SyncErrorLog
 from controllers.metrics import ControllerMetrics
 
 log = logging.getLogger("gangplane.controllers")
-
-
-async def _stop_informer(inf: Informer, recancel: float = 0.1) -> None:
-    """``inf.stop()``, repeated until the informer task is really gone.
-
-    On Python 3.11 a cancellation that lands while a watch wait is being woken can be swallowed
-    (``asyncio.wait_for``), and the informer's watch loop does not look at its stop flag; asking
-    again cancels it for good.
-    """
-    first = asyncio.ensure_future(inf.stop())
-    for _ in range(50):
-        done, _ = await asyncio.wait({first}, timeout=recancel)
-        if done:
-            return
-        again = asyncio.ensure_future(inf.stop())
-        await asyncio.wait({again}, timeout=0)
-    log.warning("informer for %s did not stop", inf.gvr)
 
 
 class Requeue(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -145,7 +131,8 @@ class Controller:
         self._tasks = []
         if self.metrics is not None:
             self.metrics.queues.untrack(self.queue)
-        await asyncio.gather(*(_stop_informer(inf) for inf in self.informers.informers()))
+        # its own factory's informers stop; a share of the process's factory (kube-controller-
+        # manager's, :mod:`apiserver.client.sharedinformers`) only loses this controller's handlers
         await self.informers.stop()
         await self.recorder.stop()
 

@@ -83,5 +83,8 @@ class ClusterRoleAggregationController(Controller):
 
 def new_clusterrole_aggregation_controller(ctx: ComponentContext) -> ClusterRoleAggregationController:
     return ClusterRoleAggregationController(
-        ctx.client(NAME), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+        ctx.client(NAME),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )

@@ -120,6 +120,7 @@ def namespaced_resources(ctx: ComponentContext) -> list[APIResource]:
 def new_statefulset_controller(ctx: ComponentContext) -> Component:
     return StatefulSetController(
         ctx.client(STATEFULSET),
+        informers=ctx.shared_informers(),
         clock=ctx.clock,
         metrics=controller_metrics(ctx.metrics_registry),
         scheduling_hook=new_scheduling_hook(ctx),
@@ -130,6 +131,7 @@ def new_garbage_collector(ctx: ComponentContext) -> Component:
     return GarbageCollector(
         ctx.client(GARBAGE_COLLECTOR),
         gc_resources(ctx),
+        informers=ctx.shared_informers(),
         clock=ctx.clock,
         metrics=controller_metrics(ctx.metrics_registry),
     )
@@ -139,13 +141,19 @@ def new_namespace_controller(ctx: ComponentContext) -> Component:
     return NamespaceController(
         ctx.client(NAMESPACE),
         namespaced_resources(ctx),
+        informers=ctx.shared_informers(),
         clock=ctx.clock,
         metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
 def new_pv_binder(ctx: ComponentContext) -> Component:
-    return PVBinder(ctx.client(PV_BINDER), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry))
+    return PVBinder(
+        ctx.client(PV_BINDER),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
+    )
 
 
 def new_resource_claim_controller(ctx: ComponentContext) -> Component:
@@ -153,6 +161,7 @@ def new_resource_claim_controller(ctx: ComponentContext) -> Component:
     group_claims = ctx.gates.enabled(DRA_WORKLOAD_RESOURCE_CLAIMS) and ctx.is_served(PODGROUPS)
     return ResourceClaimController(
         ctx.client(RESOURCE_CLAIM),
+        informers=ctx.shared_informers(),
         group_claims=group_claims,
         release_idle_groups=group_claims and ctx.gates.enabled(STATEFULSET_WORKLOAD_CLAIM_RELEASE),
         clock=ctx.clock,
@@ -162,37 +171,53 @@ def new_resource_claim_controller(ctx: ComponentContext) -> Component:
 
 def new_deployment_controller(ctx: ComponentContext) -> Component:
     return DeploymentController(
-        ctx.client(DEPLOYMENT), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+        ctx.client(DEPLOYMENT),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
 def new_replicaset_controller(ctx: ComponentContext) -> Component:
     return ReplicaSetController(
-        ctx.client(REPLICASET), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+        ctx.client(REPLICASET),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
 def new_replicationcontroller_controller(ctx: ComponentContext) -> Component:
     return ReplicationManager(
-        ctx.client(REPLICATIONCONTROLLER), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+        ctx.client(REPLICATIONCONTROLLER),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
 def new_daemonset_controller(ctx: ComponentContext) -> Component:
     return DaemonSetsController(
-        ctx.client(DAEMONSET), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+        ctx.client(DAEMONSET),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
 def new_serviceaccount_controller(ctx: ComponentContext) -> Component:
     return ServiceAccountsController(
-        ctx.client(SERVICEACCOUNT), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+        ctx.client(SERVICEACCOUNT),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
 def new_serviceaccount_token_controller(ctx: ComponentContext) -> Component:
     return TokensController(
         ctx.client(SERVICEACCOUNT_TOKEN),
+        informers=ctx.shared_informers(),
         sign=ctx.sign_service_account_token,
         root_ca=ctx.root_ca,
         clock=ctx.clock,
@@ -202,7 +227,10 @@ def new_serviceaccount_token_controller(ctx: ComponentContext) -> Component:
 
 def new_endpointslice_controller(ctx: ComponentContext) -> Component:
     return EndpointSliceController(
-        ctx.client(ENDPOINTSLICE), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+        ctx.client(ENDPOINTSLICE),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
@@ -229,6 +257,7 @@ def _workload_controllers() -> list[ControllerSpec]:
 def new_job_controller(ctx: ComponentContext) -> Component:
     return JobController(
         ctx.client(JOB),
+        informers=ctx.shared_informers(),
         clock=ctx.clock,
         metrics=controller_metrics(ctx.metrics_registry),
         scheduling_hook=new_job_scheduling_hook(ctx),
@@ -237,13 +266,19 @@ def new_job_controller(ctx: ComponentContext) -> Component:
 
 def new_cronjob_controller(ctx: ComponentContext) -> Component:
     return CronJobController(
-        ctx.client(CRONJOB), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+        ctx.client(CRONJOB),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 
 def new_ttl_after_finished_controller(ctx: ComponentContext) -> Component:
     return TTLAfterFinishedController(
-        ctx.client(TTL_AFTER_FINISHED), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+        ctx.client(TTL_AFTER_FINISHED),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )
 
 

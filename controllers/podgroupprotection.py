@@ -96,5 +96,8 @@ class PodGroupProtectionController(Controller):
 
 def new_podgroup_protection_controller(ctx: ComponentContext) -> PodGroupProtectionController:
     return PodGroupProtectionController(
-        ctx.client(NAME), clock=ctx.clock, metrics=controller_metrics(ctx.metrics_registry)
+        ctx.client(NAME),
+        informers=ctx.shared_informers(),
+        clock=ctx.clock,
+        metrics=controller_metrics(ctx.metrics_registry),
     )

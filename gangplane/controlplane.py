@@ -39,6 +39,7 @@ from apiserver.client.leaderelection import (
     LeaseLock,
     new_identity,
 )
+from apiserver.client.sharedinformers import SHARED_INFORMERS_USER_AGENT, SharedInformerFactory
 from apiserver.meta import Clock
 from apiserver.registry.eventttl import DEFAULT_EVENT_TTL, EventExpiry
 from apiserver.registry.generic import GenericStore
@@ -155,6 +156,8 @@ class ControlPlane:
         #: the objects informers share (checked for in-place changes when the plane stops, in tests)
         self.read_only_objects = ReadOnlyObjects()
         self.components: dict[str, Component] = {}
+        #: component group (``kube-controller-manager``) -> the informers its components share
+        self.shared_informers: dict[str, SharedInformerFactory] = {}
         self._factories: dict[str, ComponentFactory] = {}
         #: component name -> the Lease that guards it (used only with ``options.leader_election``)
         self._leases: dict[str, str] = {}
@@ -216,6 +219,20 @@ class ControlPlane:
 
     def informer_factory(self, user_agent: str) -> InformerFactory:
         return InformerFactory(self.client(user_agent))
+
+    def shared_informers_for(self, name: str) -> InformerFactory:
+        """Component ``name``'s share of its group's informers (one kube binary: the controllers of
+        ``kube-controller-manager`` share one informer per resource, with handlers of their own);
+        a component registered without a group gets its own factory."""
+        group = self._groups.get(name)
+        if group is None:
+            return InformerFactory(self.client(name))
+        shared = self.shared_informers.get(group)
+        if shared is None:
+            shared = self.shared_informers[group] = SharedInformerFactory(
+                self.client(SHARED_INFORMERS_USER_AGENT)
+            )
+        return shared.for_component(name)
 
     def context_for(self, name: str) -> ComponentContext:
         """The context component ``name``'s factory receives: built afresh on every start, so a
@@ -480,6 +497,9 @@ class _Context:
 
     def informer_factory(self, user_agent: str = "") -> InformerFactory:
         return InformerFactory(self.client(user_agent))
+
+    def shared_informers(self) -> InformerFactory:
+        return self._cp.shared_informers_for(self.name)
 
     def served_resources(self) -> list[APIResource]:
         return self._discovered(dedupe_storage=True)

@@ -31,6 +31,7 @@ from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import GVR
 from apiserver.client.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock, new_identity
 from apiserver.client.restconfig import RESTConfig
+from apiserver.client.sharedinformers import SHARED_INFORMERS_USER_AGENT, SharedInformerFactory
 from apiserver.meta import Clock
 from featuregates import FeatureGate
 
@@ -66,6 +67,8 @@ class StandaloneComponents:
         self._factories: dict[str, ComponentFactory] = {}
         self.components: dict[str, Component] = {}
         self.electors: dict[str, LeaderElector] = {}
+        #: the informers this process's controllers share (kube-controller-manager's one factory)
+        self.shared_informers = SharedInformerFactory(self.client(SHARED_INFORMERS_USER_AGENT))
         self._discovery: list[Obj] = []
         #: resources whose feature gate this process's view may turn off (gate per GVR)
         self._gated: dict[GVR, str] = {}
@@ -165,6 +168,9 @@ class _StandaloneContext:
 
     def informer_factory(self, user_agent: str = "") -> InformerFactory:
         return InformerFactory(self.client(user_agent))
+
+    def shared_informers(self) -> InformerFactory:
+        return self._owner.shared_informers.for_component(self.name)
 
     def served_resources(self) -> list[APIResource]:
         return self._owner.served(dedupe_storage=True)

@@ -52,6 +52,13 @@ class ComponentContext(Protocol):
         """A fresh informer factory over a new client (see :meth:`client`)."""
         ...
 
+    def shared_informers(self) -> InformerFactory:
+        """The informers of this component's process binary, shared with the binary's other
+        components: kube-controller-manager's controllers share ONE informer per resource and each
+        registers its own handlers (:mod:`apiserver.client.sharedinformers`). A component that is
+        its own binary (the scheduler, the node agent) gets a fresh factory of its own."""
+        ...
+
     def served_resources(self) -> list[APIResource]:
         """Discovery's top-level resources this component may use, each storage listed once.
 

@@ -32,6 +32,58 @@ DeleteHandler = Callable[[Obj], None]
 log = logging.getLogger("gangplane.informer")
 
 
+class IndexerConflictError(ValueError):
+    """Two users of one shared informer gave one index name different functions (client-go's
+    "indexer conflict"): each would read the other's index."""
+
+
+class HandlerRegistration:
+    """What :meth:`Informer.add_event_handler` returns: pass it to :meth:`Informer.remove_event_handler`
+    (client-go's ``ResourceEventHandlerRegistration``)."""
+
+    __slots__ = ("handlers",)
+
+    def __init__(
+        self, handlers: tuple[AddHandler | None, UpdateHandler | None, DeleteHandler | None]
+    ) -> None:
+        self.handlers = handlers
+
+
+def same_index(a: IndexFunc, b: IndexFunc) -> bool:
+    """Whether two index functions compute the same index: one function, or two closures made by one
+    factory over equal values (``label_index("app")`` built again by a restarted controller)."""
+    if a is b:
+        return True
+    code_a, code_b = getattr(a, "__code__", None), getattr(b, "__code__", None)
+    if code_a is None or code_a is not code_b:
+        return False
+    cells_a = getattr(a, "__closure__", None) or ()
+    cells_b = getattr(b, "__closure__", None) or ()
+    try:
+        return len(cells_a) == len(cells_b) and all(
+            x.cell_contents == y.cell_contents for x, y in zip(cells_a, cells_b, strict=True)
+        )
+    except ValueError:  # an empty cell
+        return False
+
+
+async def stop_informer(inf: Informer, recancel: float = 0.1) -> None:
+    """``inf.stop()``, repeated until the informer task is really gone.
+
+    On Python 3.11 a cancellation that lands while a watch wait is being woken can be swallowed
+    (``asyncio.wait_for``), and the informer's watch loop does not look at its stop flag; asking
+    again cancels it for good.
+    """
+    first = asyncio.ensure_future(inf.stop())
+    for _ in range(50):
+        done, _ = await asyncio.wait({first}, timeout=recancel)
+        if done:
+            return
+        again = asyncio.ensure_future(inf.stop())
+        await asyncio.wait({again}, timeout=0)
+    log.warning("informer for %s did not stop", inf.gvr)
+
+
 def namespace_index(obj: Obj) -> list[str]:
     return [(obj.get("metadata") or {}).get("namespace", "")]
 
@@ -85,6 +137,8 @@ class Informer:
         self._items: dict[str, Obj] = {}
         self._indexers: dict[str, IndexFunc] = {NAMESPACE: namespace_index}
         self._indices: dict[str, dict[str, set[str]]] = {NAMESPACE: {}}
+        #: replaced, never changed in place: a handler removed while an event is being delivered
+        #: does not disturb the delivery loop
         self._handlers: list[tuple[AddHandler | None, UpdateHandler | None, DeleteHandler | None]] = []
         self._synced = asyncio.Event()
         self.resource_version = ""
@@ -96,7 +150,12 @@ class Informer:
 
     # ------------------------------------------------------------------ cache API
     def add_indexer(self, name: str, fn: IndexFunc) -> None:
-        if name in self._indexers:
+        """Index the cache by ``fn`` under ``name``; asking again for the same index is a no-op, a
+        different function under a taken name raises :class:`IndexerConflictError`."""
+        have = self._indexers.get(name)
+        if have is not None:
+            if not same_index(have, fn):
+                raise IndexerConflictError(f"indexer conflict: {name!r} on {self.gvr} is already {have!r}")
             return
         self._indexers[name] = fn
         idx: dict[str, set[str]] = {}
@@ -110,11 +169,22 @@ class Informer:
         on_add: AddHandler | None = None,
         on_update: UpdateHandler | None = None,
         on_delete: DeleteHandler | None = None,
-    ) -> None:
-        self._handlers.append((on_add, on_update, on_delete))
+    ) -> HandlerRegistration:
+        """Deliver the cache's changes to these handlers from now on; an ``on_add`` is first called
+        for every cached object (client-go's synthetic adds for a late handler)."""
+        reg = HandlerRegistration((on_add, on_update, on_delete))
+        self._handlers = [*self._handlers, reg.handlers]
         if on_add is not None:
             for obj in list(self._items.values()):
                 self._call(on_add, obj)
+        return reg
+
+    def remove_event_handler(self, reg: HandlerRegistration) -> None:
+        """Stop delivering to ``reg``'s handlers (a stopped component's); the cache keeps running."""
+        self._handlers = [h for h in self._handlers if h is not reg.handlers]
+
+    def handler_count(self) -> int:
+        return len(self._handlers)
 
     def get(self, key: str) -> Obj | None:
         return self._items.get(key)
@@ -354,7 +424,7 @@ class InformerFactory:
 
     async def stop(self) -> None:
         self._started = False
-        await asyncio.gather(*(inf.stop() for inf in self._informers.values()))
+        await asyncio.gather(*(stop_informer(inf) for inf in self._informers.values()))
 
     def informers(self) -> builtins.list[Informer]:
         return list(self._informers.values())

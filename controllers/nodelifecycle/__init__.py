@@ -26,6 +26,7 @@ def node_lifecycle_factory(**options: Any) -> ComponentFactory:
     def factory(ctx: ComponentContext) -> Component:
         return NodeLifecycleController(
             ctx.client(NAME),
+            informers=ctx.shared_informers(),
             options=opts,
             clock=ctx.clock,
             metrics=controller_metrics(ctx.metrics_registry),
@@ -41,6 +42,7 @@ def taint_eviction_factory(time_scale: float = 1.0) -> ComponentFactory:
     def factory(ctx: ComponentContext) -> Component:
         return TaintEvictionController(
             ctx.client(TAINT_EVICTION_NAME),
+            informers=ctx.shared_informers(),
             clock=ctx.clock,
             metrics=controller_metrics(ctx.metrics_registry),
             time_scale=time_scale,

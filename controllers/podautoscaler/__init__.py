@@ -13,6 +13,7 @@ def hpa_factory(time_scale: float = 1.0) -> ComponentFactory:
     def factory(ctx: ComponentContext) -> Component:
         return HPAController(
             ctx.client(NAME),
+            informers=ctx.shared_informers(),
             clock=ctx.clock,
             metrics=controller_metrics(ctx.metrics_registry),
             sync_period=15.0 * time_scale,

@@ -42,6 +42,7 @@ from typing import Any
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.api.wellknown import STATEFULSET_CONTROLLER_MANAGER, WORKLOAD_MANAGED_BY_ANNOTATION
+from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, Client
 from apiserver.meta import Clock, is_being_deleted, split_key
 from controllers.base import Controller, SyncFailed
@@ -53,7 +54,9 @@ log = logging.getLogger("gangplane.resourceclaims")
 
 NAME = "resource-claim-controller"
 CLAIMS_BY_OWNER = "owner-uid"
-PODS_BY_GROUP = "pod-group"
+PODS_BY_GROUP = (
+    "resourceclaim-pod-group"  # not "pod-group": the shared pod informer has that one (podgroupprotection)
+)
 PODS_BY_CLAIM = "claim-name"
 POD_GROUP_API_VERSION = "scheduling.k8s.io/v1beta1"
 
@@ -96,6 +99,7 @@ class ResourceClaimController(Controller):
         *,
         group_claims: bool,
         release_idle_groups: bool = False,
+        informers: InformerFactory | None = None,
         clock: Clock | None = None,
         metrics: ControllerMetrics | None = None,
     ) -> None:
@@ -103,7 +107,7 @@ class ResourceClaimController(Controller):
         self.group_claims = group_claims
         #: gangplane's StatefulSetWorkloadClaimRelease (module docstring)
         self.release_idle_groups = release_idle_groups
-        super().__init__(client, clock=clock, metrics=metrics)
+        super().__init__(client, informers=informers, clock=clock, metrics=metrics)
 
     def setup(self) -> None:
         self.pods = self.informers.informer(PODS)
