@@ -15,7 +15,10 @@ arithmetic, and the algorithm then counts it as a feasible placement it does not
 * **only resources tell the nodes apart**: after the first pod's PreFilter over the placement's
   nodes (no rejection, no narrowing), every Filter that is not skipped is NodeResourcesFit or
   one that reads the node alone (:data:`NODE_ONLY_FILTERS`: its answer for a node does not change
-  as the node takes pods); the latter are run once per node;
+  as the node takes pods); the latter are run once per node. The first pod's skips stand for
+  every pod: the signature holds the spec (affinity terms, ports, claims) and PodTopologySpread's
+  constraints; the one skip that reads the pod's labels, InterPodAffinity's against existing
+  pods' required anti-affinity, is not relied on (no such pod may be in the snapshot);
 * then every pod that is tried takes one more of a node's *units*,
   ``min(free pod slots, free_r // request_r)`` over the resources NodeResourcesFit checks, so
   the pods that fit are exactly the first ``min(pods, sum of units)``, wherever each lands;
@@ -114,6 +117,10 @@ class CertainPlacements:
         """The placement as its evaluation would find it, when every pod surely fits; else None."""
         names = placement.node_names
         if names is None:
+            return None
+        if snapshot.have_pods_with_required_anti_affinity_list():
+            # InterPodAffinity's PreFilter skips or not by whether their terms match the pod's
+            # labels, which the signature leaves out: the first pod would not speak for the rest
             return None
         infos = snapshot.node_info_map
         nodes = [infos[n] for n in names if n in infos]

@@ -199,6 +199,16 @@ def test_what_the_arithmetic_cannot_speak_for_is_left_to_the_search() -> None:
             }
         ]
     assert _decide(c, spread) is None
+    # a pod with required anti-affinity anywhere: whether it repels a member reads the member's labels
+    guard = make_pod("guard", node_name="n00")
+    guard["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"role": "x"}}, "topologyKey": RACK}
+            ]
+        }
+    }
+    assert _decide(cache_with(_racks(), pg(4), [guard]), same) is None
     # room for fewer than all the pods: 4 nodes of 4 cpu hold 16 of 17
     many = [member(f"m{k}", requests={"cpu": "1"}) for k in range(17)]
     assert _decide(cache_with(_racks(), pg(4)), many) is None
