@@ -39,6 +39,7 @@ from scheduler.interfaces import (
 )
 from scheduler.nodeinfo import PodInfo
 from scheduler.placement_capacity import GroupDemand
+from scheduler.placement_certain import CertainPlacements, CertainResult
 from scheduler.placement_run import PlacementRun, WindowedRuns, materialize_states, run_signature
 from scheduler.podgroups import is_gang, min_count
 from scheduler.schedule_one import CycleTrace, SchedulingError, num_feasible_nodes_to_find, schedule_pod
@@ -89,6 +90,9 @@ class PodGroupAlgorithmResult:
     skipped: list[Placement] = field(default_factory=list)
     #: the winner's pods were left assumed in the snapshot (``keep_winner``), not rolled back
     kept: bool = False
+    #: feasible placements decided by capacity without a pod cycle, none better than the winner
+    #: (:mod:`scheduler.placement_certain`)
+    decided: list[CertainResult] = field(default_factory=list)
 
     @property
     def skipped_for_capacity(self) -> bool:
@@ -150,11 +154,14 @@ def _reasons(e: FitError) -> list[str]:
 class PodGroupAlgorithm:
     """Runs one group over a snapshot through a profile's framework (see the module docstring)."""
 
-    def __init__(self, framework: Framework, carry_runs: bool = True) -> None:
+    def __init__(self, framework: Framework, carry_runs: bool = True, decide_certain: bool = True) -> None:
         self.fw = framework
         #: carry a pod's cycle on to the identical pods after it (:mod:`scheduler.placement_run`);
         #: off, every pod gets a full cycle (the differential tests compare the two)
         self.carry_runs = carry_runs
+        #: count a placement that capacity shows feasible and not better than the best found
+        #: without evaluating it (:mod:`scheduler.placement_certain`); off, every one is evaluated
+        self.decide_certain = decide_certain
 
     def run(
         self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot, *, keep_winner: bool = False
@@ -225,6 +232,9 @@ class PodGroupAlgorithm:
         feasible: list[PlacementResult] = []
         skipped: list[Placement] = []
         signatures: list[Any] = []  # filled when a placement first can carry a run
+        certain: CertainPlacements | None = None
+        certain_tried = False
+        decided: list[CertainResult] = []
         for i, placement in enumerate(placements):
             domain = self._domain(snapshot, placement)
             if (
@@ -235,6 +245,19 @@ class PodGroupAlgorithm:
             ):
                 skipped.append(placement)  # cannot hold the pods by capacity alone: no Filter call needed
                 continue
+            if feasible and self.decide_certain:
+                if not certain_tried:
+                    certain_tried = True
+                    if not signatures:
+                        signatures.extend(_shared_signatures(self.fw, group.pods))
+                    certain = CertainPlacements.of(self.fw, group, signatures)
+                decision = certain.decide(placement, snapshot) if certain is not None else None
+                if decision is not None and decision.score <= max(r.score for r in feasible):
+                    # feasible, and an earlier placement scores at least as well: not chosen
+                    decided.append(decision)
+                    if len(feasible) + len(decided) >= to_find:
+                        break
+                    continue
             mark = snapshot.backup()
             snapshot.scope = domain
             try:
@@ -254,7 +277,7 @@ class PodGroupAlgorithm:
             evaluated.append(result)
             if result.feasible:
                 feasible.append(result)
-                if len(feasible) >= to_find:
+                if len(feasible) + len(decided) >= to_find:
                     break
         best_attempt = max(evaluated, key=lambda r: len(r.fitting()))
         if not feasible:
@@ -273,7 +296,7 @@ class PodGroupAlgorithm:
         winner = max(feasible, key=lambda r: r.score)  # max() keeps the first of equal scores
         materialize_states(self.fw, snapshot, winner)
         return PodGroupAlgorithmResult(
-            None, winner, winner, evaluated, len(placements), topology, skipped, kept=kept
+            None, winner, winner, evaluated, len(placements), topology, skipped, kept=kept, decided=decided
         )
 
     def evaluate(

@@ -167,6 +167,17 @@ class PodGroupCycle:
             return pg
         return None
 
+    def pod_group_added(self, pg: Obj) -> None:
+        """Index the snapshot's nodes by the new PodGroup's topology key now, while its pods are
+        still being created, rather than in its first cycle once it is complete (25 ms on 5,000
+        nodes). The index is kept current from then on as every other is; a cycle under way
+        reads indexes that are current either way."""
+        if not self.sched.pod_groups_enabled or not self.sched.topology_enabled:
+            return
+        key = topology_key(pg)
+        if key:
+            self.sched.snapshot.domains(key)
+
     def pod_group_gone(self, pod: Obj) -> bool:
         """The pod names a PodGroup the cache does not hold (while PodGroups are honoured)."""
         key = pod_group_key(pod)

@@ -380,6 +380,7 @@ class Scheduler:
     def _on_pod_group_add(self, pg: Obj) -> None:
         self.cache.add_pod_group(pg)
         self.queue.pod_group_changed(group_key_of(pg))
+        self.pod_group_cycle.pod_group_added(pg)
 
     def _on_pod_group_update(self, old: Obj, new: Obj) -> None:
         self.cache.update_pod_group(new)

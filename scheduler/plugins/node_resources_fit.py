@@ -22,7 +22,7 @@ fragments an empty one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler.events import (
@@ -40,6 +40,7 @@ from scheduler.interfaces import (
     CycleState,
     FilterHint,
     Handle,
+    Placement,
     PlacementResult,
     PodGroupInfo,
     PreFilterResult,
@@ -237,28 +238,30 @@ class NodeResourcesFit:
         self, state: CycleState, group: PodGroupInfo, result: PlacementResult, snapshot: Snapshot
     ) -> tuple[int, Status | None]:
         """Tightest fit: the placement's utilisation of the group's resources, with the group in it."""
-        resources = sorted({r for pi in group.pods for r, v in pi.requests.items() if v > 0 and r != PODS})
-        if not resources:
-            resources = [CPU, MEMORY]
         names = result.placement.node_names
         if names is None:
             names = sorted({a.node_name for a in result.fitting()})
-        infos = snapshot.node_info_map
-        shares: list[float] = []
-        for r in resources:
-            alloc = used = 0
-            for n in names:
-                ni = infos.get(n)
-                if ni is None:
-                    continue
-                a = ni.allocatable.get(r, 0)
-                alloc += a
-                used += a - ni.free(r)
-            if alloc > 0:
-                shares.append(min(1.0, max(0.0, used / alloc)))
-        if not shares:
-            return 0, None
-        return int(MAX_NODE_SCORE * sum(shares) / len(shares)), None
+        return _utilisation_score(group, names, snapshot, {}), None
+
+    def score_placement_with(
+        self,
+        state: CycleState,
+        group: PodGroupInfo,
+        placement: Placement,
+        pods: Sequence[PodInfo],
+        snapshot: Snapshot,
+    ) -> tuple[int | None, Status | None]:
+        """:meth:`score_placement` of a topology placement once ``pods`` are in it, before they
+        are (:mod:`scheduler.placement_certain`): the utilisation sums the nodes' requests, so it
+        is the same wherever each pod lands. ``None`` for the whole cluster, whose nodes are
+        those the pods land on."""
+        if placement.node_names is None:
+            return None, None
+        extra: dict[str, int] = {}
+        for pi in pods:
+            for r, v in pi.requests.items():
+                extra[r] = extra.get(r, 0) + v
+        return _utilisation_score(group, placement.node_names, snapshot, extra), None
 
     def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         state.write(_PRE_SCORE_KEY, [pod_request(pod_info, r, False) for r, _ in self.resources])
@@ -290,3 +293,30 @@ class NodeResourcesFit:
 
 def new(args: dict[str, Any], handle: Handle) -> NodeResourcesFit:
     return NodeResourcesFit(args, handle)
+
+
+def _utilisation_score(
+    group: PodGroupInfo, names: Sequence[str], snapshot: Snapshot, extra: Mapping[str, int]
+) -> int:
+    """The share of the nodes' allocatable in use, averaged over the group's requested resources
+    (cpu and memory if none), with ``extra`` more requested (pods not in the snapshot yet)."""
+    resources = sorted({r for pi in group.pods for r, v in pi.requests.items() if v > 0 and r != PODS})
+    if not resources:
+        resources = [CPU, MEMORY]
+    infos = snapshot.node_info_map
+    shares: list[float] = []
+    for r in resources:
+        alloc = used = 0
+        for n in names:
+            ni = infos.get(n)
+            if ni is None:
+                continue
+            a = ni.allocatable.get(r, 0)
+            alloc += a
+            used += a - ni.free(r)
+        used += extra.get(r, 0)
+        if alloc > 0:
+            shares.append(min(1.0, max(0.0, used / alloc)))
+    if not shares:
+        return 0
+    return int(MAX_NODE_SCORE * sum(shares) / len(shares))

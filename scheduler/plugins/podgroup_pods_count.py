@@ -7,9 +7,11 @@ share of the queued pods that fit, in ``[0, 100]``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, PlacementResult, PodGroupInfo
+from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, Placement, PlacementResult, PodGroupInfo
+from scheduler.nodeinfo import PodInfo
 from scheduler.status import Status
 
 if TYPE_CHECKING:
@@ -30,6 +32,19 @@ class PodGroupPodsCount:
         if not group.pods:
             return 0, None
         return MAX_NODE_SCORE * len(result.fitting()) // len(group.pods), None
+
+    def score_placement_with(
+        self,
+        state: CycleState,
+        group: PodGroupInfo,
+        placement: Placement,
+        pods: Sequence[PodInfo],
+        snapshot: Snapshot,
+    ) -> tuple[int | None, Status | None]:
+        """:meth:`score_placement` once ``pods`` fit in ``placement`` (:mod:`scheduler.placement_certain`)."""
+        if not group.pods:
+            return 0, None
+        return MAX_NODE_SCORE * len(pods) // len(group.pods), None
 
 
 def new(args: dict[str, Any], handle: Handle) -> PodGroupPodsCount:

@@ -346,8 +346,9 @@ class Recorder:
         entry["attempt"] = attempt
         winner = result.placement if result.success else None
         evaluated, skipped = list(result.evaluated), list(result.skipped)
-        considered = len(evaluated) + len(skipped)
-        entry["placements"] = _Lazy(self._placements, evaluated, skipped, winner)
+        decided = list(getattr(result, "decided", ()))
+        considered = len(evaluated) + len(skipped) + len(decided)
+        entry["placements"] = _Lazy(self._placements, evaluated, skipped, winner, decided)
         entry["placementsConsidered"] = considered
         entry["placementsTotal"] = result.num_placements or considered
         if winner is not None:
@@ -364,11 +365,26 @@ class Recorder:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _placements(self, evaluated: Sequence[Any], skipped: Sequence[Any], winner: Any) -> list[Obj]:
+    def _placements(
+        self, evaluated: Sequence[Any], skipped: Sequence[Any], winner: Any, decided: Sequence[Any] = ()
+    ) -> list[Obj]:
         """The listed placements of a PodGroup attempt (made when the record is written)."""
         placements: list[Obj] = []
         for r in evaluated:
             placements.append(self._placement(r, winner))
+        for d in decided:
+            # feasible by capacity, scored from it, and no better than the chosen (placement_certain)
+            placements.append(
+                {
+                    "name": d.placement.name or "(cluster)",
+                    "nodes": len(d.placement.node_names) if d.placement.node_names is not None else None,
+                    "podsFit": d.fit,
+                    "score": d.score,
+                    "outcome": "Dropped",
+                    "why": f"score {d.score} (computed from the domain's free capacity; no Filter was run)"
+                    f" not above the chosen placement's {winner.score if winner is not None else d.score}",
+                }
+            )
         for p in skipped:
             placements.append(
                 {

@@ -154,6 +154,30 @@ async def test_a_placed_gang_records_the_chosen_placement(cp: ControlPlane, clie
     assert m["selectedNode"] == a["assignments"]["default/db-1"]
 
 
+async def test_a_gang_over_equal_racks_records_the_racks_decided_by_capacity(
+    cp: ControlPlane, client: Any
+) -> None:
+    # three empty racks: the first is tried pod by pod and chosen; the other two could only tie
+    nodes = [node(f"r{r}-n{i}", cpu="4", **{RACK: f"rack-{r}"}) for r in range(3) for i in range(2)]
+    await create_nodes(client, nodes)
+    await start(cp)
+    await client.create(PODGROUPS, pod_group("web", 4, topology=RACK))
+    for i in range(4):
+        await client.create(PODS, member(f"web-{i}", "web", cpu="1"))
+    r = await record(client, "podgroup.web", lambda o: last(o).get("result") == "Scheduled")
+    a = last(r)
+    assert a["selectedPlacement"] == "rack-0" and a["placementsConsidered"] == 3
+    placements = {p["name"]: p for p in a["placements"]}
+    assert placements["rack-0"]["outcome"] == "Chosen" and placements["rack-0"]["podsTried"] == 4
+    for name in ("rack-1", "rack-2"):
+        p = placements[name]
+        assert p["outcome"] == "Dropped" and p["podsFit"] == 4 and p["score"] == placements["rack-0"]["score"]
+        assert "computed from the domain's free capacity" in p["why"]
+    for i in range(4):
+        bound = await wait_bound(client, f"web-{i}")
+        assert bound["spec"]["nodeName"].startswith("r0-")
+
+
 async def test_a_preemption_records_candidates_victims_and_why(cp: ControlPlane, client: Any) -> None:
     await create_priority_classes(client)
     await create_nodes(client, [node("n1", cpu="2"), node("n2", cpu="2")])
