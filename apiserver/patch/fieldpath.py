@@ -544,7 +544,7 @@ class FieldSet:
             encoded = _ENCODED.get(self._paths)
             if encoded is None:
                 try:
-                    encoded = orjson.dumps(_emit(self.tree(), include_self=False))
+                    encoded = orjson.dumps(_emit_by_subtrees(self._paths))
                 except TypeError:  # e.g. a lone surrogate in a field name: just don't cache
                     return None
                 # kept by the tables and the set: an exact copy, as orjson's result holds its
@@ -674,6 +674,58 @@ def _iterate(node: _TreeNode, prefix: Path) -> Iterator[Path]:
     for pe, child in ordered:
         if child.children:
             yield from _iterate(child, prefix + (pe,))
+
+
+#: emitted ``fieldsV1`` subtrees two levels down (``f:status`` > ``f:conditions``), by their paths
+#: relative to that node (``()``: the node itself is a member); shared and never modified (they
+#: are only serialized)
+_SUBTREES: dict[frozenset[Path], dict[str, Any]] = {}
+
+
+def _emit_by_subtrees(paths: frozenset[Path]) -> dict[str, Any]:
+    """``_emit(tree, include_self=False)`` of ``paths`` with the subtrees two levels down emitted
+    once per distinct content; the result shares them, so it is for serializing only.
+
+    A set that is new as a whole is mostly made of parts other sets had: a pod's status entry
+    differs from its siblings' only below ``f:podIPs`` and ``f:hostIPs`` (keyed by the IPs), its
+    conditions and container statuses are the same for every pod of a template. The paths are
+    grouped by their first two elements; the two levels above the groups are emitted here as
+    :func:`_emit` emits them (``.`` first for a member with children, then the children in
+    :func:`_ordered` order), and each group's subtree is looked up by its relative paths.
+    """
+    top: dict[PathElement, dict[PathElement, list[Path]]] = {}
+    members: set[PathElement] = set()  # the first-level nodes that are members
+    for p in paths:
+        if not p:
+            continue  # the root's own membership is not written (include_self=False)
+        groups = top.get(p[0])
+        if groups is None:
+            groups = top[p[0]] = {}
+        if len(p) == 1:
+            members.add(p[0])
+            continue
+        rel = groups.get(p[1])
+        if rel is None:
+            rel = groups[p[1]] = []
+        rel.append(p[2:])
+    out: dict[str, Any] = {}
+    for first in _ordered(top):
+        groups = top[first]
+        if not groups:
+            out[first.serialize()] = {}
+            continue
+        level: dict[str, Any] = {".": {}} if first in members else {}
+        for second in _ordered(groups):
+            rel_set = frozenset(groups[second])
+            sub = _SUBTREES.get(rel_set)
+            if sub is None:
+                node = FieldSet._wrap(rel_set).tree()
+                # a member without children is written ``{}``, as :func:`_emit` writes a leaf
+                sub = _emit(node, include_self=node.member) if node.children else {}
+                _remember(_SUBTREES, rel_set, sub, _SET_CACHE_LIMIT)
+            level[second.serialize()] = sub
+        out[first.serialize()] = level
+    return out
 
 
 def _emit(node: _TreeNode, include_self: bool) -> dict[str, Any]:

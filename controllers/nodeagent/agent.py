@@ -822,7 +822,7 @@ class NodeAgent(Controller):
             self._release(rec)
         if action.status is not None:
             try:
-                pod = await self.client.update_status(PODS, {**pod, "status": action.status})
+                pod = await self.client.update_status(PODS, status_write_body(pod, action.status))
             except errors.StatusError as e:
                 if errors.is_not_found(e):
                     self._forget_pod(rec.key)
@@ -900,6 +900,24 @@ class NodeAgent(Controller):
         if state is None:
             return {}
         return {**state.usage.used, "pods": len(state.usage.pods)}
+
+
+def status_write_body(pod: Obj, status: Obj) -> Obj:
+    """The body of the agent's ``pods/status`` write: ``pod`` with ``status``, without
+    ``metadata.managedFields``.
+
+    kubelet's status manager sends only the status (``statusutil.PatchPodStatus``: a patch of
+    ``status`` with the uid), never managedFields; an update whose body has none keeps the stored
+    entries and records the writer's change against them (``decodeLiveOrNew``), so the stored
+    pod, its managedFields included, is the same as with the entries sent back. Leaving them out
+    spares the server copying, type-checking and decoding them on every pod start (about a
+    third of the pod's JSON). The resourceVersion stays: the write is still conditional on the
+    pod the agent read. ``pod`` itself is not modified (it is the informer's shared object).
+    """
+    md = pod.get("metadata")
+    if isinstance(md, dict) and "managedFields" in md:
+        return {**pod, "metadata": {k: v for k, v in md.items() if k != "managedFields"}, "status": status}
+    return {**pod, "status": status}
 
 
 def _with_finalizers(obj: Obj, add: tuple[str, ...], remove: tuple[str, ...]) -> Obj:

@@ -27,6 +27,7 @@ from controllers.nodeagent import (
     NodeAgent,
     node_agent_factory,
 )
+from controllers.nodeagent.agent import status_write_body
 from featuregates import FeatureGate
 from gangplane.controlplane import ControlPlane, ControlPlaneOptions
 from tests.helpers import wait_for_list
@@ -451,3 +452,72 @@ async def test_the_agent_leaves_pods_of_unsimulated_nodes_alone(cp: ControlPlane
     await idle(agent)
     assert phase(await client.get(PODS, "mine", "default")) == "Pending"
     assert "conditions" not in (await client.get(NODES, "real"))["status"]
+
+
+# ============================================================================ the status write
+
+
+def _without(obj: Obj, *meta_keys: str) -> Obj:
+    """``obj`` without the given metadata keys and with each managedFields entry's ``time`` left out."""
+    md = {k: v for k, v in obj["metadata"].items() if k not in meta_keys}
+    md["managedFields"] = [{k: v for k, v in e.items() if k != "time"} for e in md.get("managedFields") or []]
+    return {**obj, "metadata": md}
+
+
+async def test_the_status_write_without_managed_fields_stores_what_the_full_body_would(
+    cp: ControlPlane, client: Client
+) -> None:
+    """The agent leaves managedFields out of its ``pods/status`` body (as kubelet's status patch
+    does): the server keeps the stored entries and records the status change against them, so the
+    stored pod is the one a body carrying the entries back makes (two twin pods, one write each)."""
+    kubelet = cp.client("kubelet")
+    for name in ("a", "b"):
+        await client.create(PODS, pod(name, annotations={"note": "x"}), "default")
+        await bind(client, name, "node-1")
+    a, b = [await kubelet.get(PODS, n, "default") for n in ("a", "b")]
+    assert a["metadata"]["managedFields"] and b["metadata"]["managedFields"]
+    status = {
+        **a["status"],
+        "phase": "Running",
+        "hostIP": "10.0.0.2",
+        "podIP": "10.244.1.7",
+        "podIPs": [{"ip": "10.244.1.7"}],
+        "containerStatuses": [
+            {
+                "name": "app",
+                "image": "registry.k8s.io/pause:3.10",
+                "imageID": "",
+                "ready": True,
+                "restartCount": 0,
+                "started": True,
+                "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+            }
+        ],
+    }
+    body_a = status_write_body(a, status)
+    assert "managedFields" not in body_a["metadata"] and "managedFields" in a["metadata"]  # a is not modified
+    assert body_a["metadata"]["resourceVersion"] == a["metadata"]["resourceVersion"]
+    wrote_a = await kubelet.update_status(PODS, body_a)
+    wrote_b = await kubelet.update_status(PODS, {**b, "status": status})
+    managers = [(e["manager"], e.get("subresource", "")) for e in wrote_a["metadata"]["managedFields"]]
+    assert sorted(managers) == [("kubelet", "status"), ("test", "")]
+    volatile = ("name", "uid", "resourceVersion", "creationTimestamp")
+    assert _without(wrote_a, *volatile) == _without(wrote_b, *volatile)
+    stored_a = await client.get(PODS, "a", "default")
+    assert stored_a == wrote_a
+
+
+async def test_an_agent_started_pod_keeps_its_creators_managed_fields(
+    agent: NodeAgent, client: Client
+) -> None:
+    created = await client.create(PODS, pod("web"), "default")
+    await bind(client, "web", "node-1")
+    p = await wait_pod(client, "web", ready)
+    assert p is not None
+    entries = {(e["manager"], e.get("subresource", "")): e for e in p["metadata"]["managedFields"]}
+    (creator,) = created["metadata"]["managedFields"]
+    assert entries[("test", "")] == creator
+    status_entry = entries[(agent.client.user_agent, "status")]
+    assert {"f:phase", "f:podIP", "f:podIPs", "f:containerStatuses", "f:conditions"} <= set(
+        status_entry["fieldsV1"]["f:status"]
+    )
