@@ -193,14 +193,16 @@ class Controller:
 
     def _after_sync(self, key: Any, cost: float) -> None:
         gap = cost * self.coalesce_factor if cost >= self.coalesce_min else 0.0
-        if key in self._rerun:
-            self._rerun.discard(key)
-            self.queue.add_after(key, gap)
-        elif gap > 0:
+        if gap > 0:
             if len(self._cooldown) > 10_000:
                 now = asyncio.get_running_loop().time()
                 self._cooldown = {k: t for k, t in self._cooldown.items() if t > now}
+            # after a rerun too: an event during the gap joins the delayed sync (``add_after``
+            # keeps one waiting entry per key) instead of queueing the key at once
             self._cooldown[key] = asyncio.get_running_loop().time() + gap
+        if key in self._rerun:
+            self._rerun.discard(key)
+            self.queue.add_after(key, gap)
 
     async def _process(self, key: Any) -> None:
         start = time.perf_counter()

@@ -129,3 +129,50 @@ async def test_stop_cancels_a_sync_in_flight(cp: ControlPlane, client: Any) -> N
     assert not ctrl.is_idle()
     await asyncio.wait_for(ctrl.stop(), 5)
     assert ctrl.cancelled
+
+
+class Gated(Controller):
+    """Each sync waits for ``release``; an expensive sync's events are coalesced (huge gap)."""
+
+    name = "gated-controller"
+    coalesce_factor = 1e6  # any sync's cost makes a gap far longer than the test
+    coalesce_min = 0.0
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+        self.syncs = 0
+        super().__init__(*args, **kw)
+
+    def setup(self) -> None:
+        self.informers.informer(CONFIGMAPS)
+
+    async def sync(self, key: str) -> None:
+        self.syncs += 1
+        self.entered.set()
+        await self.release.wait()
+
+
+async def finished(ctrl: Controller) -> None:
+    """Until no sync is in flight (each finished sync sets ``_progress``)."""
+    while ctrl._running:
+        ctrl._progress.clear()
+        await ctrl._progress.wait()
+
+
+async def test_an_event_after_a_rerun_joins_the_delayed_sync(cp: ControlPlane) -> None:
+    """An event during a sync asks for a rerun after the gap; one arriving after that sync, while
+    the rerun waits, joins it instead of syncing the key at once (the coalescing gap holds)."""
+    ctrl = Gated(cp.client("gated"))
+    await ctrl.start()
+    try:
+        ctrl.enqueue("a")
+        await asyncio.wait_for(ctrl.entered.wait(), 5)
+        ctrl.enqueue("a")  # during the sync: a rerun after the gap
+        ctrl.release.set()
+        await asyncio.wait_for(finished(ctrl), 5)
+        ctrl.enqueue("a")  # after it: must wait with the rerun
+        assert len(ctrl.queue) == 0
+        assert ctrl.syncs == 1
+    finally:
+        await ctrl.stop()
