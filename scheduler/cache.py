@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 from sortedcontainers import SortedList
 
 from apiserver.api.types import Obj
-from scheduler.node_alike import pods_count_alike
 from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
 from scheduler.podgroups import ASSIGNED, ASSUMED, UNSCHEDULED, PodGroupState, PodGroupStates
 
@@ -507,11 +506,7 @@ class Snapshot:
         """All node names, sorted (the order Filter visits nodes in)."""
         return self._names  # type: ignore[return-value]
 
-    def _put(self, name: str, ni: NodeInfo | None, labels_alike: bool = False) -> None:
-        """Set the node's NodeInfo and reindex it. ``labels_alike``: ``ni``'s pods count exactly
-        as the current NodeInfo's do in the pod-label indexes (:func:`pods_count_alike`), so
-        those are left as they are unless the node's entries lag (deferred)."""
-        deferred = name in self._deferred
+    def _put(self, name: str, ni: NodeInfo | None) -> None:
         self._deferred.discard(name)  # reindexed below
         if ni is None or ni.node is None:
             if self.node_info_map.pop(name, None) is not None:
@@ -540,7 +535,7 @@ class Snapshot:
         self._regroup_taints(name, ni)
         self._set(name, ni)
         self._refresh_affinity(name, ni)
-        self._reindex(name, ni, pod_labels=deferred or not labels_alike)
+        self._reindex(name, ni)
 
     def _regroup_taints(self, name: str, ni: NodeInfo | None) -> None:
         old = self._taint_group_of.pop(name, None)
@@ -565,9 +560,7 @@ class Snapshot:
             self.taint_groups.setdefault(new, set()).add(name)
             self._taint_group_of[name] = new
 
-    def _reindex(self, name: str, ni: NodeInfo | None, pod_labels: bool = True) -> None:
-        """Bring every index up to date with the node's NodeInfo; ``pod_labels`` False leaves
-        the pod-label index and the spreading counts, which it would not change."""
+    def _reindex(self, name: str, ni: NodeInfo | None) -> None:
         if self._table is not None:
             self._table_stale.add(name)  # refilled when the table is next read
         if self._scope is None:
@@ -576,8 +569,6 @@ class Snapshot:
             self._index_stale.add(name)
         for topo in self._topologies.values():
             topo.update(name, ni)
-        if not pod_labels:
-            return
         labels = self._pod_labels
         if labels is not None:
             labels.update(name, ni)
@@ -1103,13 +1094,7 @@ class Cache:
             ni = self.nodes.get(name)
             if adopted and ni is not None and adopted.get(name) == ni.generation:
                 continue  # the snapshot's NodeInfo is this one already (adopt_assumed)
-            if ni is None or ni.node is None:
-                snapshot._put(name, None)
-                continue
-            # a bound pod confirming its assumed self changes no pod-label count: each gang
-            # member's binding would otherwise recount its node's pods for every spreading selector
-            alike = pods_count_alike(snapshot.node_info_map.get(name), ni)
-            snapshot._put(name, ni.clone(), labels_alike=alike)
+            snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
         for name in snapshot._dirty - set(changed):
             ni = self.nodes.get(name)
             snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
