@@ -4,16 +4,21 @@ gangplane runs the whole control plane on one asyncio loop; kube's scheduler has
 process. A gang's search (thousands of pods' cycles) therefore works in slices and yields in
 between. With fixed slices its share of the loop depends on how much the *other* tasks do in
 one round: every yield lets each ready task take a step, and while a controller creates the
-pods of other sets (each create fanned out to a dozen watches) one round took ~200 ms, so
-50 ms slices left the search a fifth of the loop and a 5,000-pod gang's 1.5 s search took
-7 s of wall (``gangs-10x5000``).
+pods of other sets (each create fanned out to a dozen watches, and every held member of their
+gangs due its KEP-5501 report a second later) one round took 200-500 ms, so 50 ms slices left
+the search a tenth to a fifth of the loop: a 5,000-pod gang's search, ~1 s of its own CPU,
+took up to 15 s of the process's CPU (``gangs-10x5000``).
 
 :class:`LoopShare` is gangplane's policy (no kube counterpart): a slice lasts as long as the
 others' last round took, between ``min_slice`` and ``max_slice``, so the search keeps at least
 half the loop while the others are busy (up to ``max_slice`` per round), and the others never
-wait longer than ``max_slice`` between their steps. When the others are idle it is the plain
+wait for more than ``max_slice`` of its work between their steps. When the others are idle it is the plain
 ``min_slice`` rhythm. Only timing changes: the search reads its own snapshot, so what it
 decides does not depend on where it yields.
+
+The clock is the loop thread's CPU time, not the wall: on a machine shared with other
+processes a wall-clock slice holds less of the loop's work than the others' round it was
+matched with, and a wall-clock cap would shrink with the machine's load.
 """
 
 from __future__ import annotations
@@ -22,10 +27,11 @@ import asyncio
 import time
 from collections.abc import Callable
 
-#: the shortest slice (seconds): the others run at least this often when they have little to do
+#: the shortest slice (seconds of the loop thread's CPU): the others run at least this often
+#: when they have little to do
 MIN_SLICE_SECONDS = 0.05
-#: the longest slice (seconds): the most the others ever wait between two of their steps
-MAX_SLICE_SECONDS = 0.2
+#: the longest slice (seconds of the loop thread's CPU): the most the search holds the loop
+MAX_SLICE_SECONDS = 0.5
 
 
 class LoopShare:
@@ -36,7 +42,7 @@ class LoopShare:
         self,
         min_slice: float = MIN_SLICE_SECONDS,
         max_slice: float = MAX_SLICE_SECONDS,
-        clock: Callable[[], float] = time.perf_counter,
+        clock: Callable[[], float] = time.thread_time,
     ) -> None:
         self.min_slice = min_slice
         self.max_slice = max(min_slice, max_slice)
