@@ -187,8 +187,8 @@ class PodGroupAlgorithm:
         search, 2-3 s of CPU, took 30 s of wall while 25,000 other pods were created. With 50 ms
         slices the others still ran at least 20 times a second, but a round of theirs could take
         200-500 ms while sets were being created, so the search still had a tenth to a fifth of
-        the loop: the slices now last as long as the others' last round, up to 500 ms
-        (:class:`~scheduler.loop_share.LoopShare`), which keeps it at least half.
+        the loop: the slices now last as long as the others' last round, up to 500 ms of the
+        loop thread's CPU (:class:`~scheduler.loop_share.LoopShare`), which keeps it at least half.
         """
         steps = self._steps(state, group, snapshot, keep_winner)
         share = self.loop_share() if self.loop_share is not None else LoopShare()
