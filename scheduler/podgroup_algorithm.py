@@ -19,11 +19,9 @@ holding a pod's ``nominatedNodeName`` is tried first.
 
 from __future__ import annotations
 
-import asyncio
 import math
-import time
 from collections import Counter
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +35,7 @@ from scheduler.interfaces import (
     PodAssignment,
     PodGroupInfo,
 )
+from scheduler.loop_share import LoopShare
 from scheduler.nodeinfo import PodInfo
 from scheduler.placement_capacity import GroupDemand
 from scheduler.placement_certain import CertainPlacements, CertainResult
@@ -50,10 +49,6 @@ NO_PODS_SCHEDULABLE = "no pods were schedulable"
 #: below this many nodes every placement is searched
 MIN_NODES_FOR_PLACEMENT_PERCENTAGE = 100
 MIN_PLACEMENT_PERCENTAGE = 5
-#: :meth:`PodGroupAlgorithm.run_async` lets the event loop run once it has worked this long
-#: (seconds): the other tasks wait at most that long, and the search keeps a share of the loop
-#: that does not shrink with how many tasks are ready (see :meth:`PodGroupAlgorithm.run_async`)
-YIELD_AFTER_SECONDS = 0.05
 
 Steps = Generator[None, None, "PodGroupAlgorithmResult"]
 
@@ -162,6 +157,9 @@ class PodGroupAlgorithm:
         #: count a placement that capacity shows feasible and not better than the best found
         #: without evaluating it (:mod:`scheduler.placement_certain`); off, every one is evaluated
         self.decide_certain = decide_certain
+        #: makes the :class:`~scheduler.loop_share.LoopShare` of each :meth:`run_async` (tests
+        #: pass one with a fake clock); None: the default slices
+        self.loop_share: Callable[[], LoopShare] | None = None
 
     def run(
         self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot, *, keep_winner: bool = False
@@ -178,8 +176,8 @@ class PodGroupAlgorithm:
     async def run_async(
         self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot, *, keep_winner: bool = False
     ) -> PodGroupAlgorithmResult:
-        """:meth:`run`, letting other tasks (informers, the API server) run between slices of
-        :data:`YIELD_AFTER_SECONDS`.
+        """:meth:`run`, letting other tasks (informers, the API server) run between slices
+        (:class:`~scheduler.loop_share.LoopShare`).
 
         ``keep_winner``: when the group has one placement (no topology: the whole cluster) and it
         is feasible, its pods stay assumed in the snapshot instead of being rolled back
@@ -194,19 +192,20 @@ class PodGroupAlgorithm:
         controller creates the pods of other sets those steps add up to far more than a few pods'
         cycles. Yielding every 32 pods (~15 ms) left a 5,000-pod gang a tenth of the loop: its
         search, 2-3 s of CPU, took 30 s of wall while 25,000 other pods were created. With 50 ms
-        slices the others still run at least 20 times a second.
+        slices the others still ran at least 20 times a second, but a round of theirs could take
+        200-500 ms while sets were being created, so the search still had a tenth to a fifth of
+        the loop: the slices now last as long as the others' last round, up to 500 ms of the
+        loop thread's CPU (:class:`~scheduler.loop_share.LoopShare`), which keeps it at least half.
         """
         steps = self._steps(state, group, snapshot, keep_winner)
-        clock = time.perf_counter
-        deadline = clock() + YIELD_AFTER_SECONDS
+        share = self.loop_share() if self.loop_share is not None else LoopShare()
         while True:
             try:
                 next(steps)
             except StopIteration as done:
                 return done.value
-            if clock() >= deadline:
-                await asyncio.sleep(0)
-                deadline = clock() + YIELD_AFTER_SECONDS
+            if share.due():
+                await share.pause()
 
     def _steps(
         self, state: CycleState, group: PodGroupInfo, snapshot: Snapshot, keep_winner: bool = False
