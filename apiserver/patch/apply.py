@@ -57,7 +57,7 @@ import orjson
 
 from apiserver.api.types import Obj
 from apiserver.errors import StatusError, bad_request
-from apiserver.patch.createlists import split_spec_lists
+from apiserver.patch.createlists import ListTemplates, split_spec_lists
 from apiserver.patch.createmem import CreateFieldsMemo, blanked, key_of_blanked
 from apiserver.patch.fieldpath import (
     EXACT_JSON,
@@ -1401,7 +1401,7 @@ def _created_entry(
     md = after["metadata"]
     refs = md.get("ownerReferences")
     if type(refs) is not list or not refs or ignored is not _RESET_MAIN:
-        taken, lists = _created_rest(after, node, ignored)
+        taken, lists = _created_rest(after, node, ignored, fields_v1 is not None)
         if not taken and not lists:
             return []
         entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
@@ -1411,7 +1411,7 @@ def _created_entry(
     rest = dict(after)
     rest["metadata"] = rest_md = dict(md)
     del rest_md["ownerReferences"]
-    taken, lists = _created_rest(rest, node, ignored)
+    taken, lists = _created_rest(rest, node, ignored, fields_v1 is not None)
     md_node = field_schema(node, "metadata")[0]
     refs_node = field_schema(md_node, "ownerReferences")[0]
     refs_tree = _OWNER_REFS.tree(
@@ -1423,7 +1423,9 @@ def _created_entry(
     return [entry]
 
 
-def _created_rest(after: Obj, node: Node | None, ignored: FieldSet) -> tuple[FieldSet, list[tuple[str, Obj]]]:
+def _created_rest(
+    after: Obj, node: Node | None, ignored: FieldSet, shared: bool
+) -> tuple[FieldSet, list[tuple[str, Obj]]]:
     """The field set of a create of ``after`` (an object without owner references, or with
     them left out) as ``(set, [(spec field, its subtree)])``: the whole set and no subtrees
     when ``after``'s shape is remembered or cannot split; otherwise the set of the object
@@ -1433,6 +1435,8 @@ def _created_rest(after: Obj, node: Node | None, ignored: FieldSet) -> tuple[Fie
     below it).
 
     Only for the main resource's reset fields (``status``): nothing under ``spec`` is skipped.
+    A one-item list-map is answered from its item's template (:class:`.createlists.ListTemplates`)
+    once the rest's shape is known. ``shared``: the caller stores the subtrees unmodified.
     """
     shape_value = blanked(after)
     shape = key_of_blanked(shape_value)
@@ -1455,21 +1459,48 @@ def _created_rest(after: Obj, node: Node | None, ignored: FieldSet) -> tuple[Fie
     walked: set[Path] = set()
     subtrees: list[tuple[str, Obj]] = []
     for k, v in lists:
-        below: set[Path] = set()
-        _walk_one_side(v, field_schema(spec_node, k)[0], (), below, None)
-        subtree = FieldSet._wrap(frozenset(below)).fresh_fields_v1()
-        # the list is a member: ``.`` first when it has children (as :func:`_emit` writes it)
-        subtrees.append((k, {".": {}, **subtree} if subtree else {}))
-        if known is None:
+        list_node = field_schema(spec_node, k)[0]
+        if known is None:  # its paths go into the whole shape's set (below)
+            below = _list_walk(v, list_node)
+            subtrees.append((k, _list_tree(below)))
             path = (field("spec"), field(k))
             walked.add(path)
             walked.update([path + p for p in below])
+            continue
+        semantics = list_semantics(list_node)
+        build = functools.partial(_spec_list_tree, node=list_node)
+        if semantics[0] == "map":
+            subtrees.append((k, _SPEC_LISTS.tree(v, list_node, semantics[1], build, shared)))
+        else:
+            subtrees.append((k, build(v)))
     if known is None:
         # the first object of this rest shape: objects of its whole shape may follow (the pods
         # of a template), answered then by one lookup; objects whose lists differ each time
         # (each set's Workload) find the rest shape known and leave no one-off entry behind
         _CREATED.put(shape, node, ignored, FieldSet._wrap(taken._paths | walked))
     return taken, subtrees
+
+
+#: The subtrees of one-item list-maps under ``spec`` by their item's template (see :mod:`.createlists`).
+_SPEC_LISTS = ListTemplates()
+
+
+def _list_walk(v: list[Any], node: Node | None) -> set[Path]:
+    """The paths strictly below the list ``v`` (relative to it) that the create's walk finds."""
+    below: set[Path] = set()
+    _walk_one_side(v, node, (), below, None)
+    return below
+
+
+def _list_tree(below: set[Path]) -> Obj:
+    """The ``fieldsV1`` subtree of a list with the paths ``below`` it: the list is a member,
+    ``.`` first when it has children (as :func:`_emit` writes it)."""
+    subtree = FieldSet._wrap(frozenset(below)).fresh_fields_v1()
+    return {".": {}, **subtree} if subtree else {}
+
+
+def _spec_list_tree(v: list[Any], node: Node | None) -> Obj:
+    return _list_tree(_list_walk(v, node))
 
 
 def _with_spec_lists(tree: Obj, lists: list[tuple[str, Obj]]) -> Obj:
