@@ -50,7 +50,7 @@ import datetime as _dt
 import functools
 import json
 import marshal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import orjson
@@ -1423,9 +1423,13 @@ def _created_entry(
     return [entry]
 
 
+#: No subtrees to join (shared: never modified).
+_NO_LISTS: tuple[tuple[str, Obj], ...] = ()
+
+
 def _created_rest(
     after: Obj, node: Node | None, ignored: FieldSet, shared: bool
-) -> tuple[FieldSet, list[tuple[str, Obj]]]:
+) -> tuple[FieldSet, Sequence[tuple[str, Obj]]]:
     """The field set of a create of ``after`` (an object without owner references, or with
     them left out) as ``(set, [(spec field, its subtree)])``: the whole set and no subtrees
     when ``after``'s shape is remembered or cannot split; otherwise the set of the object
@@ -1443,11 +1447,11 @@ def _created_rest(
     if shape is not None:
         hit = _CREATED.get(shape, node, ignored)
         if hit is not None:
-            return hit, []
+            return hit, _NO_LISTS
     split = split_spec_lists(after) if ignored is _RESET_MAIN else None
     spec_node = field_schema(node, "spec")[0] if split is not None else None
     if split is None or shape is None or shape_value is None or map_is_atomic(spec_node):
-        return _created_fields(after, node, ignored, shape), []
+        return _created_fields(after, node, ignored, shape), _NO_LISTS
     rest, lists = split
     rest_value = dict(shape_value)
     rest_value["spec"] = dict(shape_value["spec"])
@@ -1503,7 +1507,7 @@ def _spec_list_tree(v: list[Any], node: Node | None) -> Obj:
     return _list_tree(_list_walk(v, node))
 
 
-def _with_spec_lists(tree: Obj, lists: list[tuple[str, Obj]]) -> Obj:
+def _with_spec_lists(tree: Obj, lists: Sequence[tuple[str, Obj]]) -> Obj:
     """``tree`` (never modified: it may be a shared canonical one) with each list's subtree
     placed under ``f:spec`` in fieldsV1 order; only the two dicts on the way are new. ``f:spec``
     is there: the rest of ``spec`` is not empty (:func:`.createlists.split_spec_lists`)."""
