@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from apiserver.patch.fieldpath import EXACT_JSON
+from apiserver.patch.fieldpath import EXACT_JSON, plain_string_key
 
 Obj = dict[str, Any]
 
@@ -97,7 +97,7 @@ class ListTemplates:
             return build(items)
         key = keys[0]
         item_tree = got[1] if shared else orjson.loads(got[2])
-        return {".": {}, f'k:{{"{key}":"{items[0][key]}"}}': item_tree}
+        return {".": {}, plain_string_key(key, items[0][key]): item_tree}
 
     def _template(
         self, items: list[Any], node: Any, keys: tuple[str, ...], build: Callable[[list[Any]], Obj]

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from apiserver.patch.fieldpath import EXACT_JSON
+from apiserver.patch.fieldpath import EXACT_JSON, plain_string_key
 
 #: Bounds: remembered lists, and the size of one list's text.
 _ENTRIES = 512
@@ -137,7 +137,7 @@ class OwnerRefsMemo:
         out: dict[str, Any] = {".": {}}
         for uid, got in items:
             # shared: the item tree is never modified by anyone (stored objects); else a fresh one
-            out[f'k:{{"uid":"{uid}"}}'] = got[1] if shared else orjson.loads(got[2])
+            out[plain_string_key("uid", uid)] = got[1] if shared else orjson.loads(got[2])
         return out if items else None
 
     def _template(

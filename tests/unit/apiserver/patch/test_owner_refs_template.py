@@ -167,3 +167,21 @@ def test_a_pod_groups_two_references_are_served_by_templates() -> None:
         apply_mod._owner_refs_tree = real_build  # type: ignore[assignment]
     assert len(calls) == 2  # one walk per template (the two kinds of reference), none per object
     assert list(trees[7]) == [".", 'k:{"uid":"a-7"}', 'k:{"uid":"z-7"}']  # uid order, not list order
+
+
+@pytest.mark.parametrize(
+    "name, value", [("uid", "u-1"), ("name", "gang-0"), ("uid", "A.b_c-9" * 30), ("uid", "0")]
+)
+def test_key_texts_the_server_wrote_decode_as_a_parse_would(name: str, value: str) -> None:
+    from apiserver.patch import fieldpath
+
+    text = fieldpath.plain_string_key(name, value)
+    remembered = fieldpath.parse_path_element(text)  # answered from the written texts
+    remembered_order = remembered.sort_key()
+    fieldpath._WRITTEN_KEYS.clear()
+    fieldpath._SORT_KEYS.clear()
+    fieldpath._KEY_ELEMENTS.clear()
+    parsed = fieldpath.parse_path_element(text)  # a JSON decode
+    assert parsed == remembered and parsed.serialize() == text
+    assert parsed.sort_key() == remembered_order
+    assert parsed == fieldpath.key({name: value})
