@@ -314,9 +314,6 @@ def plain_string_key(name: str, value: str) -> str:
 
 def parse_path_element(text: str) -> PathElement:
     """Parse one fieldsV1 key (``f:x``, ``k:{...}``, ``v:...``, ``i:n``)."""
-    written = _WRITTEN_KEYS.get(text)
-    if written is not None:
-        return written
     prefix, sep, rest = text.partition(":")
     if not sep:
         raise FieldPathError(f"invalid path element {text!r}: missing prefix")
@@ -327,6 +324,9 @@ def parse_path_element(text: str) -> PathElement:
             return index(int(rest))
         except ValueError:
             raise FieldPathError(f"invalid index in path element {text!r}") from None
+    written = _WRITTEN_KEYS.get(text)
+    if written is not None:
+        return written
     try:
         decoded = json.loads(rest)
     except ValueError:
