@@ -50,14 +50,15 @@ import datetime as _dt
 import functools
 import json
 import marshal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import orjson
 
 from apiserver.api.types import Obj
 from apiserver.errors import StatusError, bad_request
-from apiserver.patch.createmem import CreateFieldsMemo, shape_key
+from apiserver.patch.createlists import ListTemplates, split_spec_lists
+from apiserver.patch.createmem import CreateFieldsMemo, blanked, key_of_blanked
 from apiserver.patch.fieldpath import (
     EXACT_JSON,
     FIELD,
@@ -1359,10 +1360,10 @@ def updated_managed_fields(
 _CREATED = CreateFieldsMemo()
 
 
-def _created_fields(after: Obj, node: Node | None, ignored: FieldSet) -> FieldSet:
+def _created_fields(after: Obj, node: Node | None, ignored: FieldSet, shape: bytes | None) -> FieldSet:
     """What a create of ``after`` records for its manager when nobody else owns anything: the
-    ``taken`` set of :func:`_track_update` against the empty object, remembered per shape."""
-    shape = shape_key(after)
+    ``taken`` set of :func:`_track_update` against the empty object, remembered per ``shape``
+    (``after``'s :func:`shape_key`; ``None``: not rememberable)."""
     if shape is not None:
         hit = _CREATED.get(shape, node, ignored)
         if hit is not None:
@@ -1393,27 +1394,129 @@ def _created_entry(
     encoded once per shape; the owner references are walked and encoded on their own and the
     two trees joined where the full encoding puts ``f:ownerReferences``: the same entry, key for
     key and in the same order (the sets are disjoint, and ``metadata``'s children are fields,
-    ordered by name).
+    ordered by name). Lists under ``spec`` that keep the shape from recurring (a Workload's
+    templates, named after its set) are joined under ``f:spec`` the same way
+    (:func:`_created_rest`).
     """
     md = after["metadata"]
     refs = md.get("ownerReferences")
     if type(refs) is not list or not refs or ignored is not _RESET_MAIN:
-        taken = _created_fields(after, node, ignored)
-        if not taken:
+        taken, lists = _created_rest(after, node, ignored, fields_v1 is not None)
+        if not taken and not lists:
             return []
-        return [_encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)]
+        entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
+        if lists:
+            entry["fieldsV1"] = _with_spec_lists(entry["fieldsV1"], lists)
+        return [entry]
     rest = dict(after)
     rest["metadata"] = rest_md = dict(md)
     del rest_md["ownerReferences"]
-    taken = _created_fields(rest, node, ignored)
+    taken, lists = _created_rest(rest, node, ignored, fields_v1 is not None)
     md_node = field_schema(node, "metadata")[0]
     refs_node = field_schema(md_node, "ownerReferences")[0]
     refs_tree = _OWNER_REFS.tree(
         refs, refs_node, lambda r: _owner_refs_tree(r, refs_node), fields_v1 is not None
     )
     entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
-    entry["fieldsV1"] = _with_owner_references(entry["fieldsV1"], refs_tree)
+    tree = _with_spec_lists(entry["fieldsV1"], lists) if lists else entry["fieldsV1"]
+    entry["fieldsV1"] = _with_owner_references(tree, refs_tree)
     return [entry]
+
+
+#: No subtrees to join (shared: never modified).
+_NO_LISTS: tuple[tuple[str, Obj], ...] = ()
+
+
+def _created_rest(
+    after: Obj, node: Node | None, ignored: FieldSet, shared: bool
+) -> tuple[FieldSet, Sequence[tuple[str, Obj]]]:
+    """The field set of a create of ``after`` (an object without owner references, or with
+    them left out) as ``(set, [(spec field, its subtree)])``: the whole set and no subtrees
+    when ``after``'s shape is remembered or cannot split; otherwise the set of the object
+    without the non-empty lists under ``spec`` (remembered by that object's shape, which does
+    recur, see :mod:`.createlists`) and each list's ``fieldsV1`` subtree, walked on its own
+    (the walk :func:`_compare` makes of a field only one side has: the list's path and all
+    below it).
+
+    Only for the main resource's reset fields (``status``): nothing under ``spec`` is skipped.
+    A one-item list-map is answered from its item's template (:class:`.createlists.ListTemplates`)
+    once the rest's shape is known. ``shared``: the caller stores the subtrees unmodified.
+    """
+    shape_value = blanked(after)
+    shape = key_of_blanked(shape_value)
+    if shape is not None:
+        hit = _CREATED.get(shape, node, ignored)
+        if hit is not None:
+            return hit, _NO_LISTS
+    split = split_spec_lists(after) if ignored is _RESET_MAIN else None
+    spec_node = field_schema(node, "spec")[0] if split is not None else None
+    if split is None or shape is None or shape_value is None or map_is_atomic(spec_node):
+        return _created_fields(after, node, ignored, shape), _NO_LISTS
+    rest, lists = split
+    rest_value = dict(shape_value)
+    rest_value["spec"] = dict(shape_value["spec"])
+    for k, _ in lists:
+        del rest_value["spec"][k]
+    rest_shape = key_of_blanked(rest_value)
+    known = _CREATED.get(rest_shape, node, ignored) if rest_shape is not None else None
+    taken = known if known is not None else _created_fields(rest, node, ignored, rest_shape)
+    walked: set[Path] = set()
+    subtrees: list[tuple[str, Obj]] = []
+    for k, v in lists:
+        list_node = field_schema(spec_node, k)[0]
+        if known is None:  # its paths go into the whole shape's set (below)
+            below = _list_walk(v, list_node)
+            subtrees.append((k, _list_tree(below)))
+            path = (field("spec"), field(k))
+            walked.add(path)
+            walked.update([path + p for p in below])
+            continue
+        semantics = list_semantics(list_node)
+        build = functools.partial(_spec_list_tree, node=list_node)
+        if semantics[0] == "map":
+            subtrees.append((k, _SPEC_LISTS.tree(v, list_node, semantics[1], build, shared)))
+        else:
+            subtrees.append((k, build(v)))
+    if known is None:
+        # the first object of this rest shape: objects of its whole shape may follow (the pods
+        # of a template), answered then by one lookup; objects whose lists differ each time
+        # (each set's Workload) find the rest shape known and leave no one-off entry behind
+        _CREATED.put(shape, node, ignored, FieldSet._wrap(taken._paths | walked))
+    return taken, subtrees
+
+
+#: The subtrees of one-item list-maps under ``spec`` by their item's template (see :mod:`.createlists`).
+_SPEC_LISTS = ListTemplates()
+
+
+def _list_walk(v: list[Any], node: Node | None) -> set[Path]:
+    """The paths strictly below the list ``v`` (relative to it) that the create's walk finds."""
+    below: set[Path] = set()
+    _walk_one_side(v, node, (), below, None)
+    return below
+
+
+def _list_tree(below: set[Path]) -> Obj:
+    """The ``fieldsV1`` subtree of a list with the paths ``below`` it: the list is a member,
+    ``.`` first when it has children (as :func:`_emit` writes it)."""
+    subtree = FieldSet._wrap(frozenset(below)).fresh_fields_v1()
+    return {".": {}, **subtree} if subtree else {}
+
+
+def _spec_list_tree(v: list[Any], node: Node | None) -> Obj:
+    return _list_tree(_list_walk(v, node))
+
+
+def _with_spec_lists(tree: Obj, lists: Sequence[tuple[str, Obj]]) -> Obj:
+    """``tree`` (never modified: it may be a shared canonical one) with each list's subtree
+    placed under ``f:spec`` in fieldsV1 order; only the two dicts on the way are new. ``f:spec``
+    is there: the rest of ``spec`` is not empty (:func:`.createlists.split_spec_lists`)."""
+    spec = tree["f:spec"]
+    for k, subtree in lists:
+        spec = _insert_field(spec, "f:" + k, subtree)
+    out = dict(tree)
+    out["f:spec"] = spec
+    return out
 
 
 #: The ``f:ownerReferences`` subtrees of creates by their references (see :mod:`.ownerrefs`).

@@ -52,8 +52,25 @@ def _blank(m: dict[str, Any]) -> dict[str, Any]:
 def shape_key(obj: dict[str, Any]) -> bytes | None:
     """The memo key of ``obj``'s create field set, or ``None`` (not rememberable: too large, or
     holding a ``null``, NaN or a value orjson refuses, such as a subclass of ``str``)."""
+    return key_of_blanked(blanked(obj))
+
+
+def blanked(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """``obj``'s shape as a value (:func:`shape_key` is its text; ``None``: nested deeper than
+    Python recurses): blanking works key by key, so the shape of ``obj`` without some entries
+    is this value without them."""
     try:
-        text = orjson.dumps(_blank(obj), option=EXACT_JSON)
+        return _blank(obj)
+    except RecursionError:
+        return None
+
+
+def key_of_blanked(shape: dict[str, Any] | None) -> bytes | None:
+    """:func:`shape_key` of the object whose :func:`blanked` value is ``shape``."""
+    if shape is None:
+        return None
+    try:
+        text = orjson.dumps(shape, option=EXACT_JSON)
     except (TypeError, RecursionError):  # orjson refuses it (or nests deeper than it writes)
         return None
     return text if len(text) <= _MAX_BYTES and b"null" not in text else None
@@ -87,4 +104,4 @@ class CreateFieldsMemo:
         self._table.clear()
 
 
-__all__ = ["CreateFieldsMemo", "shape_key"]
+__all__ = ["CreateFieldsMemo", "blanked", "key_of_blanked", "shape_key"]

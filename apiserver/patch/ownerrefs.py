@@ -16,13 +16,14 @@ so a small table catches them.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from apiserver.patch.fieldpath import EXACT_JSON
+from apiserver.patch.fieldpath import EXACT_JSON, plain_string_key
 
 #: Bounds: remembered lists, and the size of one list's text.
 _ENTRIES = 512
@@ -36,11 +37,12 @@ _PLAIN_UID = re.compile(r"[0-9A-Za-z._-]{1,256}")
 #: the uid the template of a single reference is walked with
 _PLACEHOLDER = "uid"
 _PLACEHOLDER_KEY = 'k:{"uid":"uid"}'
+_FIRST = operator.itemgetter(0)
 
 
 class OwnerRefsMemo:
     """Bounded table ``(references' text, schema node) -> [node, subtree, its JSON]``, and for
-    single references, ``(its text without the uid, schema node) -> template``.
+    each reference, ``(its text without the uid, schema node) -> template``.
 
     The subtree kept is handed out as is for a stored write (whose objects nobody modifies:
     the same rule as the shared canonical trees of :mod:`apiserver.storage.compact`), and as a
@@ -55,7 +57,8 @@ class OwnerRefsMemo:
     values, not from its strings (the uid's value only names the item; a string is a leaf named
     by its key). So a reference with a plain uid (:data:`_PLAIN_UID`) is answered from the
     template of its text with every string blanked: walked once, for a placeholder uid, by the
-    same ``build``, and used only where that walk gave exactly this form.
+    same ``build``, and used only where that walk gave exactly this form. Several references
+    with distinct plain uids are one template each, in uid order (:meth:`_from_template`).
     """
 
     __slots__ = ("_table", "_templates")
@@ -109,14 +112,39 @@ class OwnerRefsMemo:
     def _from_template(
         self, refs: list[Any], node: Any, build: Callable[[list[Any]], dict[str, Any]], shared: bool
     ) -> dict[str, Any] | None:
-        """The subtree of a single reference with a plain uid from its template; ``None``
-        where there is no template (another list, or a walk that did not give the one form)."""
-        if len(refs) != 1 or type(refs[0]) is not dict:
-            return None
-        ref = refs[0]
-        uid = ref.get("uid")
-        if type(uid) is not str or _PLAIN_UID.fullmatch(uid) is None:
-            return None
+        """The subtree of references with plain, distinct uids from their templates; ``None``
+        where there is none (another list, or a walk that did not give the one form).
+
+        Several references (a PodGroup's: its StatefulSet and its Workload) are one template
+        each: the walk names each item by its uid and walks it on its own, and fieldsV1 orders
+        ``k:`` elements of one string key by that string (``value.Compare``), so the items go in
+        uid order. Repeated uids are left to the walk, which keeps the first item only."""
+        items: list[tuple[str, list[Any]]] = []
+        for ref in refs:
+            if type(ref) is not dict:
+                return None
+            uid = ref.get("uid")
+            if type(uid) is not str or _PLAIN_UID.fullmatch(uid) is None:
+                return None
+            got = self._template(ref, node, build)
+            if got is None:
+                return None
+            items.append((uid, got))
+        if len(items) > 1:
+            items.sort(key=_FIRST)
+            if any(items[i][0] == items[i + 1][0] for i in range(len(items) - 1)):
+                return None
+        out: dict[str, Any] = {".": {}}
+        for uid, got in items:
+            # shared: the item tree is never modified by anyone (stored objects); else a fresh one
+            out[plain_string_key("uid", uid)] = got[1] if shared else orjson.loads(got[2])
+        return out if items else None
+
+    def _template(
+        self, ref: dict[str, Any], node: Any, build: Callable[[list[Any]], dict[str, Any]]
+    ) -> list[Any] | None:
+        """``[node, item subtree, its JSON]`` of ``ref``'s template, or ``None`` (its walk did not
+        give the one form)."""
         # every string left out (the owner's name differs with its uid), the other values kept
         blank = {k: "" if type(v) is str else v for k, v in ref.items()}
         blank["uid"] = _PLACEHOLDER
@@ -134,11 +162,7 @@ class OwnerRefsMemo:
                 item if ok else None,
                 bytes(memoryview(orjson.dumps(item))) if ok else None,
             ]
-        if got[1] is None:
-            return None
-        # shared: the item tree is never modified by anyone (stored objects); else a fresh one
-        item_tree = got[1] if shared else orjson.loads(got[2])
-        return {".": {}, f'k:{{"uid":"{uid}"}}': item_tree}
+        return got if got[1] is not None else None
 
     def clear(self) -> None:
         self._table.clear()

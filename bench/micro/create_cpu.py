@@ -11,7 +11,9 @@ in a row for each kind, printing the CPU time per create (``time.process_time``)
 * ``event``: an Event as the scheduler's recorder writes it (its own name, message, uid);
 * ``workload``: a Workload as the StatefulSet controller makes one per set, each the first
   object of its owner here (as a PodGroup is, owned by its new Workload): the owner memo of the
-  managedFields entry never hits, the template of the reference does.
+  managedFields entry never hits, the template of the reference does; its PodGroup template is
+  named after the set, as the controller names it (before session 11 this script used one
+  name for all, which hid that no two Workloads shared a shape).
 
 Compare two trees by alternating them: ``python bench/micro/create_cpu.py --pairs BASE NEW``
 runs this file with each tree on ``PYTHONPATH`` in turn, ``--rounds`` times, and prints the
@@ -124,7 +126,8 @@ def workload(i: int) -> dict[str, Any]:
         },
         "spec": {
             "controllerRef": {"apiGroup": "apps", "kind": "StatefulSet", "name": f"w{i}"},
-            "podGroupTemplates": [{"name": "pg", "schedulingPolicy": {"gang": {"minCount": 3}}}],
+            # named after the set, as the controller names it: no two Workloads share a shape
+            "podGroupTemplates": [{"name": f"w{i}", "schedulingPolicy": {"gang": {"minCount": 3}}}],
         },
     }
 

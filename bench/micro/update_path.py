@@ -93,15 +93,24 @@ def _pod_group(i: int, owner_uid: str) -> dict[str, Any]:
         "metadata": {
             "name": f"s{i}-0",
             "namespace": NS,
+            # as the StatefulSet controller makes it: owned by its set (the controller) and by
+            # its Workload (session 11; before, only a Workload reference)
             "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": f"s{i}",
+                    "uid": owner_uid[::-1],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                },
                 {
                     "apiVersion": "scheduling.k8s.io/v1beta1",
                     "kind": "Workload",
                     "name": f"s{i}",
                     "uid": owner_uid,
-                    "controller": True,
                     "blockOwnerDeletion": True,
-                }
+                },
             ],
         },
         "spec": {

@@ -112,3 +112,76 @@ def test_a_template_serves_every_new_owner_and_a_dry_run_gets_its_own_tree() -> 
     dry['k:{"uid":"u-3"}']["f:extra"] = {}  # a dry run's response is its client's to modify
     assert created("u-4", True)['k:{"uid":"u-4"}'] == {}
     assert created("u-5", False)['k:{"uid":"u-5"}'] == {}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_several_references_equal_the_full_encoding(seed: int) -> None:
+    # each reference from its own template, in uid order; repeated uids are left to the walk
+    rnd = random.Random(1000 + seed)
+    apply_mod._OWNER_REFS.clear()
+    for i in range(300):
+        obj = pod(f"p{i}")
+        refs = [_ref(rnd) for _ in range(rnd.randint(2, 4))]
+        if rnd.random() < 0.15:  # a repeated uid, with other fields
+            refs.append({**_ref(rnd), "uid": refs[0].get("uid", "u")})
+        rnd.shuffle(refs)
+        obj["metadata"]["ownerReferences"] = refs
+        want = orjson.dumps(_reference_entries(obj, POD))
+        for stored in rnd.sample([True, False], 2):
+            got = updated_managed_fields(None, obj, "m", POD, T0, "v1", fields_v1=_shared if stored else None)
+            assert orjson.dumps(got) == want, refs
+            if not stored:  # a dry run's response is its client's: changing it changes nothing kept
+                for v in got[0]["fieldsV1"]["f:metadata"]["f:ownerReferences"].values():
+                    v["f:x"] = {}
+
+
+def test_a_pod_groups_two_references_are_served_by_templates() -> None:
+    apply_mod._OWNER_REFS.clear()
+    calls: list[Any] = []
+    real_build = apply_mod._owner_refs_tree
+
+    def counting(refs: Any, node: Any) -> Any:
+        calls.append(refs)
+        return real_build(refs, node)
+
+    def created(i: int) -> Any:
+        obj = pod(f"pg-{i}")
+        obj["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "StatefulSet",
+                "name": f"s{i}",
+                "uid": f"z-{i}",
+                "controller": True,
+            },
+            {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload", "name": f"w{i}", "uid": f"a-{i}"},
+        ]
+        entries = updated_managed_fields(None, obj, "m", POD, T0, "v1", fields_v1=_shared)
+        assert orjson.dumps(entries) == orjson.dumps(_reference_entries(obj, POD))
+        return entries[0]["fieldsV1"]["f:metadata"]["f:ownerReferences"]
+
+    apply_mod._owner_refs_tree = counting  # type: ignore[assignment]
+    try:
+        trees = [created(i) for i in range(20)]
+    finally:
+        apply_mod._owner_refs_tree = real_build  # type: ignore[assignment]
+    assert len(calls) == 2  # one walk per template (the two kinds of reference), none per object
+    assert list(trees[7]) == [".", 'k:{"uid":"a-7"}', 'k:{"uid":"z-7"}']  # uid order, not list order
+
+
+@pytest.mark.parametrize(
+    "name, value", [("uid", "u-1"), ("name", "gang-0"), ("uid", "A.b_c-9" * 30), ("uid", "0")]
+)
+def test_key_texts_the_server_wrote_decode_as_a_parse_would(name: str, value: str) -> None:
+    from apiserver.patch import fieldpath
+
+    text = fieldpath.plain_string_key(name, value)
+    remembered = fieldpath.parse_path_element(text)  # answered from the written texts
+    remembered_order = remembered.sort_key()
+    fieldpath._WRITTEN_KEYS.clear()
+    fieldpath._SORT_KEYS.clear()
+    fieldpath._KEY_ELEMENTS.clear()
+    parsed = fieldpath.parse_path_element(text)  # a JSON decode
+    assert parsed == remembered and parsed.serialize() == text
+    assert parsed.sort_key() == remembered_order
+    assert parsed == fieldpath.key({name: value})
