@@ -236,8 +236,7 @@ class StatefulSetController(Controller):
         others: list[Obj] = []
         controlled = 0
         members = self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{name}")
-        for p in members:
-            _, f, selected = facts.entry(p)
+        for p, f, selected in facts.entries(members):  # an entry holds the pod itself
             if f.controller_uid == uid:
                 controlled += 1
                 if selected and f.parent == name:
