@@ -42,7 +42,7 @@ class ViewKey(NamedTuple):
     name: str
     namespace: str
     start: int
-    count: int
+    replicas: int
     current: str
     update: str
 
@@ -85,10 +85,10 @@ class ReplicaView:
         #: the list of pods the view was last refreshed with (a copy), in its order
         self.last: list[Obj] = []
         #: the pod at each ordinal slot ``start + i`` (None: no pod) and its facts
-        self.slots: list[Obj | None] = [None] * key.count
-        self.rfacts: list[PodFacts | None] = [None] * key.count
+        self.slots: list[Obj | None] = [None] * key.replicas
+        self.rfacts: list[PodFacts | None] = [None] * key.replicas
         #: slots without a pod
-        self.missing: set[int] = set(range(key.count))
+        self.missing: set[int] = set(range(key.replicas))
         #: slots whose pod is not Running and Ready, or is being deleted (``isHealthy``)
         self.unhealthy: set[int] = set()
         #: slots whose pod a Parallel sync would process (not ``settled`` without claims)
@@ -134,7 +134,7 @@ class ReplicaView:
         key = self.key
         o = f.ordinal
         i = o - key.start
-        if 0 <= i < key.count:
+        if 0 <= i < key.replicas:
             if self.slots[i] is not None:
                 return False
             self.slots[i] = pod
@@ -154,7 +154,7 @@ class ReplicaView:
         key = self.key
         o = f.ordinal
         i = o - key.start
-        if 0 <= i < key.count:
+        if 0 <= i < key.replicas:
             self.slots[i] = None
             self.rfacts[i] = None
             self.missing.add(i)
