@@ -233,7 +233,12 @@ class ReplicaViews:
         view = self._views.get(set_key)
         if view is None or view.key != key:
             view = ReplicaView(key)
-        if not view.refresh(pods, facts):
+        try:
+            held = view.refresh(pods, facts)
+        except BaseException:
+            self._views.pop(set_key, None)  # half patched: never read again
+            raise
+        if not held:
             self._views.pop(set_key, None)
             return None
         self._views[set_key] = view

@@ -318,3 +318,24 @@ def test_two_pods_for_one_ordinal_are_left_to_the_full_walk() -> None:
     assert view.missing == {0, 2} and view.slots[1] is pods[0]
     assert view.refresh([], pod_facts) is True
     assert view.missing == {0, 1, 2} and not view.placed and view.counts() == (0, 0, 0, 0)
+
+
+def test_a_view_whose_refresh_failed_is_not_kept() -> None:
+    from controllers.statefulset.replicaview import ReplicaViews
+
+    key = ViewKey("u", "web", NS, 0, 2, "r1", "r1")
+    pods = [
+        {"metadata": {"name": n, "namespace": NS, "uid": n, "labels": {utils.POD_NAME_LABEL: n}}}
+        for n in ("web-0", "web-1")
+    ]
+    views = ReplicaViews()
+    assert views.get("default/web", key, pods, pod_facts) is not None
+    changed = [copy.deepcopy(pods[0]), pods[1]]
+
+    def failing(pod: Obj) -> Any:
+        raise ValueError("unreadable pod")
+
+    with pytest.raises(ValueError):
+        views.get("default/web", key, changed, failing)
+    view = views.get("default/web", key, changed, pod_facts)
+    assert view is not None and view.slots[0] is changed[0] and view.missing == set()
