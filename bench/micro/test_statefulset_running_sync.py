@@ -67,5 +67,5 @@ def test_statefulset_sync_of_a_1000_pod_gang_set_while_its_pods_turn_running(
         iterations=1,
     )
     status = loop.run_until_complete(c.get(STATEFULSETS, "g", "default"))["status"]
-    assert status["readyReplicas"] == REPLICAS // BATCH * BATCH
+    assert status["readyReplicas"] == turned  # (one round under --benchmark-disable)
     loop.run_until_complete(cp.stop())
