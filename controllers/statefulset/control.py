@@ -33,6 +33,7 @@ from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
 from controllers.statefulset.podfacts import PodFacts, pod_facts, stamped_pod_facts
+from controllers.statefulset.replicaview import Counts, ReplicaView, ReplicaViews, ViewKey
 from controllers.statefulset.revisions import RevisionMemo
 from controllers.statefulset.specfacts import SpecFacts, SpecFactsCache
 
@@ -86,6 +87,7 @@ class StatefulSetControl:
         pod_control: StatefulPodControl,
         recorder: EventRecorder,
         clock: Clock,
+        incremental: bool = True,
     ) -> None:
         self.client = client
         self.pods = pod_control
@@ -100,6 +102,10 @@ class StatefulSetControl:
         self.specs = SpecFactsCache()
         #: per set key, the object our last status write returned, until the cache is as new
         self._written: dict[str, Obj] = {}
+        #: per set key, its pods placed by ordinal between syncs (:mod:`.replicaview`)
+        self.views = ReplicaViews()
+        #: place the pods through :attr:`views` where they apply (False: always the full walk)
+        self.incremental = incremental
 
     def newest(self, key: str, cached: Obj) -> Obj:
         """``cached``, or the object our own status write returned when the cache is older.
@@ -128,6 +134,21 @@ class StatefulSetControl:
         self.memo.forget(key)
         self.specs.forget(key)
         self._written.pop(key, None)
+        self.views.forget(key)
+
+    def _view(
+        self, sts: Obj, spec: SpecFacts, cur_name: str, upd_name: str, pods: list[Obj], facts: FactsOf
+    ) -> ReplicaView | None:
+        """The set's :class:`ReplicaView` holding ``pods``, where the view applies: without
+        minReadySeconds and claim templates (see :mod:`.replicaview`); else None."""
+        key = key_of(sts)
+        if not self.incremental or spec.min_ready > 0 or spec.has_claims:
+            self.views.forget(key)
+            return None
+        vkey = ViewKey(
+            uid_of(sts), name_of(sts), namespace_of(sts), spec.start, spec.replicas, cur_name, upd_name
+        )
+        return self.views.get(key, vkey, pods, facts)
 
     # ------------------------------------------------------------------ entry point
     async def update(
@@ -249,32 +270,48 @@ class StatefulSetControl:
 
         # every pod's facts are read once; ``rfacts[i]`` / ``cfacts[i]`` follow ``replicas[i]`` /
         # ``condemned[i]`` (a replica replaced by its created pod gets the new pod's facts)
-        replicas: list[Obj] = [{} for _ in range(count)]
-        rfacts: list[PodFacts | None] = [None] * count
-        placed: list[tuple[int, Obj, PodFacts]] = []
-        for pod in pods:
-            f = facts(pod)
-            o = f.ordinal
-            if start <= o < start + count:
-                replicas[o - start] = pod
-                rfacts[o - start] = f
-            elif o >= 0:
-                placed.append((o, pod, f))
-        for i in range(count):
-            if rfacts[i] is None:
-                if not protos:
-                    protos = self.memo.prototypes(sts, key_of(sts), current, update)
-                at = 0 if utils.at_current_revision(sts, start + i) else 1
-                replicas[i] = utils.stamp_pod(sts, protos[at], start + i)
-                pf = proto_facts[at]
-                if pf is None:
-                    pf = proto_facts[at] = pod_facts(protos[at])
-                rfacts[i] = stamped_pod_facts(pf, replicas[i])
-        placed.sort(key=lambda t: t[0], reverse=True)
-        condemned = [p for _, p, _ in placed]
-        cfacts = [f for _, _, f in placed]
+        view = self._view(sts, spec, cur_name, upd_name, pods, facts)
+        if view is not None:
+            # the pods placed by the last syncs, patched by the ones that changed (copies: the
+            # step puts the pods it creates in the lists)
+            replicas: list[Obj] = view.slots.copy()  # type: ignore[assignment]  # holes filled below
+            rfacts: list[PodFacts | None] = view.rfacts.copy()
+            missing = sorted(view.missing)
+            ordered = sorted(view.condemned.items(), reverse=True)
+            condemned = [p for _, (p, _) in ordered]
+            cfacts = [f for _, (_, f) in ordered]
+        else:
+            replicas = [{} for _ in range(count)]
+            rfacts = [None] * count
+            placed: list[tuple[int, Obj, PodFacts]] = []
+            for pod in pods:
+                f = facts(pod)
+                o = f.ordinal
+                if start <= o < start + count:
+                    replicas[o - start] = pod
+                    rfacts[o - start] = f
+                elif o >= 0:
+                    placed.append((o, pod, f))
+            missing = [i for i in range(count) if rfacts[i] is None]
+            placed.sort(key=lambda t: t[0], reverse=True)
+            condemned = [p for _, p, _ in placed]
+            cfacts = [f for _, _, f in placed]
+        for i in missing:
+            if not protos:
+                protos = self.memo.prototypes(sts, key_of(sts), current, update)
+            at = 0 if utils.at_current_revision(sts, start + i) else 1
+            replicas[i] = utils.stamp_pod(sts, protos[at], start + i)
+            pf = proto_facts[at]
+            if pf is None:
+                pf = proto_facts[at] = pod_facts(protos[at])
+            rfacts[i] = stamped_pod_facts(pf, replicas[i])
         rf: list[PodFacts] = rfacts  # type: ignore[assignment]  # every slot filled above
-        first_unhealthy = next((replicas[i] for i, f in enumerate(rf) if not f.healthy), None)
+        if view is not None:
+            # a placeholder is never healthy: the lowest unhealthy or empty slot
+            lows = [min(s) for s in (view.unhealthy, view.missing) if s]
+            first_unhealthy = replicas[min(lows)] if lows else None
+        else:
+            first_unhealthy = next((replicas[i] for i, f in enumerate(rf) if not f.healthy), None)
         if first_unhealthy is None:
             first_unhealthy = next(
                 (condemned[i] for i in range(len(cfacts) - 1, -1, -1) if not cfacts[i].healthy), None
@@ -285,7 +322,14 @@ class StatefulSetControl:
             status["conditions"] = [dict(c) for c in plan.conditions]
 
         async def record() -> None:
-            status.update(count_facts([*rf, *cfacts], min_ready, self.clock.now(), cur_name, upd_name))
+            if view is not None:
+                # the view's sums, plus the slots that had no pod (the step may have filled them)
+                counted = _plus(
+                    view.counts(), count_facts([rf[i] for i in missing], 0, 0.0, cur_name, upd_name)
+                )
+            else:
+                counted = count_facts([*rf, *cfacts], min_ready, self.clock.now(), cur_name, upd_name)
+            status.update(counted)
             status.update(currentRevision=cur_name, updateRevision=upd_name, collisionCount=collision)
             await self._write_status(sts, status, spec)
 
@@ -294,7 +338,17 @@ class StatefulSetControl:
             return status
         try:
             await self._step(
-                sts, spec, replicas, rf, condemned, first_unhealthy, upd_name, min_ready, plan.decorate_pod
+                sts,
+                spec,
+                replicas,
+                rf,
+                condemned,
+                first_unhealthy,
+                upd_name,
+                min_ready,
+                plan.decorate_pod,
+                view,
+                missing,
             )
         except Exception:
             # Like kube's deferred status update, what was done before the failure is reported.
@@ -316,7 +370,11 @@ class StatefulSetControl:
         upd_name: str,
         min_ready: int,
         decorate: Callable[[Obj], None] | None,
+        view: ReplicaView | None = None,
+        missing: list[int] | None = None,
     ) -> None:
+        """The pod steps and the rolling update; with a ``view``, the scans come from its sets and
+        sums (``missing``: the slots it had no pod for, holding placeholders or created pods)."""
         monotonic = not spec.parallel
 
         async def process_replica(i: int) -> bool:
@@ -388,7 +446,10 @@ class StatefulSetControl:
         else:
             # Slow-start batches over the replicas that need a call: a thousand settled pods
             # cost a scan, not a thousand tasks, on every sync.
-            todo = [i for i in range(len(replicas)) if not settled(i)]
+            if view is not None:
+                todo = sorted(view.unsettled.union(missing or ()))
+            else:
+                todo = [i for i in range(len(replicas)) if not settled(i)]
             await slow_start_batch(len(todo), lambda k: process_replica(todo[k]))
 
         async def fix_condemned_claims(i: int) -> bool:
@@ -417,7 +478,8 @@ class StatefulSetControl:
 
         if spec.strategy == utils.ON_DELETE:
             return
-        await self._rolling_update(sts, spec, replicas, rfacts, upd_name, min_ready)
+        sums = view.budget_sums(rfacts[i] for i in missing or ()) if view is not None else None
+        await self._rolling_update(sts, spec, replicas, rfacts, upd_name, min_ready, sums)
 
     async def _rolling_update(
         self,
@@ -427,21 +489,33 @@ class StatefulSetControl:
         rfacts: list[PodFacts],
         upd_name: str,
         min_ready: int,
+        sums: tuple[int, int, int] | None = None,
     ) -> None:
-        """``updateStatefulSetAfterInvariantEstablished``: highest ordinal first, within maxUnavailable."""
+        """``updateStatefulSetAfterInvariantEstablished``: highest ordinal first, within maxUnavailable.
+
+        ``sums``: (unavailable, unavailable needing the update, outdated) over ``rfacts`` when the
+        caller keeps them (:meth:`ReplicaView.budget_sums`); no outdated pod means nothing to do.
+        """
         now = self.clock.now()
         update_min = spec.partition
         budget = spec.max_unavailable
         parallel = spec.parallel
-        unavailable = 0
-        unavailable_needing_update = 0
-        for f in rfacts:
-            if f.unavailable(min_ready, now):
-                unavailable += 1
-                if parallel and f.revision != upd_name and not f.terminating:
-                    unavailable_needing_update += 1
-        if unavailable >= budget and unavailable_needing_update == 0:
-            return
+        if sums is not None:
+            unavailable, unavailable_needing_update, outdated_pods = sums
+            if not parallel:
+                unavailable_needing_update = 0
+            if (unavailable >= budget and unavailable_needing_update == 0) or outdated_pods == 0:
+                return
+        else:
+            unavailable = 0
+            unavailable_needing_update = 0
+            for f in rfacts:
+                if f.unavailable(min_ready, now):
+                    unavailable += 1
+                    if parallel and f.revision != upd_name and not f.terminating:
+                        unavailable_needing_update += 1
+            if unavailable >= budget and unavailable_needing_update == 0:
+                return
 
         def outdated(i: int) -> bool:
             f = rfacts[i]  # a replica not created yet has nothing to replace
@@ -521,6 +595,18 @@ def count_facts(
         "currentReplicas": current,
         "updatedReplicas": updated,
         "availableReplicas": available,
+    }
+
+
+def _plus(held: Counts, extra: dict[str, int]) -> dict[str, int]:
+    """:func:`count_facts` of a view's pods (availability is readiness: no minReadySeconds)
+    and of ``extra``'s, in its key order."""
+    return {
+        "replicas": held.replicas + extra["replicas"],
+        "readyReplicas": held.ready + extra["readyReplicas"],
+        "currentReplicas": held.current + extra["currentReplicas"],
+        "updatedReplicas": held.updated + extra["updatedReplicas"],
+        "availableReplicas": held.ready + extra["availableReplicas"],
     }
 
 

@@ -232,18 +232,8 @@ class StatefulSetController(Controller):
         ``ControllerRefManager.claim`` does with it); only the others go through the manager.
         """
         uid, name = uid_of(sts), sts["metadata"]["name"]
-        kept: list[Obj] = []
-        others: list[Obj] = []
-        controlled = 0
         members = self.pods.by_index(MEMBER_OF, f"{namespace_of(sts)}/{name}")
-        for p in members:
-            _, f, selected = facts.entry(p)
-            if f.controller_uid == uid:
-                controlled += 1
-                if selected and f.parent == name:
-                    kept.append(p)
-                    continue
-            others.append(p)
+        kept, others, controlled = facts.split(members, uid, name)
         if controlled != self.pods.count_by_index(CONTROLLER_UID, uid):
             # pods this set controls that are not named as its members (the cache holds one
             # object per pod: identity tells the two index lookups' pods apart)

@@ -16,6 +16,9 @@ The facts are exactly what the helpers in :mod:`controllers.statefulset.utils` c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
+from operator import is_not, not_
+from typing import cast
 
 from apiserver.api.types import Obj
 from apiserver.meta import condition, parse_time
@@ -163,7 +166,7 @@ class PodFactsCache:
 
 
 class _SetEntries:
-    __slots__ = ("by_id", "selector", "selector_obj", "uid")
+    __slots__ = ("by_id", "claim_key", "controlled", "kept", "last_pods", "selector", "selector_obj", "uid")
 
     def __init__(self, uid: str, selector: tuple[str, bool]) -> None:
         self.uid = uid
@@ -172,6 +175,12 @@ class _SetEntries:
         self.selector_obj: LabelSelector | None = None
         #: id(pod) -> (pod, facts, selector matches its labels)
         self.by_id: dict[int, tuple[Obj, PodFacts, bool]] = {}
+        #: the last :meth:`SetFacts.split`: its members list (a copy), (uid, name) and per
+        #: position whether the set controls the pod and whether it keeps it
+        self.last_pods: list[Obj] | None = None
+        self.claim_key: tuple[str, str] = ("", "")
+        self.controlled: list[bool] = []
+        self.kept: list[bool] = []
 
 
 class SetFacts:
@@ -181,13 +190,15 @@ class SetFacts:
     cannot be collected, so no other live object can have that id — a hit *is* the same object.
     """
 
-    __slots__ = ("_entries", "_prev", "_seen", "_selector")
+    __slots__ = ("_entries", "_patched", "_prev", "_seen", "_selector")
 
     def __init__(self, entries: _SetEntries, selector: LabelSelector) -> None:
         self._entries = entries
         self._prev = entries.by_id
         self._selector = selector
         self._seen: dict[int, tuple[Obj, PodFacts, bool]] = {}
+        #: :meth:`split` patched the kept entries in place: how many pods it looked up
+        self._patched: int | None = None
 
     def entry(self, pod: Obj) -> tuple[Obj, PodFacts, bool]:
         """(pod, its facts, whether the set's selector matches its labels)."""
@@ -201,6 +212,62 @@ class SetFacts:
             self._seen[k] = e
         return e
 
+    def entries(self, pods: list[Obj]) -> list[tuple[Obj, PodFacts, bool]]:
+        """:meth:`entry` of each pod, in order: the lookups of the pods the last sync saw (nearly
+        all of a big set's, each sync) are made in bulk, by C-level maps, not a call per pod."""
+        ids = list(map(id, pods))
+        got: list[tuple[Obj, PodFacts, bool] | None] = list(map(self._prev.get, ids))
+        if None in got:
+            seen, sel = self._seen, self._selector
+            for j, e in enumerate(got):
+                if e is None:
+                    pod = pods[j]
+                    e = seen.get(ids[j])
+                    if e is None:
+                        labels = (pod.get("metadata") or {}).get("labels") or {}
+                        e = (pod, pod_facts(pod), sel.matches(labels))
+                    got[j] = e
+        full = cast("list[tuple[Obj, PodFacts, bool]]", got)  # every None replaced above
+        self._seen.update(zip(ids, full, strict=True))
+        return full
+
+    def split(self, pods: list[Obj], uid: str, name: str) -> tuple[list[Obj], list[Obj], int]:
+        """The claim's first cut of the members ``pods`` of set ``name`` (uid ``uid``): (the pods it
+        controls whose labels match and whose name is its own — kept as they are —, the others,
+        how many it controls), in list order.
+
+        The informer's index lists a set's members in the same order sync after sync, and a
+        changed pod is a new object at its position: while at most a quarter of the positions
+        hold another object than at the last split, only those are looked up (found by a C-level
+        identity comparison) and the per-position verdicts of the others are reused.
+        """
+        e = self._entries
+        n, last = len(pods), e.last_pods
+        changed: list[int] | None = None
+        if last is not None and n == len(last) and e.claim_key == (uid, name):
+            changed = list(compress(range(n), map(is_not, pods, last)))
+            if len(changed) > n // 4:
+                changed = None
+        if changed is not None and last is not None:
+            prev = self._prev
+            for j in changed:
+                prev.pop(id(last[j]), None)  # that version is gone from the list
+            controlled, kept = e.controlled.copy(), e.kept.copy()
+            for j in changed:
+                _, f, selected = self.entry(pods[j])
+                controlled[j] = c = f.controller_uid == uid
+                kept[j] = c and selected and f.parent == name
+            self._patched = len(changed)
+        else:
+            got = self.entries(pods)
+            controlled = [f.controller_uid == uid for _, f, _ in got]
+            kept = [
+                c and selected and f.parent == name
+                for c, (_, f, selected) in zip(controlled, got, strict=True)
+            ]
+        e.last_pods, e.claim_key, e.controlled, e.kept = list(pods), (uid, name), controlled, kept
+        return list(compress(pods, kept)), list(compress(pods, map(not_, kept))), sum(controlled)
+
     def __call__(self, pod: Obj) -> PodFacts:
         return self.entry(pod)[1]
 
@@ -209,6 +276,17 @@ class SetFacts:
         return self.entry(pod)[2]
 
     def end(self) -> None:
-        """Keep only the pods looked at in this sync for the next one."""
-        self._entries.by_id = self._seen
+        """Keep the entries of the pods looked at in this sync for the next one (after a
+        patching :meth:`split`: the kept entries, less the replaced versions, plus these)."""
+        e = self._entries
+        if self._patched is None:
+            e.by_id = self._seen
+        else:
+            self._prev.update(self._seen)
+            e.by_id = self._prev
+        if e.last_pods is None or len(e.by_id) > len(e.last_pods):
+            # pods beyond the members were looked up (claimed non-members, a history trim, or
+            # no split this sync): the next split rebuilds the entries from its pods alone, so
+            # that entries of pods no longer listed cannot accumulate
+            e.last_pods = None
         self._prev = {}
