@@ -4,12 +4,14 @@ One process runs the API server and, by default, every component: each API call 
 yields to the loop once, each watch event wakes a task, each HTTP answer is a transport write
 (TLS over HTTPS). The loop's own bookkeeping (``call_soon`` handles, ``select`` per turn,
 futures, the pure-Python SSL protocol) was about 8 % of the server's CPU while 1,000 node-agent
-pods went Running (py-spy, session 11b). uvloop, the libuv-based drop-in loop uvicorn itself
-prefers, does that work in C: the same run took about 15 % less server CPU.
+pods went Running (py-spy, session 11b). uvloop (the ``uvloop`` extra), the libuv-based drop-in
+loop uvicorn itself prefers, does that work in C.
 
-Nothing a client sees depends on the choice (the same handlers, bytes and ordering guarantees of
-asyncio); ``asyncio`` stays selectable to rule the loop out when debugging, and is what ``auto``
-falls back to where uvloop is not installed (Windows, or an install without it).
+The default stays asyncio's loop: under uvloop an idle TLS watch holds more memory (its SSL
+protocol keeps a read buffer per connection, where gangplane points asyncio's at one shared
+buffer: 67 KB per idle TLS watch against 45 KB, over issue 25's 50 KB bound), for a few per cent
+less CPU (docs/bench.md, "Session 11b — httprun"). Nothing a client sees depends on the choice.
+``auto`` is uvloop when installed, else asyncio.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ def resolve(choice: str) -> str:
     if choice == AUTO:
         return UVLOOP if uvloop_available() else ASYNCIO
     if choice == UVLOOP and not uvloop_available():
-        raise EventLoopUnavailable("--event-loop uvloop: uvloop is not installed (pip install uvloop)")
+        raise EventLoopUnavailable(
+            "--event-loop uvloop: uvloop is not installed (pip install 'gangplane[uvloop]')"
+        )
     return choice
 
 
