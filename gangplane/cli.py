@@ -205,6 +205,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--controllers", default="*", help="controllers to run, kube's '*,-name' syntax")
     s.add_argument(
+        "--event-loop",
+        default="asyncio",
+        choices=("asyncio", "uvloop", "auto"),
+        help="the process's event loop (gangplane's own flag): asyncio (default), uvloop (the uvloop "
+        "extra: a few per cent less CPU, more memory per idle TLS connection) or auto (uvloop when "
+        "installed). What clients see does not depend on it",
+    )
+    s.add_argument(
         "--components",
         default=",".join(COMPONENTS),
         metavar="LIST",
@@ -824,7 +832,15 @@ def _main(argv: list[str]) -> int:
                 file=sys.stderr,
             )
             return 2
-        return asyncio.run(_serve(args, gates, per_component, leader_election, components))
+        from gangplane import eventloop
+
+        try:
+            loop = eventloop.resolve(args.event_loop)
+        except eventloop.EventLoopUnavailable as e:
+            print(f"gangplane: {e}", file=sys.stderr)
+            return 2
+        logging.getLogger("gangplane").info("event loop: %s", loop)
+        return eventloop.run(_serve(args, gates, per_component, leader_election, components), loop)
     if args.command in _STANDALONE_HELP:
         try:
             leader_election = leader_election_config(args)

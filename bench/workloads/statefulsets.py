@@ -21,7 +21,8 @@ pod status writes and Lease renewals included).
 
 ``mode: http`` runs the same over HTTP: a ``gangplane serve`` with the fleet (or ``--kubeconfig``'s
 server, whose nodes are used as they are) is driven by an HTTP client that creates the sets and
-follows one pod watch; ``server_cpu_s`` is the local server's CPU over that window.
+follows one pod watch; ``server_cpu_s`` is the local server's CPU over that window and
+``client_cpu_s`` the bench client's (its requests and the watch's decoding).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ METRICS = {
     "nodes_ready_s": Metric("s", False),
     "nodes_schedulable_s": Metric("s", False),
     "server_cpu_s": Metric("s", False),
+    "client_cpu_s": Metric("s", False),
     "api_writes_per_set": Metric("writes", False),
     "api_writes_per_pod": Metric("writes", False),
 }
