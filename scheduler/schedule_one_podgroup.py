@@ -301,7 +301,7 @@ class PodGroupCycle:
         if (
             is_gang(group.pod_group)
             and state.scheduled_count() < min_count(group.pod_group)
-            and not replacements_schedule_freely(self.gates, group.pod_group)
+            and not replacements_schedule_freely(self.sched.gates, group.pod_group)
         ):
             # an assume/Reserve/Permit failure left the gang short: release the members held at Permit
             for uid in [

@@ -69,6 +69,57 @@ def test_slice_follows_the_others_round_within_bounds() -> None:
     asyncio.run(go())
 
 
+def test_a_wall_bound_spares_cpu_clock_reads_and_answers_the_same() -> None:
+    """The CPU clock is read only when the wall bound (never slower than it) says the slice may
+    be over; every ``due()`` answers as if the CPU clock had been read each time."""
+
+    async def go(seed: int) -> tuple[list[bool], int, int]:
+        rng = random.Random(seed)
+        cpu, wall = _Clock(), _Clock()
+        plain = LoopShare(0.0625, 0.25, cpu)
+        bounded = LoopShare(0.0625, 0.25, cpu, bound=wall)
+        answers: list[bool] = []
+        for _ in range(400):
+            step = rng.choice([0.0, 0.001, 0.004, 0.02, 0.07])
+            cpu.t += step
+            wall.t += step * rng.choice([1.0, 1.5, 4.0])  # a loaded machine: the wall runs ahead
+            a, b = plain.due(), bounded.due()
+            assert a == b
+            answers.append(a)
+            if a:
+                others = rng.choice([0.0, 0.03, 0.125, 1.0])
+
+                async def other(others: float = others) -> None:
+                    cpu.t += others
+                    wall.t += others * 2
+
+                task = asyncio.ensure_future(other())
+                await plain.pause()
+                plain_slice = plain.slice
+                cpu.t -= others  # replay the same round for the bounded share
+                wall.t -= others * 2
+                await task
+                task = asyncio.ensure_future(other())
+                await bounded.pause()
+                await task
+                assert bounded.slice == plain_slice
+        return answers, plain.reads, bounded.reads
+
+    for seed in range(5):
+        answers, plain_reads, bounded_reads = asyncio.run(go(seed))
+        assert any(answers) and not all(answers)
+        assert bounded_reads < plain_reads
+
+
+def test_a_small_gang_reads_the_cpu_clock_once() -> None:
+    """The default share (the loop thread's CPU, bounded by the wall): a few pods' checks well
+    inside the first slice never read the CPU clock again."""
+    share = LoopShare()
+    for _ in range(3):
+        assert not share.due()
+    assert share.reads == 1
+
+
 def _framework(seed: int, nodes: list[Any]) -> tuple[Cache, Snapshot, Framework]:
     cache = Cache()
     for n in nodes:
