@@ -29,7 +29,6 @@ its own (the KEP's degraded-but-safe skew case).
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import random
@@ -128,8 +127,6 @@ BACKOFF_FLUSH_PERIOD = 1.0
 LEFTOVER_FLUSH_PERIOD = 30.0
 #: How long :meth:`Scheduler.stop` lets in-flight bindings finish before cancelling them.
 STOP_GRACE = 5.0
-#: KEP-5501 reports written per turn of the loop by the one task writing them (gangplane's)
-HELD_REPORTS_PER_TURN = 32
 
 _METRICS: weakref.WeakKeyDictionary[CollectorRegistry, SchedulerMetrics] = weakref.WeakKeyDictionary()
 
@@ -251,10 +248,6 @@ class Scheduler:
         self.held_reports: HeldPodReports | None = (
             HeldPodReports() if self.gates.enabled(SCHEDULER_PRE_ENQUEUE_POD_STATUS) else None
         )
-        #: KEP-5501 reports due and not yet written, in the order they fell due, and whether the
-        #: one task writing them runs (:meth:`_write_held_reports`)
-        self._held_due: collections.deque[tuple[Obj, str]] = collections.deque()
-        self._held_writer = False
         self.pod_group_cycle = PodGroupCycle(self)
 
     # ------------------------------------------------------------------ wiring
@@ -544,32 +537,8 @@ class Scheduler:
             for q in self.queue.held_pods()
             if q.gating_status is not None
         ]
-        self._held_due.extend(self.held_reports.due(self.clock.monotonic(), held))
-        if self._held_due and not self._held_writer:
-            self._held_writer = True
-            self._spawn(self._write_held_reports())
-
-    async def _write_held_reports(self) -> None:
-        """Write the due reports one after the other, yielding every :data:`HELD_REPORTS_PER_TURN`.
-
-        One task, not one per pod: when a gang's 5,000 held members fall due together, 5,000
-        tasks would each take a step in every turn of the loop, a long round that the PodGroup
-        search's slices then stretch to match (:class:`~scheduler.loop_share.LoopShare`). The
-        writes and Events are the same, in the same order."""
-        due = self._held_due
-        try:
-            while due:
-                for _ in range(HELD_REPORTS_PER_TURN):
-                    if not due:
-                        break
-                    pod, message = due.popleft()
-                    try:
-                        await self._report_held_pod(pod, message)
-                    except Exception:
-                        log.exception("KEP-5501 report failed")
-                await asyncio.sleep(0)
-        finally:
-            self._held_writer = False
+        for pod, message in self.held_reports.due(self.clock.monotonic(), held):
+            self._spawn(self._report_held_pod(pod, message))
 
     async def _report_held_pod(self, pod: Obj, message: str) -> None:
         meta = pod.get("metadata") or {}

@@ -1,9 +1,8 @@
 """Many members of one gang held together each say why (KEP-5501, ``SchedulerPreEnqueuePodStatus``).
 
-The reports of members that fall due at once are written by one task, a few per turn of the
-loop (``Scheduler._write_held_reports``), not by one task per pod: every member still gets its
-``PodScheduled=False`` / ``NotReadyForScheduling`` condition and its one Event, and once the gang
-is complete every member is bound.
+Members held together fall due together: every one gets its ``PodScheduled=False`` /
+``NotReadyForScheduling`` condition and one Event, promptly (a report written late finds its pod
+bound and is skipped), and once the gang is complete every member is bound.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from tests.integration.scheduler_support import (
 
 pytestmark = pytest.mark.anyio
 
-HELD = 70  # more than one turn's worth of reports (HELD_REPORTS_PER_TURN)
+HELD = 70
 
 
 async def test_every_held_member_of_a_gang_reports_not_ready_for_scheduling(cp, client) -> None:
