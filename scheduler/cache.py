@@ -38,7 +38,7 @@ snapshot changes and ``restore(mark)`` undoes everything after the mark, newest 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ from sortedcontainers import SortedList
 
 from apiserver.api.types import Obj
 from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
+from scheduler.pod_delta import pods_changed
 from scheduler.podgroups import ASSIGNED, ASSUMED, UNSCHEDULED, PodGroupState, PodGroupStates
 
 if TYPE_CHECKING:
@@ -288,32 +289,72 @@ class PodLabelIndex:
     PodTopologySpread counts the pods matching a selector in every topology domain; with the
     index it visits only the nodes holding pods with the selector's ``key=value`` pairs,
     instead of every pod of every node of the cluster.
+
+    Per node it keeps how many of its pods carry each (namespace, key, value) triple, so a node
+    whose pods changed is told only those pods (:meth:`apply`, from :mod:`scheduler.pod_delta`)
+    instead of being rebuilt from all of them (:meth:`update`).
     """
 
     def __init__(self) -> None:
         self.nodes: dict[tuple[str, str, str], set[str]] = {}
-        self._of: dict[str, frozenset[tuple[str, str, str]]] = {}
+        self._of: dict[str, dict[tuple[str, str, str], int]] = {}
 
     def update(self, name: str, ni: NodeInfo | None) -> None:
-        old = self._of.pop(name, frozenset())
-        new = (
-            frozenset((p.namespace, k, v) for p in ni.pods for k, v in p.labels.items())
-            if ni is not None and ni.node is not None and ni.pods
-            else frozenset()
-        )
-        for t in old - new:
+        """Rebuild the node's entries from every pod of ``ni``."""
+        old = self._of.pop(name, {})
+        new: dict[tuple[str, str, str], int] = {}
+        if ni is not None and ni.node is not None and ni.pods:
+            for p in ni.pods:
+                ns = p.namespace
+                for k, v in p.labels.items():
+                    t = (ns, k, v)
+                    new[t] = new.get(t, 0) + 1
+        for t in old.keys() - new.keys():
             names = self.nodes[t]
             names.discard(name)
             if not names:
                 del self.nodes[t]
-        for t in new - old:
+        for t in new.keys() - old.keys():
             self.nodes.setdefault(t, set()).add(name)
         if new:
             self._of[name] = new
 
-    def triples_of(self, name: str) -> frozenset[tuple[str, str, str]] | None:
+    def apply(self, name: str, removed: Iterable[PodInfo], added: Iterable[PodInfo]) -> None:
+        """The node lost the pods ``removed`` and gained ``added`` since its entries were made
+        (by :meth:`update` or this method): what :meth:`update` of the node now would give."""
+        of = self._of.get(name)
+        if of is None:
+            of = {}
+        for p in removed:
+            ns = p.namespace
+            for k, v in p.labels.items():
+                t = (ns, k, v)
+                c = of[t] - 1
+                if c:
+                    of[t] = c
+                    continue
+                del of[t]
+                names = self.nodes[t]
+                names.discard(name)
+                if not names:
+                    del self.nodes[t]
+        for p in added:
+            ns = p.namespace
+            for k, v in p.labels.items():
+                t = (ns, k, v)
+                c = of.get(t, 0)
+                of[t] = c + 1
+                if not c:
+                    self.nodes.setdefault(t, set()).add(name)
+        if of:
+            self._of[name] = of
+        else:
+            self._of.pop(name, None)
+
+    def triples_of(self, name: str) -> Set[tuple[str, str, str]] | None:
         """The (namespace, key, value) triples of the node's pods (``None``: no pods)."""
-        return self._of.get(name)
+        of = self._of.get(name)
+        return of.keys() if of is not None else None
 
     def nodes_with(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
         """Nodes with at least one pod of ``namespace`` carrying each pair (maybe not the same pod)."""
@@ -363,7 +404,23 @@ class SpreadCounts:
         #: instead of rebuilding it per pod (``None``: not built, or to be rebuilt)
         self.by_id: tuple[dict[str, int], Any] | None = None
 
-    def counts_none_on(self, name: str, triples: frozenset[tuple[str, str, str]] | None) -> bool:
+    def unaffected(self, name: str, ni: NodeInfo, changed: Iterable[PodInfo]) -> bool:
+        """Whether :meth:`update` of ``name`` to ``ni`` would change nothing, when the node's pods
+        differ from those it was last counted over by ``changed`` only (the removed and the added
+        ones of :func:`~scheduler.pod_delta.pods_changed`): no count moves unless one of them
+        carries every required triple (the others are counted in neither state), nor the node's
+        count to another value unless its label changed."""
+        got = self._of.get(name)
+        if got is not None and got[0] != ni.labels.get(self.topology_key, ""):
+            return False
+        req = self.required
+        for p in changed:
+            labels = p.labels
+            if all(p.namespace == ns and labels.get(k) == v for ns, k, v in req):
+                return False
+        return True
+
+    def counts_none_on(self, name: str, triples: Set[tuple[str, str, str]] | None) -> bool:
         """Whether ``name`` had no count and, its pods carrying only ``triples`` (the pod label
         index's entry; ``None``: no pods), surely has none now: then :meth:`update` changes nothing."""
         req = self.required
@@ -449,6 +506,9 @@ class Snapshot:
         self._ordered: list[NodeInfo] | None = None
         self._topologies: dict[str, TopologyDomains] = {}
         self._pod_labels: PodLabelIndex | None = None
+        #: node -> its pods as the pod indexes (pod labels, spreading counts) last saw them: a
+        #: node reindexed is told only the pods that changed since (:mod:`scheduler.pod_delta`)
+        self._indexed_pods: dict[str, tuple[PodInfo, ...]] = {}
         self._spread: OrderedDict[str, SpreadCounts] = OrderedDict()
         #: (op, pod, node) of every assume/forget since the last cache update, for restore()
         self._journal: list[tuple[str, PodInfo, str]] = []
@@ -593,14 +653,29 @@ class Snapshot:
             self._index_stale.add(name)
         for topo in self._topologies.values():
             topo.update(name, ni)
+        # the pods the pod indexes last saw on the node against its pods now (scheduler/pod_delta.py)
+        old = self._indexed_pods.pop(name, None)
+        delta = None
+        if ni is not None and ni.node is not None:
+            if ni.pods:
+                self._indexed_pods[name] = tuple(ni.pods)
+            if old is not None:
+                delta = pods_changed(old, ni.pods)
         labels = self._pod_labels
         if labels is not None:
-            labels.update(name, ni)
+            if delta is not None:
+                labels.apply(name, *delta)
+            else:
+                labels.update(name, ni)
         if self._spread:
             # counts for selectors none of the node's pods can match are left alone (stale counts
-            # of earlier sets' selectors would otherwise recount every node that changes)
+            # of earlier sets' selectors would otherwise recount every node that changes), as are
+            # those no changed pod can count in (a node that took one more gang's pod)
             triples = labels.triples_of(name) if labels is not None else None
+            changed = None if delta is None else delta[0] + delta[1]
             for agg in self._spread.values():
+                if changed is not None and agg.unaffected(name, ni, changed):  # type: ignore[arg-type]
+                    continue
                 if labels is None or not agg.counts_none_on(name, triples):
                     agg.update(name, ni)
 

@@ -359,17 +359,21 @@ class PlacementRun:
             self.base[q] += c.weight * (v - old)
         return True
 
-    def assumed_elsewhere(self, pod_info: PodInfo, node_info: NodeInfo) -> None:
+    def assumed_elsewhere(
+        self, pod_info: PodInfo, node_info: NodeInfo, shared: list[Any] | None = None
+    ) -> None:
         """A pod of the run was assumed on ``node_info``, a node outside the feasible ones (another
         window's): no feasible node changed, so neither did any Filter verdict nor node-local
         score; a carried column may have (PodTopologySpread's domain counts), and is told now and
-        brought up to date when this run next picks a node."""
+        brought up to date when this run next picks a node. ``shared``: the pod's memo for the
+        carried columns of every run it is told to (``assumed_elsewhere`` of
+        :class:`~scheduler.plugins.spread_run.SpreadScoreRun`)."""
         i = self.all_pos.get(node_info.name)
         if i is not None:
             self.all_nodes[i] = node_info
         for c in self.columns:
             if c.carried is not None:
-                c.carried.assumed_elsewhere(pod_info, node_info)
+                c.carried.assumed_elsewhere(pod_info, node_info, shared)
                 self.stale = True
 
     # -- helpers -----------------------------------------------------------------------------
@@ -463,6 +467,20 @@ class PlacementRun:
         self.base = base
 
 
+class _Assumed:
+    """One pod a :class:`WindowedRuns` search assumed, kept until every run has been told of it."""
+
+    __slots__ = ("state", "pod_info", "host", "node_info", "shared")
+
+    def __init__(self, state: CycleState, pod_info: PodInfo, host: str, node_info: NodeInfo) -> None:
+        self.state = state
+        self.pod_info = pod_info
+        self.host = host
+        self.node_info = node_info
+        #: the carried columns' memo of what the pod adds to (``PlacementRun.assumed_elsewhere``)
+        self.shared: list[Any] = []
+
+
 class WindowedRuns:
     """Runs over a placement wider than one cycle's window: the whole cluster (gangplane).
 
@@ -476,6 +494,17 @@ class WindowedRuns:
     the rotation index moves on as that full cycle moved it. Every assumed pod is told to every
     run: to the one(s) whose nodes include the host as to a run of one window, to the others as a
     pod :meth:`~PlacementRun.assumed_elsewhere` (spreading counts of domains span windows).
+
+    A run is told when it is next read, not when the pod is assumed: the assumed pods are kept in
+    order (:attr:`log`) and each run reads those after its own position (:meth:`_catch_up`) before
+    it picks a node or is counted. The other windows' runs are not read while a window's run
+    places its pod, so telling them at once or later comes to the same: each is told the same
+    pods in the same order; the NodeInfo a host's pod is told with is the snapshot's (one object
+    per node for the whole search, changed in place) as it is when told, which holds that pod and
+    maybe later ones of that node, which this run is then told of too, before it is read. The Filter
+    verdicts a run reads (resources, ports: a node that stops fitting fits no more) and its
+    node-local scores (the node's latest) end up the same. What a pod adds to a carried column of
+    every window's run is worked out once (``shared``), not once per run.
 
     All runs are of one signature: a pod of another (an odd pod of the group) is placed by a full
     cycle and ends them all, as it ends a run of one window.
@@ -495,6 +524,10 @@ class WindowedRuns:
         self.runs: dict[int, tuple[PlacementRun, int]] = {}
         #: the run that placed the last pod :meth:`next` placed
         self.placed_by: PlacementRun | None = None
+        #: the pods assumed while runs were kept, in order (:meth:`_catch_up`)
+        self.log: list[_Assumed] = []
+        #: start index -> how many of :attr:`log` its run has been told of
+        self.told: dict[int, int] = {}
 
     def start_index(self, snapshot: Snapshot) -> int:
         """The index the next cycle over the whole cluster starts from."""
@@ -507,10 +540,9 @@ class WindowedRuns:
         if not self.runs or signature is None or signature != self.signature:
             return None
         start = self.start_index(snapshot)
-        entry = self.runs.get(start)
-        if entry is None:
+        if start not in self.runs or not self._catch_up(start):
             return None
-        run, next_start = entry
+        run, next_start = self.runs[start]
         if not run.accepts(pod_info, signature):
             return None
         host = run.next(state, pod_info)
@@ -526,7 +558,12 @@ class WindowedRuns:
         if start not in self.seen:
             self.seen.add(start)
             return False
-        return len(self.runs) < MAX_WINDOW_RUNS or start in self.runs
+        if start in self.runs and self._catch_up(start):
+            return True
+        if len(self.runs) >= MAX_WINDOW_RUNS:
+            for s in list(self.runs):  # (runs that ended since they were last read do not count)
+                self._catch_up(s)
+        return len(self.runs) < MAX_WINDOW_RUNS
 
     def add(self, start: int, run: PlacementRun, next_start: int) -> None:
         """A full cycle from ``start`` (which left the rotation index at ``next_start``) began ``run``."""
@@ -534,28 +571,42 @@ class WindowedRuns:
             self.runs.clear()
             self.signature = run.signature
         self.runs[start] = (run, next_start)
+        self.told[start] = len(self.log)
 
     def assumed(self, state: CycleState, pod_info: PodInfo, signature: Any, host: str) -> None:
-        """``pod_info`` was assumed on ``host`` (by a run or by a full cycle): tell every run."""
+        """``pod_info`` was assumed on ``host`` (by a run or by a full cycle): every run is told,
+        each when it is next read (:meth:`_catch_up`)."""
         if not self.runs:
             return
         if signature is None or signature != self.signature:
             self.runs.clear()  # a pod not of the runs changed nodes they cannot account for
             return
-        ni = None
-        for start, (run, _) in list(self.runs.items()):
-            if host in run.pos:
-                ok = run.assumed(state, pod_info, host)
+        run, _ = next(iter(self.runs.values()))
+        ni = run.snapshot.node_info_map.get(host)
+        if ni is None:
+            self.runs.clear()
+            return
+        self.log.append(_Assumed(state, pod_info, host, ni))
+
+    def _catch_up(self, start: int) -> bool:
+        """Tell the run of ``start`` the pods assumed since it was last told; ``False`` when that
+        ends it (it is dropped, as it would have been when the pod was assumed)."""
+        log = self.log
+        at = self.told[start]
+        if at == len(log):
+            return True
+        self.told[start] = len(log)
+        run, _ = self.runs[start]
+        pos = run.pos
+        for k in range(at, len(log)):
+            a = log[k]
+            if a.host in pos:
+                if not run.assumed(a.state, a.pod_info, a.host):
+                    del self.runs[start]
+                    return False
             else:
-                if ni is None:
-                    ni = run.snapshot.node_info_map.get(host)
-                    if ni is None:
-                        self.runs.clear()
-                        return
-                run.assumed_elsewhere(pod_info, ni)
-                ok = True
-            if not ok:
-                del self.runs[start]
+                run.assumed_elsewhere(a.pod_info, a.node_info, a.shared)
+        return True
 
 
 def materialize_states(fw: Framework, snapshot: Snapshot, result: PlacementResult) -> None:

@@ -59,6 +59,8 @@ class SpreadScoreRun:
         self.state = state
         self.pod_info = pod_info
         self.nodes = nodes
+        #: :meth:`elsewhere_key`, computed when first asked
+        self._elsewhere_key: tuple[Any, ...] | None = None
         self.ok = s is not None
         if s is None:
             return
@@ -211,7 +213,9 @@ class SpreadScoreRun:
                 continue
             counts[v] += 1
             everything |= self._retally(i, v, changed)
-        if everything:
+        if everything or (self.arrays and changed):
+            # (in arrays a pass over the column costs less than a few dozen of its elements
+            # one by one: a zone's nodes in a window of 500; the same sums, see _score_all)
             self.raw[:] = self._score_all()
             return True
         raw = self.raw
@@ -221,8 +225,9 @@ class SpreadScoreRun:
 
     def _retally(self, i: int, v: str, changed: set[int]) -> bool:
         """Constraint ``i``'s term for domain ``v``, whose count changed, written to every node of
-        ``v`` (their positions added to ``changed``); True when ``v`` is the whole placement (a
-        rack in one zone), whose column is then rewritten at once."""
+        ``v`` (their positions added to ``changed``; in arrays, one of them: see :meth:`assumed`);
+        True when ``v`` is the whole placement (a rack in one zone), whose column is then
+        rewritten at once."""
         at = self.positions[i].get(v)
         if not at:
             return False
@@ -233,36 +238,82 @@ class SpreadScoreRun:
             return True
         if self.arrays:
             col[self.position_rows[i][v]] = term
-        else:
-            for p in at:
-                col[p] = term
+            # (a column in arrays is scored again whole when anything changed: one position
+            # says so, at the cost of one, not of every node of the domain)
+            changed.add(at[0])
+            return False
+        for p in at:
+            col[p] = term
         changed.update(at)
         return False
 
-    def assumed_elsewhere(self, pod_info: PodInfo, node_info: NodeInfo) -> None:
+    def assumed_elsewhere(
+        self, pod_info: PodInfo, node_info: NodeInfo, shared: list[Any] | None = None
+    ) -> None:
         """``pod_info`` was assumed on ``node_info``, which is not one of ``nodes`` (gangplane's
         runs over the whole cluster, one per window: :class:`~scheduler.placement_run.WindowedRuns`).
 
         No hostname count of ``nodes`` changes; a domain count does when PreScore would count the
         pod there (the same rule as :meth:`assumed`, asked of that node). The counts are noted,
         and the terms and scores follow in :meth:`catch_up`, once, before the column is next read.
+
+        ``shared``: a memo kept with this one assumed pod for every run it is told to. Which
+        domain counts the pod adds to depends only on the pod, the node and the constraints with
+        what PreScore's rule reads of them (:meth:`elsewhere_key`); runs whose keys are equal
+        (the windows of one run signature) compute it once, and each keeps the domains it counts.
         """
+        if shared is None:
+            adds = self._elsewhere_adds(pod_info, node_info)
+        else:
+            key = self.elsewhere_key()
+            for k, got in shared:
+                if k == key:
+                    adds = got
+                    break
+            else:
+                adds = self._elsewhere_adds(pod_info, node_info)
+                shared.append((key, adds))
+        for i, v in adds:
+            if v in self.per_value[i]:
+                pending = self.pending[i]
+                pending[v] = pending.get(v, 0) + 1
+
+    def elsewhere_key(self) -> tuple[Any, ...]:
+        """What :meth:`_elsewhere_adds` reads of this run besides the pod and the node: the
+        constraints as they count (:func:`key_of`), which of them count every node, whether
+        every key is required, and the first pod's spec (its node inclusion policies' inputs)."""
+        key = self._elsewhere_key
+        if key is None:
+            spec = self.pod_info.pod.get("spec") or {}
+            key = self._elsewhere_key = (
+                key_of(self.constraints, self.namespace),
+                tuple(self.hostname),
+                tuple(self.every_node),
+                self.require_all,
+                spec.get("affinity"),
+                spec.get("nodeSelector"),
+                spec.get("tolerations"),
+            )
+        return key
+
+    def _elsewhere_adds(self, pod_info: PodInfo, node_info: NodeInfo) -> tuple[tuple[int, str], ...]:
+        """The (constraint, domain value) counts PreScore's rule adds ``pod_info`` on ``node_info``
+        to, whichever domains this run's nodes have."""
         from scheduler.plugins import pod_topology_spread as pts
 
         if pod_info.terminating or pod_info.namespace != self.namespace:
-            return
+            return ()
+        out = []
         for i, c in enumerate(self.constraints):
             if self.hostname[i] or not c.selector.matches(pod_info.labels):
                 continue
             v = node_info.labels.get(c.topology_key, "")
-            if v not in self.per_value[i]:
-                continue
             if self.require_all and not pts._has_all_keys(node_info.labels, self.constraints):
                 continue
             if not (self.every_node[i] or c.includes_node(self.pod_info, node_info, self.required)):
                 continue
-            pending = self.pending[i]
-            pending[v] = pending.get(v, 0) + 1
+            out.append((i, v))
+        return tuple(out)
 
     def catch_up(self) -> bool:
         """Apply the counts :meth:`assumed_elsewhere` noted; whether the column changed."""
@@ -276,7 +327,7 @@ class SpreadScoreRun:
                 counts[v] += k
                 everything |= self._retally(i, v, changed)
             pending.clear()
-        if everything or 2 * len(changed) > len(self.raw):
+        if everything or (changed and (self.arrays or 2 * len(changed) > len(self.raw))):
             # (pods of every domain came, as on a window spanning a few zones: one pass)
             self.raw[:] = self._score_all()
             return True

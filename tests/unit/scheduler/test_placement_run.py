@@ -331,6 +331,32 @@ def test_runs_per_window_over_the_whole_cluster_choose_what_the_pod_by_pod_cycle
     assert carried > 100  # the windows' runs were taken, not bypassed
 
 
+def test_window_runs_told_lazily_choose_alike_when_fewer_runs_than_windows_are_kept(
+    monkeypatch: pytest.MonkeyPatch, run_columns: str
+) -> None:
+    """With room for one run only, a window's run that ended since it was last told (its node
+    filled up) must not hold the place: runs are told of assumed pods when next read
+    (WindowedRuns._catch_up), and the choices and the rotation stay the pod-by-pod cycle's."""
+    carried = 0
+    real_next = WindowedRuns.next
+
+    def counting_next(self: WindowedRuns, *args: Any) -> str | None:
+        nonlocal carried
+        host = real_next(self, *args)
+        carried += host is not None
+        return host
+
+    monkeypatch.setattr(WindowedRuns, "next", counting_next)
+    monkeypatch.setattr(placement_run, "MAX_WINDOW_RUNS", 1)
+    for seed in range(12):
+        full = _search(seed, carry_runs=False, wide=True)
+        runs = _search(seed, carry_runs=True, wide=True)
+        assert runs[3] == full[3], f"seed {seed}"
+        assert runs[1] == full[1], f"seed {seed}: random draws differ"
+        assert runs[2] == full[2], f"seed {seed}: rotation index differs"
+    assert carried > 20
+
+
 @pytest.mark.parametrize("records", [False, True], ids=["records-off", "records-on"])
 def test_a_rack_gang_of_statefulset_pods_is_carried_after_its_first_pod(
     monkeypatch: pytest.MonkeyPatch, records: bool

@@ -1,0 +1,61 @@
+"""Many members of one gang held together each say why (KEP-5501, ``SchedulerPreEnqueuePodStatus``).
+
+Members held together fall due together: every one gets its ``PodScheduled=False`` /
+``NotReadyForScheduling`` condition and one Event, promptly (a report written late finds its pod
+bound and is skipped), and once the gang is complete every member is bound.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from apiserver.client.interface import EVENTS, PODGROUPS, PODS
+from tests.helpers import wait_for_list
+from tests.integration.podgroup_support import member, pod_group
+from tests.integration.scheduler_support import (
+    condition,
+    create_nodes,
+    node,
+    start_scheduler,
+    wait_bound,
+)
+
+pytestmark = pytest.mark.anyio
+
+HELD = 70
+
+
+async def test_every_held_member_of_a_gang_reports_not_ready_for_scheduling(cp, client) -> None:
+    await create_nodes(client, [node(f"n{i}", cpu="8") for i in range(4)])
+    await client.create(PODGROUPS, pod_group("big", HELD + 1))
+    names = [f"m-{i}" for i in range(HELD)]
+    for name in names:
+        await client.create(PODS, member(name, "big", cpu="10m"))
+    await start_scheduler(cp)
+    message = "waiting for minCount pods from a gang to appear in scheduling queue"
+
+    def reported(pods: list) -> bool:
+        done = 0
+        for p in pods:
+            c = condition(p, "PodScheduled")
+            done += c is not None and c.get("reason") == "NotReadyForScheduling"
+        return done == HELD
+
+    pods = await wait_for_list(client, PODS, "default", reported, timeout=30)
+    for p in pods:
+        c = condition(p, "PodScheduled")
+        assert c is not None and (c["status"], c["message"]) == ("False", message)
+
+    def one_event_each(events: list) -> bool:
+        got = [e["involvedObject"].get("name") for e in events if e.get("reason") == "NotReadyForScheduling"]
+        return sorted(got) == sorted(names)
+
+    events = await wait_for_list(client, EVENTS, "default", one_event_each, timeout=30)
+    assert all(
+        (e["type"], e["message"]) == ("Normal", message)
+        for e in events
+        if e.get("reason") == "NotReadyForScheduling"
+    )
+    await client.create(PODS, member("m-last", "big", cpu="10m"))
+    for name in [*names, "m-last"]:
+        await wait_bound(client, name, timeout=30)

@@ -1,0 +1,169 @@
+"""A node's pod indexes follow its changed pods only, and equal a rebuild from all of them.
+
+``Snapshot._reindex`` tells the pod label index and the spreading counts only the pods that
+changed on a node since it was last indexed (``scheduler/pod_delta.py``): a pod added or removed,
+relabelled, now terminating. These tests drive random histories (cache assumes, confirmations,
+relabels, deletions, node relabels; the snapshot's own assumes, deferred or not, and forgets)
+and check after each snapshot update that the kept indexes equal indexes built afresh from
+the snapshot's NodeInfos as they are.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from scheduler.cache import Cache, PodLabelIndex, Snapshot, SpreadCounts
+from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.pod_delta import pods_changed
+from scheduler.testing import make_node, make_pod
+
+ZONE = "topology.kubernetes.io/zone"
+APPS = ("a", "b", "c")
+
+
+def _counter(app: str) -> Any:
+    def count(ni: NodeInfo) -> int:
+        return sum(
+            1
+            for p in ni.pods
+            if not p.terminating and p.namespace == "default" and p.labels.get("app") == app
+        )
+
+    return count
+
+
+def _spread(snap: Snapshot, app: str) -> SpreadCounts:
+    return snap.spread_counts(
+        f"app={app}", ZONE, _counter(app), required=frozenset({("default", "app", app)})
+    )
+
+
+def _kept(snap: Snapshot) -> dict[str, Any]:
+    """The snapshot's own indexes (each built on first use, then kept current)."""
+    snap.nodes_with_pod_labels("default", [("app", "a")])  # builds the label index
+    labels = snap._pod_labels
+    assert labels is not None
+    return {
+        "labels": ({t: set(n) for t, n in labels.nodes.items()}, {n: dict(c) for n, c in labels._of.items()}),
+        "spread": {
+            app: (dict(agg.by_value), dict(agg.nodes_counted()))
+            for app in APPS
+            for agg in [_spread(snap, app)]
+        },
+    }
+
+
+def _fresh(snap: Snapshot) -> dict[str, Any]:
+    """The same indexes built from every pod of the snapshot's NodeInfos now."""
+    labels = PodLabelIndex()
+    for name, ni in snap.node_info_map.items():
+        labels.update(name, ni)
+    spread = {}
+    for app in APPS:
+        agg = SpreadCounts(ZONE, _counter(app), app, frozenset({("default", "app", app)}))
+        for name, ni in snap.node_info_map.items():
+            agg.update(name, ni)
+        spread[app] = (dict(agg.by_value), dict(agg.nodes_counted()))
+    return {
+        "labels": ({t: set(n) for t, n in labels.nodes.items()}, {n: dict(c) for n, c in labels._of.items()}),
+        "spread": spread,
+    }
+
+
+def _bound(pod: dict[str, Any], node: str, rv: int, **changes: Any) -> dict[str, Any]:
+    meta = {**pod["metadata"], "resourceVersion": str(rv)}
+    if "labels" in changes:
+        meta["labels"] = changes["labels"]
+    if changes.get("deleting"):
+        meta["deletionTimestamp"] = "2026-12-05T10:00:00Z"
+    return {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}}
+
+
+def _labels(rng: random.Random, k: int) -> dict[str, str]:
+    """An app label (sometimes none) and a StatefulSet pod's own unique labels."""
+    out = {"statefulset.kubernetes.io/pod-name": f"p{k}", "apps.kubernetes.io/pod-index": str(k)}
+    if rng.random() < 0.9:
+        out["app"] = rng.choice(APPS)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pod_indexes_told_only_changed_pods_equal_a_rebuild(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(seed)
+    deltas = 0
+    real = pods_changed
+
+    def counting(old: Any, new: Any) -> Any:
+        nonlocal deltas
+        deltas += 1
+        return real(old, new)
+
+    monkeypatch.setattr("scheduler.cache.pods_changed", counting)
+    cache = Cache()
+    names = [f"n{i:02d}" for i in range(10)]
+    for i, n in enumerate(names):
+        cache.add_node(make_node(n, labels={ZONE: f"z{i % 3}"}))
+    snap = cache.snapshot()
+    _kept(snap)
+    assumed: list[tuple[dict[str, Any], str]] = []
+    bound: list[tuple[dict[str, Any], str]] = []
+    mine: list[tuple[PodInfo, str]] = []
+    for step in range(300):
+        rv = step + 1
+        op = rng.random()
+        if op < 0.25:  # the cache assumes a pod
+            p = make_pod(f"p{step}", uid=f"u{step}", labels=_labels(rng, step), requests={"cpu": "10m"})
+            node = rng.choice(names)
+            cache.assume_pod(p, node)
+            assumed.append((p, node))
+        elif op < 0.45 and assumed:  # its bound self confirms it, mostly alike
+            p, node = assumed.pop(rng.randrange(len(assumed)))
+            kind = rng.random()
+            if kind < 0.7:
+                obj = _bound(p, node, rv)
+            elif kind < 0.8:
+                obj = _bound(p, node, rv, labels=_labels(rng, step))
+            elif kind < 0.9:
+                obj = _bound(p, node, rv, deleting=True)
+            else:
+                obj = _bound(p, rng.choice(names), rv)
+            cache.add_pod(obj)
+            bound.append((obj, obj["spec"]["nodeName"]))
+        elif op < 0.55 and bound:  # relabelled or marked for deletion
+            i = rng.randrange(len(bound))
+            obj, node = bound[i]
+            new = (
+                _bound(obj, node, rv, labels=_labels(rng, step))
+                if rng.random() < 0.6
+                else _bound(obj, node, rv, deleting=True)
+            )
+            cache.update_pod(obj, new)
+            bound[i] = (new, node)
+        elif op < 0.62 and bound:
+            obj, _ = bound.pop(rng.randrange(len(bound)))
+            cache.remove_pod(obj)
+        elif op < 0.67:  # a node moves to another zone
+            i = rng.randrange(len(names))
+            cache.update_node(None, make_node(names[i], labels={ZONE: f"z{rng.randrange(3)}"}))
+        elif op < 0.85:  # the snapshot's own assume (a search), its index deferred or not
+            pi = PodInfo(
+                make_pod(f"w{step}", uid=f"w{step}", labels=_labels(rng, step), requests={"cpu": "5m"})
+            )
+            node = rng.choice(names)
+            snap.assume_pod(pi, node, defer_index=rng.random() < 0.7)
+            mine.append((pi, node))
+        elif op < 0.92 and mine:  # and its forget
+            pi, node = mine.pop(rng.randrange(len(mine)))
+            snap.forget_pod(pi, node)
+        if rng.random() < 0.15:
+            assert _kept(snap) == _fresh(snap), step
+        if rng.random() < 0.4:
+            cache.update_snapshot(snap)
+            mine.clear()
+            assert _kept(snap) == _fresh(snap), step
+    assert deltas > 100  # the indexes were told deltas, not only rebuilt
