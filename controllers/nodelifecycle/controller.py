@@ -327,8 +327,10 @@ class NodeLifecycleController(TimedController):
         settled_key = (view.rv, self._all_disrupted)
         if self.options.incremental and view.rv and self._settled.get(name) == settled_key:
             # nothing to write or queue, as last time; only a queue could let a node through
-            if any(info.queue for info in self._zones.values()):
-                await self._tainting_pass()
+            for info in self._zones.values():
+                if info.queue:
+                    await self._tainting_pass()
+                    break
             return
         want = health.taint_key_for(view.ready)
         taints = list((node.get("spec") or {}).get("taints") or [])
