@@ -16,6 +16,10 @@ Every ``monitor_period`` it looks at every Node (kube's ``monitorNodeHealth``):
 Pods are evicted by the taint-eviction controller (:mod:`.tainteviction`), not here. Node and
 Lease informers feed the caches; node events only enqueue the node for its taints, so a
 heartbeat costs nothing. Times are the injected clock's, so tests step a ``FakeClock``.
+
+A pass reads every node and Lease, but what it derives from a Node object is kept by its
+resourceVersion (:mod:`.views`) and a node whose same object needed nothing last pass is not
+re-synced, so an idle fleet's pass is a few lookups per node (``incremental``, gangplane's).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from apiserver.meta import Clock, key_of, name_of, rfc3339
 from controllers.metrics import ControllerMetrics
 from controllers.nodelifecycle import health, zones
 from controllers.nodelifecycle.metrics import ZoneCollector
+from controllers.nodelifecycle.views import NodeViews
 from controllers.timed import TimedController
 
 log = logging.getLogger("gangplane.nodelifecycle")
@@ -70,6 +75,10 @@ class NodeLifecycleOptions:
     large_cluster_size: int = 50
     unhealthy_zone_threshold: float = 0.55
     time_scale: float = 1.0
+    #: gangplane's, not a kube flag: keep what a pass derives from an unchanged Node (keyed by its
+    #: resourceVersion) instead of recomputing it every pass; False is the full recomputation
+    #: the incremental pass is tested to equal
+    incremental: bool = True
 
     def __post_init__(self) -> None:
         if self.time_scale <= 0:
@@ -130,6 +139,10 @@ class NodeLifecycleController(TimedController):
         self._zone_metrics = zone_metrics
         #: node -> resourceVersion of this controller's last taint write (older cached copies wait)
         self._written: dict[str, int] = {}
+        self._views = NodeViews(enabled=self.options.incremental)
+        #: node -> (resourceVersion, master disruption mode) of its last taint sync that changed
+        #: nothing and queued nothing: the same object in the same mode gives the same answer
+        self._settled: dict[str, tuple[str, bool]] = {}
         clock = clock or Clock()
         super().__init__(
             client,
@@ -190,9 +203,6 @@ class NodeLifecycleController(TimedController):
         if node is not None:
             await self._sync_taints(node)
 
-    def _zone_of(self, node: Obj) -> str:
-        return zones.zone_key((node.get("metadata") or {}).get("labels") or {})
-
     async def _monitor(self) -> None:
         now_mono = self.clock.monotonic()
         nodes = self.nodes.list()
@@ -200,6 +210,8 @@ class NodeLifecycleController(TimedController):
         for gone in set(self._health) - names:
             del self._health[gone]
             self._written.pop(gone, None)
+            self._views.forget(gone)
+            self._settled.pop(gone, None)
             for info in self._zones.values():
                 info.queue.remove(gone)
         next_due = now_mono + self.options.scaled(self.options.monitor_period)
@@ -210,6 +222,8 @@ class NodeLifecycleController(TimedController):
         self._update_zones(self.nodes.list(), now_mono)
         for node in self.nodes.list():
             await self._sync_taints(node)
+        if self.options.incremental:
+            await self._tainting_pass()  # the pass settled nodes skipped (a no-op after any other)
         for info in self._zones.values():
             at = info.queue.next_token_at(self.clock.monotonic())
             if at is not None:
@@ -221,21 +235,23 @@ class NodeLifecycleController(TimedController):
         name = name_of(node)
         lease = self.leases.get_by_name(NODE_LEASE_NAMESPACE, name)
         renew = str(((lease or {}).get("spec") or {}).get("renewTime") or "")
-        beat = health.heartbeat(node)
+        view = self._views.get(name, node)
+        beat = view.heartbeat
         h = self._health.get(name)
         if h is None:
             h = self._health[name] = NodeHealth(probe=now_mono, heartbeat=beat, lease_renew=renew)
         elif beat != h.heartbeat or renew != h.lease_renew:
             h.probe, h.heartbeat, h.lease_renew = now_mono, beat, renew
-        never = health.condition(node, "Ready") is None
-        grace = self.options.scaled(self.options.startup_grace_period if never else self.options.grace_period)
+        grace = self.options.scaled(
+            self.options.startup_grace_period if view.never else self.options.grace_period
+        )
         deadline = h.probe + grace
         if now_mono < deadline:
             return node, deadline
         conds = health.unknown_conditions(node, self.clock.now())
         if conds is None:
             return node, None
-        was = health.ready_status(node)
+        was = view.ready
         body = {**node, "status": {**(node.get("status") or {}), "conditions": conds}}
         try:
             node = await self.client.update_status(NODES, body)
@@ -279,7 +295,8 @@ class NodeLifecycleController(TimedController):
         cfg = self.options.zone_config()
         members: dict[str, list[str]] = {}
         for node in nodes:
-            members.setdefault(self._zone_of(node), []).append(health.ready_status(node))
+            view = self._views.get(name_of(node), node)
+            members.setdefault(view.zone, []).append(view.ready)
         for z in set(self._zones) - set(members):
             del self._zones[z]
         states = {}
@@ -310,8 +327,18 @@ class NodeLifecycleController(TimedController):
         name = name_of(node)
         if _rv(node) < self._written.get(name, 0):
             return  # the cache has not seen our last write; its event brings the node back
-        want = health.taint_key_for(health.ready_status(node))
+        view = self._views.get(name, node)
+        settled_key = (view.rv, self._all_disrupted)
+        if self.options.incremental and view.rv and self._settled.get(name) == settled_key:
+            # nothing to write or queue, as last time; only a queue could let a node through
+            for info in self._zones.values():
+                if info.queue:
+                    await self._tainting_pass()
+                    break
+            return
+        want = health.taint_key_for(view.ready)
         taints = list((node.get("spec") or {}).get("taints") or [])
+        queued = False
         now = self.clock.now()
         new = health.with_taint(taints, want, "NoSchedule", now)
         if not want or self._all_disrupted:
@@ -322,7 +349,12 @@ class NodeLifecycleController(TimedController):
             if any(health.has_taint(node, k, "NoExecute") for k in health.CONTROLLER_TAINTS):
                 new = health.with_taint(new, want, "NoExecute", now)
             else:
-                self._zones.setdefault(self._zone_of(node), ZoneInfo()).queue.add(name)
+                self._zones.setdefault(view.zone, ZoneInfo()).queue.add(name)
+                queued = True
+        if new == taints and not queued:
+            self._settled[name] = settled_key
+        else:
+            self._settled.pop(name, None)
         await self._write_taints(node, taints, new)
         await self._tainting_pass()
 
