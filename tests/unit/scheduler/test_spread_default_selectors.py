@@ -160,3 +160,30 @@ def test_the_pods_of_a_set_derive_once_until_a_service_or_set_changes() -> None:
     got = selectors(member(6))
     assert selectors.derived == 3
     assert got.matches({"app": "web"})  # the Service still selects the pod
+
+
+def test_an_action_without_default_constraints_does_not_ask_for_the_default_selector() -> None:
+    from scheduler.framework import Handle
+    from scheduler.nodeinfo import PodInfo, compile_selector
+    from scheduler.plugins.pod_topology_spread import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY, PodTopologySpread
+    from scheduler.testing import make_pod
+
+    asked: list[str] = []
+
+    def default_selector(pod: dict[str, Any]) -> Any:
+        asked.append(pod["metadata"]["name"])
+        return compile_selector({"matchLabels": {"app": "a"}})
+
+    handle = Handle(rng=random.Random(0))
+    handle.default_spread_selector = default_selector
+    p = PodInfo(make_pod("p", uid="p", labels={"app": "a"}))
+    system = PodTopologySpread({}, handle)
+    assert system._constraints(p, DO_NOT_SCHEDULE) == [] and asked == []  # kube's system defaults are soft
+    assert [c.max_skew for c in system._constraints(p, SCHEDULE_ANYWAY)] == [3, 5] and asked == ["p"]
+
+    hard = {"topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": DO_NOT_SCHEDULE, "maxSkew": 2}
+    listed = PodTopologySpread({"defaultingType": "List", "defaultConstraints": [hard]}, handle)
+    assert listed._constraints(p, SCHEDULE_ANYWAY) == [] and asked == ["p"]
+    got = listed._constraints(p, DO_NOT_SCHEDULE)
+    assert [c.max_skew for c in got] == [2] and asked == ["p", "p"]
+    assert got[0].selector.matches({"app": "a"}) and not got[0].selector.matches({"app": "b"})
