@@ -93,7 +93,7 @@ from scheduler.framework import (
 from scheduler.interfaces import CLEAR_NOMINATION, Nominating
 from scheduler.metrics import SchedulerMetrics
 from scheduler.nodeinfo import PodInfo
-from scheduler.plugins.pod_topology_spread import build_default_selector
+from scheduler.plugins.pod_topology_spread_defaults import DefaultSelectors
 from scheduler.podgroup_satisfaction import PodGroupSatisfaction
 from scheduler.podgroups import group_key_of, min_count, pod_group_name
 from scheduler.podstatus import (
@@ -192,6 +192,8 @@ class Scheduler:
         self.services: Informer = self.informers.informer(SERVICES)
         self.replicasets: Informer = self.informers.informer(REPLICASETS)
         self.statefulsets: Informer = self.informers.informer(STATEFULSETS)
+        #: kube's default spreading selector per pod, kept per set until a Service/set changes
+        self.default_selectors = DefaultSelectors(self.services, self.replicasets, self.statefulsets)
         self.pod_groups_enabled = self.gates.enabled(GENERIC_WORKLOAD) and pod_groups_served
         self.topology_enabled = self.gates.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
         self.podgroups: Informer | None = (
@@ -262,7 +264,7 @@ class Scheduler:
             gates=self.gates,
             namespace_labels=self._namespace_labels,
             list_pdbs=self.pdbs.list,
-            default_spread_selector=self._default_spread_selector,
+            default_spread_selector=self.default_selectors,
             get_pod_group=self.cache.get_pod_group if self.pod_groups_enabled else None,
             pod_group_state=self.cache.pod_group_state if self.pod_groups_enabled else None,
             record_event=self.record_event,
@@ -275,22 +277,6 @@ class Scheduler:
         if ns is None:
             return None
         return dict((ns.get("metadata") or {}).get("labels") or {})
-
-    def _default_spread_selector(self, pod: Obj) -> Any:
-        """kube's ``helper.DefaultSelector``: the pod's Services plus its controlling ReplicaSet/StatefulSet."""
-        meta = pod.get("metadata") or {}
-        ns = meta.get("namespace", "")
-        owner_selector = None
-        for ref in meta.get("ownerReferences") or []:
-            if not ref.get("controller"):
-                continue
-            if ref.get("apiVersion") == "apps/v1" and ref.get("kind") in ("ReplicaSet", "StatefulSet"):
-                inf = self.replicasets if ref["kind"] == "ReplicaSet" else self.statefulsets
-                owner = inf.get_by_name(ns, ref.get("name", ""))
-                if owner is not None:
-                    owner_selector = (owner.get("spec") or {}).get("selector")
-            break
-        return build_default_selector(pod, self.services.list(ns), owner_selector)
 
     def record_event(
         self,

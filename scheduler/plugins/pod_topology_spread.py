@@ -50,6 +50,8 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[dict[str, Any], ...] = (
 #: default constraint lists (and their run keys) a plugin keeps for reuse by later pods
 MAX_SHARED_CONSTRAINTS = 1024
 _PRE_FILTER_KEY = "PreFilter" + NAME
+#: the (shared, never changed) default constraints of an action no default constraint has
+_NO_CONSTRAINTS: list[Constraint] = []
 _PRE_SCORE_KEY = "PreScore" + NAME
 
 
@@ -288,6 +290,12 @@ class PodTopologySpread:
         else:
             self.default_constraints = list(args.get("defaultConstraints") or [])
             self.system_defaulted = False
+        #: the ``whenUnsatisfiable`` values some default constraint has: a pod without its own
+        #: constraints has no default ones for any other (kube's system defaults are all soft,
+        #: so a set's pods need no default selector for PreFilter or the run signature's hard half)
+        self._default_actions = frozenset(
+            c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) for c in self.default_constraints
+        )
         #: a pod's default constraints per ``whenUnsatisfiable`` for one snapshot generation
         #: (see :meth:`_default_constraints`): (generation, id(PodInfo) -> (PodInfo, per action))
         self._defaults_memo: tuple[int, dict[int, tuple[PodInfo, dict[str, list[Constraint]]]]] = (-1, {})
@@ -330,6 +338,8 @@ class PodTopologySpread:
         them once per pod: the pod and its cycle's snapshot are the same, and a Service or
         owner change arriving meanwhile is seen from the next attempt on, as if this attempt
         had read the listers a moment earlier. The list returned is shared (read-only)."""
+        if action not in self._default_actions:
+            return _NO_CONSTRAINTS
         snapshot = self.handle.snapshot if self.handle is not None else None
         if snapshot is None:
             return self._derive_default_constraints(pod, action)

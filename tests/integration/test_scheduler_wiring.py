@@ -269,11 +269,11 @@ async def test_default_spreading_selector_from_services_and_owner(cp, client) ->
             "controller": True,
         }
     ]
-    selector = sched._default_spread_selector(owned)
+    selector = sched.default_selectors(owned)
     assert selector is not None
     assert selector.matches({"app": "web", "hash": "abc"})
     assert not selector.matches({"app": "web", "hash": "other"})  # the ReplicaSet's selector counts too
-    assert sched._default_spread_selector(pod("lonely", labels={"app": "db"})) is None
+    assert sched.default_selectors(pod("lonely", labels={"app": "db"})) is None
 
 
 async def test_graceful_termination_frees_room_for_a_pending_pod(cp, client) -> None:
