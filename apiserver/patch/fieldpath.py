@@ -562,14 +562,26 @@ class FieldSet:
     def fields_v1_json(self) -> bytes | None:
         """:meth:`to_fields_v1` as its JSON bytes (memoized as described there); ``None`` for
         the rare set orjson cannot write (a lone surrogate in a field name)."""
+        return self.fields_v1_encoding()[0]
+
+    def fields_v1_encoding(self) -> tuple[bytes | None, dict[str, Any] | None]:
+        """:meth:`fields_v1_json`, with the tree this very call serialized to get it.
+
+        The tree is :func:`_emit_by_subtrees`'s (its subtrees two levels down are shared and
+        never modified: for reading only), and ``None`` when the encoding was already known.
+        A writer that needs the set as a shared tree builds it from these parts instead of
+        decoding the bytes again (see :mod:`apiserver.patch.sharedtrees`).
+        """
         encoded = self._encoded
+        emitted: dict[str, Any] | None = None
         if encoded is None:
             encoded = _ENCODED.get(self._paths)
             if encoded is None:
+                emitted = _emit_by_subtrees(self._paths)
                 try:
-                    encoded = orjson.dumps(_emit_by_subtrees(self._paths))
+                    encoded = orjson.dumps(emitted)
                 except TypeError:  # e.g. a lone surrogate in a field name: just don't cache
-                    return None
+                    return None, None
                 # kept by the tables and the set: an exact copy, as orjson's result holds its
                 # whole write buffer (4 KB at least)
                 encoded = bytes(memoryview(encoded))
@@ -579,7 +591,7 @@ class FieldSet:
                     # set (and its encoding) instead of parsing it again
                     _remember(_DECODED, encoded, self, _SET_CACHE_LIMIT)
             self._encoded = encoded
-        return encoded
+        return encoded, emitted
 
     def to_json(self) -> str:
         return go_json(self.to_fields_v1())
