@@ -10,6 +10,12 @@ per content (:func:`apiserver.patch.fieldpath._emit_by_subtrees`): only the part
 ``f:status`` > ``f:podIPs`` is new, the conditions and container statuses are every pod's.
 Here the canonical tree is built from those parts, each made canonical once per part (by
 identity), so a new set costs the two top levels' dicts.
+
+An entry a write leaves alone (the create entry of a pod under the node agent's status write,
+of a PodGroup under the scheduler's condition patch) was decoded from the stored revision,
+whose ``fieldsV1`` is, when the server wrote it, that set's very encoding: the stored tree
+itself becomes the canonical tree of the text (stored objects are never modified), where the
+text used to be decoded and every subtree of it serialized again.
 """
 
 from __future__ import annotations
@@ -37,6 +43,11 @@ def shared_fields_v1(fs: FieldSet) -> Obj:
     if encoded is None:
         return fs.to_fields_v1()
     if emitted is None:
+        stored = fs.stored_tree()
+        if stored is not None:
+            # an entry the write leaves alone (the create entry under a status write): the
+            # stored revision's own tree of this text, instead of decoding the text again
+            return canonical_json_built(encoded, lambda: stored)
         return canonical_json(encoded)
     return canonical_json_built(encoded, lambda: _canonical_levels(emitted))
 

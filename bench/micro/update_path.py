@@ -209,7 +209,9 @@ class _Timer:
         self.cpu = time.process_time() - self.t
         if self.prof is not None:
             self.prof.disable()
-            pstats.Stats(self.prof, stream=sys.stderr).sort_stats("cumulative").print_stats(45)
+            pstats.Stats(self.prof, stream=sys.stderr).sort_stats(
+                os.environ.get("UPD_SORT", "cumulative")
+            ).print_stats(int(os.environ.get("UPD_N", "45")))
 
 
 async def _share(c: Any, *gvrs: Any) -> None:

@@ -99,3 +99,44 @@ def test_two_pods_status_trees_share_all_but_their_ips() -> None:
     assert a["f:status"]["f:podIPs"] != b["f:status"]["f:podIPs"]
     for fs, tree in ((status_set("10.9.0.2"), a), (status_set("10.9.0.3"), b)):
         assert orjson.dumps(tree) == _by_trie(fs.paths)
+
+
+def _pod_set() -> FieldSet:
+    return fields_of(
+        {
+            "metadata": {"name": "p", "labels": {"app": "a"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        },
+        POD,
+    )
+
+
+def test_an_untouched_stored_entry_keeps_its_stored_tree() -> None:
+    """A stored ``fieldsV1`` that is its set's own encoding is held as is by the next stored
+    revision (it is the canonical tree of its text afterwards); one in another form (keys out
+    of order), or a request's (not stored), is not, and the tree is decoded from the text."""
+    fs = _pod_set()
+    text = fs.fields_v1_json()
+    assert text is not None
+    for stored, doc, kept in (
+        (True, orjson.loads(text), True),
+        (True, dict(reversed(list(orjson.loads(text).items()))), False),
+        (False, orjson.loads(text), False),
+    ):
+        for table in (fieldpath._DECODED, fieldpath._ENCODED, compact._TREES, compact._BY_ID):
+            table.clear()
+        decoded = FieldSet.from_fields_v1(doc, stored=stored)
+        assert decoded == fs
+        assert (decoded.stored_tree() is doc) is kept
+        tree = shared_fields_v1(decoded)
+        assert (tree is doc) is kept
+        assert orjson.dumps(tree) == text
+        assert compact.canonical_json(text) is tree
+    # a set found in the decoding table by a stored document of its encoding takes that document
+    for table in (fieldpath._DECODED, fieldpath._ENCODED, compact._TREES, compact._BY_ID):
+        table.clear()
+    first = FieldSet.from_fields_v1(orjson.loads(text))  # a request's: no stored tree
+    assert first.stored_tree() is None
+    doc = orjson.loads(text)
+    again = FieldSet.from_fields_v1(doc, stored=True)
+    assert again is first and again.stored_tree() is doc
