@@ -3,6 +3,7 @@
     python bench/micro/update_path.py [--writes 600]            # this tree (or PYTHONPATH's)
     python bench/micro/update_path.py --pairs BASE NEW [--rounds 3]
     python bench/micro/update_path.py --profile pod-status     # cProfile of one kind's loop
+    UPD_SORT=tottime UPD_N=60 python bench/micro/update_path.py --profile pod-status  # other order/length
 
 The four writes of the update path a gang of StatefulSet pods makes, each over objects shaped
 as the controllers make them (a plane without controllers: nothing else writes meanwhile; the
