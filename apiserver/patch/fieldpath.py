@@ -359,11 +359,13 @@ class FieldSet:
     decoded ``fieldsV1`` documents map to shared instances.
     """
 
-    __slots__ = ("_paths", "_encoded")
+    __slots__ = ("_paths", "_encoded", "_stored_tree")
 
     def __init__(self, paths: Iterable[Path] = ()) -> None:
         self._paths: frozenset[Path] = frozenset(tuple(p) for p in paths)
         self._encoded: bytes | None = None
+        #: a stored object's ``fieldsV1`` (never modified) whose JSON is ``_encoded``
+        self._stored_tree: dict[str, Any] | None = None
 
     @classmethod
     def _wrap(cls, paths: frozenset[Path]) -> FieldSet:
@@ -371,6 +373,7 @@ class FieldSet:
         fs = object.__new__(cls)
         fs._paths = paths
         fs._encoded = None
+        fs._stored_tree = None
         return fs
 
     # -- construction ---------------------------------------------------------------------
@@ -400,6 +403,8 @@ class FieldSet:
         if text is not None:
             cached = _DECODED.get(text)
             if cached is not None:
+                if stored and cached._stored_tree is None and cached._encoded == text:
+                    cached._stored_tree = doc
                 return cached
         out: set[Path] = set()
         canonical = cls._parse_into(doc, (), out, stored)
@@ -411,6 +416,10 @@ class FieldSet:
                 # the document is the set's own encoding (the server wrote it): the next write
                 # of the object re-encodes this set, e.g. a manager the write leaves alone
                 fs._encoded = kept
+                if stored:
+                    # ... and, stored, it is a tree of that encoding nobody modifies: the
+                    # next stored revision may hold it instead of decoding the text again
+                    fs._stored_tree = doc
             _remember(_DECODED, kept, fs, _SET_CACHE_LIMIT)
         return fs
 
@@ -562,14 +571,32 @@ class FieldSet:
     def fields_v1_json(self) -> bytes | None:
         """:meth:`to_fields_v1` as its JSON bytes (memoized as described there); ``None`` for
         the rare set orjson cannot write (a lone surrogate in a field name)."""
+        return self.fields_v1_encoding()[0]
+
+    def stored_tree(self) -> dict[str, Any] | None:
+        """A stored object's ``fieldsV1`` this set was decoded from, when that document is,
+        key for key and in order, the set's own encoding (:meth:`fields_v1_json`); it is
+        never modified (stored objects are not), so a stored write may hold it as is."""
+        return self._stored_tree
+
+    def fields_v1_encoding(self) -> tuple[bytes | None, dict[str, Any] | None]:
+        """:meth:`fields_v1_json`, with the tree this very call serialized to get it.
+
+        The tree is :func:`_emit_by_subtrees`'s (its subtrees two levels down are shared and
+        never modified: for reading only), and ``None`` when the encoding was already known.
+        A writer that needs the set as a shared tree builds it from these parts instead of
+        decoding the bytes again (see :mod:`apiserver.patch.sharedtrees`).
+        """
         encoded = self._encoded
+        emitted: dict[str, Any] | None = None
         if encoded is None:
             encoded = _ENCODED.get(self._paths)
             if encoded is None:
+                emitted = _emit_by_subtrees(self._paths)
                 try:
-                    encoded = orjson.dumps(_emit_by_subtrees(self._paths))
+                    encoded = orjson.dumps(emitted)
                 except TypeError:  # e.g. a lone surrogate in a field name: just don't cache
-                    return None
+                    return None, None
                 # kept by the tables and the set: an exact copy, as orjson's result holds its
                 # whole write buffer (4 KB at least)
                 encoded = bytes(memoryview(encoded))
@@ -579,7 +606,7 @@ class FieldSet:
                     # set (and its encoding) instead of parsing it again
                     _remember(_DECODED, encoded, self, _SET_CACHE_LIMIT)
             self._encoded = encoded
-        return encoded
+        return encoded, emitted
 
     def to_json(self) -> str:
         return go_json(self.to_fields_v1())

@@ -12,9 +12,8 @@ from typing import Any
 from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.apply import FieldsEncoder, record_update, updated_managed_fields
-from apiserver.patch.fieldpath import FieldSet
+from apiserver.patch.sharedtrees import shared_fields_v1
 from apiserver.rest.resources import ResourceDef
-from apiserver.storage.compact import canonical_json
 
 
 class FieldTracker:
@@ -25,7 +24,7 @@ class FieldTracker:
     objects without a ``metadata`` object take the general path.
 
     A write that is stored gets each entry's ``fieldsV1`` as the shared, canonical tree of its
-    field set (:func:`canonical_json` over the set's memoized encoding) instead of a fresh
+    field set (:func:`shared_fields_v1`, from the set's memoized encoding) instead of a fresh
     decoding: the stored object is never modified (clients get copies, informers share it
     read-only and would swap in that very tree anyway, see :func:`compact`). A dry run's
     object is the response itself, which its client may modify, so it gets fresh trees.
@@ -81,17 +80,12 @@ class FieldTracker:
         _set_entries(obj["metadata"], entries)
 
 
-def _shared_fields_v1(fs: FieldSet) -> Obj:
-    encoded = fs.fields_v1_json()
-    return fs.to_fields_v1() if encoded is None else canonical_json(encoded)
-
-
 def _encoder(rd: ResourceDef, opts: Any) -> FieldsEncoder | None:
     """Shared trees for a stored write of a stored kind; fresh ones for a dry run (whose object
     is the response) and for a view kind (presented through a conversion of its object)."""
     if getattr(opts, "dry_run", False) or rd.is_view:
         return None
-    return _shared_fields_v1
+    return shared_fields_v1
 
 
 def _set_entries(md: Obj, entries: list[Obj]) -> None:

@@ -17,6 +17,7 @@ only the subtrees that differ (e.g. the one naming the pod's IP).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -61,6 +62,26 @@ def canonical_json(text: bytes) -> dict[str, Any]:
     return _canonical(tree, text)
 
 
+def canonical_json_built(text: bytes, build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """:func:`canonical_json` for a writer that can build the tree from shared parts.
+
+    ``build()`` must return a tree whose JSON is exactly ``text`` (keys in the same order) and
+    whose subtrees are canonical trees or never-modified ones; it becomes the canonical tree of
+    ``text`` without decoding the text and serializing each of its subtrees again, as
+    :func:`canonical_json` does for a text it has not seen.
+    """
+    hit = _TREES.get(text)
+    if hit is not None:
+        return hit
+    tree = build()
+    if len(_TREES) >= TREE_TABLE_LIMIT:
+        _TREES.clear()
+        _BY_ID.clear()
+    _TREES[bytes(memoryview(text))] = tree
+    _BY_ID[id(tree)] = tree
+    return tree
+
+
 def _canonical(tree: dict[str, Any], text: bytes) -> dict[str, Any]:
     hit = _TREES.get(text)
     if hit is not None:
@@ -102,4 +123,4 @@ def compact(obj: Obj) -> Obj:
     return obj
 
 
-__all__ = ["TREE_TABLE_LIMIT", "canonical_fields", "canonical_json", "compact"]
+__all__ = ["TREE_TABLE_LIMIT", "canonical_fields", "canonical_json", "canonical_json_built", "compact"]

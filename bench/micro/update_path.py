@@ -3,6 +3,7 @@
     python bench/micro/update_path.py [--writes 600]            # this tree (or PYTHONPATH's)
     python bench/micro/update_path.py --pairs BASE NEW [--rounds 3]
     python bench/micro/update_path.py --profile pod-status     # cProfile of one kind's loop
+    UPD_SORT=tottime UPD_N=60 python bench/micro/update_path.py --profile pod-status  # other order/length
 
 The four writes of the update path a gang of StatefulSet pods makes, each over objects shaped
 as the controllers make them (a plane without controllers: nothing else writes meanwhile; the
@@ -209,7 +210,9 @@ class _Timer:
         self.cpu = time.process_time() - self.t
         if self.prof is not None:
             self.prof.disable()
-            pstats.Stats(self.prof, stream=sys.stderr).sort_stats("cumulative").print_stats(45)
+            pstats.Stats(self.prof, stream=sys.stderr).sort_stats(
+                os.environ.get("UPD_SORT", "cumulative")
+            ).print_stats(int(os.environ.get("UPD_N", "45")))
 
 
 async def _share(c: Any, *gvrs: Any) -> None:

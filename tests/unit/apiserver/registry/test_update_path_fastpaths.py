@@ -3,9 +3,11 @@
 The same random sequences of writes (create, status update, merge patches of labels and of
 status, a main-resource update) run twice on fresh API servers: once as served, once with the
 fast paths of the update path switched off — a decoded ``fieldsV1`` never kept as its set's
-encoding, no stored subtree parse remembered, StatefulSet and PodGroup status writes
-defaulted. Every answer (object, managedFields entries, resourceVersion) and every error
-(code and message) must be the same, and so must the stored bytes. After each write the record
+encoding, no stored subtree parse remembered, a new set's shared tree decoded from its text
+(not built from the encoder's parts), an untouched entry's tree decoded from its text (not the
+stored revision's own), StatefulSet and PodGroup status writes defaulted. Every answer
+(object, managedFields entries, resourceVersion) and every error (code and message) must be
+the same, and so must the stored bytes. After each write the record
 is shared as the informers share it, so the next write finds the stored object they leave, and
 the servers' clock moves on a second (entries are ordered by their times).
 """
@@ -21,11 +23,12 @@ import pytest
 
 from apiserver import errors
 from apiserver.meta import FakeClock
-from apiserver.patch import fieldpath
+from apiserver.patch import fieldpath, sharedtrees
 from apiserver.registry.generic import WriteOptions
 from apiserver.registry.strategies.apps import StatefulSetStrategy
 from apiserver.registry.strategies.scheduling import PodGroupStrategy
 from apiserver.server.instance import build_api
+from apiserver.storage.compact import canonical_json
 
 from ..patch.test_tracker import _mutate, _random_pod
 
@@ -187,7 +190,10 @@ def _run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             m.setattr(fieldpath, "_canonical_next", lambda *_: False)
             m.setattr(StatefulSetStrategy, "defaults_only_replaced_by_status", False)
             m.setattr(PodGroupStrategy, "defaults_only_replaced_by_status", False)
-        for table in (fieldpath._DECODED, fieldpath._ENCODED, fieldpath._STORED_PARSES):
+            # a new set's shared tree decoded from its text, not built from the encoder's parts
+            m.setattr(sharedtrees, "canonical_json_built", lambda text, _build: canonical_json(text))
+            m.setattr(fieldpath.FieldSet, "stored_tree", lambda _self: None)
+        for table in (fieldpath._DECODED, fieldpath._ENCODED, fieldpath._STORED_PARSES, sharedtrees._PARTS):
             table.clear()
         api = build_api(clock=FakeClock())
         rnd = random.Random(seed)
