@@ -408,11 +408,17 @@ class InformerFactory:
         key = (gvr, namespace, label_selector, field_selector)
         inf = self._informers.get(key)
         if inf is None:
-            inf = Informer(self.client, gvr, namespace, label_selector, field_selector)
+            inf = self._new_informer(key)
             self._informers[key] = inf
             if self._started:
                 inf.start()
         return inf
+
+    def _new_informer(self, key: tuple[GVR, str, str, str]) -> Informer:
+        """The informer for ``key`` the first time it is asked for (a shared factory's
+        component share gives a view of the shared one instead)."""
+        gvr, namespace, label_selector, field_selector = key
+        return Informer(self.client, gvr, namespace, label_selector, field_selector)
 
     def start(self) -> None:
         self._started = True

@@ -114,39 +114,20 @@ class ComponentInformers(InformerFactory):
         super().__init__(shared.client)
         self.shared = shared
         self.name = name
-        self._views: dict[_Key, InformerView] = {}
 
-    def informer(
-        self, gvr: GVR, namespace: str = "", label_selector: str = "", field_selector: str = ""
-    ) -> Informer:
-        key = (gvr, namespace, label_selector, field_selector)
-        view = self._views.get(key)
-        if view is None:
-            view = InformerView(self.shared, key, self.shared._acquire(key, self))
-            self._views[key] = view
-            if self._started:
-                view.start()
-        return view
-
-    def start(self) -> None:
-        self._started = True
-        for view in self._views.values():
-            view.start()
-
-    async def wait_for_sync(self, timeout: float = 30.0) -> None:
-        await asyncio.gather(*(v.wait_for_sync(timeout) for v in self._views.values()))
+    def _new_informer(self, key: _Key) -> Informer:
+        return InformerView(self.shared, key, self.shared._acquire(key, self))
 
     async def stop(self) -> None:
         self._started = False
-        views, self._views = self._views, {}
+        views, self._informers = self._informers, {}
         for view in views.values():
+            assert isinstance(view, InformerView)
             view.remove_handlers()
         for key, view in views.items():
+            assert isinstance(view, InformerView)
             view.released = True
             await self.shared._release(key, view, self)
-
-    def informers(self) -> builtins.list[Informer]:
-        return list(self._views.values())
 
 
 class InformerView(Informer):
