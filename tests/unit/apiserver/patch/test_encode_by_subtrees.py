@@ -18,9 +18,9 @@ import pytest
 
 from apiserver.openapi import schema
 from apiserver.patch import fieldpath
-from apiserver.patch.fieldpath import FieldSet, Path, fields_of, index, key, make_path, value
+from apiserver.patch.fieldpath import FieldSet, Path, index, key, make_path, value
 
-from .test_tracker import _mutate, _random_pod
+from .test_tracker import random_pod_field_sets
 
 POD = schema.for_gvk("", "v1", "Pod")
 
@@ -36,12 +36,7 @@ def _by_subtrees(paths: frozenset[Path]) -> bytes:
 @pytest.mark.parametrize("seed", range(4))
 def test_random_pods_sets_encode_as_the_trie_does(seed: int) -> None:
     rnd = random.Random(seed)
-    for i in range(150):
-        obj = _mutate(rnd, _random_pod(rnd))
-        try:
-            fs = fields_of(obj, POD)
-        except fieldpath.FieldPathError:
-            continue
+    for i, fs in random_pod_field_sets(rnd, 150):
         if i % 3 == 0:
             fieldpath._SUBTREES.clear()  # every subtree emitted afresh, or found from earlier sets
         assert _by_subtrees(fs.paths) == _by_trie(fs.paths)

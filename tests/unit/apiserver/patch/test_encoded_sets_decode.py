@@ -22,13 +22,12 @@ from apiserver.patch.fieldpath import (
     VALUE,
     FieldSet,
     PathElement,
-    fields_of,
     key,
     make_path,
     value,
 )
 
-from .test_tracker import _mutate, _random_pod
+from .test_tracker import random_pod_field_sets
 
 POD = schema.for_gvk("", "v1", "Pod")
 
@@ -50,12 +49,7 @@ def _roundtrip(fs: FieldSet) -> FieldSet:
 @pytest.mark.parametrize("seed", range(4))
 def test_the_decoding_of_an_encoded_set_is_that_set_and_equals_a_fresh_parse(seed: int) -> None:
     rnd = random.Random(seed)
-    for _ in range(150):
-        obj = _mutate(rnd, _random_pod(rnd))
-        try:
-            fs = fields_of(obj, POD)
-        except fieldpath.FieldPathError:
-            continue
+    for _, fs in random_pod_field_sets(rnd, 150):
         fieldpath._ENCODED.clear()  # encoded afresh, as a set a write makes
         if not fs:
             continue

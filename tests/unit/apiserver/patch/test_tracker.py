@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -35,10 +36,12 @@ from apiserver.patch.apply import (
     updated_managed_fields,
 )
 from apiserver.patch.fieldpath import (
+    FieldPathError,
     FieldSet,
     Path,
     field,
     field_schema,
+    fields_of,
     item_schema,
     key,
     list_item_element,
@@ -270,6 +273,18 @@ def _mutate(rnd: random.Random, obj: Obj) -> Obj:
             name = rnd.choice([*target, "app", "phase", "z"]) if target else "z"
             target[name] = rnd.choice(["a", 1, True, None, {}, [], {"q": 1}, [1]])
     return out
+
+
+def random_pod_field_sets(rnd: random.Random, n: int) -> Iterator[tuple[int, FieldSet]]:
+    """The field sets of ``n`` random, mutated pods (those a field path error leaves out are
+    skipped), with their draw's index: the random input of the field-set encoding tests."""
+    for i in range(n):
+        obj = _mutate(rnd, _random_pod(rnd))
+        try:
+            fs = fields_of(obj, POD)
+        except FieldPathError:
+            continue
+        yield i, fs
 
 
 @pytest.mark.parametrize("seed", range(4))
