@@ -44,32 +44,12 @@ NOW = "2026-12-05T08:00:00Z"
 
 
 def _statefulset(i: int) -> dict[str, Any]:
-    name = f"s{i}"
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {
-            "replicas": 3,
-            "podManagementPolicy": "Parallel",
-            "serviceName": name,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "c",
-                            "image": "registry.k8s.io/pause:3.10",
-                            "resources": {"requests": {"cpu": "100m"}},
-                        }
-                    ]
-                },
-            },
-            "scheduling": {"schedulingPolicy": {"gang": {}}},
-        },
-    }
+    """A gang set of 3 as the gang bench creates it (:func:`bench.workloads.statefulsets.statefulset`)."""
+    from bench.workloads.statefulsets import statefulset
+
+    sts = statefulset(f"s{i}", 3, gang=True, topology="")
+    sts["metadata"]["namespace"] = NS
+    return sts
 
 
 def _sts_status(sts: dict[str, Any]) -> dict[str, Any]:
