@@ -14,6 +14,8 @@ from controllers.nodeagent import node_agent_factory
 from controllers.nodeagent.pod_annotations import SIMULATED_LABEL
 from gangplane.controlplane import ControlPlane
 from scheduler.component import register_scheduler
+from scheduler.defaults import default_profile
+from scheduler.framework import PluginSpec
 from scheduler.scheduler import Scheduler
 from tests.helpers import wait_for_list, wait_for_object
 
@@ -92,6 +94,25 @@ async def start_scheduler(cp: ControlPlane) -> Scheduler:
     comp = await cp.start_component("scheduler")
     assert isinstance(comp, Scheduler)
     return comp
+
+
+async def start_scheduler_with_plugin(cp: ControlPlane, plugin: Any, replaces: str = "") -> Scheduler:
+    """A scheduler whose default profile also runs the test's out-of-tree ``plugin`` (a class with
+    ``name``), in place of the in-tree plugin ``replaces`` when one is named; started."""
+    profile = default_profile()
+    if replaces:
+        profile.plugins = [p for p in profile.plugins if p.name != replaces]
+    profile.plugins.append(PluginSpec(plugin.name))
+    sched = Scheduler(
+        cp.client("kube-scheduler"),
+        cp.gates_for("scheduler"),
+        cp.clock,
+        cp.metrics_registry,
+        [profile],
+        registry={plugin.name: plugin},
+    )
+    await sched.start()
+    return sched
 
 
 async def start_node_agent(cp: ControlPlane, fleet: Any = None) -> bool:

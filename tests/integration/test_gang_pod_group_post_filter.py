@@ -11,13 +11,11 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODGROUPS, PODS
-from scheduler.defaults import default_profile
-from scheduler.framework import PluginSpec
 from scheduler.interfaces import CycleState, PodGroupInfo, PodGroupPostFilterResult, PodGroupSchedulingFunc
 from scheduler.scheduler import Scheduler
 from scheduler.status import Code, Status
 from tests.integration.podgroup_support import member, pod_group, scheduled_condition, wait_pod_group
-from tests.integration.scheduler_support import create_nodes, node, wait_pod
+from tests.integration.scheduler_support import create_nodes, node, start_scheduler_with_plugin, wait_pod
 
 pytestmark = pytest.mark.anyio
 
@@ -44,20 +42,8 @@ class FakeGroupPreemption:
 
 
 async def start(cp: Any) -> Scheduler:
-    profile = default_profile()
     # the fake stands in for the in-tree WorkloadAwarePreemption at this extension point
-    profile.plugins = [p for p in profile.plugins if p.name != "WorkloadAwarePreemption"]
-    profile.plugins.append(PluginSpec(FakeGroupPreemption.name))
-    sched = Scheduler(
-        cp.client("kube-scheduler"),
-        cp.gates_for("scheduler"),
-        cp.clock,
-        cp.metrics_registry,
-        [profile],
-        registry={FakeGroupPreemption.name: FakeGroupPreemption},
-    )
-    await sched.start()
-    return sched
+    return await start_scheduler_with_plugin(cp, FakeGroupPreemption, replaces="WorkloadAwarePreemption")
 
 
 @pytest.mark.parametrize("succeed", [True, False], ids=["nominates", "rejects"])

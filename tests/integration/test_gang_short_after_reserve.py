@@ -11,14 +11,11 @@ from typing import Any
 import pytest
 
 from apiserver.client.interface import PODGROUPS, PODS
-from scheduler.defaults import default_profile
-from scheduler.framework import PluginSpec
 from scheduler.interfaces import CycleState
 from scheduler.nodeinfo import PodInfo
-from scheduler.scheduler import Scheduler
 from scheduler.status import Code, Status
 from tests.integration.podgroup_support import member, pod_group, scheduled_condition, wait_pod_group
-from tests.integration.scheduler_support import create_nodes, node
+from tests.integration.scheduler_support import create_nodes, node, start_scheduler_with_plugin
 
 pytestmark = pytest.mark.anyio
 
@@ -46,17 +43,7 @@ class RefuseOne:
 async def test_a_gang_left_short_by_reserve_releases_its_waiting_members(cp, client) -> None:
     RefuseOne.unreserved = []
     await create_nodes(client, [node("n1", "8")])
-    profile = default_profile()
-    profile.plugins.append(PluginSpec(RefuseOne.name))
-    sched = Scheduler(
-        cp.client("kube-scheduler"),
-        cp.gates_for("scheduler"),
-        cp.clock,
-        cp.metrics_registry,
-        [profile],
-        registry={RefuseOne.name: RefuseOne},
-    )
-    await sched.start()
+    sched = await start_scheduler_with_plugin(cp, RefuseOne)
     try:
         await client.create(PODGROUPS, pod_group("g", 3))
         for i in range(3):
