@@ -11,6 +11,7 @@ same random draws and the same rotation index, and leave the snapshot as it was.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -304,31 +305,43 @@ def test_runs_choose_what_the_pod_by_pod_cycle_chooses_on_random_clusters(
     assert carried > 50  # the runs were taken, not bypassed
 
 
+def _count_window_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts (in the returned one-item list) the hosts the windows' runs pick, so a test can
+    tell the runs were taken rather than bypassed."""
+    carried = [0]
+    real_next = WindowedRuns.next
+
+    def counting_next(self: WindowedRuns, *args: Any) -> str | None:
+        host = real_next(self, *args)
+        carried[0] += host is not None
+        return host
+
+    monkeypatch.setattr(WindowedRuns, "next", counting_next)
+    return carried
+
+
+def _assert_wide_runs_choose_as_pod_by_pod(seeds: Iterable[int]) -> None:
+    """On the wide cluster, the windows' runs choose the hosts, draws and rotation of the
+    pod-by-pod cycle, for every seed."""
+    for seed in seeds:
+        full = _search(seed, carry_runs=False, wide=True)
+        runs = _search(seed, carry_runs=True, wide=True)
+        assert runs[3] == full[3], f"seed {seed}"
+        assert runs[1] == full[1], f"seed {seed}: random draws differ"
+        assert runs[2] == full[2], f"seed {seed}: rotation index differs"
+
+
 @pytest.mark.parametrize("block", range(4))
 def test_runs_per_window_over_the_whole_cluster_choose_what_the_pod_by_pod_cycle_chooses(
     block: int, monkeypatch: pytest.MonkeyPatch, run_columns: str
 ) -> None:
     """Gangs without topology on clusters wider than a cycle's window: the window moves from pod
     to pod, and each window's run (scheduler.placement_run.WindowedRuns) must pick as kube does."""
-    carried = 0
-    real_next = WindowedRuns.next
-
-    def counting_next(self: WindowedRuns, *args: Any) -> str | None:
-        nonlocal carried
-        host = real_next(self, *args)
-        carried += host is not None
-        return host
-
-    monkeypatch.setattr(WindowedRuns, "next", counting_next)
+    carried = _count_window_runs(monkeypatch)
     if block % 2:
         monkeypatch.setattr(placement_run, "PURE_PRE_FILTERS", frozenset())
-    for seed in range(block * 12, block * 12 + 12):
-        full = _search(seed, carry_runs=False, wide=True)
-        runs = _search(seed, carry_runs=True, wide=True)
-        assert runs[3] == full[3], f"seed {seed}"
-        assert runs[1] == full[1], f"seed {seed}: random draws differ"
-        assert runs[2] == full[2], f"seed {seed}: rotation index differs"
-    assert carried > 100  # the windows' runs were taken, not bypassed
+    _assert_wide_runs_choose_as_pod_by_pod(range(block * 12, block * 12 + 12))
+    assert carried[0] > 100  # the windows' runs were taken, not bypassed
 
 
 def test_window_runs_told_lazily_choose_alike_when_fewer_runs_than_windows_are_kept(
@@ -337,24 +350,10 @@ def test_window_runs_told_lazily_choose_alike_when_fewer_runs_than_windows_are_k
     """With room for one run only, a window's run that ended since it was last told (its node
     filled up) must not hold the place: runs are told of assumed pods when next read
     (WindowedRuns._catch_up), and the choices and the rotation stay the pod-by-pod cycle's."""
-    carried = 0
-    real_next = WindowedRuns.next
-
-    def counting_next(self: WindowedRuns, *args: Any) -> str | None:
-        nonlocal carried
-        host = real_next(self, *args)
-        carried += host is not None
-        return host
-
-    monkeypatch.setattr(WindowedRuns, "next", counting_next)
+    carried = _count_window_runs(monkeypatch)
     monkeypatch.setattr(placement_run, "MAX_WINDOW_RUNS", 1)
-    for seed in range(12):
-        full = _search(seed, carry_runs=False, wide=True)
-        runs = _search(seed, carry_runs=True, wide=True)
-        assert runs[3] == full[3], f"seed {seed}"
-        assert runs[1] == full[1], f"seed {seed}: random draws differ"
-        assert runs[2] == full[2], f"seed {seed}: rotation index differs"
-    assert carried > 20
+    _assert_wide_runs_choose_as_pod_by_pod(range(12))
+    assert carried[0] > 20
 
 
 @pytest.mark.parametrize("records", [False, True], ids=["records-off", "records-on"])
