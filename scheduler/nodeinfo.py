@@ -261,21 +261,25 @@ def _affinity_term(pod_ns: str, term: Obj, weight: int = 0) -> AffinityTerm:
     )
 
 
-def _terms(pod_ns: str, section: Obj | None) -> tuple[list[AffinityTerm], list[AffinityTerm]]:
+def _terms(pod_ns: str, section: Obj | None) -> tuple[tuple[AffinityTerm, ...], tuple[AffinityTerm, ...]]:
+    """The section's (required, preferred) terms, as tuples: a PodInfo lives as long as its pod in
+    the scheduler's cache, and an empty tuple (the common case) is one shared object outside the
+    cyclic collector, where an empty list would be one more object each gen-0 pass traverses."""
     if not section:
-        return [], []
-    required = [
+        return (), ()
+    required = tuple(
         _affinity_term(pod_ns, t) for t in section.get("requiredDuringSchedulingIgnoredDuringExecution") or []
-    ]
+    )
     preferred = []
     for wt in section.get("preferredDuringSchedulingIgnoredDuringExecution") or []:
         w = int(wt.get("weight") or 0)
         if w:
             preferred.append(_affinity_term(pod_ns, wt.get("podAffinityTerm") or {}, w))
-    return required, preferred
+    return required, tuple(preferred)
 
 
-def _host_ports(spec: Obj) -> list[tuple[str, str, int]]:
+def _host_ports(spec: Obj) -> tuple[tuple[str, str, int], ...]:
+    """The pod's (hostIP, protocol, hostPort) triples; a tuple for the reason :func:`_terms` gives."""
     containers = list(spec.get("containers") or [])
     containers += [c for c in spec.get("initContainers") or [] if _is_sidecar(c)]
     out = []
@@ -284,7 +288,7 @@ def _host_ports(spec: Obj) -> list[tuple[str, str, int]]:
             hp = int(p.get("hostPort") or 0)
             if hp > 0:
                 out.append((p.get("hostIP") or "", p.get("protocol") or "TCP", hp))
-    return out
+    return tuple(out)
 
 
 def pod_uid(pod: Obj) -> str:

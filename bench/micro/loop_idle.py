@@ -77,7 +77,7 @@ class Phase:
         self.idle_waits = 0
         self.iterations = 0
         self.woke: collections.Counter[str] = collections.Counter()
-        self.woke_s: collections.Counter[str] = collections.Counter()
+        self.woke_s: dict[str, float] = collections.defaultdict(float)
         self.handles: collections.Counter[str] = collections.Counter()
         self.gc_cpu = 0.0
         self.gc_runs: collections.Counter[int] = collections.Counter()
@@ -96,7 +96,7 @@ class Phase:
             f"  loop idle (select with a timeout): {self.idle:.3f} s in {self.idle_waits} waits, "
             f"{self.iterations} loop iterations ({self.iterations / per:.2f} per pod)"
         )
-        for key, s in self.woke_s.most_common(8):
+        for key, s in sorted(self.woke_s.items(), key=lambda kv: -kv[1])[:8]:
             lines.append(f"    {s * 1e3:9.1f} ms {self.woke[key]:6d}x woken by {key}")
         gens = ", ".join(f"gen {g}: {n}" for g, n in sorted(self.gc_runs.items())) or "none"
         lines.append(
@@ -156,7 +156,7 @@ class LoopProbe:
             cur.woke_s[key] += dt
             return events
 
-        selector.select = timed_select  # type: ignore[method-assign]
+        selector.select = timed_select
         self._loop = loop
 
     def _on_gc(self, phase: str, info: dict[str, int]) -> None:

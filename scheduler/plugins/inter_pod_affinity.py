@@ -19,7 +19,7 @@ node totals to 0..100 between the lowest and highest.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,7 +60,7 @@ class _NamespaceLabels:
         return self._cache[ns]
 
 
-def _matches_all(terms: list[AffinityTerm], pod: PodInfo, ns_labels: dict[str, str] | None) -> bool:
+def _matches_all(terms: Sequence[AffinityTerm], pod: PodInfo, ns_labels: dict[str, str] | None) -> bool:
     return bool(terms) and all(t.matches(pod, ns_labels) for t in terms)
 
 
