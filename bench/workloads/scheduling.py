@@ -3,10 +3,14 @@
 Two numbers per run: *create→bound* (pods created one after another while the scheduler runs;
 the clock stops when a watch has seen the last one bound) and *backlog* (pods created while the
 scheduler is stopped, then drained: kube's SchedulingThroughput).
+
+Each measured phase starts right after a full collection (:func:`_collected`), so that the
+cyclic collector's older-generation passes stay out of both windows by construction.
 """
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -34,6 +38,7 @@ async def _create_to_bound(nodes: int, pods: int, env: Env) -> float:
     env.progress(f"{nodes} nodes")
     counter = PodCounter(client, "default", pods, is_bound)
     await counter.start()
+    _collected()
     env.start_cpu()
     t0 = time.perf_counter()
     for i in range(pods):
@@ -54,6 +59,7 @@ async def _backlog(nodes: int, pods: int, env: Env) -> float:
     env.progress("backlog created")
     counter = PodCounter(client, "default", pods, is_bound)
     await counter.start()
+    _collected()
     env.start_cpu()
     t0 = time.perf_counter()
     await cp.start_component("scheduler")
@@ -62,3 +68,18 @@ async def _backlog(nodes: int, pods: int, env: Env) -> float:
     await counter.stop()
     await cp.stop()
     return pods / (done - t0)
+
+
+def _collected() -> None:
+    """A full collection just before a measured phase (its CPU is not in the phase).
+
+    With the plane's thresholds a generation-1 pass comes every 20 generation-0 passes, about
+    once per 25,000 pods here, and traverses everything that survived since the last one: the
+    second phase's included the first phase's torn-down plane (~350,000 objects in cycles), about
+    0.7 s. Whether that pass fell inside a 10,000-pod window depended on how many objects the
+    whole run had allocated before it, so a change that allocated less could move it in (+7 %
+    CPU per pod) or out. After a full collection the young generations are empty and their
+    counters zero: a window sees its own generation-0 passes (one per ~1,250 pods) and no older
+    pass. (Measured with ``bench/micro/loop_idle.py``; see docs/bench.md, session 12, basicwall.)
+    """
+    gc.collect()
