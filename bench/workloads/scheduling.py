@@ -74,12 +74,12 @@ def _collected() -> None:
     """A full collection just before a measured phase (its CPU is not in the phase).
 
     With the plane's thresholds a generation-1 pass comes every 20 generation-0 passes, about
-    once per 25,000 pods here, and traverses everything that survived since the last one: the
+    once per 25,000–30,000 pods here, and traverses everything that survived since the last one: the
     second phase's included the first phase's torn-down plane (~350,000 objects in cycles), about
     0.7 s. Whether that pass fell inside a 10,000-pod window depended on how many objects the
     whole run had allocated before it, so a change that allocated less could move it in (+7 %
     CPU per pod) or out. After a full collection the young generations are empty and their
-    counters zero: a window sees its own generation-0 passes (one per ~1,250 pods) and no older
+    counters zero: a window sees its own generation-0 passes (one per ~1,250–1,600 pods) and no older
     pass. (Measured with ``bench/micro/loop_idle.py``; see docs/bench.md, session 12, basicwall.)
     """
     gc.collect()
