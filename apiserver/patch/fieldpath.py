@@ -496,7 +496,14 @@ class FieldSet:
         if not self._paths:
             return other
         paths = self._paths | other._paths
-        return self if len(paths) == len(self._paths) else FieldSet._wrap(paths)
+        if len(paths) == len(self._paths):
+            return self
+        if len(paths) == len(other._paths):
+            # ``other`` already holds everything (a manager re-writing fields it owns: a
+            # Lease renewal, a status rewrite): keep that very set, whose encoding and stored
+            # tree are known, instead of an equal new one that must be encoded again
+            return other
+        return FieldSet._wrap(paths)
 
     def difference(self, other: FieldSet) -> FieldSet:
         """Exact difference: removing ``.spec`` keeps ``.spec.replicas``."""

@@ -5,7 +5,8 @@ status, a main-resource update) run twice on fresh API servers: once as served, 
 fast paths of the update path switched off — a decoded ``fieldsV1`` never kept as its set's
 encoding, no stored subtree parse remembered, a new set's shared tree decoded from its text
 (not built from the encoder's parts), an untouched entry's tree decoded from its text (not the
-stored revision's own), StatefulSet and PodGroup status writes defaulted. Every answer
+stored revision's own), StatefulSet and PodGroup status writes defaulted, no comparison of a pair answered from
+memory nor an atomic subtree added without its walk, a union always a new set. Every answer
 (object, managedFields entries, resourceVersion) and every error (code and message) must be
 the same, and so must the stored bytes. After each write the record
 is shared as the informers share it, so the next write finds the stored object they leave, and
@@ -21,6 +22,7 @@ from typing import Any
 import orjson
 import pytest
 
+import apiserver.patch.apply as apply_mod
 from apiserver import errors
 from apiserver.meta import FakeClock
 from apiserver.patch import fieldpath, sharedtrees
@@ -89,6 +91,37 @@ def _status(rnd: random.Random) -> dict[str, Any]:
     return status
 
 
+def _running(rnd: random.Random, status: Any) -> dict[str, Any]:
+    """``status`` as the node agent writes it when the pod starts: its conditions kept, four
+    added (the same for every pod started within a second), the pod's own IPs and container."""
+    old = status if isinstance(status, dict) else {}
+    when = rnd.choice(["2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"])
+    conds = [c for c in old.get("conditions") or [] if isinstance(c, dict)]
+    for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
+        if rnd.random() < 0.9:
+            conds.append({"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": when})
+    ip = f"10.0.{rnd.randint(0, 3)}.{rnd.randint(1, 9)}"
+    return {
+        **old,
+        "phase": "Running",
+        "conditions": conds,
+        "hostIP": "172.16.0.1",
+        "hostIPs": [{"ip": "172.16.0.1"}],
+        "podIP": ip,
+        "podIPs": [{"ip": ip}],
+        "startTime": when,
+        "containerStatuses": [
+            {
+                "name": "c",
+                "containerID": f"containerd://{rnd.randint(0, 10**6):064x}",
+                "ready": True,
+                "restartCount": rnd.choice([0, "0"]),  # the odd wrong type: refused the same way
+                "state": {"running": {"startedAt": when}},
+            }
+        ],
+    }
+
+
 def _pod_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
     rd = api.registry.get("", "v1", "pods")
     pod = _random_pod(rnd)
@@ -111,13 +144,19 @@ def _pod_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
         rec = api.store.get(api._skey(rd), api._key(rd, "default", name))
         if rec is None:
             return
-        kind = rnd.choice(["status", "status-patch", "label-patch", "update"])
+        kind = rnd.choice(["status", "running", "status-patch", "label-patch", "update"])
         who = WriteOptions(field_manager=rnd.choice(["m1", "kubelet", "sched"]))
         if kind == "status":
             body = rec.copy()
             body["status"] = _status(rnd)
             if rnd.random() < 0.3:
                 body["spec"] = {"containers": [{"name": "other", "image": "y"}]}
+            _attempt(
+                log, api, rd, name, lambda b=body, w=who: api.update(rd, "default", name, b, w, "status")
+            )
+        elif kind == "running":
+            body = rec.copy()
+            body["status"] = _running(rnd, body.get("status"))
             _attempt(
                 log, api, rd, name, lambda b=body, w=who: api.update(rd, "default", name, b, w, "status")
             )
@@ -183,6 +222,12 @@ def _group_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
         )
 
 
+def _plain_union(self: fieldpath.FieldSet, other: fieldpath.FieldSet) -> fieldpath.FieldSet:
+    """The union as it was: a new set unless ``other`` adds nothing to ``self``."""
+    paths = self.paths | other.paths
+    return self if len(paths) == len(self.paths) else fieldpath.FieldSet._wrap(paths)
+
+
 def _run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     with monkeypatch.context() as m:
         if not fast:
@@ -193,8 +238,16 @@ def _run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             # a new set's shared tree decoded from its text, not built from the encoder's parts
             m.setattr(sharedtrees, "canonical_json_built", lambda text, _build: canonical_json(text))
             m.setattr(fieldpath.FieldSet, "stored_tree", lambda _self: None)
+            # every pair compared by a walk (no pair memo), every one-sided subtree walked
+            # (atomic ones too), and a union always a new set
+            m.setattr(apply_mod, "_PAIR_DEPTH", 0)
+            m.setattr(apply_mod, "_MEMO_DEPTH", 0)
+            m.setattr(fieldpath.FieldSet, "union", _plain_union)
+            m.setattr(fieldpath.FieldSet, "__or__", _plain_union)
         for table in (fieldpath._DECODED, fieldpath._ENCODED, fieldpath._STORED_PARSES, sharedtrees._PARTS):
             table.clear()
+        apply_mod._PAIRS.clear()
+        apply_mod._WALKS.clear()
         api = build_api(clock=FakeClock())
         rnd = random.Random(seed)
         log = _Log()
