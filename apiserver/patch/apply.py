@@ -1032,8 +1032,24 @@ def _track_update(
     if taken:
         previous = out.get(mid)
         fields = taken | previous.fields if previous else taken
+        before = managers.get(mid)
+        if before is not None:
+            fields = _kept_set(fields, before.fields)
         out[mid] = VersionedSet(fields, api_version, False, now or None)
     return out
+
+
+def _kept_set(fields: FieldSet, before: FieldSet) -> FieldSet:
+    """``before`` where it equals ``fields``, else ``fields``.
+
+    A manager re-writing fields it owns (a node's Lease renewal, a controller's status) loses
+    them to the write's anonymous operation and gets them back by the union: an equal new set,
+    which would be encoded again, where ``before``, decoded from the stored object, knows its
+    encoding and its stored tree (the entry keeps the stored ``fieldsV1`` as it is).
+    """
+    if fields is not before and fields == before:
+        return before
+    return fields
 
 
 def _prune(

@@ -6,7 +6,8 @@ fast paths of the update path switched off — a decoded ``fieldsV1`` never kept
 encoding, no stored subtree parse remembered, a new set's shared tree decoded from its text
 (not built from the encoder's parts), an untouched entry's tree decoded from its text (not the
 stored revision's own), StatefulSet and PodGroup status writes defaulted, no comparison of a pair answered from
-memory nor an atomic subtree added without its walk, a union always a new set. Every answer
+memory nor an atomic subtree added without its walk, a union always a new set, a manager's
+re-written entry a new set too. Every answer
 (object, managedFields entries, resourceVersion) and every error (code and message) must be
 the same, and so must the stored bytes. After each write the record
 is shared as the informers share it, so the next write finds the stored object they leave, and
@@ -222,6 +223,39 @@ def _group_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
         )
 
 
+def _lease_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
+    """A node's Lease renewed as the node agent renews it (the last answer with a new renewTime),
+    now and then by another manager or with a wrong type."""
+    rd = api.registry.get("coordination.k8s.io", "v1", "leases")
+    name = f"l{i}"
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": name,
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": f"n-{i}"}],
+        },
+        "spec": {
+            "holderIdentity": name,
+            "leaseDurationSeconds": 40,
+            "renewTime": "2026-01-01T00:00:00.000000Z",
+        },
+    }
+    _attempt(
+        log, api, rd, name, lambda: api.create(rd, "default", lease, WriteOptions(field_manager="agent"))
+    )
+    for second in range(1, 4):
+        rec = api.store.get(api._skey(rd), api._key(rd, "default", name))
+        if rec is None:
+            return
+        body = rec.copy()
+        body["spec"]["renewTime"] = f"2026-01-01T00:00:0{second}.000000Z"
+        if rnd.random() < 0.2:
+            body["spec"]["leaseDurationSeconds"] = rnd.choice([41, "40"])
+        who = WriteOptions(field_manager=rnd.choice(["agent", "agent", "agent", "other"]))
+        _attempt(log, api, rd, name, lambda b=body, w=who: api.update(rd, "default", name, b, w))
+
+
 def _plain_union(self: fieldpath.FieldSet, other: fieldpath.FieldSet) -> fieldpath.FieldSet:
     """The union as it was: a new set unless ``other`` adds nothing to ``self``."""
     paths = self.paths | other.paths
@@ -244,6 +278,7 @@ def _run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             m.setattr(apply_mod, "_MEMO_DEPTH", 0)
             m.setattr(fieldpath.FieldSet, "union", _plain_union)
             m.setattr(fieldpath.FieldSet, "__or__", _plain_union)
+            m.setattr(apply_mod, "_kept_set", lambda fields, _before: fields)
         for table in (fieldpath._DECODED, fieldpath._ENCODED, fieldpath._STORED_PARSES, sharedtrees._PARTS):
             table.clear()
         apply_mod._PAIRS.clear()
@@ -255,6 +290,8 @@ def _run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             _pod_writes(api, rnd, i, log)
             if i % 3 == 0:
                 _group_writes(api, rnd, i, log)
+            if i % 3 == 1:
+                _lease_writes(api, rnd, i, log)
         return log
 
 
