@@ -1044,8 +1044,9 @@ def _kept_set(fields: FieldSet, before: FieldSet) -> FieldSet:
 
     A manager re-writing fields it owns (a node's Lease renewal, a controller's status) loses
     them to the write's anonymous operation and gets them back by the union: an equal new set,
-    which would be encoded again, where ``before``, decoded from the stored object, knows its
-    encoding and its stored tree (the entry keeps the stored ``fieldsV1`` as it is).
+    which would be encoded again once the bounded table of encodings has been cleared, where
+    ``before``, decoded from the request or the stored object, knows its encoding (and, decoded
+    from the stored object, its stored tree).
     """
     if fields is not before and fields == before:
         return before
