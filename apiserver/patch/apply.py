@@ -80,6 +80,7 @@ from apiserver.patch.fieldpath import (
     path_string,
 )
 from apiserver.patch.ownerrefs import OwnerRefsMemo
+from apiserver.patch.pairmemo import PairMemo
 
 APPLY = "Apply"
 UPDATE = "Update"
@@ -677,7 +678,10 @@ def _compare(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, ski
                     if sub is _SKIP_ALL:
                         _walk_skipped(lv, rv, node, k, path + (pe,))
                         continue
-                _compare(lv, rv, field_schema(node, k)[0], path + (pe,), diff, sub)
+                if len(path) == _PAIR_DEPTH - 1 and type(lv) is type(rv) and type(lv) in _CONTAINERS:
+                    _compare_pair(lv, rv, field_schema(node, k)[0], path + (pe,), diff, sub)
+                else:
+                    _compare(lv, rv, field_schema(node, k)[0], path + (pe,), diff, sub)
             if l_dict and r_dict and lm.keys() == rm.keys():
                 return  # nothing was added
             for k, rv in rm.items():
@@ -745,6 +749,42 @@ def _compare(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, ski
         diff.modified.add(path)
 
 
+#: Pairs of containers this deep (``status.conditions``, ``metadata.labels``) that differ are
+#: compared through :data:`_PAIRS`; shallower ones (a whole ``status``) are unique per object.
+_PAIR_DEPTH = 2
+_CONTAINERS = (dict, list)
+_PAIRS = PairMemo()
+
+
+def _compare_pair(lhs: Any, rhs: Any, node: Node | None, path: Path, diff: _Diff, skip: _Skip | None) -> None:
+    """:func:`_compare` of two containers of the same type, answered by :data:`_PAIRS` when the
+    same pair was compared at ``path`` before (see :mod:`.pairmemo`). An atomic one is a single
+    leaf, compared directly (nothing to remember)."""
+    if (type(lhs) is list and list_semantics(node)[0] == "atomic") or (
+        type(lhs) is dict and map_is_atomic(node)
+    ):
+        _compare(lhs, rhs, node, path, diff, skip)
+        return
+    memo_key = _PAIRS.key(lhs, rhs, path, node, skip)
+    if memo_key is None:
+        _compare(lhs, rhs, node, path, diff, skip)
+        return
+    hit = _PAIRS.get(memo_key, node, skip)
+    if hit is None:
+        own = _Diff()
+        _compare(lhs, rhs, node, path, own, skip)  # raises as the direct walk does: not remembered
+        _PAIRS.put(memo_key, node, skip, own.added, own.modified, own.removed)
+        added, modified, removed = own.added, own.modified, own.removed
+    else:
+        added, modified, removed = hit[2], hit[3], hit[4]
+    if added:
+        diff.added.update(added)
+    if modified:
+        diff.modified.update(modified)
+    if removed:
+        diff.removed.update(removed)
+
+
 def _walk_skipped(lhs: Any, rhs: Any, node: Node | None, name: str | None, path: Path) -> None:
     """Walk a reset subtree for nothing but the errors the full comparison raised in it.
 
@@ -785,6 +825,11 @@ def _compare_one_side(v: Any, node: Node | None, path: Path, out: set[Path], ski
     eviction round dropped the templates' walks with them).
     """
     if 0 < len(path) <= _MEMO_DEPTH and v and (type(v) is list or (type(v) is dict and not _flat(v))):
+        if list_semantics(node)[0] == "atomic" if type(v) is list else map_is_atomic(node):
+            # an atomic list or map (a pod's containerStatuses, an ObjectReference) is one
+            # leaf, whatever it holds: no walk to remember, nor to crowd the memo with
+            out.add(path)
+            return
         below = _memo_walk(v, node, skip)
         if below is not None:
             out.add(path)
@@ -987,8 +1032,25 @@ def _track_update(
     if taken:
         previous = out.get(mid)
         fields = taken | previous.fields if previous else taken
+        before = managers.get(mid)
+        if before is not None:
+            fields = _kept_set(fields, before.fields)
         out[mid] = VersionedSet(fields, api_version, False, now or None)
     return out
+
+
+def _kept_set(fields: FieldSet, before: FieldSet) -> FieldSet:
+    """``before`` where it equals ``fields``, else ``fields``.
+
+    A manager re-writing fields it owns (a node's Lease renewal, a controller's status) loses
+    them to the write's anonymous operation and gets them back by the union: an equal new set,
+    which would be encoded again once the bounded table of encodings has been cleared, where
+    ``before``, decoded from the request or the stored object, knows its encoding (and, decoded
+    from the stored object, its stored tree).
+    """
+    if fields is not before and fields == before:
+        return before
+    return fields
 
 
 def _prune(

@@ -496,7 +496,14 @@ class FieldSet:
         if not self._paths:
             return other
         paths = self._paths | other._paths
-        return self if len(paths) == len(self._paths) else FieldSet._wrap(paths)
+        if len(paths) == len(self._paths):
+            return self
+        if len(paths) == len(other._paths):
+            # ``other`` already holds everything (a manager re-writing fields it owns: a
+            # Lease renewal, a status rewrite): keep that very set, whose encoding and stored
+            # tree are known, instead of an equal new one that must be encoded again
+            return other
+        return FieldSet._wrap(paths)
 
     def difference(self, other: FieldSet) -> FieldSet:
         """Exact difference: removing ``.spec`` keeps ``.spec.replicas``."""
@@ -592,7 +599,7 @@ class FieldSet:
         if encoded is None:
             encoded = _ENCODED.get(self._paths)
             if encoded is None:
-                emitted = _emit_by_subtrees(self._paths)
+                emitted, round_trips = _emit_and_check(self._paths)
                 try:
                     encoded = orjson.dumps(emitted)
                 except TypeError:  # e.g. a lone surrogate in a field name: just don't cache
@@ -601,7 +608,7 @@ class FieldSet:
                 # whole write buffer (4 KB at least)
                 encoded = bytes(memoryview(encoded))
                 _remember(_ENCODED, self._paths, encoded, _SET_CACHE_LIMIT)
-                if _decodes_to_itself(self._paths):
+                if round_trips:  # _decodes_to_itself(self._paths), found while emitting
                     # the next write of the object decodes this very text: answer it with this
                     # set (and its encoding) instead of parsing it again
                     _remember(_DECODED, encoded, self, _SET_CACHE_LIMIT)
@@ -728,11 +735,21 @@ def _iterate(node: _TreeNode, prefix: Path) -> Iterator[Path]:
 
 #: emitted ``fieldsV1`` subtrees two levels down (``f:status`` > ``f:conditions``), by their paths
 #: relative to that node (``()``: the node itself is a member); shared and never modified (they
-#: are only serialized)
-_SUBTREES: dict[frozenset[Path], dict[str, Any]] = {}
+#: are only serialized). With each, whether every element of those relative paths round-trips
+#: (the part of :func:`_decodes_to_itself` below the top two levels).
+_SUBTREES: dict[frozenset[Path], tuple[dict[str, Any], bool]] = {}
 
 
 def _emit_by_subtrees(paths: frozenset[Path]) -> dict[str, Any]:
+    """The tree of :func:`_emit_and_check`."""
+    return _emit_and_check(paths)[0]
+
+
+def _element_round_trips(pe: PathElement) -> bool:
+    return pe[0] == FIELD or _round_trips(pe)
+
+
+def _emit_and_check(paths: frozenset[Path]) -> tuple[dict[str, Any], bool]:
     """``_emit(tree, include_self=False)`` of ``paths`` with the subtrees two levels down emitted
     once per distinct content; the result shares them, so it is for serializing only.
 
@@ -742,11 +759,18 @@ def _emit_by_subtrees(paths: frozenset[Path]) -> dict[str, Any]:
     grouped by their first two elements; the two levels above the groups are emitted here as
     :func:`_emit` emits them (``.`` first for a member with children, then the children in
     :func:`_ordered` order), and each group's subtree is looked up by its relative paths.
+
+    Also returns :func:`_decodes_to_itself` of ``paths``: the elements of the top two levels are
+    checked here, those below them once per group (with its subtree), instead of every element
+    of every path on every new set (a pod's conditions repeat their ``k:`` element in each of
+    their paths).
     """
     top: dict[PathElement, dict[PathElement, list[Path]]] = {}
     members: set[PathElement] = set()  # the first-level nodes that are members
+    round_trips = True
     for p in paths:
         if not p:
+            round_trips = False  # the encoding cannot hold the empty path
             continue  # the root's own membership is not written (include_self=False)
         groups = top.get(p[0])
         if groups is None:
@@ -760,6 +784,8 @@ def _emit_by_subtrees(paths: frozenset[Path]) -> dict[str, Any]:
         rel.append(p[2:])
     out: dict[str, Any] = {}
     for first in _ordered(top):
+        if round_trips and not _element_round_trips(first):
+            round_trips = False
         groups = top[first]
         if not groups:
             out[first.serialize()] = {}
@@ -767,15 +793,19 @@ def _emit_by_subtrees(paths: frozenset[Path]) -> dict[str, Any]:
         level: dict[str, Any] = {".": {}} if first in members else {}
         for second in _ordered(groups):
             rel_set = frozenset(groups[second])
-            sub = _SUBTREES.get(rel_set)
-            if sub is None:
+            hit = _SUBTREES.get(rel_set)
+            if hit is None:
                 node = FieldSet._wrap(rel_set).tree()
                 # a member without children is written ``{}``, as :func:`_emit` writes a leaf
                 sub = _emit(node, include_self=node.member) if node.children else {}
-                _remember(_SUBTREES, rel_set, sub, _SET_CACHE_LIMIT)
-            level[second.serialize()] = sub
+                below = all(_element_round_trips(pe) for rel in rel_set for pe in rel)
+                hit = (sub, below)
+                _remember(_SUBTREES, rel_set, hit, _SET_CACHE_LIMIT)
+            if round_trips and not (hit[1] and _element_round_trips(second)):
+                round_trips = False
+            level[second.serialize()] = hit[0]
         out[first.serialize()] = level
-    return out
+    return out, round_trips
 
 
 def _emit(node: _TreeNode, include_self: bool) -> dict[str, Any]:

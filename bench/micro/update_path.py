@@ -15,7 +15,9 @@ objects are read ``read_only`` before each kind, as the informers of a running p
   ``PodGroupScheduled`` condition, with the resourceVersion it read as a precondition;
 * ``binding``: ``pods/binding`` of an owned pod to a node;
 * ``pod-status``: the node agent's ``update_status`` of a bound pod to Running (conditions,
-  IPs, a container status).
+  IPs, a container status);
+* ``lease-renew``: the node agent's renewal of a node's Lease (owned by its Node), the body
+  being the Lease the last write returned with a new ``spec.renewTime``, twice per Lease.
 
 Each kind runs ``--writes`` times in a row on distinct objects, with the cyclic collector tuned
 (and the set-up frozen) as the plane tunes it; printed is the process CPU per write
@@ -38,7 +40,7 @@ import sys
 import time
 from typing import Any
 
-KINDS = ("sts-status", "pg-condition", "binding", "pod-status")
+KINDS = ("sts-status", "pg-condition", "binding", "pod-status", "lease-renew")
 NS = "default"
 NOW = "2026-12-05T08:00:00Z"
 
@@ -139,6 +141,30 @@ def _pod(i: int, owner_uid: str) -> dict[str, Any]:
     }
 
 
+def _lease(i: int, node_uid: str) -> dict[str, Any]:
+    """A node's Lease as the node agent creates it (``NodeAgent._new_lease``)."""
+    name = f"node-{i:05d}"
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": name,
+            "namespace": "kube-node-lease",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": node_uid}],
+        },
+        "spec": {
+            "holderIdentity": name,
+            "leaseDurationSeconds": 40,
+            "renewTime": "2026-12-05T08:00:00.000000Z",
+        },
+    }
+
+
+def _renewed(lease: dict[str, Any], second: int) -> dict[str, Any]:
+    """``lease`` renewed as the agent renews it: the returned object with a new renewTime."""
+    return {**lease, "spec": {**lease["spec"], "renewTime": f"2026-12-05T08:00:{second:02d}.000000Z"}}
+
+
 def _running(pod: dict[str, Any], i: int) -> dict[str, Any]:
     ip = f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}"
     status = dict(pod.get("status") or {})
@@ -203,7 +229,7 @@ async def _share(c: Any, *gvrs: Any) -> None:
 
 
 async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
-    from apiserver.client.interface import NODES, PODGROUPS, PODS, STATEFULSETS
+    from apiserver.client.interface import LEASES, NODES, PODGROUPS, PODS, STATEFULSETS
     from bench.workloads.common import node
     from gangplane.controlplane import ControlPlane, tune_gc
 
@@ -284,6 +310,15 @@ async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
             for b in bodies:
                 await c.update_status(PODS, b, NS)
         out["pod-status"] = t.cpu / writes * 1e6
+
+        node_uid = (await c.get(NODES, "node-00000"))["metadata"]["uid"]
+        leases = [await c.create(LEASES, _lease(i, node_uid), "kube-node-lease") for i in range(writes)]
+        gc.collect()
+        tune_gc()
+        with _Timer("lease-renew", profile) as t:
+            for second in (1, 2):
+                leases = [await c.update(LEASES, _renewed(x, second), "kube-node-lease") for x in leases]
+        out["lease-renew"] = t.cpu / (2 * writes) * 1e6
         return out
     finally:
         await plane.stop()

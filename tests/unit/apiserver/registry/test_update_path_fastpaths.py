@@ -5,7 +5,9 @@ status, a main-resource update) run twice on fresh API servers: once as served, 
 fast paths of the update path switched off — a decoded ``fieldsV1`` never kept as its set's
 encoding, no stored subtree parse remembered, a new set's shared tree decoded from its text
 (not built from the encoder's parts), an untouched entry's tree decoded from its text (not the
-stored revision's own), StatefulSet and PodGroup status writes defaulted. Every answer
+stored revision's own), StatefulSet and PodGroup status writes defaulted, no comparison of a pair answered from
+memory nor an atomic subtree added without its walk, a union always a new set, a manager's
+re-written entry a new set too. Every answer
 (object, managedFields entries, resourceVersion) and every error (code and message) must be
 the same, and so must the stored bytes. After each write the record
 is shared as the informers share it, so the next write finds the stored object they leave, and
@@ -21,6 +23,7 @@ from typing import Any
 import orjson
 import pytest
 
+import apiserver.patch.apply as apply_mod
 from apiserver import errors
 from apiserver.meta import FakeClock
 from apiserver.patch import fieldpath, sharedtrees
@@ -89,6 +92,37 @@ def _status(rnd: random.Random) -> dict[str, Any]:
     return status
 
 
+def _running(rnd: random.Random, status: Any) -> dict[str, Any]:
+    """``status`` as the node agent writes it when the pod starts: its conditions kept, four
+    added (the same for every pod started within a second), the pod's own IPs and container."""
+    old = status if isinstance(status, dict) else {}
+    when = rnd.choice(["2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"])
+    conds = [c for c in old.get("conditions") or [] if isinstance(c, dict)]
+    for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
+        if rnd.random() < 0.9:
+            conds.append({"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": when})
+    ip = f"10.0.{rnd.randint(0, 3)}.{rnd.randint(1, 9)}"
+    return {
+        **old,
+        "phase": "Running",
+        "conditions": conds,
+        "hostIP": "172.16.0.1",
+        "hostIPs": [{"ip": "172.16.0.1"}],
+        "podIP": ip,
+        "podIPs": [{"ip": ip}],
+        "startTime": when,
+        "containerStatuses": [
+            {
+                "name": "c",
+                "containerID": f"containerd://{rnd.randint(0, 10**6):064x}",
+                "ready": True,
+                "restartCount": rnd.choice([0, "0"]),  # the odd wrong type: refused the same way
+                "state": {"running": {"startedAt": when}},
+            }
+        ],
+    }
+
+
 def _pod_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
     rd = api.registry.get("", "v1", "pods")
     pod = _random_pod(rnd)
@@ -111,13 +145,19 @@ def _pod_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
         rec = api.store.get(api._skey(rd), api._key(rd, "default", name))
         if rec is None:
             return
-        kind = rnd.choice(["status", "status-patch", "label-patch", "update"])
+        kind = rnd.choice(["status", "running", "status-patch", "label-patch", "update"])
         who = WriteOptions(field_manager=rnd.choice(["m1", "kubelet", "sched"]))
         if kind == "status":
             body = rec.copy()
             body["status"] = _status(rnd)
             if rnd.random() < 0.3:
                 body["spec"] = {"containers": [{"name": "other", "image": "y"}]}
+            _attempt(
+                log, api, rd, name, lambda b=body, w=who: api.update(rd, "default", name, b, w, "status")
+            )
+        elif kind == "running":
+            body = rec.copy()
+            body["status"] = _running(rnd, body.get("status"))
             _attempt(
                 log, api, rd, name, lambda b=body, w=who: api.update(rd, "default", name, b, w, "status")
             )
@@ -183,6 +223,45 @@ def _group_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
         )
 
 
+def _lease_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
+    """A node's Lease renewed as the node agent renews it (the last answer with a new renewTime),
+    now and then by another manager or with a wrong type."""
+    rd = api.registry.get("coordination.k8s.io", "v1", "leases")
+    name = f"l{i}"
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": name,
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": f"n-{i}"}],
+        },
+        "spec": {
+            "holderIdentity": name,
+            "leaseDurationSeconds": 40,
+            "renewTime": "2026-01-01T00:00:00.000000Z",
+        },
+    }
+    _attempt(
+        log, api, rd, name, lambda: api.create(rd, "default", lease, WriteOptions(field_manager="agent"))
+    )
+    for second in range(1, 4):
+        rec = api.store.get(api._skey(rd), api._key(rd, "default", name))
+        if rec is None:
+            return
+        body = rec.copy()
+        body["spec"]["renewTime"] = f"2026-01-01T00:00:0{second}.000000Z"
+        if rnd.random() < 0.2:
+            body["spec"]["leaseDurationSeconds"] = rnd.choice([41, "40"])
+        who = WriteOptions(field_manager=rnd.choice(["agent", "agent", "agent", "other"]))
+        _attempt(log, api, rd, name, lambda b=body, w=who: api.update(rd, "default", name, b, w))
+
+
+def _plain_union(self: fieldpath.FieldSet, other: fieldpath.FieldSet) -> fieldpath.FieldSet:
+    """The union as it was: a new set unless ``other`` adds nothing to ``self``."""
+    paths = self.paths | other.paths
+    return self if len(paths) == len(self.paths) else fieldpath.FieldSet._wrap(paths)
+
+
 def _run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     with monkeypatch.context() as m:
         if not fast:
@@ -193,8 +272,17 @@ def _run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             # a new set's shared tree decoded from its text, not built from the encoder's parts
             m.setattr(sharedtrees, "canonical_json_built", lambda text, _build: canonical_json(text))
             m.setattr(fieldpath.FieldSet, "stored_tree", lambda _self: None)
+            # every pair compared by a walk (no pair memo), every one-sided subtree walked
+            # (atomic ones too), and a union always a new set
+            m.setattr(apply_mod, "_PAIR_DEPTH", 0)
+            m.setattr(apply_mod, "_MEMO_DEPTH", 0)
+            m.setattr(fieldpath.FieldSet, "union", _plain_union)
+            m.setattr(fieldpath.FieldSet, "__or__", _plain_union)
+            m.setattr(apply_mod, "_kept_set", lambda fields, _before: fields)
         for table in (fieldpath._DECODED, fieldpath._ENCODED, fieldpath._STORED_PARSES, sharedtrees._PARTS):
             table.clear()
+        apply_mod._PAIRS.clear()
+        apply_mod._WALKS.clear()
         api = build_api(clock=FakeClock())
         rnd = random.Random(seed)
         log = _Log()
@@ -202,6 +290,8 @@ def _run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             _pod_writes(api, rnd, i, log)
             if i % 3 == 0:
                 _group_writes(api, rnd, i, log)
+            if i % 3 == 1:
+                _lease_writes(api, rnd, i, log)
         return log
 
 
