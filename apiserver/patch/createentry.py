@@ -49,7 +49,9 @@ def _entry(manager: str, api_version: str, now: str, tree: Obj) -> Obj:
 class CreatedEntryTemplates:
     """``(shape, schema node) -> fieldsV1 tree`` of stored creates, filled by the general path.
 
-    The schema node is held by its entry, so its ``id`` cannot be reused while the entry lives.
+    A create's reset fields are always the main resource's (``status``), so the shape and the
+    schema node decide the tree. The schema node is held by its entry, so its ``id`` cannot be
+    reused while the entry lives.
     """
 
     __slots__ = ("_table",)
