@@ -54,6 +54,12 @@ class LRU(Generic[K, V]):
         self.size = size
         self._d: OrderedDict[K, V] = OrderedDict()
 
+    @property
+    def entries(self) -> OrderedDict[K, V]:
+        """The entries, least recently used first, for a caller that takes the steps of
+        :meth:`take` and :meth:`put` on them itself (same order, same size bound)."""
+        return self._d
+
     def get(self, key: K) -> V | None:
         d = self._d
         v = d.get(key)
@@ -192,9 +198,14 @@ class EventCorrelator:
         self.interval = interval
         self.burst = burst
         self.qps = qps
+        self.size = size
         self._aggregates: LRU[str, _Aggregate] = LRU(size)
         self._observed: LRU[str, _Observation] = LRU(size)
         self._spam: LRU[str, float] = LRU(size)
+        # their dicts, for :meth:`correlate`'s inlined steps
+        self._aggregate_entries = self._aggregates.entries
+        self._observed_entries = self._observed.entries
+        self._spam_entries = self._spam.entries
         #: events dropped by the spam filter (their count lives on in the cache)
         self.filtered = 0
 
@@ -211,48 +222,79 @@ class EventCorrelator:
         ``new_name()`` names a new Event (``<object>.<nanoseconds hex>``); it is only called
         when one is made.
         """
-        obj = object_key(ref)
+        # The three LRUs' steps are taken on their dicts here (a recorder correlates every event
+        # it writes): a hit is moved to the recent end and updated in place, a miss inserted
+        # there and the oldest entry dropped past the size - what ``take`` then ``put`` does,
+        # in one lookup fewer and without a method call per step.
+        size = self.size
+        obj = "\0".join(
+            (
+                ref.get("kind", ""),
+                ref.get("namespace", ""),
+                ref.get("name", ""),
+                ref.get("uid", ""),
+                ref.get("apiVersion", ""),
+            )
+        )  # object_key(ref), inline
         group = f"{obj}\0{etype}\0{reason}"
         # 1. aggregation
         aggregate = False
-        if self.max_events > 0:
-            aggregates = self._aggregates
-            agg = aggregates.take(group)
-            if agg is None or now - agg.last > self.interval:
-                agg = _Aggregate(message, now)
-                aggregate = self.max_events <= 1
+        max_events = self.max_events
+        if max_events > 0:
+            aggregates = self._aggregate_entries
+            agg = aggregates.get(group)
+            if agg is None:
+                aggregates[group] = _Aggregate(message, now)
+                if len(aggregates) > size:
+                    aggregates.popitem(last=False)
+                aggregate = max_events <= 1
             else:
-                aggregate = agg.add(message, self.max_events)
-                agg.last = now
-            aggregates.put(group, agg)  # a hit is refreshed in the LRU and updated in place
+                aggregates.move_to_end(group)
+                if now - agg.last > self.interval:
+                    aggregates[group] = _Aggregate(message, now)
+                    aggregate = max_events <= 1
+                else:
+                    aggregate = agg.add(message, max_events)
+                    agg.last = now
         if aggregate:
             key = group
             message = AGGREGATE_PREFIX + message
         else:
             key = f"{group}\0{ref.get('fieldPath', '')}\0{message}"
         # 2. de-duplication
-        observed = self._observed
-        seen = observed.take(key)
-        if seen is not None and seen.count > 0:
-            seen.count += 1
-            out = Correlated(seen.name, message, seen.count, seen.first_timestamp, key, aggregate)
-            observed.put(key, seen)
+        observed = self._observed_entries
+        seen = observed.get(key)
+        if seen is not None:
+            observed.move_to_end(key)
+            if seen.count > 0:
+                seen.count += 1
+                out = Correlated(seen.name, message, seen.count, seen.first_timestamp, key, aggregate)
+            else:
+                out = Correlated(new_name(), message, 1, now, key, aggregate)
+                observed[key] = _Observation(1, now, out.name)
         else:
             out = Correlated(new_name(), message, 1, now, key, aggregate)
-            observed.put(key, _Observation(1, now, out.name))
+            observed[key] = _Observation(1, now, out.name)
+            if len(observed) > size:
+                observed.popitem(last=False)
         # 3. spam filter
         if self.burst <= 0:
             return out
-        spam = self._spam
-        full_at = spam.take(obj)
+        spam = self._spam_entries
+        full_at = spam.get(obj)
         if full_at is None:
-            full_at = now  # a new bucket, full
-        taken = take_token(full_at, now, self.qps, self.burst)
+            taken = take_token(now, now, self.qps, self.burst)  # a new bucket, full
+            spam[obj] = now if taken is None else taken
+            if len(spam) > size:
+                spam.popitem(last=False)
+        else:
+            spam.move_to_end(obj)  # refreshed, taken or not (upstream's Add)
+            taken = take_token(full_at, now, self.qps, self.burst)
+            if taken is not None:
+                spam[obj] = taken
         if taken is None:
-            spam.put(obj, full_at)  # refused: the bucket stays as it was, refreshed (upstream's Add)
             self.filtered += 1
             return None
-        spam.put(obj, taken)
         return out
 
     def update_state(self, written: Correlated, name: str, count: int) -> None:
@@ -261,7 +303,9 @@ class EventCorrelator:
         Upstream adds a new entry; when the key's entry is still the most recent one (nothing was
         correlated meanwhile, the usual case) it is updated in place, which leaves the same
         entries in the same order."""
-        seen = self._observed.newest(written.key)
+        observed = self._observed_entries
+        key = written.key
+        seen = observed[key] if observed and next(reversed(observed)) == key else None  # ``newest``
         if seen is not None:
             seen.count, seen.first_timestamp, seen.name = count, written.first_timestamp, name
         else:

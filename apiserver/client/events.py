@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,7 +89,14 @@ class EventRecorder:
         self.component = component
         self.host = host
         self.clock = clock or Clock()
-        self._queue: asyncio.Queue[_Pending] | None = None
+        #: queued events, oldest first, and how many are not written yet (queued or being
+        #: written): a deque and a count instead of an ``asyncio.Queue``, whose put, get and
+        #: ``task_done`` are each a Python call per event
+        self._pending: deque[_Pending] = deque()
+        self._unwritten = 0
+        #: the writer task's wake-up while it waits for an event, and ``flush``-es waiting
+        self._waiter: asyncio.Future[None] | None = None
+        self._flushers: list[asyncio.Future[None]] = []
         self._task: asyncio.Task[None] | None = None
         #: client-go's aggregation, de-duplication and spam filter (``correlate=False``: exact
         #: de-duplication only, for a component that records through ``tools/events`` upstream)
@@ -105,16 +113,22 @@ class EventRecorder:
         self.event(obj, etype, reason, fmt % args if args else fmt)
 
     def event_ref(self, ref: Obj, etype: str, reason: str, message: str, related: Obj | None = None) -> None:
-        if self._queue is None:
-            self._queue = asyncio.Queue()
-        self._queue.put_nowait(_Pending(ref, etype, reason, message[:1024], related, self.clock.now()))
+        self._pending.append(_Pending(ref, etype, reason, message[:1024], related, self.clock.now()))
+        self._unwritten += 1
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name=f"events-{self.component}")
 
     async def flush(self) -> None:
         """Wait until every queued event is written (tests and shutdown)."""
-        if self._queue is not None:
-            await self._queue.join()
+        while self._unwritten:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._flushers.append(done)
+            await done
 
     async def stop(self) -> None:
         with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
@@ -126,11 +140,14 @@ class EventRecorder:
             self._task = None
 
     async def _run(self) -> None:
-        queue = self._queue
-        assert queue is not None
+        pending = self._pending
         while True:
-            # a backlog is drained without a coroutine per event (``get`` would answer the same)
-            p = queue.get_nowait() if queue.qsize() else await queue.get()
+            if not pending:
+                # nothing queued: wait for ``event_ref`` (a backlog is drained without waiting)
+                self._waiter = waiter = asyncio.get_running_loop().create_future()
+                await waiter
+                continue
+            p = pending.popleft()
             try:
                 if await self._write(p):
                     self.written += 1
@@ -141,7 +158,12 @@ class EventRecorder:
             except Exception:
                 log.exception("could not record event %s", p.reason)
             finally:
-                queue.task_done()
+                self._unwritten -= 1
+                if not self._unwritten and self._flushers:
+                    flushers, self._flushers = self._flushers, []
+                    for done in flushers:
+                        if not done.done():
+                            done.set_result(None)
 
     async def _write(self, p: _Pending) -> bool:
         """Correlate ``p`` (:mod:`.eventcorrelator`) and write what that asks for; False if filtered."""

@@ -12,6 +12,7 @@ from typing import Any
 from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.apply import FieldsEncoder, record_update, updated_managed_fields
+from apiserver.patch.createentry import CreatedEntryTemplates
 from apiserver.patch.sharedtrees import shared_fields_v1
 from apiserver.rest.resources import ResourceDef
 
@@ -30,6 +31,10 @@ class FieldTracker:
     object is the response itself, which its client may modify, so it gets fresh trees.
     """
 
+    def __init__(self) -> None:
+        #: stored creates' entries by the created object's shape (Events, above all)
+        self._created = CreatedEntryTemplates()
+
     def _node(self, rd: ResourceDef) -> Any:
         return schema.for_gvk(rd.group, rd.version, rd.kind)
 
@@ -37,9 +42,17 @@ class FieldTracker:
         if not opts.field_manager:
             return
         node = self._node(rd)
-        entries = updated_managed_fields(
-            None, obj, opts.field_manager, node, now, rd.api_version, fields_v1=_encoder(rd, opts)
-        )
+        encoder = _encoder(rd, opts)
+
+        def general() -> list[Obj] | None:
+            return updated_managed_fields(
+                None, obj, opts.field_manager, node, now, rd.api_version, fields_v1=encoder
+            )
+
+        if encoder is None:
+            entries = general()
+        else:  # a stored create: its entry's tree is shared, so one per shape serves them all
+            entries = self._created.entries(obj, node, opts.field_manager, rd.api_version, now, general)
         if entries is None:
             out = record_update(
                 None, obj, opts.field_manager, schema_node=node, now=now, api_version=rd.api_version
