@@ -140,6 +140,16 @@ class Informer:
         #: replaced, never changed in place: a handler removed while an event is being delivered
         #: does not disturb the delivery loop
         self._handlers: list[tuple[AddHandler | None, UpdateHandler | None, DeleteHandler | None]] = []
+        #: what one event calls, per event type, in registration order (rebuilt with ``_handlers``)
+        self._on_add: tuple[AddHandler, ...] = ()
+        self._on_update: tuple[UpdateHandler, ...] = ()
+        self._on_delete: tuple[DeleteHandler, ...] = ()
+        #: (function, index) of every indexer, for an add or a delete
+        self._every_index: tuple[tuple[IndexFunc, dict[str, set[str]]], ...] = (
+            (namespace_index, self._indices[NAMESPACE]),
+        )
+        #: the same but the namespace's: the ones an update may move (see ``_index_update``)
+        self._moving: tuple[tuple[IndexFunc, dict[str, set[str]]], ...] = ()
         self._synced = asyncio.Event()
         self.resource_version = ""
         self.relists = 0
@@ -163,6 +173,8 @@ class Informer:
             for v in fn(obj):
                 idx.setdefault(v, set()).add(k)
         self._indices[name] = idx
+        self._every_index = (*self._every_index, (fn, idx))
+        self._moving = (*self._moving, (fn, idx))
 
     def add_event_handler(
         self,
@@ -173,7 +185,7 @@ class Informer:
         """Deliver the cache's changes to these handlers from now on; an ``on_add`` is first called
         for every cached object (client-go's synthetic adds for a late handler)."""
         reg = HandlerRegistration((on_add, on_update, on_delete))
-        self._handlers = [*self._handlers, reg.handlers]
+        self._set_handlers([*self._handlers, reg.handlers])
         if on_add is not None:
             for obj in list(self._items.values()):
                 self._call(on_add, obj)
@@ -181,7 +193,18 @@ class Informer:
 
     def remove_event_handler(self, reg: HandlerRegistration) -> None:
         """Stop delivering to ``reg``'s handlers (a stopped component's); the cache keeps running."""
-        self._handlers = [h for h in self._handlers if h is not reg.handlers]
+        self._set_handlers([h for h in self._handlers if h is not reg.handlers])
+
+    def _set_handlers(
+        self, handlers: builtins.list[tuple[AddHandler | None, UpdateHandler | None, DeleteHandler | None]]
+    ) -> None:
+        """Replace the handlers (never changed in place: a delivery under way keeps its tuple)
+        and the per-type tuples one event runs through, so that an event calls only the handlers
+        of its type with no per-handler ``None`` test or wrapper call."""
+        self._handlers = handlers
+        self._on_add = tuple(a for a, _, _ in handlers if a is not None)
+        self._on_update = tuple(u for _, u, _ in handlers if u is not None)
+        self._on_delete = tuple(d for _, _, d in handlers if d is not None)
 
     def handler_count(self) -> int:
         return len(self._handlers)
@@ -230,14 +253,12 @@ class Informer:
             log.exception("informer handler for %s failed", self.gvr)
 
     def _index_add(self, key: str, obj: Obj) -> None:
-        for name, fn in self._indexers.items():
-            idx = self._indices[name]
+        for fn, idx in self._every_index:
             for v in fn(obj):
                 idx.setdefault(v, set()).add(key)
 
     def _index_remove(self, key: str, obj: Obj) -> None:
-        for name, fn in self._indexers.items():
-            idx = self._indices[name]
+        for fn, idx in self._every_index:
             for v in fn(obj):
                 s = idx.get(v)
                 if s is not None:
@@ -247,15 +268,15 @@ class Informer:
 
     def _index_update(self, key: str, old: Obj, obj: Obj) -> None:
         """Move ``key`` from ``old``'s index values to ``obj``'s, touching only the values that
-        changed: most updates (a status, a binding) keep the namespace, owners and labels that the
-        indices read, and removing then adding the key again would empty and re-create every
-        set it is alone in."""
-        for name, fn in self._indexers.items():
+        changed: most updates (a status, a binding) keep the owners and labels that the indices
+        read, and removing then adding the key again would empty and re-create every set it is
+        alone in. The namespace index is not even asked: the key names the namespace, so an
+        update (same key) never moves it."""
+        for fn, idx in self._moving:
             before = fn(old)
             after = fn(obj)
             if before == after:
                 continue
-            idx = self._indices[name]
             for v in before:
                 if v in after:
                     continue
@@ -270,18 +291,24 @@ class Informer:
     def _upsert(self, obj: Obj) -> None:
         # interned: every informer of the resource (six watch pods) keys and indexes it by one string
         key = sys.intern(key_of(obj))
-        old = self._items.get(key)
-        self._items[key] = obj
+        items = self._items
+        old = items.get(key)
+        items[key] = obj
         if old is None:
             self._index_add(key, obj)
+            for on_add in self._on_add:
+                try:
+                    on_add(obj)
+                except Exception:  # a handler bug must not stop the informer
+                    log.exception("informer handler for %s failed", self.gvr)
         else:
-            self._index_update(key, old, obj)
-        for on_add, on_update, _ in self._handlers:
-            if old is None:
-                if on_add is not None:
-                    self._call(on_add, obj)
-            elif on_update is not None:
-                self._call(on_update, old, obj)
+            if self._moving:
+                self._index_update(key, old, obj)
+            for on_update in self._on_update:
+                try:
+                    on_update(old, obj)
+                except Exception:
+                    log.exception("informer handler for %s failed", self.gvr)
 
     def _remove(self, obj: Obj) -> None:
         key = key_of(obj)
@@ -289,9 +316,11 @@ class Informer:
         if old is None:
             return
         self._index_remove(key, old)
-        for _, _, on_delete in self._handlers:
-            if on_delete is not None:
-                self._call(on_delete, obj)
+        for on_delete in self._on_delete:
+            try:
+                on_delete(obj)
+            except Exception:
+                log.exception("informer handler for %s failed", self.gvr)
 
     def _replace(self, items: builtins.list[Obj]) -> None:
         fresh = {sys.intern(key_of(o)): o for o in items}
