@@ -18,6 +18,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from apiserver import errors
 from apiserver.api.types import Obj
@@ -25,6 +26,9 @@ from apiserver.client.interface import GVR, Client
 from apiserver.meta import key_of
 
 IndexFunc = Callable[[Obj], list[str]]
+#: a field an index function reads: (top-level section, field), e.g. ("metadata", "labels")
+IndexInput = tuple[str, str]
+_F = TypeVar("_F", bound=Callable[..., Any])
 AddHandler = Callable[[Obj], None]
 UpdateHandler = Callable[[Obj, Obj], None]
 DeleteHandler = Callable[[Obj], None]
@@ -84,14 +88,44 @@ async def stop_informer(inf: Informer, recancel: float = 0.1) -> None:
     log.warning("informer for %s did not stop", inf.gvr)
 
 
+def index_reads(*fields: str) -> Callable[[_F], _F]:
+    """Declare every field an index function reads besides the object's key.
+
+    ``fields`` are ``"section.field"`` paths (``"metadata.ownerReferences"``,
+    ``"spec.nodeName"``); a function of the key only (name, namespace) declares none. An
+    informer then re-runs the function on an update only if one of those fields differs between
+    the old and the new object: a pod's status write leaves its owners, labels and group alone,
+    and each index need not be computed twice to learn that it did not move. A function without
+    a declaration is re-run on every update. A declaration must name everything the function
+    reads (tests/unit/apiserver/client/test_index_reads.py checks those of the shipped ones).
+    """
+    inputs: tuple[IndexInput, ...] = tuple(
+        (section, field) for section, _, field in (f.partition(".") for f in fields)
+    )
+
+    def mark(fn: _F) -> _F:
+        fn.index_reads = inputs  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def reads_of(fn: IndexFunc) -> tuple[IndexInput, ...] | None:
+    """What :func:`index_reads` declared for ``fn`` (None: undeclared, re-run on every update)."""
+    return getattr(fn, "index_reads", None)
+
+
+@index_reads()
 def namespace_index(obj: Obj) -> list[str]:
     return [(obj.get("metadata") or {}).get("namespace", "")]
 
 
+@index_reads("metadata.ownerReferences")
 def owner_uid_index(obj: Obj) -> list[str]:
     return [r["uid"] for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("uid")]
 
 
+@index_reads("metadata.ownerReferences")
 def controller_uid_index(obj: Obj) -> list[str]:
     return [
         r["uid"]
@@ -100,12 +134,14 @@ def controller_uid_index(obj: Obj) -> list[str]:
     ]
 
 
+@index_reads("spec.nodeName")
 def node_name_index(obj: Obj) -> list[str]:
     n = (obj.get("spec") or {}).get("nodeName")
     return [n] if n else []
 
 
 def label_index(label: str) -> IndexFunc:
+    @index_reads("metadata.labels")
     def f(obj: Obj) -> list[str]:
         v = ((obj.get("metadata") or {}).get("labels") or {}).get(label)
         return [v] if v is not None else []
@@ -148,8 +184,11 @@ class Informer:
         self._every_index: tuple[tuple[IndexFunc, dict[str, set[str]]], ...] = (
             (namespace_index, self._indices[NAMESPACE]),
         )
-        #: the same but the namespace's: the ones an update may move (see ``_index_update``)
-        self._moving: tuple[tuple[IndexFunc, dict[str, set[str]]], ...] = ()
+        #: those an update may move, with what they read (see ``_index_update``); the namespace
+        #: index is not one: the key names the namespace
+        self._moving: tuple[tuple[IndexFunc, dict[str, set[str]], tuple[IndexInput, ...] | None], ...] = ()
+        #: every field a declared moving index reads (compared once per update)
+        self._inputs: tuple[IndexInput, ...] = ()
         self._synced = asyncio.Event()
         self.resource_version = ""
         self.relists = 0
@@ -174,7 +213,10 @@ class Informer:
                 idx.setdefault(v, set()).add(k)
         self._indices[name] = idx
         self._every_index = (*self._every_index, (fn, idx))
-        self._moving = (*self._moving, (fn, idx))
+        reads = reads_of(fn)
+        if reads != ():  # a function of the key alone never moves on an update
+            self._moving = (*self._moving, (fn, idx, reads))
+            self._inputs = tuple(dict.fromkeys([*self._inputs, *(reads or ())]))
 
     def add_event_handler(
         self,
@@ -270,9 +312,19 @@ class Informer:
         """Move ``key`` from ``old``'s index values to ``obj``'s, touching only the values that
         changed: most updates (a status, a binding) keep the owners and labels that the indices
         read, and removing then adding the key again would empty and re-create every set it is
-        alone in. The namespace index is not even asked: the key names the namespace, so an
-        update (same key) never moves it."""
-        for fn, idx in self._moving:
+        alone in. An index whose function declared what it reads (:func:`index_reads`) is not
+        even asked when none of that changed, and the namespace index never is (the key names
+        the namespace)."""
+        changed: set[IndexInput] | None = None
+        for fn, idx, reads in self._moving:
+            if reads is not None:
+                if changed is None:
+                    changed = set()
+                    for section, field in self._inputs:
+                        if (old.get(section) or {}).get(field) != (obj.get(section) or {}).get(field):
+                            changed.add((section, field))
+                if changed.isdisjoint(reads):
+                    continue
             before = fn(old)
             after = fn(obj)
             if before == after:
