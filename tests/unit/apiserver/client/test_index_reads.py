@@ -94,7 +94,7 @@ def _pod(rnd: random.Random, name: str = "web-0", ns: str = "x") -> dict[str, An
 
 
 def _twin(rnd: random.Random, pod: dict[str, Any], keep: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    twin = orjson.loads(orjson.dumps(pod))
+    twin: dict[str, Any] = orjson.loads(orjson.dumps(pod))
     for (section, field), gen in FIELDS.items():
         if (section, field) in keep or rnd.random() < 0.5:
             continue
