@@ -1,6 +1,6 @@
 """What one pod event costs the controller-manager's shared pod informer (a script, not a test):
 
-    python -m bench.micro.informer_cpu [--pods 1000] [--revisions 4] [--rounds 5]
+    python -m bench.micro.informer_cpu [--pods 1000] [--revisions 4] [--rounds 5] [--only NAMES]
 
 A plane with every kube-controller-manager controller ``gangplane serve`` runs (no node agent,
 no scheduler) and one gang StatefulSet of ``--pods`` replicas (the gang bench's own body), whose
@@ -11,7 +11,9 @@ pod informer, as its watch would: the cache and its eight indices are updated an
 controllers' handlers run (the garbage collector's graph, the StatefulSet controller's owner
 lookup and work-queue add, the other controllers' filters). The watch delivery itself and the
 controllers' syncs are left out (no await between events): only the per-event work of the
-informer and its handlers is timed, in process CPU (``time.process_time``).
+informer and its handlers is timed, in process CPU (``time.process_time``). ``--only`` starts
+just the named controllers instead (``statefulset-controller,garbage-collector-controller``: the
+controller-manager part of the gang benches' plane, 2 handlers and 3 indices).
 
 Compare builds by alternating them (``PYTHONPATH=<tree> python -m bench.micro.informer_cpu``);
 each round re-delivers the same revisions after putting the first ones back, so rounds are alike.
@@ -65,9 +67,11 @@ def _revisions(pod: dict[str, Any], n: int, base_rv: int) -> list[dict[str, Any]
     return out
 
 
-async def run(pods: int, revisions: int, rounds: int) -> None:
+async def run(pods: int, revisions: int, rounds: int, only: str = "") -> None:
     cp = ControlPlane()
     names = [n for n in default_components(cp, controllers="*,-nodeagent") if n != "scheduler"]
+    if only:
+        names = [n for n in names if n in only.split(",")]
     await cp.start(names)
     client = cp.client("bench")
     await client.create(
@@ -112,8 +116,9 @@ def main() -> None:
     ap.add_argument("--pods", type=int, default=1000)
     ap.add_argument("--revisions", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--only", default="", help="comma-separated controllers to start (default: all)")
     args = ap.parse_args()
-    asyncio.run(run(args.pods, args.revisions, args.rounds))
+    asyncio.run(run(args.pods, args.revisions, args.rounds, args.only))
 
 
 if __name__ == "__main__":
