@@ -144,9 +144,9 @@ class Controller:
             return
         until = self._cooldown.get(key)
         if until is not None:
-            delay = until - asyncio.get_running_loop().time()
-            if delay > 0:
-                self.queue.add_after(key, delay)
+            if until > asyncio.get_running_loop().time():
+                # the deadline itself, not a delay: every event of the gap keeps one timer
+                self.queue.add_at(key, until)
                 return
             del self._cooldown[key]
         self.queue.add(key)
@@ -193,16 +193,21 @@ class Controller:
 
     def _after_sync(self, key: Any, cost: float) -> None:
         gap = cost * self.coalesce_factor if cost >= self.coalesce_min else 0.0
+        until = 0.0
         if gap > 0:
             if len(self._cooldown) > 10_000:
                 now = asyncio.get_running_loop().time()
                 self._cooldown = {k: t for k, t in self._cooldown.items() if t > now}
-            # after a rerun too: an event during the gap joins the delayed sync (``add_after``
+            # after a rerun too: an event during the gap joins the delayed sync (``add_at``
             # keeps one waiting entry per key) instead of queueing the key at once
-            self._cooldown[key] = asyncio.get_running_loop().time() + gap
+            until = asyncio.get_running_loop().time() + gap
+            self._cooldown[key] = until
         if key in self._rerun:
             self._rerun.discard(key)
-            self.queue.add_after(key, gap)
+            if gap > 0:
+                self.queue.add_at(key, until)  # the cooldown's own deadline: one timer for both
+            else:
+                self.queue.add(key)
 
     async def _process(self, key: Any) -> None:
         start = time.perf_counter()

@@ -13,6 +13,7 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.api.wellknown import PODGROUP_PROTECTION_FINALIZER
 from apiserver.client.context import ComponentContext
+from apiserver.client.informer import index_reads
 from apiserver.client.interface import PODGROUPS, PODS
 from apiserver.meta import finalizers_of, is_being_deleted, split_key
 from controllers.base import Controller
@@ -22,6 +23,7 @@ NAME = "podgroup-protection-controller"
 POD_GROUP_INDEX = "pod-group"
 
 
+@index_reads("spec.schedulingGroup")
 def pod_group_key(pod: Obj) -> list[str]:
     """Index pods by ``namespace/podGroupName`` of the group they reference."""
     group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")

@@ -56,11 +56,29 @@ class PodOwnerController(Controller, ABC):
         for owner in self._sets_for_orphan(pod):
             self.enqueue(key_of(owner))
 
+    def _owner_kind(self) -> str:
+        """The kind ``_resolve`` resolves controllerRefs to ("": not said, no event is dropped early)."""
+        return ""
+
     def _update_pod(self, old: Obj, cur: Obj) -> None:
         if (old.get("metadata") or {}).get("resourceVersion") == (cur.get("metadata") or {}).get(
             "resourceVersion"
         ):
             return  # a periodic resync: nothing changed
+        kind = self._owner_kind()
+        if kind:
+            old_ref, cur_ref = controller_ref(old), controller_ref(cur)
+            if (
+                old_ref is not None
+                and cur_ref is not None
+                and old_ref.get("kind") != kind
+                and cur_ref.get("kind") != kind
+            ):
+                # controlled by another kind before and after (a StatefulSet's pod, for the
+                # ReplicaSet, ReplicationController and DaemonSet controllers): no reference
+                # resolves to an owner of ours and an orphan's owners are never looked up, so
+                # the general path below would enqueue nothing
+                return
         label_changed = labels_of(old) != labels_of(cur)
         if is_being_deleted(cur):
             self._delete_pod(cur)

@@ -18,6 +18,7 @@ import math
 import orjson
 
 from apiserver.api.types import Obj
+from apiserver.client.informer import index_reads
 from apiserver.meta import (
     condition,
     controller_ref,
@@ -34,6 +35,7 @@ _PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
 ORPHANS = "orphans-by-namespace"
 
 
+@index_reads("metadata.ownerReferences")
 def orphan_index(obj: Obj) -> list[str]:
     """Index function for :data:`ORPHANS`: claims look at orphans only, never a namespace scan."""
     return [namespace_of(obj)] if controller_ref(obj) is None else []

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apiserver.api.types import Obj
+from apiserver.client.informer import index_reads
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 #: kube-scheduler's finalizer on an allocated claim, removed by the claim controller on deallocation.
@@ -201,6 +202,7 @@ def pod_claim_names(pod: Obj) -> tuple[bool, list[str]]:
     return complete, names
 
 
+@index_reads("spec.resourceClaims", "status.resourceClaimStatuses")
 def pod_claim_keys(pod: Obj) -> list[str]:
     """``namespace/name`` of every claim the pod records (an informer index function)."""
     ns = _meta(pod).get("namespace", "")

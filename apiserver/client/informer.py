@@ -18,6 +18,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from apiserver import errors
 from apiserver.api.types import Obj
@@ -25,6 +26,9 @@ from apiserver.client.interface import GVR, Client
 from apiserver.meta import key_of
 
 IndexFunc = Callable[[Obj], list[str]]
+#: a field an index function reads: (top-level section, field), e.g. ("metadata", "labels")
+IndexInput = tuple[str, str]
+_F = TypeVar("_F", bound=Callable[..., Any])
 AddHandler = Callable[[Obj], None]
 UpdateHandler = Callable[[Obj, Obj], None]
 DeleteHandler = Callable[[Obj], None]
@@ -84,14 +88,44 @@ async def stop_informer(inf: Informer, recancel: float = 0.1) -> None:
     log.warning("informer for %s did not stop", inf.gvr)
 
 
+def index_reads(*fields: str) -> Callable[[_F], _F]:
+    """Declare every field an index function reads besides the object's key.
+
+    ``fields`` are ``"section.field"`` paths (``"metadata.ownerReferences"``,
+    ``"spec.nodeName"``); a function of the key only (name, namespace) declares none. An
+    informer then re-runs the function on an update only if one of those fields differs between
+    the old and the new object: a pod's status write leaves its owners, labels and group alone,
+    and each index need not be computed twice to learn that it did not move. A function without
+    a declaration is re-run on every update. A declaration must name everything the function
+    reads (tests/unit/apiserver/client/test_index_reads.py checks those of the shipped ones).
+    """
+    inputs: tuple[IndexInput, ...] = tuple(
+        (section, field) for section, _, field in (f.partition(".") for f in fields)
+    )
+
+    def mark(fn: _F) -> _F:
+        fn.index_reads = inputs  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def reads_of(fn: IndexFunc) -> tuple[IndexInput, ...] | None:
+    """What :func:`index_reads` declared for ``fn`` (None: undeclared, re-run on every update)."""
+    return getattr(fn, "index_reads", None)
+
+
+@index_reads()
 def namespace_index(obj: Obj) -> list[str]:
     return [(obj.get("metadata") or {}).get("namespace", "")]
 
 
+@index_reads("metadata.ownerReferences")
 def owner_uid_index(obj: Obj) -> list[str]:
     return [r["uid"] for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("uid")]
 
 
+@index_reads("metadata.ownerReferences")
 def controller_uid_index(obj: Obj) -> list[str]:
     return [
         r["uid"]
@@ -100,12 +134,14 @@ def controller_uid_index(obj: Obj) -> list[str]:
     ]
 
 
+@index_reads("spec.nodeName")
 def node_name_index(obj: Obj) -> list[str]:
     n = (obj.get("spec") or {}).get("nodeName")
     return [n] if n else []
 
 
 def label_index(label: str) -> IndexFunc:
+    @index_reads("metadata.labels")
     def f(obj: Obj) -> list[str]:
         v = ((obj.get("metadata") or {}).get("labels") or {}).get(label)
         return [v] if v is not None else []
@@ -140,6 +176,19 @@ class Informer:
         #: replaced, never changed in place: a handler removed while an event is being delivered
         #: does not disturb the delivery loop
         self._handlers: list[tuple[AddHandler | None, UpdateHandler | None, DeleteHandler | None]] = []
+        #: what one event calls, per event type, in registration order (rebuilt with ``_handlers``)
+        self._on_add: tuple[AddHandler, ...] = ()
+        self._on_update: tuple[UpdateHandler, ...] = ()
+        self._on_delete: tuple[DeleteHandler, ...] = ()
+        #: (function, index) of every indexer, for an add or a delete
+        self._every_index: tuple[tuple[IndexFunc, dict[str, set[str]]], ...] = (
+            (namespace_index, self._indices[NAMESPACE]),
+        )
+        #: those an update may move, with what they read (see ``_index_update``); the namespace
+        #: index is not one: the key names the namespace
+        self._moving: tuple[tuple[IndexFunc, dict[str, set[str]], tuple[IndexInput, ...] | None], ...] = ()
+        #: every field a declared moving index reads (compared once per update)
+        self._inputs: tuple[IndexInput, ...] = ()
         self._synced = asyncio.Event()
         self.resource_version = ""
         self.relists = 0
@@ -163,6 +212,11 @@ class Informer:
             for v in fn(obj):
                 idx.setdefault(v, set()).add(k)
         self._indices[name] = idx
+        self._every_index = (*self._every_index, (fn, idx))
+        reads = reads_of(fn)
+        if reads != ():  # a function of the key alone never moves on an update
+            self._moving = (*self._moving, (fn, idx, reads))
+            self._inputs = tuple(dict.fromkeys([*self._inputs, *(reads or ())]))
 
     def add_event_handler(
         self,
@@ -173,7 +227,7 @@ class Informer:
         """Deliver the cache's changes to these handlers from now on; an ``on_add`` is first called
         for every cached object (client-go's synthetic adds for a late handler)."""
         reg = HandlerRegistration((on_add, on_update, on_delete))
-        self._handlers = [*self._handlers, reg.handlers]
+        self._set_handlers([*self._handlers, reg.handlers])
         if on_add is not None:
             for obj in list(self._items.values()):
                 self._call(on_add, obj)
@@ -181,7 +235,18 @@ class Informer:
 
     def remove_event_handler(self, reg: HandlerRegistration) -> None:
         """Stop delivering to ``reg``'s handlers (a stopped component's); the cache keeps running."""
-        self._handlers = [h for h in self._handlers if h is not reg.handlers]
+        self._set_handlers([h for h in self._handlers if h is not reg.handlers])
+
+    def _set_handlers(
+        self, handlers: builtins.list[tuple[AddHandler | None, UpdateHandler | None, DeleteHandler | None]]
+    ) -> None:
+        """Replace the handlers (never changed in place: a delivery under way keeps its tuple)
+        and the per-type tuples one event runs through, so that an event calls only the handlers
+        of its type with no per-handler ``None`` test or wrapper call."""
+        self._handlers = handlers
+        self._on_add = tuple(a for a, _, _ in handlers if a is not None)
+        self._on_update = tuple(u for _, u, _ in handlers if u is not None)
+        self._on_delete = tuple(d for _, _, d in handlers if d is not None)
 
     def handler_count(self) -> int:
         return len(self._handlers)
@@ -230,14 +295,12 @@ class Informer:
             log.exception("informer handler for %s failed", self.gvr)
 
     def _index_add(self, key: str, obj: Obj) -> None:
-        for name, fn in self._indexers.items():
-            idx = self._indices[name]
+        for fn, idx in self._every_index:
             for v in fn(obj):
                 idx.setdefault(v, set()).add(key)
 
     def _index_remove(self, key: str, obj: Obj) -> None:
-        for name, fn in self._indexers.items():
-            idx = self._indices[name]
+        for fn, idx in self._every_index:
             for v in fn(obj):
                 s = idx.get(v)
                 if s is not None:
@@ -247,15 +310,25 @@ class Informer:
 
     def _index_update(self, key: str, old: Obj, obj: Obj) -> None:
         """Move ``key`` from ``old``'s index values to ``obj``'s, touching only the values that
-        changed: most updates (a status, a binding) keep the namespace, owners and labels that the
-        indices read, and removing then adding the key again would empty and re-create every
-        set it is alone in."""
-        for name, fn in self._indexers.items():
+        changed: most updates (a status, a binding) keep the owners and labels that the indices
+        read, and removing then adding the key again would empty and re-create every set it is
+        alone in. An index whose function declared what it reads (:func:`index_reads`) is not
+        even asked when none of that changed, and the namespace index never is (the key names
+        the namespace)."""
+        changed: set[IndexInput] | None = None
+        for fn, idx, reads in self._moving:
+            if reads is not None:
+                if changed is None:
+                    changed = set()
+                    for section, field in self._inputs:
+                        if (old.get(section) or {}).get(field) != (obj.get(section) or {}).get(field):
+                            changed.add((section, field))
+                if changed.isdisjoint(reads):
+                    continue
             before = fn(old)
             after = fn(obj)
             if before == after:
                 continue
-            idx = self._indices[name]
             for v in before:
                 if v in after:
                     continue
@@ -270,18 +343,24 @@ class Informer:
     def _upsert(self, obj: Obj) -> None:
         # interned: every informer of the resource (six watch pods) keys and indexes it by one string
         key = sys.intern(key_of(obj))
-        old = self._items.get(key)
-        self._items[key] = obj
+        items = self._items
+        old = items.get(key)
+        items[key] = obj
         if old is None:
             self._index_add(key, obj)
+            for on_add in self._on_add:
+                try:
+                    on_add(obj)
+                except Exception:  # a handler bug must not stop the informer
+                    log.exception("informer handler for %s failed", self.gvr)
         else:
-            self._index_update(key, old, obj)
-        for on_add, on_update, _ in self._handlers:
-            if old is None:
-                if on_add is not None:
-                    self._call(on_add, obj)
-            elif on_update is not None:
-                self._call(on_update, old, obj)
+            if self._moving:
+                self._index_update(key, old, obj)
+            for on_update in self._on_update:
+                try:
+                    on_update(old, obj)
+                except Exception:
+                    log.exception("informer handler for %s failed", self.gvr)
 
     def _remove(self, obj: Obj) -> None:
         key = key_of(obj)
@@ -289,9 +368,11 @@ class Informer:
         if old is None:
             return
         self._index_remove(key, old)
-        for _, _, on_delete in self._handlers:
-            if on_delete is not None:
-                self._call(on_delete, obj)
+        for on_delete in self._on_delete:
+            try:
+                on_delete(obj)
+            except Exception:
+                log.exception("informer handler for %s failed", self.gvr)
 
     def _replace(self, items: builtins.list[Obj]) -> None:
         fresh = {sys.intern(key_of(o)): o for o in items}

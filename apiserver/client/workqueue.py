@@ -56,8 +56,27 @@ class WorkQueue(Generic[K]):
             self.add(key)
             return
         loop = asyncio.get_running_loop()
+        self._add_at(loop, key, loop.time() + delay)
+
+    def add_at(self, key: K, when: float) -> None:
+        """:meth:`add_after` with the deadline given on the loop's clock rather than as a delay.
+
+        For a caller that holds the deadline (a controller's cooldown): every event until then
+        names the same instant, so the key's waiting timer is kept. As a delay, each would be
+        re-measured from a slightly different ``loop.time()`` and about half of them would land a
+        hair earlier, cancelling the timer and arming a new one (cancelled timers also make the
+        loop re-heap its schedule).
+        """
+        if self._shutdown:
+            return
+        loop = asyncio.get_running_loop()
+        if when <= loop.time():
+            self.add(key)
+            return
+        self._add_at(loop, key, when)
+
+    def _add_at(self, loop: asyncio.AbstractEventLoop, key: K, when: float) -> None:
         existing = self._waiting.get(key)
-        when = loop.time() + delay
         if existing is not None:
             if existing.when() <= when:
                 return

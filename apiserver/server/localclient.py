@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import Any, cast
 
@@ -207,10 +207,20 @@ class LocalClient:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_seconds if timeout_seconds else None
 
-        def obj_of(rec: Record) -> Obj:
-            if view:
+        # chosen once per watch, not per event: every informer of the process runs each event of
+        # its resource through this (four pod watches in the full plane)
+        obj_of: Callable[[Record], Obj]
+        if view:
+
+            def obj_of(rec: Record) -> Obj:
                 return self.api._to_view(rd, rec.copy())
-            return self._shared(rec) if read_only else rec.copy()
+
+        elif not read_only:
+            obj_of = Record.copy
+        elif self.read_only_objects.enabled:
+            obj_of = self._shared
+        else:
+            obj_of = Record.shared  # what _shared does when the mutation detector is off
 
         def bookmark(rv: int, end: bool = False) -> WatchEvent:
             md: Obj = {"resourceVersion": str(rv)}

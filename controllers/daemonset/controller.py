@@ -157,6 +157,9 @@ class DaemonSetsController(PodOwnerController):
     def _resolve(self, namespace: str, ref: Obj | None) -> Obj | None:
         return resolve_controller_ref(self.sets, namespace, ref, KIND, "apps")
 
+    def _owner_kind(self) -> str:
+        return KIND
+
     def _sets_for_orphan(self, pod: Obj) -> list[Obj]:
         return owners_selecting(self.sets, pod)
 

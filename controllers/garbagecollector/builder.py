@@ -114,7 +114,32 @@ class GraphBuilder:
 
     # ------------------------------------------------------------------ informer events
     def observe(self, res: APIResource, obj: Obj, old: Obj | None = None) -> None:
-        """An add or update delivered by the informer of ``res``."""
+        """An add or update delivered by the informer of ``res``.
+
+        Most updates (a status, a binding, a label) touch nothing the graph holds: the object is
+        known under the same identity with the same owner references and is not being deleted.
+        For those the general path's only effect is marking the node observed, which is all
+        this does, after a few comparisons, instead of building the identity, diffing the
+        references by UID and looking for deletion transitions (kube's graph builder leaves a
+        TODO to ignore exactly these updates).
+        """
+        md = obj.get("metadata") or {}
+        if not md.get("deletionTimestamp"):
+            node = self.graph.get(md.get("uid", ""))
+            if node is not None and (md.get("ownerReferences") or []) == node.owners:
+                ident = node.identity
+                if (
+                    ident.name == md.get("name", "")
+                    and ident.namespace == (md.get("namespace", "") if res.namespaced else "")
+                    and ident.kind == res.kind
+                    and ident.api_version == res.api_version
+                ):
+                    node.virtual = False
+                    return
+        self._observe(res, obj, old)
+
+    def _observe(self, res: APIResource, obj: Obj, old: Obj | None) -> None:
+        """:meth:`observe`'s general path: any add or update."""
         ident = identity_of(res, obj)
         refs = list(owner_references(obj))
         node = self.graph.get(ident.uid)

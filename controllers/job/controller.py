@@ -32,7 +32,13 @@ from typing import Any
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
-from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
+from apiserver.client.informer import (
+    CONTROLLER_UID,
+    Informer,
+    InformerFactory,
+    controller_uid_index,
+    index_reads,
+)
 from apiserver.client.interface import JOBS, PODS, Client
 from apiserver.meta import (
     Clock,
@@ -69,6 +75,7 @@ ORPHAN = "orphan"
 UNOWNED = "unowned-in-namespace"
 
 
+@index_reads("metadata.ownerReferences")
 def unowned_index(pod: Obj) -> list[str]:
     return [] if controller_ref(pod) is not None else [namespace_of(pod)]
 

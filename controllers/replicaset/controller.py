@@ -162,6 +162,9 @@ class ReplicaSetController(PodOwnerController):
         """``resolveControllerRef``: the cached owner, if kind, group and UID agree."""
         return resolve_controller_ref(self.sets, namespace, ref, self.kind, self.gvr.group)
 
+    def _owner_kind(self) -> str:
+        return self.kind
+
     def _sets_for_orphan(self, pod: Obj) -> list[Obj]:
         """``getPodReplicaSets``: every object in the pod's namespace whose selector matches it."""
         return owners_selecting(self.sets, pod, self.selector_of)

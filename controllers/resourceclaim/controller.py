@@ -42,7 +42,7 @@ from typing import Any
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.api.wellknown import STATEFULSET_CONTROLLER_MANAGER, WORKLOAD_MANAGED_BY_ANNOTATION
-from apiserver.client.informer import InformerFactory
+from apiserver.client.informer import InformerFactory, index_reads
 from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, Client
 from apiserver.meta import Clock, is_being_deleted, split_key
 from controllers.base import Controller, SyncFailed
@@ -82,6 +82,7 @@ def _owner_uids(claim: Obj) -> list[str]:
     return [r.get("uid", "") for r in _meta(claim).get("ownerReferences") or [] if r.get("controller")]
 
 
+@index_reads("spec.schedulingGroup")
 def _pod_group_key(pod: Obj) -> list[str]:
     group = rc.pod_group_name(pod)
     return [f"{_meta(pod).get('namespace', '')}/{group}"] if group else []

@@ -21,7 +21,13 @@ from typing import Any
 
 from apiserver.api.types import Obj
 from apiserver.client.events import EventRecorder
-from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
+from apiserver.client.informer import (
+    CONTROLLER_UID,
+    Informer,
+    InformerFactory,
+    controller_uid_index,
+    index_reads,
+)
 from apiserver.client.interface import CONTROLLERREVISIONS, PODS, PVCS, STATEFULSETS, Client
 from apiserver.meta import (
     Clock,
@@ -53,11 +59,13 @@ MEMBER_OF = "statefulset-member"
 ORPHAN_IN = "orphan-in-namespace"
 
 
+@index_reads()  # the name and namespace: the key
 def member_index(pod: Obj) -> list[str]:
     parent, ordinal = utils.parent_and_ordinal((pod.get("metadata") or {}).get("name", ""))
     return [f"{namespace_of(pod)}/{parent}"] if ordinal >= 0 else []
 
 
+@index_reads("metadata.ownerReferences")
 def orphan_index(obj: Obj) -> list[str]:
     """An object without a controller ownerReference, under its namespace (adoption candidates).
 

@@ -176,3 +176,25 @@ async def test_an_event_after_a_rerun_joins_the_delayed_sync(cp: ControlPlane) -
         assert ctrl.syncs == 1
     finally:
         await ctrl.stop()
+
+
+async def test_events_during_the_gap_keep_one_waiting_timer(cp: ControlPlane) -> None:
+    """Events of an expensive sync's gap all wait for its deadline: the key's timer is armed once
+    and kept (re-measuring the gap from each event's clock reading moved it a hair back and forth)."""
+    ctrl = Gated(cp.client("gated"))
+    await ctrl.start()
+    try:
+        ctrl.enqueue("a")
+        await asyncio.wait_for(ctrl.entered.wait(), 5)
+        ctrl.release.set()
+        await asyncio.wait_for(finished(ctrl), 5)
+        ctrl.enqueue("a")
+        timer = ctrl.queue._waiting["a"]
+        for _ in range(200):
+            ctrl.enqueue("a")
+            assert ctrl.queue._waiting["a"] is timer
+        assert not timer.cancelled()
+        assert timer.when() == ctrl._cooldown["a"]
+        assert len(ctrl.queue) == 0 and ctrl.syncs == 1
+    finally:
+        await ctrl.stop()

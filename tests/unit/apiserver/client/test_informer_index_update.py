@@ -65,7 +65,6 @@ def test_indices_after_updates_equal_indices_built_from_scratch(seed: int) -> No
             inf._upsert(_pod(rnd, ns, name))
         fresh = Informer(None, PODS)  # type: ignore[arg-type]
         fresh._items = dict(inf._items)
-        fresh._indices["namespace"] = {}
         for o in fresh._items.values():
             fresh._index_add(f"{o['metadata']['namespace']}/{o['metadata']['name']}", o)
         for name_, fn in INDEXERS.items():

@@ -57,3 +57,23 @@ async def test_shutdown_wakes_getters() -> None:
     q.shutdown()
     with pytest.raises(ShutDown):
         await asyncio.wait_for(getter, 1)
+
+
+async def test_add_at_keeps_the_earliest_deadline() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    loop = asyncio.get_running_loop()
+    far = loop.time() + 5
+    q.add_at("k", far)
+    first = q._waiting["k"]
+    q.add_at("k", far)  # the same deadline: the timer stays
+    q.add_at("k", far + 1)  # a later one: the earlier stays
+    assert q._waiting["k"] is first and not first.cancelled()
+    q.add_at("k", loop.time() + 0.001)  # an earlier one replaces it
+    assert first.cancelled()
+    assert await asyncio.wait_for(q.get(), 1) == "k"
+
+
+async def test_add_at_a_past_deadline_adds_at_once() -> None:
+    q: WorkQueue[str] = WorkQueue()
+    q.add_at("k", asyncio.get_running_loop().time() - 1)
+    assert len(q) == 1 and not q._waiting
