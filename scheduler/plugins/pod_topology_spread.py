@@ -50,6 +50,10 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[dict[str, Any], ...] = (
 )
 #: default constraint lists (and their run keys) a plugin keeps for reuse by later pods
 MAX_SHARED_CONSTRAINTS = 1024
+#: at most this many nodes holding pods a constraint's selector may match (the pod label index's
+#: answer): PreScore counts their pods itself rather than ask the snapshot for running counts
+#: (:class:`_SparseCounts`)
+SMALL_HOLDERS = 16
 _PRE_FILTER_KEY = "PreFilter" + NAME
 #: the (shared, never changed) default constraints of an action no default constraint has
 _NO_CONSTRAINTS: list[Constraint] = []
@@ -300,6 +304,46 @@ class _ScoreState:
         """Per other constraint: the snapshot's running counts ``counts[i]`` was read from, when
         every node counts (None: counted here); the array Score reads their per-domain column."""
         return self._got()[3]
+
+
+class _SparseCounts:
+    """Matching pods per node and per topology value for a selector whose pods sit on at most
+    :data:`SMALL_HOLDERS` nodes, counted by PreScore from those nodes: what the snapshot's
+    :class:`~scheduler.cache.SpreadCounts` holds (the same count per node, the same skipping of a
+    node without a Node or pods), without creating one that the snapshot would then keep current
+    through every node change after it (a new set's or small gang's pods: one per set and key,
+    for a few cycles). Read like it by Score (``on_node``, ``nodes_counted``); ``key`` is empty: no
+    node table column is kept for it (:func:`~scheduler.plugins.spread_arrays._node_counts`)."""
+
+    __slots__ = ("_of", "by_value")
+    key = ""
+
+    def __init__(
+        self, snapshot: Any, names: Iterable[str], topology_key: str, count: Callable[[NodeInfo], int]
+    ) -> None:
+        of: dict[str, tuple[str, int]] = {}
+        by_value: dict[str, int] = {}
+        infos = snapshot.node_info_map
+        for name in names:
+            ni = infos.get(name)
+            if ni is None or ni.node is None or not ni.pods:
+                continue
+            n = count(ni)
+            if n:
+                value = ni.labels.get(topology_key, "")
+                of[name] = (value, n)
+                by_value[value] = by_value.get(value, 0) + n
+        self._of = of
+        #: matching pods per value of the topology key (nodes without it under ``""``)
+        self.by_value = by_value
+
+    def on_node(self, name: str) -> int:
+        got = self._of.get(name)
+        return got[1] if got is not None else 0
+
+    def nodes_counted(self) -> Mapping[str, tuple[str, int]]:
+        """Node name -> (its value, its count) for every node with a non-zero count (read-only)."""
+        return self._of
 
 
 class _Holders:
@@ -560,6 +604,19 @@ class PodTopologySpread:
                 c.node_affinity_policy != HONOR or required.is_empty()
             )
             if every_node and not require_all and key is not None and snapshot is not None:
+                held = holders[i]
+                if held is not None and len(held) <= SMALL_HOLDERS:
+                    # a few nodes hold the set's pods: counted from them here
+                    sel = c.selector
+                    few = _SparseCounts(
+                        snapshot,
+                        held,
+                        c.topology_key,
+                        lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
+                    )
+                    totals = few.by_value
+                    counts[i] = {v: totals.get(v, 0) for v in counts[i]}
+                    continue
                 # every node counts: the snapshot's running totals per domain answer
                 sel = c.selector
                 agg = snapshot.spread_counts(
@@ -590,19 +647,30 @@ class PodTopologySpread:
                 counts[i][v] += count_on(ni, c.selector, pod_info.namespace, key)
         # hostname constraints count each node's own pods in Score: from running totals when the
         # snapshot can keep them
-        per_node: list[SpreadCounts | None] = []
-        for c in constraints:
+        per_node: list[SpreadCounts | _SparseCounts | None] = []
+        for i, c in enumerate(constraints):
             key = _count_key(c.selector, ns) if c.topology_key == LABEL_HOSTNAME else None
             if key is None or snapshot is None:
                 per_node.append(None)
                 continue
             sel = c.selector
+            held = holders[i]
+            if held is not None and len(held) <= SMALL_HOLDERS:
+                per_node.append(
+                    _SparseCounts(
+                        snapshot,
+                        held,
+                        c.topology_key,
+                        lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
+                    )
+                )
+                continue
             per_node.append(
                 snapshot.spread_counts(
                     key,
                     c.topology_key,
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
-                    lambda c=c: holders[constraints.index(c)],
+                    lambda i=i: holders[i],
                     lambda sel=sel: _required_triples(sel, ns),
                 )
             )

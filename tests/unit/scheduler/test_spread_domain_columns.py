@@ -24,7 +24,7 @@ from scheduler.cache import Cache, Snapshot
 from scheduler.framework import Handle
 from scheduler.interfaces import CycleState
 from scheduler.nodeinfo import PodInfo, compile_selector
-from scheduler.plugins import spread_arrays
+from scheduler.plugins import pod_topology_spread, spread_arrays
 from scheduler.plugins.pod_topology_spread import (
     _PRE_SCORE_KEY,
     PodTopologySpread,
@@ -106,7 +106,11 @@ def _check(snap: Snapshot, plugin: PodTopologySpread, rng: random.Random, step: 
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_kept_domain_columns_equal_the_rebuilt_ones_through_random_changes(seed: int) -> None:
+def test_kept_domain_columns_equal_the_rebuilt_ones_through_random_changes(
+    seed: int, monkeypatch: Any
+) -> None:
+    # the snapshot's running counts even for a set on a few nodes (PreScore counts those itself)
+    monkeypatch.setattr(pod_topology_spread, "SMALL_HOLDERS", 0)
     rng = random.Random(seed)
     cache = Cache()
     nodes = {f"n{i:02d}": _node(rng, f"n{i:02d}") for i in range(40)}

@@ -66,6 +66,11 @@ def _cluster(rng: random.Random, n: int, unlabelled: float, apps: list[str]) -> 
     return cache, names
 
 
+def _as_list(column: Any, n: int) -> list[int]:
+    """A Score column as a list (an array plugin may give one ``int`` for every node)."""
+    return [column] * n if isinstance(column, int) else list(map(int, column))
+
+
 def _general(plugin: pts.PodTopologySpread, state: CycleState, pod: PodInfo, nodes: list[Any]) -> list[int]:
     """Score then NormalizeScore node by node (the plugin's per-node code)."""
     raw = [plugin.score(state, pod, ni)[0] for ni in nodes]
@@ -123,7 +128,7 @@ def test_uniform_score_and_lazy_counts_equal_the_general_code(seed: int, monkeyp
             snap.assume_pod(PodInfo(_pod(f"a{seed}-{step}", app, host)), host)
 
 
-def _place_gangs(seed: int, uniform: bool, monkeypatch: Any) -> list[str]:
+def _place_gangs(seed: int, uniform: bool, monkeypatch: Any, small: int = pts.SMALL_HOLDERS) -> list[str]:
     rng = random.Random(seed)
     n = rng.choice([100, 300, 520])
     cache, _ = _cluster(rng, n, 0.0, ["old"])
@@ -137,6 +142,7 @@ def _place_gangs(seed: int, uniform: bool, monkeypatch: Any) -> list[str]:
     with monkeypatch.context() as m:
         if not uniform:
             m.setattr(pts.PodTopologySpread, "uniform_score", lambda self, *a: None)
+        m.setattr(pts, "SMALL_HOLDERS", small)
         for k in range(12):
             app = f"g{k}"
             size = rng.choice([1, 2, 3, 5])
@@ -158,3 +164,57 @@ def _place_gangs(seed: int, uniform: bool, monkeypatch: Any) -> list[str]:
 @pytest.mark.parametrize("seed", range(4))
 def test_gangs_choose_the_same_nodes_with_and_without_the_uniform_score(seed: int, monkeypatch: Any) -> None:
     assert _place_gangs(seed, True, monkeypatch) == _place_gangs(seed, False, monkeypatch)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gangs_choose_the_same_nodes_counting_few_holders_or_from_running_counts(
+    seed: int, monkeypatch: Any
+) -> None:
+    assert _place_gangs(seed, True, monkeypatch) == _place_gangs(seed, False, monkeypatch, small=0)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_counts_from_a_few_holders_equal_the_snapshots_running_counts(seed: int, monkeypatch: Any) -> None:
+    """A selector whose pods sit on at most ``SMALL_HOLDERS`` nodes is counted by PreScore from
+    those nodes; with the threshold at 0 the snapshot's running counts answer: the same counts,
+    weights and columns (per node, fused, and over the node table)."""
+    rng = random.Random(seed)
+    n = rng.choice([40, 90, 200])
+    cache, names = _cluster(rng, n, rng.choice([0.0, 0.1]), APPS[:1])  # "a" on many nodes
+    snap = cache.snapshot()
+    handle = Handle(rng=random.Random(seed))
+    handle.snapshot = snap
+    handle.default_spread_selector = _selector
+    plugin = pts.PodTopologySpread({}, handle)
+    ordered = snap.ordered()
+    for step in range(14):
+        app = rng.choice(APPS)
+        pod = PodInfo(_pod(f"p{seed}-{step}", app))
+        start = rng.randrange(n)
+        nodes = (ordered[start:] + ordered[:start])[: rng.randrange(1, n + 1)]
+        few = CycleState()
+        assert plugin.pre_score(few, pod, nodes) is None
+        with monkeypatch.context() as m:
+            m.setattr(pts, "SMALL_HOLDERS", 0)
+            m.setattr(pts, "_none_match", lambda *a: False)
+            kept = CycleState()
+            assert plugin.pre_score(kept, pod, nodes) is None
+            s, k = few.get(pts._PRE_SCORE_KEY), kept.get(pts._PRE_SCORE_KEY)
+            assert s.counts == k.counts and s.weights == k.weights, (seed, step)
+            for a, b in zip(s.per_node, k.per_node, strict=True):
+                assert (a is None) == (b is None)
+                if a is not None:
+                    assert dict(a.nodes_counted()) == dict(b.nodes_counted())
+            want = plugin.score_nodes(kept, pod, nodes)
+            want_array = plugin.score_array(kept, pod, nodes)
+        assert plugin.score_nodes(few, pod, nodes) == want, (seed, step)
+        assert _general(plugin, few, pod, nodes) == plugin.normalize_scores(kept, pod, nodes, want)
+        got_array = plugin.score_array(few, pod, nodes)
+        assert (got_array is None) == (want_array is None)
+        if got_array is not None:
+            assert _as_list(got_array, len(nodes)) == _as_list(want_array, len(nodes)), (seed, step)
+        for _ in range(rng.randrange(0, 4)):
+            host = rng.choice(names)
+            snap.assume_pod(
+                PodInfo(_pod(f"a{seed}-{step}-{_}", app, host)), host, defer_index=rng.random() < 0.5
+            )
