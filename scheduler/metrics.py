@@ -33,6 +33,10 @@ def _exponential(start: float, factor: float, count: int) -> list[float]:
 class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+        #: the PodGroup attempt series, looked up once per (result, profile) (see observe_attempt)
+        self._pod_group_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+        #: the PodGroup algorithm duration series per profile
+        self._pod_group_algorithm: dict[str, Any] = {}
         self.schedule_attempts = Counter(
             "scheduler_schedule_attempts_total",
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
@@ -112,8 +116,24 @@ class SchedulerMetrics:
         )
 
     def observe_pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
-        self.podgroup_schedule_attempts.labels(result=result, profile=profile).inc()
-        self.podgroup_scheduling_attempt_duration.labels(result=result, profile=profile).observe(seconds)
+        children = self._pod_group_children.get((result, profile))
+        if children is None:
+            # ``labels()`` validates and locks on every call: each series is looked up once
+            children = self._pod_group_children[(result, profile)] = (
+                self.podgroup_schedule_attempts.labels(result=result, profile=profile),
+                self.podgroup_scheduling_attempt_duration.labels(result=result, profile=profile),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
+
+    def observe_pod_group_algorithm(self, profile: str, seconds: float) -> None:
+        """``scheduler_podgroup_scheduling_algorithm_duration_seconds`` of one PodGroup cycle."""
+        child = self._pod_group_algorithm.get(profile)
+        if child is None:
+            child = self._pod_group_algorithm[profile] = self.podgroup_scheduling_algorithm_duration.labels(
+                profile=profile
+            )
+        child.observe(seconds)
 
     def set_pending_pod_groups(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():

@@ -224,9 +224,7 @@ class PodGroupCycle:
         result = await algorithm.run_async(
             state, group, self.sched.snapshot, keep_winner=_may_keep_winner(group)
         )
-        self.sched.metrics.podgroup_scheduling_algorithm_duration.labels(profile=fw.scheduler_name).observe(
-            time.perf_counter() - start
-        )
+        self.sched.metrics.observe_pod_group_algorithm(fw.scheduler_name, time.perf_counter() - start)
         nominations: dict[str, str] = {}
         waiting_on_preemption = False
         if not result.success and result.status is not None and result.status.is_rejected():

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver.selectors import LabelSelector
+from scheduler import arraypolicy
 from scheduler.cache import SpreadCounts
 from scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
@@ -49,6 +50,10 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[dict[str, Any], ...] = (
 )
 #: default constraint lists (and their run keys) a plugin keeps for reuse by later pods
 MAX_SHARED_CONSTRAINTS = 1024
+#: at most this many nodes holding pods a constraint's selector may match (the pod label index's
+#: answer): PreScore counts their pods itself rather than ask the snapshot for running counts
+#: (:class:`_SparseCounts`)
+SMALL_HOLDERS = 16
 _PRE_FILTER_KEY = "PreFilter" + NAME
 #: the (shared, never changed) default constraints of an action no default constraint has
 _NO_CONSTRAINTS: list[Constraint] = []
@@ -238,21 +243,107 @@ class _FilterState:
         return m
 
 
-@dataclass
 class _ScoreState:
-    """PreScore's result for Score: the soft constraints, their counts and weights, and the nodes to skip."""
+    """PreScore's result for Score: the soft constraints, their counts and weights, and the nodes to skip.
 
-    constraints: list[Constraint]
-    ignored_nodes: set[str]
-    counts: list[dict[str, int]]
-    weights: list[float]
-    #: per constraint: the nodes that may hold matching pods (None: any node)
-    holders: Any = field(default_factory=list)
-    #: per hostname constraint: the snapshot's running per-node counts (None: count in Score)
-    per_node: list[Any] = field(default_factory=list)
-    #: per other constraint: the snapshot's running counts ``counts[i]`` was read from, when
-    #: every node counts (None: counted here); the array Score reads their per-domain column
-    domain_counts: list[Any] = field(default_factory=list)
+    When no pod matches (``none_match``) the counts, weights and running counts are worked out
+    only if something reads them (:meth:`PodTopologySpread.uniform_score` answers without them):
+    ``fill`` computes them from the cycle's snapshot and nodes, which stay as PreScore saw them
+    until the cycle's Score, and a run started from it, have read them."""
+
+    __slots__ = ("_counted", "_fill", "constraints", "holders", "ignored_nodes", "none_match")
+
+    def __init__(
+        self,
+        constraints: list[Constraint],
+        ignored_nodes: set[str],
+        counts: list[dict[str, int]] | None,
+        weights: list[float] | None,
+        holders: Any = None,
+        per_node: list[Any] | None = None,
+        domain_counts: list[Any] | None = None,
+        none_match: bool = False,
+        fill: Callable[[], tuple[list[dict[str, int]], list[float], list[Any], list[Any]]] | None = None,
+    ) -> None:
+        self.constraints = constraints
+        self.ignored_nodes = ignored_nodes
+        #: per constraint: the nodes that may hold matching pods (None: any node)
+        self.holders = holders if holders is not None else []
+        #: no node of the snapshot holds a pod any constraint's selector may match (the pod label
+        #: index says so): every count is 0, which :meth:`PodTopologySpread.uniform_score` reads
+        self.none_match = none_match
+        self._fill = fill
+        self._counted: tuple[list[dict[str, int]], list[float], list[Any], list[Any]] | None = (
+            None if fill is not None else (counts or [], weights or [], per_node or [], domain_counts or [])
+        )
+
+    def _got(self) -> tuple[list[dict[str, int]], list[float], list[Any], list[Any]]:
+        got = self._counted
+        if got is None:
+            assert self._fill is not None
+            got = self._counted = self._fill()
+            self._fill = None
+        return got
+
+    @property
+    def counts(self) -> list[dict[str, int]]:
+        """Per constraint: matching pods per topology value (hostname: empty, counted in Score)."""
+        return self._got()[0]
+
+    @property
+    def weights(self) -> list[float]:
+        return self._got()[1]
+
+    @property
+    def per_node(self) -> list[Any]:
+        """Per hostname constraint: the snapshot's running per-node counts (None: count in Score)."""
+        return self._got()[2]
+
+    @property
+    def domain_counts(self) -> list[Any]:
+        """Per other constraint: the snapshot's running counts ``counts[i]`` was read from, when
+        every node counts (None: counted here); the array Score reads their per-domain column."""
+        return self._got()[3]
+
+
+class _SparseCounts:
+    """Matching pods per node and per topology value for a selector whose pods sit on at most
+    :data:`SMALL_HOLDERS` nodes, counted by PreScore from those nodes: what the snapshot's
+    :class:`~scheduler.cache.SpreadCounts` holds (the same count per node, the same skipping of a
+    node without a Node or pods), without creating one that the snapshot would then keep current
+    through every node change after it (a new set's or small gang's pods: one per set and key,
+    for a few cycles). Read like it by Score (``on_node``, ``nodes_counted``); ``key`` is empty: no
+    node table column is kept for it (:func:`~scheduler.plugins.spread_arrays._node_counts`)."""
+
+    __slots__ = ("_of", "by_value")
+    key = ""
+
+    def __init__(
+        self, snapshot: Any, names: Iterable[str], topology_key: str, count: Callable[[NodeInfo], int]
+    ) -> None:
+        of: dict[str, tuple[str, int]] = {}
+        by_value: dict[str, int] = {}
+        infos = snapshot.node_info_map
+        for name in names:
+            ni = infos.get(name)
+            if ni is None or ni.node is None or not ni.pods:
+                continue
+            n = count(ni)
+            if n:
+                value = ni.labels.get(topology_key, "")
+                of[name] = (value, n)
+                by_value[value] = by_value.get(value, 0) + n
+        self._of = of
+        #: matching pods per value of the topology key (nodes without it under ``""``)
+        self.by_value = by_value
+
+    def on_node(self, name: str) -> int:
+        got = self._of.get(name)
+        return got[1] if got is not None else 0
+
+    def nodes_counted(self) -> Mapping[str, tuple[str, int]]:
+        """Node name -> (its value, its count) for every node with a non-zero count (read-only)."""
+        return self._of
 
 
 class _Holders:
@@ -460,6 +551,34 @@ class PodTopologySpread:
         ignored: set[str] = set()
         if require_all:
             ignored = {ni.name for ni in nodes if not _has_all_keys(ni.labels, constraints)}
+        holders = _Holders(snapshot, pod_info.namespace, constraints)
+
+        def fill() -> tuple[list[dict[str, int]], list[float], list[Any], list[Any]]:
+            return self._score_counts(
+                state, snapshot, pod_info, nodes, constraints, ignored, holders, require_all
+            )
+
+        if _none_match(snapshot, holders, constraints):
+            st = _ScoreState(constraints, ignored, None, None, holders, none_match=True, fill=fill)
+        else:
+            counts, weights, per_node, domain_counts = fill()
+            st = _ScoreState(constraints, ignored, counts, weights, holders, per_node, domain_counts)
+        state.write(_PRE_SCORE_KEY, st)
+        return None
+
+    def _score_counts(
+        self,
+        state: CycleState,
+        snapshot: Any,
+        pod_info: PodInfo,
+        nodes: list[NodeInfo],
+        constraints: list[Constraint],
+        ignored: set[str],
+        holders: _Holders,
+        require_all: bool,
+    ) -> tuple[list[dict[str, int]], list[float], list[Any], list[Any]]:
+        """PreScore's counts per constraint and topology value, the constraints' weights, and
+        the snapshot's running per-node (hostname) and per-domain counts they come from."""
         counted = [ni for ni in nodes if ni.name not in ignored] if ignored else nodes
         counts: list[dict[str, int]] = [
             {}
@@ -475,7 +594,6 @@ class PodTopologySpread:
         # Only nodes holding matching pods add to a count: with the snapshot's pod label index
         # those are the nodes with pods carrying the selector's key=value pairs, not all nodes.
         # (Asked only when needed: the running counts need them only when first built.)
-        holders = _Holders(snapshot, pod_info.namespace, constraints)
         ns = pod_info.namespace
         domain_counts: list[SpreadCounts | None] = [None] * len(constraints)
         for i, c in enumerate(constraints):
@@ -486,6 +604,19 @@ class PodTopologySpread:
                 c.node_affinity_policy != HONOR or required.is_empty()
             )
             if every_node and not require_all and key is not None and snapshot is not None:
+                held = holders[i]
+                if held is not None and len(held) <= SMALL_HOLDERS:
+                    # a few nodes hold the set's pods: counted from them here
+                    sel = c.selector
+                    few = _SparseCounts(
+                        snapshot,
+                        held,
+                        c.topology_key,
+                        lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
+                    )
+                    totals = few.by_value
+                    counts[i] = {v: totals.get(v, 0) for v in counts[i]}
+                    continue
                 # every node counts: the snapshot's running totals per domain answer
                 sel = c.selector
                 agg = snapshot.spread_counts(
@@ -502,7 +633,7 @@ class PodTopologySpread:
             held = holders[i]
             assert snapshot is not None or held is None
             if held is not None:
-                candidates = [snapshot.node_info_map[n] for n in held]  # type: ignore[union-attr]
+                candidates = [snapshot.node_info_map[n] for n in held]
             else:
                 candidates = snapshot.ordered() if snapshot is not None else nodes
             for ni in candidates:
@@ -516,27 +647,61 @@ class PodTopologySpread:
                 counts[i][v] += count_on(ni, c.selector, pod_info.namespace, key)
         # hostname constraints count each node's own pods in Score: from running totals when the
         # snapshot can keep them
-        per_node: list[SpreadCounts | None] = []
-        for c in constraints:
+        per_node: list[SpreadCounts | _SparseCounts | None] = []
+        for i, c in enumerate(constraints):
             key = _count_key(c.selector, ns) if c.topology_key == LABEL_HOSTNAME else None
             if key is None or snapshot is None:
                 per_node.append(None)
                 continue
             sel = c.selector
+            held = holders[i]
+            if held is not None and len(held) <= SMALL_HOLDERS:
+                per_node.append(
+                    _SparseCounts(
+                        snapshot,
+                        held,
+                        c.topology_key,
+                        lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
+                    )
+                )
+                continue
             per_node.append(
                 snapshot.spread_counts(
                     key,
                     c.topology_key,
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
-                    lambda c=c: holders[constraints.index(c)],
+                    lambda i=i: holders[i],
                     lambda sel=sel: _required_triples(sel, ns),
                 )
             )
-        state.write(
-            _PRE_SCORE_KEY,
-            _ScoreState(constraints, ignored, counts, weights, holders, per_node, domain_counts),
-        )
-        return None
+        return counts, weights, per_node, domain_counts
+
+    def uniform_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> int | None:
+        """gangplane (:class:`~scheduler.interfaces.UniformScorePlugin`): the maximum for every
+        node when no pod matches any constraint (the first pod of a new StatefulSet, Deployment
+        or gang) and every node has every constraint's topology key: each node's raw score is
+        then the same sum of ``maxSkew - 1`` terms, which the reversed normalization maps to the
+        maximum (``100 * (v + v - v) // v``, or 100 when the sum is 0). ``None`` otherwise, and
+        while the scheduling records keep this pod's raw scores (they would read the raw sum)."""
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None or not s.none_match or s.ignored_nodes or not nodes:
+            return None
+        handle = self.handle
+        records = handle.records if handle is not None else None
+        if records is not None and records.keeps_scores():
+            return None
+        snapshot = handle.snapshot if handle is not None else None
+        constraints = s.constraints
+        if snapshot is not None and len(nodes) >= arraypolicy.ARRAY_MIN_NODES and snapshot.is_run(nodes):
+            # the nodes are the snapshot's own, in a run: its node table knows whether every
+            # node carries a key, without a look at each node
+            table = snapshot.node_table()
+            if all(table.all_labelled(c.topology_key) for c in constraints):
+                return MAX_NODE_SCORE
+        for ni in nodes:
+            if not _has_all_keys(ni.labels, constraints):
+                return None
+        return MAX_NODE_SCORE
 
     def score(self, state: CycleState, pod_info: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
         s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
@@ -718,6 +883,19 @@ def _normalize_array_bounded(scores: Any) -> tuple[Any, int, int]:
     top = hi + lo
     at_lo, at_hi = MAX_NODE_SCORE * (top - lo) // hi, MAX_NODE_SCORE * (top - hi) // hi
     return MAX_NODE_SCORE * (top - scores) // hi, min(at_lo, at_hi), max(at_lo, at_hi)
+
+
+def _none_match(snapshot: Any, holders: _Holders, constraints: list[Constraint]) -> bool:
+    """Whether the snapshot's pod label index shows that no node holds a pod any constraint's
+    selector may match (every count 0); False when it cannot tell (a selector without a required
+    ``key=value`` pair, or no snapshot)."""
+    if snapshot is None or not constraints:
+        return False
+    for i in range(len(constraints)):
+        held = holders[i]
+        if held is None or held:
+            return False
+    return True
 
 
 def _table(state: CycleState, snapshot: Any, nodes: list[NodeInfo]) -> tuple[Any, Any] | None:
