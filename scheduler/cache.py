@@ -509,7 +509,16 @@ class Snapshot:
         #: node -> its pods as the pod indexes (pod labels, spreading counts) last saw them: a
         #: node reindexed is told only the pods that changed since (:mod:`scheduler.pod_delta`)
         self._indexed_pods: dict[str, tuple[PodInfo, ...]] = {}
+        #: node -> the Node object the spreading counts last saw it as: while it is the same
+        #: object (informer objects are replaced, never changed in place) its labels, hence its
+        #: domain in every count, are the same
+        self._indexed_node: dict[str, Obj] = {}
         self._spread: OrderedDict[str, SpreadCounts] = OrderedDict()
+        #: the kept spreading counts by one of their required triples, and those with none
+        #: (:meth:`_spread_touched`; ``None``: rebuilt when next needed, after a count came or went)
+        self._spread_by_triple: (
+            tuple[list[SpreadCounts], dict[tuple[str, str, str], list[SpreadCounts]]] | None
+        ) = None
         #: (op, pod, node) of every assume/forget since the last cache update, for restore()
         self._journal: list[tuple[str, PodInfo, str]] = []
         #: the topology domain a PodGroup cycle is evaluating (capacity hints come from its index)
@@ -655,10 +664,12 @@ class Snapshot:
             topo.update(name, ni)
         # the pods the pod indexes last saw on the node against its pods now (scheduler/pod_delta.py)
         old = self._indexed_pods.pop(name, None)
+        old_node = self._indexed_node.pop(name, None)
         delta = None
         if ni is not None and ni.node is not None:
             if ni.pods:
                 self._indexed_pods[name] = tuple(ni.pods)
+            self._indexed_node[name] = ni.node
             if old is not None:
                 delta = pods_changed(old, ni.pods)
         labels = self._pod_labels
@@ -673,11 +684,43 @@ class Snapshot:
             # those no changed pod can count in (a node that took one more gang's pod)
             triples = labels.triples_of(name) if labels is not None else None
             changed = None if delta is None else delta[0] + delta[1]
-            for agg in self._spread.values():
+            aggs: Iterable[SpreadCounts] = self._spread.values()
+            if changed is not None and ni is not None and old_node is ni.node:
+                # the same Node: every count keeps its domain, so only the counts whose required
+                # triples a changed pod carries can move (a node that took one more gang's pod
+                # is told to its set's count only, not checked against every kept selector)
+                aggs = self._spread_touched(changed)
+            for agg in aggs:
                 if changed is not None and agg.unaffected(name, ni, changed):  # type: ignore[arg-type]
                     continue
                 if labels is None or not agg.counts_none_on(name, triples):
                     agg.update(name, ni)
+
+    def _spread_touched(self, changed: Iterable[PodInfo]) -> list[SpreadCounts]:
+        """The kept spreading counts a pod of ``changed`` may be counted in: those requiring
+        nothing, and those whose chosen required triple one of them carries (a pod lacking it
+        lacks *every* required triple, which :meth:`SpreadCounts.unaffected` reads as
+        unaffected). A superset: each is still asked :meth:`~SpreadCounts.unaffected`."""
+        index = self._spread_by_triple
+        if index is None:
+            free: list[SpreadCounts] = []
+            by: dict[tuple[str, str, str], list[SpreadCounts]] = {}
+            for agg in self._spread.values():
+                if agg.required:
+                    by.setdefault(min(agg.required), []).append(agg)
+                else:
+                    free.append(agg)
+            index = self._spread_by_triple = (free, by)
+        free, by = index
+        out = list(free)
+        if by:
+            for p in changed:
+                ns = p.namespace
+                for k, v in p.labels.items():
+                    got = by.get((ns, k, v))
+                    if got is not None:
+                        out.extend(a for a in got if a not in out)
+        return out
 
     def spread_counts(
         self,
@@ -712,6 +755,7 @@ class Snapshot:
             self._spread[k] = agg
             if len(self._spread) > MAX_SPREAD_COUNTS:
                 self._spread.popitem(last=False)
+            self._spread_by_triple = None
         else:
             self._spread.move_to_end(k)
         return agg

@@ -17,7 +17,8 @@ Mirrors kube's ``PriorityQueue``:
   so a node added mid-cycle is never missed.
 * **Gated pods**: a pod a PreEnqueue plugin rejects never enters activeQ; it waits in
   unschedulablePods marked gated, with no condition and no event (by design, per kube), and is
-  re-checked on its own updates and on events its gating plugin registered.
+  re-checked on its own updates (not on status-only ones, as kube's ``isPodUpdated``) and on
+  events its gating plugin registered.
 * **Pod groups**: the queue indexes its pods by PodGroup (``spec.schedulingGroup``). A gang
   member that passes PreEnqueue lets the group's held members re-check theirs (the gang has
   reached minCount); a PodGroup appearing or changing re-checks its members
@@ -359,7 +360,12 @@ class SchedulingQueue:
             q.pod_info = pi
             self._update_nominated(pi)
             if q.gated:
-                self._move_to_active(q)
+                # kube re-checks a held pod on its own update only when the update may change
+                # the answer (``isPodUpdated``; with queueing hints a status-only update matches
+                # no event a gating plugin registers): a status-only write, such as KEP-5501's
+                # own NotReadyForScheduling report, leaves it held as it was
+                if relevant:
+                    self._move_to_active(q)
             elif relevant:
                 del self._unschedulable[uid]
                 self._requeue(q, _AFTER_BACKOFF)

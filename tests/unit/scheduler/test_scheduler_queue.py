@@ -195,6 +195,51 @@ def test_scheduling_gates_keep_the_pod_gated_until_removed() -> None:
     assert q.where(gated) == ACTIVE
 
 
+def test_status_only_update_of_a_held_pod_keeps_it_held_without_pre_enqueue() -> None:
+    """kube's ``isPodUpdated``: a held pod's status write (KEP-5501's own report) does not run
+    PreEnqueue again; a change of its metadata or spec does."""
+    calls: list[str] = []
+
+    class Hold:
+        name = "Hold"
+
+        def pre_enqueue(self, pod_info: Any) -> Any:
+            from scheduler.status import Code, Status
+
+            calls.append(pod_info.name)
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "held")
+
+        def events_to_register(self) -> list[Any]:
+            return []
+
+    from scheduler.framework import PluginSpec, Profile
+
+    fw = Framework(
+        Profile(plugins=[PluginSpec("PrioritySort"), PluginSpec("Hold")]),
+        registry={
+            "PrioritySort": __import__("scheduler.plugins.priority_sort", fromlist=["new"]).new,
+            "Hold": lambda args, handle: Hold(),
+        },
+    )
+    q = SchedulingQueue(fw.queue_sort_less, FakeClock(), {"default-scheduler": fw})
+    old = make_pod("p")
+    q.add(old)
+    assert q.where(old) == GATED and calls == ["p"]
+    reported = make_pod("p")
+    reported["metadata"]["resourceVersion"] = "2"
+    reported["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "reason": "NotReadyForScheduling", "message": "held"}
+    ]
+    q.update(old, reported)
+    assert q.where(reported) == GATED and calls == ["p"]
+    # the queue keeps the pod as it is now (the report's condition is what it reads next)
+    kept = q.get(reported["metadata"]["uid"])
+    assert kept is not None and kept.pod["status"]["conditions"][0]["reason"] == "NotReadyForScheduling"
+    relabelled = make_pod("p", labels={"a": "b"})
+    q.update(reported, relabelled)
+    assert q.where(relabelled) == GATED and calls == ["p", "p"]
+
+
 def test_custom_pre_enqueue_gate_is_rechecked_on_its_events() -> None:
     class WaitForNode:
         """A PreEnqueue plugin gating pods until a node named ``ready`` exists."""
