@@ -82,7 +82,6 @@ from apiserver.patch.fieldpath import (
 )
 from apiserver.patch.ownerrefs import OwnerRefsMemo
 from apiserver.patch.pairmemo import PairMemo
-from apiserver.storage.compact import canonical_json_built
 
 APPLY = "Apply"
 UPDATE = "Update"
@@ -1472,7 +1471,7 @@ def _created_entry(
         if lists:
             entry["fieldsV1"] = _with_spec_lists(entry["fieldsV1"], lists)
             if fields_v1 is not None:
-                entry["fieldsV1"] = _remember_join(entry["fieldsV1"], taken, None, lists)
+                _remember_join(entry["fieldsV1"], taken, None, lists)
         return [entry]
     rest = dict(after)
     rest["metadata"] = rest_md = dict(md)
@@ -1487,7 +1486,7 @@ def _created_entry(
     tree = _with_spec_lists(entry["fieldsV1"], lists) if lists else entry["fieldsV1"]
     entry["fieldsV1"] = _with_owner_references(tree, refs_tree)
     if fields_v1 is not None:
-        entry["fieldsV1"] = _remember_join(entry["fieldsV1"], taken, refs_tree, lists)
+        _remember_join(entry["fieldsV1"], taken, refs_tree, lists)
     return [entry]
 
 
@@ -1496,23 +1495,18 @@ _REFS_PATH: Path = (field("metadata"), field("ownerReferences"))
 
 def _remember_join(
     joined: Obj, taken: FieldSet, refs_tree: Obj | None, lists: Sequence[tuple[str, Obj]]
-) -> Obj:
+) -> None:
     """Tell the decoder how a stored create's joined entry was made (:func:`remember_joined`):
     the object's first update decodes it, and would otherwise parse it whole. Only for a stored
-    write, whose subtrees are shared and never modified.
-
-    Returns the shared canonical tree of the entry's text (``joined`` itself, the first time):
-    the text is at hand, so the store's :func:`compact` finds the tree by identity instead of
-    serializing it (and its ``f:metadata``) again to look it up."""
+    write, whose subtrees are shared and never modified."""
     try:
         text = orjson.dumps(joined, option=EXACT_JSON)
     except TypeError:  # not plain JSON: the decoder parses it (uncached) as before
-        return joined
+        return
     parts = tuple(((field("spec"), field(k)), subtree) for k, subtree in lists)
     if refs_tree is not None:
         parts = ((_REFS_PATH, refs_tree), *parts)
     remember_joined(text, taken, parts)
-    return canonical_json_built(text, lambda: joined)
 
 
 #: No subtrees to join (shared: never modified).
