@@ -78,6 +78,7 @@ from apiserver.patch.fieldpath import (
     make_path,
     map_is_atomic,
     path_string,
+    remember_joined,
 )
 from apiserver.patch.ownerrefs import OwnerRefsMemo
 from apiserver.patch.pairmemo import PairMemo
@@ -1469,6 +1470,8 @@ def _created_entry(
         entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
         if lists:
             entry["fieldsV1"] = _with_spec_lists(entry["fieldsV1"], lists)
+            if fields_v1 is not None:
+                _remember_join(entry["fieldsV1"], taken, None, lists)
         return [entry]
     rest = dict(after)
     rest["metadata"] = rest_md = dict(md)
@@ -1482,7 +1485,28 @@ def _created_entry(
     entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
     tree = _with_spec_lists(entry["fieldsV1"], lists) if lists else entry["fieldsV1"]
     entry["fieldsV1"] = _with_owner_references(tree, refs_tree)
+    if fields_v1 is not None:
+        _remember_join(entry["fieldsV1"], taken, refs_tree, lists)
     return [entry]
+
+
+_REFS_PATH: Path = (field("metadata"), field("ownerReferences"))
+
+
+def _remember_join(
+    joined: Obj, taken: FieldSet, refs_tree: Obj | None, lists: Sequence[tuple[str, Obj]]
+) -> None:
+    """Tell the decoder how a stored create's joined entry was made (:func:`remember_joined`):
+    the object's first update decodes it, and would otherwise parse it whole. Only for a stored
+    write, whose subtrees are shared and never modified."""
+    try:
+        text = orjson.dumps(joined, option=EXACT_JSON)
+    except TypeError:  # not plain JSON: the decoder parses it (uncached) as before
+        return
+    parts = tuple(((field("spec"), field(k)), subtree) for k, subtree in lists)
+    if refs_tree is not None:
+        parts = ((_REFS_PATH, refs_tree), *parts)
+    remember_joined(text, taken, parts)
 
 
 #: No subtrees to join (shared: never modified).

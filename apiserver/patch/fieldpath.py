@@ -359,13 +359,16 @@ class FieldSet:
     decoded ``fieldsV1`` documents map to shared instances.
     """
 
-    __slots__ = ("_paths", "_encoded", "_stored_tree")
+    __slots__ = ("_paths", "_encoded", "_stored_tree", "_self_decoding")
 
     def __init__(self, paths: Iterable[Path] = ()) -> None:
         self._paths: frozenset[Path] = frozenset(tuple(p) for p in paths)
         self._encoded: bytes | None = None
         #: a stored object's ``fieldsV1`` (never modified) whose JSON is ``_encoded``
         self._stored_tree: dict[str, Any] | None = None
+        #: ``_encoded`` is a text the decoder takes for this set's own encoding (it was
+        #: decoded in the encoder's form, or emitted and found to decode to this set)
+        self._self_decoding = False
 
     @classmethod
     def _wrap(cls, paths: frozenset[Path]) -> FieldSet:
@@ -374,6 +377,7 @@ class FieldSet:
         fs._paths = paths
         fs._encoded = None
         fs._stored_tree = None
+        fs._self_decoding = False
         return fs
 
     # -- construction ---------------------------------------------------------------------
@@ -407,7 +411,11 @@ class FieldSet:
                     cached._stored_tree = doc
                 return cached
         out: set[Path] = set()
-        canonical = cls._parse_into(doc, (), out, stored)
+        joined = _JOINED.get(text) if text is not None else None
+        if joined is not None:
+            canonical = _parse_joined(joined, out)
+        else:
+            canonical = cls._parse_into(doc, (), out, stored)
         fs = cls._wrap(frozenset(out))
         if text is not None:
             # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
@@ -416,6 +424,7 @@ class FieldSet:
                 # the document is the set's own encoding (the server wrote it): the next write
                 # of the object re-encodes this set, e.g. a manager the write leaves alone
                 fs._encoded = kept
+                fs._self_decoding = True
                 if stored:
                     # ... and, stored, it is a tree of that encoding nobody modifies: the
                     # next stored revision may hold it instead of decoding the text again
@@ -597,8 +606,10 @@ class FieldSet:
         encoded = self._encoded
         emitted: dict[str, Any] | None = None
         if encoded is None:
-            encoded = _ENCODED.get(self._paths)
-            if encoded is None:
+            known = _ENCODED.get(self._paths)
+            if known is not None:
+                encoded, self._self_decoding = known
+            else:
                 emitted, round_trips = _emit_and_check(self._paths)
                 try:
                     encoded = orjson.dumps(emitted)
@@ -607,11 +618,12 @@ class FieldSet:
                 # kept by the tables and the set: an exact copy, as orjson's result holds its
                 # whole write buffer (4 KB at least)
                 encoded = bytes(memoryview(encoded))
-                _remember(_ENCODED, self._paths, encoded, _SET_CACHE_LIMIT)
+                _remember(_ENCODED, self._paths, (encoded, round_trips), _SET_CACHE_LIMIT)
                 if round_trips:  # _decodes_to_itself(self._paths), found while emitting
                     # the next write of the object decodes this very text: answer it with this
                     # set (and its encoding) instead of parsing it again
                     _remember(_DECODED, encoded, self, _SET_CACHE_LIMIT)
+                    self._self_decoding = True
             self._encoded = encoded
         return encoded, emitted
 
@@ -627,7 +639,46 @@ EXACT_JSON = (
 )
 
 _DECODED: dict[bytes, FieldSet] = {}
-_ENCODED: dict[frozenset[Path], bytes] = {}
+#: Stored creates' ``fieldsV1`` trees joined from parts (:func:`remember_joined`), by their text.
+_JOINED: dict[bytes, tuple[FieldSet, tuple[tuple[Path, dict[str, Any]], ...]]] = {}
+_JOINED_LIMIT = 4096
+
+
+def remember_joined(text: bytes, rest: FieldSet, parts: tuple[tuple[Path, dict[str, Any]], ...]) -> bool:
+    """Remember how a stored create's ``fieldsV1`` tree whose JSON is ``text`` was made: the
+    encoding of ``rest`` with each ``(prefix, subtree)`` of ``parts`` placed at its prefix.
+
+    A created object's entry names its owners (``k:{"uid":…}``), so its text is its own and the
+    object's first update, which decodes the stored entry, parsed it whole (the only parse of
+    that write the tables could not answer). Its set is ``rest``'s paths and those of the parts,
+    which is all that is parsed then. Taken only where ``rest``'s encoding is one the decoder
+    takes for its own (so the joined text is the union's encoding, as the create path makes
+    it); the parts are never modified (they are shared trees). Returns whether it was
+    remembered.
+    """
+    if not rest._self_decoding or rest._encoded is None:
+        return False
+    _remember(_JOINED, bytes(memoryview(text)), (rest, parts), _JOINED_LIMIT)
+    return True
+
+
+def _parse_joined(joined: tuple[FieldSet, tuple[tuple[Path, dict[str, Any]], ...]], out: set[Path]) -> bool:
+    """:meth:`FieldSet._parse_into` of a remembered joined tree: the rest's paths, and each part
+    parsed at its prefix (its own form decides, as in the whole parse; the levels the join
+    touched keep the encoder's order, as :func:`apiserver.patch.apply._insert_field` keeps it)."""
+    rest, parts = joined
+    out.update(rest._paths)
+    canonical = True
+    for prefix, subtree in parts:
+        if not subtree:
+            out.add(prefix)  # an empty subtree is a leaf, as in the whole parse
+        elif not FieldSet._parse_into(subtree, prefix, out):
+            canonical = False
+    return canonical
+
+
+#: encodings by set, each with whether it decodes to its set (see :attr:`FieldSet._self_decoding`)
+_ENCODED: dict[frozenset[Path], tuple[bytes, bool]] = {}
 #: ``k:``/``v:``/``i:`` elements by whether their serialized form parses back to themselves
 _ROUND_TRIP: dict[PathElement, bool] = {}
 

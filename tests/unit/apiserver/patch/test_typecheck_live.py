@@ -98,3 +98,74 @@ def test_a_section_the_write_left_as_it_was_is_not_walked_again() -> None:
     new["status"]["phase"] = "Running"
     assert message(new, live) is None
     assert message(copy.deepcopy(new), None) is not None
+
+
+# ------------------------------------- metadata with managedFields entries: as the full walk
+def live_pod_with_entries() -> dict[str, Any]:
+    live = live_pod()
+    live["metadata"]["managedFields"] = [
+        {
+            "manager": "kubelet",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": "2026-12-05T08:00:00Z",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:status": {"f:phase": {}}},
+            "subresource": "status",
+        }
+    ]
+    return live
+
+
+def outcome(obj: dict[str, Any], live: dict[str, Any] | None) -> tuple[str | None, dict[str, Any]]:
+    """The 400's message (or none) and the body as the check left it (nulls filled)."""
+    body = copy.deepcopy(obj)
+    return message(body, live), body
+
+
+METADATA_CHANGES: list[Any] = [
+    lambda o: None,
+    lambda o: o["metadata"]["managedFields"][0].update(manager=1),
+    lambda o: o["metadata"]["managedFields"][0].update(time=True),
+    lambda o: o["metadata"]["managedFields"].append(None),  # filled to {} as the full walk does
+    lambda o: o["metadata"]["managedFields"].append("x"),
+    lambda o: o["metadata"].update(managedFields={"a": 1}),
+    lambda o: o["metadata"]["managedFields"][0]["fieldsV1"].update({"f:spec": 1}),
+    lambda o: o["metadata"]["labels"].update(a=1),
+    lambda o: o["metadata"]["labels"].update(a=None),  # a null map value becomes ""
+    lambda o: o["metadata"].update(generation="1"),
+    lambda o: (o["metadata"]["labels"].update(a=1), o["metadata"]["managedFields"][0].update(manager=1)),
+    lambda o: o["metadata"].pop("managedFields"),
+    lambda o: o["metadata"].update(resourceVersion=5),
+]
+
+
+@pytest.mark.parametrize("change", METADATA_CHANGES)
+@pytest.mark.parametrize("status_change", [False, True])
+def test_metadata_and_its_entries_answer_as_the_full_walk(change: Any, status_change: bool) -> None:
+    live = live_pod_with_entries()
+    new = copy.deepcopy(live)
+    change(new)
+    if status_change:
+        new["status"]["phase"] = 2  # a later mismatch: the first one in document order wins
+    assert outcome(new, live) == outcome(new, None)
+
+
+def test_entries_are_walked_even_when_the_rest_of_metadata_is_unchanged() -> None:
+    live = live_pod_with_entries()
+    new = copy.deepcopy(live)
+    new["metadata"]["managedFields"][0]["operation"] = 7
+    assert message(new, live) == (
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number into Go struct '
+        "field ManagedFieldsEntry.metadata.managedFields[0].operation of type string"
+    )
+
+
+def test_a_changed_metadata_is_walked_whole() -> None:
+    # the live object held a value of the wrong type (it cannot, once stored: this shows the walk)
+    live = live_pod_with_entries()
+    live["metadata"]["labels"]["app"] = 1
+    new = copy.deepcopy(live)
+    assert message(new, live) is None  # unchanged: taken as checked
+    new["metadata"]["annotations"] = {"a": "b"}
+    assert message(new, live) is not None  # changed: the whole of metadata is walked again

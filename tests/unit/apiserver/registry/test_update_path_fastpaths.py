@@ -7,7 +7,8 @@ encoding, no stored subtree parse remembered, a new set's shared tree decoded fr
 (not built from the encoder's parts), an untouched entry's tree decoded from its text (not the
 stored revision's own), StatefulSet and PodGroup status writes defaulted, no comparison of a pair answered from
 memory nor an atomic subtree added without its walk, a union always a new set, a manager's
-re-written entry a new set too. Every answer
+re-written entry a new set too, a create's joined entry parsed whole on its first update (not
+from its parts). Every answer
 (object, managedFields entries, resourceVersion) and every error (code and message) must be
 the same, and so must the stored bytes. After each write the record
 is shared as the informers share it, so the next write finds the stored object they leave, and
@@ -279,7 +280,14 @@ def _run(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
             m.setattr(fieldpath.FieldSet, "union", _plain_union)
             m.setattr(fieldpath.FieldSet, "__or__", _plain_union)
             m.setattr(apply_mod, "_kept_set", lambda fields, _before: fields)
-        for table in (fieldpath._DECODED, fieldpath._ENCODED, fieldpath._STORED_PARSES, sharedtrees._PARTS):
+            m.setattr(apply_mod, "remember_joined", lambda *_: False)
+        for table in (
+            fieldpath._DECODED,
+            fieldpath._ENCODED,
+            fieldpath._STORED_PARSES,
+            fieldpath._JOINED,
+            sharedtrees._PARTS,
+        ):
             table.clear()
         apply_mod._PAIRS.clear()
         apply_mod._WALKS.clear()
