@@ -66,6 +66,16 @@ def _cluster(rng: random.Random, n: int, unlabelled: float, apps: list[str]) -> 
     return cache, names
 
 
+def _plugin_over(cache: Cache, seed: int) -> tuple[Any, pts.PodTopologySpread, list[Any]]:
+    """The cluster's snapshot, a PodTopologySpread plugin reading it (default selectors by app)
+    and the snapshot's nodes in rotation order."""
+    snap = cache.snapshot()
+    handle = Handle(rng=random.Random(seed))
+    handle.snapshot = snap
+    handle.default_spread_selector = _selector
+    return snap, pts.PodTopologySpread({}, handle), snap.ordered()
+
+
 def _as_list(column: Any, n: int) -> list[int]:
     """A Score column as a list (an array plugin may give one ``int`` for every node)."""
     return [column] * n if isinstance(column, int) else list(map(int, column))
@@ -83,12 +93,7 @@ def test_uniform_score_and_lazy_counts_equal_the_general_code(seed: int, monkeyp
     n = rng.choice([8, 30, 90, 200])
     unlabelled = rng.choice([0.0, 0.0, 0.2])
     cache, names = _cluster(rng, n, unlabelled, APPS[:2])
-    snap = cache.snapshot()
-    handle = Handle(rng=random.Random(seed))
-    handle.snapshot = snap
-    handle.default_spread_selector = _selector
-    plugin = pts.PodTopologySpread({}, handle)
-    ordered = snap.ordered()
+    snap, plugin, ordered = _plugin_over(cache, seed)
     for step in range(12):
         app = rng.choice(APPS)  # "c" and "d" have no pods: no match
         pod = PodInfo(_pod(f"p{seed}-{step}", app, own=rng.random() < 0.25))
@@ -181,12 +186,7 @@ def test_counts_from_a_few_holders_equal_the_snapshots_running_counts(seed: int,
     rng = random.Random(seed)
     n = rng.choice([40, 90, 200])
     cache, names = _cluster(rng, n, rng.choice([0.0, 0.1]), APPS[:1])  # "a" on many nodes
-    snap = cache.snapshot()
-    handle = Handle(rng=random.Random(seed))
-    handle.snapshot = snap
-    handle.default_spread_selector = _selector
-    plugin = pts.PodTopologySpread({}, handle)
-    ordered = snap.ordered()
+    snap, plugin, ordered = _plugin_over(cache, seed)
     for step in range(14):
         app = rng.choice(APPS)
         pod = PodInfo(_pod(f"p{seed}-{step}", app))
