@@ -402,6 +402,10 @@ def _merge_map_list(
             raise _bad_patch_type(directive, item)
     if replace:
         return [_merge_map({}, item, item_node) for item in plain]
+    if len(plain) == 1:
+        single = _merge_one(original, plain[0], merge_key, item_node)
+        if single is not None:
+            return single
 
     merged = list(original)
     for item in plain:
@@ -417,6 +421,40 @@ def _merge_map_list(
         return _identity(item[merge_key]) if merge_key in item else None
 
     return _enforce_order(merged, plain, original, lenient_key)
+
+
+def _merge_one(
+    original: list[Any], item: dict[str, Any], merge_key: str, item_node: Node | None
+) -> list[Any] | None:
+    """The merge of a single plain patch item (one condition by ``type``, the scheduler's and
+    the kubelet's status patches), or None when the general merge must decide.
+
+    With every stored item keyed and no key twice, :func:`_enforce_order` keeps the stored order
+    around the one ordered item: a matched item stays in place, a new one goes first. This is
+    that result without building the order tables; it declines the cases where the ordering
+    depends on more (keyless or repeated stored items, a patch item whose key is missing or
+    ``null`` — the merge would drop its key).
+    """
+    value = item.get(merge_key)
+    if value is None:
+        return None
+    want = _identity(value)
+    at = -1
+    seen: set[Hashable] = set()
+    for i, stored in enumerate(original):
+        if not isinstance(stored, dict) or merge_key not in stored:
+            return None
+        k = _identity(stored[merge_key])
+        if k in seen:
+            return None
+        seen.add(k)
+        if k == want:
+            at = i
+    if at < 0:
+        return [_merge_map({}, item, item_node), *original]
+    merged = list(original)
+    merged[at] = _merge_map(original[at], item, item_node)
+    return merged
 
 
 def _enforce_order(
