@@ -18,7 +18,6 @@ from apiserver.patch import strategic
 from apiserver.patch.strategic import strategic_merge
 
 POD = schema.for_gvk("", "v1", "Pod")
-NODE = {"type": "object"}  # no schema: the conditions list is replaced, never merged
 
 KEYS = st.sampled_from(["PodScheduled", "Ready", "Initialized", "DisruptionTarget", 1, 1.0, True])
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from(["", "x", "False"]))
