@@ -296,8 +296,47 @@ class PodLabelIndex:
     """
 
     def __init__(self) -> None:
-        self.nodes: dict[tuple[str, str, str], set[str]] = {}
+        #: the nodes of each triple: the name itself while one node has it, a set from the second.
+        #: Many triples are one pod's own (a StatefulSet pod's ``pod-name`` label): a set each
+        #: would be one more long-lived object per pod for the cyclic collector to traverse
+        #: (a set is always GC-tracked; a str never is)
+        self.nodes: dict[tuple[str, str, str], str | set[str]] = {}
         self._of: dict[str, dict[tuple[str, str, str], int]] = {}
+
+    def _add(self, t: tuple[str, str, str], name: str) -> None:
+        nodes = self.nodes
+        cur = nodes.get(t)
+        if cur is None:
+            nodes[t] = name
+        elif isinstance(cur, str):
+            if cur != name:
+                nodes[t] = {cur, name}
+        else:
+            cur.add(name)
+
+    def _discard(self, t: tuple[str, str, str], name: str) -> None:
+        nodes = self.nodes
+        cur = nodes[t]
+        if isinstance(cur, str):
+            if cur == name:
+                del nodes[t]
+            return
+        cur.discard(name)
+        if len(cur) == 1:
+            nodes[t] = next(iter(cur))
+        elif not cur:
+            del nodes[t]
+
+    def node_set(self, t: tuple[str, str, str]) -> set[str]:
+        """The nodes running a pod with the triple (a new set: the caller may change it)."""
+        cur = self.nodes.get(t)
+        if cur is None:
+            return set()
+        return {cur} if isinstance(cur, str) else set(cur)
+
+    def as_sets(self) -> dict[tuple[str, str, str], set[str]]:
+        """Every triple's nodes as a set (for comparisons in tests and debugging)."""
+        return {t: self.node_set(t) for t in self.nodes}
 
     def update(self, name: str, ni: NodeInfo | None) -> None:
         """Rebuild the node's entries from every pod of ``ni``."""
@@ -310,12 +349,9 @@ class PodLabelIndex:
                     t = (ns, k, v)
                     new[t] = new.get(t, 0) + 1
         for t in old.keys() - new.keys():
-            names = self.nodes[t]
-            names.discard(name)
-            if not names:
-                del self.nodes[t]
+            self._discard(t, name)
         for t in new.keys() - old.keys():
-            self.nodes.setdefault(t, set()).add(name)
+            self._add(t, name)
         if new:
             self._of[name] = new
 
@@ -334,10 +370,7 @@ class PodLabelIndex:
                     of[t] = c
                     continue
                 del of[t]
-                names = self.nodes[t]
-                names.discard(name)
-                if not names:
-                    del self.nodes[t]
+                self._discard(t, name)
         for p in added:
             ns = p.namespace
             for k, v in p.labels.items():
@@ -345,7 +378,7 @@ class PodLabelIndex:
                 c = of.get(t, 0)
                 of[t] = c + 1
                 if not c:
-                    self.nodes.setdefault(t, set()).add(name)
+                    self._add(t, name)
         if of:
             self._of[name] = of
         else:
@@ -358,9 +391,25 @@ class PodLabelIndex:
 
     def nodes_with(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
         """Nodes with at least one pod of ``namespace`` carrying each pair (maybe not the same pod)."""
-        sets = sorted((self.nodes.get((namespace, k, v), set()) for k, v in pairs), key=len)
-        if not sets:
+        nodes = self.nodes
+        found = [nodes.get((namespace, k, v)) for k, v in pairs]
+        if not found:
             raise ValueError("at least one label pair is required")
+        sets: list[set[str]] = []
+        single: str | None = None
+        for f in found:
+            if f is None:
+                return set()
+            if isinstance(f, str):
+                if single is not None and f != single:
+                    return set()
+                single = f
+            else:
+                sets.append(f)
+        if single is not None:
+            # one node is the smallest answer: it stands if every other pair's nodes have it
+            return {single} if all(single in other for other in sets) else set()
+        sets.sort(key=len)
         out = set(sets[0])
         for other in sets[1:]:
             out &= other

@@ -401,8 +401,12 @@ class WatchCache:
         self.history_window = history_window
         self.history_bytes = history_bytes
         self._monotonic = monotonic
-        #: every resource's events in revision order, for compaction by age and bytes across resources
-        self._timeline: deque[tuple[ResourceCache, Event]] = deque()
+        #: every resource's events in revision order, for compaction by age and bytes across resources;
+        #: ``_timeline_rs[i]`` is the resource cache of ``_timeline[i]``. Two parallel deques rather
+        #: than one of (cache, event) pairs: a pair is one more object the cyclic collector tracks
+        #: (and traverses) per write held in history, and the history holds every write of the window
+        self._timeline: deque[Event] = deque()
+        self._timeline_rs: deque[ResourceCache] = deque()
         self._history_held = 0  # bytes of the records the timeline holds
         #: records written or superseded (replaced, deleted) lately, whose decoded dicts are
         #: dropped RELEASE_LAG entries later (a shared current one keeps it)
@@ -467,7 +471,8 @@ class WatchCache:
         if len(history) > rs.history_size:
             rs.compacted_rv = history.popleft().rv
         tl = self._timeline
-        tl.append((rs, ev))
+        tl.append(ev)
+        self._timeline_rs.append(rs)
         self._history_held += len(rec.raw) + EVENT_OVERHEAD  # footprint(rec)
         self._rv = rs.last_rv = rv
         if prev is not None and prev is not rec and prev.supersede():
@@ -480,7 +485,7 @@ class WatchCache:
         if len(pending) > RELEASE_LAG:
             pending.popleft().release_unshared()
         # compact(now) when the oldest event left the window or the budget is exceeded
-        if tl[0][1].at < now - self.history_window or self._history_held > self.history_bytes:
+        if tl[0].at < now - self.history_window or self._history_held > self.history_bytes:
             self.compact(now)
         if rs.watchers:
             item = (etype, rec)
@@ -532,9 +537,10 @@ class WatchCache:
             return
         if now is None:
             now = self._monotonic()
+        tl_rs = self._timeline_rs
         horizon = now - self.history_window
-        while tl and (tl[0][1].at < horizon or self._history_held > self.history_bytes):
-            rs, ev = tl.popleft()
+        while tl and (tl[0].at < horizon or self._history_held > self.history_bytes):
+            ev, rs = tl.popleft(), tl_rs.popleft()
             self._history_held -= footprint(ev.rec)
             if rs.history and rs.history[0] is ev:
                 rs.history.popleft()
@@ -542,9 +548,9 @@ class WatchCache:
 
     def compact_to(self, rv: int) -> None:
         """Drop every event at or below ``rv`` (an explicit compaction, e.g. etcd's)."""
-        tl = self._timeline
-        while tl and tl[0][1].rv <= rv:
-            rs, ev = tl.popleft()
+        tl, tl_rs = self._timeline, self._timeline_rs
+        while tl and tl[0].rv <= rv:
+            ev, rs = tl.popleft(), tl_rs.popleft()
             self._history_held -= footprint(ev.rec)
             if rs.history and rs.history[0] is ev:
                 rs.history.popleft()

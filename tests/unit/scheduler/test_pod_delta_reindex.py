@@ -47,7 +47,7 @@ def _kept(snap: Snapshot) -> dict[str, Any]:
     labels = snap._pod_labels
     assert labels is not None
     return {
-        "labels": ({t: set(n) for t, n in labels.nodes.items()}, {n: dict(c) for n, c in labels._of.items()}),
+        "labels": (labels.as_sets(), {n: dict(c) for n, c in labels._of.items()}),
         "spread": {
             app: (dict(agg.by_value), dict(agg.nodes_counted()))
             for app in APPS
@@ -68,7 +68,7 @@ def _fresh(snap: Snapshot) -> dict[str, Any]:
             agg.update(name, ni)
         spread[app] = (dict(agg.by_value), dict(agg.nodes_counted()))
     return {
-        "labels": ({t: set(n) for t, n in labels.nodes.items()}, {n: dict(c) for n, c in labels._of.items()}),
+        "labels": (labels.as_sets(), {n: dict(c) for n, c in labels._of.items()}),
         "spread": spread,
     }
 

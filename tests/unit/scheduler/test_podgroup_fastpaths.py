@@ -43,7 +43,7 @@ def _indexes(snap: Snapshot) -> dict[str, Any]:
             for v, d in topo.domains.items()
         },
         "spread": (dict(spread.by_value), dict(spread.nodes_counted())),
-        "labels": {t: set(ns) for t, ns in snap._pod_labels.nodes.items()} if snap._pod_labels else None,
+        "labels": snap._pod_labels.as_sets() if snap._pod_labels else None,
         "affinity": (sorted(snap._with_affinity), sorted(snap._with_anti_affinity)),
     }
 

@@ -114,3 +114,52 @@ def test_parse_duration_refuses_bad_values(text: str) -> None:
 def test_storage_options_reach_the_watch_cache() -> None:
     store = open_storage(StorageOptions(watch_history=42.0, watch_history_bytes=1234))
     assert store.history_window == 42.0 and store.history_bytes == 1234
+
+
+def _resumable(s: MemoryStorage, res: tuple[str, str], after: int) -> list[int] | None:
+    """The revisions a watch of ``res`` resuming after ``after`` replays, or None when Expired."""
+    try:
+        w, events = s.watch(res, "d", None, after, False)
+    except StoreError as e:
+        assert e.reason == "Expired"
+        return None
+    w.close()
+    return [r.rv for _, r in events]
+
+
+def test_interleaved_resources_compact_each_ones_own_oldest_events() -> None:
+    """Writes to several resources interleave in the timeline; compacting by age, then to a
+    revision, drops from each resource exactly its events below the horizon, no other's."""
+    clock = FakeMonotonic()
+    s = MemoryStorage(initial_rv=0, history_window=100.0, monotonic=clock)
+    resources = [R, ("", "secrets"), ("", "services")]
+    revs: dict[tuple[str, str], list[int]] = {r: [] for r in resources}
+    for i in range(30):
+        res = resources[i % 3 if i < 15 else (i * i) % 3]  # round-robin, then an uneven mix
+        if revs[res]:
+            s.update(res, ("d", "o"), cm("o", i))
+        else:
+            s.create(res, ("d", "o"), cm("o", i))
+        revs[res].append(s.rv)
+        clock.t += 10.0  # write i happens at 1000 + 10 i
+    # a write now (t = 1300) moves the window to t > 1200: writes 0..19 leave, 20..29 stay
+    s.update(R, ("d", "o"), cm("o", 99))
+    revs[R].append(s.rv)
+    assert s.history_held()[0] == 31 - 20
+    _assert_history(s, revs, 20)  # write i is revision i + 1
+    # an explicit compaction (etcd's) to a revision inside the window: a floor for every resource
+    s.compact_to(25)
+    assert s.history_held()[0] == 31 - 25
+    for res, rvs in revs.items():
+        assert _resumable(s, res, 25) == [rv for rv in rvs if rv > 25]
+        assert _resumable(s, res, 24) is None
+
+
+def _assert_history(s: MemoryStorage, revs: dict[tuple[str, str], list[int]], dropped_to: int) -> None:
+    """Each resource resumes from its last dropped revision on, with exactly its kept events, and
+    is Expired before it."""
+    for res, rvs in revs.items():
+        kept = [rv for rv in rvs if rv > dropped_to]
+        last_dropped = max(rv for rv in rvs if rv <= dropped_to)
+        assert _resumable(s, res, last_dropped) == kept  # services: none kept after 20
+        assert _resumable(s, res, last_dropped - 1) is None
