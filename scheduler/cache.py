@@ -415,6 +415,46 @@ class PodLabelIndex:
             out &= other
         return out
 
+    def nodes_with_at_most(
+        self, namespace: str, pairs: Iterable[tuple[str, str]], limit: int
+    ) -> set[str] | None:
+        """:meth:`nodes_with` when some pair is on at most ``limit`` nodes (the answer is then that
+        small or smaller, and built from that pair's nodes); None otherwise, without building the
+        answer: PodTopologySpread asks for every pod of a set whether its pods are on a few nodes."""
+        nodes = self.nodes
+        pairs = tuple(pairs)
+        smallest: int | None = None
+        for k, v in pairs:
+            f = nodes.get((namespace, k, v))
+            if f is None:
+                return set()
+            n = 1 if isinstance(f, str) else len(f)
+            smallest = n if smallest is None else min(smallest, n)
+        if smallest is None:
+            raise ValueError("at least one label pair is required")
+        return self.nodes_with(namespace, pairs) if smallest <= limit else None
+
+    def any_node_with(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> bool:
+        """Whether :meth:`nodes_with` would name a node, without building its set: asked for every
+        pod of a large set by PodTopologySpread's no-match test, where the answer's set is as
+        large as the nodes already holding the set's pods."""
+        nodes = self.nodes
+        found = [nodes.get((namespace, k, v)) for k, v in pairs]
+        if not found:
+            raise ValueError("at least one label pair is required")
+        if any(f is None for f in found):
+            return False
+        singles = {f for f in found if isinstance(f, str)}
+        sets = [f for f in found if not isinstance(f, str)]
+        if len(singles) > 1:
+            return False
+        if singles:
+            (single,) = singles
+            return all(single in other for other in sets)
+        sets.sort(key=len)
+        smallest, others = sets[0], sets[1:]
+        return any(all(n in other for other in others) for n in smallest)
+
 
 # --- spreading counts ----------------------------------------------------------------------------
 
@@ -811,13 +851,27 @@ class Snapshot:
 
     def nodes_with_pod_labels(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
         """Nodes running pods of ``namespace`` that carry every pair (:class:`PodLabelIndex`)."""
+        return self._pod_label_index().nodes_with(namespace, pairs)
+
+    def any_node_with_pod_labels(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> bool:
+        """Whether :meth:`nodes_with_pod_labels` would name a node (:meth:`PodLabelIndex.any_node_with`)."""
+        return self._pod_label_index().any_node_with(namespace, pairs)
+
+    def nodes_with_pod_labels_at_most(
+        self, namespace: str, pairs: Iterable[tuple[str, str]], limit: int
+    ) -> set[str] | None:
+        """:meth:`nodes_with_pod_labels` if some pair is on at most ``limit`` nodes, else None
+        (:meth:`PodLabelIndex.nodes_with_at_most`)."""
+        return self._pod_label_index().nodes_with_at_most(namespace, pairs, limit)
+
+    def _pod_label_index(self) -> PodLabelIndex:
         self._catch_up()
         idx = self._pod_labels
         if idx is None:
             idx = self._pod_labels = PodLabelIndex()
             for name, ni in self.node_info_map.items():
                 idx.update(name, ni)
-        return idx.nodes_with(namespace, pairs)
+        return idx
 
     def node_table(self) -> NodeTable:
         """The nodes' numbers as numpy columns in name order (built on first use, then kept current)."""

@@ -367,6 +367,22 @@ class _Holders:
             )
         return self._got[i]
 
+    def few(self, i: int) -> set[str] | None:
+        """Constraint ``i``'s holders when some pair of its selector is on at most
+        :data:`SMALL_HOLDERS` nodes (so they are that few or fewer); None otherwise or for any
+        node. Asked for every pod of a set: a large set's holders are never built for it."""
+        if i in self._got:
+            held = self._got[i]
+            return held if held is not None and len(held) <= SMALL_HOLDERS else None
+        pairs = _required_pairs(self.constraints[i].selector)
+        if self.snapshot is None or not pairs:
+            self._got[i] = None
+            return None
+        held = self.snapshot.nodes_with_pod_labels_at_most(self.namespace, pairs, SMALL_HOLDERS)
+        if held is not None:
+            self._got[i] = held
+        return held
+
 
 class PodTopologySpread:
     name = NAME
@@ -558,7 +574,7 @@ class PodTopologySpread:
                 state, snapshot, pod_info, nodes, constraints, ignored, holders, require_all
             )
 
-        if _none_match(snapshot, holders, constraints):
+        if _none_match(snapshot, pod_info.namespace, constraints):
             st = _ScoreState(constraints, ignored, None, None, holders, none_match=True, fill=fill)
         else:
             counts, weights, per_node, domain_counts = fill()
@@ -604,8 +620,8 @@ class PodTopologySpread:
                 c.node_affinity_policy != HONOR or required.is_empty()
             )
             if every_node and not require_all and key is not None and snapshot is not None:
-                held = holders[i]
-                if held is not None and len(held) <= SMALL_HOLDERS:
+                held = holders.few(i)
+                if held is not None:
                     # a few nodes hold the set's pods: counted from them here
                     sel = c.selector
                     few = _SparseCounts(
@@ -654,8 +670,8 @@ class PodTopologySpread:
                 per_node.append(None)
                 continue
             sel = c.selector
-            held = holders[i]
-            if held is not None and len(held) <= SMALL_HOLDERS:
+            held = holders.few(i)
+            if held is not None:
                 per_node.append(
                     _SparseCounts(
                         snapshot,
@@ -885,15 +901,17 @@ def _normalize_array_bounded(scores: Any) -> tuple[Any, int, int]:
     return MAX_NODE_SCORE * (top - scores) // hi, min(at_lo, at_hi), max(at_lo, at_hi)
 
 
-def _none_match(snapshot: Any, holders: _Holders, constraints: list[Constraint]) -> bool:
+def _none_match(snapshot: Any, namespace: str, constraints: list[Constraint]) -> bool:
     """Whether the snapshot's pod label index shows that no node holds a pod any constraint's
     selector may match (every count 0); False when it cannot tell (a selector without a required
-    ``key=value`` pair, or no snapshot)."""
+    ``key=value`` pair, or no snapshot). Asks only whether such a node exists: the holders' set
+    itself (:class:`_Holders`) is as large as the nodes running the set's pods, and is built only
+    if the counts are (once, for the running counts), not for every pod of a growing set."""
     if snapshot is None or not constraints:
         return False
-    for i in range(len(constraints)):
-        held = holders[i]
-        if held is None or held:
+    for c in constraints:
+        pairs = _required_pairs(c.selector)
+        if not pairs or snapshot.any_node_with_pod_labels(namespace, pairs):
             return False
     return True
 

@@ -66,6 +66,11 @@ def test_the_index_equals_the_pods_through_rebuilds_and_deltas(seed: int) -> Non
                     for k, v in pairs:
                         want &= truth.get((ns, k, v), set())
                     assert idx.nodes_with(ns, pairs) == want, (ns, pairs)
+                    assert idx.any_node_with(ns, pairs) == bool(want), (ns, pairs)
+                    for limit in (0, 1, 2):
+                        few = idx.nodes_with_at_most(ns, pairs, limit)
+                        bound = min(len(truth.get((ns, k, v), set())) for k, v in pairs)
+                        assert few == (want if bound <= limit else None), (ns, pairs, limit)
 
 
 def test_a_triple_on_one_node_is_its_name_and_becomes_a_set_with_a_second() -> None:
