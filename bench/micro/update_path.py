@@ -35,7 +35,6 @@ import gc
 import json
 import os
 import pstats
-import subprocess
 import sys
 import time
 from typing import Any
@@ -324,29 +323,6 @@ async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
         await plane.stop()
 
 
-def _pairs(base: str, new: str, rounds: int, writes: int) -> None:
-    here = os.path.abspath(__file__)
-    runs: dict[str, list[dict[str, float]]] = {base: [], new: []}
-    for r in range(rounds):
-        for tree in (base, new) if r % 2 == 0 else (new, base):
-            env = {**os.environ, "PYTHONPATH": os.path.abspath(tree)}
-            res = subprocess.run(
-                [sys.executable, here, "--writes", str(writes), "--json"],
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-                timeout=900,
-            )
-            runs[tree].append(json.loads(res.stdout.strip().splitlines()[-1]))
-            print(f"round {r + 1} {tree}: {runs[tree][-1]}", file=sys.stderr)
-    print(f"{'write':<14}{'base µs':>10}{'new µs':>10}{'new/base':>10}")
-    for kind in KINDS:
-        b = min(x[kind] for x in runs[base])
-        n = min(x[kind] for x in runs[new])
-        print(f"{kind:<14}{b:>10.1f}{n:>10.1f}{n / b:>10.2f}")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--writes", type=int, default=600)
@@ -356,7 +332,9 @@ def main() -> None:
     ap.add_argument("--profile", choices=KINDS, help="cProfile one kind's loop (to stderr)")
     args = ap.parse_args()
     if args.pairs:
-        _pairs(args.pairs[0], args.pairs[1], args.rounds, args.writes)
+        from bench.micro.alternating import alternate  # the parent only: this tree's helper
+
+        alternate(os.path.abspath(__file__), args.pairs[0], args.pairs[1], args.rounds, args.writes, KINDS)
         return
     out = asyncio.run(_measure(args.writes, args.profile))
     if args.json:

@@ -1,0 +1,40 @@
+"""Two source trees' runs of one micro-benchmark script, alternated (``--pairs BASE NEW``).
+
+The write-path scripts (``update_path``, ``patch_path``) measure CPU µs per write of a few kinds
+in a fresh process. On a shared, noisy machine two builds are compared by alternating them,
+round by round in swapped order, and taking each kind's best round. The child runs the calling
+script from this tree with ``PYTHONPATH`` set to the tree under test, so its imports (and this
+module is imported only here, in the parent) come from that tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+
+
+def alternate(script: str, base: str, new: str, rounds: int, writes: int, kinds: Sequence[str]) -> None:
+    """Run ``script --writes N --json`` against ``base`` and ``new`` for ``rounds`` rounds and
+    print each kind's best µs per write for both and their ratio (progress to stderr)."""
+    runs: dict[str, list[dict[str, float]]] = {base: [], new: []}
+    for r in range(rounds):
+        for tree in (base, new) if r % 2 == 0 else (new, base):
+            env = {**os.environ, "PYTHONPATH": os.path.abspath(tree)}
+            res = subprocess.run(
+                [sys.executable, script, "--writes", str(writes), "--json"],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            runs[tree].append(json.loads(res.stdout.strip().splitlines()[-1]))
+            print(f"round {r + 1} {tree}: {runs[tree][-1]}", file=sys.stderr)
+    print(f"{'write':<14}{'base µs':>10}{'new µs':>10}{'new/base':>10}")
+    for kind in kinds:
+        b = min(x[kind] for x in runs[base])
+        n = min(x[kind] for x in runs[new])
+        print(f"{kind:<14}{b:>10.1f}{n:>10.1f}{n / b:>10.2f}")
