@@ -120,8 +120,8 @@ class GraphBuilder:
         known under the same identity with the same owner references and is not being deleted.
         For those the general path's only effect is marking the node observed, which is all
         this does, after a few comparisons, instead of building the identity, diffing the
-        references by UID and looking for deletion transitions (kube's graph builder leaves a
-        TODO to ignore exactly these updates).
+        references by UID and looking for deletion transitions (kube's graph builder notes, as
+        work it has not done, that it could ignore exactly these updates).
         """
         md = obj.get("metadata") or {}
         if not md.get("deletionTimestamp"):
