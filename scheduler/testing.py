@@ -159,6 +159,17 @@ def snapshot_of(nodes: list[Obj], pods: list[Obj] = ()) -> Snapshot:  # type: ig
     return cache.snapshot()
 
 
+def zoned_cache(count: int, zones: int = 3) -> tuple[Cache, list[str]]:
+    """A cache of ``count`` nodes ``n00``, ``n01``, ... spread round-robin over ``zones`` zones
+    (``topology.kubernetes.io/zone`` ``z0``...), and their names: the cluster the snapshot's
+    randomized history tests start from."""
+    cache = Cache()
+    names = [f"n{i:02d}" for i in range(count)]
+    for i, n in enumerate(names):
+        cache.add_node(make_node(n, labels={"topology.kubernetes.io/zone": f"z{i % zones}"}))
+    return cache, names
+
+
 class RecordingClient:
     """Records ``create_subresource``/``patch``/``delete`` calls; ``fail`` maps a verb to an error to raise."""
 

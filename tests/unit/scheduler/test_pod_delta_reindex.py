@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from scheduler.cache import Cache, PodLabelIndex, Snapshot, SpreadCounts
+from scheduler.cache import PodLabelIndex, Snapshot, SpreadCounts
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.pod_delta import pods_changed
-from scheduler.testing import make_node, make_pod
+from scheduler.testing import make_node, make_pod, zoned_cache
 
 ZONE = "topology.kubernetes.io/zone"
 APPS = ("a", "b", "c")
@@ -104,10 +104,7 @@ def test_pod_indexes_told_only_changed_pods_equal_a_rebuild(
         return real(old, new)
 
     monkeypatch.setattr("scheduler.cache.pods_changed", counting)
-    cache = Cache()
-    names = [f"n{i:02d}" for i in range(10)]
-    for i, n in enumerate(names):
-        cache.add_node(make_node(n, labels={ZONE: f"z{i % 3}"}))
+    cache, names = zoned_cache(10)
     snap = cache.snapshot()
     _kept(snap)
     assumed: list[tuple[dict[str, Any], str]] = []

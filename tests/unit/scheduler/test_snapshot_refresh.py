@@ -20,7 +20,7 @@ import pytest
 
 from scheduler.cache import Cache, Snapshot
 from scheduler.nodeinfo import NodeInfo, PodInfo
-from scheduler.testing import make_node, make_pod
+from scheduler.testing import make_node, make_pod, zoned_cache
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -93,10 +93,7 @@ def test_a_refreshed_node_equals_a_fresh_copy(seed: int, monkeypatch: pytest.Mon
         return done
 
     monkeypatch.setattr(Snapshot, "refresh", counting)
-    cache = Cache()
-    names = [f"n{i:02d}" for i in range(12)]
-    for i, n in enumerate(names):
-        cache.add_node(make_node(n, labels={ZONE: f"z{i % 3}"}))
+    cache, names = zoned_cache(12)
     snap = cache.snapshot()
     _indexes(snap)
     assumed: list[tuple[dict[str, Any], str]] = []
