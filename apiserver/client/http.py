@@ -339,14 +339,33 @@ class HTTPClient:
         )
 
     async def update(
-        self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
+        self,
+        gvr: GVR,
+        obj: Obj,
+        namespace: str = "",
+        *,
+        dry_run: bool = False,
+        field_manager: str = "",
+        handoff: bool = False,
+        read_only: bool = False,
     ) -> Obj:
+        # ``handoff`` and ``read_only`` change nothing here: the body is serialized and the
+        # answer decoded for this caller alone
         name, ns = self._name_ns(obj, namespace)
         return await self._call(
             "PUT", object_path(gvr, name, ns), params=self._write_params(dry_run, field_manager), body=obj
         )
 
-    async def update_status(self, gvr: GVR, obj: Obj, namespace: str = "", *, field_manager: str = "") -> Obj:
+    async def update_status(
+        self,
+        gvr: GVR,
+        obj: Obj,
+        namespace: str = "",
+        *,
+        field_manager: str = "",
+        handoff: bool = False,
+        read_only: bool = False,
+    ) -> Obj:
         name, ns = self._name_ns(obj, namespace)
         return await self._call(
             "PUT",

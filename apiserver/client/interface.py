@@ -149,12 +149,45 @@ class Client(Protocol):
         ...
 
     async def update(
-        self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
-    ) -> Obj: ...
+        self,
+        gvr: GVR,
+        obj: Obj,
+        namespace: str = "",
+        *,
+        dry_run: bool = False,
+        field_manager: str = "",
+        handoff: bool = False,
+        read_only: bool = False,
+    ) -> Obj:
+        """Replace the object named by ``obj``; returns the stored object.
+
+        ``handoff`` (gangplane's, as :meth:`create`'s): the caller will not modify ``obj`` or
+        anything in it afterwards, and parts of it may be objects it only reads (an informer's,
+        a ``read_only`` answer). An in-process client then copies only what the write may
+        modify, and passes through uncopied the sections that are the stored object's own and
+        that the write replaces with the stored object's anyway (a ``/status`` write's
+        ``spec``): same stored object, answer and errors as without it. Over HTTP it changes
+        nothing.
+
+        ``read_only`` (gangplane's, as :meth:`list`'s): the caller will not modify the answer or
+        anything in it, so an in-process client may return the stored object's shared dict (the
+        one its informers receive) instead of decoding a private copy. Over HTTP it changes
+        nothing.
+        """
+        ...
 
     async def update_status(
-        self, gvr: GVR, obj: Obj, namespace: str = "", *, field_manager: str = ""
-    ) -> Obj: ...
+        self,
+        gvr: GVR,
+        obj: Obj,
+        namespace: str = "",
+        *,
+        field_manager: str = "",
+        handoff: bool = False,
+        read_only: bool = False,
+    ) -> Obj:
+        """PUT ``obj`` to the ``/status`` subresource; ``handoff``, ``read_only``: as for :meth:`update`."""
+        ...
 
     async def patch(
         self,

@@ -353,6 +353,10 @@ def _unchanged(v: Any, old: Any) -> bool:
     """
     if old is _ABSENT or type(v) not in (dict, list) or type(old) is not type(v):
         return False
+    if v is old:
+        # the live object's own section (a handed-off body, see ``registry.handoff``): it was
+        # checked, and ``fill`` applied, when it was written; nobody modifies a stored object
+        return True
     try:
         if v != old:
             return False

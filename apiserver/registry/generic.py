@@ -149,6 +149,11 @@ class StoredResult(Result):
     def obj(self, value: Obj) -> None:
         self._obj = value
 
+    def shared(self) -> Obj:
+        """The stored object's read-only shared dict (:meth:`Record.shared`, what the informers
+        of this process receive), for a caller that will not modify its answer: no decoding."""
+        return self._rec.shared()
+
 
 def _stored_result(rd: ResourceDef, store: GenericStore, rec: Record, warnings: list[str]) -> Result:
     """The answer of an update that stored (or kept) ``rec``."""
@@ -274,6 +279,13 @@ class GenericStore:
         """
         rec = self.store.get((group, plural), (namespace, name))
         return rec.shared() if rec is not None else None
+
+    def held_shared(self, rd: ResourceDef, ns: str, name: str) -> Obj | None:
+        """The object's current shared dict where the store holds one (never decodes): the
+        in-process client passes a handed-off update body's sections that are this dict's own
+        through uncopied (:func:`apiserver.registry.handoff.private_update_body`)."""
+        rec = self.store.get(self._skey(rd), self._key(rd, ns, name))
+        return rec.shared_if_held() if rec is not None else None
 
     def lookup_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
         recs, _, _ = self.store.list((group, plural), namespace)

@@ -21,7 +21,8 @@ from apiserver.admission.webhook.frontdoor import admitted, converted, converts_
 from apiserver.api.types import Obj
 from apiserver.client.interface import GVR, WatchEvent
 from apiserver.registry import metricsview
-from apiserver.registry.generic import MERGE_PATCH, DeleteOptions, GenericStore, WriteOptions
+from apiserver.registry.generic import MERGE_PATCH, DeleteOptions, GenericStore, StoredResult, WriteOptions
+from apiserver.registry.handoff import private_update_body
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.subresources import create_subresource
 from apiserver.rest.resources import ResourceDef
@@ -297,33 +298,64 @@ class LocalClient:
         return await self._durable(result.obj if answer else {})
 
     async def update(
-        self, gvr: GVR, obj: Obj, namespace: str = "", *, dry_run: bool = False, field_manager: str = ""
+        self,
+        gvr: GVR,
+        obj: Obj,
+        namespace: str = "",
+        *,
+        dry_run: bool = False,
+        field_manager: str = "",
+        handoff: bool = False,
+        read_only: bool = False,
+    ) -> Obj:
+        return await self._update(gvr, obj, namespace, dry_run, field_manager, "", handoff, read_only)
+
+    async def update_status(
+        self,
+        gvr: GVR,
+        obj: Obj,
+        namespace: str = "",
+        *,
+        field_manager: str = "",
+        handoff: bool = False,
+        read_only: bool = False,
+    ) -> Obj:
+        return await self._update(gvr, obj, namespace, False, field_manager, "status", handoff, read_only)
+
+    async def _update(
+        self,
+        gvr: GVR,
+        obj: Obj,
+        namespace: str,
+        dry_run: bool,
+        field_manager: str,
+        subresource: str,
+        handoff: bool,
+        read_only: bool,
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
-        body = self._copy(obj)
+        if handoff and type(obj) is dict:
+            # only the parts the write may modify are copied: the live object's own sections
+            # that a status write replaces with the live object's anyway go through as they are
+            omd = obj.get("metadata")
+            name = omd.get("name", "") if type(omd) is dict else ""
+            held = namespace or (omd.get("namespace", "") if type(omd) is dict else "")
+            live = self.api.held_shared(rd, held, name) if type(name) is str and type(held) is str else None
+            body = private_update_body(rd, obj, live, subresource)
+        else:
+            body = self._copy(obj)
         body.setdefault("apiVersion", rd.api_version)
         body.setdefault("kind", rd.kind)
         md = body.get("metadata") or {}
         ns = namespace or md.get("namespace", "")
         opts = self._opts(dry_run, field_manager)
         result = await admitted(
-            self.api, rd, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts), body
+            self.api, rd, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts, subresource), body
         )
-        return await self._durable(result.obj)
-
-    async def update_status(self, gvr: GVR, obj: Obj, namespace: str = "", *, field_manager: str = "") -> Obj:
-        await self._yield()
-        rd = self._rd(gvr)
-        body = self._copy(obj)
-        body.setdefault("apiVersion", rd.api_version)
-        body.setdefault("kind", rd.kind)
-        md = body.get("metadata") or {}
-        ns = namespace or md.get("namespace", "")
-        opts = self._opts(False, field_manager)
-        result = await admitted(
-            self.api, rd, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts, "status"), body
-        )
+        if read_only and isinstance(result, StoredResult):
+            # the stored object's shared dict, as the informers have it: the caller won't modify it
+            return await self._durable(result.shared())
         return await self._durable(result.obj)
 
     async def patch(

@@ -89,6 +89,11 @@ class Record:
                 self._obj = o
         return o
 
+    def shared_if_held(self) -> Obj | None:
+        """The dict handed out read-only as the current state, or None where there is none yet
+        (never decodes: for a writer asking whether its body holds parts of it)."""
+        return self._obj if self._state == SHARED else None
+
     def release(self) -> None:
         """Keep only the bytes (a superseded revision in the history)."""
         self._obj = None

@@ -17,7 +17,12 @@ objects are read ``read_only`` before each kind, as the informers of a running p
 * ``pod-status``: the node agent's ``update_status`` of a bound pod to Running (conditions,
   IPs, a container status);
 * ``lease-renew``: the node agent's renewal of a node's Lease (owned by its Node), the body
-  being the Lease the last write returned with a new ``spec.renewTime``, twice per Lease.
+  being the Lease the last write returned with a new ``spec.renewTime``, twice per Lease;
+* ``agent-pod-status``, ``agent-lease-renew``: the same two writes exactly as the node agent
+  of the tree measured sends them: the pod status body built by its ``status_write_body``
+  around the informer's read-only pod (no managedFields), with the ``handoff``/``read_only``
+  options where the tree's client has them, the Lease renewed from the last answer taken
+  ``read_only`` where it can be.
 
 Each kind runs ``--writes`` times in a row on distinct objects, with the cyclic collector tuned
 (and the set-up frozen) as the plane tunes it; printed is the process CPU per write
@@ -39,7 +44,15 @@ import sys
 import time
 from typing import Any
 
-KINDS = ("sts-status", "pg-condition", "binding", "pod-status", "lease-renew")
+KINDS = (
+    "sts-status",
+    "pg-condition",
+    "binding",
+    "pod-status",
+    "lease-renew",
+    "agent-pod-status",
+    "agent-lease-renew",
+)
 NS = "default"
 NOW = "2026-12-05T08:00:00Z"
 
@@ -227,6 +240,14 @@ async def _share(c: Any, *gvrs: Any) -> None:
         await c.list(gvr, NS, read_only=True)
 
 
+def _agent_options(update_status: Any) -> dict[str, bool]:
+    """The options the node agent passes on its pod status write, where the client has them."""
+    import inspect
+
+    params = inspect.signature(update_status).parameters
+    return {"handoff": True, "read_only": True} if "handoff" in params else {}
+
+
 async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
     from apiserver.client.interface import LEASES, NODES, PODGROUPS, PODS, STATEFULSETS
     from bench.workloads.common import node
@@ -318,6 +339,45 @@ async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
             for second in (1, 2):
                 leases = [await c.update(LEASES, _renewed(x, second), "kube-node-lease") for x in leases]
         out["lease-renew"] = t.cpu / (2 * writes) * 1e6
+
+        # as the node agent writes them (this tree's agent and client options)
+        from controllers.nodeagent.agent import status_write_body
+
+        agent_opts = _agent_options(c.update_status)
+        more = [await c.create(PODS, _pod(writes + i, s["metadata"]["uid"]), NS) for i, s in enumerate(sets)]
+        for p in more:
+            b = {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": p["metadata"]["name"], "uid": p["metadata"]["uid"]},
+                "target": {"kind": "Node", "name": "node-00000"},
+            }
+            await c.create_subresource(PODS, p["metadata"]["name"], "binding", b, NS)
+        names = {p["metadata"]["name"] for p in more}
+        shared = [
+            p for p in (await c.list(PODS, NS, read_only=True))["items"] if p["metadata"]["name"] in names
+        ]
+        statuses = [_running(p, i)["status"] for i, p in enumerate(shared)]
+        gc.collect()
+        tune_gc()
+        with _Timer("agent-pod-status", profile) as t:
+            for p, st in zip(shared, statuses, strict=True):
+                await c.update_status(PODS, status_write_body(p, st), NS, **agent_opts)
+        out["agent-pod-status"] = t.cpu / writes * 1e6
+
+        lease_opts = {"read_only": True} if agent_opts else {}
+        leases = [
+            await c.create(LEASES, _lease(writes + i, node_uid), "kube-node-lease") for i in range(writes)
+        ]
+        gc.collect()
+        tune_gc()
+        with _Timer("agent-lease-renew", profile) as t:
+            for second in (1, 2):
+                leases = [
+                    await c.update(LEASES, _renewed(x, second), "kube-node-lease", **lease_opts)
+                    for x in leases
+                ]
+        out["agent-lease-renew"] = t.cpu / (2 * writes) * 1e6
         return out
     finally:
         await plane.stop()

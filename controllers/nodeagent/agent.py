@@ -630,7 +630,8 @@ class NodeAgent(Controller):
                 if base is not None:
                     body = {**base, "spec": {**(base.get("spec") or {}), "renewTime": renew_time}}
                     _own_lease(body, node)
-                    out = await self.client.update(LEASES, body, NODE_LEASE_NAMESPACE)
+                    # the answer becomes the next renewal's base, which is only read
+                    out = await self.client.update(LEASES, body, NODE_LEASE_NAMESPACE, read_only=True)
                 else:
                     out = await self.client.create(
                         LEASES, self._new_lease(node, renew_time), NODE_LEASE_NAMESPACE
@@ -822,7 +823,12 @@ class NodeAgent(Controller):
             self._release(rec)
         if action.status is not None:
             try:
-                pod = await self.client.update_status(PODS, status_write_body(pod, action.status))
+                # the body is built for this call around the informer's read-only pod, and the
+                # answer is only read (kept as ``rec.written``, passed to the next stage, as the
+                # informer's pods are): neither needs a private copy
+                pod = await self.client.update_status(
+                    PODS, status_write_body(pod, action.status), handoff=True, read_only=True
+                )
             except errors.StatusError as e:
                 if errors.is_not_found(e):
                     self._forget_pod(rec.key)
