@@ -149,10 +149,11 @@ class StoredResult(Result):
     def obj(self, value: Obj) -> None:
         self._obj = value
 
-    def shared(self) -> Obj:
-        """The stored object's read-only shared dict (:meth:`Record.shared`, what the informers
-        of this process receive), for a caller that will not modify its answer: no decoding."""
-        return self._rec.shared()
+    @property
+    def record(self) -> Record:
+        """The stored record answered: an in-process caller that will not modify its answer
+        gets its shared dict (:meth:`Record.shared`, what the informers receive) undecoded."""
+        return self._rec
 
 
 def _stored_result(rd: ResourceDef, store: GenericStore, rec: Record, warnings: list[str]) -> Result:

@@ -355,7 +355,7 @@ class LocalClient:
         )
         if read_only and isinstance(result, StoredResult):
             # the stored object's shared dict, as the informers have it: the caller won't modify it
-            return await self._durable(result.shared())
+            return await self._durable(self._shared(result.record))
         return await self._durable(result.obj)
 
     async def patch(

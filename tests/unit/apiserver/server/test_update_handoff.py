@@ -26,7 +26,7 @@ from apiserver import errors
 from apiserver.client.interface import LEASES, PODS, STATEFULSETS
 from apiserver.meta import FakeClock
 from apiserver.server.instance import build_api
-from apiserver.server.localclient import LocalClient
+from apiserver.server.localclient import LocalClient, ReadOnlyObjects
 from controllers.nodeagent.agent import status_write_body
 
 from ..patch.test_tracker import _mutate, _random_pod
@@ -60,7 +60,8 @@ class _Writer:
     def __init__(self, agent: bool) -> None:
         self.agent = agent
         self.api = build_api(clock=FakeClock())
-        self.client = LocalClient(self.api)
+        # the mutation detector on: every read-only answer must still match its bytes at the end
+        self.client = LocalClient(self.api, read_only_objects=ReadOnlyObjects(enabled=True))
         self.log = _Log()
         self.checked = 0
 
@@ -217,6 +218,7 @@ async def _run(seed: int, agent: bool) -> _Writer:
             await _set_writes(w, rnd, i)
         if i % 3 == 1:
             await _lease_writes(w, rnd, i)
+    w.client.read_only_objects.verify()
     return w
 
 
