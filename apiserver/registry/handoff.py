@@ -10,8 +10,9 @@ them costs as much as the rest of the body.
 A section that *is* the live object's own section can be passed through uncopied where the
 write path provably never modifies it and what it stores for it is the live object's anyway:
 
-* on a ``/status`` write whose strategy defaults nothing a status write keeps
-  (``defaults_only_replaced_by_status``: Pods, StatefulSets, PodGroups), every top-level
+* on a ``/status`` write of a built-in kind whose strategy defaults nothing a status write
+  keeps (``defaults_only_replaced_by_status``: Pods, StatefulSets, PodGroups; a custom
+  resource's body is pruned in place by its schema, so it is always copied), every top-level
   section but ``status`` and ``metadata`` is replaced with the live object's by
   ``prepare_for_status_update`` before anything but the type check (which skips a section
   that is the live one) looks at it;
@@ -58,6 +59,8 @@ def private_update_body(rd: ResourceDef, body: Obj, live: Obj | None, subresourc
         subresource == "status"
         and rd.strategy.subresource_strategy(subresource) is None
         and rd.strategy.defaults_only_replaced_by_status
+        # a custom resource's body is pruned by its schema in place, live sections included
+        and (rd.schema is None or rd.converter is None)
     )
     if not status_write:
         return _copy(body)

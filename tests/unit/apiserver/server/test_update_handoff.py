@@ -17,7 +17,8 @@ import asyncio
 import copy
 import random
 import re
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import orjson
 import pytest
@@ -258,5 +259,9 @@ def test_a_status_write_passes_the_live_spec_through_and_copies_the_rest() -> No
         for sub, held in (("", live), ("status", None)):
             whole = private_update_body(rd, body, held, sub)
             assert whole == body and whole["spec"] is not live["spec"]
+        # a custom resource (pruned in place by its schema) is copied whole too
+        custom = SimpleNamespace(is_view=False, strategy=rd.strategy, schema={}, converter=object())
+        whole = private_update_body(cast("Any", custom), body, live, "status")
+        assert whole == body and whole["spec"] is not live["spec"]
 
     asyncio.run(go())
