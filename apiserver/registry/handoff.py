@@ -36,17 +36,29 @@ import orjson
 from apiserver.api.types import Obj
 from apiserver.rest.resources import ResourceDef
 
-#: scalars passed through as the JSON round trip would return them (exact types only: a
-#: subclass of ``str`` comes back from the round trip as a plain ``str``)
-_SCALARS = frozenset({str, int, bool, type(None)})
 _MISSING: Any = object()
+#: the integers orjson writes (others raise, as the client's round trip of the whole body did)
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
 
 
 def _copy(v: Any) -> Any:
-    """What the in-process client's JSON round trip makes of one value (same errors too)."""
-    if type(v) in _SCALARS:
+    """What the in-process client's JSON round trip makes of one value (same errors too).
+
+    Scalars the round trip returns unchanged are passed as they are: exact ``bool``, ``None``,
+    ``int`` in orjson's range, and ASCII ``str`` (a lone surrogate makes the round trip raise;
+    a ``str`` subclass comes back as a plain ``str``)."""
+    t = type(v)
+    if t is str:
+        if v.isascii():
+            return v
+    elif t is bool or v is None or (t is int and _INT_MIN <= v <= _INT_MAX):
         return v
     return orjson.loads(orjson.dumps(v))
+
+
+def _plain_key(k: Any) -> bool:
+    """A key the round trip writes as it is (an ASCII ``str``); any other goes the whole way."""
+    return type(k) is str and k.isascii()
 
 
 def private_update_body(rd: ResourceDef, body: Obj, live: Obj | None, subresource: str) -> Obj:
@@ -68,12 +80,12 @@ def private_update_body(rd: ResourceDef, body: Obj, live: Obj | None, subresourc
     live_md = live.get("metadata")
     out: Obj = {}
     for k, v in body.items():
-        if type(k) is not str:
-            return _copy(body)  # what the round trip refuses, it refuses the same way
+        if not _plain_key(k):
+            return _copy(body)  # what the round trip refuses or rewrites, it does so the same way
         if k == "metadata" and type(v) is dict and type(live_md) is dict:
             md: Obj = {}
             for mk, mv in v.items():
-                if type(mk) is not str:
+                if not _plain_key(mk):
                     return _copy(body)
                 md[mk] = mv if (mk in reset and mv is live_md.get(mk, _MISSING)) else _copy(mv)
             out[k] = md
