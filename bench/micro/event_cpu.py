@@ -14,8 +14,10 @@ flushed:
 * ``backlog``: one recorder, all Events queued before its task runs (a backlog drained without
   waiting: what ``storepath.py``'s ``events`` measures);
 * ``per-node``: one recorder per node, as the node agent keeps one per simulated kubelet
-  (``NodeAgent._recorder``), one pod per node; the pods' Events are queued one pod per event-loop
-  step (the agent's worker yields between syncs), so each recorder wakes for its three;
+  (``NodeAgent._recorder``), each of which has recorded one Event about its node beforehand (not
+  measured: its task exists and waits, as after a node's registration), one pod per node; the
+  pods' Events are queued one pod per event-loop step (the agent's worker yields between
+  syncs), so each recorder wakes for its three;
 * ``per-node-watched``: ``per-node`` with a ``kubectl get events -w``-like watcher on core/v1
   Events (a watch of all namespaces through the in-process client) that reads each one.
 
@@ -105,6 +107,14 @@ async def _scenario(scenario: str, n: int, prof: cProfile.Profile | None = None)
         recorders = [EventRecorder(client, "kubelet", host="node-0")]
     else:
         recorders = [EventRecorder(client, "kubelet", host=f"node-{i}") for i in range(pods)]
+    if len(recorders) > 1:
+        # as in the plane, every kubelet has recorded about its node before pods come (its
+        # registration's Events): its task exists and waits, its caches hold an entry
+        for i, rec in enumerate(recorders):
+            node = {"kind": "Node", "name": f"node-{i}", "uid": f"node-{i}", "apiVersion": "v1"}
+            rec.event_ref(node, "Normal", "Starting", "Starting kubelet.")
+        for rec in recorders:
+            await rec.flush()
     refs = [_ref(i) for i in range(pods)]
     gc.collect()
     gc.freeze()
