@@ -257,7 +257,7 @@ class EventCorrelator:
                 aggregate = max_events <= 1
             else:
                 aggregates.move_to_end(group)
-                if type(agg) is tuple:
+                if isinstance(agg, tuple):
                     seen_message, last = agg
                     if now - last > self.interval or seen_message == message:
                         # a new group (its messages forgotten), or the one message again

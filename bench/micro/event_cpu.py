@@ -22,6 +22,15 @@ flushed:
   Events (a watch of all namespaces through the in-process client) that reads each one.
 
 ``--profile SCENARIO`` runs one scenario under cProfile and prints its top functions.
+
+``--census`` counts the objects the cyclic collector tracks that ``per-node``'s Events leave
+behind (``gc.get_objects`` after a full collection, before and after), per Event, by type.
+
+``--plane NODES`` runs gang-1x1000-running's workload (a ``NODES``-replica gang StatefulSet on
+``NODES`` node-agent nodes, create -> all Running) and reports, for its measured phase, the CPU
+inside the API server's creates of core/v1 Events (a ``process_time`` accumulator around
+``GenericStore.create``, about 1 µs of its own per call) and the collector passes that ran inside
+them; compare with ``create_cpu``'s ``event`` taken in the same minutes.
 ``--pairs BASE NEW`` runs this file with each tree first on ``PYTHONPATH``, alternating, in fresh
 processes, ``--rounds`` times, and prints the minimum and median per scenario and their ratio.
 Numbers go in docs/bench.md, never into assertions.
@@ -147,6 +156,109 @@ async def _scenario(scenario: str, n: int, prof: cProfile.Profile | None = None)
     return cpu
 
 
+async def census(n: int) -> dict[str, float]:
+    """GC-tracked objects left per Event by ``per-node``'s Events, by type (the largest)."""
+    from collections import Counter
+
+    from apiserver.client.events import EventRecorder
+    from apiserver.client.interface import NAMESPACES
+    from gangplane.controlplane import ControlPlane
+
+    cp = ControlPlane()
+    client = cp.client("bench")
+    await client.create(NAMESPACES, {"metadata": {"name": "bench"}})
+    pods = n // 3
+    recorders = [EventRecorder(client, "kubelet", host=f"node-{i}") for i in range(pods)]
+    for i, rec in enumerate(recorders):
+        rec.event_ref(
+            {"kind": "Node", "name": f"node-{i}", "uid": f"node-{i}"},
+            "Normal",
+            "Starting",
+            "Starting kubelet.",
+        )
+    for rec in recorders:
+        await rec.flush()
+    gc.collect()
+    before = Counter(type(o).__name__ for o in gc.get_objects())
+    for i in range(pods):
+        for reason, message in REASONS:
+            recorders[i].event_ref(_ref(i), "Normal", reason, message)
+        await asyncio.sleep(0)
+    for rec in recorders:
+        await rec.flush()
+    gc.collect()
+    left = Counter(type(o).__name__ for o in gc.get_objects()) - before
+    out = {"tracked_per_event": sum(left.values()) / (3 * pods)}
+    for name, count in left.most_common(6):
+        out[name] = count / (3 * pods)
+    for rec in recorders:
+        await rec.stop()
+    await cp.stop()
+    return out
+
+
+async def plane(nodes: int) -> dict[str, float]:
+    """CPU per core/v1 Event create inside gang-1x1000-running's measured phase (see the docstring)."""
+    from apiserver.registry.generic import GenericStore
+    from bench.runner import server_gc
+    from bench.workloads import statefulsets
+    from bench.workloads.common import Env
+
+    acc = {"on": False, "in": False, "cpu": 0.0, "n": 0, "gc_in": 0, "gc": 0, "gc_start": 0.0, "gc_cpu": 0.0}
+    general = GenericStore.create
+
+    def create(self: Any, rd: Any, ns: str, body: Any, opts: Any = None) -> Any:
+        if rd.plural != "events" or rd.group or not acc["on"]:
+            return general(self, rd, ns, body, opts)
+        acc["in"] = True
+        t = time.process_time()
+        try:
+            return general(self, rd, ns, body, opts)
+        finally:
+            acc["in"] = False
+            acc["cpu"] += time.process_time() - t
+            acc["n"] += 1
+
+    def collected(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            acc["gc_start"] = time.process_time()
+        elif acc["on"]:
+            acc["gc"] += 1
+            acc["gc_cpu"] += time.process_time() - acc["gc_start"]
+            acc["gc_in"] += acc["in"]
+
+    env = Env()
+    start, stop = env.start_cpu, env.stop_cpu
+
+    def start_cpu() -> None:
+        acc["on"] = True
+        start()
+
+    def stop_cpu(pods: int = 0) -> None:
+        acc["on"] = False
+        stop(pods)
+
+    env.start_cpu, env.stop_cpu = start_cpu, stop_cpu  # type: ignore[method-assign]
+    GenericStore.create = create  # type: ignore[method-assign]
+    gc.callbacks.append(collected)
+    try:
+        params = {"nodes": nodes, "racks": 10, "sets": 1, "replicas": nodes, "gang": True, "node_agent": True}
+        with server_gc():
+            await statefulsets.run(params, env)
+    finally:
+        GenericStore.create = general  # type: ignore[method-assign]
+        gc.callbacks.remove(collected)
+    n = max(1, int(acc["n"]))
+    return {
+        "event_creates": acc["n"],
+        "us_per_event_create": acc["cpu"] / n * 1e6,
+        "gc_passes_in_phase": acc["gc"],
+        "gc_ms_in_phase": acc["gc_cpu"] * 1e3,
+        "gc_passes_inside_event_creates": acc["gc_in"],
+        "phase_cpu_s": env.cpu_s or 0.0,
+    }
+
+
 def run(n: int, profile: str) -> dict[str, float]:
     """µs of CPU per Event, per scenario (one fresh event loop each)."""
     out: dict[str, float] = {}
@@ -195,7 +307,13 @@ def main() -> None:
     ap.add_argument("--profile", default="", choices=("", *SCENARIOS))
     ap.add_argument("--pairs", nargs=2, metavar=("BASE", "NEW"))
     ap.add_argument("--json", action="store_true", help="one JSON line (for --pairs)")
+    ap.add_argument("--census", action="store_true", help="GC-tracked objects left per Event")
+    ap.add_argument("--plane", type=int, default=0, metavar="NODES", help="Event creates inside the plane")
     args = ap.parse_args()
+    if args.census or args.plane:
+        out = asyncio.run(census(args.n) if args.census else plane(args.plane))
+        print("  ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in out.items()))
+        return
     if args.pairs:
         pairs(args.pairs, args.n, args.rounds)
         return
@@ -206,8 +324,8 @@ def main() -> None:
     for _ in range(args.rounds if not args.profile else 1):
         for k, v in run(args.n, args.profile).items():
             best.setdefault(k, []).append(v)
-    for k, v in best.items():
-        print(f"{k:18} min {min(v):7.1f} µs/Event, median {statistics.median(v):7.1f}")
+    for k, runs in best.items():
+        print(f"{k:18} min {min(runs):7.1f} µs/Event, median {statistics.median(runs):7.1f}")
 
 
 if __name__ == "__main__":
