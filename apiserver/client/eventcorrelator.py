@@ -110,8 +110,11 @@ def take_token(full_at: float, now: float, qps: float, burst: int) -> float | No
 
 
 class _Aggregate:
-    """The distinct messages of one group seen lately: one string until a second one comes (most
-    groups never get another: a kubelet's ``Started`` of one container), then a set."""
+    """The distinct messages of a group that saw more than one lately: a set of fewer than the
+    limit. A group that saw one message is held as a ``(message, last)`` tuple instead (most
+    groups never get another: a kubelet's ``Started`` of one container); this class keeps the
+    steps of the first design (a string, then a set) so that the set a group grows into is
+    built exactly as before."""
 
     __slots__ = ("keys", "last")
 
@@ -134,11 +137,15 @@ class _Aggregate:
         return False
 
 
-@dataclass(slots=True)
-class _Observation:
-    count: int
-    first_timestamp: float
-    name: str
+#: An aggregation entry: ``(message, last seen)`` while its group saw one message, else an
+#: :class:`_Aggregate`. A de-duplication entry: ``(count, first seen, Event name)``.
+#: Tuples of strings and numbers rather than objects: CPython's cyclic collector stops tracking
+#: such a tuple the first time a collection examines it, while an instance of a class stays
+#: tracked, and is traversed by every later collection of its generation, for as long as the
+#: entry lives. A recorder keeps one of each per Event it wrote (up to 4096 each), and a node
+#: agent has a recorder per simulated kubelet.
+AggregateEntry = tuple[str, float] | _Aggregate
+Observation = tuple[int, float, str]
 
 
 @dataclass(slots=True)
@@ -199,8 +206,8 @@ class EventCorrelator:
         self.burst = burst
         self.qps = qps
         self.size = size
-        self._aggregates: LRU[str, _Aggregate] = LRU(size)
-        self._observed: LRU[str, _Observation] = LRU(size)
+        self._aggregates: LRU[str, AggregateEntry] = LRU(size)
+        self._observed: LRU[str, Observation] = LRU(size)
         self._spam: LRU[str, float] = LRU(size)
         # their dicts, for :meth:`correlate`'s inlined steps
         self._aggregate_entries = self._aggregates.entries
@@ -244,14 +251,24 @@ class EventCorrelator:
             aggregates = self._aggregate_entries
             agg = aggregates.get(group)
             if agg is None:
-                aggregates[group] = _Aggregate(message, now)
+                aggregates[group] = (message, now)
                 if len(aggregates) > size:
                     aggregates.popitem(last=False)
                 aggregate = max_events <= 1
             else:
                 aggregates.move_to_end(group)
-                if now - agg.last > self.interval:
-                    aggregates[group] = _Aggregate(message, now)
+                if isinstance(agg, tuple):
+                    seen_message, last = agg
+                    if now - last > self.interval or seen_message == message:
+                        # a new group (its messages forgotten), or the one message again
+                        aggregates[group] = (message, now)
+                        aggregate = max_events <= 1
+                    else:  # a second message: the group's messages become a set
+                        grown = _Aggregate(seen_message, now)
+                        aggregate = grown.add(message, max_events)
+                        aggregates[group] = grown
+                elif now - agg.last > self.interval:
+                    aggregates[group] = (message, now)
                     aggregate = max_events <= 1
                 else:
                     aggregate = agg.add(message, max_events)
@@ -266,15 +283,17 @@ class EventCorrelator:
         seen = observed.get(key)
         if seen is not None:
             observed.move_to_end(key)
-            if seen.count > 0:
-                seen.count += 1
-                out = Correlated(seen.name, message, seen.count, seen.first_timestamp, key, aggregate)
+            count, first, name = seen
+            if count > 0:
+                count += 1
+                observed[key] = (count, first, name)  # in place: the position stays
+                out = Correlated(name, message, count, first, key, aggregate)
             else:
                 out = Correlated(new_name(), message, 1, now, key, aggregate)
-                observed[key] = _Observation(1, now, out.name)
+                observed[key] = (1, now, out.name)
         else:
             out = Correlated(new_name(), message, 1, now, key, aggregate)
-            observed[key] = _Observation(1, now, out.name)
+            observed[key] = (1, now, out.name)
             if len(observed) > size:
                 observed.popitem(last=False)
         # 3. spam filter
@@ -305,8 +324,8 @@ class EventCorrelator:
         entries in the same order."""
         observed = self._observed_entries
         key = written.key
-        seen = observed[key] if observed and next(reversed(observed)) == key else None  # ``newest``
-        if seen is not None:
-            seen.count, seen.first_timestamp, seen.name = count, written.first_timestamp, name
+        entry = (count, written.first_timestamp, name)
+        if observed and next(reversed(observed)) == key:  # ``newest``: replaced where it is
+            observed[key] = entry
         else:
-            self._observed.add(written.key, _Observation(count, written.first_timestamp, name))
+            self._observed.add(key, entry)

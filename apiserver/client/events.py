@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 from apiserver import errors
@@ -61,16 +61,10 @@ def event_name(object_name: str, stamp: int) -> str:
     return f"{object_name}.{stamp:x}"
 
 
-@dataclass
-class _Pending:
-    """An event queued by a component, written (or aggregated into an existing one) by the recorder's task."""
-
-    ref: Obj
-    type: str
-    reason: str
-    message: str
-    related: Obj | None
-    ts: float
+#: An event queued by a component, written (or aggregated into an existing one) by the
+#: recorder's task: ``(involved object reference, type, reason, message, related, time)``. A
+#: tuple rather than an object: one allocation and no ``__init__`` call per event.
+_Pending = tuple[Obj, str, str, str, "Obj | None", float]
 
 
 class EventRecorder:
@@ -105,6 +99,10 @@ class EventRecorder:
         )
         self._last_stamp = 0  # the newest name stamp this recorder used
         self.written = 0
+        #: what every Event of this recorder says about its source, built once: copied into each
+        #: body (a stored Event shares nothing with another or with the recorder)
+        self._source: Obj = {"component": component, "host": host} if host else {"component": component}
+        self._reporting_instance = host or component
 
     def event(self, obj: Obj, etype: str, reason: str, message: str, related: Obj | None = None) -> None:
         self.event_ref(object_reference(obj), etype, reason, message, related)
@@ -113,7 +111,7 @@ class EventRecorder:
         self.event(obj, etype, reason, fmt % args if args else fmt)
 
     def event_ref(self, ref: Obj, etype: str, reason: str, message: str, related: Obj | None = None) -> None:
-        self._pending.append(_Pending(ref, etype, reason, message[:1024], related, self.clock.now()))
+        self._pending.append((ref, etype, reason, message[:1024], related, self.clock.now()))
         self._unwritten += 1
         waiter = self._waiter
         if waiter is not None:
@@ -149,14 +147,14 @@ class EventRecorder:
                 continue
             p = pending.popleft()
             try:
-                if await self._write(p):
+                if await self._write(*p):
                     self.written += 1
             except errors.StatusError as e:
                 # A namespace that is gone (or going) takes no events; that is not an error.
                 if e.code not in (403, 404):
-                    log.warning("could not record event %s/%s: %s", p.reason, p.ref.get("name"), e.message)
+                    log.warning("could not record event %s/%s: %s", p[2], p[0].get("name"), e.message)
             except Exception:
-                log.exception("could not record event %s", p.reason)
+                log.exception("could not record event %s", p[2])
             finally:
                 self._unwritten -= 1
                 if not self._unwritten and self._flushers:
@@ -165,19 +163,23 @@ class EventRecorder:
                         if not done.done():
                             done.set_result(None)
 
-    async def _write(self, p: _Pending) -> bool:
-        """Correlate ``p`` (:mod:`.eventcorrelator`) and write what that asks for; False if filtered."""
-        name_of_object = p.ref.get("name", "unknown")
+    def _new_name(self, object_name: str, ts: float) -> str:
+        """A new Event's name (a stamp past the last this recorder used)."""
+        self._last_stamp = stamp = event_stamp(ts, self._last_stamp)
+        return event_name(object_name, stamp)
 
-        def new_name() -> str:
-            self._last_stamp = event_stamp(p.ts, self._last_stamp)
-            return event_name(name_of_object, self._last_stamp)
-
-        c = self.correlator.correlate(p.ref, p.type, p.reason, p.message, p.ts, new_name)
+    async def _write(
+        self, ref: Obj, etype: str, reason: str, message: str, related: Obj | None, ts: float
+    ) -> bool:
+        """Correlate the event (:mod:`.eventcorrelator`) and write what that asks for; False if filtered."""
+        name_of_object = ref.get("name", "unknown")
+        c = self.correlator.correlate(
+            ref, etype, reason, message, ts, functools.partial(self._new_name, name_of_object, ts)
+        )
         if c is None:
             return False
-        ns = p.ref.get("namespace") or "default"
-        now = rfc3339(p.ts)
+        ns = ref.get("namespace") or "default"
+        now = rfc3339(ts)
         if c.count > 1:
             try:
                 await self.client.patch(
@@ -192,39 +194,33 @@ class EventRecorder:
                 # Gone meanwhile (deleted, or its TTL ran out): recreated below as it is now.
                 if e.code != 404:
                     raise
-
-        def body(name: str) -> Obj:
+        # a new event was first seen now: the same string, formatted once
+        first = now if c.first_timestamp == ts else rfc3339(c.first_timestamp)
+        name = c.name
+        while True:
             # built afresh for each attempt and handed off: the in-process client then stores this
-            # very dict instead of a copy, so nothing in it may be shared with what the caller
-            # keeps (its object reference is copied; the values are strings)
-            source: Obj = {"component": self.component}
-            if self.host:
-                source["host"] = self.host
+            # very dict instead of a copy, so nothing in it may be shared with what the recorder
+            # keeps (the object reference and the source are copied; the values are strings)
             ev: Obj = {
                 "apiVersion": "v1",
                 "kind": "Event",
                 "metadata": {"name": name, "namespace": ns},
-                "involvedObject": dict(p.ref),
-                "reason": p.reason,
+                "involvedObject": ref.copy(),
+                "reason": reason,
                 "message": c.message,
-                "type": p.type,
-                "source": source,
-                # a new event was first seen now: the same string, formatted once
-                "firstTimestamp": now if c.first_timestamp == p.ts else rfc3339(c.first_timestamp),
+                "type": etype,
+                "source": self._source.copy(),
+                "firstTimestamp": first,
                 "lastTimestamp": now,
                 "count": c.count,
             }
             if not c.aggregate:
                 ev["reportingComponent"] = self.component
-                ev["reportingInstance"] = self.host or self.component
-                if p.related:
-                    ev["related"] = dict(p.related)
-            return ev
-
-        name = c.name
-        while True:
+                ev["reportingInstance"] = self._reporting_instance
+                if related:
+                    ev["related"] = dict(related)
             try:
-                await self.client.create(EVENTS, body(name), ns, handoff=True, answer=False)
+                await self.client.create(EVENTS, ev, ns, handoff=True, answer=False)
                 break
             except errors.StatusError as e:
                 # Another recorder (another component, or another process on the same cluster)

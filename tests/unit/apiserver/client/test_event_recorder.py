@@ -6,7 +6,7 @@ import pytest
 
 from apiserver.client.events import NORMAL, EventRecorder
 from apiserver.client.interface import EVENTS
-from apiserver.meta import FakeClock
+from apiserver.meta import FakeClock, rfc3339
 from gangplane.controlplane import ControlPlane
 
 pytestmark = pytest.mark.anyio
@@ -158,3 +158,106 @@ async def test_a_deleted_event_is_written_again_with_its_count(plane: ControlPla
     assert again["count"] == 2
     assert again["firstTimestamp"] == first["firstTimestamp"] != again["lastTimestamp"]
     await rec.stop()
+
+
+def _expected_body(
+    ref: dict, etype: str, reason: str, message: str, component: str, host: str, related: dict | None
+) -> dict:
+    """What kube's recorder stores for a first event (count 1), apart from name and times."""
+    source = {"component": component, "host": host} if host else {"component": component}
+    body = {
+        "involvedObject": ref,
+        "reason": reason,
+        "message": message,
+        "type": etype,
+        "source": source,
+        "count": 1,
+        "reportingComponent": component,
+        "reportingInstance": host or component,
+    }
+    if related:
+        body["related"] = related
+    return body
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_every_written_event_carries_its_own_reference_source_and_reporter(
+    plane: ControlPlane, seed: int
+) -> None:
+    """Random first events of several recorders (with and without a host, a field path, a
+    related object, in and outside a namespace) are stored whole, as upstream's recorder writes
+    them, each named ``<object>.<its time in nanoseconds, hex>`` and timed by the recorder's
+    clock; repeats count the first up. No two stored Events share a nested object with each
+    other or with the recorder (editing one through the API leaves the others as they were)."""
+    import random
+
+    rnd = random.Random(seed)
+    clock = FakeClock()
+    recorders = [
+        EventRecorder(plane.client("kubelet"), "kubelet", host="node-1", clock=clock),
+        EventRecorder(plane.client("kubelet"), "kubelet", host="node-2", clock=clock),
+        EventRecorder(plane.client("statefulset-controller"), "statefulset-controller", clock=clock),
+        EventRecorder(plane.client("default-scheduler"), "default-scheduler", clock=clock, correlate=False),
+    ]
+    expected: dict[tuple, dict] = {}  # (recorder, ref, reason, message) -> body, count, times
+    for i in range(60):
+        r = rnd.randrange(len(recorders))
+        rec = recorders[r]
+        if rnd.random() < 0.2 and expected:
+            key = rnd.choice(sorted(expected, key=repr))
+            if key[0] != r:
+                continue
+            ref, etype, reason, message, related = expected[key]["args"]
+            clock.step(rnd.choice([0.5, 2.0]))
+            rec.event_ref(dict(ref), etype, reason, message, related)
+            expected[key]["count"] += 1
+            expected[key]["last"] = clock.now()
+            continue
+        ref = {"kind": "Pod", "name": f"p{rnd.randrange(4)}", "uid": "u", "apiVersion": "v1"}
+        if rnd.random() < 0.8:
+            ref["namespace"] = "default"
+        if rnd.random() < 0.3:
+            ref["fieldPath"] = "spec.containers{c}"
+        related = {"kind": "Node", "name": "node-1", "apiVersion": "v1"} if rnd.random() < 0.2 else None
+        etype = rnd.choice(["Normal", "Warning"])
+        reason, message = f"R{i % 5}", f"message {i}"
+        clock.step(rnd.choice([0.0, 0.001, 1.0]))
+        rec.event_ref(dict(ref), etype, reason, message, related)
+        expected[(r, repr(sorted(ref.items())), reason, message)] = {
+            "args": (ref, etype, reason, message, related),
+            "body": _expected_body(ref, etype, reason, message, rec.component, rec.host, related),
+            "first": clock.now(),
+            "last": clock.now(),
+            "count": 1,
+        }
+    for rec in recorders:
+        await rec.flush()
+    stored = await _events(plane)
+    assert len(stored) == len(expected)
+    by_content = {
+        (
+            e["source"].get("host", e["source"]["component"]),
+            e["involvedObject"]["name"],
+            e["reason"],
+            e["message"],
+        ): e
+        for e in stored
+    }
+    for (r, _, reason, message), want in expected.items():
+        rec = recorders[r]
+        ev = by_content[(rec.host or rec.component, want["body"]["involvedObject"]["name"], reason, message)]
+        got = {k: ev[k] for k in want["body"] if k in ev} | {"count": 1}
+        assert got == want["body"] and set(want["body"]) | {"count"} <= set(ev)
+        assert ev["count"] == want["count"]
+        assert ev["metadata"]["namespace"] == want["body"]["involvedObject"].get("namespace", "default")
+        assert ev["metadata"]["name"].startswith(want["body"]["involvedObject"]["name"] + ".")
+        assert ev["firstTimestamp"] == rfc3339(want["first"]) and ev["lastTimestamp"] == rfc3339(want["last"])
+    # nothing nested is shared: the stored Events (kept as the very dicts the recorders handed
+    # off) hold a source and an object reference each, none the recorder's own
+    records, _, _ = plane.api.store.list(("", "events"))
+    kept = [r.obj for r in records]
+    for field in ("source", "involvedObject"):
+        assert len({id(o[field]) for o in kept}) == len(kept)
+    assert not any(o["source"] is rec._source for o in kept for rec in recorders)
+    for rec in recorders:
+        await rec.stop()

@@ -26,13 +26,29 @@ from apiserver.client.eventcorrelator import (
     SPAM_BURST,
     SPAM_QPS,
     EventCorrelator,
-    _Aggregate,  # the distinct-message groups and observations are unchanged: shared
-    _Observation,
+    _Aggregate,  # a group's growing set of messages is unchanged: shared
     take_token,
 )
 
 K = TypeVar("K")
 V = TypeVar("V")
+
+
+@dataclass(slots=True)
+class _Observation:
+    """A de-duplication entry as an object (the correlator keeps a tuple of the same values)."""
+
+    count: int
+    first_timestamp: float
+    name: str
+
+
+def _aggregate_values(entry: object) -> tuple[object, float]:
+    """``(messages, last)`` of an aggregation entry: a ``(message, last)`` tuple or an ``_Aggregate``."""
+    if isinstance(entry, tuple):
+        return entry[0], entry[1]
+    assert isinstance(entry, _Aggregate)
+    return entry.keys, entry.last
 
 
 class LRU(Generic[K, V]):
@@ -251,10 +267,10 @@ def test_every_answer_and_every_lru_order_equals_the_reference(seed: int) -> Non
         assert len(new._aggregates) == len(ref._aggregates)
         assert len(new._observed) == len(ref._observed)
         assert len(new._spam) == len(ref._spam)
-        assert [(o.count, o.first_timestamp, o.name) for o in new._observed._d.values()] == [
+        assert list(new._observed.entries.values()) == [
             (o.count, o.first_timestamp, o.name) for o in ref._observed._d.values()
         ]
         assert list(new._spam._d.values()) == list(ref._spam._d.values())
-        assert [(a.keys, a.last) for a in new._aggregates._d.values()] == [
+        assert [_aggregate_values(a) for a in new._aggregates.entries.values()] == [
             (a.keys, a.last) for a in ref._aggregates._d.values()
         ]

@@ -1,0 +1,332 @@
+"""CPU per Event end to end, by how the plane records them (a script, not a pytest test)::
+
+    python -m bench.micro.event_cpu [--n 3000] [--rounds 3] [--profile SCENARIO]
+    python bench/micro/event_cpu.py --pairs BASE NEW [--n 3000] [--rounds 3]
+
+Every scenario writes ``n`` Events (a kubelet's ``Pulled``, ``Created``, ``Started`` of a pod's
+container, three per pod, as the node agent queues them) through ``EventRecorder`` into an
+in-process API server, under the cyclic-collector settings the bench and ``gangplane serve`` use,
+and prints ``time.process_time`` per Event from the first ``event_ref`` until every recorder has
+flushed:
+
+* ``stub``: one recorder whose client stores nothing (the recorder's own work: queue, task,
+  correlator, body, name);
+* ``backlog``: one recorder, all Events queued before its task runs (a backlog drained without
+  waiting: what ``storepath.py``'s ``events`` measures);
+* ``per-node``: one recorder per node, as the node agent keeps one per simulated kubelet
+  (``NodeAgent._recorder``), each of which has recorded one Event about its node beforehand (not
+  measured: its task exists and waits, as after a node's registration), one pod per node; the
+  pods' Events are queued one pod per event-loop step (the agent's worker yields between
+  syncs), so each recorder wakes for its three;
+* ``per-node-watched``: ``per-node`` with a ``kubectl get events -w``-like watcher on core/v1
+  Events (a watch of all namespaces through the in-process client) that reads each one.
+
+``--profile SCENARIO`` runs one scenario under cProfile and prints its top functions.
+
+``--census`` counts the objects the cyclic collector tracks that ``per-node``'s Events leave
+behind (``gc.get_objects`` after a full collection, before and after), per Event, by type.
+
+``--plane NODES`` runs gang-1x1000-running's workload (a ``NODES``-replica gang StatefulSet on
+``NODES`` node-agent nodes, create -> all Running) and reports, for its measured phase, the CPU
+inside the API server's creates of core/v1 Events (a ``process_time`` accumulator around
+``GenericStore.create``, about 1 µs of its own per call) and the collector passes that ran inside
+them; compare with ``create_cpu``'s ``event`` taken in the same minutes.
+``--pairs BASE NEW`` runs this file with each tree first on ``PYTHONPATH``, alternating, in fresh
+processes, ``--rounds`` times, and prints the minimum and median per scenario and their ratio.
+Numbers go in docs/bench.md, never into assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import gc
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+SORT = os.environ.get("EVENT_CPU_SORT", "tottime")
+SCENARIOS = ("stub", "backlog", "per-node", "per-node-watched")
+REASONS = (
+    ("Pulled", 'Container image "registry.k8s.io/pause:3.9" already present on machine'),
+    ("Created", "Created container: c"),
+    ("Started", "Started container c"),
+)
+
+
+def _ref(i: int) -> dict[str, Any]:
+    return {
+        "kind": "Pod",
+        "namespace": "bench",
+        "name": f"gang-0-{i}",
+        "uid": f"00000000-0000-4000-8000-{i:012d}",
+        "apiVersion": "v1",
+        "resourceVersion": str(1000 + i),
+        "fieldPath": "spec.containers{c}",
+    }
+
+
+class _StubClient:
+    """Takes every write and stores nothing."""
+
+    async def create(self, *args: Any, **kw: Any) -> dict[str, Any]:
+        return {}
+
+    async def patch(self, *args: Any, **kw: Any) -> dict[str, Any]:
+        return {}
+
+
+async def _scenario(scenario: str, n: int, prof: cProfile.Profile | None = None) -> float:
+    """CPU seconds of ``n`` Events of ``scenario`` in this process."""
+    from apiserver.client.events import EventRecorder
+    from apiserver.client.interface import EVENTS, NAMESPACES
+    from gangplane.controlplane import GC_THRESHOLD, ControlPlane
+
+    pods = n // 3 + (1 if n % 3 else 0)
+    cp = None
+    watch_task = None
+    if scenario == "stub":
+        client: Any = _StubClient()
+    else:
+        cp = ControlPlane()
+        client = cp.client("bench")
+        await client.create(NAMESPACES, {"metadata": {"name": "bench"}})
+    seen = 0
+    done = asyncio.Event()
+    if scenario == "per-node-watched":
+        assert cp is not None
+
+        async def watch() -> None:
+            nonlocal seen
+            async for ev in cp.client("watcher").watch(EVENTS, "", read_only=True):
+                if ev.type == "ADDED":
+                    seen += 1
+                    if seen >= n:
+                        done.set()
+
+        watch_task = asyncio.create_task(watch())
+        await asyncio.sleep(0.05)
+    if scenario in ("stub", "backlog"):
+        recorders = [EventRecorder(client, "kubelet", host="node-0")]
+    else:
+        recorders = [EventRecorder(client, "kubelet", host=f"node-{i}") for i in range(pods)]
+    if len(recorders) > 1:
+        # as in the plane, every kubelet has recorded about its node before pods come (its
+        # registration's Events): its task exists and waits, its caches hold an entry
+        for i, rec in enumerate(recorders):
+            node = {"kind": "Node", "name": f"node-{i}", "uid": f"node-{i}", "apiVersion": "v1"}
+            rec.event_ref(node, "Normal", "Starting", "Starting kubelet.")
+        for rec in recorders:
+            await rec.flush()
+    refs = [_ref(i) for i in range(pods)]
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLD)
+    if prof is not None:
+        prof.enable()
+    t = time.process_time()
+    written = 0
+    for i in range(pods):
+        rec = recorders[i % len(recorders)]
+        for reason, message in REASONS[: min(3, n - written)]:
+            rec.event_ref(dict(refs[i]), "Normal", reason, message)
+            written += 1
+        if scenario != "backlog":
+            await asyncio.sleep(0)
+    for rec in recorders:
+        await rec.flush()
+    if watch_task is not None:
+        await done.wait()
+    cpu = time.process_time() - t
+    if prof is not None:
+        prof.disable()
+    gc.unfreeze()
+    for rec in recorders:
+        await rec.stop()
+    if watch_task is not None:
+        watch_task.cancel()
+    if cp is not None:
+        await cp.stop()
+    return cpu
+
+
+async def census(n: int) -> dict[str, float]:
+    """GC-tracked objects left per Event by ``per-node``'s Events, by type (the largest)."""
+    from collections import Counter
+
+    from apiserver.client.events import EventRecorder
+    from apiserver.client.interface import NAMESPACES
+    from gangplane.controlplane import ControlPlane
+
+    cp = ControlPlane()
+    client = cp.client("bench")
+    await client.create(NAMESPACES, {"metadata": {"name": "bench"}})
+    pods = n // 3
+    recorders = [EventRecorder(client, "kubelet", host=f"node-{i}") for i in range(pods)]
+    for i, rec in enumerate(recorders):
+        rec.event_ref(
+            {"kind": "Node", "name": f"node-{i}", "uid": f"node-{i}"},
+            "Normal",
+            "Starting",
+            "Starting kubelet.",
+        )
+    for rec in recorders:
+        await rec.flush()
+    gc.collect()
+    before = Counter(type(o).__name__ for o in gc.get_objects())
+    for i in range(pods):
+        for reason, message in REASONS:
+            recorders[i].event_ref(_ref(i), "Normal", reason, message)
+        await asyncio.sleep(0)
+    for rec in recorders:
+        await rec.flush()
+    gc.collect()
+    left = Counter(type(o).__name__ for o in gc.get_objects()) - before
+    out = {"tracked_per_event": sum(left.values()) / (3 * pods)}
+    for name, count in left.most_common(6):
+        out[name] = count / (3 * pods)
+    for rec in recorders:
+        await rec.stop()
+    await cp.stop()
+    return out
+
+
+async def plane(nodes: int) -> dict[str, float]:
+    """CPU per core/v1 Event create inside gang-1x1000-running's measured phase (see the docstring)."""
+    from apiserver.registry.generic import GenericStore
+    from bench.runner import server_gc
+    from bench.workloads import statefulsets
+    from bench.workloads.common import Env
+
+    acc = {"on": False, "in": False, "cpu": 0.0, "n": 0, "gc_in": 0, "gc": 0, "gc_start": 0.0, "gc_cpu": 0.0}
+    general = GenericStore.create
+
+    def create(self: Any, rd: Any, ns: str, body: Any, opts: Any = None) -> Any:
+        if rd.plural != "events" or rd.group or not acc["on"]:
+            return general(self, rd, ns, body, opts)
+        acc["in"] = True
+        t = time.process_time()
+        try:
+            return general(self, rd, ns, body, opts)
+        finally:
+            acc["in"] = False
+            acc["cpu"] += time.process_time() - t
+            acc["n"] += 1
+
+    def collected(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            acc["gc_start"] = time.process_time()
+        elif acc["on"]:
+            acc["gc"] += 1
+            acc["gc_cpu"] += time.process_time() - acc["gc_start"]
+            acc["gc_in"] += acc["in"]
+
+    env = Env()
+    start, stop = env.start_cpu, env.stop_cpu
+
+    def start_cpu() -> None:
+        acc["on"] = True
+        start()
+
+    def stop_cpu(pods: int = 0) -> None:
+        acc["on"] = False
+        stop(pods)
+
+    env.start_cpu, env.stop_cpu = start_cpu, stop_cpu  # type: ignore[method-assign]
+    GenericStore.create = create  # type: ignore[method-assign]
+    gc.callbacks.append(collected)
+    try:
+        params = {"nodes": nodes, "racks": 10, "sets": 1, "replicas": nodes, "gang": True, "node_agent": True}
+        with server_gc():
+            await statefulsets.run(params, env)
+    finally:
+        GenericStore.create = general  # type: ignore[method-assign]
+        gc.callbacks.remove(collected)
+    n = max(1, int(acc["n"]))
+    return {
+        "event_creates": acc["n"],
+        "us_per_event_create": acc["cpu"] / n * 1e6,
+        "gc_passes_in_phase": acc["gc"],
+        "gc_ms_in_phase": acc["gc_cpu"] * 1e3,
+        "gc_passes_inside_event_creates": acc["gc_in"],
+        "phase_cpu_s": env.cpu_s or 0.0,
+    }
+
+
+def run(n: int, profile: str) -> dict[str, float]:
+    """µs of CPU per Event, per scenario (one fresh event loop each)."""
+    out: dict[str, float] = {}
+    for scenario in SCENARIOS:
+        if profile and scenario != profile:
+            continue
+        prof = cProfile.Profile() if profile else None
+        cpu = asyncio.run(_scenario(scenario, n, prof))
+        if prof is not None:
+            pstats.Stats(prof).sort_stats(SORT).print_stats(45)
+        out[scenario] = cpu / n * 1e6
+    return out
+
+
+def pairs(trees: list[str], n: int, rounds: int) -> None:
+    """Alternate the trees in fresh processes; print min / median µs per Event and NEW/BASE."""
+    results: dict[str, dict[str, list[float]]] = {tree: {} for tree in trees}
+    for _ in range(rounds):
+        for tree in trees:
+            env = dict(os.environ, PYTHONPATH=tree)
+            proc = subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--n", str(n), "--json"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=900,
+            )
+            for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items():
+                results[tree].setdefault(k, []).append(v)
+    base, new = trees
+    print(f"µs CPU per Event, n={n}, {rounds} rounds (min / median)")
+    for k in SCENARIOS:
+        a, b = results[base].get(k, []), results[new].get(k, [])
+        if a and b:
+            print(
+                f"{k:18} {min(a):7.1f} / {statistics.median(a):7.1f}   {min(b):7.1f} / "
+                f"{statistics.median(b):7.1f}   {min(b) / min(a):.2f} ({statistics.median(b) / statistics.median(a):.2f})"
+            )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=3000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--profile", default="", choices=("", *SCENARIOS))
+    ap.add_argument("--pairs", nargs=2, metavar=("BASE", "NEW"))
+    ap.add_argument("--json", action="store_true", help="one JSON line (for --pairs)")
+    ap.add_argument("--census", action="store_true", help="GC-tracked objects left per Event")
+    ap.add_argument("--plane", type=int, default=0, metavar="NODES", help="Event creates inside the plane")
+    args = ap.parse_args()
+    if args.census or args.plane:
+        out = asyncio.run(census(args.n) if args.census else plane(args.plane))
+        print("  ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in out.items()))
+        return
+    if args.pairs:
+        pairs(args.pairs, args.n, args.rounds)
+        return
+    if args.json:
+        print(json.dumps(run(args.n, "")))
+        return
+    best: dict[str, list[float]] = {}
+    for _ in range(args.rounds if not args.profile else 1):
+        for k, v in run(args.n, args.profile).items():
+            best.setdefault(k, []).append(v)
+    for k, runs in best.items():
+        print(f"{k:18} min {min(runs):7.1f} µs/Event, median {statistics.median(runs):7.1f}")
+
+
+if __name__ == "__main__":
+    main()
