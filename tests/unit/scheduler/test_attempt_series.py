@@ -20,17 +20,19 @@ def _pair() -> tuple[CollectorRegistry, Counter, Histogram, CollectorRegistry, A
     counter = Counter(COUNTER, "attempts help", ["result", "profile"], registry=ref_reg)
     histogram = Histogram(HISTOGRAM, "latency help", ["result", "profile"], buckets=BUCKETS, registry=ref_reg)
     reg = CollectorRegistry()
-    series = AttemptSeries(COUNTER, "attempts help", HISTOGRAM, "latency help", ("result", "profile"), BUCKETS, reg)
+    series = AttemptSeries(
+        COUNTER, "attempts help", HISTOGRAM, "latency help", ("result", "profile"), BUCKETS, reg
+    )
     return ref_reg, counter, histogram, reg, series
 
 
-def _without_created(reg: CollectorRegistry) -> list[tuple[str, str, str, list[tuple[str, dict[str, str], float]]]]:
+def _without_created(
+    reg: CollectorRegistry,
+) -> list[tuple[str, str, str, list[tuple[str, dict[str, str], float]]]]:
     """Every family and sample, ``_created`` samples by name and labels only (their values are times)."""
     out = []
     for fam in reg.collect():
-        samples = [
-            (s.name, s.labels, -1.0 if s.name.endswith("_created") else s.value) for s in fam.samples
-        ]
+        samples = [(s.name, s.labels, -1.0 if s.name.endswith("_created") else s.value) for s in fam.samples]
         out.append((fam.name, fam.type, fam.documentation, samples))
     return out
 
@@ -43,7 +45,11 @@ def _text_without_created(reg: CollectorRegistry) -> list[str]:
 def test_random_attempts_expose_as_prometheus_types(seed: int) -> None:
     rng = random.Random(seed)
     ref_reg, counter, histogram, reg, series = _pair()
-    label_pairs = [("scheduled", "default-scheduler"), ("unschedulable", "default-scheduler"), ("error", "p2")]
+    label_pairs = [
+        ("scheduled", "default-scheduler"),
+        ("unschedulable", "default-scheduler"),
+        ("error", "p2"),
+    ]
     for _ in range(rng.randrange(1, 400)):
         result, profile = rng.choice(label_pairs)
         kind = rng.random()
