@@ -6,6 +6,7 @@ import random
 
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
 from scheduler.attempt_series import AttemptSeries
 from scheduler.metrics import SchedulerMetrics, _exponential
@@ -38,7 +39,9 @@ def _without_created(
 
 
 def _text_without_created(reg: CollectorRegistry) -> list[str]:
-    return [line for line in generate_latest(reg).decode().splitlines() if "_created" not in line]
+    """Both text expositions (Prometheus 0.0.4 and OpenMetrics) without the ``_created`` lines."""
+    lines = generate_latest(reg).decode().splitlines() + generate_openmetrics(reg).decode().splitlines()
+    return [line for line in lines if "_created" not in line]
 
 
 @pytest.mark.parametrize("seed", range(5))
