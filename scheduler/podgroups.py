@@ -117,6 +117,8 @@ class PodGroupStates:
     def set(self, pod: Obj, state: str, node_name: str = "") -> None:
         """Record the pod (a member of some group, else ignored) as ``state``."""
         gkey = pod_group_key(pod)
+        if not gkey and not self._where:
+            return  # no group's pod is recorded: nothing to drop (every pod of a plain workload)
         meta = pod.get("metadata") or {}
         pkey = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         where = self._where.get(pkey)

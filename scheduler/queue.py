@@ -744,6 +744,12 @@ class SchedulingQueue:
     ) -> int:
         """A cluster event happened: requeue every parked pod it may help. Returns how many moved."""
         moved = 0
+        if not self._unschedulable:
+            # nothing parked (every bound pod of a plane that keeps up): no pod to ask, and what
+            # kube does with its empty list is all there is left to do
+            self.move_request_cycle = self.scheduling_cycle
+            self._record_event([event], old, new)
+            return 0
         if not self._interested(event):
             # nobody registered this event: only pods without rejecting plugins can move
             pool = [

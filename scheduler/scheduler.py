@@ -327,7 +327,8 @@ class Scheduler:
             self.queue.add(pod)
 
     def _on_pod_update(self, old: Obj, new: Obj) -> None:
-        if _rv(old) and _rv(old) == _rv(new):
+        rv = _rv(old)
+        if rv and rv == _rv(new):
             return  # a re-list delivering the same version
         was, now = assigned(old), assigned(new)
         if now and not was:

@@ -431,7 +431,9 @@ class LocalClient:
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
-        body = self._copy(obj)
+        # pods/binding reads three strings out of its body and keeps none of it
+        # (registry/binding.py): the scheduler's one write per pod needs no private copy
+        body = obj if subresource == "binding" and rd.plural == "pods" and not rd.group else self._copy(obj)
         created = create_subresource(self.api, rd, namespace, name, subresource, body)
         if created is None:
             raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)

@@ -123,6 +123,20 @@ def test_event_during_the_cycle_is_not_lost() -> None:
     assert q.add_unschedulable_if_not_present(qp) == BACKOFF
 
 
+def test_a_bound_pod_with_nothing_parked_moves_none_and_still_reaches_the_pod_in_flight() -> None:
+    """The common case of a plane that keeps up: no pod is parked when a bound pod arrives;
+    the event is still kept for the pod being scheduled meanwhile, as kube's empty move does."""
+    clock = FakeClock()
+    q = new_queue(clock, pop_from_backoff=False)
+    q.add(make_pod("p", requests={"cpu": "1"}))
+    qp = q.pop_nowait()
+    assert qp is not None
+    assert q.assigned_pod_added(make_pod("bound", node_name="n1")) == 0
+    assert q.pending_pods()[UNSCHEDULABLE] == 0
+    qp.unschedulable_plugins = {"InterPodAffinity"}
+    assert q.add_unschedulable_if_not_present(qp) == BACKOFF
+
+
 def test_events_are_kept_for_the_pods_still_in_flight_when_older_ones_finish() -> None:
     """Many pods in flight at once (a gang's): an event seen during a pod's flight sends it
     back after the pods popped before it have finished; one popped after the event parks."""

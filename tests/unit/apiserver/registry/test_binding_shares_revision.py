@@ -98,3 +98,25 @@ async def test_a_bound_revision_is_byte_for_byte_the_whole_copy_one(plane: Contr
         assert orjson.dumps(prev_obj) == prev_raw
         assert orjson.loads(orjson.dumps(bound.obj)) == orjson.loads(bound.raw)
     await inf.stop()
+
+
+async def test_the_in_process_binding_keeps_nothing_of_its_body(plane: ControlPlane) -> None:
+    """The in-process client hands ``pods/binding`` the caller's own body (no private copy):
+    the write must leave it as it was and keep no reference to any part of it."""
+    client = plane.client("test")
+    await client.create(PODS, _pod(random.Random(0), "p"))
+    body: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p", "namespace": "default"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"},
+    }
+    before = orjson.dumps(body)
+    answer = await client.create_subresource(PODS, "p", "binding", body, "default")
+    assert answer["status"] == "Success" and answer["code"] == 201
+    assert orjson.dumps(body) == before
+    body["target"]["name"] = "elsewhere"  # the caller reuses its dict: the stored pod is not touched
+    body["metadata"]["name"] = "other"
+    got = await client.get(PODS, "p", "default")
+    assert got["spec"]["nodeName"] == "n1"
+    assert got["metadata"]["name"] == "p"
