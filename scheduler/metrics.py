@@ -1,8 +1,7 @@
 """kube-scheduler's metrics, registered on the ``CollectorRegistry`` the caller passes in.
 
 Names, labels and buckets follow ``pkg/scheduler/metrics``: attempts by ``result``
-(scheduled / unschedulable / error) and ``profile``, attempt latency (both recorded once per
-pod, so kept by :class:`~scheduler.attempt_series.AttemptSeries`), pending pods per queue
+(scheduled / unschedulable / error) and ``profile``, attempt latency, pending pods per queue
 (active / backoff / unschedulable / gated), preemption attempts and victims per preemption.
 
 PodGroup cycles (``GenericWorkload``) have their own, with upstream's names:
@@ -20,8 +19,6 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from scheduler.attempt_series import AttemptSeries
-
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
 ERROR = "error"
@@ -35,21 +32,24 @@ def _exponential(start: float, factor: float, count: int) -> list[float]:
 
 class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
+        self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         #: the PodGroup attempt series, looked up once per (result, profile) (see observe_attempt)
         self._pod_group_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         #: the PodGroup algorithm duration series per profile
         self._pod_group_algorithm: dict[str, Any] = {}
-        #: ``scheduler_schedule_attempts_total`` and ``scheduler_scheduling_attempt_duration_seconds``,
-        #: recorded once per pod: plain numbers exposed as prometheus_client's types would be
-        self.attempts = AttemptSeries(
+        self.schedule_attempts = Counter(
             "scheduler_schedule_attempts_total",
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
             "scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"],
+            registry=registry,
+        )
+        self.scheduling_attempt_duration = Histogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-            ("result", "profile"),
-            _exponential(0.001, 2, 15),
-            registry,
+            ["result", "profile"],
+            buckets=_exponential(0.001, 2, 15),
+            registry=registry,
         )
         self.pending_pods = Gauge(
             "scheduler_pending_pods",
@@ -140,7 +140,15 @@ class SchedulerMetrics:
             self.pending_entities.labels(type=PODGROUP, queue=queue).set(n)
 
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
-        self.attempts.observe((result, profile), seconds)
+        children = self._attempt_children.get((result, profile))
+        if children is None:
+            # ``labels()`` validates and locks on every call: look each series up once
+            children = self._attempt_children[(result, profile)] = (
+                self.schedule_attempts.labels(result=result, profile=profile),
+                self.scheduling_attempt_duration.labels(result=result, profile=profile),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():
