@@ -119,36 +119,10 @@ class Builder:
         return _json_copy(self._workload)
 
     def _build(self) -> Obj:
-        spec = compile_workload_spec(self._root)
-        owner = self._opts.owner
-        if owner is None:
-            raise BuildError("a Workload must be owned by its controller for garbage collection")
-        api_version = str(owner.get("apiVersion") or "")
-        try:
-            group = parse_group(api_version)
-        except ValueError as e:
-            raise BuildError(f"invalid owner apiVersion {_quote(api_version)}: {e}") from None
-        controller_ref: Obj = {}
-        if group:
-            controller_ref["apiGroup"] = group
-        controller_ref["kind"] = owner.get("kind", "")
-        controller_ref["name"] = owner.get("name", "")
-        return {
-            "apiVersion": WORKLOAD_API_VERSION,
-            "kind": "Workload",
-            "metadata": self._metadata(self._opts.name, self._opts.namespace),
-            "spec": {"controllerRef": controller_ref, **spec},
-        }
+        return workload_for_spec(compile_workload_spec(self._root), self._opts)
 
     def _metadata(self, name: str, namespace: str) -> Obj:
-        meta: Obj = {}
-        if name:
-            meta["name"] = name
-        if namespace:
-            meta["namespace"] = namespace
-        if self._opts.owner is not None:
-            meta["ownerReferences"] = [_json_copy(self._opts.owner)]
-        return meta
+        return _metadata(name, namespace, self._opts.owner)
 
     # -- materialise -----------------------------------------------------------------------
 
@@ -334,6 +308,46 @@ def _declarative(item: WorkloadItem, old: WorkloadItem | None) -> ErrorList:
         old_claim = old_by_name.get(claim.get("name")) if isinstance(claim, dict) else None
         errs.extend(dv.validate_resource_claim(claim, claims_path.index(i), old_claim))
     return errs
+
+
+def workload_for_spec(spec: Obj, opts: BuildOptions) -> Obj:
+    """The v1beta1 Workload ``opts`` describes around an already compiled ``spec``.
+
+    What :meth:`Builder.build_workload` wraps around :func:`compile_workload_spec`'s result (the
+    controllerRef from ``opts.owner``, the metadata); ``spec`` becomes part of the result, not
+    copied. A caller that compiles one spec for many owners (a controller keeping the compile
+    of each scheduling shape) builds each owner's Workload with this.
+    """
+    owner = opts.owner
+    if owner is None:
+        raise BuildError("a Workload must be owned by its controller for garbage collection")
+    api_version = str(owner.get("apiVersion") or "")
+    try:
+        group = parse_group(api_version)
+    except ValueError as e:
+        raise BuildError(f"invalid owner apiVersion {_quote(api_version)}: {e}") from None
+    controller_ref: Obj = {}
+    if group:
+        controller_ref["apiGroup"] = group
+    controller_ref["kind"] = owner.get("kind", "")
+    controller_ref["name"] = owner.get("name", "")
+    return {
+        "apiVersion": WORKLOAD_API_VERSION,
+        "kind": "Workload",
+        "metadata": _metadata(opts.name, opts.namespace, owner),
+        "spec": {"controllerRef": controller_ref, **spec},
+    }
+
+
+def _metadata(name: str, namespace: str, owner: Obj | None) -> Obj:
+    meta: Obj = {}
+    if name:
+        meta["name"] = name
+    if namespace:
+        meta["namespace"] = namespace
+    if owner is not None:
+        meta["ownerReferences"] = [_json_copy(owner)]
+    return meta
 
 
 def new_builder(root: WorkloadItem | None, opts: BuildOptions) -> Builder:

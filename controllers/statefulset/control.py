@@ -32,7 +32,7 @@ from controllers.revisionhash import RevisionHasher
 from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
-from controllers.statefulset.podfacts import PodFacts, pod_facts, stamped_pod_facts
+from controllers.statefulset.podfacts import PodFacts, SetFacts, pod_facts, stamped_pod_facts
 from controllers.statefulset.replicaview import Counts, ReplicaView, ReplicaViews, ViewKey
 from controllers.statefulset.revisions import RevisionMemo
 from controllers.statefulset.specfacts import SpecFacts, SpecFactsCache
@@ -349,6 +349,7 @@ class StatefulSetControl:
                 plan.decorate_pod,
                 view,
                 missing,
+                facts.created if isinstance(facts, SetFacts) else pod_facts,
             )
         except Exception:
             # Like kube's deferred status update, what was done before the failure is reported.
@@ -372,9 +373,12 @@ class StatefulSetControl:
         decorate: Callable[[Obj], None] | None,
         view: ReplicaView | None = None,
         missing: list[int] | None = None,
+        created_facts: FactsOf = pod_facts,
     ) -> None:
         """The pod steps and the rolling update; with a ``view``, the scans come from its sets and
-        sums (``missing``: the slots it had no pod for, holding placeholders or created pods)."""
+        sums (``missing``: the slots it had no pod for, holding placeholders or created pods).
+        ``created_facts`` reads a created pod's facts (:meth:`SetFacts.created` keeps them for the
+        sync that sees the pod in the informer)."""
         monotonic = not spec.parallel
 
         async def process_replica(i: int) -> bool:
@@ -402,7 +406,7 @@ class StatefulSetControl:
                 if self.pods.pod_claim_is_stale(sts, pod):
                     return True
                 replicas[i] = await self.pods.create_pod(sts, pod, decorate)
-                rfacts[i] = pod_facts(replicas[i])
+                rfacts[i] = created_facts(replicas[i])
                 if monotonic:
                     return True
                 pod = replicas[i]

@@ -8,6 +8,12 @@ and reused while the cache holds that very object: :class:`PodFactsCache` keys t
 object's identity, checked with ``is``, never by name or resourceVersion alone — a changed pod
 is always re-read, so nothing stale is ever used.
 
+One exception, for the pods a sync creates: their facts are read from the create response and
+kept by UID and resourceVersion (:meth:`SetFacts.created`), for the next sync — which the pods'
+own add events cause — to find them when the informer shows that very version (an API server
+gives one content per resourceVersion of an object). Any other version, or an object without a
+UID or resourceVersion, is read afresh; seeds not found within :data:`SEED_SYNCS` syncs are dropped.
+
 The facts are exactly what the helpers in :mod:`controllers.statefulset.utils` compute
 (``ordinal_of``, ``is_created``, ``phase``, ``is_pod_ready``, ``is_terminating``,
 ``revision_of``, ``identity_matches``), so the algorithm's decisions are unchanged.
@@ -21,9 +27,12 @@ from operator import is_not, not_
 from typing import cast
 
 from apiserver.api.types import Obj
-from apiserver.meta import condition, parse_time
+from apiserver.meta import condition, parse_time, resource_version_of, uid_of
 from apiserver.selectors import LabelSelector
 from controllers.statefulset import utils
+
+#: how many syncs of a set a created pod's facts wait for the informer to show that pod version
+SEED_SYNCS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +175,19 @@ class PodFactsCache:
 
 
 class _SetEntries:
-    __slots__ = ("by_id", "claim_key", "controlled", "kept", "last_pods", "selector", "selector_obj", "uid")
+    __slots__ = (
+        "by_id",
+        "claim_key",
+        "controlled",
+        "kept",
+        "last_pods",
+        "seed_hits",
+        "seeds",
+        "selector",
+        "selector_obj",
+        "syncs",
+        "uid",
+    )
 
     def __init__(self, uid: str, selector: tuple[str, bool]) -> None:
         self.uid = uid
@@ -181,6 +202,13 @@ class _SetEntries:
         self.claim_key: tuple[str, str] = ("", "")
         self.controlled: list[bool] = []
         self.kept: list[bool] = []
+        #: (uid, resourceVersion) of a pod a sync created -> (its facts, selector matches, the
+        #: sync that created it): see the module docstring
+        self.seeds: dict[tuple[str, str], tuple[PodFacts, bool, int]] = {}
+        #: syncs begun with these entries (the seeds' clock)
+        self.syncs = 0
+        #: seeds taken (tests and profiling)
+        self.seed_hits = 0
 
 
 class SetFacts:
@@ -193,6 +221,7 @@ class SetFacts:
     __slots__ = ("_entries", "_patched", "_prev", "_seen", "_selector")
 
     def __init__(self, entries: _SetEntries, selector: LabelSelector) -> None:
+        entries.syncs += 1
         self._entries = entries
         self._prev = entries.by_id
         self._selector = selector
@@ -207,10 +236,31 @@ class SetFacts:
         if e is None:
             e = self._prev.get(k)
             if e is None:
-                labels = (pod.get("metadata") or {}).get("labels") or {}
-                e = (pod, pod_facts(pod), self._selector.matches(labels))
+                e = self._read(pod)
             self._seen[k] = e
         return e
+
+    def _read(self, pod: Obj) -> tuple[Obj, PodFacts, bool]:
+        """A pod version not seen by identity: its seed (:meth:`created`), else read."""
+        seeds = self._entries.seeds
+        if seeds:
+            seed = seeds.pop((uid_of(pod), resource_version_of(pod)), None)
+            if seed is not None:
+                self._entries.seed_hits += 1
+                return (pod, seed[0], seed[1])
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        return (pod, pod_facts(pod), self._selector.matches(labels))
+
+    def created(self, pod: Obj) -> PodFacts:
+        """The facts of ``pod``, the create response of a pod this sync made, kept for the sync
+        that finds this version in the informer (module docstring)."""
+        f = pod_facts(pod)
+        md = pod.get("metadata") or {}
+        uid, rv = md.get("uid"), md.get("resourceVersion")
+        if uid and rv:
+            labels = md.get("labels") or {}
+            self._entries.seeds[(uid, rv)] = (f, self._selector.matches(labels), self._entries.syncs)
+        return f
 
     def entries(self, pods: list[Obj]) -> list[tuple[Obj, PodFacts, bool]]:
         """:meth:`entry` of each pod, in order: the lookups of the pods the last sync saw (nearly
@@ -218,14 +268,13 @@ class SetFacts:
         ids = list(map(id, pods))
         got: list[tuple[Obj, PodFacts, bool] | None] = list(map(self._prev.get, ids))
         if None in got:
-            seen, sel = self._seen, self._selector
+            seen = self._seen
             for j, e in enumerate(got):
                 if e is None:
                     pod = pods[j]
                     e = seen.get(ids[j])
                     if e is None:
-                        labels = (pod.get("metadata") or {}).get("labels") or {}
-                        e = (pod, pod_facts(pod), sel.matches(labels))
+                        e = self._read(pod)
                     got[j] = e
         full = cast("list[tuple[Obj, PodFacts, bool]]", got)  # every None replaced above
         self._seen.update(zip(ids, full, strict=True))
@@ -284,6 +333,10 @@ class SetFacts:
         else:
             self._prev.update(self._seen)
             e.by_id = self._prev
+        if e.seeds:
+            oldest = e.syncs - SEED_SYNCS
+            for k in [k for k, (_, _, made) in e.seeds.items() if made <= oldest]:
+                del e.seeds[k]
         if e.last_pods is None or len(e.by_id) > len(e.last_pods):
             # pods beyond the members were looked up (claimed non-members, a history trim, or
             # no split this sync): the next split rebuilds the entries from its pods alone, so

@@ -70,18 +70,16 @@ from apiserver.meta import (
 from apiserver.workloadbuilder import (
     BuildError,
     BuildOptions,
-    new_builder,
     new_builder_from_existing_workload,
     pod_group_name,
     workload_name,
 )
 from apiserver.workloadbuilder.statefulset import (
-    statefulset_build_options,
     statefulset_controller_ref,
-    statefulset_workload_item,
 )
 from controllers.statefulset import workload_beta as beta
 from controllers.statefulset import workload_utils as wu
+from controllers.statefulset.compiled import WorkloadShapes
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.resolved import Resolved, ResolvedMemo, views
 from controllers.workloadhook import WorkloadHookBase
@@ -180,6 +178,8 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         self._desired: dict[str, tuple[int, int | None]] = {}
         #: per StatefulSet UID, the last resolution that wrote nothing (:mod:`.resolved`)
         self.resolved = ResolvedMemo()
+        #: the compiled Workload spec per scheduling shape (:mod:`.compiled`)
+        self.shapes = WorkloadShapes()
 
     # ------------------------------------------------------------------ SchedulingHook
     def attach(self, controller: StatefulSetController) -> None:
@@ -453,11 +453,11 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         """The Workload ``spec.scheduling`` compiles to right now (KEP-6277 "Field Mapping").
 
         Shares :func:`statefulset_workload_item` with admission, so what was validated is what
-        is built; the controller's gate view decides whether shared claims are included.
+        is built; the controller's gate view decides whether shared claims are included. Sets of
+        one scheduling shape share the compile (:mod:`.compiled`).
         """
-        item = statefulset_workload_item(sts, self.gates)
         try:
-            wl = new_builder(item, statefulset_build_options(sts)).build_workload()
+            wl = self.shapes.workload(sts, self.gates)
         except BuildError as e:
             self._count_error()
             self._warn(

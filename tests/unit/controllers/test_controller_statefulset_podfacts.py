@@ -126,3 +126,53 @@ def test_a_recreated_set_or_another_selector_starts_afresh() -> None:
     facts.end()
     cache.forget("default/web")
     assert len(cache) == 0
+
+
+def _version(p: dict, rv: str) -> dict:
+    out = copy.deepcopy(p)
+    out["metadata"]["resourceVersion"] = rv
+    return out
+
+
+def test_a_created_pods_facts_serve_the_informers_copy_of_that_version_only() -> None:
+    cache = PodFactsCache()
+    sel = label_selector_from_dict({"matchLabels": {"app": "web"}})
+    made = _version(pod("web-0", uid="u0", owner="sts-uid"), "7")
+    facts = cache.begin("default/web", "sts-uid", sel)
+    seeded = facts.created(made)
+    assert seeded == pod_facts(made)
+    facts.end()
+    # the informer's object for the same version is another dict with the same content
+    echo, later = _version(made, "7"), _version(made, "8")
+    later["status"] = {"phase": "Running"}
+    facts = cache.begin("default/web", "sts-uid", sel)
+    assert facts(echo) is seeded and facts.entry(echo)[2] is True
+    assert facts(later) == pod_facts(later) and facts(later).phase == "Running"
+    facts.end()
+    # through the bulk path as well, and a newer version is never served from the seed
+    facts = cache.begin("default/web", "sts-uid", sel)
+    other = _version(pod("web-1", uid="u1", owner="sts-uid"), "9")
+    f1 = facts.created(other)
+    facts.end()
+    newer = _version(other, "10")
+    newer["metadata"]["labels"] = {"app": "db"}
+    facts = cache.begin("default/web", "sts-uid", sel)
+    ((_, got, selected),) = facts.entries([newer])
+    assert got is not f1 and got == pod_facts(newer) and selected is False
+    facts.end()
+
+
+def test_seeds_need_a_uid_and_resource_version_and_expire() -> None:
+    from controllers.statefulset.podfacts import SEED_SYNCS
+
+    cache = PodFactsCache()
+    sel = label_selector_from_dict({"matchLabels": {"app": "web"}})
+    facts = cache.begin("default/web", "sts-uid", sel)
+    facts.created(pod("web-0", uid="u0"))  # no resourceVersion: not kept
+    facts.created(_version(pod("web-1", uid="u1"), "5"))
+    facts.end()
+    entries = cache._sets["default/web"]
+    assert list(entries.seeds) == [("u1", "5")]
+    for _ in range(SEED_SYNCS):
+        cache.begin("default/web", "sts-uid", sel).end()
+    assert entries.seeds == {}  # the informer never showed that version: dropped

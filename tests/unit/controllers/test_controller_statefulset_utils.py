@@ -302,3 +302,23 @@ def test_status_counts() -> None:
         "updatedReplicas": 1,
         "availableReplicas": 1,
     }
+
+
+@pytest.mark.parametrize(
+    "sts",
+    [
+        {},
+        {"spec": None},
+        {"spec": "x"},
+        {"spec": {}},
+        {"spec": {"volumeClaimTemplates": None}},
+        {"spec": {"volumeClaimTemplates": []}},
+        {"spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"}}, "junk", None]}},
+        {"spec": {"volumeClaimTemplates": {"metadata": {}}}},
+    ],
+)
+def test_claim_templates_reads_what_the_dotted_path_reads(sts: dict) -> None:
+    from apiserver.meta import get_path
+
+    want = [t for t in get_path(sts, "spec.volumeClaimTemplates", []) or [] if isinstance(t, dict)]
+    assert utils.claim_templates(sts) == want

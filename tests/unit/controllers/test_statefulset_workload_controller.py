@@ -968,16 +968,16 @@ async def test_compile_error_is_reported_counted_and_blocks_pods(
 ) -> None:
     """decisions.md: a compile error surfaces as a FailedWorkloadCompilation Warning on the
     StatefulSet, counts in statefulset_workload_creation_errors_total and creates nothing."""
-    import controllers.statefulset.workload as workload_module
+    import controllers.statefulset.compiled as compiled_module  # where the hook compiles
 
-    real = workload_module.statefulset_workload_item
+    real = compiled_module.statefulset_workload_item
 
     def without_callbacks(sts: Obj, gates: Any) -> Any:
         item = real(sts, gates)
         item.callbacks = []  # the gang's minCount is then never resolved
         return item
 
-    monkeypatch.setattr(workload_module, "statefulset_workload_item", without_callbacks)
+    monkeypatch.setattr(compiled_module, "statefulset_workload_item", without_callbacks)
     await client.create(STATEFULSETS, sts_manifest("web", 2, GANG), NS)
     evs = await wait_for_list(
         client, EVENTS, NS, lambda items: any(e["reason"] == "FailedWorkloadCompilation" for e in items)
