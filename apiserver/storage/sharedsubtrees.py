@@ -1,0 +1,115 @@
+"""One object for the equal lists of the objects shared read-only (gangplane's; nothing a client sees).
+
+The informers of this process share the store's decoded dict of each current revision
+(:meth:`~apiserver.storage.interface.Record.shared`), and the scheduler keeps the ones of the pods
+it placed until it next copies their nodes. Every dict holding a container and every list is an
+object the cyclic collector traverses at each pass that reaches it, so the containers of a pod's
+manifest are what a pod costs the collector (``bench.micro.gc_census``): about twelve per
+revision, of which the lists are the same for every pod of one template - ``spec.containers``
+(the list, each container, its ``resources``), ``spec.tolerations``, ``metadata.ownerReferences``
+(one set's pods), and ``metadata.managedFields`` (the entries of one manager in one second, whose
+``fieldsV1`` trees :mod:`apiserver.storage.compact` already shares). Here each of those lists is
+looked up by its exact content in a bounded table, and a revision equal to a known one takes the
+known list in place of its own: a pod's revision then holds five containers of its own instead
+of about twelve.
+
+Nothing a client receives changes: the shared list is equal, item for item, key for key and in
+the same order, to the one it replaces, and the stored bytes are untouched. It is sound for the
+reason sharing the decoded dict is: no reader modifies a read-only object (the mutation
+detector, ``GANGPLANE_CACHE_MUTATION_DETECTOR``, checks that in tests).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from apiserver.api.types import Obj
+
+#: the lists shared, as (parent, field): parent ``metadata`` for every kind, ``spec`` for Pods
+_METADATA_FIELDS = ("ownerReferences",)
+_POD_SPEC_FIELDS = ("containers", "tolerations")
+TABLE_LIMIT = 4096
+
+
+class SharedSubtrees:
+    """The canonical lists by content, for one store's shared revisions (cleared when full:
+    lists handed out before a clear stay valid, later ones start a new generation)."""
+
+    def __init__(self, limit: int = TABLE_LIMIT) -> None:
+        self.limit = limit
+        self._lists: dict[Any, list[Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def share(self, obj: Obj) -> Obj:
+        """Replace ``obj``'s shareable lists with the canonical equal ones, in place; returns ``obj``.
+
+        Only for an object nobody will modify (a stored revision handed out read-only), after
+        :func:`~apiserver.storage.compact.compact` made its ``fieldsV1`` trees canonical.
+        """
+        md = obj.get("metadata")
+        if type(md) is dict:
+            self._managed_fields(md)
+            for f in _METADATA_FIELDS:
+                self._by_json(md, f)
+        spec = obj.get("spec")
+        if type(spec) is dict and obj.get("kind") == "Pod":
+            for f in _POD_SPEC_FIELDS:
+                self._by_json(spec, f)
+        return obj
+
+    def _canonical(self, key: Any, value: list[Any]) -> list[Any]:
+        got = self._lists.get(key)
+        if got is not None:
+            return got
+        if len(self._lists) >= self.limit:
+            self._lists.clear()
+        self._lists[key] = value
+        return value
+
+    def _by_json(self, parent: dict[str, Any], field: str) -> None:
+        """Share ``parent[field]``, a non-empty list, by its exact JSON text (key order included)."""
+        value = parent.get(field)
+        if type(value) is not list or not value:
+            return
+        try:
+            text = orjson.dumps(value)
+        except TypeError:  # not plain JSON (cannot come from stored bytes): leave it alone
+            return
+        got = self._canonical(("json", field, text), value)
+        if got is not value:
+            parent[field] = got
+
+    def _managed_fields(self, md: dict[str, Any]) -> None:
+        """Share ``managedFields`` by its entries' items, a tree value (``fieldsV1``) by identity.
+
+        Cheaper than its JSON (about 1 KB): the ``fieldsV1`` trees are already the canonical
+        ones, so equal trees are one object. Sound because a table entry holds its list, whose
+        entries hold those very trees: no id in a key can be reused while the key is there.
+        """
+        entries = md.get("managedFields")
+        if type(entries) is not list or not entries:
+            return
+        parts: list[tuple[tuple[str, Any], ...]] = []
+        for entry in entries:
+            if type(entry) is not dict:
+                return
+            items: list[tuple[str, Any]] = []
+            for k, v in entry.items():
+                t = type(v)
+                if t is str:
+                    items.append((k, v))
+                elif t is dict:
+                    items.append((k, ("id", id(v))))
+                else:
+                    return  # anything else is not shared
+            parts.append(tuple(items))
+        got = self._canonical(("managedFields", tuple(parts)), entries)
+        if got is not entries:
+            md["managedFields"] = got
+
+
+__all__ = ["TABLE_LIMIT", "SharedSubtrees"]
