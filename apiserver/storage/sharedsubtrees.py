@@ -7,11 +7,12 @@ object the cyclic collector traverses at each pass that reaches it, so the conta
 manifest are what a pod costs the collector (``bench.micro.gc_census``): about twelve per
 revision, of which the lists are the same for every pod of one template - ``spec.containers``
 (the list, each container, its ``resources``), ``spec.tolerations``, ``metadata.ownerReferences``
-(one set's pods), and ``metadata.managedFields`` (the entries of one manager in one second, whose
-``fieldsV1`` trees :mod:`apiserver.storage.compact` already shares). Here each of those lists is
-looked up by its exact content in a bounded table, and a revision equal to a known one takes the
-known list in place of its own: a pod's revision then holds five containers of its own instead
-of about twelve.
+(one set's pods), and, for the pods written or moved in one second, ``metadata.managedFields``
+(one manager's entries, whose ``fieldsV1`` trees :mod:`apiserver.storage.compact` already shares)
+and ``status.conditions``. Here each of those lists is looked up by its exact content in a
+bounded table, and a revision equal to a known one takes the known list in place of its own: a
+pod's revision then holds four containers of its own (itself, ``metadata``, ``spec``,
+``status``) instead of about twelve.
 
 Nothing a client receives changes: the shared list is equal, item for item, key for key and in
 the same order, to the one it replaces, and the stored bytes are untouched. It is sound for the
@@ -27,9 +28,11 @@ import orjson
 
 from apiserver.api.types import Obj
 
-#: the lists shared, as (parent, field): parent ``metadata`` for every kind, ``spec`` for Pods
+#: the lists shared, as (parent, field): parent ``metadata`` for every kind, ``spec`` and
+#: ``status`` for Pods
 _METADATA_FIELDS = ("ownerReferences",)
 _POD_SPEC_FIELDS = ("containers", "tolerations")
+_POD_STATUS_FIELDS = ("conditions",)
 TABLE_LIMIT = 4096
 
 
@@ -55,10 +58,15 @@ class SharedSubtrees:
             self._managed_fields(md)
             for f in _METADATA_FIELDS:
                 self._by_json(md, f)
-        spec = obj.get("spec")
-        if type(spec) is dict and obj.get("kind") == "Pod":
-            for f in _POD_SPEC_FIELDS:
-                self._by_json(spec, f)
+        if obj.get("kind") == "Pod":
+            spec = obj.get("spec")
+            if type(spec) is dict:
+                for f in _POD_SPEC_FIELDS:
+                    self._by_json(spec, f)
+            status = obj.get("status")
+            if type(status) is dict:
+                for f in _POD_STATUS_FIELDS:
+                    self._by_json(status, f)
         return obj
 
     def _canonical(self, key: Any, value: list[Any]) -> list[Any]:
