@@ -70,13 +70,17 @@ class SharedSubtrees:
         return obj
 
     def _canonical(self, key: Any, value: list[Any]) -> list[Any]:
+        """The known list under ``key``, else ``value``, now known."""
         got = self._lists.get(key)
         if got is not None:
             return got
+        self._keep(key, value)
+        return value
+
+    def _keep(self, key: Any, value: list[Any]) -> None:
         if len(self._lists) >= self.limit:
             self._lists.clear()
         self._lists[key] = value
-        return value
 
     def _by_json(self, parent: dict[str, Any], field: str) -> None:
         """Share ``parent[field]``, a non-empty list, by its exact JSON text (key order included)."""
@@ -87,8 +91,11 @@ class SharedSubtrees:
             text = orjson.dumps(value)
         except TypeError:  # not plain JSON (cannot come from stored bytes): leave it alone
             return
-        got = self._canonical(("json", field, text), value)
-        if got is not value:
+        got = self._lists.get(("json", field, text))
+        if got is None:
+            # orjson's bytes are its whole write buffer (at least 4 KB): a key kept is an exact copy
+            self._keep(("json", field, bytes(memoryview(text))), value)
+        elif got is not value:
             parent[field] = got
 
     def _managed_fields(self, md: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import copy
 import gc
 import random
+import sys
 from typing import Any
 
 import orjson
@@ -238,3 +239,11 @@ def test_informer_reads_of_one_template_share_their_lists_and_clients_get_their_
             client.read_only_objects.verify()
 
     asyncio.run(go())
+
+
+def test_the_keys_kept_are_the_size_of_their_text() -> None:
+    """orjson hands back its whole write buffer (at least 4 KB): a kept key is an exact copy."""
+    table = SharedSubtrees()
+    shared(table, pod("a"))
+    texts = [part for key in table._lists for part in key if type(part) is bytes]
+    assert texts and all(sys.getsizeof(t) < len(t) + 100 for t in texts)
