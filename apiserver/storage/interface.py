@@ -81,8 +81,8 @@ class Record:
         """The decoded dict for read-only sharing: one compact object per revision, kept while current.
 
         ``subtrees``: the store's table of canonical lists (:mod:`apiserver.storage.sharedsubtrees`),
-        which the revision's template lists (containers, tolerations, owners, managedFields) are
-        made one object with, when it is made compact.
+        which the revision's template lists (containers, tolerations, owners, managedFields,
+        conditions) are made one object with, when it is made compact.
         """
         o = self._obj
         if self._state == FRESH:
