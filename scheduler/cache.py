@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping, Set
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList
@@ -710,6 +709,12 @@ class Snapshot:
         if old is None or old.node is not ni.node or name in self._deferred:
             return False
         self._set(name, ni)
+        if name in self._indexed_pods:
+            # The pod indexes saw these pods as they see the new ones (the caller's vouching), so
+            # the node's entry can name the new PodInfos: the old ones (the assumed copies, each
+            # holding its pod's pending manifest) would otherwise be kept until the node is next
+            # reindexed, for the whole run on a node no later pod lands on.
+            self._indexed_pods[name] = tuple(ni.pods)
         table = self._table
         if table is not None and name not in self._table_stale:
             row = table.row_of.get(name)
@@ -1057,17 +1062,6 @@ class Snapshot:
 # --- cache ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class _PodState:
-    """The cache's record of a pod: its info, its node and, for an assumed pod, when it expires."""
-
-    pod_info: PodInfo
-    node_name: str
-    #: monotonic deadline after which an assumed pod whose binding finished expires (None: never)
-    deadline: float | None = None
-    binding_finished: bool = False
-
-
 class CacheError(Exception):
     pass
 
@@ -1081,8 +1075,14 @@ class Cache:
         self.nodes: dict[str, NodeInfo] = {}
         #: node names by last change, most recent last (kube's linked list of NodeInfos)
         self._recent: OrderedDict[str, None] = OrderedDict()
-        self._pod_states: dict[str, _PodState] = {}
+        #: every pod the cache accounts (bound or assumed), by key: its PodInfo, whose
+        #: ``node_name`` is the node it is accounted on. The PodInfo itself, not a record around
+        #: it, so that a bound pod costs the cyclic collector no object beyond its PodInfo.
+        self._pods: dict[str, PodInfo] = {}
         self._assumed: set[str] = set()
+        #: assumed pods whose binding finished, with a TTL: the monotonic deadline after which
+        #: they expire (kube's ``podState.deadline``; ``bindingFinished`` is being listed here)
+        self._deadlines: dict[str, float] = {}
         #: the cache's own capacity index, built on first use (scheduling cycles read the
         #: snapshot's): until someone asks, node and pod changes need not keep it current
         self._index: CapacityIndex | None = None
@@ -1115,11 +1115,11 @@ class Cache:
 
     def add_unscheduled_pod(self, pod: Obj) -> None:
         """A pending pod of some group is known to the scheduler (informer Add/Update)."""
-        if pod_key(pod) not in self._pod_states:
+        if pod_key(pod) not in self._pods:
             self.pod_groups.set(pod, UNSCHEDULED)
 
     def remove_unscheduled_pod(self, pod: Obj) -> None:
-        if pod_key(pod) not in self._pod_states:
+        if pod_key(pod) not in self._pods:
             self.pod_groups.remove(pod)
 
     # -- nodes ------------------------------------------------------------------------------
@@ -1204,7 +1204,7 @@ class Cache:
         ``pod_info``, the scheduling cycle's PodInfo of this same ``pod``, saves parsing it again.
         """
         key = pod_key(pod)
-        if key in self._pod_states:
+        if key in self._pods:
             raise CacheError(f"pod {key} is in the cache, so can't be assumed")
         if pod_info is not None and pod_info.pod is pod:
             pi = pod_info.on_node(node_name if node_name is not None else pod_info.node_name)
@@ -1214,7 +1214,7 @@ class Cache:
                 pod = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node_name}}
             pi = PodInfo(pod)
         self._add_pod_to_node(pi, pi.node_name)
-        self._pod_states[key] = _PodState(pi, pi.node_name)
+        self._pods[key] = pi
         self._assumed.add(key)
         self.pod_groups.set(pod, ASSUMED, pi.node_name)
         return pi
@@ -1222,89 +1222,90 @@ class Cache:
     def finish_binding(self, pod: Obj) -> None:
         """Binding returned: start the expiry clock of the assumed pod (only with a TTL)."""
         key = pod_key(pod)
-        st = self._pod_states.get(key)
-        if st is None or key not in self._assumed:
+        if key not in self._assumed:
             return
-        st.binding_finished = True
         if self.ttl > 0 and self.clock is not None:
-            st.deadline = self.clock.monotonic() + self.ttl
+            self._deadlines[key] = self.clock.monotonic() + self.ttl
 
     def forget_pod(self, pod: Obj) -> None:
         """Undo :meth:`assume_pod` (the bind failed)."""
         key = pod_key(pod)
-        st = self._pod_states.get(key)
-        if st is None:
+        pi = self._pods.get(key)
+        if pi is None:
             return
         if key not in self._assumed:
             raise CacheError(f"pod {key} wasn't assumed so cannot be forgotten")
-        self._remove_pod_from_node(key, st.node_name)
-        del self._pod_states[key]
-        self._assumed.discard(key)
+        self._remove_pod_from_node(key, pi.node_name)
+        del self._pods[key]
+        self._unassume(key)
         # back to pending: it still belongs to its group
         unassigned = {**pod, "spec": {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}}
         self.pod_groups.set(unassigned, UNSCHEDULED)
+
+    def _unassume(self, key: str) -> None:
+        self._assumed.discard(key)
+        self._deadlines.pop(key, None)
 
     def is_assumed_pod(self, pod: Obj) -> bool:
         return pod_key(pod) in self._assumed
 
     def get_pod(self, pod: Obj) -> Obj | None:
-        st = self._pod_states.get(pod_key(pod))
-        return st.pod_info.pod if st else None
+        pi = self._pods.get(pod_key(pod))
+        return pi.pod if pi is not None else None
 
-    def _replace_pod(self, key: str, st: _PodState, pi: PodInfo) -> None:
-        """Move the pod's accounting from ``st`` to ``pi``: in place when it stays on the same
+    def _replace_pod(self, key: str, old: PodInfo, pi: PodInfo) -> None:
+        """Move the pod's accounting from ``old`` to ``pi``: in place when it stays on the same
         node with the same requests (the bound pod confirming its assumed self, a status
         update), else removed from the old node and added to the new one."""
-        if pi.node_name == st.node_name:
+        if pi.node_name == old.node_name:
             ni = self.nodes.get(pi.node_name)
             before = ni.generation if ni is not None else 0
             if ni is not None and ni.replace_pod_info(pi):
-                old = st.pod_info
                 same = pi.labels == old.labels and pi.terminating == old.terminating
                 self._touch(pi.node_name, reindex=False, refreshed_from=before if same else None)
                 return
-        self._remove_pod_from_node(key, st.node_name)
+        self._remove_pod_from_node(key, old.node_name)
         self._add_pod_to_node(pi, pi.node_name)
 
     def add_pod(self, pod: Obj) -> None:
         """An assigned pod appeared (informer Add): confirm an assumed pod or add it."""
         key = pod_key(pod)
-        st = self._pod_states.get(key)
-        pi = PodInfo(pod, st.pod_info if st is not None else None)
+        old = self._pods.get(key)
+        pi = PodInfo(pod, old)
         if not pi.node_name:
             return  # only assigned pods belong in the cache
-        if st is not None and key in self._assumed:
+        if old is not None and key in self._assumed:
             # the informer's view wins: move it if it landed elsewhere, refresh the object
-            self._replace_pod(key, st, pi)
-            self._pod_states[key] = _PodState(pi, pi.node_name)
-            self._assumed.discard(key)
+            self._replace_pod(key, old, pi)
+            self._pods[key] = pi
+            self._unassume(key)
             self.pod_groups.set(pod, ASSIGNED, pi.node_name)
             return
-        if st is not None:
-            self.update_pod(st.pod_info.pod, pod)
+        if old is not None:
+            self.update_pod(old.pod, pod)
             return
         self._add_pod_to_node(pi, pi.node_name)
-        self._pod_states[key] = _PodState(pi, pi.node_name)
+        self._pods[key] = pi
         self.pod_groups.set(pod, ASSIGNED, pi.node_name)
 
     def update_pod(self, old: Obj | None, new: Obj) -> None:
         key = pod_key(new)
-        st = self._pod_states.get(key)
-        if st is None or key in self._assumed:
+        old = self._pods.get(key)
+        if old is None or key in self._assumed:
             self.add_pod(new)
             return
-        pi = PodInfo(new, st.pod_info)
-        self._replace_pod(key, st, pi)
-        self._pod_states[key] = _PodState(pi, pi.node_name)
+        pi = PodInfo(new, old)
+        self._replace_pod(key, old, pi)
+        self._pods[key] = pi
         self.pod_groups.set(new, ASSIGNED, pi.node_name)
 
     def remove_pod(self, pod: Obj) -> None:
         key = pod_key(pod)
-        st = self._pod_states.pop(key, None)
-        if st is None:
+        pi = self._pods.pop(key, None)
+        if pi is None:
             return
-        self._assumed.discard(key)
-        self._remove_pod_from_node(key, st.node_name)
+        self._unassume(key)
+        self._remove_pod_from_node(key, pi.node_name)
         self.pod_groups.remove(pod)
 
     def cleanup_assumed_pods(self) -> list[str]:
@@ -1312,22 +1313,18 @@ class Cache:
         if self.clock is None:
             return []
         now = self.clock.monotonic()
-        expired = [
-            k
-            for k in self._assumed
-            if (st := self._pod_states[k]).binding_finished and st.deadline is not None and now > st.deadline
-        ]
+        expired = [k for k, deadline in self._deadlines.items() if now > deadline]
         for k in expired:
-            st = self._pod_states.pop(k)
-            self._assumed.discard(k)
-            self._remove_pod_from_node(k, st.node_name)
-            self.pod_groups.remove(st.pod_info.pod)
+            pi = self._pods.pop(k)
+            self._unassume(k)
+            self._remove_pod_from_node(k, pi.node_name)
+            self.pod_groups.remove(pi.pod)
         return sorted(expired)
 
     expire = cleanup_assumed_pods
 
     def pod_count(self) -> int:
-        return len(self._pod_states)
+        return len(self._pods)
 
     def assumed_pod_keys(self) -> set[str]:
         return set(self._assumed)

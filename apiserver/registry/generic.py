@@ -33,6 +33,7 @@ from apiserver.rest.strategy import StrategyContext
 from apiserver.storage.cache import Watcher
 from apiserver.storage.interface import Record, Storage, StoreError
 from apiserver.storage.memory import MemoryStorage
+from apiserver.storage.sharedsubtrees import SharedSubtrees
 from featuregates import FeatureGate
 
 JSON_PATCH = "application/json-patch+json"
@@ -229,6 +230,9 @@ class GenericStore:
         self.body_checker = body_checker
         self.patchers = dict(patchers or {})
         self.field_tracker = field_tracker
+        #: the lists equal across the revisions this server shares read-only, as one object each
+        #: (:mod:`apiserver.storage.sharedsubtrees`)
+        self.shared_subtrees = SharedSubtrees()
         #: draws the uid of every object this server creates (a batch of random bytes at a time)
         self.new_uid = UidPool()
         #: ``token -> UserInfo | None`` of the server's front door (TokenReview); set when it serves HTTP
@@ -279,7 +283,7 @@ class GenericStore:
         ``rec.obj`` decoded a record kept only as bytes again at every read.
         """
         rec = self.store.get((group, plural), (namespace, name))
-        return rec.shared() if rec is not None else None
+        return rec.shared(self.shared_subtrees) if rec is not None else None
 
     def held_shared(self, rd: ResourceDef, ns: str, name: str) -> Obj | None:
         """The object's current shared dict where the store holds one (never decodes): the
@@ -295,7 +299,7 @@ class GenericStore:
     def peek_all(self, group: str, plural: str, namespace: str = "") -> list[Obj]:
         """:meth:`lookup_all` without the copies (read only, as :meth:`peek`)."""
         recs, _, _ = self.store.list((group, plural), namespace)
-        return [r.shared() for r in recs]
+        return [r.shared(self.shared_subtrees) for r in recs]
 
     def stored_count(self, group: str, plural: str) -> int:
         """How many objects of ``(group, plural)`` are stored (cheap: admission asks on every write)."""

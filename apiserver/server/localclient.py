@@ -91,7 +91,7 @@ class LocalClient:
         self.read_only_objects = read_only_objects or ReadOnlyObjects(enabled=False)
 
     def _shared(self, rec: Record) -> Obj:
-        obj = rec.shared()
+        obj = rec.shared(self.api.shared_subtrees)
         self.read_only_objects.note(obj, rec)
         return obj
 
@@ -221,7 +221,10 @@ class LocalClient:
         elif self.read_only_objects.enabled:
             obj_of = self._shared
         else:
-            obj_of = Record.shared  # what _shared does when the mutation detector is off
+            subtrees = self.api.shared_subtrees
+
+            def obj_of(rec: Record) -> Obj:
+                return rec.shared(subtrees)  # what _shared does when the mutation detector is off
 
         def bookmark(rv: int, end: bool = False) -> WatchEvent:
             md: Obj = {"resourceVersion": str(rv)}

@@ -31,6 +31,7 @@ import orjson
 
 from apiserver.api.types import Obj
 from apiserver.storage.compact import compact
+from apiserver.storage.sharedsubtrees import SharedSubtrees
 
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped
 #: a storage key names one resource's keyspace: ``(group, plural)`` of its storage resource
@@ -76,15 +77,24 @@ class Record:
         o = self._obj
         return o if o is not None else orjson.loads(self.raw)
 
-    def shared(self) -> Obj:
-        """The decoded dict for read-only sharing: one compact object per revision, kept while current."""
+    def shared(self, subtrees: SharedSubtrees | None = None) -> Obj:
+        """The decoded dict for read-only sharing: one compact object per revision, kept while current.
+
+        ``subtrees``: the store's table of canonical lists (:mod:`apiserver.storage.sharedsubtrees`),
+        which the revision's template lists (containers, tolerations, owners, managedFields,
+        conditions) are made one object with, when it is made compact.
+        """
         o = self._obj
         if self._state == FRESH:
             self._state = SHARED
             if o is not None:
                 compact(o)
+                if subtrees is not None:
+                    subtrees.share(o)
         if o is None:
             o = compact(orjson.loads(self.raw))
+            if subtrees is not None:
+                subtrees.share(o)
             if self._state != SUPERSEDED:
                 self._obj = o
         return o

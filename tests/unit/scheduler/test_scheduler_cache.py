@@ -89,6 +89,29 @@ def test_assumed_pod_expiry(name: str, ttl: float, finish: bool, advance: float,
     assert cpu_used(cache, "n1") == (0 if expired else 1000)
 
 
+def test_expiry_ends_with_the_assumption() -> None:
+    """A deadline belongs to one assumption: a confirmed pod, and a pod forgotten then assumed
+    again whose new binding has not finished, never expire; a re-assumed pod expires from its
+    own finished binding."""
+    clock = FakeClock()
+    cache = Cache(clock, assumed_pod_ttl=30.0)
+    cache.add_node(make_node("n1"))
+    confirmed, again = make_pod("c", requests={"cpu": "1"}), make_pod("a", requests={"cpu": "1"})
+    for pod in (confirmed, again):
+        cache.assume_pod(pod, "n1")
+        cache.finish_binding(pod)
+    cache.add_pod(make_pod("c", node_name="n1", requests={"cpu": "1"}))
+    cache.forget_pod(again)
+    cache.assume_pod(again, "n1")
+    clock.step(31)
+    assert cache.cleanup_assumed_pods() == []
+    assert cache.is_assumed_pod(again) and not cache.is_assumed_pod(confirmed)
+    cache.finish_binding(again)
+    clock.step(31)
+    assert cache.cleanup_assumed_pods() == ["default/a"]
+    assert cpu_used(cache, "n1") == 1000 and cache.pod_count() == 1
+
+
 def test_pod_update_and_delete() -> None:
     cache = Cache()
     cache.add_node(make_node("n1"))

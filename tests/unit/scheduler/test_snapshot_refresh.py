@@ -59,6 +59,17 @@ def _indexes(snap: Snapshot) -> dict[str, Any]:
     }
 
 
+def _indexed_pods_are_current(snap: Snapshot) -> bool:
+    """Whether the pods each node's index entries were computed from are the node's own PodInfos
+    (no superseded one, e.g. an assumed copy with its pending manifest, is kept alive by them)."""
+    return all(
+        len(snap._indexed_pods.get(n, ())) == len(ni.pods)
+        and all(a is b for a, b in zip(snap._indexed_pods.get(n, ()), ni.pods, strict=True))
+        for n, ni in snap.node_info_map.items()
+        if n not in snap._deferred
+    )
+
+
 def _bound(pod: dict[str, Any], node: str, rv: int, **changes: Any) -> dict[str, Any]:
     """The pod as the API server sends it after binding (nodeName, the Scheduled condition)."""
     meta = {**pod["metadata"], "resourceVersion": str(rv)}
@@ -147,6 +158,7 @@ def test_a_refreshed_node_equals_a_fresh_copy(seed: int, monkeypatch: pytest.Mon
         if rng.random() < 0.5:  # (not after every change: several changes meet one update)
             cache.update_snapshot(snap)
             assert _indexes(snap) == _indexes(cache.snapshot()), step
+            assert _indexed_pods_are_current(snap), step
     assert any(refreshed), "the refresh path was never taken"
 
 

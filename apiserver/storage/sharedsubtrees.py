@@ -1,0 +1,130 @@
+"""One object for the equal lists of the objects shared read-only (gangplane's; nothing a client sees).
+
+The informers of this process share the store's decoded dict of each current revision
+(:meth:`~apiserver.storage.interface.Record.shared`), and the scheduler keeps the ones of the pods
+it placed until it next copies their nodes. Every dict holding a container and every list is an
+object the cyclic collector traverses at each pass that reaches it, so the containers of a pod's
+manifest are what a pod costs the collector (``bench.micro.gc_census``): about twelve per
+revision, of which the lists are the same for every pod of one template - ``spec.containers``
+(the list, each container, its ``resources``), ``spec.tolerations``, ``metadata.ownerReferences``
+(one set's pods), and, for the pods written or moved in one second, ``metadata.managedFields``
+(one manager's entries, whose ``fieldsV1`` trees :mod:`apiserver.storage.compact` already shares)
+and ``status.conditions``. Here each of those lists is looked up by its exact content in a
+bounded table, and a revision equal to a known one takes the known list in place of its own: a
+pod's revision then holds four containers of its own (itself, ``metadata``, ``spec``,
+``status``) instead of about twelve.
+
+Nothing a client receives changes: the shared list is equal, item for item, key for key and in
+the same order, to the one it replaces, and the stored bytes are untouched. It is sound for the
+reason sharing the decoded dict is: no reader modifies a read-only object (the mutation
+detector, ``GANGPLANE_CACHE_MUTATION_DETECTOR``, checks that in tests).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from apiserver.api.types import Obj
+
+#: the lists shared, as (parent, field): parent ``metadata`` for every kind, ``spec`` and
+#: ``status`` for Pods
+_METADATA_FIELDS = ("ownerReferences",)
+_POD_SPEC_FIELDS = ("containers", "tolerations")
+_POD_STATUS_FIELDS = ("conditions",)
+TABLE_LIMIT = 4096
+
+
+class SharedSubtrees:
+    """The canonical lists by content, for one store's shared revisions (cleared when full:
+    lists handed out before a clear stay valid, later ones start a new generation)."""
+
+    def __init__(self, limit: int = TABLE_LIMIT) -> None:
+        self.limit = limit
+        self._lists: dict[Any, list[Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def share(self, obj: Obj) -> Obj:
+        """Replace ``obj``'s shareable lists with the canonical equal ones, in place; returns ``obj``.
+
+        Only for an object nobody will modify (a stored revision handed out read-only), after
+        :func:`~apiserver.storage.compact.compact` made its ``fieldsV1`` trees canonical.
+        """
+        md = obj.get("metadata")
+        if type(md) is dict:
+            self._managed_fields(md)
+            for f in _METADATA_FIELDS:
+                self._by_json(md, f)
+        if obj.get("kind") == "Pod":
+            spec = obj.get("spec")
+            if type(spec) is dict:
+                for f in _POD_SPEC_FIELDS:
+                    self._by_json(spec, f)
+            status = obj.get("status")
+            if type(status) is dict:
+                for f in _POD_STATUS_FIELDS:
+                    self._by_json(status, f)
+        return obj
+
+    def _canonical(self, key: Any, value: list[Any]) -> list[Any]:
+        """The known list under ``key``, else ``value``, now known."""
+        got = self._lists.get(key)
+        if got is not None:
+            return got
+        self._keep(key, value)
+        return value
+
+    def _keep(self, key: Any, value: list[Any]) -> None:
+        if len(self._lists) >= self.limit:
+            self._lists.clear()
+        self._lists[key] = value
+
+    def _by_json(self, parent: dict[str, Any], field: str) -> None:
+        """Share ``parent[field]``, a non-empty list, by its exact JSON text (key order included)."""
+        value = parent.get(field)
+        if type(value) is not list or not value:
+            return
+        try:
+            text = orjson.dumps(value)
+        except TypeError:  # not plain JSON (cannot come from stored bytes): leave it alone
+            return
+        got = self._lists.get(("json", field, text))
+        if got is None:
+            # orjson's bytes are its whole write buffer (at least 4 KB): a key kept is an exact copy
+            self._keep(("json", field, bytes(memoryview(text))), value)
+        elif got is not value:
+            parent[field] = got
+
+    def _managed_fields(self, md: dict[str, Any]) -> None:
+        """Share ``managedFields`` by its entries' items, a tree value (``fieldsV1``) by identity.
+
+        Cheaper than its JSON (about 1 KB): the ``fieldsV1`` trees are already the canonical
+        ones, so equal trees are one object. Sound because a table entry holds its list, whose
+        entries hold those very trees: no id in a key can be reused while the key is there.
+        """
+        entries = md.get("managedFields")
+        if type(entries) is not list or not entries:
+            return
+        parts: list[tuple[tuple[str, Any], ...]] = []
+        for entry in entries:
+            if type(entry) is not dict:
+                return
+            items: list[tuple[str, Any]] = []
+            for k, v in entry.items():
+                t = type(v)
+                if t is str:
+                    items.append((k, v))
+                elif t is dict:
+                    items.append((k, ("id", id(v))))
+                else:
+                    return  # anything else is not shared
+            parts.append(tuple(items))
+        got = self._canonical(("managedFields", tuple(parts)), entries)
+        if got is not entries:
+            md["managedFields"] = got
+
+
+__all__ = ["TABLE_LIMIT", "SharedSubtrees"]
