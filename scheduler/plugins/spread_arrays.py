@@ -72,8 +72,13 @@ def normalized_array(s: Any, table: NodeTable, rows: Rows, count: int) -> np.nda
     node gets; ``None`` when the per-node code must answer. Without ignored nodes every node is
     valid: the reversed normalization ``100 * (max + min - v) // max``, which is 100 for every
     node when all raw scores are equal (the maximum 0 included)."""
-    raw = few_counted_array(table, rows, s, count) if count else None
-    if raw is None:
+    parts = _few_counted(table, rows, s, count) if count else None
+    if parts is not None:
+        got = _few_counted_normalized(table, rows, count, parts)
+        if got is not None:
+            return got
+        raw = _few_counted_raw(rows, count, parts)
+    else:
         raw = fused_array(table, rows, s, count)
     if raw is None:
         return None
@@ -96,6 +101,66 @@ def few_counted_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.nd
     rounded as :func:`fused_array` does them per node), the column is that table indexed by the
     window's ids, and the few counted nodes inside the window are scored one by one, alike. One
     gather instead of a dozen array operations over the window."""
+    parts = _few_counted(table, rows, s, count)
+    return None if parts is None else _few_counted_raw(rows, count, parts)
+
+
+class _FewCounted:
+    """What :func:`few_counted_array` gathers from: per domain id the raw score of a node without
+    counted pods, and the counted nodes inside the window with their own raw scores."""
+
+    __slots__ = ("fixups", "ids", "key", "lut")
+
+    def __init__(self, key: str, ids: np.ndarray | None, lut: list[int], fixups: list[tuple[Any, int]]):
+        #: the other constraint's topology key and its ids per row (None: hostname constraints only)
+        self.key = key
+        self.ids = ids
+        #: raw score per id of ``key`` (the last entry: id -1, no label), or the one raw score
+        self.lut = lut
+        #: (position in the window, raw score) of each counted node inside it
+        self.fixups = fixups
+
+
+def _few_counted_raw(rows: Rows, count: int, parts: _FewCounted) -> np.ndarray:
+    lut = np.array(parts.lut, dtype=np.int64)
+    if parts.ids is None:
+        raw = np.full(count, lut[0], dtype=np.int64)
+    else:
+        raw = lut[parts.ids[rows]]  # (a fresh array: the counted nodes' scores are written into it)
+    for where, v in parts.fixups:
+        raw[where] = v
+    return raw
+
+
+def _few_counted_normalized(
+    table: NodeTable, rows: Rows, count: int, parts: _FewCounted
+) -> np.ndarray | int | None:
+    """:func:`normalized_array` from the parts without the raw column, when no counted node is
+    inside the window and it is a slice of rows whose domain values the table remembers: the
+    least and greatest raw score are those of the domains present, and the normalized column is
+    the normalized table gathered by id. ``None``: work from the raw column."""
+    if parts.fixups:
+        return None
+    lut = parts.lut
+    if parts.ids is None:
+        return MAX_NODE_SCORE  # every node the same raw score
+    if not isinstance(rows, slice):
+        return None
+    present = domain_values(table, rows, parts.key)
+    if "" in present:
+        return None  # a node without the label and a node labelled "" would read alike here
+    _, index, _ = table.label_ids(parts.key)
+    seen = [lut[index[v]] for v in present]
+    lo, hi = min(seen), max(seen)
+    if lo == hi:
+        return MAX_NODE_SCORE
+    top = hi + lo
+    norm = np.array([MAX_NODE_SCORE * (top - v) // hi for v in lut], dtype=np.int64)
+    return norm[parts.ids[rows]]  # type: ignore[no-any-return]
+
+
+def _few_counted(table: NodeTable, rows: Rows, s: Any, count: int) -> _FewCounted | None:
+    """The parts of :func:`few_counted_array` (see there), or ``None``."""
     if s.ignored_nodes or not s.per_node:
         return None
     constraints = s.constraints
@@ -127,27 +192,26 @@ def few_counted_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.nd
             before = term if before is None else before + term
         else:
             after.append(term)
+    key = ""
+    ids: np.ndarray | None = None
+    other_terms: list[float] = []
     if other >= 0:
         c = constraints[other]
-        ids, _, values = table.label_ids(c.topology_key)
+        key = c.topology_key
+        ids, _, values = table.label_ids(key)
         w, skew = weights[other], c.max_skew - 1
         agg = s.domain_counts[other] if s.domain_counts else None
         per_value = agg.by_value if agg is not None else s.counts[other]
         # per id (the last slot: id -1, no label), that constraint's term as fused_array's
         other_terms = [per_value.get(v, 0) * w + skew for v in values]
-        other_terms.append(0.0 if not table.all_labelled(c.topology_key) else skew)
+        other_terms.append(0.0 if not table.all_labelled(key) else skew)
         totals = other_terms if before is None else [before + t for t in other_terms]
     else:
-        ids, totals = None, [before if before is not None else 0.0]
+        totals = [before if before is not None else 0.0]
     for t in after:
         totals = [x + t for x in totals]
-    lut = np.array([int(x + 0.5) for x in totals], dtype=np.int64)
-    if ids is None:
-        raw = np.full(count, lut[0], dtype=np.int64)
-    else:
-        raw = lut[ids[rows]]  # (a fresh array: the counted nodes' scores are written into it)
-    if not counted:
-        return raw
+    lut = [int(x + 0.5) for x in totals]
+    fixups: list[tuple[Any, int]] = []
     row_of = table.row_of
     fixed: set[str] = set()
     for _, on in counted:
@@ -168,14 +232,15 @@ def few_counted_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.nd
         h = 0
         for i, c in enumerate(constraints):
             if i == other:
+                assert ids is not None
                 term = other_terms[ids.item(r)]  # (id -1 reads the last slot)
             else:
                 got = counted[h][1].get(name)
                 term = (got[1] if got is not None else 0) * weights[i] + (c.max_skew - 1)
                 h += 1
             total = term if total is None else total + term
-        raw[where] = int(total + 0.5) if total is not None else 0
-    return raw
+        fixups.append((where, int(total + 0.5) if total is not None else 0))
+    return _FewCounted(key, ids, lut, fixups)
 
 
 def _domain_counts_by_id(s: Any, i: int, index: dict[str, int], values: list[str]) -> np.ndarray:

@@ -79,6 +79,26 @@ def test_few_counted_column_equals_the_per_node_ones(seed: int, small: int, monk
         assert running, seed  # the snapshot's running per-domain counts are read too
 
 
+def test_the_normalized_column_is_gathered_and_declined_both(monkeypatch: Any) -> None:
+    """The normalized column gathered without the raw one (no counted node in the window), as a
+    column and as one score for every node, and declined (work from the raw column): all three
+    are among the cases compared."""
+    fast: list[Any] = []
+    gather = spread_arrays._few_counted_normalized
+
+    def counted(*a: Any) -> Any:
+        got = gather(*a)
+        fast.append(got)
+        return got
+
+    monkeypatch.setattr(spread_arrays, "_few_counted_normalized", counted)
+    for seed in range(8):
+        _compare_columns(seed, pts.SMALL_HOLDERS, monkeypatch)
+    assert any(x is None for x in fast)
+    assert any(isinstance(x, int) for x in fast)
+    assert any(x is not None and not isinstance(x, int) for x in fast)
+
+
 def _compare_columns(seed: int, small: int, monkeypatch: Any) -> int:
     """Compare the columns over random windows; how many read the running per-domain counts."""
     # small = 0: PreScore reads the snapshot's running counts even for a set on a few nodes
