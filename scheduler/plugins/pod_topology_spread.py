@@ -588,7 +588,8 @@ class PodTopologySpread:
         ignored: set[str] = set()
         if require_all:
             ignored = {ni.name for ni in nodes if not _has_all_keys(ni.labels, constraints)}
-        pairs, count_keys = self._selector_facts(constraints, pod_info.namespace)
+        # (a pod's own constraints are a new list per call: nothing to remember them by)
+        pairs, count_keys = self._selector_facts(constraints, pod_info.namespace, remember=not has_own)
         holders = _Holders(snapshot, pod_info.namespace, constraints, pairs)
 
         def fill() -> tuple[list[dict[str, int]], list[float], list[Any], list[Any]]:
@@ -836,7 +837,7 @@ class PodTopologySpread:
         return key
 
     def _selector_facts(
-        self, constraints: list[Constraint], namespace: str
+        self, constraints: list[Constraint], namespace: str, remember: bool = True
     ) -> tuple[list[tuple[tuple[str, str], ...]], list[str | None]]:
         """Per constraint, its selector's :func:`_required_pairs` and :func:`_count_key`, remembered
         for the constraint lists the pods of a set share (PreScore asked each three or four
@@ -847,6 +848,8 @@ class PodTopologySpread:
             return got[1], got[2]
         pairs = [_required_pairs(c.selector) for c in constraints]
         keys = [_count_key(c.selector, namespace) for c in constraints]
+        if not remember:
+            return pairs, keys
         if len(self._facts) >= MAX_SHARED_CONSTRAINTS:
             self._facts.clear()
         self._facts[memo_key] = (constraints, pairs, keys)  # the list pinned: its id stays its own

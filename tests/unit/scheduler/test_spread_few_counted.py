@@ -206,3 +206,35 @@ def test_gangs_choose_the_same_nodes_with_and_without_the_few_counted_column(
     seed: int, monkeypatch: Any
 ) -> None:
     assert _place_gangs(seed, True, monkeypatch) == _place_gangs(seed, False, monkeypatch)
+
+
+def test_selector_facts_are_those_of_each_selector_per_namespace() -> None:
+    """PreScore's remembered required pairs and count keys of a shared constraint list are what
+    the selectors give, per namespace; a pod's own constraints are not remembered."""
+    handle = Handle(rng=random.Random(0))
+    handle.default_spread_selector = _selector
+    plugin = pts.PodTopologySpread({}, handle)
+    for app in ("a", "b", "a"):
+        for ns in ("default", "other"):
+            pod = PodInfo(_pod(f"{app}-0", app))
+            constraints = plugin._constraints(pod, "ScheduleAnyway")
+            assert len(constraints) == 2
+            want = (
+                [pts._required_pairs(c.selector) for c in constraints],
+                [pts._count_key(c.selector, ns) for c in constraints],
+            )
+            assert plugin._selector_facts(constraints, ns) == want
+            assert plugin._selector_facts(constraints, ns) == want  # remembered
+            assert all(f"|{ns}|" in k for k in want[1])
+    remembered = len(plugin._facts)
+    own = PodInfo(_pod("o-0", "a", own=[HOST, ZONE]))
+    cache = Cache()
+    cache.add_node(_node(random.Random(0), "n1", 0.0, 0.0))
+    handle.snapshot = cache.snapshot()
+    state = CycleState()
+    assert plugin.pre_score(state, own, handle.snapshot.list()) is None
+    assert state.get(pts._PRE_SCORE_KEY).constraints  # PreScore ran with the pod's own constraints
+    assert len(plugin._facts) == remembered
+    default = PodInfo(_pod("d-0", "c"))
+    assert plugin.pre_score(CycleState(), default, handle.snapshot.list()) is None
+    assert len(plugin._facts) == remembered + 1
