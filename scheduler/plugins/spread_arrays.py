@@ -30,6 +30,8 @@ MAX_WINDOWS = 256
 #: at most this many nodes with counted pods per hostname constraint: the Score column is
 #: gathered per domain (:func:`few_counted_array`)
 FEW_COUNTED = 32
+#: at most this many domains in a window for its normalized column to be gathered by domain
+MAX_PRESENT = 64
 
 
 def domain_values(table: NodeTable, rows: Rows, key: str) -> AbstractSet[str]:
@@ -111,7 +113,7 @@ class _FewCounted:
 
     __slots__ = ("fixups", "ids", "key", "lut")
 
-    def __init__(self, key: str, ids: np.ndarray | None, lut: list[int], fixups: list[tuple[Any, int]]):
+    def __init__(self, key: str, ids: np.ndarray | None, lut: np.ndarray, fixups: list[tuple[Any, int]]):
         #: the other constraint's topology key and its ids per row (None: hostname constraints only)
         self.key = key
         self.ids = ids
@@ -122,7 +124,7 @@ class _FewCounted:
 
 
 def _few_counted_raw(rows: Rows, count: int, parts: _FewCounted) -> np.ndarray:
-    lut = np.array(parts.lut, dtype=np.int64)
+    lut = parts.lut
     if parts.ids is None:
         raw = np.full(count, lut[0], dtype=np.int64)
     else:
@@ -149,13 +151,13 @@ def _few_counted_normalized(
     present = domain_values(table, rows, parts.key)
     if "" in present:
         return None  # a node without the label and a node labelled "" would read alike here
+    if len(present) > MAX_PRESENT:
+        return None  # many domains in the window: the reductions over the raw column are cheaper
     _, index, _ = table.label_ids(parts.key)
-    seen = [lut[index[v]] for v in present]
-    lo, hi = min(seen), max(seen)
+    lo, hi = bounds(lut[[index[v] for v in present]])
     if lo == hi:
         return MAX_NODE_SCORE
-    top = hi + lo
-    norm = np.array([MAX_NODE_SCORE * (top - v) // hi for v in lut], dtype=np.int64)
+    norm = MAX_NODE_SCORE * ((hi + lo) - lut) // hi
     return norm[parts.ids[rows]]  # type: ignore[no-any-return]
 
 
@@ -192,25 +194,43 @@ def _few_counted(table: NodeTable, rows: Rows, s: Any, count: int) -> _FewCounte
             before = term if before is None else before + term
         else:
             after.append(term)
+
+    def raw_of(other_term: float) -> int:
+        """A node's raw score from the other constraint's term (hostname counts 0), as fused_array."""
+        total = other_term if before is None else before + other_term
+        for t in after:
+            total = total + t
+        return int(total + 0.5)
+
     key = ""
     ids: np.ndarray | None = None
-    other_terms: list[float] = []
     if other >= 0:
         c = constraints[other]
         key = c.topology_key
-        ids, _, values = table.label_ids(key)
+        ids, index, values = table.label_ids(key)
         w, skew = weights[other], c.max_skew - 1
         agg = s.domain_counts[other] if s.domain_counts else None
         per_value = agg.by_value if agg is not None else s.counts[other]
-        # per id (the last slot: id -1, no label), that constraint's term as fused_array's
-        other_terms = [per_value.get(v, 0) * w + skew for v in values]
-        other_terms.append(0.0 if not table.all_labelled(key) else skew)
-        totals = other_terms if before is None else [before + t for t in other_terms]
+        # that constraint's term per id as fused_array's (0 pods: 0 * weight + skew), the last
+        # slot for id -1 (no label: 0.0); the ids of the values holding pods set one by one, so
+        # the Python work is per counted domain, not per value of the key
+        unlabelled = 0.0 if not table.all_labelled(key) else 0 * w + skew
+        lut = np.full(len(values) + 1, raw_of(0 * w + skew), dtype=np.int64)
+        lut[-1] = raw_of(unlabelled)
+        for v, n in per_value.items():
+            if n:
+                vid = index.get(v)
+                if vid is not None:
+                    lut[vid] = raw_of(n * w + skew)
+
+        def other_term(vid: int) -> float:
+            if vid < 0:
+                return unlabelled
+            return per_value.get(values[vid], 0) * w + skew  # type: ignore[no-any-return]
+
     else:
-        totals = [before if before is not None else 0.0]
-    for t in after:
-        totals = [x + t for x in totals]
-    lut = [int(x + 0.5) for x in totals]
+        # hostname constraints only: every node without counted pods has the same raw score
+        lut = np.full(1, int((before if before is not None else 0.0) + 0.5), dtype=np.int64)
     fixups: list[tuple[Any, int]] = []
     row_of = table.row_of
     fixed: set[str] = set()
@@ -233,7 +253,7 @@ def _few_counted(table: NodeTable, rows: Rows, s: Any, count: int) -> _FewCounte
         for i, c in enumerate(constraints):
             if i == other:
                 assert ids is not None
-                term = other_terms[ids.item(r)]  # (id -1 reads the last slot)
+                term = other_term(ids.item(r))
             else:
                 got = counted[h][1].get(name)
                 term = (got[1] if got is not None else 0) * weights[i] + (c.max_skew - 1)

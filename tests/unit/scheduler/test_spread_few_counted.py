@@ -28,11 +28,12 @@ from scheduler.testing import make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
 RACK = "example.com/rack"
+SLOT = "example.com/slot"  # many values: more domains in a window than are gathered by domain
 HOST = "kubernetes.io/hostname"
 
 
 def _node(rng: random.Random, name: str, unzoned: float, unhosted: float) -> dict[str, Any]:
-    labels = {RACK: f"r{rng.randrange(7)}"}
+    labels = {RACK: f"r{rng.randrange(7)}", SLOT: f"s{rng.randrange(150)}"}
     if rng.random() >= unhosted:
         labels[HOST] = name
     if rng.random() >= unzoned:
@@ -126,7 +127,9 @@ def _compare_columns(seed: int, small: int, monkeypatch: Any) -> int:
     taken = running = 0
     for step in range(25):
         app = rng.choice(["big", "few", "few", "one", "none"])
-        own = rng.choice([None, None, None, [HOST], [ZONE], [HOST, ZONE], [ZONE, HOST], [HOST, RACK, ZONE]])
+        own = rng.choice(
+            [None, None, None, [HOST], [ZONE], [HOST, ZONE], [ZONE, HOST], [HOST, RACK, ZONE], [HOST, SLOT]]
+        )
         pod = PodInfo(_pod(f"p{seed}-{step}", app, own=own))
         table = snap.node_table()
         shape = rng.random()
