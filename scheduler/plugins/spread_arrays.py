@@ -75,6 +75,7 @@ def normalized_array(s: Any, table: NodeTable, rows: Rows, count: int) -> np.nda
     valid: the reversed normalization ``100 * (max + min - v) // max``, which is 100 for every
     node when all raw scores are equal (the maximum 0 included)."""
     parts = _few_counted(table, rows, s, count) if count else None
+    raw: np.ndarray | None
     if parts is not None:
         got = _few_counted_normalized(table, rows, count, parts)
         if got is not None:
@@ -89,7 +90,7 @@ def normalized_array(s: Any, table: NodeTable, rows: Rows, count: int) -> np.nda
     lo, hi = bounds(raw)
     if lo == hi:
         return MAX_NODE_SCORE
-    return MAX_NODE_SCORE * (hi + lo - raw) // hi  # type: ignore[no-any-return]
+    return MAX_NODE_SCORE * (hi + lo - raw) // hi
 
 
 def few_counted_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.ndarray | None:
