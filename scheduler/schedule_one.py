@@ -234,6 +234,8 @@ def find_nodes_that_pass_filters(
     feasible: list[NodeInfo] = []
     deferred: list[str] = []
     append = feasible.append
+    #: the index in ``names`` of the last feasible node, when the path that found them knows it
+    last_index: int | None = None
 
     def record(name: str, ni: NodeInfo, st: Status | None) -> None:
         if st is None or st.code == Code.SUCCESS:
@@ -306,6 +308,8 @@ def find_nodes_that_pass_filters(
             feasible = ordered[start : start + to_find]
             if len(feasible) < to_find:
                 feasible += ordered[: to_find - len(feasible)]
+            # the window is consecutive in name order: its last node is ``to_find - 1`` on
+            last_index = (start + len(feasible) - 1) % n
         else:
             feasible = [
                 ni
@@ -333,9 +337,12 @@ def find_nodes_that_pass_filters(
     if len(feasible) >= to_find:
         # kube stops right after the last feasible node; continue from the node after it
         # (a SortedList bisects itself in O(log n); bisect.bisect_left would index it per step)
-        bisect_left = getattr(names, "bisect_left", None)
-        last_name = feasible[-1].name
-        last = bisect_left(last_name) if bisect_left is not None else bisect.bisect_left(names, last_name)
+        if last_index is not None:
+            last = last_index
+        else:
+            bisect_left = getattr(names, "bisect_left", None)
+            last_name = feasible[-1].name
+            last = bisect_left(last_name) if bisect_left is not None else bisect.bisect_left(names, last_name)
         fw.next_start_node_index = (last + 1) % n
     else:
         fw.next_start_node_index = start

@@ -351,15 +351,26 @@ class _Holders:
     snapshot's pod label index, asked for on first use: a set as large as the nodes holding
     the selector's pods, which the running counts need only when they are first built."""
 
-    def __init__(self, snapshot: Any, namespace: str, constraints: list[Constraint]) -> None:
+    def __init__(
+        self,
+        snapshot: Any,
+        namespace: str,
+        constraints: list[Constraint],
+        pairs: list[tuple[tuple[str, str], ...]] | None = None,
+    ) -> None:
         self.snapshot = snapshot
         self.namespace = namespace
         self.constraints = constraints
+        #: per constraint, :func:`_required_pairs` of its selector
+        self.pairs = pairs if pairs is not None else [_required_pairs(c.selector) for c in constraints]
         self._got: dict[int, set[str] | None] = {}
+        #: :meth:`few`'s answer per pairs: the default constraints share one selector, so the
+        #: pod label index is asked once for all of them (the sets are only read)
+        self._few: dict[tuple[tuple[str, str], ...], set[str] | None] = {}
 
     def __getitem__(self, i: int) -> set[str] | None:
         if i not in self._got:
-            pairs = _required_pairs(self.constraints[i].selector)
+            pairs = self.pairs[i]
             self._got[i] = (
                 self.snapshot.nodes_with_pod_labels(self.namespace, pairs)
                 if self.snapshot is not None and pairs
@@ -374,11 +385,16 @@ class _Holders:
         if i in self._got:
             held = self._got[i]
             return held if held is not None and len(held) <= SMALL_HOLDERS else None
-        pairs = _required_pairs(self.constraints[i].selector)
+        pairs = self.pairs[i]
         if self.snapshot is None or not pairs:
             self._got[i] = None
             return None
-        held = self.snapshot.nodes_with_pod_labels_at_most(self.namespace, pairs, SMALL_HOLDERS)
+        if pairs in self._few:
+            held = self._few[pairs]
+        else:
+            held = self._few[pairs] = self.snapshot.nodes_with_pod_labels_at_most(
+                self.namespace, pairs, SMALL_HOLDERS
+            )
         if held is not None:
             self._got[i] = held
         return held
@@ -410,6 +426,11 @@ class PodTopologySpread:
         self._by_selector: dict[tuple[str, tuple[int, ...]], tuple[tuple[Any, ...], list[Constraint]]] = {}
         #: :func:`scheduler.plugins.spread_run.key_of` per shared constraint list (by id, pinned)
         self._run_keys: dict[tuple[int, str], tuple[list[Constraint], Any]] = {}
+        #: :meth:`_selector_facts` per shared constraint list (by id, pinned) and namespace
+        self._facts: dict[
+            tuple[int, str],
+            tuple[list[Constraint], list[tuple[tuple[str, str], ...]], list[str | None]],
+        ] = {}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
@@ -567,14 +588,16 @@ class PodTopologySpread:
         ignored: set[str] = set()
         if require_all:
             ignored = {ni.name for ni in nodes if not _has_all_keys(ni.labels, constraints)}
-        holders = _Holders(snapshot, pod_info.namespace, constraints)
+        # (a pod's own constraints are a new list per call: nothing to remember them by)
+        pairs, count_keys = self._selector_facts(constraints, pod_info.namespace, remember=not has_own)
+        holders = _Holders(snapshot, pod_info.namespace, constraints, pairs)
 
         def fill() -> tuple[list[dict[str, int]], list[float], list[Any], list[Any]]:
             return self._score_counts(
-                state, snapshot, pod_info, nodes, constraints, ignored, holders, require_all
+                state, snapshot, pod_info, nodes, constraints, ignored, holders, require_all, count_keys
             )
 
-        if _none_match(snapshot, pod_info.namespace, constraints):
+        if _none_match(snapshot, pod_info.namespace, constraints, pairs):
             st = _ScoreState(constraints, ignored, None, None, holders, none_match=True, fill=fill)
         else:
             counts, weights, per_node, domain_counts = fill()
@@ -592,6 +615,7 @@ class PodTopologySpread:
         ignored: set[str],
         holders: _Holders,
         require_all: bool,
+        count_keys: list[str | None] | None = None,
     ) -> tuple[list[dict[str, int]], list[float], list[Any], list[Any]]:
         """PreScore's counts per constraint and topology value, the constraints' weights, and
         the snapshot's running per-node (hostname) and per-domain counts they come from."""
@@ -611,11 +635,13 @@ class PodTopologySpread:
         # those are the nodes with pods carrying the selector's key=value pairs, not all nodes.
         # (Asked only when needed: the running counts need them only when first built.)
         ns = pod_info.namespace
+        if count_keys is None:
+            count_keys = [_count_key(c.selector, ns) for c in constraints]
         domain_counts: list[SpreadCounts | None] = [None] * len(constraints)
         for i, c in enumerate(constraints):
             if c.topology_key == LABEL_HOSTNAME or not counts[i]:
                 continue  # hostname counts are taken per node in Score
-            key = _count_key(c.selector, ns)
+            key = count_keys[i]
             every_node = c.node_taints_policy != HONOR and (
                 c.node_affinity_policy != HONOR or required.is_empty()
             )
@@ -665,7 +691,7 @@ class PodTopologySpread:
         # snapshot can keep them
         per_node: list[SpreadCounts | _SparseCounts | None] = []
         for i, c in enumerate(constraints):
-            key = _count_key(c.selector, ns) if c.topology_key == LABEL_HOSTNAME else None
+            key = count_keys[i] if c.topology_key == LABEL_HOSTNAME else None
             if key is None or snapshot is None:
                 per_node.append(None)
                 continue
@@ -810,6 +836,25 @@ class PodTopologySpread:
         self._run_keys[memo_key] = (constraints, key)
         return key
 
+    def _selector_facts(
+        self, constraints: list[Constraint], namespace: str, remember: bool = True
+    ) -> tuple[list[tuple[tuple[str, str], ...]], list[str | None]]:
+        """Per constraint, its selector's :func:`_required_pairs` and :func:`_count_key`, remembered
+        for the constraint lists the pods of a set share (PreScore asked each three or four
+        times per pod: a walk of the selector's parts and a string built each time)."""
+        memo_key = (id(constraints), namespace)
+        got = self._facts.get(memo_key)
+        if got is not None and got[0] is constraints:
+            return got[1], got[2]
+        pairs = [_required_pairs(c.selector) for c in constraints]
+        keys = [_count_key(c.selector, namespace) for c in constraints]
+        if not remember:
+            return pairs, keys
+        if len(self._facts) >= MAX_SHARED_CONSTRAINTS:
+            self._facts.clear()
+        self._facts[memo_key] = (constraints, pairs, keys)  # the list pinned: its id stays its own
+        return pairs, keys
+
     def start_score_run(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
         """gangplane's run of identical pods (:mod:`scheduler.placement_run`): this cycle's raw
         column over ``nodes``, carried to the next pods (:mod:`scheduler.plugins.spread_run`);
@@ -901,7 +946,12 @@ def _normalize_array_bounded(scores: Any) -> tuple[Any, int, int]:
     return MAX_NODE_SCORE * (top - scores) // hi, min(at_lo, at_hi), max(at_lo, at_hi)
 
 
-def _none_match(snapshot: Any, namespace: str, constraints: list[Constraint]) -> bool:
+def _none_match(
+    snapshot: Any,
+    namespace: str,
+    constraints: list[Constraint],
+    pairs_of: list[tuple[tuple[str, str], ...]] | None = None,
+) -> bool:
     """Whether the snapshot's pod label index shows that no node holds a pod any constraint's
     selector may match (every count 0); False when it cannot tell (a selector without a required
     ``key=value`` pair, or no snapshot). Asks only whether such a node exists: the holders' set
@@ -909,8 +959,8 @@ def _none_match(snapshot: Any, namespace: str, constraints: list[Constraint]) ->
     if the counts are (once, for the running counts), not for every pod of a growing set."""
     if snapshot is None or not constraints:
         return False
-    for c in constraints:
-        pairs = _required_pairs(c.selector)
+    for i, c in enumerate(constraints):
+        pairs = pairs_of[i] if pairs_of is not None else _required_pairs(c.selector)
         if not pairs or snapshot.any_node_with_pod_labels(namespace, pairs):
             return False
     return True

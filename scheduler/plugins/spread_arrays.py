@@ -20,12 +20,18 @@ import numpy as np
 from scheduler.interfaces import MAX_NODE_SCORE
 from scheduler.nodeinfo import NodeInfo
 from scheduler.nodetable import NodeTable, Rows
+from scheduler.score_totals import bounds
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 
 
 #: windows whose domain values a table remembers (a 5,000-node cluster has ten 500-node windows)
 MAX_WINDOWS = 256
+#: at most this many nodes with counted pods per hostname constraint: the Score column is
+#: gathered per domain (:func:`few_counted_array`)
+FEW_COUNTED = 32
+#: at most this many domains in a window for its normalized column to be gathered by domain
+MAX_PRESENT = 64
 
 
 def domain_values(table: NodeTable, rows: Rows, key: str) -> AbstractSet[str]:
@@ -68,15 +74,208 @@ def normalized_array(s: Any, table: NodeTable, rows: Rows, count: int) -> np.nda
     node gets; ``None`` when the per-node code must answer. Without ignored nodes every node is
     valid: the reversed normalization ``100 * (max + min - v) // max``, which is 100 for every
     node when all raw scores are equal (the maximum 0 included)."""
-    raw = fused_array(table, rows, s, count)
+    parts = _few_counted(table, rows, s, count) if count else None
+    raw: np.ndarray | None
+    if parts is not None:
+        got = _few_counted_normalized(table, rows, count, parts)
+        if got is not None:
+            return got
+        raw = _few_counted_raw(rows, count, parts)
+    else:
+        raw = fused_array(table, rows, s, count)
     if raw is None:
         return None
     if not count:
         return raw
-    lo, hi = int(raw.min()), int(raw.max())
+    lo, hi = bounds(raw)
     if lo == hi:
         return MAX_NODE_SCORE
-    return MAX_NODE_SCORE * (hi + lo - raw) // hi  # type: ignore[no-any-return]
+    return MAX_NODE_SCORE * (hi + lo - raw) // hi
+
+
+def few_counted_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.ndarray | None:
+    """:func:`fused_array` when the hostname constraints count pods on at most
+    :data:`FEW_COUNTED` nodes and at most one constraint has another topology key (the default
+    spreading of a new set's or a small gang's pods: its siblings sit on a node or two): ``None``
+    in any other case.
+
+    Every node without a counted pod then scores by its domain of that other key alone: the raw
+    score is worked out once per domain id (the same float terms added in constraint order and
+    rounded as :func:`fused_array` does them per node), the column is that table indexed by the
+    window's ids, and the few counted nodes inside the window are scored one by one, alike. One
+    gather instead of a dozen array operations over the window."""
+    parts = _few_counted(table, rows, s, count)
+    return None if parts is None else _few_counted_raw(rows, count, parts)
+
+
+class _FewCounted:
+    """What :func:`few_counted_array` gathers from: per domain id the raw score of a node without
+    counted pods, and the counted nodes inside the window with their own raw scores."""
+
+    __slots__ = ("fixups", "ids", "key", "lut")
+
+    def __init__(self, key: str, ids: np.ndarray | None, lut: np.ndarray, fixups: list[tuple[Any, int]]):
+        #: the other constraint's topology key and its ids per row (None: hostname constraints only)
+        self.key = key
+        self.ids = ids
+        #: raw score per id of ``key`` (the last entry: id -1, no label), or the one raw score
+        self.lut = lut
+        #: (position in the window, raw score) of each counted node inside it
+        self.fixups = fixups
+
+
+def _few_counted_raw(rows: Rows, count: int, parts: _FewCounted) -> np.ndarray:
+    lut = parts.lut
+    if parts.ids is None:
+        raw = np.full(count, lut[0], dtype=np.int64)
+    else:
+        raw = lut[parts.ids[rows]]  # (a fresh array: the counted nodes' scores are written into it)
+    for where, v in parts.fixups:
+        raw[where] = v
+    return raw
+
+
+def _few_counted_normalized(
+    table: NodeTable, rows: Rows, count: int, parts: _FewCounted
+) -> np.ndarray | int | None:
+    """:func:`normalized_array` from the parts without the raw column, when no counted node is
+    inside the window and it is a slice of rows whose domain values the table remembers: the
+    least and greatest raw score are those of the domains present, and the normalized column is
+    the normalized table gathered by id. ``None``: work from the raw column."""
+    if parts.fixups:
+        return None
+    lut = parts.lut
+    if parts.ids is None:
+        return MAX_NODE_SCORE  # every node the same raw score
+    if not isinstance(rows, slice):
+        return None
+    present = domain_values(table, rows, parts.key)
+    if "" in present:
+        return None  # a node without the label and a node labelled "" would read alike here
+    if len(present) > MAX_PRESENT:
+        return None  # many domains in the window: the reductions over the raw column are cheaper
+    _, index, _ = table.label_ids(parts.key)
+    lo, hi = bounds(lut[[index[v] for v in present]])
+    if lo == hi:
+        return MAX_NODE_SCORE
+    norm = MAX_NODE_SCORE * ((hi + lo) - lut) // hi
+    return norm[parts.ids[rows]]  # type: ignore[no-any-return]
+
+
+def _few_counted(table: NodeTable, rows: Rows, s: Any, count: int) -> _FewCounted | None:
+    """The parts of :func:`few_counted_array` (see there), or ``None``."""
+    if s.ignored_nodes or not s.per_node:
+        return None
+    constraints = s.constraints
+    other = -1
+    counted: list[tuple[int, Any]] = []
+    for i, c in enumerate(constraints):
+        if c.topology_key == LABEL_HOSTNAME:
+            per_node = s.per_node[i]
+            if per_node is None or not table.all_labelled(LABEL_HOSTNAME):
+                return None
+            on = per_node.nodes_counted()
+            if len(on) > FEW_COUNTED:
+                return None
+            counted.append((i, on))
+        elif other >= 0:
+            return None
+        else:
+            other = i
+    weights = s.weights
+    # the terms of the hostname constraints at a node without counted pods (0 * weight + skew),
+    # in constraint order around the other constraint's: the sum before it and those after it
+    before: float | None = None
+    after: list[float] = []
+    for i, c in enumerate(constraints):
+        if i == other:
+            continue
+        term = 0 * weights[i] + (c.max_skew - 1)
+        if other < 0 or i < other:
+            before = term if before is None else before + term
+        else:
+            after.append(term)
+
+    def raw_of(other_term: float) -> int:
+        """A node's raw score from the other constraint's term (hostname counts 0), as fused_array."""
+        total = other_term if before is None else before + other_term
+        for t in after:
+            total = total + t
+        return int(total + 0.5)
+
+    key = ""
+    ids: np.ndarray | None = None
+    if other >= 0:
+        c = constraints[other]
+        key = c.topology_key
+        ids, index, values = table.label_ids(key)
+        w, skew = weights[other], c.max_skew - 1
+        agg = s.domain_counts[other] if s.domain_counts else None
+        per_value = agg.by_value if agg is not None else s.counts[other]
+        # that constraint's term per id as fused_array's (0 pods: 0 * weight + skew), the last
+        # slot for id -1 (no label: 0.0); the ids of the values holding pods set one by one, so
+        # the Python work is per counted domain, not per value of the key
+        unlabelled = 0.0 if not table.all_labelled(key) else 0 * w + skew
+        lut = np.full(len(values) + 1, raw_of(0 * w + skew), dtype=np.int64)
+        lut[-1] = raw_of(unlabelled)
+        for v, n in per_value.items():
+            if n:
+                vid = index.get(v)
+                if vid is not None:
+                    lut[vid] = raw_of(n * w + skew)
+
+        def other_term(vid: int) -> float:
+            if vid < 0:
+                return unlabelled
+            return per_value.get(values[vid], 0) * w + skew  # type: ignore[no-any-return]
+
+    else:
+        # hostname constraints only: every node without counted pods has the same raw score
+        lut = np.full(1, int((before if before is not None else 0.0) + 0.5), dtype=np.int64)
+    fixups: list[tuple[Any, int]] = []
+    row_of = table.row_of
+    fixed: set[str] = set()
+    for _, on in counted:
+        fixed.update(on)
+    for name in fixed:
+        r = row_of.get(name)
+        if r is None:
+            continue
+        if isinstance(rows, slice):
+            if not rows.start <= r < rows.stop:
+                continue
+            where: Any = r - rows.start
+        else:
+            where = np.flatnonzero(rows == r)
+            if not len(where):
+                continue
+        total: float | None = None
+        h = 0
+        for i, c in enumerate(constraints):
+            if i == other:
+                assert ids is not None
+                term = other_term(ids.item(r))
+            else:
+                got = counted[h][1].get(name)
+                term = (got[1] if got is not None else 0) * weights[i] + (c.max_skew - 1)
+                h += 1
+            total = term if total is None else total + term
+        fixups.append((where, int(total + 0.5) if total is not None else 0))
+    return _FewCounted(key, ids, lut, fixups)
+
+
+def _domain_counts_by_id(s: Any, i: int, index: dict[str, int], values: list[str]) -> np.ndarray:
+    """Constraint ``i``'s matching pods per domain id of its key (float64; one more slot, 0, for
+    id -1): the snapshot's kept column when PreScore read running counts, else from its dict."""
+    agg = s.domain_counts[i] if s.domain_counts else None
+    if agg is not None:
+        return domain_column(agg, index, values)
+    by_id = np.zeros(len(values) + 1, dtype=np.float64)  # the last slot serves id -1
+    for v, n in s.counts[i].items():
+        vid = index.get(v)
+        if vid is not None:
+            by_id[vid] = n
+    return by_id
 
 
 def fused_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.ndarray | None:
@@ -94,16 +293,7 @@ def fused_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.ndarray 
                 return None
             picked = _node_counts(table, per_node)[rows]
         else:
-            agg = s.domain_counts[i] if s.domain_counts else None
-            if agg is not None:
-                by_id = domain_column(agg, index, values)
-            else:
-                by_id = np.zeros(len(values) + 1, dtype=np.float64)  # the last slot serves id -1
-                for v, n in s.counts[i].items():
-                    vid = index.get(v)
-                    if vid is not None:
-                        by_id[vid] = n
-            picked = by_id[sel]
+            picked = _domain_counts_by_id(s, i, index, values)[sel]
         if table.all_labelled(key):
             col = picked * weight
             col += skew  # the same two float operations per element as below, without the mask
