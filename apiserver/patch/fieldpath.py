@@ -627,6 +627,33 @@ class FieldSet:
             self._encoded = encoded
         return encoded, emitted
 
+    def known_encoding(self) -> bytes | None:
+        """:meth:`fields_v1_json` where it costs no emission (this set's, or an equal set's in
+        the table), else ``None``."""
+        if self._encoded is None:
+            known = _ENCODED.get(self._paths)
+            if known is not None:
+                self._encoded, self._self_decoding = known
+        return self._encoded
+
+    def adopt_encoding(self, encoded: bytes, round_trips: bool) -> None:
+        """Take ``encoded`` as this set's encoding, as :meth:`fields_v1_encoding` would have
+        emitted it (and ``round_trips`` as what it found); remembered in the same tables.
+
+        For a writer that made the very bytes another way (:mod:`apiserver.patch.updateentry`
+        instantiates them from a template verified against this encoder)."""
+        if self._encoded is not None:
+            return
+        _remember(_ENCODED, self._paths, (encoded, round_trips), _SET_CACHE_LIMIT)
+        if round_trips:
+            _remember(_DECODED, encoded, self, _SET_CACHE_LIMIT)
+            self._self_decoding = True
+        self._encoded = encoded
+
+    def decodes_to_itself(self) -> bool:
+        """Whether this set's known encoding is a text the decoder takes for this very set."""
+        return self._self_decoding
+
     def to_json(self) -> str:
         return go_json(self.to_fields_v1())
 
@@ -857,6 +884,12 @@ def _emit_and_check(paths: frozenset[Path]) -> tuple[dict[str, Any], bool]:
             level[second.serialize()] = hit[0]
         out[first.serialize()] = level
     return out, round_trips
+
+
+def emit_fields_v1(paths: frozenset[Path]) -> tuple[dict[str, Any], bool]:
+    """The tree :meth:`FieldSet.fields_v1_encoding` serializes for ``paths`` (its parts two levels
+    down are shared: for serializing or copying only), and whether it decodes to ``paths``."""
+    return _emit_and_check(paths)
 
 
 def _emit(node: _TreeNode, include_self: bool) -> dict[str, Any]:

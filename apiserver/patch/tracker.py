@@ -14,6 +14,7 @@ from apiserver.openapi import schema
 from apiserver.patch.apply import FieldsEncoder, record_update, updated_managed_fields
 from apiserver.patch.createentry import CreatedEntryTemplates
 from apiserver.patch.sharedtrees import shared_fields_v1
+from apiserver.patch.updateentry import UpdatedEntryTemplates
 from apiserver.rest.resources import ResourceDef
 
 
@@ -34,6 +35,8 @@ class FieldTracker:
     def __init__(self) -> None:
         #: stored creates' entries by the created object's shape (Events, above all)
         self._created = CreatedEntryTemplates()
+        #: updates' new encodings by the shape of their set (the node agent's pod status entry)
+        self._updated = UpdatedEntryTemplates()
 
     def _node(self, rd: ResourceDef) -> Any:
         return schema.for_gvk(rd.group, rd.version, rd.kind)
@@ -75,7 +78,7 @@ class FieldTracker:
             now,
             rd.api_version,
             subresource=subresource,
-            fields_v1=_encoder(rd, opts),
+            fields_v1=None if _encoder(rd, opts) is None else self._updated.fields_v1,
             old_is_stored=True,  # the registry's ``old`` is the stored revision
         )
         if entries is None:

@@ -357,7 +357,9 @@ async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
         shared = [
             p for p in (await c.list(PODS, NS, read_only=True))["items"] if p["metadata"]["name"] in names
         ]
-        statuses = [_running(p, i)["status"] for i, p in enumerate(shared)]
+        # IPs of their own (not the pod-status kind's): a real agent's pods each have a new IP,
+        # so each write's status entry is a field set the server has not encoded yet
+        statuses = [_running(p, writes + i)["status"] for i, p in enumerate(shared)]
         gc.collect()
         tune_gc()
         with _Timer("agent-pod-status", profile) as t:
