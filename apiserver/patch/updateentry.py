@@ -62,12 +62,21 @@ _PLACEHOLDER_BYTES = tuple(_placeholder(j).encode() for j in range(_MAX_IPS))
 class _Template:
     """One shape's encoding with placeholders, its shared tree, and which of its dicts hold one."""
 
-    __slots__ = ("text", "round_trips", "tree", "varying", "count")
+    __slots__ = ("text", "round_trips", "tree", "varying", "rest", "marked")
 
-    def __init__(self, text: bytes, round_trips: bool, tree: dict[str, Any], count: int) -> None:
+    def __init__(
+        self,
+        text: bytes,
+        round_trips: bool,
+        tree: dict[str, Any],
+        rest: frozenset[Path],
+        marked: frozenset[Path],
+    ) -> None:
         self.text = text
         self.round_trips = round_trips
-        self.count = count
+        #: the shape: the paths naming no IP, the others with placeholders
+        self.rest = rest
+        self.marked = marked
         self.varying: set[int] = set()
         self.tree = self._canonical(tree)
 
@@ -102,36 +111,67 @@ class _Template:
         return out
 
 
-class UpdatedEntryTemplates:
-    """``abstract field set -> template``: the stored writes' ``FieldsEncoder`` (see the module)."""
+#: a shape: the set's paths that name no IP, and the others with placeholders for their IPs
+Shape = tuple[frozenset[Path], frozenset[Path]]
 
-    __slots__ = ("_table", "_placeholders")
+
+class UpdatedEntryTemplates:
+    """``shape -> template``: the stored writes' ``FieldsEncoder`` (see the module docs).
+
+    The template used last is tried first: a gang's pods come one after another with the same
+    shape, and it is recognized with set operations on the new set (whose paths carry their
+    hashes) instead of scanning every element of every path for IP keys.
+    """
+
+    __slots__ = ("_table", "_placeholders", "_recent")
 
     def __init__(self) -> None:
-        self._table: dict[frozenset[Path], _Template | None] = {}
+        self._table: dict[Shape, _Template | None] = {}
         self._placeholders: list[PathElement] = []
+        self._recent: _Template | None = None
 
     def fields_v1(self, fs: FieldSet) -> Obj:
         """:func:`shared_fields_v1` of ``fs``: the same tree, from a template where one fits."""
         if fs.known_encoding() is not None:
             return shared_fields_v1(fs)
-        abstract = self._abstract(fs)
-        if abstract is None:
-            return shared_fields_v1(fs)
-        shape, ips = abstract
-        template = self._table.get(shape)
-        if template is None:
-            if shape in self._table:  # this shape failed its verification: never templated
+        paths = fs.paths
+        hit = self._recent_match(paths)
+        if hit is None:
+            split = self._split(paths)
+            if split is None:
                 return shared_fields_v1(fs)
-            return self._learn(fs, shape, ips)
+            rest, marked, ips = split
+            template = self._table.get((rest, marked))
+            if template is None:
+                if (rest, marked) in self._table:  # failed its verification: never templated
+                    return shared_fields_v1(fs)
+                return self._learn(fs, (rest, marked), ips)
+            self._recent = template
+        else:
+            template, ips = hit
         encoded = template.encoding([ip.encode() for ip in ips])
         fs.adopt_encoding(encoded, template.round_trips)
         return canonical_json_built(encoded, lambda: template.build(ips))
 
-    def _abstract(self, fs: FieldSet) -> tuple[frozenset[Path], list[str]] | None:
-        """``fs`` with its IP keys replaced by placeholders, and the IPs in placeholder order;
-        ``None`` where it has none or one this cannot take."""
-        paths = fs.paths
+    def _recent_match(self, paths: frozenset[Path]) -> tuple[_Template, list[str]] | None:
+        """The last template used and ``paths``' IPs, when ``paths`` is of its shape: its rest,
+        and beyond it only paths that are, with placeholders, its marked ones."""
+        template = self._recent
+        if template is None:
+            return None
+        rest = template.rest
+        # (the sizes only answer a mismatch early: the split below decides)
+        if len(paths) != len(rest) + len(template.marked) or not rest <= paths:
+            return None
+        # the rest holds no ``k:{"ip":…`` element, so every one of ``paths`` is in the others
+        split = self._split(paths - rest)
+        if split is None or split[0] or split[1] != template.marked:
+            return None
+        return template, split[2]
+
+    def _split(self, paths: frozenset[Path]) -> tuple[frozenset[Path], frozenset[Path], list[str]] | None:
+        """``paths`` as the ones naming no IP key, the others with placeholders for their IPs,
+        and the IPs in placeholder order; ``None`` where there is none or one this cannot take."""
         found: list[tuple[str, PathElement]] = []
         for pe in frozenset().union(*paths):
             if pe[0] == KEY and pe[1].startswith(_IP_PREFIX):
@@ -145,8 +185,9 @@ class UpdatedEntryTemplates:
         ph = self._placeholder_elements(len(found))
         sub = {pe: ph[j] for j, (_, pe) in enumerate(found)}
         mine = frozenset(sub)
-        shape = frozenset([p if mine.isdisjoint(p) else tuple([sub.get(pe, pe) for pe in p]) for p in paths])
-        return shape, [ip for ip, _ in found]
+        named = [p for p in paths if not mine.isdisjoint(p)]
+        marked = frozenset([tuple([sub.get(pe, pe) for pe in p]) for p in named])
+        return paths.difference(named), marked, [ip for ip, _ in found]
 
     def _placeholder_elements(self, n: int) -> list[PathElement]:
         ph = self._placeholders
@@ -154,19 +195,20 @@ class UpdatedEntryTemplates:
             ph.append(PathElement(KEY, '{"ip":"' + _placeholder(len(ph)) + '"}'))
         return ph
 
-    def _learn(self, fs: FieldSet, shape: frozenset[Path], ips: list[str]) -> Obj:
+    def _learn(self, fs: FieldSet, shape: Shape, ips: list[str]) -> Obj:
         """The general path's tree; the shape's template is kept if it rebuilds it exactly."""
         tree = shared_fields_v1(fs)
         encoded = fs.known_encoding()
         template: _Template | None = None
         if encoded is not None:
-            emitted, round_trips = emit_fields_v1(shape)
+            rest, marked = shape
+            emitted, round_trips = emit_fields_v1(rest | marked)
             try:
                 text = orjson.dumps(emitted)
             except TypeError:
                 text = None
             if text is not None:
-                candidate = _Template(bytes(memoryview(text)), round_trips, emitted, len(ips))
+                candidate = _Template(bytes(memoryview(text)), round_trips, emitted, rest, marked)
                 if (
                     candidate.encoding([ip.encode() for ip in ips]) == encoded
                     and orjson.dumps(candidate.build(ips)) == encoded
@@ -176,10 +218,13 @@ class UpdatedEntryTemplates:
         if len(self._table) >= _TEMPLATES:
             self._table.clear()
         self._table[shape] = template
+        if template is not None:
+            self._recent = template
         return tree
 
     def clear(self) -> None:
         self._table.clear()
+        self._recent = None
 
 
 __all__ = ["UpdatedEntryTemplates"]
