@@ -683,10 +683,19 @@ class Snapshot:
             self._regroup_taints(name, None)
             self._reindex(name, None)
             return
-        if name not in self.node_info_map:
+        was = self.node_info_map.get(name)
+        if was is None:
             self._names.add(name)
             self._ordered = None
             self._table = None
+        elif was.node is ni.node:
+            # the same Node object (informer objects are replaced, never edited): its taints and
+            # ``unschedulable``, hence the node's taint group and sets, are what they were; only
+            # its pods changed (the cache's copy of a node that took or lost pods)
+            self._set(name, ni)
+            self._refresh_affinity(name, ni)
+            self._reindex(name, ni)
+            return
         if ni.unschedulable:
             self.unschedulable_nodes.add(name)
         else:
