@@ -1377,10 +1377,11 @@ class Cache:
             ):
                 continue  # only pods refreshed since the snapshot's copy (a bound pod confirmed)
             snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
-        for name in snapshot._dirty - set(changed):
-            ni = self.nodes.get(name)
-            snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
-        snapshot._dirty.clear()
+        if dirty:  # the nodes the snapshot assumed on or forgot from, back to the cache's state
+            for name in dirty - set(changed):
+                ni = self.nodes.get(name)
+                snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
+            dirty.clear()
         snapshot._journal.clear()
         adopted.clear()
         # trim the recency list: entries for removed nodes are no longer needed once copied
