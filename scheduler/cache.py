@@ -109,10 +109,16 @@ class CapacityIndex:
         old = self._free.pop(name, None) or {}
         free: dict[str, int] = {}
         if ni is not None and ni.node is not None:
-            free[PODS] = ni.free(PODS)
-            for r in ni.allocatable.keys() | ni.requested.keys():
+            # ``NodeInfo.free`` of every resource the node has or its pods request, spelled out
+            # (one pass over each dict instead of a call per resource and a set union)
+            alloc, req = ni.allocatable, ni.requested
+            free[PODS] = alloc.get(PODS, 0) - len(ni.pods)
+            for r, v in alloc.items():
                 if r != PODS:
-                    free[r] = ni.free(r)
+                    free[r] = v - req.get(r, 0)
+            for r, v in req.items():
+                if r not in alloc and r != PODS:
+                    free[r] = -v
         totals, count, lists = self.totals, self._count, self._by_resource
         for r, v in old.items():
             if free.get(r) != v:
@@ -677,10 +683,19 @@ class Snapshot:
             self._regroup_taints(name, None)
             self._reindex(name, None)
             return
-        if name not in self.node_info_map:
+        was = self.node_info_map.get(name)
+        if was is None:
             self._names.add(name)
             self._ordered = None
             self._table = None
+        elif was.node is ni.node:
+            # the same Node object (informer objects are replaced, never edited): its taints and
+            # ``unschedulable``, hence the node's taint group and sets, are what they were; only
+            # its pods changed (the cache's copy of a node that took or lost pods)
+            self._set(name, ni)
+            self._refresh_affinity(name, ni)
+            self._reindex(name, ni)
+            return
         if ni.unschedulable:
             self.unschedulable_nodes.add(name)
         else:
@@ -1362,10 +1377,11 @@ class Cache:
             ):
                 continue  # only pods refreshed since the snapshot's copy (a bound pod confirmed)
             snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
-        for name in snapshot._dirty - set(changed):
-            ni = self.nodes.get(name)
-            snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
-        snapshot._dirty.clear()
+        if dirty:  # the nodes the snapshot assumed on or forgot from, back to the cache's state
+            for name in dirty - set(changed):
+                ni = self.nodes.get(name)
+                snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
+            dirty.clear()
         snapshot._journal.clear()
         adopted.clear()
         # trim the recency list: entries for removed nodes are no longer needed once copied

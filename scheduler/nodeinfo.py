@@ -390,11 +390,28 @@ class PodInfo:
         pod = self.pod
         if spec.get("nodeName") != node_name:
             pod = {**pod, "spec": {**spec, "nodeName": node_name}}
+        # Every slot assigned by name: a getattr/setattr loop over ``__slots__`` costs several
+        # times more, once per assumed pod (``test_the_assumed_podinfo_is_the_pod_on_its_node``
+        # reads every slot, so a slot added to the class but not here fails it).
         c = PodInfo.__new__(PodInfo)
-        for slot in PodInfo.__slots__:
-            setattr(c, slot, getattr(self, slot))
         c.pod = pod
+        c.key = self.key
+        c.uid = self.uid
+        c.name = self.name
+        c.namespace = self.namespace
+        c.labels = self.labels
+        c.priority = self.priority
         c.node_name = node_name
+        c.requests = self.requests
+        c.non_zero_cpu = self.non_zero_cpu
+        c.non_zero_memory = self.non_zero_memory
+        c.host_ports = self.host_ports
+        c.required_affinity_terms = self.required_affinity_terms
+        c.required_anti_affinity_terms = self.required_anti_affinity_terms
+        c.preferred_affinity_terms = self.preferred_affinity_terms
+        c.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
+        c.terminating = self.terminating
+        c.start_time = self.start_time
         return c
 
     @property

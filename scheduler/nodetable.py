@@ -76,7 +76,7 @@ class NodeTable:
         for r in sorted(names):
             self._add_column(r)
         for i, ni in enumerate(ordered):
-            self._fill(i, ni)
+            self._fill(i, ni, whole=True)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -89,28 +89,44 @@ class NodeTable:
         self.requested = np.concatenate([self.requested, np.zeros((n, 1), dtype=np.int64)], axis=1)
         return col
 
-    def _fill(self, row: int, ni: NodeInfo) -> None:
+    def _fill(self, row: int, ni: NodeInfo, whole: bool = False) -> None:
+        """Write ``ni``'s numbers into ``row``; ``whole``: every column (a row never filled)."""
+        prev = None if whole else self.infos[row]
         self.infos[row] = ni
         alloc, req = ni.allocatable, ni.requested
         columns = self.columns
-        if not (alloc.keys() <= columns.keys() and req.keys() <= columns.keys()):
+        grown = not (alloc.keys() <= columns.keys() and req.keys() <= columns.keys())
+        if grown:
             for r in sorted((alloc.keys() | req.keys()) - columns.keys()):
                 self._add_column(r)
         big = False
+        # The row's node facts (allocatable, labels) come from its Node and are shared by every
+        # NodeInfo of the same Node (``NodeInfo.clone``; ``set_node`` makes new ones, nothing
+        # edits them in place): a node that only took or lost pods - every refill but a Node
+        # update - rewrites its pod columns only. An exact row (not ``inexact``) had no big
+        # allocatable value, so skipping them keeps ``big`` right.
+        same_node = (
+            prev is not None
+            and prev.allocatable is alloc
+            and not grown
+            and row not in self.inexact
+            and prev.labels is ni.labels
+        )
         # the row built in Python, then written in one assignment (numpy's per-item writes cost more)
-        a_vals = [0] * len(columns)
         r_vals = [0] * len(columns)
-        for r, v in alloc.items():
-            if not -EXACT_LIMIT < v < EXACT_LIMIT:
-                big = True
-                continue
-            a_vals[columns[r]] = v
+        if not same_node:
+            a_vals = [0] * len(columns)
+            for r, v in alloc.items():
+                if not -EXACT_LIMIT < v < EXACT_LIMIT:
+                    big = True
+                    continue
+                a_vals[columns[r]] = v
+            self.allocatable[row] = a_vals
         for r, v in req.items():
             if not -EXACT_LIMIT < v < EXACT_LIMIT:
                 big = True
                 continue
             r_vals[columns[r]] = v
-        self.allocatable[row] = a_vals
         self.requested[row] = r_vals
         nz_cpu, nz_mem = ni.non_zero_cpu, ni.non_zero_memory
         if not (0 <= nz_cpu < EXACT_LIMIT and 0 <= nz_mem < EXACT_LIMIT):
@@ -119,7 +135,7 @@ class NodeTable:
             self.non_zero_cpu[row] = nz_cpu
             self.non_zero_memory[row] = nz_mem
         self.pod_count[row] = len(ni.pods)
-        for key, (ids, index, values) in self._labels.items():
+        for key, (ids, index, values) in () if same_node else self._labels.items():
             vid = _label_id(ni.labels.get(key), index, values)
             was = ids.item(row)
             if vid != was:

@@ -127,6 +127,66 @@ def test_the_table_follows_every_snapshot_change(seed: int) -> None:
         _assert_mirrors(snap)
 
 
+def _zoned_node(rng: random.Random, i: int) -> dict[str, Any]:
+    node = _random_node(rng, i)
+    if rng.random() < 0.8:
+        node["metadata"]["labels"]["zone"] = rng.choice(["a", "b", "c"])
+    return node
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_kept_table_equals_one_built_afresh(seed: int) -> None:
+    """Rows refilled for pod-only changes skip the node's columns (allocatable, label ids): the
+    kept table must still equal, array for array, a table built from the same NodeInfos, through
+    pods taken and lost, Node updates (new allocatable, a zone label moved, huge quantities)
+    and nodes joining."""
+    from scheduler.nodetable import NodeTable
+
+    rng = random.Random(seed)
+    cache = Cache()
+    for i in range(60):
+        cache.add_node(_zoned_node(rng, i))
+    snap = cache.snapshot()
+    snap.node_table().label_ids("zone")
+    for step in range(120):
+        op = rng.random()
+        names = list(snap.node_names)
+        if op < 0.45:
+            p = make_pod(
+                f"p{step}", uid=f"p{step}", node_name=rng.choice(names), requests=_random_requests(rng)
+            )
+            cache.add_pod(p)
+        elif op < 0.6:
+            ni = cache.nodes[rng.choice(names)]
+            if ni.pods:
+                cache.remove_pod(rng.choice(ni.pods).pod)
+        elif op < 0.7:
+            pi = PodInfo(make_pod(f"s{step}", uid=f"s{step}", requests=_random_requests(rng)))
+            snap.assume_pod(pi, rng.choice(names))
+        else:
+            node = _zoned_node(rng, rng.randrange(64))  # an update, or (rarely) a new node
+            if node["metadata"]["name"] in cache.nodes:
+                cache.update_node(None, node)
+            else:
+                cache.add_node(node)
+        cache.update_snapshot(snap)
+        kept = snap.node_table()
+        fresh = NodeTable(snap.ordered())
+        assert kept.names == fresh.names
+        assert kept.inexact == fresh.inexact
+        exact = [r for r in range(len(kept)) if r not in kept.inexact]
+        for r, col in fresh.columns.items():
+            k = kept.columns[r]
+            assert (kept.allocatable[exact, k] == fresh.allocatable[exact, col]).all(), r
+            assert (kept.requested[exact, k] == fresh.requested[exact, col]).all(), r
+        for got, want in [(kept.non_zero_cpu, fresh.non_zero_cpu), (kept.pod_count, fresh.pod_count)]:
+            assert (got[exact] == want[exact]).all()
+        ids, _, values = kept.label_ids("zone")
+        fids, _, fvalues = fresh.label_ids("zone")
+        assert [values[i] if i >= 0 else None for i in ids] == [fvalues[i] if i >= 0 else None for i in fids]
+        assert kept.all_labelled("zone") == fresh.all_labelled("zone")
+
+
 _SCORERS = [ra.least_allocated_scorer, ra.most_allocated_scorer, ra.balanced_scorer]
 _RESOURCE_SETS = [
     [("cpu", 1), ("memory", 1)],
