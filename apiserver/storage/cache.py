@@ -208,7 +208,7 @@ class Watcher:
         self.error = error
         self._wake()
         if self._resource is not None:
-            self._resource.watchers.discard(self)
+            self._resource.watchers.pop(self, None)
 
     async def wait(self, timeout: float | None) -> bool:
         """Wait for events or close; False on timeout.
@@ -281,7 +281,13 @@ class ResourceCache:
         self.history: deque[Event] = deque()
         self.history_size = history_size
         self.compacted_rv = 0  # events with rv <= this are gone from history
-        self.watchers: set[Watcher] = set()
+        #: in the order they started (a dict used as an ordered set): each event is offered, and
+        #: so each watch woken, in that order. A set's order followed the watchers' addresses,
+        #: which any allocation elsewhere changes; with it changed whichever read-only watch ran
+        #: first after a burst of writes (the one that decodes the revisions whose writer's dict
+        #: was released, see RELEASE_LAG, and takes the collector passes that allocation sets off),
+        #: so one build's timings could differ from another's by who paid, not by what was done.
+        self.watchers: dict[Watcher, None] = {}
         self.last_rv = 0
 
     def put(self, key: Key, rec: Record) -> None:
@@ -632,7 +638,7 @@ class WatchCache:
                 collector.offer(ev)
             events = collector.events
         w._resource = rs
-        rs.watchers.add(w)
+        rs.watchers[w] = None
         w.sent_rv = self._rv
         return w, events
 
