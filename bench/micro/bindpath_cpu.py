@@ -29,9 +29,8 @@ import hashlib
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
-from bench.workloads.common import node, pod, start_plane
+from bench.workloads.common import bound_pod, node, pod, start_plane
 
 #: the control plane's collector thresholds (``gangplane.controlplane.GC_THRESHOLD``)
 GC_THRESHOLD = (50_000, 20, 20)
@@ -62,17 +61,6 @@ async def _timed(one: Callable[[int], Awaitable[None]], warm: int, pods: int) ->
     return best
 
 
-def _bound(p: dict[str, Any], host: str, rv: int) -> dict[str, Any]:
-    """Pod ``p`` as the API server sends it after binding it to ``host``."""
-    condition = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
-    return {
-        **p,
-        "metadata": {**p["metadata"], "resourceVersion": str(rv)},
-        "spec": {**p["spec"], "nodeName": host},
-        "status": {"conditions": [condition]},
-    }
-
-
 async def handlers(pods: int, warm: int) -> tuple[float, str]:
     from prometheus_client import CollectorRegistry
 
@@ -98,7 +86,7 @@ async def handlers(pods: int, warm: int) -> tuple[float, str]:
         sched.queue.done(qpi.uid)
         sched.cache.finish_binding(assumed.pod)
         sched.metrics.observe_attempt(m.SCHEDULED, "default-scheduler", 0.0005 * (i % 40))
-        sched._on_pod_update(p, _bound(p, host, 2 * i + 2))
+        sched._on_pod_update(p, bound_pod(p, host, 2 * i + 2))
 
     ms = await _timed(one, warm, pods)
     h = hashlib.sha256()

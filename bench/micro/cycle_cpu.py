@@ -37,7 +37,7 @@ import sys
 import time
 from typing import Any
 
-from bench.workloads.common import node, pod
+from bench.workloads.common import bound_pod, node, pod
 
 #: the control plane's collector thresholds (``gangplane.controlplane.GC_THRESHOLD``; the bench
 #: layer cannot import the product face)
@@ -60,17 +60,6 @@ def _framework_over(nodes: int, racks: int = 0) -> tuple[Any, Any, Any]:
         cache.add_node(node(i, racks=racks))
     handle = Handle(rng=random.Random(1))
     return cache, handle, Framework(default_profile(), handle, registry=default_registry())
-
-
-def _bound(p: dict[str, Any], host: str, rv: int) -> dict[str, Any]:
-    """Pod ``p`` as the API server sends it after binding it to ``host``."""
-    condition = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
-    return {
-        **p,
-        "metadata": {**p["metadata"], "resourceVersion": str(rv)},
-        "spec": {**p["spec"], "nodeName": host},
-        "status": {"conditions": [condition]},
-    }
 
 
 def plain(
@@ -112,7 +101,7 @@ def plain(
         cache.assume_pod(p, r.suggested_host, pi)
         hosts.append(r.suggested_host)
         if bound:
-            confirming.append(_bound(p, r.suggested_host, i + 1))
+            confirming.append(bound_pod(p, r.suggested_host, i + 1))
             if len(confirming) > 1:
                 b = confirming.pop(0)
                 cache.finish_binding(b)

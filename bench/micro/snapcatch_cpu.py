@@ -19,17 +19,7 @@ import sys
 import time
 from typing import Any
 
-from bench.workloads.common import node, pod
-
-
-def _bound(p: dict[str, Any], host: str, rv: int) -> dict[str, Any]:
-    condition = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
-    return {
-        **p,
-        "metadata": {**p["metadata"], "resourceVersion": str(rv)},
-        "spec": {**p["spec"], "nodeName": host},
-        "status": {"conditions": [condition]},
-    }
+from bench.workloads.common import bound_pod, node, pod
 
 
 def run(pods: int = 20_000, nodes: int = 5000) -> tuple[float, str]:
@@ -55,7 +45,7 @@ def run(pods: int = 20_000, nodes: int = 5000) -> tuple[float, str]:
         cache.update_snapshot(snap)
         snap.node_table()
         cache.assume_pod(p, host, pi)
-        pending.append(_bound(p, host, i + 1))
+        pending.append(bound_pod(p, host, i + 1))
         if len(pending) > 1:
             b = pending.pop(0)
             cache.finish_binding(b)

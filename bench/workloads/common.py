@@ -194,6 +194,18 @@ def pod(
     }
 
 
+def bound_pod(p: Obj, host: str, rv: int) -> Obj:
+    """Pod ``p`` as the API server sends it after binding it to ``host`` at resourceVersion ``rv``
+    (the micro-benchmarks feed it to a scheduler's handlers as the bound pod's update)."""
+    condition = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
+    return {
+        **p,
+        "metadata": {**p["metadata"], "resourceVersion": str(rv)},
+        "spec": {**p["spec"], "nodeName": host},
+        "status": {"conditions": [condition]},
+    }
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
