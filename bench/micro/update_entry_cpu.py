@@ -26,40 +26,15 @@ from apiserver.openapi import schema
 from apiserver.patch.fieldpath import FieldSet, fields_of
 from apiserver.patch.sharedtrees import shared_fields_v1
 from apiserver.patch.updateentry import UpdatedEntryTemplates
-
-NOW = "2026-12-05T08:00:00Z"
+from bench.micro.update_path import NOW, running_status
 
 
 def _status(i: int) -> dict[str, Any]:
-    ip = f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}"
-    return {
-        "status": {
-            "phase": "Running",
-            "conditions": [
-                {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": NOW}
-                for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
-            ],
-            "hostIP": "192.168.0.1",
-            "hostIPs": [{"ip": "192.168.0.1"}],
-            "podIP": ip,
-            "podIPs": [{"ip": ip}],
-            "startTime": NOW,
-            "qosClass": "Burstable",
-            "containerStatuses": [
-                {
-                    "name": "c",
-                    "image": "registry.k8s.io/pause:3.10",
-                    "imageID": "registry.k8s.io/pause@sha256:0",
-                    "containerID": f"containerd://{i:064x}",
-                    "ready": True,
-                    "started": True,
-                    "restartCount": 0,
-                    "state": {"running": {"startedAt": NOW}},
-                    "lastState": {},
-                }
-            ],
-        }
-    }
+    conditions = [
+        {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": NOW}
+        for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+    ]
+    return {"status": running_status(i, conditions)}
 
 
 def main() -> None:

@@ -177,37 +177,40 @@ def _renewed(lease: dict[str, Any], second: int) -> dict[str, Any]:
     return {**lease, "spec": {**lease["spec"], "renewTime": f"2026-12-05T08:00:{second:02d}.000000Z"}}
 
 
-def _running(pod: dict[str, Any], i: int) -> dict[str, Any]:
+def running_status(i: int, conditions: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the node agent writes for pod ``i`` once its container runs (its own IP, ``conditions``)."""
     ip = f"10.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}"
+    return {
+        "phase": "Running",
+        "conditions": conditions,
+        "hostIP": "192.168.0.1",
+        "hostIPs": [{"ip": "192.168.0.1"}],
+        "podIP": ip,
+        "podIPs": [{"ip": ip}],
+        "startTime": NOW,
+        "qosClass": "Burstable",
+        "containerStatuses": [
+            {
+                "name": "c",
+                "image": "registry.k8s.io/pause:3.10",
+                "imageID": "registry.k8s.io/pause@sha256:0",
+                "containerID": f"containerd://{i:064x}",
+                "ready": True,
+                "started": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": NOW}},
+                "lastState": {},
+            }
+        ],
+    }
+
+
+def _running(pod: dict[str, Any], i: int) -> dict[str, Any]:
     status = dict(pod.get("status") or {})
     conds = [c for c in status.get("conditions") or [] if c.get("type") != "Ready"]
     for t in ("Initialized", "ContainersReady", "Ready"):
         conds.append({"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": NOW})
-    status.update(
-        {
-            "phase": "Running",
-            "conditions": conds,
-            "hostIP": "192.168.0.1",
-            "hostIPs": [{"ip": "192.168.0.1"}],
-            "podIP": ip,
-            "podIPs": [{"ip": ip}],
-            "startTime": NOW,
-            "qosClass": "Burstable",
-            "containerStatuses": [
-                {
-                    "name": "c",
-                    "image": "registry.k8s.io/pause:3.10",
-                    "imageID": "registry.k8s.io/pause@sha256:0",
-                    "containerID": f"containerd://{i:064x}",
-                    "ready": True,
-                    "started": True,
-                    "restartCount": 0,
-                    "state": {"running": {"startedAt": NOW}},
-                    "lastState": {},
-                }
-            ],
-        }
-    )
+    status.update(running_status(i, conds))
     return {**pod, "status": status}
 
 
