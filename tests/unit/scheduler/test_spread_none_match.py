@@ -17,12 +17,11 @@ import pytest
 from scheduler.cache import Cache
 from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import Framework, Handle
-from scheduler.interfaces import CycleState, PodGroupInfo
+from scheduler.interfaces import CycleState
 from scheduler.nodeinfo import PodInfo, compile_selector
 from scheduler.plugins import pod_topology_spread as pts
 from scheduler.podgroup_algorithm import PodGroupAlgorithm
-from scheduler.podgroups import PodGroupState
-from scheduler.testing import make_node, make_pod
+from scheduler.testing import make_node, make_pod, place_gang
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -152,17 +151,7 @@ def _place_gangs(seed: int, uniform: bool, monkeypatch: Any, small: int = pts.SM
             app = f"g{k}"
             size = rng.choice([1, 2, 3, 5])
             members = [PodInfo(_pod(f"{app}-{i}", app)) for i in range(size)]
-            pg = {
-                "metadata": {"name": app, "namespace": "default"},
-                "spec": {"schedulingPolicy": {"gang": {"minCount": size}}},
-            }
-            group = PodGroupInfo("default", app, pg, members, PodGroupState(f"default/{app}"))
-            cache.update_snapshot(snap)
-            result = algorithm.run(CycleState(), group, snap)
-            assert result.success and result.placement is not None
-            for a in result.placement.fitting():
-                cache.assume_pod(a.pod_info.pod, a.node_name, a.pod_info)
-                hosts.append(a.node_name)
+            hosts += place_gang(cache, snap, algorithm, app, members)
     return hosts
 
 
