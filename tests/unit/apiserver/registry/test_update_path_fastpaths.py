@@ -224,12 +224,10 @@ def _group_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
         )
 
 
-def _lease_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
-    """A node's Lease renewed as the node agent renews it (the last answer with a new renewTime),
-    now and then by another manager or with a wrong type."""
-    rd = api.registry.get("coordination.k8s.io", "v1", "leases")
+def _node_lease(i: int) -> dict[str, Any]:
+    """Node ``l{i}``'s first Lease, as the node agent creates it."""
     name = f"l{i}"
-    lease = {
+    return {
         "apiVersion": "coordination.k8s.io/v1",
         "kind": "Lease",
         "metadata": {
@@ -242,6 +240,14 @@ def _lease_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
             "renewTime": "2026-01-01T00:00:00.000000Z",
         },
     }
+
+
+def _lease_writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
+    """A node's Lease renewed as the node agent renews it (the last answer with a new renewTime),
+    now and then by another manager or with a wrong type."""
+    rd = api.registry.get("coordination.k8s.io", "v1", "leases")
+    name = f"l{i}"
+    lease = _node_lease(i)
     _attempt(
         log, api, rd, name, lambda: api.create(rd, "default", lease, WriteOptions(field_manager="agent"))
     )

@@ -31,7 +31,7 @@ from apiserver.server.localclient import LocalClient, ReadOnlyObjects
 from controllers.nodeagent.agent import status_write_body
 
 from ..patch.test_tracker import _mutate, _random_pod
-from ..registry.test_update_path_fastpaths import _Log, _running, _status
+from ..registry.test_update_path_fastpaths import _Log, _node_lease, _running, _status
 
 NS = "default"
 #: uids differ between the two servers by design (a precondition's error names the stored one)
@@ -195,19 +195,7 @@ async def _set_writes(w: _Writer, rnd: random.Random, i: int) -> None:
 
 async def _lease_writes(w: _Writer, rnd: random.Random, i: int) -> None:
     name = f"l{i}"
-    lease = {
-        "apiVersion": "coordination.k8s.io/v1",
-        "kind": "Lease",
-        "metadata": {
-            "name": name,
-            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name, "uid": f"n-{i}"}],
-        },
-        "spec": {
-            "holderIdentity": name,
-            "leaseDurationSeconds": 40,
-            "renewTime": "2026-01-01T00:00:00.000000Z",
-        },
-    }
+    lease = _node_lease(i)
     await w.client.create(LEASES, lease, NS, field_manager="agent")
     for second in range(1, 4):
         live = w.live("leases", name, "coordination.k8s.io")
