@@ -1469,7 +1469,7 @@ def _created_entry(
             return []
         entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
         if lists:
-            entry["fieldsV1"] = _with_spec_lists(entry["fieldsV1"], lists)
+            entry["fieldsV1"] = with_spec_lists(entry["fieldsV1"], lists)
             if fields_v1 is not None:
                 remember_created_join(entry["fieldsV1"], taken, None, lists)
         return [entry]
@@ -1483,7 +1483,7 @@ def _created_entry(
         refs, refs_node, lambda r: _owner_refs_tree(r, refs_node), fields_v1 is not None
     )
     entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
-    tree = _with_spec_lists(entry["fieldsV1"], lists) if lists else entry["fieldsV1"]
+    tree = with_spec_lists(entry["fieldsV1"], lists) if lists else entry["fieldsV1"]
     entry["fieldsV1"] = with_owner_references(tree, refs_tree)
     if fields_v1 is not None:
         remember_created_join(entry["fieldsV1"], taken, refs_tree, lists)
@@ -1593,7 +1593,7 @@ def _spec_list_tree(v: list[Any], node: Node | None) -> Obj:
     return _list_tree(_list_walk(v, node))
 
 
-def _with_spec_lists(tree: Obj, lists: Sequence[tuple[str, Obj]]) -> Obj:
+def with_spec_lists(tree: Obj, lists: Sequence[tuple[str, Obj]]) -> Obj:
     """``tree`` (never modified: it may be a shared canonical one) with each list's subtree
     placed under ``f:spec`` in fieldsV1 order; only the two dicts on the way are new. ``f:spec``
     is there: the rest of ``spec`` is not empty (:func:`.createlists.split_spec_lists`)."""
@@ -1691,4 +1691,5 @@ __all__ = [
     "remember_created_join",
     "updated_managed_fields",
     "with_owner_references",
+    "with_spec_lists",
 ]

@@ -34,6 +34,7 @@ from .test_tracker import _random_pod
 POD = schema.for_gvk("", "v1", "Pod")
 PODGROUP = schema.for_gvk("scheduling.k8s.io", "v1beta1", "PodGroup")
 REVISION = schema.for_gvk("apps", "v1", "ControllerRevision")
+WORKLOAD = schema.for_gvk("scheduling.k8s.io", "v1beta1", "Workload")
 UIDS = [f"00000000-0000-4000-8000-{i:012d}" for i in range(6)] + ["u1", "U-2", "a.b_c"]
 ODD_UIDS: list[Any] = ['odd"uid', "ü", "", 7, None, "x" * 300]
 
@@ -103,14 +104,41 @@ def _revision(rnd: random.Random) -> Obj:
     }
 
 
+def _workload(rnd: random.Random, local: random.Random) -> Obj:
+    """A Workload as the StatefulSet controller writes one: its one template named after the
+    set (``rnd``: a name of many, so only the templated form recurs; ``local``: the shape)."""
+    name = rnd.choice([f"w{rnd.randint(0, 999)}", "odd name", "w" * 300])
+    spec: Obj = {
+        "controllerRef": {"apiGroup": "apps", "kind": "StatefulSet", "name": name},
+        "podGroupTemplates": [
+            {"name": name, "schedulingPolicy": {"gang": {"minCount": local.choice([2, 3])}}}
+        ],
+    }
+    roll = local.random()
+    if roll < 0.2:
+        spec["podGroupTemplates"][0]["x"] = local.choice([[1], {"a": "b"}])
+    elif roll < 0.3:  # nothing else in spec: the list is not templated (the rest would be empty)
+        del spec["controllerRef"]
+    elif roll < 0.4:
+        spec["podGroupTemplates"].append({"name": "b"})  # two items: not templated either
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
 def _base(rnd: random.Random, i: int) -> tuple[Obj, Any]:
     """One of a few shapes per kind (a controller's objects recur), scalars rewritten."""
     local = random.Random(rnd.randint(0, 2))  # the shape's draw: few distinct ones
     roll = rnd.random()
-    if roll < 0.5:
+    if roll < 0.4:
         obj, node = _random_pod(local), POD
-    elif roll < 0.75:
+    elif roll < 0.6:
         obj, node = _pod_group(local), PODGROUP
+    elif roll < 0.8:
+        obj, node = _workload(rnd, local), WORKLOAD
     else:
         obj, node = _revision(local), REVISION
     obj = _reblank(rnd, obj) if rnd.random() < 0.3 else obj
@@ -140,10 +168,10 @@ def _text(entries: list[Obj] | None) -> bytes:
 
 def _compare(seed: int, n: int = 600) -> tuple[int, int, int]:
     """Creates ``n`` random owned objects both ways; ``(mismatches, creates answered by a
-    template, general path calls)``."""
+    template, general path calls, Workload creates answered by a template)``."""
     rnd = random.Random(seed)
     templates = CreatedEntryTemplates()
-    mismatches = general_calls = answered = 0
+    mismatches = general_calls = answered = workloads = 0
     for obj, node in _owned_objects(rnd, n):
         manager = rnd.choice(["kube-controller-manager", "m"])
         api_version = rnd.choice(["v1", "apps/v1"])
@@ -168,13 +196,15 @@ def _compare(seed: int, n: int = 600) -> tuple[int, int, int]:
         assert obj == sent  # the object itself is left as it was
         mismatches += _text(got) != _text(want)
         answered += general_calls == before
-    return mismatches, answered, general_calls
+        workloads += general_calls == before and node is WORKLOAD
+    return mismatches, answered, general_calls, workloads
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_owned_template_entries_equal_the_general_paths_on_random_objects(seed: int) -> None:
-    mismatches, answered, general_calls = _compare(seed)
+    mismatches, answered, general_calls, workloads = _compare(seed)
     assert mismatches == 0
+    assert workloads > 10  # the templated lists were exercised
     # most creates were answered by a template (the test exercised it), not the general path
     assert answered > 150
     assert general_calls < 450
@@ -216,7 +246,7 @@ def test_references_out_of_uid_order_fail_the_comparison(monkeypatch: pytest.Mon
         return right(dot, refs[::-1], items[::-1])
 
     _spoil_after_learning(monkeypatch, "_refs_tree", reversed_refs)
-    mismatches, answered, _ = _compare(0, 300)
+    mismatches, answered, *_ = _compare(0, 300)
     assert 0 < mismatches < answered  # the several references' creates (one reference: in order)
 
 
@@ -227,7 +257,7 @@ def test_a_join_that_does_not_rebuild_the_general_paths_entry_is_never_learnt(
     the two are equal: with the join spoilt, nothing is learnt and every create takes the
     general path."""
     monkeypatch.setattr(ownedentry, "with_owner_references", _refs_first)
-    mismatches, answered, _ = _compare(0, 300)
+    mismatches, answered, *_ = _compare(0, 300)
     assert mismatches == 0
     assert answered == 0
 
@@ -245,6 +275,48 @@ def _pod(uid: str) -> Obj:
         },
         "spec": {"containers": [{"name": "c", "image": "i"}]},
     }
+
+
+def _set_workload(i: int) -> Obj:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {
+            "name": f"w{i}",
+            "namespace": "default",
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": f"w{i}",
+                    "uid": f"u{i}",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {
+            "controllerRef": {"apiGroup": "apps", "kind": "StatefulSet", "name": f"w{i}"},
+            "podGroupTemplates": [{"name": f"w{i}", "schedulingPolicy": {"gang": {"minCount": 3}}}],
+        },
+    }
+
+
+def test_each_sets_workload_is_answered_from_the_template_of_its_named_list() -> None:
+    templates = CreatedEntryTemplates()
+    for i in range(4):
+        wl = _set_workload(i)
+        want = updated_managed_fields(
+            None, copy.deepcopy(wl), "kcm", WORKLOAD, "t0", "v1", fields_v1=shared_fields_v1
+        )
+
+        def general(wl: Obj = wl, i: int = i) -> Any:
+            assert i < 2, "general path"  # learnt on the second set's Workload
+            return updated_managed_fields(None, wl, "kcm", WORKLOAD, "t0", "v1", fields_v1=shared_fields_v1)
+
+        got = templates.entries(wl, WORKLOAD, "kcm", "v1", "t0", general)
+        assert _text(got) == _text(want)
+    assert got is not None
+    assert list(got[0]["fieldsV1"]["f:spec"]["f:podGroupTemplates"]) == [".", 'k:{"name":"w3"}']
 
 
 def _general(obj: Obj, now: str = "t0") -> Any:
