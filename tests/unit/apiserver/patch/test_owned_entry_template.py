@@ -85,7 +85,7 @@ def _pod_group(rnd: random.Random) -> Obj:
             "labels": {"scheduling.k8s.io/managed-by": "statefulset-controller"},
         },
         "spec": {
-            "podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": "w"}},
+            "workloadRef": {"workloadName": "w", "templateName": "w"},
             "schedulingPolicy": rnd.choice([{"gang": {"minCount": 3}}, {"basic": {}}]),
         },
     }
