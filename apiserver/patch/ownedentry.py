@@ -75,6 +75,8 @@ _SEEN_ENTRIES = 1024
 _PLAIN = re.compile(r"[0-9A-Za-z._-]{1,256}")
 _FIRST = operator.itemgetter(0)
 _REFS_KEY = "f:ownerReferences"
+#: The prefix of a key with templated lists (a JSON text never starts with it).
+_LISTED = b"L"
 
 #: The owner references as ``(uid, reference)`` in uid order.
 Refs = list[tuple[str, dict[str, Any]]]
@@ -104,6 +106,16 @@ class _Template:
         self.dot = dot
         self.items = items
         self.list_items = list_items
+
+
+class _Refused:
+    """A shape whose template could not rebuild the general path's entry: its creates take the
+    general path without trying again."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
 
 
 def created_entry(manager: str, api_version: str, now: str, tree: Obj) -> Obj:
@@ -270,7 +282,7 @@ class OwnedEntryTemplates:
     __slots__ = ("_table", "_seen")
 
     def __init__(self) -> None:
-        self._table: dict[tuple[bytes, int], _Template] = {}
+        self._table: dict[tuple[bytes, int], _Template | _Refused] = {}
         self._seen: dict[tuple[bytes, int], Any] = {}
 
     def entries(
@@ -298,8 +310,16 @@ class OwnedEntryTemplates:
             lists = _spec_lists(obj, node)
             if lists:
                 list_key = key_of_blanked(_with_lists_blanked(shape, obj, lists))
-                hit = self._table.get((list_key, id(node))) if list_key is not None else None
+                if list_key is not None:
+                    # apart from the verbatim form's keys: a list's blanked key value ("") is
+                    # another object's verbatim one (which is not plain: never templated)
+                    list_key = _LISTED + list_key
+                    hit = self._table.get((list_key, id(node)))
+                else:
+                    hit = None
         if hit is not None and hit.node is node:
+            if type(hit) is _Refused:
+                return general()
             joined, refs_tree, subtrees = _join(hit.rest, hit.dot, refs, hit.items, lists, hit.list_items)
             remember_created_join(joined, hit.rest_set, refs_tree, subtrees)
             return [created_entry(manager, api_version, now, joined)]
@@ -321,17 +341,19 @@ class OwnedEntryTemplates:
                 self._seen[(bytes(memoryview(list_key)), id(node))] = node
             return out
         joined = out[0].get("fieldsV1")
-        template = _learn(node, refs, lists, joined)
-        # remembered only when the template rebuilds the general path's entry exactly
-        if template is not None and list(created_entry(manager, api_version, now, joined).items()) == list(
+        template: _Template | _Refused | None = _learn(node, refs, lists, joined)
+        # kept only when the template rebuilds the general path's entry exactly; else the
+        # shape is remembered as refused (never learnt again, as the general path answers it)
+        if template is None or list(created_entry(manager, api_version, now, joined).items()) != list(
             out[0].items()
         ):
-            self._seen.pop((key, id(node)), None)
-            if list_key is not None:
-                self._seen.pop((list_key, id(node)), None)
-            if len(self._table) >= _ENTRIES:
-                self._table.clear()
-            self._table[(bytes(memoryview(learn_key)), id(node))] = template
+            template = _Refused(node)
+        self._seen.pop((key, id(node)), None)
+        if list_key is not None:
+            self._seen.pop((list_key, id(node)), None)
+        if len(self._table) >= _ENTRIES:
+            self._table.clear()
+        self._table[(bytes(memoryview(learn_key)), id(node))] = template
         return out
 
     def clear(self) -> None:

@@ -107,7 +107,7 @@ def _revision(rnd: random.Random) -> Obj:
 def _workload(rnd: random.Random, local: random.Random) -> Obj:
     """A Workload as the StatefulSet controller writes one: its one template named after the
     set (``rnd``: a name of many, so only the templated form recurs; ``local``: the shape)."""
-    name = rnd.choice([f"w{rnd.randint(0, 999)}", "odd name", "w" * 300])
+    name = rnd.choice([f"w{rnd.randint(0, 999)}", f"w{rnd.randint(0, 999)}", "odd name", "w" * 300, ""])
     spec: Obj = {
         "controllerRef": {"apiGroup": "apps", "kind": "StatefulSet", "name": name},
         "podGroupTemplates": [
@@ -354,3 +354,21 @@ def test_the_first_update_decodes_a_template_entry_from_its_parts(monkeypatch: p
     whole = FieldSet.from_fields_v1(copy.deepcopy(tree))
     assert decoded.paths == whole.paths
     assert decoded.decodes_to_itself() and whole.decodes_to_itself()
+
+
+def test_a_refused_shape_is_not_learnt_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ownedentry, "with_owner_references", _refs_first)
+    calls = 0
+    learn = ownedentry._learn
+
+    def counted(*a: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return learn(*a)
+
+    monkeypatch.setattr(ownedentry, "_learn", counted)
+    templates = CreatedEntryTemplates()
+    for uid in "abcdef":
+        got = templates.entries(_pod(uid), POD, "kcm", "v1", "t0", _general(_pod(uid)))
+        assert _text(got) == _text(_general(_pod(uid))())
+    assert calls == 1  # tried on the second sighting, refused, and then left to the general path
