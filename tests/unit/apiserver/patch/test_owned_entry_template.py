@@ -2,8 +2,8 @@
 (:mod:`apiserver.patch.ownedentry`).
 
 The template is only sound if it gives exactly what the general path gives. Random pods,
-PodGroups and ControllerRevisions (a few shapes, their scalars rewritten, as a controller's
-objects are) with one to three owner references (plain uids from a small pool, in any order;
+PodGroups, Workloads (their one template named after the set) and ControllerRevisions (a few
+shapes, their scalars rewritten, as a controller's objects are) with one to three owner references (plain uids from a small pool, in any order;
 ``controller``/``blockOwnerDeletion`` present or not, true or false; now and then an odd uid,
 a repeated uid, a ``null`` or a value of another type) are created through the templates and
 through :func:`updated_managed_fields` with the stored write's shared trees, and the entries
