@@ -1469,9 +1469,9 @@ def _created_entry(
             return []
         entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
         if lists:
-            entry["fieldsV1"] = _with_spec_lists(entry["fieldsV1"], lists)
+            entry["fieldsV1"] = with_spec_lists(entry["fieldsV1"], lists)
             if fields_v1 is not None:
-                _remember_join(entry["fieldsV1"], taken, None, lists)
+                remember_created_join(entry["fieldsV1"], taken, None, lists)
         return [entry]
     rest = dict(after)
     rest["metadata"] = rest_md = dict(md)
@@ -1483,17 +1483,17 @@ def _created_entry(
         refs, refs_node, lambda r: _owner_refs_tree(r, refs_node), fields_v1 is not None
     )
     entry = _encode_entry(mid, VersionedSet(taken, api_version, False, now or None), fields_v1)
-    tree = _with_spec_lists(entry["fieldsV1"], lists) if lists else entry["fieldsV1"]
-    entry["fieldsV1"] = _with_owner_references(tree, refs_tree)
+    tree = with_spec_lists(entry["fieldsV1"], lists) if lists else entry["fieldsV1"]
+    entry["fieldsV1"] = with_owner_references(tree, refs_tree)
     if fields_v1 is not None:
-        _remember_join(entry["fieldsV1"], taken, refs_tree, lists)
+        remember_created_join(entry["fieldsV1"], taken, refs_tree, lists)
     return [entry]
 
 
 _REFS_PATH: Path = (field("metadata"), field("ownerReferences"))
 
 
-def _remember_join(
+def remember_created_join(
     joined: Obj, taken: FieldSet, refs_tree: Obj | None, lists: Sequence[tuple[str, Obj]]
 ) -> None:
     """Tell the decoder how a stored create's joined entry was made (:func:`remember_joined`):
@@ -1593,7 +1593,7 @@ def _spec_list_tree(v: list[Any], node: Node | None) -> Obj:
     return _list_tree(_list_walk(v, node))
 
 
-def _with_spec_lists(tree: Obj, lists: Sequence[tuple[str, Obj]]) -> Obj:
+def with_spec_lists(tree: Obj, lists: Sequence[tuple[str, Obj]]) -> Obj:
     """``tree`` (never modified: it may be a shared canonical one) with each list's subtree
     placed under ``f:spec`` in fieldsV1 order; only the two dicts on the way are new. ``f:spec``
     is there: the rest of ``spec`` is not empty (:func:`.createlists.split_spec_lists`)."""
@@ -1621,7 +1621,7 @@ def _owner_refs_tree(refs: list[Any], refs_node: Node | None) -> Obj:
     return refs_tree
 
 
-def _with_owner_references(tree: Obj, refs_tree: Obj) -> Obj:
+def with_owner_references(tree: Obj, refs_tree: Obj) -> Obj:
     """``tree`` (never modified: it may be a shared canonical one) with ``f:ownerReferences``
     placed under ``f:metadata`` in fieldsV1 order; only the two dicts on the way are new."""
     meta = tree.get("f:metadata")
@@ -1688,5 +1688,8 @@ __all__ = [
     "record_update",
     "remove_items",
     "server_side_apply",
+    "remember_created_join",
     "updated_managed_fields",
+    "with_owner_references",
+    "with_spec_lists",
 ]

@@ -13,7 +13,9 @@ split, the set's encoding and its shared tree). Events are the objects a cluster
 create the entry is assembled here from the tree remembered for its shape, and only the first
 create of a shape (or an object this cannot answer) takes the general path, whose answer is
 remembered. The entries are equal, key for key and in order (``test_create_entry_template.py``
-compares the two on random objects).
+compares the two on random objects). Objects with owner references (the pods, Workloads,
+PodGroups and ControllerRevisions controllers create) are answered the same way by
+:mod:`.ownedentry`, whose shapes leave out the owners' uids.
 
 Only stored creates use it: their ``fieldsV1`` is the shared canonical tree of the field set,
 never modified once stored, so one tree serves every object of the shape (as the canonical
@@ -26,24 +28,14 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.api.types import Obj
-from apiserver.patch.apply import FIELDS_V1, UPDATE
 from apiserver.patch.createmem import shape_key
+from apiserver.patch.ownedentry import OwnedEntryTemplates, created_entry
 
 #: Remembered shapes per tracker (cleared when full, as :class:`.createmem.CreateFieldsMemo`).
 _ENTRIES = 1024
 
 #: A remembered shape whose create records no entry (its manager owns nothing).
 _NOTHING: Obj = {}
-
-
-def _entry(manager: str, api_version: str, now: str, tree: Obj) -> Obj:
-    """The entry :func:`apiserver.patch.apply._encode_entry` writes for a create (no subresource)."""
-    entry: Obj = {"manager": manager, "operation": UPDATE, "apiVersion": api_version}
-    if now:
-        entry["time"] = now
-    entry["fieldsType"] = FIELDS_V1
-    entry["fieldsV1"] = tree
-    return entry
 
 
 class CreatedEntryTemplates:
@@ -54,10 +46,12 @@ class CreatedEntryTemplates:
     reused while the entry lives.
     """
 
-    __slots__ = ("_table",)
+    __slots__ = ("_table", "_owned")
 
     def __init__(self) -> None:
         self._table: dict[tuple[bytes, int], tuple[Any, Obj]] = {}
+        #: creates with owner references (see :mod:`.ownedentry`)
+        self._owned = OwnedEntryTemplates()
 
     def entries(
         self,
@@ -71,25 +65,27 @@ class CreatedEntryTemplates:
         """The ``managedFields`` a stored create of ``obj`` records, as ``general()`` (the
         general path, called where the shape is not known yet) answers them."""
         md = obj.get("metadata")
-        if type(md) is not dict or "managedFields" in md or "ownerReferences" in md:
-            # the request's own entries are decoded and merged; owner references name their
-            # owner's uid (lists are verbatim in the shape), so their shapes seldom recur: the
-            # general path answers both (it joins the owner references' tree on its own)
+        if type(md) is not dict or "managedFields" in md:
+            # the request's own entries are decoded and merged by the general path
             return general()
+        if "ownerReferences" in md:
+            # owner references name their owner's uid (lists are verbatim in the shape), so
+            # such a shape never recurs: its references are templated apart
+            return self._owned.entries(obj, node, manager, api_version, now, general)
         shape = shape_key(obj)
         if shape is None:
             return general()
         hit = self._table.get((shape, id(node)))
         if hit is not None and hit[0] is node:
             tree = hit[1]
-            return [] if tree is _NOTHING else [_entry(manager, api_version, now, tree)]
+            return [] if tree is _NOTHING else [created_entry(manager, api_version, now, tree)]
         out = general()
         if out is None or len(out) > 1:
             return out
         tree = out[0].get("fieldsV1") if out else _NOTHING
         # remembered only when the template rebuilds the general path's entry exactly
         if type(tree) is dict and (
-            not out or list(_entry(manager, api_version, now, tree).items()) == list(out[0].items())
+            not out or list(created_entry(manager, api_version, now, tree).items()) == list(out[0].items())
         ):
             if len(self._table) >= _ENTRIES:
                 self._table.clear()
@@ -99,6 +95,7 @@ class CreatedEntryTemplates:
 
     def clear(self) -> None:
         self._table.clear()
+        self._owned.clear()
 
 
 __all__ = ["CreatedEntryTemplates"]

@@ -13,7 +13,13 @@ in a row for each kind, printing the CPU time per create (``time.process_time``)
   object of its owner here (as a PodGroup is, owned by its new Workload): the owner memo of the
   managedFields entry never hits, the template of the reference does; its PodGroup template is
   named after the set, as the controller names it (before session 11 this script used one
-  name for all, which hid that no two Workloads shared a shape).
+  name for all, which hid that no two Workloads shared a shape);
+* ``podgroup``: the PodGroup of gang set ``i``, owned by the set and by its Workload (two
+  references, both naming owners met for the first time).
+
+Since session 14 all three owned kinds (pod, workload, podgroup) are answered from the template
+of their shape with the owners' uids (and a Workload's template name) left out
+(:mod:`apiserver.patch.ownedentry`).
 
 Compare two trees by alternating them: ``python bench/micro/create_cpu.py --pairs BASE NEW``
 runs this file with each tree on ``PYTHONPATH`` in turn, ``--rounds`` times, and prints the
@@ -33,7 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 SORT = "tottime"
-KINDS = ("pod", "event", "workload")
+KINDS = ("pod", "event", "workload", "podgroup")
 
 
 def pod(i: int) -> dict[str, Any]:
@@ -132,7 +138,45 @@ def workload(i: int) -> dict[str, Any]:
     }
 
 
-BODIES: dict[str, Callable[[int], dict[str, Any]]] = {"pod": pod, "event": event, "workload": workload}
+def podgroup(i: int) -> dict[str, Any]:
+    """The PodGroup of gang StatefulSet ``w{i}``, as the controller makes it from its Workload."""
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {
+            "name": f"w{i}-w{i}",
+            "namespace": "default",
+            "labels": {"scheduling.k8s.io/managed-by": "statefulset-controller"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": f"w{i}",
+                    "uid": f"00000000-0000-4000-8001-{i:012d}",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                },
+                {
+                    "apiVersion": "scheduling.k8s.io/v1beta1",
+                    "kind": "Workload",
+                    "name": f"w{i}",
+                    "uid": f"00000000-0000-4000-8002-{i:012d}",
+                },
+            ],
+        },
+        "spec": {
+            "workloadRef": {"workloadName": f"w{i}", "templateName": f"w{i}"},
+            "schedulingPolicy": {"gang": {"minCount": 3}},
+        },
+    }
+
+
+BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
+    "pod": pod,
+    "event": event,
+    "workload": workload,
+    "podgroup": podgroup,
+}
 
 
 def _api() -> tuple[Any, dict[str, Any]]:
@@ -143,6 +187,7 @@ def _api() -> tuple[Any, dict[str, Any]]:
         "pod": api.registry.get("", "v1", "pods"),
         "event": api.registry.get("", "v1", "events"),
         "workload": api.registry.get("scheduling.k8s.io", "v1beta1", "workloads"),
+        "podgroup": api.registry.get("scheduling.k8s.io", "v1beta1", "podgroups"),
     }
     return api, rds
 

@@ -1,0 +1,364 @@
+"""A stored create's ``managedFields`` entry for an object with owner references, from a template.
+
+:class:`.createentry.CreatedEntryTemplates` answers a create from the tree remembered for the
+object's *shape* (plain scalars of its maps blanked, lists kept verbatim). An object with
+``metadata.ownerReferences`` never recurs in that shape: the references are list items, and
+each names its owner's uid. Yet those are the objects controllers create by the thousand (every
+StatefulSet pod, its Workload, PodGroup and ControllerRevisions; Job and ReplicaSet pods), and
+each took the general path, which walks the same way to the same answer every time.
+
+The general path (:func:`apiserver.patch.apply._created_entry`) already builds such an entry in
+two parts: the tree of the object without its references (answered by that object's shape),
+and the ``f:ownerReferences`` subtree ``{".": {}, 'k:{"uid":"<uid>"}': item, ...}``, joined
+under ``f:metadata`` at its canonical position (:func:`apiserver.patch.apply.with_owner_references`).
+Each ``item`` follows from its reference's keys and the types of its values, not from its
+strings, when the uid is *plain* (written by Go's JSON as it is; every uid kube makes is); the
+items go in uid order. So the key here is the object's shape with its references replaced by
+their templates (every string blanked) in uid order, and the template holds the rest's tree,
+each reference's item subtree and the rest's field set (for the decoder, see below). A create
+then costs the shape's key, one small dict per level on the way to ``f:ownerReferences``, and
+the text the decoder is told about.
+
+A Workload is owned too, and its ``spec.podGroupTemplates`` is named after its set, so its
+shape never recurs either: a one-item list-map directly under ``spec``, keyed by one field
+whose value is plain, is templated the same way (the item with its key value blanked; its
+subtree ``{".": {}, 'k:{"<key>":"<value>"}': item}`` joined under ``f:spec`` as
+:func:`apiserver.patch.apply.with_spec_lists` joins it; the same scope as :mod:`.createlists`).
+
+A template is learnt from the general path's own answer, and kept only where rebuilding that
+answer from the template gives it exactly (key for key and in order, as text); the test
+``test_create_entry_template.py`` compares the two on random objects with one to three
+references. A shape is learnt the *second* time it is met: a one-off (each set's Workload,
+whose ``spec.podGroupTemplates`` is named after the set) then costs only its key.
+
+Like the general path, the joined entry is told to the decoder (:func:`.fieldpath.remember_joined`,
+through :func:`apiserver.patch.apply.remember_created_join`): the object's first update decodes
+its stored entry from the rest's set and a parse of the references' subtree instead of a parse
+of the whole tree.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from apiserver.api.types import Obj
+from apiserver.patch.apply import (
+    FIELDS_V1,
+    UPDATE,
+    remember_created_join,
+    with_owner_references,
+    with_spec_lists,
+)
+from apiserver.patch.createmem import blanked, key_of_blanked
+from apiserver.patch.fieldpath import (
+    EXACT_JSON,
+    FieldPathError,
+    FieldSet,
+    field_schema,
+    list_semantics,
+    map_is_atomic,
+    plain_string_key,
+)
+
+#: Bounds: learnt templates, and shapes met once (a separate table, so that one-off shapes
+#: never push the learnt ones out).
+_ENTRIES = 1024
+_SEEN_ENTRIES = 1024
+
+#: A uid or list-map key value that Go's JSON writes as it is (nothing escaped), so its ``k:``
+#: text is :func:`plain_string_key`'s. The same rule as :mod:`.ownerrefs` and :mod:`.createlists`.
+_PLAIN = re.compile(r"[0-9A-Za-z._-]{1,256}")
+_FIRST = operator.itemgetter(0)
+_REFS_KEY = "f:ownerReferences"
+#: The prefix of a key with templated lists (a JSON text never starts with it).
+_LISTED = b"L"
+
+#: The owner references as ``(uid, reference)`` in uid order.
+Refs = list[tuple[str, dict[str, Any]]]
+#: The one-item list-maps under ``spec`` as ``(spec field, key field, key value)`` in ``spec``'s order.
+Lists = list[tuple[str, str, str]]
+
+
+class _Template:
+    """What a create of one owned shape records: the rest's tree and set, one item subtree per
+    reference in uid order and one per templated list (all shared: stored entries are never
+    modified)."""
+
+    __slots__ = ("node", "rest", "rest_set", "dot", "items", "list_items")
+
+    def __init__(
+        self,
+        node: Any,
+        rest: Obj,
+        rest_set: FieldSet,
+        dot: Obj,
+        items: tuple[Obj, ...],
+        list_items: tuple[Obj, ...],
+    ) -> None:
+        self.node = node
+        self.rest = rest
+        self.rest_set = rest_set
+        self.dot = dot
+        self.items = items
+        self.list_items = list_items
+
+
+class _Refused:
+    """A shape whose template could not rebuild the general path's entry: its creates take the
+    general path without trying again."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+
+def created_entry(manager: str, api_version: str, now: str, tree: Obj) -> Obj:
+    """The entry :func:`apiserver.patch.apply._encode_entry` writes for a create (no subresource)."""
+    entry: Obj = {"manager": manager, "operation": UPDATE, "apiVersion": api_version}
+    if now:
+        entry["time"] = now
+    entry["fieldsType"] = FIELDS_V1
+    entry["fieldsV1"] = tree
+    return entry
+
+
+def _sorted_uids(refs: Any) -> Refs | None:
+    """``refs`` as ``(uid, reference)`` in uid order, or ``None`` where the template cannot
+    answer: not a non-empty list of objects with plain, distinct uids (the general path keeps
+    only the first of repeated uids, and writes odd ones escaped)."""
+    if type(refs) is not list or not refs:
+        return None
+    out: Refs = []
+    for ref in refs:
+        if type(ref) is not dict:
+            return None
+        uid = ref.get("uid")
+        if type(uid) is not str or _PLAIN.fullmatch(uid) is None:
+            return None
+        out.append((uid, ref))
+    if len(out) > 1:
+        out.sort(key=_FIRST)
+        if any(out[i][0] == out[i + 1][0] for i in range(len(out) - 1)):
+            return None
+    return out
+
+
+def _spec_lists(obj: Obj, node: Any) -> Lists:
+    """The one-item list-maps directly under ``obj``'s ``spec`` keyed by one field whose value
+    is plain (a Workload's ``podGroupTemplates``, a pod's ``containers``), where ``spec`` is
+    walked field by field and holds something else."""
+    spec = obj.get("spec")
+    if type(spec) is not dict:
+        return []
+    out: Lists = []
+    spec_node: Any = None
+    for k, v in spec.items():
+        if type(v) is not list or len(v) != 1 or type(v[0]) is not dict:
+            continue
+        if spec_node is None:
+            spec_node = field_schema(node, "spec")[0]
+            if map_is_atomic(spec_node):
+                return []
+        kind, keys = list_semantics(field_schema(spec_node, k)[0])
+        if kind != "map" or len(keys) != 1 or _PLAIN.fullmatch(keys[0]) is None:
+            continue
+        value = v[0].get(keys[0])
+        if type(value) is str and _PLAIN.fullmatch(value) is not None:
+            out.append((k, keys[0], value))
+    # the rest must hold something: an empty spec is walked otherwise (see .createlists)
+    return out if len(out) < len(spec) else []
+
+
+def _owned_shape(obj: Obj, refs: Refs) -> Obj | None:
+    """``obj``'s shape (:func:`.createmem.blanked`) with the references replaced by their
+    templates (each string blanked, the other values kept) in uid order; ``None`` where it has
+    none. Its maps are this call's own."""
+    shape = blanked(obj)
+    if shape is None or type(shape.get("metadata")) is not dict:
+        return None
+    shape["metadata"]["ownerReferences"] = [
+        {k: "" if type(v) is str else v for k, v in ref.items()} for _, ref in refs
+    ]
+    return shape
+
+
+def _with_lists_blanked(shape: Obj, obj: Obj, lists: Lists) -> Obj:
+    """``shape`` (modified) with each templated list's item, its key value blanked."""
+    for k, key, _ in lists:
+        item = dict(obj["spec"][k][0])
+        item[key] = ""
+        shape["spec"][k] = [item]
+    return shape
+
+
+def _refs_tree(dot: Obj, refs: Refs, items: tuple[Obj, ...]) -> Obj:
+    tree: Obj = {".": dot}
+    for (uid, _), item in zip(refs, items, strict=True):
+        tree[plain_string_key("uid", uid)] = item
+    return tree
+
+
+def _list_trees(dot: Obj, lists: Lists, items: tuple[Obj, ...]) -> list[tuple[str, Obj]]:
+    return [
+        (k, {".": dot, plain_string_key(key, value): item})
+        for (k, key, value), item in zip(lists, items, strict=True)
+    ]
+
+
+def _join(
+    rest: Obj, dot: Obj, refs: Refs, items: tuple[Obj, ...], lists: Lists, list_items: tuple[Obj, ...]
+) -> tuple[Obj, Obj, list[tuple[str, Obj]]]:
+    """The joined tree as the general path joins it (the lists under ``f:spec``, then the
+    references under ``f:metadata``), with the references' subtree and the lists'."""
+    subtrees = _list_trees(dot, lists, list_items) if lists else []
+    tree = with_spec_lists(rest, subtrees) if subtrees else rest
+    refs_tree = _refs_tree(dot, refs, items)
+    return with_owner_references(tree, refs_tree), refs_tree, subtrees
+
+
+def _split(level: Any, key: str, element: str) -> tuple[Obj, Obj] | None:
+    """``level`` without its ``key`` and the item subtree of ``level[key]``, where that is
+    ``{".": {}, element: item}``; else ``None``."""
+    if type(level) is not dict:
+        return None
+    sub = level.get(key)
+    if type(sub) is not dict or list(sub) != [".", element] or sub["."] != {}:
+        return None
+    return {k: v for k, v in level.items() if k != key}, sub[element]
+
+
+def _learn(node: Any, refs: Refs, lists: Lists, joined: Any) -> _Template | None:
+    """The template of the general path's joined tree ``joined``, or ``None`` where it is not
+    of the one form (the rest's tree with ``f:ownerReferences`` placed in ``f:metadata``, one
+    ``k:{"uid":…}`` item per reference in uid order, and each list's subtree under ``f:spec``
+    with its one item), rebuilding it does not give it exactly, or the rest's tree is not a
+    text the decoder takes for its set."""
+    if type(joined) is not dict:
+        return None
+    meta = joined.get("f:metadata")
+    if type(meta) is not dict:
+        return None
+    refs_tree = meta.get(_REFS_KEY)
+    keys = [plain_string_key("uid", uid) for uid, _ in refs]
+    if type(refs_tree) is not dict or list(refs_tree) != [".", *keys] or refs_tree["."] != {}:
+        return None
+    dot = refs_tree["."]
+    items = tuple(refs_tree[k] for k in keys)
+    rest = dict(joined)
+    rest_meta = {k: v for k, v in meta.items() if k != _REFS_KEY}
+    if rest_meta:
+        rest["f:metadata"] = rest_meta
+    else:  # the rest had no f:metadata: the join added it
+        del rest["f:metadata"]
+    list_items: list[Obj] = []
+    for k, key, value in lists:
+        split = _split(rest.get("f:spec"), "f:" + k, plain_string_key(key, value))
+        if split is None or not split[0]:  # the rest's spec is not empty (see .createlists)
+            return None
+        rest["f:spec"], item = split
+        list_items.append(item)
+    try:
+        rest_set = FieldSet.from_fields_v1(rest)
+        text = orjson.dumps(joined, option=EXACT_JSON)
+        again = orjson.dumps(_join(rest, dot, refs, items, lists, tuple(list_items))[0], option=EXACT_JSON)
+    except (FieldPathError, TypeError):
+        return None
+    if again != text or not rest_set.decodes_to_itself():
+        return None
+    return _Template(node, rest, rest_set, dot, items, tuple(list_items))
+
+
+class OwnedEntryTemplates:
+    """``(owned shape, schema node) -> template`` of stored creates with owner references,
+    learnt from the general path (see the module docstring). The schema node is held by its
+    template, so its ``id`` cannot be reused while the entry lives."""
+
+    __slots__ = ("_table", "_seen")
+
+    def __init__(self) -> None:
+        self._table: dict[tuple[bytes, int], _Template | _Refused] = {}
+        self._seen: dict[tuple[bytes, int], Any] = {}
+
+    def entries(
+        self,
+        obj: Obj,
+        node: Any,
+        manager: str,
+        api_version: str,
+        now: str,
+        general: Callable[[], list[Obj] | None],
+    ) -> list[Obj] | None:
+        """The ``managedFields`` a stored create of ``obj`` (whose ``metadata`` holds
+        ``ownerReferences`` and no ``managedFields``) records, as ``general()`` answers them."""
+        refs = _sorted_uids(obj["metadata"]["ownerReferences"])
+        shape = _owned_shape(obj, refs) if refs is not None else None
+        key = key_of_blanked(shape)
+        if refs is None or shape is None or key is None:
+            return general()
+        hit = self._table.get((key, id(node)))
+        lists: Lists = []
+        list_key: bytes | None = None
+        if hit is None or hit.node is not node:
+            # not known with its lists verbatim (as a set's pods are, of one template): known
+            # with its one-item list-maps templated (as each set's Workload is)?
+            lists = _spec_lists(obj, node)
+            if lists:
+                list_key = key_of_blanked(_with_lists_blanked(shape, obj, lists))
+                if list_key is not None:
+                    # apart from the verbatim form's keys: a list's blanked key value ("") is
+                    # another object's verbatim one (which is not plain: never templated)
+                    list_key = _LISTED + list_key
+                    hit = self._table.get((list_key, id(node)))
+                else:
+                    hit = None
+        if hit is not None and hit.node is node:
+            if type(hit) is _Refused:
+                return general()
+            joined, refs_tree, subtrees = _join(hit.rest, hit.dot, refs, hit.items, lists, hit.list_items)
+            remember_created_join(joined, hit.rest_set, refs_tree, subtrees)
+            return [created_entry(manager, api_version, now, joined)]
+        out = general()
+        if out is None or len(out) != 1:
+            return out
+        # Learnt the second time it is met, with its lists verbatim where that form recurred,
+        # else with them templated; met once, both forms are noted.
+        if self._seen.get((key, id(node))) is node:
+            learn_key, lists = key, []
+        elif list_key is not None and self._seen.get((list_key, id(node))) is node:
+            learn_key = list_key
+        else:
+            if len(self._seen) >= _SEEN_ENTRIES - 1:
+                self._seen.clear()
+            # exact copies of the keys: orjson's result holds its whole write buffer
+            self._seen[(bytes(memoryview(key)), id(node))] = node
+            if list_key is not None:
+                self._seen[(bytes(memoryview(list_key)), id(node))] = node
+            return out
+        joined = out[0].get("fieldsV1")
+        template: _Template | _Refused | None = _learn(node, refs, lists, joined)
+        # kept only when the template rebuilds the general path's entry exactly; else the
+        # shape is remembered as refused (never learnt again, as the general path answers it)
+        if template is None or list(created_entry(manager, api_version, now, joined).items()) != list(
+            out[0].items()
+        ):
+            template = _Refused(node)
+        self._seen.pop((key, id(node)), None)
+        if list_key is not None:
+            self._seen.pop((list_key, id(node)), None)
+        if len(self._table) >= _ENTRIES:
+            self._table.clear()
+        self._table[(bytes(memoryview(learn_key)), id(node))] = template
+        return out
+
+    def clear(self) -> None:
+        self._table.clear()
+        self._seen.clear()
+
+
+__all__ = ["OwnedEntryTemplates", "created_entry"]
