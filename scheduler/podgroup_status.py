@@ -143,7 +143,8 @@ def status_patch(old_status: Obj | None, conditions: list[Obj]) -> Obj | None:
 async def update_pod_group_condition(
     client: Any, pod_group: Obj, status: str, reason: str, message: str, now: str
 ) -> Obj | None:
-    """Write the condition if it changes; returns the updated PodGroup or ``None``."""
+    """Write the condition if it changes; returns the updated PodGroup (read-only: it may be the
+    stored object's shared dict) or ``None``."""
     meta = pod_group.get("metadata") or {}
     ns, name = meta.get("namespace", ""), meta.get("name", "")
     conditions = desired_conditions(pod_group, status, reason, message, now)
@@ -154,8 +155,16 @@ async def update_pod_group_condition(
         return None
     for _ in range(_ATTEMPTS):
         try:
+            # read_only: the answer goes to the scheduler's cache, which only reads it (as it
+            # reads its informer's objects), so an in-process client need not copy it
             return await client.patch(
-                PODGROUPS, name, patch, ns, patch_type=STRATEGIC_MERGE_PATCH, subresource="status"
+                PODGROUPS,
+                name,
+                patch,
+                ns,
+                patch_type=STRATEGIC_MERGE_PATCH,
+                subresource="status",
+                read_only=True,
             )
         except errors.StatusError as e:
             if e.code == 404:

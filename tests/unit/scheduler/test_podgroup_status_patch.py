@@ -188,7 +188,7 @@ async def test_a_condition_another_writer_added_meanwhile_is_kept_and_no_resourc
             ("DisruptionTarget", "True"),
         ]
         ((body, kw),) = rec.patches
-        assert kw == {"patch_type": STRATEGIC_MERGE_PATCH, "subresource": "status"}
+        assert kw == {"patch_type": STRATEGIC_MERGE_PATCH, "subresource": "status", "read_only": True}
         assert "metadata" not in body
         assert body["status"]["conditions"][0] == {
             "type": POD_GROUP_INITIALLY_SCHEDULED,
