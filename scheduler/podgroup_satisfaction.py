@@ -16,7 +16,7 @@ decision; the replacement policy that does is :mod:`scheduler.plugins.gang_sched
 
 Level-triggered, as a controller: pod and PodGroup events enqueue the group's key, ``sync(key)``
 recounts from the informers and writes the condition only when it changes (a merge patch of
-``/status`` guarded by the resourceVersion read, like ``updatePodGroupCondition``).
+``/status`` guarded by the resourceVersion read).
 """
 
 from __future__ import annotations

@@ -386,7 +386,9 @@ class HTTPClient:
         dry_run: bool = False,
         field_manager: str = "",
         force: bool = False,
+        read_only: bool = False,
     ) -> Obj:
+        # ``read_only`` changes nothing here: the answer is decoded for this caller alone
         body = patch.encode() if isinstance(patch, str) else patch
         return await self._call(
             "PATCH",

@@ -201,7 +201,11 @@ class Client(Protocol):
         dry_run: bool = False,
         field_manager: str = "",
         force: bool = False,
-    ) -> Obj: ...
+        read_only: bool = False,
+    ) -> Obj:
+        """PATCH the object (or ``subresource``); returns the stored object. ``read_only``: as
+        for :meth:`update` (the caller will not modify the answer)."""
+        ...
 
     async def delete(
         self,

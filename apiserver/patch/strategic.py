@@ -263,10 +263,42 @@ def _fresh(value: Any, prop: Node | None) -> Any:
     if isinstance(value, dict):
         if value.get(DIRECTIVE) == _DELETE:
             return _DROP
+        if _plain(value):
+            return value
         return _merge_map({}, value, prop)
     if isinstance(value, list):
+        if _plain_list(value):
+            return value
         return _replace_list(value, _items(prop))
     return value
+
+
+def _plain(value: dict[str, Any]) -> bool:
+    """Whether merging ``value`` into an empty map would only rebuild it: no ``$`` key (a
+    directive) and no ``null`` (a deletion) at any depth. Then :func:`_fresh` takes ``value``
+    itself - a patch value is always the merge's private copy - instead of rebuilding it key by
+    key (the usual new subtree: a first ``status``, a new condition, a new label)."""
+    for k, v in value.items():
+        if v is None or type(k) is not str or k.startswith("$"):
+            return False
+        if type(v) is dict:
+            if not _plain(v):
+                return False
+        elif type(v) is list and not _plain_list(v):
+            return False
+    return True
+
+
+def _plain_list(value: list[Any]) -> bool:
+    """:func:`_plain` for a list taken whole (:func:`_replace_list`): its map items are plain
+    (a ``null`` item stays, as a scalar does)."""
+    for v in value:
+        if type(v) is dict:
+            if not _plain(v):
+                return False
+        elif type(v) is list and not _plain_list(v):
+            return False
+    return True
 
 
 def _apply_retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:

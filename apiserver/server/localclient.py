@@ -373,6 +373,7 @@ class LocalClient:
         dry_run: bool = False,
         field_manager: str = "",
         force: bool = False,
+        read_only: bool = False,
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
@@ -389,6 +390,9 @@ class LocalClient:
             lambda b: self.api.patch(rd, namespace, name, b, patch_type, opts, subresource),
             body,
         )
+        if read_only and isinstance(result, StoredResult):
+            # the stored object's shared dict, as the informers have it: the caller won't modify it
+            return await self._durable(self._shared(result.record))
         return await self._durable(result.obj)
 
     async def delete(

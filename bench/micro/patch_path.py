@@ -11,8 +11,13 @@ controllers make them (read ``read_only`` first, as the informers of a running p
   reason ``NotReadyForScheduling`` (a pending pod a PreEnqueue plugin holds);
 * ``pod-unsched``: the same patch shape replacing that condition with reason ``Unschedulable``
   (``scheduler/podstatus.py``: a condition already on the pod, merged by its type);
-* ``pg-condition``: the scheduler's merge patch on ``podgroups/status`` of the
-  ``PodGroupScheduled`` condition, with the resourceVersion it read as a precondition.
+* ``pg-condition``: a JSON merge patch on ``podgroups/status`` of the ``PodGroupScheduled``
+  condition, with the resourceVersion read as a precondition (the scheduler's request until
+  session 14, kept as is so that figures stay comparable);
+* ``pg-scheduler``: the scheduler's own ``update_pod_group_condition`` (of the tree under test)
+  setting ``PodGroupInitiallyScheduled=True`` on a gang's fresh PodGroup, as a placed gang does:
+  the request it builds and sends (since session 14 upstream's strategic merge patch) and the
+  server's write; under ``--pairs`` each tree sends its own request.
 
 Printed is the process CPU per write (``time.process_time``) in µs; ``--pairs`` alternates two
 trees in child processes and prints the minimum over rounds. Numbers go in docs/bench.md only.
@@ -27,7 +32,7 @@ import json
 import os
 from typing import Any
 
-KINDS = ("pod-held", "pod-unsched", "pg-condition")
+KINDS = ("pod-held", "pod-unsched", "pg-condition", "pg-scheduler")
 NS = "default"
 NOW = "2026-12-05T08:00:00Z"
 SMP = "application/strategic-merge-patch+json"
@@ -48,6 +53,7 @@ async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
     from apiserver.client.interface import PODGROUPS, PODS, STATEFULSETS
     from bench.micro.update_path import _pod, _pod_group, _share, _statefulset, _Timer
     from gangplane.controlplane import ControlPlane, tune_gc
+    from scheduler.podgroup_status import update_pod_group_condition
 
     plane = ControlPlane()
     try:
@@ -58,6 +64,11 @@ async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
             for i, s in enumerate(sets)
         ]
         pods = [await c.create(PODS, _pod(i, s["metadata"]["uid"]), NS) for i, s in enumerate(sets)]
+        fresh = []  # a second PodGroup per set, for pg-scheduler (pg-condition writes the first)
+        for i, s in enumerate(sets):
+            body = _pod_group(i, s["metadata"]["uid"][::-1])
+            body["metadata"]["name"] = f"s{i}-1"
+            fresh.append(await c.create(PODGROUPS, body, NS))
         await _share(c, STATEFULSETS, PODGROUPS, PODS)
         out: dict[str, float] = {}
         held = "waiting for 2 more pods of gang default/s-0 (minCount 3)"
@@ -103,6 +114,13 @@ async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
                     subresource="status",
                 )
         out["pg-condition"] = t.cpu / writes * 1e6
+        sched = plane.client("kube-scheduler")
+        gc.collect()
+        tune_gc()
+        with _Timer("pg-scheduler", profile) as t:
+            for g in fresh:
+                await update_pod_group_condition(sched, g, "True", "Scheduled", "", NOW)
+        out["pg-scheduler"] = t.cpu / writes * 1e6
         return out
     finally:
         await plane.stop()
