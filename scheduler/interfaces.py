@@ -25,7 +25,7 @@ import inspect
 import random
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from apiserver.api.types import Obj
 from scheduler.diagnosis import Diagnosis as NodeDiagnosis
@@ -299,8 +299,7 @@ class ArrayScorePlugin(Protocol):
     def score_array(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ScoreColumn:
+class ScoreColumn(NamedTuple):
     """gangplane: a Score plugin's final column for one pod shape, as a per-row function of the
     snapshot's node table (:meth:`scheduler.nodetable.NodeTable.derived`).
 
