@@ -49,7 +49,7 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
     records keep this pod's scores (they need each plugin's column)."""
     if not nodes:
         return NOT_FUSED
-    uniform, columns = fw._uniform_scorers, fw._column_scorers
+    uniform, columns = fw.uniform_scorers, fw.column_scorers
     skip = state.skip_score_plugins
     active = [pl for pl in fw.score_plugins if pl.name not in skip]
     for pl in active:

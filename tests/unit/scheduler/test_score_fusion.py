@@ -191,10 +191,10 @@ def test_a_plugin_without_a_column_takes_the_general_path(monkeypatch: pytest.Mo
     nodes = snap.ordered()[:20]
     state = CycleState()
     assert fw.run_pre_score_plugins(state, pi, nodes) is None
-    fw._column_scorers = fw._column_scorers - {"NodeResourcesBalancedAllocation"}
+    fw.column_scorers = fw.column_scorers - {"NodeResourcesBalancedAllocation"}
     assert score_fusion.fused_totals(fw, state, pi, nodes) is score_fusion.NOT_FUSED
     # a node list that is not a run of the snapshot's table has no column either
-    fw._column_scorers = fw._column_scorers | {"NodeResourcesBalancedAllocation"}
+    fw.column_scorers = fw.column_scorers | {"NodeResourcesBalancedAllocation"}
     mixed = nodes[::2]
     state = CycleState()
     assert fw.run_pre_score_plugins(state, pi, mixed) is None
