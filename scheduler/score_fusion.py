@@ -58,6 +58,14 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
     weights = fw.score_weights
     parts: list[tuple[ScoreColumn, int]] = []
     try:
+        # the column plugins first: where there is no column (a PodGroup placement's nodes, not
+        # a run of the table) the general path follows, and the uniform answers are not asked twice
+        for pl in active:
+            if pl.name not in uniform:
+                spec = pl.score_column(state, pod_info, nodes)  # type: ignore[attr-defined]
+                if spec is None:
+                    return NOT_FUSED
+                parts.append((spec, weights.get(pl.name, 1)))
         for pl in active:
             name = pl.name
             if name in uniform:
@@ -68,10 +76,10 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
                     continue  # the same number on every node: no part of the pick
                 if name not in columns:
                     return NOT_FUSED
-            spec = pl.score_column(state, pod_info, nodes)  # type: ignore[attr-defined]
-            if spec is None:
-                return NOT_FUSED
-            parts.append((spec, weights.get(name, 1)))
+                spec = pl.score_column(state, pod_info, nodes)  # type: ignore[attr-defined]
+                if spec is None:
+                    return NOT_FUSED
+                parts.append((spec, weights.get(name, 1)))
     except Exception:
         return NOT_FUSED  # the general path runs the plugin again and reports its error as kube does
     if not parts:
