@@ -33,6 +33,7 @@ from scheduler.interfaces import (
     BatchNormalizeScorePlugin,
     BatchScorePlugin,
     BindPlugin,
+    ColumnScorePlugin,
     CycleState,
     EnqueueExtensions,
     FilterHint,
@@ -249,9 +250,18 @@ class Framework:
         #: scheduling records keep raw scores, only these take the array path (a normalizing one's
         #: raw column exists only on its list path)
         self._raw_array_scorers = self._array_scorers - self._normalizers - self._batch_normalizers
+        #: the raw array scorers whose column is kept per row (:mod:`scheduler.score_fusion`)
+        self.column_scorers = {
+            p.name for p in self.score_plugins if implements(p, ColumnScorePlugin)
+        } & self._raw_array_scorers
         #: gangplane: the scheduling cycle adds the Score columns and picks the host in numpy
         #: arrays when the plugins offer them (off: lists only; the differential tests compare)
         self.array_scores = True
+
+    @property
+    def uniform_scorers(self) -> set[str]:
+        """The Score plugins that may answer ``uniform_score`` (:class:`UniformScorePlugin`)."""
+        return self._uniform_scorers
 
     @property
     def scheduler_name(self) -> str:

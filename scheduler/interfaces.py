@@ -25,7 +25,7 @@ import inspect
 import random
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from apiserver.api.types import Obj
 from scheduler.diagnosis import Diagnosis as NodeDiagnosis
@@ -297,6 +297,39 @@ class ArrayScorePlugin(Protocol):
     """
 
     def score_array(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any: ...
+
+
+class ScoreColumn(NamedTuple):
+    """gangplane: a Score plugin's final column for one pod shape, as a per-row function of the
+    snapshot's node table (:meth:`scheduler.nodetable.NodeTable.derived`).
+
+    ``key`` names the column (the plugin's scorer and the pod's requests: equal keys, equal
+    columns); ``compute(rows)`` gives the scores of many rows as an int64 array, ``rescore(row)``
+    the score of one row; ``table`` and ``rows`` are the table and the rows of the cycle's
+    nodes. The scheduling cycle may add several plugins' columns into one kept column of
+    totals (:mod:`scheduler.score_fusion`) instead of slicing and adding each one per cycle.
+    """
+
+    table: Any
+    rows: Any
+    key: object
+    compute: Callable[[Any], Any]
+    rescore: Callable[[int], int]
+
+
+@runtime_checkable
+class ColumnScorePlugin(Protocol):
+    """gangplane: an :class:`ArrayScorePlugin` whose column is a pure function of each node's row.
+
+    ``score_column`` returns the :class:`ScoreColumn` whose ``rows`` hold exactly what
+    ``score_array`` would return for ``nodes`` (Score then NormalizeScore, unweighted, every value
+    within ``[MIN_NODE_SCORE, MAX_NODE_SCORE]``), or ``None`` when it has none (then
+    ``score_array`` or the per-node path is used).
+    """
+
+    def score_column(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+    ) -> ScoreColumn | None: ...
 
 
 @runtime_checkable

@@ -42,6 +42,7 @@ from scheduler.interfaces import (
     go_list,
 )
 from scheduler.nodeinfo import NodeInfo, PodInfo
+from scheduler.score_fusion import NOT_FUSED, fused_totals
 from scheduler.status import Code, Status, is_success
 
 if TYPE_CHECKING:
@@ -408,6 +409,11 @@ def _totals(
         raise SchedulingError(s.message(), s)
     records = fw.handle.records
     keeps = records is not None and records.keeps_scores()
+    if arrays and not keeps:
+        # the array scorers' weighted sum kept as one column per pod shape (gangplane)
+        fused = fused_totals(fw, state, pod_info, nodes)
+        if fused is not NOT_FUSED:
+            return fused
     columns, s = fw.score_columns(state, pod_info, nodes, arrays)
     if s is not None:
         raise SchedulingError(s.message(), s)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.interfaces import CycleState, Handle
+from scheduler.interfaces import CycleState, Handle, ScoreColumn
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins.resource_allocation import (
+    array_column,
     array_scores,
     balanced_scorer,
     parse_resources,
@@ -61,6 +62,13 @@ class BalancedAllocation:
         if reqs is None:
             reqs = [pod_request(pod_info, r, True) for r, _ in self.resources]
         return array_scores(state, self.handle, nodes, reqs, self.resources, balanced_scorer, True, True)
+
+    def score_column(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> ScoreColumn | None:
+        """The node-table column :meth:`score_array` reads (:class:`ColumnScorePlugin`), or ``None``."""
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = [pod_request(pod_info, r, True) for r, _ in self.resources]
+        return array_column(state, self.handle, nodes, reqs, self.resources, balanced_scorer, True)
 
 
 def new(args: dict[str, Any], handle: Handle) -> BalancedAllocation:

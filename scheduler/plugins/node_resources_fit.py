@@ -44,6 +44,7 @@ from scheduler.interfaces import (
     PlacementResult,
     PodGroupInfo,
     PreFilterResult,
+    ScoreColumn,
 )
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, NodeInfo, PodInfo
 from scheduler.plugins.requested_to_capacity_ratio import (
@@ -54,6 +55,7 @@ from scheduler.plugins.resource_allocation import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     Scorer,
+    array_column,
     array_scores,
     least_allocated_scorer,
     most_allocated_scorer,
@@ -289,6 +291,13 @@ class NodeResourcesFit:
         if reqs is None:
             reqs = [pod_request(pod_info, r, False) for r, _ in self.resources]
         return array_scores(state, self.handle, nodes, reqs, self.resources, self.scorer, False, True)
+
+    def score_column(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> ScoreColumn | None:
+        """The node-table column :meth:`score_array` reads (:class:`ColumnScorePlugin`), or ``None``."""
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = [pod_request(pod_info, r, False) for r, _ in self.resources]
+        return array_column(state, self.handle, nodes, reqs, self.resources, self.scorer, False)
 
 
 def new(args: dict[str, Any], handle: Handle) -> NodeResourcesFit:

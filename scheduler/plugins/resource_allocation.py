@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from scheduler import arraypolicy
-from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle
+from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, ScoreColumn
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 
 LEAST_ALLOCATED = "LeastAllocated"
@@ -175,6 +175,29 @@ def array_scores(
     table = snapshot.node_table()
     return resource_arrays.scores(
         state, table, nodes, pod_requests, resources, scorer, use_requested, as_array
+    )
+
+
+def array_column(
+    state: CycleState,
+    handle: Handle | None,
+    nodes: Sequence[NodeInfo],
+    pod_requests: Sequence[int],
+    resources: Sequence[tuple[str, int]],
+    scorer: Scorer,
+    use_requested: bool,
+) -> ScoreColumn | None:
+    """The node-table column :func:`array_scores` reads for the batch, unread, or ``None`` (no
+    table for this batch, or a scorer or request the arrays cannot score exactly)."""
+    if handle is None:
+        return None
+    snapshot = handle.snapshot
+    if snapshot is None or not wants_table(snapshot, nodes, state):
+        return None
+    from scheduler.plugins import resource_arrays  # numpy: imported when a cycle first needs it
+
+    return resource_arrays.column(
+        state, snapshot.node_table(), nodes, pod_requests, resources, scorer, use_requested
     )
 
 

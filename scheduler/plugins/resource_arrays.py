@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scheduler.interfaces import MAX_NODE_SCORE, CycleState
+from scheduler.interfaces import MAX_NODE_SCORE, CycleState, ScoreColumn
 from scheduler.nodeinfo import CPU, MEMORY, NodeInfo
 from scheduler.nodetable import EXACT_LIMIT, NodeTable, Rows, rows_for
 from scheduler.plugins.resource_allocation import (
@@ -48,6 +48,26 @@ def scores(
 ) -> list[int] | np.ndarray | None:
     """The scores of ``nodes`` from the table's column for this pod shape (``None``: per-node path);
     ``as_array``: as an int64 array (a view of the kept column for a window: read-only)."""
+    spec = column(state, table, nodes, pod_requests, resources, scorer, use_requested)
+    if spec is None:
+        return None
+    kept = table.derived(spec.key, spec.compute, spec.rescore)
+    if as_array:
+        return kept[spec.rows]
+    return kept[spec.rows].tolist()  # type: ignore[no-any-return]
+
+
+def column(
+    state: CycleState,
+    table: NodeTable,
+    nodes: Sequence[NodeInfo],
+    pod_requests: Sequence[int],
+    resources: Sequence[tuple[str, int]],
+    scorer: Scorer,
+    use_requested: bool,
+) -> ScoreColumn | None:
+    """The column :func:`scores` reads for ``nodes``, unread (``None``: per-node path): its key
+    for this pod shape, how to compute it in arrays and how to rescore one row."""
     if scorer not in (least_allocated_scorer, most_allocated_scorer, balanced_scorer):
         return None
     if any(not -EXACT_LIMIT < v < EXACT_LIMIT for v in pod_requests):
@@ -64,10 +84,7 @@ def scores(
     def rescore(row: int) -> int:
         return score_node(infos[row], reqs, res, scorer, use_requested)
 
-    column = table.derived((scorer, reqs, res, use_requested), compute, rescore)
-    if as_array:
-        return column[rows]
-    return column[rows].tolist()  # type: ignore[no-any-return]
+    return ScoreColumn(table, rows, (scorer, reqs, res, use_requested), compute, rescore)
 
 
 def _resource_columns(

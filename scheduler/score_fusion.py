@@ -1,0 +1,125 @@
+"""The Score totals of a plain cycle as one kept column per pod shape (gangplane).
+
+A plain pod's cycle over a large cluster scores its window of feasible nodes with plugins whose
+columns are pure functions of each node's row in the snapshot's node table (NodeResourcesFit's
+LeastAllocated/MostAllocated and BalancedAllocation: :class:`~scheduler.interfaces.ColumnScorePlugin`)
+and plugins that score every node alike (TaintToleration on an untainted cluster:
+:class:`~scheduler.interfaces.UniformScorePlugin`). Each column is already kept per pod shape and
+brought up to date row by row (:meth:`~scheduler.nodetable.NodeTable.derived`), but the cycle
+still sliced every column, checked its bounds and added the slices, once per plugin per pod.
+
+Here the weighted sum of those columns is itself the kept column (its key is the plugins'
+keys and weights), so a cycle rescores the rows that changed and slices the totals once. The
+pick is the same: a plugin's window column that is uniform only adds the same number to every
+node, which moves neither the best total nor the ties (:func:`~scheduler.schedule_one._totals`
+leaves such columns out for that reason), and the integers added are the same. kube's check
+that a score lies in ``[MIN_NODE_SCORE, MAX_NODE_SCORE]`` is made on every value the column is
+built from; should any fail, the cycle takes the general path, which reports the plugin's
+invalid score over the window exactly as before.
+
+Anything else (a plugin with neither form, records keeping this pod's scores, nodes that are
+not a run of the table) takes the general path, unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scheduler.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, ScoreColumn
+from scheduler.nodeinfo import NodeInfo, PodInfo
+
+if TYPE_CHECKING:
+    from scheduler.framework import Framework
+
+__all__ = ["NOT_FUSED", "fused_totals"]
+
+#: what :func:`fused_totals` answers when the cycle must take the general path
+NOT_FUSED: Any = object()
+
+
+class _OutOfRange(Exception):
+    """A score outside ``[MIN_NODE_SCORE, MAX_NODE_SCORE]``: the general path reports it."""
+
+
+def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
+    """The cycle's Score totals over ``nodes`` as an int64 array (read-only), ``None`` when every
+    node has the same total, or :data:`NOT_FUSED` (use :meth:`Framework.score_columns`).
+
+    Call after PreScore (the plugins' pre-score state is read) and only when no scheduling
+    records keep this pod's scores (they need each plugin's column)."""
+    if not nodes:
+        return NOT_FUSED
+    uniform, columns = fw.uniform_scorers, fw.column_scorers
+    skip = state.skip_score_plugins
+    active = [pl for pl in fw.score_plugins if pl.name not in skip]
+    for pl in active:
+        if pl.name not in columns and pl.name not in uniform:
+            return NOT_FUSED
+    weights = fw.score_weights
+    parts: list[tuple[ScoreColumn, int]] = []
+    try:
+        # the column plugins first: where there is no column (a PodGroup placement's nodes, not
+        # a run of the table) the general path follows, and the uniform answers are not asked twice
+        for pl in active:
+            if pl.name not in uniform:
+                spec = pl.score_column(state, pod_info, nodes)  # type: ignore[attr-defined]
+                if spec is None:
+                    return NOT_FUSED
+                parts.append((spec, weights.get(pl.name, 1)))
+        for pl in active:
+            name = pl.name
+            if name in uniform:
+                u = pl.uniform_score(state, pod_info, nodes)  # type: ignore[attr-defined]
+                if u is not None:
+                    if u < MIN_NODE_SCORE or u > MAX_NODE_SCORE:
+                        return NOT_FUSED
+                    continue  # the same number on every node: no part of the pick
+                if name not in columns:
+                    return NOT_FUSED
+                spec = pl.score_column(state, pod_info, nodes)  # type: ignore[attr-defined]
+                if spec is None:
+                    return NOT_FUSED
+                parts.append((spec, weights.get(name, 1)))
+    except Exception:
+        return NOT_FUSED  # the general path runs the plugin again and reports its error as kube does
+    if not parts:
+        return None
+    table, rows = parts[0][0].table, parts[0][0].rows
+    for spec, _ in parts[1:]:
+        if spec.table is not table or spec.rows is not rows:
+            return NOT_FUSED
+    key = ("fused", tuple((spec.key, weight) for spec, weight in parts))
+    try:
+        kept = table.derived(key, _summed_compute(parts), _summed_rescore(parts))
+    except Exception:
+        return NOT_FUSED
+    return kept[rows]
+
+
+def _summed_compute(parts: list[tuple[ScoreColumn, int]]) -> Any:
+    def compute(all_rows: Any) -> Any:
+        from scheduler.score_totals import bounds  # numpy: the columns are arrays
+
+        total = None
+        for spec, weight in parts:
+            col = spec.compute(all_rows)
+            lo, hi = bounds(col)
+            if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
+                raise _OutOfRange
+            total = col * weight if total is None else total + col * weight
+        return total
+
+    return compute
+
+
+def _summed_rescore(parts: list[tuple[ScoreColumn, int]]) -> Any:
+    def rescore(row: int) -> int:
+        total = 0
+        for spec, weight in parts:
+            v = spec.rescore(row)
+            if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE:
+                raise _OutOfRange
+            total += v * weight
+        return total
+
+    return rescore
