@@ -35,7 +35,9 @@ def _pod(name: str, rnd: random.Random) -> dict[str, Any]:
         {
             "name": f"c{i}",
             "image": rnd.choice(["busybox", "nginx:1.27"]),
-            "resources": {"requests": {"cpu": f"{rnd.randint(1, 900)}m", "memory": f"{rnd.randint(1, 64)}Mi"}},
+            "resources": {
+                "requests": {"cpu": f"{rnd.randint(1, 900)}m", "memory": f"{rnd.randint(1, 64)}Mi"}
+            },
         }
         for i in range(rnd.randint(1, 3))
     ]
