@@ -125,7 +125,8 @@ def named_revision(revision: Obj, parent_name: str, hash_: str) -> Obj:
     Only what changes is copied (the top level, ``metadata``, its labels): ``data`` — the whole
     pod template — and the ownerReferences are shared with ``revision``, which stays as it was.
     That is safe because a :class:`Client` never changes the object it is given (the HTTP client
-    serialises it, the local client copies it) and what it returns is a new object.
+    serialises it, the local client copies it) and :meth:`History.create` asks for a read-only answer,
+    which is the stored object, never ``revision``.
     """
     md = dict(revision.get("metadata") or {})
     md["name"] = revision_name(parent_name, hash_)
@@ -148,7 +149,9 @@ class History:
 
         ``known_hash`` is the revision's hash at ``collision_count`` when the caller has it
         (:func:`new_controller_revision` computed it): the first attempt then skips hashing again.
-        Returns the stored revision and the (possibly incremented) collision count.
+        Returns the stored revision and the (possibly incremented) collision count. The revision
+        is read-only (created with ``read_only``: in-process, the informers' own object for it),
+        as every revision a controller reads from its cache is: copy it before changing it.
         """
         ns = namespace_of(parent)
         while True:
@@ -157,7 +160,10 @@ class History:
             )
             known_hash = ""
             try:
-                return await self.client.create(CONTROLLERREVISIONS, clone, ns), collision_count
+                return (
+                    await self.client.create(CONTROLLERREVISIONS, clone, ns, read_only=True),
+                    collision_count,
+                )
             except errors.StatusError as e:
                 if not errors.is_already_exists(e):
                     raise

@@ -330,9 +330,11 @@ class HTTPClient:
         field_manager: str = "",
         handoff: bool = False,
         answer: bool = True,
+        read_only: bool = False,
     ) -> Obj:
         # ``handoff`` changes nothing here: the body is serialized, the caller's dict never stored;
-        # nor does ``answer``: the response is read (and decoded) to see that the create succeeded
+        # nor does ``answer``: the response is read (and decoded) to see that the create succeeded;
+        # nor ``read_only``: the answer is decoded for this caller alone
         _, ns = self._name_ns(obj, namespace)
         return await self._call(
             "POST", collection_path(gvr, ns), params=self._write_params(dry_run, field_manager), body=obj

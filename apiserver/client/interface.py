@@ -133,6 +133,7 @@ class Client(Protocol):
         field_manager: str = "",
         handoff: bool = False,
         answer: bool = True,
+        read_only: bool = False,
     ) -> Obj:
         """Create ``obj``; returns the created object.
 
@@ -145,6 +146,12 @@ class Client(Protocol):
         succeeded (errors raise as ever) and will not read what is returned, so an in-process
         client returns an empty dict instead of decoding the stored object for it (an Event
         recorder writes thousands and drops every answer). Over HTTP the answer is read anyway.
+
+        ``read_only`` (gangplane's, as :meth:`update`'s): the caller will not modify the answer or
+        anything in it, and may keep it (a controller's list of its pods, facts seeded from it),
+        so an in-process client may return the stored object's shared dict (the one its
+        informers receive for this revision) instead of decoding a private copy. Over HTTP it
+        changes nothing.
         """
         ...
 

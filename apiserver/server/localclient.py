@@ -287,6 +287,7 @@ class LocalClient:
         field_manager: str = "",
         handoff: bool = False,
         answer: bool = True,
+        read_only: bool = False,
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
@@ -297,8 +298,13 @@ class LocalClient:
         ns = namespace or (body.get("metadata") or {}).get("namespace", "")
         opts = self._opts(dry_run, field_manager)
         result = await admitted(self.api, rd, lambda b: self.api.create(rd, ns, b, opts), body)
-        # a stored create's answer is decoded when read: not at all for a caller that drops it
-        return await self._durable(result.obj if answer else {})
+        if not answer:
+            # a stored create's answer is decoded when read: not at all for a caller that drops it
+            return await self._durable({})
+        if read_only and isinstance(result, StoredResult):
+            # the stored object's shared dict, as the informers will have it: the caller won't modify it
+            return await self._durable(self._shared(result.record))
+        return await self._durable(result.obj)
 
     async def update(
         self,

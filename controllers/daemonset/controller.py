@@ -403,7 +403,7 @@ class DaemonSetsController(PodOwnerController):
             labels[REVISION_HASH] = hash_
             pod = podutil.pod_from_template(ds, pod_template, API_VERSION, KIND)
             try:
-                created = await self.client.create(PODS, pod, namespace_of(ds))
+                created = await self.client.create(PODS, pod, namespace_of(ds), read_only=True)
             except errors.StatusError as e:
                 if e.code == 403 and "being terminated" in e.message:
                     return

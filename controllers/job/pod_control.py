@@ -128,7 +128,7 @@ class JobPodControl:
         if decorate is not None:
             decorate(pod)
         try:
-            out = await self.client.create(PODS, pod, namespace_of(job))
+            out = await self.client.create(PODS, pod, namespace_of(job), read_only=True)
         except errors.StatusError as e:
             self.recorder.event(job, WARNING, "FailedCreate", f"Error creating: {_err_text(e)}")
             raise

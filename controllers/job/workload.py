@@ -281,7 +281,7 @@ class WorkloadSchedulingHook(WorkloadHookBase):
     async def _create_workload(self, job: Obj, compiled: Obj) -> Obj:
         assert self.controller is not None
         try:
-            wl = await self.controller.client.create(WORKLOADS, compiled, namespace_of(job))
+            wl = await self.controller.client.create(WORKLOADS, compiled, namespace_of(job), read_only=True)
         except errors.StatusError as e:
             if errors.is_already_exists(e):
                 again = await self._rediscover(
@@ -314,7 +314,7 @@ class WorkloadSchedulingHook(WorkloadHookBase):
                 wr.workload_owner_ref(wl, block_owner_deletion=False)
             )
         try:
-            created = await self.controller.client.create(PODGROUPS, pg, namespace_of(job))
+            created = await self.controller.client.create(PODGROUPS, pg, namespace_of(job), read_only=True)
         except errors.StatusError as e:
             if errors.is_already_exists(e):
                 again = await self._rediscover(

@@ -292,7 +292,7 @@ class ReplicaSetController(PodOwnerController):
         if not labels_of(pod):
             raise ValueError("unable to create pods, no labels")
         try:
-            created = await self.client.create(PODS, pod, namespace_of(rs))
+            created = await self.client.create(PODS, pod, namespace_of(rs), read_only=True)
         except errors.StatusError as e:
             if not _is_namespace_terminating(e):
                 self.recorder.event(rs, WARNING, "FailedCreate", f"Error creating: {_err_text(e)}")

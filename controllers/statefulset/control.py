@@ -560,8 +560,9 @@ class StatefulSetControl:
         body["status"] = _status_json(status)
         for _ in range(4):
             try:
+                # read-only: kept only to be read as the set until the cache is as new (:meth:`newest`)
                 self._written[key_of(sts)] = await self.client.update_status(
-                    STATEFULSETS, body, namespace_of(sts)
+                    STATEFULSETS, body, namespace_of(sts), read_only=True
                 )
                 return
             except errors.StatusError as e:

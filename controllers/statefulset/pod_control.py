@@ -83,7 +83,7 @@ class StatefulPodControl:
         if decorate is not None:
             decorate(pod)
         try:
-            created = await self.client.create(PODS, pod, namespace_of(sts))
+            created = await self.client.create(PODS, pod, namespace_of(sts), read_only=True)
         except errors.StatusError as e:
             if not errors.is_already_exists(e):
                 self.record_pod_event("create", sts, pod, e)

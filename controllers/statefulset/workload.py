@@ -472,7 +472,7 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         assert self.client is not None
         ns = namespace_of(sts)
         try:
-            wl = await self.client.create(WORKLOADS, compiled, ns)
+            wl = await self.client.create(WORKLOADS, compiled, ns, read_only=True)
         except errors.StatusError as e:
             if errors.is_already_exists(e):
                 again = await self._rediscover(
@@ -530,7 +530,7 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         if parent_composite:
             pg["spec"]["parentCompositePodGroupName"] = parent_composite
         try:
-            created = await self.client.create(PODGROUPS, pg, namespace_of(sts))
+            created = await self.client.create(PODGROUPS, pg, namespace_of(sts), read_only=True)
         except errors.StatusError as e:
             if errors.is_already_exists(e):
                 again = await self._rediscover(

@@ -125,6 +125,33 @@ async def test_crud_verbs_and_field_managers(target: Target) -> None:
     assert gone["kind"] == "Status" and gone["status"] == "Success"
 
 
+async def test_read_only_answers_are_the_stored_objects(target: Target) -> None:
+    """``create``/``update``/``update_status(read_only=True)``: gangplane's cost option changes no
+    answer or error on either client (in-process: the informers' shared dict; over HTTP: ignored)."""
+    c = target.new_client("contract-test")
+    made = await c.create(CONFIGMAPS, cm("ro", {"v": "1"}), "default", read_only=True)
+    assert made == await c.get(CONFIGMAPS, "ro", "default")
+    assert made["metadata"]["managedFields"][0]["manager"] == "contract-test"
+    twin = await c.create(CONFIGMAPS, cm("ro-twin", {"v": "1"}), "default")
+    assert {k: v for k, v in made.items() if k != "metadata"} == {
+        k: v for k, v in twin.items() if k != "metadata"
+    }
+    updated = await c.update(CONFIGMAPS, {**made, "data": {"v": "2"}}, "default", read_only=True)
+    assert updated == await c.get(CONFIGMAPS, "ro", "default") and updated["data"] == {"v": "2"}
+    set_ = await c.create(STATEFULSETS, sts("ro-set"), "default", read_only=True)
+    assert set_ == await c.get(STATEFULSETS, "ro-set", "default")
+    status = {**set_, "status": {**set_.get("status", {}), "replicas": 0, "availableReplicas": 0}}
+    written = await c.update_status(STATEFULSETS, status, "default", read_only=True)
+    assert written == await c.get(STATEFULSETS, "ro-set", "default")
+    with pytest.raises(StatusError) as e:
+        await c.create(CONFIGMAPS, cm("ro"), "default", read_only=True)
+    assert (e.value.code, e.value.reason) == (409, "AlreadyExists")
+    with pytest.raises(StatusError) as e:
+        await c.create(CONFIGMAPS, cm("Bad_Name"), "default", read_only=True)
+    assert (e.value.code, e.value.reason) == (422, "Invalid")
+    assert e.value.details and e.value.details["causes"][0]["field"] == "metadata.name"
+
+
 async def test_errors_are_the_servers_status(target: Target) -> None:
     c = target.new_client("contract-test")
     with pytest.raises(StatusError) as e:
