@@ -3,49 +3,51 @@
 The node agent's pod status write (one per pod of ``gang-1x1000-running``) spends about half
 of its server CPU on its managed fields: decoding the stored entries, comparing the old and the
 new object (``_compare_excluding``), taking the ownership of what changed and encoding the
-entries (``python bench/micro/update_path.py``: ~100 µs of a ~200 µs write). Yet every pod of a
-template makes the same *transition*: its stored object and its new status differ from the
-previous pod's only in the strings they hold (names, uids, IPs, times), and the answer differs
-only where those strings name list items (``k:{"ip":"10.0.3.7"}``, ``k:{"type":"Ready"}``).
+entries (~45-100 µs of a ~200 µs write, ``bench/micro/update_path.py``). Yet the pods of a
+template make the same *transition*: the stored pod and the new status differ from the previous
+pod's only in the strings they hold (IPs, times, names), and the answer differs only where those
+strings name list items (``k:{"ip":"10.0.3.7"}``, ``k:{"type":"Ready"}``).
 
-Here such a write is recognised by a key that abstracts the strings away but keeps everything
-the general path can look at:
+A stored status write is recognised by a key that takes the strings out but keeps all the
+general path can look at:
 
 * the stored entries' exact JSON text, the manager, the API version and the time of the write;
-* the old and the new object without ``spec`` (which must be the stored object's very
-  ``spec``: a status write's reset field, identical, so it contributes nothing) and without
-  ``managedFields``, serialized exactly (``EXACT_JSON``), with every JSON string *value*
-  replaced by an empty one — the *skeleton*: field names, structure, numbers, booleans and
-  nulls are kept as they are;
-* the *equality pattern* of the values taken out: each replaced by the number of its first
-  occurrence, so two values are equal in one write exactly when they are in the other.
+* everything but ``status`` must be equal in the old and the new object, as JSON (the write
+  touched nothing else: ``apiVersion``, ``kind``, ``metadata`` without ``managedFields``), and
+  ``spec`` must be the stored object's very ``spec`` (a status write's reset field);
+* the two statuses, serialized exactly (``EXACT_JSON``), as their *skeleton* — the text with
+  every string *value* taken out: field names, structure, numbers, booleans and nulls stay —
+  and the *equality pattern* of the values taken out (each replaced by the number of its first
+  occurrence: two values are equal in one write exactly when they are in the other).
 
 The general path is parametric in those strings: it compares them only for equality, orders
 them only as Python orders ``str`` (``value_sort_key``), and puts them into the answer only
-through the list-item elements of the writer's field set. So two writes with one key have the
-same answer up to renaming the strings, provided the strings the answer names are in the same
-order. A key's first write takes the general path; its answer is kept as a template when:
+through the ``k:``/``v:`` elements of the field sets. So two writes with one key have the same
+answer up to renaming the strings, provided the strings the answer names are in the same order.
+A key is learnt from its second write (the first only marks it), after the general path, and
+kept as a template when:
 
-* the writer had no entry before (its entry then holds exactly what the write touched);
-* ``apiVersion``, ``kind`` and ``metadata`` of the two views are equal (the write touched only
-  ``status``) and no other manager owns anything under ``status`` (so nobody else loses a
-  field, and the other entries are the stored ones: constant per key);
+* no manager, the writer included, owns a ``status`` field (so nobody loses a field to the
+  write, whichever strings it holds, and the other entries are the stored ones: constant per
+  key; the writer's entry is then exactly what the write touched);
 * the writer's field set, with each string of its ``k:``/``v:`` elements replaced by a
   placeholder numbered in the strings' order (as :mod:`.updateentry` numbers IPs), is emitted
-  once, and that emission with the write's own strings substituted back equals the general
-  path's encoding byte for byte, and so does the tree built from the template.
+  once, and that emission with the write's own strings put back equals the general path's
+  encoding byte for byte, as does the tree built from it.
 
 A later write of the key whose named strings are in the template's order gets the other
-entries as stored and the writer's entry from the template, without decoding, comparing or
-encoding anything. Anything the key cannot vouch for goes to the general path: a body whose
-JSON escapes a character (a quote, a backslash, a control character) or holds non-ASCII text
-(the bytes substitution would need escaping), a ``~`` anywhere (the placeholders' mark), a
-``null`` in the new object that is not one (``NaN`` and ``±Inf`` are written as ``null``;
-checked by decoding the text back), values ``orjson`` writes like others (tuples), a ``spec``
-that is not the stored one. ``test_status_entry_template.py`` compares both paths on random
-writes.
+entries as the template holds them and the writer's entry from the template, without decoding,
+comparing or encoding anything. The rest goes to the general path: a status whose JSON escapes
+a character (a quote, a backslash, a control character) or holds non-ASCII text (the bytes
+substitution would need escaping), a ``~`` (the placeholders' mark), a ``null`` in the new
+status that is not one (``NaN`` and ``±Inf`` are written as ``null``: checked by decoding the
+text back; the stored object holds neither), values ``orjson`` writes like others (tuples), a
+``spec`` that is not the stored one. A write pays for its key only where its stored entries'
+text was seen by an earlier status write (a StatefulSet's or a Node's entries name the object,
+or change with every write; the pods of a template share theirs).
+``test_status_entry_template.py`` compares both paths on random writes.
 
-The table belongs to the :class:`apiserver.patch.tracker.FieldTracker` (one per API server).
+The tables belong to the :class:`apiserver.patch.tracker.FieldTracker` (one per API server).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from typing import Any
 import orjson
 
 from apiserver.api.types import Obj
-from apiserver.patch.apply import UPDATE, ManagerId, decode_managed_fields
+from apiserver.patch.apply import decode_managed_fields
 from apiserver.patch.fieldpath import (
     EXACT_JSON,
     FIELD,
@@ -266,9 +268,8 @@ def _learn(
         managers = decode_managed_fields(old["metadata"]["managedFields"], stored=True)
     except ValueError:
         return None
-    writer = ManagerId(manager, UPDATE, api_version, "status")
-    if writer in managers:
-        return None
+    # nobody (the writer included) owns a status field: nobody loses one to the write, and the
+    # writer's entry is then what the write touched, whatever it held before
     for vs in managers.values():
         if any(p and p[0].kind == FIELD and p[0].raw == "status" for p in vs.fields):
             return None
