@@ -30,14 +30,15 @@ kept as a template when:
 * no manager, the writer included, owns a ``status`` field (so nobody loses a field to the
   write, whichever strings it holds, and the other entries are the stored ones: constant per
   key; the writer's entry is then exactly what the write touched);
-* the writer's field set, with each string of its ``k:``/``v:`` elements replaced by a
-  placeholder numbered in the strings' order (as :mod:`.updateentry` numbers IPs), is emitted
-  once, and that emission with the write's own strings put back equals the general path's
-  encoding byte for byte, as does the tree built from it.
+* the writer's field set, with each string of its ``k:``/``v:`` elements that differs between
+  the key's first two writes replaced by a placeholder numbered in the strings' order (as
+  :mod:`.updateentry` numbers IPs; the strings the two share, such as condition types, stay as
+  they are), is emitted once, and that emission with the write's own strings put back equals
+  the general path's encoding byte for byte, as does the tree built from it.
 
-A later write of the key whose named strings are in the template's order gets the other
-entries as the template holds them and the writer's entry from the template, without decoding,
-comparing or encoding anything. The rest goes to the general path: a status whose JSON escapes
+A later write of the key whose strings the template holds are the same, and whose named strings
+are in the template's order, gets the other entries as the template holds them and the writer's
+entry from the template, without decoding, comparing or encoding anything. The rest goes to the general path: a status whose JSON escapes
 a character (a quote, a backslash, a control character) or holds non-ASCII text (the bytes
 substitution would need escaping), a ``~`` (the placeholders' mark), a ``null`` in the new
 status that is not one (``NaN`` and ``±Inf`` are written as ``null``: checked by decoding the
@@ -84,8 +85,6 @@ _MISSING: Any = object()
 #: the first byte of a text between strings (a ``:`` after a key)
 _FIRST = itemgetter(slice(0, 1))
 _COLON = b":"
-#: a transition seen once (learnt from its second write)
-_ONCE: Any = object()
 
 #: the table's key: stored entries' text, skeleton, equality pattern, manager, API version, time
 _Key = tuple[bytes, bytes, tuple[int, ...], str, str, str]
@@ -94,10 +93,17 @@ _Key = tuple[bytes, bytes, tuple[int, ...], str, str, str]
 class _Transition:
     """One key's answer: the stored entries it keeps, and the writer's entry as a template."""
 
-    __slots__ = ("entries", "named", "node", "template", "writer_at")
+    __slots__ = ("entries", "fixed", "named", "node", "ordered", "template", "writer_at")
 
     def __init__(
-        self, node: Any, entries: list[Obj], writer_at: int, template: Template, named: tuple[int, ...]
+        self,
+        node: Any,
+        entries: list[Obj],
+        writer_at: int,
+        template: Template,
+        named: tuple[int, ...],
+        fixed: tuple[tuple[int, bytes], ...],
+        ordered: tuple[int, ...],
     ) -> None:
         self.node = node  # held: compared by identity
         self.entries = entries
@@ -105,19 +111,38 @@ class _Transition:
         self.template = template
         #: the numbers of the strings the placeholders stand for, in placeholder order
         self.named = named
+        #: the strings the template holds as they are (the same in the two writes it was
+        #: learnt from): their numbers and values
+        self.fixed = fixed
+        #: the numbers of all strings the answer names, in their order
+        self.ordered = ordered
 
     def answer(self, strings: list[bytes]) -> list[Obj] | None:
-        """The entries of a write whose strings are ``strings``; None if they are not in the
-        template's order (the general path then decides)."""
-        named = [strings[i] for i in self.named]
-        if any(a >= b for a, b in pairwise(named)):
+        """The entries of a write whose strings are ``strings``; None if a string the template
+        holds differs, or the strings it names are not in the template's order (the general
+        path then decides)."""
+        for i, v in self.fixed:
+            if strings[i] != v:
+                return None
+        ordered = [strings[i] for i in self.ordered]
+        if any(a >= b for a, b in pairwise(ordered)):
             return None
+        named = [strings[i] for i in self.named]
         template = self.template
         text = template.encoding(named)
         tree = canonical_json_built(text, lambda: template.build([s.decode() for s in named]))
         out = [dict(e) for e in self.entries]
         out[self.writer_at]["fieldsV1"] = tree
         return out
+
+
+class _Once:
+    """A key seen once, with its strings (to tell which strings its writes share)."""
+
+    __slots__ = ("strings",)
+
+    def __init__(self, strings: list[bytes]) -> None:
+        self.strings = strings
 
 
 class StatusWriteTemplates:
@@ -169,11 +194,11 @@ class StatusWriteTemplates:
         if known is _MISSING:  # the first write of this transition
             if len(self._table) >= _TRANSITIONS:
                 self._table.clear()
-            self._table[key] = _ONCE
+            self._table[key] = _Once(strings)
             return general()
-        if known is _ONCE:  # the second: learn from it
+        if type(known) is _Once:  # the second: learn from it
             out = general()
-            self._table[key] = _learn(old, manager, api_version, node, now, strings, out)
+            self._table[key] = _learn(old, manager, api_version, node, now, strings, known.strings, out)
             return out
         if known is not None and known.node is node:
             out = known.answer(strings)
@@ -259,6 +284,7 @@ def _learn(
     node: Any,
     now: str,
     strings: list[bytes],
+    first: list[bytes],
     out: list[Obj] | None,
 ) -> _Transition | None:
     """The template of a key whose first write answered ``out`` (None: the key is not templated)."""
@@ -287,11 +313,13 @@ def _learn(
         encoded = orjson.dumps(tree)
     except (ValueError, TypeError):
         return None
-    known = {s.decode() for s in strings}
-    abstracted = _abstract(fields.paths, known)
+    # a string the first write of the key had too stays in the template as it is (a container
+    # name, a condition type): only the others (the IPs) are placeholders
+    same = {v.decode() for v, w in zip(strings, first, strict=True) if v == w}
+    abstracted = _abstract(fields.paths, {s.decode() for s in strings}, same)
     if abstracted is None:
         return None
-    paths, named = abstracted
+    paths, named, kept = abstracted
     emitted, round_trips = emit_fields_v1(paths)
     try:
         text = orjson.dumps(emitted)
@@ -303,17 +331,26 @@ def _learn(
         or orjson.dumps(template.build(named)) != encoded
     ):
         return None
-    number = {s: i for i, s in enumerate(strings)}
+    number = {s.decode(): i for i, s in enumerate(strings)}
     # copies: ``out`` is the first write's, stored with its object
     return _Transition(
-        node, [dict(e) for e in out], at[0], template, tuple(number[s.encode()] for s in named)
+        node,
+        [dict(e) for e in out],
+        at[0],
+        template,
+        tuple(number[s] for s in named),
+        tuple((number[s], s.encode()) for s in kept),
+        tuple(number[s] for s in sorted([*named, *kept])),
     )
 
 
-def _abstract(paths: frozenset[Path], known: set[str]) -> tuple[frozenset[Path], list[str]] | None:
-    """``paths`` with each string of their ``k:``/``v:`` elements replaced by a placeholder
-    numbered in the strings' order, and those strings in placeholder order; None where an
-    element holds a string the views do not (it could not be renamed with them)."""
+def _abstract(
+    paths: frozenset[Path], known: set[str], same: set[str]
+) -> tuple[frozenset[Path], list[str], list[str]] | None:
+    """``paths`` with each string of their ``k:``/``v:`` elements not in ``same`` replaced by a
+    placeholder numbered in the strings' order; those strings in placeholder order; the strings
+    of ``same`` they hold. None where an element holds a string the views do not (it could not
+    be renamed with them) or too many."""
     named: set[str] = set()
     for p in paths:
         for pe in p:
@@ -325,9 +362,12 @@ def _abstract(paths: frozenset[Path], known: set[str]) -> tuple[frozenset[Path],
                 v = orjson.loads(pe.raw)
                 if type(v) is str:
                     named.add(v)
-    if not named <= known or len(named) > _MAX_NAMED:
+    if not named <= known:
         return None
-    order = sorted(named)
+    kept = sorted(named & same)
+    order = sorted(named - same)
+    if len(order) > _MAX_NAMED:
+        return None
     sub = {s: placeholder(j) for j, s in enumerate(order)}
     memo: dict[PathElement, PathElement] = {}
 
@@ -339,13 +379,13 @@ def _abstract(paths: frozenset[Path], known: set[str]) -> tuple[frozenset[Path],
                 hit = key_element({k: sub.get(v, v) if type(v) is str else v for k, v in fields.items()})
             elif pe.kind == VALUE:
                 v = orjson.loads(pe.raw)
-                hit = value_element(sub[v]) if type(v) is str else pe
+                hit = value_element(sub.get(v, v)) if type(v) is str else pe
             else:
                 hit = pe
             memo[pe] = hit
         return hit
 
-    return frozenset(tuple(abstract(pe) for pe in p) for p in paths), order
+    return frozenset(tuple(abstract(pe) for pe in p) for p in paths), order, kept
 
 
 __all__ = ["StatusWriteTemplates"]

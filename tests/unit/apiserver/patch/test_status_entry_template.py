@@ -271,6 +271,65 @@ def test_the_writers_own_earlier_entry_is_left_to_the_general_path() -> None:
     _compare_sequence(pods)
 
 
+def _base(i: int, scheduler: bool = False) -> Obj:
+    """The i-th pod of one controller, as stored; ``scheduler``: the scheduler owns the fields
+    of the PodScheduled condition."""
+    pod = _stored_pod(random.Random(0), i, "owner", others=0.0, before=0.0)
+    pod["metadata"]["name"] = f"web-{i}"
+    if scheduler:
+        new = copy.deepcopy(pod)
+        new["status"]["conditions"] = [{**pod["status"]["conditions"][0], "reason": "Bound"}]
+        pod["metadata"]["managedFields"] = updated_managed_fields(
+            pod, new, "kube-scheduler", POD, TIMES[0], "v1", subresource="status"
+        )
+        pod["status"] = new["status"]
+    return orjson.loads(orjson.dumps(pod))
+
+
+def _with_status(old: Obj, **status: Any) -> Obj:
+    return {**old, "metadata": dict(old["metadata"]), "status": {**old["status"], **status}}
+
+
+def test_a_string_the_template_holds_is_checked() -> None:
+    """The first writes name the condition Ready (the template is learnt from the second and
+    third: the first only marks the stored entries), the next ones another condition in its
+    place: the template holds "Ready" as it is, so those go to the general path."""
+    pods = []
+    for i in range(8):
+        old = _base(i)
+        cond = {"type": "Ready" if i < 3 else f"Custom{i}", "status": "True", "lastTransitionTime": TIMES[1]}
+        pods.append(
+            (old, _with_status(old, conditions=[*old["status"]["conditions"], cond], podIP=f"10.1.0.{i}"))
+        )
+    assert _compare_sequence(pods) == 0
+
+
+def test_the_order_of_the_named_strings_is_checked() -> None:
+    """Two pod IPs, in the order of the template's first writes, then in the other order (their
+    keys are siblings, written in the IPs' order)."""
+    pods = []
+    for i in range(8):
+        old = _base(i)
+        ips = [f"10.1.{i}.1", f"10.1.{i}.2"]
+        if i % 2:
+            ips.reverse()
+        pods.append((old, _with_status(old, podIP=ips[0], podIPs=[{"ip": ip} for ip in ips])))
+    assert _compare_sequence(pods) < 8
+
+
+def test_a_status_field_another_manager_owns_keeps_the_general_path() -> None:
+    """The scheduler owns the PodScheduled condition's fields; the stored pods hold a condition
+    named otherwise in its place, but for one, and every write moves its time: the scheduler
+    loses its fields in that one write only, which only the strings tell."""
+    pods = []
+    for i, ctype in enumerate(["Other0", "PodScheduled", "Other2", "Other3", "PodScheduled", "Other5"]):
+        old = _base(i, scheduler=True)
+        old["status"]["conditions"][0]["type"] = ctype
+        cond = {**old["status"]["conditions"][0], "lastTransitionTime": TIMES[1]}
+        pods.append((old, _with_status(old, conditions=[cond], podIP=f"10.1.0.{i}")))
+    assert _compare_sequence(pods) == 0
+
+
 def test_a_template_is_not_used_for_another_schema_node() -> None:
     rnd = random.Random(7)
     templates = StatusWriteTemplates()
