@@ -14,6 +14,7 @@ from apiserver.openapi import schema
 from apiserver.patch.apply import FieldsEncoder, record_update, updated_managed_fields
 from apiserver.patch.createentry import CreatedEntryTemplates
 from apiserver.patch.sharedtrees import shared_fields_v1
+from apiserver.patch.statusentry import StatusWriteTemplates
 from apiserver.patch.updateentry import UpdatedEntryTemplates
 from apiserver.rest.resources import ResourceDef
 
@@ -37,6 +38,8 @@ class FieldTracker:
         self._created = CreatedEntryTemplates()
         #: updates' new encodings by the shape of their set (the node agent's pod status entry)
         self._updated = UpdatedEntryTemplates()
+        #: stored status writes' entries by their transition (the node agent's pod status write)
+        self._status = StatusWriteTemplates()
 
     def _node(self, rd: ResourceDef) -> Any:
         return schema.for_gvk(rd.group, rd.version, rd.kind)
@@ -70,17 +73,27 @@ class FieldTracker:
         if manager_op == "Apply" or not opts.field_manager:
             return
         node = self._node(rd)
-        entries = updated_managed_fields(
-            old,
-            obj,
-            opts.field_manager,
-            node,
-            now,
-            rd.api_version,
-            subresource=subresource,
-            fields_v1=None if _encoder(rd, opts) is None else self._updated.fields_v1,
-            old_is_stored=True,  # the registry's ``old`` is the stored revision
-        )
+        fields_v1 = None if _encoder(rd, opts) is None else self._updated.fields_v1
+
+        def general() -> list[Obj] | None:
+            return updated_managed_fields(
+                old,
+                obj,
+                opts.field_manager,
+                node,
+                now,
+                rd.api_version,
+                subresource=subresource,
+                fields_v1=fields_v1,
+                old_is_stored=True,  # the registry's ``old`` is the stored revision
+            )
+
+        if subresource == "status" and fields_v1 is not None:
+            # a stored status write: the same transition as an earlier write is answered from
+            # its template (one per transition, see :mod:`.statusentry`)
+            entries = self._status.entries(old, obj, opts.field_manager, rd.api_version, node, now, general)
+        else:
+            entries = general()
         if entries is None:
             out = record_update(
                 old,

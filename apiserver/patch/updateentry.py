@@ -227,4 +227,8 @@ class UpdatedEntryTemplates:
         self._recent = None
 
 
-__all__ = ["UpdatedEntryTemplates"]
+#: the template and its placeholders, also used by :mod:`.statusentry`
+Template = _Template
+placeholder = _placeholder
+
+__all__ = ["Template", "UpdatedEntryTemplates", "placeholder"]
