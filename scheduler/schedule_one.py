@@ -359,8 +359,8 @@ def _feasible_by_mask(
     """What the hinted visit finds when the hints decide every node (no Filter to run): the first
     ``to_find`` nodes from ``start`` in name order that no hint rejects. Empty when none is left
     (the caller then visits the rejected nodes for their statuses, node by node)."""
-    from scheduler.nodetable import feasible_in_rotation  # numpy: imported when a cycle needs it
-
+    # numpy: imported when a cycle needs it
+    feasible_in_rotation = lazymodule.module("scheduler.nodetable").feasible_in_rotation
     return feasible_in_rotation(snapshot.node_table(), snapshot.ordered(), surely, only, start, to_find)
 
 
