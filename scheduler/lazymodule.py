@@ -10,8 +10,8 @@ A gang member's pod cycle ran about ten of them (each array Score column, each P
 table read, the totals and the pick). :func:`module` answers from ``sys.modules`` (a dictionary
 read, 0.05 us) and imports only when the module is not there yet.
 
-Only for modules imported by the time a cycle runs, from the one thread the scheduler's cycles
-run on: a module still initialising elsewhere would be returned as it is.
+A module still initialising (``__spec__._initializing``, as the import statement checks it) is
+asked of importlib, which waits for it as that statement would.
 """
 
 from __future__ import annotations
@@ -26,4 +26,6 @@ __all__ = ["module"]
 def module(name: str) -> ModuleType:
     """The module ``name`` (absolute), imported now if it is not loaded yet."""
     got = sys.modules.get(name)
-    return got if got is not None else importlib.import_module(name)
+    if got is None or getattr(got.__spec__, "_initializing", False):
+        return importlib.import_module(name)
+    return got
