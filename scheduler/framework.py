@@ -21,6 +21,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from scheduler import lazymodule
 from scheduler.diagnosis import NodeToStatus
 from scheduler.events import ClusterEventWithHint
 from scheduler.interfaces import (
@@ -650,9 +651,8 @@ class Framework:
                     if isinstance(col, int):
                         lo = hi = col
                     else:
-                        from scheduler.score_totals import bounds  # numpy: the column is an array
-
-                        lo, hi = bounds(col)
+                        # numpy: the column is an array
+                        lo, hi = lazymodule.module("scheduler.score_totals").bounds(col)
                     if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
                         bad = next(int(v) for v in col if v < MIN_NODE_SCORE or v > MAX_NODE_SCORE)
                         return {}, _invalid_score(pl.name, bad)

@@ -30,7 +30,7 @@ import operator
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from scheduler import arraypolicy
+from scheduler import arraypolicy, lazymodule
 from scheduler.diagnosis import Diagnosis, FitError, NoNodesAvailableError
 from scheduler.framework import Framework, run_filter_chain
 from scheduler.interfaces import (
@@ -360,8 +360,8 @@ def _feasible_by_mask(
     """What the hinted visit finds when the hints decide every node (no Filter to run): the first
     ``to_find`` nodes from ``start`` in name order that no hint rejects. Empty when none is left
     (the caller then visits the rejected nodes for their statuses, node by node)."""
-    from scheduler.nodetable import feasible_in_rotation  # numpy: imported when a cycle needs it
-
+    # numpy: imported when a cycle needs it
+    feasible_in_rotation = lazymodule.module("scheduler.nodetable").feasible_in_rotation
     return feasible_in_rotation(snapshot.node_table(), snapshot.ordered(), surely, only, start, to_find)
 
 
@@ -422,9 +422,8 @@ def _totals(
     if not cols:
         totals = None if arrays and nodes else [0] * len(nodes)
     elif arrays and not all(type(c) is list for c in cols):
-        from scheduler import score_totals  # numpy: some plugin already imported it
-
-        totals = score_totals.add_columns(cols)
+        # numpy: some plugin already imported it
+        totals = lazymodule.module("scheduler.score_totals").add_columns(cols)
     else:
         totals = cols[0]
         for col in cols[1:]:
@@ -451,11 +450,9 @@ def select_from_totals(fw: Framework, nodes: Sequence[Any], totals: list[int] | 
             return nodes[0].name  # type: ignore[no-any-return]
         return nodes[fw.handle.rng.randrange(len(nodes))].name  # type: ignore[no-any-return]
     if type(totals) is not list:
-        from scheduler import score_totals  # numpy: the totals are already an array
-
-        if not len(totals):
+        if not len(totals):  # numpy: the totals are already an array
             raise SchedulingError("empty priorityList")
-        return score_totals.select(fw.handle.rng, nodes, totals)
+        return lazymodule.module("scheduler.score_totals").select(fw.handle.rng, nodes, totals)
     if not totals:
         raise SchedulingError("empty priorityList")
     best = max(totals)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scheduler import arraypolicy
+from scheduler import arraypolicy, lazymodule
 from scheduler.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from scheduler.interfaces import (
     MAX_NODE_SCORE,
@@ -110,8 +110,8 @@ class NodeAffinity:
             return None
         if snapshot.num_nodes() < arraypolicy.ARRAY_MIN_NODES:
             return None
-        from scheduler.plugins import selector_arrays  # numpy: imported when a cycle first needs it
-
+        # numpy: imported when a cycle first needs it
+        selector_arrays = lazymodule.module("scheduler.plugins.selector_arrays")
         return selector_arrays.node_selector_hint(snapshot.node_table(), req.node_selector, _NOT_MATCHED)
 
     def pre_score(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Status | None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver.selectors import LabelSelector
-from scheduler import arraypolicy
+from scheduler import arraypolicy, lazymodule
 from scheduler.cache import SpreadCounts
 from scheduler.events import ASSIGNED_POD, NODE, ActionType, ClusterEvent, ClusterEventWithHint
 from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
@@ -811,8 +811,7 @@ class PodTopologySpread:
         found = _table(state, self.handle.snapshot if self.handle is not None else None, nodes)
         if found is None:
             return None
-        from scheduler.plugins import spread_arrays
-
+        spread_arrays = lazymodule.module("scheduler.plugins.spread_arrays")
         return spread_arrays.normalized_array(s, found[0], found[1], len(nodes))
 
     def score_run_key(self, pod_info: PodInfo) -> Any:
@@ -970,10 +969,9 @@ def _table(state: CycleState, snapshot: Any, nodes: list[NodeInfo]) -> tuple[Any
     """(node table, rows of ``nodes``) when the batch is large enough for the array forms."""
     if snapshot is None or not resource_allocation.wants_table(snapshot, nodes, state):
         return None
-    from scheduler.nodetable import rows_for  # numpy: imported when a cycle first needs it
-
     table = snapshot.node_table()
-    rows = rows_for(state, table, nodes)
+    # numpy: imported when a cycle first needs it
+    rows = lazymodule.module("scheduler.nodetable").rows_for(state, table, nodes)
     return None if rows is None else (table, rows)
 
 
@@ -982,9 +980,7 @@ def _domain_values(state: CycleState, snapshot: Any, nodes: list[NodeInfo], key:
     found = _table(state, snapshot, nodes)
     if found is None:
         return {ni.labels.get(key, "") for ni in nodes}
-    from scheduler.plugins import spread_arrays
-
-    return spread_arrays.domain_values(found[0], found[1], key)
+    return lazymodule.module("scheduler.plugins.spread_arrays").domain_values(found[0], found[1], key)
 
 
 def _table_scores(
@@ -994,9 +990,7 @@ def _table_scores(
     found = _table(state, handle.snapshot if handle is not None else None, nodes)
     if found is None:
         return None
-    from scheduler.plugins import spread_arrays
-
-    return spread_arrays.fused_scores(found[0], found[1], s, nodes)
+    return lazymodule.module("scheduler.plugins.spread_arrays").fused_scores(found[0], found[1], s, nodes)
 
 
 def _fused_scores(s: _ScoreState, nodes: list[NodeInfo]) -> list[int] | None:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scheduler import arraypolicy
+from scheduler import arraypolicy, lazymodule
 from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, ScoreColumn
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 
@@ -170,10 +170,9 @@ def array_scores(
     snapshot = handle.snapshot
     if snapshot is None or not wants_table(snapshot, nodes, state):
         return None
-    from scheduler.plugins import resource_arrays  # numpy: imported when a cycle first needs it
-
     table = snapshot.node_table()
-    return resource_arrays.scores(
+    # numpy: imported when a cycle first needs it
+    return lazymodule.module("scheduler.plugins.resource_arrays").scores(
         state, table, nodes, pod_requests, resources, scorer, use_requested, as_array
     )
 
@@ -194,9 +193,8 @@ def array_column(
     snapshot = handle.snapshot
     if snapshot is None or not wants_table(snapshot, nodes, state):
         return None
-    from scheduler.plugins import resource_arrays  # numpy: imported when a cycle first needs it
-
-    return resource_arrays.column(
+    # numpy: imported when a cycle first needs it
+    return lazymodule.module("scheduler.plugins.resource_arrays").column(
         state, snapshot.node_table(), nodes, pod_requests, resources, scorer, use_requested
     )
 

@@ -155,7 +155,11 @@ def _few_counted_normalized(
     if len(present) > MAX_PRESENT:
         return None  # many domains in the window: the reductions over the raw column are cheaper
     _, index, _ = table.label_ids(parts.key)
-    lo, hi = bounds(lut[[index[v] for v in present]])
+    # the few present domains' raw scores read one by one (``item``: Python ints), rather than
+    # gathered by a list of ids into an array and reduced twice (a few numpy calls per cycle)
+    item = lut.item
+    present_raw = [item(index[v]) for v in present]
+    lo, hi = min(present_raw), max(present_raw)
     if lo == hi:
         return MAX_NODE_SCORE
     norm = MAX_NODE_SCORE * ((hi + lo) - lut) // hi
@@ -216,7 +220,8 @@ def _few_counted(table: NodeTable, rows: Rows, s: Any, count: int) -> _FewCounte
         # slot for id -1 (no label: 0.0); the ids of the values holding pods set one by one, so
         # the Python work is per counted domain, not per value of the key
         unlabelled = 0.0 if not table.all_labelled(key) else 0 * w + skew
-        lut = np.full(len(values) + 1, raw_of(0 * w + skew), dtype=np.int64)
+        lut = np.empty(len(values) + 1, dtype=np.int64)
+        lut.fill(raw_of(0 * w + skew))  # (np.full is a Python wrapper around these two)
         lut[-1] = raw_of(unlabelled)
         for v, n in per_value.items():
             if n:

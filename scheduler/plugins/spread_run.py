@@ -23,6 +23,7 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING, Any
 
+from scheduler import lazymodule
 from scheduler.interfaces import CycleState
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.plugins.helpers import RequiredNodeAffinity
@@ -299,7 +300,7 @@ class SpreadScoreRun:
     def _elsewhere_adds(self, pod_info: PodInfo, node_info: NodeInfo) -> tuple[tuple[int, str], ...]:
         """The (constraint, domain value) counts PreScore's rule adds ``pod_info`` on ``node_info``
         to, whichever domains this run's nodes have."""
-        from scheduler.plugins import pod_topology_spread as pts
+        pts = lazymodule.module("scheduler.plugins.pod_topology_spread")  # (imports this module)
 
         if pod_info.terminating or pod_info.namespace != self.namespace:
             return ()
