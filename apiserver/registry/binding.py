@@ -14,6 +14,7 @@ from apiserver import field as fielderr
 from apiserver.api.types import Obj
 from apiserver.meta import rfc3339
 from apiserver.registry.generic import GenericStore
+from apiserver.validation.metamemo import object_key
 
 
 def bind(api: GenericStore, ns: str, name: str, binding: Any) -> Obj:
@@ -66,8 +67,8 @@ def bind(api: GenericStore, ns: str, name: str, binding: Any) -> Obj:
         }
     )
     status["conditions"] = conds
-    api.write_record(rd, ns, name, pod, rec.rv)
+    new_rec = api.write_record(rd, ns, name, pod, rec.rv)
     if api.validated_metadata is not None:
         # the stored metadata, only its resourceVersion new: as valid as it was
-        api.validated_metadata.carried(pod["metadata"], cur_md, rd)
+        api.validated_metadata.carried(object_key(rd, ns, name), rec.rv, new_rec.rv, rd)
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

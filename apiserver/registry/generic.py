@@ -12,7 +12,7 @@ import copy
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -34,10 +34,8 @@ from apiserver.storage.cache import Watcher
 from apiserver.storage.interface import Record, Storage, StoreError
 from apiserver.storage.memory import MemoryStorage
 from apiserver.storage.sharedsubtrees import SharedSubtrees
+from apiserver.validation.metamemo import ValidatedMetadata, object_key
 from featuregates import FeatureGate
-
-if TYPE_CHECKING:
-    from apiserver.validation.metamemo import ValidatedMetadata
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -686,7 +684,7 @@ class GenericStore:
                 md["name"] = name
                 renamed = True
         if self.validated_metadata is not None and not renamed:
-            self.validated_metadata.note(md, rd)
+            self.validated_metadata.note(object_key(rd, ns, name), rec.rv, rd)
         self._notify("create", rd, rec.obj)
         if rd.is_view:
             return Result(self._to_view(rd, rec.copy()), warnings, 201)
@@ -855,7 +853,7 @@ class GenericStore:
         errs: ErrorList = []
         clean = False
         memo = self.validated_metadata
-        if memo is not None and memo.unchanged(md, old_md, rd):
+        if memo is not None and memo.unchanged(md, old_md, object_key(rd, ns, name), rec.rv, rd):
             pass  # the stored metadata this server validated, unchanged: nothing to find
         else:
             if self.meta_validator is not None:
@@ -909,7 +907,7 @@ class GenericStore:
         except StoreError as e:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
         if memo is not None:
-            memo.note(md, rd)  # validated above (or equal to what was), no error
+            memo.note(object_key(rd, ns, name), new_rec.rv, rd)  # validated above (or as it was)
         self._notify("update", rd, new_rec.obj)
         return _stored_result(rd, self, new_rec, warnings)
 

@@ -1,5 +1,5 @@
-"""The stored revisions whose metadata this API server validated, known by identity: an update
-that leaves the metadata as it was skips validating it again.
+"""The stored revisions whose metadata this API server validated: an update that leaves the
+metadata as it was skips validating it again.
 
 Every update validates the object's metadata twice over (``ValidateObjectMeta`` and
 ``ValidateObjectMetaUpdate``): names, namespace, labels, annotations, owner references,
@@ -24,12 +24,16 @@ value and type) except ``resourceVersion`` and ``managedFields`` yields no error
   with the very check; where they have an error, the full validations run and word it.
 
 Nothing else is skipped: the strategy's own validation, admission and the field tracker run as
-before. A revision this process did not validate — decoded again from its bytes (the watch
-cache released the dict), read from durable storage (SQLite, etcd) after a restart, possibly
-written by another version — is not known by identity here, and validates in full. Stored
-objects are never modified (the store's compaction only swaps equal values in), so a metadata
-dict known here still holds what was validated; each entry holds its dict and kind, so its
-``id`` cannot be reused while it is there.
+before. A revision is known by its object and resourceVersion, which name one stored text for
+good: the old object the update reads is that revision's dict, the very one validated (its
+writer's, kept) or a decoding of its bytes, which hold the validated values as JSON (metadata
+values are JSON strings, integers, booleans, lists and maps of them, the body type check saw to
+that, and read back equal). Only revisions stored by this server's own validated writes are
+noted; a revision it did not validate validates in full: one read from durable storage (SQLite,
+etcd) after a restart, possibly written by another version or another server, one written
+around the registry (subresource handlers that own their validation; ``pods/binding`` carries
+the knowledge over explicitly, as it changes no metadata), any revision once the table was
+cleared. The table holds one small entry per object (no object, no metadata dict).
 
 The memo belongs to one :class:`apiserver.registry.generic.GenericStore` and is only correct
 with the metadata validators :func:`apiserver.server.instance.build_api` gives it.
@@ -45,8 +49,9 @@ from apiserver.api.types import Obj
 from apiserver.field import new_path
 from apiserver.validation.meta import validate_managed_fields
 
-#: remembered metadata dicts (cleared when full: a miss costs one full validation)
-_LIMIT = 8192
+#: remembered objects (cleared when full: a miss costs one full validation, and the object's
+#: next write is remembered again)
+_LIMIT = 65536
 #: metadata fields an update may change without its metadata being validated again here
 _EXEMPT = frozenset(("resourceVersion", "managedFields"))
 _MANAGED_FIELDS = new_path("metadata").child("managedFields")
@@ -54,38 +59,51 @@ _MANAGED_FIELDS = new_path("metadata").child("managedFields")
 _SCALARS = (str, int, bool)
 
 
+#: a stored object: its storage (group, resource), namespace and name
+ObjectKey = tuple[Any, str, str]
+
+
+def object_key(rd: Any, ns: str, name: str) -> ObjectKey:
+    """The object ``ns/name`` of kind ``rd`` as the store keys it (no namespace when cluster-scoped)."""
+    return (rd.storage_key, ns if rd.namespaced else "", name)
+
+
 class ValidatedMetadata:
-    """``id(metadata) -> (metadata, kind)`` of stored revisions validated without an error."""
+    """``object -> (resourceVersion, kind)`` of the revisions this server validated and stored.
+
+    One entry per object, so the table holds nothing of the objects themselves and a write
+    replaces its object's entry; a deleted object's stays until the table is cleared (it can
+    name no later revision: a new object gets a new resourceVersion).
+    """
 
     __slots__ = ("_table",)
 
     def __init__(self) -> None:
-        self._table: dict[int, tuple[Obj, Any]] = {}
+        self._table: dict[ObjectKey, tuple[int, Any]] = {}
 
-    def note(self, md: Any, rd: Any) -> None:
-        """``md`` passed both metadata validations for kind ``rd`` and was stored."""
-        if type(md) is not dict:
-            return
+    def note(self, key: ObjectKey, rv: int, rd: Any) -> None:
+        """Revision ``rv`` of ``key`` (kind ``rd``) was stored with metadata that passed both
+        metadata validations."""
         table = self._table
-        if len(table) >= _LIMIT:
+        if len(table) >= _LIMIT and key not in table:
             table.clear()
-        table[id(md)] = (md, rd)
+        table[key] = (rv, rd)
 
-    def carried(self, md: Any, old_md: Any, rd: Any) -> None:
-        """``md`` was stored as ``old_md`` with at most its exempt fields changed, without a
-        validation (``pods/binding``'s new revision): known valid where ``old_md`` was."""
-        if self.known(old_md, rd):
-            self.note(md, rd)
+    def carried(self, key: ObjectKey, old_rv: int, rv: int, rd: Any) -> None:
+        """Revision ``rv`` was stored over ``old_rv`` with the same metadata but for its
+        exempt fields, without a validation (``pods/binding``): as valid as ``old_rv``'s."""
+        if self._table.get(key) == (old_rv, rd):
+            self._table[key] = (rv, rd)
 
-    def known(self, md: Any, rd: Any) -> bool:
-        hit = self._table.get(id(md))
-        return hit is not None and hit[0] is md and hit[1] is rd
+    def known(self, key: ObjectKey, rv: int, rd: Any) -> bool:
+        hit = self._table.get(key)
+        return hit is not None and hit[0] == rv and hit[1] is rd
 
-    def unchanged(self, md: Obj, old_md: Any, rd: Any) -> bool:
-        """Whether validating ``md`` (an update's metadata over ``old_md``, the stored one, of
-        kind ``rd``) can only find nothing: see the module docs. False answers nothing (the
-        full validations run)."""
-        if not self.known(old_md, rd):
+    def unchanged(self, md: Obj, old_md: Any, key: ObjectKey, old_rv: int, rd: Any) -> bool:
+        """Whether validating ``md`` (an update's metadata over ``old_md``, revision ``old_rv``
+        of ``key``, of kind ``rd``) can only find nothing: see the module docs. False answers
+        nothing (the full validations run)."""
+        if type(old_md) is not dict or not self.known(key, old_rv, rd):
             return False
         rv = md.get("resourceVersion")
         if type(rv) is not str or not rv:
@@ -123,4 +141,4 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-__all__ = ["ValidatedMetadata"]
+__all__ = ["ObjectKey", "ValidatedMetadata", "object_key"]

@@ -9,7 +9,8 @@ generation, grace period, name, uid or resourceVersion); main-resource updates a
 patches, valid or not; bindings; deletions held by finalizers (no finalizer may be added then);
 and objects whose stored metadata is invalid because it was put into the store directly, as
 an object read from durable storage written by another version would be (at creation, or
-replacing a validated revision). Every answer and error (code and message with its field
+replacing a validated revision). Now and then the stored revision's dict is dropped, so the
+update reads a decoding of its bytes. Every answer and error (code and message with its field
 paths) and every stored object must be the same; and the memo must have been used.
 """
 
@@ -214,6 +215,8 @@ def _writes(api: Any, rnd: random.Random, i: int, log: _Log) -> None:
         rec = api.store.get(api._skey(rd), api._key(rd, "default", name))
         if rec is None:
             return
+        if rnd.random() < 0.3:
+            rec.release()  # the writer's dict dropped: the next write decodes the stored bytes
         op = rnd.choice(["status", "status", "status", "status-patch", "update", "label-patch", "other"])
         who = WriteOptions(field_manager=rnd.choice(["kubelet", "scheduler", "ctl"]))
         if op == "status":
@@ -264,8 +267,8 @@ class _Counting(ValidatedMetadata):
         super().__init__()
         self.skipped = 0
 
-    def unchanged(self, md: Any, old_md: Any, rd: Any) -> bool:
-        out = super().unchanged(md, old_md, rd)
+    def unchanged(self, md: Any, old_md: Any, key: Any, old_rv: int, rd: Any) -> bool:
+        out = super().unchanged(md, old_md, key, old_rv, rd)
         self.skipped += out
         return out
 
