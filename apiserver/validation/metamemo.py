@@ -136,6 +136,19 @@ def _same(a: Any, b: Any) -> bool:
     if t in _SCALARS:
         return a == b
     try:
+        if a != b:
+            return False
+    except Exception:  # a value that refuses comparison: let the full validation look at it
+        return False
+    # equal: the same JSON unless a number stands where the other has a boolean or a float
+    # (``1 == True == 1.0``); maps and lists of strings (labels, annotations, finalizers)
+    # cannot hide one, anything else is compared as JSON text
+    if t is dict:
+        if all(type(x) is str for x in b.values()) and all(type(x) is str for x in a.values()):
+            return True
+    elif t is list and all(type(x) is str for x in b) and all(type(x) is str for x in a):
+        return True
+    try:
         return orjson.dumps(a) == orjson.dumps(b)
     except TypeError:  # not plain JSON: let the full validation look at it
         return False

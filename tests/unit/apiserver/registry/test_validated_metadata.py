@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import orjson
 import pytest
 
 from apiserver import errors
@@ -328,3 +329,63 @@ def test_a_stored_revision_with_invalid_metadata_is_validated_in_full() -> None:
             api.update(rd, "default", "p", body, WriteOptions(field_manager="kubelet"), "status")
         assert e.value.code == 422
         assert 'metadata.labels: Invalid value: "bad key"' in e.value.message
+
+
+def _norm(v: Any) -> Any:
+    """``v`` as a value whose equality is JSON's with types kept apart (``1``, ``1.0`` and
+    ``True`` differ; map order does not matter)."""
+    if isinstance(v, dict):
+        return ("map", frozenset((k, _norm(x)) for k, x in v.items()))
+    if isinstance(v, list):
+        return ("list", tuple(_norm(x) for x in v))
+    return (type(v).__name__, v)
+
+
+def _value(rnd: random.Random, depth: int = 0) -> Any:
+    r = rnd.random()
+    if depth < 2 and r < 0.25:
+        return {rnd.choice("abc"): _value(rnd, depth + 1) for _ in range(rnd.randint(0, 3))}
+    if depth < 2 and r < 0.45:
+        return [_value(rnd, depth + 1) for _ in range(rnd.randint(0, 3))]
+    return rnd.choice(["a", "b", "", 0, 1, 1.0, 0.0, True, False, None])
+
+
+def _twin(rnd: random.Random, v: Any) -> Any:
+    """An equal copy of ``v``, or one with a value swapped for one ``==`` to it (or not)."""
+    if isinstance(v, dict):
+        return {k: _twin(rnd, x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_twin(rnd, x) for x in v]
+    if rnd.random() < 0.2:
+        swaps = {1: [True, 1.0], 0: [False, 0.0, -0.0], "a": ["b"]}
+        for k, alts in swaps.items():
+            if v == k and type(v) is type(k):
+                return rnd.choice(alts)
+        if v is True:
+            return 1
+        if isinstance(v, float):
+            return int(v)
+    return v
+
+
+def test_metadata_values_are_the_same_only_with_the_same_types() -> None:
+    """The comparison behind the skip: never equal where types differ (``1``/``True``/``1.0``),
+    anywhere in a map or list; equal for equal copies."""
+    from apiserver.validation.metamemo import _same
+
+    rnd = random.Random(7)
+    same = differ = 0
+    for _ in range(5000):
+        a = _value(rnd)
+        b = _twin(rnd, a)
+        if _same(a, b):
+            same += 1
+            assert _norm(a) == _norm(b)
+        else:
+            differ += 1
+        assert _same(a, _copy(a))
+    assert same > 1000 and differ > 200
+
+
+def _copy(v: Any) -> Any:
+    return orjson.loads(orjson.dumps(v))
