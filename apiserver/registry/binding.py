@@ -14,7 +14,6 @@ from apiserver import field as fielderr
 from apiserver.api.types import Obj
 from apiserver.meta import rfc3339
 from apiserver.registry.generic import GenericStore
-from apiserver.validation.metamemo import object_key
 
 
 def bind(api: GenericStore, ns: str, name: str, binding: Any) -> Obj:
@@ -70,5 +69,5 @@ def bind(api: GenericStore, ns: str, name: str, binding: Any) -> Obj:
     new_rec = api.write_record(rd, ns, name, pod, rec.rv)
     if api.validated_metadata is not None:
         # the stored metadata, only its resourceVersion new: as valid as it was
-        api.validated_metadata.carried(object_key(rd, ns, name), rec.rv, new_rec.rv, rd)
+        api.validated_metadata.carried(rd, api._key(rd, ns, name), rec.rv, new_rec.rv)
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

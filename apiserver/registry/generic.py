@@ -34,7 +34,7 @@ from apiserver.storage.cache import Watcher
 from apiserver.storage.interface import Record, Storage, StoreError
 from apiserver.storage.memory import MemoryStorage
 from apiserver.storage.sharedsubtrees import SharedSubtrees
-from apiserver.validation.metamemo import ValidatedMetadata, object_key
+from apiserver.validation.metamemo import ValidatedMetadata
 from featuregates import FeatureGate
 
 JSON_PATCH = "application/json-patch+json"
@@ -675,7 +675,8 @@ class GenericStore:
         for attempt in range(8):
             try:
                 self._prewarm_view(rd, obj)
-                rec = self.store.create(self._skey(rd), self._key(rd, ns, name), obj)
+                key = self._key(rd, ns, name)
+                rec = self.store.create(self._skey(rd), key, obj)
                 break
             except StoreError as e:
                 if not generate or attempt == 7:
@@ -684,7 +685,8 @@ class GenericStore:
                 md["name"] = name
                 renamed = True
         if self.validated_metadata is not None and not renamed:
-            self.validated_metadata.note(object_key(rd, ns, name), rec.rv, rd)
+            # the store's own key and revision: the memo holds nothing more per object
+            self.validated_metadata.note(rd, key, rec.rv)
         self._notify("create", rd, rec.obj)
         if rd.is_view:
             return Result(self._to_view(rd, rec.copy()), warnings, 201)
@@ -853,7 +855,7 @@ class GenericStore:
         errs: ErrorList = []
         clean = False
         memo = self.validated_metadata
-        if memo is not None and memo.unchanged(md, old_md, object_key(rd, ns, name), rec.rv, rd):
+        if memo is not None and memo.unchanged(md, old_md, rd, self._key(rd, ns, name), rec.rv):
             pass  # the stored metadata this server validated, unchanged: nothing to find
         else:
             if self.meta_validator is not None:
@@ -903,11 +905,12 @@ class GenericStore:
             return Result(self._to_view(rd, obj), warnings, 200)
         try:
             self._prewarm_view(rd, obj)
-            new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
+            key = self._key(rd, ns, name)
+            new_rec = self.store.update(self._skey(rd), key, obj, rec.rv)
         except StoreError as e:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
         if memo is not None:
-            memo.note(object_key(rd, ns, name), new_rec.rv, rd)  # validated above (or as it was)
+            memo.note(rd, key, new_rec.rv)  # validated above (or as it was)
         self._notify("update", rd, new_rec.obj)
         return _stored_result(rd, self, new_rec, warnings)
 

@@ -49,8 +49,8 @@ from apiserver.api.types import Obj
 from apiserver.field import new_path
 from apiserver.validation.meta import validate_managed_fields
 
-#: remembered objects (cleared when full: a miss costs one full validation, and the object's
-#: next write is remembered again)
+#: remembered objects per kind (cleared when full: a miss costs one full validation, and the
+#: object's next write is remembered again)
 _LIMIT = 65536
 #: metadata fields an update may change without its metadata being validated again here
 _EXEMPT = frozenset(("resourceVersion", "managedFields"))
@@ -59,51 +59,54 @@ _MANAGED_FIELDS = new_path("metadata").child("managedFields")
 _SCALARS = (str, int, bool)
 
 
-#: a stored object: its storage (group, resource), namespace and name
-ObjectKey = tuple[Any, str, str]
-
-
-def object_key(rd: Any, ns: str, name: str) -> ObjectKey:
-    """The object ``ns/name`` of kind ``rd`` as the store keys it (no namespace when cluster-scoped)."""
-    return (rd.storage_key, ns if rd.namespaced else "", name)
+#: a stored object as its kind's store keys it: (namespace or "", name)
+ObjectKey = tuple[str, str]
 
 
 class ValidatedMetadata:
-    """``object -> (resourceVersion, kind)`` of the revisions this server validated and stored.
+    """Per kind, ``object -> resourceVersion`` of the revisions this server validated and stored.
 
-    One entry per object, so the table holds nothing of the objects themselves and a write
-    replaces its object's entry; a deleted object's stays until the table is cleared (it can
-    name no later revision: a new object gets a new resourceVersion).
+    One entry per object (its store's own key and revision: nothing else is held), replaced by
+    the object's next write; a deleted object's stays until its kind's table is cleared (it
+    names no later revision: a new object gets a new resourceVersion).
     """
 
-    __slots__ = ("_table",)
+    __slots__ = ("_kinds",)
 
     def __init__(self) -> None:
-        self._table: dict[ObjectKey, tuple[int, Any]] = {}
+        #: ``id(kind) -> (kind, {object: resourceVersion})`` (the entry holds the kind)
+        self._kinds: dict[int, tuple[Any, dict[ObjectKey, int]]] = {}
 
-    def note(self, key: ObjectKey, rv: int, rd: Any) -> None:
-        """Revision ``rv`` of ``key`` (kind ``rd``) was stored with metadata that passed both
-        metadata validations."""
-        table = self._table
+    def _revisions(self, rd: Any) -> dict[ObjectKey, int]:
+        hit = self._kinds.get(id(rd))
+        if hit is None or hit[0] is not rd:
+            hit = self._kinds[id(rd)] = (rd, {})
+        return hit[1]
+
+    def note(self, rd: Any, key: ObjectKey, rv: int) -> None:
+        """Revision ``rv`` of object ``key`` of kind ``rd`` was stored with metadata that passed
+        both metadata validations."""
+        table = self._revisions(rd)
         if len(table) >= _LIMIT and key not in table:
             table.clear()
-        table[key] = (rv, rd)
+        table[key] = rv
 
-    def carried(self, key: ObjectKey, old_rv: int, rv: int, rd: Any) -> None:
+    def carried(self, rd: Any, key: ObjectKey, old_rv: int, rv: int) -> None:
         """Revision ``rv`` was stored over ``old_rv`` with the same metadata but for its
         exempt fields, without a validation (``pods/binding``): as valid as ``old_rv``'s."""
-        if self._table.get(key) == (old_rv, rd):
-            self._table[key] = (rv, rd)
+        table = self._revisions(rd)
+        if table.get(key) == old_rv:
+            table[key] = rv
 
-    def known(self, key: ObjectKey, rv: int, rd: Any) -> bool:
-        hit = self._table.get(key)
-        return hit is not None and hit[0] == rv and hit[1] is rd
+    def known(self, rd: Any, key: ObjectKey, rv: int) -> bool:
+        hit = self._kinds.get(id(rd))
+        return hit is not None and hit[0] is rd and hit[1].get(key) == rv
 
-    def unchanged(self, md: Obj, old_md: Any, key: ObjectKey, old_rv: int, rd: Any) -> bool:
+    def unchanged(self, md: Obj, old_md: Any, rd: Any, key: ObjectKey, old_rv: int) -> bool:
         """Whether validating ``md`` (an update's metadata over ``old_md``, revision ``old_rv``
-        of ``key``, of kind ``rd``) can only find nothing: see the module docs. False answers
-        nothing (the full validations run)."""
-        if type(old_md) is not dict or not self.known(key, old_rv, rd):
+        of object ``key`` of kind ``rd``) can only find nothing: see the module docs. False
+        answers nothing (the full validations run)."""
+        if type(old_md) is not dict or not self.known(rd, key, old_rv):
             return False
         rv = md.get("resourceVersion")
         if type(rv) is not str or not rv:
@@ -120,10 +123,10 @@ class ValidatedMetadata:
         return not managed or not validate_managed_fields(managed, _MANAGED_FIELDS)
 
     def clear(self) -> None:
-        self._table.clear()
+        self._kinds.clear()
 
     def __len__(self) -> int:
-        return len(self._table)
+        return sum(len(t) for _, t in self._kinds.values())
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -154,4 +157,4 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-__all__ = ["ObjectKey", "ValidatedMetadata", "object_key"]
+__all__ = ["ObjectKey", "ValidatedMetadata"]

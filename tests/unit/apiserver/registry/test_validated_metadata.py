@@ -268,8 +268,8 @@ class _Counting(ValidatedMetadata):
         super().__init__()
         self.skipped = 0
 
-    def unchanged(self, md: Any, old_md: Any, key: Any, old_rv: int, rd: Any) -> bool:
-        out = super().unchanged(md, old_md, key, old_rv, rd)
+    def unchanged(self, md: Any, old_md: Any, rd: Any, key: Any, old_rv: int) -> bool:
+        out = super().unchanged(md, old_md, rd, key, old_rv)
         self.skipped += out
         return out
 
