@@ -66,5 +66,8 @@ def bind(api: GenericStore, ns: str, name: str, binding: Any) -> Obj:
         }
     )
     status["conditions"] = conds
-    api.write_record(rd, ns, name, pod, rec.rv)
+    new_rec = api.write_record(rd, ns, name, pod, rec.rv)
+    if api.validated_metadata is not None:
+        # the stored metadata, only its resourceVersion new: as valid as it was
+        api.validated_metadata.carried(rd, api._key(rd, ns, name), rec.rv, new_rec.rv)
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

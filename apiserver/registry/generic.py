@@ -34,6 +34,7 @@ from apiserver.storage.cache import Watcher
 from apiserver.storage.interface import Record, Storage, StoreError
 from apiserver.storage.memory import MemoryStorage
 from apiserver.storage.sharedsubtrees import SharedSubtrees
+from apiserver.validation.metamemo import ValidatedMetadata
 from featuregates import FeatureGate
 
 JSON_PATCH = "application/json-patch+json"
@@ -217,6 +218,7 @@ class GenericStore:
         body_checker: Callable[[ResourceDef, Obj, Obj | None, WriteOptions, list[str]], None] | None = None,
         patchers: dict[str, Callable[..., Obj]] | None = None,
         field_tracker: Any = None,
+        validated_metadata: ValidatedMetadata | None = None,
     ) -> None:
         self.registry = registry
         self.store: Storage = store or MemoryStorage()
@@ -227,6 +229,11 @@ class GenericStore:
         self.clock = clock or Clock()
         self.meta_validator = meta_validator
         self.meta_update_validator = meta_update_validator
+        #: stored revisions whose metadata the two validators above passed, by identity: an
+        #: update leaving it as it was skips them (:mod:`apiserver.validation.metamemo`)
+        self.validated_metadata = (
+            validated_metadata if meta_validator is not None and meta_update_validator is not None else None
+        )
         self.body_checker = body_checker
         self.patchers = dict(patchers or {})
         self.field_tracker = field_tracker
@@ -664,16 +671,22 @@ class GenericStore:
             if self.store.get(self._skey(rd), self._key(rd, ns, name)) is not None:
                 raise errors.already_exists(rd.plural, name, rd.group)
             return Result(self._to_view(rd, obj), warnings, 201)
+        renamed = False  # a generated name drawn again after validation
         for attempt in range(8):
             try:
                 self._prewarm_view(rd, obj)
-                rec = self.store.create(self._skey(rd), self._key(rd, ns, name), obj)
+                key = self._key(rd, ns, name)
+                rec = self.store.create(self._skey(rd), key, obj)
                 break
             except StoreError as e:
                 if not generate or attempt == 7:
                     raise errors.already_exists(rd.plural, name, rd.group) from e
                 name = md["generateName"] + random_suffix()
                 md["name"] = name
+                renamed = True
+        if self.validated_metadata is not None and not renamed:
+            # the store's own key and revision: the memo holds nothing more per object
+            self.validated_metadata.note(rd, key, rec.rv)
         self._notify("create", rd, rec.obj)
         if rd.is_view:
             return Result(self._to_view(rd, rec.copy()), warnings, 201)
@@ -841,14 +854,18 @@ class GenericStore:
         _drop_empty_meta(md)
         errs: ErrorList = []
         clean = False
-        if self.meta_validator is not None:
-            errs.extend(self.meta_validator(obj, rd))
-            clean = not errs
-        if self.meta_update_validator is not None:
-            # kube validates the labels, annotations, owner references and managed fields in
-            # both passes (``ValidateObjectMetaAccessor`` and its ``Update``); where the first
-            # found nothing at all, the second would find nothing in these same values either
-            errs.extend(self.meta_update_validator(obj, old, rd, not clean))
+        memo = self.validated_metadata
+        if memo is not None and memo.unchanged(md, old_md, rd, self._key(rd, ns, name), rec.rv):
+            pass  # the stored metadata this server validated, unchanged: nothing to find
+        else:
+            if self.meta_validator is not None:
+                errs.extend(self.meta_validator(obj, rd))
+                clean = not errs
+            if self.meta_update_validator is not None:
+                # kube validates the labels, annotations, owner references and managed fields in
+                # both passes (``ValidateObjectMetaAccessor`` and its ``Update``); where the first
+                # found nothing at all, the second would find nothing in these same values either
+                errs.extend(self.meta_update_validator(obj, old, rd, not clean))
         if sub_strategy is not None:
             errs.extend(sub_strategy.validate_update(ctx, obj, old))
         elif subresource == "status":
@@ -888,9 +905,12 @@ class GenericStore:
             return Result(self._to_view(rd, obj), warnings, 200)
         try:
             self._prewarm_view(rd, obj)
-            new_rec = self.store.update(self._skey(rd), self._key(rd, ns, name), obj, rec.rv)
+            key = self._key(rd, ns, name)
+            new_rec = self.store.update(self._skey(rd), key, obj, rec.rv)
         except StoreError as e:
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV) from e
+        if memo is not None:
+            memo.note(rd, key, new_rec.rv)  # validated above (or as it was)
         self._notify("update", rd, new_rec.obj)
         return _stored_result(rd, self, new_rec, warnings)
 

@@ -36,6 +36,7 @@ from apiserver.server.metrics import APIServerMetrics
 from apiserver.storage.interface import Storage
 from apiserver.storage.memory import MemoryStorage
 from apiserver.validation.meta import validate_object_meta, validate_object_meta_update
+from apiserver.validation.metamemo import ValidatedMetadata
 from apiserver.validation.names import (
     name_is_dns1035_label,
     name_is_dns_label,
@@ -191,6 +192,7 @@ def build_api(
         body_checker=check_body,
         patchers=_patchers(),
         field_tracker=FieldTracker(),
+        validated_metadata=ValidatedMetadata(),
     )
     api.webhook_service_addresses = dict(webhook_service_addresses or {})
     install_custom_resources(api)

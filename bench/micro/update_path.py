@@ -260,12 +260,16 @@ async def _measure(writes: int, profile: str | None = None) -> dict[str, float]:
     try:
         c = plane.client("bench")
         await c.create(NODES, node(0))
+        # each kind shared once created, as the plane's informers share every revision at
+        # once: the store keeps a written dict only some writes (RELEASE_LAG) unless shared
         sets = [await c.create(STATEFULSETS, _statefulset(i), NS) for i in range(writes)]
+        await _share(c, STATEFULSETS)
         groups = [
             # owned by the set's Workload (not stored here: its uid is the set's, mirrored)
             await c.create(PODGROUPS, _pod_group(i, s["metadata"]["uid"][::-1]), NS)
             for i, s in enumerate(sets)
         ]
+        await _share(c, PODGROUPS)
         pods = [await c.create(PODS, _pod(i, s["metadata"]["uid"]), NS) for i, s in enumerate(sets)]
         sts_bodies = [
             {**{k: v for k, v in s.items() if k != "status"}, "status": _sts_status(s)} for s in sets
