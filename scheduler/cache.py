@@ -45,11 +45,12 @@ from sortedcontainers import SortedList
 
 from apiserver.api.types import Obj
 from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
+from scheduler.noderun import NodeRun
 from scheduler.pod_delta import pods_changed
 from scheduler.podgroups import ASSIGNED, ASSUMED, UNSCHEDULED, PodGroupState, PodGroupStates
 
 if TYPE_CHECKING:
-    from scheduler.nodetable import NodeTable
+    from scheduler.nodetable import NodeTable, Rows
 
 
 def pod_key(pod: Obj) -> str:
@@ -625,6 +626,13 @@ class Snapshot:
         #: nodes changed since the table was last read: their rows are refilled on the next read,
         #: so a cycle that never reads the table (a rack placement) pays nothing for it
         self._table_stale: set[str] = set()
+        #: bumped whenever a node's NodeInfo is replaced, or a node joins or leaves: a window
+        #: made by :meth:`run` is this snapshot's run of nodes while the epoch is unchanged
+        self._epoch = 0
+        #: the epoch at which the node table's rows last held exactly the snapshot's NodeInfos
+        #: (-1: not known to), so a :class:`~scheduler.noderun.NodeRun` of that epoch maps to
+        #: its rows without comparing them
+        self._table_epoch = -1
         for ni in node_infos:
             self._put(ni.name, ni)
 
@@ -676,6 +684,7 @@ class Snapshot:
                 self._names.discard(name)
                 self._ordered = None
                 self._table = None  # rows would shift: rebuilt on next use
+                self._epoch += 1
             self._with_affinity.discard(name)
             self._with_anti_affinity.discard(name)
             self.unschedulable_nodes.discard(name)
@@ -688,6 +697,7 @@ class Snapshot:
             self._names.add(name)
             self._ordered = None
             self._table = None
+            self._epoch += 1
         elif was.node is ni.node:
             # the same Node object (informer objects are replaced, never edited): its taints and
             # ``unschedulable``, hence the node's taint group and sets, are what they were; only
@@ -737,6 +747,8 @@ class Snapshot:
                 self._table_stale.add(name)
             else:
                 table.infos[row] = ni  # the row's numbers are the same; ``rows_of`` checks identity
+                if self._table_epoch == self._epoch - 1:  # the rows held every NodeInfo before
+                    self._table_epoch = self._epoch
         return True
 
     def _regroup_taints(self, name: str, ni: NodeInfo | None) -> None:
@@ -910,11 +922,41 @@ class Snapshot:
 
             table = self._table = NodeTable(self.ordered())
             self._table_stale.clear()
+        # every NodeInfo replaced since the rows were last exact was marked stale (``_reindex``,
+        # ``_defer``) or written into its row (``refresh``): the rows are exact again
+        self._table_epoch = self._epoch
         return table
+
+    def run(self, start: int, count: int) -> list[NodeInfo]:
+        """The ``count`` nodes from index ``start`` in name order, wrapping around (at most every
+        node once), as a :class:`~scheduler.noderun.NodeRun` that proves to :meth:`is_run` and
+        :meth:`run_rows` what it is, while no node changes, without comparing its elements."""
+        ordered = self.ordered()
+        nodes = ordered[start : start + count]
+        if len(nodes) < count:
+            nodes += ordered[: count - len(nodes)]
+        run = NodeRun(nodes)
+        run.owner, run.epoch, run.start = self, self._epoch, start
+        return run
+
+    def run_rows(self, nodes: NodeRun, table: NodeTable) -> Rows | None:
+        """The rows of ``table`` that ``nodes`` are, when its proof holds for this snapshot and
+        ``table`` is this snapshot's table with exact rows; ``None``: not known this way."""
+        epoch = self._epoch
+        if (
+            nodes.owner is self
+            and nodes.epoch == epoch
+            and table is self._table
+            and self._table_epoch == epoch
+        ):
+            return table.window(nodes.start, len(nodes))
+        return None
 
     def is_run(self, nodes: list[NodeInfo]) -> bool:
         """Whether ``nodes`` are consecutive nodes of this snapshot in name order (wrapping around),
         i.e. the window a cycle scores from its rotating start; identity comparisons, in C."""
+        if type(nodes) is NodeRun and nodes.owner is self and nodes.epoch == self._epoch:
+            return len(nodes) > 0  # made by :meth:`run`, and no node has changed since
         k = len(nodes)
         if not k:
             return False
@@ -953,6 +995,7 @@ class Snapshot:
     def _set(self, name: str, ni: NodeInfo) -> None:
         """Replace the NodeInfo of a node already listed (keeping the ordered list in step)."""
         self.node_info_map[name] = ni
+        self._epoch += 1
         if self._ordered is not None:
             # the node table's rows are the name order (it is dropped when a node joins or leaves)
             row = self._table.row_of.get(name) if self._table is not None else None

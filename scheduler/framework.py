@@ -265,6 +265,11 @@ class Framework:
         return self._uniform_scorers
 
     @property
+    def array_scorers(self) -> set[str]:
+        """The Score plugins that may give their column as an array (:class:`ArrayScorePlugin`)."""
+        return self._array_scorers
+
+    @property
     def scheduler_name(self) -> str:
         return self.profile.scheduler_name
 

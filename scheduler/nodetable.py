@@ -31,6 +31,7 @@ import numpy as np
 from scheduler import arraypolicy
 from scheduler.interfaces import CycleState
 from scheduler.nodeinfo import NodeInfo
+from scheduler.noderun import NodeRun
 
 #: values at or beyond this make a node "inexact" (see the module docstring)
 EXACT_LIMIT = 2**53
@@ -287,7 +288,13 @@ def rows_for(state: CycleState, table: NodeTable, nodes: Sequence[NodeInfo]) -> 
     cached = state.get(_ROWS_KEY)
     if cached is not None and cached[0] is nodes and cached[1] is table and cached[2] == table.version:
         return cached[3]  # type: ignore[no-any-return]
-    rows = table.rows_of(nodes, arraypolicy.MAPPED_MIN_NODES)
+    rows = None
+    if type(nodes) is NodeRun and nodes.owner is not None:
+        # the cycle's window, made as a run of the snapshot: its rows without a comparison
+        # while its snapshot's nodes and this table's rows are as they were (else: compared)
+        rows = nodes.owner.run_rows(nodes, table)
+    if rows is None:
+        rows = table.rows_of(nodes, arraypolicy.MAPPED_MIN_NODES)
     state.write(_ROWS_KEY, (nodes, table, table.version, rows))
     return rows
 

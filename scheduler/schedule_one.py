@@ -305,10 +305,9 @@ def find_nodes_that_pass_filters(
     if not always and not checks and not surely and not only and not with_nominated and not already:
         # nothing can reject any node: the next nodes in rotation are the feasible ones
         if names is snapshot.node_names:
-            ordered = snapshot.ordered()  # the same nodes, in the same (name) order
-            feasible = ordered[start : start + to_find]
-            if len(feasible) < to_find:
-                feasible += ordered[: to_find - len(feasible)]
+            # the same nodes, in the same (name) order, as a window that knows it is a run
+            # of the snapshot (its consumers need not compare it with the snapshot again)
+            feasible = snapshot.run(start, to_find)
             # the window is consecutive in name order: its last node is ``to_find - 1`` on
             last_index = (start + len(feasible) - 1) % n
         else:

@@ -17,8 +17,16 @@ that a score lies in ``[MIN_NODE_SCORE, MAX_NODE_SCORE]`` is made on every value
 built from; should any fail, the cycle takes the general path, which reports the plugin's
 invalid score over the window exactly as before.
 
-Anything else (a plugin with neither form, records keeping this pod's scores, nodes that are
-not a run of the table) takes the general path, unchanged.
+A plugin whose column is neither kept nor uniform but given per cycle as an array
+(:class:`~scheduler.interfaces.ArrayScorePlugin`: PodTopologySpread once pods match its
+constraints, as for a StatefulSet's second pod) is range-checked over the window as the general
+path checks it and added to the window's slice of the kept sum; before, such a cycle built the
+column plugins' parts, gave up, and had the general path slice, range-check and add each kept
+column again.
+
+Anything else (a plugin with none of these forms, records keeping this pod's scores, nodes
+that are not a run of the table, an array plugin's error or invalid score) takes the general
+path, unchanged, which reports errors and invalid scores as kube does.
 """
 
 from __future__ import annotations
@@ -45,27 +53,35 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
     """The cycle's Score totals over ``nodes`` as an int64 array (read-only), ``None`` when every
     node has the same total, or :data:`NOT_FUSED` (use :meth:`Framework.score_columns`).
 
+    The column plugins' weighted sum is the kept column; a plugin that gives only a per-cycle
+    array (:class:`~scheduler.interfaces.ArrayScorePlugin`, e.g. PodTopologySpread with pods to
+    count) is range-checked and added to the window's slice of it, as the general path would
+    add it (the same integers).
+
     Call after PreScore (the plugins' pre-score state is read) and only when no scheduling
     records keep this pod's scores (they need each plugin's column)."""
     if not nodes:
         return NOT_FUSED
-    uniform, columns = fw.uniform_scorers, fw.column_scorers
+    uniform, columns, arrays = fw.uniform_scorers, fw.column_scorers, fw.array_scorers
     skip = state.skip_score_plugins
     active = [pl for pl in fw.score_plugins if pl.name not in skip]
     for pl in active:
-        if pl.name not in columns and pl.name not in uniform:
+        if pl.name not in columns and pl.name not in uniform and pl.name not in arrays:
             return NOT_FUSED
     weights = fw.score_weights
     parts: list[tuple[ScoreColumn, int]] = []
+    extra: list[tuple[Any, int]] = []
     try:
         # the column plugins first: where there is no column (a PodGroup placement's nodes, not
         # a run of the table) the general path follows, and the uniform answers are not asked twice
         for pl in active:
-            if pl.name not in uniform:
+            if pl.name in columns and pl.name not in uniform:
                 spec = pl.score_column(state, pod_info, nodes)  # type: ignore[attr-defined]
                 if spec is None:
                     return NOT_FUSED
                 parts.append((spec, weights.get(pl.name, 1)))
+        if not parts:
+            return NOT_FUSED  # nothing kept to fuse: the general path is this path
         for pl in active:
             name = pl.name
             if name in uniform:
@@ -74,16 +90,22 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
                     if u < MIN_NODE_SCORE or u > MAX_NODE_SCORE:
                         return NOT_FUSED
                     continue  # the same number on every node: no part of the pick
-                if name not in columns:
+                if name in columns:
+                    spec = pl.score_column(state, pod_info, nodes)  # type: ignore[attr-defined]
+                    if spec is None:
+                        return NOT_FUSED
+                    parts.append((spec, weights.get(name, 1)))
+                    continue
+                if name not in arrays:
                     return NOT_FUSED
-                spec = pl.score_column(state, pod_info, nodes)  # type: ignore[attr-defined]
-                if spec is None:
-                    return NOT_FUSED
-                parts.append((spec, weights.get(name, 1)))
+            elif name in columns:
+                continue  # a part already
+            col = pl.score_array(state, pod_info, nodes)  # type: ignore[attr-defined]
+            if col is None:
+                return NOT_FUSED
+            extra.append((col, weights.get(name, 1)))
     except Exception:
         return NOT_FUSED  # the general path runs the plugin again and reports its error as kube does
-    if not parts:
-        return None
     table, rows = parts[0][0].table, parts[0][0].rows
     for spec, _ in parts[1:]:
         if spec.table is not table or spec.rows is not rows:
@@ -93,7 +115,35 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
         kept = table.derived(key, _summed_compute(parts), _summed_rescore(parts))
     except Exception:
         return NOT_FUSED
-    return kept[rows]
+    if not extra:
+        return kept[rows]
+    return _with_arrays(kept[rows], extra)
+
+
+def _with_arrays(window: Any, extra: list[tuple[Any, int]]) -> Any:
+    """The window's kept totals plus each per-cycle array plugin's weighted column, or
+    :data:`NOT_FUSED` when one of them leaves ``[MIN_NODE_SCORE, MAX_NODE_SCORE]`` (the general
+    path then reports the plugin's invalid score as kube does)."""
+    from scheduler.score_totals import bounds  # numpy: the columns are arrays
+
+    total = None
+    for col, weight in extra:
+        if isinstance(col, int):
+            if col < MIN_NODE_SCORE or col > MAX_NODE_SCORE:
+                return NOT_FUSED
+            continue  # the same number on every node: no part of the pick
+        if len(col) != len(window):
+            return NOT_FUSED
+        lo, hi = bounds(col)
+        if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
+            return NOT_FUSED
+        if lo == hi:
+            continue
+        if total is None:
+            total = window + col * weight if weight != 1 else window + col  # a new array
+        else:
+            total += col * weight if weight != 1 else col
+    return window if total is None else total
 
 
 def _summed_compute(parts: list[tuple[ScoreColumn, int]]) -> Any:

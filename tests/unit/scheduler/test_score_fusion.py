@@ -70,18 +70,21 @@ def _framework(handle: Handle, variant: int) -> Framework:
 
 
 def _cycles(
-    seed: int, mode: str, variant: int, taints: bool, other: int | None = None
+    seed: int, mode: str, variant: int, taints: bool, other: int | None = None, spread: bool = False
 ) -> tuple[list[Any], int]:
     """Schedule random pods on a random cluster that changes between cycles; ``mode``: "fused"
     (as shipped), "columns" (the per-plugin array path: fusion refused) or "lists"; with
-    ``other``, every second pod goes to a second profile (that variant) over the same snapshot."""
+    ``other``, every second pod goes to a second profile (that variant) over the same snapshot;
+    with ``spread``, default spreading counts the ``web`` pods (PodTopologySpread then scores
+    with a per-cycle array that the fused path adds to the kept totals)."""
     rng = random.Random(seed)
     cache = Cache()
     nodes = [_node(rng, i, taints) for i in range(rng.randrange(30, 70))]
     for n in nodes:
         cache.add_node(n)
     handle = Handle(rng=random.Random(seed))
-    handle.default_spread_selector = lambda p: compile_selector({"matchLabels": {"app": "none"}})
+    app = "web" if spread else "none"
+    handle.default_spread_selector = lambda p: compile_selector({"matchLabels": {"app": app}})
     fws = [_framework(handle, variant)] + ([_framework(handle, other)] if other is not None else [])
     for fw in fws:
         fw.array_scores = mode != "lists"
@@ -142,6 +145,54 @@ def test_fused_totals_place_pods_as_the_columns_and_the_lists_do(
 
 
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("variant", [0, 2])
+@pytest.mark.parametrize("taints", [False, True])
+def test_fused_totals_with_spreading_arrays_place_pods_as_the_columns_and_the_lists_do(
+    seed: int, variant: int, taints: bool
+) -> None:
+    fused, used = _cycles(seed, "fused", variant, taints, spread=True)
+    columns, _ = _cycles(seed, "columns", variant, taints, spread=True)
+    lists, _ = _cycles(seed, "lists", variant, taints, spread=True)
+    assert fused == columns == lists
+    assert taints or used > 20
+
+
+def test_the_spreading_array_is_added_to_the_kept_totals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PodTopologySpread's per-cycle array joins the fused totals; one of its scores out of
+    ``[0, 100]`` sends the cycle to the general path, which reports it as kube does."""
+    rng = random.Random(11)
+    cache = Cache()
+    for i in range(30):
+        cache.add_node(_node(rng, i, False))
+    for i in range(12):  # web pods to spread from
+        cache.add_pod(
+            {
+                **make_pod(f"w{i}", uid=f"w{i}", labels={"app": "web"}),
+                "spec": {"nodeName": f"n{rng.randrange(30):03d}", "containers": [{"name": "c"}]},
+            }
+        )
+    handle = Handle(rng=random.Random(11))
+    handle.default_spread_selector = lambda p: compile_selector({"matchLabels": {"app": "web"}})
+    fw = _framework(handle, 0)
+    snap = cache.snapshot()
+    cache.update_snapshot(snap)
+    handle.snapshot = snap
+    pi = PodInfo(make_pod("p", uid="p", labels={"app": "web"}, requests={"cpu": "1"}))
+    nodes = snap.ordered()[:20]
+    state = CycleState()
+    assert fw.run_pre_score_plugins(state, pi, nodes) is None
+    spread = next(pl for pl in fw.score_plugins if pl.name == "PodTopologySpread")
+    column = spread.score_array(state, pi, nodes)  # type: ignore[attr-defined]
+    assert column is not None and not isinstance(column, int) and min(column) < max(column)
+    got = score_fusion.fused_totals(fw, state, pi, nodes)
+    assert got is not score_fusion.NOT_FUSED and list(got) == _sum_of_columns(fw, state, pi, nodes)
+    monkeypatch.setattr(type(spread), "score_array", lambda self, st, p, ns: column + 101)
+    assert score_fusion.fused_totals(fw, state, pi, nodes) is score_fusion.NOT_FUSED
+    with pytest.raises(schedule_one.SchedulingError, match="PodTopologySpread"):
+        schedule_one._totals(fw, state, pi, nodes, True)
+
+
+@pytest.mark.parametrize("seed", range(4))
 def test_two_profiles_weighting_the_same_columns_differently_keep_their_own_totals(seed: int) -> None:
     fused, used = _cycles(seed, "fused", 0, False, other=2)
     assert fused == _cycles(seed, "lists", 0, False, other=2)[0]
@@ -192,7 +243,14 @@ def test_a_plugin_without_a_column_takes_the_general_path(monkeypatch: pytest.Mo
     state = CycleState()
     assert fw.run_pre_score_plugins(state, pi, nodes) is None
     fw.column_scorers = fw.column_scorers - {"NodeResourcesBalancedAllocation"}
+    # a plugin with an array but no kept column: its array is added to the kept totals' window
+    got = score_fusion.fused_totals(fw, state, pi, nodes)
+    assert got is not score_fusion.NOT_FUSED and list(got) == _sum_of_columns(fw, state, pi, nodes)
+    # with neither form: the general path
+    arrays = fw._array_scorers
+    fw._array_scorers = arrays - {"NodeResourcesBalancedAllocation"}
     assert score_fusion.fused_totals(fw, state, pi, nodes) is score_fusion.NOT_FUSED
+    fw._array_scorers = arrays
     # a node list that is not a run of the snapshot's table has no column either
     fw.column_scorers = fw.column_scorers | {"NodeResourcesBalancedAllocation"}
     mixed = nodes[::2]
