@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.cache import Domain, Snapshot
+from scheduler.cycle_memo import forget_node_lists
 from scheduler.diagnosis import FitError, NoNodesAvailableError
 from scheduler.framework import Framework
 from scheduler.interfaces import (
@@ -319,7 +320,28 @@ class PodGroupAlgorithm:
         signatures: list[Any] | None = None,
     ) -> Generator[None, None, PlacementResult]:
         """Each pod's cycle; a pod identical to the previous one continues its cycle
-        (:class:`~scheduler.placement_run.PlacementRun`) rather than starting afresh."""
+        (:class:`~scheduler.placement_run.PlacementRun`) rather than starting afresh.
+
+        A run scores its copy of the cycle's nodes with the state of the pod it started from, a
+        member's: once the placement is evaluated (no run lives on), that state forgets the
+        lists too (:mod:`scheduler.cycle_memo`)."""
+        run_states: list[CycleState] = []
+        try:
+            return (yield from self._member_steps(state, group, placement, snapshot, signatures, run_states))
+        finally:
+            for st in run_states:
+                forget_node_lists(st)
+
+    def _member_steps(
+        self,
+        state: CycleState,
+        group: PodGroupInfo,
+        placement: Placement,
+        snapshot: Snapshot,
+        signatures: list[Any] | None,
+        run_states: list[CycleState],
+    ) -> Generator[None, None, PlacementResult]:
+        """:meth:`_evaluate_steps`' work; every state a run was started from goes to ``run_states``."""
         result = PlacementResult(placement)
         scheduled = group.state.scheduled_count()
         fit = 0
@@ -380,6 +402,7 @@ class PodGroupAlgorithm:
                     return result
                 if host and windows is not None:
                     if i + 1 < total and _alike(signatures[i], signatures[i + 1]) and windows.wants(start):
+                        run_states.append(cs)
                         wrun = PlacementRun.start(
                             self.fw, cs, pi, snapshot, None, trace, signatures[i], window=True
                         )
@@ -393,6 +416,7 @@ class PodGroupAlgorithm:
                     if runs and i + 1 < total and _alike(signatures[i], signatures[i + 1]):
                         # identical pods follow: carry this cycle on to them (from the snapshot
                         # as this cycle saw it, before the assume)
+                        run_states.append(cs)
                         run = PlacementRun.start(
                             self.fw, cs, pi, snapshot, placement.node_names, trace, signatures[i]
                         )
@@ -442,6 +466,9 @@ class PodGroupAlgorithm:
         else:
             a.node_name = r.suggested_host
             return r.suggested_host
+        finally:
+            # the member's state lives until the group is bound: it keeps no list of the cycle's nodes
+            forget_node_lists(a.state)
         return None
 
     # -- helpers ----------------------------------------------------------------------------
