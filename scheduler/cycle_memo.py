@@ -12,8 +12,14 @@ binding read it), so a 1,000-pod gang held ~750 such lists, ~300,000 references 
 young pass of the cyclic collector traversed while the group was placed. No question is asked
 about a cycle's list after its cycle has ended (a :class:`~scheduler.placement_run.PlacementRun`
 carrying the cycle on scores its own copy of the list), so the PodGroup cycle forgets the memos
-when a member's cycle ends (:func:`forget_node_lists`): the answers stay the same, the state
-no longer holds the nodes.
+when a member's cycle ends (:func:`forget_cycle_scratch`): the answers stay the same, the
+state no longer holds the nodes.
+
+The in-tree Score plugins' PreScore results (:data:`PRE_SCORE_KEYS`) are read only by Score and
+NormalizeScore of the same cycle (never by Reserve, Permit or binding, here or upstream), and a
+run's pods never had them (:mod:`scheduler.placement_run`); the PodGroup cycle forgets them with
+the memos, so a full cycle's member keeps what a run's member keeps: its PreFilter results and
+skipped plugins. Another plugin's PreScore state stays where it is.
 """
 
 from __future__ import annotations
@@ -28,9 +34,23 @@ ROWS_KEY = "gangplane.dev/node-table-rows"
 WANTS_TABLE_KEY = "gangplane.dev/wants-node-table"
 #: every memo that holds a cycle's list of nodes
 NODE_LIST_MEMOS = (ROWS_KEY, WANTS_TABLE_KEY)
+#: the in-tree Score plugins whose PreScore state only their Score and NormalizeScore read
+IN_TREE_PRE_SCORE_PLUGINS = (
+    "NodeResourcesFit",
+    "NodeResourcesBalancedAllocation",
+    "PodTopologySpread",
+    "InterPodAffinity",
+    "TaintToleration",
+    "NodeAffinity",
+)
+#: their cycle-state keys (each plugin module's ``"PreScore" + NAME``)
+PRE_SCORE_KEYS = tuple("PreScore" + name for name in IN_TREE_PRE_SCORE_PLUGINS)
+#: what a member's state forgets once its cycle is over
+CYCLE_SCRATCH = NODE_LIST_MEMOS + PRE_SCORE_KEYS
 
 
-def forget_node_lists(state: CycleState) -> None:
-    """Drop the memos holding a finished cycle's node lists from ``state`` (see the module docstring)."""
-    for key in NODE_LIST_MEMOS:
+def forget_cycle_scratch(state: CycleState) -> None:
+    """Drop a finished cycle's node-list memos and in-tree PreScore results from ``state`` (see
+    the module docstring): nothing after the cycle reads them."""
+    for key in CYCLE_SCRATCH:
         state.delete(key)

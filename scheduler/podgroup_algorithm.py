@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.cache import Domain, Snapshot
-from scheduler.cycle_memo import forget_node_lists
+from scheduler.cycle_memo import forget_cycle_scratch
 from scheduler.diagnosis import FitError, NoNodesAvailableError
 from scheduler.framework import Framework
 from scheduler.interfaces import (
@@ -322,15 +322,16 @@ class PodGroupAlgorithm:
         """Each pod's cycle; a pod identical to the previous one continues its cycle
         (:class:`~scheduler.placement_run.PlacementRun`) rather than starting afresh.
 
-        A run scores its copy of the cycle's nodes with the state of the pod it started from, a
-        member's: once the placement is evaluated (no run lives on), that state forgets the
-        lists too (:mod:`scheduler.cycle_memo`)."""
+        Every member's state lives until the group is bound, so a full cycle's scratch (its node
+        lists, PreScore's results: :mod:`scheduler.cycle_memo`) is forgotten once the cycle is
+        over; a run scores with the state of the pod it started from, which forgets it once the
+        placement is evaluated (no run lives on)."""
         run_states: list[CycleState] = []
         try:
             return (yield from self._member_steps(state, group, placement, snapshot, signatures, run_states))
         finally:
             for st in run_states:
-                forget_node_lists(st)
+                forget_cycle_scratch(st)
 
     def _member_steps(
         self,
@@ -426,6 +427,8 @@ class PodGroupAlgorithm:
                     fit += 1
                     if run is not None and not run.assumed(cs, pi, host):
                         run = None
+                if not run_states or run_states[-1] is not cs:
+                    forget_cycle_scratch(cs)  # no run reads this cycle's scratch
             yield
             st = self.fw.run_placement_feasible_plugins(state, group, scheduled + fit, total - i - 1)
             if st is not None and st.code == Code.ERROR:
@@ -466,9 +469,6 @@ class PodGroupAlgorithm:
         else:
             a.node_name = r.suggested_host
             return r.suggested_host
-        finally:
-            # the member's state lives until the group is bound: it keeps no list of the cycle's nodes
-            forget_node_lists(a.state)
         return None
 
     # -- helpers ----------------------------------------------------------------------------
