@@ -29,6 +29,7 @@ from operator import is_
 import numpy as np
 
 from scheduler import arraypolicy
+from scheduler.cycle_memo import ROWS_KEY
 from scheduler.interfaces import CycleState
 from scheduler.nodeinfo import NodeInfo
 from scheduler.noderun import NodeRun
@@ -279,13 +280,10 @@ def _label_id(value: str | None, index: dict[str, int], values: list[str]) -> in
     return got
 
 
-_ROWS_KEY = "gangplane.dev/node-table-rows"
-
-
 def rows_for(state: CycleState, table: NodeTable, nodes: Sequence[NodeInfo]) -> Rows | None:
     """The table rows of ``nodes`` (``None``: some node is not the snapshot's), found once per
     cycle: the plugins scoring the same list of nodes share them through ``state``."""
-    cached = state.get(_ROWS_KEY)
+    cached = state.get(ROWS_KEY)
     if cached is not None and cached[0] is nodes and cached[1] is table and cached[2] == table.version:
         return cached[3]  # type: ignore[no-any-return]
     rows = None
@@ -295,7 +293,7 @@ def rows_for(state: CycleState, table: NodeTable, nodes: Sequence[NodeInfo]) -> 
         rows = nodes.owner.run_rows(nodes, table)
     if rows is None:
         rows = table.rows_of(nodes, arraypolicy.MAPPED_MIN_NODES)
-    state.write(_ROWS_KEY, (nodes, table, table.version, rows))
+    state.write(ROWS_KEY, (nodes, table, table.version, rows))
     return rows
 
 

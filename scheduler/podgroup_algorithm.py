@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.cache import Domain, Snapshot
+from scheduler.cycle_memo import forget_cycle_scratch
 from scheduler.diagnosis import FitError, NoNodesAvailableError
 from scheduler.framework import Framework
 from scheduler.interfaces import (
@@ -319,7 +320,29 @@ class PodGroupAlgorithm:
         signatures: list[Any] | None = None,
     ) -> Generator[None, None, PlacementResult]:
         """Each pod's cycle; a pod identical to the previous one continues its cycle
-        (:class:`~scheduler.placement_run.PlacementRun`) rather than starting afresh."""
+        (:class:`~scheduler.placement_run.PlacementRun`) rather than starting afresh.
+
+        Every member's state lives until the group is bound, so a full cycle's scratch (its node
+        lists, PreScore's results: :mod:`scheduler.cycle_memo`) is forgotten once the cycle is
+        over; a run scores with the state of the pod it started from, which forgets it once the
+        placement is evaluated (no run lives on)."""
+        run_states: list[CycleState] = []
+        try:
+            return (yield from self._member_steps(state, group, placement, snapshot, signatures, run_states))
+        finally:
+            for st in run_states:
+                forget_cycle_scratch(st)
+
+    def _member_steps(
+        self,
+        state: CycleState,
+        group: PodGroupInfo,
+        placement: Placement,
+        snapshot: Snapshot,
+        signatures: list[Any] | None,
+        run_states: list[CycleState],
+    ) -> Generator[None, None, PlacementResult]:
+        """:meth:`_evaluate_steps`' work; every state a run was started from goes to ``run_states``."""
         result = PlacementResult(placement)
         scheduled = group.state.scheduled_count()
         fit = 0
@@ -380,6 +403,7 @@ class PodGroupAlgorithm:
                     return result
                 if host and windows is not None:
                     if i + 1 < total and _alike(signatures[i], signatures[i + 1]) and windows.wants(start):
+                        run_states.append(cs)
                         wrun = PlacementRun.start(
                             self.fw, cs, pi, snapshot, None, trace, signatures[i], window=True
                         )
@@ -393,6 +417,7 @@ class PodGroupAlgorithm:
                     if runs and i + 1 < total and _alike(signatures[i], signatures[i + 1]):
                         # identical pods follow: carry this cycle on to them (from the snapshot
                         # as this cycle saw it, before the assume)
+                        run_states.append(cs)
                         run = PlacementRun.start(
                             self.fw, cs, pi, snapshot, placement.node_names, trace, signatures[i]
                         )
@@ -402,6 +427,8 @@ class PodGroupAlgorithm:
                     fit += 1
                     if run is not None and not run.assumed(cs, pi, host):
                         run = None
+                if not run_states or run_states[-1] is not cs:
+                    forget_cycle_scratch(cs)  # no run reads this cycle's scratch
             yield
             st = self.fw.run_placement_feasible_plugins(state, group, scheduled + fit, total - i - 1)
             if st is not None and st.code == Code.ERROR:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from scheduler import arraypolicy, lazymodule
+from scheduler.cycle_memo import WANTS_TABLE_KEY
 from scheduler.interfaces import MAX_NODE_SCORE, CycleState, Handle, ScoreColumn
 from scheduler.nodeinfo import CPU, EPHEMERAL_STORAGE, MEMORY, NodeInfo, PodInfo
 
@@ -127,9 +128,6 @@ def score_node(
     return scorer(requested, allocatable, [w for _, w in resources])
 
 
-_WANTS_TABLE_KEY = "gangplane.dev/wants-node-table"
-
-
 def wants_table(snapshot: Any, nodes: Sequence[NodeInfo], state: CycleState | None = None) -> bool:
     """Whether a batch is worth the node table: a run of the snapshot's consecutive nodes, or
     a list long enough to map node by node (:mod:`scheduler.arraypolicy`). The answer for a
@@ -139,13 +137,13 @@ def wants_table(snapshot: Any, nodes: Sequence[NodeInfo], state: CycleState | No
     if len(nodes) >= arraypolicy.MAPPED_MIN_NODES:
         return True
     if state is not None:
-        cached = state.get(_WANTS_TABLE_KEY)
+        cached = state.get(WANTS_TABLE_KEY)
         if cached is not None and cached[0] is nodes and cached[1] is snapshot:
             return bool(cached[2])
     is_run = getattr(snapshot, "is_run", None)
     answer = bool(is_run is not None and is_run(nodes))
     if state is not None:
-        state.write(_WANTS_TABLE_KEY, (nodes, snapshot, answer))
+        state.write(WANTS_TABLE_KEY, (nodes, snapshot, answer))
     return answer
 
 

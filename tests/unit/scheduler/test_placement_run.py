@@ -22,6 +22,7 @@ from apiserver.api.types import Obj
 from apiserver.meta import FakeClock
 from featuregates import FeatureGate
 from scheduler.cache import Cache
+from scheduler.cycle_memo import NODE_LIST_MEMOS
 from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import Framework
 from scheduler.interfaces import CycleState, Handle, PodGroupInfo
@@ -219,7 +220,7 @@ def _usage(snap: Any) -> dict[str, Any]:
 
 #: the node table's per-cycle memos of Score (which nodes' rows, whether a list is worth the
 #: table), read by Score of the same cycle only, like PreScore's state
-_SCRATCH = frozenset({"gangplane.dev/node-table-rows", "gangplane.dev/wants-node-table"})
+_SCRATCH = frozenset(NODE_LIST_MEMOS)
 
 
 def _state(a: Any) -> Any:
