@@ -85,9 +85,6 @@ _MISSING: Any = object()
 #: the first byte of a text between strings (a ``:`` after a key)
 _FIRST = itemgetter(slice(0, 1))
 _COLON = b":"
-#: what :func:`_rest_equal` leaves out, at the top level and in ``metadata``
-_SPEC_STATUS = ("spec", "status")
-_MANAGED_FIELDS = ("managedFields",)
 
 #: the table's key: stored entries' text, skeleton, equality pattern, manager, API version, time
 _Key = tuple[bytes, bytes, tuple[int, ...], str, str, str]
@@ -214,42 +211,12 @@ class StatusWriteTemplates:
         self._table.clear()
 
 
-def _same_but(a: Obj, b: Obj, out: tuple[str, ...], aside: str, left: list[Any], right: list[Any]) -> bool:
-    """Whether ``a`` and ``b`` have the same keys in the same order (``out`` left out); the values
-    of a key but ``aside`` that are not the very same object go to ``left`` and ``right`` (to be
-    compared as JSON)."""
-    keys = [k for k in a if k not in out]
-    if keys != [k for k in b if k not in out]:
-        return False
-    for k in keys:
-        x, y = a[k], b[k]
-        if x is not y and k != aside:
-            left.append(x)
-            right.append(y)
-    return True
-
-
-def _rest_equal(old: Obj, new: Obj, old_md: Obj, new_md: Obj) -> bool:
-    """Everything but ``spec``, ``status`` and ``metadata.managedFields`` equal in ``old`` (the
-    stored object) and ``new``, as JSON text (key order included).
-
-    A value that is the stored object's very value serializes as it does (the stored object is
-    plain JSON: no NaN, nothing orjson refuses); only the others are serialized. A status
-    write's reset metadata (labels, annotations, finalizers, owner references) is the live
-    object's own where no mutating admission can act (``GenericStore``'s status reset), so the
-    node agent's write compares a few strings (the name, the resourceVersion) and nothing else.
-    """
-    left: list[Any] = []
-    right: list[Any] = []
-    if not _same_but(old, new, _SPEC_STATUS, "metadata", left, right) or not _same_but(
-        old_md, new_md, _MANAGED_FIELDS, "", left, right
-    ):
-        return False
-    if not left:
-        return True
-    # ``==`` confuses ``true`` with ``1``: the bytes do not; the stored side holds no NaN, so
-    # equal bytes are equal values
-    return left == right and orjson.dumps(left, option=EXACT_JSON) == orjson.dumps(right, option=EXACT_JSON)
+def _rest(obj: Obj, md: Obj) -> Obj:
+    """``obj`` without ``spec``, ``status`` and ``metadata.managedFields`` (for comparing only)."""
+    rest = {k: v for k, v in obj.items() if k != "spec" and k != "status"}
+    if "managedFields" in md:
+        rest["metadata"] = {k: v for k, v in md.items() if k != "managedFields"}
+    return rest
 
 
 def _key(
@@ -262,8 +229,13 @@ def _key(
         return None
     if new.get("spec", _MISSING) is not old.get("spec", _MISSING):
         return None
+    # all but spec and status equal, as JSON (``==`` confuses ``true`` with ``1``: the bytes do
+    # not; the stored object holds no NaN, so equal bytes are equal values)
+    old_rest, new_rest = _rest(old, old_md), _rest(new, new_md)
     try:
-        if not _rest_equal(old, new, old_md, new_md):  # all but spec and status
+        if old_rest != new_rest or orjson.dumps(old_rest, option=EXACT_JSON) != orjson.dumps(
+            new_rest, option=EXACT_JSON
+        ):
             return None
         old_status, new_status = old.get("status", _MISSING), new.get("status", _MISSING)
         if old_status is _MISSING or new_status is _MISSING:

@@ -826,8 +826,9 @@ class GenericStore:
             # ResetObjectMetaForStatus: status writes cannot change these. The copies are private
             # for mutating admission's sake; where no mutating hook can act on the write (the
             # admission plan knows) nothing modifies them before they are stored, so a stored
-            # write keeps the live, read-only values themselves (statusentry.py and metamemo.py
-            # then compare them by identity). A dry run's answer is the caller's: copied.
+            # write keeps the live, read-only values themselves (the metadata memo's check and the
+            # status templates' key then find them equal by identity). A dry run's answer is the
+            # caller's: copied.
             shared = not opts.dry_run and self._admission_plan.steps(
                 self.admission, UPDATE, rd
             ).admits_nothing(self)

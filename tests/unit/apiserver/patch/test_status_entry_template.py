@@ -23,8 +23,7 @@ import pytest
 from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.apply import updated_managed_fields
-from apiserver.patch.fieldpath import EXACT_JSON
-from apiserver.patch.statusentry import StatusWriteTemplates, _rest_equal
+from apiserver.patch.statusentry import StatusWriteTemplates
 from apiserver.patch.updateentry import UpdatedEntryTemplates
 
 POD = schema.for_gvk("", "v1", "Pod")
@@ -385,72 +384,3 @@ def test_the_registry_answers_as_without_the_templates() -> None:
         assert orjson.dumps(a["metadata"].get("managedFields")) == orjson.dumps(
             b["metadata"].get("managedFields")
         )
-
-
-def _former_rest_equal(old: Obj, new: Obj) -> bool:
-    """The comparison ``_rest_equal`` replaced: both sides without spec, status and
-    ``metadata.managedFields``, equal as values and as ``EXACT_JSON`` text."""
-
-    def rest(obj: Obj) -> Obj:
-        out = {k: v for k, v in obj.items() if k not in ("spec", "status")}
-        md = obj["metadata"]
-        if "managedFields" in md:
-            out["metadata"] = {k: v for k, v in md.items() if k != "managedFields"}
-        return out
-
-    a, b = rest(old), rest(new)
-    return a == b and orjson.dumps(a, option=EXACT_JSON) == orjson.dumps(b, option=EXACT_JSON)
-
-
-def _variant(rnd: random.Random, v: Any) -> Any:
-    """``v`` itself, an equal copy, or a value that is equal to it only under ``==`` or not at all."""
-    r = rnd.random()
-    if r < 0.5:
-        return v
-    if r < 0.8:
-        return orjson.loads(orjson.dumps(v))
-    if r < 0.9:
-        return True if v == 1 else 1 if v is True else {"other": 1} if type(v) is dict else "other"
-    return {**v, "k": "w"} if type(v) is dict else [v]
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_the_rest_compares_as_the_former_json_comparison(seed: int) -> None:
-    """``_rest_equal`` (identity first) against the former comparison on random pairs: shared
-    values, equal copies, ``1`` for ``true``, other values, other key orders, fields added or
-    dropped, ``spec``/``status``/``managedFields`` in metadata, managedFields on one side only."""
-    rnd = random.Random(seed)
-    agree = {True: 0, False: 0}
-    for _ in range(400):
-        md: Obj = {"name": "p", "namespace": "default", "uid": "u", "resourceVersion": "7"}
-        for k, v in (
-            ("labels", {"app": "a", "n": "1"}),
-            ("finalizers", ["f"]),
-            ("ownerReferences", [{"kind": "StatefulSet", "name": "s", "controller": True}]),
-            ("generation", 1),
-            ("status", "odd"),
-            ("managedFields", [{"manager": "m", "operation": "Update"}]),
-        ):
-            if rnd.random() < 0.6:
-                md[k] = v
-        old: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": {"a": 1}, "status": {"b": 2}}
-        new_md = {k: _variant(rnd, v) if rnd.random() < 0.3 else v for k, v in md.items()}
-        if rnd.random() < 0.1:
-            new_md.pop(rnd.choice(list(new_md)))
-        if rnd.random() < 0.1:
-            new_md["extra"] = "x"
-        if rnd.random() < 0.1:
-            new_md = dict(reversed(list(new_md.items())))
-        if rnd.random() < 0.2:
-            new_md.pop("managedFields", None)
-        new: Obj = {**old, "metadata": new_md, "status": {"b": 3}}
-        if rnd.random() < 0.1:
-            new["kind"] = _variant(rnd, "Pod")
-        if rnd.random() < 0.05:
-            new = {"metadata": new_md, **{k: v for k, v in new.items() if k != "metadata"}}
-        if rnd.random() < 0.05:
-            new["extra"] = 1
-        want = _former_rest_equal(old, new)
-        assert _rest_equal(old, new, old["metadata"], new["metadata"]) is want
-        agree[want] += 1
-    assert agree[True] > 50 and agree[False] > 50
