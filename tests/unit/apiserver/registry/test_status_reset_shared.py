@@ -157,3 +157,21 @@ def test_a_stored_mutating_policy_and_binding_bring_the_copies_back() -> None:
     assert new["metadata"]["labels"] == {"app": "a", "team": "gang"}
     assert old == old_copy
     assert old["metadata"]["labels"] == {"app": "a"}
+
+
+def test_a_dry_run_status_writes_answer_is_the_callers_own() -> None:
+    api = build_api(clock=FakeClock())
+    rd = api.registry.get("", "v1", "pods")
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"app": "a"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    api.create(rd, "default", pod, WriteOptions(field_manager="ctl"))
+    body = api.store.get(api._skey(rd), api._key(rd, "default", "p")).copy()
+    body["status"] = {"phase": "Running"}
+    res = api.update(rd, "default", "p", body, WriteOptions(field_manager="kubelet", dry_run=True), "status")
+    res.obj["metadata"]["labels"]["changed"] = "by-caller"
+    stored = api.store.get(api._skey(rd), api._key(rd, "default", "p")).obj
+    assert stored["metadata"]["labels"] == {"app": "a"}
