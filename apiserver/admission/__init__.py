@@ -86,5 +86,12 @@ class Plugin:
     def admit(self, attrs: Attributes, api: Lookup) -> None:
         return None
 
+    def admits_nothing(self, operation: str, rd: ResourceDef, api: Any) -> bool:
+        """Whether ``admit`` provably leaves every ``operation`` of ``rd`` as it is *now* (by
+        the stored configuration, not the request): the registry asks it before it hands a
+        write's values to mutating admission, and keeps them uncopied where no hook can change
+        them. Must be cheap (asked per write); False, the default, when the plugin cannot say."""
+        return False
+
     def validate(self, attrs: Attributes, api: Lookup) -> None:
         return None

@@ -21,6 +21,8 @@ from typing import Any
 from apiserver.admission import Attributes, Lookup, Plugin
 
 Hook = Callable[[Attributes, Lookup], None]
+#: a plugin's ``admits_nothing(operation, rd, api)``
+Quiet = Callable[[str, Any, Any], bool]
 
 #: the base class's no-op hooks (a plugin inheriting one never acts in that phase)
 _NOOP_ADMIT = Plugin.admit
@@ -32,13 +34,36 @@ _ENTRIES = 4096
 class Steps:
     """The hooks one (resource, operation) runs, in chain order."""
 
-    __slots__ = ("admit", "reinvoke", "rd", "validate")
+    __slots__ = ("admit", "operation", "quiet", "rd", "reinvoke", "validate")
 
-    def __init__(self, rd: Any, admit: list[Hook], reinvoke: list[Hook], validate: list[Hook]) -> None:
+    def __init__(
+        self,
+        rd: Any,
+        admit: list[Hook],
+        reinvoke: list[Hook],
+        validate: list[Hook],
+        operation: str = "",
+        quiet: list[Quiet] | None = None,
+    ) -> None:
         self.rd = rd  # held, so the id keying it cannot be reused while the entry lives
         self.admit = admit
         self.reinvoke = reinvoke
         self.validate = validate
+        self.operation = operation
+        #: the ``admits_nothing`` of the plugins of ``admit``, in the same order
+        self.quiet = quiet if quiet is not None else [_never_quiet] * len(admit)
+
+    def admits_nothing(self, api: Any) -> bool:
+        """Whether no mutating hook can change a write of this (resource, operation) now: every
+        plugin of ``admit`` says so by the stored configuration (``Plugin.admits_nothing``).
+        Reinvocation needs a hook that acted first, so it cannot act either."""
+        operation, rd = self.operation, self.rd
+        return all(quiet(operation, rd, api) for quiet in self.quiet)
+
+
+def _never_quiet(operation: str, rd: Any, api: Any) -> bool:
+    """A plugin that cannot say (no ``admits_nothing``): it may act."""
+    return False
 
 
 def _acts(plugin: Any, operation: str, rd: Any) -> bool:
@@ -49,6 +74,7 @@ def _acts(plugin: Any, operation: str, rd: Any) -> bool:
 def build_steps(plugins: Sequence[Any], operation: str, rd: Any) -> Steps:
     """The hooks of ``plugins`` that can act on ``operation`` of ``rd`` (see the module docs)."""
     admit: list[Hook] = []
+    quiet: list[Quiet] = []
     reinvoke: list[Hook] = []
     validate: list[Hook] = []
     for p in plugins:
@@ -57,12 +83,13 @@ def build_steps(plugins: Sequence[Any], operation: str, rd: Any) -> Steps:
         cls = type(p)
         if getattr(cls, "admit", None) is not _NOOP_ADMIT:
             admit.append(p.admit)
+            quiet.append(getattr(p, "admits_nothing", _never_quiet))
         again = getattr(p, "reinvoke", None)
         if again is not None:
             reinvoke.append(again)
         if getattr(cls, "validate", None) is not _NOOP_VALIDATE:
             validate.append(p.validate)
-    return Steps(rd, admit, reinvoke, validate)
+    return Steps(rd, admit, reinvoke, validate, operation, quiet)
 
 
 class AdmissionPlan:

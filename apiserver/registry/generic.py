@@ -823,10 +823,18 @@ class GenericStore:
             sub_strategy.prepare_for_update(ctx, obj, old)
         elif subresource == "status":
             strategy.prepare_for_status_update(ctx, obj, old)
-            # ResetObjectMetaForStatus: status writes cannot change these.
+            # ResetObjectMetaForStatus: status writes cannot change these. The copies are private
+            # for mutating admission's sake; where no mutating hook can act on the write (the
+            # admission plan knows) nothing modifies them before they are stored, so a stored
+            # write keeps the live, read-only values themselves (the metadata memo's check and the
+            # status templates' key then find them equal by identity). A dry run's answer is the
+            # caller's: copied.
+            shared = not opts.dry_run and self._admission_plan.steps(
+                self.admission, UPDATE, rd
+            ).admits_nothing(self)
             for k in strategy.status_reset_metadata:
                 if k in old_md:
-                    md[k] = _json_copy(old_md[k])
+                    md[k] = old_md[k] if shared else _json_copy(old_md[k])
                 else:
                     md.pop(k, None)
         else:

@@ -174,7 +174,12 @@ def may_apply(attrs: Attributes, api: PolicyLookup, policy_plural: str, binding_
     """False when no policy of the kind can apply to the request: it is an admissionregistration
     object, or no policy or no binding is stored. Two counts, so the plugins ask it before they
     set up anything for an evaluation (the authorizer context of CEL's ``authorizer``)."""
-    if attrs.rd.group == GROUP:
+    return may_apply_to(attrs.rd, api, policy_plural, binding_plural)
+
+
+def may_apply_to(rd: Any, api: PolicyLookup, policy_plural: str, binding_plural: str) -> bool:
+    """:func:`may_apply` by the resource alone (it looks at nothing else of the request)."""
+    if rd.group == GROUP:
         return False  # policies and webhooks never apply to admissionregistration objects
     return bool(api.stored_count(GROUP, binding_plural)) and bool(api.stored_count(GROUP, policy_plural))
 

@@ -28,7 +28,14 @@ from typing import Any
 from apiserver import errors
 from apiserver.admission import Attributes, Plugin
 from apiserver.admission.policy.authorizing import authorizing
-from apiserver.admission.policy.engine import Evaluation, evaluate, may_apply, pairings, policy_denied
+from apiserver.admission.policy.engine import (
+    Evaluation,
+    evaluate,
+    may_apply,
+    may_apply_to,
+    pairings,
+    policy_denied,
+)
 from apiserver.admission.policy.matching import PolicyLookup
 from apiserver.admission.policy.request import (
     attrs_stored,
@@ -124,6 +131,13 @@ class MutatingAdmissionPolicyPlugin(Plugin):
             return
         with authorizing(attrs, api):
             self._admit(attrs, api)
+
+    def admits_nothing(self, operation: str, rd: ResourceDef, api: Any) -> bool:
+        """No policy or no binding stored (``may_apply``'s two counts), or an operation it
+        never mutates."""
+        return operation not in ("CREATE", "UPDATE") or not may_apply_to(
+            rd, api, "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"
+        )
 
     def _admit(self, attrs: Attributes, api: Any) -> None:
         lookup: PolicyLookup = api

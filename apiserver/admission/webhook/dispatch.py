@@ -255,6 +255,14 @@ class MutatingWebhookPlugin(_WebhookPlugin):
     name = "MutatingAdmissionWebhook"
     plural = "mutatingwebhookconfigurations"
 
+    def admits_nothing(self, operation: str, rd: ResourceDef, api: Any) -> bool:
+        """No configuration stored (``hooks``' first test), or an operation it never sees."""
+        return (
+            operation not in (CREATE, UPDATE, DELETE)
+            or rd.group == GROUP
+            or not api.stored_count(GROUP, self.plural)
+        )
+
     def admit(self, attrs: Attributes, api: Any) -> None:
         run = current_run()
         if run is None or attrs.operation not in (CREATE, UPDATE, DELETE):

@@ -23,7 +23,8 @@ import pytest
 from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.apply import updated_managed_fields
-from apiserver.patch.statusentry import StatusWriteTemplates
+from apiserver.patch.fieldpath import EXACT_JSON
+from apiserver.patch.statusentry import StatusWriteTemplates, _split
 from apiserver.patch.updateentry import UpdatedEntryTemplates
 
 POD = schema.for_gvk("", "v1", "Pod")
@@ -384,3 +385,38 @@ def test_the_registry_answers_as_without_the_templates() -> None:
         assert orjson.dumps(a["metadata"].get("managedFields")) == orjson.dumps(
             b["metadata"].get("managedFields")
         )
+
+
+def _former_split(text: bytes) -> tuple[bytes, list[bytes]]:
+    """The split ``_split`` replaced: keys and values told apart one string at a time."""
+    parts = text.split(b'"')
+    between = parts[0::2]
+    keyed = [b[:1] == b":" for b in between[1:]]
+    inside = parts[1::2]
+    keys = [s for s, k in zip(inside, keyed, strict=True) if k]
+    values = [s for s, k in zip(inside, keyed, strict=True) if not k]
+    return b'"'.join(between) + b"\x01" + b"\x00".join(keys), values
+
+
+def _json_value(rnd: random.Random, depth: int = 0) -> Any:
+    r = rnd.random()
+    if depth < 3 and r < 0.3:
+        return {
+            rnd.choice(["a", "", ":", ",", "k:v", "}"]) + str(i): _json_value(rnd, depth + 1)
+            for i in range(rnd.randint(0, 3))
+        }
+    if depth < 3 and r < 0.5:
+        return [_json_value(rnd, depth + 1) for _ in range(rnd.randint(0, 3))]
+    return rnd.choice(["", ":", ":x", ",", "]", "}", "a b", "10.0.0.1", 1, 2.5, True, False, None])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_split_equals_the_former_one_string_at_a_time(seed: int) -> None:
+    """Random JSON texts (strings starting with ``:``, ``,``, ``}``, empty strings and keys, bare
+    strings whose text after is empty) split as the former one-at-a-time split does."""
+    rnd = random.Random(seed)
+    for _ in range(500):
+        text = orjson.dumps(_json_value(rnd), option=EXACT_JSON)
+        assert _split(text) == _former_split(text)
+    for text in (b'""', b'"a"', b'":"', b'[""]', b'{"":""}', b"{}", b"1"):
+        assert _split(text) == _former_split(text)
