@@ -285,17 +285,19 @@ def _plainly_valid(meta: dict[str, Any], namespaced: bool, name_fn: ValidateName
     """True only where :func:`validate_object_meta` reports nothing: the usual metadata of a
     create (a name, a namespace, labels, owner references) checked in one pass with the same
     (remembered) checkers, without a field path or an error list. Anything less usual
-    (generateName, annotations, finalizers, managed fields, a value not of its usual type, any
-    error) answers False, and the full validation runs and words the errors."""
-    if (
-        meta.get("generateName")
-        or meta.get("annotations")
-        or meta.get("finalizers")
-        or meta.get("managedFields")
-    ):
+    (annotations, finalizers, managed fields, a value not of its usual type, any error)
+    answers False, and the full validation runs and words the errors.
+
+    A ``generateName`` beside the name is usual too: a StatefulSet's pods carry both (kube's
+    ``GetPodFromTemplate`` sets the prefix, the controller the name), and it is checked by the
+    one rule the full validation applies to it (``name_fn`` as a prefix)."""
+    if meta.get("annotations") or meta.get("finalizers") or meta.get("managedFields"):
         return False
     name = meta.get("name")
     if type(name) is not str or not name or name_fn(name, False):
+        return False
+    generate_name = meta.get("generateName")
+    if generate_name and (type(generate_name) is not str or name_fn(generate_name, True)):
         return False
     ns = meta.get("namespace") or ""
     if namespaced:
