@@ -4,12 +4,16 @@
 feature gate, no lookup; the path only labels the errors it finds). A controller creates the
 pods of a template by the thousand, and they differ, if at all, in ``hostname`` (a StatefulSet
 pod's own name) or an already chosen ``nodeName``; both are checked by nothing but one name rule
-each (``hostname`` a DNS-1123 label, ``nodeName`` a DNS subdomain).
+each (``hostname`` a DNS-1123 label, ``nodeName`` a DNS subdomain). The pods of *different*
+sets of one template differ besides in ``subdomain`` (the set's service; a DNS-1123 label, when
+set) and in a gang's ``schedulingGroup.podGroupName`` (its set's PodGroup; required, a DNS
+subdomain): in ``gangs-1000x3`` every set of 3 made a new text, so only 2 of 3 pods were answered.
 
-So a spec that validated without error is remembered by its exact JSON text with those two
-strings blanked, and a later spec with the same text passes when its own two strings pass their
-rules. Anything else is validated in full, which also gives every error in kube's order (a spec
-with errors is never remembered). The text is ``orjson``'s under ``EXACT_JSON`` (type-exact:
+So a spec that validated without error is remembered by its exact JSON text with those strings
+blanked, and a later spec with the same text passes when its own strings pass their rules (an
+empty ``podGroupName`` does not: it is required, so a blanked key never stands for it).
+Anything else is validated in full, which also gives every error in kube's order (a spec with
+errors is never remembered). The text is ``orjson``'s under ``EXACT_JSON`` (type-exact:
 ``true``, ``1`` and ``1.0`` differ; subclasses of builtins are refused); a spec whose text holds
 ``null`` is not remembered, since orjson writes NaN and infinities as ``null`` too.
 """
@@ -29,7 +33,10 @@ from apiserver.validation import names
 _OWN_RULES = (
     ("hostname", names.is_dns1123_label),
     ("nodeName", lambda s: names.name_is_dns_subdomain(s, False)),
+    ("subdomain", names.is_dns1123_label),
 )
+#: ``spec.schedulingGroup``'s own string (``validate_scheduling_group``: required, a DNS subdomain)
+_GROUP, _GROUP_NAME = "schedulingGroup", "podGroupName"
 _ENTRIES = 1024
 _MAX_BYTES = 16 * 1024  # with _ENTRIES: at most 16 MB of keys, typically ~1 MB
 
@@ -67,6 +74,11 @@ def _key(spec: Any, opts: PodValidationOptions) -> tuple[bytes, PodValidationOpt
             if blanked is spec:
                 blanked = dict(spec)
             blanked[name] = ""
+    group = spec.get(_GROUP)
+    if type(group) is dict and type(group.get(_GROUP_NAME)) is str:
+        if blanked is spec:
+            blanked = dict(spec)
+        blanked[_GROUP] = {**group, _GROUP_NAME: ""}
     try:
         text = orjson.dumps(blanked, option=EXACT_JSON)
     except TypeError:
@@ -80,6 +92,11 @@ def _own_strings_valid(spec: dict[str, Any]) -> bool:
     for name, rule in _OWN_RULES:
         value = spec.get(name)
         if type(value) is str and value and rule(value):
+            return False
+    group = spec.get(_GROUP)
+    if type(group) is dict:
+        value = group.get(_GROUP_NAME)
+        if type(value) is str and (not value or names.is_dns1123_subdomain(value)):
             return False
     return True
 

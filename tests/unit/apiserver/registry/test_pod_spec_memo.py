@@ -52,6 +52,21 @@ def template() -> dict[str, Any]:
 
 HOSTNAMES = ["web-0", "web-1", "Web-2", "-bad", "a" * 64, "", 7, None]
 NODE_NAMES = ["n-1", "node.example.com", "Bad_Node", "", 3]
+#: a set's service and its gang's PodGroup: each set of a template has its own
+SUBDOMAINS = ["web", "web-1", "web-2", "Web", "-bad", "a.b", "a" * 64, "", 7]
+GROUPS: list[Any] = [
+    {"podGroupName": "pg-1"},
+    {"podGroupName": "pg-2.example"},
+    {"podGroupName": "PG_3"},
+    {"podGroupName": ""},
+    {"podGroupName": "a" * 254},
+    {"podGroupName": 5},
+    {"podGroupName": None},
+    {},
+    {"podGroupName": "pg-1", "extra": 1},
+    "pg-1",
+    None,
+]
 #: values that break other rules, for specs with errors elsewhere
 BREAKS: list[tuple[str, Any]] = [
     ("restartPolicy", "Sometimes"),
@@ -74,6 +89,11 @@ def _variant(rnd: random.Random) -> dict[str, Any]:
     n = rnd.choice(NODE_NAMES + [None])
     if n is not None:
         spec["nodeName"] = n
+    if rnd.random() < 0.7:
+        spec["subdomain"] = rnd.choice(SUBDOMAINS) if rnd.random() < 0.5 else f"web-{rnd.randint(0, 9)}"
+    if rnd.random() < 0.7:
+        group = rnd.choice(GROUPS) if rnd.random() < 0.5 else {"podGroupName": f"pg-{rnd.randint(0, 9)}"}
+        spec["schedulingGroup"] = copy.deepcopy(group)
     if rnd.random() < 0.2:
         k, v = rnd.choice(BREAKS)
         spec[k] = v
@@ -82,15 +102,21 @@ def _variant(rnd: random.Random) -> dict[str, Any]:
     return spec
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(6))
 def test_remembered_answers_equal_full_validations(seed: int) -> None:
     rnd = random.Random(seed)
     memo = PodSpecMemo()
-    for _ in range(300):
+    answered = 0
+    for _ in range(600):
         spec = _variant(rnd)
         want = _errors(validate_pod_spec(copy.deepcopy(spec), SP, OPTS))
+        before = copy.deepcopy(spec)
+        known = len(memo._valid)
         assert _errors(memo.validate(spec, SP, OPTS)) == want
+        assert spec == before  # the key's blanking copies, never modifies
+        answered += not want and len(memo._valid) == known
     assert memo._valid  # valid templates were remembered and answered their variants
+    assert answered > 80
 
 
 def test_pods_of_one_template_are_validated_once() -> None:
@@ -100,6 +126,12 @@ def test_pods_of_one_template_are_validated_once() -> None:
         spec["hostname"] = f"web-{i}"
         assert memo.validate(spec, SP, OPTS) == []
     assert len(memo._valid) == 1
+    for s in range(5):  # the gangs of other sets: their own service and PodGroup
+        spec = template()
+        spec["hostname"], spec["subdomain"] = f"web{s}-0", f"web{s}"
+        spec["schedulingGroup"] = {"podGroupName": f"web{s}-pg"}
+        assert memo.validate(spec, SP, OPTS) == []
+    assert len(memo._valid) == 2
     bad = template()
     bad["hostname"] = "Web_5"  # same template, its own string breaks its rule
     assert _errors(memo.validate(bad, SP, OPTS)) == _errors(validate_pod_spec(bad, SP, OPTS)) != []
