@@ -8,6 +8,10 @@ in a row for each kind, printing the CPU time per create (``time.process_time``)
 
 * ``pod``: a StatefulSet pod of one template (its own name, ``pod-name`` label and hostname; one
   owner reference per three pods, as a gang of three);
+* ``gangpod``: a pod as the StatefulSet controller sends it in ``gangs-1000x3`` (session 15,
+  captured from the plane): a ``generateName`` beside its name, two owner references (the set
+  and its PodGroup), the set's ``subdomain`` and the gang's ``schedulingGroup``, the template's
+  defaults already filled in; three pods per set, so every third pod names new owners;
 * ``event``: an Event as the scheduler's recorder writes it (its own name, message, uid);
 * ``workload``: a Workload as the StatefulSet controller makes one per set, each the first
   object of its owner here (as a PodGroup is, owned by its new Workload): the owner memo of the
@@ -39,7 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 SORT = "tottime"
-KINDS = ("pod", "event", "workload", "podgroup")
+KINDS = ("pod", "gangpod", "event", "workload", "podgroup")
 
 
 def pod(i: int) -> dict[str, Any]:
@@ -81,6 +85,64 @@ def pod(i: int) -> dict[str, Any]:
                     "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
                 }
             ],
+        },
+    }
+
+
+def gangpod(i: int) -> dict[str, Any]:
+    """Pod ``i`` of gang StatefulSet ``gang-{i // 3}``, as its controller creates it."""
+    s = i // 3
+    name = f"gang-{s}-{i % 3}"
+    group = f"gang-{s}-64c68d44d4-gang-{s}-77f6bff56c"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": f"gang-{s}-",
+            "namespace": "default",
+            "labels": {
+                "app": f"gang-{s}",
+                "statefulset.kubernetes.io/pod-name": name,
+                "apps.kubernetes.io/pod-index": str(i % 3),
+                "controller-revision-hash": f"gang-{s}-67b4fddcb8",
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": f"gang-{s}",
+                    "uid": f"00000000-0000-4000-8000-{s:012d}",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                },
+                {
+                    "apiVersion": "scheduling.k8s.io/v1beta1",
+                    "kind": "PodGroup",
+                    "name": group,
+                    "uid": f"00000000-0000-4000-8003-{s:012d}",
+                },
+            ],
+            "name": name,
+        },
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "100m"}},
+                    "imagePullPolicy": "IfNotPresent",
+                    "terminationMessagePath": "/dev/termination-log",
+                    "terminationMessagePolicy": "File",
+                }
+            ],
+            "dnsPolicy": "ClusterFirst",
+            "restartPolicy": "Always",
+            "securityContext": {},
+            "terminationGracePeriodSeconds": 30,
+            "schedulerName": "default-scheduler",
+            "hostname": name,
+            "subdomain": f"gang-{s}",
+            "schedulingGroup": {"podGroupName": group},
         },
     }
 
@@ -173,6 +235,7 @@ def podgroup(i: int) -> dict[str, Any]:
 
 BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
     "pod": pod,
+    "gangpod": gangpod,
     "event": event,
     "workload": workload,
     "podgroup": podgroup,
@@ -185,6 +248,7 @@ def _api() -> tuple[Any, dict[str, Any]]:
     api = build_api()
     rds = {
         "pod": api.registry.get("", "v1", "pods"),
+        "gangpod": api.registry.get("", "v1", "pods"),
         "event": api.registry.get("", "v1", "events"),
         "workload": api.registry.get("scheduling.k8s.io", "v1beta1", "workloads"),
         "podgroup": api.registry.get("scheduling.k8s.io", "v1beta1", "podgroups"),
