@@ -1491,22 +1491,27 @@ def _created_entry(
 
 
 _REFS_PATH: Path = (field("metadata"), field("ownerReferences"))
+#: what :func:`remember_created_join` told the decoder: the joined tree's text and its parts
+JoinedParts = tuple[bytes, tuple[tuple[Path, Obj], ...]]
 
 
 def remember_created_join(
     joined: Obj, taken: FieldSet, refs_tree: Obj | None, lists: Sequence[tuple[str, Obj]]
-) -> None:
+) -> JoinedParts | None:
     """Tell the decoder how a stored create's joined entry was made (:func:`remember_joined`):
     the object's first update decodes it, and would otherwise parse it whole. Only for a stored
-    write, whose subtrees are shared and never modified."""
+    write, whose subtrees are shared and never modified. Returns the ``(text, parts)`` told, for
+    a caller that writes the same tree again and tells it again with :func:`remember_joined`
+    (``None``: not plain JSON, the decoder parses it, uncached, as before)."""
     try:
         text = orjson.dumps(joined, option=EXACT_JSON)
-    except TypeError:  # not plain JSON: the decoder parses it (uncached) as before
-        return
+    except TypeError:
+        return None
     parts = tuple(((field("spec"), field(k)), subtree) for k, subtree in lists)
     if refs_tree is not None:
         parts = ((_REFS_PATH, refs_tree), *parts)
     remember_joined(text, taken, parts)
+    return text, parts
 
 
 #: No subtrees to join (shared: never modified).
@@ -1688,6 +1693,7 @@ __all__ = [
     "record_update",
     "remove_items",
     "server_side_apply",
+    "JoinedParts",
     "remember_created_join",
     "updated_managed_fields",
     "with_owner_references",

@@ -34,7 +34,9 @@ whose ``spec.podGroupTemplates`` is named after the set) then costs only its key
 Like the general path, the joined entry is told to the decoder (:func:`.fieldpath.remember_joined`,
 through :func:`apiserver.patch.apply.remember_created_join`): the object's first update decodes
 its stored entry from the rest's set and a parse of the references' subtree instead of a parse
-of the whole tree.
+of the whole tree. The pods of one set come one after another and name the same owners: the
+last join is kept, and such a pod's entry shares its tree (its parts were shared already),
+told to the decoder again without writing its text again.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from apiserver.api.types import Obj
 from apiserver.patch.apply import (
     FIELDS_V1,
     UPDATE,
+    JoinedParts,
     remember_created_join,
     with_owner_references,
     with_spec_lists,
@@ -63,6 +66,7 @@ from apiserver.patch.fieldpath import (
     list_semantics,
     map_is_atomic,
     plain_string_key,
+    remember_joined,
 )
 
 #: Bounds: learnt templates, and shapes met once (a separate table, so that one-off shapes
@@ -279,11 +283,16 @@ class OwnedEntryTemplates:
     learnt from the general path (see the module docstring). The schema node is held by its
     template, so its ``id`` cannot be reused while the entry lives."""
 
-    __slots__ = ("_table", "_seen")
+    __slots__ = ("_last", "_seen", "_table")
 
     def __init__(self) -> None:
         self._table: dict[tuple[bytes, int], _Template | _Refused] = {}
         self._seen: dict[tuple[bytes, int], Any] = {}
+        #: the last join made from a template, ``(template, owners' uids in uid order, tree,
+        #: what the decoder was told)``: a set's pods come one after another, of one template
+        #: and naming the same owners, so they are joined once (not for templated lists:
+        #: their key values are each object's own)
+        self._last: tuple[_Template, list[str], Obj, JoinedParts | None] | None = None
 
     def entries(
         self,
@@ -320,8 +329,18 @@ class OwnedEntryTemplates:
         if hit is not None and hit.node is node:
             if type(hit) is _Refused:
                 return general()
-            joined, refs_tree, subtrees = _join(hit.rest, hit.dot, refs, hit.items, lists, hit.list_items)
-            remember_created_join(joined, hit.rest_set, refs_tree, subtrees)
+            uids = [uid for uid, _ in refs]
+            last = self._last
+            if last is not None and last[0] is hit and last[1] == uids and not lists:
+                # the set's next pod: its owners' join again (a tree of shared, never
+                # modified parts), told to the decoder again as the join would tell it
+                joined, told = last[2], last[3]
+                if told is not None:
+                    remember_joined(told[0], hit.rest_set, told[1])
+            else:
+                joined, refs_tree, subtrees = _join(hit.rest, hit.dot, refs, hit.items, lists, hit.list_items)
+                told = remember_created_join(joined, hit.rest_set, refs_tree, subtrees)
+                self._last = None if lists else (hit, uids, joined, told)
             return [created_entry(manager, api_version, now, joined)]
         out = general()
         if out is None or len(out) != 1:
@@ -359,6 +378,7 @@ class OwnedEntryTemplates:
     def clear(self) -> None:
         self._table.clear()
         self._seen.clear()
+        self._last = None
 
 
 __all__ = ["OwnedEntryTemplates", "created_entry"]

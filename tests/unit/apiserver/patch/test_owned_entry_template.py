@@ -150,15 +150,25 @@ def _base(rnd: random.Random, i: int) -> tuple[Obj, Any]:
 
 def _owned_objects(rnd: random.Random, n: int) -> list[tuple[Obj, Any]]:
     out = []
+    refs: list[Any] = []
     for i in range(n):
         obj, node = _base(rnd, i)
         md = obj["metadata"]
-        refs = _refs(rnd)
+        if refs and rnd.random() < 0.5:
+            # a set's next object: the same owners (the last join is kept), now and then listed
+            # in another order or one of them changed
+            refs = copy.deepcopy(refs)
+            if rnd.random() < 0.2:
+                rnd.shuffle(refs)
+            if rnd.random() < 0.2:
+                refs[rnd.randrange(len(refs))] = _ref(rnd, rnd.choice(UIDS))
+        else:
+            refs = _refs(rnd)
         # the references at any position in metadata (the joined tree's order is canonical)
         items = list(md.items())
         at = len(items) if rnd.random() < 0.7 else rnd.randint(0, len(items))
         md.clear()
-        md.update([*items[:at], ("ownerReferences", refs), *items[at:]])
+        md.update([*items[:at], ("ownerReferences", copy.deepcopy(refs)), *items[at:]])
         out.append((obj, node))
     return out
 
@@ -341,6 +351,34 @@ def test_the_first_update_decodes_a_template_entry_from_its_parts(monkeypatch: p
     whole = FieldSet.from_fields_v1(copy.deepcopy(tree))
     assert decoded.paths == whole.paths
     assert decoded.decodes_to_itself() and whole.decodes_to_itself()
+
+
+def test_a_sets_pods_share_one_join_told_to_the_decoder_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pods of one set name the same owners: joined once, and each pod's create tells the
+    decoder again (a full table may have dropped it since), as the join itself would."""
+    joins = 0
+    join = ownedentry._join
+
+    def counted(*a: Any) -> Any:
+        nonlocal joins
+        joins += 1
+        return join(*a)
+
+    monkeypatch.setattr(ownedentry, "_join", counted)
+    templates = CreatedEntryTemplates()
+    for uid in ("a", "b"):
+        templates.entries(_pod(uid), POD, "kcm", "v1", "t0", _general(_pod(uid)))
+    joins = 0  # learning rebuilt the join once
+    trees = []
+    for uid in ("c", "c", "c", "d", "d", "c"):
+        monkeypatch.setattr(fieldpath, "_JOINED", {})
+        got = templates.entries(_pod(uid), POD, "kcm", "v1", "t1", lambda: pytest.fail("general path"))
+        assert got is not None
+        trees.append(got[0]["fieldsV1"])
+        assert list(fieldpath._JOINED) == [orjson.dumps(trees[-1])]
+        assert _text(got) == _text(_general(_pod(uid), "t1")())  # (which tells the decoder too)
+    assert joins == 3  # c, d, and c again (only the last join is kept)
+    assert trees[0] is trees[1] is trees[2] and trees[3] is trees[4] and trees[5] is not trees[0]
 
 
 def test_a_refused_shape_is_not_learnt_again(monkeypatch: pytest.MonkeyPatch) -> None:
