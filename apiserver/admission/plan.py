@@ -100,18 +100,19 @@ class AdmissionPlan:
 
     def __init__(self) -> None:
         self._plugins: list[Any] | None = None
-        self._source: tuple[Any, ...] = ()
+        #: a copy of the list's content when the plan was built
+        self._source: list[Any] = []
         self._steps: dict[tuple[int, str], Steps] = {}
 
     def steps(self, plugins: list[Any], operation: str, rd: Any) -> Steps:
-        """The hooks of ``plugins`` that can act on ``operation`` of ``rd``."""
-        if (
-            plugins is not self._plugins
-            or len(plugins) != len(self._source)
-            or tuple(plugins) != self._source
-        ):
+        """The hooks of ``plugins`` that can act on ``operation`` of ``rd``.
+
+        Asked twice per write (mutating, then validating admission): the list is compared with
+        the copy of its content (a list comparison, element by element, identity first), not
+        copied again into a tuple each time."""
+        if plugins is not self._plugins or plugins != self._source:
             self._plugins = plugins
-            self._source = tuple(plugins)
+            self._source = list(plugins)
             self._steps.clear()
         key = (id(rd), operation)
         got = self._steps.get(key)

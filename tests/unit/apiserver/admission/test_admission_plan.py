@@ -160,6 +160,9 @@ def test_plan_follows_edits_of_the_plugin_list() -> None:
     assert e.value.code == 403 and "denied by test" in e.value.message
     api.admission = [p for p in api.admission if not isinstance(p, (Stamp, Deny))]
     assert "labels" not in api.create(rd, "default", {"metadata": {"name": "d"}, "data": {}}).obj["metadata"]
+    api.admission[-1] = Stamp()  # one plugin replaced in place: the same list, the same length
+    got = api.create(rd, "default", {"metadata": {"name": "e"}, "data": {}}).obj
+    assert got["metadata"]["labels"] == {"stamped": "yes"}
 
 
 def test_steps_keep_the_chain_order_and_leave_out_base_no_ops() -> None:
