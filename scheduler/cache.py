@@ -121,6 +121,27 @@ class CapacityIndex:
                 if r not in alloc and r != PODS:
                     free[r] = -v
         totals, count, lists = self.totals, self._count, self._by_resource
+        if free.keys() == old.keys():
+            # the same resources (a node that took or lost pods): each that moved moves once,
+            # and no resource's node count changes
+            for r, v in free.items():
+                was = old[r]
+                if was == v:
+                    continue
+                lst = lists.get(r)
+                if lst is not None:
+                    lst.discard((was, name))
+                    lst.add((v, name))
+                elif self._lazy:
+                    floor = self._floor.get(r)
+                    if floor is None or v < floor:
+                        self._floor[r] = v
+                else:
+                    self._list(r).add((v, name))
+                totals[r] += v - was
+            if free:
+                self._free[name] = free
+            return
         for r, v in old.items():
             if free.get(r) != v:
                 lst = lists.get(r)
@@ -1461,9 +1482,10 @@ class Cache:
         snapshot._journal.clear()
         adopted.clear()
         # trim the recency list: entries for removed nodes are no longer needed once copied
-        for name in changed:
-            if name not in self.nodes:
-                self._recent.pop(name, None)
+        if len(self._recent) > len(self.nodes):  # it names every node, and nodes removed since
+            for name in changed:
+                if name not in self.nodes:
+                    self._recent.pop(name, None)
         if snapshot.num_nodes() != self._real_nodes:
             for name in [
                 n for n in snapshot.node_info_map if n not in self.nodes or self.nodes[n].node is None
