@@ -38,7 +38,7 @@ snapshot changes and ``restore(mark)`` undoes everything after the mark, newest 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Mapping, Set
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList
@@ -121,6 +121,27 @@ class CapacityIndex:
                 if r not in alloc and r != PODS:
                     free[r] = -v
         totals, count, lists = self.totals, self._count, self._by_resource
+        if free.keys() == old.keys():
+            # the same resources (a node that took or lost pods): each that moved moves once,
+            # and no resource's node count changes
+            for r, v in free.items():
+                was = old[r]
+                if was == v:
+                    continue
+                lst = lists.get(r)
+                if lst is not None:
+                    lst.discard((was, name))
+                    lst.add((v, name))
+                elif self._lazy:
+                    floor = self._floor.get(r)
+                    if floor is None or v < floor:
+                        self._floor[r] = v
+                else:
+                    self._list(r).add((v, name))
+                totals[r] += v - was
+            if free:
+                self._free[name] = free
+            return
         for r, v in old.items():
             if free.get(r) != v:
                 lst = lists.get(r)
@@ -474,7 +495,7 @@ class SpreadCounts:
     ``count`` is the plugin's own count of a node's matching pods.
     """
 
-    __slots__ = ("topology_key", "count", "by_value", "_of", "key", "required", "by_id")
+    __slots__ = ("topology_key", "count", "count_pods", "by_value", "_of", "key", "required", "by_id")
 
     def __init__(
         self,
@@ -482,11 +503,16 @@ class SpreadCounts:
         count: Callable[[NodeInfo], int],
         key: str = "",
         required: frozenset[tuple[str, str, str]] = frozenset(),
+        count_pods: Callable[[Sequence[PodInfo]], int] | None = None,
     ) -> None:
         #: what is counted and per which label (equal keys count alike, whichever object counts)
         self.key = key
         self.topology_key = topology_key
         self.count = count
+        #: ``count`` as a sum over pods, when it is one: ``count(ni) == count_pods(ni.pods)`` for
+        #: every NodeInfo, so a node whose pods changed by a known delta moves by the delta's
+        #: count (:meth:`shift`) instead of recounting all of its pods (``None``: not known)
+        self.count_pods = count_pods
         #: (namespace, key, value) triples every counted pod carries (empty: none known): a node
         #: whose pods lack one holds no counted pod (the snapshot then skips the count)
         self.required = required
@@ -531,21 +557,39 @@ class SpreadCounts:
         return self._of
 
     def update(self, name: str, ni: NodeInfo | None) -> None:
+        self._recount(name, ni, self.count(ni) if ni is not None and ni.node is not None and ni.pods else 0)
+
+    def shift(self, name: str, ni: NodeInfo, removed: Sequence[PodInfo], added: Sequence[PodInfo]) -> None:
+        """:meth:`update` of a node whose pods are those it was last counted over less ``removed``
+        plus ``added`` (:func:`~scheduler.pod_delta.pods_changed`): its count is the old one less
+        ``count_pods(removed)`` plus ``count_pods(added)``, which is ``count(ni)`` since the count
+        is a sum over pods, read from the delta (one gang pod) instead of every pod of the node
+        (:attr:`count_pods` must be set; ``tests/unit/scheduler/test_pod_delta_reindex.py``
+        checks the result against a rebuild)."""
+        count_pods = self.count_pods
+        assert count_pods is not None
+        got = self._of.get(name)
+        n = got[1] if got is not None else 0
+        if added:
+            n += count_pods(added)
+        if removed:
+            n -= count_pods(removed)
+        self._recount(name, ni, n)
+
+    def _recount(self, name: str, ni: NodeInfo | None, n: int) -> None:
+        """Count ``n`` matching pods on ``name`` (``ni``'s node; ``n`` is 0 without one)."""
         old = self._of.pop(name, None)
         if old is not None:
-            value, n = old
-            left = self.by_value[value] - n
+            value, was = old
+            left = self.by_value[value] - was
             if left:
                 self.by_value[value] = left
             else:
                 del self.by_value[value]
             if self.by_id is not None:
-                self._column_add(value, -n)
-        if ni is None or ni.node is None or not ni.pods:
-            return
-        n = self.count(ni)
+                self._column_add(value, -was)
         if n:
-            value = ni.labels.get(self.topology_key, "")
+            value = ni.labels.get(self.topology_key, "")  # type: ignore[union-attr]
             self._of[name] = (value, n)
             self.by_value[value] = self.by_value.get(value, 0) + n
             if self.by_id is not None:
@@ -806,16 +850,22 @@ class Snapshot:
             triples = labels.triples_of(name) if labels is not None else None
             changed = None if delta is None else delta[0] + delta[1]
             aggs: Iterable[SpreadCounts] = self._spread.values()
-            if changed is not None and ni is not None and old_node is ni.node:
+            same_node = changed is not None and ni is not None and old_node is ni.node
+            if same_node:
                 # the same Node: every count keeps its domain, so only the counts whose required
                 # triples a changed pod carries can move (a node that took one more gang's pod
                 # is told to its set's count only, not checked against every kept selector)
-                aggs = self._spread_touched(changed)
+                aggs = self._spread_touched(changed)  # type: ignore[arg-type]
             for agg in aggs:
                 if changed is not None and agg.unaffected(name, ni, changed):  # type: ignore[arg-type]
                     continue
                 if labels is None or not agg.counts_none_on(name, triples):
-                    agg.update(name, ni)
+                    if same_node and agg.count_pods is not None:
+                        # the same domain, and the pods it was counted over are known: count the
+                        # delta (one gang pod) rather than every pod of the node
+                        agg.shift(name, ni, *delta)  # type: ignore[arg-type,misc]
+                    else:
+                        agg.update(name, ni)
 
     def _spread_touched(self, changed: Iterable[PodInfo]) -> list[SpreadCounts]:
         """The kept spreading counts a pod of ``changed`` may be counted in: those requiring
@@ -851,6 +901,7 @@ class Snapshot:
         holders: Iterable[str] | Callable[[], Iterable[str] | None] | None = None,
         required: frozenset[tuple[str, str, str]]
         | Callable[[], frozenset[tuple[str, str, str]]] = frozenset(),
+        count_pods: Callable[[Sequence[PodInfo]], int] | None = None,
     ) -> SpreadCounts:
         """Matching pods per ``topology_key`` value (``by_value``; nodes without the label count
         under ``""``) and per node (``on_node``).
@@ -860,14 +911,17 @@ class Snapshot:
         nodes that may hold matching pods now (from :meth:`nodes_with_pod_labels`).
         ``required`` (or a function giving it, asked only when the counts are first built):
         (namespace, key, value) triples every counted pod carries (part of what ``key`` names):
-        a changed node whose pods lack one is not recounted.
+        a changed node whose pods lack one is not recounted. ``count_pods``: ``count`` as a sum over
+        a list of pods (:attr:`SpreadCounts.count_pods`), when it is one.
         Built on first use, then kept current with every node change (:class:`SpreadCounts`).
         """
         self._catch_up()
         k = f"{key}|{topology_key}"
         agg = self._spread.get(k)
         if agg is None:
-            agg = SpreadCounts(topology_key, count, k, required() if callable(required) else required)
+            agg = SpreadCounts(
+                topology_key, count, k, required() if callable(required) else required, count_pods
+            )
             infos = self.node_info_map
             if callable(holders):
                 holders = holders()
@@ -1428,9 +1482,10 @@ class Cache:
         snapshot._journal.clear()
         adopted.clear()
         # trim the recency list: entries for removed nodes are no longer needed once copied
-        for name in changed:
-            if name not in self.nodes:
-                self._recent.pop(name, None)
+        if len(self._recent) > len(self.nodes):  # it names every node, and nodes removed since
+            for name in changed:
+                if name not in self.nodes:
+                    self._recent.pop(name, None)
         if snapshot.num_nodes() != self._real_nodes:
             for name in [
                 n for n in snapshot.node_info_map if n not in self.nodes or self.nodes[n].node is None

@@ -482,6 +482,29 @@ class HostPortInfo:
         return c
 
 
+class _NoHostPorts(HostPortInfo):
+    """The used host ports of every node none of whose pods asks for one (nearly all of them).
+
+    One shared instance, never changed: a NodeInfo holds it until a pod with host ports lands
+    (:meth:`NodeInfo._account` then gives the node a :class:`HostPortInfo` of its own), so
+    :meth:`NodeInfo.clone` - once per node each gang's search assumes on and again per node the
+    next cycle's snapshot copies, 10,000 per 5,000-pod gang - shares it instead of copying an
+    empty map into a new object.
+    """
+
+    __slots__ = ()
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        raise TypeError("the shared empty HostPortInfo is never changed")
+
+    def clone(self) -> HostPortInfo:
+        return self
+
+
+#: the used host ports of a node without any (:class:`_NoHostPorts`)
+NO_HOST_PORTS: HostPortInfo = _NoHostPorts()
+
+
 # --- nodes ---------------------------------------------------------------------------------------
 
 
@@ -529,7 +552,7 @@ class NodeInfo:
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
-        self.used_ports = HostPortInfo()
+        self.used_ports: HostPortInfo = NO_HOST_PORTS
         self.requested: dict[str, int] = {}
         self.non_zero_cpu = 0
         self.non_zero_memory = 0
@@ -629,11 +652,17 @@ class NodeInfo:
             self.requested[k] = self.requested.get(k, 0) + sign * v
         self.non_zero_cpu += sign * pi.non_zero_cpu
         self.non_zero_memory += sign * pi.non_zero_memory
-        for ip, proto, port in pi.host_ports:
-            if sign > 0:
-                self.used_ports.add(ip, proto, port)
-            else:
-                self.used_ports.remove(ip, proto, port)
+        if pi.host_ports:
+            ports = self.used_ports
+            if sign > 0 and ports is NO_HOST_PORTS:
+                ports = self.used_ports = HostPortInfo()
+            for ip, proto, port in pi.host_ports:
+                if sign > 0:
+                    ports.add(ip, proto, port)
+                else:
+                    ports.remove(ip, proto, port)  # a no-op on NO_HOST_PORTS (nothing to remove)
+            if sign < 0 and not ports._by_ip:
+                self.used_ports = NO_HOST_PORTS  # the last one gone: shared again
 
     def clone(self) -> NodeInfo:
         """A copy whose pod lists and counters can change without touching this one (PodInfos are shared)."""
@@ -647,7 +676,8 @@ class NodeInfo:
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
-        c.used_ports = self.used_ports.clone()
+        ports = self.used_ports
+        c.used_ports = ports if ports is NO_HOST_PORTS else ports.clone()  # the shared empty one stays shared
         c.requested = dict(self.requested)
         c.non_zero_cpu = self.non_zero_cpu
         c.non_zero_memory = self.non_zero_memory

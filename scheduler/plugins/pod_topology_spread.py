@@ -667,6 +667,7 @@ class PodTopologySpread:
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
                     lambda i=i: holders[i],
                     lambda sel=sel: _required_triples(sel, ns),
+                    lambda pods, sel=sel: count_pods_matching(pods, sel, ns),
                 )
                 domain_counts[i] = agg
                 totals = agg.by_value
@@ -714,6 +715,7 @@ class PodTopologySpread:
                     lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
                     lambda i=i: holders[i],
                     lambda sel=sel: _required_triples(sel, ns),
+                    lambda pods, sel=sel: count_pods_matching(pods, sel, ns),
                 )
             )
         return counts, weights, per_node, domain_counts

@@ -95,6 +95,21 @@ def test_a_lazy_index_answers_as_an_eager_one(seed: int) -> None:
         if rng.random() < 0.2:
             assert lazy.candidates(req) == eager.candidates(req), (seed, step, req)
         assert lazy.entries() == eager.entries()
+        # both kept current node by node (most updates move a node's amounts in place) equal
+        # an eager index built afresh from the nodes as they are
+        rebuilt = CapacityIndex()
+        for n, ni in infos.items():
+            rebuilt.update(n, ni)
+        assert eager.entries() == rebuilt.entries(), (seed, step)
+        assert {r: list(lst) for r, lst in eager._by_resource.items() if lst} == {
+            r: list(lst) for r, lst in rebuilt._by_resource.items() if lst
+        }, (seed, step)
+        for idx in (eager, lazy):
+            assert idx._free == rebuilt._free, (seed, step)
+            assert {r: c for r, c in idx._count.items() if c} == rebuilt._count, (seed, step)
+            assert {r: v for r, v in idx.totals.items() if v} == {
+                r: v for r, v in rebuilt.totals.items() if v
+            }, (seed, step)
         assert {r: v for r, v in lazy.totals.items() if v} == {r: v for r, v in eager.totals.items() if v}
         assert len(lazy) == len(eager)
         assert lazy.free(name, "cpu") == eager.free(name, "cpu")
