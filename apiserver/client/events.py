@@ -33,17 +33,33 @@ log = logging.getLogger("gangplane.events")
 
 
 def object_reference(obj: Obj, api_version: str = "", kind: str = "") -> Obj:
+    """``ref.GetReference``: the object's kind, API version, name, uid, resourceVersion and
+    namespace, each only if set (non-empty), in that order.
+
+    Built field by field: every component's ``event()`` (the StatefulSet controller's, the
+    scheduler's ``Scheduled``) makes one per Event, and a dict filtered into a second one cost
+    twice as much."""
     md = obj.get("metadata") or {}
-    ref: Obj = {
-        "kind": kind or obj.get("kind", ""),
-        "apiVersion": api_version or obj.get("apiVersion", ""),
-        "name": md.get("name", ""),
-        "uid": md.get("uid", ""),
-        "resourceVersion": md.get("resourceVersion", ""),
-    }
-    if md.get("namespace"):
-        ref["namespace"] = md["namespace"]
-    return {k: v for k, v in ref.items() if v}
+    ref: Obj = {}
+    v = kind or obj.get("kind", "")
+    if v:
+        ref["kind"] = v
+    v = api_version or obj.get("apiVersion", "")
+    if v:
+        ref["apiVersion"] = v
+    v = md.get("name", "")
+    if v:
+        ref["name"] = v
+    v = md.get("uid", "")
+    if v:
+        ref["uid"] = v
+    v = md.get("resourceVersion", "")
+    if v:
+        ref["resourceVersion"] = v
+    v = md.get("namespace")
+    if v:
+        ref["namespace"] = v
+    return ref
 
 
 def event_stamp(ts: float, after: int = 0) -> int:
@@ -164,9 +180,14 @@ class EventRecorder:
                             done.set_result(None)
 
     def _new_name(self, object_name: str, ts: float) -> str:
-        """A new Event's name (a stamp past the last this recorder used)."""
-        self._last_stamp = stamp = event_stamp(ts, self._last_stamp)
-        return event_name(object_name, stamp)
+        """A new Event's name (a stamp past the last this recorder used): :func:`event_name` of
+        :func:`event_stamp`, their steps inline (two calls fewer per Event)."""
+        whole = int(ts)
+        stamp = whole * 1_000_000_000 + round((ts - whole) * 1_000_000_000)
+        if stamp <= self._last_stamp:
+            stamp = self._last_stamp + 1
+        self._last_stamp = stamp
+        return f"{object_name}.{stamp:x}"
 
     async def _write(
         self, ref: Obj, etype: str, reason: str, message: str, related: Obj | None, ts: float

@@ -11,6 +11,8 @@ flushed:
 
 * ``stub``: one recorder whose client stores nothing (the recorder's own work: queue, task,
   correlator, body, name);
+* ``stub-object``: ``stub`` recording about the pod *objects* (``recorder.event(pod, ...)``, as the
+  controllers and the scheduler record: the recorder takes the object reference itself);
 * ``backlog``: one recorder, all Events queued before its task runs (a backlog drained without
   waiting: what ``storepath.py``'s ``events`` measures);
 * ``per-node``: one recorder per node, as the node agent keeps one per simulated kubelet
@@ -52,7 +54,7 @@ import time
 from typing import Any
 
 SORT = os.environ.get("EVENT_CPU_SORT", "tottime")
-SCENARIOS = ("stub", "backlog", "per-node", "per-node-watched")
+SCENARIOS = ("stub", "stub-object", "backlog", "per-node", "per-node-watched")
 REASONS = (
     ("Pulled", 'Container image "registry.k8s.io/pause:3.9" already present on machine'),
     ("Created", "Created container: c"),
@@ -69,6 +71,22 @@ def _ref(i: int) -> dict[str, Any]:
         "apiVersion": "v1",
         "resourceVersion": str(1000 + i),
         "fieldPath": "spec.containers{c}",
+    }
+
+
+def _pod(ref: dict[str, Any]) -> dict[str, Any]:
+    """The pod ``ref`` names, as an informer holds it (what ``recorder.event`` is given)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": ref["name"],
+            "namespace": ref["namespace"],
+            "uid": ref["uid"],
+            "resourceVersion": ref["resourceVersion"],
+            "labels": {"app": "gang-0"},
+        },
+        "spec": {"nodeName": "node-0"},
     }
 
 
@@ -91,7 +109,7 @@ async def _scenario(scenario: str, n: int, prof: cProfile.Profile | None = None)
     pods = n // 3 + (1 if n % 3 else 0)
     cp = None
     watch_task = None
-    if scenario == "stub":
+    if scenario.startswith("stub"):
         client: Any = _StubClient()
     else:
         cp = ControlPlane()
@@ -112,7 +130,7 @@ async def _scenario(scenario: str, n: int, prof: cProfile.Profile | None = None)
 
         watch_task = asyncio.create_task(watch())
         await asyncio.sleep(0.05)
-    if scenario in ("stub", "backlog"):
+    if scenario in ("stub", "stub-object", "backlog"):
         recorders = [EventRecorder(client, "kubelet", host="node-0")]
     else:
         recorders = [EventRecorder(client, "kubelet", host=f"node-{i}") for i in range(pods)]
@@ -125,6 +143,7 @@ async def _scenario(scenario: str, n: int, prof: cProfile.Profile | None = None)
         for rec in recorders:
             await rec.flush()
     refs = [_ref(i) for i in range(pods)]
+    objects = [_pod(r) for r in refs] if scenario == "stub-object" else []
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLD)
@@ -135,7 +154,10 @@ async def _scenario(scenario: str, n: int, prof: cProfile.Profile | None = None)
     for i in range(pods):
         rec = recorders[i % len(recorders)]
         for reason, message in REASONS[: min(3, n - written)]:
-            rec.event_ref(dict(refs[i]), "Normal", reason, message)
+            if objects:
+                rec.event(objects[i], "Normal", reason, message)
+            else:
+                rec.event_ref(dict(refs[i]), "Normal", reason, message)
             written += 1
         if scenario != "backlog":
             await asyncio.sleep(0)
