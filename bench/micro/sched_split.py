@@ -1,6 +1,7 @@
 """Where the scheduler's CPU goes per set in the whole in-process plane (a script):
 
     python -m bench.micro.sched_split [SCENARIO] [--per SETS] [--out DIR]
+    python -m bench.micro.sched_split [SCENARIO] --pairs TREE_A TREE_B [--rounds 3]
 
 Runs ``gangplane bench --exact SCENARIO`` (default ``gangs-1000x3``) in this process with an
 accountant around a fixed list of the scheduler's functions (:data:`SPOTS`: the queue and the
@@ -22,7 +23,10 @@ Read the figures as inclusive (a spot's time holds the spots it calls) and sligh
 wrapped call adds the accountant's own ~0.5-1 µs to itself and to each wrapped caller. A spot a
 tree lacks is skipped (the list is printed), so the script runs against older trees too:
 ``PYTHONPATH=<tree> python -m bench.micro.sched_split``. The machine's load moves the figures
-as it moves the bench's own CPU reading; compare trees alternately.
+as it moves the bench's own CPU reading: ``--pairs`` compares two source trees (``git archive``
+copies) alternately, each run a separate process with ``PYTHONPATH`` at its tree (the first tree
+of each round alternating), and prints each spot's median per tree, their ratio and each tree's
+spread ((max - min) / median).
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ import collections
 import functools
 import importlib
 import inspect
+import json
+import os
+import statistics
+import subprocess
 import sys
 import time
 import types
@@ -184,17 +192,66 @@ class Accountant:
         return "\n".join(lines)
 
 
+#: the line a child run (``--json``) prints its figures on
+JSON_MARK = "SCHED_SPLIT_JSON "
+
+
+def _one_run(tree: str, scenario: str, per: int, out: str) -> dict[str, float]:
+    """µs per set by spot of one run of this script in a child process against ``tree``."""
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
+    cmd = [sys.executable, os.path.abspath(__file__), scenario, "--per", str(per), "--out", out, "--json"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    for line in done.stdout.splitlines():
+        if line.startswith(JSON_MARK):
+            got: dict[str, float] = json.loads(line[len(JSON_MARK) :])
+            return got
+    raise RuntimeError(f"no figures from the run against {tree}:\n{done.stderr[-2000:]}")
+
+
+def pairs(trees: list[str], scenario: str, per: int, rounds: int, out: str) -> str:
+    """Each tree ``rounds`` times, alternately; the table of medians, ratio and spreads."""
+    runs: list[list[dict[str, float]]] = [[] for _ in trees]
+    for r in range(rounds):
+        order = list(range(len(trees)))
+        if r % 2:
+            order.reverse()
+        for i in order:
+            runs[i].append(_one_run(trees[i], scenario, per, os.path.join(out, f"t{i}-r{r}")))
+    spots = sorted({k for rs in runs for run in rs for k in run}, key=lambda k: -runs[0][0].get(k, 0.0))
+    lines = [f"µs per set, median of {rounds} alternated runs: A={trees[0]}  B={trees[1]}"]
+    lines.append(f"{'A':>9} {'B':>9} {'B/A':>6} {'spread A':>9} {'spread B':>9}  spot")
+    for spot in spots:
+        a = [run.get(spot, 0.0) for run in runs[0]]
+        b = [run.get(spot, 0.0) for run in runs[1]]
+        ma, mb = statistics.median(a), statistics.median(b)
+        ratio = f"{mb / ma:6.2f}" if ma else "     -"
+        sa = f"{(max(a) - min(a)) / ma:8.0%}" if ma else "       -"
+        sb = f"{(max(b) - min(b)) / mb:8.0%}" if mb else "       -"
+        lines.append(f"{ma:9.1f} {mb:9.1f} {ratio} {sa} {sb}   {spot}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("scenario", nargs="?", default="gangs-1000x3")
     ap.add_argument("--per", type=int, default=1000, help="sets to divide by (the scenario's set count)")
     ap.add_argument("--out", default="/tmp/sched_split", help="the bench's output directory")
+    ap.add_argument("--pairs", nargs=2, metavar="TREE", help="compare two source trees alternately")
+    ap.add_argument("--rounds", type=int, default=3, help="runs per tree with --pairs")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # a --pairs child
     args = ap.parse_args(argv)
+    if args.pairs:
+        print(pairs(args.pairs, args.scenario, args.per, args.rounds, args.out))
+        return
     acct = Accountant()
     missing = acct.install(SPOTS)
     from bench.cli import main as bench_main
 
     bench_main(["--exact", args.scenario, "--out", args.out])
+    if args.json:
+        figures = {label: ns / args.per / 1000 for label, ns in acct.ns.items()}
+        print(JSON_MARK + json.dumps(figures))
+        return
     print(acct.report(args.per))
     if missing:
         print("not in this tree:", ", ".join(missing))

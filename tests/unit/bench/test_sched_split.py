@@ -103,3 +103,21 @@ def test_coroutine_cancelled_while_suspended(target: tuple[_Target, Accountant, 
     asyncio.run(cancel_it())
     assert acct.ns["_Target.slow"] == 4
     assert acct.calls["_Target.slow"] == 1
+
+
+def test_pairs_alternate_and_compare(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.micro import sched_split
+
+    order: list[str] = []
+    figures = {"A": [10.0, 12.0, 11.0], "B": [5.0, 6.0, 7.0]}
+
+    def one_run(tree: str, scenario: str, per: int, out: str) -> dict[str, float]:
+        order.append(tree)
+        return {"spot": figures[tree][sum(t == tree for t in order) - 1]}
+
+    monkeypatch.setattr(sched_split, "_one_run", one_run)
+    table = sched_split.pairs(["A", "B"], "gangs-1000x3", 1000, 3, "/tmp/x")
+    assert order == ["A", "B", "B", "A", "A", "B"]  # each round starts with the other tree
+    row = table.splitlines()[-1].split()
+    assert row[:3] == ["11.0", "6.0", "0.55"]
+    assert row[3:5] == ["18%", "33%"]
