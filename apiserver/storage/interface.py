@@ -88,13 +88,16 @@ class Record:
         if self._state == FRESH:
             self._state = SHARED
             if o is not None:
-                compact(o)
                 if subtrees is not None:
-                    subtrees.share(o)
+                    subtrees.compact_and_share(o)
+                else:
+                    compact(o)
         if o is None:
-            o = compact(orjson.loads(self.raw))
+            o = orjson.loads(self.raw)
             if subtrees is not None:
-                subtrees.share(o)
+                subtrees.compact_and_share(o)
+            else:
+                compact(o)
             if self._state != SUPERSEDED:
                 self._obj = o
         return o
