@@ -62,12 +62,15 @@ def build_filter(rd: ResourceDef, label_selector: str, field_selector: str) -> C
             fsel = None
     if lsel is None and fsel is None:
         return None
+    fields = fsel.matcher(getters) if fsel is not None else None
+    if lsel is None and fields is not None:
+        return fields
 
     def flt(obj: Obj) -> bool:
         if lsel is not None and not lsel.matches(_labels(obj)):
             return False
-        if fsel is not None:
-            return fsel.matches(lambda f: getters[f](obj))
+        if fields is not None:
+            return fields(obj)
         return True
 
     return flt

@@ -232,6 +232,10 @@ class LocalClient:
                 md["annotations"] = {"k8s.io/initial-events-end": "true"}
             return WatchEvent(BOOKMARK, {"kind": rd.kind, "apiVersion": rd.api_version, "metadata": md})
 
+        if read_only and not view:  # every record it hands out is shared
+            shared_by_reader = getattr(self.api.store, "shared_by_reader", None)
+            if shared_by_reader is not None:
+                shared_by_reader(watcher)
         webhook_views = converts_by_webhook(rd)
         first = cast("builtins.list[tuple[str, Record]]", initial)
         try:

@@ -128,6 +128,7 @@ class Watcher:
         "served_as",
         "_waker",
         "_queued",
+        "_shares",
     )
 
     def __init__(self, namespace: str, flt: Filter | None, max_buffer: int) -> None:
@@ -148,6 +149,8 @@ class Watcher:
         #: wakes this watcher with the other batched ones (None: woken by each event)
         self._waker: _Waker | None = None
         self._queued = False
+        #: its reader shares the records it hands out (see :meth:`WatchCache.shared_by_reader`)
+        self._shares = False
 
     def _matches(self, rec: Record | None) -> bool:
         if rec is None:
@@ -187,6 +190,8 @@ class Watcher:
             self.close("watcher fell too far behind; re-list and watch again")
             return
         self.buffer.append(item)
+        if self._shares:
+            item[1].awaited()
         if self._waker is None:
             self._wake()
         elif not self._queued:
@@ -646,6 +651,12 @@ class WatchCache:
         """Wake ``w`` with the other batched watchers (see :class:`_Waker`): for streams whose
         every waking costs a socket write, as an HTTP watch's does."""
         w._waker = self._waker
+
+    def shared_by_reader(self, w: Watcher) -> None:
+        """``w``'s reader shares every record it hands out (:meth:`Record.shared`: the informers
+        of this process): a record buffered for it keeps its writer's dict until then, instead of
+        for ``RELEASE_LAG`` writes, so a longer burst is not decoded again from its bytes."""
+        w._shares = True
 
     def watcher_count(self) -> int:
         return sum(len(rs.watchers) for rs in self._resources.values())

@@ -45,8 +45,10 @@ ERROR = "ERROR"
 
 Filter = Callable[[Obj], bool]
 
-# Record._state: written and not handed out yet; shared read-only as the current state; replaced
-FRESH, SHARED, SUPERSEDED = 0, 1, 2
+# Record._state: written and not handed out yet; shared read-only as the current state; replaced;
+# buffered for a watch whose reader will share it (kept decoded until it does); the same, past the
+# release lag (so a replacement must still drop its dict, as a shared one's)
+FRESH, SHARED, SUPERSEDED, AWAITED, HELD = 0, 1, 2, 3, 4
 
 
 class Record:
@@ -59,6 +61,10 @@ class Record:
     * a record handed out :meth:`shared` (informers of this process list and watch
       ``read_only``) keeps one compact decoded dict for every informer while it is the
       current state, since they hold it anyway;
+    * a record buffered for a watch that shares what it hands out (:meth:`awaited`) keeps the
+      writer's dict until that watch's reader has it, however many writes later: a burst of
+      writes longer than the release lag (a 5,000-pod gang's bindings) is handed out as built,
+      not decoded again from its bytes by the first informer;
     * a superseded revision (in the watch history only) and a current one nobody shares keep
       only their bytes; :attr:`obj` decodes them again for the rare late reader, without
       keeping the result.
@@ -85,16 +91,20 @@ class Record:
         conditions) are made one object with, when it is made compact.
         """
         o = self._obj
-        if self._state == FRESH:
+        state = self._state
+        if state != SHARED and state != SUPERSEDED:  # FRESH, AWAITED, HELD: shared from now on
             self._state = SHARED
             if o is not None:
-                compact(o)
                 if subtrees is not None:
-                    subtrees.share(o)
+                    subtrees.compact_and_share(o)
+                else:
+                    compact(o)
         if o is None:
-            o = compact(orjson.loads(self.raw))
+            o = orjson.loads(self.raw)
             if subtrees is not None:
-                subtrees.share(o)
+                subtrees.compact_and_share(o)
+            else:
+                compact(o)
             if self._state != SUPERSEDED:
                 self._obj = o
         return o
@@ -104,21 +114,31 @@ class Record:
         (never decodes: for a writer asking whether its body holds parts of it)."""
         return self._obj if self._state == SHARED else None
 
+    def awaited(self) -> None:
+        """A watch that shares what it hands out has buffered this record: keep the writer's dict
+        until it is shared (:meth:`release_unshared` leaves it) or superseded."""
+        if self._state == FRESH:
+            self._state = AWAITED
+
     def release(self) -> None:
         """Keep only the bytes (a superseded revision in the history)."""
         self._obj = None
 
     def release_unshared(self) -> None:
-        """Keep only the bytes unless the dict is shared as the current state."""
-        if self._state != SHARED:
+        """Keep only the bytes unless the dict is shared as the current state or awaited."""
+        state = self._state
+        if state == AWAITED:
+            self._state = HELD
+        elif state != SHARED and state != HELD:
             self._obj = None
 
     def supersede(self) -> bool:
         """Another revision replaced this one: it will not be kept decoded again.
 
-        True if it was shared (so its dict outlived the release lag and must still be dropped).
+        True if it was shared, or awaited past the release lag (so its dict outlived the lag and
+        must still be dropped).
         """
-        was_shared = self._state == SHARED
+        was_shared = self._state == SHARED or self._state == HELD
         self._state = SUPERSEDED
         return was_shared
 

@@ -14,6 +14,12 @@ bounded table, and a revision equal to a known one takes the known list in place
 pod's revision then holds four containers of its own (itself, ``metadata``, ``spec``,
 ``status``) instead of about twelve.
 
+A revision built from the one before it (``pods/binding`` copies only ``metadata``, ``spec`` and
+``status`` of the stored pod and keeps every list of it) brings lists that already are the
+canonical ones: the table also knows its lists by identity, so such a list costs one lookup
+instead of its serialization, and a ``managedFields`` list known so skips its compaction too
+(:meth:`SharedSubtrees.compact_and_share`).
+
 Nothing a client receives changes: the shared list is equal, item for item, key for key and in
 the same order, to the one it replaces, and the stored bytes are untouched. It is sound for the
 reason sharing the decoded dict is: no reader modifies a read-only object (the mutation
@@ -27,6 +33,7 @@ from typing import Any
 import orjson
 
 from apiserver.api.types import Obj
+from apiserver.storage.compact import compact
 
 #: the lists shared, as (parent, field): parent ``metadata`` for every kind, ``spec`` and
 #: ``status`` for Pods
@@ -43,9 +50,24 @@ class SharedSubtrees:
     def __init__(self, limit: int = TABLE_LIMIT) -> None:
         self.limit = limit
         self._lists: dict[Any, list[Any]] = {}
+        #: the same lists by identity: a list that is one of them needs no lookup by content
+        #: (each entry holds its list, so its id cannot be reused while it is there)
+        self._known: dict[int, list[Any]] = {}
 
     def __len__(self) -> int:
         return len(self._lists)
+
+    def compact_and_share(self, obj: Obj) -> Obj:
+        """:func:`~apiserver.storage.compact.compact`, then :meth:`share`, in place; returns ``obj``.
+
+        A ``managedFields`` list that is one of the table's was compacted before it was kept (its
+        strings interned, its trees canonical) and nobody modifies it since: it is not walked again.
+        """
+        md = obj.get("metadata")
+        entries = md.get("managedFields") if type(md) is dict else None
+        if entries is None or self._known.get(id(entries)) is not entries:
+            compact(obj)
+        return self.share(obj)
 
     def share(self, obj: Obj) -> Obj:
         """Replace ``obj``'s shareable lists with the canonical equal ones, in place; returns ``obj``.
@@ -80,13 +102,15 @@ class SharedSubtrees:
     def _keep(self, key: Any, value: list[Any]) -> None:
         if len(self._lists) >= self.limit:
             self._lists.clear()
+            self._known.clear()
         self._lists[key] = value
+        self._known[id(value)] = value
 
     def _by_json(self, parent: dict[str, Any], field: str) -> None:
         """Share ``parent[field]``, a non-empty list, by its exact JSON text (key order included)."""
         value = parent.get(field)
-        if type(value) is not list or not value:
-            return
+        if type(value) is not list or not value or self._known.get(id(value)) is value:
+            return  # not shareable, or already a canonical list (taken from a shared revision)
         try:
             text = orjson.dumps(value)
         except TypeError:  # not plain JSON (cannot come from stored bytes): leave it alone
@@ -106,7 +130,7 @@ class SharedSubtrees:
         entries hold those very trees: no id in a key can be reused while the key is there.
         """
         entries = md.get("managedFields")
-        if type(entries) is not list or not entries:
+        if type(entries) is not list or not entries or self._known.get(id(entries)) is entries:
             return
         parts: list[tuple[tuple[str, Any], ...]] = []
         for entry in entries:
