@@ -376,6 +376,22 @@ class PlacementRun:
                 c.carried.assumed_elsewhere(pod_info, node_info, shared)
                 self.stale = True
 
+    def assumed_elsewhere_many(self, entries: Sequence[_Assumed]) -> None:
+        """:meth:`assumed_elsewhere` of each of ``entries`` (pods the other windows' runs placed
+        since this run was last read, :meth:`WindowedRuns._catch_up`), told in one call per
+        carried column. The NodeInfos of :attr:`all_nodes` are read only by PreFilter run per
+        pod: kept current only then (``defer_pre_filter`` off)."""
+        if not self.defer_pre_filter:
+            all_pos, all_nodes = self.all_pos, self.all_nodes
+            for a in entries:
+                i = all_pos.get(a.node_info.name)
+                if i is not None:
+                    all_nodes[i] = a.node_info
+        for c in self.columns:
+            if c.carried is not None:
+                c.carried.assumed_elsewhere_many(entries)
+                self.stale = True
+
     # -- helpers -----------------------------------------------------------------------------
 
     def _catch_up(self) -> bool:
@@ -598,14 +614,20 @@ class WindowedRuns:
         self.told[start] = len(log)
         run, _ = self.runs[start]
         pos = run.pos
-        for k in range(at, len(log)):
+        k, n = at, len(log)
+        while k < n:
             a = log[k]
             if a.host in pos:
                 if not run.assumed(a.state, a.pod_info, a.host):
                     del self.runs[start]
                     return False
-            else:
-                run.assumed_elsewhere(a.pod_info, a.node_info, a.shared)
+                k += 1
+                continue
+            j = k + 1  # the pods placed elsewhere from here on are told at once, in order
+            while j < n and log[j].host not in pos:
+                j += 1
+            run.assumed_elsewhere_many(log[k:j])
+            k = j
         return True
 
 
