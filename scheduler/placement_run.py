@@ -173,13 +173,15 @@ class _Column:
 class PlacementRun:
     """The cycle of the next identical pod from the previous pod's (see the module docstring)."""
 
-    def __init__(self, fw: Framework, snapshot: Snapshot, names: Sequence[str], signature: Any) -> None:
+    def __init__(self, fw: Framework, snapshot: Snapshot, signature: Any) -> None:
         self.fw = fw
         self.snapshot = snapshot
         self.signature = signature
-        infos = snapshot.node_info_map
-        self.all_nodes: list[NodeInfo] = [infos[n] for n in names if n in infos]
-        self.all_pos = {ni.name: i for i, ni in enumerate(self.all_nodes)}
+        #: the placement's nodes, for PreFilter run per pod (``defer_pre_filter`` off), and
+        #: where each is in them: made by :meth:`start` only then (a window's run over 5,000
+        #: nodes would make both for each of its ten or twenty runs, and never read them)
+        self.all_nodes: list[NodeInfo] = []
+        self.all_pos: dict[str, int] = {}
         self.feasible: list[NodeInfo] = []
         self.pos: dict[str, int] = {}
         self.filters: list[Any] = []
@@ -243,9 +245,13 @@ class PlacementRun:
             return None
         if pod_info.has_affinity:
             return None  # its own terms may select the pods it places: nothing node-local then
-        run = cls(fw, snapshot, node_names, signature)
+        run = cls(fw, snapshot, signature)
         run.labels_bound = bool(snapshot.have_pods_with_affinity_list())
         run.defer_pre_filter = all(pl.name in PURE_PRE_FILTERS for pl in fw.pre_filter_plugins)
+        if not run.defer_pre_filter:
+            infos = snapshot.node_info_map
+            run.all_nodes = [infos[n] for n in node_names if n in infos]
+            run.all_pos = {ni.name: i for i, ni in enumerate(run.all_nodes)}
         run.filters = filters
         run.filter_skip = set(state.skip_filter_plugins)
         run.score_skip = set(state.skip_score_plugins)

@@ -141,9 +141,7 @@ class SpreadScoreRun:
         #: in arrays, per domain constraint: the term of each value (and 0.0), gathered into the
         #: constraint's column by :meth:`catch_up` when a count changed
         self.value_terms: list[Any] = []
-        #: in arrays, per constraint: the values whose count changed since :meth:`catch_up`, and
-        #: whether the column must be scored again then (a hostname count changed)
-        self.changed_values: list[set[str]] = []
+        #: in arrays: the column must be scored again at :meth:`catch_up` (a count changed)
         self.dirty = False
 
     def can_use_arrays(self) -> bool:
@@ -164,7 +162,6 @@ class SpreadScoreRun:
         for i, pos in enumerate(self.positions):
             rows = {v: r for r, v in enumerate(pos)}
             self.value_rows.append(rows)
-            self.changed_values.append(set())
             if self.hostname[i]:
                 self.node_rows.append(None)
                 self.value_terms.append(None)
@@ -263,13 +260,11 @@ class SpreadScoreRun:
             if not self.counts_on[i][q]:
                 continue
             v = node_info.labels.get(c.topology_key, "")
-            counts = self.per_value[i]
-            if v not in counts:
+            if v not in self.per_value[i]:
                 continue
-            counts[v] += 1
-            if v in self.value_rows[i]:  # (else no node of the column has that value)
-                self.changed_values[i].add(v)
-                changed = True
+            pending = self.pending[i]  # added with the other windows' pods, in catch_up
+            pending[v] = pending.get(v, 0) + 1
+            changed |= v in self.value_rows[i]  # (else no node of the column has that value)
         self.dirty |= changed
         return changed
 
@@ -410,30 +405,27 @@ class SpreadScoreRun:
         return bool(changed)
 
     def _catch_up_in_arrays(self) -> bool:
-        """:meth:`catch_up` in arrays: the pending counts added, each changed value's term
-        computed once (as :meth:`_term` does), gathered into its constraint's column (one pass,
-        whichever and however many of its domains changed), and the column scored again when
-        anything changed since it was last (:meth:`_score_all`: the same sums)."""
+        """:meth:`catch_up` in arrays: the pending counts added (the pods of the other windows'
+        runs and this run's own: :meth:`_assumed_in_arrays`), each changed value's term computed
+        once (as :meth:`_term` does), gathered into its constraint's column (one pass, whichever
+        and however many of its domains changed), and the column scored again when anything
+        changed since it was last (:meth:`_score_all`: the same sums)."""
         for i, pending in enumerate(self.pending):
             if not pending:
                 continue
-            counts = self.per_value[i]
-            rows = self.value_rows[i]
-            for v, k in pending.items():
-                counts[v] += k
-                if v in rows:
-                    self.changed_values[i].add(v)
-            pending.clear()
-        for i, values in enumerate(self.changed_values):
-            if not values:
-                continue
-            terms, rows, counts = self.value_terms[i], self.value_rows[i], self.per_value[i]
+            counts, rows, terms = self.per_value[i], self.value_rows[i], self.value_terms[i]
             w, skew = self.weights[i], self.skews[i]
-            for v in values:
-                terms[rows[v]] = counts[v] * w + skew
-            values.clear()
-            self.terms[i] = terms.take(self.node_rows[i])
-            self.dirty = True
+            hit = False
+            for v, k in pending.items():
+                cnt = counts[v] = counts[v] + k
+                row = rows.get(v)
+                if row is not None:
+                    terms[row] = cnt * w + skew
+                    hit = True
+            pending.clear()
+            if hit:
+                self.terms[i] = terms.take(self.node_rows[i])
+                self.dirty = True
         if not self.dirty:
             return False
         self.dirty = False
