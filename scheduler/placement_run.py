@@ -43,7 +43,7 @@ random clusters.
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler.arraypolicy import ARRAY_MIN_NODES
@@ -115,13 +115,24 @@ MAX_WINDOW_RUNS = 20
 _IDENTITY_FIELDS = ("hostname", "subdomain", "volumes")
 
 
-def run_signature(fw: Framework, pi: PodInfo) -> tuple[Any, ...] | None:
+def run_keyers(fw: Framework) -> list[Callable[[PodInfo], Any]]:
+    """Each PreFilter or Score plugin's ``score_run_key`` (a plugin once, skipped or not: a pod of
+    another key may not skip alike), in the order :func:`run_signature` asks them: found once per
+    PodGroup cycle (:func:`~scheduler.podgroup_algorithm._shared_signatures`), not per pod."""
+    plugins = {id(pl): pl for pl in (*fw.pre_filter_plugins, *fw.score_plugins)}
+    return [k for pl in plugins.values() if (k := getattr(pl, "score_run_key", None)) is not None]
+
+
+def run_signature(
+    fw: Framework, pi: PodInfo, keyers: list[Callable[[PodInfo], Any]] | None = None
+) -> tuple[Any, ...] | None:
     """What must be equal for two pods to be of one run (``None``: a pod that never is).
 
     The namespace, controller and spec (but for the identity fields), and each PreFilter or
     Score plugin's ``score_run_key`` (PodTopologySpread: the constraints with their selectors,
     which come from the pod's labels, Services and controller). Computed once per pod and
-    PodGroup cycle, and only for a group with a placement that can carry runs.
+    PodGroup cycle, and only for a group with a placement that can carry runs. ``keyers``:
+    :func:`run_keyers` of ``fw``, when the caller asks for many pods.
     """
     pod = pi.pod
     if (pod.get("status") or {}).get("nominatedNodeName"):
@@ -131,14 +142,11 @@ def run_signature(fw: Framework, pi: PodInfo) -> tuple[Any, ...] | None:
     for f in _IDENTITY_FIELDS:
         rest.pop(f, None)
     keys = []
-    plugins = {id(pl): pl for pl in (*fw.pre_filter_plugins, *fw.score_plugins)}
-    for pl in plugins.values():  # skipped or not: a pod of another key may not skip alike
-        keyer = getattr(pl, "score_run_key", None)
-        if keyer is not None:
-            key = keyer(pi)
-            if key is None:
-                return None
-            keys.append(key)
+    for keyer in run_keyers(fw) if keyers is None else keyers:
+        key = keyer(pi)
+        if key is None:
+            return None
+        keys.append(key)
     # compared with == (dicts compare in C, stopping at the first difference), never hashed
     return (pi.namespace, (pod.get("metadata") or {}).get("ownerReferences"), rest, tuple(keys))
 
