@@ -40,7 +40,13 @@ from scheduler.loop_share import LoopShare
 from scheduler.nodeinfo import PodInfo
 from scheduler.placement_capacity import GroupDemand
 from scheduler.placement_certain import CertainPlacements, CertainResult
-from scheduler.placement_run import PlacementRun, WindowedRuns, materialize_states, run_signature
+from scheduler.placement_run import (
+    PlacementRun,
+    WindowedRuns,
+    materialize_states,
+    run_keyers,
+    run_signature,
+)
 from scheduler.podgroups import is_gang, min_count
 from scheduler.schedule_one import CycleTrace, SchedulingError, num_feasible_nodes_to_find, schedule_pod
 from scheduler.status import Code, Status
@@ -520,8 +526,9 @@ def _shared_signatures(fw: Framework, pods: list[PodInfo]) -> list[Any]:
     identity item by item instead of walking the spec's dicts (compared once per pod here)."""
     out: list[Any] = []
     prev: Any = None
+    keyers = run_keyers(fw)
     for pi in pods:
-        sig = run_signature(fw, pi)
+        sig = run_signature(fw, pi, keyers)
         if sig is not None and prev is not None and sig == prev:
             sig = prev
         out.append(sig)

@@ -3,6 +3,7 @@
     python -m bench.micro.gang_footprint                      # a gang of 1,000 on 1,000 nodes
     python -m bench.micro.gang_footprint 5000 5000            # a gang of 5,000 on 5,000 nodes
     python -m bench.micro.gang_footprint 1000 1000 --pairs OLD_TREE NEW_TREE --rounds 3
+    python -m bench.micro.gang_footprint 5000 5000 --gangs 10  # 10 gangs in a row, one cache
 
 One gang of StatefulSet pods (kube's default spreading) is placed by the PodGroup algorithm on
 the whole cluster (``nodes`` nodes in racks of 100), and its result is kept alive, as the
@@ -16,6 +17,11 @@ digest of the hosts chosen (two builds that place alike print the same digest).
 Why: a young collector pass traverses every container allocated since the last one; in the
 plane (gang-1x1000-running) the passes while a gang was placed and bound traversed the members'
 cycle states, which held one ~420-node window each (``scheduler.cycle_memo``).
+
+``--gangs N``: places N gangs (StatefulSets ``g0``..) one after the other on the same cache,
+as the scheduler does (the winner kept in the snapshot, assumed in the cache and adopted), so
+the 2nd..Nth gang's search runs on nodes holding the previous gangs' pods (gangs-10x5000);
+prints each gang's placement CPU (the collector off, as above) and host digest, and the total.
 
 ``--pairs A B``: runs this script against source tree A and B alternately (``PYTHONPATH``),
 ``--rounds`` times each, and prints each run's line.
@@ -88,6 +94,64 @@ def measure(members: int, nodes: int) -> str:
     )
 
 
+def measure_gangs(members: int, nodes: int, gangs: int) -> str:
+    import random
+
+    from bench.micro.cycle_cpu import _set_pods
+    from bench.workloads.common import node
+    from scheduler.cache import Cache
+    from scheduler.defaults import default_profile, default_registry
+    from scheduler.framework import Framework, Handle
+    from scheduler.interfaces import CycleState, PodGroupInfo
+    from scheduler.nodeinfo import PodInfo, compile_selector
+    from scheduler.podgroup_algorithm import PodGroupAlgorithm
+    from scheduler.podgroups import PodGroupState
+
+    cache = Cache()
+    for i in range(nodes):
+        cache.add_node(node(i, racks=max(1, nodes // 100)))
+    handle = Handle(rng=random.Random(1))
+    handle.default_spread_selector = lambda p: compile_selector(
+        {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
+    )
+    fw = Framework(default_profile(), handle, registry=default_registry())
+    snap = cache.snapshot()
+    handle.snapshot = snap
+    algorithm = PodGroupAlgorithm(fw)
+    lines = []
+    total = 0.0
+    everything = hashlib.sha1()
+    for k in range(gangs):
+        app = f"g{k}"
+        pods = [PodInfo(p) for p in _set_pods(app, members, group=True)]
+        pg = {
+            "metadata": {"name": app, "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": members}}},
+        }
+        group = PodGroupInfo("default", app, pg, pods, PodGroupState(f"default/{app}"))
+        cache.update_snapshot(snap)
+        snap.node_table()
+        gc.collect()
+        gc.disable()
+        t0 = time.process_time()
+        result = algorithm.run(CycleState(), group, snap, keep_winner=True)
+        cpu = time.process_time() - t0
+        gc.enable()
+        total += cpu
+        assert result.success and result.placement is not None
+        fitting = result.placement.fitting()
+        for a in fitting:
+            cache.assume_pod(a.pod_info.pod, a.node_name, a.pod_info)
+        if result.kept:
+            cache.adopt_assumed(snap, {a.node_name for a in fitting}, {a.pod_info.uid for a in fitting})
+        hosts = ",".join(a.node_name for a in fitting)
+        everything.update(hosts.encode())
+        digest = hashlib.sha1(hosts.encode()).hexdigest()[:12]
+        lines.append(f"gang {k} placement {cpu:.3f} s CPU hosts {digest}")
+    lines.append(f"all {gangs} gangs {total:.3f} s CPU hosts {everything.hexdigest()[:12]}")
+    return "\n".join(lines)
+
+
 def pairs(trees: list[str], rounds: int, argv: list[str]) -> None:
     for r in range(rounds):
         for tree in trees:
@@ -111,9 +175,14 @@ def main(argv: list[str]) -> None:
             del args[j : j + 2]
         pairs(trees, rounds, args)
         return
+    gangs = 0
+    if "--gangs" in args:
+        j = args.index("--gangs")
+        gangs = int(args[j + 1])
+        del args[j : j + 2]
     members = int(args[0]) if args else 1000
     nodes = int(args[1]) if len(args) > 1 else 1000
-    print(measure(members, nodes))
+    print(measure_gangs(members, nodes, gangs) if gangs else measure(members, nodes))
 
 
 if __name__ == "__main__":

@@ -939,7 +939,7 @@ def _normalize_array_bounded(scores: Any) -> tuple[Any, int, int]:
     ``MAX * (hi + lo - v) // hi``: a floor division of a linear function of ``v`` by a fixed
     divisor, so monotonic in ``v`` (non-increasing for ``hi`` > 0, non-decreasing below), and the
     result's bounds are the images of ``lo`` and ``hi``."""
-    lo, hi = int(scores.min()), int(scores.max())
+    lo, hi = lazymodule.module("scheduler.score_totals").bounds(scores)  # (the ufuncs: no wrappers)
     if hi == 0:
         return scores * 0 + MAX_NODE_SCORE, MAX_NODE_SCORE, MAX_NODE_SCORE
     top = hi + lo

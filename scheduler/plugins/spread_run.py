@@ -21,6 +21,7 @@ label, or a ``matchLabelKeys`` value) is not of the run (:func:`key_of`).
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler import lazymodule
@@ -133,8 +134,15 @@ class SpreadScoreRun:
         self.ok = self.raw == plugin.score_nodes(state, pod_info, nodes)
         #: the terms and the column are numpy arrays (:meth:`to_arrays`)
         self.arrays = False
-        #: per constraint: the positions of each value's nodes as an index array (:meth:`to_arrays`)
-        self.position_rows: list[dict[str, Any]] = []
+        #: in arrays, per domain constraint: each value's row in :attr:`value_terms`, and each
+        #: node's row (the last row, term 0.0, for a node without the key) (:meth:`to_arrays`)
+        self.value_rows: list[dict[str, int]] = []
+        self.node_rows: list[Any] = []
+        #: in arrays, per domain constraint: the term of each value (and 0.0), gathered into the
+        #: constraint's column by :meth:`catch_up` when a count changed
+        self.value_terms: list[Any] = []
+        #: in arrays: the column must be scored again at :meth:`catch_up` (a count changed)
+        self.dirty = False
 
     def can_use_arrays(self) -> bool:
         """Whether :meth:`to_arrays` may be used: no node is ignored (their score is 0 whatever
@@ -150,9 +158,21 @@ class SpreadScoreRun:
 
         self.terms = [np.array(col, dtype=np.float64) for col in self.terms]
         self.raw = np.array(self.raw, dtype=np.int64)
-        self.position_rows = [
-            {v: np.array(at, dtype=np.intp) for v, at in pos.items()} for pos in self.positions
-        ]
+        n = len(self.nodes)
+        for i, pos in enumerate(self.positions):
+            rows = {v: r for r, v in enumerate(pos)}
+            self.value_rows.append(rows)
+            if self.hostname[i]:
+                self.node_rows.append(None)
+                self.value_terms.append(None)
+                continue
+            at = np.full(n, len(rows), dtype=np.intp)  # the extra row: no key, term 0.0
+            for v, qs in pos.items():
+                at[qs] = rows[v]
+            self.node_rows.append(at)
+            # each value's term as _term gives it (the same float: count * weight + skew)
+            vals = [self.per_value[i].get(v, 0) * self.weights[i] + self.skews[i] for v in pos]
+            self.value_terms.append(np.array([*vals, 0.0], dtype=np.float64))
         self.arrays = True
 
     def _term(self, i: int, q: int) -> float:
@@ -196,6 +216,8 @@ class SpreadScoreRun:
         self.nodes[q] = node_info
         if pod_info.terminating or pod_info.namespace != self.namespace:
             return False
+        if self.arrays:
+            return self._assumed_in_arrays(q, pod_info, node_info)
         changed: set[int] = set()
         everything = False
         for i, c in enumerate(self.constraints):
@@ -214,9 +236,7 @@ class SpreadScoreRun:
                 continue
             counts[v] += 1
             everything |= self._retally(i, v, changed)
-        if everything or (self.arrays and changed):
-            # (in arrays a pass over the column costs less than a few dozen of its elements
-            # one by one: a zone's nodes in a window of 500; the same sums, see _score_all)
+        if everything:
             self.raw[:] = self._score_all()
             return True
         raw = self.raw
@@ -224,25 +244,43 @@ class SpreadScoreRun:
             raw[p] = self._score(p)
         return bool(changed)
 
+    def _assumed_in_arrays(self, q: int, pod_info: PodInfo, node_info: NodeInfo) -> bool:
+        """:meth:`assumed` in arrays: the counts change now, the terms and the column when the
+        column is next read (:meth:`catch_up`), once for every pod assumed since (in arrays a
+        pass over the column costs less than a few dozen of its elements one by one)."""
+        changed = False
+        for i, c in enumerate(self.constraints):
+            if not c.selector.matches(pod_info.labels):
+                continue
+            if self.hostname[i]:
+                self.per_node[i][q] += 1
+                self.terms[i][q] = self._term(i, q)
+                changed = True
+                continue
+            if not self.counts_on[i][q]:
+                continue
+            v = node_info.labels.get(c.topology_key, "")
+            if v not in self.per_value[i]:
+                continue
+            pending = self.pending[i]  # added with the other windows' pods, in catch_up
+            pending[v] = pending.get(v, 0) + 1
+            changed |= v in self.value_rows[i]  # (else no node of the column has that value)
+        self.dirty |= changed
+        return changed
+
     def _retally(self, i: int, v: str, changed: set[int]) -> bool:
         """Constraint ``i``'s term for domain ``v``, whose count changed, written to every node of
-        ``v`` (their positions added to ``changed``; in arrays, one of them: see :meth:`assumed`);
-        True when ``v`` is the whole placement (a rack in one zone), whose column is then
-        rewritten at once."""
+        ``v`` (their positions added to ``changed``); True when ``v`` is the whole placement (a
+        rack in one zone), whose column is then rewritten at once. (Lists only: in arrays see
+        :meth:`_catch_up_in_arrays`.)"""
         at = self.positions[i].get(v)
         if not at:
             return False
         term = self.per_value[i][v] * self.weights[i] + self.skews[i]  # every node of v has it
         col = self.terms[i]
         if len(at) == len(col):
-            col[:] = term if self.arrays else [term] * len(col)
+            col[:] = [term] * len(col)
             return True
-        if self.arrays:
-            col[self.position_rows[i][v]] = term
-            # (a column in arrays is scored again whole when anything changed: one position
-            # says so, at the cost of one, not of every node of the domain)
-            changed.add(at[0])
-            return False
         for p in at:
             col[p] = term
         changed.update(at)
@@ -278,6 +316,33 @@ class SpreadScoreRun:
             if v in self.per_value[i]:
                 pending = self.pending[i]
                 pending[v] = pending.get(v, 0) + 1
+
+    def assumed_elsewhere_many(self, entries: Sequence[Any]) -> None:
+        """:meth:`assumed_elsewhere` of each of ``entries`` in turn (objects with ``pod_info``,
+        ``node_info`` and ``shared``: a window's run told at once of the pods the other windows
+        placed since it was last read), in one loop.
+
+        A memo made by another run with an equal key hands this run that key object, so the
+        next lookups compare by identity (the windows' runs each build their own equal key)."""
+        key = self.elsewhere_key()
+        per_value, pending = self.per_value, self.pending
+        for a in entries:
+            shared = a.shared
+            for k, got in shared:
+                if k is key:
+                    adds = got
+                    break
+                if k == key:
+                    adds = got
+                    key = self._elsewhere_key = k
+                    break
+            else:
+                adds = self._elsewhere_adds(a.pod_info, a.node_info)
+                shared.append((key, adds))
+            for i, v in adds:
+                if v in per_value[i]:
+                    at = pending[i]
+                    at[v] = at.get(v, 0) + 1
 
     def elsewhere_key(self) -> tuple[Any, ...]:
         """What :meth:`_elsewhere_adds` reads of this run besides the pod and the node: the
@@ -318,6 +383,8 @@ class SpreadScoreRun:
 
     def catch_up(self) -> bool:
         """Apply the counts :meth:`assumed_elsewhere` noted; whether the column changed."""
+        if self.arrays:
+            return self._catch_up_in_arrays()
         changed: set[int] = set()
         everything = False
         for i, pending in enumerate(self.pending):
@@ -328,7 +395,7 @@ class SpreadScoreRun:
                 counts[v] += k
                 everything |= self._retally(i, v, changed)
             pending.clear()
-        if everything or (changed and (self.arrays or 2 * len(changed) > len(self.raw))):
+        if everything or (changed and 2 * len(changed) > len(self.raw)):
             # (pods of every domain came, as on a window spanning a few zones: one pass)
             self.raw[:] = self._score_all()
             return True
@@ -336,6 +403,34 @@ class SpreadScoreRun:
         for p in changed:
             raw[p] = self._score(p)
         return bool(changed)
+
+    def _catch_up_in_arrays(self) -> bool:
+        """:meth:`catch_up` in arrays: the pending counts added (the pods of the other windows'
+        runs and this run's own: :meth:`_assumed_in_arrays`), each changed value's term computed
+        once (as :meth:`_term` does), gathered into its constraint's column (one pass, whichever
+        and however many of its domains changed), and the column scored again when anything
+        changed since it was last (:meth:`_score_all`: the same sums)."""
+        for i, pending in enumerate(self.pending):
+            if not pending:
+                continue
+            counts, rows, terms = self.per_value[i], self.value_rows[i], self.value_terms[i]
+            w, skew = self.weights[i], self.skews[i]
+            hit = False
+            for v, k in pending.items():
+                cnt = counts[v] = counts[v] + k
+                row = rows.get(v)
+                if row is not None:
+                    terms[row] = cnt * w + skew
+                    hit = True
+            pending.clear()
+            if hit:
+                self.terms[i] = terms.take(self.node_rows[i])
+                self.dirty = True
+        if not self.dirty:
+            return False
+        self.dirty = False
+        self.raw[:] = self._score_all()
+        return True
 
 
 def _sum_of_two(first: list[float], second: list[float]) -> list[int]:
