@@ -124,15 +124,12 @@ class WaitingPod:
         self.pod_info = pod_info
         self.pending: set[str] = set(plugin_timeouts)
         self._future: asyncio.Future[Status | None] = loop.create_future()
-        self._timers: tuple[asyncio.TimerHandle, ...] = ()
-        if any(t > 0 for t in plugin_timeouts.values()):
-            self._timers = tuple(
-                loop.call_later(
-                    t, self.reject, name, f"rejected due to timeout after waiting {t:g}s at plugin {name}"
-                )
-                for name, t in plugin_timeouts.items()
-                if t > 0
-            )
+        timers: tuple[asyncio.TimerHandle, ...] = ()
+        for name, t in plugin_timeouts.items():
+            if t > 0:
+                msg = f"rejected due to timeout after waiting {t:g}s at plugin {name}"
+                timers += (loop.call_later(t, self.reject, name, msg),)
+        self._timers = timers
 
     def allow(self, plugin: str) -> None:
         self.pending.discard(plugin)
