@@ -25,6 +25,13 @@ every tree since session 14, so two builds are compared on the same cut. Also pr
 of the members' hosts and the scheduler's metric samples (two builds that behave alike print
 the same digest).
 
+``direct`` (``python -m bench.micro.bigbind_cpu 5000 direct``): the same three parts without the
+plane's scheduler loop or its search: a :class:`~scheduler.scheduler.Scheduler` whose handlers
+are called by hand assumes the gang's members on nodes round-robin (``assume_and_bind``, as the
+PodGroup cycle's submit does), waits for its binding tasks and is fed the bound pods, with the
+cyclic collector off (what the code does, not where the collector's passes happen to land);
+``young`` is the GC-tracked objects left per member.
+
 ``--pairs A B``: runs this script against source trees A and B alternately (``PYTHONPATH``),
 ``--rounds`` times each, and prints each run's line.
 """
@@ -214,6 +221,69 @@ async def measure(members: int) -> str:
     )
 
 
+async def direct(members: int) -> str:
+    from apiserver.client.interface import PODGROUPS, PODS
+    from apiserver.server.localclient import LocalClient
+    from bench.workloads.common import bound_pod, node, start_plane
+    from scheduler.framework import CycleState
+    from scheduler.scheduler import Scheduler
+
+    bind, api = _Acc(), _Acc()
+    Scheduler._binding_cycle = _stepped(Scheduler._binding_cycle, bind)  # type: ignore[method-assign]
+    orig_sub = LocalClient.create_subresource
+
+    def create_subresource(self: LocalClient, *a: Any, **kw: Any) -> Any:
+        return _Steps(orig_sub(self, *a, **kw), api)
+
+    LocalClient.create_subresource = create_subresource  # type: ignore[method-assign]
+    cp = await start_plane([])
+    client = cp.client("kube-scheduler")
+    sched = Scheduler(client, seed=1)
+    for i in range(members):
+        sched.cache.add_node(node(i))
+    pg = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": NS},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": members}}},
+    }
+    sched._on_pod_group_add(await client.create(PODGROUPS, pg, NS))
+    pods = [await client.create(PODS, p, NS) for p in _pods(members)]
+    for p in pods:
+        sched._on_pod_add(p)
+    first = sched.queue.pop_nowait()
+    assert first is not None
+    queued = [first, *sched.queue.pop_group_members(f"{NS}/g", exclude=first.uid)]
+    assert len(queued) == members
+    fw = sched.frameworks["default-scheduler"]
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    young = gc.get_count()[0]
+    start = time.perf_counter()
+    t = time.process_time()
+    for i, q in enumerate(queued):
+        assert await sched.assume_and_bind(fw, CycleState(), q, f"node-{i:05d}", start)
+    submit = time.process_time() - t
+    await sched.wait_idle()
+    bound = [bound_pod(p, sched.cache.get_pod(p)["spec"]["nodeName"], 10**6 + i) for i, p in enumerate(pods)]
+    t = time.process_time()
+    for old, new in zip(pods, bound, strict=True):
+        sched._on_pod_update(old, new)
+    confirm = time.process_time() - t
+    assert not sched.cache.assumed_pod_keys()
+    left = (gc.get_count()[0] - young) / members
+    gc.enable()
+    await sched.recorder.stop()
+    await cp.stop()
+    us = 1e6 / members
+    own = bind.cpu - api.cpu
+    return (
+        f"submit {submit * us:.2f} bind {own * us:.2f} (api {api.cpu * us:.2f}) confirm {confirm * us:.2f} "
+        f"sched {(submit + own + confirm) * us:.2f} us/member  young {left:.1f}/member"
+    )
+
+
 def pairs(trees: list[str], rounds: int, argv: list[str]) -> None:
     for r in range(rounds):
         for tree in trees:
@@ -238,7 +308,7 @@ def main(argv: list[str]) -> None:
         pairs(trees, rounds, args)
         return
     members = int(args[0]) if args else 2000
-    print(asyncio.run(measure(members)))
+    print(asyncio.run(direct(members) if "direct" in args else measure(members)))
 
 
 if __name__ == "__main__":
