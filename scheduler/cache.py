@@ -1315,7 +1315,7 @@ class Cache:
 
         ``pod_info``, the scheduling cycle's PodInfo of this same ``pod``, saves parsing it again.
         """
-        key = pod_key(pod)
+        key = pod_info.key if pod_info is not None and pod_info.pod is pod else pod_key(pod)
         if key in self._pods:
             raise CacheError(f"pod {key} is in the cache, so can't be assumed")
         if pod_info is not None and pod_info.pod is pod:
@@ -1328,15 +1328,16 @@ class Cache:
         self._add_pod_to_node(pi, pi.node_name)
         self._pods[key] = pi
         self._assumed.add(key)
-        self.pod_groups.set(pod, ASSUMED, pi.node_name)
+        self.pod_groups.set(pod, ASSUMED, pi.node_name, key)
         return pi
 
     def finish_binding(self, pod: Obj) -> None:
-        """Binding returned: start the expiry clock of the assumed pod (only with a TTL)."""
-        key = pod_key(pod)
-        if key not in self._assumed:
+        """Binding returned: start the expiry clock of the assumed pod (only with a TTL: kube's
+        default, 0, never expires one, and then there is nothing to look up)."""
+        if self.ttl <= 0 or self.clock is None:
             return
-        if self.ttl > 0 and self.clock is not None:
+        key = pod_key(pod)
+        if key in self._assumed:
             self._deadlines[key] = self.clock.monotonic() + self.ttl
 
     def forget_pod(self, pod: Obj) -> None:
@@ -1391,7 +1392,7 @@ class Cache:
             self._replace_pod(key, old, pi)
             self._pods[key] = pi
             self._unassume(key)
-            self.pod_groups.set(pod, ASSIGNED, pi.node_name)
+            self.pod_groups.set(pod, ASSIGNED, pi.node_name, key)
             return
         if old is not None:
             self.update_pod(old.pod, pod)

@@ -111,19 +111,25 @@ __all__ = [
 
 
 class WaitingPod:
-    """A pod held at Permit until every waiting plugin allows it, one rejects it, or a timeout fires."""
+    """A pod held at Permit until every waiting plugin allows it, one rejects it, or a timeout fires.
+
+    Slots, and no timer list when no plugin set a timeout (a gang's members wait without one):
+    a 5,000-pod gang holds 5,000 of these at once, each a few containers fewer for the
+    cyclic collector to allocate and traverse."""
+
+    __slots__ = ("pod_info", "pending", "_future", "_timers")
 
     def __init__(self, pod_info: PodInfo, plugin_timeouts: dict[str, float]) -> None:
+        loop = asyncio.get_running_loop()
         self.pod_info = pod_info
         self.pending: set[str] = set(plugin_timeouts)
-        self._future: asyncio.Future[Status | None] = asyncio.get_running_loop().create_future()
-        self._timers = [
-            asyncio.get_running_loop().call_later(
-                t, self.reject, name, f"rejected due to timeout after waiting {t:g}s at plugin {name}"
-            )
-            for name, t in plugin_timeouts.items()
-            if t > 0
-        ]
+        self._future: asyncio.Future[Status | None] = loop.create_future()
+        timers: tuple[asyncio.TimerHandle, ...] = ()
+        for name, t in plugin_timeouts.items():
+            if t > 0:
+                msg = f"rejected due to timeout after waiting {t:g}s at plugin {name}"
+                timers += (loop.call_later(t, self.reject, name, msg),)
+        self._timers = timers
 
     def allow(self, plugin: str) -> None:
         self.pending.discard(plugin)

@@ -612,19 +612,23 @@ class NodeInfo:
         """
         key = pi.key
         pods = self.pods
-        i = next((j for j, p in enumerate(pods) if p.key == key), -1)
-        if i < 0:
+        # newest last: a bound pod confirming its assumed self is most often the node's last
+        for i in range(len(pods) - 1, -1, -1):
+            if pods[i].key == key:
+                break
+        else:
             return False
         old = pods[i]
+        affinity = pi.has_affinity
         if (
             not pi.shares_spec_facts(old)
-            or pi.has_affinity != old.has_affinity
+            or affinity != old.has_affinity
             or pi.has_required_anti_affinity != old.has_required_anti_affinity
         ):
             return False
         del pods[i]
         pods.append(pi)
-        if pi.has_affinity:
+        if affinity:
             _drop(self.pods_with_affinity, key)
             self.pods_with_affinity.append(pi)
         if pi.has_required_anti_affinity:

@@ -114,13 +114,15 @@ class PodGroupStates:
         if g.empty():
             del self._groups[gkey]
 
-    def set(self, pod: Obj, state: str, node_name: str = "") -> None:
-        """Record the pod (a member of some group, else ignored) as ``state``."""
+    def set(self, pod: Obj, state: str, node_name: str = "", pkey: str = "") -> None:
+        """Record the pod (a member of some group, else ignored) as ``state``; ``pkey``, the
+        pod's ``namespace/name`` when the caller has it already."""
         gkey = pod_group_key(pod)
         if not gkey and not self._where:
             return  # no group's pod is recorded: nothing to drop (every pod of a plain workload)
-        meta = pod.get("metadata") or {}
-        pkey = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        if not pkey:
+            meta = pod.get("metadata") or {}
+            pkey = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         where = self._where.get(pkey)
         if where is not None and where[0] == gkey and gkey in self._groups:
             # moving within its group: keep the group's state object (cycles hold on to it)

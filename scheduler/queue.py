@@ -239,6 +239,8 @@ class SchedulingQueue:
         self.move_request_cycle = -1
         # in-flight pods: uid -> sequence number of the first event they have not seen
         self._in_flight: dict[str, int] = {}
+        #: pods finished since ``_in_flight`` was last compacted (see :meth:`done`)
+        self._in_flight_holes = 0
         self._in_flight_pods: dict[str, QueuedPodInfo] = {}
         #: events seen while pods are in flight, in sequence order (kube's inFlightEvents): trimmed
         #: from the left as the oldest in-flight pod finishes
@@ -558,15 +560,25 @@ class SchedulingQueue:
 
     def done(self, uid: str) -> None:
         """The pod's scheduling cycle is over (bound, parked, or dropped): stop tracking events for it."""
-        self._in_flight.pop(uid, None)
+        in_flight = self._in_flight
+        if in_flight.pop(uid, None) is not None:
+            self._in_flight_holes += 1
         self._in_flight_pods.pop(uid, None)
         self._in_flight_updates.pop(uid, None)
-        if not self._in_flight:
+        if not in_flight:
             self._events.clear()
+            in_flight.clear()  # an emptied dict keeps its holes until cleared
+            self._in_flight_holes = 0
         else:
+            if self._in_flight_holes > len(in_flight):
+                # A dict iterates over the holes its deletions left, and a gang's pods finish
+                # oldest first: without compacting, finding the first value would step over
+                # every pod finished before (quadratic in the gang's size). A copy keeps the order.
+                in_flight = self._in_flight = dict(in_flight)
+                self._in_flight_holes = 0
             # the first in-flight pod is the oldest (see _start_in_flight): a gang's 1,000 pods
             # finishing one by one cost one look each, not a scan of the others and the events
-            oldest = next(iter(self._in_flight.values()))
+            oldest = next(iter(in_flight.values()))
             events = self._events
             while events and events[0][0] < oldest:
                 events.popleft()
