@@ -176,12 +176,3 @@ def test_seeds_need_a_uid_and_resource_version_and_expire() -> None:
     for _ in range(SEED_SYNCS):
         cache.begin("default/web", "sts-uid", sel).end()
     assert entries.seeds == {}  # the informer never showed that version: dropped
-
-
-def test_facts_are_immutable_and_compare_by_value() -> None:
-    """Facts are shared between syncs: no field can be set (a named tuple since session 15)."""
-    pod = {"metadata": {"name": "web-1", "namespace": "ns", "uid": "u", "labels": {}}, "status": {}}
-    f = pod_facts(pod)
-    with pytest.raises(AttributeError):
-        f.phase = "Running"  # type: ignore[misc]
-    assert f == pod_facts(copy.deepcopy(pod)) and hash(f) == hash(pod_facts(pod))
