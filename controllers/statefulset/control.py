@@ -88,6 +88,7 @@ class StatefulSetControl:
         recorder: EventRecorder,
         clock: Clock,
         incremental: bool = True,
+        claim_shortcut: bool = True,
     ) -> None:
         self.client = client
         self.pods = pod_control
@@ -106,6 +107,9 @@ class StatefulSetControl:
         self.views = ReplicaViews()
         #: place the pods through :attr:`views` where they apply (False: always the full walk)
         self.incremental = incremental
+        #: skip the pod steps' claim calls for a set without claim templates, where each of them
+        #: is a no-op (False: always make them; tests compare the two)
+        self.claim_shortcut = claim_shortcut
 
     def newest(self, key: str, cached: Obj) -> Obj:
         """``cached``, or the object our own status write returned when the cache is older.
@@ -380,6 +384,9 @@ class StatefulSetControl:
         ``created_facts`` reads a created pod's facts (:meth:`SetFacts.created` keeps them for the
         sync that sees the pod in the informer)."""
         monotonic = not spec.parallel
+        #: without claim templates every claim step is a no-op (:meth:`StatefulPodControl`'s claim
+        #: helpers loop over the templates): they are skipped (``claim_shortcut`` False: never)
+        has_claims = spec.has_claims or not self.claim_shortcut
 
         async def process_replica(i: int) -> bool:
             pod = replicas[i]
@@ -403,28 +410,33 @@ class StatefulSetControl:
                 # The replacement is created once the old pod is gone from the API.
                 return True
             if not utils.is_created(pod):
-                if self.pods.pod_claim_is_stale(sts, pod):
+                if has_claims and self.pods.pod_claim_is_stale(sts, pod):
                     return True
-                replicas[i] = await self.pods.create_pod(sts, pod, decorate)
+                replicas[i] = await self.pods.create_pod(sts, pod, decorate, has_claims)
                 rfacts[i] = created_facts(replicas[i])
                 if monotonic:
                     return True
                 pod = replicas[i]
-            if utils.is_pending(pod):
+            if has_claims and utils.is_pending(pod):
                 await self.pods.create_missing_claims(sts, pod)
-            if utils.is_terminating(pod) and monotonic:
+            if monotonic and utils.is_terminating(pod):
                 return True
-            if not utils.is_running_and_ready(pod) and monotonic:
+            if monotonic and not utils.is_running_and_ready(pod):
                 return True
-            if not utils.is_running_and_available(pod, min_ready, self.clock.now()) and monotonic:
+            if monotonic and not utils.is_running_and_available(pod, min_ready, self.clock.now()):
                 return True
+            if not has_claims:
+                # no claim templates: no claim to make, every claim matches its retention policy
+                # and the storage check is the ordinal's (utils.storage_matches)
+                if utils.identity_matches(sts, pod) and utils.ordinal_of(pod) >= 0:
+                    return False
+                await self.pods.update_pod(sts, pod)
+                return False
             retention_ok = self.pods.claims_match_retention(sts, pod)
             if utils.identity_matches(sts, pod) and utils.storage_matches(sts, pod) and retention_ok:
                 return False
             await self.pods.update_pod(sts, pod)
             return False
-
-        has_claims = spec.has_claims
 
         set_name, set_namespace = name_of(sts), namespace_of(sts)
 

@@ -73,10 +73,18 @@ class StatefulPodControl:
             )
 
     # ------------------------------------------------------------------ pods
-    async def create_pod(self, sts: Obj, pod: Obj, decorate: Callable[[Obj], None] | None = None) -> Obj:
-        """``CreateStatefulPod``: claims first, then the pod, then the claims' retention refs."""
+    async def create_pod(
+        self, sts: Obj, pod: Obj, decorate: Callable[[Obj], None] | None = None, claims: bool = True
+    ) -> Obj:
+        """``CreateStatefulPod``: claims first, then the pod, then the claims' retention refs.
+
+        ``claims`` False: the caller knows the set has no claim templates, where both claim
+        steps loop over nothing; they are skipped (two coroutines less per pod).
+        """
+        known: dict[str, Obj] = {}
         try:
-            known = await self._create_claims(sts, pod)
+            if claims:
+                known = await self._create_claims(sts, pod)
         except errors.StatusError as e:
             self.record_pod_event("create", sts, pod, e)
             raise
@@ -89,7 +97,8 @@ class StatefulPodControl:
                 self.record_pod_event("create", sts, pod, e)
             raise
         try:
-            await self.update_claims_for_retention(sts, created, known)
+            if claims:
+                await self.update_claims_for_retention(sts, created, known)
         except errors.StatusError as e:
             self.record_pod_event("update", sts, created, e)
             raise

@@ -68,9 +68,9 @@ from apiserver.meta import (
     uid_of,
 )
 from apiserver.workloadbuilder import (
+    Builder,
     BuildError,
     BuildOptions,
-    new_builder_from_existing_workload,
     pod_group_name,
     workload_name,
 )
@@ -138,6 +138,18 @@ def _set_ref(sts: Obj) -> str:
 
 
 # ---------------------------------------------------------------------------------- the hook
+def pod_group_builder(wl: Obj, owner: Obj) -> Builder:
+    """A builder that instantiates ``wl``'s PodGroupTemplates, ``owner`` their controller.
+
+    ``new_builder_from_existing_workload`` first copies the whole Workload (managedFields and
+    all) so that nothing a builder does can reach the caller's object. This hook only asks
+    :meth:`Builder.new_pod_group` of it, which reads the Workload and copies each template field
+    it puts in the PodGroup: the Workload (a create response or the cache's, shared read-only)
+    is read in place, unchanged (``test_statefulset_pod_group_builder.py``).
+    """
+    return Builder(None, BuildOptions(owner=owner), existing_workload=wl)
+
+
 class WorkloadSchedulingHook(WorkloadHookBase):
     """The :class:`~controllers.statefulset.hooks.SchedulingHook` for KEP-6277 (module docstring); its
     informers, recently created objects and rediscovery are :class:`WorkloadHookBase`'s, as the
@@ -513,7 +525,7 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         create races with an existing one.
         """
         assert self.client is not None
-        builder = new_builder_from_existing_workload(wl, BuildOptions(owner=statefulset_controller_ref(sts)))
+        builder = pod_group_builder(wl, statefulset_controller_ref(sts))
         try:
             pg = builder.new_pod_group(name, template_name)
         except BuildError as e:

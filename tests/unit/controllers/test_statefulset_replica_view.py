@@ -57,7 +57,7 @@ class SpyPods:
     def __init__(self, log: Log) -> None:
         self.log = log
 
-    async def create_pod(self, sts: Obj, pod: Obj, decorate: Any = None) -> Obj:
+    async def create_pod(self, sts: Obj, pod: Obj, decorate: Any = None, claims: bool = True) -> Obj:
         labels = pod["metadata"]["labels"]
         self.log.calls.append(("create", pod["metadata"]["name"], labels.get(utils.REVISION_LABEL)))
         out = copy.deepcopy(pod)
