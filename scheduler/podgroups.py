@@ -126,7 +126,7 @@ class PodGroupStates:
             # moving within its group: keep the group's state object (cycles hold on to it)
             getattr(self._groups[gkey], where[1]).pop(pkey, None)
             del self._where[pkey]
-        else:
+        elif where is not None:
             self._drop(pkey)
         if not gkey:
             return
