@@ -3,12 +3,14 @@
 ``SchedulingQueue.add`` runs PreEnqueue and places the new pod itself instead of through
 ``_move_to_active`` (the pod is in no sub-queue once ``add`` cleared them), and
 ``GangScheduling.pre_enqueue`` reads its two gates once per ``FeatureGate`` object. Random
-histories of gang members arriving (some gated, some of another profile, some in groups whose
+histories of gang members arriving (some gated, some moving to another group, some of another profile, some in groups whose
 PodGroup comes later), PodGroups appearing or changing (minCount, the initially-scheduled
 condition), gates swapped on the handle, updates, deletes and pops are replayed on a queue with
 these paths and on one with the general ones (``_move_to_active`` for every add; the plugin's
 code as it was, reading the gates each call). Every pod's sub-queue, PreEnqueue verdict and
-holding plugins, the pending counts and the pop order must agree after every step.
+holding plugins, the pending counts and the pop order must agree after every step, and the
+cache's members per PodGroup (``PodGroupStates.set``, which skips the drop of a pod it never
+recorded) must equal those counted afresh.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from scheduler.plugins.gang_scheduling import (
     waiting_for_pod_group,
 )
 from scheduler.podgroup_status import replacements_schedule_freely
-from scheduler.podgroups import is_gang, min_count, pod_group_name
+from scheduler.podgroups import is_gang, min_count, pod_group_key, pod_group_name
 from scheduler.queue import SchedulingQueue
 from scheduler.events import UNSCHEDULED_POD_ADD
 from scheduler.status import Code, Status
@@ -143,6 +145,20 @@ class _Plane:
             self.delete(m.pod)
         return [m.uid for m in members]
 
+    def group_counts(self) -> dict[str, set[str]]:
+        """The cache's members per PodGroup (``PodGroupStates``, written by ``add_unscheduled_pod``)."""
+        groups = self.cache.pod_groups
+        return {k: set(groups.get(k).unscheduled) for k in list(groups._groups)}  # type: ignore[union-attr]
+
+    def expected_group_counts(self) -> dict[str, set[str]]:
+        """The same counted afresh from the pods the plane holds."""
+        out: dict[str, set[str]] = {}
+        for pod in self.pods.values():
+            key = pod_group_key(pod)
+            if key:
+                out.setdefault(key, set()).add(f"default/{pod['metadata']['name']}")
+        return out
+
     def view(self) -> Any:
         out = []
         for uid in sorted(self.pods):
@@ -203,6 +219,11 @@ def _step(rng: random.Random, planes: list[_Plane], i: int) -> None:
     elif r < 0.8:
         old = pods[rng.choice(sorted(pods))]
         new = {**old, "spec": {k: v for k, v in old["spec"].items() if k != "schedulingGates"}}
+        if rng.random() < 0.3:  # another group (or none): the member leaves its old group's count
+            group = rng.choice(["a", "b", "c", "d", ""])
+            new["spec"].pop("schedulingGroup", None)
+            if group:
+                new["spec"]["schedulingGroup"] = {"podGroupName": group}
         new["metadata"] = {**old["metadata"], "labels": {"step": str(i)}}
         for p in planes:
             p.update(old, new)
@@ -222,6 +243,7 @@ def test_add_and_pre_enqueue_equal_the_general_paths(seed: int) -> None:
     for i in range(120):
         _step(rng, planes, i)
         assert planes[0].view() == planes[1].view(), f"step {i}"
+        assert planes[0].group_counts() == planes[0].expected_group_counts(), f"step {i}"
     while True:
         popped = [p.pop() for p in planes]
         assert popped[0] == popped[1]
