@@ -392,9 +392,11 @@ class SchedulingQueue:
 
     def _track_group(self, uid: str, pod: Obj) -> None:
         key = pod_group_key(pod)
-        if self._group_of.get(uid) == key:
+        was = self._group_of.get(uid)
+        if was == key:
             return
-        self._untrack_group(uid)
+        if was is not None:
+            self._untrack_group(uid)
         if key:
             self._group_of[uid] = key
             self._group_members.setdefault(key, set()).add(uid)

@@ -35,7 +35,7 @@ from scheduler.events import ASSIGNED_POD_ADD, ClusterEventWithHint, QueueingHin
 from scheduler.interfaces import CycleState, Handle, PodGroupInfo
 from scheduler.nodeinfo import PodInfo
 from scheduler.podgroup_status import replacements_schedule_freely
-from scheduler.podgroups import is_gang, min_count, pod_group_key, pod_group_name
+from scheduler.podgroups import gang_min_count, is_gang, min_count, pod_group_key, pod_group_name
 from scheduler.status import Code, Status
 
 NAME = "GangScheduling"
@@ -101,12 +101,13 @@ class GangScheduling:
         pg = getter(ns, name) if getter is not None else None
         if pg is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, waiting_for_pod_group(name))
-        if not is_gang(pg) or (freely and self._schedules_freely(pg)):
+        least = gang_min_count(pg)
+        if least is None or (freely and self._schedules_freely(pg)):
             return None
         state_of = handle.pod_group_state
         st = state_of(ns, name) if state_of is not None else None
         known = st.all_count() if st is not None else 0
-        if known < min_count(pg):
+        if known < least:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_MIN_COUNT)
         return None
 

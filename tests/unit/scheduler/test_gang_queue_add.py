@@ -10,7 +10,7 @@ these paths and on one with the general ones (``_move_to_active`` for every add;
 code as it was, reading the gates each call). Every pod's sub-queue, PreEnqueue verdict and
 holding plugins, the pending counts and the pop order must agree after every step, and the
 cache's members per PodGroup (``PodGroupStates.set``, which skips the drop of a pod it never
-recorded) must equal those counted afresh.
+recorded) and the queue's (``_track_group``) must equal those counted afresh.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from scheduler.plugins.gang_scheduling import (
     waiting_for_pod_group,
 )
 from scheduler.podgroup_status import replacements_schedule_freely
-from scheduler.podgroups import is_gang, min_count, pod_group_key, pod_group_name
+from scheduler.podgroups import gang_min_count, is_gang, min_count, pod_group_key, pod_group_name
 from scheduler.queue import SchedulingQueue
 from scheduler.events import UNSCHEDULED_POD_ADD
 from scheduler.status import Code, Status
@@ -113,9 +113,12 @@ class _Plane:
         )
         self.handle.nominator = self.queue
         self.pods: dict[str, Any] = {}
+        #: uid -> the group of the pod as last added (the queue tracks a pod's group on add)
+        self.added_group: dict[str, str] = {}
 
     def add(self, pod: Any) -> None:
         self.pods[pod["metadata"]["uid"]] = pod
+        self.added_group[pod["metadata"]["uid"]] = pod_group_key(pod)
         self.cache.add_unscheduled_pod(pod)
         self.queue.add(pod)
 
@@ -126,6 +129,7 @@ class _Plane:
 
     def delete(self, pod: Any) -> None:
         self.pods.pop(pod["metadata"]["uid"], None)
+        self.added_group.pop(pod["metadata"]["uid"], None)
         self.cache.remove_unscheduled_pod(pod)
         self.queue.delete(pod)
 
@@ -157,6 +161,17 @@ class _Plane:
             key = pod_group_key(pod)
             if key:
                 out.setdefault(key, set()).add(f"default/{pod['metadata']['name']}")
+        return out
+
+    def queue_groups(self) -> dict[str, set[str]]:
+        """The queue's members per PodGroup (by uid; ``_track_group``)."""
+        return {k: set(v) for k, v in self.queue._group_members.items()}
+
+    def expected_queue_groups(self) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for uid, key in self.added_group.items():
+            if key:
+                out.setdefault(key, set()).add(uid)
         return out
 
     def view(self) -> Any:
@@ -204,6 +219,9 @@ def _step(rng: random.Random, planes: list[_Plane], i: int) -> None:
     pods = planes[0].pods
     if r < 0.5 or not pods:
         pod = _pod(rng, i)
+        if pods and rng.random() < 0.2:  # an Add again for a known pod (a re-list), its group maybe new
+            known = pods[rng.choice(sorted(pods))]
+            pod = {**pod, "metadata": known["metadata"]}
         for p in planes:
             p.add(pod)
     elif r < 0.62:
@@ -244,6 +262,7 @@ def test_add_and_pre_enqueue_equal_the_general_paths(seed: int) -> None:
         _step(rng, planes, i)
         assert planes[0].view() == planes[1].view(), f"step {i}"
         assert planes[0].group_counts() == planes[0].expected_group_counts(), f"step {i}"
+        assert planes[0].queue_groups() == planes[0].expected_queue_groups(), f"step {i}"
     while True:
         popped = [p.pop() for p in planes]
         assert popped[0] == popped[1]
@@ -259,3 +278,28 @@ def test_the_flags_follow_the_handles_gates() -> None:
     assert plugin._gate_flags() == (False, True)
     handle.gates = None
     assert plugin._gate_flags() == (True, False)
+
+
+def _shapes() -> list[Any]:
+    """Pods and PodGroups with every field of the read missing, empty, ``None`` or set."""
+    pods: list[Any] = [{}, {"spec": None}, {"metadata": None, "spec": {}}]
+    for group in (None, {}, {"podGroupName": None}, {"podGroupName": ""}, {"podGroupName": "g"}):
+        for meta in (None, {}, {"namespace": ""}, {"namespace": "ns"}):
+            pods.append({"metadata": meta, "spec": {"schedulingGroup": group}})
+    return pods
+
+
+def test_pod_group_key_reads_the_name_as_pod_group_name() -> None:
+    for pod in _shapes():
+        name = pod_group_name(pod)
+        ns = (pod.get("metadata") or {}).get("namespace", "")
+        assert pod_group_key(pod) == (f"{ns}/{name}" if name else ""), pod
+
+
+def test_gang_min_count_is_is_gang_and_min_count() -> None:
+    groups: list[Any] = [{}, {"spec": None}, {"spec": {"schedulingPolicy": None}}]
+    for gang in (None, {}, {"minCount": None}, {"minCount": 0}, {"minCount": -2}, {"minCount": 1}, {"minCount": 7}, {"minCount": "3"}):
+        groups.append({"spec": {"schedulingPolicy": {"gang": gang}}})
+        groups.append({"spec": {"schedulingPolicy": {"basic": {}, "gang": gang}}})
+    for pg in groups:
+        assert gang_min_count(pg) == (min_count(pg) if is_gang(pg) else None), pg
