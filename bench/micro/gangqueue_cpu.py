@@ -44,7 +44,9 @@ def _queue() -> tuple[Any, Any]:
         gates=FeatureGate(),  # the plane's defaults: the plugin reads them per pod
     )
     fw = Framework(default_profile(), handle, registry=default_registry())
-    q = SchedulingQueue(fw.queue_sort_less, FakeClock(), {"default-scheduler": fw}, sort_key=fw.queue_sort_key())
+    q = SchedulingQueue(
+        fw.queue_sort_less, FakeClock(), {"default-scheduler": fw}, sort_key=fw.queue_sort_key()
+    )
     fw.handle.nominator = q
     return cache, q
 

@@ -27,6 +27,7 @@ from featuregates import (
 )
 from scheduler.cache import Cache
 from scheduler.defaults import default_profile, default_registry
+from scheduler.events import UNSCHEDULED_POD_ADD
 from scheduler.framework import Framework, Handle
 from scheduler.nodeinfo import PodInfo
 from scheduler.plugins import gang_scheduling
@@ -38,7 +39,6 @@ from scheduler.plugins.gang_scheduling import (
 from scheduler.podgroup_status import replacements_schedule_freely
 from scheduler.podgroups import gang_min_count, is_gang, min_count, pod_group_key, pod_group_name
 from scheduler.queue import SchedulingQueue
-from scheduler.events import UNSCHEDULED_POD_ADD
 from scheduler.status import Code, Status
 from scheduler.testing import FakeClock, make_pod
 
@@ -208,7 +208,10 @@ def _pod_group(rng: random.Random, name: str) -> Any:
     spec: dict[str, Any] = {"schedulingPolicy": {"basic": {}}}
     if rng.random() < 0.8:
         spec = {"schedulingPolicy": {"gang": {"minCount": rng.randint(1, 5)}}}
-    pg: dict[str, Any] = {"metadata": {"name": name, "namespace": "default", "uid": f"pg-{name}"}, "spec": spec}
+    pg: dict[str, Any] = {
+        "metadata": {"name": name, "namespace": "default", "uid": f"pg-{name}"},
+        "spec": spec,
+    }
     if rng.random() < 0.3:
         pg["status"] = {"conditions": [{"type": "PodGroupInitiallyScheduled", "status": "True"}]}
     return pg
@@ -274,7 +277,9 @@ def test_the_flags_follow_the_handles_gates() -> None:
     handle = Handle(gates=FeatureGate())
     plugin = GangScheduling(None, handle)
     assert plugin._gate_flags() == (True, False)
-    handle.gates = FeatureGate(overrides={GENERIC_WORKLOAD: False, POD_GROUP_REPLACEMENTS_SCHEDULE_FREELY: True})
+    handle.gates = FeatureGate(
+        overrides={GENERIC_WORKLOAD: False, POD_GROUP_REPLACEMENTS_SCHEDULE_FREELY: True}
+    )
     assert plugin._gate_flags() == (False, True)
     handle.gates = None
     assert plugin._gate_flags() == (True, False)
@@ -298,7 +303,16 @@ def test_pod_group_key_reads_the_name_as_pod_group_name() -> None:
 
 def test_gang_min_count_is_is_gang_and_min_count() -> None:
     groups: list[Any] = [{}, {"spec": None}, {"spec": {"schedulingPolicy": None}}]
-    for gang in (None, {}, {"minCount": None}, {"minCount": 0}, {"minCount": -2}, {"minCount": 1}, {"minCount": 7}, {"minCount": "3"}):
+    for gang in (
+        None,
+        {},
+        {"minCount": None},
+        {"minCount": 0},
+        {"minCount": -2},
+        {"minCount": 1},
+        {"minCount": 7},
+        {"minCount": "3"},
+    ):
         groups.append({"spec": {"schedulingPolicy": {"gang": gang}}})
         groups.append({"spec": {"schedulingPolicy": {"basic": {}, "gang": gang}}})
     for pg in groups:
