@@ -26,8 +26,9 @@ def pod_group_name(pod: Obj) -> str:
 
 
 def pod_group_key(pod: Obj) -> str:
-    """``namespace/podGroupName`` of the pod's group, or ``""`` when it has none."""
-    name = pod_group_name(pod)
+    """``namespace/podGroupName`` of the pod's group, or ``""`` when it has none (the name read
+    as :func:`pod_group_name` reads it, inline: this runs several times per created pod)."""
+    name = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
     if not name:
         return ""
     return f"{(pod.get('metadata') or {}).get('namespace', '')}/{name}"
@@ -47,6 +48,15 @@ def min_count(pod_group: Obj | None) -> int:
     gang = (((pod_group or {}).get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
     if gang is None:
         return 1
+    return max(1, int(gang.get("minCount") or 1))
+
+
+def gang_min_count(pod_group: Obj) -> int | None:
+    """:func:`min_count` of a gang (:func:`is_gang`), ``None`` for a group that is not one: both
+    answers from one read of the policy, for PreEnqueue's check of every created member."""
+    gang = ((pod_group.get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
+    if gang is None:
+        return None
     return max(1, int(gang.get("minCount") or 1))
 
 
@@ -128,7 +138,7 @@ class PodGroupStates:
             # moving within its group: keep the group's state object (cycles hold on to it)
             getattr(self._groups[gkey], where[1]).pop(pkey, None)
             del self._where[pkey]
-        else:
+        elif where is not None:
             self._drop(pkey)
         if not gkey:
             return

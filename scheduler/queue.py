@@ -84,9 +84,9 @@ class Clock(Protocol):
     def monotonic(self) -> float: ...
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class QueuedPodInfo:
-    """A pod in the queue plus its scheduling history."""
+    """A pod in the queue plus its scheduling history (slotted: one is made per created pod)."""
 
     pod_info: PodInfo
     #: when the pod was last added or re-added (monotonic): QueueSort's tiebreak and backoff's base
@@ -306,14 +306,15 @@ class SchedulingQueue:
         """activeQ if PreEnqueue passes, else gated in unschedulablePods. Returns whether it became active."""
         if not skip_pre_enqueue:
             self._run_pre_enqueue(q)
+        uid = q.pod_info.uid
         if q.gated:
-            if q.uid in self._active or q.uid in self._backoff or q.uid in self._error_backoff:
+            if uid in self._active or uid in self._backoff or uid in self._error_backoff:
                 return False
-            self._unschedulable[q.uid] = q
+            self._unschedulable[uid] = q
             return False
-        self._unschedulable.pop(q.uid, None)
-        self._backoff.remove(q.uid)
-        self._error_backoff.remove(q.uid)
+        self._unschedulable.pop(uid, None)
+        self._backoff.remove(uid)
+        self._error_backoff.remove(uid)
         self._active.push(q)
         self._wakeup.set()
         return True
@@ -325,9 +326,16 @@ class SchedulingQueue:
         let the rest of its group pass PreEnqueue.
         """
         q = self._new(pod)
-        self._remove_everywhere(q.uid)
-        self._track_group(q.uid, pod)
-        if self._move_to_active(q):
+        uid = q.uid
+        self._remove_everywhere(uid)
+        self._track_group(uid, pod)
+        # _move_to_active without its clearing of the other sub-queues: the pod is in none now
+        self._run_pre_enqueue(q)
+        if q.gated:
+            self._unschedulable[uid] = q
+        else:
+            self._active.push(q)
+            self._wakeup.set()
             self._activate_held_members(q)
         self._add_nominated_from_status(q.pod_info)
         if self._interested(UNSCHEDULED_POD_ADD):
@@ -386,9 +394,11 @@ class SchedulingQueue:
 
     def _track_group(self, uid: str, pod: Obj) -> None:
         key = pod_group_key(pod)
-        if self._group_of.get(uid) == key:
+        was = self._group_of.get(uid)
+        if was == key:
             return
-        self._untrack_group(uid)
+        if was is not None:
+            self._untrack_group(uid)
         if key:
             self._group_of[uid] = key
             self._group_members.setdefault(key, set()).add(uid)

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from featuregates import GENERIC_WORKLOAD
+from featuregates import GENERIC_WORKLOAD, POD_GROUP_REPLACEMENTS_SCHEDULE_FREELY
 from scheduler.events import ASSIGNED_POD_ADD, ClusterEventWithHint, QueueingHint
 from scheduler.interfaces import CycleState, Handle, PodGroupInfo
 from scheduler.nodeinfo import PodInfo
 from scheduler.podgroup_status import replacements_schedule_freely
-from scheduler.podgroups import is_gang, min_count, pod_group_key, pod_group_name
+from scheduler.podgroups import gang_min_count, is_gang, min_count, pod_group_key, pod_group_name
 from scheduler.status import Code, Status
 
 NAME = "GangScheduling"
@@ -63,6 +63,8 @@ class GangScheduling:
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         self.handle = handle or Handle()
+        self._flags_of: Any = None
+        self._flags: tuple[bool, bool] | None = None
 
     def _enabled(self) -> bool:
         gates = self.handle.gates
@@ -85,20 +87,42 @@ class GangScheduling:
     # -- PreEnqueue -------------------------------------------------------------------------
 
     def pre_enqueue(self, pod_info: PodInfo) -> Status | None:
+        """Runs for every created member and again for each held sibling when the gang's
+        count is reached: the pod's group name is read once, the gates once per gate set."""
         name = pod_group_name(pod_info.pod)
-        if not name or not self._enabled():
+        if not name:
             return None
-        _, pg = self._group(pod_info.pod)
+        enabled, freely = self._gate_flags()
+        if not enabled:
+            return None
+        handle = self.handle
+        getter = handle.get_pod_group
+        ns = pod_info.namespace
+        pg = getter(ns, name) if getter is not None else None
         if pg is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, waiting_for_pod_group(name))
-        if not is_gang(pg) or self._schedules_freely(pg):
+        least = gang_min_count(pg)
+        if least is None or (freely and self._schedules_freely(pg)):
             return None
-        getter = self.handle.pod_group_state
-        st = getter(pod_info.namespace, name) if getter is not None else None
+        state_of = handle.pod_group_state
+        st = state_of(ns, name) if state_of is not None else None
         known = st.all_count() if st is not None else 0
-        if known < min_count(pg):
+        if known < least:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_MIN_COUNT)
         return None
+
+    def _gate_flags(self) -> tuple[bool, bool]:
+        """(``GenericWorkload`` on, ``PodGroupReplacementsScheduleFreely`` on) for the handle's
+        gates. A ``FeatureGate`` is immutable, so the answer is kept per gates object (the
+        handle may be given another one: it is looked up again then)."""
+        gates = self.handle.gates
+        if gates is not self._flags_of or self._flags is None:
+            self._flags = (
+                gates is None or gates.enabled(GENERIC_WORKLOAD),
+                gates is not None and gates.enabled(POD_GROUP_REPLACEMENTS_SCHEDULE_FREELY),
+            )
+            self._flags_of = gates
+        return self._flags
 
     # -- PlacementFeasible ------------------------------------------------------------------
 
