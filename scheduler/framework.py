@@ -538,6 +538,27 @@ class Framework:
             return Status(Code.ERROR, f"running PlacementFeasible plugin {pl.name!r}: {s.message()}")
         return waiting
 
+    def placement_feasible_waits_below(
+        self, state: CycleState, group: PodGroupInfo, scheduled: int, remaining: int
+    ) -> int:
+        """gangplane: after :meth:`run_placement_feasible_plugins` returned Wait for (``scheduled``,
+        ``remaining``), a bound under which it returns that Wait again for every later call whose
+        ``scheduled + remaining`` is the same (each further pod placed): the least of the plugins'
+        ``placement_feasible_waits_below``, 0 (no promise) when a plugin offers none. The
+        plugins' verdicts are pure functions of their arguments, so the calls skipped under the
+        bound change nothing; the last pod's call is always made (its Wait is the result's)."""
+        below: int | None = None
+        for pl in self.placement_feasible_plugins:
+            hint = getattr(pl, "placement_feasible_waits_below", None)
+            if hint is None:
+                return 0
+            try:
+                b = int(hint(state, group, scheduled, remaining))
+            except Exception:
+                return 0
+            below = b if below is None else min(below, b)
+        return below or 0
+
     def run_placement_score_plugins(
         self, state: CycleState, group: PodGroupInfo, result: PlacementResult, snapshot: Snapshot
     ) -> tuple[int, Status | None]:

@@ -656,7 +656,35 @@ def materialize_states(fw: Framework, snapshot: Snapshot, result: PlacementResul
     names = result.placement.node_names
     infos = snapshot.node_info_map
     nodes = snapshot.ordered() if names is None else [infos[n] for n in names if n in infos]
+    # the plugins the run's first pod did not skip, per set of skips (:meth:`PlacementRun.next`
+    # gave each pod that pod's): a pure plugin skips a run's pod as it skipped the first
+    running: dict[frozenset[str], list[Any]] = {}
     for a in result.pending_pre_filter:
-        if a.state is not None:
-            fw.run_pre_filter_plugins(a.state, a.pod_info, nodes)
+        st = a.state
+        if st is None:
+            continue
+        skip = frozenset(st.skip_filter_plugins)
+        plugins = running.get(skip)
+        if plugins is None:
+            plugins = running[skip] = [pl for pl in fw.pre_filter_plugins if pl.name not in skip]
+        if not _pre_filter_unskipped(plugins, st, a.pod_info, nodes):
+            fw.run_pre_filter_plugins(st, a.pod_info, nodes)  # (not for a pure plugin: kube's loop)
     result.pending_pre_filter = []
+
+
+def _pre_filter_unskipped(
+    plugins: list[Any], state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+) -> bool:
+    """PreFilter of the plugins a run's first pod did not skip, into ``state``: what
+    :meth:`~scheduler.framework.Framework.run_pre_filter_plugins` ends in when each of them
+    succeeds for all nodes and the others skip, without calling the others (six plugins per pod,
+    five of them skipping, for a default StatefulSet pod). ``False`` when one does not succeed
+    for all nodes (the caller then runs the framework's loop)."""
+    for pl in plugins:
+        try:
+            r, s = pl.pre_filter(state, pod_info, nodes)
+        except Exception:
+            return False
+        if s is not None or (r is not None and not r.all_nodes()):
+            return False
+    return True
