@@ -48,6 +48,14 @@ text was seen by an earlier status write (a StatefulSet's or a Node's entries na
 or change with every write; the pods of a template share theirs).
 ``test_status_entry_template.py`` compares both paths on random writes.
 
+An owned object's stored entries name its owners' uids (each PodGroup its StatefulSet's and
+Workload's), so no two texts were equal and the scheduler's condition write of every gang took
+the general path. Such texts are keyed without the uids (:mod:`.owneruids`, which says why that
+is exact), and their templates answer with the write's own stored entries around the writer's,
+kept only where the learning write's general answer held them byte for byte. A stored object
+without a status (a PodGroup as its controller made it) has the empty text as its old status
+(no JSON text is empty). ``test_owned_status_entry.py`` compares both paths on random PodGroups.
+
 The tables belong to the :class:`apiserver.patch.tracker.FieldTracker` (one per API server).
 """
 
