@@ -48,6 +48,14 @@ text was seen by an earlier status write (a StatefulSet's or a Node's entries na
 or change with every write; the pods of a template share theirs).
 ``test_status_entry_template.py`` compares both paths on random writes.
 
+An owned object's stored entries name its owners' uids (each PodGroup its StatefulSet's and
+Workload's), so no two texts were equal and the scheduler's condition write of every gang took
+the general path. Such texts are keyed without the uids (:mod:`.owneruids`, which says why that
+is exact), and their templates answer with the write's own stored entries around the writer's,
+kept only where the learning write's general answer held them byte for byte. A stored object
+without a status (a PodGroup as its controller made it) has the empty text as its old status
+(no JSON text is empty). ``test_owned_status_entry.py`` compares both paths on random PodGroups.
+
 The tables belong to the :class:`apiserver.patch.tracker.FieldTracker` (one per API server).
 """
 
@@ -74,6 +82,7 @@ from apiserver.patch.fieldpath import (
 )
 from apiserver.patch.fieldpath import key as key_element
 from apiserver.patch.fieldpath import value as value_element
+from apiserver.patch.owneruids import without_owner_uids
 from apiserver.patch.updateentry import Template, placeholder
 from apiserver.storage.compact import canonical_json_built
 
@@ -97,7 +106,7 @@ _Key = tuple[bytes, bytes, tuple[int, ...], str, str, str]
 class _Transition:
     """One key's answer: the stored entries it keeps, and the writer's entry as a template."""
 
-    __slots__ = ("entries", "fixed", "named", "node", "ordered", "template", "writer_at")
+    __slots__ = ("entries", "fixed", "named", "node", "ordered", "owned", "template", "writer_at")
 
     def __init__(
         self,
@@ -108,9 +117,13 @@ class _Transition:
         named: tuple[int, ...],
         fixed: tuple[tuple[int, bytes], ...],
         ordered: tuple[int, ...],
+        owned: bool = False,
     ) -> None:
         self.node = node  # held: compared by identity
+        #: the answer's entries (the writer's at ``writer_at``); where ``owned``, the writer's
+        #: only: the others are the write's own stored ones (they name the owners' uids)
         self.entries = entries
+        self.owned = owned
         self.writer_at = writer_at
         self.template = template
         #: the numbers of the strings the placeholders stand for, in placeholder order
@@ -121,10 +134,10 @@ class _Transition:
         #: the numbers of all strings the answer names, in their order
         self.ordered = ordered
 
-    def answer(self, strings: list[bytes]) -> list[Obj] | None:
-        """The entries of a write whose strings are ``strings``; None if a string the template
-        holds differs, or the strings it names are not in the template's order (the general
-        path then decides)."""
+    def answer(self, strings: list[bytes], stored: list[Obj]) -> list[Obj] | None:
+        """The entries of a write whose strings are ``strings`` and whose stored entries are
+        ``stored``; None if a string the template holds differs, or the strings it names are
+        not in the template's order (the general path then decides)."""
         for i, v in self.fixed:
             if strings[i] != v:
                 return None
@@ -135,7 +148,11 @@ class _Transition:
         template = self.template
         text = template.encoding(named)
         tree = canonical_json_built(text, lambda: template.build([s.decode() for s in named]))
-        out = [dict(e) for e in self.entries]
+        if self.owned:
+            out = [dict(e) for e in stored]
+            out.insert(self.writer_at, dict(self.entries[0]))
+        else:
+            out = [dict(e) for e in self.entries]
         out[self.writer_at]["fieldsV1"] = tree
         return out
 
@@ -185,6 +202,10 @@ class StatusWriteTemplates:
             etext = orjson.dumps(stored, option=EXACT_JSON)
         except TypeError:
             return general()
+        # an owned object's entries name its owners: keyed without their uids (see .owneruids)
+        owned = without_owner_uids(etext)
+        if owned is not None:
+            etext = owned
         if etext not in self._seen:
             if len(self._seen) >= _TRANSITIONS:
                 self._seen.clear()
@@ -202,10 +223,13 @@ class StatusWriteTemplates:
             return general()
         if type(known) is _Once:  # the second: learn from it
             out = general()
-            self._table[key] = _learn(old, manager, api_version, node, now, strings, known.strings, out)
+            learnt = _learn(old, manager, api_version, node, now, strings, known.strings, out)
+            if learnt is not None and owned is not None:
+                learnt = _owned(learnt, stored)
+            self._table[key] = learnt
             return out
         if known is not None and known.node is node:
-            out = known.answer(strings)
+            out = known.answer(strings, stored)
             if out is not None:
                 return out
         return general()
@@ -242,9 +266,11 @@ def _key(
         ):
             return None
         old_status, new_status = old.get("status", _MISSING), new.get("status", _MISSING)
-        if old_status is _MISSING or new_status is _MISSING:
+        if new_status is _MISSING:
             return None
-        otext = orjson.dumps(old_status, option=EXACT_JSON)
+        # a stored object without a status (a PodGroup as its controller made it): the empty
+        # text, which no JSON text is
+        otext = b"" if old_status is _MISSING else orjson.dumps(old_status, option=EXACT_JSON)
         ntext = orjson.dumps(new_status, option=EXACT_JSON)
     except TypeError:
         return None
@@ -353,6 +379,23 @@ def _learn(
         tuple((number[s], s.encode()) for s in kept),
         tuple(number[s] for s in sorted([*named, *kept])),
     )
+
+
+def _owned(learnt: _Transition, stored: list[Obj]) -> _Transition | None:
+    """``learnt`` (of a key whose stored entries name owners' uids) answering with each write's
+    own stored entries: kept where its first write's answer holds them byte for byte, in their
+    order, around the writer's."""
+    at = learnt.writer_at
+    others = [e for i, e in enumerate(learnt.entries) if i != at]
+    try:
+        same = orjson.dumps(others, option=EXACT_JSON) == orjson.dumps(stored, option=EXACT_JSON)
+    except TypeError:
+        return None
+    if not same:
+        return None
+    learnt.entries = [learnt.entries[at]]
+    learnt.owned = True
+    return learnt
 
 
 def _abstract(
