@@ -697,12 +697,7 @@ def field_value_getter(path: str) -> Callable[[Mapping[str, Any]], str]:
             cur: Any = obj.get(first) if isinstance(obj, dict) else None
             if not isinstance(cur, dict):
                 return ""
-            cur = cur.get(second)
-            if cur is None:
-                return ""
-            if isinstance(cur, bool):
-                return "true" if cur else "false"
-            return str(cur)
+            return _field_text(cur.get(second))
 
         return get2
 
@@ -712,13 +707,18 @@ def field_value_getter(path: str) -> Callable[[Mapping[str, Any]], str]:
             if not isinstance(cur, dict):
                 return ""
             cur = cur.get(p)
-        if cur is None:
-            return ""
-        if isinstance(cur, bool):
-            return "true" if cur else "false"
-        return str(cur)
+        return _field_text(cur)
 
     return get
+
+
+def _field_text(value: Any) -> str:
+    """A selectable field's value as a field selector compares it."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def unsupported_fields(sel: FieldSelector, supported: set[str] | frozenset[str]) -> list[str]:

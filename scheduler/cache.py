@@ -131,13 +131,7 @@ class CapacityIndex:
                 lst = lists.get(r)
                 if lst is not None:
                     lst.discard((was, name))
-                    lst.add((v, name))
-                elif self._lazy:
-                    floor = self._floor.get(r)
-                    if floor is None or v < floor:
-                        self._floor[r] = v
-                else:
-                    self._list(r).add((v, name))
+                self._enter(r, v, name, lst)
                 totals[r] += v - was
             if free:
                 self._free[name] = free
@@ -152,20 +146,24 @@ class CapacityIndex:
                     count[r] -= 1
         for r, v in free.items():
             if old.get(r) != v:
-                lst = lists.get(r)
-                if lst is not None:
-                    lst.add((v, name))
-                elif self._lazy:
-                    floor = self._floor.get(r)
-                    if floor is None or v < floor:
-                        self._floor[r] = v
-                else:
-                    self._list(r).add((v, name))
+                self._enter(r, v, name, lists.get(r))
                 totals[r] = totals.get(r, 0) + v
                 if r not in old:
                     count[r] = count.get(r, 0) + 1
         if free:
             self._free[name] = free
+
+    def _enter(self, r: str, v: int, name: str, lst: SortedList | None) -> None:
+        """``name``'s new free amount ``v`` of ``r`` into ``r``'s sorted list ``lst`` when it is
+        kept; lazily, only the floor of amounts seen; otherwise the list is built now."""
+        if lst is not None:
+            lst.add((v, name))
+        elif self._lazy:
+            floor = self._floor.get(r)
+            if floor is None or v < floor:
+                self._floor[r] = v
+        else:
+            self._list(r).add((v, name))
 
     def free(self, name: str, resource: str) -> int:
         return self._free.get(name, {}).get(resource, 0)

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 
 def alternate(script: str, base: str, new: str, rounds: int, writes: int, kinds: Sequence[str]) -> None:
@@ -38,3 +39,27 @@ def alternate(script: str, base: str, new: str, rounds: int, writes: int, kinds:
         b = min(x[kind] for x in runs[base])
         n = min(x[kind] for x in runs[new])
         print(f"{kind:<14}{b:>10.1f}{n:>10.1f}{n / b:>10.2f}")
+
+
+def run_pairs(script: str, args: Sequence[Any]) -> None:
+    """``script --pairs A B [--rounds N] ARGS``: run ``script ARGS`` with ``PYTHONPATH`` set to
+    tree A, then B, ``N`` times (3 by default), and print each run's output under its round and
+    tree (for scripts that print their own result lines rather than :func:`alternate`'s JSON).
+    The child imports everything from the tree under test, so the script must run there: a
+    helper it imports must exist in both trees."""
+    rest = list(args)
+    i = rest.index("--pairs")
+    trees = rest[i + 1 : i + 3]
+    del rest[i : i + 3]
+    rounds = 3
+    if "--rounds" in rest:
+        j = rest.index("--rounds")
+        rounds = int(rest[j + 1])
+        del rest[j : j + 2]
+    for r in range(rounds):
+        for tree in trees:
+            env = {**os.environ, "PYTHONPATH": tree}
+            out = subprocess.run(
+                [sys.executable, script, *map(str, rest)], env=env, capture_output=True, text=True, check=True
+            ).stdout.strip()
+            print(f"round {r} {tree}: {out}", flush=True)

@@ -42,7 +42,6 @@ import asyncio
 import gc
 import hashlib
 import os
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -284,28 +283,12 @@ async def direct(members: int) -> str:
     )
 
 
-def pairs(trees: list[str], rounds: int, argv: list[str]) -> None:
-    for r in range(rounds):
-        for tree in trees:
-            env = {**os.environ, "PYTHONPATH": tree}
-            out = subprocess.run(
-                [sys.executable, __file__, *argv], env=env, capture_output=True, text=True, check=True
-            ).stdout.strip()
-            print(f"round {r} {tree}: {out}", flush=True)
-
-
 def main(argv: list[str]) -> None:
     args: list[Any] = list(argv)
     if "--pairs" in args:
-        i = args.index("--pairs")
-        trees = args[i + 1 : i + 3]
-        del args[i : i + 3]
-        rounds = 3
-        if "--rounds" in args:
-            j = args.index("--rounds")
-            rounds = int(args[j + 1])
-            del args[j : j + 2]
-        pairs(trees, rounds, args)
+        from bench.micro.alternating import run_pairs  # the parent's only: see its docstring
+
+        run_pairs(__file__, args)
         return
     members = int(args[0]) if args else 2000
     print(asyncio.run(direct(members) if "direct" in args else measure(members)))

@@ -122,16 +122,31 @@ def plain(
     return ms, hosts
 
 
-def _spreading_framework() -> tuple[Any, Any, Any, Any]:
-    """5,000 nodes in 50 racks with kube's default spreading of a StatefulSet's pods (by ``app``),
-    and a snapshot: ``(cache, handle, framework, snapshot)``."""
+def _spreading_framework(nodes: int = 5000, racks: int = 50) -> tuple[Any, Any, Any, Any]:
+    """``nodes`` nodes (5,000) in ``racks`` racks (50) with kube's default spreading of a
+    StatefulSet's pods (by ``app``), and a snapshot: ``(cache, handle, framework, snapshot)``."""
     from scheduler.nodeinfo import compile_selector
 
-    cache, handle, fw = _framework_over(5000, racks=50)
+    cache, handle, fw = _framework_over(nodes, racks=racks)
     handle.default_spread_selector = lambda p: compile_selector(
         {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
     )
     return cache, handle, fw, cache.snapshot()
+
+
+def _gang_group(app: str, members: int) -> Any:
+    """StatefulSet ``app``'s ``members`` pods as the PodGroup ``app`` of a gang of them all
+    (a :class:`~scheduler.interfaces.PodGroupInfo` for the PodGroup algorithm)."""
+    from scheduler.interfaces import PodGroupInfo
+    from scheduler.nodeinfo import PodInfo
+    from scheduler.podgroups import PodGroupState
+
+    pods = [PodInfo(p) for p in _set_pods(app, members, group=True)]
+    pg = {
+        "metadata": {"name": app, "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": members}}},
+    }
+    return PodGroupInfo("default", app, pg, pods, PodGroupState(f"default/{app}"))
 
 
 def _set_pods(app: str, size: int = 3, group: bool = False) -> list[Any]:

@@ -24,57 +24,44 @@ the 2nd..Nth gang's search runs on nodes holding the previous gangs' pods (gangs
 prints each gang's placement CPU (the collector off, as above) and host digest, and the total.
 
 ``--pairs A B``: runs this script against source tree A and B alternately (``PYTHONPATH``),
-``--rounds`` times each, and prints each run's line.
+``--rounds`` times each, and prints each run's line (both trees need the helpers it imports
+from :mod:`bench.micro.cycle_cpu`, ``_gang_group`` among them: session 15 on).
 """
 
 from __future__ import annotations
 
 import gc
 import hashlib
-import os
-import subprocess
 import sys
 import time
 from typing import Any
 
 
-def measure(members: int, nodes: int) -> str:
-    import random
-
-    from bench.micro.cycle_cpu import _set_pods
-    from bench.workloads.common import node
-    from scheduler.cache import Cache
-    from scheduler.defaults import default_profile, default_registry
-    from scheduler.framework import Framework, Handle
-    from scheduler.interfaces import CycleState, PodGroupInfo
-    from scheduler.nodeinfo import NodeInfo, PodInfo, compile_selector
+def _setup(nodes: int) -> tuple[Any, Any, Any, Any]:
+    """``(cache, snapshot, algorithm, CycleState)`` over ``nodes`` nodes in racks of 100, with
+    kube's default spreading of a StatefulSet's pods."""
+    from bench.micro.cycle_cpu import _spreading_framework
+    from scheduler.interfaces import CycleState
     from scheduler.podgroup_algorithm import PodGroupAlgorithm
-    from scheduler.podgroups import PodGroupState
 
-    cache = Cache()
-    for i in range(nodes):
-        cache.add_node(node(i, racks=max(1, nodes // 100)))
-    handle = Handle(rng=random.Random(1))
-    handle.default_spread_selector = lambda p: compile_selector(
-        {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
-    )
-    fw = Framework(default_profile(), handle, registry=default_registry())
-    snap = cache.snapshot()
+    cache, handle, fw, snap = _spreading_framework(nodes, racks=max(1, nodes // 100))
     handle.snapshot = snap
-    algorithm = PodGroupAlgorithm(fw)
-    pods = [PodInfo(p) for p in _set_pods("g", members, group=True)]
-    pg = {
-        "metadata": {"name": "g", "namespace": "default"},
-        "spec": {"schedulingPolicy": {"gang": {"minCount": members}}},
-    }
-    group = PodGroupInfo("default", "g", pg, pods, PodGroupState("default/g"))
+    return cache, snap, PodGroupAlgorithm(fw), CycleState
+
+
+def measure(members: int, nodes: int) -> str:
+    from bench.micro.cycle_cpu import _gang_group
+    from scheduler.nodeinfo import NodeInfo
+
+    cache, snap, algorithm, cycle_state = _setup(nodes)
+    group = _gang_group("g", members)
     cache.update_snapshot(snap)
     snap.node_table()  # built before the freeze: the cluster's, not the cycle's
     gc.collect()
     gc.freeze()
     gc.disable()
     t0 = time.process_time()
-    result = algorithm.run(CycleState(), group, snap)
+    result = algorithm.run(cycle_state(), group, snap)
     cpu = time.process_time() - t0
     assert result.success and result.placement is not None
     young = [o for o in gc.get_objects() if o is not result]
@@ -95,46 +82,20 @@ def measure(members: int, nodes: int) -> str:
 
 
 def measure_gangs(members: int, nodes: int, gangs: int) -> str:
-    import random
+    from bench.micro.cycle_cpu import _gang_group
 
-    from bench.micro.cycle_cpu import _set_pods
-    from bench.workloads.common import node
-    from scheduler.cache import Cache
-    from scheduler.defaults import default_profile, default_registry
-    from scheduler.framework import Framework, Handle
-    from scheduler.interfaces import CycleState, PodGroupInfo
-    from scheduler.nodeinfo import PodInfo, compile_selector
-    from scheduler.podgroup_algorithm import PodGroupAlgorithm
-    from scheduler.podgroups import PodGroupState
-
-    cache = Cache()
-    for i in range(nodes):
-        cache.add_node(node(i, racks=max(1, nodes // 100)))
-    handle = Handle(rng=random.Random(1))
-    handle.default_spread_selector = lambda p: compile_selector(
-        {"matchLabels": {"app": p["metadata"]["labels"]["app"]}}
-    )
-    fw = Framework(default_profile(), handle, registry=default_registry())
-    snap = cache.snapshot()
-    handle.snapshot = snap
-    algorithm = PodGroupAlgorithm(fw)
+    cache, snap, algorithm, cycle_state = _setup(nodes)
     lines = []
     total = 0.0
     everything = hashlib.sha1()
     for k in range(gangs):
-        app = f"g{k}"
-        pods = [PodInfo(p) for p in _set_pods(app, members, group=True)]
-        pg = {
-            "metadata": {"name": app, "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": members}}},
-        }
-        group = PodGroupInfo("default", app, pg, pods, PodGroupState(f"default/{app}"))
+        group = _gang_group(f"g{k}", members)
         cache.update_snapshot(snap)
         snap.node_table()
         gc.collect()
         gc.disable()
         t0 = time.process_time()
-        result = algorithm.run(CycleState(), group, snap, keep_winner=True)
+        result = algorithm.run(cycle_state(), group, snap, keep_winner=True)
         cpu = time.process_time() - t0
         gc.enable()
         total += cpu
@@ -152,28 +113,12 @@ def measure_gangs(members: int, nodes: int, gangs: int) -> str:
     return "\n".join(lines)
 
 
-def pairs(trees: list[str], rounds: int, argv: list[str]) -> None:
-    for r in range(rounds):
-        for tree in trees:
-            env = {**os.environ, "PYTHONPATH": tree}
-            out = subprocess.run(
-                [sys.executable, __file__, *argv], env=env, capture_output=True, text=True, check=True
-            ).stdout.strip()
-            print(f"round {r} {tree}: {out}", flush=True)
-
-
 def main(argv: list[str]) -> None:
     args: list[Any] = list(argv)
     if "--pairs" in args:
-        i = args.index("--pairs")
-        trees = args[i + 1 : i + 3]
-        del args[i : i + 3]
-        rounds = 3
-        if "--rounds" in args:
-            j = args.index("--rounds")
-            rounds = int(args[j + 1])
-            del args[j : j + 2]
-        pairs(trees, rounds, args)
+        from bench.micro.alternating import run_pairs  # the parent's only: see its docstring
+
+        run_pairs(__file__, args)
         return
     gangs = 0
     if "--gangs" in args:

@@ -25,15 +25,13 @@ import sys
 import time
 from typing import Any
 
-from bench.micro.cycle_cpu import _set_pods, _spreading_framework, _tune_gc
+from bench.micro.cycle_cpu import _gang_group, _spreading_framework, _tune_gc
 from bench.workloads.common import bound_pod
 
 
 def run(gangs: int = 6, members: int = 5000) -> tuple[list[float], str]:
-    from scheduler.interfaces import CycleState, PodGroupInfo
-    from scheduler.nodeinfo import PodInfo
+    from scheduler.interfaces import CycleState
     from scheduler.podgroup_algorithm import PodGroupAlgorithm
-    from scheduler.podgroups import PodGroupState
 
     cache, handle, fw, snap = _spreading_framework()
     handle.snapshot = snap
@@ -44,13 +42,7 @@ def run(gangs: int = 6, members: int = 5000) -> tuple[list[float], str]:
     rv = 0
     _tune_gc()
     for k in range(gangs):
-        app = f"g{k}"
-        pods = [PodInfo(p) for p in _set_pods(app, members, group=True)]
-        pg = {
-            "metadata": {"name": app, "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": members}}},
-        }
-        group = PodGroupInfo("default", app, pg, pods, PodGroupState(f"default/{app}"))
+        group = _gang_group(f"g{k}", members)
         t = time.process_time()
         cache.update_snapshot(snap)
         snap.node_table()
