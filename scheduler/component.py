@@ -14,10 +14,14 @@ USER_AGENT = "kube-scheduler"
 
 
 def new_scheduler(
-    ctx: ComponentContext, config: SchedulerConfig | None = None, records: bool | RecordLimits = False
+    ctx: ComponentContext,
+    config: SchedulerConfig | None = None,
+    records: bool | RecordLimits = False,
+    seed: int | None = None,
 ) -> Scheduler:
     """A scheduler with the configuration's profiles (the default profile without one), the control
-    plane's clock, metrics and scheduler gates; ``records`` keeps gangplane's scheduling records.
+    plane's clock, metrics and scheduler gates; ``records`` keeps gangplane's scheduling records;
+    ``seed`` fixes its tie-breaking (benchmarks that compare two builds' placements).
 
     PodGroups are watched only when the API server serves them (a skewed cluster may not).
     """
@@ -35,6 +39,7 @@ def new_scheduler(
         ctx.metrics_registry,
         pod_groups_served=ctx.is_served(PODGROUPS),
         scheduling_records=records,
+        seed=seed,
         **kw,  # type: ignore[arg-type]
     )
 

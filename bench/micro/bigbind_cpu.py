@@ -127,19 +127,10 @@ def _pods(size: int) -> list[dict[str, Any]]:
 
 
 def _seeded_scheduler(ctx: Any) -> Any:
-    """The plane's scheduler (``scheduler.component.new_scheduler``) with its tie-breaking fixed."""
-    from apiserver.client.interface import PODGROUPS
-    from scheduler.component import USER_AGENT
-    from scheduler.scheduler import Scheduler
+    """The plane's scheduler with its tie-breaking fixed."""
+    from scheduler.component import new_scheduler
 
-    return Scheduler(
-        ctx.client(USER_AGENT),
-        ctx.gates,
-        ctx.clock,
-        ctx.metrics_registry,
-        pod_groups_served=ctx.is_served(PODGROUPS),
-        seed=1,
-    )
+    return new_scheduler(ctx, seed=1)
 
 
 async def measure(members: int) -> str:
