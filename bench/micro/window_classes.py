@@ -8,6 +8,9 @@ prints, over every pick a window's run made in numpy arrays:
 
 - how many distinct (carried spread raw score, node-local base) pairs the window's feasible
   nodes have at the pick: the distinct totals a batched pick would have to compare;
+- how many distinct (zone row, hostname count, node-local base) keys they have: classes that
+  no other window's pod changes (its pod changes a zone's count: the raw score of a whole
+  class), the unit a batched pick would keep;
 - how many nodes tie for the best total (each tie is a ``randrange`` draw over that count);
 - how often the spread column's raw min/max (NormalizeScore's bounds) changed since the same
   run's previous pick: a batched pick cannot assume them fixed when this is near 100 %.
@@ -31,6 +34,7 @@ def main(argv: list[str]) -> None:
 
     classes: list[int] = []
     ties: list[int] = []
+    lasting: list[int] = []
     moved = Counter[bool]()
     last: dict[int, tuple[int, int]] = {}
     orig_next = pr.PlacementRun.next
@@ -42,6 +46,12 @@ def main(argv: list[str]) -> None:
         if host is not None and self.arrays and len(carried) == 1:
             raw = carried[0].raw
             classes.append(len(set(zip(raw.tolist(), self.base.tolist(), strict=True))))
+            cr = carried[0].carried
+            cols = [
+                list(cr.per_node[i]) if cr.hostname[i] else cr.node_rows[i].tolist()
+                for i in range(len(cr.constraints))
+            ]
+            lasting.append(len(set(zip(*cols, self.base.tolist(), strict=True))))
             b = (int(raw.min()), int(raw.max()))
             if id(self) in last:
                 moved[last[id(self)] != b] += 1
@@ -60,6 +70,11 @@ def main(argv: list[str]) -> None:
     print(
         f"run picks {len(c)}: distinct (raw, base) per window median {np.median(c):.0f} p90 "
         f"{np.percentile(c, 90):.0f} max {c.max()}"
+    )
+    k = np.array(lasting)
+    print(
+        f"distinct (domain rows, host counts, base) per window median {np.median(k):.0f} p90 "
+        f"{np.percentile(k, 90):.0f} max {k.max()}"
     )
     print(
         f"ties median {np.median(t):.0f} p90 {np.percentile(t, 90):.0f} max {t.max()}, "
