@@ -19,7 +19,9 @@ in a row for each kind, printing the CPU time per create (``time.process_time``)
   named after the set, as the controller names it (before session 11 this script used one
   name for all, which hid that no two Workloads shared a shape);
 * ``podgroup``: the PodGroup of gang set ``i``, owned by the set and by its Workload (two
-  references, both naming owners met for the first time).
+  references, both naming owners met for the first time);
+* ``statefulset``: gang StatefulSet ``gang-{i}`` of 3 as the bench driver creates it in
+  ``gangs-1000x3`` (``bench.workloads.statefulsets.statefulset``; each in its own namespace).
 
 Since session 14 all three owned kinds (pod, workload, podgroup) are answered from the template
 of their shape with the owners' uids (and a Workload's template name) left out
@@ -43,7 +45,7 @@ from collections.abc import Callable
 from typing import Any
 
 SORT = "tottime"
-KINDS = ("pod", "gangpod", "event", "workload", "podgroup")
+KINDS = ("pod", "gangpod", "event", "workload", "podgroup", "statefulset")
 
 
 def pod(i: int) -> dict[str, Any]:
@@ -233,12 +235,22 @@ def podgroup(i: int) -> dict[str, Any]:
     }
 
 
+def statefulset(i: int) -> dict[str, Any]:
+    """Gang StatefulSet ``gang-{i}`` of 3, the bench driver's body (its namespace set here)."""
+    from bench.workloads.statefulsets import statefulset as sts
+
+    body = sts(f"gang-{i}", 3, True, "")
+    body["metadata"]["namespace"] = "default"
+    return body
+
+
 BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
     "pod": pod,
     "gangpod": gangpod,
     "event": event,
     "workload": workload,
     "podgroup": podgroup,
+    "statefulset": statefulset,
 }
 
 
@@ -252,6 +264,7 @@ def _api() -> tuple[Any, dict[str, Any]]:
         "event": api.registry.get("", "v1", "events"),
         "workload": api.registry.get("scheduling.k8s.io", "v1beta1", "workloads"),
         "podgroup": api.registry.get("scheduling.k8s.io", "v1beta1", "podgroups"),
+        "statefulset": api.registry.get("apps", "v1", "statefulsets"),
     }
     return api, rds
 

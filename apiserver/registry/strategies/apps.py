@@ -30,6 +30,8 @@ from apiserver.registry.strategies.podspec import (
     template_labels_errors,
     validate_pod_template_spec,
 )
+from apiserver.registry.strategies.statefulset_scheduling_memo import SCHEDULING as SCHEDULING_MEMO
+from apiserver.registry.strategies.statefulset_spec_memo import StatefulSetSpecMemo
 from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.validation import names
 from apiserver.validation.meta import (
@@ -333,6 +335,10 @@ def validate_statefulset_spec(spec: Obj) -> ErrorList:
     return errs
 
 
+#: the sets of one template validate their spec alike (per-set names aside): remembered per shape
+STATEFULSET_SPECS = StatefulSetSpecMemo(validate_statefulset_spec)
+
+
 class StatefulSetStrategy(_WorkloadStrategy):
     """``pkg/registry/apps/statefulset``: only a few spec fields may change after creation."""
 
@@ -356,8 +362,9 @@ class StatefulSetStrategy(_WorkloadStrategy):
         sts_scheduling.drop_disabled_scheduling_fields(ctx, new, old)
 
     def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:
-        errs = validate_statefulset_spec(as_dict(obj.get("spec")))
-        errs.extend(sts_scheduling.validate_scheduling(ctx, obj))
+        errs = STATEFULSET_SPECS.validate(as_dict(obj.get("spec")))
+        # sets of one shape validate their spec.scheduling alike: remembered per input
+        errs.extend(SCHEDULING_MEMO.validate(ctx, obj))
         return errs
 
     def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
