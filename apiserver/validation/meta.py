@@ -290,9 +290,21 @@ def _plainly_valid(meta: dict[str, Any], namespaced: bool, name_fn: ValidateName
 
     A ``generateName`` beside the name is usual too: a StatefulSet's pods carry both (kube's
     ``GetPodFromTemplate`` sets the prefix, the controller the name), and it is checked by the
-    one rule the full validation applies to it (``name_fn`` as a prefix)."""
-    if meta.get("annotations") or meta.get("finalizers") or meta.get("managedFields"):
+    one rule the full validation applies to it (``name_fn`` as a prefix).
+
+    So are finalizers that are all fully qualified names (a ``/`` and a valid qualified name):
+    a PodGroup gets ``scheduling.k8s.io/podgroup-protection`` on every create. Such a name
+    is never one of the standard ``orphan``/``foregroundDeletion``/``kubernetes`` (no ``/``),
+    so neither the pair rule nor core's kube-finalizer-name rule can object to it."""
+    if meta.get("annotations") or meta.get("managedFields"):
         return False
+    fins = meta.get("finalizers")
+    if fins:
+        if type(fins) is not list:
+            return False
+        for f in fins:
+            if type(f) is not str or "/" not in f or is_qualified_name(f):
+                return False
     name = meta.get("name")
     if type(name) is not str or not name or name_fn(name, False):
         return False

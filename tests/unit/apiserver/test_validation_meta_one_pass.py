@@ -23,6 +23,21 @@ LABEL_KEYS = ["app", "apps.kubernetes.io/pod-index", "-bad", "a/b/c", "/x", "x" 
 LABEL_VALUES = ["w", "", "0", "-bad", "x" * 64, "a_b.c-d", None, 7, True]
 API_VERSIONS = ["apps/v1", "v1", "", "a/b/c", "/", None]
 KINDS = ["StatefulSet", "Event", "", None]
+# fully qualified (the one pass takes them), standard, unqualified, bad, odd types
+FINALIZERS = [
+    "example.com/f",
+    "kubernetes",
+    "x",
+    "orphan",
+    "foregroundDeletion",
+    "a/b/c",
+    "/x",
+    "-a/b",
+    "a/",
+    "x" * 64 + "/y",
+    7,
+    None,
+]
 GENERATE_NAMES = ["web-", "Bad-", "", None, "-x-", "a.b-", "x" * 260, "web-0-", "é-"]
 
 
@@ -66,8 +81,14 @@ def _meta(rnd: random.Random, namespaced: bool) -> dict[str, Any]:
         md["ownerReferences"] = refs
     if rnd.random() < 0.05:
         md["annotations"] = rnd.choice([{"a": "b"}, {"-x": "y"}])
-    if rnd.random() < 0.05:
-        md["finalizers"] = rnd.choice([["kubernetes"], ["x"], ["orphan", "foregroundDeletion"]])
+    if rnd.random() < 0.25:  # a PodGroup gets its protection finalizer on create
+        fins: Any = [
+            rnd.choice(FINALIZERS) if rnd.random() < 0.4 else "scheduling.k8s.io/podgroup-protection"
+            for _ in range(rnd.choice([1, 1, 2, 3]))
+        ]
+        if rnd.random() < 0.03:
+            fins = rnd.choice([("a/b",), "a/b", {"a/b": 1}])
+        md["finalizers"] = fins
     if rnd.random() < 0.03:
         md["managedFields"] = [{"manager": "m", "operation": rnd.choice(["Update", "Bad"])}]
     for k in ("uid", "creationTimestamp"):
@@ -79,7 +100,7 @@ def _meta(rnd: random.Random, namespaced: bool) -> dict[str, Any]:
 @pytest.mark.parametrize("namespaced", [True, False])
 def test_one_pass_answer_equals_the_full_validation(seed: int, namespaced: bool) -> None:
     rnd = random.Random(seed)
-    fast = fast_generated = 0
+    fast = fast_generated = fast_finalized = 0
     for _ in range(1500):
         md = _meta(rnd, namespaced)
         name_fn = rnd.choice([name_is_dns_subdomain, name_is_dns_label])
@@ -91,9 +112,11 @@ def test_one_pass_answer_equals_the_full_validation(seed: int, namespaced: bool)
         if vm._plainly_valid(md, namespaced, name_fn):
             fast += 1
             fast_generated += bool(md.get("generateName"))
+            fast_finalized += bool(md.get("finalizers"))
             assert full == []
     assert fast > 150  # the one pass answered a good share (valid ones)
     assert fast_generated > 30  # names with their prefix among them
+    assert fast_finalized > 30  # and qualified finalizers
 
 
 def test_not_a_dict_takes_the_full_validation() -> None:
