@@ -285,14 +285,39 @@ def _plainly_valid(meta: dict[str, Any], namespaced: bool, name_fn: ValidateName
     """True only where :func:`validate_object_meta` reports nothing: the usual metadata of a
     create (a name, a namespace, labels, owner references) checked in one pass with the same
     (remembered) checkers, without a field path or an error list. Anything less usual
-    (annotations, finalizers, managed fields, a value not of its usual type, any error)
-    answers False, and the full validation runs and words the errors.
+    (managed fields, a value not of its usual type, any error) answers False, and the full
+    validation runs and words the errors. Annotations of string keys and values are checked
+    by their two rules (qualified lower-cased keys, 256 KiB in all): the StatefulSet
+    controller marks each Workload and PodGroup it makes with a ``managed-by`` annotation.
 
     A ``generateName`` beside the name is usual too: a StatefulSet's pods carry both (kube's
     ``GetPodFromTemplate`` sets the prefix, the controller the name), and it is checked by the
-    one rule the full validation applies to it (``name_fn`` as a prefix)."""
-    if meta.get("annotations") or meta.get("finalizers") or meta.get("managedFields"):
+    one rule the full validation applies to it (``name_fn`` as a prefix).
+
+    So are finalizers that are all fully qualified names (a ``/`` and a valid qualified name):
+    a PodGroup gets ``scheduling.k8s.io/podgroup-protection`` on every create. Such a name
+    is never one of the standard ``orphan``/``foregroundDeletion``/``kubernetes`` (no ``/``),
+    so neither the pair rule nor core's kube-finalizer-name rule can object to it."""
+    if meta.get("managedFields"):
         return False
+    annotations = meta.get("annotations")
+    if annotations:
+        if type(annotations) is not dict:
+            return False
+        total = 0
+        for k, v in annotations.items():
+            if type(k) is not str or type(v) is not str or is_qualified_name(k.lower()):
+                return False
+            total += byte_len(k) + byte_len(v)
+        if total > TOTAL_ANNOTATION_SIZE_LIMIT_B:
+            return False
+    fins = meta.get("finalizers")
+    if fins:
+        if type(fins) is not list:
+            return False
+        for f in fins:
+            if type(f) is not str or "/" not in f or is_qualified_name(f):
+                return False
     name = meta.get("name")
     if type(name) is not str or not name or name_fn(name, False):
         return False

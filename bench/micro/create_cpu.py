@@ -21,7 +21,12 @@ in a row for each kind, printing the CPU time per create (``time.process_time``)
 * ``podgroup``: the PodGroup of gang set ``i``, owned by the set and by its Workload (two
   references, both naming owners met for the first time);
 * ``statefulset``: gang StatefulSet ``gang-{i}`` of 3 as the bench driver creates it in
-  ``gangs-1000x3`` (``bench.workloads.statefulsets.statefulset``; each in its own namespace).
+  ``gangs-1000x3`` (``bench.workloads.statefulsets.statefulset``; each in its own namespace);
+* ``gangworkload``, ``ganggroup``, ``gangrevision``: the Workload, PodGroup and ControllerRevision
+  of gang set ``i`` as the StatefulSet controller sends them in ``gangs-1000x3`` (session 15,
+  captured from the plane): the Workload and PodGroup carry the controller's ``managed-by``
+  *annotation* (the ``workload``/``podgroup`` kinds have a label there), the PodGroup's Workload
+  reference has ``blockOwnerDeletion``; the revision's ``data`` is the set's template patch.
 
 Since session 14 all three owned kinds (pod, workload, podgroup) are answered from the template
 of their shape with the owners' uids (and a Workload's template name) left out
@@ -45,7 +50,17 @@ from collections.abc import Callable
 from typing import Any
 
 SORT = "tottime"
-KINDS = ("pod", "gangpod", "event", "workload", "podgroup", "statefulset")
+KINDS = (
+    "pod",
+    "gangpod",
+    "event",
+    "workload",
+    "podgroup",
+    "statefulset",
+    "gangworkload",
+    "ganggroup",
+    "gangrevision",
+)
 
 
 def pod(i: int) -> dict[str, Any]:
@@ -244,6 +259,105 @@ def statefulset(i: int) -> dict[str, Any]:
     return body
 
 
+def _gang_owner(i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "name": f"gang-{i}",
+        "uid": f"00000000-0000-4000-8001-{i:012d}",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+_MANAGED_BY = {"scheduling.k8s.io/managed-by": "statefulset-controller"}
+
+
+def gangworkload(i: int) -> dict[str, Any]:
+    """The Workload of gang set ``gang-{i}`` as the controller sends it in ``gangs-1000x3``."""
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {
+            "name": f"gang-{i}-d5bb687c4",
+            "namespace": "default",
+            "ownerReferences": [_gang_owner(i)],
+            "annotations": dict(_MANAGED_BY),
+        },
+        "spec": {
+            "controllerRef": {"apiGroup": "apps", "kind": "StatefulSet", "name": f"gang-{i}"},
+            "podGroupTemplates": [{"name": f"gang-{i}", "schedulingPolicy": {"gang": {"minCount": 3}}}],
+        },
+    }
+
+
+def ganggroup(i: int) -> dict[str, Any]:
+    """The PodGroup of gang set ``gang-{i}`` as the controller sends it in ``gangs-1000x3``."""
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {
+            "name": f"gang-{i}-d5bb687c4-gang-{i}-5446884ddf",
+            "namespace": "default",
+            "ownerReferences": [
+                _gang_owner(i),
+                {
+                    "apiVersion": "scheduling.k8s.io/v1beta1",
+                    "kind": "Workload",
+                    "name": f"gang-{i}-d5bb687c4",
+                    "uid": f"00000000-0000-4000-8002-{i:012d}",
+                    "blockOwnerDeletion": True,
+                },
+            ],
+            "annotations": dict(_MANAGED_BY),
+        },
+        "spec": {
+            "workloadRef": {"workloadName": f"gang-{i}-d5bb687c4", "templateName": f"gang-{i}"},
+            "schedulingPolicy": {"gang": {"minCount": 3}},
+        },
+    }
+
+
+def gangrevision(i: int) -> dict[str, Any]:
+    """The ControllerRevision of gang set ``gang-{i}`` as the controller sends it."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": f"gang-{i}-67b4fddcb8",
+            "namespace": "default",
+            "labels": {"app": f"gang-{i}", "controller.kubernetes.io/hash": "67b4fddcb8"},
+            "ownerReferences": [_gang_owner(i)],
+        },
+        "data": {
+            "spec": {
+                "template": {
+                    "metadata": {"labels": {"app": f"gang-{i}"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "c",
+                                "image": "registry.k8s.io/pause:3.10",
+                                "resources": {"requests": {"cpu": "100m"}},
+                                "imagePullPolicy": "IfNotPresent",
+                                "terminationMessagePath": "/dev/termination-log",
+                                "terminationMessagePolicy": "File",
+                            }
+                        ],
+                        "dnsPolicy": "ClusterFirst",
+                        "restartPolicy": "Always",
+                        "securityContext": {},
+                        "terminationGracePeriodSeconds": 30,
+                        "schedulerName": "default-scheduler",
+                    },
+                    "$patch": "replace",
+                }
+            }
+        },
+        "revision": 1,
+    }
+
+
 BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
     "pod": pod,
     "gangpod": gangpod,
@@ -251,6 +365,9 @@ BODIES: dict[str, Callable[[int], dict[str, Any]]] = {
     "workload": workload,
     "podgroup": podgroup,
     "statefulset": statefulset,
+    "gangworkload": gangworkload,
+    "ganggroup": ganggroup,
+    "gangrevision": gangrevision,
 }
 
 
@@ -265,6 +382,9 @@ def _api() -> tuple[Any, dict[str, Any]]:
         "workload": api.registry.get("scheduling.k8s.io", "v1beta1", "workloads"),
         "podgroup": api.registry.get("scheduling.k8s.io", "v1beta1", "podgroups"),
         "statefulset": api.registry.get("apps", "v1", "statefulsets"),
+        "gangworkload": api.registry.get("scheduling.k8s.io", "v1beta1", "workloads"),
+        "ganggroup": api.registry.get("scheduling.k8s.io", "v1beta1", "podgroups"),
+        "gangrevision": api.registry.get("apps", "v1", "controllerrevisions"),
     }
     return api, rds
 

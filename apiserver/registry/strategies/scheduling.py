@@ -28,6 +28,7 @@ from typing import Any
 
 from apiserver import field
 from apiserver.field import ErrorList, Path
+from apiserver.registry.strategies.scheduling_memo import POD_GROUP_SPECS, WORKLOAD_SPECS
 from apiserver.rest.strategy import Obj, Strategy, StrategyContext
 from apiserver.workloadbuilder import BASIC_WITH_ALL_MESSAGE
 from apiserver.workloadbuilder import validation as dv
@@ -446,7 +447,7 @@ class WorkloadStrategy(Strategy):
             _drop_template_claims(new["spec"], _dict(old.get("spec")))
 
     def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:
-        return validate_workload_spec(ctx, obj.get("spec"), None, False)
+        return WORKLOAD_SPECS.validate(ctx, obj.get("spec"), validate_workload_spec)
 
     def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return validate_workload_spec(ctx, new.get("spec"), old.get("spec"), True)
@@ -639,7 +640,7 @@ class PodGroupStrategy(Strategy):
             spec.pop("resourceClaims", None)
 
     def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:
-        return validate_pod_group_spec(ctx, obj.get("spec"), None, False)
+        return POD_GROUP_SPECS.validate(ctx, obj.get("spec"), validate_pod_group_spec)
 
     def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         return validate_pod_group_spec(ctx, new.get("spec"), old.get("spec"), True)

@@ -23,6 +23,24 @@ LABEL_KEYS = ["app", "apps.kubernetes.io/pod-index", "-bad", "a/b/c", "/x", "x" 
 LABEL_VALUES = ["w", "", "0", "-bad", "x" * 64, "a_b.c-d", None, 7, True]
 API_VERSIONS = ["apps/v1", "v1", "", "a/b/c", "/", None]
 KINDS = ["StatefulSet", "Event", "", None]
+# keys are checked lower-cased; values of any size, 256 KiB in all (kube's limit)
+ANNOTATION_KEYS = ["a", "Example.com/X", "-x", "a/b/c", "/x", "x" * 64, "é"]
+ANNOTATION_VALUES = ["", "x" * (128 * 1024), "x" * (256 * 1024), "é" * (100 * 1024), None, 3]
+# fully qualified (the one pass takes them), standard, unqualified, bad, odd types
+FINALIZERS = [
+    "example.com/f",
+    "kubernetes",
+    "x",
+    "orphan",
+    "foregroundDeletion",
+    "a/b/c",
+    "/x",
+    "-a/b",
+    "a/",
+    "x" * 64 + "/y",
+    7,
+    None,
+]
 GENERATE_NAMES = ["web-", "Bad-", "", None, "-x-", "a.b-", "x" * 260, "web-0-", "é-"]
 
 
@@ -64,10 +82,22 @@ def _meta(rnd: random.Random, namespaced: bool) -> dict[str, Any]:
         if rnd.random() < 0.03:
             refs = rnd.choice([{"a": 1}, "x", tuple(refs)])
         md["ownerReferences"] = refs
-    if rnd.random() < 0.05:
-        md["annotations"] = rnd.choice([{"a": "b"}, {"-x": "y"}])
-    if rnd.random() < 0.05:
-        md["finalizers"] = rnd.choice([["kubernetes"], ["x"], ["orphan", "foregroundDeletion"]])
+    if rnd.random() < 0.3:  # the StatefulSet controller's managed-by mark on its Workloads
+        ann: Any = {}
+        for _ in range(rnd.randint(0, 3)):
+            key = rnd.choice(ANNOTATION_KEYS) if rnd.random() < 0.3 else "scheduling.k8s.io/managed-by"
+            ann[key] = rnd.choice(ANNOTATION_VALUES) if rnd.random() < 0.2 else "statefulset-controller"
+        if rnd.random() < 0.03:
+            ann = rnd.choice([["a"], "x"])
+        md["annotations"] = ann
+    if rnd.random() < 0.25:  # a PodGroup gets its protection finalizer on create
+        fins: Any = [
+            rnd.choice(FINALIZERS) if rnd.random() < 0.4 else "scheduling.k8s.io/podgroup-protection"
+            for _ in range(rnd.choice([1, 1, 2, 3]))
+        ]
+        if rnd.random() < 0.03:
+            fins = rnd.choice([("a/b",), "a/b", {"a/b": 1}])
+        md["finalizers"] = fins
     if rnd.random() < 0.03:
         md["managedFields"] = [{"manager": "m", "operation": rnd.choice(["Update", "Bad"])}]
     for k in ("uid", "creationTimestamp"):
@@ -79,7 +109,7 @@ def _meta(rnd: random.Random, namespaced: bool) -> dict[str, Any]:
 @pytest.mark.parametrize("namespaced", [True, False])
 def test_one_pass_answer_equals_the_full_validation(seed: int, namespaced: bool) -> None:
     rnd = random.Random(seed)
-    fast = fast_generated = 0
+    fast = fast_generated = fast_finalized = fast_annotated = 0
     for _ in range(1500):
         md = _meta(rnd, namespaced)
         name_fn = rnd.choice([name_is_dns_subdomain, name_is_dns_label])
@@ -91,9 +121,13 @@ def test_one_pass_answer_equals_the_full_validation(seed: int, namespaced: bool)
         if vm._plainly_valid(md, namespaced, name_fn):
             fast += 1
             fast_generated += bool(md.get("generateName"))
+            fast_finalized += bool(md.get("finalizers"))
+            fast_annotated += bool(md.get("annotations"))
             assert full == []
     assert fast > 150  # the one pass answered a good share (valid ones)
     assert fast_generated > 30  # names with their prefix among them
+    assert fast_finalized > 30  # and qualified finalizers
+    assert fast_annotated > 30  # and annotations
 
 
 def test_not_a_dict_takes_the_full_validation() -> None:
@@ -101,3 +135,20 @@ def test_not_a_dict_takes_the_full_validation() -> None:
         str(e)
         for e in validate_object_meta_full(["x"], True, name_is_dns_subdomain, MD)  # type: ignore[arg-type]
     ]
+
+
+@pytest.mark.parametrize(
+    "annotations",
+    [
+        {"a": "é" * (100 * 1024), "b": "x" * (100 * 1024)},  # under 256 Ki characters, over 256 KiB
+        {"a": "x" * (256 * 1024 - 1)},  # one byte over with its key
+        {"a": "x" * (256 * 1024 - 2)},  # exactly at the limit
+    ],
+)
+def test_annotations_are_limited_in_bytes(annotations: dict[str, str]) -> None:
+    md = {"name": "w", "namespace": "default", "annotations": annotations}
+    full = validate_object_meta_full(md, True, name_is_dns_subdomain, MD)
+    assert [str(e) for e in validate_object_meta(md, True, name_is_dns_subdomain, MD)] == [
+        str(e) for e in full
+    ]
+    assert vm._plainly_valid(md, True, name_is_dns_subdomain) is (full == [])
