@@ -295,9 +295,15 @@ class Informer:
             log.exception("informer handler for %s failed", self.gvr)
 
     def _index_add(self, key: str, obj: Obj) -> None:
+        # get-then-add, not ``setdefault(v, set())``: most values (a namespace, a set's uid) are
+        # already there, and setdefault would build a set to throw away for each
         for fn, idx in self._every_index:
             for v in fn(obj):
-                idx.setdefault(v, set()).add(key)
+                s = idx.get(v)
+                if s is None:
+                    idx[v] = {key}
+                else:
+                    s.add(key)
 
     def _index_remove(self, key: str, obj: Obj) -> None:
         for fn, idx in self._every_index:
@@ -338,11 +344,19 @@ class Informer:
                     if not s:
                         del idx[v]
             for v in after:
-                idx.setdefault(v, set()).add(key)
+                s = idx.get(v)
+                if s is None:
+                    idx[v] = {key}
+                else:
+                    s.add(key)
 
     def _upsert(self, obj: Obj) -> None:
         # interned: every informer of the resource (six watch pods) keys and indexes it by one string
-        key = sys.intern(key_of(obj))
+        self._upsert_key(sys.intern(key_of(obj)), obj)
+
+    def _upsert_key(self, key: str, obj: Obj) -> None:
+        """:meth:`_upsert` with ``obj``'s interned key already made (the watch loop makes it from
+        the metadata it reads for the resourceVersion anyway)."""
         items = self._items
         old = items.get(key)
         items[key] = obj
@@ -413,6 +427,8 @@ class Informer:
     async def _watch(self) -> bool:
         """Watch from the last resourceVersion; True if a re-list is needed (410)."""
         self.watches += 1
+        upsert = self._upsert_key
+        intern = sys.intern
         async for ev in self.client.watch(
             self.gvr,
             self.namespace,
@@ -424,21 +440,26 @@ class Informer:
         ):
             if self._stopping:
                 return False
-            if ev.type == "ERROR":
-                code = ev.object.get("code")
+            etype = ev.type
+            obj = ev.object
+            if etype == "ERROR":
+                code = obj.get("code")
                 if code == 410:
                     return True
-                log.warning("watch of %s ended with error %s", self.gvr, ev.object.get("message"))
+                log.warning("watch of %s ended with error %s", self.gvr, obj.get("message"))
                 return False
-            md = ev.object.get("metadata") or {}
-            if md.get("resourceVersion"):
-                self.resource_version = md["resourceVersion"]
-            if ev.type == "BOOKMARK":
+            md = obj.get("metadata") or {}
+            rv = md.get("resourceVersion")
+            if rv:
+                self.resource_version = rv
+            if etype == "BOOKMARK":
                 continue
-            if ev.type == "DELETED":
-                self._remove(ev.object)
-            else:
-                self._upsert(ev.object)
+            if etype == "DELETED":
+                self._remove(obj)
+                continue
+            # key_of(obj), from the metadata already in hand (one event of every watch goes here)
+            ns = md.get("namespace", "")
+            upsert(intern(f"{ns}/{md.get('name', '')}" if ns else md.get("name", "")), obj)
         return False
 
     async def run(self) -> None:
