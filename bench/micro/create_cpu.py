@@ -106,6 +106,28 @@ def pod(i: int) -> dict[str, Any]:
     }
 
 
+def _template_spec() -> dict[str, Any]:
+    """The bench's gang template's pod spec with kube's defaults filled in, as the StatefulSet
+    controller's pods and revisions carry it (a fresh copy each call)."""
+    return {
+        "containers": [
+            {
+                "name": "c",
+                "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": {"cpu": "100m"}},
+                "imagePullPolicy": "IfNotPresent",
+                "terminationMessagePath": "/dev/termination-log",
+                "terminationMessagePolicy": "File",
+            }
+        ],
+        "dnsPolicy": "ClusterFirst",
+        "restartPolicy": "Always",
+        "securityContext": {},
+        "terminationGracePeriodSeconds": 30,
+        "schedulerName": "default-scheduler",
+    }
+
+
 def gangpod(i: int) -> dict[str, Any]:
     """Pod ``i`` of gang StatefulSet ``gang-{i // 3}``, as its controller creates it."""
     s = i // 3
@@ -142,21 +164,7 @@ def gangpod(i: int) -> dict[str, Any]:
             "name": name,
         },
         "spec": {
-            "containers": [
-                {
-                    "name": "c",
-                    "image": "registry.k8s.io/pause:3.10",
-                    "resources": {"requests": {"cpu": "100m"}},
-                    "imagePullPolicy": "IfNotPresent",
-                    "terminationMessagePath": "/dev/termination-log",
-                    "terminationMessagePolicy": "File",
-                }
-            ],
-            "dnsPolicy": "ClusterFirst",
-            "restartPolicy": "Always",
-            "securityContext": {},
-            "terminationGracePeriodSeconds": 30,
-            "schedulerName": "default-scheduler",
+            **_template_spec(),
             "hostname": name,
             "subdomain": f"gang-{s}",
             "schedulingGroup": {"podGroupName": group},
@@ -333,23 +341,7 @@ def gangrevision(i: int) -> dict[str, Any]:
             "spec": {
                 "template": {
                     "metadata": {"labels": {"app": f"gang-{i}"}},
-                    "spec": {
-                        "containers": [
-                            {
-                                "name": "c",
-                                "image": "registry.k8s.io/pause:3.10",
-                                "resources": {"requests": {"cpu": "100m"}},
-                                "imagePullPolicy": "IfNotPresent",
-                                "terminationMessagePath": "/dev/termination-log",
-                                "terminationMessagePolicy": "File",
-                            }
-                        ],
-                        "dnsPolicy": "ClusterFirst",
-                        "restartPolicy": "Always",
-                        "securityContext": {},
-                        "terminationGracePeriodSeconds": 30,
-                        "schedulerName": "default-scheduler",
-                    },
+                    "spec": _template_spec(),
                     "$patch": "replace",
                 }
             }

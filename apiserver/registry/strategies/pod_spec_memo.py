@@ -22,11 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from apiserver.field import ErrorList, Path
-from apiserver.patch.fieldpath import EXACT_JSON
 from apiserver.registry.strategies.pod_validation import PodValidationOptions, validate_pod_spec
+from apiserver.registry.strategies.validmemo import ValidKeys, exact_text
 from apiserver.validation import names
 
 #: The spec strings validated on their own, by these rules only (see ``validate_pod_spec``).
@@ -37,8 +35,6 @@ _OWN_RULES = (
 )
 #: ``spec.schedulingGroup``'s own string (``validate_scheduling_group``: required, a DNS subdomain)
 _GROUP, _GROUP_NAME = "schedulingGroup", "podGroupName"
-_ENTRIES = 1024
-_MAX_BYTES = 16 * 1024  # with _ENTRIES: at most 16 MB of keys, typically ~1 MB
 
 
 class PodSpecMemo:
@@ -47,7 +43,7 @@ class PodSpecMemo:
     __slots__ = ("_valid",)
 
     def __init__(self) -> None:
-        self._valid: set[tuple[bytes, PodValidationOptions]] = set()
+        self._valid: ValidKeys[tuple[bytes, PodValidationOptions]] = ValidKeys()
 
     def validate(self, spec: Any, path: Path, opts: PodValidationOptions) -> ErrorList:
         """``validate_pod_spec(spec, path, opts)``, from memory where the spec is known valid."""
@@ -56,8 +52,6 @@ class PodSpecMemo:
             return []
         errs = validate_pod_spec(spec, path, opts)
         if not errs and key is not None:
-            if len(self._valid) >= _ENTRIES:
-                self._valid.clear()
             self._valid.add(key)
         return errs
 
@@ -79,13 +73,8 @@ def _key(spec: Any, opts: PodValidationOptions) -> tuple[bytes, PodValidationOpt
         if blanked is spec:
             blanked = dict(spec)
         blanked[_GROUP] = {**group, _GROUP_NAME: ""}
-    try:
-        text = orjson.dumps(blanked, option=EXACT_JSON)
-    except TypeError:
-        return None
-    if len(text) > _MAX_BYTES or b"null" in text:
-        return None
-    return (text, opts)
+    text = exact_text(blanked)
+    return None if text is None else (text, opts)
 
 
 def _own_strings_valid(spec: dict[str, Any]) -> bool:

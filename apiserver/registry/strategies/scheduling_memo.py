@@ -24,10 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
 from apiserver.field import ErrorList
-from apiserver.patch.fieldpath import EXACT_JSON
+from apiserver.registry.strategies.validmemo import ValidKeys, exact_text
 from apiserver.rest.strategy import StrategyContext
 from apiserver.workloadbuilder import _names as names
 from featuregates import (
@@ -38,8 +36,6 @@ from featuregates import (
 
 #: the gates the two validations read (their only use of the context)
 _GATES = (COMPOSITE_POD_GROUP, POD_GROUP_PREEMPTION_POLICY, TOPOLOGY_AWARE_WORKLOAD_SCHEDULING)
-_ENTRIES = 1024
-_MAX_BYTES = 16 * 1024
 
 Rule = Callable[[str], list[str]]
 Key = tuple[bytes, tuple[bool, ...]]
@@ -88,7 +84,7 @@ class SpecMemo:
 
     def __init__(self, blank: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
         self._blank = blank
-        self._valid: set[Key] = set()
+        self._valid: ValidKeys[Key] = ValidKeys()
 
     def validate(
         self,
@@ -102,8 +98,6 @@ class SpecMemo:
             return []
         errs = full(ctx, spec, None, False)
         if not errs and key is not None:
-            if len(self._valid) >= _ENTRIES:
-                self._valid.clear()
             self._valid.add(key)
         return errs
 
@@ -113,11 +107,8 @@ class SpecMemo:
         blanked = self._blank(spec)
         if blanked is None:
             return None
-        try:
-            text = orjson.dumps(blanked, option=EXACT_JSON)
-        except TypeError:
-            return None
-        if len(text) > _MAX_BYTES or b"null" in text:
+        text = exact_text(blanked)
+        if text is None:
             return None
         return (text, tuple(ctx.gates.enabled(g) for g in _GATES))
 

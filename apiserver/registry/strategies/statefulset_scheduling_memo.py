@@ -25,12 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList
-from apiserver.patch.fieldpath import EXACT_JSON
 from apiserver.registry.strategies.statefulset_scheduling import validate_scheduling
+from apiserver.registry.strategies.validmemo import ValidKeys, exact_text
 from apiserver.rest.strategy import StrategyContext
 from featuregates import (
     DRA_WORKLOAD_RESOURCE_CLAIMS,
@@ -41,8 +39,6 @@ from featuregates import (
 #: ``spec`` fields no layer of the scheduling validation reads (see the module docstring)
 _UNREAD = ("selector", "serviceName")
 _GATES = (DRA_WORKLOAD_RESOURCE_CLAIMS, STATEFULSET_WORKLOAD_USER_MIN_COUNT, STATEFULSET_WORKLOAD_PARTITION)
-_ENTRIES = 1024
-_MAX_BYTES = 16 * 1024  # with _ENTRIES: at most 16 MB of keys, typically ~0.5 MB
 
 Key = tuple[bytes, bool, tuple[bool, ...]]
 
@@ -53,7 +49,7 @@ class SchedulingMemo:
     __slots__ = ("_valid",)
 
     def __init__(self) -> None:
-        self._valid: set[Key] = set()
+        self._valid: ValidKeys[Key] = ValidKeys()
 
     def validate(self, ctx: StrategyContext, sts: Obj) -> ErrorList:
         """``validate_scheduling(ctx, sts)``, from memory where the input is known valid."""
@@ -62,8 +58,6 @@ class SchedulingMemo:
             return []
         errs = validate_scheduling(ctx, sts)
         if not errs and key is not None:
-            if len(self._valid) >= _ENTRIES:
-                self._valid.clear()
             self._valid.add(key)
         return errs
 
@@ -82,11 +76,8 @@ def _key(ctx: StrategyContext, sts: Obj) -> Key | None:
     template = kept.get("template")
     if type(template) is dict and "metadata" in template:
         kept["template"] = {k: v for k, v in template.items() if k != "metadata"}
-    try:
-        text = orjson.dumps(kept, option=EXACT_JSON)
-    except TypeError:
-        return None
-    if len(text) > _MAX_BYTES or b"null" in text:
+    text = exact_text(kept)
+    if text is None:
         return None
     gates = ctx.gates
     return (text, not meta.get("name"), tuple(gates.enabled(g) for g in _GATES))

@@ -24,14 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
 from apiserver.field import ErrorList
-from apiserver.patch.fieldpath import EXACT_JSON
+from apiserver.registry.strategies.validmemo import ValidKeys, exact_text
 from apiserver.validation import names
-
-_ENTRIES = 1024
-_MAX_BYTES = 16 * 1024  # with _ENTRIES: at most 16 MB of keys, typically ~0.5 MB
 
 Key = tuple[bytes, tuple[bool, ...]]
 
@@ -42,7 +37,7 @@ class StatefulSetSpecMemo:
     __slots__ = ("_valid", "_validate")
 
     def __init__(self, validate: Callable[[Any], ErrorList]) -> None:
-        self._valid: set[Key] = set()
+        self._valid: ValidKeys[Key] = ValidKeys()
         self._validate = validate
 
     def validate(self, spec: Any) -> ErrorList:
@@ -54,8 +49,6 @@ class StatefulSetSpecMemo:
                 return []
         errs = self._validate(spec)
         if not errs and found is not None:
-            if len(self._valid) >= _ENTRIES:
-                self._valid.clear()
             self._valid.add(found[0])
         return errs
 
@@ -89,11 +82,8 @@ def _key(spec: Any) -> tuple[Key, list[str]] | None:
         blanked["serviceName"] = ""
     blanked["selector"] = {"matchLabels": dict.fromkeys(match, "")}
     blanked["template"] = {**template, "metadata": {**meta, "labels": dict.fromkeys(labels, "")}}
-    try:
-        text = orjson.dumps(blanked, option=EXACT_JSON)
-    except TypeError:
-        return None
-    if len(text) > _MAX_BYTES or b"null" in text:
+    text = exact_text(blanked)
+    if text is None:
         return None
     return (text, flags), [*match.values(), *labels.values()]
 
