@@ -27,6 +27,7 @@ from apiserver.patch.fieldpath import EXACT_JSON
 from apiserver.patch.owneruids import without_owner_uids
 from apiserver.patch.statusentry import StatusWriteTemplates
 from apiserver.patch.updateentry import UpdatedEntryTemplates
+from tests.unit.apiserver.patch.test_status_entry_template import Untemplated
 
 PG = schema.for_gvk("scheduling.k8s.io", "v1beta1", "PodGroup")
 API = "scheduling.k8s.io/v1beta1"
@@ -234,15 +235,6 @@ def test_entries_written_out_of_order_keep_the_general_path() -> None:
         assert orjson.dumps(got) == orjson.dumps(_general(old, new, TIMES[1])), i
 
 
-class _Untemplated:
-    """Every status write by the general path."""
-
-    def entries(
-        self, old: Obj, new: Obj, manager: str, api_version: str, node: Any, now: str, general: Any
-    ) -> Any:
-        return general()
-
-
 def test_the_registry_answers_as_without_the_templates() -> None:
     """PodGroup condition writes through the tracker: same stored managedFields with the
     templates as with them turned off."""
@@ -255,7 +247,7 @@ def test_the_registry_answers_as_without_the_templates() -> None:
     )
     opts = SimpleNamespace(field_manager="kube-scheduler", dry_run=False)
     on, off = FieldTracker(), FieldTracker()
-    off._status = _Untemplated()  # type: ignore[assignment]
+    off._status = Untemplated()  # type: ignore[assignment]
     rnd = random.Random(3)
     for i in range(200):
         old = _stored_group(rnd, i)

@@ -354,7 +354,7 @@ def test_a_template_is_not_used_for_another_schema_node() -> None:
             assert calls, "another schema node took the pod's template"
 
 
-class _Untemplated:
+class Untemplated:
     """Every status write by the general path."""
 
     def entries(
@@ -373,7 +373,7 @@ def test_the_registry_answers_as_without_the_templates() -> None:
     rd = SimpleNamespace(group="", version="v1", kind="Pod", api_version="v1", is_view=False)
     opts = SimpleNamespace(field_manager="kubelet", dry_run=False)
     on, off = FieldTracker(), FieldTracker()
-    off._status = _Untemplated()  # type: ignore[assignment]
+    off._status = Untemplated()  # type: ignore[assignment]
     rnd = random.Random(3)
     for i in range(200):
         old = _stored_pod(rnd, i, "owner")
