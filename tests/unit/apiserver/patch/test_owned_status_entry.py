@@ -27,7 +27,7 @@ from apiserver.patch.fieldpath import EXACT_JSON
 from apiserver.patch.owneruids import without_owner_uids
 from apiserver.patch.statusentry import StatusWriteTemplates
 from apiserver.patch.updateentry import UpdatedEntryTemplates
-from tests.unit.apiserver.patch.test_status_entry_template import Untemplated
+from tests.unit.apiserver.patch.test_status_entry_template import registry_answers_as_untemplated
 
 PG = schema.for_gvk("scheduling.k8s.io", "v1beta1", "PodGroup")
 API = "scheduling.k8s.io/v1beta1"
@@ -240,22 +240,11 @@ def test_the_registry_answers_as_without_the_templates() -> None:
     templates as with them turned off."""
     from types import SimpleNamespace
 
-    from apiserver.patch.tracker import FieldTracker
+    def writes(rnd: random.Random, i: int) -> tuple[Obj, Obj]:
+        old = _stored_group(rnd, i)
+        return old, _write(rnd, old)
 
     rd = SimpleNamespace(
         group="scheduling.k8s.io", version="v1beta1", kind="PodGroup", api_version=API, is_view=False
     )
-    opts = SimpleNamespace(field_manager="kube-scheduler", dry_run=False)
-    on, off = FieldTracker(), FieldTracker()
-    off._status = Untemplated()  # type: ignore[assignment]
-    rnd = random.Random(3)
-    for i in range(200):
-        old = _stored_group(rnd, i)
-        body = _write(rnd, old)
-        a, b = copy.copy(body), copy.copy(body)
-        a["metadata"], b["metadata"] = dict(body["metadata"]), dict(body["metadata"])
-        on.on_update(rd, old, a, opts, "Update", "status", TIMES[1])  # type: ignore[arg-type]
-        off.on_update(rd, old, b, opts, "Update", "status", TIMES[1])  # type: ignore[arg-type]
-        assert orjson.dumps(a["metadata"].get("managedFields")) == orjson.dumps(
-            b["metadata"].get("managedFields")
-        )
+    registry_answers_as_untemplated(rd, "kube-scheduler", writes)

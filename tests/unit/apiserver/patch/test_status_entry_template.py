@@ -363,28 +363,39 @@ class Untemplated:
         return general()
 
 
+def registry_answers_as_untemplated(rd: Any, manager: str, writes: Any) -> None:
+    """Status writes through the tracker, ``writes(rnd, i) -> (stored, body)`` for 200 writes:
+    the same stored managedFields with the templates as with them turned off."""
+    from types import SimpleNamespace
+
+    from apiserver.patch.tracker import FieldTracker
+
+    opts = SimpleNamespace(field_manager=manager, dry_run=False)
+    on, off = FieldTracker(), FieldTracker()
+    off._status = Untemplated()  # type: ignore[assignment]
+    rnd = random.Random(3)
+    for i in range(200):
+        old, body = writes(rnd, i)
+        a, b = copy.copy(body), copy.copy(body)
+        a["metadata"], b["metadata"] = dict(body["metadata"]), dict(body["metadata"])
+        on.on_update(rd, old, a, opts, "Update", "status", TIMES[1])
+        off.on_update(rd, old, b, opts, "Update", "status", TIMES[1])
+        assert orjson.dumps(a["metadata"].get("managedFields")) == orjson.dumps(
+            b["metadata"].get("managedFields")
+        )
+
+
 def test_the_registry_answers_as_without_the_templates() -> None:
     """Status writes of a set's pods through the tracker: same stored managedFields with the
     templates as with them turned off."""
     from types import SimpleNamespace
 
-    from apiserver.patch.tracker import FieldTracker
+    def writes(rnd: random.Random, i: int) -> tuple[Obj, Obj]:
+        old = _stored_pod(rnd, i, "owner")
+        return old, _write(rnd, old)
 
     rd = SimpleNamespace(group="", version="v1", kind="Pod", api_version="v1", is_view=False)
-    opts = SimpleNamespace(field_manager="kubelet", dry_run=False)
-    on, off = FieldTracker(), FieldTracker()
-    off._status = Untemplated()  # type: ignore[assignment]
-    rnd = random.Random(3)
-    for i in range(200):
-        old = _stored_pod(rnd, i, "owner")
-        body = _write(rnd, old)
-        a, b = copy.copy(body), copy.copy(body)
-        a["metadata"], b["metadata"] = dict(body["metadata"]), dict(body["metadata"])
-        on.on_update(rd, old, a, opts, "Update", "status", TIMES[1])  # type: ignore[arg-type]
-        off.on_update(rd, old, b, opts, "Update", "status", TIMES[1])  # type: ignore[arg-type]
-        assert orjson.dumps(a["metadata"].get("managedFields")) == orjson.dumps(
-            b["metadata"].get("managedFields")
-        )
+    registry_answers_as_untemplated(rd, "kubelet", writes)
 
 
 def _former_split(text: bytes) -> tuple[bytes, list[bytes]]:
