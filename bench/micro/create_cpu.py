@@ -198,64 +198,73 @@ def event(i: int) -> dict[str, Any]:
     }
 
 
-def workload(i: int) -> dict[str, Any]:
-    """The Workload of gang StatefulSet ``w{i}``."""
+def _set_owner(name: str, i: int) -> dict[str, Any]:
+    """The controller reference to StatefulSet ``name`` (uid numbered ``i``)."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "name": name,
+        "uid": f"00000000-0000-4000-8001-{i:012d}",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _workload_body(set_name: str, name: str, metadata: dict[str, Any]) -> dict[str, Any]:
+    """Set ``set_name``'s Workload ``name``: its metadata (after name and namespace) ``metadata``,
+    one gang template named after the set, as the controller names it."""
     return {
         "apiVersion": "scheduling.k8s.io/v1beta1",
         "kind": "Workload",
-        "metadata": {
-            "name": f"w{i}",
-            "namespace": "default",
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "StatefulSet",
-                    "name": f"w{i}",
-                    "uid": f"00000000-0000-4000-8001-{i:012d}",
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-        },
+        "metadata": {"name": name, "namespace": "default", **metadata},
         "spec": {
-            "controllerRef": {"apiGroup": "apps", "kind": "StatefulSet", "name": f"w{i}"},
-            # named after the set, as the controller names it: no two Workloads share a shape
-            "podGroupTemplates": [{"name": f"w{i}", "schedulingPolicy": {"gang": {"minCount": 3}}}],
+            "controllerRef": {"apiGroup": "apps", "kind": "StatefulSet", "name": set_name},
+            "podGroupTemplates": [{"name": set_name, "schedulingPolicy": {"gang": {"minCount": 3}}}],
         },
     }
+
+
+def _pod_group_body(set_name: str, workload: str, name: str, metadata: dict[str, Any]) -> dict[str, Any]:
+    """Set ``set_name``'s PodGroup ``name`` of Workload ``workload`` (metadata after name and
+    namespace: ``metadata``)."""
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default", **metadata},
+        "spec": {
+            "workloadRef": {"workloadName": workload, "templateName": set_name},
+            "schedulingPolicy": {"gang": {"minCount": 3}},
+        },
+    }
+
+
+def _workload_ref(i: int, name: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "name": name,
+        "uid": f"00000000-0000-4000-8002-{i:012d}",
+        **extra,
+    }
+
+
+def workload(i: int) -> dict[str, Any]:
+    """The Workload of gang StatefulSet ``w{i}`` (named after the set, as its template: no two
+    Workloads share a shape)."""
+    return _workload_body(f"w{i}", f"w{i}", {"ownerReferences": [_set_owner(f"w{i}", i)]})
 
 
 def podgroup(i: int) -> dict[str, Any]:
     """The PodGroup of gang StatefulSet ``w{i}``, as the controller makes it from its Workload."""
-    return {
-        "apiVersion": "scheduling.k8s.io/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {
-            "name": f"w{i}-w{i}",
-            "namespace": "default",
+    return _pod_group_body(
+        f"w{i}",
+        f"w{i}",
+        f"w{i}-w{i}",
+        {
             "labels": {"scheduling.k8s.io/managed-by": "statefulset-controller"},
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "StatefulSet",
-                    "name": f"w{i}",
-                    "uid": f"00000000-0000-4000-8001-{i:012d}",
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                },
-                {
-                    "apiVersion": "scheduling.k8s.io/v1beta1",
-                    "kind": "Workload",
-                    "name": f"w{i}",
-                    "uid": f"00000000-0000-4000-8002-{i:012d}",
-                },
-            ],
+            "ownerReferences": [_set_owner(f"w{i}", i), _workload_ref(i, f"w{i}")],
         },
-        "spec": {
-            "workloadRef": {"workloadName": f"w{i}", "templateName": f"w{i}"},
-            "schedulingPolicy": {"gang": {"minCount": 3}},
-        },
-    }
+    )
 
 
 def statefulset(i: int) -> dict[str, Any]:
@@ -267,63 +276,33 @@ def statefulset(i: int) -> dict[str, Any]:
     return body
 
 
-def _gang_owner(i: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "name": f"gang-{i}",
-        "uid": f"00000000-0000-4000-8001-{i:012d}",
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
 _MANAGED_BY = {"scheduling.k8s.io/managed-by": "statefulset-controller"}
 
 
 def gangworkload(i: int) -> dict[str, Any]:
     """The Workload of gang set ``gang-{i}`` as the controller sends it in ``gangs-1000x3``."""
-    return {
-        "apiVersion": "scheduling.k8s.io/v1beta1",
-        "kind": "Workload",
-        "metadata": {
-            "name": f"gang-{i}-d5bb687c4",
-            "namespace": "default",
-            "ownerReferences": [_gang_owner(i)],
-            "annotations": dict(_MANAGED_BY),
-        },
-        "spec": {
-            "controllerRef": {"apiGroup": "apps", "kind": "StatefulSet", "name": f"gang-{i}"},
-            "podGroupTemplates": [{"name": f"gang-{i}", "schedulingPolicy": {"gang": {"minCount": 3}}}],
-        },
-    }
+    return _workload_body(
+        f"gang-{i}",
+        f"gang-{i}-d5bb687c4",
+        {"ownerReferences": [_set_owner(f"gang-{i}", i)], "annotations": dict(_MANAGED_BY)},
+    )
 
 
 def ganggroup(i: int) -> dict[str, Any]:
     """The PodGroup of gang set ``gang-{i}`` as the controller sends it in ``gangs-1000x3``."""
-    return {
-        "apiVersion": "scheduling.k8s.io/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {
-            "name": f"gang-{i}-d5bb687c4-gang-{i}-5446884ddf",
-            "namespace": "default",
+    workload = f"gang-{i}-d5bb687c4"
+    return _pod_group_body(
+        f"gang-{i}",
+        workload,
+        f"{workload}-gang-{i}-5446884ddf",
+        {
             "ownerReferences": [
-                _gang_owner(i),
-                {
-                    "apiVersion": "scheduling.k8s.io/v1beta1",
-                    "kind": "Workload",
-                    "name": f"gang-{i}-d5bb687c4",
-                    "uid": f"00000000-0000-4000-8002-{i:012d}",
-                    "blockOwnerDeletion": True,
-                },
+                _set_owner(f"gang-{i}", i),
+                _workload_ref(i, workload, blockOwnerDeletion=True),
             ],
             "annotations": dict(_MANAGED_BY),
         },
-        "spec": {
-            "workloadRef": {"workloadName": f"gang-{i}-d5bb687c4", "templateName": f"gang-{i}"},
-            "schedulingPolicy": {"gang": {"minCount": 3}},
-        },
-    }
+    )
 
 
 def gangrevision(i: int) -> dict[str, Any]:
@@ -335,7 +314,7 @@ def gangrevision(i: int) -> dict[str, Any]:
             "name": f"gang-{i}-67b4fddcb8",
             "namespace": "default",
             "labels": {"app": f"gang-{i}", "controller.kubernetes.io/hash": "67b4fddcb8"},
-            "ownerReferences": [_gang_owner(i)],
+            "ownerReferences": [_set_owner(f"gang-{i}", i)],
         },
         "data": {
             "spec": {
