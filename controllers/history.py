@@ -17,15 +17,16 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.interface import CONTROLLERREVISIONS, Client
 from apiserver.meta import name_of, namespace_of, new_controller_ref
+from apiserver.workloadbuilder.naming import safe_encode_string
 
 HASH_LABEL = "controller.kubernetes.io/hash"
-_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_PREFIX = 223
 
 
 def safe_encode(s: str) -> str:
-    """``rand.SafeEncodeString``: map each byte onto the consonant/digit alphabet (no bad words)."""
-    return "".join(_ALPHANUMS[ord(c) % len(_ALPHANUMS)] for c in s)
+    """``rand.SafeEncodeString``: map each byte onto the consonant/digit alphabet (no bad words);
+    one implementation with the Workload names' (:func:`safe_encode_string`)."""
+    return safe_encode_string(s)
 
 
 def fnv1_32(data: bytes) -> int:

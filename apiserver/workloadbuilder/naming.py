@@ -25,8 +25,20 @@ def fnv1a_32(data: bytes, h: int = _FNV32_OFFSET) -> int:
     return h
 
 
+#: ``_ALPHANUMS[b % 27]`` for every byte value: an ASCII string is mapped by one C-level
+#: ``bytes.translate`` instead of a Python step per character
+_SAFE_BYTES = bytes(ord(_ALPHANUMS[b % len(_ALPHANUMS)]) for b in range(256))
+
+
 def safe_encode_string(s: str) -> str:
-    """``rand.SafeEncodeString``: each character mapped into the 27-letter safe alphabet."""
+    """``rand.SafeEncodeString``: each character mapped into the 27-letter safe alphabet.
+
+    Every caller encodes a decimal hash (ASCII, where a character is its byte); a name is made
+    per Workload, PodGroup and ControllerRevision, so the table lookup is taken there. Any other
+    string takes the per-character form.
+    """
+    if s.isascii():
+        return s.encode().translate(_SAFE_BYTES).decode()
     return "".join(_ALPHANUMS[ord(c) % len(_ALPHANUMS)] for c in s)
 
 

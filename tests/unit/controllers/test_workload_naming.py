@@ -74,3 +74,32 @@ def test_pod_group_name_truncation(wl_len: int, tpl_len: int, want_wl: int, want
 def test_names_are_deterministic_and_uid_sensitive() -> None:
     assert workload_name("db", "uid-1") == workload_name("db", "uid-1")
     assert workload_name("db", "uid-1") != workload_name("db", "uid-2")
+
+
+def _safe_encode_per_character(s: str) -> str:
+    """``rand.SafeEncodeString`` as written upstream: one alphabet lookup per character."""
+    alphanums = "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(alphanums[ord(c) % len(alphanums)] for c in s)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_safe_encode_string_table_equals_the_per_character_form(seed: int) -> None:
+    """The byte-table path (ASCII) and the per-character path (anything else) both give
+    upstream's mapping: every ASCII character, decimal hashes, and strings with non-ASCII
+    characters (including lone surrogates, which cannot be encoded)."""
+    import random
+
+    from controllers import history
+
+    rnd = random.Random(seed)
+    samples = ["".join(map(chr, range(128))), str(2**32 - 1), "0"]
+    for _ in range(3000):
+        pool = rnd.choice([128, 256, 0xD800, 0xE000, 0x110000])
+        samples.append("".join(chr(rnd.randrange(pool)) for _ in range(rnd.randrange(24))))
+        samples.append(str(rnd.randrange(2**32)))
+    assert any(not s.isascii() for s in samples) and any(
+        "\ud800" <= c <= "\udfff" for s in samples for c in s
+    )
+    for s in samples:
+        assert safe_encode_string(s) == _safe_encode_per_character(s)
+        assert history.safe_encode(s) == _safe_encode_per_character(s)
