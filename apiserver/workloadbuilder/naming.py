@@ -46,13 +46,17 @@ def _encoded_hash(h: int) -> str:
     return safe_encode_string(str(h))
 
 
+#: the FNV-1a state after ``(types.UID)``, the start of every hashed UID: hashing continues from it
+_UID_PREFIX_STATE = fnv1a_32(b"(types.UID)")
+
+
 def workload_name(owner_name: str, owner_uid: str) -> str:
     """``<owner-name>-<hash>``; the hash covers the UID as ``DeepHashObject`` renders it.
 
     ``DeepHashObject`` prints the value with spew's ``%#v``, which for a ``types.UID`` is the
     literal ``(types.UID)<uid>``, so those are the bytes hashed.
     """
-    suffix = _encoded_hash(fnv1a_32(f"(types.UID){owner_uid}".encode()))
+    suffix = _encoded_hash(fnv1a_32(owner_uid.encode(), _UID_PREFIX_STATE))
     max_prefix = DNS1123_SUBDOMAIN_MAX_LENGTH - len(suffix) - 1
     return f"{owner_name[:max_prefix]}-{suffix}"
 

@@ -103,3 +103,17 @@ def test_safe_encode_string_table_equals_the_per_character_form(seed: int) -> No
     for s in samples:
         assert safe_encode_string(s) == _safe_encode_per_character(s)
         assert history.safe_encode(s) == _safe_encode_per_character(s)
+
+
+def test_workload_name_continues_from_the_uid_prefix_state() -> None:
+    """The hash continues from the state after ``(types.UID)``: the same as hashing the whole
+    spew rendering, for random UIDs (ASCII or not) and names."""
+    import random
+    import uuid
+
+    rnd = random.Random(7)
+    for _ in range(500):
+        uid = str(uuid.UUID(int=rnd.getrandbits(128))) if rnd.random() < 0.8 else "ü" * rnd.randrange(5)
+        name = "".join(rnd.choice("abc-") for _ in range(rnd.randrange(1, 300)))
+        suffix = safe_encode_string(str(fnv1a_32(f"(types.UID){uid}".encode())))
+        assert workload_name(name, uid) == f"{name[: 253 - len(suffix) - 1]}-{suffix}"
