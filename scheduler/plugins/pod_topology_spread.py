@@ -816,6 +816,20 @@ class PodTopologySpread:
         spread_arrays = lazymodule.module("scheduler.plugins.spread_arrays")
         return spread_arrays.normalized_array(s, found[0], found[1], len(nodes))
 
+    def score_array_bounded(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+    ) -> tuple[Any, int, int] | None:
+        """:meth:`score_array` with the least and greatest value of its column
+        (:class:`~scheduler.interfaces.BoundedArrayScorePlugin`), or ``None`` where it is ``None``."""
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None or s.ignored_nodes:
+            return None
+        found = _table(state, self.handle.snapshot if self.handle is not None else None, nodes)
+        if found is None:
+            return None
+        spread_arrays = lazymodule.module("scheduler.plugins.spread_arrays")
+        return spread_arrays.normalized_array_bounded(s, found[0], found[1], len(nodes))  # type: ignore[no-any-return]
+
     def score_run_key(self, pod_info: PodInfo) -> Any:
         """gangplane's run of identical pods: equal for pods whose PreFilter, PreScore and Score
         are alike (their namespace and constraints, selectors included); ``None``: not comparable."""
