@@ -197,7 +197,10 @@ def _compare_columns(seed: int, small: int, monkeypatch: Any) -> int:
         assert got == ([bounded[0]] * len(nodes) if isinstance(bounded[0], int) else bounded[0].tolist())
         assert (bounded[1], bounded[2]) == (min(got), max(got)), (seed, step)
         # the plugin's two forms answer alike (both None where the cycle has no table)
-        plain, with_bounds = plugin.score_array(state, pod, nodes), plugin.score_array_bounded(state, pod, nodes)
+        plain, with_bounds = (
+            plugin.score_array(state, pod, nodes),
+            plugin.score_array_bounded(state, pod, nodes),
+        )
         assert (plain is None) == (with_bounds is None)
         if with_bounds is not None:
             np.testing.assert_array_equal(plain, with_bounds[0])
