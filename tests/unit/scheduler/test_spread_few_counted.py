@@ -174,6 +174,12 @@ def _compare_columns(seed: int, small: int, monkeypatch: Any) -> int:
         else:
             nodes = rng.sample(ordered, rng.randrange(1, n + 1))
         rows = table.rows_of(nodes)
+        # the no-match test asking once per run of equal pairs is the test asking per constraint
+        constraints = plugin._constraints(pod, "ScheduleAnyway")
+        per_constraint = not any(
+            snap.any_node_with_pod_labels(pod.namespace, pts._required_pairs(c.selector)) for c in constraints
+        ) and all(pts._required_pairs(c.selector) for c in constraints)
+        assert pts._none_match(snap, pod.namespace, constraints) == (bool(constraints) and per_constraint)
         state = CycleState()
         if plugin.pre_score(state, pod, nodes) is not None or rows is None:
             continue
