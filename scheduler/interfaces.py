@@ -299,6 +299,20 @@ class ArrayScorePlugin(Protocol):
     def score_array(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any: ...
 
 
+class BoundedArrayScorePlugin(Protocol):
+    """gangplane: an :class:`ArrayScorePlugin` that can also give its column's least and greatest
+    value, which it knows without reading the column back (PodTopologySpread: the normalization
+    is monotonic, so they follow from the raw scores' bounds). ``score_array_bounded`` returns
+    ``(column, least, greatest)`` for what ``score_array`` returns (an ``int`` column is its
+    own bounds), or ``None`` exactly where ``score_array`` does. The fused totals
+    (:mod:`scheduler.score_fusion`) then range-check the column without two reductions over it.
+    """
+
+    def score_array_bounded(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+    ) -> tuple[Any, int, int] | None: ...
+
+
 class ScoreColumn(NamedTuple):
     """gangplane: a Score plugin's final column for one pod shape, as a per-row function of the
     snapshot's node table (:meth:`scheduler.nodetable.NodeTable.derived`).

@@ -70,7 +70,7 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
             return NOT_FUSED
     weights = fw.score_weights
     parts: list[tuple[ScoreColumn, int]] = []
-    extra: list[tuple[Any, int]] = []
+    extra: list[tuple[Any, int, tuple[int, int] | None]] = []
     try:
         # the column plugins first: where there is no column (a PodGroup placement's nodes, not
         # a run of the table) the general path follows, and the uniform answers are not asked twice
@@ -100,10 +100,17 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
                     return NOT_FUSED
             elif name in columns:
                 continue  # a part already
+            bounded = getattr(pl, "score_array_bounded", None)
+            if bounded is not None:
+                got = bounded(state, pod_info, nodes)
+                if got is None:
+                    return NOT_FUSED
+                extra.append((got[0], weights.get(name, 1), (got[1], got[2])))
+                continue
             col = pl.score_array(state, pod_info, nodes)  # type: ignore[attr-defined]
             if col is None:
                 return NOT_FUSED
-            extra.append((col, weights.get(name, 1)))
+            extra.append((col, weights.get(name, 1), None))
     except Exception:
         return NOT_FUSED  # the general path runs the plugin again and reports its error as kube does
     table, rows = parts[0][0].table, parts[0][0].rows
@@ -120,21 +127,23 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
     return _with_arrays(kept[rows], extra)
 
 
-def _with_arrays(window: Any, extra: list[tuple[Any, int]]) -> Any:
+def _with_arrays(window: Any, extra: list[tuple[Any, int, tuple[int, int] | None]]) -> Any:
     """The window's kept totals plus each per-cycle array plugin's weighted column, or
     :data:`NOT_FUSED` when one of them leaves ``[MIN_NODE_SCORE, MAX_NODE_SCORE]`` (the general
-    path then reports the plugin's invalid score as kube does)."""
+    path then reports the plugin's invalid score as kube does). A column comes with its least
+    and greatest value when its plugin knows them (:class:`~scheduler.interfaces.BoundedArrayScorePlugin`),
+    else they are read from it."""
     from scheduler.score_totals import bounds  # numpy: the columns are arrays
 
     total = None
-    for col, weight in extra:
+    for col, weight, known in extra:
         if isinstance(col, int):
             if col < MIN_NODE_SCORE or col > MAX_NODE_SCORE:
                 return NOT_FUSED
             continue  # the same number on every node: no part of the pick
         if len(col) != len(window):
             return NOT_FUSED
-        lo, hi = bounds(col)
+        lo, hi = known if known is not None else bounds(col)
         if lo < MIN_NODE_SCORE or hi > MAX_NODE_SCORE:
             return NOT_FUSED
         if lo == hi:

@@ -816,6 +816,20 @@ class PodTopologySpread:
         spread_arrays = lazymodule.module("scheduler.plugins.spread_arrays")
         return spread_arrays.normalized_array(s, found[0], found[1], len(nodes))
 
+    def score_array_bounded(
+        self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
+    ) -> tuple[Any, int, int] | None:
+        """:meth:`score_array` with the least and greatest value of its column
+        (:class:`~scheduler.interfaces.BoundedArrayScorePlugin`), or ``None`` where it is ``None``."""
+        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
+        if s is None or s.ignored_nodes:
+            return None
+        found = _table(state, self.handle.snapshot if self.handle is not None else None, nodes)
+        if found is None:
+            return None
+        spread_arrays = lazymodule.module("scheduler.plugins.spread_arrays")
+        return spread_arrays.normalized_array_bounded(s, found[0], found[1], len(nodes))  # type: ignore[no-any-return]
+
     def score_run_key(self, pod_info: PodInfo) -> Any:
         """gangplane's run of identical pods: equal for pods whose PreFilter, PreScore and Score
         are alike (their namespace and constraints, selectors included); ``None``: not comparable."""
@@ -957,13 +971,21 @@ def _none_match(
     selector may match (every count 0); False when it cannot tell (a selector without a required
     ``key=value`` pair, or no snapshot). Asks only whether such a node exists: the holders' set
     itself (:class:`_Holders`) is as large as the nodes running the set's pods, and is built only
-    if the counts are (once, for the running counts), not for every pod of a growing set."""
+    if the counts are (once, for the running counts), not for every pod of a growing set. The
+    index is asked once per run of equal pairs: the default constraints (hostname, zone) share
+    one selector, so a new set's first pod asks once, not twice."""
     if snapshot is None or not constraints:
         return False
+    asked: tuple[tuple[str, str], ...] | None = None
     for i, c in enumerate(constraints):
         pairs = pairs_of[i] if pairs_of is not None else _required_pairs(c.selector)
-        if not pairs or snapshot.any_node_with_pod_labels(namespace, pairs):
+        if not pairs:
             return False
+        if pairs == asked:
+            continue  # the same question as the previous constraint's: no node, again
+        if snapshot.any_node_with_pod_labels(namespace, pairs):
+            return False
+        asked = pairs
     return True
 
 

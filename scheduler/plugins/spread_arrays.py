@@ -74,6 +74,22 @@ def normalized_array(s: Any, table: NodeTable, rows: Rows, count: int) -> np.nda
     node gets; ``None`` when the per-node code must answer. Without ignored nodes every node is
     valid: the reversed normalization ``100 * (max + min - v) // max``, which is 100 for every
     node when all raw scores are equal (the maximum 0 included)."""
+    got = normalized_array_bounded(s, table, rows, count)
+    return None if got is None else got[0]
+
+
+def normalized_array_bounded(
+    s: Any, table: NodeTable, rows: Rows, count: int
+) -> tuple[np.ndarray | int, int, int] | None:
+    """:func:`normalized_array` with the least and greatest value of its column (for an empty
+    column: the column and 0, 0), which the cycle's fused totals would otherwise read back from
+    the array with two reductions (:func:`scheduler.score_fusion._with_arrays`). The bounds come
+    from the raw scores the normalization starts from: it is monotonic, so the normalized column's
+    bounds are the images of the raw column's."""
+    if count:
+        small = _small_normalized(table, rows, s, count)
+        if small is not None:
+            return small
     parts = _few_counted(table, rows, s, count) if count else None
     raw: np.ndarray | None
     if parts is not None:
@@ -86,11 +102,20 @@ def normalized_array(s: Any, table: NodeTable, rows: Rows, count: int) -> np.nda
     if raw is None:
         return None
     if not count:
-        return raw
+        return raw, 0, 0
     lo, hi = bounds(raw)
     if lo == hi:
-        return MAX_NODE_SCORE
-    return MAX_NODE_SCORE * (hi + lo - raw) // hi
+        return MAX_NODE_SCORE, MAX_NODE_SCORE, MAX_NODE_SCORE
+    return MAX_NODE_SCORE * (hi + lo - raw) // hi, *_normalized_bounds(lo, hi)
+
+
+def _normalized_bounds(lo: int, hi: int) -> tuple[int, int]:
+    """The least and greatest of ``MAX_NODE_SCORE * (hi + lo - v) // hi`` over raw scores ``v``
+    from ``lo`` to ``hi`` (``hi`` > 0): a floor division of a linear function of ``v`` by a fixed
+    divisor is monotonic, so they are the images of ``lo`` and ``hi``."""
+    top = hi + lo
+    at_lo, at_hi = MAX_NODE_SCORE * (top - lo) // hi, MAX_NODE_SCORE * (top - hi) // hi
+    return min(at_lo, at_hi), max(at_lo, at_hi)
 
 
 def few_counted_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.ndarray | None:
@@ -106,6 +131,97 @@ def few_counted_array(table: NodeTable, rows: Rows, s: Any, count: int) -> np.nd
     gather instead of a dozen array operations over the window."""
     parts = _few_counted(table, rows, s, count)
     return None if parts is None else _few_counted_raw(rows, count, parts)
+
+
+def _uncounted_terms(constraints: Any, weights: Any, other: int) -> tuple[float | None, list[float]]:
+    """The terms of the hostname constraints at a node without counted pods (``0 * weight +
+    skew``), in constraint order around constraint ``other``'s (-1: none): the sum of those
+    before it, and those after it (added one by one, as :func:`fused_array` adds the columns)."""
+    before: float | None = None
+    after: list[float] = []
+    for i, c in enumerate(constraints):
+        if i == other:
+            continue
+        term = 0 * weights[i] + (c.max_skew - 1)
+        if other < 0 or i < other:
+            before = term if before is None else before + term
+        else:
+            after.append(term)
+    return before, after
+
+
+def _raw_of(before: float | None, after: list[float], other_term: float) -> int:
+    """A node's raw score from the other constraint's term (hostname counts 0), as fused_array
+    sums and rounds it."""
+    total = other_term if before is None else before + other_term
+    for t in after:
+        total = total + t
+    return int(total + 0.5)
+
+
+def _small_normalized(
+    table: NodeTable, rows: Rows, s: Any, count: int
+) -> tuple[np.ndarray | int, int, int] | None:
+    """:func:`normalized_array_bounded` for the default spreading of a new set's or a small gang's
+    sibling (hostname constraints whose pods sit on at most :data:`FEW_COUNTED` nodes, none of
+    them inside the window, and one other constraint, e.g. zone, with at most
+    :data:`MAX_PRESENT` domains in the window, all labelled): every node of the window scores
+    by its domain of the other key alone, so the raw and normalized scores are worked out in
+    Python per present domain (the same float terms and integer divisions as
+    :func:`_few_counted` and :func:`_few_counted_normalized`), and the only array operations
+    are the table of normalized scores by id and its gather over the window. Those two functions
+    made about ten numpy calls on a table of a few ids, each costing more than its Python
+    equivalent. ``None``: any other case (the general code answers)."""
+    if not isinstance(rows, slice) or s.ignored_nodes or not s.per_node:
+        return None
+    constraints = s.constraints
+    other = -1
+    counted: list[Any] = []
+    for i, c in enumerate(constraints):
+        if c.topology_key == LABEL_HOSTNAME:
+            per_node = s.per_node[i]
+            if per_node is None or not table.all_labelled(LABEL_HOSTNAME):
+                return None
+            on = per_node.nodes_counted()
+            if len(on) > FEW_COUNTED:
+                return None
+            counted.append(on)
+        elif other >= 0:
+            return None
+        else:
+            other = i
+    if other < 0:
+        return None
+    row_of = table.row_of
+    start, stop = rows.start, rows.stop
+    for on in counted:
+        for name in on:
+            r = row_of.get(name)
+            if r is not None and start <= r < stop:
+                return None  # a counted node in the window scores by its own count
+    c = constraints[other]
+    key = c.topology_key
+    present = domain_values(table, rows, key)
+    if "" in present or len(present) > MAX_PRESENT:
+        return None
+    weights = s.weights
+    before, after = _uncounted_terms(constraints, weights, other)
+    w, skew = weights[other], c.max_skew - 1
+    agg = s.domain_counts[other] if s.domain_counts else None
+    per_value = agg.by_value if agg is not None else s.counts[other]
+    uncounted = _raw_of(before, after, 0 * w + skew)
+    raw = {
+        v: _raw_of(before, after, n * w + skew) if (n := per_value.get(v, 0)) else uncounted for v in present
+    }
+    lo, hi = min(raw.values()), max(raw.values())
+    if lo == hi:
+        return MAX_NODE_SCORE, MAX_NODE_SCORE, MAX_NODE_SCORE
+    top = hi + lo
+    ids, index, values = table.label_ids(key)
+    lut = np.zeros(len(values), dtype=np.int64)  # ids outside the window are never read
+    for v, r in raw.items():
+        lut[index[v]] = MAX_NODE_SCORE * (top - r) // hi
+    return lut[ids[rows]], *_normalized_bounds(lo, hi)
 
 
 class _FewCounted:
@@ -137,16 +253,16 @@ def _few_counted_raw(rows: Rows, count: int, parts: _FewCounted) -> np.ndarray:
 
 def _few_counted_normalized(
     table: NodeTable, rows: Rows, count: int, parts: _FewCounted
-) -> np.ndarray | int | None:
-    """:func:`normalized_array` from the parts without the raw column, when no counted node is
-    inside the window and it is a slice of rows whose domain values the table remembers: the
-    least and greatest raw score are those of the domains present, and the normalized column is
-    the normalized table gathered by id. ``None``: work from the raw column."""
+) -> tuple[np.ndarray | int, int, int] | None:
+    """:func:`normalized_array_bounded` from the parts without the raw column, when no counted
+    node is inside the window and it is a slice of rows whose domain values the table remembers:
+    the least and greatest raw score are those of the domains present, and the normalized column
+    is the normalized table gathered by id. ``None``: work from the raw column."""
     if parts.fixups:
         return None
     lut = parts.lut
     if parts.ids is None:
-        return MAX_NODE_SCORE  # every node the same raw score
+        return MAX_NODE_SCORE, MAX_NODE_SCORE, MAX_NODE_SCORE  # every node the same raw score
     if not isinstance(rows, slice):
         return None
     present = domain_values(table, rows, parts.key)
@@ -161,9 +277,10 @@ def _few_counted_normalized(
     present_raw = [item(index[v]) for v in present]
     lo, hi = min(present_raw), max(present_raw)
     if lo == hi:
-        return MAX_NODE_SCORE
+        return MAX_NODE_SCORE, MAX_NODE_SCORE, MAX_NODE_SCORE
     norm = MAX_NODE_SCORE * ((hi + lo) - lut) // hi
-    return norm[parts.ids[rows]]  # type: ignore[no-any-return]
+    # every node of the window is in a present domain: its values are the present domains'
+    return norm[parts.ids[rows]], *_normalized_bounds(lo, hi)
 
 
 def _few_counted(table: NodeTable, rows: Rows, s: Any, count: int) -> _FewCounted | None:
@@ -187,25 +304,10 @@ def _few_counted(table: NodeTable, rows: Rows, s: Any, count: int) -> _FewCounte
         else:
             other = i
     weights = s.weights
-    # the terms of the hostname constraints at a node without counted pods (0 * weight + skew),
-    # in constraint order around the other constraint's: the sum before it and those after it
-    before: float | None = None
-    after: list[float] = []
-    for i, c in enumerate(constraints):
-        if i == other:
-            continue
-        term = 0 * weights[i] + (c.max_skew - 1)
-        if other < 0 or i < other:
-            before = term if before is None else before + term
-        else:
-            after.append(term)
+    before, after = _uncounted_terms(constraints, weights, other)
 
     def raw_of(other_term: float) -> int:
-        """A node's raw score from the other constraint's term (hostname counts 0), as fused_array."""
-        total = other_term if before is None else before + other_term
-        for t in after:
-            total = total + t
-        return int(total + 0.5)
+        return _raw_of(before, after, other_term)
 
     key = ""
     ids: np.ndarray | None = None

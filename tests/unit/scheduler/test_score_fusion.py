@@ -186,7 +186,16 @@ def test_the_spreading_array_is_added_to_the_kept_totals(monkeypatch: pytest.Mon
     assert column is not None and not isinstance(column, int) and min(column) < max(column)
     got = score_fusion.fused_totals(fw, state, pi, nodes)
     assert got is not score_fusion.NOT_FUSED and list(got) == _sum_of_columns(fw, state, pi, nodes)
+    bounded = spread.score_array_bounded(state, pi, nodes)  # type: ignore[attr-defined]
+    assert bounded is not None and (bounded[1], bounded[2]) == (min(column), max(column))
     monkeypatch.setattr(type(spread), "score_array", lambda self, st, p, ns: column + 101)
+    monkeypatch.setattr(
+        type(spread),
+        "score_array_bounded",
+        lambda self, st, p, ns: (column + 101, min(column) + 101, max(column) + 101),
+    )
+    assert score_fusion.fused_totals(fw, state, pi, nodes) is score_fusion.NOT_FUSED
+    monkeypatch.delattr(type(spread), "score_array_bounded")  # the array alone: its bounds read from it
     assert score_fusion.fused_totals(fw, state, pi, nodes) is score_fusion.NOT_FUSED
     with pytest.raises(schedule_one.SchedulingError, match="PodTopologySpread"):
         schedule_one._totals(fw, state, pi, nodes, True)

@@ -92,11 +92,44 @@ def test_the_normalized_column_is_gathered_and_declined_both(monkeypatch: Any) -
         return got
 
     monkeypatch.setattr(spread_arrays, "_few_counted_normalized", counted)
+    monkeypatch.setattr(spread_arrays, "_small_normalized", lambda *a: None)  # the path before it
     for seed in range(8):
         _compare_columns(seed, pts.SMALL_HOLDERS, monkeypatch)
     assert any(x is None for x in fast)
-    assert any(isinstance(x, int) for x in fast)
-    assert any(x is not None and not isinstance(x, int) for x in fast)
+    assert any(x is not None and isinstance(x[0], int) for x in fast)
+    assert any(x is not None and not isinstance(x[0], int) for x in fast)
+
+
+def test_the_small_normalized_column_is_taken_and_declined(monkeypatch: Any) -> None:
+    """The per-domain Python path for a sibling's default spreading (``_small_normalized``) gives
+    a column, one score for every node, and declines (a counted node in the window, a wrapped or
+    mapped window, unlabelled nodes, other keys): all are among the cases compared, and where it
+    answers, its column and bounds are those of the array path it stands in for."""
+    small = spread_arrays._small_normalized
+    answers: list[Any] = []
+
+    def compared(table: Any, rows: Any, s: Any, count: int) -> Any:
+        got = small(table, rows, s, count)
+        answers.append(got)
+        if got is not None:
+            with monkeypatch.context() as m:
+                m.setattr(spread_arrays, "_small_normalized", lambda *a: None)
+                want = spread_arrays.normalized_array_bounded(s, table, rows, count)
+            assert want is not None
+            col, lo, hi = got
+            if isinstance(want[0], int):
+                assert col == want[0]
+            else:
+                np.testing.assert_array_equal(col, want[0])
+            assert (lo, hi) == (want[1], want[2])
+        return got
+
+    monkeypatch.setattr(spread_arrays, "_small_normalized", compared)
+    for seed in range(10):
+        _compare_columns(seed, pts.SMALL_HOLDERS, monkeypatch)
+    assert any(x is None for x in answers)
+    assert any(x is not None and isinstance(x[0], int) for x in answers)
+    assert sum(x is not None and not isinstance(x[0], int) for x in answers) >= 5
 
 
 def _compare_columns(seed: int, small: int, monkeypatch: Any) -> int:
@@ -141,6 +174,12 @@ def _compare_columns(seed: int, small: int, monkeypatch: Any) -> int:
         else:
             nodes = rng.sample(ordered, rng.randrange(1, n + 1))
         rows = table.rows_of(nodes)
+        # the no-match test asking once per run of equal pairs is the test asking per constraint
+        constraints = plugin._constraints(pod, "ScheduleAnyway")
+        per_constraint = not any(
+            snap.any_node_with_pod_labels(pod.namespace, pts._required_pairs(c.selector)) for c in constraints
+        ) and all(pts._required_pairs(c.selector) for c in constraints)
+        assert pts._none_match(snap, pod.namespace, constraints) == (bool(constraints) and per_constraint)
         state = CycleState()
         if plugin.pre_score(state, pod, nodes) is not None or rows is None:
             continue
@@ -158,6 +197,19 @@ def _compare_columns(seed: int, small: int, monkeypatch: Any) -> int:
         norm = spread_arrays.normalized_array(s, table, rows, len(nodes))
         got = [norm] * len(nodes) if isinstance(norm, int) else norm.tolist()
         assert got == _general(plugin, state, pod, nodes), (seed, step)
+        # the bounds handed to the fused totals are the column's own
+        bounded = spread_arrays.normalized_array_bounded(s, table, rows, len(nodes))
+        assert bounded is not None
+        assert got == ([bounded[0]] * len(nodes) if isinstance(bounded[0], int) else bounded[0].tolist())
+        assert (bounded[1], bounded[2]) == (min(got), max(got)), (seed, step)
+        # the plugin's two forms answer alike (both None where the cycle has no table)
+        plain, with_bounds = (
+            plugin.score_array(state, pod, nodes),
+            plugin.score_array_bounded(state, pod, nodes),
+        )
+        assert (plain is None) == (with_bounds is None)
+        if with_bounds is not None:
+            np.testing.assert_array_equal(plain, with_bounds[0])
         if rng.random() < 0.5:  # a sibling assumed: one more counted node
             host = rng.choice(names)
             snap.assume_pod(PodInfo(_pod(f"a{seed}-{step}", app, host)), host, defer_index=rng.random() < 0.5)
