@@ -20,7 +20,7 @@ from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
 from apiserver.admission.plan import AdmissionPlan, Steps
-from apiserver.admission.webhook.run import WebhookCallsNeeded, stable
+from apiserver.admission.webhook.run import CURRENT_RUN, WebhookCallsNeeded, stable
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from apiserver.meta import Clock, UidPool, random_suffix, rfc3339
@@ -269,6 +269,8 @@ class GenericStore:
 
     def _now(self) -> str:
         """The request's time (one value across the passes of a write that waits for webhooks)."""
+        if CURRENT_RUN.get() is None:  # not waiting for webhooks: nothing to draw once
+            return rfc3339(self.clock.now())
         return stable("now", lambda: rfc3339(self.clock.now()))
 
     def _skey(self, rd: ResourceDef) -> tuple[str, str]:
