@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import binascii
 import os
 import random
 import time
@@ -93,6 +94,27 @@ def _masks(batch: int) -> tuple[int, int]:
     return int.from_bytes(bytes(clear) * batch, "big"), int.from_bytes(bytes(set_) * batch, "big")
 
 
+#: One uid's text with its hex digits blank, and where each of its 32 digits goes.
+_UID_TEXT = b"00000000-0000-0000-0000-000000000000\n"
+_UID_DIGITS = tuple(enumerate(p for p in range(36) if p not in (8, 13, 18, 23)))
+
+
+def uid_texts(hex_digits: bytes) -> list[str]:
+    """The canonical texts (``8-4-4-4-12``) of the uids whose lower-case hex digits, 32 each,
+    ``hex_digits`` holds one after another, in that order.
+
+    One f-string of five slices per uid cost more than the rest of a draw (~1.5 µs of ~2 at
+    load): here each of the 32 digit positions is copied for the whole batch by one strided
+    slice assignment into a block of dashed templates, which is then decoded and split once,
+    all in C (~5x cheaper per uid). The texts are the same characters in the same order.
+    """
+    count = len(hex_digits) // 32
+    buf = bytearray(_UID_TEXT * count)
+    for digit, at in _UID_DIGITS:
+        buf[at::37] = hex_digits[digit::32]
+    return buf.decode("ascii").split()
+
+
 class UidPool:
     """Random (version 4) UUIDs made a batch at a time: :func:`new_uid`'s values at a fraction
     of its cost.
@@ -121,11 +143,7 @@ class UidPool:
     def _refill(self) -> list[str]:
         n = 16 * self._batch
         bits = (int.from_bytes(os.urandom(n), "big") & self._and) | self._or
-        h = bits.to_bytes(n, "big").hex()
-        self._left = left = [
-            f"{h[at : at + 8]}-{h[at + 8 : at + 12]}-{h[at + 12 : at + 16]}-{h[at + 16 : at + 20]}-{h[at + 20 : at + 32]}"
-            for at in range(0, 2 * n, 32)
-        ]
+        self._left = left = uid_texts(binascii.hexlify(bits.to_bytes(n, "big")))
         return left
 
     def __call__(self) -> str:

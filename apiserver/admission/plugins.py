@@ -131,13 +131,30 @@ class DefaultTolerationSeconds(Plugin):
             return
         spec = (attrs.obj or {}).setdefault("spec", {})
         tols = spec.get("tolerations") or []
-        for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        if not tols:
+            # nothing to look through (most pods): both tolerations, as the loop below adds them
+            spec["tolerations"] = [
+                {"key": _NOT_READY, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": _UNREACHABLE, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            ]
+            return
+        for key in _NOT_READY_UNREACHABLE:
             if any(t.get("key") == key and t.get("effect") in ("NoExecute", None, "") for t in tols):
                 continue
             if any(t.get("operator") == "Exists" and not t.get("key") for t in tols):
                 continue
-            tols.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+            tols.append(_default_toleration(key))
         spec["tolerations"] = tols
+
+
+#: the taints DefaultTolerationSeconds tolerates for 300 s, in the order it adds them
+_NOT_READY = "node.kubernetes.io/not-ready"
+_UNREACHABLE = "node.kubernetes.io/unreachable"
+_NOT_READY_UNREACHABLE = (_NOT_READY, _UNREACHABLE)
+
+
+def _default_toleration(key: str) -> dict[str, object]:
+    return {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
 
 
 class ServiceAccount(Plugin):

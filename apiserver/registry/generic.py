@@ -19,8 +19,8 @@ import orjson
 from apiserver import errors
 from apiserver import field as fielderr
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Plugin
-from apiserver.admission.plan import AdmissionPlan
-from apiserver.admission.webhook.run import WebhookCallsNeeded, stable
+from apiserver.admission.plan import AdmissionPlan, Steps
+from apiserver.admission.webhook.run import CURRENT_RUN, WebhookCallsNeeded, stable
 from apiserver.api.types import Obj
 from apiserver.field import ErrorList
 from apiserver.meta import Clock, UidPool, random_suffix, rfc3339
@@ -269,6 +269,8 @@ class GenericStore:
 
     def _now(self) -> str:
         """The request's time (one value across the passes of a write that waits for webhooks)."""
+        if CURRENT_RUN.get() is None:  # not waiting for webhooks: nothing to draw once
+            return rfc3339(self.clock.now())
         return stable("now", lambda: rfc3339(self.clock.now()))
 
     def _skey(self, rd: ResourceDef) -> tuple[str, str]:
@@ -361,11 +363,13 @@ class GenericStore:
     def _validation_error(self, rd: ResourceDef, name: str, errs: ErrorList) -> errors.StatusError:
         return errors.invalid(rd.kind, name, rd.group, errs)
 
-    def _admit(self, attrs: Attributes) -> None:
+    def _admit(self, attrs: Attributes, steps: Steps | None = None) -> None:
         """Mutating admission, in the plugins' order (built-in plugins, then MutatingAdmissionPolicy and
         mutating webhooks): before the strategy validates the object, as kube runs it. Only the
-        hooks that can act on the resource and operation are called (:mod:`apiserver.admission.plan`)."""
-        steps = self._admission_plan.steps(self.admission, attrs.operation, attrs.rd)
+        hooks that can act on the resource and operation are called (:mod:`apiserver.admission.plan`).
+        ``steps``: the plan the request already looked up (a create asks once for both phases)."""
+        if steps is None:
+            steps = self._admission_plan.steps(self.admission, attrs.operation, attrs.rd)
         for admit in steps.admit:
             admit(attrs, self)
         if attrs.reinvocations:
@@ -374,10 +378,12 @@ class GenericStore:
             for reinvoke in steps.reinvoke:
                 reinvoke(attrs, self)
 
-    def _validate_admission(self, attrs: Attributes) -> None:
+    def _validate_admission(self, attrs: Attributes, steps: Steps | None = None) -> None:
         """Validating admission (built-in plugins, then ValidatingAdmissionPolicy and validating
         webhooks): after the object passed the strategy's validation, as kube's ``createValidation``."""
-        for validate in self._admission_plan.steps(self.admission, attrs.operation, attrs.rd).validate:
+        if steps is None:
+            steps = self._admission_plan.steps(self.admission, attrs.operation, attrs.rd)
+        for validate in steps.validate:
             validate(attrs, self)
 
     def _run_admission(self, attrs: Attributes) -> None:
@@ -654,7 +660,9 @@ class GenericStore:
             opts.user,
             _options(opts, "Create"),
         )
-        self._admit(attrs)
+        # one request, one chain: the plan is looked up once for both phases
+        steps = self._admission_plan.steps(self.admission, CREATE, rd)
+        self._admit(attrs, steps)
         _drop_empty_meta(md)
         errs: ErrorList = []
         if self.meta_validator is not None:
@@ -662,7 +670,7 @@ class GenericStore:
         errs.extend(strategy.validate(ctx, obj))
         if errs:
             raise self._validation_error(rd, name or md.get("generateName", ""), errs)
-        self._validate_admission(attrs)
+        self._validate_admission(attrs, steps)
         warnings.extend(strategy.warnings_on_create(ctx, obj))
         warnings.extend(ctx.warnings)
         if self.field_tracker is not None:

@@ -8,6 +8,7 @@ generated from this table, so adding a resource is one declaration plus an optio
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,11 +75,16 @@ class ResourceDef:
         """Stored objects are converted on the way in and out (shared storage, CR versions)."""
         return self.storage_of is not None or self.converter is not None
 
-    @property
+    # The identity fields are frozen, so the texts made of them are made once per definition
+    # (a write asks for its ``apiVersion`` several times: the body's check, the managedFields
+    # entry, the in-process client's defaults); ``cached_property`` writes the instance's
+    # ``__dict__`` directly, which a frozen dataclass allows, and equality and hashing only
+    # read the fields.
+    @functools.cached_property
     def group_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
+    @functools.cached_property
     def api_version(self) -> str:
         return self.group_version
 
@@ -90,7 +96,7 @@ class ResourceDef:
     def singular_name(self) -> str:
         return self.singular or self.kind.lower()
 
-    @property
+    @functools.cached_property
     def storage_key(self) -> tuple[str, str]:
         """Resources that share storage use the primary's key; others their own ``(group, plural)``."""
         return self.storage_of or (self.group, self.plural)

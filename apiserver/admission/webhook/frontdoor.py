@@ -38,10 +38,16 @@ def clients_of(api: Any) -> WebhookClients:
     return clients
 
 
+def may_call_webhooks(api: Any, rd: Any) -> bool:
+    """Whether a write of ``rd`` may need webhook answers (:func:`admitted` waits for them); if not,
+    the write is made directly (an in-process caller may skip :func:`admitted`'s coroutine)."""
+    return converts_by_webhook(rd) or webhooks_configured(api)
+
+
 async def admitted(api: Any, rd: Any, write: Callable[[Any], T], body: Any = None) -> T:
     """``write(body)`` on ``rd``, waiting for webhook answers (admission, conversion) without blocking
     the event loop."""
-    if not converts_by_webhook(rd) and not webhooks_configured(api):
+    if not may_call_webhooks(api, rd):
         return write(body)
     return await run_admitted(lambda: write(copy.deepcopy(body)), clients_of(api).call)
 

@@ -71,3 +71,36 @@ def test_created_objects_get_distinct_pool_uids() -> None:
     ]
     assert len(set(uids)) == 300
     assert all(CANONICAL.match(u) for u in uids)
+
+
+def _sliced(hex_text: str) -> list[str]:
+    """The texts cut the general way: one f-string of five slices per uid (the pool before session 16)."""
+    h = hex_text
+    return [
+        f"{h[at : at + 8]}-{h[at + 8 : at + 12]}-{h[at + 12 : at + 16]}-{h[at + 16 : at + 20]}-{h[at + 20 : at + 32]}"
+        for at in range(0, len(h), 32)
+    ]
+
+
+def test_uid_texts_are_the_sliced_texts() -> None:
+    """The batch formatting (strided copies into dashed templates) against slicing each uid, on
+    random digits and on batches of every hex digit in every position, 0 to 300 uids."""
+    import random
+
+    from apiserver.meta import uid_texts
+
+    rng = random.Random(16)
+    digits = "0123456789abcdef"
+    batches = [0, 1, 2, 7, 31, 256, 300]
+    for count in batches:
+        for _ in range(5):
+            text = "".join(rng.choice(digits) for _ in range(32 * count))
+            assert uid_texts(text.encode()) == _sliced(text)
+    # each digit at each of the 32 positions, the others a different digit
+    for pos in range(32):
+        for d in digits:
+            other = "f" if d != "f" else "0"
+            text = other * pos + d + other * (31 - pos)
+            assert uid_texts(text.encode()) == _sliced(text)
+    raw = os.urandom(16 * 64)
+    assert uid_texts(raw.hex().encode()) == _sliced(raw.hex())
