@@ -986,11 +986,9 @@ class Snapshot:
         table = self._table
         if table is not None and self._table_stale:
             infos = self.node_info_map
-            for name in self._table_stale:
-                ni = infos.get(name)
-                if ni is None or not table.update(name, ni):
-                    table = self._table = None  # a node left or joined: rebuilt below
-                    break
+            changed = [(name, infos.get(name)) for name in self._table_stale]
+            if not all(ni is not None for _, ni in changed) or not table.refill(changed):  # type: ignore[arg-type]
+                table = self._table = None  # a node left or joined: rebuilt below
             self._table_stale.clear()
         if table is None:
             from scheduler.nodetable import NodeTable  # numpy is imported only once a cycle needs it
