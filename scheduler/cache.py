@@ -610,6 +610,9 @@ MAX_SPREAD_COUNTS = 8
 #: (:meth:`Snapshot.drop_spread_counts`)
 BIG_CATCH_UP = 256
 BIG_CATCH_UP_SHARE = 0.5
+#: stale node table rows from which :meth:`Snapshot.node_table` refills them in one batch
+#: (:meth:`~scheduler.nodetable.NodeTable.refill`) rather than row by row
+BATCHED_REFILL = 64
 
 
 # --- snapshot ------------------------------------------------------------------------------------
@@ -984,12 +987,21 @@ class Snapshot:
         """The nodes' numbers as numpy columns in name order (built on first use, then kept current)."""
         self._catch_up()  # derived columns may read the other indexes (spreading counts)
         table = self._table
-        if table is not None and self._table_stale:
+        stale = self._table_stale
+        if table is not None and stale:
             infos = self.node_info_map
-            changed = [(name, infos.get(name)) for name in self._table_stale]
-            if not all(ni is not None for _, ni in changed) or not table.refill(changed):  # type: ignore[arg-type]
-                table = self._table = None  # a node left or joined: rebuilt below
-            self._table_stale.clear()
+            if len(stale) < BATCHED_REFILL:
+                # a cycle's one or two nodes: numpy's fancy indexing costs more than it saves
+                for name in stale:
+                    ni = infos.get(name)
+                    if ni is None or not table.update(name, ni):
+                        table = self._table = None  # a node left or joined: rebuilt below
+                        break
+            else:
+                changed = [(name, infos.get(name)) for name in stale]
+                if not all(ni is not None for _, ni in changed) or not table.refill(changed):  # type: ignore[arg-type]
+                    table = self._table = None  # a node left or joined: rebuilt below
+            stale.clear()
         if table is None:
             from scheduler.nodetable import NodeTable  # numpy is imported only once a cycle needs it
 
