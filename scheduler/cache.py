@@ -605,6 +605,14 @@ class SpreadCounts:
 
 #: spreading counts a snapshot keeps current (the most recently asked for)
 MAX_SPREAD_COUNTS = 8
+#: a catch-up that reindexes at least this many nodes, and at least this share of the
+#: snapshot's, drops the kept spreading counts instead of moving them node by node
+#: (:meth:`Snapshot.drop_spread_counts`)
+BIG_CATCH_UP = 256
+BIG_CATCH_UP_SHARE = 0.5
+#: stale node table rows from which :meth:`Snapshot.node_table` refills them in one batch
+#: (:meth:`~scheduler.nodetable.NodeTable.refill`) rather than row by row
+BATCHED_REFILL = 64
 
 
 # --- snapshot ------------------------------------------------------------------------------------
@@ -933,6 +941,24 @@ class Snapshot:
             self._spread.move_to_end(k)
         return agg
 
+    def drop_spread_counts(self, reindexing: int) -> bool:
+        """Forget every kept spreading count before a catch-up that reindexes ``reindexing``
+        nodes, when that is most of the cluster (:data:`BIG_CATCH_UP`); True when dropped.
+
+        After a big gang every node took one of its pods, and the counts its search built (its own
+        selector, by hostname and by zone) would move on each of them, though no pod left to
+        schedule may ask for them again. A count asked for later is built afresh by
+        :meth:`spread_counts` from the pod label index's holders: the totals a kept one would
+        hold (a sum over the same pods), for at most the cost of the per-node moves skipped
+        here, which then touched every node it counts on; unasked, nothing is spent.
+        (Called at a cycle's start: no cycle holds a count from before.)
+        """
+        if not self._spread or reindexing < max(BIG_CATCH_UP, len(self.node_info_map) * BIG_CATCH_UP_SHARE):
+            return False
+        self._spread.clear()
+        self._spread_by_triple = None
+        return True
+
     def nodes_with_pod_labels(self, namespace: str, pairs: Iterable[tuple[str, str]]) -> set[str]:
         """Nodes running pods of ``namespace`` that carry every pair (:class:`PodLabelIndex`)."""
         return self._pod_label_index().nodes_with(namespace, pairs)
@@ -961,14 +987,21 @@ class Snapshot:
         """The nodes' numbers as numpy columns in name order (built on first use, then kept current)."""
         self._catch_up()  # derived columns may read the other indexes (spreading counts)
         table = self._table
-        if table is not None and self._table_stale:
+        stale = self._table_stale
+        if table is not None and stale:
             infos = self.node_info_map
-            for name in self._table_stale:
-                ni = infos.get(name)
-                if ni is None or not table.update(name, ni):
+            if len(stale) < BATCHED_REFILL:
+                # a cycle's one or two nodes: numpy's fancy indexing costs more than it saves
+                for name in stale:
+                    ni = infos.get(name)
+                    if ni is None or not table.update(name, ni):
+                        table = self._table = None  # a node left or joined: rebuilt below
+                        break
+            else:
+                changed = [(name, infos.get(name)) for name in stale]
+                if not all(ni is not None for _, ni in changed) or not table.refill(changed):  # type: ignore[arg-type]
                     table = self._table = None  # a node left or joined: rebuilt below
-                    break
-            self._table_stale.clear()
+            stale.clear()
         if table is None:
             from scheduler.nodetable import NodeTable  # numpy is imported only once a cycle needs it
 
@@ -1458,6 +1491,7 @@ class Cache:
         adopted = snapshot._adopted
         refreshed = self._refreshed
         dirty = snapshot._dirty
+        put: list[str] = []  # the nodes copied and reindexed
         for name in changed:
             ni = self.nodes.get(name)
             if adopted and ni is not None and adopted.get(name) == ni.generation:
@@ -1472,12 +1506,16 @@ class Cache:
                 and snapshot.refresh(name, ni.clone())
             ):
                 continue  # only pods refreshed since the snapshot's copy (a bound pod confirmed)
-            snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
+            put.append(name)
         if dirty:  # the nodes the snapshot assumed on or forgot from, back to the cache's state
-            for name in dirty - set(changed):
-                ni = self.nodes.get(name)
-                snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
+            put.extend(dirty - set(changed))
             dirty.clear()
+        if len(put) >= BIG_CATCH_UP:
+            snapshot.drop_spread_counts(len(put))
+        nodes = self.nodes
+        for name in put:
+            ni = nodes.get(name)
+            snapshot._put(name, ni.clone() if ni is not None and ni.node is not None else None)
         snapshot._journal.clear()
         adopted.clear()
         # trim the recency list: entries for removed nodes are no longer needed once copied

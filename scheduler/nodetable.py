@@ -23,7 +23,7 @@ so numpy stays off the start-up path of ``gangplane`` commands that never schedu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from operator import is_
 
 import numpy as np
@@ -163,6 +163,83 @@ class NodeTable:
             return False
         self._fill(row, ni)
         return True
+
+    def refill(self, changed: Iterable[tuple[str, NodeInfo]]) -> bool:
+        """:meth:`update` of many ``(name, NodeInfo)`` pairs, each node once: what refilling them
+        one by one gives. False when a node has no row (rebuild the table).
+
+        After a big gang thousands of nodes took a pod each, and a row whose node only took or
+        lost pods (the ``same_node`` rows of :meth:`_fill`) changes its requested, non-zero and
+        pod-count cells only: those rows are gathered and written with one numpy assignment per
+        column instead of four per row. Any other row is filled by :meth:`_fill` in its turn,
+        after the rows gathered before it are written, so every row, ``infos``, ``inexact`` and
+        the change log end as the one-by-one refill leaves them.
+        """
+        row_of, kept, columns, inexact = self.row_of, self.infos, self.columns, self.inexact
+        rows: list[int] = []
+        requested: list[list[int]] = []
+        nz_cpu: list[int] = []
+        nz_mem: list[int] = []
+        pods: list[int] = []
+        for name, ni in changed:
+            row = row_of.get(name)
+            if row is None:
+                return False
+            prev = kept[row]
+            alloc, req = ni.allocatable, ni.requested
+            c, m = ni.non_zero_cpu, ni.non_zero_memory
+            if (
+                prev.allocatable is alloc
+                and prev.labels is ni.labels
+                and row not in inexact
+                and req.keys() <= columns.keys()
+                and 0 <= c < EXACT_LIMIT
+                and 0 <= m < EXACT_LIMIT
+            ):
+                r_vals = [0] * len(columns)
+                for r, v in req.items():
+                    if not -EXACT_LIMIT < v < EXACT_LIMIT:
+                        break
+                    r_vals[columns[r]] = v
+                else:
+                    kept[row] = ni
+                    rows.append(row)
+                    requested.append(r_vals)
+                    nz_cpu.append(c)
+                    nz_mem.append(m)
+                    pods.append(len(ni.pods))
+                    continue
+            # a row _fill must write (a Node update, a new column, a big value): the rows
+            # gathered so far first, at the widths they were gathered with
+            self._write_rows(rows, requested, nz_cpu, nz_mem, pods)
+            rows, requested, nz_cpu, nz_mem, pods = [], [], [], [], []
+            self._fill(row, ni)
+        self._write_rows(rows, requested, nz_cpu, nz_mem, pods)
+        return True
+
+    def _write_rows(
+        self,
+        rows: list[int],
+        requested: list[list[int]],
+        nz_cpu: list[int],
+        nz_mem: list[int],
+        pods: list[int],
+    ) -> None:
+        """The pod cells of ``rows`` (exact rows of unchanged Nodes, so nothing else moves), and
+        each row logged as :meth:`_fill` logs it."""
+        if not rows:
+            return
+        self.requested[rows] = requested
+        self.non_zero_cpu[rows] = nz_cpu
+        self.non_zero_memory[rows] = nz_mem
+        self.pod_count[rows] = pods
+        log = self._log
+        limit = 4 * len(self.names) + 64
+        for row in rows:
+            log.append(row)
+            if len(log) > limit:
+                self._log_base += len(log)
+                log.clear()
 
     def column(self, resource: str) -> int | None:
         return self.columns.get(resource)

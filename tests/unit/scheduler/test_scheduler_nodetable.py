@@ -134,14 +134,18 @@ def _zoned_node(rng: random.Random, i: int) -> dict[str, Any]:
     return node
 
 
+@pytest.mark.parametrize("batched", [0, 64])
 @pytest.mark.parametrize("seed", range(6))
-def test_a_kept_table_equals_one_built_afresh(seed: int) -> None:
+def test_a_kept_table_equals_one_built_afresh(
+    seed: int, batched: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Rows refilled for pod-only changes skip the node's columns (allocatable, label ids): the
     kept table must still equal, array for array, a table built from the same NodeInfos, through
     pods taken and lost, Node updates (new allocatable, a zone label moved, huge quantities)
-    and nodes joining."""
+    and nodes joining; refilled row by row or (``batched`` 0) all in one ``NodeTable.refill``."""
     from scheduler.nodetable import NodeTable
 
+    monkeypatch.setattr("scheduler.cache.BATCHED_REFILL", batched)
     rng = random.Random(seed)
     cache = Cache()
     for i in range(60):
