@@ -16,6 +16,16 @@ from apiserver.meta import rfc3339
 from apiserver.registry.generic import GenericStore
 
 
+def _scheduled(now: str) -> Obj:
+    """The PodScheduled condition a binding at ``now`` records."""
+    return {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+
+
+def _scheduled_only(now: str) -> list[Obj]:
+    """The conditions of a pod bound at ``now`` that had no other condition."""
+    return [_scheduled(now)]
+
+
 def bind(api: GenericStore, ns: str, name: str, binding: Any) -> Obj:
     """Bind pod ``ns/name`` to ``binding.target.name``; returns the 201 Success Status."""
     rd = api.registry.get("", "v1", "pods")
@@ -57,15 +67,13 @@ def bind(api: GenericStore, ns: str, name: str, binding: Any) -> Obj:
     # KEP-5278: a bound pod no longer carries a nomination.
     status.pop("nominatedNodeName", None)
     conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-    conds.append(
-        {
-            "type": "PodScheduled",
-            "status": "True",
-            "lastProbeTime": None,
-            "lastTransitionTime": rfc3339(api.clock.now()),
-        }
-    )
-    status["conditions"] = conds
+    now = rfc3339(api.clock.now())
+    if conds:
+        conds.append(_scheduled(now))
+        status["conditions"] = conds
+    else:
+        # only the new condition: the same list for every pod bound in this second, one object
+        status["conditions"] = api.shared_subtrees.built("conditions", now, _scheduled_only)
     new_rec = api.write_record(rd, ns, name, pod, rec.rv)
     if api.validated_metadata is not None:
         # the stored metadata, only its resourceVersion new: as valid as it was

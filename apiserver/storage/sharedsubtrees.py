@@ -28,6 +28,7 @@ detector, ``GANGPLANE_CACHE_MUTATION_DETECTOR``, checks that in tests).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -53,6 +54,8 @@ class SharedSubtrees:
         #: the same lists by identity: a list that is one of them needs no lookup by content
         #: (each entry holds its list, so its id cannot be reused while it is there)
         self._known: dict[int, list[Any]] = {}
+        #: per field, the last key :meth:`built` was asked for and its list
+        self._built: dict[str, tuple[Any, list[Any]]] = {}
 
     def __len__(self) -> int:
         return len(self._lists)
@@ -90,6 +93,30 @@ class SharedSubtrees:
                 for f in _POD_STATUS_FIELDS:
                     self._by_json(status, f)
         return obj
+
+    def built(self, field: str, key: Any, build: Callable[[Any], list[Any]]) -> list[Any]:
+        """The canonical list equal to ``build(key)``, for a writer whose list depends on ``key`` alone.
+
+        ``pods/binding`` gives every pod it binds in one second the same ``status.conditions``
+        (its PodScheduled condition only): the list is built and looked up once per ``key`` (the
+        most recent one is remembered per ``field``) and the writer's revision holds the table's
+        own list, which its first reader then knows by identity (:meth:`share` skips it) instead
+        of serializing a private copy to find it. The list must be one nobody modifies, like every
+        list of a stored revision.
+        """
+        last = self._built.get(field)
+        if last is not None and last[0] == key:
+            value = last[1]
+            if self._known.get(id(value)) is value:
+                return value
+        value = build(key)
+        text = orjson.dumps(value)
+        got = self._lists.get(("json", field, text))
+        if got is None:
+            self._keep(("json", field, bytes(memoryview(text))), value)
+            got = value
+        self._built[field] = (key, got)
+        return got
 
     def _canonical(self, key: Any, value: list[Any]) -> list[Any]:
         """The known list under ``key``, else ``value``, now known."""

@@ -36,6 +36,9 @@ from typing import Any
 
 NAMESPACE = "bindfan"
 NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+#: the control plane's collector thresholds (``gangplane.controlplane.GC_THRESHOLD``); CPython's
+#: default (700) would make older-generation passes over the whole heap most of the reading
+GC_THRESHOLD = (50_000, 20, 20)
 
 
 def gang_pod(i: int, size: int = 3) -> dict[str, Any]:
@@ -132,6 +135,7 @@ async def _child(pods: int, batch: int) -> dict[str, Any]:
     answers = []
     gc.collect()
     gc.freeze()
+    gc.set_threshold(*GC_THRESHOLD)  # the plane's (``gangplane.controlplane.tune_gc``)
     t = time.process_time()
 
     async def one(i: int) -> Any:
