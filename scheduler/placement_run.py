@@ -47,6 +47,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler.arraypolicy import ARRAY_MIN_NODES
+from scheduler.class_pick import ClassPick
 from scheduler.framework import Framework, implements, run_filter_chain
 from scheduler.interfaces import (
     MAX_NODE_SCORE,
@@ -106,6 +107,9 @@ PURE_PRE_FILTERS = frozenset(
 #: numpy arrays (:meth:`PlacementRun._to_arrays`): per pod a few array operations instead of
 #: several Python passes over the nodes (a rack of 100 nodes, a window of 500)
 ARRAY_RUN_MIN_NODES = ARRAY_MIN_NODES
+#: a run in arrays picks over classes of alike nodes when it can (:mod:`scheduler.class_pick`);
+#: off: from its columns (the tests' switch)
+CLASS_PICK = True
 #: the most window runs a PodGroup cycle keeps (:class:`WindowedRuns`): 5,000 or 10,000 nodes
 #: make 10 or 20 windows with kube's default percentage of nodes to score
 MAX_WINDOW_RUNS = 20
@@ -212,6 +216,9 @@ class PlacementRun:
         self.stale = False
         #: the columns, the base and the totals are numpy arrays (:meth:`_to_arrays`)
         self.arrays = False
+        #: the pick over classes of alike nodes (:mod:`scheduler.class_pick`), when its
+        #: preconditions hold (in arrays); else None and the pick reads the columns
+        self.classes: ClassPick | None = None
 
     @staticmethod
     def possible(fw: Framework, node_names: Sequence[str] | None) -> bool:
@@ -294,6 +301,8 @@ class PlacementRun:
         run._rebuild_base()
         if len(run.feasible) >= ARRAY_RUN_MIN_NODES and not run._to_arrays():
             return None
+        if run.arrays and CLASS_PICK:
+            run.classes = ClassPick.of(run)
         return run
 
     # -- one pod -----------------------------------------------------------------------------
@@ -321,6 +330,16 @@ class PlacementRun:
             if state.skip_filter_plugins != self.filter_skip:
                 return None
         state.skip_score_plugins = set(self.score_skip)
+        if self.classes is not None:
+            q = self.classes.pick(fw.handle.rng)
+            if q is not None:
+                return self.feasible[q].name  # (the columns stay behind: ``stale`` is kept)
+        return self._pick_from_columns()
+
+    def _pick_from_columns(self) -> str | None:
+        """The pick of :meth:`next` from the columns: the general path (and the reference of
+        :mod:`scheduler.class_pick`)."""
+        fw = self.fw
         if self.stale and not self._catch_up():
             return None
         cols = self.columns
@@ -373,6 +392,8 @@ class PlacementRun:
                 return False
             c.raw[q] = v
             self.base[q] += c.weight * (v - old)
+        if self.classes is not None:
+            self.classes.moved(q)
         return True
 
     def assumed_elsewhere(

@@ -143,6 +143,9 @@ class SpreadScoreRun:
         self.value_terms: list[Any] = []
         #: in arrays: the column must be scored again at :meth:`catch_up` (a count changed)
         self.dirty = False
+        #: in arrays: the domain constraints whose value terms changed since their per-node
+        #: column was last gathered (:meth:`catch_up_terms`)
+        self.ungathered: set[int] = set()
 
     def can_use_arrays(self) -> bool:
         """Whether :meth:`to_arrays` may be used: no node is ignored (their score is 0 whatever
@@ -404,12 +407,12 @@ class SpreadScoreRun:
             raw[p] = self._score(p)
         return bool(changed)
 
-    def _catch_up_in_arrays(self) -> bool:
-        """:meth:`catch_up` in arrays: the pending counts added (the pods of the other windows'
-        runs and this run's own: :meth:`_assumed_in_arrays`), each changed value's term computed
-        once (as :meth:`_term` does), gathered into its constraint's column (one pass, whichever
-        and however many of its domains changed), and the column scored again when anything
-        changed since it was last (:meth:`_score_all`: the same sums)."""
+    def catch_up_terms(self) -> None:
+        """In arrays: the pending counts added (the pods of the other windows' runs and this
+        run's own: :meth:`_assumed_in_arrays`) and each changed value's term computed once (as
+        :meth:`_term` does), into :attr:`value_terms` only. The constraint's per-node column is
+        gathered from them when the column is next read (:meth:`_catch_up_in_arrays`); a pick
+        over classes of nodes (:mod:`scheduler.class_pick`) reads the value terms themselves."""
         for i, pending in enumerate(self.pending):
             if not pending:
                 continue
@@ -424,8 +427,18 @@ class SpreadScoreRun:
                     hit = True
             pending.clear()
             if hit:
-                self.terms[i] = terms.take(self.node_rows[i])
+                self.ungathered.add(i)
                 self.dirty = True
+
+    def _catch_up_in_arrays(self) -> bool:
+        """:meth:`catch_up` in arrays: :meth:`catch_up_terms`, then each constraint whose value
+        terms changed gathered into its column (one pass, whichever and however many of its
+        domains changed, from the terms as they are now), and the column scored again when
+        anything changed since it was last (:meth:`_score_all`: the same sums)."""
+        self.catch_up_terms()
+        for i in self.ungathered:
+            self.terms[i] = self.value_terms[i].take(self.node_rows[i])
+        self.ungathered.clear()
         if not self.dirty:
             return False
         self.dirty = False

@@ -1,0 +1,88 @@
+"""A run's pick over classes of alike nodes (scheduler/class_pick.py) against its pick from the columns.
+
+On test_placement_run.py's random clusters (narrow ones: racks and zones, labels missing, odd
+pods, nodes filling up; wide ones: windows of 100 nodes over 200-400, as a big gang's search
+over 5,000 nodes), every run in arrays picks its pods over classes. At each such pick the
+columns' pick (``PlacementRun._pick_from_columns``: the spreading column gathered and scored,
+NormalizeScore, totals, ``score_totals.select``) is made from the same random state, and both
+must give the same host, the same number of tied nodes and the same random draw. The columns
+are brought up to date only at some picks (chosen at random), so the class pick also runs over
+a column left behind by several picks before the columns read it again.
+
+Besides, test_placement_run.py's comparisons of runs with the pod-by-pod cycle run with the
+class pick on (its default); here the class pick off must give the same searches too.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+import scheduler.placement_run as placement_run
+from scheduler.class_pick import ClassPick
+
+from .test_placement_run import _search
+
+
+def _columns_ties(run: Any) -> int:
+    """The number of nodes tied for the best total in the run's (just caught up) columns."""
+    totals = run.base
+    for c in run.columns:
+        if c.carried is not None:
+            totals = totals + (c.norm if c.weight == 1 else c.weight * c.norm)
+    return int((totals == totals.max()).sum())
+
+
+def _checking_pick(counts: dict[str, int], every: random.Random) -> Any:
+    real_pick = ClassPick.pick
+
+    def pick(self: ClassPick, rng: random.Random) -> int | None:
+        before = rng.getstate()
+        q = real_pick(self, rng)
+        if q is None:
+            return None  # (the columns' range check ends the run: not reached by spreading scores)
+        counts["class"] += 1
+        if every.random() < 0.5:
+            return q  # the columns left behind
+        mine = (self.run.feasible[q].name, self.ties, rng.getstate())
+        rng.setstate(before)
+        host = self.run._pick_from_columns()
+        assert host is not None
+        theirs = (host, _columns_ties(self.run), rng.getstate())
+        assert mine == theirs
+        counts["checked"] += 1
+        counts["several"] += self.ties > 1
+        return q
+
+    return pick
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow", "wide"])
+@pytest.mark.parametrize("block", range(3))
+def test_the_class_pick_picks_as_the_columns_every_pick(
+    block: int, wide: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(placement_run, "ARRAY_RUN_MIN_NODES", 1)
+    counts = {"class": 0, "checked": 0, "several": 0}
+    monkeypatch.setattr(ClassPick, "pick", _checking_pick(counts, random.Random(block)))
+    seeds = range(block * 60, block * 60 + 60) if not wide else range(block * 20, block * 20 + 20)
+    for seed in seeds:
+        _search(seed, carry_runs=True, wide=wide)
+    assert counts["checked"] > (30 if not wide else 100)  # the class pick was taken
+    assert counts["several"] > (5 if not wide else 40)  # with ties (a draw, the r-th tied node)
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow", "wide"])
+def test_searches_with_and_without_the_class_pick_are_the_same(
+    wide: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(placement_run, "ARRAY_RUN_MIN_NODES", 1)
+    for seed in range(30 if not wide else 12):
+        monkeypatch.setattr(placement_run, "CLASS_PICK", True)
+        on = _search(seed, carry_runs=True, wide=wide)
+        monkeypatch.setattr(placement_run, "CLASS_PICK", False)
+        off = _search(seed, carry_runs=True, wide=wide)
+        assert on[3] == off[3], f"seed {seed}"
+        assert on[1:3] == off[1:3], f"seed {seed}: random draws or rotation differ"
