@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from scheduler.placement_run import PlacementRun
 
-__all__ = ["ClassPick"]
+__all__ = ["ClassPick", "SharedCounts"]
 
 
 class ClassPick:
@@ -69,6 +69,8 @@ class ClassPick:
         "live_parts",
         "live_base",
         "ties",
+        "shared",
+        "values",
     )
 
     def __init__(self, run: PlacementRun, spread: Any, weight: int) -> None:
@@ -98,6 +100,22 @@ class ClassPick:
         self.live_base: list[int] = []
         #: the tied nodes of the last pick (for the tests)
         self.ties = 0
+        #: the table of counts the run reads when it joined one (:meth:`join`)
+        self.shared: SharedCounts | None = None
+        #: per domain constraint: the values of the rows of its value terms, in row order
+        self.values: list[list[str]] = [list(rows) for rows in spread.value_rows]
+
+    def join(self, table: SharedCounts) -> bool:
+        """Read the domain counts from ``table`` from now on, when this run's are the table's
+        (a run just begun: nothing pending); the spread run then keeps only its hostname counts
+        (:meth:`SpreadScoreRun.share_counts
+        <scheduler.plugins.spread_run.SpreadScoreRun.share_counts>`)."""
+        spread = self.spread
+        if any(spread.pending) or spread.elsewhere_key() != table.key or spread.per_value != table.counts:
+            return False
+        self.shared = table
+        spread.share_counts(table.counts)
+        return True
 
     @classmethod
     def of(cls, run: PlacementRun) -> ClassPick | None:
@@ -165,10 +183,15 @@ class ClassPick:
         """The feasible position of the node the run's columns would pick, drawing from ``rng`` as
         they would; None when the columns must say (a normalized score out of range)."""
         spread = self.spread
-        spread.catch_up_terms()  # the per-value terms current; the columns are left behind
+        if self.shared is None:
+            spread.catch_up_terms()  # the per-value terms current; the columns are left behind
+            terms = [None if vt is None else vt.tolist() for vt in spread.value_terms]
+        else:
+            self.run.stale = True  # (the columns read the table when they are next read)
+            terms = _shared_terms(self.shared.counts, spread, self.values, self.domain)
         cols = [
-            list(map(vt.tolist().__getitem__, parts)) if dom else parts
-            for vt, parts, dom in zip(spread.value_terms, self.live_parts, self.domain, strict=True)
+            list(map(vt.__getitem__, parts)) if dom else parts
+            for vt, parts, dom in zip(terms, self.live_parts, self.domain, strict=True)
         ]
         # each class's terms added in constraint order, then rounded: _score_all's floats
         if len(cols) == 2:
@@ -208,3 +231,52 @@ class ClassPick:
         lut = np.zeros(len(self.sizes), dtype=bool)
         lut[tied] = True
         return int(lut.take(class_of).nonzero()[0][r])
+
+
+def _shared_terms(
+    counts: list[dict[str, int]], spread: Any, values: list[list[str]], domain: list[bool]
+) -> list[Any]:
+    """Per domain constraint the term of each row's value from the shared counts, as
+    :meth:`SpreadScoreRun.catch_up_terms` computes it (``count * weight + skew``; 0.0 in the
+    last row, for nodes without the key); None for a hostname constraint."""
+    out: list[Any] = []
+    for i, dom in enumerate(domain):
+        if not dom:
+            out.append(None)
+            continue
+        at, w, skew = counts[i], spread.weights[i], spread.skews[i]
+        out.append([at.get(v, 0) * w + skew for v in values[i]] + [0.0])
+    return out
+
+
+class SharedCounts:
+    """The spreading domain counts of every window's run of a big gang's search, kept once.
+
+    Each window's run counts the same pods into the same domains: every pod assumed anywhere adds
+    to the count of its node's zone in each run (:meth:`SpreadScoreRun._elsewhere_adds
+    <scheduler.plugins.spread_run.SpreadScoreRun._elsewhere_adds>` for the other windows' pods,
+    ``_assumed_in_arrays`` for the run's own: the same rule), which
+    :class:`~scheduler.placement_run.WindowedRuns` told each of the ten runs (pending counts,
+    applied at its next pick). Here a run whose counts equal this table's when it begins
+    (the same domains, the same counts, the same counting rule: ``elsewhere_key``) reads the
+    table instead (:meth:`ClassPick.join`), and each assumed pod adds to it once (:meth:`add`),
+    so its runs are told only of the pods on their own nodes (their Filter, node-local Scores
+    and hostname counts). A pod the table is not told of drops it (``WindowedRuns``).
+    """
+
+    __slots__ = ("counts", "key", "spread")
+
+    def __init__(self, spread: Any) -> None:
+        #: per constraint: domain value -> count (empty for a hostname constraint)
+        self.counts: list[dict[str, int]] = [dict(pv) for pv in spread.per_value]
+        self.key = spread.elsewhere_key()
+        #: a joined run's column: its counting rule is the table's (equal ``elsewhere_key``)
+        self.spread = spread
+
+    def add(self, pod_info: Any, node_info: Any) -> None:
+        """``pod_info`` was assumed on ``node_info``: one more in each domain it counts in."""
+        counts = self.counts
+        for i, v in self.spread._elsewhere_adds(pod_info, node_info):
+            at = counts[i]
+            if v in at:
+                at[v] += 1

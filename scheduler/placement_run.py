@@ -47,7 +47,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler.arraypolicy import ARRAY_MIN_NODES
-from scheduler.class_pick import ClassPick
+from scheduler.class_pick import ClassPick, SharedCounts
 from scheduler.framework import Framework, implements, run_filter_chain
 from scheduler.interfaces import (
     MAX_NODE_SCORE,
@@ -110,6 +110,10 @@ ARRAY_RUN_MIN_NODES = ARRAY_MIN_NODES
 #: a run in arrays picks over classes of alike nodes when it can (:mod:`scheduler.class_pick`);
 #: off: from its columns (the tests' switch)
 CLASS_PICK = True
+#: the windows' runs with a class pick read one table of spreading domain counts
+#: (:class:`~scheduler.class_pick.SharedCounts`); off: each run is told of every pod (the
+#: tests' switch)
+SHARED_COUNTS = True
 #: the most window runs a PodGroup cycle keeps (:class:`WindowedRuns`): 5,000 or 10,000 nodes
 #: make 10 or 20 windows with kube's default percentage of nodes to score
 MAX_WINDOW_RUNS = 20
@@ -581,6 +585,9 @@ class WindowedRuns:
         self.log: list[_Assumed] = []
         #: start index -> how many of :attr:`log` its run has been told of
         self.told: dict[int, int] = {}
+        #: the spreading domain counts the runs with a class pick share (:class:`SharedCounts`),
+        #: told of every pod at once; None when no run has begun one since the last was dropped
+        self.counts: SharedCounts | None = None
 
     def start_index(self, snapshot: Snapshot) -> int:
         """The index the next cycle over the whole cluster starts from."""
@@ -622,24 +629,35 @@ class WindowedRuns:
         """A full cycle from ``start`` (which left the rotation index at ``next_start``) began ``run``."""
         if run.signature != self.signature:
             self.runs.clear()
+            self.counts = None
             self.signature = run.signature
         self.runs[start] = (run, next_start)
         self.told[start] = len(self.log)
+        classes = run.classes
+        if classes is not None and SHARED_COUNTS:
+            if self.counts is None:
+                self.counts = SharedCounts(classes.spread)
+            classes.join(self.counts)
 
     def assumed(self, state: CycleState, pod_info: PodInfo, signature: Any, host: str) -> None:
         """``pod_info`` was assumed on ``host`` (by a run or by a full cycle): every run is told,
         each when it is next read (:meth:`_catch_up`)."""
         if not self.runs:
+            self.counts = None  # (no run to keep it for: a table not told of a pod is dropped)
             return
         if signature is None or signature != self.signature:
             self.runs.clear()  # a pod not of the runs changed nodes they cannot account for
+            self.counts = None
             return
         run, _ = next(iter(self.runs.values()))
         ni = run.snapshot.node_info_map.get(host)
         if ni is None:
             self.runs.clear()
+            self.counts = None
             return
         self.log.append(_Assumed(state, pod_info, host, ni))
+        if self.counts is not None:
+            self.counts.add(pod_info, ni)
 
     def _catch_up(self, start: int) -> bool:
         """Tell the run of ``start`` the pods assumed since it was last told; ``False`` when that
@@ -652,6 +670,13 @@ class WindowedRuns:
         run, _ = self.runs[start]
         pos = run.pos
         k, n = at, len(log)
+        if run.classes is not None and run.classes.shared is not None:
+            # its domain counts are the shared table's: only the pods on its own nodes are told
+            for a in log[at:]:
+                if a.host in pos and not run.assumed(a.state, a.pod_info, a.host):
+                    del self.runs[start]
+                    return False
+            return True
         while k < n:
             a = log[k]
             if a.host in pos:

@@ -44,6 +44,7 @@ def _checking_pick(counts: dict[str, int], every: random.Random) -> Any:
         if q is None:
             return None  # (the columns' range check ends the run: not reached by spreading scores)
         counts["class"] += 1
+        counts["shared"] += self.shared is not None
         if every.random() < 0.5:
             return q  # the columns left behind
         mine = (self.run.feasible[q].name, self.ties, rng.getstate())
@@ -65,24 +66,44 @@ def test_the_class_pick_picks_as_the_columns_every_pick(
     block: int, wide: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(placement_run, "ARRAY_RUN_MIN_NODES", 1)
-    counts = {"class": 0, "checked": 0, "several": 0}
+    counts = {"class": 0, "checked": 0, "several": 0, "shared": 0}
     monkeypatch.setattr(ClassPick, "pick", _checking_pick(counts, random.Random(block)))
     seeds = range(block * 60, block * 60 + 60) if not wide else range(block * 20, block * 20 + 20)
     for seed in seeds:
         _search(seed, carry_runs=True, wide=wide)
     assert counts["checked"] > (30 if not wide else 100)  # the class pick was taken
-    assert counts["several"] > (5 if not wide else 40)  # with ties (a draw, the r-th tied node)
+    assert counts["several"] > (2 if not wide else 40)  # with ties (a draw, the r-th tied node)
+    if wide:
+        assert counts["shared"] > 100  # the windows' runs read the shared counts
 
 
+@pytest.mark.parametrize("off", ["CLASS_PICK", "SHARED_COUNTS"], ids=["class-pick-off", "shared-counts-off"])
 @pytest.mark.parametrize("wide", [False, True], ids=["narrow", "wide"])
 def test_searches_with_and_without_the_class_pick_are_the_same(
-    wide: bool, monkeypatch: pytest.MonkeyPatch
+    wide: bool, off: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The class pick, or only the windows' shared counts, switched off: the same searches."""
     monkeypatch.setattr(placement_run, "ARRAY_RUN_MIN_NODES", 1)
-    for seed in range(30 if not wide else 12):
-        monkeypatch.setattr(placement_run, "CLASS_PICK", True)
+    shared = _count_shared_picks(monkeypatch)
+    for seed in range(30 if not wide else 20):
+        monkeypatch.setattr(placement_run, off, True)
         on = _search(seed, carry_runs=True, wide=wide)
-        monkeypatch.setattr(placement_run, "CLASS_PICK", False)
-        off = _search(seed, carry_runs=True, wide=wide)
-        assert on[3] == off[3], f"seed {seed}"
-        assert on[1:3] == off[1:3], f"seed {seed}: random draws or rotation differ"
+        monkeypatch.setattr(placement_run, off, False)
+        without = _search(seed, carry_runs=True, wide=wide)
+        assert on[3] == without[3], f"seed {seed}"
+        assert on[1:3] == without[1:3], f"seed {seed}: random draws or rotation differ"
+    if wide:
+        assert shared[0] > 300  # the windows' runs read the shared counts
+
+
+def _count_shared_picks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts (in the returned one-item list) the class picks made over shared counts."""
+    got = [0]
+    real_pick = ClassPick.pick
+
+    def pick(self: ClassPick, rng: random.Random) -> int | None:
+        got[0] += self.shared is not None
+        return real_pick(self, rng)
+
+    monkeypatch.setattr(ClassPick, "pick", pick)
+    return got
