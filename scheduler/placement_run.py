@@ -19,7 +19,10 @@ next identical pods:
   PodTopologySpread: :mod:`scheduler.plugins.spread_run`) keeps its own column. NormalizeScore
   then runs as the framework runs it (the plugin's own code over the whole column), the columns
   are weighted and added, and the host is picked by :func:`~scheduler.schedule_one.select_from_totals`
-  with the same feasible order, so the same ties and the same random draw.
+  with the same feasible order, so the same ties and the same random draw. A run in arrays
+  whose only carried column is PodTopologySpread's picks over classes of alike nodes instead
+  (:mod:`scheduler.class_pick`: the same host, ties and draw), its columns left behind until
+  they are read.
 - **PreFilter** fills the pod's own CycleState (which Reserve, Permit and binding read). When
   every PreFilter plugin of the profile gives a run's pod the first pod's result
   (:data:`PURE_PRE_FILTERS`), a run's pods get PreFilter only in the placement that is chosen
@@ -561,7 +564,10 @@ class WindowedRuns:
     maybe later ones of that node, which this run is then told of too, before it is read. The Filter
     verdicts a run reads (resources, ports: a node that stops fitting fits no more) and its
     node-local scores (the node's latest) end up the same. What a pod adds to a carried column of
-    every window's run is worked out once (``shared``), not once per run.
+    every window's run is worked out once (``shared``), not once per run; and the runs with a
+    class pick whose domain counts were equal when they began read one table of them
+    (:class:`~scheduler.class_pick.SharedCounts`, :attr:`counts`), told of each pod once when
+    it is assumed: such a run is told only of the pods on its own nodes.
 
     All runs are of one signature: a pod of another (an odd pod of the group) is placed by a full
     cycle and ends them all, as it ends a run of one window.
@@ -670,8 +676,9 @@ class WindowedRuns:
         run, _ = self.runs[start]
         pos = run.pos
         k, n = at, len(log)
-        if run.classes is not None and run.classes.shared is not None:
+        if run.defer_pre_filter and run.classes is not None and run.classes.shared is not None:
             # its domain counts are the shared table's: only the pods on its own nodes are told
+            # (and no PreFilter per pod reads the other windows' NodeInfos: ``all_nodes``)
             for a in log[at:]:
                 if a.host in pos and not run.assumed(a.state, a.pod_info, a.host):
                     del self.runs[start]
