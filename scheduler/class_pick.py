@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from scheduler.placement_run import PlacementRun
 
-__all__ = ["ClassPick", "SharedCounts"]
+__all__ = ["ClassPick", "SharedCounts", "class_raws"]
 
 
 class ClassPick:
@@ -193,14 +193,7 @@ class ClassPick:
             list(map(vt.__getitem__, parts)) if dom else parts
             for vt, parts, dom in zip(terms, self.live_parts, self.domain, strict=True)
         ]
-        # each class's terms added in constraint order, then rounded: _score_all's floats
-        if len(cols) == 2:
-            raws = [int(a + b + 0.5) for a, b in zip(cols[0], cols[1], strict=True)]
-        else:
-            sums = cols[0]
-            for col in cols[1:]:
-                sums = [a + b for a, b in zip(sums, col, strict=True)]
-            raws = [int(t + 0.5) for t in sums]
+        raws = class_raws(cols)
         lo, hi = min(raws), max(raws)
         w, m = self.weight, MAX_NODE_SCORE
         if hi == 0:
@@ -231,6 +224,18 @@ class ClassPick:
         lut = np.zeros(len(self.sizes), dtype=bool)
         lut[tied] = True
         return int(lut.take(class_of).nonzero()[0][r])
+
+
+def class_raws(cols: list[list[float]]) -> list[int]:
+    """Each class's raw spreading score from its terms, one list per constraint: the terms added
+    in constraint order, then 0.5, truncated (``SpreadScoreRun._score_all``'s floats and
+    rounding, in Python floats: the same IEEE additions)."""
+    if len(cols) == 2:
+        return [int(a + b + 0.5) for a, b in zip(cols[0], cols[1], strict=True)]
+    sums = cols[0]
+    for col in cols[1:]:
+        sums = [a + b for a, b in zip(sums, col, strict=True)]
+    return [int(t + 0.5) for t in sums]
 
 
 def _shared_terms(

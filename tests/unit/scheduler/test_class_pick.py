@@ -107,3 +107,31 @@ def _count_shared_picks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(ClassPick, "pick", pick)
     return got
+
+
+@pytest.mark.parametrize("constraints", [1, 2, 3])
+def test_class_raws_round_as_the_spread_column_on_sums_near_a_half(constraints: int) -> None:
+    """The class raw scores against the carried column's own scoring (``_score_all`` in arrays)
+    on terms whose sum lies within a few ulps of ``k + 0.5``, where adding 0.5 to the last term
+    first (or any other order) would round differently."""
+    import math
+
+    import numpy as np
+
+    from scheduler.class_pick import class_raws
+    from scheduler.plugins.spread_run import SpreadScoreRun
+
+    r = random.Random(constraints)
+    cols: list[list[float]] = [[] for _ in range(constraints)]
+    for _ in range(5000):
+        terms = [r.randrange(0, 60) + r.random() for _ in range(constraints - 1)]
+        head = sum(terms) if terms else 0.0
+        last = r.randrange(1, 60) + (0.5 - (head - math.floor(head)))
+        last += r.randrange(-3, 4) * math.ulp(last)
+        for i, t in enumerate([*terms, last]):
+            cols[i].append(t)
+    column = SpreadScoreRun.__new__(SpreadScoreRun)
+    column.terms = [np.array(c, dtype=np.float64) for c in cols]
+    column.arrays = True
+    column.raw = np.zeros(len(cols[0]), dtype=np.int64)
+    assert class_raws(cols) == column._score_all().tolist()
