@@ -7,7 +7,9 @@ columns' pick (``PlacementRun._pick_from_columns``: the spreading column gathere
 NormalizeScore, totals, ``score_totals.select``) is made from the same random state, and both
 must give the same host, the same number of tied nodes and the same random draw. The columns
 are brought up to date only at some picks (chosen at random), so the class pick also runs over
-a column left behind by several picks before the columns read it again.
+a column left behind by several picks before the columns read it again. A window's run reading
+the shared domain counts (``SharedCounts``) has them checked against PodTopologySpread's own
+PreScore on the search's snapshot at each pick.
 
 Besides, test_placement_run.py's comparisons of runs with the pod-by-pod cycle run with the
 class pick on (its default); here the class pick off must give the same searches too.
@@ -35,6 +37,24 @@ def _columns_ties(run: Any) -> int:
     return int((totals == totals.max()).sum())
 
 
+def _assert_shared_counts_are_pre_scores(cp: ClassPick) -> None:
+    """The shared table's count of each domain of the run's nodes equals PodTopologySpread's
+    PreScore for the run's pod over the run's nodes on the search's snapshot as it is now (every
+    pod assumed so far in it): what the run would count had it been told of every pod."""
+    from scheduler.interfaces import CycleState
+    from scheduler.plugins import pod_topology_spread as pts
+
+    run, spread = cp.run, cp.spread
+    assert cp.shared is not None and run.pod_info is not None
+    st = CycleState()
+    assert spread.plugin.pre_score(st, run.pod_info, list(run.feasible)) is None
+    fresh = st.get(pts._PRE_SCORE_KEY).counts
+    for i, values in enumerate(cp.values):
+        if cp.domain[i]:
+            want = {v: fresh[i].get(v, 0) for v in values}
+            assert {v: cp.shared.counts[i].get(v, 0) for v in values} == want
+
+
 def _checking_pick(counts: dict[str, int], every: random.Random) -> Any:
     real_pick = ClassPick.pick
 
@@ -44,7 +64,9 @@ def _checking_pick(counts: dict[str, int], every: random.Random) -> Any:
         if q is None:
             return None  # (the columns' range check ends the run: not reached by spreading scores)
         counts["class"] += 1
-        counts["shared"] += self.shared is not None
+        if self.shared is not None:
+            counts["shared"] += 1
+            _assert_shared_counts_are_pre_scores(self)
         if every.random() < 0.5:
             return q  # the columns left behind
         mine = (self.run.feasible[q].name, self.ties, rng.getstate())
