@@ -39,8 +39,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from scheduler.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
 
 if TYPE_CHECKING:
@@ -135,6 +133,8 @@ class ClassPick:
             or not hasattr(spread, "catch_up_terms")
         ):
             return None
+        import numpy as np  # (already imported: the run is in arrays; off the start-up path)
+
         self = cls(run, spread, col.weight)
         cols = [p if dom else p.tolist() for p, dom in zip(self.node_parts, self.domain, strict=True)]
         keys = list(zip(*cols, run.base.tolist(), strict=True))  # plain ints and floats
@@ -218,6 +218,8 @@ class ClassPick:
 
     def _position(self, tied: list[int], r: int) -> int:
         """The ``r``-th position (feasible order) whose class is one of ``tied``."""
+        import numpy as np  # (already imported: the run is in arrays)
+
         class_of = self.class_of
         if len(tied) == 1:
             return int((class_of == tied[0]).nonzero()[0][r])
