@@ -19,7 +19,10 @@ next identical pods:
   PodTopologySpread: :mod:`scheduler.plugins.spread_run`) keeps its own column. NormalizeScore
   then runs as the framework runs it (the plugin's own code over the whole column), the columns
   are weighted and added, and the host is picked by :func:`~scheduler.schedule_one.select_from_totals`
-  with the same feasible order, so the same ties and the same random draw.
+  with the same feasible order, so the same ties and the same random draw. A run in arrays
+  whose only carried column is PodTopologySpread's picks over classes of alike nodes instead
+  (:mod:`scheduler.class_pick`: the same host, ties and draw), its columns left behind until
+  they are read.
 - **PreFilter** fills the pod's own CycleState (which Reserve, Permit and binding read). When
   every PreFilter plugin of the profile gives a run's pod the first pod's result
   (:data:`PURE_PRE_FILTERS`), a run's pods get PreFilter only in the placement that is chosen
@@ -47,6 +50,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler.arraypolicy import ARRAY_MIN_NODES
+from scheduler.class_pick import ClassPick, SharedCounts
 from scheduler.framework import Framework, implements, run_filter_chain
 from scheduler.interfaces import (
     MAX_NODE_SCORE,
@@ -106,6 +110,13 @@ PURE_PRE_FILTERS = frozenset(
 #: numpy arrays (:meth:`PlacementRun._to_arrays`): per pod a few array operations instead of
 #: several Python passes over the nodes (a rack of 100 nodes, a window of 500)
 ARRAY_RUN_MIN_NODES = ARRAY_MIN_NODES
+#: a run in arrays picks over classes of alike nodes when it can (:mod:`scheduler.class_pick`);
+#: off: from its columns (the tests' switch)
+CLASS_PICK = True
+#: the windows' runs with a class pick read one table of spreading domain counts
+#: (:class:`~scheduler.class_pick.SharedCounts`); off: each run is told of every pod (the
+#: tests' switch)
+SHARED_COUNTS = True
 #: the most window runs a PodGroup cycle keeps (:class:`WindowedRuns`): 5,000 or 10,000 nodes
 #: make 10 or 20 windows with kube's default percentage of nodes to score
 MAX_WINDOW_RUNS = 20
@@ -212,6 +223,9 @@ class PlacementRun:
         self.stale = False
         #: the columns, the base and the totals are numpy arrays (:meth:`_to_arrays`)
         self.arrays = False
+        #: the pick over classes of alike nodes (:mod:`scheduler.class_pick`), when its
+        #: preconditions hold (in arrays); else None and the pick reads the columns
+        self.classes: ClassPick | None = None
 
     @staticmethod
     def possible(fw: Framework, node_names: Sequence[str] | None) -> bool:
@@ -294,6 +308,8 @@ class PlacementRun:
         run._rebuild_base()
         if len(run.feasible) >= ARRAY_RUN_MIN_NODES and not run._to_arrays():
             return None
+        if run.arrays and CLASS_PICK:
+            run.classes = ClassPick.of(run)
         return run
 
     # -- one pod -----------------------------------------------------------------------------
@@ -321,6 +337,16 @@ class PlacementRun:
             if state.skip_filter_plugins != self.filter_skip:
                 return None
         state.skip_score_plugins = set(self.score_skip)
+        if self.classes is not None:
+            q = self.classes.pick(fw.handle.rng)
+            if q is not None:
+                return self.feasible[q].name  # (the columns stay behind: ``stale`` is kept)
+        return self._pick_from_columns()
+
+    def _pick_from_columns(self) -> str | None:
+        """The pick of :meth:`next` from the columns: the general path (and the reference of
+        :mod:`scheduler.class_pick`)."""
+        fw = self.fw
         if self.stale and not self._catch_up():
             return None
         cols = self.columns
@@ -373,6 +399,8 @@ class PlacementRun:
                 return False
             c.raw[q] = v
             self.base[q] += c.weight * (v - old)
+        if self.classes is not None:
+            self.classes.moved(q)
         return True
 
     def assumed_elsewhere(
@@ -536,7 +564,10 @@ class WindowedRuns:
     maybe later ones of that node, which this run is then told of too, before it is read. The Filter
     verdicts a run reads (resources, ports: a node that stops fitting fits no more) and its
     node-local scores (the node's latest) end up the same. What a pod adds to a carried column of
-    every window's run is worked out once (``shared``), not once per run.
+    every window's run is worked out once (``shared``), not once per run; and the runs with a
+    class pick whose domain counts were equal when they began read one table of them
+    (:class:`~scheduler.class_pick.SharedCounts`, :attr:`counts`), told of each pod once when
+    it is assumed: such a run is told only of the pods on its own nodes.
 
     All runs are of one signature: a pod of another (an odd pod of the group) is placed by a full
     cycle and ends them all, as it ends a run of one window.
@@ -560,6 +591,9 @@ class WindowedRuns:
         self.log: list[_Assumed] = []
         #: start index -> how many of :attr:`log` its run has been told of
         self.told: dict[int, int] = {}
+        #: the spreading domain counts the runs with a class pick share (:class:`SharedCounts`),
+        #: told of every pod at once; None when no run has begun one since the last was dropped
+        self.counts: SharedCounts | None = None
 
     def start_index(self, snapshot: Snapshot) -> int:
         """The index the next cycle over the whole cluster starts from."""
@@ -601,24 +635,35 @@ class WindowedRuns:
         """A full cycle from ``start`` (which left the rotation index at ``next_start``) began ``run``."""
         if run.signature != self.signature:
             self.runs.clear()
+            self.counts = None
             self.signature = run.signature
         self.runs[start] = (run, next_start)
         self.told[start] = len(self.log)
+        classes = run.classes
+        if classes is not None and SHARED_COUNTS:
+            if self.counts is None:
+                self.counts = SharedCounts(classes.spread)
+            classes.join(self.counts)
 
     def assumed(self, state: CycleState, pod_info: PodInfo, signature: Any, host: str) -> None:
         """``pod_info`` was assumed on ``host`` (by a run or by a full cycle): every run is told,
         each when it is next read (:meth:`_catch_up`)."""
         if not self.runs:
+            self.counts = None  # (no run to keep it for: a table not told of a pod is dropped)
             return
         if signature is None or signature != self.signature:
             self.runs.clear()  # a pod not of the runs changed nodes they cannot account for
+            self.counts = None
             return
         run, _ = next(iter(self.runs.values()))
         ni = run.snapshot.node_info_map.get(host)
         if ni is None:
             self.runs.clear()
+            self.counts = None
             return
         self.log.append(_Assumed(state, pod_info, host, ni))
+        if self.counts is not None:
+            self.counts.add(pod_info, ni)
 
     def _catch_up(self, start: int) -> bool:
         """Tell the run of ``start`` the pods assumed since it was last told; ``False`` when that
@@ -631,6 +676,14 @@ class WindowedRuns:
         run, _ = self.runs[start]
         pos = run.pos
         k, n = at, len(log)
+        if run.defer_pre_filter and run.classes is not None and run.classes.shared is not None:
+            # its domain counts are the shared table's: only the pods on its own nodes are told
+            # (and no PreFilter per pod reads the other windows' NodeInfos: ``all_nodes``)
+            for a in log[at:]:
+                if a.host in pos and not run.assumed(a.state, a.pod_info, a.host):
+                    del self.runs[start]
+                    return False
+            return True
         while k < n:
             a = log[k]
             if a.host in pos:

@@ -108,6 +108,9 @@ def main(argv: list[str]) -> None:
         multi.append(n_tied)
         return theirs
 
+    # the runs' pick from their columns, which this script wraps (scheduler.class_pick is the
+    # built form of the sketch and would bypass it)
+    pr.CLASS_PICK = False
     pr.PlacementRun.next = next_  # type: ignore[method-assign]
     score_totals.select = select
     args = [int(a) for a in argv] + [5000, 5000, 1][len(argv) :]

@@ -62,6 +62,9 @@ def main(argv: list[str]) -> None:
         ties.append(int((totals == totals.max()).sum()))
         return orig_select(rng, nodes, totals)
 
+    # the runs' pick from their columns, which this script wraps (scheduler.class_pick is the
+    # built form of the sketch and would bypass it)
+    pr.CLASS_PICK = False
     pr.PlacementRun.next = next_  # type: ignore[method-assign]
     score_totals.select = select
     args = [int(a) for a in argv] + [5000, 5000, 1][len(argv) :]

@@ -143,6 +143,35 @@ class SpreadScoreRun:
         self.value_terms: list[Any] = []
         #: in arrays: the column must be scored again at :meth:`catch_up` (a count changed)
         self.dirty = False
+        #: in arrays: the domain constraints whose value terms changed since their per-node
+        #: column was last gathered (:meth:`catch_up_terms`)
+        self.ungathered: set[int] = set()
+        #: in arrays: the domain counts of every window's run, kept once, which this run reads
+        #: instead of its own (:meth:`share_counts`); None: its own
+        self.shared: list[dict[str, int]] | None = None
+
+    def share_counts(self, counts: list[dict[str, int]]) -> None:
+        """From now on the domain counts are ``counts`` (equal to this run's now: a table every
+        window's run shares, :class:`~scheduler.class_pick.SharedCounts`), kept current by its
+        owner for every assumed pod, this run's own included: :meth:`_assumed_in_arrays` adds
+        only to the hostname counts, and :meth:`catch_up` first takes the table's counts."""
+        self.shared = counts
+
+    def _take_shared(self) -> None:
+        """Before the column is read: the shared counts into :attr:`per_value` and every value's
+        term computed again from them (as :meth:`catch_up_terms`), to be gathered."""
+        shared = self.shared
+        if shared is None:
+            return
+        for i, rows in enumerate(self.value_rows):
+            if self.hostname[i]:
+                continue
+            counts = self.per_value[i] = dict(shared[i])
+            w, skew, terms = self.weights[i], self.skews[i], self.value_terms[i]
+            for v, row in rows.items():
+                terms[row] = counts.get(v, 0) * w + skew
+            self.ungathered.add(i)
+        self.dirty = True
 
     def can_use_arrays(self) -> bool:
         """Whether :meth:`to_arrays` may be used: no node is ignored (their score is 0 whatever
@@ -257,8 +286,8 @@ class SpreadScoreRun:
                 self.terms[i][q] = self._term(i, q)
                 changed = True
                 continue
-            if not self.counts_on[i][q]:
-                continue
+            if self.shared is not None or not self.counts_on[i][q]:
+                continue  # (shared counts: their owner adds the pod)
             v = node_info.labels.get(c.topology_key, "")
             if v not in self.per_value[i]:
                 continue
@@ -301,6 +330,8 @@ class SpreadScoreRun:
         what PreScore's rule reads of them (:meth:`elsewhere_key`); runs whose keys are equal
         (the windows of one run signature) compute it once, and each keeps the domains it counts.
         """
+        if self.shared is not None:
+            return  # (their owner added it)
         if shared is None:
             adds = self._elsewhere_adds(pod_info, node_info)
         else:
@@ -324,6 +355,8 @@ class SpreadScoreRun:
 
         A memo made by another run with an equal key hands this run that key object, so the
         next lookups compare by identity (the windows' runs each build their own equal key)."""
+        if self.shared is not None:
+            return  # (their owner added them)
         key = self.elsewhere_key()
         per_value, pending = self.per_value, self.pending
         for a in entries:
@@ -404,12 +437,12 @@ class SpreadScoreRun:
             raw[p] = self._score(p)
         return bool(changed)
 
-    def _catch_up_in_arrays(self) -> bool:
-        """:meth:`catch_up` in arrays: the pending counts added (the pods of the other windows'
-        runs and this run's own: :meth:`_assumed_in_arrays`), each changed value's term computed
-        once (as :meth:`_term` does), gathered into its constraint's column (one pass, whichever
-        and however many of its domains changed), and the column scored again when anything
-        changed since it was last (:meth:`_score_all`: the same sums)."""
+    def catch_up_terms(self) -> None:
+        """In arrays: the pending counts added (the pods of the other windows' runs and this
+        run's own: :meth:`_assumed_in_arrays`) and each changed value's term computed once (as
+        :meth:`_term` does), into :attr:`value_terms` only. The constraint's per-node column is
+        gathered from them when the column is next read (:meth:`_catch_up_in_arrays`); a pick
+        over classes of nodes (:mod:`scheduler.class_pick`) reads the value terms themselves."""
         for i, pending in enumerate(self.pending):
             if not pending:
                 continue
@@ -424,8 +457,19 @@ class SpreadScoreRun:
                     hit = True
             pending.clear()
             if hit:
-                self.terms[i] = terms.take(self.node_rows[i])
+                self.ungathered.add(i)
                 self.dirty = True
+
+    def _catch_up_in_arrays(self) -> bool:
+        """:meth:`catch_up` in arrays: :meth:`catch_up_terms`, then each constraint whose value
+        terms changed gathered into its column (one pass, whichever and however many of its
+        domains changed, from the terms as they are now), and the column scored again when
+        anything changed since it was last (:meth:`_score_all`: the same sums)."""
+        self._take_shared()
+        self.catch_up_terms()
+        for i in self.ungathered:
+            self.terms[i] = self.value_terms[i].take(self.node_rows[i])
+        self.ungathered.clear()
         if not self.dirty:
             return False
         self.dirty = False

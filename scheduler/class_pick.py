@@ -1,0 +1,289 @@
+"""A run's pick over classes of alike nodes instead of over its nodes one by one (gangplane).
+
+A big gang's search (:class:`~scheduler.placement_run.WindowedRuns`: ten windows of 500 nodes
+over 5,000) picks each pod's node from its window's run in numpy: PodTopologySpread's column
+gathered from the per-domain terms and scored (``int(term_0 + term_1 + 0.5)`` per node),
+NormalizeScore over the column, the weighted totals, the best and the ties, ~14 array passes
+per pod. Between two turns of a window the other nine windows' pods add to the zone counts, so
+the column's min and max (NormalizeScore's bounds) move every turn and everything is redone.
+
+Yet a window's 500 nodes differ in only a few things that decide their total: per spreading
+constraint the node's domain (its row of per-value terms) or its hostname term, and the
+weighted sum of the node-local Scores (the run's ``base``). Nodes equal in all of them are a
+*class* (about 20 in a window) and have one raw score, one normalized score and one total. So
+:class:`ClassPick` keeps each feasible node's class (a numpy id per position) and per class its
+parts and size, and per pod:
+
+- the raw score of each non-empty class from the current per-value terms (the same floats, added
+  in constraint order, rounded as ``int(t + 0.5)``: :meth:`SpreadScoreRun._score_all
+  <scheduler.plugins.spread_run.SpreadScoreRun._score_all>`'s sums);
+- NormalizeScore's bounds as the min and max over the non-empty classes (the nodes' own), and
+  ``MAX * (hi + lo - raw) // hi`` per class (``MAX`` for all when ``hi`` is 0), as
+  ``_normalize_array_bounded``; a result out of range hands the pick to the columns (which end
+  the run as before);
+- the totals ``base + weight * norm``, the best, and the number of tied nodes (the best classes'
+  sizes); ``rng.randrange(ties)`` drawn only when there are several, as
+  :func:`scheduler.score_totals.select` draws; the ``r``-th tied node in the run's feasible order
+  (rotation order), found by one pass over the class ids.
+
+Only a node taking one of the run's pods changes class (its hostname term and base:
+:meth:`moved`); the other windows' pods change the per-value terms, which every class reads.
+
+Preconditions (:meth:`ClassPick.of`), else the run picks from its columns (the general path,
+which stays the reference of ``tests/unit/scheduler/test_class_pick.py``): the run in arrays
+with exactly one carried column, gangplane's PodTopologySpread in arrays (no ignored node), with
+its batch NormalizeScore; every other column node-local (in ``base``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scheduler.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
+
+if TYPE_CHECKING:
+    import random
+
+    from scheduler.placement_run import PlacementRun
+
+__all__ = ["ClassPick", "SharedCounts", "class_raws"]
+
+
+class ClassPick:
+    """The classes of one run's feasible nodes, and the pick over them (see the module docstring)."""
+
+    __slots__ = (
+        "run",
+        "spread",
+        "weight",
+        "domain",
+        "node_parts",
+        "ids",
+        "parts",
+        "base",
+        "sizes",
+        "class_of",
+        "live",
+        "live_parts",
+        "live_base",
+        "ties",
+        "shared",
+        "values",
+    )
+
+    def __init__(self, run: PlacementRun, spread: Any, weight: int) -> None:
+        self.run = run
+        self.spread = spread
+        self.weight = weight
+        #: per constraint: a domain one (its part is the node's row of per-value terms) or not
+        #: (its part is the node's own term: hostname)
+        self.domain: list[bool] = [not h for h in spread.hostname]
+        #: per constraint, where a node's part is read: the rows (a list: they never change) or
+        #: the spread run's own term column (an array, changed in place as pods are assumed)
+        self.node_parts: list[Any] = [
+            spread.node_rows[i].tolist() if dom else spread.terms[i] for i, dom in enumerate(self.domain)
+        ]
+        #: class key (the parts, then the base) -> class id
+        self.ids: dict[tuple[Any, ...], int] = {}
+        #: per class id: its parts (row or term per constraint), its base, how many nodes it has
+        self.parts: list[tuple[Any, ...]] = []
+        self.base: list[int] = []
+        self.sizes: list[int] = []
+        #: the class id of each feasible position
+        self.class_of: Any = None
+        #: the non-empty classes, and per constraint their parts and their bases, in that order
+        #: (made again only when a class empties or fills: :meth:`_relive`)
+        self.live: list[int] = []
+        self.live_parts: list[list[Any]] = []
+        self.live_base: list[int] = []
+        #: the tied nodes of the last pick (for the tests)
+        self.ties = 0
+        #: the table of counts the run reads when it joined one (:meth:`join`)
+        self.shared: SharedCounts | None = None
+        #: per domain constraint: the values of the rows of its value terms, in row order
+        self.values: list[list[str]] = [list(rows) for rows in spread.value_rows]
+
+    def join(self, table: SharedCounts) -> bool:
+        """Read the domain counts from ``table`` from now on, when this run's are the table's
+        (a run just begun: nothing pending); the spread run then keeps only its hostname counts
+        (:meth:`SpreadScoreRun.share_counts
+        <scheduler.plugins.spread_run.SpreadScoreRun.share_counts>`)."""
+        spread = self.spread
+        if any(spread.pending) or spread.elsewhere_key() != table.key or spread.per_value != table.counts:
+            return False
+        self.shared = table
+        spread.share_counts(table.counts)
+        return True
+
+    @classmethod
+    def of(cls, run: PlacementRun) -> ClassPick | None:
+        """The class pick of ``run`` (in arrays), or None when a precondition fails."""
+        carried = [c for c in run.columns if c.carried is not None]
+        if len(carried) != 1:
+            return None
+        (col,) = carried
+        spread = col.carried
+        if (
+            col.plugin.name != "PodTopologySpread"
+            or col.normalizer != "batch"
+            or col.bounded is None
+            or not getattr(spread, "arrays", False)
+            or spread.ignored
+            or not spread.constraints
+            or not hasattr(spread, "catch_up_terms")
+        ):
+            return None
+        import numpy as np  # (already imported: the run is in arrays; off the start-up path)
+
+        self = cls(run, spread, col.weight)
+        cols = [p if dom else p.tolist() for p, dom in zip(self.node_parts, self.domain, strict=True)]
+        keys = list(zip(*cols, run.base.tolist(), strict=True))  # plain ints and floats
+        ids = self.ids
+        class_of = [ids.setdefault(k, len(ids)) for k in keys]  # (the length before the insert)
+        self.sizes = [0] * len(ids)
+        for k in ids:
+            self.parts.append(k[:-1])
+            self.base.append(k[-1])
+        for i in class_of:
+            self.sizes[i] += 1
+        self.class_of = np.array(class_of, dtype=np.intp)
+        self._relive()
+        return self
+
+    def _relive(self) -> None:
+        """:attr:`live` and its columns from the classes' sizes."""
+        self.live = live = [c for c, n in enumerate(self.sizes) if n]
+        parts = self.parts
+        self.live_parts = [[parts[c][i] for c in live] for i in range(len(self.domain))]
+        self.live_base = [self.base[c] for c in live]
+
+    def moved(self, q: int) -> None:
+        """The node at position ``q`` took a pod of the run: its hostname term and base may have
+        changed, and with them its class."""
+        key = (
+            *[p[q] if dom else p.item(q) for p, dom in zip(self.node_parts, self.domain, strict=True)],
+            self.run.base.item(q),
+        )
+        sizes = self.sizes
+        new = self.ids.get(key)
+        if new is None:
+            new = self.ids[key] = len(sizes)
+            self.parts.append(key[:-1])
+            self.base.append(key[-1])
+            sizes.append(0)
+        old = int(self.class_of[q])
+        if old != new:
+            sizes[old] -= 1
+            sizes[new] += 1
+            self.class_of[q] = new
+            if not sizes[old] or sizes[new] == 1:
+                self._relive()
+
+    def pick(self, rng: random.Random) -> int | None:
+        """The feasible position of the node the run's columns would pick, drawing from ``rng`` as
+        they would; None when the columns must say (a normalized score out of range)."""
+        spread = self.spread
+        if self.shared is None:
+            spread.catch_up_terms()  # the per-value terms current; the columns are left behind
+            terms = [None if vt is None else vt.tolist() for vt in spread.value_terms]
+        else:
+            self.run.stale = True  # (the columns read the table when they are next read)
+            terms = _shared_terms(self.shared.counts, spread, self.values, self.domain)
+        cols = [
+            list(map(vt.__getitem__, parts)) if dom else parts
+            for vt, parts, dom in zip(terms, self.live_parts, self.domain, strict=True)
+        ]
+        raws = class_raws(cols)
+        lo, hi = min(raws), max(raws)
+        w, m = self.weight, MAX_NODE_SCORE
+        if hi == 0:
+            totals = [b + w * m for b in self.live_base]
+        else:
+            top = hi + lo
+            at_lo, at_hi = m * (top - lo) // hi, m * (top - hi) // hi
+            if min(at_lo, at_hi) < MIN_NODE_SCORE or max(at_lo, at_hi) > m:
+                return None  # (the columns' NormalizeScore ends the run)
+            totals = [b + w * (m * (top - r) // hi) for b, r in zip(self.live_base, raws, strict=True)]
+        best = max(totals)
+        live, sizes = self.live, self.sizes
+        if totals.count(best) == 1:
+            tied = [live[totals.index(best)]]
+            ties = sizes[tied[0]]
+        else:
+            tied = [c for c, t in zip(live, totals, strict=True) if t == best]
+            ties = sum(map(sizes.__getitem__, tied))
+        self.ties = ties
+        r = rng.randrange(ties) if ties > 1 else 0  # (no draw for one: score_totals.select)
+        return self._position(tied, r)
+
+    def _position(self, tied: list[int], r: int) -> int:
+        """The ``r``-th position (feasible order) whose class is one of ``tied``."""
+        import numpy as np  # (already imported: the run is in arrays)
+
+        class_of = self.class_of
+        if len(tied) == 1:
+            return int((class_of == tied[0]).nonzero()[0][r])
+        lut = np.zeros(len(self.sizes), dtype=bool)
+        lut[tied] = True
+        return int(lut.take(class_of).nonzero()[0][r])
+
+
+def class_raws(cols: list[list[float]]) -> list[int]:
+    """Each class's raw spreading score from its terms, one list per constraint: the terms added
+    in constraint order, then 0.5, truncated (``SpreadScoreRun._score_all``'s floats and
+    rounding, in Python floats: the same IEEE additions)."""
+    if len(cols) == 2:
+        return [int(a + b + 0.5) for a, b in zip(cols[0], cols[1], strict=True)]
+    sums = cols[0]
+    for col in cols[1:]:
+        sums = [a + b for a, b in zip(sums, col, strict=True)]
+    return [int(t + 0.5) for t in sums]
+
+
+def _shared_terms(
+    counts: list[dict[str, int]], spread: Any, values: list[list[str]], domain: list[bool]
+) -> list[Any]:
+    """Per domain constraint the term of each row's value from the shared counts, as
+    :meth:`SpreadScoreRun.catch_up_terms` computes it (``count * weight + skew``; 0.0 in the
+    last row, for nodes without the key); None for a hostname constraint."""
+    out: list[Any] = []
+    for i, dom in enumerate(domain):
+        if not dom:
+            out.append(None)
+            continue
+        at, w, skew = counts[i], spread.weights[i], spread.skews[i]
+        out.append([at.get(v, 0) * w + skew for v in values[i]] + [0.0])
+    return out
+
+
+class SharedCounts:
+    """The spreading domain counts of every window's run of a big gang's search, kept once.
+
+    Each window's run counts the same pods into the same domains: every pod assumed anywhere adds
+    to the count of its node's zone in each run (:meth:`SpreadScoreRun._elsewhere_adds
+    <scheduler.plugins.spread_run.SpreadScoreRun._elsewhere_adds>` for the other windows' pods,
+    ``_assumed_in_arrays`` for the run's own: the same rule), which
+    :class:`~scheduler.placement_run.WindowedRuns` told each of the ten runs (pending counts,
+    applied at its next pick). Here a run whose counts equal this table's when it begins
+    (the same domains, the same counts, the same counting rule: ``elsewhere_key``) reads the
+    table instead (:meth:`ClassPick.join`), and each assumed pod adds to it once (:meth:`add`),
+    so its runs are told only of the pods on their own nodes (their Filter, node-local Scores
+    and hostname counts). A pod the table is not told of drops it (``WindowedRuns``).
+    """
+
+    __slots__ = ("counts", "key", "spread")
+
+    def __init__(self, spread: Any) -> None:
+        #: per constraint: domain value -> count (empty for a hostname constraint)
+        self.counts: list[dict[str, int]] = [dict(pv) for pv in spread.per_value]
+        self.key = spread.elsewhere_key()
+        #: a joined run's column: its counting rule is the table's (equal ``elsewhere_key``)
+        self.spread = spread
+
+    def add(self, pod_info: Any, node_info: Any) -> None:
+        """``pod_info`` was assumed on ``node_info``: one more in each domain it counts in."""
+        counts = self.counts
+        for i, v in self.spread._elsewhere_adds(pod_info, node_info):
+            at = counts[i]
+            if v in at:
+                at[v] += 1

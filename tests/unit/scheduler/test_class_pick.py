@@ -1,0 +1,159 @@
+"""A run's pick over classes of alike nodes (scheduler/class_pick.py) against its pick from the columns.
+
+On test_placement_run.py's random clusters (narrow ones: racks and zones, labels missing, odd
+pods, nodes filling up; wide ones: windows of 100 nodes over 200-400, as a big gang's search
+over 5,000 nodes), every run in arrays picks its pods over classes. At each such pick the
+columns' pick (``PlacementRun._pick_from_columns``: the spreading column gathered and scored,
+NormalizeScore, totals, ``score_totals.select``) is made from the same random state, and both
+must give the same host, the same number of tied nodes and the same random draw. The columns
+are brought up to date only at some picks (chosen at random), so the class pick also runs over
+a column left behind by several picks before the columns read it again. A window's run reading
+the shared domain counts (``SharedCounts``) has them checked against PodTopologySpread's own
+PreScore on the search's snapshot at each pick.
+
+Besides, test_placement_run.py's comparisons of runs with the pod-by-pod cycle run with the
+class pick on (its default); here the class pick off must give the same searches too.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+import scheduler.placement_run as placement_run
+from scheduler.class_pick import ClassPick
+
+from .test_placement_run import _search
+
+
+def _columns_ties(run: Any) -> int:
+    """The number of nodes tied for the best total in the run's (just caught up) columns."""
+    totals = run.base
+    for c in run.columns:
+        if c.carried is not None:
+            totals = totals + (c.norm if c.weight == 1 else c.weight * c.norm)
+    return int((totals == totals.max()).sum())
+
+
+def _assert_shared_counts_are_pre_scores(cp: ClassPick) -> None:
+    """The shared table's count of each domain of the run's nodes equals PodTopologySpread's
+    PreScore for the run's pod over the run's nodes on the search's snapshot as it is now (every
+    pod assumed so far in it): what the run would count had it been told of every pod."""
+    from scheduler.interfaces import CycleState
+    from scheduler.plugins import pod_topology_spread as pts
+
+    run, spread = cp.run, cp.spread
+    assert cp.shared is not None and run.pod_info is not None
+    st = CycleState()
+    assert spread.plugin.pre_score(st, run.pod_info, list(run.feasible)) is None
+    fresh = st.get(pts._PRE_SCORE_KEY).counts
+    for i, values in enumerate(cp.values):
+        if cp.domain[i]:
+            want = {v: fresh[i].get(v, 0) for v in values}
+            assert {v: cp.shared.counts[i].get(v, 0) for v in values} == want
+
+
+def _checking_pick(counts: dict[str, int], every: random.Random) -> Any:
+    real_pick = ClassPick.pick
+
+    def pick(self: ClassPick, rng: random.Random) -> int | None:
+        before = rng.getstate()
+        q = real_pick(self, rng)
+        if q is None:
+            return None  # (the columns' range check ends the run: not reached by spreading scores)
+        counts["class"] += 1
+        if self.shared is not None:
+            counts["shared"] += 1
+            _assert_shared_counts_are_pre_scores(self)
+        if every.random() < 0.5:
+            return q  # the columns left behind
+        mine = (self.run.feasible[q].name, self.ties, rng.getstate())
+        rng.setstate(before)
+        host = self.run._pick_from_columns()
+        assert host is not None
+        theirs = (host, _columns_ties(self.run), rng.getstate())
+        assert mine == theirs
+        counts["checked"] += 1
+        counts["several"] += self.ties > 1
+        return q
+
+    return pick
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow", "wide"])
+@pytest.mark.parametrize("block", range(3))
+def test_the_class_pick_picks_as_the_columns_every_pick(
+    block: int, wide: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(placement_run, "ARRAY_RUN_MIN_NODES", 1)
+    counts = {"class": 0, "checked": 0, "several": 0, "shared": 0}
+    monkeypatch.setattr(ClassPick, "pick", _checking_pick(counts, random.Random(block)))
+    seeds = range(block * 60, block * 60 + 60) if not wide else range(block * 20, block * 20 + 20)
+    for seed in seeds:
+        _search(seed, carry_runs=True, wide=wide)
+    assert counts["checked"] > (30 if not wide else 100)  # the class pick was taken
+    assert counts["several"] > (2 if not wide else 40)  # with ties (a draw, the r-th tied node)
+    if wide:
+        assert counts["shared"] > 100  # the windows' runs read the shared counts
+
+
+@pytest.mark.parametrize("off", ["CLASS_PICK", "SHARED_COUNTS"], ids=["class-pick-off", "shared-counts-off"])
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow", "wide"])
+def test_searches_with_and_without_the_class_pick_are_the_same(
+    wide: bool, off: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The class pick, or only the windows' shared counts, switched off: the same searches."""
+    monkeypatch.setattr(placement_run, "ARRAY_RUN_MIN_NODES", 1)
+    shared = _count_shared_picks(monkeypatch)
+    for seed in range(30 if not wide else 20):
+        monkeypatch.setattr(placement_run, off, True)
+        on = _search(seed, carry_runs=True, wide=wide)
+        monkeypatch.setattr(placement_run, off, False)
+        without = _search(seed, carry_runs=True, wide=wide)
+        assert on[3] == without[3], f"seed {seed}"
+        assert on[1:3] == without[1:3], f"seed {seed}: random draws or rotation differ"
+    if wide:
+        assert shared[0] > 300  # the windows' runs read the shared counts
+
+
+def _count_shared_picks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts (in the returned one-item list) the class picks made over shared counts."""
+    got = [0]
+    real_pick = ClassPick.pick
+
+    def pick(self: ClassPick, rng: random.Random) -> int | None:
+        got[0] += self.shared is not None
+        return real_pick(self, rng)
+
+    monkeypatch.setattr(ClassPick, "pick", pick)
+    return got
+
+
+@pytest.mark.parametrize("constraints", [1, 2, 3])
+def test_class_raws_round_as_the_spread_column_on_sums_near_a_half(constraints: int) -> None:
+    """The class raw scores against the carried column's own scoring (``_score_all`` in arrays)
+    on terms whose sum lies within a few ulps of ``k + 0.5``, where adding 0.5 to the last term
+    first (or any other order) would round differently."""
+    import math
+
+    import numpy as np
+
+    from scheduler.class_pick import class_raws
+    from scheduler.plugins.spread_run import SpreadScoreRun
+
+    r = random.Random(constraints)
+    cols: list[list[float]] = [[] for _ in range(constraints)]
+    for _ in range(5000):
+        terms = [r.randrange(0, 60) + r.random() for _ in range(constraints - 1)]
+        head = sum(terms) if terms else 0.0
+        last = r.randrange(1, 60) + (0.5 - (head - math.floor(head)))
+        last += r.randrange(-3, 4) * math.ulp(last)
+        for i, t in enumerate([*terms, last]):
+            cols[i].append(t)
+    column = SpreadScoreRun.__new__(SpreadScoreRun)
+    column.terms = [np.array(c, dtype=np.float64) for c in cols]
+    column.arrays = True
+    column.raw = np.zeros(len(cols[0]), dtype=np.int64)
+    assert class_raws(cols) == column._score_all().tolist()
