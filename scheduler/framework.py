@@ -151,6 +151,11 @@ class WaitingPod:
     async def wait(self) -> Status | None:
         return await self._future
 
+    def outcome(self) -> asyncio.Future[Status | None]:
+        """What :meth:`wait` awaits: :meth:`Framework.wait_on_permit` awaits it itself, one
+        coroutine fewer per waiting pod."""
+        return self._future
+
 
 # --- the framework -------------------------------------------------------------------------------
 
@@ -800,7 +805,7 @@ class Framework:
         if wp is None:
             return None
         try:
-            return await wp.wait()
+            return await wp.outcome()
         finally:
             self.waiting_pods.pop(pod_info.uid, None)
 

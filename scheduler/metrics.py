@@ -19,6 +19,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from scheduler.attempt_series import AttemptSeries
+
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
 ERROR = "error"
@@ -32,7 +34,7 @@ def _exponential(start: float, factor: float, count: int) -> list[float]:
 
 class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
-        self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+        self._attempt_children: dict[tuple[str, str], AttemptSeries] = {}
         #: the PodGroup attempt series, looked up once per (result, profile) (see observe_attempt)
         self._pod_group_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         #: the PodGroup algorithm duration series per profile
@@ -140,15 +142,14 @@ class SchedulerMetrics:
             self.pending_entities.labels(type=PODGROUP, queue=queue).set(n)
 
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
-        children = self._attempt_children.get((result, profile))
-        if children is None:
+        series = self._attempt_children.get((result, profile))
+        if series is None:
             # ``labels()`` validates and locks on every call: look each series up once
-            children = self._attempt_children[(result, profile)] = (
+            series = self._attempt_children[(result, profile)] = AttemptSeries(
                 self.schedule_attempts.labels(result=result, profile=profile),
                 self.scheduling_attempt_duration.labels(result=result, profile=profile),
             )
-        children[0].inc()
-        children[1].observe(seconds)
+        series.observe(seconds)
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():
