@@ -19,8 +19,6 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from scheduler.attempt_series import AttemptSeries
-
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
 ERROR = "error"
@@ -34,7 +32,7 @@ def _exponential(start: float, factor: float, count: int) -> list[float]:
 
 class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
-        self._attempt_children: dict[tuple[str, str], AttemptSeries] = {}
+        self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         #: the PodGroup attempt series, looked up once per (result, profile) (see observe_attempt)
         self._pod_group_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         #: the PodGroup algorithm duration series per profile
@@ -142,14 +140,15 @@ class SchedulerMetrics:
             self.pending_entities.labels(type=PODGROUP, queue=queue).set(n)
 
     def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
-        series = self._attempt_children.get((result, profile))
-        if series is None:
+        children = self._attempt_children.get((result, profile))
+        if children is None:
             # ``labels()`` validates and locks on every call: look each series up once
-            series = self._attempt_children[(result, profile)] = AttemptSeries(
+            children = self._attempt_children[(result, profile)] = (
                 self.schedule_attempts.labels(result=result, profile=profile),
                 self.scheduling_attempt_duration.labels(result=result, profile=profile),
             )
-        series.observe(seconds)
+        children[0].inc()
+        children[1].observe(seconds)
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():

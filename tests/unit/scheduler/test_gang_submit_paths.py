@@ -1,9 +1,5 @@
 """A big gang's per-member submit and binding shortcuts, against the general paths they replace.
 
-* :class:`~scheduler.attempt_series.AttemptSeries` (the attempt counter and duration histogram
-  updated through their value cells, the bucket found by bisection) leaves every sample a
-  scrape reads exactly as prometheus_client's own ``inc()`` and ``observe()`` leave them, for
-  random durations, bucket bounds, zero, negatives, infinity and NaN;
 * ``GangScheduling.permit`` (group, policy and gates read once) answers and releases the gang
   exactly as the former reading through ``_group``/``is_gang``/``min_count`` did, for random
   groups, gates, conditions and member counts;
@@ -14,71 +10,19 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import random
-from typing import Any
 
 import pytest
-from prometheus_client import CollectorRegistry
 
 from apiserver.api.types import Obj
 from featuregates import GENERIC_WORKLOAD, POD_GROUP_REPLACEMENTS_SCHEDULE_FREELY, FeatureGate
-from scheduler.attempt_series import AttemptSeries
 from scheduler.interfaces import Handle
-from scheduler.metrics import SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
 from scheduler.nodeinfo import PodInfo
 from scheduler.plugins.gang_scheduling import NO_TIMEOUT, GangScheduling
 from scheduler.podgroup_status import replacements_schedule_freely
 from scheduler.podgroups import PodGroupState, is_gang, min_count, pod_group_key, pod_group_name
 from scheduler.status import Code, Status
 from scheduler.testing import make_pod
-
-
-def _samples(registry: CollectorRegistry) -> list[tuple[str, list[tuple[str, str]], float]]:
-    out = []
-    for fam in registry.collect():
-        for s in fam.samples:
-            if not s.name.endswith("_created"):
-                out.append((s.name, sorted(s.labels.items()), s.value))
-    return sorted(out, key=repr)
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_attempt_series_leaves_the_samples_prometheus_own_calls_leave(seed: int) -> None:
-    rng = random.Random(seed)
-    fast_reg, plain_reg = CollectorRegistry(), CollectorRegistry()
-    fast, plain = SchedulerMetrics(fast_reg), SchedulerMetrics(plain_reg)
-    bounds = [b for b in plain.scheduling_attempt_duration._kwargs["buckets"]]
-    for _ in range(400):
-        r = rng.random()
-        if r < 0.3:
-            seconds = rng.choice(bounds)  # exactly on a bound: that bucket, not the next
-        elif r < 0.35:
-            seconds = rng.choice([0.0, -0.5, math.inf, math.nan, 1e-9, 1e9])
-        else:
-            seconds = 10 ** rng.uniform(-4, 2)
-        result = rng.choice([SCHEDULED, UNSCHEDULABLE])
-        profile = rng.choice(["default-scheduler", "other"])
-        fast.observe_attempt(result, profile, seconds)
-        plain.schedule_attempts.labels(result=result, profile=profile).inc()
-        plain.scheduling_attempt_duration.labels(result=result, profile=profile).observe(seconds)
-    got, want = _samples(fast_reg), _samples(plain_reg)
-    assert repr(got) == repr(want)  # repr: NaN sums compare equal as text
-
-
-def test_attempt_series_without_the_cells_it_expects_takes_the_library_calls() -> None:
-    calls: list[tuple[str, Any]] = []
-
-    class Child:
-        def inc(self) -> None:
-            calls.append(("inc", None))
-
-        def observe(self, v: float) -> None:
-            calls.append(("observe", v))
-
-    AttemptSeries(Child(), Child()).observe(0.5)
-    assert calls == [("inc", None), ("observe", 0.5)]
-
 
 # --- GangScheduling.permit against the former reading -------------------------------------------
 
