@@ -457,9 +457,32 @@ class ControlPlane:
             self._server_task = None
 
 
-#: the cyclic collector's thresholds :func:`tune_gc` sets: gen 0 every 50,000 net allocations,
-#: older generations rarely (the bench runs its in-process planes under the same)
-GC_THRESHOLD = (50_000, 20, 20)
+#: the cyclic collector's thresholds :func:`tune_gc` sets (the bench runs its in-process planes
+#: under the same): a young pass every 200,000 net allocations of tracked objects, a
+#: generation-1 pass on every fifth trigger, after four young passes (every 1,000,000
+#: allocations: no later than the 1,100,000 of the former ``(50_000, 20, 20)``, see
+#: :data:`GEN1_INTERVAL`), a full pass by CPython's own rule (20 generation-1 passes and a
+#: quarter of the long-lived heap new since the last one).
+#:
+#: Why 200,000 and not 50,000: a young pass traverses every tracked object alive at that moment
+#: that arrived since the last one, and a plane busy with a gang always holds tens of thousands
+#: of short-lived ones (a member's cycle state, assignment and waiting pod until the gang is
+#: bound; binding tasks, their coroutines and futures; watch events on their way): with a pass
+#: every 50,000 allocations about half of what a pass traversed was such work in flight, which
+#: a pass four times rarer mostly finds gone (the session-16 ``gcshare`` section of
+#: docs/bench.md has the measurements). What survives is traversed once per generation either
+#: way. The cost is a longer pause per young pass (~50 ms → ~150 ms with 5,000-pod gangs) and
+#: cyclic garbage waiting up to 200,000 allocations instead of 50,000 (the plane makes little:
+#: tens of objects per pass).
+GC_THRESHOLD = (200_000, 3, 20)
+
+#: the net allocations between two generation-1 passes at most, for :data:`GC_THRESHOLD`:
+#: CPython collects generation 1 on the first trigger that finds its count (the young passes
+#: since the last one) above its threshold, so ``threshold[1] + 1`` young passes and then the
+#: generation-1 pass come ``threshold[0]`` allocations apart. A garbage cycle that outlived a young pass waits this long; the plane keeps
+#: it at or below the 1,100,000 of the former (50,000, 20, 20), so that making young passes
+#: rarer never postpones a generation-1 pass (which would only move its cost, not remove it).
+GEN1_INTERVAL = GC_THRESHOLD[0] * (GC_THRESHOLD[1] + 2)
 
 
 def tune_gc() -> None:
