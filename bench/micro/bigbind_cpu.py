@@ -48,8 +48,8 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
-#: the control plane's collector thresholds (``gangplane.controlplane.GC_THRESHOLD``)
-GC_THRESHOLD = (50_000, 20, 20)
+from gangplane.controlplane import GC_THRESHOLD  # the plane's own collector thresholds
+
 NS = "default"
 
 

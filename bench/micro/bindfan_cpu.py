@@ -34,11 +34,10 @@ import sys
 import time
 from typing import Any
 
+from gangplane.controlplane import GC_THRESHOLD  # the plane's own collector thresholds
+
 NAMESPACE = "bindfan"
 NON_TERMINAL_PODS = "status.phase!=Succeeded,status.phase!=Failed"
-#: the control plane's collector thresholds (``gangplane.controlplane.GC_THRESHOLD``); CPython's
-#: default (700) would make older-generation passes over the whole heap most of the reading
-GC_THRESHOLD = (50_000, 20, 20)
 
 
 def gang_pod(i: int, size: int = 3) -> dict[str, Any]:

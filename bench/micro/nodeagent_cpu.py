@@ -38,9 +38,7 @@ from typing import Any
 from apiserver.client.interface import NAMESPACES, NODES, PODS
 from bench.workloads.statefulsets import fleet_doc
 from controllers.nodeagent import NodeAgent
-
-#: the control plane's collector thresholds (``gangplane.controlplane.GC_THRESHOLD``)
-GC_THRESHOLD = (50_000, 20, 20)
+from gangplane.controlplane import GC_THRESHOLD  # the plane's own collector thresholds
 
 
 def gang_pod(i: int) -> dict[str, Any]:
