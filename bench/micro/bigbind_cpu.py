@@ -211,21 +211,14 @@ async def measure(members: int) -> str:
     )
 
 
-async def direct(members: int) -> str:
+async def queued_gang(members: int) -> tuple[Any, Any, list[dict[str, Any]], list[Any]]:
+    """A plane with a Scheduler fed by hand (not by informers): ``members`` nodes, one gang
+    PodGroup of ``members`` and its pods created and queued, every member popped as the PodGroup
+    cycle pops them. The plane, the scheduler, the created pods and the queued members."""
     from apiserver.client.interface import PODGROUPS, PODS
-    from apiserver.server.localclient import LocalClient
-    from bench.workloads.common import bound_pod, node, start_plane
-    from scheduler.framework import CycleState
+    from bench.workloads.common import node, start_plane
     from scheduler.scheduler import Scheduler
 
-    bind, api = _Acc(), _Acc()
-    Scheduler._binding_cycle = _stepped(Scheduler._binding_cycle, bind)  # type: ignore[method-assign]
-    orig_sub = LocalClient.create_subresource
-
-    def create_subresource(self: LocalClient, *a: Any, **kw: Any) -> Any:
-        return _Steps(orig_sub(self, *a, **kw), api)
-
-    LocalClient.create_subresource = create_subresource  # type: ignore[method-assign]
     cp = await start_plane([])
     client = cp.client("kube-scheduler")
     sched = Scheduler(client, seed=1)
@@ -245,6 +238,24 @@ async def direct(members: int) -> str:
     assert first is not None
     queued = [first, *sched.queue.pop_group_members(f"{NS}/g", exclude=first.uid)]
     assert len(queued) == members
+    return cp, sched, pods, queued
+
+
+async def direct(members: int) -> str:
+    from apiserver.server.localclient import LocalClient
+    from bench.workloads.common import bound_pod
+    from scheduler.framework import CycleState
+    from scheduler.scheduler import Scheduler
+
+    bind, api = _Acc(), _Acc()
+    Scheduler._binding_cycle = _stepped(Scheduler._binding_cycle, bind)  # type: ignore[method-assign]
+    orig_sub = LocalClient.create_subresource
+
+    def create_subresource(self: LocalClient, *a: Any, **kw: Any) -> Any:
+        return _Steps(orig_sub(self, *a, **kw), api)
+
+    LocalClient.create_subresource = create_subresource  # type: ignore[method-assign]
+    cp, sched, pods, queued = await queued_gang(members)
     fw = sched.frameworks["default-scheduler"]
     gc.collect()
     gc.freeze()

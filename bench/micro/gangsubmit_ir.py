@@ -15,32 +15,11 @@ import gc
 import sys
 import time
 
-from bench.micro.bigbind_cpu import NS, _pods
+from bench.micro.bigbind_cpu import queued_gang
 
 
 async def setup(members):
-    from apiserver.client.interface import PODGROUPS, PODS
-    from bench.workloads.common import node, start_plane
-    from scheduler.scheduler import Scheduler
-
-    cp = await start_plane([])
-    client = cp.client("kube-scheduler")
-    sched = Scheduler(client, seed=1)
-    for i in range(members):
-        sched.cache.add_node(node(i))
-    pg = {
-        "apiVersion": "scheduling.k8s.io/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {"name": "g", "namespace": NS},
-        "spec": {"schedulingPolicy": {"gang": {"minCount": members}}},
-    }
-    sched._on_pod_group_add(await client.create(PODGROUPS, pg, NS))
-    pods = [await client.create(PODS, p, NS) for p in _pods(members)]
-    for p in pods:
-        sched._on_pod_add(p)
-    first = sched.queue.pop_nowait()
-    queued = [first, *sched.queue.pop_group_members(f"{NS}/g", exclude=first.uid)]
-    # warm: one extra warm-up of asyncio bits is implicit in setup
+    cp, sched, _, queued = await queued_gang(members)
     return cp, sched, queued
 
 

@@ -807,28 +807,33 @@ class PodTopologySpread:
     def score_array(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> Any:
         """Score and NormalizeScore of ``nodes`` in arrays over the node table (the fused
         column of :meth:`score_nodes`, normalized as :meth:`normalize_scores` does), or ``None``."""
-        s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
-        if s is None or s.ignored_nodes:
-            return None
-        found = _table(state, self.handle.snapshot if self.handle is not None else None, nodes)
-        if found is None:
+        got = self._array_inputs(state, nodes)
+        if got is None:
             return None
         spread_arrays = lazymodule.module("scheduler.plugins.spread_arrays")
-        return spread_arrays.normalized_array(s, found[0], found[1], len(nodes))
+        return spread_arrays.normalized_array(got[0], got[1], got[2], len(nodes))
 
     def score_array_bounded(
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
     ) -> tuple[Any, int, int] | None:
         """:meth:`score_array` with the least and greatest value of its column
         (:class:`~scheduler.interfaces.BoundedArrayScorePlugin`), or ``None`` where it is ``None``."""
+        got = self._array_inputs(state, nodes)
+        if got is None:
+            return None
+        spread_arrays = lazymodule.module("scheduler.plugins.spread_arrays")
+        return spread_arrays.normalized_array_bounded(got[0], got[1], got[2], len(nodes))  # type: ignore[no-any-return]
+
+    def _array_inputs(self, state: CycleState, nodes: list[NodeInfo]) -> tuple[_ScoreState, Any, Any] | None:
+        """The PreScore state, node table and rows the array scores read, or ``None`` (no
+        PreScore, ignored nodes, or ``nodes`` not a run of the table)."""
         s: _ScoreState | None = state.get(_PRE_SCORE_KEY)
         if s is None or s.ignored_nodes:
             return None
         found = _table(state, self.handle.snapshot if self.handle is not None else None, nodes)
         if found is None:
             return None
-        spread_arrays = lazymodule.module("scheduler.plugins.spread_arrays")
-        return spread_arrays.normalized_array_bounded(s, found[0], found[1], len(nodes))  # type: ignore[no-any-return]
+        return s, found[0], found[1]
 
     def score_run_key(self, pod_info: PodInfo) -> Any:
         """gangplane's run of identical pods: equal for pods whose PreFilter, PreScore and Score

@@ -159,6 +159,31 @@ def _raw_of(before: float | None, after: list[float], other_term: float) -> int:
     return int(total + 0.5)
 
 
+def _few_counted_split(table: NodeTable, s: Any) -> tuple[int, list[tuple[int, Any]]] | None:
+    """The few-counted shape both fast paths need: every hostname constraint's pods on at most
+    :data:`FEW_COUNTED` nodes (of a fully hostname-labelled table) and at most one constraint of
+    another key. Its index (``-1``: none) and each hostname constraint's index with the nodes it
+    counts; ``None``: another shape (the general code answers)."""
+    if s.ignored_nodes or not s.per_node:
+        return None
+    other = -1
+    counted: list[tuple[int, Any]] = []
+    for i, c in enumerate(s.constraints):
+        if c.topology_key == LABEL_HOSTNAME:
+            per_node = s.per_node[i]
+            if per_node is None or not table.all_labelled(LABEL_HOSTNAME):
+                return None
+            on = per_node.nodes_counted()
+            if len(on) > FEW_COUNTED:
+                return None
+            counted.append((i, on))
+        elif other >= 0:
+            return None
+        else:
+            other = i
+    return other, counted
+
+
 def _small_normalized(
     table: NodeTable, rows: Rows, s: Any, count: int
 ) -> tuple[np.ndarray | int, int, int] | None:
@@ -172,29 +197,16 @@ def _small_normalized(
     are the table of normalized scores by id and its gather over the window. Those two functions
     made about ten numpy calls on a table of a few ids, each costing more than its Python
     equivalent. ``None``: any other case (the general code answers)."""
-    if not isinstance(rows, slice) or s.ignored_nodes or not s.per_node:
+    if not isinstance(rows, slice):
         return None
+    split = _few_counted_split(table, s)
+    if split is None or split[0] < 0:
+        return None
+    other, counted = split
     constraints = s.constraints
-    other = -1
-    counted: list[Any] = []
-    for i, c in enumerate(constraints):
-        if c.topology_key == LABEL_HOSTNAME:
-            per_node = s.per_node[i]
-            if per_node is None or not table.all_labelled(LABEL_HOSTNAME):
-                return None
-            on = per_node.nodes_counted()
-            if len(on) > FEW_COUNTED:
-                return None
-            counted.append(on)
-        elif other >= 0:
-            return None
-        else:
-            other = i
-    if other < 0:
-        return None
     row_of = table.row_of
     start, stop = rows.start, rows.stop
-    for on in counted:
+    for _, on in counted:
         for name in on:
             r = row_of.get(name)
             if r is not None and start <= r < stop:
@@ -285,24 +297,11 @@ def _few_counted_normalized(
 
 def _few_counted(table: NodeTable, rows: Rows, s: Any, count: int) -> _FewCounted | None:
     """The parts of :func:`few_counted_array` (see there), or ``None``."""
-    if s.ignored_nodes or not s.per_node:
+    split = _few_counted_split(table, s)
+    if split is None:
         return None
+    other, counted = split
     constraints = s.constraints
-    other = -1
-    counted: list[tuple[int, Any]] = []
-    for i, c in enumerate(constraints):
-        if c.topology_key == LABEL_HOSTNAME:
-            per_node = s.per_node[i]
-            if per_node is None or not table.all_labelled(LABEL_HOSTNAME):
-                return None
-            on = per_node.nodes_counted()
-            if len(on) > FEW_COUNTED:
-                return None
-            counted.append((i, on))
-        elif other >= 0:
-            return None
-        else:
-            other = i
     weights = s.weights
     before, after = _uncounted_terms(constraints, weights, other)
 
