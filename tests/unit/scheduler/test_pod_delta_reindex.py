@@ -20,9 +20,19 @@ from scheduler.cache import PodLabelIndex, Snapshot, SpreadCounts
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.pod_delta import pods_changed, same_for_indexes
 from scheduler.testing import make_node, make_pod, zoned_cache
+from tests.unit.scheduler.cache_history import APPS, ZONE, CacheHistory, Mix, pod_labels
 
-ZONE = "topology.kubernetes.io/zone"
-APPS = ("a", "b", "c")
+#: no gangs: single pods of every kind of event
+MIX = Mix(
+    gang=0.0,
+    assume=0.25,
+    confirm=0.45,
+    relabel=0.55,
+    remove=0.62,
+    node_zone=0.67,
+    snapshot_assume=0.85,
+    forget=0.92,
+)
 
 
 def _counter(app: str) -> Any:
@@ -89,23 +99,6 @@ def _fresh(snap: Snapshot) -> dict[str, Any]:
     }
 
 
-def _bound(pod: dict[str, Any], node: str, rv: int, **changes: Any) -> dict[str, Any]:
-    meta = {**pod["metadata"], "resourceVersion": str(rv)}
-    if "labels" in changes:
-        meta["labels"] = changes["labels"]
-    if changes.get("deleting"):
-        meta["deletionTimestamp"] = "2026-12-05T10:00:00Z"
-    return {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}}
-
-
-def _labels(rng: random.Random, k: int) -> dict[str, str]:
-    """An app label (sometimes none) and a StatefulSet pod's own unique labels."""
-    out = {"statefulset.kubernetes.io/pod-name": f"p{k}", "apps.kubernetes.io/pod-index": str(k)}
-    if rng.random() < 0.9:
-        out["app"] = rng.choice(APPS)
-    return out
-
-
 @pytest.mark.parametrize("shift", [True, False])
 @pytest.mark.parametrize("seed", range(12))
 def test_pod_indexes_told_only_changed_pods_equal_a_rebuild(
@@ -133,61 +126,13 @@ def test_pod_indexes_told_only_changed_pods_equal_a_rebuild(
     cache, names = zoned_cache(10)
     snap = cache.snapshot()
     _kept(snap)
-    assumed: list[tuple[dict[str, Any], str]] = []
-    bound: list[tuple[dict[str, Any], str]] = []
-    mine: list[tuple[PodInfo, str]] = []
+    history = CacheHistory(cache, snap, names, MIX)
     for step in range(300):
-        rv = step + 1
-        op = rng.random()
-        if op < 0.25:  # the cache assumes a pod
-            p = make_pod(f"p{step}", uid=f"u{step}", labels=_labels(rng, step), requests={"cpu": "10m"})
-            node = rng.choice(names)
-            cache.assume_pod(p, node)
-            assumed.append((p, node))
-        elif op < 0.45 and assumed:  # its bound self confirms it, mostly alike
-            p, node = assumed.pop(rng.randrange(len(assumed)))
-            kind = rng.random()
-            if kind < 0.7:
-                obj = _bound(p, node, rv)
-            elif kind < 0.8:
-                obj = _bound(p, node, rv, labels=_labels(rng, step))
-            elif kind < 0.9:
-                obj = _bound(p, node, rv, deleting=True)
-            else:
-                obj = _bound(p, rng.choice(names), rv)
-            cache.add_pod(obj)
-            bound.append((obj, obj["spec"]["nodeName"]))
-        elif op < 0.55 and bound:  # relabelled or marked for deletion
-            i = rng.randrange(len(bound))
-            obj, node = bound[i]
-            new = (
-                _bound(obj, node, rv, labels=_labels(rng, step))
-                if rng.random() < 0.6
-                else _bound(obj, node, rv, deleting=True)
-            )
-            cache.update_pod(obj, new)
-            bound[i] = (new, node)
-        elif op < 0.62 and bound:
-            obj, _ = bound.pop(rng.randrange(len(bound)))
-            cache.remove_pod(obj)
-        elif op < 0.67:  # a node moves to another zone
-            i = rng.randrange(len(names))
-            cache.update_node(None, make_node(names[i], labels={ZONE: f"z{rng.randrange(3)}"}))
-        elif op < 0.85:  # the snapshot's own assume (a search), its index deferred or not
-            pi = PodInfo(
-                make_pod(f"w{step}", uid=f"w{step}", labels=_labels(rng, step), requests={"cpu": "5m"})
-            )
-            node = rng.choice(names)
-            snap.assume_pod(pi, node, defer_index=rng.random() < 0.7)
-            mine.append((pi, node))
-        elif op < 0.92 and mine:  # and its forget
-            pi, node = mine.pop(rng.randrange(len(mine)))
-            snap.forget_pod(pi, node)
+        history.step(rng, step)
         if rng.random() < 0.15:
             assert _kept(snap) == _fresh(snap), step
         if rng.random() < 0.4:
-            cache.update_snapshot(snap)
-            mine.clear()
+            history.update_snapshot()
             assert _kept(snap) == _fresh(snap), step
     assert deltas > 100  # the indexes were told deltas, not only rebuilt
     assert (shifts > 20) if shift else not shifts  # the counts moved by deltas (or recounted)
@@ -224,7 +169,7 @@ def test_pods_changed_in_place_equals_the_lookup(seed: int) -> None:
 
     in_place = 0
     for trial in range(60):
-        old = [info(k, _labels(rng, k)) for k in range(rng.randrange(0, 8))]
+        old = [info(k, pod_labels(rng, k)) for k in range(rng.randrange(0, 8))]
         new: list[PodInfo] = []
         for p in old:
             r = rng.random()
@@ -233,7 +178,7 @@ def test_pods_changed_in_place_equals_the_lookup(seed: int) -> None:
             elif r < 0.75:
                 new.append(PodInfo(p.pod))  # confirmed: a new PodInfo seen alike
             elif r < 0.83:
-                new.append(info(int(p.name[1:]), _labels(rng, trial)))  # relabelled
+                new.append(info(int(p.name[1:]), pod_labels(rng, trial)))  # relabelled
             elif r < 0.88:
                 new.append(info(int(p.name[1:]), dict(p.labels), deleting=True))
             elif r < 0.94:
@@ -241,7 +186,7 @@ def test_pods_changed_in_place_equals_the_lookup(seed: int) -> None:
             else:
                 new.insert(rng.randrange(len(new) + 1), p)  # moved
         for k in range(rng.randrange(0, 3)):
-            extra = info(100 + trial * 10 + k, _labels(rng, k))
+            extra = info(100 + trial * 10 + k, pod_labels(rng, k))
             if rng.random() < 0.8:
                 new.append(extra)
             else:

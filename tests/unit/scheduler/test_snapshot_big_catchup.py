@@ -27,9 +27,19 @@ from scheduler.plugins import pod_topology_spread as pts
 from scheduler.podgroup_algorithm import PodGroupAlgorithm
 from scheduler.podgroups import PodGroupState
 from scheduler.testing import make_node, make_pod, zoned_cache
+from tests.unit.scheduler.cache_history import APPS, ZONE, CacheHistory, Mix, bound_copy
 
-ZONE = "topology.kubernetes.io/zone"
-APPS = ("a", "b", "c")
+#: whole gangs besides the single pods' events
+MIX = Mix(
+    gang=0.05,
+    assume=0.3,
+    confirm=0.5,
+    relabel=0.58,
+    remove=0.64,
+    node_zone=0.68,
+    snapshot_assume=0.85,
+    forget=0.92,
+)
 #: out of reach: the counts are always kept and moved node by node
 NEVER = 10**9
 
@@ -78,22 +88,6 @@ def _fresh(snap: Snapshot) -> dict[tuple[str, str], Any]:
     return out
 
 
-def _bound(pod: dict[str, Any], node: str, rv: int, **changes: Any) -> dict[str, Any]:
-    meta = {**pod["metadata"], "resourceVersion": str(rv)}
-    if "labels" in changes:
-        meta["labels"] = changes["labels"]
-    if changes.get("deleting"):
-        meta["deletionTimestamp"] = "2026-12-05T10:00:00Z"
-    return {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}}
-
-
-def _labels(rng: random.Random, k: int) -> dict[str, str]:
-    out = {"apps.kubernetes.io/pod-index": str(k)}
-    if rng.random() < 0.9:
-        out["app"] = rng.choice(APPS)
-    return out
-
-
 def _count_drops(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the catch-ups that dropped the counts: ``[dropped, kept]``."""
     seen = [0, 0]
@@ -120,74 +114,13 @@ def test_counts_after_big_catch_ups_equal_a_rebuild(
     cache, names = zoned_cache(10)
     snap = cache.snapshot()
     _counts(snap)
-    assumed: list[tuple[dict[str, Any], str]] = []
-    bound: list[tuple[dict[str, Any], str]] = []
-    mine: list[tuple[PodInfo, str]] = []
+    history = CacheHistory(cache, snap, names, MIX, pod_name_label=False)
     for step in range(400):
-        rv = step + 1
-        op = rng.random()
-        if op < 0.05:  # a gang: a pod on each of many nodes, in the cache or in the snapshot
-            in_snap = rng.random() < 0.5
-            app = rng.choice(APPS)
-            for j, node in enumerate(rng.sample(names, rng.randrange(4, len(names) + 1))):
-                labels = {"app": app, "apps.kubernetes.io/pod-index": str(j)}
-                p = make_pod(f"g{step}-{j}", uid=f"g{step}-{j}", labels=labels, requests={"cpu": "10m"})
-                if in_snap:
-                    pi = PodInfo(p)
-                    snap.assume_pod(pi, node, defer_index=rng.random() < 0.8)
-                    mine.append((pi, node))
-                else:
-                    cache.assume_pod(p, node)
-                    assumed.append((p, node))
-        elif op < 0.3:  # the cache assumes a pod
-            p = make_pod(f"p{step}", uid=f"u{step}", labels=_labels(rng, step), requests={"cpu": "10m"})
-            node = rng.choice(names)
-            cache.assume_pod(p, node)
-            assumed.append((p, node))
-        elif op < 0.5 and assumed:  # its bound self confirms it, mostly alike
-            p, node = assumed.pop(rng.randrange(len(assumed)))
-            kind = rng.random()
-            if kind < 0.7:
-                obj = _bound(p, node, rv)
-            elif kind < 0.8:
-                obj = _bound(p, node, rv, labels=_labels(rng, step))
-            elif kind < 0.9:
-                obj = _bound(p, node, rv, deleting=True)
-            else:
-                obj = _bound(p, rng.choice(names), rv)
-            cache.add_pod(obj)
-            bound.append((obj, obj["spec"]["nodeName"]))
-        elif op < 0.58 and bound:  # relabelled or marked for deletion
-            i = rng.randrange(len(bound))
-            obj, node = bound[i]
-            new = (
-                _bound(obj, node, rv, labels=_labels(rng, step))
-                if rng.random() < 0.6
-                else _bound(obj, node, rv, deleting=True)
-            )
-            cache.update_pod(obj, new)
-            bound[i] = (new, node)
-        elif op < 0.64 and bound:
-            obj, _ = bound.pop(rng.randrange(len(bound)))
-            cache.remove_pod(obj)
-        elif op < 0.68:  # a node moves to another zone
-            i = rng.randrange(len(names))
-            cache.update_node(None, make_node(names[i], labels={ZONE: f"z{rng.randrange(3)}"}))
-        elif op < 0.85:  # the snapshot's own assume (a search), its index deferred or not
-            pi = PodInfo(
-                make_pod(f"w{step}", uid=f"w{step}", labels=_labels(rng, step), requests={"cpu": "5m"})
-            )
-            node = rng.choice(names)
-            snap.assume_pod(pi, node, defer_index=rng.random() < 0.7)
-            mine.append((pi, node))
-        elif op < 0.92 and mine:  # and its forget
-            pi, node = mine.pop(rng.randrange(len(mine)))
-            snap.forget_pod(pi, node)
+        history.step(rng, step)
         if rng.random() < 0.1:
             assert _counts(snap) == _fresh(snap), step
         if rng.random() < 0.3:
-            cache.update_snapshot(snap)
-            mine.clear()
+            history.update_snapshot()
             if rng.random() < 0.7:  # read (and so built again) before the next update, or not
                 assert _counts(snap) == _fresh(snap), step
     if big == NEVER:
@@ -239,7 +172,7 @@ def _place_gangs(seed: int, big: int, monkeypatch: pytest.MonkeyPatch) -> list[s
         assert result.success and result.placement is not None
         for p, host in unconfirmed:  # the previous gang's bindings come back
             rv += 1
-            cache.add_pod(_bound(p, host, rv))
+            cache.add_pod(bound_copy(p, host, rv))
         unconfirmed = []
         fitting = result.placement.fitting()
         for a in fitting:
