@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.cache import Cache, Snapshot
-from scheduler.nodeinfo import PodInfo
+from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.testing import make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
@@ -40,6 +40,20 @@ def pod_labels(rng: random.Random, k: int, *, pod_name: bool = True) -> dict[str
     if rng.random() < 0.9:
         out["app"] = rng.choice(APPS)
     return out
+
+
+def app_counter(app: str) -> Any:
+    """A node's count of the live ``default`` pods labelled ``app=<app>`` (what a spreading
+    constraint on that label counts), computed from its pods as a rebuild would."""
+
+    def count(ni: NodeInfo) -> int:
+        return sum(
+            1
+            for p in ni.pods
+            if not p.terminating and p.namespace == "default" and p.labels.get("app") == app
+        )
+
+    return count
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from scheduler.cache import PodLabelIndex, Snapshot, SpreadCounts
 from scheduler.nodeinfo import NodeInfo, PodInfo
 from scheduler.pod_delta import pods_changed, same_for_indexes
 from scheduler.testing import make_node, make_pod, zoned_cache
-from tests.unit.scheduler.cache_history import APPS, ZONE, CacheHistory, Mix, pod_labels
+from tests.unit.scheduler.cache_history import APPS, ZONE, CacheHistory, Mix, app_counter, pod_labels
 
 #: no gangs: single pods of every kind of event
 MIX = Mix(
@@ -35,20 +35,9 @@ MIX = Mix(
 )
 
 
-def _counter(app: str) -> Any:
-    def count(ni: NodeInfo) -> int:
-        return sum(
-            1
-            for p in ni.pods
-            if not p.terminating and p.namespace == "default" and p.labels.get("app") == app
-        )
-
-    return count
-
-
 def _pods_counter(app: str) -> Any:
-    """``_counter`` as a sum over a list of pods (what ``SpreadCounts.shift`` counts a delta with)."""
-    count = _counter(app)
+    """``app_counter`` as a sum over a list of pods (what ``SpreadCounts.shift`` counts a delta with)."""
+    count = app_counter(app)
     return lambda pods: count(NodeInfo(make_node("x"), pods))
 
 
@@ -61,7 +50,7 @@ def _spread(snap: Snapshot, app: str) -> SpreadCounts:
     return snap.spread_counts(
         f"app={app}",
         ZONE,
-        _counter(app),
+        app_counter(app),
         required=frozenset({("default", "app", app)}),
         count_pods=_pods_counter(app) if SHIFT[0] else None,
     )
@@ -89,7 +78,7 @@ def _fresh(snap: Snapshot) -> dict[str, Any]:
         labels.update(name, ni)
     spread = {}
     for app in APPS:
-        agg = SpreadCounts(ZONE, _counter(app), app, frozenset({("default", "app", app)}))
+        agg = SpreadCounts(ZONE, app_counter(app), app, frozenset({("default", "app", app)}))
         for name, ni in snap.node_info_map.items():
             agg.update(name, ni)
         spread[app] = (dict(agg.by_value), dict(agg.nodes_counted()))

@@ -27,7 +27,7 @@ from scheduler.plugins import pod_topology_spread as pts
 from scheduler.podgroup_algorithm import PodGroupAlgorithm
 from scheduler.podgroups import PodGroupState
 from scheduler.testing import make_node, make_pod, zoned_cache
-from tests.unit.scheduler.cache_history import APPS, ZONE, CacheHistory, Mix, bound_copy
+from tests.unit.scheduler.cache_history import APPS, ZONE, CacheHistory, Mix, app_counter, bound_copy
 
 #: whole gangs besides the single pods' events
 MIX = Mix(
@@ -44,19 +44,8 @@ MIX = Mix(
 NEVER = 10**9
 
 
-def _counter(app: str) -> Any:
-    def count(ni: NodeInfo) -> int:
-        return sum(
-            1
-            for p in ni.pods
-            if not p.terminating and p.namespace == "default" and p.labels.get("app") == app
-        )
-
-    return count
-
-
 def _spread(snap: Snapshot, app: str, key: str) -> SpreadCounts:
-    count = _counter(app)
+    count = app_counter(app)
     return snap.spread_counts(
         f"app={app}",
         key,
@@ -81,7 +70,7 @@ def _fresh(snap: Snapshot) -> dict[tuple[str, str], Any]:
     out = {}
     for app in APPS:
         for key in (ZONE, "kubernetes.io/hostname"):
-            agg = SpreadCounts(key, _counter(app), app, frozenset({("default", "app", app)}))
+            agg = SpreadCounts(key, app_counter(app), app, frozenset({("default", "app", app)}))
             for name, ni in snap.node_info_map.items():
                 agg.update(name, ni)
             out[(app, key)] = (dict(agg.by_value), dict(agg.nodes_counted()))
