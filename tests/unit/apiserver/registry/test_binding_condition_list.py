@@ -7,7 +7,6 @@ full; the list is one object per second while the table keeps it, and nobody mod
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -17,20 +16,11 @@ from apiserver.client.informer import Informer
 from apiserver.client.interface import PODS
 from apiserver.meta import FakeClock, rfc3339
 from apiserver.storage.sharedsubtrees import SharedSubtrees
-from gangplane.controlplane import ControlPlane, ControlPlaneOptions
+from gangplane.controlplane import ControlPlane
 
 from .test_binding_shares_revision import _reference
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def plane() -> AsyncIterator[ControlPlane]:
-    cp = ControlPlane(ControlPlaneOptions(clock=FakeClock()))
-    try:
-        yield cp
-    finally:
-        await cp.stop()
 
 
 def _pod(name: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ still holds its decoded dict or only its bytes, and the previous revision must b
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -17,19 +16,10 @@ import pytest
 
 from apiserver.client.informer import Informer
 from apiserver.client.interface import PODS
-from apiserver.meta import FakeClock, rfc3339
-from gangplane.controlplane import ControlPlane, ControlPlaneOptions
+from apiserver.meta import rfc3339
+from gangplane.controlplane import ControlPlane
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def plane() -> AsyncIterator[ControlPlane]:
-    cp = ControlPlane(ControlPlaneOptions(clock=FakeClock()))
-    try:
-        yield cp
-    finally:
-        await cp.stop()
 
 
 def _pod(rnd: random.Random, name: str) -> dict[str, Any]:
