@@ -1,4 +1,4 @@
-"""The in-process plane the client tests of this folder write through (a fake clock, stopped after)."""
+"""The in-process plane the API tests below this folder write through (a fake clock, stopped after)."""
 
 from __future__ import annotations
 
