@@ -53,8 +53,13 @@ def test_the_bound_holds_for_every_later_call_while_pods_are_placed(min_count: i
     assert promised or min_count in (None, 1)
 
 
+#: 120 seeds in blocks of 15: a wide block takes ~20 s alone, well inside pytest's timeout on a
+#: loaded runner, and the blocks spread over the xdist workers
+BLOCK = 15
+
+
 @pytest.mark.parametrize("wide", [False, True])
-@pytest.mark.parametrize("block", range(3))
+@pytest.mark.parametrize("block", range(120 // BLOCK))
 def test_the_search_with_the_skips_sees_what_it_sees_asking_after_every_pod(
     block: int, wide: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -73,7 +78,7 @@ def test_the_search_with_the_skips_sees_what_it_sees_asking_after_every_pod(
 
     monkeypatch.setattr(PodGroupAlgorithm, "__init__", init)
     monkeypatch.setattr(Framework, "run_placement_feasible_plugins", counting)
-    for seed in range(block * 40, block * 40 + 40):
+    for seed in range(block * BLOCK, block * BLOCK + BLOCK):
         for carry in (True, False):
             mode["skip"] = False
             every = _search(seed, carry_runs=carry, wide=wide)
