@@ -19,8 +19,18 @@ ASKED = [("", "configmaps"), ("scheduling.k8s.io", "priorityclasses"), ("", "sec
 
 def _body(group: str, plural: str, name: str, rnd: random.Random) -> dict:
     if plural == "configmaps":
-        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": str(rnd.random())}}
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": 7}
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name},
+            "data": {"k": str(rnd.random())},
+        }
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": 7,
+    }
 
 
 def _check(api: object) -> None:
