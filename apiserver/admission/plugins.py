@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from apiserver import errors
 from apiserver.admission import CREATE, DELETE, UPDATE, Attributes, Lookup, Plugin
+from apiserver.admission.prioritydefault import GlobalDefault
 from apiserver.api.wellknown import PODGROUP_PROTECTION_FINALIZER
 from apiserver.rest.resources import ResourceDef
 from featuregates import GENERIC_WORKLOAD
@@ -62,6 +63,10 @@ class Priority(Plugin):
 
     name = "Priority"
 
+    def __init__(self) -> None:
+        #: the global default class, looked for again only when the stored classes changed
+        self._global_default = GlobalDefault()
+
     def handles(self, operation: str, rd: ResourceDef) -> bool:
         return operation == CREATE and _pod_or_pod_group(rd)
 
@@ -92,12 +97,7 @@ class Priority(Plugin):
                 value = int(pc.get("value", 0))
                 policy = pc.get("preemptionPolicy")
         else:
-            default = None
-            for pc in api.peek_all("scheduling.k8s.io", "priorityclasses"):  # read only
-                if pc.get("globalDefault") and (
-                    default is None or int(pc.get("value", 0)) < int(default.get("value", 0))
-                ):
-                    default = pc
+            default = self._global_default.find(api)
             if default is not None:
                 spec["priorityClassName"] = default["metadata"]["name"]
                 value = int(default.get("value", 0))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from apiserver.registry import continuetoken
 from apiserver.rest.resources import Registry, ResourceDef
 from apiserver.rest.strategy import StrategyContext
 from apiserver.storage.cache import Watcher
-from apiserver.storage.interface import Record, Storage, StoreError
+from apiserver.storage.interface import Key, Record, Storage, StoreError
 from apiserver.storage.memory import MemoryStorage
 from apiserver.storage.sharedsubtrees import SharedSubtrees
 from apiserver.validation.metamemo import ValidatedMetadata
@@ -222,6 +222,10 @@ class GenericStore:
     ) -> None:
         self.registry = registry
         self.store: Storage = store or MemoryStorage()
+        #: the storage's own record dicts of the resources asked about on every write (held read
+        #: only, see :meth:`live_records`), and the storage they belong to
+        self._live: dict[tuple[str, str], dict[Key, Record]] = {}
+        self._live_store: Any = None
         self.gates = gates or FeatureGate()
         self.admission = admission if admission is not None else []
         #: which of ``admission``'s hooks act on each (resource, operation), found once
@@ -291,7 +295,12 @@ class GenericStore:
         on every write (the namespace, the PriorityClasses) is decoded once per revision, where
         ``rec.obj`` decoded a record kept only as bytes again at every read.
         """
-        rec = self.store.get((group, plural), (namespace, name))
+        live = self.live_records(group, plural)
+        rec = (
+            live.get((namespace, name))
+            if live is not None
+            else self.store.get((group, plural), (namespace, name))
+        )
         return rec.shared(self.shared_subtrees) if rec is not None else None
 
     def held_shared(self, rd: ResourceDef, ns: str, name: str) -> Obj | None:
@@ -311,8 +320,37 @@ class GenericStore:
         return [r.shared(self.shared_subtrees) for r in recs]
 
     def stored_count(self, group: str, plural: str) -> int:
-        """How many objects of ``(group, plural)`` are stored (cheap: admission asks on every write)."""
-        return self.store.count((group, plural))
+        """How many objects of ``(group, plural)`` are stored (cheap: admission asks on every write,
+        several times: the policy plugins and the webhook front door each count two resources)."""
+        if self.store is self._live_store:
+            held = self._live.get((group, plural))
+            if held is not None:
+                return len(held)
+        live = self.live_records(group, plural)
+        return len(live) if live is not None else self.store.count((group, plural))
+
+    def live_records(self, group: str, plural: str) -> Mapping[Key, Record] | None:
+        """The current records of ``(group, plural)`` by key, read only (never modified, never
+        kept past the call by the caller except as a memo key), or None where the storage has no
+        such dict to give.
+
+        Every backend is a :class:`~apiserver.storage.cache.WatchCache`, whose dict of a resource
+        is one object for its whole life, changed in place: held here, a count or a lookup on
+        every write is one dict operation instead of three calls into the storage; and a reader
+        deriving something from a whole resource (Priority's global default) can tell by the
+        records' identities (a record is immutable) that nothing changed since it last looked.
+        """
+        store = self.store
+        if store is not self._live_store:  # first ask (or a storage swapped in since)
+            self._live.clear()
+            self._live_store = store
+        got = self._live.get((group, plural))
+        if got is None:
+            items_of = getattr(store, "live_items", None)
+            if items_of is None:
+                return None
+            got = self._live[(group, plural)] = items_of((group, plural))
+        return got
 
     def _key(self, rd: ResourceDef, ns: str, name: str) -> tuple[str, str]:
         return (ns if rd.namespaced else "", name)

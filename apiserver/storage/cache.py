@@ -436,6 +436,13 @@ class WatchCache:
             self._resources[skey] = rs
         return rs
 
+    def live_items(self, skey: StorageKey) -> dict[Key, Record]:
+        """The resource's current records by key, read only: the cache's own dict, the same one
+        for the cache's life (a resource's cache is made once, never replaced, and its ``items``
+        only changed in place). For readers that ask on every write (admission's counts and
+        lookups) and keep it, rather than looking the resource up each time."""
+        return self.resource(skey).items
+
     def storage_keys(self) -> list[StorageKey]:
         return list(self._resources)
 
