@@ -142,13 +142,18 @@ def _plan(fw: Framework, skip: set[str]) -> _Plan | None:
     with no membership test per plugin. Kept per framework while those four objects are the
     ones it was made from (a test that assigns another set gets a new plan; the sets are never
     changed in place). The weights are read in every cycle (tests change them in place)."""
-    columns, uniform, arrays = fw.column_scorers, fw.uniform_scorers, fw.array_scorers
-    made_from = (fw, fw.score_plugins, columns, uniform, arrays)
+    plugins, columns, uniform, arrays = (
+        fw.score_plugins,
+        fw.column_scorers,
+        fw.uniform_scorers,
+        fw.array_scorers,
+    )
     entry = _PLANS.get(id(fw))
-    if entry is None or any(a is not b for a, b in zip(entry[0], made_from, strict=True)):
+    if entry is None or not _made_from(entry[0], fw, plugins, columns, uniform, arrays):
         if len(_PLANS) >= MAX_PLANNED_FRAMEWORKS:
             _PLANS.clear()
-        entry = _PLANS[id(fw)] = (made_from, {})  # the objects pinned: their ids stay theirs
+        # the objects pinned: their ids stay theirs
+        entry = _PLANS[id(fw)] = ((fw, plugins, columns, uniform, arrays), {})
     plans = entry[1]
     key = frozenset(skip)
     if key in plans:
@@ -166,6 +171,17 @@ def _plan(fw: Framework, skip: set[str]) -> _Plan | None:
             plan = _Plan(first, rest)
     plans[key] = plan
     return plan
+
+
+def _made_from(made: tuple[Any, ...], fw: Any, plugins: Any, columns: Any, uniform: Any, arrays: Any) -> bool:
+    """Whether plans made from ``made`` are the plans of these objects (compared by identity)."""
+    return (
+        made[0] is fw
+        and made[1] is plugins
+        and made[2] is columns
+        and made[3] is uniform
+        and made[4] is arrays
+    )
 
 
 #: :func:`_plan`'s plans per framework (by id), with the framework and the plugin list and sets
