@@ -206,7 +206,10 @@ def find_nodes_that_pass_filters(
         fw.next_start_node_index = (start + to_find) % n
         return [ni for ni in picked if ni is not None]
 
-    already = {name for name, _ in diagnosis.node_to_status.items()}
+    # the nodes a status was already written for (the nominated node's): none in most cycles
+    already: Collection[str] = (
+        {name for name, _ in diagnosis.node_to_status.items()} if len(diagnosis.node_to_status) else ()
+    )
     skip = state.skip_filter_plugins
     active = [pl for pl in fw.filter_plugins if pl.name not in skip]
     hints = fw.run_filter_hints(state, pod_info, snapshot, active)
@@ -226,6 +229,89 @@ def find_nodes_that_pass_filters(
             else:
                 checks.append((i, h.check))
     with_nominated = fw.any_nominated_pods()
+    #: the index in ``names`` of the last feasible node, when the path that found them knows it
+    last_index: int | None = None
+    feasible: list[NodeInfo]
+    if not always and not checks and not surely and not only and not with_nominated and not already:
+        # nothing can reject any node: the next nodes in rotation are the feasible ones
+        if names is snapshot.node_names:
+            # the same nodes, in the same (name) order, as a window that knows it is a run
+            # of the snapshot (its consumers need not compare it with the snapshot again)
+            feasible = snapshot.run(start, to_find)
+            # the window is consecutive in name order: its last node is ``to_find - 1`` on
+            last_index = (start + len(feasible) - 1) % n
+        else:
+            feasible = [
+                ni
+                for ni in map(node_infos.get, itertools.islice(_rotation(names, start), to_find))
+                if ni is not None
+            ]
+    elif (
+        not always
+        and not checks
+        and not with_nominated
+        and not already
+        and names is snapshot.node_names
+        and n >= arraypolicy.ARRAY_MIN_NODES
+        and (masked := _feasible_by_mask(snapshot, surely, only, start, to_find))
+    ):
+        # every rejection is known from the hints: the feasible nodes are the first ones in
+        # rotation outside them, found with array operations over the node table
+        feasible = masked
+    else:
+        feasible = _visit_nodes(
+            fw,
+            state,
+            pod_info,
+            diagnosis,
+            names,
+            snapshot,
+            active,
+            hints,
+            (always, checks, surely, only),
+            with_nominated,
+            start,
+            to_find,
+            already,
+        )
+    if len(feasible) >= to_find:
+        # kube stops right after the last feasible node; continue from the node after it
+        # (a SortedList bisects itself in O(log n); bisect.bisect_left would index it per step)
+        if last_index is not None:
+            last = last_index
+        else:
+            bisect_left = getattr(names, "bisect_left", None)
+            last_name = feasible[-1].name
+            last = bisect_left(last_name) if bisect_left is not None else bisect.bisect_left(names, last_name)
+        fw.next_start_node_index = (last + 1) % n
+    else:
+        fw.next_start_node_index = start
+    return feasible
+
+
+def _visit_nodes(
+    fw: Framework,
+    state: CycleState,
+    pod_info: PodInfo,
+    diagnosis: Diagnosis,
+    names: Sequence[str],
+    snapshot: Snapshot,
+    active: list[Any],
+    hints: list[Any],
+    by_hint: tuple[
+        list[int], list[tuple[int, Collection[str]]], list[Collection[str]], list[Collection[str]]
+    ],
+    with_nominated: bool,
+    start: int,
+    to_find: int,
+    already: Collection[str],
+) -> list[NodeInfo]:
+    """:func:`find_nodes_that_pass_filters` node by node, where the hints leave some Filter plugin
+    to run or a node is nominated; ``by_hint``: its ``always``, ``checks``, ``surely`` and ``only``.
+    A function of its own so that the closures below are made on this path only, not in every
+    cycle whose hints decide every node (a StatefulSet pod's on a cluster with room)."""
+    node_infos = snapshot.node_info_map
+    always, checks, surely, only = by_hint
     nominated_nodes: Collection[str] = ()
     if with_nominated:
         nominator = fw.handle.nominator
@@ -235,8 +321,6 @@ def find_nodes_that_pass_filters(
     feasible: list[NodeInfo] = []
     deferred: list[str] = []
     append = feasible.append
-    #: the index in ``names`` of the last feasible node, when the path that found them knows it
-    last_index: int | None = None
 
     def record(name: str, ni: NodeInfo, st: Status | None) -> None:
         if st is None or st.code == Code.SUCCESS:
@@ -302,50 +386,11 @@ def find_nodes_that_pass_filters(
                 st = hinted_status(name, ni)
             record(name, ni, st)
 
-    if not always and not checks and not surely and not only and not with_nominated and not already:
-        # nothing can reject any node: the next nodes in rotation are the feasible ones
-        if names is snapshot.node_names:
-            # the same nodes, in the same (name) order, as a window that knows it is a run
-            # of the snapshot (its consumers need not compare it with the snapshot again)
-            feasible = snapshot.run(start, to_find)
-            # the window is consecutive in name order: its last node is ``to_find - 1`` on
-            last_index = (start + len(feasible) - 1) % n
-        else:
-            feasible = [
-                ni
-                for ni in map(node_infos.get, itertools.islice(_rotation(names, start), to_find))
-                if ni is not None
-            ]
-    elif (
-        not always
-        and not checks
-        and not with_nominated
-        and not already
-        and names is snapshot.node_names
-        and n >= arraypolicy.ARRAY_MIN_NODES
-        and (masked := _feasible_by_mask(snapshot, surely, only, start, to_find))
-    ):
-        # every rejection is known from the hints: the feasible nodes are the first ones in
-        # rotation outside them, found with array operations over the node table
-        feasible = masked
-    else:
-        visit_hinted(_rotation(names, start))
-        if not feasible and deferred:
-            # Nothing fits: the surely-rejected nodes get their statuses too, so that the
-            # FitError names every node's real reason (the first rejecting plugin, in order).
-            visit_deferred(deferred)
-    if len(feasible) >= to_find:
-        # kube stops right after the last feasible node; continue from the node after it
-        # (a SortedList bisects itself in O(log n); bisect.bisect_left would index it per step)
-        if last_index is not None:
-            last = last_index
-        else:
-            bisect_left = getattr(names, "bisect_left", None)
-            last_name = feasible[-1].name
-            last = bisect_left(last_name) if bisect_left is not None else bisect.bisect_left(names, last_name)
-        fw.next_start_node_index = (last + 1) % n
-    else:
-        fw.next_start_node_index = start
+    visit_hinted(_rotation(names, start))
+    if not feasible and deferred:
+        # Nothing fits: the surely-rejected nodes get their statuses too, so that the
+        # FitError names every node's real reason (the first rejecting plugin, in order).
+        visit_deferred(deferred)
     return feasible
 
 

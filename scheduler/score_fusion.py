@@ -62,44 +62,36 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
     records keep this pod's scores (they need each plugin's column)."""
     if not nodes:
         return NOT_FUSED
-    uniform, columns, arrays = fw.uniform_scorers, fw.column_scorers, fw.array_scorers
-    skip = state.skip_score_plugins
-    active = [pl for pl in fw.score_plugins if pl.name not in skip]
-    for pl in active:
-        if pl.name not in columns and pl.name not in uniform and pl.name not in arrays:
-            return NOT_FUSED
+    plan = _plan(fw, state.skip_score_plugins)
+    if plan is None:
+        return NOT_FUSED
     weights = fw.score_weights
     parts: list[tuple[ScoreColumn, int]] = []
     extra: list[tuple[Any, int, tuple[int, int] | None]] = []
     try:
         # the column plugins first: where there is no column (a PodGroup placement's nodes, not
         # a run of the table) the general path follows, and the uniform answers are not asked twice
-        for pl in active:
-            if pl.name in columns and pl.name not in uniform:
-                spec = pl.score_column(state, pod_info, nodes)  # type: ignore[attr-defined]
-                if spec is None:
-                    return NOT_FUSED
-                parts.append((spec, weights.get(pl.name, 1)))
-        if not parts:
-            return NOT_FUSED  # nothing kept to fuse: the general path is this path
-        for pl in active:
+        for pl in plan.columns:
+            spec = pl.score_column(state, pod_info, nodes)
+            if spec is None:
+                return NOT_FUSED
+            parts.append((spec, weights.get(pl.name, 1)))
+        for pl, is_uniform, is_column, is_array in plan.rest:
             name = pl.name
-            if name in uniform:
-                u = pl.uniform_score(state, pod_info, nodes)  # type: ignore[attr-defined]
+            if is_uniform:
+                u = pl.uniform_score(state, pod_info, nodes)
                 if u is not None:
                     if u < MIN_NODE_SCORE or u > MAX_NODE_SCORE:
                         return NOT_FUSED
                     continue  # the same number on every node: no part of the pick
-                if name in columns:
-                    spec = pl.score_column(state, pod_info, nodes)  # type: ignore[attr-defined]
+                if is_column:
+                    spec = pl.score_column(state, pod_info, nodes)
                     if spec is None:
                         return NOT_FUSED
                     parts.append((spec, weights.get(name, 1)))
                     continue
-                if name not in arrays:
+                if not is_array:
                     return NOT_FUSED
-            elif name in columns:
-                continue  # a part already
             bounded = getattr(pl, "score_array_bounded", None)
             if bounded is not None:
                 got = bounded(state, pod_info, nodes)
@@ -107,7 +99,7 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
                     return NOT_FUSED
                 extra.append((got[0], weights.get(name, 1), (got[1], got[2])))
                 continue
-            col = pl.score_array(state, pod_info, nodes)  # type: ignore[attr-defined]
+            col = pl.score_array(state, pod_info, nodes)
             if col is None:
                 return NOT_FUSED
             extra.append((col, weights.get(name, 1), None))
@@ -125,6 +117,78 @@ def fused_totals(fw: Framework, state: CycleState, pod_info: PodInfo, nodes: lis
     if not extra:
         return kept[rows]
     return _with_arrays(kept[rows], extra)
+
+
+class _Plan:
+    """What :func:`fused_totals` asks of the active Score plugins, in their order, for one
+    framework and one set of plugins skipped by PreScore (see :func:`_plan`)."""
+
+    __slots__ = ("columns", "rest")
+
+    def __init__(self, columns: list[Any], rest: list[tuple[Any, bool, bool, bool]]) -> None:
+        #: the column plugins without a uniform answer, asked for their columns first
+        self.columns = columns
+        #: every other active plugin with whether it is a uniform, a column and an array scorer
+        self.rest = rest
+
+
+def _plan(fw: Framework, skip: set[str]) -> _Plan | None:
+    """The plugins :func:`fused_totals` calls and how, or ``None`` when some active plugin has
+    none of the fused forms (the general path answers).
+
+    Worked out from the framework's plugin list and its sets of column, uniform and array
+    scorers once per set of skipped plugins (PreScore's ``Skip`` answers: a handful per
+    profile), not in every cycle: a cycle then makes the same plugin calls in the same order
+    with no membership test per plugin. Kept per framework while those four objects are the
+    ones it was made from (a test that assigns another set gets a new plan; the sets are never
+    changed in place). The weights are read in every cycle (tests change them in place)."""
+    plugins, columns, uniform, arrays = (
+        fw.score_plugins,
+        fw.column_scorers,
+        fw.uniform_scorers,
+        fw.array_scorers,
+    )
+    entry = _PLANS.get(id(fw))
+    if entry is None or not _made_from(entry[0], fw, plugins, columns, uniform, arrays):
+        if len(_PLANS) >= MAX_PLANNED_FRAMEWORKS:
+            _PLANS.clear()
+        # the objects pinned: their ids stay theirs
+        entry = _PLANS[id(fw)] = ((fw, plugins, columns, uniform, arrays), {})
+    plans = entry[1]
+    key = frozenset(skip)
+    if key in plans:
+        return plans[key]  # type: ignore[no-any-return]
+    plan: _Plan | None = None
+    active = [pl for pl in fw.score_plugins if pl.name not in skip]
+    if all(pl.name in columns or pl.name in uniform or pl.name in arrays for pl in active):
+        first = [pl for pl in active if pl.name in columns and pl.name not in uniform]
+        rest = [
+            (pl, pl.name in uniform, pl.name in columns, pl.name in arrays)
+            for pl in active
+            if pl.name in uniform or pl.name not in columns
+        ]
+        if first:
+            plan = _Plan(first, rest)
+    plans[key] = plan
+    return plan
+
+
+def _made_from(made: tuple[Any, ...], fw: Any, plugins: Any, columns: Any, uniform: Any, arrays: Any) -> bool:
+    """Whether plans made from ``made`` are the plans of these objects (compared by identity)."""
+    return (
+        made[0] is fw
+        and made[1] is plugins
+        and made[2] is columns
+        and made[3] is uniform
+        and made[4] is arrays
+    )
+
+
+#: :func:`_plan`'s plans per framework (by id), with the framework and the plugin list and sets
+#: they were made from (pinned, and compared by identity)
+_PLANS: dict[int, tuple[tuple[Any, ...], dict[frozenset[str], _Plan | None]]] = {}
+#: frameworks planned for before the plans start over (a process has a profile or two; tests make many)
+MAX_PLANNED_FRAMEWORKS = 64
 
 
 def _with_arrays(window: Any, extra: list[tuple[Any, int, tuple[int, int] | None]]) -> Any:

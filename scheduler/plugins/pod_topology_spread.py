@@ -389,14 +389,21 @@ class _Holders:
         if self.snapshot is None or not pairs:
             self._got[i] = None
             return None
-        if pairs in self._few:
-            held = self._few[pairs]
-        else:
-            held = self._few[pairs] = self.snapshot.nodes_with_pod_labels_at_most(
-                self.namespace, pairs, SMALL_HOLDERS
-            )
+        held = self.few_of(pairs)
         if held is not None:
             self._got[i] = held
+        return held
+
+    def few_of(self, pairs: tuple[tuple[str, str], ...]) -> set[str] | None:
+        """The nodes holding pods of the namespace with every pair of ``pairs`` (empty: none)
+        when some pair is on at most :data:`SMALL_HOLDERS` nodes, else None (the pod label
+        index's :meth:`~scheduler.cache.PodLabelIndex.nodes_with_at_most`); asked once per pairs
+        (the sets are only read)."""
+        if pairs in self._few:
+            return self._few[pairs]
+        held = self._few[pairs] = self.snapshot.nodes_with_pod_labels_at_most(
+            self.namespace, pairs, SMALL_HOLDERS
+        )
         return held
 
 
@@ -597,7 +604,7 @@ class PodTopologySpread:
                 state, snapshot, pod_info, nodes, constraints, ignored, holders, require_all, count_keys
             )
 
-        if _none_match(snapshot, pod_info.namespace, constraints, pairs):
+        if _none_match(snapshot, pod_info.namespace, constraints, pairs, holders):
             st = _ScoreState(constraints, ignored, None, None, holders, none_match=True, fill=fill)
         else:
             counts, weights, per_node, domain_counts = fill()
@@ -971,6 +978,7 @@ def _none_match(
     namespace: str,
     constraints: list[Constraint],
     pairs_of: list[tuple[tuple[str, str], ...]] | None = None,
+    holders: _Holders | None = None,
 ) -> bool:
     """Whether the snapshot's pod label index shows that no node holds a pod any constraint's
     selector may match (every count 0); False when it cannot tell (a selector without a required
@@ -978,7 +986,15 @@ def _none_match(
     itself (:class:`_Holders`) is as large as the nodes running the set's pods, and is built only
     if the counts are (once, for the running counts), not for every pod of a growing set. The
     index is asked once per run of equal pairs: the default constraints (hostname, zone) share
-    one selector, so a new set's first pod asks once, not twice."""
+    one selector, so a new set's first pod asks once, not twice.
+
+    With the cycle's ``holders`` (of the same snapshot and namespace), a question is first
+    their :meth:`_Holders.few_of`: when some pair is on at most :data:`SMALL_HOLDERS` nodes that
+    is the nodes holding pods with every pair, so empty exactly when no node does; only when it
+    cannot say (``None``: every pair on more nodes, whose intersection may still be empty) is
+    the index asked as above. A small gang's sibling, whose pods are on a node or two, then asks
+    the index once for both answers instead of once here and again for its counts
+    (:meth:`_Holders.few`, which reads the same answer)."""
     if snapshot is None or not constraints:
         return False
     asked: tuple[tuple[str, str], ...] | None = None
@@ -988,7 +1004,11 @@ def _none_match(
             return False
         if pairs == asked:
             continue  # the same question as the previous constraint's: no node, again
-        if snapshot.any_node_with_pod_labels(namespace, pairs):
+        held = holders.few_of(pairs) if holders is not None else None
+        if held is not None:
+            if held:
+                return False  # a few nodes hold such pods
+        elif snapshot.any_node_with_pod_labels(namespace, pairs):
             return False
         asked = pairs
     return True
