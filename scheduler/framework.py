@@ -269,6 +269,10 @@ class Framework:
         #: gangplane: the scheduling cycle adds the Score columns and picks the host in numpy
         #: arrays when the plugins offer them (off: lists only; the differential tests compare)
         self.array_scores = True
+        #: :func:`scheduler.score_fusion.fused_totals`' plans per set of PreScore-skipped plugins,
+        #: and the plugin list and scorer sets they were made from (compared by identity)
+        self.fusion_plans: dict[frozenset[str], Any] = {}
+        self.fusion_plans_from: tuple[Any, ...] | None = None
 
     @property
     def uniform_scorers(self) -> set[str]:

@@ -148,13 +148,11 @@ def _plan(fw: Framework, skip: set[str]) -> _Plan | None:
         fw.uniform_scorers,
         fw.array_scorers,
     )
-    entry = _PLANS.get(id(fw))
-    if entry is None or not _made_from(entry[0], fw, plugins, columns, uniform, arrays):
-        if len(_PLANS) >= MAX_PLANNED_FRAMEWORKS:
-            _PLANS.clear()
-        # the objects pinned: their ids stay theirs
-        entry = _PLANS[id(fw)] = ((fw, plugins, columns, uniform, arrays), {})
-    plans = entry[1]
+    made = fw.fusion_plans_from
+    if made is None or not _made_from(made, plugins, columns, uniform, arrays):
+        fw.fusion_plans.clear()
+        fw.fusion_plans_from = (plugins, columns, uniform, arrays)
+    plans = fw.fusion_plans
     key = frozenset(skip)
     if key in plans:
         return plans[key]  # type: ignore[no-any-return]
@@ -173,22 +171,9 @@ def _plan(fw: Framework, skip: set[str]) -> _Plan | None:
     return plan
 
 
-def _made_from(made: tuple[Any, ...], fw: Any, plugins: Any, columns: Any, uniform: Any, arrays: Any) -> bool:
+def _made_from(made: tuple[Any, ...], plugins: Any, columns: Any, uniform: Any, arrays: Any) -> bool:
     """Whether plans made from ``made`` are the plans of these objects (compared by identity)."""
-    return (
-        made[0] is fw
-        and made[1] is plugins
-        and made[2] is columns
-        and made[3] is uniform
-        and made[4] is arrays
-    )
-
-
-#: :func:`_plan`'s plans per framework (by id), with the framework and the plugin list and sets
-#: they were made from (pinned, and compared by identity)
-_PLANS: dict[int, tuple[tuple[Any, ...], dict[frozenset[str], _Plan | None]]] = {}
-#: frameworks planned for before the plans start over (a process has a profile or two; tests make many)
-MAX_PLANNED_FRAMEWORKS = 64
+    return made[0] is plugins and made[1] is columns and made[2] is uniform and made[3] is arrays
 
 
 def _with_arrays(window: Any, extra: list[tuple[Any, int, tuple[int, int] | None]]) -> Any:

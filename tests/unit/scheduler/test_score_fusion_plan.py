@@ -97,6 +97,8 @@ class _Framework:
         self.uniform_scorers: set[str] = set()
         self.array_scorers: set[str] = set()
         self.score_weights: dict[str, int] = {}
+        self.fusion_plans: dict[frozenset[str], Any] = {}
+        self.fusion_plans_from: tuple[Any, ...] | None = None
 
 
 def _reference(fw: Any, state: CycleState, pod_info: Any, nodes: Any) -> Any:
