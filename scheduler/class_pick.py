@@ -24,7 +24,8 @@ parts and size, and per pod:
 - the totals ``base + weight * norm``, the best, and the number of tied nodes (the best classes'
   sizes); ``rng.randrange(ties)`` drawn only when there are several, as
   :func:`scheduler.score_totals.select` draws; the ``r``-th tied node in the run's feasible order
-  (rotation order), found by one pass over the class ids.
+  (rotation order), found by one pass over the class ids (one byte each: a ``bytes.translate``
+  masks the tied classes).
 
 Only a node taking one of the run's pods changes class (its hostname term and base:
 :meth:`moved`); the other windows' pods change the per-value terms, which every class reads.
@@ -47,6 +48,11 @@ if TYPE_CHECKING:
     from scheduler.placement_run import PlacementRun
 
 __all__ = ["ClassPick", "SharedCounts", "class_raws"]
+
+#: class ids below this are kept one byte per feasible position (:attr:`ClassPick.class_of`, a
+#: ``bytearray``), which :meth:`ClassPick._position` masks by ``bytes.translate``; a run with
+#: more classes keeps them in a numpy array (about 20 classes in a window of 500 nodes)
+_BYTE_IDS = 256
 
 
 class ClassPick:
@@ -89,7 +95,8 @@ class ClassPick:
         self.parts: list[tuple[Any, ...]] = []
         self.base: list[int] = []
         self.sizes: list[int] = []
-        #: the class id of each feasible position
+        #: the class id of each feasible position: a ``bytearray`` while every id is below
+        #: :data:`_BYTE_IDS`, else a numpy array
         self.class_of: Any = None
         #: the non-empty classes, and per constraint their parts and their bases, in that order
         #: (made again only when a class empties or fills: :meth:`_relive`)
@@ -146,7 +153,7 @@ class ClassPick:
             self.base.append(k[-1])
         for i in class_of:
             self.sizes[i] += 1
-        self.class_of = np.array(class_of, dtype=np.intp)
+        self.class_of = bytearray(class_of) if len(ids) <= _BYTE_IDS else np.array(class_of, dtype=np.intp)
         self._relive()
         return self
 
@@ -171,11 +178,16 @@ class ClassPick:
             self.parts.append(key[:-1])
             self.base.append(key[-1])
             sizes.append(0)
-        old = int(self.class_of[q])
+        class_of = self.class_of
+        old = int(class_of[q])
         if old != new:
             sizes[old] -= 1
             sizes[new] += 1
-            self.class_of[q] = new
+            if new >= _BYTE_IDS and type(class_of) is bytearray:
+                import numpy as np  # (already imported: the run is in arrays)
+
+                class_of = self.class_of = np.frombuffer(class_of, dtype=np.uint8).astype(np.intp)
+            class_of[q] = new
             if not sizes[old] or sizes[new] == 1:
                 self._relive()
 
@@ -221,6 +233,13 @@ class ClassPick:
         import numpy as np  # (already imported: the run is in arrays)
 
         class_of = self.class_of
+        if type(class_of) is bytearray:
+            # the tied classes' mask by one byte translation, its positions read by numpy in
+            # place: no class id array compared, no lookup table array built and indexed
+            table = bytearray(256)  # (ids below _BYTE_IDS <= 256)
+            for c in tied:
+                table[c] = 1
+            return int(np.frombuffer(class_of.translate(table), dtype=np.bool_).nonzero()[0][r])
         if len(tied) == 1:
             return int((class_of == tied[0]).nonzero()[0][r])
         lut = np.zeros(len(self.sizes), dtype=bool)
