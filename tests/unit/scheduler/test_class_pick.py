@@ -162,6 +162,16 @@ def test_class_raws_round_as_the_spread_column_on_sums_near_a_half(constraints: 
     column.arrays = True
     column.raw = np.zeros(len(cols[0]), dtype=np.int64)
     assert class_raws(cols) == column._score_all().tolist()
+    if constraints == 2:
+        # the hostname-then-zone pick's one pass: the second column read through row indexes
+        from scheduler.class_pick import host_zone_raws
+
+        rows = list(range(len(cols[1])))
+        r.shuffle(rows)
+        row_terms = [0.0] * len(rows)
+        for q, j in enumerate(rows):
+            row_terms[j] = cols[1][q]
+        assert host_zone_raws(cols[0], rows, row_terms) == class_raws(cols)
 
 
 @pytest.mark.parametrize("seed", range(6))
