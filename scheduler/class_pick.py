@@ -24,7 +24,8 @@ parts and size, and per pod:
 - the totals ``base + weight * norm``, the best, and the number of tied nodes (the best classes'
   sizes); ``rng.randrange(ties)`` drawn only when there are several, as
   :func:`scheduler.score_totals.select` draws; the ``r``-th tied node in the run's feasible order
-  (rotation order), found by one pass over the class ids.
+  (rotation order), found by one pass over the class ids (one byte each: a ``bytes.translate``
+  masks the tied classes).
 
 Only a node taking one of the run's pods changes class (its hostname term and base:
 :meth:`moved`); the other windows' pods change the per-value terms, which every class reads.
@@ -46,7 +47,12 @@ if TYPE_CHECKING:
 
     from scheduler.placement_run import PlacementRun
 
-__all__ = ["ClassPick", "SharedCounts", "class_raws"]
+__all__ = ["ClassPick", "SharedCounts", "class_raws", "host_zone_raws"]
+
+#: class ids below this are kept one byte per feasible position (:attr:`ClassPick.class_of`, a
+#: ``bytearray``), which :meth:`ClassPick._position` masks by ``bytes.translate``; a run with
+#: more classes keeps them in a numpy array (about 20 classes in a window of 500 nodes)
+_BYTE_IDS = 256
 
 
 class ClassPick:
@@ -57,6 +63,7 @@ class ClassPick:
         "spread",
         "weight",
         "domain",
+        "host_zone",
         "node_parts",
         "ids",
         "parts",
@@ -78,6 +85,8 @@ class ClassPick:
         #: per constraint: a domain one (its part is the node's row of per-value terms) or not
         #: (its part is the node's own term: hostname)
         self.domain: list[bool] = [not h for h in spread.hostname]
+        #: kube's default constraints: hostname, then one domain (:meth:`pick` sums in one pass)
+        self.host_zone = self.domain == [False, True]
         #: per constraint, where a node's part is read: the rows (a list: they never change) or
         #: the spread run's own term column (an array, changed in place as pods are assumed)
         self.node_parts: list[Any] = [
@@ -89,7 +98,8 @@ class ClassPick:
         self.parts: list[tuple[Any, ...]] = []
         self.base: list[int] = []
         self.sizes: list[int] = []
-        #: the class id of each feasible position
+        #: the class id of each feasible position: a ``bytearray`` while every id is below
+        #: :data:`_BYTE_IDS`, else a numpy array
         self.class_of: Any = None
         #: the non-empty classes, and per constraint their parts and their bases, in that order
         #: (made again only when a class empties or fills: :meth:`_relive`)
@@ -146,7 +156,7 @@ class ClassPick:
             self.base.append(k[-1])
         for i in class_of:
             self.sizes[i] += 1
-        self.class_of = np.array(class_of, dtype=np.intp)
+        self.class_of = bytearray(class_of) if len(ids) <= _BYTE_IDS else np.array(class_of, dtype=np.intp)
         self._relive()
         return self
 
@@ -171,11 +181,16 @@ class ClassPick:
             self.parts.append(key[:-1])
             self.base.append(key[-1])
             sizes.append(0)
-        old = int(self.class_of[q])
+        class_of = self.class_of
+        old = int(class_of[q])
         if old != new:
             sizes[old] -= 1
             sizes[new] += 1
-            self.class_of[q] = new
+            if new >= _BYTE_IDS and type(class_of) is bytearray:
+                import numpy as np  # (already imported: the run is in arrays)
+
+                class_of = self.class_of = np.frombuffer(class_of, dtype=np.uint8).astype(np.intp)
+            class_of[q] = new
             if not sizes[old] or sizes[new] == 1:
                 self._relive()
 
@@ -186,6 +201,15 @@ class ClassPick:
         if self.shared is None:
             spread.catch_up_terms()  # the per-value terms current; the columns are left behind
             terms = [None if vt is None else vt.tolist() for vt in spread.value_terms]
+        elif self.host_zone:
+            # kube's default constraints (hostname, then zone) over the shared counts: the zone's
+            # terms as _shared_terms gives them, each class's raw summed as class_raws sums it
+            # (its hostname term, plus its zone row's term, plus 0.5), in one pass
+            self.run.stale = True  # (the columns read the table when they are next read)
+            at, w1, skew = self.shared.counts[1], spread.weights[1], spread.skews[1]
+            row_terms = [at.get(v, 0) * w1 + skew for v in self.values[1]]
+            row_terms.append(0.0)  # (the last row: nodes without the key)
+            return self._pick_over(host_zone_raws(*self.live_parts, row_terms), rng)
         else:
             self.run.stale = True  # (the columns read the table when they are next read)
             terms = _shared_terms(self.shared.counts, spread, self.values, self.domain)
@@ -193,7 +217,10 @@ class ClassPick:
             list(map(vt.__getitem__, parts)) if dom else parts
             for vt, parts, dom in zip(terms, self.live_parts, self.domain, strict=True)
         ]
-        raws = class_raws(cols)
+        return self._pick_over(class_raws(cols), rng)
+
+    def _pick_over(self, raws: list[int], rng: random.Random) -> int | None:
+        """:meth:`pick` from the live classes' raw spreading scores ``raws``."""
         lo, hi = min(raws), max(raws)
         w, m = self.weight, MAX_NODE_SCORE
         if hi == 0:
@@ -221,6 +248,13 @@ class ClassPick:
         import numpy as np  # (already imported: the run is in arrays)
 
         class_of = self.class_of
+        if type(class_of) is bytearray:
+            # the tied classes' mask by one byte translation, its positions read by numpy in
+            # place: no class id array compared, no lookup table array built and indexed
+            table = bytearray(256)  # (ids below _BYTE_IDS <= 256)
+            for c in tied:
+                table[c] = 1
+            return int(np.frombuffer(class_of.translate(table), dtype=np.bool_).nonzero()[0][r])
         if len(tied) == 1:
             return int((class_of == tied[0]).nonzero()[0][r])
         lut = np.zeros(len(self.sizes), dtype=bool)
@@ -238,6 +272,13 @@ def class_raws(cols: list[list[float]]) -> list[int]:
     for col in cols[1:]:
         sums = [a + b for a, b in zip(sums, col, strict=True)]
     return [int(t + 0.5) for t in sums]
+
+
+def host_zone_raws(own: list[float], rows: list[int], row_terms: list[float]) -> list[int]:
+    """:func:`class_raws` of two constraints, the first's terms ``own``, the second's the terms
+    of rows ``rows`` of ``row_terms``: the same additions (first term, plus second, plus 0.5)
+    without the second column built first."""
+    return [int(t + row_terms[j] + 0.5) for t, j in zip(own, rows, strict=True)]
 
 
 def _shared_terms(

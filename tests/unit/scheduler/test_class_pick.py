@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+import scheduler.class_pick as class_pick
 import scheduler.placement_run as placement_run
 from scheduler.class_pick import ClassPick
 
@@ -82,12 +83,16 @@ def _checking_pick(counts: dict[str, int], every: random.Random) -> Any:
     return pick
 
 
+@pytest.mark.parametrize("byte_ids", [256, 0, 3], ids=["bytes", "numpy", "bytes-then-numpy"])
 @pytest.mark.parametrize("wide", [False, True], ids=["narrow", "wide"])
 @pytest.mark.parametrize("block", range(3))
 def test_the_class_pick_picks_as_the_columns_every_pick(
-    block: int, wide: bool, monkeypatch: pytest.MonkeyPatch
+    block: int, wide: bool, byte_ids: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``byte_ids``: the class ids kept one byte each up to 256 classes (the default), in a
+    numpy array from the start, or one byte each until a fourth class appears in a run."""
     monkeypatch.setattr(placement_run, "ARRAY_RUN_MIN_NODES", 1)
+    monkeypatch.setattr(class_pick, "_BYTE_IDS", byte_ids)
     counts = {"class": 0, "checked": 0, "several": 0, "shared": 0}
     monkeypatch.setattr(ClassPick, "pick", _checking_pick(counts, random.Random(block)))
     seeds = range(block * 60, block * 60 + 60) if not wide else range(block * 20, block * 20 + 20)
@@ -157,3 +162,40 @@ def test_class_raws_round_as_the_spread_column_on_sums_near_a_half(constraints: 
     column.arrays = True
     column.raw = np.zeros(len(cols[0]), dtype=np.int64)
     assert class_raws(cols) == column._score_all().tolist()
+    if constraints == 2:
+        # the hostname-then-zone pick's one pass: the second column read through row indexes
+        from scheduler.class_pick import host_zone_raws
+
+        rows = list(range(len(cols[1])))
+        r.shuffle(rows)
+        row_terms = [0.0] * len(rows)
+        for q, j in enumerate(rows):
+            row_terms[j] = cols[1][q]
+        assert host_zone_raws(cols[0], rows, row_terms) == class_raws(cols)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_tied_position_is_the_r_th_of_the_tied_classes_in_feasible_order(seed: int) -> None:
+    """``ClassPick._position`` against the brute force (the positions whose class is tied, in
+    order, the ``r``-th of them), with the class ids one byte each and in a numpy array, on
+    random class assignments (1 to 300 classes, so ids past a byte too) and random tied sets."""
+    import numpy as np
+
+    r = random.Random(seed)
+    for _ in range(300):
+        classes = r.choice([1, 2, 5, 20, 255, 256, 300])
+        n = r.randrange(1, 600)
+        class_of = [r.randrange(classes) for _ in range(n)]
+        present = sorted(set(class_of))
+        tied = r.sample(present, r.randint(1, min(len(present), 8)))
+        tied.sort(key=lambda _: r.random())  # (the caller's order is the live classes')
+        positions = [q for q, c in enumerate(class_of) if c in tied]
+        k = r.randrange(len(positions))
+        cp = ClassPick.__new__(ClassPick)
+        cp.sizes = [class_of.count(c) for c in range(classes)]
+        representations = [np.array(class_of, dtype=np.intp)]
+        if classes <= 256:
+            representations.append(bytearray(class_of))
+        for rep in representations:
+            cp.class_of = rep
+            assert cp._position(tied, k) == positions[k]
