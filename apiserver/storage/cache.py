@@ -394,6 +394,10 @@ class WatchCache:
     change to :meth:`apply`; everything a reader sees comes from here.
     """
 
+    #: see :attr:`apiserver.storage.interface.Storage.acknowledged_at_apply`; a backend whose
+    #: ``durable`` never waits says so
+    acknowledged_at_apply = False
+
     def __init__(
         self,
         history_size: int = 200_000,
