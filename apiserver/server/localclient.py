@@ -256,21 +256,28 @@ class LocalClient:
 
         # chosen once per watch, not per event: every informer of the process runs each event of
         # its resource through this (four pod watches in the full plane)
-        obj_of: Callable[[Record], Obj]
-        if view:
+        objects: Callable[[builtins.list[tuple[str, Record]]], builtins.list[tuple[str, Obj]]]
+        if view or not read_only or self.read_only_objects.enabled:
+            obj_of: Callable[[Record], Obj]
+            if view:
 
-            def obj_of(rec: Record) -> Obj:
-                return self.api._to_view(rd, rec.copy())
+                def obj_of(rec: Record) -> Obj:
+                    return self.api._to_view(rd, rec.copy())
 
-        elif not read_only:
-            obj_of = Record.copy
-        elif self.read_only_objects.enabled:
-            obj_of = self._shared
+            elif not read_only:
+                obj_of = Record.copy
+            else:
+                obj_of = self._shared
+
+            def objects(pairs: builtins.list[tuple[str, Record]]) -> builtins.list[tuple[str, Obj]]:
+                return [(etype, obj_of(rec)) for etype, rec in pairs]
+
         else:
             subtrees = self.api.shared_subtrees
 
-            def obj_of(rec: Record) -> Obj:
-                return rec.shared(subtrees)  # what _shared does when the mutation detector is off
+            def objects(pairs: builtins.list[tuple[str, Record]]) -> builtins.list[tuple[str, Obj]]:
+                # what _shared does when the mutation detector is off, no call of ours per event
+                return [(etype, rec.shared(subtrees)) for etype, rec in pairs]
 
         def bookmark(rv: int, end: bool = False) -> builtins.list[tuple[str, Obj]]:
             md: Obj = {"resourceVersion": str(rv)}
@@ -288,7 +295,7 @@ class LocalClient:
             if webhook_views:
                 await converted(self.api, rd, lambda: self.api.view_records(rd, [r for _, r in first]))
             if first:
-                yield [(etype, obj_of(rec)) for etype, rec in first]
+                yield objects(first)
             if end_bookmark:
                 yield bookmark(start_rv, end=True)
             while True:
@@ -307,7 +314,7 @@ class LocalClient:
                 if webhook_views and drained:
                     await converted(self.api, rd, partial(self.api.view_records, rd, [r for _, r in drained]))
                 if drained:
-                    yield [(etype, obj_of(rec)) for etype, rec in drained]
+                    yield objects(drained)
                 if watcher.closed and not watcher.buffer:
                     return
         finally:

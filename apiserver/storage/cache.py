@@ -193,7 +193,9 @@ class Watcher:
         if self._shares:
             item[1].awaited()
         if self._waker is None:
-            self._wake()
+            fut = self._waiter  # _wake(), inline: one call per event and watch
+            if fut is not None and not fut.done():
+                fut.set_result(True)
         elif not self._queued:
             self._queued = True
             self._waker.add(self)
