@@ -2,12 +2,13 @@
 callgrind (a script, not a test):
 
     cd /tmp && PYTHONHASHSEED=0 PYTHONPATH=TREE valgrind --tool=callgrind --collect-atstart=no \
-        --toggle-collect=_operator_call python TREE/bench/micro/bindtask_ir.py 500
+        --toggle-collect=_operator_call python TREE/bench/micro/bindtask_ir.py 500 [INFORMERS]
 
 The direct setup of :mod:`bench.micro.bigbind_cpu` (a Scheduler fed by hand, one gang of N on N
 nodes) plus the gang benches' three read-only pod informers of :mod:`bench.micro.bindfan_cpu`
 (the scheduler's ``status.phase`` selector, the controller-manager's, the tracker's namespaced
-one). Every member is submitted (``assume_and_bind``) with the loop not running, so that no
+one; ``INFORMERS`` of them, 3 by default: with 0 the section is the binding tasks and their
+writes alone). Every member is submitted (``assume_and_bind``) with the loop not running, so that no
 binding task takes a step yet; then, inside ``operator.call`` (the only section callgrind
 collects: instruction counts, noise-free on a shared machine), the loop runs every binding
 cycle to its end (WaitOnPermit, PreBind, the ``pods/binding`` write with its watch-cache
@@ -30,12 +31,12 @@ from bench.micro.bigbind_cpu import NS, _pods
 from bench.micro.bindfan_cpu import NON_TERMINAL_PODS, _masked
 
 
-async def informers(cp: Any, namespace: str) -> tuple[list[Any], list[list[Any]]]:
+async def informers(cp: Any, namespace: str, count: int = 3) -> tuple[list[Any], list[list[Any]]]:
     from apiserver.client.informer import Informer
     from apiserver.client.interface import PODS
 
     out, seen = [], []
-    for ns, selector in (("", NON_TERMINAL_PODS), ("", ""), (namespace, "")):
+    for ns, selector in (("", NON_TERMINAL_PODS), ("", ""), (namespace, ""))[:count]:
         inf = Informer(cp.client(), PODS, ns, field_selector=selector)
         log: list[Any] = []
         seen.append(log)
@@ -47,14 +48,14 @@ async def informers(cp: Any, namespace: str) -> tuple[list[Any], list[list[Any]]
     return out, seen
 
 
-async def queued_gang(members: int) -> tuple[Any, Any, list[Any], list[Any], Any]:
+async def queued_gang(members: int, count: int = 3) -> tuple[Any, Any, list[Any], list[Any], Any]:
     """bigbind_cpu's ``queued_gang`` with the informers started before the pods are created."""
     from apiserver.client.interface import PODGROUPS, PODS
     from bench.workloads.common import node, start_plane
     from scheduler.scheduler import Scheduler
 
     cp = await start_plane([])
-    watching = await informers(cp, NS)
+    watching = await informers(cp, NS, count)
     client = cp.client("kube-scheduler")
     sched = Scheduler(client, seed=1)
     for i in range(members):
@@ -118,7 +119,8 @@ def main() -> None:
 
     EventRecorder._write = _write  # type: ignore[method-assign]
     loop = asyncio.new_event_loop()
-    cp, sched, pods, queued, (infs, seen) = loop.run_until_complete(queued_gang(n))
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    cp, sched, pods, queued, (infs, seen) = loop.run_until_complete(queued_gang(n, count))
     submit(loop, sched, queued)
     ns = pods[-1]["metadata"]["namespace"]
     gc.collect()
