@@ -5,7 +5,7 @@ callgrind (a script, not a test):
         --toggle-collect=_operator_call python TREE/bench/micro/bindtask_ir.py 500 [INFORMERS]
 
 The direct setup of :mod:`bench.micro.bigbind_cpu` (a Scheduler fed by hand, one gang of N on N
-nodes) plus the gang benches' three read-only pod informers of :mod:`bench.micro.bindfan_cpu`
+nodes; the plane's and the scheduler's clocks fake) plus the gang benches' three read-only pod informers of :mod:`bench.micro.bindfan_cpu`
 (the scheduler's ``status.phase`` selector, the controller-manager's, the tracker's namespaced
 one; ``INFORMERS`` of them, 3 by default: with 0 the section is the binding tasks and their
 writes alone). Every member is submitted (``assume_and_bind``) with the loop not running, so that no
@@ -51,13 +51,19 @@ async def informers(cp: Any, namespace: str, count: int = 3) -> tuple[list[Any],
 async def queued_gang(members: int, count: int = 3) -> tuple[Any, Any, list[Any], list[Any], Any]:
     """bigbind_cpu's ``queued_gang`` with the informers started before the pods are created."""
     from apiserver.client.interface import PODGROUPS, PODS
-    from bench.workloads.common import node, start_plane
+    from apiserver.meta import FakeClock
+    from bench.workloads.common import node
+    from controllers.fleet import Fleet
+    from gangplane.controlplane import ControlPlane, ControlPlaneOptions, default_components
     from scheduler.scheduler import Scheduler
 
-    cp = await start_plane([])
+    # fake clocks: the section's work must not depend on how long it takes under valgrind
+    # (a new second is a new PodScheduled condition list, a new Event timestamp...)
+    cp = ControlPlane(ControlPlaneOptions(clock=FakeClock()))
+    default_components(cp, Fleet.empty(), "*")
     watching = await informers(cp, NS, count)
     client = cp.client("kube-scheduler")
-    sched = Scheduler(client, seed=1)
+    sched = Scheduler(client, seed=1, clock=FakeClock())
     for i in range(members):
         sched.cache.add_node(node(i))
     pg = {
