@@ -235,6 +235,10 @@ class Framework:
         self.reserve_plugins: list[ReservePlugin] = at("reserve", ReservePlugin)
         self.permit_plugins: list[PermitPlugin] = at("permit", PermitPlugin)
         self.pre_bind_plugins: list[PreBindPlugin] = at("preBind", PreBindPlugin)
+        #: each PreBind plugin's synchronous "anything to do for this cycle?" (None: always)
+        self._pre_bind_needed: list[Callable[[CycleState], bool] | None] = [
+            getattr(pl, "pre_bind_needed", None) for pl in self.pre_bind_plugins
+        ]
         self.bind_plugins: list[BindPlugin] = at("bind", BindPlugin)
         self.post_bind_plugins: list[PostBindPlugin] = at("postBind", PostBindPlugin)
         self.placement_generate_plugins: list[PlacementGeneratePlugin] = at(
@@ -812,6 +816,17 @@ class Framework:
             return await wp.outcome()
         finally:
             self.waiting_pods.pop(pod_info.uid, None)
+
+    def pre_bind_has_work(self, state: CycleState) -> bool:
+        """False when every PreBind plugin tells, without awaiting, that its ``pre_bind`` would
+        answer None for this cycle (its ``pre_bind_needed``): :meth:`run_pre_bind_plugins`
+        would then answer None too, so the binding cycle skips it and its coroutines (two per
+        member of a big gang: the runner and DynamicResources' for a pod with no claims). A
+        plugin without ``pre_bind_needed`` always runs."""
+        for needed in self._pre_bind_needed:  # noqa: SIM110 (no generator per bound pod)
+            if needed is None or needed(state):
+                return True
+        return False
 
     async def run_pre_bind_plugins(
         self, state: CycleState, pod_info: PodInfo, node_name: str

@@ -717,7 +717,10 @@ class Scheduler:
                 return
             # past Permit the pod can no longer be "unschedulable": stop recording events for it
             self.queue.done(qpi.uid)
-            status = await fw.run_pre_bind_plugins(state, assumed, host)
+            # no PreBind plugin with work (a pod without claims): what the runner would answer
+            status = (
+                await fw.run_pre_bind_plugins(state, assumed, host) if fw.pre_bind_has_work(state) else None
+            )
             if status is None or status.is_success():
                 status = await fw.run_bind_plugins(state, assumed, host)
             self.cache.finish_binding(assumed.pod)

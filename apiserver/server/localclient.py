@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import os
-from collections.abc import AsyncIterator, Callable
+import types
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator
 from functools import partial
 from typing import Any, cast
 
@@ -33,6 +35,13 @@ from apiserver.storage.interface import BOOKMARK, Record
 #: ``KUBE_CACHE_MUTATION_DETECTOR``: every object handed out ``read_only`` is remembered, and
 #: :meth:`ReadOnlyObjects.verify` (run when a control plane stops) fails if one was changed.
 MUTATION_DETECTOR_ENV = "GANGPLANE_CACHE_MUTATION_DETECTOR"
+
+
+@types.coroutine
+def _turn() -> Generator[None, None, None]:
+    """One pass of the event loop, as ``await asyncio.sleep(0)`` takes (its bare ``yield``),
+    without ``sleep``'s own coroutine: every request of the in-process client yields once."""
+    yield
 
 
 class MutatedCacheObject(AssertionError):
@@ -103,7 +112,7 @@ class LocalClient:
 
     async def _yield(self) -> None:
         self.calls += 1
-        await asyncio.sleep(0)
+        await _turn()
         self.api.store.fresh()
 
     async def _durable(self, result: Any) -> Obj:
@@ -185,6 +194,43 @@ class LocalClient:
         timeout_seconds: float | None = None,
         read_only: bool = False,
     ) -> AsyncIterator[WatchEvent]:
+        """The watch's events one by one: :meth:`watch_batches`' batches, flattened."""
+        batches = self.watch_batches(
+            gvr,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            resource_version=resource_version,
+            allow_bookmarks=allow_bookmarks,
+            send_initial_events=send_initial_events,
+            timeout_seconds=timeout_seconds,
+            read_only=read_only,
+        )
+        async with contextlib.aclosing(batches):  # closed with this one: the watch ends at once
+            async for batch in batches:
+                for etype, obj in batch:
+                    yield WatchEvent(etype, obj)
+
+    async def watch_batches(
+        self,
+        gvr: GVR,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        resource_version: str = "",
+        allow_bookmarks: bool = False,
+        send_initial_events: bool = False,
+        timeout_seconds: float | None = None,
+        read_only: bool = False,
+    ) -> AsyncGenerator[builtins.list[tuple[str, Obj]], None]:
+        """:meth:`watch`'s events as ``(type, object)`` pairs, in lists: what the watch had
+        buffered at each wake-up (or the initial events, or one bookmark or error).
+
+        The in-process informers read this (:meth:`apiserver.client.informer.Informer._watch`):
+        a big gang's 5,000 bound pods reach each of them in a few batches, without a
+        :class:`WatchEvent` and a step of this generator per event. Same events, same order.
+        """
         await self._yield()
         rd = self._rd(gvr)
         try:
@@ -200,7 +246,7 @@ class LocalClient:
             )
         except errors.StatusError as e:
             if e.code == 410:
-                yield WatchEvent("ERROR", e.status())
+                yield [("ERROR", e.status())]
                 return
             raise
         start_rv = self.api.store.rv
@@ -210,27 +256,34 @@ class LocalClient:
 
         # chosen once per watch, not per event: every informer of the process runs each event of
         # its resource through this (four pod watches in the full plane)
-        obj_of: Callable[[Record], Obj]
-        if view:
+        objects: Callable[[builtins.list[tuple[str, Record]]], builtins.list[tuple[str, Obj]]]
+        if view or not read_only or self.read_only_objects.enabled:
+            obj_of: Callable[[Record], Obj]
+            if view:
 
-            def obj_of(rec: Record) -> Obj:
-                return self.api._to_view(rd, rec.copy())
+                def obj_of(rec: Record) -> Obj:
+                    return self.api._to_view(rd, rec.copy())
 
-        elif not read_only:
-            obj_of = Record.copy
-        elif self.read_only_objects.enabled:
-            obj_of = self._shared
+            elif not read_only:
+                obj_of = Record.copy
+            else:
+                obj_of = self._shared
+
+            def objects(pairs: builtins.list[tuple[str, Record]]) -> builtins.list[tuple[str, Obj]]:
+                return [(etype, obj_of(rec)) for etype, rec in pairs]
+
         else:
             subtrees = self.api.shared_subtrees
 
-            def obj_of(rec: Record) -> Obj:
-                return rec.shared(subtrees)  # what _shared does when the mutation detector is off
+            def objects(pairs: builtins.list[tuple[str, Record]]) -> builtins.list[tuple[str, Obj]]:
+                # what _shared does when the mutation detector is off, no call of ours per event
+                return [(etype, rec.shared(subtrees)) for etype, rec in pairs]
 
-        def bookmark(rv: int, end: bool = False) -> WatchEvent:
+        def bookmark(rv: int, end: bool = False) -> builtins.list[tuple[str, Obj]]:
             md: Obj = {"resourceVersion": str(rv)}
             if end:
                 md["annotations"] = {"k8s.io/initial-events-end": "true"}
-            return WatchEvent(BOOKMARK, {"kind": rd.kind, "apiVersion": rd.api_version, "metadata": md})
+            return [(BOOKMARK, {"kind": rd.kind, "apiVersion": rd.api_version, "metadata": md})]
 
         if read_only and not view:  # every record it hands out is shared
             shared_by_reader = getattr(self.api.store, "shared_by_reader", None)
@@ -241,8 +294,8 @@ class LocalClient:
         try:
             if webhook_views:
                 await converted(self.api, rd, lambda: self.api.view_records(rd, [r for _, r in first]))
-            for etype, rec in first:
-                yield WatchEvent(etype, obj_of(rec))
+            if first:
+                yield objects(first)
             if end_bookmark:
                 yield bookmark(start_rv, end=True)
             while True:
@@ -260,8 +313,8 @@ class LocalClient:
                 drained = watcher.drain()
                 if webhook_views and drained:
                     await converted(self.api, rd, partial(self.api.view_records, rd, [r for _, r in drained]))
-                for etype, rec in drained:
-                    yield WatchEvent(etype, obj_of(rec))
+                if drained:
+                    yield objects(drained)
                 if watcher.closed and not watcher.buffer:
                     return
         finally:
@@ -449,15 +502,23 @@ class LocalClient:
     async def create_subresource(
         self, gvr: GVR, name: str, subresource: str, obj: Obj, namespace: str = ""
     ) -> Obj:
-        await self._yield()
+        # _yield and _durable written out: a big gang's binding tasks make this call once per
+        # member, and each coroutine layer costs its creation and a pass on the way down and up
+        self.calls += 1
+        await _turn()
+        api = self.api
+        store = api.store
+        store.fresh()
         rd = self._rd(gvr)
         # pods/binding reads three strings out of its body and keeps none of it
         # (registry/binding.py): the scheduler's one write per pod needs no private copy
         body = obj if subresource == "binding" and rd.plural == "pods" and not rd.group else self._copy(obj)
-        created = create_subresource(self.api, rd, namespace, name, subresource, body)
+        created = create_subresource(api, rd, namespace, name, subresource, body)
         if created is None:
             raise errors.method_not_allowed("create", f"{rd.plural}/{subresource}", rd.group)
-        return await self._durable(created)
+        if not store.acknowledged_at_apply:
+            await store.durable()
+        return created
 
     async def get_subresource(self, gvr: GVR, name: str, subresource: str, namespace: str = "") -> Obj:
         await self._yield()

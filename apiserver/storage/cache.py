@@ -193,7 +193,9 @@ class Watcher:
         if self._shares:
             item[1].awaited()
         if self._waker is None:
-            self._wake()
+            fut = self._waiter  # _wake(), inline: one call per event and watch
+            if fut is not None and not fut.done():
+                fut.set_result(True)
         elif not self._queued:
             self._queued = True
             self._waker.add(self)
@@ -393,6 +395,10 @@ class WatchCache:
     Backends subclass it: they decide each write's revision (a counter, or etcd's) and hand the
     change to :meth:`apply`; everything a reader sees comes from here.
     """
+
+    #: see :attr:`apiserver.storage.interface.Storage.acknowledged_at_apply`; a backend whose
+    #: ``durable`` never waits says so
+    acknowledged_at_apply = False
 
     def __init__(
         self,

@@ -236,6 +236,10 @@ class Storage(Protocol):
         """Return once every write applied so far is durable (the write acknowledgement)."""
         ...
 
+    #: True when a write is durable once applied (:meth:`durable` has nothing to wait for):
+    #: the in-process client then acknowledges without awaiting it
+    acknowledged_at_apply: bool
+
     async def check(self) -> str | None:
         """None while the storage can serve, else why not: the ``etcd`` health check of
         ``/livez`` and ``/readyz`` (kube's checks the same of its etcd)."""

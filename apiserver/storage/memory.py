@@ -36,6 +36,9 @@ def clock_revision() -> int:
 class MemoryStorage(WatchCache):
     """All resources, one revision counter, nothing kept across runs."""
 
+    #: :meth:`durable` has nothing to wait for (a subclass that persists says otherwise)
+    acknowledged_at_apply = True
+
     def __init__(self, *, initial_rv: int | None = None, **cache_options: object) -> None:
         super().__init__(**cache_options)  # type: ignore[arg-type]
         # nothing before the first revision was ever this server's: resuming there is 410

@@ -159,6 +159,9 @@ def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
 class SQLiteStorage(MemoryStorage):
     """The in-memory store and watch cache, with every write committed to ``DIR/gangplane.db``."""
 
+    #: a write is acknowledged once committed (:meth:`durable` waits for the commit)
+    acknowledged_at_apply = False
+
     def __init__(
         self,
         data_dir: str | os.PathLike[str],

@@ -449,6 +449,11 @@ class DynamicResources:
                     return
 
     # ------------------------------------------------------------------ PreBind
+    def pre_bind_needed(self, state: CycleState) -> bool:
+        """Whether :meth:`pre_bind` has anything to do: not for a pod whose PreFilter kept no
+        state (no claims), where it answers None at once (``Framework.pre_bind_has_work``)."""
+        return state.get(STATE_KEY) is not None
+
     async def pre_bind(self, state: CycleState, pod_info: PodInfo, node_name: str) -> Status | None:
         st: _State | None = state.get(STATE_KEY)
         if st is None:
