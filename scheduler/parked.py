@@ -141,8 +141,9 @@ class ParkedPods(dict[str, "QueuedPodInfo"]):
             for key, members in self._held.items():
                 if key not in skip:
                     out.extend(members.values())
-        order = self._order
-        out.sort(key=lambda q: order[q.uid])
+        if len(out) > 1:
+            order = self._order
+            out.sort(key=lambda q: order[q.uid])
         return out
 
     def _left_out(self, unconcerned: Callable[[frozenset[str]], bool], memo_key: Any) -> frozenset[str]:
