@@ -414,6 +414,44 @@ class PodInfo:
         c.start_time = self.start_time
         return c
 
+    def confirmed_by(self, pod: Obj) -> PodInfo | None:
+        """The PodInfo of ``pod``, a later revision of this same pod, built from this one's facts
+        when its namespace and ``spec`` are equal to this one's (else ``None``).
+
+        What ``PodInfo(pod, like=self)`` gives then, slot for slot: the bound pod confirming its
+        assumed self differs from it only in ``metadata`` and ``status`` (the binding's
+        resourceVersion, managedFields and PodScheduled condition), so the spec-derived facts,
+        the node and the key are taken over and only the metadata and status slots are read.
+        """
+        spec = pod.get("spec") or {}
+        mine = self.pod.get("spec") or {}
+        if mine is not spec and mine != spec:
+            return None
+        meta = pod.get("metadata") or {}
+        if meta.get("name", "") != self.name or meta.get("namespace", "") != self.namespace:
+            return None
+        status = pod.get("status") or {}
+        c = PodInfo.__new__(PodInfo)
+        c.pod = pod
+        c.key = self.key
+        c.uid = meta.get("uid") or self.key
+        c.name = self.name
+        c.namespace = self.namespace
+        c.labels = meta.get("labels") or {}
+        c.priority = self.priority
+        c.node_name = self.node_name
+        c.requests = self.requests
+        c.non_zero_cpu = self.non_zero_cpu
+        c.non_zero_memory = self.non_zero_memory
+        c.host_ports = self.host_ports
+        c.required_affinity_terms = self.required_affinity_terms
+        c.required_anti_affinity_terms = self.required_anti_affinity_terms
+        c.preferred_affinity_terms = self.preferred_affinity_terms
+        c.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
+        c.terminating = bool(meta.get("deletionTimestamp"))
+        c.start_time = parse_time(status.get("startTime"))
+        return c
+
     @property
     def has_affinity(self) -> bool:
         return bool(

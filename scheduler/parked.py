@@ -12,6 +12,12 @@ declaring ``same_pod_group`` (its hint queues only pods of the event pod's own P
 :meth:`candidates` leave out, group by group, the held pods that event cannot concern, in O(1)
 per group instead of one hint call per pod. Which pods move, and in which order (the dict's
 insertion order, kube's map has none), is what the full scan gives.
+
+Which held groups an event leaves out depends only on the event and on each group's *sets* of
+holding plugins, which change far less often than pods are parked (a gang's members join a
+set already counted): :meth:`candidates` keeps that answer per event until a group or one of
+its holding sets appears or goes (``_shape``), so each of a big gang's 5,000 bound pods costs
+one lookup instead of asking every held group again.
 """
 
 from __future__ import annotations
@@ -46,6 +52,11 @@ class ParkedPods(dict[str, "QueuedPodInfo"]):
         self._holders: dict[str, Counter[frozenset[str]]] = {}
         #: uid -> (PodGroup key, holding plugins) of a held pod
         self._where: dict[str, tuple[str, frozenset[str]]] = {}
+        #: bumped whenever a held group, or a set of plugins holding some of its pods, appears
+        #: or goes: what :meth:`_left_out` reads of the index
+        self._shape = 0
+        #: memo key -> (``_shape`` it was computed at, the held groups left out)
+        self._left_out_memo: dict[Any, tuple[int, frozenset[str]]] = {}
 
     def __setitem__(self, uid: str, q: QueuedPodInfo) -> None:
         if uid in self:
@@ -60,7 +71,10 @@ class ParkedPods(dict[str, "QueuedPodInfo"]):
             return
         plugins = frozenset(q.unschedulable_plugins)
         self._held.setdefault(key, {})[uid] = q
-        self._holders.setdefault(key, Counter())[plugins] += 1
+        holders = self._holders.setdefault(key, Counter())
+        if plugins not in holders:
+            self._shape += 1
+        holders[plugins] += 1
         self._where[uid] = (key, plugins)
 
     def __delitem__(self, uid: str) -> None:
@@ -96,6 +110,7 @@ class ParkedPods(dict[str, "QueuedPodInfo"]):
         holders[plugins] -= 1
         if not holders[plugins]:
             del holders[plugins]
+            self._shape += 1
         if not members:
             del self._held[key]
             del self._holders[key]
@@ -104,21 +119,42 @@ class ParkedPods(dict[str, "QueuedPodInfo"]):
         """The held pods of PodGroup ``group`` by uid (read-only; empty when none)."""
         return self._held.get(group) or {}
 
-    def candidates(self, group: str, unconcerned: Callable[[frozenset[str]], bool]) -> list[QueuedPodInfo]:
+    def candidates(
+        self, group: str, unconcerned: Callable[[frozenset[str]], bool], memo_key: Any = None
+    ) -> list[QueuedPodInfo]:
         """The pods an event may move, in insertion order: every pod but the held members of
         PodGroups other than ``group`` (the event pod's) whose every holding set of plugins
-        ``unconcerned`` says the event cannot release (their hints would all say skip)."""
+        ``unconcerned`` says the event cannot release (their hints would all say skip).
+
+        ``memo_key`` (hashable, e.g. the event) names ``unconcerned``'s answers: the caller
+        promises they are the same for every call with that key, so the groups left out are
+        remembered for it until the index's shape changes."""
         if not self._held:
             return list(self.values())
-        out = list(self._loose.values())
-        skipped = False
-        for key, members in self._held.items():
-            if key != group and all(unconcerned(p) for p in self._holders[key]):
-                skipped = True
-                continue
-            out.extend(members.values())
-        if not skipped:
+        skip = self._left_out(unconcerned, memo_key)
+        if group in skip:
+            skip = skip - {group}
+        if not skip:
             return list(self.values())
-        order = self._order
-        out.sort(key=lambda q: order[q.uid])
+        out = list(self._loose.values())
+        if len(skip) < len(self._held):
+            for key, members in self._held.items():
+                if key not in skip:
+                    out.extend(members.values())
+        if len(out) > 1:
+            order = self._order
+            out.sort(key=lambda q: order[q.uid])
         return out
+
+    def _left_out(self, unconcerned: Callable[[frozenset[str]], bool], memo_key: Any) -> frozenset[str]:
+        """The held groups whose every holding set of plugins is ``unconcerned``."""
+        if memo_key is not None:
+            got = self._left_out_memo.get(memo_key)
+            if got is not None and got[0] == self._shape:
+                return got[1]
+        skip = frozenset(
+            key for key, holders in self._holders.items() if all(unconcerned(p) for p in holders)
+        )
+        if memo_key is not None:
+            self._left_out_memo[memo_key] = (self._shape, skip)
+        return skip

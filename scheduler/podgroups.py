@@ -151,6 +151,27 @@ class PodGroupStates:
             getattr(g, state)[pkey] = node_name
         self._where[pkey] = (gkey, state)
 
+    def confirm(self, pkey: str, node_name: str) -> bool:
+        """Record the pod with key ``pkey``, recorded as assumed, as assigned to ``node_name`` in
+        its group; False (nothing changed) when it is not recorded as assumed.
+
+        What :meth:`set` (``ASSIGNED``) does for the bound revision of an assumed member whose
+        group is the assumed one's (the caller knows: the same namespace and an equal ``spec``),
+        without reading the group's key off the pod again.
+        """
+        where = self._where.get(pkey)
+        if where is None or where[1] != ASSUMED:
+            return False
+        gkey = where[0]
+        g = self._groups.get(gkey)
+        if g is None:
+            return False
+        g.assumed.pop(pkey, None)
+        del self._where[pkey]
+        g.assigned[pkey] = node_name
+        self._where[pkey] = (gkey, ASSIGNED)
+        return True
+
     def remove(self, pod: Obj) -> None:
         meta = pod.get("metadata") or {}
         self._drop(f"{meta.get('namespace', '')}/{meta.get('name', '')}")

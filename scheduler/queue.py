@@ -235,6 +235,9 @@ class SchedulingQueue:
         self._interest: dict[tuple[str, int, str], bool] = {}
         self._interest_by_plugin: dict[tuple[str, str, int, str], bool] = {}
         self._same_group_only: dict[tuple[str, str, int, str], bool] = {}
+        #: :meth:`_unconcerned`'s answers: like the two above, a function of the profiles' fixed
+        #: registrations, asked once per held PodGroup at every bound pod's event
+        self._unconcerned_memo: dict[tuple[frozenset[str], str, int, str], bool] = {}
         self.scheduling_cycle = 0
         self.move_request_cycle = -1
         # in-flight pods: uid -> sequence number of the first event they have not seen
@@ -707,9 +710,16 @@ class SchedulingQueue:
         """Whether pods held at PreEnqueue by ``plugins`` stay held through ``event`` unless they
         are of the event pod's PodGroup: scheduling gates (only the pod's own update lifts them),
         no holding plugin registered the event, or each did with a ``same_pod_group`` hint."""
-        if SCHEDULING_GATES in plugins or not any(self._plugin_interested(p, event) for p in plugins):
-            return True
-        return all(self._same_group_only_for(p, event) for p in plugins)
+        key = (plugins, event.resource, int(event.action_type), event.label)
+        hit = self._unconcerned_memo.get(key)
+        if hit is None:
+            hit = (
+                SCHEDULING_GATES in plugins
+                or not any(self._plugin_interested(p, event) for p in plugins)
+                or all(self._same_group_only_for(p, event) for p in plugins)
+            )
+            self._unconcerned_memo[key] = hit
+        return hit
 
     def _same_group_only_for(self, plugin: str, event: ClusterEvent) -> bool:
         """Whether every registration of ``plugin`` (in any profile) matching ``event`` is ``same_pod_group``."""
@@ -780,7 +790,7 @@ class SchedulingQueue:
         else:
             # held gangs of other PodGroups than the event pod's are left out group by group
             pool = self._unschedulable.candidates(
-                _event_pod_group(event, old, new), lambda plugins: self._unconcerned(plugins, event)
+                _event_pod_group(event, old, new), lambda plugins: self._unconcerned(plugins, event), event
             )
         for q in pool:
             if q.gated and (
