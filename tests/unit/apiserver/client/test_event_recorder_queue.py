@@ -15,6 +15,8 @@ import gc
 import random
 from typing import Any
 
+import pytest
+
 from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder, object_reference
 from apiserver.meta import FakeClock, rfc3339
@@ -73,33 +75,34 @@ def _written(body: Obj) -> Obj:
     return out
 
 
-def test_every_queued_event_is_written_with_its_own_fields_in_order() -> None:
-    for seed in range(6):
-        rnd = random.Random(seed)
-        client = _Capture()
-        clock = FakeClock()
-        rec = EventRecorder(client, "default-scheduler", clock=clock, correlate=False)  # type: ignore[arg-type]
-        expected: list[Obj] = []
+async def _queue_and_write(rnd: random.Random, rec: EventRecorder, clock: FakeClock) -> list[Obj]:
+    """Queue a random run of events (the writer running between some of them); their expected bodies."""
+    expected: list[Obj] = []
+    for i in range(rnd.randrange(1, 300)):
+        ref = _random_ref(rnd, i)
+        etype = rnd.choice([NORMAL, WARNING])
+        reason = rnd.choice(["Scheduled", "FailedScheduling", "SuccessfulCreate"])
+        message = f"m{i} " + "x" * rnd.choice([0, 10, 1100])
+        related = _random_ref(rnd, 10_000 + i) if rnd.random() < 0.3 else None
+        clock.step(rnd.choice([0.0, 0.4, 1.7]))
+        expected.append(_expected(dict(ref), etype, reason, message, related, clock.now()))
+        rec.event_ref(ref, etype, reason, message, related)
+        if rnd.random() < 0.2:
+            await asyncio.sleep(0)
+    await rec.flush()
+    await rec.stop()
+    return expected
 
-        async def run() -> None:
-            for i in range(rnd.randrange(1, 300)):
-                ref = _random_ref(rnd, i)
-                etype = rnd.choice([NORMAL, WARNING])
-                reason = rnd.choice(["Scheduled", "FailedScheduling", "SuccessfulCreate"])
-                message = f"m{i} " + "x" * rnd.choice([0, 10, 1100])
-                related = _random_ref(rnd, 10_000 + i) if rnd.random() < 0.3 else None
-                clock.step(rnd.choice([0.0, 0.4, 1.7]))
-                expected.append(_expected(dict(ref), etype, reason, message, related, clock.now()))
-                rec.event_ref(ref, etype, reason, message, related)
-                if rnd.random() < 0.2:
-                    await asyncio.sleep(0)  # the writer runs between some events, not others
-            await rec.flush()
-            await rec.stop()
 
-        asyncio.run(run())
-        assert [_written(b) for b, _ in client.created] == expected
-        assert [ns for _, ns in client.created] == [e["namespace"] for e in expected]
-        assert len({b["metadata"]["name"] for b, _ in client.created}) == len(expected)
+@pytest.mark.parametrize("seed", range(6))
+def test_every_queued_event_is_written_with_its_own_fields_in_order(seed: int) -> None:
+    client = _Capture()
+    clock = FakeClock()
+    rec = EventRecorder(client, "default-scheduler", clock=clock, correlate=False)  # type: ignore[arg-type]
+    expected = asyncio.run(_queue_and_write(random.Random(seed), rec, clock))
+    assert [_written(b) for b, _ in client.created] == expected
+    assert [ns for _, ns in client.created] == [e["namespace"] for e in expected]
+    assert len({b["metadata"]["name"] for b, _ in client.created}) == len(expected)
 
 
 def test_a_queued_event_adds_no_object_for_the_collector() -> None:
