@@ -78,9 +78,12 @@ def event_name(object_name: str, stamp: int) -> str:
 
 
 #: An event queued by a component, written (or aggregated into an existing one) by the
-#: recorder's task: ``(involved object reference, type, reason, message, related, time)``. A
-#: tuple rather than an object: one allocation and no ``__init__`` call per event.
+#: recorder's task: ``(involved object reference, type, reason, message, related, time)``,
+#: queued as :data:`PENDING_FIELDS` consecutive items of one deque (see ``EventRecorder._pending``).
 _Pending = tuple[Obj, str, str, str, "Obj | None", float]
+
+#: how many deque items one queued event takes (the fields of :data:`_Pending`)
+PENDING_FIELDS = 6
 
 
 class EventRecorder:
@@ -101,8 +104,15 @@ class EventRecorder:
         self.clock = clock or Clock()
         #: queued events, oldest first, and how many are not written yet (queued or being
         #: written): a deque and a count instead of an ``asyncio.Queue``, whose put, get and
-        #: ``task_done`` are each a Python call per event
-        self._pending: deque[_Pending] = deque()
+        #: ``task_done`` are each a Python call per event. An event's fields are queued as
+        #: :data:`PENDING_FIELDS` items of the deque rather than as one tuple: a tuple holding
+        #: the reference dict stays tracked by the cyclic collector for as long as it is queued
+        #: (CPython untracks a tuple only when no item can hold a reference cycle, and any dict
+        #: might), and a busy component queues thousands (a 5,000-pod gang's ``Scheduled``
+        #: Events wait until the scheduler's loop is idle), so every collector pass meanwhile
+        #: traversed them. The reference dicts of strings themselves are never tracked, and a
+        #: deque's storage is not a tracked object: a queued event adds nothing to traverse.
+        self._pending: deque[Any] = deque()
         self._unwritten = 0
         #: the writer task's wake-up while it waits for an event, and ``flush``-es waiting
         self._waiter: asyncio.Future[None] | None = None
@@ -127,7 +137,7 @@ class EventRecorder:
         self.event(obj, etype, reason, fmt % args if args else fmt)
 
     def event_ref(self, ref: Obj, etype: str, reason: str, message: str, related: Obj | None = None) -> None:
-        self._pending.append((ref, etype, reason, message[:1024], related, self.clock.now()))
+        self._pending.extend((ref, etype, reason, message[:1024], related, self.clock.now()))
         self._unwritten += 1
         waiter = self._waiter
         if waiter is not None:
@@ -161,7 +171,14 @@ class EventRecorder:
                 self._waiter = waiter = asyncio.get_running_loop().create_future()
                 await waiter
                 continue
-            p = pending.popleft()
+            p: _Pending = (
+                pending.popleft(),
+                pending.popleft(),
+                pending.popleft(),
+                pending.popleft(),
+                pending.popleft(),
+                pending.popleft(),
+            )
             try:
                 if await self._write(*p):
                     self.written += 1
