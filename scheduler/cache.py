@@ -1579,9 +1579,15 @@ class Cache:
             mine = snapshot.node_info_map.get(name)
             if ni is None or mine is None or ni.node is None or ni.node is not mine.node:
                 continue
-            if len(ni.pods) != len(mine.pods) or not all(
-                a is b or (a.uid == b.uid and a.uid in members and a.node_name == b.node_name)
-                for a, b in zip(ni.pods, mine.pods, strict=True)
+            # (``==`` of the two lists: the same PodInfos in the same order, element by element
+            # by identity - PodInfo has no ``__eq__`` - the common case once the cache took the
+            # search's assumed PodInfos, decided without a Python step per pod)
+            if ni.pods != mine.pods and (
+                len(ni.pods) != len(mine.pods)
+                or not all(
+                    a is b or (a.uid == b.uid and a.uid in members and a.node_name == b.node_name)
+                    for a, b in zip(ni.pods, mine.pods, strict=True)
+                )
             ):
                 continue
             snapshot._adopted[name] = ni.generation

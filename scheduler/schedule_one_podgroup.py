@@ -282,9 +282,10 @@ class PodGroupCycle:
         records = self.sched.records
         bound = 0
         for q in queued:
-            a = by_uid.get(q.uid)
+            pi = q.pod_info
+            a = by_uid.get(pi.uid)
             if a is not None and a.node_name:
-                like = kept.get(q.uid) if a.pod_info is q.pod_info else None
+                like = kept.get(pi.uid) if a.pod_info is pi else None
                 failure = assume_and_start(fw, a.state or CycleState(), q, a.node_name, start, like)
                 if failure is not None:
                     await failure

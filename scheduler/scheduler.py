@@ -673,9 +673,10 @@ class Scheduler:
         per member that would run to its end in one step. ``assumed``: see
         :meth:`~scheduler.cache.Cache.assume_pod`."""
         start = time.perf_counter() if start is None else start
-        pod = qpi.pod
+        pod_info = qpi.pod_info
+        pod = pod_info.pod
         try:
-            assumed = self.cache.assume_pod(pod, host, qpi.pod_info, assumed)
+            assumed = self.cache.assume_pod(pod, host, pod_info, assumed)
         except CacheError as e:
             return self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
         self.queue.delete_nominated_pod_if_exists(pod)

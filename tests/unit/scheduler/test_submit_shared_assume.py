@@ -397,3 +397,90 @@ async def test_the_submit_hands_the_cache_the_kept_podinfos_of_unchanged_members
         if sched is not None:
             await sched.recorder.stop()
         await plane.stop()
+
+
+# --- a WaitingPod's future, made only when awaited before the outcome is known -------------------
+
+
+class _FormerWaitingPod:
+    """The WaitingPod with its future made up front (as it was), no timers (they call ``reject``)."""
+
+    def __init__(self, plugins: set[str]) -> None:
+        self.pending = set(plugins)
+        self._future: asyncio.Future[Status | None] = asyncio.get_running_loop().create_future()
+
+    def allow(self, plugin: str) -> None:
+        self.pending.discard(plugin)
+        if not self.pending:
+            self._finish(None)
+
+    def reject(self, plugin: str, message: str) -> None:
+        self._finish(Status(Code.UNSCHEDULABLE, message, plugin=plugin))
+
+    def _finish(self, status: Status | None) -> None:
+        if not self._future.done():
+            self._future.set_result(status)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_waiting_pod_without_a_future_up_front_answers_as_with_one(seed: int) -> None:
+    r = random.Random(seed)
+
+    async def waiter(wp: Any, new: bool, out: list[Any]) -> None:
+        if new:  # Framework.wait_on_permit's way
+            done, status = wp.finished()
+            if done:
+                out.append(("now", status))
+                return
+        fut = wp.outcome() if new else wp._future
+        if not new and fut.done() and not fut.cancelled():
+            out.append(("now", fut.result()))  # awaiting it returns in the same step
+            return
+        try:
+            out.append(("later", await fut))
+        except asyncio.CancelledError:
+            out.append(("cancelled", None))
+
+    async def run() -> None:
+        for _ in range(200):
+            plugins = {f"P{i}" for i in range(r.randrange(1, 4))}
+            new = WaitingPod(PodInfo(make_pod("p", uid="u")), dict.fromkeys(plugins, 0.0))
+            old = _FormerWaitingPod(plugins)
+            outs: dict[bool, list[Any]] = {True: [], False: []}
+            tasks: dict[bool, list[asyncio.Task[None]]] = {True: [], False: []}
+            for _ in range(r.randrange(1, 8)):
+                x = r.random()
+                plugin = r.choice(sorted(plugins) + ["other"])
+                if x < 0.35:
+                    new.allow(plugin)
+                    old.allow(plugin)
+                elif x < 0.5:
+                    new.reject(plugin, "no")
+                    old.reject(plugin, "no")
+                elif x < 0.8:
+                    for flag, wp in ((True, new), (False, old)):
+                        tasks[flag].append(
+                            asyncio.get_running_loop().create_task(waiter(wp, flag, outs[flag]))
+                        )
+                elif tasks[True]:
+                    i = r.randrange(len(tasks[True]))
+                    for flag in (True, False):
+                        tasks[flag][i].cancel()
+                await asyncio.sleep(0)
+                await asyncio.sleep(0)
+                assert outs[True] == outs[False]
+            for flag in (True, False):
+                for t in tasks[flag]:
+                    t.cancel()
+            await asyncio.sleep(0)
+            assert outs[True] == outs[False]
+
+    asyncio.run(run())
+
+
+def test_podinfo_compares_by_identity() -> None:
+    """``Cache.adopt_assumed`` compares two nodes' pod lists with ``==`` as a shortcut for "the
+    same PodInfos": true only while PodInfo has no ``__eq__`` of its own."""
+    assert PodInfo.__eq__ is object.__eq__
+    a, b = PodInfo(make_pod("p", uid="u")), PodInfo(make_pod("p", uid="u"))
+    assert [a] == [a] and [a] != [b]
