@@ -426,7 +426,13 @@ class _FormerWaitingPod:
 def test_a_waiting_pod_without_a_future_up_front_answers_as_with_one(seed: int) -> None:
     r = random.Random(seed)
 
-    async def waiter(wp: Any, new: bool, out: list[Any]) -> None:
+    async def waiter(wp: Any, new: bool, out: list[Any], via_wait: bool) -> None:
+        if via_wait:  # WaitingPod.wait / outcome, the future made when first asked for
+            try:
+                out.append(("awaited", await (wp.wait() if new else wp._future)))
+            except asyncio.CancelledError:
+                out.append(("cancelled", None))
+            return
         if new:  # Framework.wait_on_permit's way
             done, status = wp.finished()
             if done:
@@ -458,9 +464,10 @@ def test_a_waiting_pod_without_a_future_up_front_answers_as_with_one(seed: int) 
                     new.reject(plugin, "no")
                     old.reject(plugin, "no")
                 elif x < 0.8:
+                    via_wait = r.random() < 0.4
                     for flag, wp in ((True, new), (False, old)):
                         tasks[flag].append(
-                            asyncio.get_running_loop().create_task(waiter(wp, flag, outs[flag]))
+                            asyncio.get_running_loop().create_task(waiter(wp, flag, outs[flag], via_wait))
                         )
                 elif tasks[True]:
                     i = r.randrange(len(tasks[True]))
