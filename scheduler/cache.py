@@ -1166,6 +1166,19 @@ class Snapshot:
         self._reindex(node_name, ni)
         self._journal.append(("forget", pod_info, node_name))
 
+    def assumed_pods(self) -> dict[str, PodInfo]:
+        """uid -> the PodInfo of each pod assumed here (:meth:`assume_pod`) since the last
+        :meth:`Cache.update_snapshot` and neither forgotten nor rolled back since: the pods a
+        kept PodGroup placement left in the snapshot (``PodGroupAlgorithm.run_async(keep_winner=True)``),
+        which the cache's assume takes as they are (:meth:`Cache.assume_pod`'s ``assumed``)."""
+        out: dict[str, PodInfo] = {}
+        for op, pi, _ in self._journal:
+            if op == "assume":
+                out[pi.uid] = pi
+            else:
+                out.pop(pi.uid, None)
+        return out
+
     def backup(self) -> int:
         """A mark to :meth:`restore` to: every assume/forget after it can be undone."""
         return len(self._journal)
@@ -1341,16 +1354,32 @@ class Cache:
             del self.nodes[node_name]
         self._touch(node_name)
 
-    def assume_pod(self, pod: Obj, node_name: str | None = None, pod_info: PodInfo | None = None) -> PodInfo:
+    def assume_pod(
+        self,
+        pod: Obj,
+        node_name: str | None = None,
+        pod_info: PodInfo | None = None,
+        assumed: PodInfo | None = None,
+    ) -> PodInfo:
         """Account the pod on its node before binding; ``node_name`` defaults to ``spec.nodeName``.
 
         ``pod_info``, the scheduling cycle's PodInfo of this same ``pod``, saves parsing it again.
+        ``assumed``: ``pod_info.on_node(node_name)`` made already, by the PodGroup search that
+        assumed this same ``pod_info`` on that node in the snapshot and kept it there
+        (:meth:`Snapshot.assumed_pods`): the cache takes that PodInfo rather than an equal copy,
+        so cache and snapshot share it as they share every other pod's PodInfo (one pod object,
+        spec and PodInfo fewer per member of a big gang; ``adopt_assumed`` then finds the very
+        same PodInfos). Taken only with ``pod_info`` and when it names the same pod and node.
         """
         key = pod_info.key if pod_info is not None and pod_info.pod is pod else pod_key(pod)
         if key in self._pods:
             raise CacheError(f"pod {key} is in the cache, so can't be assumed")
         if pod_info is not None and pod_info.pod is pod:
-            pi = pod_info.on_node(node_name if node_name is not None else pod_info.node_name)
+            host = node_name if node_name is not None else pod_info.node_name
+            if assumed is not None and assumed.node_name == host and assumed.uid == pod_info.uid:
+                pi = assumed
+            else:
+                pi = pod_info.on_node(host)
             pod = pi.pod
         else:
             if node_name is not None and (pod.get("spec") or {}).get("nodeName") != node_name:
@@ -1576,9 +1605,15 @@ class Cache:
             mine = snapshot.node_info_map.get(name)
             if ni is None or mine is None or ni.node is None or ni.node is not mine.node:
                 continue
-            if len(ni.pods) != len(mine.pods) or not all(
-                a is b or (a.uid == b.uid and a.uid in members and a.node_name == b.node_name)
-                for a, b in zip(ni.pods, mine.pods, strict=True)
+            # (``==`` of the two lists: the same PodInfos in the same order, element by element
+            # by identity - PodInfo has no ``__eq__`` - the common case once the cache took the
+            # search's assumed PodInfos, decided without a Python step per pod)
+            if ni.pods != mine.pods and (
+                len(ni.pods) != len(mine.pods)
+                or not all(
+                    a is b or (a.uid == b.uid and a.uid in members and a.node_name == b.node_name)
+                    for a, b in zip(ni.pods, mine.pods, strict=True)
+                )
             ):
                 continue
             snapshot._adopted[name] = ni.generation

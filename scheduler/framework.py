@@ -115,20 +115,25 @@ class WaitingPod:
 
     Slots, and no timer list when no plugin set a timeout (a gang's members wait without one):
     a 5,000-pod gang holds 5,000 of these at once, each a few containers fewer for the
-    cyclic collector to allocate and traverse."""
+    cyclic collector to allocate and traverse. The future its binding cycle awaits is made
+    only when someone awaits the outcome before it is known (:meth:`outcome`): a gang placed
+    in one cycle is allowed as a whole by its last member's Permit, before any member's
+    binding cycle has run, so those find the outcome known and take it with no future (awaiting
+    a finished future returns at once as well: the binding cycle goes on in the same step)."""
 
-    __slots__ = ("pod_info", "pending", "_future", "_timers")
+    __slots__ = ("pod_info", "pending", "_future", "_timers", "_finished", "_status")
 
     def __init__(self, pod_info: PodInfo, plugin_timeouts: dict[str, float]) -> None:
-        loop = asyncio.get_running_loop()
         self.pod_info = pod_info
         self.pending: set[str] = set(plugin_timeouts)
-        self._future: asyncio.Future[Status | None] = loop.create_future()
+        self._future: asyncio.Future[Status | None] | None = None
+        self._finished = False
+        self._status: Status | None = None
         timers: tuple[asyncio.TimerHandle, ...] = ()
         for name, t in plugin_timeouts.items():
             if t > 0:
                 msg = f"rejected due to timeout after waiting {t:g}s at plugin {name}"
-                timers += (loop.call_later(t, self.reject, name, msg),)
+                timers += (asyncio.get_running_loop().call_later(t, self.reject, name, msg),)
         self._timers = timers
 
     def allow(self, plugin: str) -> None:
@@ -143,21 +148,46 @@ class WaitingPod:
         self.reject(plugin, message)
 
     def _finish(self, status: Status | None) -> None:
+        """The first outcome wins (a future cancelled by its awaiting task's cancellation keeps
+        the outcome from being set, as a future does)."""
         for t in self._timers:
             t.cancel()
-        if not self._future.done():
-            self._future.set_result(status)
+        fut = self._future
+        if fut is None:
+            if not self._finished:
+                self._finished, self._status = True, status
+        elif not fut.done():
+            fut.set_result(status)
+
+    def finished(self) -> tuple[bool, Status | None]:
+        """(whether the outcome is known without waiting, that outcome): what awaiting
+        :meth:`outcome` would return at once, without making its future."""
+        fut = self._future
+        if fut is None:
+            return self._finished, self._status
+        if fut.done() and not fut.cancelled():
+            return True, fut.result()
+        return False, None
 
     async def wait(self) -> Status | None:
-        return await self._future
+        return await self.outcome()
 
     def outcome(self) -> asyncio.Future[Status | None]:
-        """What :meth:`wait` awaits: :meth:`Framework.wait_on_permit` awaits it itself, one
-        coroutine fewer per waiting pod."""
-        return self._future
+        """What :meth:`wait` awaits (made on first use; already resolved when the outcome is
+        known): :meth:`Framework.wait_on_permit` awaits it itself, one coroutine fewer per
+        waiting pod, and only when :meth:`finished` says the outcome is not known yet."""
+        fut = self._future
+        if fut is None:
+            fut = self._future = asyncio.get_running_loop().create_future()
+            if self._finished:
+                fut.set_result(self._status)
+        return fut
 
 
 # --- the framework -------------------------------------------------------------------------------
+
+#: the codes :meth:`Status.is_rejected` says yes to
+_REJECTED = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
 
 
 def _protocol_methods(proto: type) -> list[str] | None:
@@ -782,12 +812,14 @@ class Framework:
                 s, timeout = pl.permit(state, pod_info, node_name)
             except Exception as e:
                 s, timeout = Status.as_status(e), 0.0
-            if is_success(s):
+            if s is None:
                 continue
-            assert s is not None
-            if s.is_rejected():
+            code = s.code  # (the Status methods' tests, read once: this runs for every gang member)
+            if code == Code.SUCCESS:
+                continue
+            if code in _REJECTED:
                 return s.with_plugin(pl.name)
-            if s.is_wait():
+            if code == Code.WAIT:
                 timeouts[pl.name] = min(timeout, 15 * 60) if timeout else 0.0
                 continue
             return Status(Code.ERROR, f"running Permit plugin {pl.name!r}: {s.message()}", plugin=pl.name)
@@ -813,6 +845,9 @@ class Framework:
         if wp is None:
             return None
         try:
+            done, status = wp.finished()
+            if done:  # what awaiting its finished future would return, in the same step
+                return status
             return await wp.outcome()
         finally:
             self.waiting_pods.pop(pod_info.uid, None)

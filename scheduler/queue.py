@@ -892,7 +892,8 @@ class SchedulingQueue:
             self._nominated_by_node.pop(node, None)
 
     def delete_nominated_pod_if_exists(self, pod: Obj) -> None:
-        self._remove_nominated(pod_uid(pod))
+        if self._nominated_node_of:  # (nothing to look up while no pod is nominated: every assume asks)
+            self._remove_nominated(pod_uid(pod))
 
     def has_nominated_pods(self) -> bool:
         """Whether any pod is nominated to any node (lets Filter skip the nominated-pods pass)."""

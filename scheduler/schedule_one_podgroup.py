@@ -274,14 +274,25 @@ class PodGroupCycle:
     ) -> None:
         assert result.placement is not None
         by_uid = {a.pod_info.uid: a for a in result.placement.assignments}
+        # a kept placement's pods are in the snapshot as the cache is about to assume them:
+        # the cache takes those PodInfos (``Cache.assume_pod``'s ``assumed``) for each member
+        # the search placed from the very PodInfo the queue still holds
+        kept = self.sched.snapshot.assumed_pods() if result.kept else {}
+        assume_and_start = self.sched.assume_and_start
+        records = self.sched.records
         bound = 0
         for q in queued:
-            a = by_uid.get(q.uid)
+            pi = q.pod_info
+            a = by_uid.get(pi.uid)
             if a is not None and a.node_name:
-                if await self.sched.assume_and_bind(fw, a.state or CycleState(), q, a.node_name, start):
-                    bound += 1
-                    if self.sched.records is not None:
-                        self.sched.records.scheduled(q.pod, fw.scheduler_name, a.node_name, q.attempts)
+                like = kept.get(pi.uid) if a.pod_info is pi else None
+                failure = assume_and_start(fw, a.state or CycleState(), q, a.node_name, start, like)
+                if failure is not None:
+                    await failure
+                    continue
+                bound += 1
+                if records is not None:
+                    records.scheduled(q.pod, fw.scheduler_name, a.node_name, q.attempts)
                 continue
             message = a.message if a is not None and a.message else "no pods were schedulable"
             diag = Diagnosis(unschedulable_plugins=set(a.unschedulable_plugins) if a is not None else set())

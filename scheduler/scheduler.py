@@ -638,39 +638,64 @@ class Scheduler:
                 await self.pod_group_cycle.pod_group_pod_bound(fw, pod)
 
     async def assume_and_bind(
-        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, host: str, start: float | None = None
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        host: str,
+        start: float | None = None,
+        assumed: PodInfo | None = None,
     ) -> bool:
         """Assume the pod on ``host``, run Reserve and Permit, and start its binding cycle.
 
         Returns False when the pod went to the failure handler instead. Exposed for the
-        PodGroup cycle, which places several pods at once.
+        PodGroup cycle, which places several pods at once (through :meth:`assume_and_start`).
         """
+        failure = self.assume_and_start(fw, state, qpi, host, start, assumed)
+        if failure is None:
+            return True
+        await failure
+        return False
+
+    def assume_and_start(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        host: str,
+        start: float | None = None,
+        assumed: PodInfo | None = None,
+    ) -> Coroutine[Any, Any, None] | None:
+        """:meth:`assume_and_bind` up to its first await: ``None`` once the binding task is
+        started, else the pod's failure handling, for the caller to await at once (the same
+        steps in the same order). Assume, Reserve and Permit never wait, so the PodGroup
+        cycle's submit calls this for each of a gang's members without making a coroutine
+        per member that would run to its end in one step. ``assumed``: see
+        :meth:`~scheduler.cache.Cache.assume_pod`."""
         start = time.perf_counter() if start is None else start
-        pod = qpi.pod
+        pod_info = qpi.pod_info
+        pod = pod_info.pod
         try:
-            assumed = self.cache.assume_pod(pod, host, qpi.pod_info)
+            assumed = self.cache.assume_pod(pod, host, pod_info, assumed)
         except CacheError as e:
-            await self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
-            return False
+            return self.handle_failure(fw, qpi, Status(Code.ERROR), str(e), CLEAR_NOMINATION, start)
         self.queue.delete_nominated_pod_if_exists(pod)
         s = fw.run_reserve_plugins_reserve(state, assumed, host)
         if s is not None and not s.is_success():
             fw.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
-            await self._cycle_rejection(fw, qpi, s, host, start)
-            return False
+            return self._cycle_rejection(fw, qpi, s, host, start)
         s = fw.run_permit_plugins(state, assumed, host)
         if s is not None and not s.is_success() and not s.is_wait():
             fw.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
-            await self._cycle_rejection(fw, qpi, s, host, start)
-            return False
+            return self._cycle_rejection(fw, qpi, s, host, start)
         # the binding cycle takes its task out of ``_binding_tasks`` itself, as its last step
         # (:meth:`_binding_cycle`): no done callback to schedule and run per bound pod
         # (the running loop's create_task: what asyncio.create_task calls, less its own frame)
         loop = asyncio.get_running_loop()
         self._binding_tasks.add(loop.create_task(self._binding_cycle(fw, state, qpi, assumed, host, start)))
-        return True
+        return None
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(coro)

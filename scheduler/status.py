@@ -49,7 +49,8 @@ class Status:
         self, code: Code = Code.SUCCESS, *reasons: str, plugin: str = "", error: BaseException | None = None
     ) -> None:
         self.code = code
-        self.reasons = [r for r in reasons if r]
+        # (most statuses carry one non-empty reason: copied whole, without a comprehension's frame)
+        self.reasons = list(reasons) if all(reasons) else [r for r in reasons if r]
         self.plugin = plugin
         self.error = error
 
