@@ -402,6 +402,14 @@ class PodInfo:
         c.labels = self.labels
         c.priority = self.priority
         c.node_name = node_name
+        self._spec_facts_to(c)
+        c.terminating = self.terminating
+        c.start_time = self.start_time
+        return c
+
+    def _spec_facts_to(self, c: PodInfo) -> None:
+        """Give ``c``, a PodInfo of a pod with this one's ``spec`` (:meth:`on_node`,
+        :meth:`confirmed_by`), this one's facts parsed from that spec, slot by slot."""
         c.requests = self.requests
         c.non_zero_cpu = self.non_zero_cpu
         c.non_zero_memory = self.non_zero_memory
@@ -410,9 +418,6 @@ class PodInfo:
         c.required_anti_affinity_terms = self.required_anti_affinity_terms
         c.preferred_affinity_terms = self.preferred_affinity_terms
         c.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
-        c.terminating = self.terminating
-        c.start_time = self.start_time
-        return c
 
     def confirmed_by(self, pod: Obj) -> PodInfo | None:
         """The PodInfo of ``pod``, a later revision of this same pod, built from this one's facts
@@ -440,14 +445,7 @@ class PodInfo:
         c.labels = meta.get("labels") or {}
         c.priority = self.priority
         c.node_name = self.node_name
-        c.requests = self.requests
-        c.non_zero_cpu = self.non_zero_cpu
-        c.non_zero_memory = self.non_zero_memory
-        c.host_ports = self.host_ports
-        c.required_affinity_terms = self.required_affinity_terms
-        c.required_anti_affinity_terms = self.required_anti_affinity_terms
-        c.preferred_affinity_terms = self.preferred_affinity_terms
-        c.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
+        self._spec_facts_to(c)
         c.terminating = bool(meta.get("deletionTimestamp"))
         c.start_time = parse_time(status.get("startTime"))
         return c
