@@ -19,7 +19,8 @@ from scheduler.interfaces import PodGroupInfo
 from scheduler.nodeinfo import PodInfo, compile_selector
 from scheduler.podgroup_algorithm import PodGroupAlgorithm
 from scheduler.podgroups import PodGroupState
-from scheduler.testing import make_node, make_pod
+from scheduler.testing import make_pod
+from tests.unit.scheduler.random_gangs import gang_set, zoned_nodes
 
 
 def _selector(pod: Any) -> Any:
@@ -80,35 +81,14 @@ class _Side:
 @pytest.mark.parametrize("seed", range(12))
 def test_kept_winner_schedules_as_the_rolled_back_one(seed: int) -> None:
     r = random.Random(seed)
-    nodes = [
-        make_node(
-            f"n{i:03}",
-            cpu=str(r.choice([2, 4, 8])),
-            labels={"kubernetes.io/hostname": f"n{i:03}", "topology.kubernetes.io/zone": f"z{i % 3}"},
-        )
-        for i in range(r.choice([30, 80, 150]))
-    ]
+    nodes = zoned_nodes(r, [30, 80, 150])
     kept, plain = _Side(seed, nodes, keep=True), _Side(seed, nodes, keep=False)
     assumed: list[tuple[Any, str]] = []
     for k in range(40):
         app = f"g{k}"
         size = r.randrange(1, 5)
         cpu = r.choice(["100m", "500m", "1", "1500m"])
-        owner = [
-            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}
-        ]
-        pods = []
-        for i in range(size):
-            p = make_pod(f"{app}-{i}", uid=f"{app}-u{i}", labels={"app": app}, requests={"cpu": cpu})
-            p["metadata"]["ownerReferences"] = owner
-            p["spec"]["schedulingGroup"] = {"podGroupName": app}
-            pods.append(p)
-        group_obj = {
-            "apiVersion": "scheduling.k8s.io/v1beta1",
-            "kind": "PodGroup",
-            "metadata": {"name": app, "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": size}}},
-        }
+        pods, group_obj = gang_set(app, size, cpu)
         got_kept = kept.place(group_obj, pods)
         got_plain = plain.place(group_obj, pods)
         hosts = got_kept[0] if got_kept else []

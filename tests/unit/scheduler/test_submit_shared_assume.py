@@ -30,6 +30,7 @@ from scheduler.podgroup_algorithm import PodGroupAlgorithm
 from scheduler.podgroups import ASSIGNED, ASSUMED, UNSCHEDULED, PodGroupState, pod_group_key
 from scheduler.status import Code, Status
 from scheduler.testing import make_node, make_pod
+from tests.unit.scheduler.random_gangs import gang_set, zoned_nodes
 
 # --- the cache taking the kept placement's PodInfos ---------------------------------------------
 
@@ -135,35 +136,14 @@ class _Side:
 @pytest.mark.parametrize("seed", range(12))
 def test_the_cache_taking_the_kept_podinfos_is_assuming_fresh_copies(seed: int) -> None:
     r = random.Random(seed)
-    nodes = [
-        make_node(
-            f"n{i:03}",
-            cpu=str(r.choice([2, 4, 8])),
-            labels={"kubernetes.io/hostname": f"n{i:03}", "topology.kubernetes.io/zone": f"z{i % 3}"},
-        )
-        for i in range(r.choice([20, 60, 120]))
-    ]
+    nodes = zoned_nodes(r, [20, 60, 120])
     shared, plain = _Side(seed, nodes, share=True), _Side(seed, nodes, share=False)
     assumed: list[tuple[Any, str]] = []
     for k in range(40):
         app = f"g{k}"
         size = r.randrange(1, 7)
         cpu = r.choice(["100m", "500m", "1", "1500m"])
-        owner = [
-            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": app, "controller": True}
-        ]
-        pods = []
-        for i in range(size):
-            p = make_pod(f"{app}-{i}", uid=f"{app}-u{i}", labels={"app": app}, requests={"cpu": cpu})
-            p["metadata"]["ownerReferences"] = owner
-            p["spec"]["schedulingGroup"] = {"podGroupName": app}
-            pods.append(p)
-        group_obj = {
-            "apiVersion": "scheduling.k8s.io/v1beta1",
-            "kind": "PodGroup",
-            "metadata": {"name": app, "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": size}}},
-        }
+        pods, group_obj = gang_set(app, size, cpu)
         infos = {id(side): [PodInfo(p) for p in pods] for side in (shared, plain)}
         results = {id(side): side.place(group_obj, infos[id(side)]) for side in (shared, plain)}
         rs, rp = results[id(shared)], results[id(plain)]
