@@ -6,6 +6,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from featuregates import FeatureGate
+from scheduler.cache import Cache, Snapshot
+from scheduler.defaults import default_profile, default_registry
+from scheduler.framework import Framework, Handle
+from scheduler.nodeinfo import compile_selector
+from scheduler.podgroup_algorithm import PodGroupAlgorithm
 from scheduler.testing import make_node, make_pod
 
 
@@ -38,3 +44,26 @@ def gang_set(app: str, size: int, cpu: str) -> tuple[list[dict[str, Any]], dict[
         "spec": {"schedulingPolicy": {"gang": {"minCount": size}}},
     }
     return pods, group_obj
+
+
+def app_selector(pod: Any) -> Any:
+    """Default spreading's selector for a gang set's pod: its ``app`` label."""
+    return compile_selector({"matchLabels": {"app": pod["metadata"]["labels"]["app"]}})
+
+
+def seeded_scheduler(seed: int, nodes: list[Any]) -> tuple[Cache, Snapshot, Framework, PodGroupAlgorithm]:
+    """A scheduler's cache holding ``nodes``, an empty snapshot, the default framework with its
+    random draws seeded by ``seed``, and the PodGroup search on it: two of these built alike
+    take the same decisions, so a test can change one thing on one side and compare."""
+    cache = Cache()
+    for n in nodes:
+        cache.add_node(n)
+    handle = Handle(
+        gates=FeatureGate(),
+        get_pod_group=cache.get_pod_group,
+        pod_group_state=cache.pod_group_state,
+        rng=random.Random(seed),
+        default_spread_selector=app_selector,
+    )
+    fw = Framework(default_profile(), handle, registry=default_registry())
+    return cache, Snapshot(), fw, PodGroupAlgorithm(fw)

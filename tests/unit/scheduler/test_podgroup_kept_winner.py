@@ -11,20 +11,12 @@ from typing import Any
 
 import pytest
 
-from featuregates import FeatureGate
-from scheduler.cache import Cache, Snapshot
-from scheduler.defaults import default_profile, default_registry
-from scheduler.framework import CycleState, Framework, Handle
+from scheduler.framework import CycleState
 from scheduler.interfaces import PodGroupInfo
-from scheduler.nodeinfo import PodInfo, compile_selector
-from scheduler.podgroup_algorithm import PodGroupAlgorithm
+from scheduler.nodeinfo import PodInfo
 from scheduler.podgroups import PodGroupState
 from scheduler.testing import make_pod
-from tests.unit.scheduler.random_gangs import gang_set, zoned_nodes
-
-
-def _selector(pod: Any) -> Any:
-    return compile_selector({"matchLabels": {"app": pod["metadata"]["labels"]["app"]}})
+from tests.unit.scheduler.random_gangs import gang_set, seeded_scheduler, zoned_nodes
 
 
 class _Side:
@@ -32,19 +24,7 @@ class _Side:
 
     def __init__(self, seed: int, nodes: list[Any], keep: bool) -> None:
         self.keep = keep
-        self.cache = Cache()
-        for n in nodes:
-            self.cache.add_node(n)
-        self.snap = Snapshot()
-        handle = Handle(
-            gates=FeatureGate(),
-            get_pod_group=self.cache.get_pod_group,
-            pod_group_state=self.cache.pod_group_state,
-            rng=random.Random(seed),
-            default_spread_selector=_selector,
-        )
-        self.fw = Framework(default_profile(), handle, registry=default_registry())
-        self.algorithm = PodGroupAlgorithm(self.fw)
+        self.cache, self.snap, self.fw, self.algorithm = seeded_scheduler(seed, nodes)
         self.adopted = 0
 
     def place(self, group_obj: Any, pods: list[Any]) -> list[tuple[str, str]]:

@@ -25,18 +25,13 @@ from scheduler.cache import Cache, Snapshot
 from scheduler.defaults import default_profile, default_registry
 from scheduler.framework import CycleState, Framework, Handle, WaitingPod
 from scheduler.interfaces import PodGroupInfo
-from scheduler.nodeinfo import PodInfo, compile_selector
-from scheduler.podgroup_algorithm import PodGroupAlgorithm
+from scheduler.nodeinfo import PodInfo
 from scheduler.podgroups import ASSIGNED, ASSUMED, UNSCHEDULED, PodGroupState, pod_group_key
 from scheduler.status import Code, Status
 from scheduler.testing import make_node, make_pod
-from tests.unit.scheduler.random_gangs import gang_set, zoned_nodes
+from tests.unit.scheduler.random_gangs import gang_set, seeded_scheduler, zoned_nodes
 
 # --- the cache taking the kept placement's PodInfos ---------------------------------------------
-
-
-def _selector(pod: Any) -> Any:
-    return compile_selector({"matchLabels": {"app": pod["metadata"]["labels"]["app"]}})
 
 
 class _Side:
@@ -45,19 +40,7 @@ class _Side:
 
     def __init__(self, seed: int, nodes: list[Any], share: bool) -> None:
         self.share = share
-        self.cache = Cache()
-        for n in nodes:
-            self.cache.add_node(n)
-        self.snap = Snapshot()
-        handle = Handle(
-            gates=FeatureGate(),
-            get_pod_group=self.cache.get_pod_group,
-            pod_group_state=self.cache.pod_group_state,
-            rng=random.Random(seed),
-            default_spread_selector=_selector,
-        )
-        self.fw = Framework(default_profile(), handle, registry=default_registry())
-        self.algorithm = PodGroupAlgorithm(self.fw)
+        self.cache, self.snap, self.fw, self.algorithm = seeded_scheduler(seed, nodes)
         self.shared = 0
         self.adopted = 0
 
