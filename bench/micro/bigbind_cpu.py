@@ -215,13 +215,23 @@ async def queued_gang(members: int) -> tuple[Any, Any, list[dict[str, Any]], lis
     """A plane with a Scheduler fed by hand (not by informers): ``members`` nodes, one gang
     PodGroup of ``members`` and its pods created and queued, every member popped as the PodGroup
     cycle pops them. The plane, the scheduler, the created pods and the queued members."""
-    from apiserver.client.interface import PODGROUPS, PODS
-    from bench.workloads.common import node, start_plane
+    from bench.workloads.common import start_plane
     from scheduler.scheduler import Scheduler
 
     cp = await start_plane([])
-    client = cp.client("kube-scheduler")
-    sched = Scheduler(client, seed=1)
+    sched = Scheduler(cp.client("kube-scheduler"), seed=1)
+    pods, queued = await feed_gang(sched, members)
+    return cp, sched, pods, queued
+
+
+async def feed_gang(sched: Any, members: int) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Feed ``sched`` by hand: ``members`` nodes into its cache, one gang PodGroup of ``members``
+    and its pods created through its client and handed to its handlers, every member popped as
+    the PodGroup cycle pops them. The created pods and the queued members."""
+    from apiserver.client.interface import PODGROUPS, PODS
+    from bench.workloads.common import node
+
+    client = sched.client
     for i in range(members):
         sched.cache.add_node(node(i))
     pg = {
@@ -238,7 +248,7 @@ async def queued_gang(members: int) -> tuple[Any, Any, list[dict[str, Any]], lis
     assert first is not None
     queued = [first, *sched.queue.pop_group_members(f"{NS}/g", exclude=first.uid)]
     assert len(queued) == members
-    return cp, sched, pods, queued
+    return pods, queued
 
 
 async def direct(members: int) -> str:

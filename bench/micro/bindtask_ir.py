@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from bench.micro.bigbind_cpu import NS, _pods
+from bench.micro.bigbind_cpu import NS, feed_gang
 from bench.micro.bindfan_cpu import NON_TERMINAL_PODS, _masked
 
 
@@ -50,9 +50,7 @@ async def informers(cp: Any, namespace: str, count: int = 3) -> tuple[list[Any],
 
 async def queued_gang(members: int, count: int = 3) -> tuple[Any, Any, list[Any], list[Any], Any]:
     """bigbind_cpu's ``queued_gang`` with the informers started before the pods are created."""
-    from apiserver.client.interface import PODGROUPS, PODS
     from apiserver.meta import FakeClock
-    from bench.workloads.common import node
     from controllers.fleet import Fleet
     from gangplane.controlplane import ControlPlane, ControlPlaneOptions, default_components
     from scheduler.scheduler import Scheduler
@@ -62,24 +60,8 @@ async def queued_gang(members: int, count: int = 3) -> tuple[Any, Any, list[Any]
     cp = ControlPlane(ControlPlaneOptions(clock=FakeClock()))
     default_components(cp, Fleet.empty(), "*")
     watching = await informers(cp, NS, count)
-    client = cp.client("kube-scheduler")
-    sched = Scheduler(client, seed=1, clock=FakeClock())
-    for i in range(members):
-        sched.cache.add_node(node(i))
-    pg = {
-        "apiVersion": "scheduling.k8s.io/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {"name": "g", "namespace": NS},
-        "spec": {"schedulingPolicy": {"gang": {"minCount": members}}},
-    }
-    sched._on_pod_group_add(await client.create(PODGROUPS, pg, NS))
-    pods = [await client.create(PODS, p, NS) for p in _pods(members)]
-    for p in pods:
-        sched._on_pod_add(p)
-    first = sched.queue.pop_nowait()
-    assert first is not None
-    queued = [first, *sched.queue.pop_group_members(f"{NS}/g", exclude=first.uid)]
-    assert len(queued) == members
+    sched = Scheduler(cp.client("kube-scheduler"), seed=1, clock=FakeClock())
+    pods, queued = await feed_gang(sched, members)
     return cp, sched, pods, queued, watching
 
 
