@@ -116,8 +116,12 @@ class LocalClient:
         self.api.store.fresh()
 
     async def _durable(self, result: Any) -> Obj:
-        """Acknowledge a write only once the storage has made it durable (as the HTTP server does)."""
-        await self.api.store.durable()
+        """Acknowledge a write only once the storage has made it durable (as the HTTP server
+        does); a storage that is durable at apply (``acknowledged_at_apply``: memory) has
+        nothing to wait for, and no coroutine of its own is made for it."""
+        store = self.api.store
+        if not store.acknowledged_at_apply:
+            await store.durable()
         acknowledged: Obj = result
         return acknowledged
 

@@ -1,5 +1,5 @@
-"""The in-process client's ``pods/binding`` acknowledges without awaiting ``durable`` only where
-the storage says a write is durable once applied (``acknowledged_at_apply``).
+"""The in-process client acknowledges a write (``pods/binding`` and every other) without awaiting
+``durable`` only where the storage says a write is durable once applied (``acknowledged_at_apply``).
 
 Over every backend the answer and the stored pod are those of the general path (the client's
 ``_yield``/``_durable`` steps); over SQLite, whose writes are acknowledged once committed, the
@@ -82,4 +82,4 @@ async def test_binding_answers_alike_and_waits_where_the_backend_needs_it(
         # every write waited, the bindings too: 1 namespace + 5 pods + 5 bindings
         assert writes == 11
     else:
-        assert writes == 6  # creates go through _durable; the bindings acknowledged at apply
+        assert writes == 0  # every write acknowledged at apply: creates and bindings alike
