@@ -390,6 +390,8 @@ class StatefulSetControl:
         #: without claim templates every claim step is a no-op (:meth:`StatefulPodControl`'s claim
         #: helpers loop over the templates): they are skipped (``claim_shortcut`` False: never)
         has_claims = spec.has_claims or not self.claim_shortcut
+        #: the slots holding a pod this sync stamped (:func:`utils.stamp_pod`), its own to hand off
+        stamped = frozenset(missing or ())
 
         async def process_replica(i: int) -> bool:
             pod = replicas[i]
@@ -415,7 +417,10 @@ class StatefulSetControl:
             if not utils.is_created(pod):
                 if has_claims and self.pods.pod_claim_is_stale(sts, pod):
                     return True
-                replicas[i] = await self.pods.create_pod(sts, pod, decorate, has_claims)
+                # a slot this sync stamped holds a private copy of the prototype: handed off to
+                # the create (no second copy), except with claim volumes (update_storage's)
+                handoff = not has_claims and i in stamped
+                replicas[i] = await self.pods.create_pod(sts, pod, decorate, has_claims, handoff)
                 rfacts[i] = created_facts(replicas[i])
                 if monotonic:
                     return True

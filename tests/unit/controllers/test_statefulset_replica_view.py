@@ -57,9 +57,11 @@ class SpyPods:
     def __init__(self, log: Log) -> None:
         self.log = log
 
-    async def create_pod(self, sts: Obj, pod: Obj, decorate: Any = None, claims: bool = True) -> Obj:
+    async def create_pod(
+        self, sts: Obj, pod: Obj, decorate: Any = None, claims: bool = True, handoff: bool = False
+    ) -> Obj:
         labels = pod["metadata"]["labels"]
-        self.log.calls.append(("create", pod["metadata"]["name"], labels.get(utils.REVISION_LABEL)))
+        self.log.calls.append(("create", pod["metadata"]["name"], labels.get(utils.REVISION_LABEL), handoff))
         out = copy.deepcopy(pod)
         out["metadata"].update(uid=f"uid-{pod['metadata']['name']}-new", resourceVersion="1")
         return out
