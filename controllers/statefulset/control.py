@@ -92,6 +92,7 @@ class StatefulSetControl:
         clock: Clock,
         incremental: bool = True,
         claim_shortcut: bool = True,
+        handoff: bool = True,
     ) -> None:
         self.client = client
         self.pods = pod_control
@@ -113,6 +114,9 @@ class StatefulSetControl:
         #: skip the pod steps' claim calls for a set without claim templates, where each of them
         #: is a no-op (False: always make them; tests compare the two)
         self.claim_shortcut = claim_shortcut
+        #: hand the pods this sync stamped over to their create (False: the client copies them;
+        #: tests compare the two)
+        self.handoff = handoff
 
     def newest(self, key: str, cached: Obj) -> Obj:
         """``cached``, or the object our own status write returned when the cache is older.
@@ -419,7 +423,7 @@ class StatefulSetControl:
                     return True
                 # a slot this sync stamped holds a private copy of the prototype: handed off to
                 # the create (no second copy), except with claim volumes (update_storage's)
-                handoff = not has_claims and i in stamped
+                handoff = self.handoff and not has_claims and i in stamped
                 replicas[i] = await self.pods.create_pod(sts, pod, decorate, has_claims, handoff)
                 rfacts[i] = created_facts(replicas[i])
                 if monotonic:
