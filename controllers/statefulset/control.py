@@ -114,8 +114,8 @@ class StatefulSetControl:
         #: skip the pod steps' claim calls for a set without claim templates, where each of them
         #: is a no-op (False: always make them; tests compare the two)
         self.claim_shortcut = claim_shortcut
-        #: hand the pods this sync stamped over to their create (False: the client copies them;
-        #: tests compare the two)
+        #: hand the pods this sync stamped over to their create, and the status body to its
+        #: write (False: the client copies them; tests compare the two)
         self.handoff = handoff
 
     def newest(self, key: str, cached: Obj) -> Obj:
@@ -584,9 +584,11 @@ class StatefulSetControl:
         body["status"] = _status_json(status)
         for _ in range(4):
             try:
-                # read-only: kept only to be read as the set until the cache is as new (:meth:`newest`)
+                # read-only: kept only to be read as the set until the cache is as new (:meth:`newest`);
+                # handed off: ``body`` is never touched again, and its sections other than the
+                # status are the cached set's own, which an in-process client need not copy
                 self._written[key_of(sts)] = await self.client.update_status(
-                    STATEFULSETS, body, namespace_of(sts), read_only=True
+                    STATEFULSETS, body, namespace_of(sts), handoff=self.handoff, read_only=True
                 )
                 return
             except errors.StatusError as e:

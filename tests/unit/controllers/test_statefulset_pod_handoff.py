@@ -26,7 +26,14 @@ from apiserver.meta import FakeClock
 from controllers.statefulset import utils
 from controllers.statefulset.control import StatefulSetControl
 from controllers.statefulset.pod_control import StatefulPodControl
-from tests.unit.controllers.test_statefulset_claim_shortcut import Claims, RecordingClient, Recorder, _claims, _pod, _set
+from tests.unit.controllers.test_statefulset_claim_shortcut import (
+    Claims,
+    Recorder,
+    RecordingClient,
+    _claims,
+    _pod,
+    _set,
+)
 
 pytestmark = pytest.mark.anyio
 

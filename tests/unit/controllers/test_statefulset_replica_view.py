@@ -43,7 +43,7 @@ class FakeClient:
         self.log = log
         self.rv = 100
 
-    async def update_status(self, gvr: Any, body: Obj, namespace: str, read_only: bool = False) -> Obj:
+    async def update_status(self, gvr: Any, body: Obj, namespace: str, **_: Any) -> Obj:
         self.rv += 1
         self.log.calls.append(("status", copy.deepcopy(body["status"])))
         out = copy.deepcopy(body)
