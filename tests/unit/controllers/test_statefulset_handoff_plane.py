@@ -1,5 +1,6 @@
 """On a real plane, the StatefulSet controller's handed-off writes (``StatefulSetControl.handoff``:
-the pods it stamps, its status bodies) leave exactly the objects and Events the copied writes do.
+the pods it stamps, its status bodies; the hook's PodGroups) leave exactly the objects and Events
+the copied writes do.
 
 Two planes run the controller with the KEP-6277 hook, one with ``handoff`` and one without, over
 the same sets (gang and not, Parallel and OrderedReady, claim templates, template annotations with
@@ -59,6 +60,7 @@ async def _dump(handoff: bool) -> str:
     try:
         ctrl = await start_statefulset_controller(cp)
         ctrl.control.handoff = handoff
+        ctrl.scheduling_hook.handoff = handoff  # type: ignore[attr-defined]
         client = cp.client("test")
         for sts in _sets():
             await client.create(STATEFULSETS, sts, NS)
