@@ -92,6 +92,7 @@ class StatefulSetControl:
         clock: Clock,
         incremental: bool = True,
         claim_shortcut: bool = True,
+        handoff: bool = True,
     ) -> None:
         self.client = client
         self.pods = pod_control
@@ -113,6 +114,9 @@ class StatefulSetControl:
         #: skip the pod steps' claim calls for a set without claim templates, where each of them
         #: is a no-op (False: always make them; tests compare the two)
         self.claim_shortcut = claim_shortcut
+        #: hand the pods this sync stamped over to their create, and the status body to its
+        #: write (False: the client copies them; tests compare the two)
+        self.handoff = handoff
 
     def newest(self, key: str, cached: Obj) -> Obj:
         """``cached``, or the object our own status write returned when the cache is older.
@@ -390,6 +394,8 @@ class StatefulSetControl:
         #: without claim templates every claim step is a no-op (:meth:`StatefulPodControl`'s claim
         #: helpers loop over the templates): they are skipped (``claim_shortcut`` False: never)
         has_claims = spec.has_claims or not self.claim_shortcut
+        #: the slots holding a pod this sync stamped (:func:`utils.stamp_pod`), its own to hand off
+        stamped = frozenset(missing or ())
 
         async def process_replica(i: int) -> bool:
             pod = replicas[i]
@@ -415,7 +421,10 @@ class StatefulSetControl:
             if not utils.is_created(pod):
                 if has_claims and self.pods.pod_claim_is_stale(sts, pod):
                     return True
-                replicas[i] = await self.pods.create_pod(sts, pod, decorate, has_claims)
+                # a slot this sync stamped holds a private copy of the prototype: handed off to
+                # the create (no second copy), except with claim volumes (update_storage's)
+                handoff = self.handoff and not has_claims and i in stamped
+                replicas[i] = await self.pods.create_pod(sts, pod, decorate, has_claims, handoff)
                 rfacts[i] = created_facts(replicas[i])
                 if monotonic:
                     return True
@@ -575,9 +584,11 @@ class StatefulSetControl:
         body["status"] = _status_json(status)
         for _ in range(4):
             try:
-                # read-only: kept only to be read as the set until the cache is as new (:meth:`newest`)
+                # read-only: kept only to be read as the set until the cache is as new (:meth:`newest`);
+                # handed off: ``body`` is never touched again, and its sections other than the
+                # status are the cached set's own, which an in-process client need not copy
                 self._written[key_of(sts)] = await self.client.update_status(
-                    STATEFULSETS, body, namespace_of(sts), read_only=True
+                    STATEFULSETS, body, namespace_of(sts), handoff=self.handoff, read_only=True
                 )
                 return
             except errors.StatusError as e:

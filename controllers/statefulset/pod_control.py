@@ -74,12 +74,21 @@ class StatefulPodControl:
 
     # ------------------------------------------------------------------ pods
     async def create_pod(
-        self, sts: Obj, pod: Obj, decorate: Callable[[Obj], None] | None = None, claims: bool = True
+        self,
+        sts: Obj,
+        pod: Obj,
+        decorate: Callable[[Obj], None] | None = None,
+        claims: bool = True,
+        handoff: bool = False,
     ) -> Obj:
         """``CreateStatefulPod``: claims first, then the pod, then the claims' retention refs.
 
         ``claims`` False: the caller knows the set has no claim templates, where both claim
         steps loop over nothing; they are skipped (two coroutines less per pod).
+        ``handoff``: ``pod`` is a private body the caller built for this create (a stamped
+        copy of its revision's prototype, no claim volumes) and will neither read nor modify
+        again, so the client may write it as it is instead of copying it first
+        (:meth:`Client.create`). The failure Event then names the pod by the name read before.
         """
         known: dict[str, Obj] = {}
         try:
@@ -90,11 +99,13 @@ class StatefulPodControl:
             raise
         if decorate is not None:
             decorate(pod)
+        # what the failure Event reads of the pod, read before a handed-off body is the server's
+        named = {"metadata": {"name": name_of(pod)}} if handoff else pod
         try:
-            created = await self.client.create(PODS, pod, namespace_of(sts), read_only=True)
+            created = await self.client.create(PODS, pod, namespace_of(sts), handoff=handoff, read_only=True)
         except errors.StatusError as e:
             if not errors.is_already_exists(e):
-                self.record_pod_event("create", sts, pod, e)
+                self.record_pod_event("create", sts, named, e)
             raise
         try:
             if claims:

@@ -35,9 +35,16 @@ from controllers.statefulset import utils
 SEED_SYNCS = 3
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class PodFacts:
-    """One pod version as the StatefulSet algorithm sees it."""
+    """One pod version as the StatefulSet algorithm sees it.
+
+    Never modified once built (shared between syncs, views and seeds), but not ``frozen``: a
+    frozen dataclass's ``__init__`` sets each of the twelve fields through
+    ``object.__setattr__``, 1.3-1.5 µs per build against 0.25-0.4 µs for plain slot stores,
+    and a new gang set builds seven (its prototype's, three stamped, three created). The hash is
+    the frozen one's (over the fields), as before.
+    """
 
     name: str
     namespace: str

@@ -192,6 +192,9 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         self.resolved = ResolvedMemo()
         #: the compiled Workload spec per scheduling shape (:mod:`.compiled`)
         self.shapes = WorkloadShapes()
+        #: hand the PodGroup body to its create (built privately, never read again); False: the
+        #: client copies it (tests compare the two)
+        self.handoff = True
 
     # ------------------------------------------------------------------ SchedulingHook
     def attach(self, controller: StatefulSetController) -> None:
@@ -542,7 +545,11 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         if parent_composite:
             pg["spec"]["parentCompositePodGroupName"] = parent_composite
         try:
-            created = await self.client.create(PODGROUPS, pg, namespace_of(sts), read_only=True)
+            # ``pg`` is this call's own (the builder copies what it takes from the Workload, the
+            # references are new): handed off, the in-process client need not copy it again
+            created = await self.client.create(
+                PODGROUPS, pg, namespace_of(sts), handoff=self.handoff, read_only=True
+            )
         except errors.StatusError as e:
             if errors.is_already_exists(e):
                 again = await self._rediscover(

@@ -43,7 +43,7 @@ class FakeClient:
         self.log = log
         self.rv = 100
 
-    async def update_status(self, gvr: Any, body: Obj, namespace: str, read_only: bool = False) -> Obj:
+    async def update_status(self, gvr: Any, body: Obj, namespace: str, **_: Any) -> Obj:
         self.rv += 1
         self.log.calls.append(("status", copy.deepcopy(body["status"])))
         out = copy.deepcopy(body)
@@ -57,9 +57,11 @@ class SpyPods:
     def __init__(self, log: Log) -> None:
         self.log = log
 
-    async def create_pod(self, sts: Obj, pod: Obj, decorate: Any = None, claims: bool = True) -> Obj:
+    async def create_pod(
+        self, sts: Obj, pod: Obj, decorate: Any = None, claims: bool = True, handoff: bool = False
+    ) -> Obj:
         labels = pod["metadata"]["labels"]
-        self.log.calls.append(("create", pod["metadata"]["name"], labels.get(utils.REVISION_LABEL)))
+        self.log.calls.append(("create", pod["metadata"]["name"], labels.get(utils.REVISION_LABEL), handoff))
         out = copy.deepcopy(pod)
         out["metadata"].update(uid=f"uid-{pod['metadata']['name']}-new", resourceVersion="1")
         return out

@@ -105,7 +105,7 @@ class _StatusClient:
     def __init__(self) -> None:
         self.writes: list[Obj] = []
 
-    async def update_status(self, gvr: object, obj: Obj, namespace: str = "", read_only: bool = False) -> Obj:
+    async def update_status(self, gvr: object, obj: Obj, namespace: str = "", **_: object) -> Obj:
         out = copy.deepcopy(obj)
         out["metadata"]["resourceVersion"] = str(int(obj["metadata"]["resourceVersion"]) + 1)
         self.writes.append(out)
