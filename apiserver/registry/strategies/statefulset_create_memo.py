@@ -55,7 +55,7 @@ class StatefulSetCreateMemo:
             found = spec_key(spec)
             if found is not None:
                 gates = ctx.gates
-                key = (found[0], not meta.get("name"), tuple(gates.enabled(g) for g in GATES))
+                key = (found[0], not meta.get("name"), tuple(map(gates.enabled, GATES)))
                 if key in self._valid and own_strings_valid(spec, found[1]):
                     return []
         errs = self._specs.validate(spec)

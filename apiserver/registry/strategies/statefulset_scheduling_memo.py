@@ -81,7 +81,7 @@ def _key(ctx: StrategyContext, sts: Obj) -> Key | None:
     if text is None:
         return None
     gates = ctx.gates
-    return (text, not meta.get("name"), tuple(gates.enabled(g) for g in GATES))
+    return (text, not meta.get("name"), tuple(map(gates.enabled, GATES)))
 
 
 #: The memo the StatefulSet strategy validates ``spec.scheduling`` with on create.
