@@ -63,16 +63,31 @@ def run(n: int) -> dict[str, float]:
         out[label] = (time.process_time() - t) / len(objs) * 1e6
         gc.enable()
 
-    for kind in KINDS:
-        rd = rds[kind]
+    def steps_of(rd: Any) -> dict[str, Callable[[Any], Any]]:
         st = rd.strategy
-        steps: dict[str, Callable[[Any], Any]] = {
+
+        def prepare(b: Any) -> None:
+            st.prepare_for_create(ctx, b)
+
+        def meta(b: Any) -> Any:
+            return api.meta_validator(b, rd)
+
+        def validate(b: Any) -> Any:
+            return st.validate(ctx, b)
+
+        def warnings(b: Any) -> Any:
+            return st.warnings_on_create(ctx, b)
+
+        return {
             "default": st.default,
-            "prepare": lambda b, st=st: st.prepare_for_create(ctx, b),
-            "meta": lambda b, rd=rd: api.meta_validator(b, rd),
-            "validate": lambda b, st=st: st.validate(ctx, b),
-            "warnings": lambda b, st=st: st.warnings_on_create(ctx, b),
+            "prepare": prepare,
+            "meta": meta,
+            "validate": validate,
+            "warnings": warnings,
         }
+
+    for kind in KINDS:
+        steps = steps_of(rds[kind])
         for b in bodies(kind, 10**6, 200):
             for step in steps.values():
                 step(b)
