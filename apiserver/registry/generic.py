@@ -663,8 +663,10 @@ class GenericStore:
             self.body_checker(rd, obj, None, opts, warnings)
         obj = self._from_view(rd, obj)
         md = obj["metadata"]
-        # the request's one time: the strategy's and the object's creationTimestamp
-        now = self._now()
+        # the request's one time: the strategy's and the object's creationTimestamp. Outside a
+        # write waiting for webhooks (``stable``'s run) each value is simply drawn: asked once here
+        in_run = CURRENT_RUN.get() is not None
+        now = self._now() if in_run else rfc3339(self.clock.now())
         ctx = self._ctx(ns, opts.dry_run, opts.user, now)
         strategy = rd.strategy
         if strategy.answers_create:
@@ -674,7 +676,7 @@ class GenericStore:
             md["name"] = md["generateName"] + stable("generateName", random_suffix)
         name = md.get("name", "")
         # server-owned metadata
-        md["uid"] = stable("uid", self.new_uid)
+        md["uid"] = stable("uid", self.new_uid) if in_run else self.new_uid()
         md["creationTimestamp"] = now
         if not strategy.tracks_generation or rd.storage_of is not None:
             md.pop("generation", None)

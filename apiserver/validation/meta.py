@@ -18,8 +18,10 @@ from apiserver.validation.names import (
     ValidateNameFunc,
     byte_len,
     go_quote,
+    is_dns1123_label,
     is_qualified_name,
     is_valid_label_value,
+    remembered,
     validate_namespace_name,
 )
 
@@ -281,6 +283,47 @@ def _validate_meta_collections(meta: Obj, path: Path, errs: ErrorList, *, finali
         errs.extend(validate_managed_fields(managed, path.child("managedFields")))
 
 
+#: the strings the checkers below accepted already (:func:`remembered`): :func:`_plainly_valid`
+#: tests these before it calls a checker, which for a known value would only look here itself
+_KNOWN_KEYS = remembered(is_qualified_name)
+_KNOWN_VALUES = remembered(is_valid_label_value)
+_KNOWN_LABELS = remembered(is_dns1123_label)  # namespace names (``validate_namespace_name``)
+#: ``(name rule, generateName)`` pairs that passed the rule as a prefix (a StatefulSet's pods
+#: all carry their set's), and the ``(apiVersion, kind)`` of owners that parse to a version
+#: and are no banned kind; each bounded like the checkers' sets
+_KNOWN_PREFIXES: set[tuple[ValidateNameFunc, str]] = set()
+_KNOWN_OWNER_TYPES: set[tuple[str, str]] = set()
+_KNOWN_LIMIT = 4096
+
+
+def _prefix_valid(name_fn: ValidateNameFunc, generate_name: str) -> bool:
+    """``not name_fn(generate_name, True)``, remembered for the pairs that pass."""
+    key = (name_fn, generate_name)
+    if key in _KNOWN_PREFIXES:
+        return True
+    if name_fn(generate_name, True):
+        return False
+    if len(_KNOWN_PREFIXES) >= _KNOWN_LIMIT:
+        _KNOWN_PREFIXES.clear()
+    _KNOWN_PREFIXES.add(key)
+    return True
+
+
+def _owner_type_valid(api_version: str, kind: str) -> bool:
+    """An owner reference's ``apiVersion`` (``str``) parses to a version and, with its ``kind``
+    (a non-empty ``str``), names no banned owner: remembered for the pairs that pass."""
+    key = (api_version, kind)
+    if key in _KNOWN_OWNER_TYPES:
+        return True
+    group, version = _group_version(api_version)
+    if not version or (group, version, kind) in _BANNED_OWNERS:
+        return False
+    if len(_KNOWN_OWNER_TYPES) >= _KNOWN_LIMIT:
+        _KNOWN_OWNER_TYPES.clear()
+    _KNOWN_OWNER_TYPES.add(key)
+    return True
+
+
 def _plainly_valid(meta: dict[str, Any], namespaced: bool, name_fn: ValidateNameFunc) -> bool:
     """True only where :func:`validate_object_meta` reports nothing: the usual metadata of a
     create (a name, a namespace, labels, owner references) checked in one pass with the same
@@ -322,11 +365,11 @@ def _plainly_valid(meta: dict[str, Any], namespaced: bool, name_fn: ValidateName
     if type(name) is not str or not name or name_fn(name, False):
         return False
     generate_name = meta.get("generateName")
-    if generate_name and (type(generate_name) is not str or name_fn(generate_name, True)):
+    if generate_name and (type(generate_name) is not str or not _prefix_valid(name_fn, generate_name)):
         return False
     ns = meta.get("namespace") or ""
     if namespaced:
-        if type(ns) is not str or not ns or validate_namespace_name(ns, False):
+        if type(ns) is not str or not ns or (ns not in _KNOWN_LABELS and validate_namespace_name(ns, False)):
             return False
     elif ns:
         return False
@@ -337,8 +380,14 @@ def _plainly_valid(meta: dict[str, Any], namespaced: bool, name_fn: ValidateName
     if labels:
         if type(labels) is not dict:
             return False
+        known_keys, known_values = _KNOWN_KEYS, _KNOWN_VALUES
         for k, v in labels.items():
-            if type(k) is not str or type(v) is not str or is_qualified_name(k) or is_valid_label_value(v):
+            if (
+                type(k) is not str
+                or type(v) is not str
+                or (k not in known_keys and is_qualified_name(k))
+                or (v not in known_values and is_valid_label_value(v))
+            ):
                 return False
     refs = meta.get("ownerReferences")
     if refs:
@@ -351,13 +400,7 @@ def _plainly_valid(meta: dict[str, Any], namespaced: bool, name_fn: ValidateName
             api_version, kind = ref.get("apiVersion"), ref.get("kind")
             if type(api_version) is not str or type(kind) is not str or not kind:
                 return False
-            group, version = _group_version(api_version)
-            if (
-                not version
-                or not ref.get("name")
-                or not ref.get("uid")
-                or (group, version, kind) in _BANNED_OWNERS
-            ):
+            if not _owner_type_valid(api_version, kind) or not ref.get("name") or not ref.get("uid"):
                 return False
             if ref.get("controller") is True:
                 controllers += 1

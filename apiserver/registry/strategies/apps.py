@@ -10,7 +10,6 @@ neither defaulted nor validated here: its own validator owns it, and it is left 
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
@@ -30,6 +29,7 @@ from apiserver.registry.strategies.podspec import (
     template_labels_errors,
     validate_pod_template_spec,
 )
+from apiserver.registry.strategies.statefulset_create_memo import StatefulSetCreateMemo
 from apiserver.registry.strategies.statefulset_scheduling_memo import SCHEDULING as SCHEDULING_MEMO
 from apiserver.registry.strategies.statefulset_spec_memo import StatefulSetSpecMemo
 from apiserver.rest.strategy import Obj, Strategy, StrategyContext
@@ -185,7 +185,9 @@ class _WorkloadStrategy(Strategy):
     kind = ""
 
     def prepare_for_create(self, ctx: StrategyContext, obj: Obj) -> None:
-        obj["status"] = copy.deepcopy(self.initial_status)
+        # ``initial_status`` is a flat map of integers (every subclass's; a test holds them to
+        # it), so its own dict is a private copy: ``copy.deepcopy`` cost ~1.3 us per created set
+        obj["status"] = dict(self.initial_status)
         _drop_disabled_template_fields(ctx, obj, None)
 
     def prepare_for_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> None:
@@ -203,8 +205,12 @@ class _WorkloadStrategy(Strategy):
         return podspec_warnings(new_t)
 
 
+#: where a workload's template spec sits (a Path is immutable: shared by every warning)
+_TEMPLATE_SPEC = Path("spec", "template", "spec")
+
+
 def podspec_warnings(template: Obj) -> list[str]:
-    return pod_warnings(as_dict(template.get("spec")), Path("spec", "template", "spec"))
+    return pod_warnings(as_dict(template.get("spec")), _TEMPLATE_SPEC)
 
 
 # ============================================================================ StatefulSet
@@ -337,6 +343,8 @@ def validate_statefulset_spec(spec: Obj) -> ErrorList:
 
 #: the sets of one template validate their spec alike (per-set names aside): remembered per shape
 STATEFULSET_SPECS = StatefulSetSpecMemo(validate_statefulset_spec)
+#: both create validations of a set at once, by the spec memo's key (and through both memos)
+STATEFULSET_CREATES = StatefulSetCreateMemo(STATEFULSET_SPECS, SCHEDULING_MEMO)
 
 
 class StatefulSetStrategy(_WorkloadStrategy):
@@ -362,10 +370,8 @@ class StatefulSetStrategy(_WorkloadStrategy):
         sts_scheduling.drop_disabled_scheduling_fields(ctx, new, old)
 
     def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:
-        errs = STATEFULSET_SPECS.validate(as_dict(obj.get("spec")))
-        # sets of one shape validate their spec.scheduling alike: remembered per input
-        errs.extend(SCHEDULING_MEMO.validate(ctx, obj))
-        return errs
+        # sets of one shape validate their spec and spec.scheduling alike: remembered per input
+        return STATEFULSET_CREATES.validate(ctx, obj)
 
     def validate_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> ErrorList:
         spec, old_spec = as_dict(new.get("spec")), as_dict(old.get("spec"))

@@ -11,7 +11,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from apiserver.api.podresources import all_containers, is_supported_pod_level_resource
+from apiserver.api.podresources import is_supported_pod_level_resource
 from apiserver.api.types import Obj, as_dict, as_list
 from apiserver.api.types import as_str as _str
 from apiserver.quantity import (
@@ -25,6 +25,8 @@ DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 TERMINATION_MESSAGE_PATH_DEFAULT = "/dev/termination-log"
 VOLUME_DEFAULT_MODE = 420  # 0644
+#: the container lists :func:`~apiserver.api.podresources.all_containers` walks, in its order
+_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 
 def canonical_resource_list(rl: Any) -> Any:
@@ -113,10 +115,13 @@ def default_container(c: Obj) -> None:
         if isinstance(p, dict) and not p.get("protocol"):
             p["protocol"] = "TCP"
     for key in PROBES:
-        _default_probe(c.get(key))
-    lifecycle = as_dict(c.get("lifecycle"))
-    for key in ("postStart", "preStop"):
-        _default_handler(lifecycle.get(key))
+        probe = c.get(key)
+        if probe is not None:  # most containers have none (``_default_probe`` skips a non-dict)
+            _default_probe(probe)
+    lifecycle = c.get("lifecycle")
+    if isinstance(lifecycle, dict):
+        for key in ("postStart", "preStop"):
+            _default_handler(lifecycle.get(key))
     for env in as_list(c.get("env")):
         ref = as_dict(as_dict(as_dict(env).get("valueFrom")).get("fieldRef"))
         if ref and not ref.get("apiVersion"):
@@ -176,8 +181,12 @@ def default_pod_spec(spec: Obj) -> None:
         spec["terminationGracePeriodSeconds"] = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
     if not spec.get("schedulerName"):
         spec["schedulerName"] = DEFAULT_SCHEDULER_NAME
-    for _, _, c in all_containers(spec):
-        default_container(c)
+    for key in _CONTAINER_LISTS:  # ``all_containers``' order, without its generator
+        containers = spec.get(key)
+        if isinstance(containers, list):
+            for c in containers:
+                if isinstance(c, dict):
+                    default_container(c)
     for v in as_list(spec.get("volumes")):
         if isinstance(v, dict):
             _default_volume(v)

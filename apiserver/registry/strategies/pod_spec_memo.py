@@ -27,12 +27,15 @@ from apiserver.registry.strategies.pod_validation import PodValidationOptions, v
 from apiserver.registry.strategies.validmemo import ValidKeys, exact_text
 from apiserver.validation import names
 
-#: The spec strings validated on their own, by these rules only (see ``validate_pod_spec``).
+#: The spec strings validated on their own, by these rules only (see ``validate_pod_spec``),
+#: each with the strings its rule accepted already (``nodeName``'s ``NameIsDNSSubdomain`` of a
+#: full name is ``IsDNS1123Subdomain`` itself)
 _OWN_RULES = (
-    ("hostname", names.is_dns1123_label),
-    ("nodeName", lambda s: names.name_is_dns_subdomain(s, False)),
-    ("subdomain", names.is_dns1123_label),
+    ("hostname", names.is_dns1123_label, names.remembered(names.is_dns1123_label)),
+    ("nodeName", names.is_dns1123_subdomain, names.remembered(names.is_dns1123_subdomain)),
+    ("subdomain", names.is_dns1123_label, names.remembered(names.is_dns1123_label)),
 )
+_KNOWN_SUBDOMAINS = names.remembered(names.is_dns1123_subdomain)
 #: ``spec.schedulingGroup``'s own string (``validate_scheduling_group``: required, a DNS subdomain)
 _GROUP, _GROUP_NAME = "schedulingGroup", "podGroupName"
 
@@ -63,7 +66,7 @@ def _key(spec: Any, opts: PodValidationOptions) -> tuple[bytes, PodValidationOpt
     if type(spec) is not dict:
         return None
     blanked = spec
-    for name, _ in _OWN_RULES:
+    for name, _, _ in _OWN_RULES:
         if type(spec.get(name)) is str:
             if blanked is spec:
                 blanked = dict(spec)
@@ -78,14 +81,16 @@ def _key(spec: Any, opts: PodValidationOptions) -> tuple[bytes, PodValidationOpt
 
 
 def _own_strings_valid(spec: dict[str, Any]) -> bool:
-    for name, rule in _OWN_RULES:
+    for name, rule, known in _OWN_RULES:
         value = spec.get(name)
-        if type(value) is str and value and rule(value):
+        if type(value) is str and value and value not in known and rule(value):
             return False
     group = spec.get(_GROUP)
     if type(group) is dict:
         value = group.get(_GROUP_NAME)
-        if type(value) is str and (not value or names.is_dns1123_subdomain(value)):
+        if type(value) is str and (
+            not value or (value not in _KNOWN_SUBDOMAINS and names.is_dns1123_subdomain(value))
+        ):
             return False
     return True
 

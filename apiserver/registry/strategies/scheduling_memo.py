@@ -110,7 +110,7 @@ class SpecMemo:
         text = exact_text(blanked)
         if text is None:
             return None
-        return (text, tuple(ctx.gates.enabled(g) for g in _GATES))
+        return (text, tuple(map(ctx.gates.enabled, _GATES)))
 
     def clear(self) -> None:
         self._valid.clear()

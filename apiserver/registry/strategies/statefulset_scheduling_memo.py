@@ -38,7 +38,8 @@ from featuregates import (
 
 #: ``spec`` fields no layer of the scheduling validation reads (see the module docstring)
 _UNREAD = ("selector", "serviceName")
-_GATES = (DRA_WORKLOAD_RESOURCE_CLAIMS, STATEFULSET_WORKLOAD_USER_MIN_COUNT, STATEFULSET_WORKLOAD_PARTITION)
+#: the gates the scheduling validation reads (part of every key that stands for its answer)
+GATES = (DRA_WORKLOAD_RESOURCE_CLAIMS, STATEFULSET_WORKLOAD_USER_MIN_COUNT, STATEFULSET_WORKLOAD_PARTITION)
 
 Key = tuple[bytes, bool, tuple[bool, ...]]
 
@@ -80,10 +81,10 @@ def _key(ctx: StrategyContext, sts: Obj) -> Key | None:
     if text is None:
         return None
     gates = ctx.gates
-    return (text, not meta.get("name"), tuple(gates.enabled(g) for g in _GATES))
+    return (text, not meta.get("name"), tuple(map(gates.enabled, GATES)))
 
 
 #: The memo the StatefulSet strategy validates ``spec.scheduling`` with on create.
 SCHEDULING = SchedulingMemo()
 
-__all__ = ["SCHEDULING", "SchedulingMemo"]
+__all__ = ["GATES", "SCHEDULING", "SchedulingMemo"]

@@ -42,10 +42,10 @@ class StatefulSetSpecMemo:
 
     def validate(self, spec: Any) -> ErrorList:
         """``validate_statefulset_spec(spec)``, from memory where the spec is known valid."""
-        found = _key(spec)
+        found = spec_key(spec)
         if found is not None:
             key, own = found
-            if key in self._valid and _own_strings_valid(spec, own):
+            if key in self._valid and own_strings_valid(spec, own):
                 return []
         errs = self._validate(spec)
         if not errs and found is not None:
@@ -60,7 +60,7 @@ def _str_values(d: Any) -> bool:
     return type(d) is dict and all(type(v) is str for v in d.values())
 
 
-def _key(spec: Any) -> tuple[Key, list[str]] | None:
+def spec_key(spec: Any) -> tuple[Key, list[str]] | None:
     """The key and the label values it blanked, or None when the spec is not of the known form."""
     if type(spec) is not dict:
         return None
@@ -88,11 +88,12 @@ def _key(spec: Any) -> tuple[Key, list[str]] | None:
     return (text, flags), [*match.values(), *labels.values()]
 
 
-def _own_strings_valid(spec: dict[str, Any], values: list[str]) -> bool:
+def own_strings_valid(spec: dict[str, Any], values: list[str]) -> bool:
+    """The per-set strings :func:`spec_key` blanked (``values``) and the service pass their rules."""
     service = spec.get("serviceName")
     if type(service) is str and service and names.is_dns1123_label(service):
         return False
     return not any(names.is_valid_label_value(v) for v in values)
 
 
-__all__ = ["StatefulSetSpecMemo"]
+__all__ = ["StatefulSetSpecMemo", "own_strings_valid", "spec_key"]

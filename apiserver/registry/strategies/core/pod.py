@@ -71,12 +71,14 @@ def scheduling_gated_condition() -> Obj:
 
 
 _POD_OPTIONS = PodValidationOptions(resource_is_pod=True)
+#: the root of a pod's spec errors and warnings (a Path is immutable: ``child`` makes new ones)
+_SPEC = Path("spec")
 
 
 def _validate_pod_metadata_and_spec(pod: Obj, ctx: StrategyContext) -> ErrorList:
     """``validatePodMetadataAndSpec`` minus ObjectMeta (the registry validates that)."""
     spec = as_dict(pod.get("spec"))
-    sp = Path("spec")
+    sp = _SPEC
     errs: ErrorList = []
     ann = as_dict(as_dict(pod.get("metadata")).get("annotations"))
     if MIRROR_POD_ANNOTATION in ann and not spec.get("nodeName"):
@@ -160,7 +162,8 @@ class PodStrategy(Strategy):
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj)}
         if as_list(spec.get("schedulingGates")):
             obj["status"]["conditions"] = [scheduling_gated_condition()]
-        mutate_pod_affinity(obj)
+        if spec.get("affinity"):  # none (or an empty one) has no terms to resolve
+            mutate_pod_affinity(obj)
 
     def validate(self, ctx: StrategyContext, obj: Obj) -> ErrorList:
         errs = _validate_pod_metadata_and_spec(obj, ctx)
@@ -176,7 +179,7 @@ class PodStrategy(Strategy):
         return errs
 
     def warnings_on_create(self, ctx: StrategyContext, obj: Obj) -> list[str]:
-        return pod_warnings(as_dict(obj.get("spec")), Path("spec"))
+        return pod_warnings(as_dict(obj.get("spec")), _SPEC)
 
     def prepare_for_update(self, ctx: StrategyContext, new: Obj, old: Obj) -> None:
         _keep_old_status(new, old)

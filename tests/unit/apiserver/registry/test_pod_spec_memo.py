@@ -147,3 +147,26 @@ def test_a_spec_with_a_null_or_a_lookalike_value_is_not_confused(odd: Any) -> No
     assert _errors(memo.validate(spec, SP, OPTS)) == _errors(validate_pod_spec(spec, SP, OPTS))
     if odd is None or odd != odd:
         assert len(memo._valid) == 1  # a text with null is never remembered
+
+
+def test_own_strings_known_to_other_rules_are_still_checked_by_their_own() -> None:
+    """The memo asks each own string's rule's remembered strings first: a string another rule
+    accepted (a label value, a subdomain) is no pass for hostname, subdomain or nodeName."""
+    from apiserver.validation import names
+
+    odd = {"hostname": "web.example.com", "subdomain": "Web_1", "nodeName": "Bad_Node"}
+    for value in odd.values():  # each valid by some other rule, and so remembered there
+        answers = [names.is_valid_label_value(value), names.is_dns1123_subdomain(value)]
+        assert [] in answers
+
+    def named() -> dict[str, Any]:
+        return {**template(), "hostname": "web-0", "subdomain": "web", "nodeName": "n-1"}
+
+    memo = PodSpecMemo()
+    assert memo.validate(named(), SP, OPTS) == []  # the shape is remembered
+    for key, value in odd.items():
+        spec = named()
+        spec[key] = value
+        want = _errors(validate_pod_spec(copy.deepcopy(spec), SP, OPTS))
+        assert want
+        assert _errors(memo.validate(spec, SP, OPTS)) == want

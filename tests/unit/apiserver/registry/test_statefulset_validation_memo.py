@@ -17,6 +17,7 @@ import orjson
 import pytest
 
 from apiserver.registry.strategies.apps import default_statefulset, validate_statefulset_spec
+from apiserver.registry.strategies.statefulset_create_memo import StatefulSetCreateMemo
 from apiserver.registry.strategies.statefulset_scheduling import validate_scheduling
 from apiserver.registry.strategies.statefulset_scheduling_memo import SchedulingMemo
 from apiserver.registry.strategies.statefulset_spec_memo import StatefulSetSpecMemo
@@ -181,3 +182,43 @@ def test_an_empty_name_is_not_answered_by_a_named_set() -> None:
     nameless["metadata"]["name"] = ""
     assert _errors(scheduling.validate(ctx, nameless)) == _errors(validate_scheduling(ctx, nameless))
     assert named == _errors(validate_scheduling(ctx, ok))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_key_for_both_validations_answers_as_the_full_ones(seed: int) -> None:
+    """``StatefulSetCreateMemo``: the spec key with the name's emptiness and the gates stands for
+    both answers; random sets (names, label values, services, scheduling stanzas, bends, gate
+    mixes) get the errors of the two full validations, spec's first, in order."""
+    rnd = random.Random(100 + seed)
+    creates = StatefulSetCreateMemo(StatefulSetSpecMemo(validate_statefulset_spec), SchedulingMemo())
+    answered = 0
+    for _ in range(800):
+        body = _variant(rnd)
+        ctx = StrategyContext(gates=rnd.choice(GATES))
+        want = _errors(validate_statefulset_spec(copy.deepcopy(body["spec"])))
+        want += _errors(validate_scheduling(ctx, copy.deepcopy(body)))
+        before = copy.deepcopy(body)
+        known = len(creates._valid)
+        assert _errors(creates.validate(ctx, body)) == want
+        assert body == before
+        answered += not want and len(creates._valid) == known
+    assert answered > 150
+
+
+def test_one_key_tells_apart_what_scheduling_reads() -> None:
+    """A remembered set does not answer for one that differs only in what the scheduling
+    validation alone reads: a gate, the replicas its minCount is checked against."""
+    creates = StatefulSetCreateMemo(StatefulSetSpecMemo(validate_statefulset_spec), SchedulingMemo())
+    ok = _body("gang-1")
+    ok["spec"]["scheduling"] = {"schedulingPolicy": {"gang": {"minCount": 9}}}
+    ok["spec"]["replicas"] = 12
+    user_min = StrategyContext(
+        gates=FeatureGate().with_overrides({STATEFULSET_WORKLOAD_USER_MIN_COUNT: True})
+    )
+    assert creates.validate(user_min, ok) == []
+    fewer = copy.deepcopy(ok)
+    fewer["spec"]["replicas"] = 3
+    for ctx, body in ((StrategyContext(gates=FeatureGate()), ok), (user_min, fewer)):
+        want = _errors(validate_statefulset_spec(body["spec"])) + _errors(validate_scheduling(ctx, body))
+        assert want
+        assert _errors(creates.validate(ctx, body)) == want
