@@ -210,12 +210,12 @@ class EventRecorder:
 
     def _stamp_text(self, ts: float) -> str:
         """``rfc3339(ts)``, remembering its second: a later ``ts`` in ``[s, s + 1)`` has the
-        same text (``rfc3339`` formats ``int(ts)``, which is ``s`` there for a second ``s >= 1``;
-        before 1970-01-01T00:00:01 nothing is remembered, as ``int`` truncates towards zero).
-        Two float comparisons instead of ``rfc3339``'s two calls per Event."""
+        same text (``rfc3339`` formats ``int(ts)``, which is ``s`` there for a second ``s >= 0``;
+        before 1970 nothing is remembered, as ``int`` truncates towards zero). Two float
+        comparisons instead of ``rfc3339``'s two calls per Event."""
         text = rfc3339(ts)
         second = float(int(ts))
-        if second >= 1.0:
+        if second >= 0.0:
             self._second_from = second
             self._second_to = second + 1.0
             self._second_text = text
