@@ -128,10 +128,12 @@ class EventRecorder:
         #: body (a stored Event shares nothing with another or with the recorder)
         self._source: Obj = {"component": component, "host": host} if host else {"component": component}
         self._reporting_instance = host or component
-        #: the second of the last time this recorder formatted, ``[from, to)``, and its text: the
-        #: events of one second share a ``lastTimestamp`` (see :meth:`_stamp_text`)
+        #: the second of the last event's time, ``[from, to)``, its text and its Unix nanoseconds:
+        #: the events of one second share a ``lastTimestamp`` and a name stamp's whole seconds
+        #: (see :meth:`_enter_second`)
         self._second_from = self._second_to = 0.0
         self._second_text = ""
+        self._second_ns = 0
 
     def event(self, obj: Obj, etype: str, reason: str, message: str, related: Obj | None = None) -> None:
         self.event_ref(object_reference(obj), etype, reason, message, related)
@@ -200,25 +202,34 @@ class EventRecorder:
 
     def _new_name(self, object_name: str, ts: float) -> str:
         """A new Event's name (a stamp past the last this recorder used): :func:`event_name` of
-        :func:`event_stamp`, their steps inline (two calls fewer per Event)."""
-        whole = int(ts)
-        stamp = whole * 1_000_000_000 + round((ts - whole) * 1_000_000_000)
-        if stamp <= self._last_stamp:
-            stamp = self._last_stamp + 1
+        :func:`event_stamp`, their steps inline (two calls fewer per Event). Within the second
+        :meth:`_write` entered, its whole nanoseconds are remembered: ``int(ts)`` is that second
+        there, and ``ts - int(ts)`` the same float as ``ts`` less the second's float."""
+        second = self._second_from
+        if second <= ts < self._second_to:
+            stamp = self._second_ns + round((ts - second) * 1_000_000_000)
+        else:
+            whole = int(ts)
+            stamp = whole * 1_000_000_000 + round((ts - whole) * 1_000_000_000)
+        last = self._last_stamp
+        if stamp <= last:
+            stamp = last + 1
         self._last_stamp = stamp
         return f"{object_name}.{stamp:x}"
 
-    def _stamp_text(self, ts: float) -> str:
-        """``rfc3339(ts)``, remembering its second: a later ``ts`` in ``[s, s + 1)`` has the
-        same text (``rfc3339`` formats ``int(ts)``, which is ``s`` there for a second ``s >= 0``;
-        before 1970 nothing is remembered, as ``int`` truncates towards zero). Two float
-        comparisons instead of ``rfc3339``'s two calls per Event."""
+    def _enter_second(self, ts: float) -> str:
+        """``rfc3339(ts)``, remembering its second ``s``: a later time in ``[s, s + 1)`` has the
+        same text and the same whole nanoseconds (``rfc3339`` and the name's stamp take
+        ``int(ts)``, which is ``s`` there for ``s >= 0``; before 1970 nothing is remembered, as
+        ``int`` truncates towards zero). Two float comparisons per Event instead of ``rfc3339``'s
+        two calls and the stamp's ``int``."""
         text = rfc3339(ts)
-        second = float(int(ts))
-        if second >= 0.0:
-            self._second_from = second
+        whole = int(ts)
+        if whole >= 0:
+            self._second_from = second = float(whole)
             self._second_to = second + 1.0
             self._second_text = text
+            self._second_ns = whole * 1_000_000_000
         return text
 
     async def _write(
@@ -226,6 +237,11 @@ class EventRecorder:
     ) -> bool:
         """Correlate the event (:mod:`.eventcorrelator`) and write what that asks for; False if filtered."""
         name_of_object = ref.get("name", "unknown")
+        # the second first: a new Event's name (``correlate`` asks for it) takes its nanoseconds
+        if self._second_from <= ts < self._second_to:
+            now = self._second_text  # ``rfc3339(ts)``: the second of the last event's
+        else:
+            now = self._enter_second(ts)
         c = self.correlator.correlate(
             ref, etype, reason, message, ts, lambda: self._new_name(name_of_object, ts)
         )
@@ -234,10 +250,6 @@ class EventRecorder:
         # the answer's fields at once (a tuple's unpacking, not an attribute read each)
         name, text, count, first_seen, _, aggregate = c
         ns = ref.get("namespace") or "default"
-        if self._second_from <= ts < self._second_to:
-            now = self._second_text  # ``rfc3339(ts)``: the second of the last event's
-        else:
-            now = self._stamp_text(ts)
         if count > 1:
             try:
                 await self.client.patch(

@@ -168,7 +168,7 @@ def test_every_call_and_every_correlator_entry_equals_the_plain_recorder(seed: i
     stream = _stream(rnd)
     outcomes = [rnd.choice(["ok"] * 6 + ["clash", "gone", "forbidden"]) for _ in range(len(stream) * 3)]
     host = rnd.choice(["", "node-1"])
-    start = rnd.choice([1_800_000_000.0, 1_800_000_000.75, 5.5, 0.5, -3.5])
+    start = rnd.choice([1_800_000_000.0, 1_800_000_000.75, 5.5, 0.5, -3.5, -1.75])
     got_client, want_client = _Client(outcomes), _Client(outcomes)
     got = EventRecorder(got_client, "kubelet", host=host, clock=FakeClock(start))  # type: ignore[arg-type]
     want = _ReferenceRecorder(want_client, "kubelet", host=host, clock=FakeClock(start))  # type: ignore[arg-type]

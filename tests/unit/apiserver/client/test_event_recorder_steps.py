@@ -20,7 +20,7 @@ import pytest
 from apiserver.api.types import Obj
 from apiserver.client.eventcorrelator import EventCorrelator, take_token
 from apiserver.client.events import EventRecorder, event_name, event_stamp, object_reference
-from apiserver.meta import FakeClock
+from apiserver.meta import FakeClock, rfc3339
 
 _VALUES: tuple[Any, ...] = ("", "x", "gang-0-0", "bench", "v1", "apps/v1", None, 0, 1, False, [], {})
 
@@ -82,6 +82,32 @@ def test_new_names_equal_event_name_of_event_stamp() -> None:
         assert rec._new_name("gang-0-1", ts) == event_name("gang-0-1", want_stamp)
         assert rec._last_stamp == want_stamp
         last = want_stamp
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_new_names_within_a_remembered_second_equal_event_name_of_event_stamp(seed: int) -> None:
+    """The name's whole nanoseconds taken from the second ``_write`` entered (session 18): times
+    inside, at the edges of and outside that second, before 1970 too, against the plain form."""
+    rnd = random.Random(seed)
+    rec = EventRecorder(None, "kubelet")  # type: ignore[arg-type]
+    last = 0
+    for _ in range(3000):
+        second = rnd.choice(
+            [0.0, 1.0, 59.0, 1_800_000_000.0, -3.0, -2.0, -1.0, float(rnd.randint(0, 2_000_000_000))]
+        )
+        if rnd.random() < 0.3:
+            entered = second + rnd.choice([0.0, 0.5, 0.999999999])
+            assert rec._enter_second(entered) == rfc3339(entered)
+        edge = rnd.choice([0.0, 1e-9, 0.5, 0.999999999, 0.9999999999, 1.0, 1.000000001, -1e-9, -0.5])
+        ts = second + edge + (rnd.random() if rnd.random() < 0.3 else 0.0)
+        if rnd.random() < 0.3:  # about the last second entered, on either side
+            ts = rec._second_from + rnd.uniform(-1.5, 1.5)
+        want_stamp = event_stamp(ts, last)
+        assert rec._new_name("gang-0-1", ts) == event_name("gang-0-1", want_stamp), (second, ts)
+        assert rec._last_stamp == want_stamp
+        last = want_stamp
+        if rec._second_from <= ts < rec._second_to:  # what ``_write`` then takes for ``rfc3339(ts)``
+            assert (rec._second_text, rec._second_ns) == (rfc3339(ts), int(ts) * 1_000_000_000), ts
 
 
 _RATES = (1.0 / 300.0, 0.5, 1.0, 3.0, 1e-300, 1e300, 5e-324, 0.0, -1.0, math.inf, math.nan)
