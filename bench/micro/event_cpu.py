@@ -130,7 +130,9 @@ def _queue_gang_set(ctrl: Any, sched: Any, sts: dict[str, Any], pods: list[dict[
     ctrl.event(sts, "Normal", "WorkloadCreated", f"Created Workload {name} for StatefulSet bench/{name}")
     ctrl.event(sts, "Normal", "PodGroupCreated", f"Created PodGroup {name} for StatefulSet bench/{name}")
     for pod in pods:
-        ctrl.event(sts, "Normal", "SuccessfulCreate", f"create Pod {pod['name']} in StatefulSet {name} successful")
+        ctrl.event(
+            sts, "Normal", "SuccessfulCreate", f"create Pod {pod['name']} in StatefulSet {name} successful"
+        )
     for j, pod in enumerate(pods):
         sched.event_ref(
             dict(pod), "Normal", "Scheduled", f"Successfully assigned bench/{pod['name']} to node-{j}"
