@@ -327,10 +327,13 @@ class EventCorrelator:
         else:
             spam.move_to_end(obj)  # refreshed, taken or not (upstream's Add)
             # ``take_token(full_at, now, self.qps, self.burst)``, its lines inline (the same
-            # float operations in the same order): every repeat about an object takes one
+            # float operations in the same order; ``max(a, b)`` as ``b if b > a else a``, what
+            # the builtin answers for two floats, NaN and signed zeros included): every repeat
+            # about an object takes one
             qps = self.qps
-            if self.burst - max(full_at - now, 0.0) * qps >= 1.0 - 1e-9:
-                taken = spam[obj] = max(full_at, now) + 1.0 / qps
+            ahead = full_at - now
+            if self.burst - (0.0 if ahead < 0.0 else ahead) * qps >= 1.0 - 1e-9:
+                taken = spam[obj] = (now if now > full_at else full_at) + 1.0 / qps
             else:
                 taken = None
         if taken is None:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from apiserver.api.types import Obj
-from apiserver.client.eventcorrelator import EventCorrelator, take_token
+from apiserver.client.eventcorrelator import EventCorrelator, object_key, take_token
 from apiserver.client.events import EventRecorder, event_name, event_stamp, object_reference
 from apiserver.meta import FakeClock, rfc3339
 
@@ -146,3 +146,34 @@ def test_a_new_bucket_is_answered_as_take_token_answers(qps: float) -> None:
             assert written == (want is not None), (qps, burst, now)
             expected = now if want is None else want
             assert _same_float(entry, expected), (qps, burst, now, entry, expected)
+
+
+def _later_spam_entry(qps: float, burst: float, full_at: float, now: float) -> tuple[bool, float]:
+    """Whether a correlator whose bucket for the object is ``full_at`` writes an event at ``now``,
+    and the bucket after it."""
+    c = EventCorrelator("kubelet", "node-0", burst=burst, qps=qps)  # type: ignore[arg-type]
+    ref = {"kind": "Pod", "namespace": "bench", "name": "p", "uid": "u", "apiVersion": "v1"}
+    key = object_key(ref)
+    c._spam.entries[key] = full_at
+    out = c.correlate(ref, "Normal", "Pulled", "m", now, lambda: "p.1")
+    return out is not None, c._spam.entries[key]
+
+
+@pytest.mark.parametrize("qps", _RATES)
+def test_a_known_bucket_is_answered_as_take_token_answers(qps: float) -> None:
+    """``take_token`` inline for an object seen before (session 18), ``max`` written out."""
+    rnd = random.Random(hash(str(qps)) & 0xFFFF)
+    times = list(_TIMES) + [rnd.uniform(-1e10, 1e10) for _ in range(12)]
+    for burst in _BURSTS:
+        for full_at in times:
+            for now in (*times[:9], full_at, full_at + 1.0, full_at - 1.0, full_at - 300.0, full_at - 1e4):
+                try:
+                    want = take_token(full_at, now, qps, burst)  # type: ignore[arg-type]
+                except ZeroDivisionError:
+                    with pytest.raises(ZeroDivisionError):
+                        _later_spam_entry(qps, burst, full_at, now)
+                    continue
+                written, entry = _later_spam_entry(qps, burst, full_at, now)
+                assert written == (want is not None), (qps, burst, full_at, now)
+                expected = full_at if want is None else want
+                assert _same_float(entry, expected), (qps, burst, full_at, now, entry, expected)
