@@ -253,16 +253,17 @@ class EventRecorder:
     ) -> bool:
         """Correlate the event (:mod:`.eventcorrelator`) and write what that asks for; False if filtered."""
         name_of_object = ref.get("name", "unknown")
-        # the second first: a new Event's name (``correlate`` asks for it) takes its nanoseconds
-        if self._second_from <= ts < self._second_to:
-            now = self._second_text  # ``rfc3339(ts)``: the second of the last event's
-        else:
-            now = self._enter_second(ts)
         c = self.correlator.correlate(
             ref, etype, reason, message, ts, lambda: self._new_name(name_of_object, ts)
         )
         if c is None:
             return False
+        # after the correlation, as before the memo (a time ``rfc3339`` cannot format fails here,
+        # the correlator having counted it)
+        if self._second_from <= ts < self._second_to:
+            now = self._second_text  # ``rfc3339(ts)``: the second of the last event's
+        else:
+            now = self._enter_second(ts)
         # the answer's fields at once (a tuple's unpacking, not an attribute read each)
         name, text, count, first_seen, _, aggregate = c
         ns = ref.get("namespace") or "default"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
+import math
 import random
 from typing import Any
 
@@ -143,6 +144,8 @@ def _stream(rnd: random.Random) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     for _ in range(rnd.choice([40, 200])):
         step = rnd.choice([0.0, 0.0, 1e-9, 0.25, 0.999999, 1.0, 3.5, 301.0, 700.0, -2.0])
+        if rnd.random() < 0.002:
+            step = math.inf  # a time rfc3339 cannot format: every later write fails alike
         ref = rnd.choice(refs)
         etype = rnd.choice(["Normal", "Warning"])
         reason = rnd.choice(["Scheduled", "SuccessfulCreate", "Failed"])
