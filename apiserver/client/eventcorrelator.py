@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from apiserver.api.types import Obj
 
@@ -149,13 +148,17 @@ AggregateEntry = tuple[str, float] | _Aggregate
 Observation = tuple[int, float, str]
 
 
-@dataclass(slots=True)
-class Correlated:
-    """What to write: a new Event (``count == 1``) or a patch of ``name`` to ``count`` (read-only)."""
+class Correlated(NamedTuple):
+    """What to write: a new Event (``count == 1``) or a patch of ``name`` to ``count`` (read-only).
+
+    A named tuple rather than a dataclass: :meth:`EventCorrelator.correlate` answers one per
+    event and builds it with ``tuple.__new__`` (:data:`_correlated`), a C call, where a
+    dataclass ran its generated ``__init__`` (half the cost of the answer's object). Its field
+    ``count`` hides ``tuple.count``, which nothing asks a ``Correlated`` for."""
 
     name: str
     message: str
-    count: int
+    count: int  # type: ignore[assignment]  # the field, not ``tuple.count`` (see above)
     #: when the event (the aggregate, for a combined one) was first seen
     first_timestamp: float
     #: the cache key the recorder reports the stored name back under
@@ -163,6 +166,11 @@ class Correlated:
     #: a combined event: upstream builds it from the source, object, type, reason and message
     #: only (no reporting controller or instance, no related object)
     aggregate: bool = False
+
+
+#: ``_correlated(Correlated, (name, message, count, first, key, aggregate))``: every field given,
+#: in order (no defaults applied), without the named tuple's Python ``__new__``
+_correlated = tuple.__new__
 
 
 def object_key(ref: Obj) -> str:
@@ -288,13 +296,15 @@ class EventCorrelator:
             if count > 0:
                 count += 1
                 observed[key] = (count, first, name)  # in place: the position stays
-                out = Correlated(name, message, count, first, key, aggregate)
+                out = _correlated(Correlated, (name, message, count, first, key, aggregate))
             else:
-                out = Correlated(new_name(), message, 1, now, key, aggregate)
-                observed[key] = (1, now, out.name)
+                name = new_name()
+                out = _correlated(Correlated, (name, message, 1, now, key, aggregate))
+                observed[key] = (1, now, name)
         else:
-            out = Correlated(new_name(), message, 1, now, key, aggregate)
-            observed[key] = (1, now, out.name)
+            name = new_name()
+            out = _correlated(Correlated, (name, message, 1, now, key, aggregate))
+            observed[key] = (1, now, name)
             if len(observed) > size:
                 observed.popitem(last=False)
         # 3. spam filter
@@ -316,9 +326,16 @@ class EventCorrelator:
                 spam.popitem(last=False)
         else:
             spam.move_to_end(obj)  # refreshed, taken or not (upstream's Add)
-            taken = take_token(full_at, now, self.qps, self.burst)
-            if taken is not None:
-                spam[obj] = taken
+            # ``take_token(full_at, now, self.qps, self.burst)``, its lines inline (the same
+            # float operations in the same order; ``max(a, b)`` as ``b if b > a else a``, what
+            # the builtin answers for two floats, NaN and signed zeros included): every repeat
+            # about an object takes one
+            qps = self.qps
+            ahead = full_at - now
+            if self.burst - (0.0 if ahead < 0.0 else ahead) * qps >= 1.0 - 1e-9:
+                taken = spam[obj] = (now if now > full_at else full_at) + 1.0 / qps
+            else:
+                taken = None
         if taken is None:
             self.filtered += 1
             return None

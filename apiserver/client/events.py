@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections import deque
 from typing import Any
@@ -129,21 +128,43 @@ class EventRecorder:
         #: body (a stored Event shares nothing with another or with the recorder)
         self._source: Obj = {"component": component, "host": host} if host else {"component": component}
         self._reporting_instance = host or component
+        #: the second of the last event's time, ``[from, to)``, its text and its Unix nanoseconds:
+        #: the events of one second share a ``lastTimestamp`` and a name stamp's whole seconds
+        #: (see :meth:`_enter_second`)
+        self._second_from = self._second_to = 0.0
+        self._second_text = ""
+        self._second_ns = 0
 
     def event(self, obj: Obj, etype: str, reason: str, message: str, related: Obj | None = None) -> None:
-        self.event_ref(object_reference(obj), etype, reason, message, related)
-
-    def eventf(self, obj: Obj, etype: str, reason: str, fmt: str, *args: Any) -> None:
-        self.event(obj, etype, reason, fmt % args if args else fmt)
-
-    def event_ref(self, ref: Obj, etype: str, reason: str, message: str, related: Obj | None = None) -> None:
-        self._pending.extend((ref, etype, reason, message[:1024], related, self.clock.now()))
+        """:meth:`event_ref` of the object's reference, its lines inline (the controllers record
+        every Event through here: a call fewer each)."""
+        self._pending.extend(
+            (object_reference(obj), etype, reason, message[:1024], related, self.clock.now())
+        )
         self._unwritten += 1
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(None)
+                return
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name=f"events-{self.component}")
+
+    def eventf(self, obj: Obj, etype: str, reason: str, fmt: str, *args: Any) -> None:
+        self.event(obj, etype, reason, fmt % args if args else fmt)
+
+    def event_ref(self, ref: Obj, etype: str, reason: str, message: str, related: Obj | None = None) -> None:
+        """Queue an event about the object ``ref`` names and wake the writer task, or start it."""
+        self._pending.extend((ref, etype, reason, message[:1024], related, self.clock.now()))
+        self._unwritten += 1
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                # the task waits on it (a task that ended cancelled its wait): it runs on
+                waiter.set_result(None)
+                return
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name=f"events-{self.component}")
 
@@ -171,23 +192,22 @@ class EventRecorder:
                 self._waiter = waiter = asyncio.get_running_loop().create_future()
                 await waiter
                 continue
-            p: _Pending = (
-                pending.popleft(),
-                pending.popleft(),
-                pending.popleft(),
-                pending.popleft(),
-                pending.popleft(),
-                pending.popleft(),
-            )
+            # the fields popped into locals, passed as they are (no tuple of them to unpack)
+            ref = pending.popleft()
+            etype = pending.popleft()
+            reason = pending.popleft()
+            message = pending.popleft()
+            related = pending.popleft()
+            ts = pending.popleft()
             try:
-                if await self._write(*p):
+                if await self._write(ref, etype, reason, message, related, ts):
                     self.written += 1
             except errors.StatusError as e:
                 # A namespace that is gone (or going) takes no events; that is not an error.
                 if e.code not in (403, 404):
-                    log.warning("could not record event %s/%s: %s", p[2], p[0].get("name"), e.message)
+                    log.warning("could not record event %s/%s: %s", reason, ref.get("name"), e.message)
             except Exception:
-                log.exception("could not record event %s", p[2])
+                log.exception("could not record event %s", reason)
             finally:
                 self._unwritten -= 1
                 if not self._unwritten and self._flushers:
@@ -198,13 +218,35 @@ class EventRecorder:
 
     def _new_name(self, object_name: str, ts: float) -> str:
         """A new Event's name (a stamp past the last this recorder used): :func:`event_name` of
-        :func:`event_stamp`, their steps inline (two calls fewer per Event)."""
-        whole = int(ts)
-        stamp = whole * 1_000_000_000 + round((ts - whole) * 1_000_000_000)
-        if stamp <= self._last_stamp:
-            stamp = self._last_stamp + 1
+        :func:`event_stamp`, their steps inline (two calls fewer per Event). Within the second
+        :meth:`_write` entered, its whole nanoseconds are remembered: ``int(ts)`` is that second
+        there, and ``ts - int(ts)`` the same float as ``ts`` less the second's float."""
+        second = self._second_from
+        if second <= ts < self._second_to:
+            stamp = self._second_ns + round((ts - second) * 1_000_000_000)
+        else:
+            whole = int(ts)
+            stamp = whole * 1_000_000_000 + round((ts - whole) * 1_000_000_000)
+        last = self._last_stamp
+        if stamp <= last:
+            stamp = last + 1
         self._last_stamp = stamp
         return f"{object_name}.{stamp:x}"
+
+    def _enter_second(self, ts: float) -> str:
+        """``rfc3339(ts)``, remembering its second ``s``: a later time in ``[s, s + 1)`` has the
+        same text and the same whole nanoseconds (``rfc3339`` and the name's stamp take
+        ``int(ts)``, which is ``s`` there for ``s >= 0``; before 1970 nothing is remembered, as
+        ``int`` truncates towards zero). Two float comparisons per Event instead of ``rfc3339``'s
+        two calls and the stamp's ``int``."""
+        text = rfc3339(ts)
+        whole = int(ts)
+        if whole >= 0:
+            self._second_from = second = float(whole)
+            self._second_to = second + 1.0
+            self._second_text = text
+            self._second_ns = whole * 1_000_000_000
+        return text
 
     async def _write(
         self, ref: Obj, etype: str, reason: str, message: str, related: Obj | None, ts: float
@@ -212,29 +254,36 @@ class EventRecorder:
         """Correlate the event (:mod:`.eventcorrelator`) and write what that asks for; False if filtered."""
         name_of_object = ref.get("name", "unknown")
         c = self.correlator.correlate(
-            ref, etype, reason, message, ts, functools.partial(self._new_name, name_of_object, ts)
+            ref, etype, reason, message, ts, lambda: self._new_name(name_of_object, ts)
         )
         if c is None:
             return False
+        # after the correlation, as before the memo (a time ``rfc3339`` cannot format fails here,
+        # the correlator having counted it)
+        if self._second_from <= ts < self._second_to:
+            now = self._second_text  # ``rfc3339(ts)``: the second of the last event's
+        else:
+            now = self._enter_second(ts)
+        # the answer's fields at once (a tuple's unpacking, not an attribute read each)
+        name, text, count, first_seen, _, aggregate = c
         ns = ref.get("namespace") or "default"
-        now = rfc3339(ts)
-        if c.count > 1:
+        if count > 1:
             try:
                 await self.client.patch(
                     EVENTS,
-                    c.name,
-                    {"count": c.count, "lastTimestamp": now, "message": c.message, "series": None},
+                    name,
+                    {"count": count, "lastTimestamp": now, "message": text, "series": None},
                     ns,
                 )
-                self.correlator.update_state(c, c.name, c.count)
+                # ``update_state(c, c.name, c.count)`` would store what ``correlate`` just stored
+                # (see the end of this method): nothing to report
                 return True
             except errors.StatusError as e:
                 # Gone meanwhile (deleted, or its TTL ran out): recreated below as it is now.
                 if e.code != 404:
                     raise
         # a new event was first seen now: the same string, formatted once
-        first = now if c.first_timestamp == ts else rfc3339(c.first_timestamp)
-        name = c.name
+        first = now if first_seen == ts else rfc3339(first_seen)
         while True:
             # built afresh for each attempt and handed off: the in-process client then stores this
             # very dict instead of a copy, so nothing in it may be shared with what the recorder
@@ -245,14 +294,14 @@ class EventRecorder:
                 "metadata": {"name": name, "namespace": ns},
                 "involvedObject": ref.copy(),
                 "reason": reason,
-                "message": c.message,
+                "message": text,
                 "type": etype,
                 "source": self._source.copy(),
                 "firstTimestamp": first,
                 "lastTimestamp": now,
-                "count": c.count,
+                "count": count,
             }
-            if not c.aggregate:
+            if not aggregate:
                 ev["reportingComponent"] = self.component
                 ev["reportingInstance"] = self._reporting_instance
                 if related:
@@ -267,7 +316,13 @@ class EventRecorder:
                     raise
                 self._last_stamp += 1
                 name = event_name(name_of_object, self._last_stamp)
-        self.correlator.update_state(c, name, c.count)
+        if name is not c.name:
+            # ``UpdateState`` only when the stored name is not the one correlated. Under that
+            # name, ``correlate`` has just made the key's entry ``(count, first seen, name)`` and
+            # moved it to the recent end, and nothing correlated since (this task alone
+            # correlates for the recorder, one event at a time): ``update_state`` would replace
+            # the newest entry with an equal one.
+            self.correlator.update_state(c, name, count)
         return True
 
 

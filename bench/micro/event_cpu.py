@@ -22,6 +22,12 @@ flushed:
   syncs), so each recorder wakes for its three;
 * ``per-node-watched``: ``per-node`` with a ``kubectl get events -w``-like watcher on core/v1
   Events (a watch of all namespaces through the in-process client) that reads each one.
+* ``stub-gangset`` (session 18): the Events of gangs-1000x3, eight per gang set of three pods, as
+  its components queue them: the controller manager's recorder ``recorder.event(sts, ...)``
+  for ``WorkloadCreated``, ``PodGroupCreated`` and three ``SuccessfulCreate`` about the set, the
+  scheduler's ``event_ref`` of each pod's reference for ``Scheduled``; a set's Events queued in
+  one event-loop step; the client stores nothing (the recorders' own work);
+* ``gangset``: ``stub-gangset`` into a bare in-process API server.
 
 ``--profile SCENARIO`` runs one scenario under cProfile and prints its top functions.
 
@@ -54,7 +60,7 @@ import time
 from typing import Any
 
 SORT = os.environ.get("EVENT_CPU_SORT", "tottime")
-SCENARIOS = ("stub", "stub-object", "backlog", "per-node", "per-node-watched")
+SCENARIOS = ("stub", "stub-object", "backlog", "per-node", "per-node-watched", "stub-gangset", "gangset")
 REASONS = (
     ("Pulled", 'Container image "registry.k8s.io/pause:3.9" already present on machine'),
     ("Created", "Created container: c"),
@@ -88,6 +94,49 @@ def _pod(ref: dict[str, Any]) -> dict[str, Any]:
         },
         "spec": {"nodeName": "node-0"},
     }
+
+
+def _gang_set(i: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Gang set ``i`` of gangs-1000x3 and its three pods' references, as its components hold them."""
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {
+            "name": f"gang-{i}",
+            "namespace": "bench",
+            "uid": f"10000000-0000-4000-8000-{i:012d}",
+            "resourceVersion": str(5000 + i),
+            "labels": {"app": f"gang-{i}"},
+        },
+        "spec": {"replicas": 3},
+    }
+    pods = [
+        {
+            "kind": "Pod",
+            "apiVersion": "v1",
+            "name": f"gang-{i}-{j}",
+            "uid": f"20000000-0000-4000-8000-{3 * i + j:012d}",
+            "resourceVersion": str(9000 + 3 * i + j),
+            "namespace": "bench",
+        }
+        for j in range(3)
+    ]
+    return sts, pods
+
+
+def _queue_gang_set(ctrl: Any, sched: Any, sts: dict[str, Any], pods: list[dict[str, Any]]) -> None:
+    """The eight Events of one gang set, queued as the StatefulSet controller and the scheduler do."""
+    name = sts["metadata"]["name"]
+    ctrl.event(sts, "Normal", "WorkloadCreated", f"Created Workload {name} for StatefulSet bench/{name}")
+    ctrl.event(sts, "Normal", "PodGroupCreated", f"Created PodGroup {name} for StatefulSet bench/{name}")
+    for pod in pods:
+        ctrl.event(
+            sts, "Normal", "SuccessfulCreate", f"create Pod {pod['name']} in StatefulSet {name} successful"
+        )
+    for j, pod in enumerate(pods):
+        sched.event_ref(
+            dict(pod), "Normal", "Scheduled", f"Successfully assigned bench/{pod['name']} to node-{j}"
+        )
 
 
 class _StubClient:
@@ -130,7 +179,12 @@ async def _scenario(scenario: str, n: int, prof: cProfile.Profile | None = None)
 
         watch_task = asyncio.create_task(watch())
         await asyncio.sleep(0.05)
-    if scenario in ("stub", "stub-object", "backlog"):
+    if scenario.endswith("gangset"):
+        recorders = [
+            EventRecorder(client, "statefulset-controller"),
+            EventRecorder(client, "default-scheduler"),
+        ]
+    elif scenario in ("stub", "stub-object", "backlog"):
         recorders = [EventRecorder(client, "kubelet", host="node-0")]
     else:
         recorders = [EventRecorder(client, "kubelet", host=f"node-{i}") for i in range(pods)]
@@ -142,7 +196,8 @@ async def _scenario(scenario: str, n: int, prof: cProfile.Profile | None = None)
             rec.event_ref(node, "Normal", "Starting", "Starting kubelet.")
         for rec in recorders:
             await rec.flush()
-    refs = [_ref(i) for i in range(pods)]
+    sets = [_gang_set(i) for i in range(n // 8 + (1 if n % 8 else 0))] if scenario.endswith("gangset") else []
+    refs = [_ref(i) for i in range(pods)] if not sets else []
     objects = [_pod(r) for r in refs] if scenario == "stub-object" else []
     gc.collect()
     gc.freeze()
@@ -151,7 +206,11 @@ async def _scenario(scenario: str, n: int, prof: cProfile.Profile | None = None)
         prof.enable()
     t = time.process_time()
     written = 0
-    for i in range(pods):
+    for sts, set_pods in sets:
+        # n rounded up to whole sets (the µs per Event divide by n)
+        _queue_gang_set(recorders[0], recorders[1], sts, set_pods)
+        await asyncio.sleep(0)
+    for i in range(pods if not sets else 0):
         rec = recorders[i % len(recorders)]
         for reason, message in REASONS[: min(3, n - written)]:
             if objects:

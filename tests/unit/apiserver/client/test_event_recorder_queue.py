@@ -11,6 +11,7 @@ object for the collector to track.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import random
 from typing import Any
@@ -128,3 +129,42 @@ def test_a_queued_event_adds_no_object_for_the_collector() -> None:
         if was:
             gc.enable()
     assert counts[1] - counts[0] < 20  # was one tuple per event: 1,999
+
+
+@pytest.mark.parametrize("how", ["stop", "cancel"])
+@pytest.mark.parametrize("via", ["event", "event_ref"])
+def test_an_event_after_the_writer_task_ended_starts_a_new_one(how: str, via: str) -> None:
+    """A queued event wakes a waiting writer task and returns (session 18); one whose task ended
+    while it waited (stopped, or cancelled from outside: its wait is cancelled too) starts a new
+    task, and every event is written."""
+    client = _Capture()
+    rec = EventRecorder(client, "default-scheduler", clock=FakeClock(), correlate=False)  # type: ignore[arg-type]
+    pod = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "default", "uid": "u"}}
+
+    def record(message: str) -> None:
+        if via == "event":
+            rec.event(pod, NORMAL, "Scheduled", message)
+        else:
+            rec.event_ref(object_reference(pod), NORMAL, "Scheduled", message)
+
+    async def run() -> None:
+        record("one")
+        await rec.flush()
+        record("two")  # the task waits: woken
+        await rec.flush()
+        task = rec._task
+        assert task is not None and not task.done()
+        if how == "stop":
+            await rec.stop()
+        else:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        record("three")
+        # a new task, asserted before waiting for it (a flush with none would never end)
+        assert rec._task is not None and rec._task is not task and not rec._task.done()
+        await rec.flush()
+        await rec.stop()
+
+    asyncio.run(run())
+    assert [b["message"] for b, _ in client.created] == ["one", "two", "three"]
