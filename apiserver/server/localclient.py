@@ -408,9 +408,13 @@ class LocalClient:
     ) -> Obj:
         await self._yield()
         rd = self._rd(gvr)
-        if handoff and type(obj) is dict:
+        if (handoff or subresource == "status") and type(obj) is dict:
             # only the parts the write may modify are copied: the live object's own sections
-            # that a status write replaces with the live object's anyway go through as they are
+            # that a status write replaces with the live object's anyway go through as they are.
+            # Not only for a handed-off body: the sections passed through are the store's shared
+            # read-only ones, which no caller may modify, and everything else is copied (the body
+            # itself is never modified), so the caller keeps its body as with the whole copy (a
+            # controller's status write is its informer's set with a new status)
             omd = obj.get("metadata")
             name = omd.get("name", "") if type(omd) is dict else ""
             held = namespace or (omd.get("namespace", "") if type(omd) is dict else "")

@@ -177,10 +177,20 @@ def exact_bytes(raw: bytes) -> bytes:
     return bytes(memoryview(raw))
 
 
+def exact_json(obj: Obj) -> bytes:
+    """``orjson.dumps(obj)`` in an allocation of its own size (what :func:`exact_bytes` makes of it).
+
+    Encoded with a trailing newline, which a slice then leaves out: the slice is the exact-size
+    copy, made without the memoryview :func:`exact_bytes` needs (~0.3 µs of its ~0.35 µs for a
+    gang pod; the newline itself costs nothing measurable). The bytes are the same.
+    """
+    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)[:-1]
+
+
 def stamp(obj: Obj, rv: int) -> Record:
     """``obj`` stored at revision ``rv``: the resourceVersion written in, serialized once."""
     obj.setdefault("metadata", {})["resourceVersion"] = str(rv)
-    return Record(obj, exact_bytes(orjson.dumps(obj)), rv)
+    return Record(obj, exact_json(obj), rv)
 
 
 def restamp(rec: Record, rv: int) -> Record:

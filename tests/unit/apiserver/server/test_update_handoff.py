@@ -58,8 +58,11 @@ def _snapshot(v: Any) -> tuple[str, list[int]]:
 class _Writer:
     """One server, written to as the node agent writes (``agent``) or as any caller does."""
 
-    def __init__(self, agent: bool) -> None:
+    def __init__(self, agent: bool, plain: bool = False) -> None:
         self.agent = agent
+        #: the body sent as built (around the shared dicts), neither handed off nor copied by
+        #: the caller: the client's own copy must leave the caller free to change it afterwards
+        self.plain = plain
         self.api = build_api(clock=FakeClock())
         # the mutation detector on: every read-only answer must still match its bytes at the end
         self.client = LocalClient(self.api, read_only_objects=ReadOnlyObjects(enabled=True))
@@ -75,6 +78,8 @@ class _Writer:
         try:
             if self.agent:
                 ans = await getattr(self.client, verb)(gvr, body, NS, handoff=True, read_only=True)
+            elif self.plain:
+                ans = await getattr(self.client, verb)(gvr, body, NS)
             else:
                 ans = await getattr(self.client, verb)(gvr, copy.deepcopy(body), NS)
         except errors.StatusError as e:
@@ -85,10 +90,12 @@ class _Writer:
             ans = None
         else:
             self.log.append(("ok", self.log.normal(ans)))
-        if self.agent:
+        if self.agent or self.plain:
             after = [_snapshot(s) for s in (*shared, body)]
             assert after == before, "the write modified an object it was handed"
             self.checked += 1
+        if self.plain:
+            _scribble(body, shared)  # the caller's own parts are its own again
         name = body["metadata"]["name"] if isinstance(body.get("metadata"), dict) else ""
         rec = self.api.store.get((gvr.group, gvr.resource), (NS, name))
         if rec is not None:
@@ -97,6 +104,18 @@ class _Writer:
                 assert ans is rec.shared()
             rec.shared()
             self.log.append(("stored", self.log.normal(orjson.loads(rec.raw)), self.log.rv(rec.rv)))
+
+
+def _scribble(body: Any, shared: tuple[Any, ...]) -> None:
+    """Change the dicts of ``body`` a caller builds for a write (its top level, ``metadata`` and
+    every section) where they are not one of the shared dicts' own, as it may once its write
+    returned. (Not deeper: a status may hold the test helpers' constants.)"""
+    held = {i for s in shared for i in _containers(s, [])}
+    if not isinstance(body, dict):
+        return
+    for v in [body, *body.values()]:
+        if isinstance(v, dict) and id(v) not in held:
+            v["scribbled"] = True
 
 
 def _pod(rnd: random.Random, name: str) -> dict[str, Any]:
@@ -205,8 +224,8 @@ async def _lease_writes(w: _Writer, rnd: random.Random, i: int) -> None:
         await w.write("update", LEASES, {**live, "spec": spec}, live)
 
 
-async def _run(seed: int, agent: bool) -> _Writer:
-    w = _Writer(agent)
+async def _run(seed: int, agent: bool, plain: bool = False) -> _Writer:
+    w = _Writer(agent, plain)
     rnd = random.Random(seed)
     for i in range(25):
         await _pod_writes(w, rnd, i)
@@ -229,6 +248,22 @@ def test_handed_off_updates_store_answer_and_refuse_as_copied_ones(seed: int) ->
     assert sum(1 for e in fast.log if e[0] == "stored") > 100
     assert {e[1] for e in fast.log if e[0] == "error"} >= {400, 409, 422}
     assert fast.checked > 100
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_status_writes_around_the_shared_dicts_store_answer_and_refuse_as_copied_ones(seed: int) -> None:
+    """Without ``handoff`` too, a ``/status`` body built around the shared dicts passes their
+    sections through (the StatefulSet controller's status write): the same answers, errors and
+    stored bytes as a body of the caller's own, nothing it was handed modified, and every part
+    of the body that is the caller's free to change afterwards (the mutation detector and the
+    stored bytes would see it otherwise)."""
+    plain = asyncio.run(_run(seed, False, plain=True))
+    general = asyncio.run(_run(seed, False))
+    assert len(plain.log) == len(general.log)
+    for a, b in zip(plain.log, general.log, strict=True):
+        assert a == b
+    assert sum(1 for e in plain.log if e[0] == "stored") > 100
+    assert plain.checked > 100
 
 
 def test_a_status_write_passes_the_live_spec_through_and_copies_the_rest() -> None:
