@@ -25,6 +25,8 @@ Instruction counts (noise-free on a shared machine), the four sections only::
 
     cd /tmp && PYTHONHASHSEED=0 PYTHONPATH=TREE valgrind --tool=callgrind --collect-atstart=no \
         --toggle-collect=_operator_call python TREE/bench/micro/around_cpu.py 600 --batch 200 --ir
+
+(``--ir=bind`` or ``--ir=add,update``: those sections only.)
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ from typing import Any
 
 NODES = 5000
 NS = "default"
+SECTIONS = ("add", "assume", "bind", "update")
 
 
-def run(pods: int, batch: int, ir: bool = False) -> tuple[dict[str, float], str]:
-    """The sections' best µs per pod and the digest. ``ir``: each timed section runs inside
+def run(pods: int, batch: int, ir: frozenset[str] = frozenset()) -> tuple[dict[str, float], str]:
+    """The sections' best µs per pod and the digest. ``ir``: these timed sections run inside
     ``operator.call``, the only calls a ``--toggle-collect=_operator_call`` callgrind counts."""
     from prometheus_client import CollectorRegistry
 
@@ -83,7 +86,12 @@ def run(pods: int, batch: int, ir: bool = False) -> tuple[dict[str, float], str]
         return (await client.list(PODS, NS, read_only=True))["items"]
 
     created = loop.run_until_complete(create())
-    call = operator.call if ir else (lambda f, *a: f(*a))
+
+    def plain(f: Any, *a: Any) -> Any:
+        return f(*a)
+
+    def call(section: str) -> Any:
+        return operator.call if section in ir else plain
 
     def add(chunk: list[Any]) -> None:
         for p in chunk:
@@ -111,11 +119,11 @@ def run(pods: int, batch: int, ir: bool = False) -> tuple[dict[str, float], str]
     for b0 in range(0, pods, batch):
         chunk = created[b0 : b0 + batch]
         t0 = time.process_time()
-        call(add, chunk)
+        call("add")(add, chunk)
         t1 = time.process_time()
-        call(assume, b0, len(chunk))
+        call("assume")(assume, b0, len(chunk))
         t2 = time.process_time()
-        call(loop.run_until_complete, drain())
+        call("bind")(loop.run_until_complete, drain())
         t3 = time.process_time()
         names = {p["metadata"]["name"] for p in chunk}
         bound = {
@@ -124,7 +132,7 @@ def run(pods: int, batch: int, ir: bool = False) -> tuple[dict[str, float], str]
             if o["metadata"]["name"] in names
         }
         t4 = time.process_time()
-        call(update, chunk, bound)
+        call("update")(update, chunk, bound)
         t5 = time.process_time()
         n = len(chunk) / 1e6
         for k, v in (("add", t1 - t0), ("assume", t2 - t1), ("bind", t3 - t2), ("update", t5 - t4)):
@@ -162,9 +170,10 @@ def main(argv: list[str]) -> None:
         i = argv.index("--batch")
         batch = int(argv[i + 1])
         del argv[i : i + 2]
-    ir = "--ir" in argv
-    if ir:
-        argv.remove("--ir")
+    ir: frozenset[str] = frozenset()
+    for a in [a for a in argv if a.startswith("--ir")]:
+        argv.remove(a)
+        ir = frozenset(a[5:].split(",")) if a.startswith("--ir=") else frozenset(SECTIONS)
     pods = int(argv[0]) if argv else 6000
     best, digest = run(pods, batch, ir)
     parts = "  ".join(f"{k} {v:.2f}" for k, v in best.items())
