@@ -694,7 +694,9 @@ class Scheduler:
         # (:meth:`_binding_cycle`): no done callback to schedule and run per bound pod
         # (the running loop's create_task: what asyncio.create_task calls, less its own frame)
         loop = asyncio.get_running_loop()
-        self._binding_tasks.add(loop.create_task(self._binding_cycle(fw, state, qpi, assumed, host, start)))
+        self._binding_tasks.add(
+            loop.create_task(self._binding_cycle(fw, state, qpi, assumed, host, start, loop))
+        )
         return None
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
@@ -728,18 +730,25 @@ class Scheduler:
         assumed: PodInfo,
         host: str,
         start: float,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         """The pod's binding cycle, run as its own task (kube's binding goroutine).
 
         The task leaves ``_binding_tasks`` when the cycle ends, however it ends (the
         ``finally``), rather than through a done callback: a 5,000-pod gang's bindings then
         schedule and run 5,000 callbacks fewer. A task cancelled before its first step never
-        runs this; :meth:`wait_idle` and :meth:`stop` drop such a task themselves."""
+        runs this; :meth:`wait_idle` and :meth:`stop` drop such a task themselves. ``loop``:
+        the loop running the task (the caller had it), so that finding the task does not ask
+        for the running loop again (in CPython 3.11 a ``getpid`` system call each time).
+
+        A pod Permit did not park (no :class:`WaitingPod`: every plain pod, a gang's last
+        member) skips WaitOnPermit's coroutine, which would answer None at once."""
         try:
-            status = await fw.wait_on_permit(assumed)
-            if status is not None and not status.is_success():
-                await self._binding_failure(fw, state, qpi, assumed, host, status, start)
-                return
+            if assumed.uid in fw.waiting_pods:
+                status = await fw.wait_on_permit(assumed)
+                if status is not None and not status.is_success():
+                    await self._binding_failure(fw, state, qpi, assumed, host, status, start)
+                    return
             # past Permit the pod can no longer be "unschedulable": stop recording events for it
             self.queue.done(qpi.uid)
             # no PreBind plugin with work (a pod without claims): what the runner would answer
@@ -762,7 +771,7 @@ class Scheduler:
             self.metrics.observe_attempt(m.SCHEDULED, fw.scheduler_name, time.perf_counter() - start)
             fw.run_post_bind_plugins(state, assumed, host)
         finally:
-            self._binding_tasks.discard(asyncio.current_task())  # type: ignore[arg-type]
+            self._binding_tasks.discard(asyncio.current_task(loop))  # type: ignore[arg-type]
 
     async def _binding_failure(
         self,
