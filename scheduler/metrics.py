@@ -14,7 +14,6 @@ PodGroup cycles (``GenericWorkload``) have their own, with upstream's names:
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,42 +30,11 @@ def _exponential(start: float, factor: float, count: int) -> list[float]:
     return [start * factor**i for i in range(count)]
 
 
-class AttemptSeries:
-    """One (result, profile)'s attempt counter and latency histogram, both labelled children,
-    updated exactly as their ``inc()`` and ``observe()`` update them, minus what those repeat at
-    every call: the "has label values" check (a labelled child always has them), the counter's
-    negative-amount check (the amount is 1), and the histogram's linear walk over its 16 bounds
-    to the first one ``>=`` the value (a bisection finds the same bucket). The scheduler records
-    one attempt per bound pod and one per PodGroup cycle.
-
-    The children's value cells are read at each call, not kept: a counter's ``reset()`` sets its
-    cell, and a histogram child keeps its cells for its lifetime."""
-
-    __slots__ = ("_counter", "_histogram")
-
-    def __init__(self, counter: Any, histogram: Any) -> None:
-        self._counter = counter
-        self._histogram = histogram
-
-    def observe(self, seconds: float) -> None:
-        self._counter._value.inc(1)
-        observe_histogram(self._histogram, seconds)
-
-
-def observe_histogram(child: Any, amount: float) -> None:
-    """``child.observe(amount)`` for a labelled histogram child, without an exemplar: the sum,
-    then one bucket, the first whose upper bound is ``>= amount`` (a NaN falls in none: its
-    comparison with every bound is false, and a bisection would answer the first bucket)."""
-    child._sum.inc(amount)
-    if amount == amount:
-        child._buckets[bisect_left(child._upper_bounds, amount)].inc(1)
-
-
 class SchedulerMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
-        self._attempt_children: dict[tuple[str, str], AttemptSeries] = {}
+        self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         #: the PodGroup attempt series, looked up once per (result, profile) (see observe_attempt)
-        self._pod_group_children: dict[tuple[str, str], AttemptSeries] = {}
+        self._pod_group_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         #: the PodGroup algorithm duration series per profile
         self._pod_group_algorithm: dict[str, Any] = {}
         self.schedule_attempts = Counter(
@@ -151,11 +119,12 @@ class SchedulerMetrics:
         children = self._pod_group_children.get((result, profile))
         if children is None:
             # ``labels()`` validates and locks on every call: each series is looked up once
-            children = self._pod_group_children[(result, profile)] = AttemptSeries(
+            children = self._pod_group_children[(result, profile)] = (
                 self.podgroup_schedule_attempts.labels(result=result, profile=profile),
                 self.podgroup_scheduling_attempt_duration.labels(result=result, profile=profile),
             )
-        children.observe(seconds)
+        children[0].inc()
+        children[1].observe(seconds)
 
     def observe_pod_group_algorithm(self, profile: str, seconds: float) -> None:
         """``scheduler_podgroup_scheduling_algorithm_duration_seconds`` of one PodGroup cycle."""
@@ -164,7 +133,7 @@ class SchedulerMetrics:
             child = self._pod_group_algorithm[profile] = self.podgroup_scheduling_algorithm_duration.labels(
                 profile=profile
             )
-        observe_histogram(child, seconds)
+        child.observe(seconds)
 
     def set_pending_pod_groups(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():
@@ -174,11 +143,12 @@ class SchedulerMetrics:
         children = self._attempt_children.get((result, profile))
         if children is None:
             # ``labels()`` validates and locks on every call: look each series up once
-            children = self._attempt_children[(result, profile)] = AttemptSeries(
+            children = self._attempt_children[(result, profile)] = (
                 self.schedule_attempts.labels(result=result, profile=profile),
                 self.scheduling_attempt_duration.labels(result=result, profile=profile),
             )
-        children.observe(seconds)
+        children[0].inc()
+        children[1].observe(seconds)
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         for queue, n in counts.items():

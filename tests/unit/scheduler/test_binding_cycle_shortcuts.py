@@ -1,10 +1,6 @@
-"""The binding cycle's and the attempt metrics' shortcuts, against the general paths they replace.
+"""The binding cycle's shortcut, against the general path it replaces.
 
-* ``metrics.AttemptSeries`` / ``observe_histogram`` (a labelled child's cells updated directly,
-  the bucket found by bisection) leave exactly the samples ``Counter.inc()`` and
-  ``Histogram.observe()`` leave, for random and boundary values (bucket bounds, just either side
-  of them, 0, negatives, infinities, NaN);
-* ``Scheduler._binding_cycle`` skips WaitOnPermit's coroutine for a pod Permit did not park:
+``Scheduler._binding_cycle`` skips WaitOnPermit's coroutine for a pod Permit did not park:
   random pods parked or not by a Permit plugin, released or rejected at random before or after
   their binding task starts, bind, fail and requeue exactly as with the general path (every pod
   through ``Framework.wait_on_permit``): same bound nodes, Events, metrics, cache and queue.
@@ -13,17 +9,11 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import random
 from typing import Any
 
 import pytest
-from prometheus_client import CollectorRegistry, Counter, Histogram
-
-from scheduler import metrics as m
-from scheduler.metrics import SchedulerMetrics
-
-# --- the attempt series against prometheus_client's own updates ---------------------------------
+from prometheus_client import CollectorRegistry
 
 
 def _samples(registry: CollectorRegistry) -> list[tuple[str, tuple[tuple[str, str], ...], str]]:
@@ -33,75 +23,6 @@ def _samples(registry: CollectorRegistry) -> list[tuple[str, tuple[tuple[str, st
             if not s.name.endswith("_created"):
                 out.append((s.name, tuple(sorted(s.labels.items())), repr(s.value)))
     return sorted(out)
-
-
-def _values(rng: random.Random, bounds: list[float]) -> list[float]:
-    out: list[float] = []
-    for _ in range(300):
-        r = rng.random()
-        if r < 0.3:
-            b = rng.choice(bounds)
-            out.append(rng.choice([b, math.nextafter(b, -math.inf), math.nextafter(b, math.inf)]))
-        elif r < 0.4:
-            out.append(rng.choice([0.0, -0.0, -1.0, -1e-9, math.inf, -math.inf, math.nan, 1e300]))
-        else:
-            out.append(rng.expovariate(1 / rng.choice([0.0005, 0.01, 0.5, 20.0])))
-    return out
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_the_attempt_series_leave_the_samples_inc_and_observe_leave(seed: int) -> None:
-    rng = random.Random(seed)
-    fast_reg, general_reg = CollectorRegistry(), CollectorRegistry()
-    fast = SchedulerMetrics(fast_reg)
-    general = SchedulerMetrics(general_reg)
-    bounds = [*general.scheduling_attempt_duration._upper_bounds, 1.0, 3.0, 1e-6]
-    calls = []
-    for v in _values(rng, bounds):
-        result = rng.choice([m.SCHEDULED, m.UNSCHEDULABLE, m.ERROR, m.WAITING_ON_PREEMPTION])
-        calls.append((rng.randrange(3), result, rng.choice(["default-scheduler", "other"]), v))
-    for which, result, profile, v in calls:
-        if which == 0:
-            fast.observe_attempt(result, profile, v)
-            general.schedule_attempts.labels(result=result, profile=profile).inc()
-            general.scheduling_attempt_duration.labels(result=result, profile=profile).observe(v)
-        elif which == 1:
-            fast.observe_pod_group_attempt(result, profile, v)
-            general.podgroup_schedule_attempts.labels(result=result, profile=profile).inc()
-            general.podgroup_scheduling_attempt_duration.labels(result=result, profile=profile).observe(v)
-        else:
-            fast.observe_pod_group_algorithm(profile, v)
-            general.podgroup_scheduling_algorithm_duration.labels(profile=profile).observe(v)
-    assert _samples(fast_reg) == _samples(general_reg)
-
-
-def test_a_reset_counter_keeps_counting_from_zero() -> None:
-    reg = CollectorRegistry()
-    sm = SchedulerMetrics(reg)
-    sm.observe_attempt(m.SCHEDULED, "p", 0.01)
-    sm.schedule_attempts.labels(result=m.SCHEDULED, profile="p").reset()
-    sm.observe_attempt(m.SCHEDULED, "p", 0.01)
-    assert (
-        reg.get_sample_value("scheduler_schedule_attempts_total", {"result": m.SCHEDULED, "profile": "p"})
-        == 1
-    )
-
-
-def test_any_histogram_child_observes_as_observe_does() -> None:
-    rng = random.Random(7)
-    for n in range(1, 6):
-        bounds = sorted({round(rng.uniform(-5, 5), 1) for _ in range(n)})
-        a, b = CollectorRegistry(), CollectorRegistry()
-        ha = Histogram("h", "h", ["x"], buckets=bounds, registry=a).labels(x="1")
-        hb = Histogram("h", "h", ["x"], buckets=bounds, registry=b).labels(x="1")
-        ca = Counter("c", "c", ["x"], registry=a).labels(x="1")
-        cb = Counter("c", "c", ["x"], registry=b).labels(x="1")
-        series = m.AttemptSeries(ca, ha)
-        for v in _values(rng, bounds):
-            series.observe(v)
-            cb.inc()
-            hb.observe(v)
-        assert _samples(a) == _samples(b)
 
 
 # --- WaitOnPermit skipped for a pod Permit did not park -------------------------------------------
