@@ -20,6 +20,9 @@ value, whose contents the key does not see, is never learnt). A later object wit
 has equal keys at every level, an exact JSON scalar where the learnt object has one, maps where
 it has maps, and lists with the same text (so none holds a NaN or a subclass, which that text
 would refuse or write as ``null``): its shape is the learnt object's, and so is its entry.
+(Keys compare by value, so a map key of a ``str`` subclass equal to a learnt key hits where the
+shape's text refused it; JSON decoding never makes one, and a field is named by its key's value:
+``"f:" + key`` is the same text either way.)
 """
 
 from __future__ import annotations

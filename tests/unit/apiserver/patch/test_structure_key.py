@@ -16,6 +16,7 @@ import copy
 import random
 from typing import Any
 
+import orjson
 import pytest
 
 from apiserver.api.types import Obj
@@ -210,3 +211,25 @@ def test_kept_keys_are_equal_copies() -> None:
     assert key is not None
     copy_ = kept(key)
     assert copy_ == key and hash(copy_) == hash(key)
+
+
+def test_a_key_of_a_str_subclass_is_answered_as_the_general_path_answers_it() -> None:
+    from apiserver.openapi import schema
+    from apiserver.patch.apply import updated_managed_fields
+    from apiserver.patch.createentry import CreatedEntryTemplates
+    from apiserver.patch.sharedtrees import shared_fields_v1
+
+    pod = schema.for_gvk("", "v1", "Pod")
+
+    def make(key: str) -> Obj:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": {key: "x"}}}
+
+    def general(obj: Obj) -> Any:
+        return updated_managed_fields(None, obj, "m", pod, "t", "v1", fields_v1=shared_fields_v1)
+
+    templates = CreatedEntryTemplates()
+    learnt = make("app")
+    templates.entries(learnt, pod, "m", "v1", "t", lambda: general(learnt))
+    odd = make(_Str("app"))
+    got = templates.entries(odd, pod, "m", "v1", "t", lambda: pytest.fail("a hit was expected"))
+    assert orjson.dumps(got) == orjson.dumps(general(make(_Str("app"))))
