@@ -28,8 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.api.types import Obj
-from apiserver.patch.createmem import shape_key
 from apiserver.patch.ownedentry import OwnedEntryTemplates, created_entry
+from apiserver.patch.structkey import Key, kept, rememberable, structure_key
 
 #: Remembered shapes per tracker (cleared when full, as :class:`.createmem.CreateFieldsMemo`).
 _ENTRIES = 1024
@@ -49,7 +49,7 @@ class CreatedEntryTemplates:
     __slots__ = ("_table", "_owned")
 
     def __init__(self) -> None:
-        self._table: dict[tuple[bytes, int], tuple[Any, Obj]] = {}
+        self._table: dict[tuple[Key, int], tuple[Any, Obj]] = {}
         #: creates with owner references (see :mod:`.ownedentry`)
         self._owned = OwnedEntryTemplates()
 
@@ -72,7 +72,7 @@ class CreatedEntryTemplates:
             # owner references name their owner's uid (lists are verbatim in the shape), so
             # such a shape never recurs: its references are templated apart
             return self._owned.entries(obj, node, manager, api_version, now, general)
-        shape = shape_key(obj)
+        shape = structure_key(obj)
         if shape is None:
             return general()
         hit = self._table.get((shape, id(node)))
@@ -84,13 +84,17 @@ class CreatedEntryTemplates:
             return out
         tree = out[0].get("fieldsV1") if out else _NOTHING
         # remembered only when the template rebuilds the general path's entry exactly
-        if type(tree) is dict and (
-            not out or list(created_entry(manager, api_version, now, tree).items()) == list(out[0].items())
+        if (
+            type(tree) is dict
+            and (
+                not out
+                or list(created_entry(manager, api_version, now, tree).items()) == list(out[0].items())
+            )
+            and rememberable(obj, shape)
         ):
             if len(self._table) >= _ENTRIES:
                 self._table.clear()
-            # an exact copy of the key: orjson's result holds its whole write buffer
-            self._table[(bytes(memoryview(shape)), id(node))] = (node, tree)
+            self._table[(kept(shape), id(node))] = (node, tree)
         return out
 
     def clear(self) -> None:

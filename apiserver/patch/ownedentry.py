@@ -57,7 +57,6 @@ from apiserver.patch.apply import (
     with_owner_references,
     with_spec_lists,
 )
-from apiserver.patch.createmem import blanked, key_of_blanked
 from apiserver.patch.fieldpath import (
     EXACT_JSON,
     FieldPathError,
@@ -68,6 +67,7 @@ from apiserver.patch.fieldpath import (
     plain_string_key,
     remember_joined,
 )
+from apiserver.patch.structkey import Key, kept, listed_key, owned_key, rememberable
 
 #: Bounds: learnt templates, and shapes met once (a separate table, so that one-off shapes
 #: never push the learnt ones out).
@@ -79,8 +79,6 @@ _SEEN_ENTRIES = 1024
 _PLAIN = re.compile(r"[0-9A-Za-z._-]{1,256}")
 _FIRST = operator.itemgetter(0)
 _REFS_KEY = "f:ownerReferences"
-#: The prefix of a key with templated lists (a JSON text never starts with it).
-_LISTED = b"L"
 
 #: The owner references as ``(uid, reference)`` in uid order.
 Refs = list[tuple[str, dict[str, Any]]]
@@ -179,28 +177,6 @@ def _spec_lists(obj: Obj, node: Any) -> Lists:
     return out if len(out) < len(spec) else []
 
 
-def _owned_shape(obj: Obj, refs: Refs) -> Obj | None:
-    """``obj``'s shape (:func:`.createmem.blanked`) with the references replaced by their
-    templates (each string blanked, the other values kept) in uid order; ``None`` where it has
-    none. Its maps are this call's own."""
-    shape = blanked(obj)
-    if shape is None or type(shape.get("metadata")) is not dict:
-        return None
-    shape["metadata"]["ownerReferences"] = [
-        {k: "" if type(v) is str else v for k, v in ref.items()} for _, ref in refs
-    ]
-    return shape
-
-
-def _with_lists_blanked(shape: Obj, obj: Obj, lists: Lists) -> Obj:
-    """``shape`` (modified) with each templated list's item, its key value blanked."""
-    for k, key, _ in lists:
-        item = dict(obj["spec"][k][0])
-        item[key] = ""
-        shape["spec"][k] = [item]
-    return shape
-
-
 def _refs_tree(dot: Obj, refs: Refs, items: tuple[Obj, ...]) -> Obj:
     tree: Obj = {".": dot}
     for (uid, _), item in zip(refs, items, strict=True):
@@ -286,8 +262,8 @@ class OwnedEntryTemplates:
     __slots__ = ("_last", "_seen", "_table")
 
     def __init__(self) -> None:
-        self._table: dict[tuple[bytes, int], _Template | _Refused] = {}
-        self._seen: dict[tuple[bytes, int], Any] = {}
+        self._table: dict[tuple[Key, int], _Template | _Refused] = {}
+        self._seen: dict[tuple[Key, int], Any] = {}
         #: the last join made from a template, ``(template, owners' uids in uid order, tree,
         #: what the decoder was told)``: a set's pods come one after another, of one template
         #: and naming the same owners, so they are joined once (not for templated lists:
@@ -306,26 +282,21 @@ class OwnedEntryTemplates:
         """The ``managedFields`` a stored create of ``obj`` (whose ``metadata`` holds
         ``ownerReferences`` and no ``managedFields``) records, as ``general()`` answers them."""
         refs = _sorted_uids(obj["metadata"]["ownerReferences"])
-        shape = _owned_shape(obj, refs) if refs is not None else None
-        key = key_of_blanked(shape)
-        if refs is None or shape is None or key is None:
+        key = owned_key(obj, refs) if refs is not None else None
+        if refs is None or key is None:
             return general()
         hit = self._table.get((key, id(node)))
         lists: Lists = []
-        list_key: bytes | None = None
+        list_key: Key | None = None
         if hit is None or hit.node is not node:
             # not known with its lists verbatim (as a set's pods are, of one template): known
             # with its one-item list-maps templated (as each set's Workload is)?
             lists = _spec_lists(obj, node)
             if lists:
-                list_key = key_of_blanked(_with_lists_blanked(shape, obj, lists))
-                if list_key is not None:
-                    # apart from the verbatim form's keys: a list's blanked key value ("") is
-                    # another object's verbatim one (which is not plain: never templated)
-                    list_key = _LISTED + list_key
-                    hit = self._table.get((list_key, id(node)))
-                else:
-                    hit = None
+                # apart from the verbatim form's keys: a list's blanked key value ("") is
+                # another object's verbatim one (which is not plain: never templated)
+                list_key = listed_key(key, obj, lists)
+                hit = self._table.get((list_key, id(node))) if list_key is not None else None
         if hit is not None and hit.node is node:
             if type(hit) is _Refused:
                 return general()
@@ -354,17 +325,18 @@ class OwnedEntryTemplates:
         else:
             if len(self._seen) >= _SEEN_ENTRIES - 1:
                 self._seen.clear()
-            # exact copies of the keys: orjson's result holds its whole write buffer
-            self._seen[(bytes(memoryview(key)), id(node))] = node
+            self._seen[(kept(key), id(node))] = node
             if list_key is not None:
-                self._seen[(bytes(memoryview(list_key)), id(node))] = node
+                self._seen[(kept(list_key), id(node))] = node
             return out
         joined = out[0].get("fieldsV1")
         template: _Template | _Refused | None = _learn(node, refs, lists, joined)
         # kept only when the template rebuilds the general path's entry exactly; else the
         # shape is remembered as refused (never learnt again, as the general path answers it)
-        if template is None or list(created_entry(manager, api_version, now, joined).items()) != list(
-            out[0].items()
+        if (
+            template is None
+            or list(created_entry(manager, api_version, now, joined).items()) != list(out[0].items())
+            or not rememberable(obj, key)
         ):
             template = _Refused(node)
         self._seen.pop((key, id(node)), None)
@@ -372,7 +344,7 @@ class OwnedEntryTemplates:
             self._seen.pop((list_key, id(node)), None)
         if len(self._table) >= _ENTRIES:
             self._table.clear()
-        self._table[(bytes(memoryview(learn_key)), id(node))] = template
+        self._table[(kept(learn_key), id(node))] = template
         return out
 
     def clear(self) -> None:
