@@ -426,6 +426,12 @@ class PodTopologySpread:
         self._default_actions = frozenset(
             c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) for c in self.default_constraints
         )
+        #: the default constraints per ``whenUnsatisfiable`` value, in their order (a pod's
+        #: default constraints are these with its default selector: picked out once, not per pod)
+        self._defaults_by_action: dict[str, list[dict[str, Any]]] = {
+            action: [c for c in self.default_constraints if c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) == action]
+            for action in self._default_actions
+        }
         #: a pod's default constraints per ``whenUnsatisfiable`` for one snapshot generation
         #: (see :meth:`_default_constraints`): (generation, id(PodInfo) -> (PodInfo, per action))
         self._defaults_memo: tuple[int, dict[int, tuple[PodInfo, dict[str, list[Constraint]]]]] = (-1, {})
@@ -491,7 +497,7 @@ class PodTopologySpread:
         return got
 
     def _derive_default_constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
-        base = [c for c in self.default_constraints if c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) == action]
+        base = self._defaults_by_action.get(action)
         if not base or self.handle is None or self.handle.default_spread_selector is None:
             return []
         selector = self.handle.default_spread_selector(pod.pod)
