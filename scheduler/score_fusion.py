@@ -205,9 +205,11 @@ def _with_arrays(window: Any, extra: list[tuple[Any, int, tuple[int, int] | None
         if total is None:
             # a new array: the weighted column, the window's totals added in place (one array
             # made instead of two; the same int64 sums)
-            total = col * weight if weight != 1 else col + window
             if weight != 1:
+                total = col * weight
                 total += window
+            else:
+                total = col + window
         else:
             total += col * weight if weight != 1 else col
     return window if total is None else total
