@@ -442,7 +442,9 @@ class PodTopologySpread:
         #: the default constraints per ``whenUnsatisfiable`` value, in their order (a pod's
         #: default constraints are these with its default selector: picked out once, not per pod)
         self._defaults_by_action: dict[str, list[dict[str, Any]]] = {
-            action: [c for c in self.default_constraints if c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) == action]
+            action: [
+                c for c in self.default_constraints if c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) == action
+            ]
             for action in self._default_actions
         }
         #: a pod's default constraints per ``whenUnsatisfiable`` for one snapshot generation

@@ -71,7 +71,7 @@ def column(
     if scorer not in _ARRAY_SCORERS:
         return None
     # (the least and greatest request by C builtins: a generator's frame cost more per cycle)
-    if pod_requests and not (-EXACT_LIMIT < min(pod_requests) and max(pod_requests) < EXACT_LIMIT):
+    if pod_requests and not (min(pod_requests) > -EXACT_LIMIT and max(pod_requests) < EXACT_LIMIT):
         return None
     rows = rows_for(state, table, nodes)
     if rows is None:

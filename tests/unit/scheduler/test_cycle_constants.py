@@ -21,10 +21,10 @@ import pytest
 
 from scheduler import schedule_one, score_totals
 from scheduler.cache import Cache
+from scheduler.interfaces import CycleState
 from scheduler.nodetable import EXACT_LIMIT
 from scheduler.plugins import resource_allocation as ra
 from scheduler.plugins import resource_arrays
-from scheduler.interfaces import CycleState
 from scheduler.testing import make_node, make_pod
 
 GPU = "example.com/gpu"
@@ -88,8 +88,13 @@ def test_a_request_beyond_the_exact_range_has_no_column() -> None:
     snap = _cluster(random.Random(3), 70).snapshot()
     table, nodes = snap.node_table(), snap.ordered()
     for reqs in ([EXACT_LIMIT, 0], [0, -EXACT_LIMIT], [2**60, 2**60]):
-        assert resource_arrays.column(CycleState(), table, nodes, reqs, _RESOURCES[0], _SCORERS[0], False) is None
-    assert resource_arrays.column(CycleState(), table, nodes, [EXACT_LIMIT - 1, 0], _RESOURCES[0], _SCORERS[0], False)
+        assert (
+            resource_arrays.column(CycleState(), table, nodes, reqs, _RESOURCES[0], _SCORERS[0], False)
+            is None
+        )
+    assert resource_arrays.column(
+        CycleState(), table, nodes, [EXACT_LIMIT - 1, 0], _RESOURCES[0], _SCORERS[0], False
+    )
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -103,7 +108,9 @@ def test_a_kept_column_equals_one_computed_afresh(seed: int) -> None:
             _assume_some(rng, cache, rng.randrange(1, 4), f"d{step}-")
             cache.update_snapshot(snap)
         table = snap.node_table()
-        spec = resource_arrays.column(CycleState(), table, snap.ordered(), reqs, resources, _SCORERS[0], False)
+        spec = resource_arrays.column(
+            CycleState(), table, snap.ordered(), reqs, resources, _SCORERS[0], False
+        )
         assert spec is not None
         for _ in range(2):  # the second read finds no row refilled since the first
             kept = table.derived(spec.key, spec.compute, spec.rescore)

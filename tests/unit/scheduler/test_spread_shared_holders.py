@@ -62,7 +62,9 @@ def test_shared_holders_count_as_each_node_counted(seed: int) -> None:
         sel = compile_selector(rng.choice(_SELECTORS))
         constraints.append(pts.Constraint(1, rng.choice([HOST, ZONE]), sel))
     if rng.random() < 0.5:
-        constraints.append(pts.Constraint(1, HOST if constraints[0].topology_key == ZONE else ZONE, constraints[0].selector))
+        constraints.append(
+            pts.Constraint(1, HOST if constraints[0].topology_key == ZONE else ZONE, constraints[0].selector)
+        )
     pod = PodInfo(make_pod("p", ns, uid="p", labels={"a": "1"}))
     nodes = snap.ordered()
     pairs = [pts._required_pairs(c.selector) for c in constraints]
