@@ -608,8 +608,13 @@ class PodTopologySpread:
         snapshot = self.handle.snapshot if self.handle is not None else None
         if not (snapshot.num_nodes() if snapshot is not None else nodes):
             return Status(Code.SKIP)
-        has_own = bool((pod_info.pod.get("spec") or {}).get("topologySpreadConstraints"))
-        constraints = self._constraints(pod_info, SCHEDULE_ANYWAY)
+        # (:meth:`_constraints`, with the pod's own constraints looked up once)
+        own = (pod_info.pod.get("spec") or {}).get("topologySpreadConstraints")
+        has_own = bool(own)
+        if has_own:
+            constraints = constraints_for(pod_info, own, SCHEDULE_ANYWAY)
+        else:
+            constraints = self._default_constraints(pod_info, SCHEDULE_ANYWAY)
         if not constraints:
             return Status(Code.SKIP)
         require_all = has_own or not self.system_defaulted
