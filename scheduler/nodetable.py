@@ -74,6 +74,9 @@ class NodeTable:
         self._label_stats: dict[str, list[int]] = {}
         #: (label key, first row, end row) -> (the key's id changes when computed, the values)
         self.window_values: dict[tuple[str, int, int], tuple[int, frozenset[str]]] = {}
+        #: a resource Score column's ``compute`` and ``rescore`` per pod shape (pure functions of
+        #: this table's rows: :func:`scheduler.plugins.resource_arrays.column` makes them once)
+        self.column_fns: dict[object, tuple[Callable[[Rows], np.ndarray], Callable[[int], int]]] = {}
         names = {r for ni in ordered for r in ni.allocatable.keys() | ni.requested.keys()}
         for r in sorted(names):
             self._add_column(r)
@@ -269,6 +272,8 @@ class NodeTable:
         entry = self._derived.get(key)
         if entry is not None:
             col, seen = entry
+            if seen == self._log_base + len(self._log):
+                return col  # no row refilled since it was brought up to date
             changed = self.changes_since(seen)
             if changed is not None and len(changed) <= max(8, n // 16):
                 for row in changed:

@@ -42,9 +42,10 @@ def add_columns(columns: Sequence[Any]) -> np.ndarray:
 def select(rng: random.Random, nodes: Sequence[Any], totals: np.ndarray) -> str:
     """The name of a node with the highest total, uniformly among ties (kube's reservoir
     sampling, drawn as :func:`~scheduler.schedule_one.select_from_totals` draws it)."""
-    # the ufunc and ``nonzero`` directly (a 1-D array): the same as ``totals.max()`` and
-    # ``np.flatnonzero`` without their Python wrappers, ~1 µs per pick of a run's pod
-    tied = (totals == _MAX(totals)).nonzero()[0]
+    # ``argmax`` (a method in C, ~0.2 µs; the reduction ufunc ~0.6) finds a greatest total, and
+    # ``nonzero`` directly (a 1-D array): the same ties as ``np.flatnonzero(totals == totals.max())``
+    # without the Python wrappers, ~1 µs per pick of a run's pod
+    tied = (totals == totals[totals.argmax()]).nonzero()[0]
     if len(tied) == 1:
         return nodes[int(tied[0])].name  # type: ignore[no-any-return]
     return nodes[int(tied[rng.randrange(len(tied))])].name  # type: ignore[no-any-return]

@@ -134,19 +134,34 @@ class InterPodAffinity:
             snap.have_pods_with_required_anti_affinity_list(),
         )
 
+    def _with_anti(self, nodes: list[NodeInfo]) -> list[NodeInfo]:
+        """:meth:`_snapshot_nodes`' third list alone (PreFilter's test of a pod without terms)."""
+        snap = self.handle.snapshot if self.handle is not None else None
+        if snap is None:
+            return [n for n in nodes if n.pods_with_required_anti_affinity]
+        return snap.have_pods_with_required_anti_affinity_list()  # type: ignore[no-any-return]
+
+    def _with_aff(self, nodes: list[NodeInfo]) -> list[NodeInfo]:
+        """:meth:`_snapshot_nodes`' second list alone (PreScore's test of a pod without terms)."""
+        snap = self.handle.snapshot if self.handle is not None else None
+        if snap is None:
+            return [n for n in nodes if n.pods_with_affinity]
+        return snap.have_pods_with_affinity_list()  # type: ignore[no-any-return]
+
     # -- filter -----------------------------------------------------------------------------
 
     def pre_filter(
         self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        all_nodes, _, with_anti = self._snapshot_nodes(nodes)
         if (
-            not with_anti
-            and not pod_info.required_affinity_terms
+            not pod_info.required_affinity_terms
             and not pod_info.required_anti_affinity_terms
+            and not self._with_anti(nodes)
         ):
             # nothing to count (the common case): what the loops below end in, without the state
+            # (and without the other two lists, which only the loops read)
             return None, Status(Code.SKIP)
+        all_nodes, _, with_anti = self._snapshot_nodes(nodes)
         ns_of = self._ns_lookup()
         s = _FilterState(pod_info, ns_of(pod_info.namespace), ns_of)
         for ni in with_anti:
@@ -238,9 +253,9 @@ class InterPodAffinity:
         has_constraints = bool(pod_info.preferred_affinity_terms or pod_info.preferred_anti_affinity_terms)
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
-        all_nodes, with_aff, _ = self._snapshot_nodes(nodes)
-        if not has_constraints and not with_aff:
+        if not has_constraints and not self._with_aff(nodes):
             return Status(Code.SKIP)  # no term on either side: the loop below scores nothing
+        all_nodes, with_aff, _ = self._snapshot_nodes(nodes)
         ns_of = self._ns_lookup()
         pod_ns = ns_of(pod_info.namespace)
         scores: dict[str, dict[str, int]] = {}

@@ -22,6 +22,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from apiserver.selectors import LabelSelector
@@ -318,21 +319,14 @@ class _SparseCounts:
     __slots__ = ("_of", "by_value")
     key = ""
 
-    def __init__(
-        self, snapshot: Any, names: Iterable[str], topology_key: str, count: Callable[[NodeInfo], int]
-    ) -> None:
+    def __init__(self, counted: list[tuple[str, NodeInfo, int]], topology_key: str) -> None:
+        """``counted``: :func:`_counted_nodes` of the holders (their non-zero counts, in order)."""
         of: dict[str, tuple[str, int]] = {}
         by_value: dict[str, int] = {}
-        infos = snapshot.node_info_map
-        for name in names:
-            ni = infos.get(name)
-            if ni is None or ni.node is None or not ni.pods:
-                continue
-            n = count(ni)
-            if n:
-                value = ni.labels.get(topology_key, "")
-                of[name] = (value, n)
-                by_value[value] = by_value.get(value, 0) + n
+        for name, ni, n in counted:
+            value = ni.labels.get(topology_key, "")
+            of[name] = (value, n)
+            by_value[value] = by_value.get(value, 0) + n
         self._of = of
         #: matching pods per value of the topology key (nodes without it under ``""``)
         self.by_value = by_value
@@ -344,6 +338,25 @@ class _SparseCounts:
     def nodes_counted(self) -> Mapping[str, tuple[str, int]]:
         """Node name -> (its value, its count) for every node with a non-zero count (read-only)."""
         return self._of
+
+
+def _counted_nodes(
+    snapshot: Any, names: Iterable[str], count: Callable[[NodeInfo], int]
+) -> list[tuple[str, NodeInfo, int]]:
+    """Each of ``names``' nodes with a Node, pods and a non-zero ``count``, with that count, in
+    the order of ``names``: what :class:`_SparseCounts` counts by value of a topology key. The
+    default constraints (hostname and zone) share a selector and so its holders and counts:
+    a sibling's PreScore counts them once for both."""
+    out: list[tuple[str, NodeInfo, int]] = []
+    infos = snapshot.node_info_map
+    for name in names:
+        ni = infos.get(name)
+        if ni is None or ni.node is None or not ni.pods:
+            continue
+        n = count(ni)
+        if n:
+            out.append((name, ni, n))
+    return out
 
 
 class _Holders:
@@ -426,6 +439,14 @@ class PodTopologySpread:
         self._default_actions = frozenset(
             c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) for c in self.default_constraints
         )
+        #: the default constraints per ``whenUnsatisfiable`` value, in their order (a pod's
+        #: default constraints are these with its default selector: picked out once, not per pod)
+        self._defaults_by_action: dict[str, list[dict[str, Any]]] = {
+            action: [
+                c for c in self.default_constraints if c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) == action
+            ]
+            for action in self._default_actions
+        }
         #: a pod's default constraints per ``whenUnsatisfiable`` for one snapshot generation
         #: (see :meth:`_default_constraints`): (generation, id(PodInfo) -> (PodInfo, per action))
         self._defaults_memo: tuple[int, dict[int, tuple[PodInfo, dict[str, list[Constraint]]]]] = (-1, {})
@@ -491,7 +512,7 @@ class PodTopologySpread:
         return got
 
     def _derive_default_constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
-        base = [c for c in self.default_constraints if c.get("whenUnsatisfiable", DO_NOT_SCHEDULE) == action]
+        base = self._defaults_by_action.get(action)
         if not base or self.handle is None or self.handle.default_spread_selector is None:
             return []
         selector = self.handle.default_spread_selector(pod.pod)
@@ -587,8 +608,13 @@ class PodTopologySpread:
         snapshot = self.handle.snapshot if self.handle is not None else None
         if not (snapshot.num_nodes() if snapshot is not None else nodes):
             return Status(Code.SKIP)
-        has_own = bool((pod_info.pod.get("spec") or {}).get("topologySpreadConstraints"))
-        constraints = self._constraints(pod_info, SCHEDULE_ANYWAY)
+        # (:meth:`_constraints`, with the pod's own constraints looked up once)
+        own = (pod_info.pod.get("spec") or {}).get("topologySpreadConstraints")
+        has_own = bool(own)
+        if has_own:
+            constraints = constraints_for(pod_info, own, SCHEDULE_ANYWAY)
+        else:
+            constraints = self._default_constraints(pod_info, SCHEDULE_ANYWAY)
         if not constraints:
             return Status(Code.SKIP)
         require_all = has_own or not self.system_defaulted
@@ -599,15 +625,14 @@ class PodTopologySpread:
         pairs, count_keys = self._selector_facts(constraints, pod_info.namespace, remember=not has_own)
         holders = _Holders(snapshot, pod_info.namespace, constraints, pairs)
 
-        def fill() -> tuple[list[dict[str, int]], list[float], list[Any], list[Any]]:
-            return self._score_counts(
-                state, snapshot, pod_info, nodes, constraints, ignored, holders, require_all, count_keys
-            )
-
+        # (the counts taken later, should Score need them, by a partial: a closure here would
+        # make every PreScore, a plain pod's skipped one included, create its cells on entry)
+        args = (state, snapshot, pod_info, nodes, constraints, ignored, holders, require_all, count_keys)
         if _none_match(snapshot, pod_info.namespace, constraints, pairs, holders):
+            fill = partial(self._score_counts, *args)
             st = _ScoreState(constraints, ignored, None, None, holders, none_match=True, fill=fill)
         else:
-            counts, weights, per_node, domain_counts = fill()
+            counts, weights, per_node, domain_counts = self._score_counts(*args)
             st = _ScoreState(constraints, ignored, counts, weights, holders, per_node, domain_counts)
         state.write(_PRE_SCORE_KEY, st)
         return None
@@ -645,6 +670,18 @@ class PodTopologySpread:
         if count_keys is None:
             count_keys = [_count_key(c.selector, ns) for c in constraints]
         domain_counts: list[SpreadCounts | None] = [None] * len(constraints)
+        # the holders' counts per (holders, count key): equal keys count alike (count_on's memo
+        # is by key), so constraints sharing a selector share the one pass over their holders
+        counted_by: dict[tuple[int, str], tuple[set[str], list[tuple[str, NodeInfo, int]]]] = {}
+
+        def sparse_counted(held: set[str], sel: Any, key: str) -> list[tuple[str, NodeInfo, int]]:
+            got = counted_by.get((id(held), key))
+            if got is not None and got[0] is held:
+                return got[1]
+            counted = _counted_nodes(snapshot, held, lambda ni: count_on(ni, sel, ns, key))
+            counted_by[(id(held), key)] = (held, counted)
+            return counted
+
         for i, c in enumerate(constraints):
             if c.topology_key == LABEL_HOSTNAME or not counts[i]:
                 continue  # hostname counts are taken per node in Score
@@ -656,15 +693,11 @@ class PodTopologySpread:
                 held = holders.few(i)
                 if held is not None:
                     # a few nodes hold the set's pods: counted from them here
-                    sel = c.selector
-                    few = _SparseCounts(
-                        snapshot,
-                        held,
-                        c.topology_key,
-                        lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
-                    )
-                    totals = few.by_value
-                    counts[i] = {v: totals.get(v, 0) for v in counts[i]}
+                    few = _SparseCounts(sparse_counted(held, c.selector, key), c.topology_key)
+                    counts_i = counts[i]
+                    for v, n in few.by_value.items():
+                        if v in counts_i:
+                            counts_i[v] = n
                     continue
                 # every node counts: the snapshot's running totals per domain answer
                 sel = c.selector
@@ -706,14 +739,7 @@ class PodTopologySpread:
             sel = c.selector
             held = holders.few(i)
             if held is not None:
-                per_node.append(
-                    _SparseCounts(
-                        snapshot,
-                        held,
-                        c.topology_key,
-                        lambda ni, sel=sel, key=key: count_on(ni, sel, ns, key),
-                    )
-                )
+                per_node.append(_SparseCounts(sparse_counted(held, sel, key), c.topology_key))
                 continue
             per_node.append(
                 snapshot.spread_counts(

@@ -19,7 +19,7 @@ found once per cycle and shared by the plugins through the cycle state (:func:`r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -68,14 +68,37 @@ def column(
 ) -> ScoreColumn | None:
     """The column :func:`scores` reads for ``nodes``, unread (``None``: per-node path): its key
     for this pod shape, how to compute it in arrays and how to rescore one row."""
-    if scorer not in (least_allocated_scorer, most_allocated_scorer, balanced_scorer):
+    if scorer not in _ARRAY_SCORERS:
         return None
-    if any(not -EXACT_LIMIT < v < EXACT_LIMIT for v in pod_requests):
+    # (the least and greatest request by C builtins: a generator's frame cost more per cycle)
+    if pod_requests and not (min(pod_requests) > -EXACT_LIMIT and max(pod_requests) < EXACT_LIMIT):
         return None
     rows = rows_for(state, table, nodes)
     if rows is None:
         return None
-    reqs, res = tuple(pod_requests), tuple(resources)
+    key = (scorer, tuple(pod_requests), tuple(resources), use_requested)
+    # the two functions are pure in the key and the table: made once per pod shape and table
+    # (a cycle asks NodeResourcesFit's and BalancedAllocation's column; each made two closures)
+    fns = table.column_fns.get(key)
+    if fns is None:
+        fns = _column_fns(table, key)
+        if len(table.column_fns) >= MAX_COLUMN_FNS:
+            table.column_fns.clear()
+        table.column_fns[key] = fns
+    return ScoreColumn(table, rows, key, fns[0], fns[1])
+
+
+#: the scorers with an array form
+_ARRAY_SCORERS = (least_allocated_scorer, most_allocated_scorer, balanced_scorer)
+#: pod shapes whose column functions a table keeps (:func:`column`)
+MAX_COLUMN_FNS = 256
+
+
+def _column_fns(
+    table: NodeTable, key: tuple[Scorer, tuple[int, ...], tuple[tuple[str, int], ...], bool]
+) -> tuple[Callable[[Rows], np.ndarray], Callable[[int], int]]:
+    """``compute`` and ``rescore`` of :class:`ScoreColumn` for one pod shape (``key``) of ``table``."""
+    scorer, reqs, res, use_requested = key
     infos = table.infos
 
     def compute(all_rows: Rows) -> np.ndarray:
@@ -84,7 +107,7 @@ def column(
     def rescore(row: int) -> int:
         return score_node(infos[row], reqs, res, scorer, use_requested)
 
-    return ScoreColumn(table, rows, (scorer, reqs, res, use_requested), compute, rescore)
+    return compute, rescore
 
 
 def _resource_columns(

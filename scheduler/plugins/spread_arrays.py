@@ -222,16 +222,26 @@ def _small_normalized(
     agg = s.domain_counts[other] if s.domain_counts else None
     per_value = agg.by_value if agg is not None else s.counts[other]
     uncounted = _raw_of(before, after, 0 * w + skew)
-    raw = {
-        v: _raw_of(before, after, n * w + skew) if (n := per_value.get(v, 0)) else uncounted for v in present
-    }
-    lo, hi = min(raw.values()), max(raw.values())
+    # the present domains with counted pods score by their counts, every other one alike: the
+    # table is filled with the uncounted domains' score and written at the counted ones only
+    counted_raw: dict[str, int] = {}
+    for v in present:
+        n = per_value.get(v, 0)
+        if n:
+            counted_raw[v] = _raw_of(before, after, n * w + skew)
+    if len(counted_raw) < len(present):
+        lo = hi = uncounted
+        for r in counted_raw.values():
+            lo, hi = min(lo, r), max(hi, r)
+    else:
+        lo, hi = min(counted_raw.values()), max(counted_raw.values())
     if lo == hi:
         return MAX_NODE_SCORE, MAX_NODE_SCORE, MAX_NODE_SCORE
     top = hi + lo
     ids, index, values = table.label_ids(key)
-    lut = np.zeros(len(values), dtype=np.int64)  # ids outside the window are never read
-    for v, r in raw.items():
+    lut = np.empty(len(values), dtype=np.int64)  # ids outside the window are never read
+    lut.fill(MAX_NODE_SCORE * (top - uncounted) // hi)
+    for v, r in counted_raw.items():
         lut[index[v]] = MAX_NODE_SCORE * (top - r) // hi
     return lut[ids[rows]], *_normalized_bounds(lo, hi)
 
