@@ -136,20 +136,9 @@ class EventRecorder:
         self._second_ns = 0
 
     def event(self, obj: Obj, etype: str, reason: str, message: str, related: Obj | None = None) -> None:
-        """:meth:`event_ref` of the object's reference, its lines inline (the controllers record
-        every Event through here: a call fewer each)."""
-        self._pending.extend(
-            (object_reference(obj), etype, reason, message[:1024], related, self.clock.now())
-        )
-        self._unwritten += 1
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-                return
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name=f"events-{self.component}")
+        """:meth:`event_ref` of the object's reference (the controllers record every Event
+        through here)."""
+        self.event_ref(object_reference(obj), etype, reason, message, related)
 
     def eventf(self, obj: Obj, etype: str, reason: str, fmt: str, *args: Any) -> None:
         self.event(obj, etype, reason, fmt % args if args else fmt)

@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def alternate(script: str, base: str, new: str, rounds: int, writes: int, kinds: Sequence[str]) -> None:
-    """Run ``script --writes N --json`` against ``base`` and ``new`` for ``rounds`` rounds and
-    print each kind's best µs per write for both and their ratio (progress to stderr)."""
+def alternated_runs(
+    script: str, base: str, new: str, rounds: int, writes: int
+) -> dict[str, list[dict[str, float]]]:
+    """Run ``script --writes N --json`` against ``base`` and ``new`` for ``rounds`` rounds, in
+    swapped order each round, and return each tree's JSON results (progress to stderr)."""
     runs: dict[str, list[dict[str, float]]] = {base: [], new: []}
     for r in range(rounds):
         for tree in (base, new) if r % 2 == 0 else (new, base):
@@ -34,6 +36,12 @@ def alternate(script: str, base: str, new: str, rounds: int, writes: int, kinds:
             )
             runs[tree].append(json.loads(res.stdout.strip().splitlines()[-1]))
             print(f"round {r + 1} {tree}: {runs[tree][-1]}", file=sys.stderr)
+    return runs
+
+
+def alternate(script: str, base: str, new: str, rounds: int, writes: int, kinds: Sequence[str]) -> None:
+    """:func:`alternated_runs`, then each kind's best µs per write for both trees and their ratio."""
+    runs = alternated_runs(script, base, new, rounds, writes)
     print(f"{'write':<14}{'base µs':>10}{'new µs':>10}{'new/base':>10}")
     for kind in kinds:
         b = min(x[kind] for x in runs[base])

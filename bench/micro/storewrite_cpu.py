@@ -30,30 +30,12 @@ import inspect
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 KINDS = ("gangpod", "workload", "podgroup", "revision", "event", "statefulset", "sts-status")
 NS = "default"
-
-
-def _status(sts: dict[str, Any]) -> dict[str, Any]:
-    """The status the controller writes for a new set of 3 (its revision named after it)."""
-    rev = f"{sts['metadata']['name']}-7d9c8b6f5"
-    return {
-        "observedGeneration": 1,
-        "replicas": 3,
-        "readyReplicas": 0,
-        "currentReplicas": 3,
-        "updatedReplicas": 3,
-        "currentRevision": rev,
-        "updateRevision": rev,
-        "collisionCount": 0,
-        "availableReplicas": 0,
-    }
 
 
 async def _measure(writes: int) -> dict[str, float]:
@@ -67,6 +49,7 @@ async def _measure(writes: int) -> dict[str, float]:
     )
     from bench.micro.create_answer_cpu import pod_group, revision
     from bench.micro.create_cpu import event, gangpod, statefulset, workload
+    from bench.micro.update_path import _sts_status  # the status the controller writes for a new set of 3
     from gangplane.controlplane import ControlPlane, tune_gc
 
     plane = ControlPlane()
@@ -125,7 +108,7 @@ async def _measure(writes: int) -> dict[str, float]:
             name = statefulset(i)["metadata"]["name"]
             sts = latest[(NS, name)]
             body = {k: v for k, v in sts.items() if k != "status"}
-            body["status"] = _status(sts)
+            body["status"] = _sts_status(sts)
             bodies.append(body)
         want = seen[STATEFULSETS] + writes
         gc.collect()
@@ -145,20 +128,9 @@ async def _measure(writes: int) -> dict[str, float]:
 
 
 def _pairs(base: str, new: str, rounds: int, writes: int) -> None:
-    runs: dict[str, list[dict[str, float]]] = {base: [], new: []}
-    for r in range(rounds):
-        for tree in (base, new) if r % 2 == 0 else (new, base):
-            env = {**os.environ, "PYTHONPATH": os.path.abspath(tree)}
-            res = subprocess.run(
-                [sys.executable, os.path.abspath(__file__), "--writes", str(writes), "--json"],
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-                timeout=900,
-            )
-            runs[tree].append(json.loads(res.stdout.strip().splitlines()[-1]))
-            print(f"round {r + 1} {tree}: {runs[tree][-1]}", file=sys.stderr)
+    from bench.micro.alternating import alternated_runs
+
+    runs = alternated_runs(os.path.abspath(__file__), base, new, rounds, writes)
     print(f"{'write':<12}{'base median (min-max)':>26}{'new median (min-max)':>26}{'new/base':>10}")
     for kind in KINDS:
         b = [x[kind] for x in runs[base]]
