@@ -31,11 +31,31 @@ import json
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 KINDS = ("gangpod", "workload", "podgroup", "revision", "event", "statefulset", "sts-status")
 NS = "default"
+
+
+async def _us_per_write(
+    bodies: list[dict[str, Any]],
+    write: Callable[[dict[str, Any]], Awaitable[Any]],
+    seen: dict[Any, int],
+    gvr: Any,
+) -> float:
+    """Process CPU µs per write of ``bodies``, from a collected heap until the watch has seen them all."""
+    from gangplane.controlplane import tune_gc
+
+    want = seen[gvr] + len(bodies)
+    gc.collect()
+    tune_gc()
+    t = time.process_time()
+    for body in bodies:
+        await write(body)
+    while seen[gvr] < want:
+        await asyncio.sleep(0)
+    return (time.process_time() - t) / len(bodies) * 1e6
 
 
 async def _measure(writes: int) -> dict[str, float]:
@@ -50,7 +70,7 @@ async def _measure(writes: int) -> dict[str, float]:
     from bench.micro.create_answer_cpu import pod_group, revision
     from bench.micro.create_cpu import event, gangpod, statefulset, workload
     from bench.micro.update_path import _sts_status  # the status the controller writes for a new set of 3
-    from gangplane.controlplane import ControlPlane, tune_gc
+    from gangplane.controlplane import ControlPlane
 
     plane = ControlPlane()
     c = plane.client("statefulset-controller")
@@ -93,15 +113,9 @@ async def _measure(writes: int) -> dict[str, float]:
                 await c.create(gvr, make(10_000_000 + i), NS, **opts)
         for kind, (gvr, make, opts) in makers.items():
             todo = [make(i) for i in range(writes)]
-            want = seen[gvr] + writes
-            gc.collect()
-            tune_gc()
-            t = time.process_time()
-            for body in todo:
-                await c.create(gvr, body, NS, **opts)
-            while seen[gvr] < want:
-                await asyncio.sleep(0)
-            out[kind] = (time.process_time() - t) / writes * 1e6
+            out[kind] = await _us_per_write(
+                todo, lambda body, gvr=gvr, opts=opts: c.create(gvr, body, NS, **opts), seen, gvr
+            )
         # the controller's status write: the informer's set with a new status
         bodies = []
         for i in range(writes):
@@ -110,15 +124,9 @@ async def _measure(writes: int) -> dict[str, float]:
             body = {k: v for k, v in sts.items() if k != "status"}
             body["status"] = _sts_status(sts)
             bodies.append(body)
-        want = seen[STATEFULSETS] + writes
-        gc.collect()
-        tune_gc()
-        t = time.process_time()
-        for body in bodies:
-            await c.update_status(STATEFULSETS, body, NS, **ro)
-        while seen[STATEFULSETS] < want:
-            await asyncio.sleep(0)
-        out["sts-status"] = (time.process_time() - t) / writes * 1e6
+        out["sts-status"] = await _us_per_write(
+            bodies, lambda body: c.update_status(STATEFULSETS, body, NS, **ro), seen, STATEFULSETS
+        )
         return out
     finally:
         for task in tasks:

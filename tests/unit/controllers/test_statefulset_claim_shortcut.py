@@ -143,6 +143,20 @@ def _claims(rnd: random.Random, sts: Obj) -> dict[str, Obj]:
     return out
 
 
+def random_case(rnd: random.Random, existing: float) -> tuple[Obj, list[Obj], dict[str, Obj]]:
+    """A random set, its pods (each ordinal present with probability ``existing``, of the set's
+    current revision or an older one, two ordinals past its replicas included) and claims."""
+    sts = _set(rnd)
+    probe = StatefulSetControl(None, None, None, FakeClock())  # type: ignore[arg-type]
+    revision = probe._new_revision(sts, 1, 0)["metadata"]["name"]
+    pods = [
+        _pod(rnd, sts, o, rnd.choice([revision, "web-old"]))
+        for o in range(utils.replicas_of(sts) + 2)
+        if rnd.random() < existing
+    ]
+    return sts, pods, _claims(rnd, sts)
+
+
 async def _sync(shortcut: bool, sts: Obj, pods: list[Obj], claims: dict[str, Obj]) -> list[Any]:
     log: list[Any] = []
     client, recorder = RecordingClient(log), Recorder(log)
@@ -162,15 +176,7 @@ async def test_the_claim_shortcut_syncs_exactly_as_the_general_path(seed: int) -
     shortcut_taken = 0
     kinds: set[str] = set()
     for _ in range(60):
-        sts = _set(rnd)
-        probe = StatefulSetControl(None, None, None, FakeClock())  # type: ignore[arg-type]
-        revision = probe._new_revision(sts, 1, 0)["metadata"]["name"]
-        pods = [
-            _pod(rnd, sts, o, rnd.choice([revision, "web-old"]))
-            for o in range(utils.replicas_of(sts) + 2)
-            if rnd.random() < 0.6
-        ]
-        claims = _claims(rnd, sts)
+        sts, pods, claims = random_case(rnd, 0.6)
         fast = await _sync(True, sts, pods, claims)
         general = await _sync(False, sts, pods, claims)
         assert fast == general

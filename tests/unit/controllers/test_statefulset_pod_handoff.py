@@ -30,9 +30,8 @@ from tests.unit.controllers.test_statefulset_claim_shortcut import (
     Claims,
     Recorder,
     RecordingClient,
-    _claims,
-    _pod,
     _set,
+    random_case,
 )
 
 pytestmark = pytest.mark.anyio
@@ -94,15 +93,7 @@ async def test_handing_off_stamped_pods_syncs_exactly_as_copying_them(seed: int)
     rnd = random.Random(1000 + seed)
     handed_off = failed = 0
     for _ in range(60):
-        sts = _set(rnd)
-        probe = StatefulSetControl(None, None, None, FakeClock())  # type: ignore[arg-type]
-        revision = probe._new_revision(sts, 1, 0)["metadata"]["name"]
-        pods = [
-            _pod(rnd, sts, o, rnd.choice([revision, "web-old"]))
-            for o in range(utils.replicas_of(sts) + 2)
-            if rnd.random() < 0.5
-        ]
-        claims = _claims(rnd, sts)
+        sts, pods, claims = random_case(rnd, 0.5)
         failing = {f"web-{o}" for o in range(utils.replicas_of(sts)) if rnd.random() < 0.2}
         fast, n = await _syncs(True, sts, pods, claims, failing)
         general, none = await _syncs(False, sts, pods, claims, failing)
