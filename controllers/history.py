@@ -123,17 +123,25 @@ def new_controller_revision(
 def named_revision(revision: Obj, parent_name: str, hash_: str) -> Obj:
     """``revision`` named ``<parent>-<hash_>`` with the hash label, as a new object.
 
-    Only what changes is copied (the top level, ``metadata``, its labels): ``data`` — the whole
-    pod template — and the ownerReferences are shared with ``revision``, which stays as it was.
-    That is safe because a :class:`Client` never changes the object it is given (the HTTP client
-    serialises it, the local client copies it) and :meth:`History.create` asks for a read-only answer,
-    which is the stored object, never ``revision``.
+    Everything but ``data`` is the new object's own (the top level, ``metadata``, its labels,
+    annotations and each ownerReference: a few small dicts), so a server may fill it in as it
+    does a create's body. ``data`` — the whole pod template — is shared with ``revision``, which
+    stays as it was: a create never modifies a revision's ``data`` (no defaults, no admission
+    of ours writes it; the checks, the managedFields tracker and the storage only read it), and
+    :meth:`History.create` asks for a read-only answer, which is the stored object, never
+    ``revision``.
     """
     md = dict(revision.get("metadata") or {})
     md["name"] = revision_name(parent_name, hash_)
     labels = dict(md.get("labels") or {})
     labels[HASH_LABEL] = hash_
     md["labels"] = labels
+    annotations = md.get("annotations")
+    if type(annotations) is dict:
+        md["annotations"] = dict(annotations)
+    refs = md.get("ownerReferences")
+    if type(refs) is list:
+        md["ownerReferences"] = [dict(r) if type(r) is dict else r for r in refs]
     return {**revision, "metadata": md}
 
 
@@ -144,7 +152,7 @@ class History:
         self.client = client
 
     async def create(
-        self, parent: Obj, revision: Obj, collision_count: int, known_hash: str = ""
+        self, parent: Obj, revision: Obj, collision_count: int, known_hash: str = "", handoff: bool = False
     ) -> tuple[Obj, int]:
         """``CreateControllerRevision``: on a name clash with different data, bump the collision count.
 
@@ -153,6 +161,11 @@ class History:
         Returns the stored revision and the (possibly incremented) collision count. The revision
         is read-only (created with ``read_only``: in-process, the informers' own object for it),
         as every revision a controller reads from its cache is: copy it before changing it.
+
+        ``handoff``: each attempt's body (:func:`named_revision`: its own but for ``data``) goes
+        to the client as it is, not copied again. Its ``data`` is ``revision``'s, which then
+        becomes the stored revision's: only for a ``data`` nobody modifies (a controller's
+        revision memo, read-only like its cache), which the create leaves as it was.
         """
         ns = namespace_of(parent)
         while True:
@@ -160,16 +173,17 @@ class History:
                 revision, name_of(parent), known_hash or hash_revision(revision["data"], collision_count)
             )
             known_hash = ""
+            name = clone["metadata"]["name"]  # read before the call: the body may be handed off
             try:
                 return (
-                    await self.client.create(CONTROLLERREVISIONS, clone, ns, read_only=True),
+                    await self.client.create(CONTROLLERREVISIONS, clone, ns, handoff=handoff, read_only=True),
                     collision_count,
                 )
             except errors.StatusError as e:
                 if not errors.is_already_exists(e):
                     raise
-            exists = await self.client.get(CONTROLLERREVISIONS, clone["metadata"]["name"], ns)
-            if equal_revision(exists, clone):
+            exists = await self.client.get(CONTROLLERREVISIONS, name, ns)
+            if equal_revision(exists, revision):  # the clone's data is the revision's
                 return exists, collision_count
             collision_count += 1
 

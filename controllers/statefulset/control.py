@@ -114,8 +114,9 @@ class StatefulSetControl:
         #: skip the pod steps' claim calls for a set without claim templates, where each of them
         #: is a no-op (False: always make them; tests compare the two)
         self.claim_shortcut = claim_shortcut
-        #: hand the pods this sync stamped over to their create, and the status body to its
-        #: write (False: the client copies them; tests compare the two)
+        #: hand the pods this sync stamped over to their create, the status body to its write
+        #: and the ControllerRevision to its create (False: the client copies them; tests
+        #: compare the two)
         self.handoff = handoff
 
     def newest(self, key: str, cached: Obj) -> Obj:
@@ -235,7 +236,11 @@ class StatefulSetControl:
         else:
             # the candidate was built (and named) for this collision count: its hash label is current
             known = candidate["metadata"]["labels"].get(history.HASH_LABEL, "")
-            update, collision = await self.history.create(sts, candidate, collision, known)
+            # handed off: the body is History.create's own but for ``data``, the memo's read-only
+            # candidate data, which the create leaves as it was (the stored revision shares it)
+            update, collision = await self.history.create(
+                sts, candidate, collision, known, handoff=self.handoff
+            )
             # the next sync sees the created revision last (the highest number) beside the others
             self.memo.remember_update(sts, key, collision, [*revisions, update], update)
         return update, collision

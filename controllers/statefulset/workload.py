@@ -137,6 +137,12 @@ def _set_ref(sts: Obj) -> str:
     return f"{namespace_of(sts)}/{name_of(sts)}"
 
 
+def _min_count_of(compiled: Obj) -> int | None:
+    """The gang minCount of a compiled Workload's first template (None: none, or not gang)."""
+    templates = wu.pod_group_templates(compiled)
+    return wu.gang_min_count(templates[0]) if templates else None
+
+
 # ---------------------------------------------------------------------------------- the hook
 def pod_group_builder(wl: Obj, owner: Obj) -> Builder:
     """A builder that instantiates ``wl``'s PodGroupTemplates, ``owner`` their controller.
@@ -192,8 +198,8 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         self.resolved = ResolvedMemo()
         #: the compiled Workload spec per scheduling shape (:mod:`.compiled`)
         self.shapes = WorkloadShapes()
-        #: hand the PodGroup body to its create (built privately, never read again); False: the
-        #: client copies it (tests compare the two)
+        #: hand the Workload and PodGroup bodies to their creates (built privately, never read
+        #: again); False: the client copies them (tests compare the two)
         self.handoff = True
 
     # ------------------------------------------------------------------ SchedulingHook
@@ -286,10 +292,13 @@ class WorkloadSchedulingHook(WorkloadHookBase):
             )
             return None
         compiled: Obj | None = None
+        #: the compiled gang minCount, read before the compiled Workload is handed to its create
+        compiled_min: tuple[int | None] | None = None
         if found:
             wl = found[0]
         elif may_create:
             compiled = self._compile(sts)
+            compiled_min = (_min_count_of(compiled),)
             wl = await self._create_workload(sts, compiled)
         else:
             return None
@@ -300,7 +309,7 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         template = wu.pod_group_templates(wl)[0]
         if wu.created_by_controller(wl, sts) and wu.gang_min_count(template) is not None:
             wl = await self._sync_workload_min_count(
-                sts, wl, template, self._desired_min_count(sts, compiled)
+                sts, wl, template, self._desired_min_count(sts, compiled_min)
             )
             template = wu.pod_group_templates(wl)[0]
         template_name = str(template.get("name") or "")
@@ -484,10 +493,14 @@ class WorkloadSchedulingHook(WorkloadHookBase):
         return wu.mark_managed(wl)
 
     async def _create_workload(self, sts: Obj, compiled: Obj) -> Obj:
+        """Create ``compiled`` (this sync's own: :meth:`_compile` builds every Workload afresh, its
+        spec decoded from the kept shape's bytes) for ``sts``. Handed off: nothing reads
+        ``compiled`` after the call (its name is read first, its minCount by the caller)."""
         assert self.client is not None
         ns = namespace_of(sts)
+        name = name_of(compiled)
         try:
-            wl = await self.client.create(WORKLOADS, compiled, ns, read_only=True)
+            wl = await self.client.create(WORKLOADS, compiled, ns, handoff=self.handoff, read_only=True)
         except errors.StatusError as e:
             if errors.is_already_exists(e):
                 again = await self._rediscover(
@@ -496,7 +509,7 @@ class WorkloadSchedulingHook(WorkloadHookBase):
                 if len(again) == 1:
                     self._remember(sts, again[0])
                     return again[0]
-            self._creation_failed(sts, "Workload", name_of(compiled), e)
+            self._creation_failed(sts, "Workload", name, e)
             raise
         self._remember(sts, wl)
         if self.beta_metrics is not None:
@@ -586,18 +599,22 @@ class WorkloadSchedulingHook(WorkloadHookBase):
             last = None
         return have != want or (last is not None and last[1] != want)
 
-    def _desired_min_count(self, sts: Obj, compiled: Obj | None) -> int | None:
+    def _desired_min_count(self, sts: Obj, compiled_min: tuple[int | None] | None) -> int | None:
         """The gang minCount ``spec.scheduling`` compiles to for the current spec.
 
         Recompiled from the StatefulSet (never read back from it: the derived value is not
         written to the StatefulSet), once per spec generation; only minCount is ever written
-        to the existing Workload.
+        to the existing Workload. ``compiled_min``: this sync's compile's value, when it compiled
+        (read from the Workload before its create, which was handed it).
         """
         generation = int((sts.get("metadata") or {}).get("generation") or 0)
         memo = self._desired.get(uid_of(sts))
-        if compiled is None and memo is not None and memo[0] == generation and generation:
+        if compiled_min is None and memo is not None and memo[0] == generation and generation:
             return memo[1]
-        want = wu.gang_min_count(wu.pod_group_templates(compiled or self._compile(sts))[0])
+        if compiled_min is not None:
+            want = compiled_min[0]
+        else:
+            want = wu.gang_min_count(wu.pod_group_templates(self._compile(sts))[0])
         self._desired[uid_of(sts)] = (generation, want)
         return want
 

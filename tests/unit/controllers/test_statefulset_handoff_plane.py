@@ -1,11 +1,15 @@
 """On a real plane, the StatefulSet controller's handed-off writes (``StatefulSetControl.handoff``:
-the pods it stamps, its status bodies; the hook's PodGroups) leave exactly the objects and Events
-the copied writes do.
+the pods it stamps, its status bodies, its ControllerRevisions; the hook's Workloads and PodGroups)
+leave exactly the objects and Events the copied writes do.
 
 Two planes run the controller with the KEP-6277 hook, one with ``handoff`` and one without, over
 the same sets (gang and not, Parallel and OrderedReady, claim templates, template annotations with
 characters JSON escapes). Every stored object of the namespace and every Event is compared, with
 what the server draws per plane (uids, times, resourceVersions, the uid-derived names) normalised.
+In the handoff plane a handed-off Workload or ControllerRevision body is spoilt once its create
+returns (:class:`Spoiling`: every string and number of it changed, a revision's ``data`` aside,
+which stays the caller's), as a server that keeps and fills in the body may: a controller that
+read one after its create would write or report something else.
 """
 
 from __future__ import annotations
@@ -53,6 +57,48 @@ def _sets() -> list[Any]:
     return [gang, ordered, plain, odd, claims]
 
 
+def _spoil(value: Any) -> Any:
+    """``value`` with every string and number changed, dicts and lists spoilt in place."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            value[k] = _spoil(v)
+        return value
+    if isinstance(value, list):
+        value[:] = [_spoil(v) for v in value]
+        return value
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1000
+    if isinstance(value, str):
+        return value + "-spoilt"
+    return value
+
+
+class Spoiling:
+    """The controller's client, but a handed-off Workload or ControllerRevision body is created
+    from a copy and then spoilt (for a revision: all but its ``data``)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.spoilt = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def create(self, gvr: Any, obj: Any, namespace: str = "", **kw: Any) -> Any:
+        if not kw.get("handoff") or gvr.resource not in ("workloads", "controllerrevisions"):
+            return await self.inner.create(gvr, obj, namespace, **kw)
+        sent = json.loads(json.dumps(obj))
+        try:
+            return await self.inner.create(gvr, sent, namespace, **kw)
+        finally:
+            self.spoilt += 1
+            for k in list(obj):
+                if gvr.resource != "controllerrevisions" or k != "data":
+                    obj[k] = _spoil(obj[k])
+
+
 async def _dump(handoff: bool) -> str:
     cp = ControlPlane(
         ControlPlaneOptions(gates=FeatureGate(), bookmark_interval=0.5, client_bookmark_interval=0.2)
@@ -61,12 +107,18 @@ async def _dump(handoff: bool) -> str:
         ctrl = await start_statefulset_controller(cp)
         ctrl.control.handoff = handoff
         ctrl.scheduling_hook.handoff = handoff  # type: ignore[attr-defined]
+        spoiling = Spoiling(ctrl.client)
+        if handoff:
+            ctrl.control.history.client = spoiling
+            ctrl.scheduling_hook.client = spoiling  # type: ignore[attr-defined]
         client = cp.client("test")
         for sts in _sets():
             await client.create(STATEFULSETS, sts, NS)
         for sts in _sets():
             await settled(ctrl, client, sts["metadata"]["name"])
         await ctrl.recorder.flush()
+        # each of the five sets makes a revision, the three gang sets a Workload each
+        assert spoiling.spoilt == (8 if handoff else 0)
         dump: dict[str, Any] = {}
         uids: dict[str, str] = {}
         for gvr in (STATEFULSETS, PODS, CONTROLLERREVISIONS, WORKLOADS, PODGROUPS, EVENTS, PVCS):
