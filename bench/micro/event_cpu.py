@@ -39,6 +39,15 @@ behind (``gc.get_objects`` after a full collection, before and after), per Event
 inside the API server's creates of core/v1 Events (a ``process_time`` accumulator around
 ``GenericStore.create``, about 1 µs of its own per call) and the collector passes that ran inside
 them; compare with ``create_cpu``'s ``event`` taken in the same minutes.
+``--gang-steps SETS`` (session 19) runs gangs-SETSx3's workload (5,000 nodes, in-process) and
+reports, for its measured phase, the median per Event of: a recorder task's step (each resumption
+of ``EventRecorder._run``: finishing the previous write and correlating, naming and building the
+next, up to the client's turn), the ``GenericStore.create`` inside it, ``correlate``, the naming
+inside ``correlate``, and the producers' ``event``/``event_ref`` calls; medians of
+``time.perf_counter`` spans (a step does no I/O, so its wall span is its CPU unless the machine
+preempted it: the medians drop those). Compare with ``stub-gangset``/``gangset`` and
+``create_cpu``'s ``event``: the same code runs 2-6x slower in the plane, where each Event's step
+finds its code and data cold (one Event per recorder per loop pass, thousands of other steps between).
 ``--pairs BASE NEW`` runs this file with each tree first on ``PYTHONPATH``, alternating, in fresh
 processes, ``--rounds`` times, and prints the minimum and median per scenario and their ratio.
 Numbers go in docs/bench.md, never into assertions.
@@ -340,6 +349,138 @@ async def plane(nodes: int) -> dict[str, float]:
     }
 
 
+class _TimedSteps:
+    """Wraps a coroutine: the ``perf_counter`` span of every step (``send``) while ``on[0]``."""
+
+    def __init__(self, coro: Any, spans: list[float], on: list[bool]) -> None:
+        self.coro, self.spans, self.on = coro, spans, on
+
+    def __await__(self) -> Any:
+        return self
+
+    def __iter__(self) -> Any:
+        return self
+
+    def __next__(self) -> Any:
+        return self.send(None)
+
+    def send(self, value: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return self.coro.send(value)
+        finally:
+            if self.on[0]:
+                self.spans.append(time.perf_counter() - t)
+
+    def throw(self, *args: Any) -> Any:
+        return self.coro.throw(*args)
+
+    def close(self) -> Any:
+        return self.coro.close()
+
+
+async def gang_steps(sets: int) -> dict[str, float]:
+    """Median µs per Event of the recorder's steps and their parts in gangs-``sets``x3 (see the docstring)."""
+    from apiserver.client.eventcorrelator import EventCorrelator
+    from apiserver.client.events import EventRecorder
+    from apiserver.registry.generic import GenericStore
+    from bench.runner import server_gc
+    from bench.workloads import statefulsets
+    from bench.workloads.common import Env
+
+    on = [False]
+    spans: dict[str, list[float]] = {
+        k: [] for k in ("step", "create", "correlate", "naming", "event", "event_ref")
+    }
+    saved = {
+        (GenericStore, "create"): GenericStore.create,
+        (EventCorrelator, "correlate"): EventCorrelator.correlate,
+        (EventRecorder, "_run"): EventRecorder._run,
+        (EventRecorder, "event"): EventRecorder.event,
+        (EventRecorder, "event_ref"): EventRecorder.event_ref,
+    }
+    pc = time.perf_counter
+    inner = [0]  # ``event`` calls ``event_ref``: only the outer call is timed
+
+    def create(self: Any, rd: Any, *args: Any, **kw: Any) -> Any:
+        if not on[0] or rd.plural != "events" or rd.group:
+            return saved[(GenericStore, "create")](self, rd, *args, **kw)
+        t = pc()
+        try:
+            return saved[(GenericStore, "create")](self, rd, *args, **kw)
+        finally:
+            spans["create"].append(pc() - t)
+
+    def correlate(self: Any, ref: Any, etype: str, reason: str, msg: str, now: float, new_name: Any) -> Any:
+        def naming() -> str:
+            t = pc()
+            try:
+                return str(new_name())
+            finally:
+                if on[0]:
+                    spans["naming"].append(pc() - t)
+
+        t = pc()
+        try:
+            return saved[(EventCorrelator, "correlate")](self, ref, etype, reason, msg, now, naming)
+        finally:
+            if on[0]:
+                spans["correlate"].append(pc() - t)
+
+    async def run(self: Any) -> None:
+        await _TimedSteps(saved[(EventRecorder, "_run")](self), spans["step"], on)
+
+    def producer(name: str) -> Any:
+        general = saved[(EventRecorder, name)]
+
+        def call(self: Any, *args: Any, **kw: Any) -> Any:
+            if not on[0] or inner[0]:
+                return general(self, *args, **kw)
+            inner[0] += 1
+            t = pc()
+            try:
+                return general(self, *args, **kw)
+            finally:
+                spans[name].append(pc() - t)
+                inner[0] -= 1
+
+        return call
+
+    env = Env()
+    start, stop = env.start_cpu, env.stop_cpu
+
+    def start_cpu() -> None:
+        on[0] = True
+        start()
+
+    def stop_cpu(pods: int = 0) -> None:
+        on[0] = False
+        stop(pods)
+
+    env.start_cpu, env.stop_cpu = start_cpu, stop_cpu  # type: ignore[method-assign]
+    patched = {
+        (GenericStore, "create"): create,
+        (EventCorrelator, "correlate"): correlate,
+        (EventRecorder, "_run"): run,
+        (EventRecorder, "event"): producer("event"),
+        (EventRecorder, "event_ref"): producer("event_ref"),
+    }
+    for (cls, attr), fn in patched.items():
+        setattr(cls, attr, fn)
+    try:
+        params = {"nodes": 5000, "racks": 50, "sets": sets, "replicas": 3, "gang": True}
+        with server_gc():
+            await statefulsets.run(params, env)
+    finally:
+        for (cls, attr), fn in saved.items():
+            setattr(cls, attr, fn)
+    out: dict[str, float] = {"phase_cpu_ms_per_set": (env.cpu_s or 0.0) * 1e3 / sets}
+    for k, v in spans.items():
+        out[f"{k}_per_set"] = len(v) / sets
+        out[f"{k}_median_us"] = statistics.median(v) * 1e6 if v else 0.0
+    return out
+
+
 def run(n: int, profile: str) -> dict[str, float]:
     """µs of CPU per Event, per scenario (one fresh event loop each)."""
     out: dict[str, float] = {}
@@ -390,7 +531,15 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="one JSON line (for --pairs)")
     ap.add_argument("--census", action="store_true", help="GC-tracked objects left per Event")
     ap.add_argument("--plane", type=int, default=0, metavar="NODES", help="Event creates inside the plane")
+    ap.add_argument(
+        "--gang-steps", type=int, default=0, metavar="SETS", help="recorder steps in gangs-SETSx3"
+    )
     args = ap.parse_args()
+    if args.gang_steps:
+        for _ in range(args.rounds):
+            got = asyncio.run(gang_steps(args.gang_steps))
+            print("  ".join(f"{k} {v:.2f}" for k, v in got.items()), flush=True)
+        return
     if args.census or args.plane:
         out = asyncio.run(census(args.n) if args.census else plane(args.plane))
         print("  ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in out.items()))
