@@ -171,3 +171,82 @@ def test_not_in_place_while_a_cycle_holds_the_snapshot_or_the_binding_is_under_w
     assert cache._confirm_in_place(key, pi, bound)
     assert pi.pod is bound and cache._pods[key] is pi and key not in cache._assumed
     assert key not in cache._binding_done
+
+
+# -- the scheduler's part: the flag around a cycle, and a gang confirmed in place ------------------
+
+
+@pytest.mark.anyio
+async def test_a_gang_cycle_holds_the_snapshot_until_its_condition_write_and_its_members_confirm_in_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The search runs with ``snapshot_in_use`` set, the condition write without it, the flag is
+    clear after the cycle; the bound members, delivered as the informer delivers them, are
+    confirmed in place: the cache keeps the PodInfo the kept placement left in the snapshot,
+    now holding the bound revision, and the next snapshot update copies no node."""
+    from apiserver.client.interface import NODES, PODGROUPS, PODS
+    from gangplane.controlplane import ControlPlane
+    from scheduler.podgroup_algorithm import PodGroupAlgorithm
+    from scheduler.schedule_one_podgroup import PodGroupCycle
+    from scheduler.scheduler import Scheduler
+    from scheduler.testing import make_node, make_pod
+
+    plane = ControlPlane()
+    sched: Scheduler | None = None
+    seen: dict[str, bool] = {}
+    try:
+        client = plane.client("kube-scheduler")
+        sched = Scheduler(client, seed=1)
+        cache = sched.cache
+        for i in range(4):
+            cache.add_node(await client.create(NODES, make_node(f"n{i}", cpu="8")))
+        pg = {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "g", "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}},
+        }
+        sched._on_pod_group_add(await client.create(PODGROUPS, pg, "default"))
+        created = []
+        for i in range(3):
+            p = make_pod(f"g-{i}", labels={"app": "g"}, requests={"cpu": "100m"})
+            p["spec"]["schedulingGroup"] = {"podGroupName": "g"}
+            c = await client.create(PODS, p, "default")
+            sched.pods._items[f"default/g-{i}"] = c  # the informer's store, fed by hand
+            sched._on_pod_add(c)
+            created.append(c)
+        run_async, condition = PodGroupAlgorithm.run_async, PodGroupCycle._set_pod_group_condition
+
+        async def search(self: Any, *a: Any, **k: Any) -> Any:
+            seen["search"] = cache.snapshot_in_use
+            return await run_async(self, *a, **k)
+
+        async def write(self: Any, *a: Any) -> None:
+            seen["condition"] = cache.snapshot_in_use
+            await condition(self, *a)
+
+        monkeypatch.setattr(PodGroupAlgorithm, "run_async", search)
+        monkeypatch.setattr(PodGroupCycle, "_set_pod_group_condition", write)
+        assert await sched.schedule_one()
+        assert seen == {"search": True, "condition": False} and not cache.snapshot_in_use
+        await sched.wait_idle()
+        assumed = {k: cache._pods[k] for k in cache._assumed}
+        assert len(assumed) == 3 and cache._binding_done == set(assumed)
+        cache.update_snapshot(sched.snapshot)  # the next cycle's catch-up, before the confirmations
+        for old in created:
+            new = (await client.list(PODS, "default"))["items"]
+            bound = next(p for p in new if p["metadata"]["name"] == old["metadata"]["name"])
+            sched._on_pod_update(old, bound)
+            pi = assumed[f"default/{old['metadata']['name']}"]
+            assert cache._pods[pi.key] is pi and pi.pod is bound
+            assert sched.snapshot.node_info_map[pi.node_name].pods[-1] is pi
+        assert not cache._assumed and not cache._binding_done
+        puts: list[str] = []
+        monkeypatch.setattr(type(sched.snapshot), "_put", lambda self, name, ni: puts.append(name))
+        monkeypatch.setattr(type(sched.snapshot), "refresh", lambda self, name, ni: puts.append(name))
+        cache.update_snapshot(sched.snapshot)
+        assert puts == []
+    finally:
+        if sched is not None:
+            await sched.recorder.stop()
+        await plane.stop()
