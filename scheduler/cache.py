@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from sortedcontainers import SortedList
 
 from apiserver.api.types import Obj
+from apiserver.meta import parse_time
 from scheduler.nodeinfo import PODS, NodeInfo, PodInfo, next_generation
 from scheduler.noderun import NodeRun
 from scheduler.pod_delta import pods_changed
@@ -1249,6 +1250,13 @@ class Cache:
         self._refreshed: dict[str, int] = {}
         self.pod_groups = PodGroupStates()
         self._pod_group_objs: dict[str, Obj] = {}
+        #: assumed pods whose binding cycle has come back from Bind (:meth:`finish_binding`): that
+        #: cycle uses its assumed PodInfo no more after that step (the Scheduled Event, PostBind),
+        #: so the pod's bound revision may confirm that PodInfo in place (:meth:`_confirm_in_place`)
+        self._binding_done: set[str] = set()
+        #: True while a scheduling cycle may still read the snapshot (the scheduler sets it): a
+        #: PodInfo the snapshot shares is then never changed in place
+        self.snapshot_in_use = False
 
     # -- pod groups -------------------------------------------------------------------------
 
@@ -1392,12 +1400,13 @@ class Cache:
         return pi
 
     def finish_binding(self, pod: Obj) -> None:
-        """Binding returned: start the expiry clock of the assumed pod (only with a TTL: kube's
-        default, 0, never expires one, and then there is nothing to look up)."""
-        if self.ttl <= 0 or self.clock is None:
-            return
+        """Binding returned: the assumed pod may be confirmed in place from now on, and the expiry
+        clock starts (only with a TTL: kube's default, 0, never expires one)."""
         key = pod_key(pod)
-        if key in self._assumed:
+        if key not in self._assumed:
+            return
+        self._binding_done.add(key)
+        if self.ttl > 0 and self.clock is not None:
             self._deadlines[key] = self.clock.monotonic() + self.ttl
 
     def forget_pod(self, pod: Obj) -> None:
@@ -1417,6 +1426,7 @@ class Cache:
 
     def _unassume(self, key: str) -> None:
         self._assumed.discard(key)
+        self._binding_done.discard(key)
         self._deadlines.pop(key, None)
 
     def is_assumed_pod(self, pod: Obj) -> bool:
@@ -1444,7 +1454,11 @@ class Cache:
         """An assigned pod appeared (informer Add): confirm an assumed pod or add it."""
         key = pod_key(pod)
         old = self._pods.get(key)
-        if old is not None and key in self._assumed and self._confirm(key, old, pod):
+        if (
+            old is not None
+            and key in self._assumed
+            and (self._confirm_in_place(key, old, pod) or self._confirm(key, old, pod))
+        ):
             return
         pi = PodInfo(pod, old)
         if not pi.node_name:
@@ -1482,6 +1496,55 @@ class Cache:
         same = pi.labels == old.labels and pi.terminating == old.terminating
         self._touch(name, reindex=False, refreshed_from=before if same else None)
         self._pods[key] = pi
+        self._unassume(key)
+        if not self.pod_groups.confirm(key, name):
+            self.pod_groups.set(pod, ASSIGNED, name, key)
+        return True
+
+    def _confirm_in_place(self, key: str, old: PodInfo, pod: Obj) -> bool:
+        """:meth:`_confirm` without a new PodInfo: ``old`` takes the bound revision ``pod`` itself
+        (its ``pod``, ``uid`` and ``labels`` slots), so its node is not changed at all and no
+        snapshot has the node to copy or refresh again: a snapshot that holds ``old`` (the PodGroup
+        cycle's adopted placement, or a copy of the node since the assume) holds the confirmed pod
+        as it is, what the general path's next :meth:`update_snapshot` would give it.
+
+        Taken only when nothing can tell the two apart. The revision parses to ``old``'s facts: the
+        same name, namespace and ``spec`` (:meth:`PodInfo.confirmed_by`'s test), equal labels, uid,
+        deletion state and start time. ``old`` is its node's last pod (and last of the affinity
+        lists it is in): the general path moves the confirmed pod to the end, which changes nothing
+        then. Its binding cycle is over (:meth:`finish_binding`): that cycle reads the assumed pod
+        for the Scheduled Event and PostBind in the step it comes back from Bind. No scheduling
+        cycle reads the snapshot meanwhile (``snapshot_in_use``): its PodInfos stay as they were
+        for the whole cycle, as kube's snapshot does. False, with nothing changed, otherwise."""
+        if self.snapshot_in_use or key not in self._binding_done:
+            return False
+        name = old.node_name
+        ni = self.nodes.get(name)
+        if ni is None or not name or not ni.pods or ni.pods[-1] is not old:
+            return False
+        if (old.has_affinity and ni.pods_with_affinity[-1] is not old) or (
+            old.has_required_anti_affinity and ni.pods_with_required_anti_affinity[-1] is not old
+        ):
+            return False
+        spec = pod.get("spec") or {}
+        mine = old.pod.get("spec") or {}
+        if mine is not spec and mine != spec:
+            return False
+        meta = pod.get("metadata") or {}
+        if meta.get("name", "") != old.name or meta.get("namespace", "") != old.namespace:
+            return False
+        uid = meta.get("uid") or old.key
+        labels = meta.get("labels") or {}
+        if (
+            uid != old.uid
+            or labels != old.labels
+            or bool(meta.get("deletionTimestamp")) != old.terminating
+            or parse_time((pod.get("status") or {}).get("startTime")) != old.start_time
+        ):
+            return False
+        old.pod = pod
+        old.uid = uid
+        old.labels = labels
         self._unassume(key)
         if not self.pod_groups.confirm(key, name):
             self.pod_groups.set(pod, ASSIGNED, name, key)

@@ -324,6 +324,9 @@ class PodGroupCycle:
                 m.UNSCHEDULABLE, fw.scheduler_name, time.perf_counter() - start
             )
             return
+        # the cycle is done with the snapshot: bound members confirmed while the condition write
+        # waits for its turn may take their revisions in place (Cache._confirm_in_place)
+        self.sched.cache.snapshot_in_use = False
         await self._set_pod_group_condition(group.pod_group, "True", REASON_SCHEDULED, "")
         self.sched.metrics.observe_pod_group_attempt(
             m.SCHEDULED, fw.scheduler_name, time.perf_counter() - start

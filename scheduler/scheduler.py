@@ -573,10 +573,16 @@ class Scheduler:
             # its PodGroup was deleted after PreEnqueue let it in: held again, silently
             self.queue.done(qpi.uid)
             self.queue.add(pod)
-        elif pg is not None:
-            await self.pod_group_cycle.schedule_one_podgroup(fw, qpi, pg)
-        else:
-            await self.schedule_pod(fw, qpi)
+            return True
+        # the cycle reads the snapshot until it says otherwise (Cache._confirm_in_place)
+        self.cache.snapshot_in_use = True
+        try:
+            if pg is not None:
+                await self.pod_group_cycle.schedule_one_podgroup(fw, qpi, pg)
+            else:
+                await self.schedule_pod(fw, qpi)
+        finally:
+            self.cache.snapshot_in_use = False
         return True
 
     def skip_pod_schedule(self, fw: Framework, qpi: QueuedPodInfo) -> bool:
