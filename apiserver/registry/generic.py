@@ -28,6 +28,7 @@ from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
 from apiserver.patch.limits import check_patch_result
 from apiserver.patch.typecheck import check_apply_types, check_kind_types
 from apiserver.registry import continuetoken
+from apiserver.registry.handoff import private_patch_base
 from apiserver.rest.resources import Registry, ResourceDef
 from apiserver.rest.strategy import StrategyContext
 from apiserver.storage.cache import Watcher
@@ -885,6 +886,12 @@ class GenericStore:
                     md[k] = old_md[k] if shared else _json_copy(old_md[k])
                 else:
                     md.pop(k, None)
+            if not shared:
+                # values a body holds of the live object itself (``managedFields``, what the kind
+                # does not reset: registry.handoff passes them through) are private here too
+                for k, v in list(md.items()):
+                    if type(v) in (dict, list) and v is old_md.get(k):
+                        md[k] = _json_copy(v)
         else:
             strategy.prepare_for_update(ctx, obj, old)
             if "generation" in old_md and strategy.generation_relevant(obj) != strategy.generation_relevant(
@@ -1001,7 +1008,16 @@ class GenericStore:
             return self._apply(rd, ns, name, rec, patch, opts, subresource)
         if rec is None:
             raise errors.not_found(rd.plural, name, rd.group)
-        current = self._to_view(rd, rec.copy())
+        live = rec.obj
+        # a /status merge patch's object shares the live sections the write keeps as they are
+        # (registry.handoff); anything else is merged into a private decoding of the stored object
+        current = (
+            private_patch_base(rd, live, patch, subresource)
+            if patch_type in (MERGE_PATCH, STRATEGIC_PATCH)
+            else None
+        )
+        if current is None:
+            current = self._to_view(rd, rec.copy())
         if patch_type == JSON_PATCH:
             patched = json_patch(current, patch)
         elif patch_type == MERGE_PATCH:
@@ -1048,7 +1064,6 @@ class GenericStore:
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
-        live = rec.obj
         if self.body_checker is not None:
             self.body_checker(
                 rd, patched, self._to_view(rd, rec.copy()) if rd.storage_of else live, opts, warnings
