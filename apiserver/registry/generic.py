@@ -864,6 +864,8 @@ class GenericStore:
         ctx = self._ctx(ns, opts.dry_run, opts.user)
         strategy = rd.strategy
         sub_strategy = strategy.subresource_strategy(subresource) if subresource else None
+        # one request, one chain: the plan is looked up once for the reset and both phases
+        steps = self._admission_plan.steps(self.admission, UPDATE, rd)
         if not (
             subresource == "status" and sub_strategy is None and strategy.defaults_only_replaced_by_status
         ):
@@ -878,9 +880,7 @@ class GenericStore:
             # write keeps the live, read-only values themselves (the metadata memo's check and the
             # status templates' key then find them equal by identity). A dry run's answer is the
             # caller's: copied.
-            shared = not opts.dry_run and self._admission_plan.steps(
-                self.admission, UPDATE, rd
-            ).admits_nothing(self)
+            shared = not opts.dry_run and steps.admits_nothing(self)
             for k in strategy.status_reset_metadata:
                 if k in old_md:
                     md[k] = old_md[k] if shared else _json_copy(old_md[k])
@@ -913,7 +913,7 @@ class GenericStore:
             _options(opts, "Patch" if manager_op == "Apply" or opts.patch else "Update"),
         )
         if scale_attrs is None:
-            self._admit(attrs)
+            self._admit(attrs, steps)
         _drop_empty_meta(md)
         errs: ErrorList = []
         clean = False
@@ -941,7 +941,7 @@ class GenericStore:
             scale_attrs.obj = self._scale_of(rd, obj)
             self._validate_admission(scale_attrs)
         else:
-            self._validate_admission(attrs)
+            self._validate_admission(attrs, steps)
         if not subresource:
             warnings.extend(strategy.warnings_on_update(ctx, obj, old))
         warnings.extend(ctx.warnings)
