@@ -102,6 +102,25 @@ class DeleteOptions:
     user: Any = None
 
 
+def _patch_options(opts: WriteOptions | None) -> WriteOptions:
+    """``dataclasses.replace(opts, patch=True)``: a patch's options. Made field by field for the
+    class itself (``replace`` looks up the dataclass fields on every call, once per patch)."""
+    if opts is None:
+        return WriteOptions(patch=True)
+    if type(opts) is not WriteOptions:
+        return dataclasses.replace(opts, patch=True)
+    return WriteOptions(
+        opts.dry_run,
+        opts.field_manager,
+        opts.field_validation,
+        opts.force,
+        opts.subresource,
+        opts.raw_body,
+        opts.user,
+        True,
+    )
+
+
 def _delete_options(opts: DeleteOptions) -> Obj:
     """The ``DeleteOptions`` admission reports."""
     out: Obj = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
@@ -1002,7 +1021,7 @@ class GenericStore:
         opts: WriteOptions | None = None,
         subresource: str = "",
     ) -> Result:
-        opts = dataclasses.replace(opts or WriteOptions(), patch=True)
+        opts = _patch_options(opts)
         rec = self.store.get(self._skey(rd), self._key(rd, ns, name))
         if patch_type in (APPLY_PATCH, APPLY_PATCH_CBOR):
             return self._apply(rd, ns, name, rec, patch, opts, subresource)
