@@ -148,7 +148,9 @@ def private_patch_base(rd: ResourceDef, live: Obj, patch: Any, subresource: str)
     for k, v in live.items():
         if k == "metadata" and type(v) is dict:
             # the values it does not name are the live ones (see the module docs)
-            out[k] = {mk: _copy(mv) if mk in named_md else mv for mk, mv in v.items()}
+            out[k] = (
+                {mk: _copy(mv) if mk in named_md else mv for mk, mv in v.items()} if named_md else dict(v)
+            )
         elif k == "status" or k in patch or k == "metadata":
             out[k] = _copy(v)
         else:
