@@ -906,10 +906,12 @@ class GenericStore:
                 else:
                     md.pop(k, None)
             if not shared:
-                # values a body holds of the live object itself (``managedFields``, what the kind
-                # does not reset: registry.handoff passes them through) are private here too
+                # a body's values may be a stored revision's own (``managedFields``, what the kind
+                # does not reset: registry.handoff passes them through; on a retry, those of the
+                # revision read before): private here too
+                reset = strategy.status_reset_metadata
                 for k, v in list(md.items()):
-                    if type(v) in (dict, list) and v is old_md.get(k):
+                    if k not in reset and type(v) in (dict, list):
                         md[k] = _json_copy(v)
         else:
             strategy.prepare_for_update(ctx, obj, old)
