@@ -28,6 +28,7 @@ from apiserver.patch.jsonpatch_merge import json_patch, merge_patch
 from apiserver.patch.limits import check_patch_result
 from apiserver.patch.typecheck import check_apply_types, check_kind_types
 from apiserver.registry import continuetoken
+from apiserver.registry.handoff import private_patch_base
 from apiserver.rest.resources import Registry, ResourceDef
 from apiserver.rest.strategy import StrategyContext
 from apiserver.storage.cache import Watcher
@@ -99,6 +100,25 @@ class DeleteOptions:
     orphan_dependents: bool | None = None
     #: who asks (``apiserver.api.users.UserInfo``); None for in-process callers
     user: Any = None
+
+
+def _patch_options(opts: WriteOptions | None) -> WriteOptions:
+    """``dataclasses.replace(opts, patch=True)``: a patch's options. Made field by field for the
+    class itself (``replace`` looks up the dataclass fields on every call, once per patch)."""
+    if opts is None:
+        return WriteOptions(patch=True)
+    if type(opts) is not WriteOptions:
+        return dataclasses.replace(opts, patch=True)
+    return WriteOptions(
+        opts.dry_run,
+        opts.field_manager,
+        opts.field_validation,
+        opts.force,
+        opts.subresource,
+        opts.raw_body,
+        opts.user,
+        True,
+    )
 
 
 def _delete_options(opts: DeleteOptions) -> Obj:
@@ -863,6 +883,8 @@ class GenericStore:
         ctx = self._ctx(ns, opts.dry_run, opts.user)
         strategy = rd.strategy
         sub_strategy = strategy.subresource_strategy(subresource) if subresource else None
+        # one request, one chain: the plan is looked up once for the reset and both phases
+        steps = self._admission_plan.steps(self.admission, UPDATE, rd)
         if not (
             subresource == "status" and sub_strategy is None and strategy.defaults_only_replaced_by_status
         ):
@@ -877,14 +899,20 @@ class GenericStore:
             # write keeps the live, read-only values themselves (the metadata memo's check and the
             # status templates' key then find them equal by identity). A dry run's answer is the
             # caller's: copied.
-            shared = not opts.dry_run and self._admission_plan.steps(
-                self.admission, UPDATE, rd
-            ).admits_nothing(self)
+            shared = not opts.dry_run and steps.admits_nothing(self)
             for k in strategy.status_reset_metadata:
                 if k in old_md:
                     md[k] = old_md[k] if shared else _json_copy(old_md[k])
                 else:
                     md.pop(k, None)
+            if not shared:
+                # a body's values may be a stored revision's own (``managedFields``, what the kind
+                # does not reset: registry.handoff passes them through; on a retry, those of the
+                # revision read before): private here too
+                reset = strategy.status_reset_metadata
+                for k, v in list(md.items()):
+                    if k not in reset and type(v) in (dict, list):
+                        md[k] = _json_copy(v)
         else:
             strategy.prepare_for_update(ctx, obj, old)
             if "generation" in old_md and strategy.generation_relevant(obj) != strategy.generation_relevant(
@@ -906,7 +934,7 @@ class GenericStore:
             _options(opts, "Patch" if manager_op == "Apply" or opts.patch else "Update"),
         )
         if scale_attrs is None:
-            self._admit(attrs)
+            self._admit(attrs, steps)
         _drop_empty_meta(md)
         errs: ErrorList = []
         clean = False
@@ -934,7 +962,7 @@ class GenericStore:
             scale_attrs.obj = self._scale_of(rd, obj)
             self._validate_admission(scale_attrs)
         else:
-            self._validate_admission(attrs)
+            self._validate_admission(attrs, steps)
         if not subresource:
             warnings.extend(strategy.warnings_on_update(ctx, obj, old))
         warnings.extend(ctx.warnings)
@@ -995,13 +1023,22 @@ class GenericStore:
         opts: WriteOptions | None = None,
         subresource: str = "",
     ) -> Result:
-        opts = dataclasses.replace(opts or WriteOptions(), patch=True)
+        opts = _patch_options(opts)
         rec = self.store.get(self._skey(rd), self._key(rd, ns, name))
         if patch_type in (APPLY_PATCH, APPLY_PATCH_CBOR):
             return self._apply(rd, ns, name, rec, patch, opts, subresource)
         if rec is None:
             raise errors.not_found(rd.plural, name, rd.group)
-        current = self._to_view(rd, rec.copy())
+        live = rec.obj
+        # a /status merge patch's object shares the live sections the write keeps as they are
+        # (registry.handoff); anything else is merged into a private decoding of the stored object
+        current = (
+            private_patch_base(rd, live, patch, subresource)
+            if patch_type in (MERGE_PATCH, STRATEGIC_PATCH)
+            else None
+        )
+        if current is None:
+            current = self._to_view(rd, rec.copy())
         if patch_type == JSON_PATCH:
             patched = json_patch(current, patch)
         elif patch_type == MERGE_PATCH:
@@ -1048,7 +1085,6 @@ class GenericStore:
         if req_rv and req_rv != str(rec.rv):
             raise errors.conflict(rd.plural, name, rd.group, errors.STALE_RV)
         warnings: list[str] = []
-        live = rec.obj
         if self.body_checker is not None:
             self.body_checker(
                 rd, patched, self._to_view(rd, rec.copy()) if rd.storage_of else live, opts, warnings

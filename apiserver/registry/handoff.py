@@ -16,15 +16,29 @@ write path provably never modifies it and what it stores for it is the live obje
   section but ``status`` and ``metadata`` is replaced with the live object's by
   ``prepare_for_status_update`` before anything but the type check (which skips a section
   that is the live one) looks at it;
-* ``metadata`` values of a ``/status`` write that the status strategy resets from the live
-  object (``status_reset_metadata``: labels, annotations, finalizers, owner references) are
-  replaced with copies of the live object's before admission or validation see them.
+* ``metadata`` values of a ``/status`` write that are the live object's own are only read
+  before the write replaces them: the ones the status strategy resets from the live object
+  (``status_reset_metadata``: labels, annotations, finalizers, owner references) are replaced
+  with the live values (or copies, for mutating admission) before admission or validation see
+  them; ``managedFields`` (a status write ignores the request's, kube's field manager keeps the
+  stored ones) and what a kind does not reset are read by the type check and the validations,
+  and the registry gives them to mutating admission and a dry run's answer as private copies
+  (``GenericStore._update_from``). The type check never rewrites a value of the live object:
+  it fills ``null`` elements of typed lists and maps, and the stored object has none (it was
+  filled when written).
 
-Everything else (the top level and ``metadata`` themselves, ``status``, any section that is not
-the live one's, ``managedFields``, and every section of other writes) is copied as the client
-copies a whole body, so the stored object and every answer and error are the same as with the
-full copy. The body itself is never modified (its top level and ``metadata`` are rebuilt), and
-the sections passed through are the store's read-only shared objects, which nobody modifies.
+Everything else (the top level and ``metadata`` themselves, ``status``, any section or value
+that is not the live one's, and every section of other writes) is copied as the client copies a
+whole body, so the stored object and every answer and error are the same as with the full copy.
+The body itself is never modified (its top level and ``metadata`` are rebuilt), and the sections
+passed through are the store's read-only shared objects, which nobody modifies.
+
+A ``/status`` merge patch (JSON merge or strategic, :func:`private_patch_base`) is merged into
+such a body too, made from the live object instead of the registry's decoding of the whole
+stored text: a merge patch changes only what it names, so what it does not name reaches the
+write path as the live object's own and is treated as above (session 19, issue #22: the
+scheduler's PodGroup condition write no longer decodes the PodGroup, and its spec, metadata and
+owner references are found unchanged by identity downstream).
 """
 
 from __future__ import annotations
@@ -61,22 +75,25 @@ def _plain_key(k: Any) -> bool:
     return type(k) is str and k.isascii()
 
 
-def private_update_body(rd: ResourceDef, body: Obj, live: Obj | None, subresource: str) -> Obj:
-    """``body`` as the write path may use it: private copies of all but the live sections it
-    never modifies (see the module docs). ``live``: the record's shared dict, or None (copy all).
-    """
-    if live is None or rd.is_view or type(body) is not dict:
-        return _copy(body)
-    status_write = (
+def _keeps_live_sections(rd: ResourceDef, subresource: str) -> bool:
+    """A ``/status`` write of a kind whose every section but ``status`` and ``metadata`` the
+    write path replaces with the live object's before anything modifies it (module docs)."""
+    return (
         subresource == "status"
+        and not rd.is_view
         and rd.strategy.subresource_strategy(subresource) is None
         and rd.strategy.defaults_only_replaced_by_status
         # a custom resource's body is pruned by its schema in place, live sections included
         and (rd.schema is None or rd.converter is None)
     )
-    if not status_write:
+
+
+def private_update_body(rd: ResourceDef, body: Obj, live: Obj | None, subresource: str) -> Obj:
+    """``body`` as the write path may use it: private copies of all but the live sections it
+    never modifies (see the module docs). ``live``: the record's shared dict, or None (copy all).
+    """
+    if live is None or type(body) is not dict or not _keeps_live_sections(rd, subresource):
         return _copy(body)
-    reset = rd.strategy.status_reset_metadata
     live_md = live.get("metadata")
     out: Obj = {}
     for k, v in body.items():
@@ -87,7 +104,7 @@ def private_update_body(rd: ResourceDef, body: Obj, live: Obj | None, subresourc
             for mk, mv in v.items():
                 if not _plain_key(mk):
                     return _copy(body)
-                md[mk] = mv if (mk in reset and mv is live_md.get(mk, _MISSING)) else _copy(mv)
+                md[mk] = mv if mv is live_md.get(mk, _MISSING) else _copy(mv)
             out[k] = md
         elif k not in ("status", "metadata") and v is live.get(k, _MISSING) and type(v) in (dict, list):
             out[k] = v
@@ -96,4 +113,49 @@ def private_update_body(rd: ResourceDef, body: Obj, live: Obj | None, subresourc
     return out
 
 
-__all__ = ["private_update_body"]
+def _names_plainly(patch: Obj) -> bool:
+    """Every key of ``patch`` is a plain field name: no strategic-merge directive (``$patch``,
+    ``$retainKeys``, ``$setElementOrder/…``, ``$deleteFromPrimitiveList/…``), which can change
+    fields other than the one it names."""
+    return all(_plain_key(k) and not k.startswith("$") for k in patch)
+
+
+def private_patch_base(rd: ResourceDef, live: Obj, patch: Any, subresource: str) -> Obj | None:
+    """The object a JSON merge or strategic merge patch of ``/status`` is merged into: what the
+    registry's private decoding of the stored object (``Record.copy``) would be for the write
+    path, sharing the live sections it never modifies. None: not such a write (decode a copy).
+
+    A merge patch changes only the fields it names, so the sections it does not name reach
+    the status write's reset as they were, and the write path replaces them with the live
+    object's (see the module docs): those are the live ones here already, as
+    :func:`private_update_body` passes them through for an update. The top level and
+    ``metadata`` are new dicts; ``status``, every section the patch names and every
+    ``metadata`` value it names are private copies; the other ``metadata`` values are the live
+    ones (module docs). A patch holding a directive at either level, or replacing ``metadata``
+    with a non-object, takes the general path. The live object is never modified. ``live``: the
+    stored revision the write replaces (the registry's ``old``).
+    """
+    if type(live) is not dict or type(patch) is not dict or not _names_plainly(patch):
+        return None
+    if not _keeps_live_sections(rd, subresource):
+        return None
+    named_md = patch.get("metadata", _MISSING)
+    if named_md is _MISSING:
+        named_md = {}
+    elif type(named_md) is not dict or not _names_plainly(named_md):
+        return None  # ``metadata`` replaced or directed: the general path says what becomes of it
+    out: Obj = {}
+    for k, v in live.items():
+        if k == "metadata" and type(v) is dict:
+            # the values it does not name are the live ones (see the module docs)
+            out[k] = (
+                {mk: _copy(mv) if mk in named_md else mv for mk, mv in v.items()} if named_md else dict(v)
+            )
+        elif k == "status" or k in patch or k == "metadata":
+            out[k] = _copy(v)
+        else:
+            out[k] = v
+    return out
+
+
+__all__ = ["private_patch_base", "private_update_body"]

@@ -427,9 +427,15 @@ class LocalClient:
         md = body.get("metadata") or {}
         ns = namespace or md.get("namespace", "")
         opts = self._opts(dry_run, field_manager)
-        result = await admitted(
-            self.api, rd, lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts, subresource), body
-        )
+        if may_call_webhooks(self.api, rd):
+            result = await admitted(
+                self.api,
+                rd,
+                lambda b: self.api.update(rd, ns, md.get("name", ""), b, opts, subresource),
+                body,
+            )
+        else:  # what ``admitted`` does then, without its coroutine and closure (as create)
+            result = self.api.update(rd, ns, md.get("name", ""), body, opts, subresource)
         if read_only and isinstance(result, StoredResult):
             # the stored object's shared dict, as the informers have it: the caller won't modify it
             return await self._durable(self._shared(result.record))
@@ -458,12 +464,15 @@ class LocalClient:
                 self.api, rd, lambda b: self.api.scale_patch(rd, namespace, name, b, patch_type, opts), body
             )
             return await self._durable(result.obj)
-        result = await admitted(
-            self.api,
-            rd,
-            lambda b: self.api.patch(rd, namespace, name, b, patch_type, opts, subresource),
-            body,
-        )
+        if may_call_webhooks(self.api, rd):
+            result = await admitted(
+                self.api,
+                rd,
+                lambda b: self.api.patch(rd, namespace, name, b, patch_type, opts, subresource),
+                body,
+            )
+        else:  # what ``admitted`` does then, without its coroutine and closure (as create)
+            result = self.api.patch(rd, namespace, name, body, patch_type, opts, subresource)
         if read_only and isinstance(result, StoredResult):
             # the stored object's shared dict, as the informers have it: the caller won't modify it
             return await self._durable(self._shared(result.record))

@@ -14,7 +14,9 @@ True``, as a placed gang does:
 * ``smp-copy``: the same request with a private (copied) answer, as before ``patch`` had
   ``read_only``;
 * ``smp-rebuild``: ``smp`` with the server's strategic merge rebuilding a new subtree key by key
-  (``strategic._plain`` off), as before session 14.
+  (``strategic._plain`` off), as before session 14;
+* ``smp-decoded``: ``smp`` merged into the registry's private decoding of the whole stored
+  PodGroup (``registry.handoff.private_patch_base`` off), as before session 19.
 
 The variants alternate round by round (each round starting with the next one), so the machine's load falls on both
 alike; printed is each variant's best round in µs of process CPU (``time.process_time``) per
@@ -77,7 +79,25 @@ async def _smp_rebuild(client: Any, pod_group: dict[str, Any]) -> Any:
         strategic._plain, strategic._plain_list = plain, plain_list
 
 
-VARIANTS = {"merge-rv": _merge_rv, "smp": _smp, "smp-copy": _smp_copy, "smp-rebuild": _smp_rebuild}
+async def _smp_decoded(client: Any, pod_group: dict[str, Any]) -> Any:
+    from apiserver.registry import generic
+
+    base = getattr(generic, "private_patch_base", None)
+    generic.private_patch_base = lambda *args: None  # type: ignore[attr-defined]
+    try:
+        return await _smp(client, pod_group)
+    finally:
+        if base is not None:
+            generic.private_patch_base = base  # type: ignore[attr-defined]
+
+
+VARIANTS = {
+    "merge-rv": _merge_rv,
+    "smp": _smp,
+    "smp-copy": _smp_copy,
+    "smp-rebuild": _smp_rebuild,
+    "smp-decoded": _smp_decoded,
+}
 
 
 async def _measure(groups: int, rounds: int) -> dict[str, list[float]]:
@@ -131,6 +151,7 @@ def main() -> None:
     for v in VARIANTS:
         if v != "merge-rv":
             print(f"{v}/merge-rv {best[v] / best['merge-rv']:.2f}")
+    print(f"smp/smp-decoded {best['smp'] / best['smp-decoded']:.3f}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,11 @@ informer does (each new revision's shared dict is made in any case, :meth:`Recor
 * ``event``: the recorder's Event create (``handoff=True, answer=False``);
 * ``statefulset``: the gang bench's create of a set (answer decoded);
 * ``sts-status``: the controller's one status write per set (``_write_status``): its informer's
-  shared set with a new ``status``, ``read_only``.
+  shared set with a new ``status``, ``read_only``;
+* ``pg-condition``: the scheduler's condition write per gang
+  (:func:`scheduler.podgroup_status.update_pod_group_condition`: a strategic merge patch of
+  ``podgroups/status`` from its informer's shared PodGroup, ``read_only``), on the PodGroups the
+  ``podgroup`` kind created.
 
 Printed: process CPU (``time.process_time``) per write in µs, the watch's delivery included.
 ``--pairs`` runs this script on two trees alternately in fresh processes (swapped order each
@@ -34,8 +38,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-KINDS = ("gangpod", "workload", "podgroup", "revision", "event", "statefulset", "sts-status")
+KINDS = ("gangpod", "workload", "podgroup", "revision", "event", "statefulset", "sts-status", "pg-condition")
 NS = "default"
+NOW = "2026-12-05T08:00:00Z"
 
 
 async def _us_per_write(
@@ -71,6 +76,7 @@ async def _measure(writes: int) -> dict[str, float]:
     from bench.micro.create_cpu import event, gangpod, statefulset, workload
     from bench.micro.update_path import _sts_status  # the status the controller writes for a new set of 3
     from gangplane.controlplane import ControlPlane
+    from scheduler.podgroup_status import update_pod_group_condition
 
     plane = ControlPlane()
     c = plane.client("statefulset-controller")
@@ -87,13 +93,14 @@ async def _measure(writes: int) -> dict[str, float]:
     }
     seen: dict[Any, int] = dict.fromkeys(gvrs.values(), 0)
     latest: dict[tuple[str, str], dict[str, Any]] = {}
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
 
     async def consume(gvr: Any) -> None:
         async for ev in c.watch(gvr, NS, resource_version="0", read_only=True):
             seen[gvr] += 1
-            if gvr is STATEFULSETS:
+            if gvr is STATEFULSETS or gvr is PODGROUPS:
                 md = ev.object["metadata"]
-                latest[(md["namespace"], md["name"])] = ev.object
+                (latest if gvr is STATEFULSETS else groups)[(md["namespace"], md["name"])] = ev.object
 
     tasks = [asyncio.create_task(consume(gvr)) for gvr in gvrs.values()]
     await asyncio.sleep(0)
@@ -126,6 +133,15 @@ async def _measure(writes: int) -> dict[str, float]:
             bodies.append(body)
         out["sts-status"] = await _us_per_write(
             bodies, lambda body: c.update_status(STATEFULSETS, body, NS, **ro), seen, STATEFULSETS
+        )
+        # the scheduler's condition write on each PodGroup as its informer holds it
+        sched = plane.client("kube-scheduler")
+        held = [groups[(NS, pod_group(i)["metadata"]["name"])] for i in range(writes)]
+        out["pg-condition"] = await _us_per_write(
+            held,
+            lambda g: update_pod_group_condition(sched, g, "True", "Scheduled", "", NOW),
+            seen,
+            PODGROUPS,
         )
         return out
     finally:
