@@ -23,8 +23,8 @@ from apiserver.patch import ownedentry
 from apiserver.patch.createentry import CreatedEntryTemplates
 from apiserver.storage import compact
 
-from .test_owned_entry_template import _owned_objects
 from .test_create_entry_template import template_entries
+from .test_owned_entry_template import _owned_objects
 
 
 @pytest.fixture(autouse=True)
