@@ -36,7 +36,9 @@ through :func:`apiserver.patch.apply.remember_created_join`): the object's first
 its stored entry from the rest's set and a parse of the references' subtree instead of a parse
 of the whole tree. The pods of one set come one after another and name the same owners: the
 last join is kept, and such a pod's entry shares its tree (its parts were shared already),
-told to the decoder again without writing its text again.
+told to the decoder again without writing its text again. The join is also the canonical tree
+of that text (:func:`_canonical_join`): the stored record's compaction, which would encode it
+and each new level of it again, knows it by identity.
 """
 
 from __future__ import annotations
