@@ -149,6 +149,13 @@ async def _dump(handoff: bool) -> str:
         # objects named by a drawn suffix (Events) by their normalised content
         out = json.loads(_SERVER_DRAWN.sub(r'"\1": "X"', text))
         for kind, items in out.items():
+            for o in items:
+                # the server orders managedFields entries by time, to the second, then by manager:
+                # whether a set's create and its status write share a second is the clock's, so
+                # the entries are compared as a set
+                entries = o["metadata"].get("managedFields")
+                if entries:
+                    entries.sort(key=lambda e: json.dumps(e, sort_keys=True))
             out[kind] = sorted(items, key=lambda o: json.dumps(o, sort_keys=True))
         return json.dumps(out, sort_keys=True, indent=0)
     finally:
