@@ -191,6 +191,7 @@ class StatefulSetController(Controller):
             log.warning("statefulset %s has an invalid selector: %s", key, e)
             return  # a non-transient error: no retry
         if self._still_quiet(key, sts, selector):
+            self.facts.drop_seeds(key)
             return
         self._quiet.pop(key, None)
         written = self.control.written(key)

@@ -215,6 +215,13 @@ class PodFactsCache:
     def forget(self, key: str) -> None:
         self._sets.pop(key, None)
 
+    def drop_seeds(self, key: str) -> None:
+        """A sync of the set read no pod (:mod:`.quiet`): the facts kept from the pods it
+        created would only keep those pod versions alive (no sync takes or expires them)."""
+        entries = self._sets.get(key)
+        if entries is not None and entries.seeds:
+            entries.seeds.clear()
+
     def __len__(self) -> int:
         return sum(len(e.by_id) for e in self._sets.values())
 
