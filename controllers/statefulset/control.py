@@ -33,6 +33,7 @@ from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
 from controllers.statefulset.podfacts import PodFacts, SetFacts, pod_facts, stamped_pod_facts
+from controllers.statefulset.quiet import revision_versions
 from controllers.statefulset.replicaview import Counts, ReplicaView, ReplicaViews, ViewKey
 from controllers.statefulset.revisions import RevisionMemo
 from controllers.statefulset.specfacts import SpecFacts, SpecFactsCache
@@ -118,6 +119,11 @@ class StatefulSetControl:
         #: and the ControllerRevision to its create (False: the client copies them; tests
         #: compare the two)
         self.handoff = handoff
+        #: per set key, the pods and revisions the last sync left, when a sync of that state
+        #: writes nothing (:mod:`.quiet`; the controller completes it); else absent
+        self.settled: dict[str, tuple[dict[str, tuple[Obj, PodFacts]], tuple[tuple[str, str], ...]]] = {}
+        #: per set key, the pods of the last step when :meth:`_settles` found them settled
+        self._settled_pods: dict[str, dict[str, tuple[Obj, PodFacts]]] = {}
 
     def newest(self, key: str, cached: Obj) -> Obj:
         """``cached``, or the object our own status write returned when the cache is older.
@@ -141,12 +147,17 @@ class StatefulSetControl:
             return cached
         return mine
 
+    def written(self, key: str) -> Obj | None:
+        """The object our last status write of the set returned, while kept (:meth:`newest`)."""
+        return self._written.get(key)
+
     def forget(self, key: str) -> None:
         """The set is gone."""
         self.memo.forget(key)
         self.specs.forget(key)
         self._written.pop(key, None)
         self.views.forget(key)
+        self.settled.pop(key, None)
 
     def _view(
         self, sts: Obj, spec: SpecFacts, cur_name: str, upd_name: str, pods: list[Obj], facts: FactsOf
@@ -172,18 +183,35 @@ class StatefulSetControl:
         facts: FactsOf = pod_facts,
     ) -> Obj:
         """One reconcile step; returns the status it computed (and wrote when it changed)."""
+        key = key_of(sts)
+        self.settled.pop(key, None)
+        self._settled_pods.pop(key, None)
         revisions = history.sort_revisions(revisions)
-        spec = self.specs.get(key_of(sts), sts)
+        spec = self.specs.get(key, sts)
         current: Obj | None = None
         update: Obj | None = None
         try:
             current, update, collision = await self._revisions(sts, revisions)
             status = await self._update_set(sts, spec, current, update, collision, pods, plan, facts)
         except Exception:
+            self._settled_pods.pop(key, None)
             with contextlib.suppress(errors.StatusError):
                 await self._truncate_history(sts, spec, pods, revisions, current, update, facts)
             raise
         await self._truncate_history(sts, spec, pods, revisions, current, update, facts)
+        settled = self._settled_pods.pop(key, None)
+        if settled is not None:
+            # the revisions the step leaves: the ones read and a created update revision (a
+            # renumbered one is a new version: no vouching), none to trim
+            if any(r is update for r in revisions):
+                after = revisions
+            elif all(uid_of(r) != uid_of(update) for r in revisions):
+                after = [*revisions, update]
+            else:
+                after = []
+            live = {name_of(current), name_of(update)}
+            if after and sum(1 for r in after if name_of(r) not in live) <= spec.history_limit:
+                self.settled[key] = (settled, revision_versions(after))
         return status
 
     # ------------------------------------------------------------------ revisions
@@ -374,7 +402,53 @@ class StatefulSetControl:
                 await record()
             raise
         await record()
+        if view is not None and self._settles(sts, spec, plan, view, status, cur_name, upd_name, rf, missing):
+            pods_after = {uid_of(p): (p, f) for p, f in view.placed.values()}
+            pods_after.update((uid_of(replicas[i]), (replicas[i], rf[i])) for i in missing)
+            self._settled_pods[key_of(sts)] = pods_after
         return status
+
+    @staticmethod
+    def _settles(
+        sts: Obj,
+        spec: SpecFacts,
+        plan: SchedulingPlan,
+        view: ReplicaView,
+        status: Obj,
+        cur_name: str,
+        upd_name: str,
+        rfacts: list[PodFacts],
+        missing: list[int],
+    ) -> bool:
+        """Whether this step, done, leaves a state a sync of which makes no call (:mod:`.quiet`).
+
+        With Parallel management and the view (no minReadySeconds, no claim templates), a sync
+        calls for a pod only when its slot is empty or its pod is not settled (``todo`` in
+        :meth:`_step`), for a condemned pod, or to replace an outdated one; it writes the status
+        when it differs from the stored one. So: every slot this step found empty now holds a
+        created, settled pod, no other slot is unsettled, none is condemned, none is outdated;
+        the status it wrote keeps its current revision (the next sync reads the same revisions
+        from it, so it computes the same status); the hook let it proceed, asking no conditions
+        and no requeue.
+        """
+        if not spec.parallel or utils.is_terminating(sts) or not plan.proceed:
+            return False
+        if plan.conditions or plan.requeue_after is not None or view.unsettled or view.condemned:
+            return False
+        name, namespace = name_of(sts), namespace_of(sts)
+        for i in missing:
+            f = rfacts[i]
+            if not (
+                f.created
+                and f.phase not in ("Failed", "Succeeded")
+                and f.named_right
+                and f.parent == name
+                and f.namespace == namespace
+            ):
+                return False
+        if spec.strategy != utils.ON_DELETE and view.budget_sums(rfacts[i] for i in missing)[2]:
+            return False
+        return status.get("currentRevision") == cur_name and status.get("updateRevision") == upd_name
 
     async def _step(
         self,

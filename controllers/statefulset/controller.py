@@ -36,6 +36,7 @@ from apiserver.meta import (
     key_of,
     labels_of,
     namespace_of,
+    resource_version_of,
     split_key,
     uid_of,
 )
@@ -49,6 +50,7 @@ from controllers.statefulset.control import StatefulSetControl
 from controllers.statefulset.hooks import PROCEED, NoopSchedulingHook, SchedulingHook
 from controllers.statefulset.pod_control import StatefulPodControl
 from controllers.statefulset.podfacts import PodFactsCache, SetFacts
+from controllers.statefulset.quiet import Quiet, keeps_all, still
 
 log = logging.getLogger("gangplane.statefulset")
 
@@ -115,6 +117,11 @@ class StatefulSetController(Controller):
         self.sets.add_event_handler(self._on_set, lambda old, new: self._on_set(new), self._on_set)
         self.pods.add_event_handler(self._add_pod, self._update_pod, self._delete_pod)
         self.facts = PodFactsCache()
+        #: per set key, the state the last sync left when a sync of it writes nothing (:mod:`.quiet`)
+        self._quiet: dict[str, Quiet] = {}
+        #: return at once from a sync of a vouched state (False: always the full sync; tests
+        #: compare the two)
+        self.quiet_shortcut = True
         #: set key -> ((uid, generation), parsed selector): see :meth:`_selector`
         self._selectors: dict[str, tuple[tuple[str, int], LabelSelector]] = {}
         self.pod_control = StatefulPodControl(self.client, self.recorder, self.claims)
@@ -175,6 +182,7 @@ class StatefulSetController(Controller):
             self.facts.forget(key)
             self.control.forget(key)
             self._selectors.pop(key, None)
+            self._quiet.pop(key, None)
             return
         sts = self.control.newest(key, sts)
         try:
@@ -182,21 +190,65 @@ class StatefulSetController(Controller):
         except ValueError as e:
             log.warning("statefulset %s has an invalid selector: %s", key, e)
             return  # a non-transient error: no retry
+        if self._still_quiet(key, sts, selector):
+            self.facts.drop_seeds(key)
+            return
+        self._quiet.pop(key, None)
+        written = self.control.written(key)
         facts = self.facts.begin(key, uid_of(sts), selector)
+        claimed = True
         try:
-            revisions = await self._claim_revisions(sts, selector)
-            pods = await self._claim_pods(sts, selector, facts)
+            revisions, adopted = await self._claim_revisions(sts, selector)
+            pods, released = await self._claim_pods(sts, selector, facts)
+            claimed = not adopted and not released
             plan = PROCEED
             if self.scheduling_hook.wants(sts):
                 plan = await self.scheduling_hook.prepare(sts, pods)
             status = await self.control.update(sts, pods, revisions, plan, facts)
         finally:
             facts.end()
+        self._vouch(key, sts, selector, written, claimed)
         if plan.requeue_after is not None:
             self.enqueue_after(key, plan.requeue_after)
         spec = self.control.specs.get(key, sts)
         if spec.min_ready > 0 and int(status.get("availableReplicas") or 0) != spec.replicas:
             self.enqueue_after(key, spec.min_ready)
+
+    def _still_quiet(self, key: str, sts: Obj, selector: LabelSelector) -> bool:
+        """The set is in the state its last sync left and vouched for (:mod:`.quiet`), and the
+        scheduling hook's resolution still holds: a sync would write nothing."""
+        q = self._quiet.get(key)
+        if q is None or not self.quiet_shortcut:
+            return False
+        uid, ns = uid_of(sts), namespace_of(sts)
+        if not still(
+            q,
+            sts,
+            selector,
+            self.pods.by_index(MEMBER_OF, f"{ns}/{sts['metadata']['name']}"),
+            self.pods.count_by_index(CONTROLLER_UID, uid),
+            self.revisions.by_index(CONTROLLER_UID, uid),
+            self.revisions.by_index(ORPHAN_IN, ns),
+        ):
+            return False
+        hook = self.scheduling_hook
+        if not hook.wants(sts):
+            return True
+        settled = getattr(hook, "settled", None)  # optional (hooks module docstring)
+        return settled is not None and bool(settled(sts))
+
+    def _vouch(self, key: str, sts: Obj, selector: LabelSelector, written: Obj | None, claimed: bool) -> None:
+        """Keep the state this sync left (:mod:`.quiet`) when the algorithm vouched for it, the
+        claim changed no object and every pod is one the claim keeps."""
+        settled = self.control.settled.pop(key, None)
+        if settled is None or not claimed:
+            return
+        pods, revisions = settled
+        if not keeps_all(pods, uid_of(sts), sts["metadata"]["name"], selector):
+            return
+        mine = self.control.written(key)
+        left = mine if mine is not None and mine is not written else sts
+        self._quiet[key] = Quiet((uid_of(left), resource_version_of(left)), pods, revisions)
 
     def _selector(self, key: str, sts: Obj) -> LabelSelector:
         """The set's parsed ``spec.selector``, parsed once per set UID and generation.
@@ -214,9 +266,9 @@ class StatefulSetController(Controller):
         self._selectors[key] = (memo_key, selector)
         return selector
 
-    async def _claim_revisions(self, sts: Obj, selector: LabelSelector) -> list[Obj]:
+    async def _claim_revisions(self, sts: Obj, selector: LabelSelector) -> tuple[list[Obj], bool]:
         """``ListRevisions`` + ``adoptOrphanRevisions``: the revisions matching the selector that this
-        set controls, plus matching orphans, which are adopted.
+        set controls, plus matching orphans, which are adopted (then True).
 
         Read from two indexes (this set's controller UID, the orphans of its namespace), so a
         sync costs the same however many sets share the namespace.
@@ -228,13 +280,14 @@ class StatefulSetController(Controller):
             r for r in self.revisions.by_index(ORPHAN_IN, namespace_of(sts)) if selector.matches(labels_of(r))
         ]
         if not orphans:
-            return owned
+            return owned, False
         manager = self._ref_manager(sts, selector, CONTROLLERREVISIONS)
         adopted = await manager.claim(orphans)
-        return [*owned, *adopted]
+        return [*owned, *adopted], True
 
-    async def _claim_pods(self, sts: Obj, selector: LabelSelector, facts: SetFacts) -> list[Obj]:
-        """``getPodsForStatefulSet``: members and owned pods, adopted/released by selector.
+    async def _claim_pods(self, sts: Obj, selector: LabelSelector, facts: SetFacts) -> tuple[list[Obj], bool]:
+        """``getPodsForStatefulSet``: members and owned pods, adopted/released by selector (and
+        whether any pod went through the manager).
 
         A pod this set controls that is a member and matches the selector is simply kept (what
         ``ControllerRefManager.claim`` does with it); only the others go through the manager.
@@ -248,9 +301,9 @@ class StatefulSetController(Controller):
             seen = {id(p) for p in members}
             others.extend(p for p in self.pods.by_index(CONTROLLER_UID, uid) if id(p) not in seen)
         if not others:
-            return kept
+            return kept, False
         manager = self._ref_manager(sts, selector, PODS)
-        return [*kept, *await manager.claim(others, lambda p: utils.is_member_of(sts, p))]
+        return [*kept, *await manager.claim(others, lambda p: utils.is_member_of(sts, p))], True
 
     def _ref_manager(self, sts: Obj, selector: LabelSelector, gvr: Any) -> ControllerRefManager:
         return ControllerRefManager(

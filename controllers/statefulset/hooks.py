@@ -22,6 +22,9 @@ management with ``spec.schedulingGroup.podGroupName`` set on every new pod)::
   all, as upstream's StatefulSet controller never does.
 * ``attach(controller)`` runs once, in ``setup``: add informers (``controller.informers``) and
   handlers that call ``controller.enqueue(key)``.
+* ``settled(sts)`` (optional; False when absent): ``prepare`` would now make no API call, raise
+  no Event and return a plan that proceeds with no conditions and no requeue, as it did in the
+  last sync — so a sync of a state the last sync vouched for (:mod:`.quiet`) may skip it.
 
 The default :class:`NoopSchedulingHook` wants nothing, so a StatefulSet without
 ``spec.scheduling`` (or a controller without the extension) behaves exactly as upstream.
@@ -60,6 +63,8 @@ class SchedulingHook(Protocol):
 
     async def prepare(self, sts: Obj, pods: list[Obj]) -> SchedulingPlan: ...
 
+    def settled(self, sts: Obj) -> bool: ...
+
 
 class NoopSchedulingHook:
     """Upstream behaviour: no Workload, no PodGroup, no extra calls."""
@@ -72,3 +77,6 @@ class NoopSchedulingHook:
 
     async def prepare(self, sts: Obj, pods: list[Obj]) -> SchedulingPlan:
         return PROCEED
+
+    def settled(self, sts: Obj) -> bool:
+        return True

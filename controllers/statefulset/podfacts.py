@@ -125,6 +125,44 @@ def pod_facts(pod: Obj) -> PodFacts:
     )
 
 
+#: what :func:`pod_facts` reads of a pod's metadata
+_FACT_METADATA = ("name", "namespace", "uid", "deletionTimestamp", "labels", "ownerReferences")
+
+
+def _readiness(status: Obj) -> tuple[bool, object]:
+    """(Ready, the Ready condition's lastTransitionTime when Ready): what :func:`pod_facts` reads
+    of the conditions (the first Ready condition, as :func:`apiserver.meta.condition` finds it)."""
+    for c in status.get("conditions") or []:
+        if c.get("type") == "Ready":
+            ready = c.get("status") == "True"
+            return ready, c.get("lastTransitionTime") if ready else None
+    return False, None
+
+
+def same_facts(old: Obj, new: Obj) -> bool:
+    """Whether ``pod_facts(new) == pod_facts(old)`` and the set's selector matches both or
+    neither, because everything they read is equal in the two (conservative: False may still
+    mean equal facts).
+
+    Compared: the metadata fields in :data:`_FACT_METADATA` (the labels among them), the
+    ``status.phase`` and the Ready condition; identity first (a new version from an in-process
+    API server shares its unchanged subtrees with the old one), then equality. The scheduler's
+    binding (``spec.nodeName``, the PodScheduled condition) changes none of them.
+    """
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    if om is not nm:
+        for k in _FACT_METADATA:
+            a, b = om.get(k), nm.get(k)
+            if a is not b and a != b:
+                return False
+    ost, nst = old.get("status") or {}, new.get("status") or {}
+    if ost is nst:
+        return True
+    if ost.get("phase") != nst.get("phase"):
+        return False
+    return ost.get("conditions") is nst.get("conditions") or _readiness(ost) == _readiness(nst)
+
+
 def stamped_pod_facts(prototype: PodFacts, pod: Obj) -> PodFacts:
     """``pod_facts(pod)`` for a ``pod`` that :func:`utils.stamp_pod` made from the prototype
     whose facts are ``prototype``: stamping sets only the name, the pod-name and pod-index
@@ -176,6 +214,13 @@ class PodFactsCache:
 
     def forget(self, key: str) -> None:
         self._sets.pop(key, None)
+
+    def drop_seeds(self, key: str) -> None:
+        """A sync of the set read no pod (:mod:`.quiet`): the facts kept from the pods it
+        created would only keep those pod versions alive (no sync takes or expires them)."""
+        entries = self._sets.get(key)
+        if entries is not None and entries.seeds:
+            entries.seeds.clear()
 
     def __len__(self) -> int:
         return sum(len(e.by_id) for e in self._sets.values())

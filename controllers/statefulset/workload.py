@@ -271,6 +271,23 @@ class WorkloadSchedulingHook(WorkloadHookBase):
             decorate_pod=functools.partial(wu.decorate_pod, pg=pg), reason=name_of(pg), conditions=conditions
         )
 
+    def settled(self, sts: Obj) -> bool:
+        """:meth:`prepare` would return a plain proceeding plan (no conditions) without a call
+        or an Event: the set is not being deleted, the API is served, it delegates nothing (nor
+        warns about an orphan annotation) and its last no-write resolution still holds
+        (:meth:`_still_resolved`); the Beta options that add conditions or Events are off."""
+        if (
+            is_being_deleted(sts)
+            or not self.api_available
+            or self.status_condition
+            or self.gang_rolling_update
+        ):
+            return False
+        plan = wu.delegation(sts)
+        if plan.orphan_annotation or plan.parent is not None:
+            return False
+        return self._still_resolved(sts, wu.statefulset_key(sts)) is not None
+
     def _now(self) -> float:
         clock = getattr(self.controller, "clock", None)
         return clock.now() if clock is not None else time.time()

@@ -28,6 +28,7 @@ async def test_the_sync_after_the_creating_one_uses_the_created_pods_facts(
     cp: ControlPlane, client: Any
 ) -> None:
     ctrl = await start_statefulset_controller(cp)
+    ctrl.quiet_shortcut = False  # the full sync's reading (the shortcut reads no facts at all)
     await client.create(STATEFULSETS, sts_manifest("web", 3, GANG), NS)
     pods = await wait_pods(client, "web", 3)
     for p in pods:
