@@ -1,0 +1,166 @@
+"""The scheduler's work around a gang's member cycles, spot by spot, in the plane (a script):
+
+    cd /tmp && PYTHONPATH=TREE python TREE/bench/micro/pgcycle_split.py [SETS] [--spot module:qualname ...]
+
+Runs gangs-SETSx3 (default 400 sets of 3 on 5,000 nodes, in-process, as ``gangplane bench``
+runs it) with a thread-CPU timer around each spot (:data:`SPOTS`, or ``--spot``) and prints
+each one's µs per set, calls per set and µs per call, and the run's process CPU per set.
+
+Why: ``loop_census.py`` says what ``task:Scheduler._run`` costs per set (~1 ms), and
+``member_split.py`` what its three member cycles cost (~0.5 ms); this says where the other half
+goes - the PodGroup cycle's set-up, the search between member cycles, the submit (assume,
+Reserve, Permit, the binding task), the condition write, the metrics - and what the queue and
+handlers spend on the gang's pods (their adds, PreEnqueue, the release of held members).
+
+A spot that is a coroutine function is timed from its first step to its end: that includes
+every other task's steps while it waits (``LocalClient.patch`` waits for its turn), so read
+those only as an upper bound; time the synchronous call inside (``GenericStore.patch``).
+Nested spots each add ~0.5-1 µs of timer to their callers. The cyclic collector is off while
+the phase runs. Compare builds by running this file from a neutral directory with
+``PYTHONPATH`` set to each tree, alternately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import functools
+import gc
+import importlib
+import inspect
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: ``module:qualname`` of the spots timed (a method as ``Class.method``)
+SPOTS = [
+    "scheduler.podgroup_algorithm:PodGroupAlgorithm.run_async",
+    "scheduler.podgroup_algorithm:PodGroupAlgorithm._full_cycle",
+    "scheduler.queue:SchedulingQueue.pop_group_members",
+    "scheduler.scheduler:Scheduler.skip_pod_schedule",
+    "scheduler.cache:Cache.update_snapshot",
+    "scheduler.schedule_one_podgroup:validate_group",
+    "scheduler.schedule_one_podgroup:PodGroupCycle.wants_pod_group_cycle",
+    "scheduler.metrics:SchedulerMetrics.observe_pod_group_attempt",
+    "scheduler.metrics:SchedulerMetrics.observe_pod_group_algorithm",
+    "scheduler.loop_share:LoopShare.__init__",
+    "scheduler.framework:Framework.run_placement_generate_plugins",
+    "scheduler.framework:Framework.run_placement_feasible_plugins",
+    "scheduler.cache:Snapshot.assume_pod",
+    "scheduler.cycle_memo:forget_cycle_scratch",
+    "scheduler.scheduler:Scheduler.assume_and_start",
+    "scheduler.cache:Cache.assume_pod",
+    "scheduler.framework:Framework.run_permit_plugins",
+    "scheduler.podgroup_status:desired_conditions",
+    "apiserver.registry.generic:GenericStore.patch",
+    "scheduler.scheduler:Scheduler._on_pod_add",
+    "scheduler.scheduler:Scheduler._on_pod_update",
+    "scheduler.queue:SchedulingQueue.add",
+    "scheduler.queue:SchedulingQueue._run_pre_enqueue",
+    "scheduler.queue:SchedulingQueue._activate_held_members",
+    "scheduler.queue:SchedulingQueue.move_all_to_active_or_backoff",
+]
+
+
+class Spots:
+    """Thread CPU (ns) and calls per spot."""
+
+    def __init__(self, clock: Callable[[], int] = time.thread_time_ns) -> None:
+        self.clock = clock
+        self.labels: list[str] = []
+        self.ns: collections.Counter[str] = collections.Counter()
+        self.calls: collections.Counter[str] = collections.Counter()
+
+    def wrap(self, fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+        clock, ns, calls = self.clock, self.ns, self.calls
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def timed_async(*args: Any, **kwargs: Any) -> Any:
+                start = clock()
+                try:
+                    return await fn(*args, **kwargs)
+                finally:
+                    ns[label] += clock() - start
+                    calls[label] += 1
+
+            return timed_async
+
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                ns[label] += clock() - start
+                calls[label] += 1
+
+        return timed
+
+    def install(self, spot: str) -> None:
+        """Replace the spot by its timed self; a module-level function also wherever it was
+        imported by name (``from scheduler.cycle_memo import forget_cycle_scratch``)."""
+        module_name, _, qualname = spot.partition(":")
+        owner: Any = importlib.import_module(module_name)
+        *owners, attr = qualname.split(".")
+        for part in owners:
+            owner = getattr(owner, part)
+        original = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
+        if isinstance(original, (staticmethod, classmethod)):
+            raise SystemExit(f"{spot}: a static or class method cannot be timed here")
+        timed = self.wrap(original, qualname)
+        setattr(owner, attr, timed)
+        if not owners:
+            for module in list(sys.modules.values()):
+                if module is not None and getattr(module, attr, None) is original:
+                    setattr(module, attr, timed)
+        self.labels.append(qualname)
+
+    def report(self, sets: int) -> str:
+        lines = [f"thread CPU per set and per call (µs), calls per set ({sets} sets):"]
+        for label in self.labels:
+            n = self.calls[label]
+            if n:
+                per_set, per_call = self.ns[label] / sets / 1000, self.ns[label] / n / 1000
+                lines.append(f"  {label:56s} {per_set:8.1f} x{n / sets:5.2f} {per_call:7.1f}")
+        return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("sets", nargs="?", type=int, default=400)
+    ap.add_argument("--spot", action="append", help="module:qualname to time instead of SPOTS")
+    a = ap.parse_args()
+    spots = Spots()
+    for spot in a.spot or SPOTS:
+        spots.install(spot)
+    import bench.workloads.statefulsets as statefulsets
+    from bench.runner import server_gc
+
+    class Env:
+        cpu = 0.0
+
+        def progress(self, message: str) -> None:
+            pass
+
+        def start_cpu(self) -> None:
+            spots.ns.clear()
+            spots.calls.clear()
+            gc.disable()
+            self.cpu = time.process_time()
+
+        def stop_cpu(self, n: int) -> None:
+            self.cpu = time.process_time() - self.cpu
+
+    env = Env()
+    params = {"nodes": 5000, "racks": 50, "sets": a.sets, "replicas": 3, "gang": True}
+    with server_gc():
+        asyncio.run(statefulsets.run(params, env))  # type: ignore[arg-type]
+    print(f"process CPU {env.cpu / a.sets * 1e6:.0f} µs per set (timers included)")
+    print(spots.report(a.sets))
+
+
+if __name__ == "__main__":
+    main()
