@@ -480,7 +480,67 @@ _DICT_OPERATORS = {"In": IN, "NotIn": NOT_IN, "Exists": EXISTS, "DoesNotExist": 
 
 
 def label_selector_from_dict(sel: Mapping[str, Any] | None) -> LabelSelector:
-    """``metav1.LabelSelectorAsSelector``: None -> matches nothing, ``{}`` -> matches everything."""
+    """``metav1.LabelSelectorAsSelector``: None -> matches nothing, ``{}`` -> matches everything.
+
+    Parsed once per distinct selector (:data:`_FROM_DICT`): the StatefulSet controller parses a
+    new set's ``spec.selector``, and the scheduler parses the same selector again for the set's
+    first pod (its default spreading); a parse validates every key and value (~10 µs), the
+    lookup reads the selector's strings once. Selectors are immutable, so the one parsed is
+    the one every later parse would build; an invalid selector raises each time, as before."""
+    key = selector_dict_key(sel)
+    if key is None:
+        return _label_selector_from_dict(sel)
+    got = _FROM_DICT.get(key)
+    if got is None:
+        got = _label_selector_from_dict(sel)
+        if len(_FROM_DICT) >= MAX_FROM_DICT:
+            _FROM_DICT.clear()
+        _FROM_DICT[key] = got
+    return got
+
+
+#: :func:`label_selector_from_dict`'s selectors by :func:`selector_dict_key`
+_FROM_DICT: dict[tuple[Any, ...], LabelSelector] = {}
+MAX_FROM_DICT = 4096
+
+
+def selector_dict_key(sel: object) -> tuple[Any, ...] | None:
+    """A hashable rendering of a selector dict made of strings only, or ``None`` (parse it uncached).
+
+    Equal renderings mean equal selectors: the pairs of ``matchLabels`` in order, and each
+    requirement's key, operator and values in order (as the parse reads them)."""
+    if type(sel) is not dict or not sel.keys() <= {"matchLabels", "matchExpressions"}:
+        return None
+    labels = sel.get("matchLabels")
+    exprs = sel.get("matchExpressions")
+    if labels is None:
+        pairs: tuple[tuple[str, str], ...] | None = None
+    elif type(labels) is dict and all(type(k) is str and type(v) is str for k, v in labels.items()):
+        pairs = tuple(labels.items())
+    else:
+        return None
+    if exprs is None:
+        return (pairs, None)
+    if type(exprs) is not list:
+        return None
+    out: list[tuple[str, str, tuple[str, ...] | None]] = []
+    for e in exprs:
+        if type(e) is not dict or not e.keys() <= {"key", "operator", "values"}:
+            return None
+        k, op, vals = e.get("key"), e.get("operator"), e.get("values")
+        if type(k) is not str or type(op) is not str:
+            return None
+        if vals is None:
+            out.append((k, op, None))
+        elif type(vals) is list and all(type(v) is str for v in vals):
+            out.append((k, op, tuple(vals)))
+        else:
+            return None
+    return (pairs, tuple(out))
+
+
+def _label_selector_from_dict(sel: Mapping[str, Any] | None) -> LabelSelector:
+    """:func:`label_selector_from_dict`, parsed now."""
     if sel is None:
         return NOTHING
     if not isinstance(sel, Mapping):

@@ -23,7 +23,7 @@ from apiserver.api.podresources import is_supported_pod_level_resource, pod_requ
 from apiserver.api.types import Obj
 from apiserver.meta import parse_time
 from apiserver.quantity import resource_list_milli, to_int, to_milli
-from apiserver.selectors import NOTHING, label_selector_from_dict
+from apiserver.selectors import NOTHING, label_selector_from_dict, selector_dict_key
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -52,7 +52,7 @@ def compile_selector(sel: Obj | None) -> Selector:
     An invalid selector matches nothing (kube reports it as a plugin error; API validation
     already rejects such pods).
     """
-    key = _selector_key(sel)
+    key = selector_dict_key(sel)
     if key is not None:
         got = _compiled.get(key)
         if got is not None:
@@ -68,42 +68,11 @@ def compile_selector(sel: Obj | None) -> Selector:
     return compiled
 
 
-#: compiled selectors (immutable) by :func:`_selector_key`: the pods of one StatefulSet or
+#: compiled selectors (immutable) by :func:`~apiserver.selectors.selector_dict_key` (invalid
+#: ones as ``NOTHING``): the pods of one StatefulSet or
 #: ReplicaSet ask for the same default-spreading selector in every cycle
 _compiled: dict[tuple[Any, ...], Selector] = {}
 MAX_COMPILED_SELECTORS = 4096
-
-
-def _selector_key(sel: Obj | None) -> tuple[Any, ...] | None:
-    """A hashable rendering of a selector dict made of strings only, or ``None`` (compile it uncached)."""
-    if type(sel) is not dict or not sel.keys() <= {"matchLabels", "matchExpressions"}:
-        return None
-    labels = sel.get("matchLabels")
-    exprs = sel.get("matchExpressions")
-    if labels is None:
-        pairs: tuple[tuple[str, str], ...] | None = None
-    elif type(labels) is dict and all(type(k) is str and type(v) is str for k, v in labels.items()):
-        pairs = tuple(labels.items())
-    else:
-        return None
-    if exprs is None:
-        return (pairs, None)
-    if type(exprs) is not list:
-        return None
-    out: list[tuple[str, str, tuple[str, ...] | None]] = []
-    for e in exprs:
-        if type(e) is not dict or not e.keys() <= {"key", "operator", "values"}:
-            return None
-        k, op, vals = e.get("key"), e.get("operator"), e.get("values")
-        if type(k) is not str or type(op) is not str:
-            return None
-        if vals is None:
-            out.append((k, op, None))
-        elif type(vals) is list and all(type(v) is str for v in vals):
-            out.append((k, op, tuple(vals)))
-        else:
-            return None
-    return (pairs, tuple(out))
 
 
 # --- resources ---------------------------------------------------------------------------------

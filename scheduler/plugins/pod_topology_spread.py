@@ -899,8 +899,16 @@ class PodTopologySpread:
         got = self._facts.get(memo_key)
         if got is not None and got[0] is constraints:
             return got[1], got[2]
-        pairs = [_required_pairs(c.selector) for c in constraints]
-        keys = [_count_key(c.selector, namespace) for c in constraints]
+        # (worked out once per selector: the default constraints, hostname and zone, share one)
+        pairs: list[tuple[tuple[str, str], ...]] = []
+        keys: list[str | None] = []
+        selector: Any = None
+        for c in constraints:
+            if c.selector is not selector or not pairs:
+                selector = c.selector
+                pair, key = _required_pairs(selector), _count_key(selector, namespace)
+            pairs.append(pair)
+            keys.append(key)
         if not remember:
             return pairs, keys
         if len(self._facts) >= MAX_SHARED_CONSTRAINTS:

@@ -187,3 +187,33 @@ def test_an_action_without_default_constraints_does_not_ask_for_the_default_sele
     got = listed._constraints(p, DO_NOT_SCHEDULE)
     assert [c.max_skew for c in got] == [2] and asked == ["p", "p"]
     assert got[0].selector.matches({"app": "a"}) and not got[0].selector.matches({"app": "b"})
+
+
+def test_a_new_set_keeps_the_other_sets_answers_and_a_selector_change_drops_its_own() -> None:
+    services, replicasets, statefulsets = _informers()
+    selectors = DefaultSelectors(services, replicasets, statefulsets)
+
+    def sts(name: str, app: str) -> dict[str, Any]:
+        return {
+            "metadata": {"namespace": "a", "name": name},
+            "spec": {"selector": {"matchLabels": {"app": app}}},
+        }
+
+    def pod(owner: str, kind: str = "StatefulSet") -> dict[str, Any]:
+        ref = {"apiVersion": "apps/v1", "kind": kind, "name": owner, "uid": "u", "controller": True}
+        return {"metadata": {"namespace": "a", "name": "p", "labels": {"app": "x"}, "ownerReferences": [ref]}}
+
+    statefulsets._upsert(sts("one", "x"))
+    first = selectors(pod("one"))
+    statefulsets._upsert(sts("two", "y"))  # a new set of the namespace (and a ReplicaSet named alike)
+    replicasets._upsert(sts("one", "z"))
+    assert selectors(pod("one")) is first and selectors.derived == 1
+    assert selectors(pod("two")).matches({"app": "y"}) and selectors.derived == 2
+    assert selectors(pod("one", "ReplicaSet")).matches({"app": "z"}) and selectors.derived == 3
+
+    statefulsets._upsert(sts("one", "w"))  # its selector changed: its pods' answers dropped
+    got = selectors(pod("one"))
+    assert got.matches({"app": "w"}) and not got.matches({"app": "x"}) and selectors.derived == 4
+    assert selectors(pod("two")).matches({"app": "y"}) and selectors.derived == 4
+    statefulsets._remove(sts("one", "w"))
+    assert selectors(pod("one")) is None and selectors.derived == 5

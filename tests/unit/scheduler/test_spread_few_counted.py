@@ -282,3 +282,32 @@ def test_selector_facts_are_those_of_each_selector_per_namespace() -> None:
     default = PodInfo(_pod("d-0", "c"))
     assert plugin.pre_score(CycleState(), default, handle.snapshot.list()) is None
     assert len(plugin._facts) == remembered + 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_selector_facts_worked_out_once_per_selector_are_each_constraints(seed: int) -> None:
+    """Random constraint lists, a selector shared by neighbours or not, selectors of every kind:
+    the facts worked out once per run of one selector are each constraint's own."""
+    rng = random.Random(seed)
+    plugin = pts.PodTopologySpread({}, Handle(rng=random.Random(0)))
+    sels = [
+        compile_selector({"matchLabels": {"app": "a"}}),
+        compile_selector({"matchLabels": {"app": "b", "tier": "x"}}),
+        compile_selector({"matchExpressions": [{"key": "app", "operator": "Exists"}]}),
+        pts._AllOf([compile_selector({"matchLabels": {"app": "c"}})]),
+        pts._MergedSelector(compile_selector({"matchLabels": {"app": "a"}}), {"rev": "1"}),
+        pts.build_default_selector({"metadata": {"labels": {}}}, [], {"matchLabels": {"app": "d"}}),
+    ]
+    for _ in range(200):
+        constraints = []
+        for _ in range(rng.randint(1, 4)):
+            sel = constraints[-1].selector if constraints and rng.random() < 0.5 else rng.choice(sels)
+            key = rng.choice([pts.LABEL_HOSTNAME, pts.LABEL_ZONE])
+            constraints.append(pts.Constraint(rng.randint(1, 5), key, sel))
+        ns = rng.choice(["default", "other"])
+        want = (
+            [pts._required_pairs(c.selector) for c in constraints],
+            [pts._count_key(c.selector, ns) for c in constraints],
+        )
+        assert plugin._selector_facts(constraints, ns, remember=False) == want
+        assert plugin._selector_facts(constraints, ns) == want
