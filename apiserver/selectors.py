@@ -482,7 +482,7 @@ _DICT_OPERATORS = {"In": IN, "NotIn": NOT_IN, "Exists": EXISTS, "DoesNotExist": 
 def label_selector_from_dict(sel: Mapping[str, Any] | None) -> LabelSelector:
     """``metav1.LabelSelectorAsSelector``: None -> matches nothing, ``{}`` -> matches everything.
 
-    Parsed once per distinct selector (:data:`_FROM_DICT`): the StatefulSet controller parses a
+    Parsed once per distinct selector (:func:`_parsed`): the StatefulSet controller parses a
     new set's ``spec.selector``, and the scheduler parses the same selector again for the set's
     first pod (its default spreading); a parse validates every key and value (~10 µs), the
     lookup reads the selector's strings once. Selectors are immutable, so the one parsed is
@@ -490,18 +490,33 @@ def label_selector_from_dict(sel: Mapping[str, Any] | None) -> LabelSelector:
     key = selector_dict_key(sel)
     if key is None:
         return _label_selector_from_dict(sel)
-    got = _FROM_DICT.get(key)
-    if got is None:
-        got = _label_selector_from_dict(sel)
-        if len(_FROM_DICT) >= MAX_FROM_DICT:
-            _FROM_DICT.clear()
-        _FROM_DICT[key] = got
-    return got
+    return _parsed(_KeyedSelector(key, sel))
 
 
-#: :func:`label_selector_from_dict`'s selectors by :func:`selector_dict_key`
-_FROM_DICT: dict[tuple[Any, ...], LabelSelector] = {}
-MAX_FROM_DICT = 4096
+class _KeyedSelector:
+    """A selector dict for :func:`_parsed`'s cache, hashed and compared by its
+    :func:`selector_dict_key` (a dict itself is unhashable; the key is all the parse reads)."""
+
+    __slots__ = ("key", "sel")
+
+    def __init__(self, key: tuple[Any, ...], sel: Mapping[str, Any] | None) -> None:
+        self.key = key
+        self.sel = sel
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _KeyedSelector) and other.key == self.key
+
+
+@lru_cache(maxsize=4096)
+def _parsed(keyed: _KeyedSelector) -> LabelSelector:
+    """The parse of the first selector dict met with ``keyed``'s key (an invalid one raises and
+    is not remembered: ``lru_cache`` keeps no exceptions). The cache keeps ``keyed`` as its key,
+    without the dict: a hit compares keys only."""
+    sel, keyed.sel = keyed.sel, None
+    return _label_selector_from_dict(sel)
 
 
 def selector_dict_key(sel: object) -> tuple[Any, ...] | None:

@@ -74,7 +74,7 @@ def _outcome(parse: Any, sel: Any) -> tuple[str, Any]:
 @pytest.mark.parametrize("seed", range(8))
 def test_remembered_selector_is_the_parsed_one(seed: int) -> None:
     rng = random.Random(seed)
-    selectors._FROM_DICT.clear()
+    selectors._parsed.cache_clear()
     pool = [_random_selector(rng) for _ in range(30)]
     pool += [_near(rng, rng.choice(pool)) for _ in range(60)]
     outcomes = {"ok": 0, "error": 0}
@@ -89,13 +89,13 @@ def test_remembered_selector_is_the_parsed_one(seed: int) -> None:
 
 
 def test_equal_selectors_share_one_parse() -> None:
-    selectors._FROM_DICT.clear()
+    selectors._parsed.cache_clear()
     a = label_selector_from_dict({"matchLabels": {"app": "gang-1"}})
     assert label_selector_from_dict({"matchLabels": {"app": "gang-1"}}) is a
     assert label_selector_from_dict({"matchLabels": {"app": "gang-2"}}) is not a
     with pytest.raises(ValueError):
         label_selector_from_dict({"matchLabels": {"bad key": "x"}})
-    assert len(selectors._FROM_DICT) == 2  # an invalid selector is not remembered
+    assert selectors._parsed.cache_info().currsize == 2  # an invalid selector is not remembered
 
 
 def test_selector_dict_key_separates_what_the_parse_reads() -> None:
