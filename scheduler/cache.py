@@ -1526,13 +1526,9 @@ class Cache:
             old.has_required_anti_affinity and ni.pods_with_required_anti_affinity[-1] is not old
         ):
             return False
-        spec = pod.get("spec") or {}
-        mine = old.pod.get("spec") or {}
-        if mine is not spec and mine != spec:
+        if not old.same_pod_and_spec(pod):
             return False
         meta = pod.get("metadata") or {}
-        if meta.get("name", "") != old.name or meta.get("namespace", "") != old.namespace:
-            return False
         uid = meta.get("uid") or old.key
         labels = meta.get("labels") or {}
         if (

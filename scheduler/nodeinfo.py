@@ -388,6 +388,17 @@ class PodInfo:
         c.preferred_affinity_terms = self.preferred_affinity_terms
         c.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
 
+    def same_pod_and_spec(self, pod: Obj) -> bool:
+        """``pod`` has this one's name and namespace and an equal ``spec``: a later revision whose
+        spec-derived facts are this one's (the test of :meth:`confirmed_by` and of the cache's
+        confirmation in place)."""
+        spec = pod.get("spec") or {}
+        mine = self.pod.get("spec") or {}
+        if mine is not spec and mine != spec:
+            return False
+        meta = pod.get("metadata") or {}
+        return meta.get("name", "") == self.name and meta.get("namespace", "") == self.namespace
+
     def confirmed_by(self, pod: Obj) -> PodInfo | None:
         """The PodInfo of ``pod``, a later revision of this same pod, built from this one's facts
         when its namespace and ``spec`` are equal to this one's (else ``None``).
@@ -397,13 +408,9 @@ class PodInfo:
         resourceVersion, managedFields and PodScheduled condition), so the spec-derived facts,
         the node and the key are taken over and only the metadata and status slots are read.
         """
-        spec = pod.get("spec") or {}
-        mine = self.pod.get("spec") or {}
-        if mine is not spec and mine != spec:
+        if not self.same_pod_and_spec(pod):
             return None
         meta = pod.get("metadata") or {}
-        if meta.get("name", "") != self.name or meta.get("namespace", "") != self.namespace:
-            return None
         status = pod.get("status") or {}
         c = PodInfo.__new__(PodInfo)
         c.pod = pod
