@@ -33,7 +33,7 @@ from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
 from controllers.statefulset.pod_control import StatefulPodControl
 from controllers.statefulset.podfacts import PodFacts, SetFacts, pod_facts, stamped_pod_facts
-from controllers.statefulset.quiet import revision_versions
+from controllers.statefulset.quiet import QUIET_MAX_REPLICAS, revision_versions
 from controllers.statefulset.replicaview import Counts, ReplicaView, ReplicaViews, ViewKey
 from controllers.statefulset.revisions import RevisionMemo
 from controllers.statefulset.specfacts import SpecFacts, SpecFactsCache
@@ -429,9 +429,15 @@ class StatefulSetControl:
         created, settled pod, no other slot is unsettled, none is condemned, none is outdated;
         the status it wrote keeps its current revision (the next sync reads the same revisions
         from it, so it computes the same status); the hook let it proceed, asking no conditions
-        and no requeue.
+        and no requeue. Only for sets of at most :data:`.quiet.QUIET_MAX_REPLICAS` replicas: for
+        bigger ones the record costs more than the sync it may save.
         """
-        if not spec.parallel or utils.is_terminating(sts) or not plan.proceed:
+        if (
+            not spec.parallel
+            or spec.replicas > QUIET_MAX_REPLICAS
+            or utils.is_terminating(sts)
+            or not plan.proceed
+        ):
             return False
         if plan.conditions or plan.requeue_after is not None or view.unsettled or view.condemned:
             return False

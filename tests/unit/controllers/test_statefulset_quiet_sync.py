@@ -25,6 +25,7 @@ from apiserver.client.interface import (
 )
 from apiserver.meta import key_of
 from controllers.statefulset.controller import StatefulSetController
+from controllers.statefulset.quiet import QUIET_MAX_REPLICAS
 from controllers.testing import observed
 from gangplane.controlplane import ControlPlane
 from tests.integration.kep6277_support import GANG, NS, start_statefulset_controller, sts_manifest
@@ -219,3 +220,20 @@ async def test_a_gang_set_s_second_sync_after_its_bindings_takes_the_shortcut(
     calls = ctrl.client.calls
     await ctrl.sync(f"{NS}/g")
     assert ctrl.client.calls == calls
+
+
+@pytest.mark.parametrize("over", [False, True])
+async def test_a_set_s_state_is_vouched_only_up_to_quiet_max_replicas(
+    cp: ControlPlane, client: Client, over: bool
+) -> None:
+    """Recording and checking the state are O(replicas) per sync: a set bigger than
+    QUIET_MAX_REPLICAS is never vouched (its syncs all take the full path), one of that size is."""
+    ctrl = await start_statefulset_controller(cp)
+    ctrl.enqueue = lambda *a, **k: None  # type: ignore[method-assign]
+    ctrl.enqueue_after = lambda *a, **k: None  # type: ignore[method-assign]
+    replicas = QUIET_MAX_REPLICAS + (1 if over else 0)
+    await client.create(STATEFULSETS, sts_manifest("big", replicas), NS)
+    await _caught_up(ctrl, client)
+    await ctrl.sync(f"{NS}/big")
+    await _caught_up(ctrl, client)
+    assert (f"{NS}/big" in ctrl._quiet) is not over
