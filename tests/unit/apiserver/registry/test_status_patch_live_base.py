@@ -27,23 +27,12 @@ from apiserver.registry import generic
 from apiserver.registry.generic import MERGE_PATCH, STRATEGIC_PATCH, WriteOptions
 from apiserver.registry.handoff import private_patch_base, private_update_body
 from apiserver.server.instance import build_api
+from tests.unit.apiserver.server.test_update_handoff import _containers
 
 from .test_update_path_fastpaths import _Log
 
 NS = "default"
 JSON_PATCH = "application/json-patch+json"
-
-
-def _containers(v: Any, out: list[int]) -> list[int]:
-    if isinstance(v, dict):
-        out.append(id(v))
-        for x in v.values():
-            _containers(x, out)
-    elif isinstance(v, list):
-        out.append(id(v))
-        for x in v:
-            _containers(x, out)
-    return out
 
 
 def _snapshot(v: Any) -> tuple[bytes, list[int]]:
