@@ -12,10 +12,9 @@ goes - the PodGroup cycle's set-up, the search between member cycles, the submit
 Reserve, Permit, the binding task), the condition write, the metrics - and what the queue and
 handlers spend on the gang's pods (their adds, PreEnqueue, the release of held members).
 
-A spot that is a coroutine function is timed from its first step to its end: that includes
-every other task's steps while it waits (``LocalClient.patch`` waits for its turn), so read
-those only as an upper bound; time the synchronous call inside (``GenericStore.patch``).
-Nested spots each add ~0.5-1 µs of timer to their callers. The cyclic collector is off while
+The timers are ``sched_split``'s :class:`~bench.micro.sched_split.Accountant` (a coroutine is
+charged only for its own steps, not while other tasks run; a module-level function is timed
+wherever it was imported by name). Nested spots each add ~0.5-1 µs of timer to their callers. The cyclic collector is off while
 the phase runs. Compare builds by running this file from a neutral directory with
 ``PYTHONPATH`` set to each tree, alternately.
 """
@@ -24,15 +23,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import collections
-import functools
 import gc
-import importlib
-import inspect
-import sys
 import time
-from collections.abc import Callable
-from typing import Any
+
+from bench.micro.sched_split import Accountant
 
 #: ``module:qualname`` of the spots timed (a method as ``Class.method``)
 SPOTS = [
@@ -64,78 +58,15 @@ SPOTS = [
 ]
 
 
-class Spots:
-    """Thread CPU (ns) and calls per spot."""
-
-    def __init__(self, clock: Callable[[], int] = time.thread_time_ns) -> None:
-        self.clock = clock
-        self.labels: list[str] = []
-        self.ns: collections.Counter[str] = collections.Counter()
-        self.calls: collections.Counter[str] = collections.Counter()
-
-    def wrap(self, fn: Callable[..., Any], label: str) -> Callable[..., Any]:
-        clock, ns, calls = self.clock, self.ns, self.calls
-        if inspect.iscoroutinefunction(fn):
-
-            @functools.wraps(fn)
-            async def timed_async(*args: Any, **kwargs: Any) -> Any:
-                start = clock()
-                try:
-                    return await fn(*args, **kwargs)
-                finally:
-                    ns[label] += clock() - start
-                    calls[label] += 1
-
-            return timed_async
-
-        @functools.wraps(fn)
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = clock()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                ns[label] += clock() - start
-                calls[label] += 1
-
-        return timed
-
-    def install(self, spot: str) -> None:
-        """Replace the spot by its timed self; a module-level function also wherever it was
-        imported by name (``from scheduler.cycle_memo import forget_cycle_scratch``)."""
-        module_name, _, qualname = spot.partition(":")
-        owner: Any = importlib.import_module(module_name)
-        *owners, attr = qualname.split(".")
-        for part in owners:
-            owner = getattr(owner, part)
-        original = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
-        if isinstance(original, (staticmethod, classmethod)):
-            raise SystemExit(f"{spot}: a static or class method cannot be timed here")
-        timed = self.wrap(original, qualname)
-        setattr(owner, attr, timed)
-        if not owners:
-            for module in list(sys.modules.values()):
-                if module is not None and getattr(module, attr, None) is original:
-                    setattr(module, attr, timed)
-        self.labels.append(qualname)
-
-    def report(self, sets: int) -> str:
-        lines = [f"thread CPU per set and per call (µs), calls per set ({sets} sets):"]
-        for label in self.labels:
-            n = self.calls[label]
-            if n:
-                per_set, per_call = self.ns[label] / sets / 1000, self.ns[label] / n / 1000
-                lines.append(f"  {label:56s} {per_set:8.1f} x{n / sets:5.2f} {per_call:7.1f}")
-        return "\n".join(lines)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("sets", nargs="?", type=int, default=400)
     ap.add_argument("--spot", action="append", help="module:qualname to time instead of SPOTS")
     a = ap.parse_args()
-    spots = Spots()
-    for spot in a.spot or SPOTS:
-        spots.install(spot)
+    spots = Accountant()
+    missing = spots.install(a.spot or SPOTS)
+    if missing:
+        raise SystemExit("not in this tree: " + ", ".join(missing))
     import bench.workloads.statefulsets as statefulsets
     from bench.runner import server_gc
 

@@ -46,8 +46,8 @@ import types
 from collections.abc import Callable, Generator
 from typing import Any
 
-#: ``module:qualname`` of every function accounted (a class method as ``Class.method``); the
-#: names a module imported from another are patched there too (:data:`ALSO_IN`)
+#: ``module:qualname`` of every function accounted (a class method as ``Class.method``); a
+#: module-level function is patched wherever it was imported by name too (:meth:`Accountant.install`)
 SPOTS = [
     "scheduler.scheduler:Scheduler._on_pod_add",
     "scheduler.scheduler:Scheduler._on_pod_update",
@@ -84,11 +84,6 @@ SPOTS = [
     "scheduler.scheduler:Scheduler._binding_cycle",
     "scheduler.framework:Framework.run_bind_plugins",
 ]
-
-#: modules that imported a spot's function by name: patched with the same wrapper
-ALSO_IN = {
-    "scheduler.schedule_one:schedule_pod": ["scheduler.podgroup_algorithm"],
-}
 
 #: per-resource figures for these (their first argument after ``self`` is a ResourceDef)
 BY_RESOURCE = {
@@ -156,7 +151,10 @@ class Accountant:
         return timed
 
     def install(self, spots: list[str]) -> list[str]:
-        """Wrap every spot that exists; the ones missing from this tree."""
+        """Wrap every spot that exists; the ones missing from this tree. A module-level function
+        is replaced wherever it was imported by name too (``from scheduler.schedule_one import
+        schedule_pod``); a static or class method is refused (SystemExit): its wrapper would
+        become an instance method."""
         missing = []
         for spot in spots:
             module_name, _, qualname = spot.partition(":")
@@ -173,22 +171,30 @@ class Accountant:
             if fn is None:
                 missing.append(spot)
                 continue
+            if isinstance(owner, type) and isinstance(owner.__dict__.get(attr), (staticmethod, classmethod)):
+                raise SystemExit(f"{spot}: a static or class method cannot be timed here")
             label = qualname if owners else f"{module_name.rsplit('.', 1)[-1]}.{qualname}"
             if inspect.iscoroutinefunction(fn):
                 wrapped = self.coroutine(fn, label)
             else:
                 wrapped = self.plain(fn, label, spot in BY_RESOURCE)
             setattr(owner, attr, wrapped)
-            for other in ALSO_IN.get(spot, []):
-                mod = importlib.import_module(other)
-                if getattr(mod, attr, None) is fn:
-                    setattr(mod, attr, wrapped)
+            if not owners:
+                for other in list(sys.modules.values()):
+                    if other is not None and getattr(other, attr, None) is fn:
+                        setattr(other, attr, wrapped)
         return missing
 
     def report(self, per: int) -> str:
-        lines = [f"thread CPU while each ran, per set ({per} sets), inclusive of the spots it calls:"]
+        lines = [
+            f"thread CPU while each ran, per set ({per} sets) and per call, inclusive of the spots it calls:"
+        ]
         for label, ns in sorted(self.ns.items(), key=lambda kv: -kv[1]):
-            lines.append(f"{ns / per / 1000:9.1f} µs/set {self.calls[label] / per:7.2f} calls/set  {label}")
+            calls = self.calls[label]
+            per_call = ns / calls / 1000 if calls else 0.0
+            lines.append(
+                f"{ns / per / 1000:9.1f} µs/set {calls / per:7.2f} calls/set {per_call:8.1f} µs/call  {label}"
+            )
         return "\n".join(lines)
 
 

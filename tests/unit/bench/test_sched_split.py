@@ -5,6 +5,8 @@ and a tree without a spot is reported, not an error. A fake clock: no timing inv
 from __future__ import annotations
 
 import asyncio
+import sys
+import types
 
 import pytest
 
@@ -121,3 +123,50 @@ def test_pairs_alternate_and_compare(monkeypatch: pytest.MonkeyPatch) -> None:
     row = table.splitlines()[-1].split()
     assert row[:3] == ["11.0", "6.0", "0.55"]
     assert row[3:5] == ["18%", "33%"]
+
+
+def test_install_reaches_imports_by_name_and_refuses_static_methods() -> None:
+    """A module-level function is timed wherever it was imported by name (``pgcycle_split``'s
+    ``forget_cycle_scratch``, ``sched_split``'s ``schedule_pod``); a static method is refused."""
+    source = types.ModuleType("sched_split_source")
+    user = types.ModuleType("sched_split_user")
+
+    def helper() -> str:
+        return "ok"
+
+    class Owner:
+        def method(self) -> int:
+            return 7
+
+        @staticmethod
+        def static() -> int:
+            return 8
+
+    source.helper = helper  # type: ignore[attr-defined]
+    source.Owner = Owner  # type: ignore[attr-defined]
+    user.helper = helper  # type: ignore[attr-defined]
+    sys.modules[source.__name__], sys.modules[user.__name__] = source, user
+    try:
+        acct = Accountant(FakeClock())
+        assert acct.install(["sched_split_source:helper", "sched_split_source:Owner.method"]) == []
+        assert user.helper() == "ok" and source.helper() == "ok"  # type: ignore[attr-defined]
+        assert Owner().method() == 7
+        assert acct.calls["sched_split_source.helper"] == 2 and acct.calls["Owner.method"] == 1
+        with pytest.raises(SystemExit, match="static"):
+            acct.install(["sched_split_source:Owner.static"])
+    finally:
+        del sys.modules[source.__name__], sys.modules[user.__name__]
+
+
+def test_report_gives_each_spot_per_set_and_per_call() -> None:
+    clock = FakeClock()
+    acct = Accountant(clock)
+
+    def spot(cost: int) -> None:
+        clock.now += cost
+
+    timed = acct.plain(spot, "spot", False)
+    timed(3_000)
+    timed(1_000)
+    report = acct.report(2)
+    assert "2.0 µs/set    1.00 calls/set      2.0 µs/call  spot" in report  # 4 µs, 2 calls, 2 sets
