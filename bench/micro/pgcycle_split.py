@@ -1,6 +1,6 @@
 """The scheduler's work around a gang's member cycles, spot by spot, in the plane (a script):
 
-    cd /tmp && PYTHONPATH=TREE python TREE/bench/micro/pgcycle_split.py [SETS] [--spot module:qualname ...]
+    cd /tmp && PYTHONPATH=TREE python TREE/bench/micro/pgcycle_split.py [SETS] [--spot module:qualname ...] [--by-resource]
 
 Runs gangs-SETSx3 (default 400 sets of 3 on 5,000 nodes, in-process, as ``gangplane bench``
 runs it) with a thread-CPU timer around each spot (:data:`SPOTS`, or ``--spot``) and prints
@@ -11,6 +11,10 @@ Why: ``loop_census.py`` says what ``task:Scheduler._run`` costs per set (~1 ms),
 goes - the PodGroup cycle's set-up, the search between member cycles, the submit (assume,
 Reserve, Permit, the binding task), the condition write, the metrics - and what the queue and
 handlers spend on the gang's pods (their adds, PreEnqueue, the release of held members).
+``--by-resource`` splits each plain spot by the ResourceDef its calls name: the API server's
+steps are shared by every kind a set makes (pods, Events, the Workload, the revision), and one
+figure per spot hides which kind pays (session 20's stsfirst map: ``GenericStore.create``,
+``FieldTracker.on_create``, ``check_body``).
 
 The timers are ``sched_split``'s :class:`~bench.micro.sched_split.Accountant` (a coroutine is
 charged only for its own steps, not while other tasks run; a module-level function is timed
@@ -62,9 +66,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("sets", nargs="?", type=int, default=400)
     ap.add_argument("--spot", action="append", help="module:qualname to time instead of SPOTS")
+    ap.add_argument(
+        "--by-resource",
+        action="store_true",
+        help="report each plain spot per resource where a call names a ResourceDef "
+        "(GenericStore.create[pods], check_body[events])",
+    )
     a = ap.parse_args()
     spots = Accountant()
-    missing = spots.install(a.spot or SPOTS)
+    missing = spots.install(a.spot or SPOTS, by_resource=a.by_resource)
     if missing:
         raise SystemExit("not in this tree: " + ", ".join(missing))
     import bench.workloads.statefulsets as statefulsets

@@ -85,7 +85,8 @@ SPOTS = [
     "scheduler.framework:Framework.run_bind_plugins",
 ]
 
-#: per-resource figures for these (their first argument after ``self`` is a ResourceDef)
+#: per-resource figures for these (a ResourceDef is their first argument after ``self``; see
+#: :meth:`Accountant.plain` for functions taking it first)
 BY_RESOURCE = {
     "apiserver.registry.generic:GenericStore._patch_once",
     "apiserver.registry.generic:GenericStore._update_from",
@@ -107,8 +108,12 @@ class Accountant:
         @functools.wraps(fn)
         def timed(*args: Any, **kwargs: Any) -> Any:
             name = label
-            if by_resource and len(args) > 1 and hasattr(args[1], "plural"):
-                name = f"{label}[{args[1].plural}]"
+            if by_resource:
+                # the ResourceDef after ``self`` (a method's), else first (``check_body(rd, …)``)
+                if len(args) > 1 and hasattr(args[1], "plural"):
+                    name = f"{label}[{args[1].plural}]"
+                elif args and hasattr(args[0], "plural"):
+                    name = f"{label}[{args[0].plural}]"
             start = clock()
             try:
                 return fn(*args, **kwargs)
@@ -150,11 +155,13 @@ class Accountant:
 
         return timed
 
-    def install(self, spots: list[str]) -> list[str]:
+    def install(self, spots: list[str], by_resource: bool = False) -> list[str]:
         """Wrap every spot that exists; the ones missing from this tree. A module-level function
         is replaced wherever it was imported by name too (``from scheduler.schedule_one import
         schedule_pod``); a static or class method is refused (SystemExit): its wrapper would
-        become an instance method."""
+        become an instance method. ``by_resource``: every plain spot is reported per resource
+        where a call names a ResourceDef (as :data:`BY_RESOURCE`'s always are), so a create's
+        cost in the plane splits by kind (``GenericStore.create[pods]``)."""
         missing = []
         for spot in spots:
             module_name, _, qualname = spot.partition(":")
@@ -177,7 +184,7 @@ class Accountant:
             if inspect.iscoroutinefunction(fn):
                 wrapped = self.coroutine(fn, label)
             else:
-                wrapped = self.plain(fn, label, spot in BY_RESOURCE)
+                wrapped = self.plain(fn, label, by_resource or spot in BY_RESOURCE)
             setattr(owner, attr, wrapped)
             if not owners:
                 for other in list(sys.modules.values()):

@@ -158,6 +158,52 @@ def test_install_reaches_imports_by_name_and_refuses_static_methods() -> None:
         del sys.modules[source.__name__], sys.modules[user.__name__]
 
 
+def test_by_resource_splits_a_spot_by_the_resource_def_its_calls_name() -> None:
+    """``install(..., by_resource=True)``: a method naming a ResourceDef after ``self`` and a
+    function naming it first are both reported per resource; a call naming none keeps the
+    spot's own label, and without the option nothing is split."""
+    source = types.ModuleType("sched_split_resources")
+
+    class Rd:
+        def __init__(self, plural: str) -> None:
+            self.plural = plural
+
+    def check(rd: object, obj: int) -> int:
+        return obj
+
+    class Store:
+        def create(self, rd: object, obj: int) -> int:
+            return obj
+
+    source.check = check  # type: ignore[attr-defined]
+    source.Store = Store  # type: ignore[attr-defined]
+    sys.modules[source.__name__] = source
+    try:
+        acct = Accountant(FakeClock())
+        spots = ["sched_split_resources:check", "sched_split_resources:Store.create"]
+        assert acct.install(spots, by_resource=True) == []
+        pods, events = Rd("pods"), Rd("events")
+        source.check(pods, 1)  # type: ignore[attr-defined]
+        source.check(events, 1)  # type: ignore[attr-defined]
+        source.check(events, 1)  # type: ignore[attr-defined]
+        source.check(None, 1)  # type: ignore[attr-defined]
+        Store().create(pods, 1)
+        assert dict(acct.calls) == {
+            "sched_split_resources.check[pods]": 1,
+            "sched_split_resources.check[events]": 2,
+            "sched_split_resources.check": 1,
+            "Store.create[pods]": 1,
+        }
+        plain = Accountant(FakeClock())
+        source.check, source.Store.create = check, Store.__dict__["create"]  # type: ignore[attr-defined]
+        assert plain.install(spots) == []
+        source.check(pods, 1)  # type: ignore[attr-defined]
+        Store().create(pods, 1)
+        assert dict(plain.calls) == {"sched_split_resources.check": 1, "Store.create": 1}
+    finally:
+        del sys.modules[source.__name__]
+
+
 def test_report_gives_each_spot_per_set_and_per_call() -> None:
     clock = FakeClock()
     acct = Accountant(clock)
