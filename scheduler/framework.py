@@ -30,8 +30,6 @@ from scheduler.interfaces import (
     MIN_NODE_SCORE,
     NOMINATING_NOOP,
     NOMINATING_OVERRIDE,
-    PRE_ENQUEUE_READS_GROUP,
-    PRE_ENQUEUE_READS_SPEC,
     ArrayScorePlugin,
     BatchNormalizeScorePlugin,
     BatchScorePlugin,
@@ -348,40 +346,13 @@ class Framework:
             if implements(p, EnqueueExtensions)
         }
 
-    def run_pre_enqueue_plugins(self, pod_info: PodInfo, start: int = 0) -> Status | None:
-        """PreEnqueue, plugin by plugin from the ``start``-th: the first rejection, named."""
-        plugins = self.pre_enqueue_plugins
-        for pl in plugins[start:] if start else plugins:
+    def run_pre_enqueue_plugins(self, pod_info: PodInfo) -> Status | None:
+        for pl in self.pre_enqueue_plugins:
             s = self._call(pl, "pre_enqueue", pod_info)
             if not is_success(s):
                 assert s is not None
                 return s.with_plugin(pl.name)
         return None
-
-    def run_pre_enqueue_plugins_released(self, pod_info: PodInfo, held_by: str) -> Status | None:
-        """gangplane: PreEnqueue for a member of a gang that ``held_by`` held, asked because
-        another member of the same group and of this profile has just passed every PreEnqueue
-        plugin of this profile (:meth:`SchedulingQueue._activate_held_members`), nothing
-        changed since.
-
-        What :meth:`run_pre_enqueue_plugins` answers, with fewer calls: when every plugin before
-        ``held_by`` reads the pod's ``spec`` alone (``PRE_ENQUEUE_READS_SPEC``) they passed for
-        this pod when ``held_by`` held it, and its ``spec`` is the same (a change to it is an
-        update the queue re-checks in full); when ``held_by`` reads only the group
-        (``PRE_ENQUEUE_READS_GROUP``) it answers for this pod what it answered for the other
-        member: success. Only the plugins after ``held_by`` are asked. Otherwise all of them are.
-        The released siblings of a gang of 3 are each one framework call instead of two plugin
-        calls (``tests/unit/scheduler/test_gang_queue_add.py``).
-        """
-        for i, pl in enumerate(self.pre_enqueue_plugins):
-            reads = getattr(pl, "pre_enqueue_reads", None)
-            if pl.name == held_by:
-                if reads == PRE_ENQUEUE_READS_GROUP:
-                    return self.run_pre_enqueue_plugins(pod_info, i + 1)
-                break
-            if reads != PRE_ENQUEUE_READS_SPEC:
-                break
-        return self.run_pre_enqueue_plugins(pod_info)
 
     # -- filtering --------------------------------------------------------------------------
 

@@ -171,23 +171,9 @@ class Plugin(Protocol):
 
 @runtime_checkable
 class PreEnqueuePlugin(Protocol):
-    """Gate a pod before it may enter activeQ; a rejected pod waits "gated", with no condition or event.
-
-    gangplane: a plugin may say what its answer depends on with a ``pre_enqueue_reads`` class
-    attribute (:data:`PRE_ENQUEUE_READS_SPEC` or :data:`PRE_ENQUEUE_READS_GROUP`), which lets
-    the queue release a gang's held members without asking it again per member
-    (:meth:`~scheduler.framework.Framework.run_pre_enqueue_plugins_released`).
-    """
+    """Gate a pod before it may enter activeQ; a rejected pod waits "gated", with no condition or event."""
 
     def pre_enqueue(self, pod_info: PodInfo) -> Status | None: ...
-
-
-#: ``pre_enqueue_reads``: the answer is a function of the pod's ``spec`` alone (SchedulingGates)
-PRE_ENQUEUE_READS_SPEC = "spec"
-#: ``pre_enqueue_reads``: the answer is a function of the pod's namespace and PodGroup name and
-#: of what the plugin's handle holds, the same for every member of one group at one moment
-#: (GangScheduling)
-PRE_ENQUEUE_READS_GROUP = "group"
 
 
 @runtime_checkable

@@ -53,7 +53,7 @@ from scheduler.events import (
 )
 from scheduler.nodeinfo import PodInfo, pod_uid
 from scheduler.parked import ParkedPods
-from scheduler.podgroups import pod_group_key, pod_group_name
+from scheduler.podgroups import pod_group_key
 from scheduler.status import Status
 
 DEFAULT_POD_INITIAL_BACKOFF = 1.0
@@ -295,10 +295,7 @@ class SchedulingQueue:
 
     def _run_pre_enqueue(self, q: QueuedPodInfo) -> None:
         prof = self._profile(q)
-        self._apply_pre_enqueue(q, prof.run_pre_enqueue_plugins(q.pod_info) if prof is not None else None)
-
-    def _apply_pre_enqueue(self, q: QueuedPodInfo, s: Status | None) -> None:
-        """Mark ``q`` as PreEnqueue answered: gated with ``s`` and its plugin, or not gated."""
+        s = prof.run_pre_enqueue_plugins(q.pod_info) if prof is not None else None
         if s is None or s.is_success():
             q.gated = False
             q.gating_status = None
@@ -428,35 +425,10 @@ class SchedulingQueue:
         return out
 
     def _activate_held_members(self, q: QueuedPodInfo) -> None:
-        """A group member passed PreEnqueue: its held siblings may pass too (minCount reached).
-
-        ``q`` has just passed every PreEnqueue plugin of its profile. A held sibling of the same
-        profile, namespace and PodGroup name (what the group key joins) is asked through the
-        profile's ``run_pre_enqueue_plugins_released`` when it has one: the same answer as a
-        full PreEnqueue run, without asking again a plugin whose answer is the group's.
-        """
+        """A group member passed PreEnqueue: its held siblings may pass too (minCount reached)."""
         key = self._group_of.get(q.uid)
-        if not key:
-            return
-        held = self._held_by_pre_enqueue(key)
-        if not held:
-            return
-        prof = self._profile(q)
-        release = getattr(prof, "run_pre_enqueue_plugins_released", None)
-        ns, name = q.pod_info.namespace, pod_group_name(q.pod)
-        for other in held:
-            s = other.gating_status
-            if (
-                release is not None
-                and s is not None
-                and s.plugin
-                and other.pod_info.namespace == ns
-                and pod_group_name(other.pod) == name
-                and self._profile(other) is prof
-            ):
-                self._apply_pre_enqueue(other, release(other.pod_info, s.plugin))
-                self._move_to_active(other, skip_pre_enqueue=True)
-            else:
+        if key:
+            for other in self._held_by_pre_enqueue(key):
                 self._move_to_active(other)
 
     def reevaluate_held(self) -> int:

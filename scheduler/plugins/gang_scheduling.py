@@ -32,7 +32,7 @@ from typing import Any
 
 from featuregates import GENERIC_WORKLOAD, POD_GROUP_REPLACEMENTS_SCHEDULE_FREELY
 from scheduler.events import ASSIGNED_POD_ADD, ClusterEventWithHint, QueueingHint
-from scheduler.interfaces import PRE_ENQUEUE_READS_GROUP, CycleState, Handle, PodGroupInfo
+from scheduler.interfaces import CycleState, Handle, PodGroupInfo
 from scheduler.nodeinfo import PodInfo
 from scheduler.podgroup_status import replacements_schedule_freely
 from scheduler.podgroups import gang_min_count, is_gang, min_count, pod_group_key, pod_group_name
@@ -60,9 +60,6 @@ def not_yet_satisfied(min_count: int, scheduled: int, remaining: int) -> str:
 
 class GangScheduling:
     name = NAME
-    #: :meth:`pre_enqueue` reads the pod's namespace and group name, the handle's gates, PodGroup
-    #: and group state: one answer for every member of a group at one moment
-    pre_enqueue_reads = PRE_ENQUEUE_READS_GROUP
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         self.handle = handle or Handle()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.events import UNSCHEDULED_POD, ActionType, ClusterEvent, ClusterEventWithHint
-from scheduler.interfaces import PRE_ENQUEUE_READS_SPEC, Handle, go_list
+from scheduler.interfaces import Handle, go_list
 from scheduler.nodeinfo import PodInfo
 from scheduler.status import Code, Status
 
@@ -18,8 +18,6 @@ NAME = "SchedulingGates"
 
 class SchedulingGates:
     name = NAME
-    #: the answer reads ``spec.schedulingGates`` alone
-    pre_enqueue_reads = PRE_ENQUEUE_READS_SPEC
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None) -> None:
         pass

@@ -28,8 +28,7 @@ from featuregates import (
 from scheduler.cache import Cache
 from scheduler.defaults import default_profile, default_registry
 from scheduler.events import UNSCHEDULED_POD_ADD
-from scheduler.framework import Framework, Handle, PluginSpec
-from scheduler.interfaces import PRE_ENQUEUE_READS_SPEC
+from scheduler.framework import Framework, Handle
 from scheduler.nodeinfo import PodInfo
 from scheduler.plugins import gang_scheduling
 from scheduler.plugins.gang_scheduling import (
@@ -74,15 +73,7 @@ class _ReferenceGang(GangScheduling):
 
 
 class _ReferenceQueue(SchedulingQueue):
-    """``add`` through ``_move_to_active``, as before the inlined placement, and held members
-    released through a full PreEnqueue run each, as before ``run_pre_enqueue_plugins_released``
-    (the general paths)."""
-
-    def _activate_held_members(self, q: Any) -> None:
-        key = self._group_of.get(q.uid)
-        if key:
-            for other in self._held_by_pre_enqueue(key):
-                self._move_to_active(other)
+    """``add`` through ``_move_to_active``, as before the inlined placement (the general path)."""
 
     def add(self, pod: Any) -> None:
         q = self._new(pod)
@@ -97,70 +88,12 @@ class _ReferenceQueue(SchedulingQueue):
             self._record_event([UNSCHEDULED_POD_ADD], None, pod)
 
 
-class _LabelGate:
-    """A PreEnqueue plugin declaring nothing of what it reads: it holds pods labelled
-    ``hold=yes`` while :attr:`closed` (switched by the random steps, with no event)."""
-
-    name = "LabelGate"
-    closed = True
-
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
-        pass
-
-    def pre_enqueue(self, pod_info: PodInfo) -> Status | None:
-        if _LabelGate.closed and pod_info.labels.get("hold") == "yes":
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"held by {self.name}")
-        return None
-
-
-class _OtherGate(_LabelGate):
-    """The second profile's own last PreEnqueue plugin: a member of that profile is released
-    through its own framework, not the one of the member that completed the group."""
-
-    name = "OtherGate"
-
-
-class _SpecGate(_LabelGate):
-    """:class:`_LabelGate` on a spec field, declaring it reads the spec alone."""
-
-    name = "SpecGate"
-    pre_enqueue_reads = PRE_ENQUEUE_READS_SPEC
-
-    def pre_enqueue(self, pod_info: PodInfo) -> Status | None:
-        if (pod_info.pod.get("spec") or {}).get("priorityClassName") == "held":
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "held by spec")
-        return None
-
-
-#: profile variants: extra PreEnqueue plugins before or after GangScheduling (the release
-#: asks the ones after it; one before it that does not declare reading the spec alone makes
-#: the release a full run)
-EXTRAS: dict[str, list[tuple[int, Any]]] = {
-    "default": [],
-    "after": [(2, _LabelGate)],
-    "spec-before": [(1, _SpecGate)],
-    "undeclared-before": [(1, _LabelGate)],
-    "both": [(1, _SpecGate), (3, _LabelGate)],
-}
-
-
-def _profile(extra: str, name: str = "default-scheduler") -> Any:
-    profile = default_profile(name)
-    if name == "other":
-        profile.plugins.insert(len(EXTRAS[extra]) + 2, PluginSpec(_OtherGate.name))
-    for at, cls in EXTRAS[extra]:
-        profile.plugins.insert(at, PluginSpec(cls.name))
-    return profile
-
-
 class _Plane:
     """A cache, a framework (two profiles) and a queue, fed as the scheduler's handlers feed them."""
 
-    def __init__(self, reference: bool, extra: str = "default") -> None:
+    def __init__(self, reference: bool) -> None:
         self.cache = Cache()
         registry = default_registry()
-        for _, cls in [*EXTRAS[extra], (0, _OtherGate)]:
-            registry[cls.name] = cls
         if reference:
             registry[gang_scheduling.NAME] = lambda args, handle: _ReferenceGang(args, handle)
         self.handle = Handle(
@@ -169,8 +102,8 @@ class _Plane:
             pod_group_state=self.cache.pod_group_state,
             gates=GATE_SETS[0],
         )
-        fw = Framework(_profile(extra), self.handle, registry=registry)
-        other = Framework(_profile(extra, "other"), self.handle, registry=registry)
+        fw = Framework(default_profile(), self.handle, registry=registry)
+        other = Framework(default_profile(), self.handle, registry=registry)
         cls = _ReferenceQueue if reference else SchedulingQueue
         self.queue = cls(
             fw.queue_sort_less,
@@ -227,7 +160,7 @@ class _Plane:
         for pod in self.pods.values():
             key = pod_group_key(pod)
             if key:
-                out.setdefault(key, set()).add(f"{pod['metadata']['namespace']}/{pod['metadata']['name']}")
+                out.setdefault(key, set()).add(f"default/{pod['metadata']['name']}")
         return out
 
     def queue_groups(self) -> dict[str, set[str]]:
@@ -268,12 +201,6 @@ def _pod(rng: random.Random, i: int) -> Any:
         pod["spec"]["schedulingGates"] = [{"name": "hold"}]
     if rng.random() < 0.1:
         pod["spec"]["schedulerName"] = "other"
-    if rng.random() < 0.1:
-        pod["metadata"]["labels"] = {"hold": "yes"}
-    if rng.random() < 0.1:
-        pod["spec"]["priorityClassName"] = "held"
-    if rng.random() < 0.1:
-        pod["metadata"]["namespace"] = "ns2"  # its group's key and PodGroup are another namespace's
     return pod
 
 
@@ -304,8 +231,6 @@ def _step(rng: random.Random, planes: list[_Plane], i: int) -> None:
         pg = _pod_group(rng, rng.choice("abcd"))
         for p in planes:
             p.pod_group(pg)
-    elif r < 0.64:
-        _LabelGate.closed = not _LabelGate.closed
     elif r < 0.7:
         gates = rng.choice(GATE_SETS)
         if rng.random() < 0.3 and gates is not None:
@@ -321,10 +246,6 @@ def _step(rng: random.Random, planes: list[_Plane], i: int) -> None:
             if group:
                 new["spec"]["schedulingGroup"] = {"podGroupName": group}
         new["metadata"] = {**old["metadata"], "labels": {"step": str(i)}}
-        if rng.random() < 0.3:
-            new["metadata"]["labels"]["hold"] = "yes"
-        if rng.random() < 0.3:
-            new["spec"]["priorityClassName"] = rng.choice(["held", "free"])
         for p in planes:
             p.update(old, new)
     elif r < 0.88:
@@ -336,38 +257,10 @@ def _step(rng: random.Random, planes: list[_Plane], i: int) -> None:
         assert popped[0] == popped[1]
 
 
-#: per profile variant: held members released (``run_pre_enqueue_plugins_released``) and
-#: PreEnqueue runs that began past the first plugin, summed over the random histories
-RELEASED: dict[str, dict[str, int]] = {}
-
-
-@pytest.fixture
-def count_releases(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    counts = {"released": 0, "shortened": 0}
-    plain = Framework.run_pre_enqueue_plugins
-    released = Framework.run_pre_enqueue_plugins_released
-
-    def run(self: Framework, pod_info: PodInfo, start: int = 0) -> Status | None:
-        counts["shortened"] += start > 0
-        return plain(self, pod_info, start)
-
-    def release(self: Framework, pod_info: PodInfo, held_by: str) -> Status | None:
-        counts["released"] += 1
-        return released(self, pod_info, held_by)
-
-    monkeypatch.setattr(Framework, "run_pre_enqueue_plugins", run)
-    monkeypatch.setattr(Framework, "run_pre_enqueue_plugins_released", release)
-    return counts
-
-
-@pytest.mark.parametrize("extra", sorted(EXTRAS))
 @pytest.mark.parametrize("seed", range(30))
-def test_add_and_pre_enqueue_equal_the_general_paths(
-    seed: int, extra: str, count_releases: dict[str, int]
-) -> None:
+def test_add_and_pre_enqueue_equal_the_general_paths(seed: int) -> None:
     rng = random.Random(seed)
-    _LabelGate.closed = True
-    planes = [_Plane(reference=False, extra=extra), _Plane(reference=True, extra=extra)]
+    planes = [_Plane(reference=False), _Plane(reference=True)]
     for i in range(120):
         _step(rng, planes, i)
         assert planes[0].view() == planes[1].view(), f"step {i}"
@@ -378,20 +271,6 @@ def test_add_and_pre_enqueue_equal_the_general_paths(
         assert popped[0] == popped[1]
         if not popped[0]:
             break
-    total = RELEASED.setdefault(extra, {"released": 0, "shortened": 0})
-    for k, v in count_releases.items():
-        total[k] += v
-
-
-def test_releases_were_exercised() -> None:
-    """The random histories above released held members through the framework's release, and
-    the variants with a plugin after GangScheduling asked only that one (this test runs after
-    them in the file; alone it has nothing to check)."""
-    if len(RELEASED) < len(EXTRAS):
-        pytest.skip("run with the random histories")
-    assert all(t["released"] > 50 for t in RELEASED.values()), RELEASED
-    assert RELEASED["after"]["shortened"] > 20 and RELEASED["both"]["shortened"] > 20, RELEASED
-    assert RELEASED["undeclared-before"]["shortened"] == 0, RELEASED
 
 
 def test_the_flags_follow_the_handles_gates() -> None:
