@@ -16,9 +16,15 @@ skipped on a remembered one. This script measures, per body, in one process, alt
   the check, a miss checks and remembers (the last column: distinct shapes met);
 * ``level-memo``: a memo per object level: the level's keys and the exact types of its values
   (built by C-level ``tuple``/``map``) name the children that still need a look (nested objects,
-  lists, maps, floats under an integer field), so the scalars of a remembered level are skipped.
+  lists, maps, floats under an integer field), so the scalars of a remembered level are skipped;
+* ``tuple-key`` (session 20, typekey): a *typed structure key* as :mod:`apiserver.patch.structkey`
+  makes its key (a tuple per map: its keys, then one marker per value; no copy, no text), with
+  scalars marked by exact type (floats by integral-ness) and lists looked into as maps are (their
+  verbatim text would make each gang set's ``ownerReferences`` a new key); a hit skips the check.
 
 Each row is ``--n`` distinct bodies of one kind, as a cluster creates them by the thousand:
+``gangs-1000x3``'s (``bench.micro.create_cpu``'s bodies captured from the plane: ``plane-pod``,
+``podgroup``, ``workload``, ``revision``, and the driver's ``statefulset``, one set per body) and
 ``event`` (kubelet Events, ``bench.micro.event_cpu``'s), ``basic-pod`` (SchedulingBasic's pods),
 ``set-pod`` (``bench.micro.create_cpu``'s StatefulSet pod, all of one set), ``gang-pod`` (the same
 pods, one set per three: the owner's uid is in the ``ownerReferences`` list, so each set is a new
@@ -85,13 +91,18 @@ def _pod_2c(i: int) -> dict[str, Any]:
     return pod
 
 
-#: body sets: (kind, body of index i)
-BODIES: dict[str, tuple[str, Callable[[int], dict[str, Any]]]] = {
-    "event": ("Event", _event),
-    "basic-pod": ("Pod", lambda i: common.pod(f"run-{i}")),
-    "set-pod": ("Pod", _one_set_pod),
-    "gang-pod": ("Pod", create_cpu.pod),
-    "pod-2c": ("Pod", _pod_2c),
+#: body sets: ((group, version, kind), body of index i)
+BODIES: dict[str, tuple[tuple[str, str, str], Callable[[int], dict[str, Any]]]] = {
+    "event": (("", "v1", "Event"), _event),
+    "basic-pod": (("", "v1", "Pod"), lambda i: common.pod(f"run-{i}")),
+    "set-pod": (("", "v1", "Pod"), _one_set_pod),
+    "gang-pod": (("", "v1", "Pod"), create_cpu.pod),
+    "pod-2c": (("", "v1", "Pod"), _pod_2c),
+    "plane-pod": (("", "v1", "Pod"), create_cpu.gangpod),
+    "podgroup": (("scheduling.k8s.io", "v1beta1", "PodGroup"), create_cpu.ganggroup),
+    "workload": (("scheduling.k8s.io", "v1beta1", "Workload"), create_cpu.gangworkload),
+    "statefulset": (("apps", "v1", "StatefulSet"), create_cpu.statefulset),
+    "revision": (("apps", "v1", "ControllerRevision"), create_cpu.gangrevision),
 }
 
 # ------------------------------------------------------------ rejected design 1: whole-object key
@@ -166,13 +177,50 @@ def _level_walk(v: Any, shape: Any, struct: str, memo: dict[Any, tuple[str, ...]
         _level_walk(v[k], shape.props[k], inner, memo)
 
 
+# ------------------------------------------------------------ rejected design 3: a typed tuple key
+#: exact scalar types' markers (``float`` by integral-ness in :func:`_tuple_key`; lists by ``_LIST``)
+_TMARK: dict[type, int] = {str: 1, int: 2, bool: 3, type(None): 4}
+_LIST_MARK = 7
+
+
+def _tuple_key(m: dict[str, Any]) -> tuple[Any, ...]:
+    out: list[Any] = [*m]
+    for v in m.values():
+        out.append(_tuple_mark(v))
+    return tuple(out)
+
+
+def _tuple_mark(v: Any) -> Any:
+    t = type(v)
+    mark = _TMARK.get(t)
+    if mark is not None:
+        return mark
+    if t is dict:
+        return _tuple_key(v)
+    if t is list:
+        return (_LIST_MARK, *[_tuple_mark(x) for x in v])
+    if t is float:
+        return 5 if v.is_integer() else 6
+    return t
+
+
+def _tuple_memo_check(gvk: tuple[str, str, str], body: dict[str, Any], memo: set[Any]) -> None:
+    """Design 3 whole: a hit skips the check; a miss checks and remembers (a product memo would
+    also refuse to learn a check that filled a ``null``; these bodies hold none)."""
+    key = _tuple_key(body)
+    if key in memo:
+        return
+    tc.check_kind_types(*gvk, body)
+    memo.add(key)
+
+
 # ------------------------------------------------------------ the measurement
-def _typed_memo_check(kind: str, body: dict[str, Any], memo: dict[bytes, bool]) -> None:
+def _typed_memo_check(gvk: tuple[str, str, str], body: dict[str, Any], memo: dict[bytes, bool]) -> None:
     """Design 1 whole: a hit skips the check; a miss checks and remembers (bounded as createmem's)."""
     key = orjson.dumps(_typed_blank(body), option=EXACT_JSON)
     if key in memo:
         return
-    tc.check_kind_types("", "v1", kind, body)
+    tc.check_kind_types(*gvk, body)
     if len(memo) >= 1024:
         memo.clear()
     memo[key] = True
@@ -187,22 +235,26 @@ def _per_body(fn: Callable[[dict[str, Any]], object], bodies: list[dict[str, Any
 
 def run(n: int, rounds: int) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
-    for name, (kind, make) in BODIES.items():
+    for name, (gvk, make) in BODIES.items():
         bodies = [make(i) for i in range(n)]
-        shape = tc._kind_shape("", "v1", kind)
+        shape = tc._kind_shape(*gvk)
+        kind = gvk[2]
         best: dict[str, float] = {}
         for _ in range(rounds):
             # a fresh memo per round and design: each round pays its misses once
             key_memo: dict[bytes, bool] = {}
             level_memo: dict[Any, tuple[str, ...]] = {}
+            tuple_memo: set[Any] = set()
             runs: dict[str, Callable[[dict[str, Any]], object]] = {
-                "check": lambda b, k=kind: tc.check_kind_types("", "v1", k, b),
-                "typed-memo": lambda b, k=kind, m=key_memo: _typed_memo_check(k, b, m),
+                "check": lambda b, g=gvk: tc.check_kind_types(*g, b),
+                "typed-memo": lambda b, g=gvk, m=key_memo: _typed_memo_check(g, b, m),
                 "level-memo": lambda b, k=kind, m=level_memo, s=shape: _level_walk(b, s, k, m),
+                "tuple-key": lambda b, g=gvk, m=tuple_memo: _tuple_memo_check(g, b, m),
             }
             for label, fn in runs.items():
                 best[label] = min(best.get(label, float("inf")), _per_body(fn, bodies))
             best["shapes"] = float(len(key_memo))
+            best["tuple-keys"] = float(len(tuple_memo))
         out[name] = best
     return out
 
@@ -214,11 +266,13 @@ def main() -> None:
     args = ap.parse_args()
     res = run(args.n, args.rounds)
     print(
-        f"{'bodies':10} {'check':>7} {'typed-memo':>11} {'level-memo':>11} {'shapes':>7}  (µs CPU per body, min)"
+        f"{'bodies':11} {'check':>7} {'typed-memo':>11} {'level-memo':>11} {'tuple-key':>10} {'shapes':>7}"
+        f" {'keys':>5}  (µs CPU per body, min)"
     )
     for name, r in res.items():
         print(
-            f"{name:10} {r['check']:7.2f} {r['typed-memo']:11.2f} {r['level-memo']:11.2f} {int(r['shapes']):7}"
+            f"{name:11} {r['check']:7.2f} {r['typed-memo']:11.2f} {r['level-memo']:11.2f} {r['tuple-key']:10.2f}"
+            f" {int(r['shapes']):7} {int(r['tuple-keys']):5}"
         )
 
 
