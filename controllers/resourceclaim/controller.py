@@ -31,6 +31,11 @@ through the scheduler. Other PodGroups (a Job's, a user's) are never released th
 With the gate off here, PodGroups are ignored and every pod claim is pod-scoped; PodGroup entries
 already in ``reservedFor`` are left alone, so running pods keep their devices (KEP-6277
 Upgrade/Downgrade).
+
+A claim this controller created is found by the next sync even before the claim informer has
+delivered it (kube's ``claimCache``, a ``MutationCache`` over the informer): a sync may run again
+before the claim's watch event arrives and must not generate a second claim; the informer's view
+supersedes the remembered claim once it has reached the claim's resourceVersion.
 """
 
 from __future__ import annotations
@@ -108,6 +113,9 @@ class ResourceClaimController(Controller):
         self.group_claims = group_claims
         #: gangplane's StatefulSetWorkloadClaimRelease (module docstring)
         self.release_idle_groups = release_idle_groups
+        #: claims this controller created, by ``ns/name``, until the claim informer reaches their
+        #: resourceVersion (module docstring; :meth:`_forget_delivered`)
+        self._created: dict[str, Obj] = {}
         super().__init__(client, informers=informers, clock=clock, metrics=metrics)
 
     def setup(self) -> None:
@@ -200,10 +208,34 @@ class ResourceClaimController(Controller):
             await self._sync_claim(ns_name)
 
     def _owned_claim(self, owner_uid: str, pod_claim: str) -> Obj | None:
+        if self._created:
+            self._forget_delivered()
         for claim in self.claims.by_index(CLAIMS_BY_OWNER, owner_uid):
             if (_meta(claim).get("annotations") or {}).get(rc.POD_CLAIM_NAME_ANNOTATION) == pod_claim:
                 return claim
+        for claim in self._created.values():  # created here, not delivered yet
+            if (
+                owner_uid in _owner_uids(claim)
+                and (_meta(claim).get("annotations") or {}).get(rc.POD_CLAIM_NAME_ANNOTATION) == pod_claim
+            ):
+                return claim
         return None
+
+    def _forget_delivered(self) -> None:
+        """Drop the claims created here that the claim informer has reached.
+
+        Once the informer's resourceVersion is at or past a claim's, every event up to the
+        claim's creation is in its cache: the cache holds the claim (or a newer state of it), or
+        the claim is already gone — deleted before the informer saw it, say, when a re-list
+        skipped it. Either way the informer's view supersedes the remembered claim (kube's
+        ``MutationCache`` with integer resourceVersions). Done on every lookup while the map is
+        not empty, so it holds only claims still in flight.
+        """
+        reached = int(self.claims.resource_version or 0)
+        for key in [
+            k for k, c in self._created.items() if int(_meta(c).get("resourceVersion") or 0) <= reached
+        ]:
+            del self._created[key]
 
     async def _generate(self, owner: Obj, api_version: str, kind: str, entry: Obj) -> Obj:
         """Create the claim for ``entry`` from its template, owned by ``owner``."""
@@ -246,7 +278,9 @@ class ResourceClaimController(Controller):
         }
         if tmeta.get("labels"):
             claim["metadata"]["labels"] = dict(tmeta["labels"])
-        return await self.client.create(RESOURCECLAIMS, claim, ns)
+        created = await self.client.create(RESOURCECLAIMS, claim, ns)
+        self._created[_ns_name(created)] = created
+        return created
 
     def _pod_group_of(self, pod: Obj) -> Obj | None:
         group = rc.pod_group_name(pod)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+import random
 
 import pytest
 
 from apiserver.api.types import Obj
-from apiserver.client.interface import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
+from apiserver.client.interface import GVR, PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, Client
 from controllers.manager import RESOURCE_CLAIM, register_controllers
 from controllers.resourceclaim.controller import ResourceClaimController
 from gangplane.controlplane import ControlPlane
@@ -170,3 +171,124 @@ async def test_a_missing_template_is_retried_until_it_exists(cp: ControlPlane, c
     await client.create(RESOURCECLAIMTEMPLATES, template("late"), NS)
     p = await wait_for_object(client, PODS, "web-0", NS, lambda o: bool(statuses(o)), timeout=15)
     assert statuses(p)[0]["resourceClaimName"].startswith("web-0-gpu-")
+
+
+# ---------------------------------------------------------------- claims created, not yet delivered
+# The controller's informers are never started here: each test hands them the apiserver's state
+# by a list (what a re-list delivers) exactly when it wants, so a sync can run twice before the
+# claim informer has seen the claim the first one created — as a lagging watch would have it.
+
+
+def unstarted(client: Client) -> ResourceClaimController:
+    return ResourceClaimController(client, group_claims=True)
+
+
+async def deliver(ctrl: ResourceClaimController, *gvrs: GVR) -> None:
+    """The apiserver's current state of ``gvrs`` reaches the controller's informers (a re-list)."""
+    for inf in ctrl.informers.informers():
+        if inf.gvr in gvrs:
+            await inf._list()
+
+
+def group(name: str = "g") -> Obj:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "schedulingPolicy": {"gang": {"minCount": 2}},
+            "resourceClaims": [{"name": "shared", "resourceClaimTemplateName": "tpl"}],
+        },
+    }
+
+
+async def claim_names(client: Client) -> list[str]:
+    return sorted(c["metadata"]["name"] for c in (await client.list(RESOURCECLAIMS, NS))["items"])
+
+
+async def test_a_group_synced_again_before_its_claim_is_delivered_gets_no_second_claim(client) -> None:
+    ctrl = unstarted(client)
+    await client.create(RESOURCECLAIMTEMPLATES, template(), NS)
+    await client.create(PODGROUPS, group(), NS)
+    await deliver(ctrl, PODS, PODGROUPS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES)
+    await ctrl.sync(("podgroup", f"{NS}/g"))
+    (name,) = await claim_names(client)
+    await ctrl.sync(("podgroup", f"{NS}/g"))  # the claim informer has not delivered it
+    assert await claim_names(client) == [name]
+    await deliver(ctrl, RESOURCECLAIMS, PODGROUPS)
+    await ctrl.sync(("podgroup", f"{NS}/g"))  # now found in the informer, the remembered one superseded
+    assert await claim_names(client) == [name]
+    assert not ctrl._created
+    pg = await client.get(PODGROUPS, "g", NS)
+    assert statuses(pg) == [{"name": "shared", "resourceClaimName": name}]
+
+
+async def test_a_pod_synced_again_before_its_claim_is_delivered_gets_no_second_claim(client) -> None:
+    ctrl = unstarted(client)
+    await client.create(RESOURCECLAIMTEMPLATES, template(), NS)
+    await client.create(PODS, pod("web-0", {"name": "gpu", "resourceClaimTemplateName": "tpl"}), NS)
+    await deliver(ctrl, PODS, PODGROUPS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES)
+    await ctrl.sync(("pod", f"{NS}/web-0"))
+    (name,) = await claim_names(client)
+    # neither the claim nor the pod's new status delivered: the status cannot point at the claim
+    await ctrl.sync(("pod", f"{NS}/web-0"))
+    assert await claim_names(client) == [name]
+    p = await client.get(PODS, "web-0", NS)
+    assert statuses(p) == [{"name": "gpu", "resourceClaimName": name}]
+
+
+async def test_a_claim_deleted_before_it_was_delivered_is_generated_again(client) -> None:
+    ctrl = unstarted(client)
+    await client.create(RESOURCECLAIMTEMPLATES, template(), NS)
+    await client.create(PODGROUPS, group(), NS)
+    await deliver(ctrl, PODS, PODGROUPS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES)
+    await ctrl.sync(("podgroup", f"{NS}/g"))
+    (first,) = await claim_names(client)
+    await client.delete(RESOURCECLAIMS, first, NS)
+    # the re-list never shows the claim, yet its resourceVersion is past the claim's: it is gone
+    await deliver(ctrl, RESOURCECLAIMS)
+    await ctrl.sync(("podgroup", f"{NS}/g"))
+    (second,) = await claim_names(client)
+    assert second != first
+    assert list(ctrl._created) == [f"{NS}/{second}"]  # the deleted one is not remembered
+
+
+@pytest.mark.parametrize("seed", range(12))
+async def test_syncs_deliveries_and_deletes_in_any_order_never_leave_two_claims_for_one_entry(
+    client: Client, seed: int
+) -> None:
+    rnd = random.Random(seed)
+    ctrl = unstarted(client)
+    await client.create(RESOURCECLAIMTEMPLATES, template(), NS)
+    await client.create(PODGROUPS, group(), NS)
+    await client.create(PODS, pod("web-0", {"name": "gpu", "resourceClaimTemplateName": "tpl"}), NS)
+    everything = (PODS, PODGROUPS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES)
+    await deliver(ctrl, *everything)
+
+    async def live() -> list[Obj]:
+        return (await client.list(RESOURCECLAIMS, NS))["items"]
+
+    for _ in range(30):
+        op = rnd.randrange(6)
+        if op == 0:
+            await ctrl.sync(("pod", f"{NS}/web-0"))
+        elif op == 1:
+            await ctrl.sync(("podgroup", f"{NS}/g"))
+        elif op in (2, 3):
+            await deliver(ctrl, RESOURCECLAIMS if op == 2 else rnd.choice((PODS, PODGROUPS)))
+        elif claims := await live():
+            await client.delete(RESOURCECLAIMS, rnd.choice(claims)["metadata"]["name"], NS)
+        owners = [c["metadata"]["ownerReferences"][0]["uid"] for c in await live()]
+        assert len(owners) == len(set(owners)), owners  # one claim per owner (each has one entry)
+    for _ in range(2):  # caught up: every entry has its claim, recorded in the owner's status
+        await deliver(ctrl, *everything)
+        await ctrl.sync(("podgroup", f"{NS}/g"))
+        await ctrl.sync(("pod", f"{NS}/web-0"))
+    by_owner = {c["metadata"]["ownerReferences"][0]["name"]: c["metadata"]["name"] for c in await live()}
+    assert len(await live()) == 2
+    assert statuses(await client.get(PODGROUPS, "g", NS)) == [
+        {"name": "shared", "resourceClaimName": by_owner["g"]}
+    ]
+    assert statuses(await client.get(PODS, "web-0", NS)) == [
+        {"name": "gpu", "resourceClaimName": by_owner["web-0"]}
+    ]
