@@ -206,13 +206,19 @@ async def claim_names(client: Client) -> list[str]:
     return sorted(c["metadata"]["name"] for c in (await client.list(RESOURCECLAIMS, NS))["items"])
 
 
-async def test_a_group_synced_again_before_its_claim_is_delivered_gets_no_second_claim(client) -> None:
+async def group_synced_once(client: Client) -> tuple[ResourceClaimController, str]:
+    """An unstarted controller that has synced PodGroup ``g`` once, and the one claim it created."""
     ctrl = unstarted(client)
     await client.create(RESOURCECLAIMTEMPLATES, template(), NS)
     await client.create(PODGROUPS, group(), NS)
     await deliver(ctrl, PODS, PODGROUPS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES)
     await ctrl.sync(("podgroup", f"{NS}/g"))
     (name,) = await claim_names(client)
+    return ctrl, name
+
+
+async def test_a_group_synced_again_before_its_claim_is_delivered_gets_no_second_claim(client) -> None:
+    ctrl, name = await group_synced_once(client)
     await ctrl.sync(("podgroup", f"{NS}/g"))  # the claim informer has not delivered it
     assert await claim_names(client) == [name]
     await deliver(ctrl, RESOURCECLAIMS, PODGROUPS)
@@ -238,12 +244,7 @@ async def test_a_pod_synced_again_before_its_claim_is_delivered_gets_no_second_c
 
 
 async def test_a_claim_deleted_before_it_was_delivered_is_generated_again(client) -> None:
-    ctrl = unstarted(client)
-    await client.create(RESOURCECLAIMTEMPLATES, template(), NS)
-    await client.create(PODGROUPS, group(), NS)
-    await deliver(ctrl, PODS, PODGROUPS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES)
-    await ctrl.sync(("podgroup", f"{NS}/g"))
-    (first,) = await claim_names(client)
+    ctrl, first = await group_synced_once(client)
     await client.delete(RESOURCECLAIMS, first, NS)
     # the re-list never shows the claim, yet its resourceVersion is past the claim's: it is gone
     await deliver(ctrl, RESOURCECLAIMS)
