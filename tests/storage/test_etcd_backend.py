@@ -67,7 +67,16 @@ class Servers:
 
 
 @pytest.fixture
-async def servers(etcd: EtcdCluster, prefix: str) -> AsyncIterator[Servers]:
+async def servers(etcd: EtcdCluster, prefix: str, raw: aetcd.Client) -> AsyncIterator[Servers]:
+    """The test's storages, closed before ``raw`` (which is why it asks for ``raw``).
+
+    gRPC's asyncio layer has one completion queue per process, bound to the loop of the first
+    channel (``raw``'s: the test's loop) and torn down when the last channel closes. Were a
+    storage's channel the last, that teardown would run on the storage's own thread and unregister
+    the test loop's reader from there, racing the test loop, which could still run the reader
+    once its socket was closed (``OSError: [Errno 9] Bad file descriptor`` at teardown, seen in
+    CI). Opening ``raw`` first and closing it last keeps the teardown on the queue's own loop.
+    """
     s = Servers(etcd.endpoints, prefix)
     try:
         yield s
