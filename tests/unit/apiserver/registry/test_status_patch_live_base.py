@@ -27,6 +27,7 @@ from apiserver.registry import generic
 from apiserver.registry.generic import MERGE_PATCH, STRATEGIC_PATCH, WriteOptions
 from apiserver.registry.handoff import private_patch_base, private_update_body
 from apiserver.server.instance import build_api
+from controllers.testing import statefulset
 from tests.unit.apiserver.server.test_update_handoff import _containers
 
 from .test_update_path_fastpaths import _Log
@@ -101,24 +102,11 @@ def _pod(rnd: random.Random, name: str) -> dict[str, Any]:
 
 
 def _statefulset(rnd: random.Random, name: str) -> dict[str, Any]:
-    labels = {"app": name}
-    md: dict[str, Any] = {"name": name, "labels": labels}
+    sts = statefulset(name, namespace=NS)
+    sts["metadata"]["labels"] = {"app": name}
     if rnd.random() < 0.5:
-        md["annotations"] = {"a": "1"}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": md,
-        "spec": {
-            "replicas": 3,
-            "serviceName": name,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "c", "image": "i"}]},
-            },
-        },
-    }
+        sts["metadata"]["annotations"] = {"a": "1"}
+    return sts
 
 
 def _condition(rnd: random.Random, types: list[str]) -> dict[str, Any]:

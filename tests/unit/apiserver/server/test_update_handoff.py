@@ -29,6 +29,7 @@ from apiserver.meta import FakeClock
 from apiserver.server.instance import build_api
 from apiserver.server.localclient import LocalClient, ReadOnlyObjects
 from controllers.nodeagent.agent import status_write_body
+from controllers.testing import statefulset
 
 from ..patch.test_tracker import _mutate, _random_pod
 from ..registry.test_update_path_fastpaths import _Log, _node_lease, _running, _status
@@ -189,21 +190,8 @@ async def _pod_writes(w: _Writer, rnd: random.Random, i: int) -> None:
 
 async def _set_writes(w: _Writer, rnd: random.Random, i: int) -> None:
     name = f"s{i}"
-    labels = {"app": name}
-    sts = {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {
-            "replicas": 3,
-            "serviceName": name,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "c", "image": "img"}]},
-            },
-        },
-    }
+    sts = statefulset(name, namespace=NS)
+    sts["metadata"]["labels"] = {"app": name}
     await w.client.create(STATEFULSETS, sts, NS, field_manager="ctl")
     for _ in range(2):
         live = w.live("statefulsets", name, "apps")
