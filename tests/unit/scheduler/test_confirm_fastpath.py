@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -135,6 +136,28 @@ def _dump(cache: Cache, snap: Snapshot, known: dict[str, Obj]) -> Any:
     )
 
 
+def gated_fast_path(
+    monkeypatch: pytest.MonkeyPatch,
+    attr: str,
+    fast_path: Callable[[Cache, str, PodInfo, Obj], bool],
+    fast: bool,
+) -> list[int]:
+    """Patch ``Cache.<attr>`` (a confirmation fast path: True when it handled the pod) to refuse
+    every pod unless ``fast``, and else to run ``fast_path`` and count the pods it took; the count
+    is the returned list's one item."""
+    taken = [0]
+
+    def gated(self: Cache, key: str, old: PodInfo, pod: Obj) -> bool:
+        if not fast:
+            return False
+        done = fast_path(self, key, old, pod)
+        taken[0] += done
+        return done
+
+    monkeypatch.setattr(Cache, attr, gated)
+    return taken
+
+
 def _history(
     seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch, dump: bool = True
 ) -> tuple[list[Any], int]:
@@ -143,18 +166,7 @@ def _history(
     monkeypatch.setattr(nodeinfo, "_generation", itertools.count(1))
     rng = random.Random(seed)
     cache = Cache()
-    fast_taken = 0
-    general = _CONFIRM
-
-    def confirm(self: Cache, key: str, old: PodInfo, pod: Obj) -> bool:
-        nonlocal fast_taken
-        if not fast:
-            return False
-        done = general(self, key, old, pod)
-        fast_taken += done
-        return done
-
-    monkeypatch.setattr(Cache, "_confirm", confirm)
+    taken = gated_fast_path(monkeypatch, "_confirm", _CONFIRM, fast)
     snap = Snapshot()
     for n in NODES:
         cache.add_node(make_node(n))
@@ -198,7 +210,7 @@ def _history(
             cache.update_snapshot(snap)
         if dump:
             dumps.append(_dump(cache, snap, known))
-    return dumps, fast_taken
+    return dumps, taken[0]
 
 
 @pytest.mark.parametrize("seed", range(24))

@@ -25,7 +25,7 @@ import pytest
 from apiserver.api.types import Obj
 from scheduler.cache import Cache, Snapshot
 from scheduler.nodeinfo import NodeInfo, PodInfo
-from tests.unit.scheduler.test_confirm_fastpath import _bound, _groups, _pending, _pod_info
+from tests.unit.scheduler.test_confirm_fastpath import _bound, _groups, _pending, _pod_info, gated_fast_path
 
 NODES = [f"n{i}" for i in range(8)]
 _IN_PLACE = Cache._confirm_in_place  # the fast path, before a test patches it
@@ -70,17 +70,7 @@ def _history(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[li
     """The views after every step of one random history, and how many confirmations went in place."""
     rng = random.Random(seed)
     cache = Cache()
-    taken = 0
-
-    def in_place(self: Cache, key: str, old: PodInfo, pod: Obj) -> bool:
-        nonlocal taken
-        if not fast:
-            return False
-        done = _IN_PLACE(self, key, old, pod)
-        taken += done
-        return done
-
-    monkeypatch.setattr(Cache, "_confirm_in_place", in_place)
+    taken = gated_fast_path(monkeypatch, "_confirm_in_place", _IN_PLACE, fast)
     snap = Snapshot()
     from scheduler.testing import make_node
 
@@ -135,7 +125,7 @@ def _history(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[li
         views.append(_cache_view(cache, known))
     cache.update_snapshot(snap)
     views.append(_snapshot_view(snap, known))
-    return views, taken
+    return views, taken[0]
 
 
 @pytest.mark.parametrize("seed", range(30))
