@@ -49,6 +49,7 @@ from apiserver.server.frontdoor import FrontDoor, FrontDoorPolicy
 from apiserver.server.heaptrim import HeapTrimmer
 from apiserver.server.instance import build_api, new_metrics_registry, publish_apiserver_endpoint
 from apiserver.server.localclient import LocalClient, ReadOnlyObjects
+from apiserver.server.loopshare import LoopShare
 from apiserver.storage.interface import Storage
 from controllers.manager import NODE_AGENT, register_controllers
 from featuregates import FeatureGate
@@ -155,6 +156,8 @@ class ControlPlane:
             self.app.configz[RECORDS_CONFIGZ] = self._records_configz
         #: the objects informers share (checked for in-place changes when the plane stops, in tests)
         self.read_only_objects = ReadOnlyObjects()
+        #: which in-process requests give the loop back first: one share for all the plane's clients
+        self.loop_share = LoopShare()
         self.components: dict[str, Component] = {}
         #: component group (``kube-controller-manager``) -> the informers its components share
         self.shared_informers: dict[str, SharedInformerFactory] = {}
@@ -201,7 +204,11 @@ class ControlPlane:
     # ------------------------------------------------------------------ clients & gates
     def client(self, user_agent: str = "gangplane") -> LocalClient:
         return LocalClient(
-            self.api, user_agent, self.options.client_bookmark_interval, self.read_only_objects
+            self.api,
+            user_agent,
+            self.options.client_bookmark_interval,
+            self.read_only_objects,
+            self.loop_share,
         )
 
     def gates_for(self, component: str) -> FeatureGate:

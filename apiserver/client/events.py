@@ -188,6 +188,11 @@ class EventRecorder:
             message = pending.popleft()
             related = pending.popleft()
             ts = pending.popleft()
+            # one loop turn per Event, whatever the client's requests take: a backlog of Events
+            # (a 5,000-pod gang's Scheduled) is written in the gaps of the components' work, never
+            # several per step (kube's event sink is rate-limited and lags the same way). Its
+            # write is then its step's first request (apiserver.server.loopshare)
+            await asyncio.sleep(0)
             try:
                 if await self._write(ref, etype, reason, message, related, ts):
                     self.written += 1

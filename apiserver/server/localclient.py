@@ -1,8 +1,9 @@
 """The in-process :class:`~apiserver.client.interface.Client`: the HTTP verbs without sockets.
 
 It calls the same :class:`~apiserver.registry.generic.GenericStore` the HTTP handlers call, so admission,
-validation, resourceVersion checks and errors are identical. Every call yields to the event loop
-once, so a busy controller cannot starve the others (a real client would wait on the network).
+validation, resourceVersion checks and errors are identical. A call gives the event loop back
+first once its task's step has made four (:mod:`apiserver.server.loopshare`), so a busy
+controller cannot starve the others (a real client would wait on the network).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.subresources import create_subresource
 from apiserver.rest.resources import ResourceDef
 from apiserver.server.discovery import server_resource_lists
+from apiserver.server.loopshare import LoopShare
 from apiserver.storage.interface import BOOKMARK, Record
 
 #: ``GANGPLANE_CACHE_MUTATION_DETECTOR=true`` (the test suite sets it), like client-go's
@@ -40,7 +42,7 @@ MUTATION_DETECTOR_ENV = "GANGPLANE_CACHE_MUTATION_DETECTOR"
 @types.coroutine
 def _turn() -> Generator[None, None, None]:
     """One pass of the event loop, as ``await asyncio.sleep(0)`` takes (its bare ``yield``),
-    without ``sleep``'s own coroutine: every request of the in-process client yields once."""
+    without ``sleep``'s own coroutine: what a request takes when its :class:`LoopShare` says so."""
     yield
 
 
@@ -84,6 +86,10 @@ class LocalClient:
     process then share one object per resourceVersion, as the controllers of kube's
     controller-manager share one informer cache. Callers must not modify them (deep-copy first);
     ``read_only_objects`` checks that in tests.
+
+    ``loop_share`` decides which requests give the event loop back first; a plane passes one to all
+    its clients (a step is the task's, not a client's: a task with two clients still turns after
+    four requests), a client made alone gets its own.
     """
 
     def __init__(
@@ -92,12 +98,14 @@ class LocalClient:
         user_agent: str = "gangplane",
         bookmark_interval: float = 5.0,
         read_only_objects: ReadOnlyObjects | None = None,
+        loop_share: LoopShare | None = None,
     ) -> None:
         self.api = api
         self.user_agent = user_agent
         self.bookmark_interval = bookmark_interval
         self.calls = 0
         self.read_only_objects = read_only_objects or ReadOnlyObjects(enabled=False)
+        self.loop_share = loop_share if loop_share is not None else LoopShare()
 
     def _shared(self, rec: Record) -> Obj:
         obj = rec.shared(self.api.shared_subtrees)
@@ -112,7 +120,10 @@ class LocalClient:
 
     async def _yield(self) -> None:
         self.calls += 1
-        await _turn()
+        share = self.loop_share
+        if share.due():
+            await _turn()
+            share.resumed()
         self.api.store.fresh()
 
     async def _durable(self, result: Any) -> Obj:
@@ -522,7 +533,10 @@ class LocalClient:
         # _yield and _durable written out: a big gang's binding tasks make this call once per
         # member, and each coroutine layer costs its creation and a pass on the way down and up
         self.calls += 1
-        await _turn()
+        share = self.loop_share
+        if share.due():
+            await _turn()
+            share.resumed()
         api = self.api
         store = api.store
         store.fresh()

@@ -55,7 +55,7 @@ async def _turns(run: Batch, suspends: list[int], fails: set[int]) -> list[Any]:
     async def fn(i: int) -> bool:
         log.append(("start", i, ticks))
         for _ in range(suspends[i]):
-            await asyncio.sleep(0)  # the in-process client yields before every request
+            await asyncio.sleep(0)  # a request that gives the loop back (apiserver.server.loopshare)
         log.append(("end", i, ticks))
         if i in fails:
             raise ValueError(i)
