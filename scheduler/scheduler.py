@@ -68,6 +68,7 @@ from featuregates import (
 from scheduler import metrics as m
 from scheduler import schedule_one
 from scheduler.cache import Cache, CacheError, Snapshot
+from scheduler.cycle_turns import CycleTurns
 from scheduler.defaults import default_profile, default_registry
 from scheduler.diagnosis import Diagnosis, FitError, NodeToStatus, NoNodesAvailableError
 from scheduler.events import (
@@ -246,6 +247,9 @@ class Scheduler:
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
         self.cycles = 0
+        #: after how many cycles of one step the scheduling loop gives the event loop back
+        #: (:mod:`scheduler.cycle_turns`; ``CycleTurns(1)``: after every cycle)
+        self.cycle_turns = CycleTurns()
         #: KEP-5501: held pods whose wait is reported (None with the gate off)
         self.held_reports: HeldPodReports | None = (
             HeldPodReports() if self.gates.enabled(SCHEDULER_PRE_ENQUEUE_POD_STATUS) else None
@@ -497,8 +501,10 @@ class Scheduler:
                 raise
             except Exception:  # a bug in one cycle must not stop the scheduler
                 log.exception("scheduling cycle failed")
-            # let informers and binding tasks run between cycles
-            await asyncio.sleep(0)
+            # let informers and binding tasks run between cycles: after the step's fourth
+            # (scheduler.cycle_turns), or sooner if a cycle or the queue's wait gave the loop back
+            if self.cycle_turns.due():
+                await asyncio.sleep(0)
 
     async def _periodic(self) -> None:
         ticks = 0
