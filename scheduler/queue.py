@@ -118,6 +118,13 @@ class QueuedPodInfo:
         return self.pod_info.priority
 
 
+#: a heap whose top entry is a removed pod's is compacted (:class:`_KeyedHeap`) when removed
+#: entries are at least 1/COMPACT_SHARE of it, and at least COMPACT_MIN (the tests compact every
+#: time the top is removed with a huge COMPACT_SHARE, never with a huge COMPACT_MIN)
+COMPACT_SHARE = 8
+COMPACT_MIN = 64
+
+
 class _Item:
     __slots__ = ("value", "seq", "less", "removed")
 
@@ -145,6 +152,16 @@ class _KeyedHeap:
     (``_Item.__lt__``, the framework's ``queue_sort_less``, the plugin's ``less``). The order is
     the same: ``less`` first, then the insertion sequence. Without ``key`` the entries are
     ``(item,)`` and compare through ``_Item.__lt__``.
+
+    A removed pod's entry stays in the heap until it reaches the top (lazy deletion). A PodGroup
+    cycle removes its gang's members at once (:meth:`SchedulingQueue.pop_group_members`): they
+    are the oldest entries, so the next pop met all of them at the top and took them out one
+    ``heappop`` each (5,000 pops of a heap of later gangs' members per big gang). When the
+    top is removed and removed entries are at least ``1 / COMPACT_SHARE`` of the heap (and
+    ``COMPACT_MIN``), the live entries are heaped again in one pass instead (O(n), not
+    O(k log n)). The pop order is the same: every entry has its own ``seq`` (the tiebreak of
+    both orders), so the live entries are totally ordered and each pop takes the least of them
+    however the heap is laid out.
     """
 
     def __init__(
@@ -157,6 +174,8 @@ class _KeyedHeap:
         self._heap: list[tuple[Any, ...]] = []
         self._items: dict[str, _Item] = {}
         self._seq = itertools.count()
+        #: entries of removed pods still in :attr:`_heap`
+        self._dead = 0
 
     def push(self, q: QueuedPodInfo) -> None:
         self.remove(q.uid)
@@ -171,22 +190,36 @@ class _KeyedHeap:
         if item is None:
             return None
         item.removed = True
+        self._dead += 1
         return item.value
 
-    def peek(self) -> QueuedPodInfo | None:
+    def _drop_dead_top(self) -> None:
+        """Take the removed entries off the top: by compaction when many are left (see the
+        class docstring), else one ``heappop`` each."""
         heap = self._heap
+        dead = self._dead
+        if heap and heap[0][-1].removed and dead >= COMPACT_MIN and dead * COMPACT_SHARE >= len(heap):
+            heap[:] = [e for e in heap if not e[-1].removed]
+            heapq.heapify(heap)
+            self._dead = 0
+            return
         while heap and heap[0][-1].removed:
             heapq.heappop(heap)
+            self._dead -= 1
+
+    def peek(self) -> QueuedPodInfo | None:
+        self._drop_dead_top()
+        heap = self._heap
         return heap[0][-1].value if heap else None
 
     def pop(self) -> QueuedPodInfo | None:
+        self._drop_dead_top()
         heap = self._heap
-        while heap:
-            item = heapq.heappop(heap)[-1]
-            if not item.removed:
-                del self._items[item.value.uid]
-                return item.value
-        return None
+        if not heap:
+            return None
+        item = heapq.heappop(heap)[-1]
+        del self._items[item.value.uid]
+        return item.value
 
     def get(self, uid: str) -> QueuedPodInfo | None:
         item = self._items.get(uid)
