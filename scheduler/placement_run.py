@@ -337,8 +337,11 @@ class PlacementRun:
             if state.skip_filter_plugins != self.filter_skip:
                 return None
         state.skip_score_plugins = set(self.score_skip)
-        if self.classes is not None:
-            q = self.classes.pick(fw.handle.rng)
+        classes = self.classes
+        if classes is not None:
+            if classes.shared is not None:
+                self.stale = True  # (the columns read the shared table when they are next read)
+            q = classes.pick(fw.handle.rng)
             if q is not None:
                 return self.feasible[q].name  # (the columns stay behind: ``stale`` is kept)
         return self._pick_from_columns()
@@ -400,7 +403,7 @@ class PlacementRun:
             c.raw[q] = v
             self.base[q] += c.weight * (v - old)
         if self.classes is not None:
-            self.classes.moved(q)
+            self.classes.moved(q, self.base.item(q))
         return True
 
     def assumed_elsewhere(
