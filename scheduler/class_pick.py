@@ -171,7 +171,10 @@ class ClassPick:
     def moved(self, q: int, base: int) -> None:
         """The node at position ``q`` took a pod of the run: its hostname term and base (now
         ``base``, the run's) may have changed, and with them its class."""
-        key = (*[p[q] if dom else p.item(q) for p, dom in zip(self.node_parts, self.domain, strict=True)], base)
+        key = (
+            *[p[q] if dom else p.item(q) for p, dom in zip(self.node_parts, self.domain, strict=True)],
+            base,
+        )
         sizes = self.sizes
         new = self.ids.get(key)
         if new is None:
