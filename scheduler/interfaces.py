@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 import random
 from collections.abc import Callable, Collection, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
@@ -56,6 +57,10 @@ def go_list(items: Iterable[str]) -> str:
 # --- cycle state ---------------------------------------------------------------------------------
 
 
+#: no skipped plugins (a fresh :class:`CycleState`'s): one shared immutable set
+NO_SKIP: frozenset[str] = frozenset()
+
+
 class CycleState:
     """Per-cycle scratch space plugins share (kube's ``CycleState``).
 
@@ -67,8 +72,11 @@ class CycleState:
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
-        self.skip_filter_plugins: set[str] = set()
-        self.skip_score_plugins: set[str] = set()
+        #: the plugins PreFilter / PreScore skipped: replaced by the framework, never changed in
+        #: place, so a fresh state and a placement run's pods share immutable ones (a 5,000-pod
+        #: gang's members wait with their states until bound: two GC-tracked sets fewer each)
+        self.skip_filter_plugins: AbstractSet[str] = NO_SKIP
+        self.skip_score_plugins: AbstractSet[str] = NO_SKIP
 
     def read(self, key: str) -> Any:
         """Raises ``KeyError`` when absent, as kube's ``Read`` returns ``ErrNotFound``."""

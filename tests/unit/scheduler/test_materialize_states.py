@@ -32,6 +32,8 @@ def test_a_runs_pods_get_the_states_the_whole_pre_filter_loop_makes(
 ) -> None:
     real = pga.materialize_states
     compared = 0
+    #: per skip set object, how many materialized states hold it (a run's pods share its own)
+    shared: dict[int, int] = {}
 
     def checking(fw: Framework, snapshot: Any, result: PlacementResult) -> None:
         nonlocal compared
@@ -46,6 +48,7 @@ def test_a_runs_pods_get_the_states_the_whole_pre_filter_loop_makes(
             fresh = CycleState()
             fw.run_pre_filter_plugins(fresh, a.pod_info, nodes)
             assert a.state.skip_filter_plugins == fresh.skip_filter_plugins, a.pod_info.key
+            shared[id(a.state.skip_filter_plugins)] = shared.get(id(a.state.skip_filter_plugins), 0) + 1
             assert set(a.state._data) == set(fresh._data), a.pod_info.key
             for k, v in fresh._data.items():
                 assert _same_value(a.state._data[k], v), (a.pod_info.key, k)
@@ -55,3 +58,14 @@ def test_a_runs_pods_get_the_states_the_whole_pre_filter_loop_makes(
     for seed in range(block * 40, block * 40 + 40):
         _search(seed, carry_runs=True, wide=wide)
     assert compared > 50  # runs' pods were materialized
+    assert max(shared.values()) > 1  # a run's pods share one immutable set of skipped plugins
+
+
+def test_a_fresh_cycle_state_skips_nothing_with_the_shared_empty_set() -> None:
+    from scheduler.interfaces import NO_SKIP
+
+    a, b = CycleState(), CycleState()
+    assert a.skip_filter_plugins is NO_SKIP and b.skip_score_plugins is NO_SKIP
+    assert isinstance(NO_SKIP, frozenset) and not NO_SKIP
+    c = a.clone()
+    assert c.skip_filter_plugins == set() and c.skip_score_plugins == set()
