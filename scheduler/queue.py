@@ -52,6 +52,7 @@ from scheduler.events import (
     QueueingHint,
     pod_update_events,
 )
+from scheduler.interfaces import NO_PLUGINS
 from scheduler.nodeinfo import PodInfo, pod_uid
 from scheduler.parked import ParkedPods
 from scheduler.podgroups import pod_group_key
@@ -85,8 +86,6 @@ class Clock(Protocol):
     def monotonic(self) -> float: ...
 
 
-#: no plugins: the rejecting plugins of a pod that has none (shared: an immutable set)
-NO_PLUGINS: frozenset[str] = frozenset()
 #: ``frozenset({name})`` by plugin name (a profile's plugins: a few dozen at most)
 _ONE_PLUGIN: dict[str, frozenset[str]] = {}
 
