@@ -328,17 +328,27 @@ class PodLabelIndex:
         #: (a set is always GC-tracked; a str never is)
         self.nodes: dict[tuple[str, str, str], str | set[str]] = {}
         self._of: dict[str, dict[tuple[str, str, str], int]] = {}
+        #: each triple of :attr:`nodes` by itself: the one tuple every node's entry holds. A pod's
+        #: labels make fresh tuples; kept as they come, each node's entries would hold their own
+        #: copies of a set's shared triples (its ``app`` and revision labels: 3 of a StatefulSet
+        #: pod's 4), each one more long-lived object per pod for the cyclic collector to count
+        #: and traverse once (a tuple of strings is untracked only by the pass that sees it)
+        self._canon: dict[tuple[str, str, str], tuple[str, str, str]] = {}
 
-    def _add(self, t: tuple[str, str, str], name: str) -> None:
+    def _add(self, t: tuple[str, str, str], name: str) -> tuple[str, str, str]:
+        """Record that ``name`` has a pod with ``t``; returns the triple's shared tuple."""
         nodes = self.nodes
         cur = nodes.get(t)
         if cur is None:
             nodes[t] = name
-        elif isinstance(cur, str):
+            self._canon[t] = t
+            return t
+        if isinstance(cur, str):
             if cur != name:
                 nodes[t] = {cur, name}
         else:
             cur.add(name)
+        return self._canon[t]
 
     def _discard(self, t: tuple[str, str, str], name: str) -> None:
         nodes = self.nodes
@@ -346,12 +356,14 @@ class PodLabelIndex:
         if isinstance(cur, str):
             if cur == name:
                 del nodes[t]
+                del self._canon[t]
             return
         cur.discard(name)
         if len(cur) == 1:
             nodes[t] = next(iter(cur))
         elif not cur:
             del nodes[t]
+            del self._canon[t]
 
     def node_set(self, t: tuple[str, str, str]) -> set[str]:
         """The nodes running a pod with the triple (a new set: the caller may change it)."""
@@ -379,7 +391,8 @@ class PodLabelIndex:
         for t in new.keys() - old.keys():
             self._add(t, name)
         if new:
-            self._of[name] = new
+            canon = self._canon
+            self._of[name] = {canon[t]: c for t, c in new.items()}  # (the same keys, shared tuples)
 
     def apply(self, name: str, removed: Iterable[PodInfo], added: Iterable[PodInfo]) -> None:
         """The node lost the pods ``removed`` and gained ``added`` since its entries were made
@@ -402,9 +415,10 @@ class PodLabelIndex:
             for k, v in p.labels.items():
                 t = (ns, k, v)
                 c = of.get(t, 0)
-                of[t] = c + 1
-                if not c:
-                    self._add(t, name)
+                if c:
+                    of[t] = c + 1  # (the entry keeps its key: ``t`` is dropped)
+                else:
+                    of[self._add(t, name)] = 1
         if of:
             self._of[name] = of
         else:

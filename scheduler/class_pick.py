@@ -59,7 +59,6 @@ class ClassPick:
     """The classes of one run's feasible nodes, and the pick over them (see the module docstring)."""
 
     __slots__ = (
-        "run",
         "spread",
         "weight",
         "domain",
@@ -78,8 +77,10 @@ class ClassPick:
         "values",
     )
 
-    def __init__(self, run: PlacementRun, spread: Any, weight: int) -> None:
-        self.run = run
+    def __init__(self, spread: Any, weight: int) -> None:
+        # (no reference to the run: the run holds this pick, and a cycle between them would keep
+        # the run's columns and NodeInfos alive until a collector pass instead of freeing them
+        # when the search drops the run)
         self.spread = spread
         self.weight = weight
         #: per constraint: a domain one (its part is the node's row of per-value terms) or not
@@ -145,7 +146,7 @@ class ClassPick:
             return None
         import numpy as np  # (already imported: the run is in arrays; off the start-up path)
 
-        self = cls(run, spread, col.weight)
+        self = cls(spread, col.weight)
         cols = [p if dom else p.tolist() for p, dom in zip(self.node_parts, self.domain, strict=True)]
         keys = list(zip(*cols, run.base.tolist(), strict=True))  # plain ints and floats
         ids = self.ids
@@ -167,12 +168,12 @@ class ClassPick:
         self.live_parts = [[parts[c][i] for c in live] for i in range(len(self.domain))]
         self.live_base = [self.base[c] for c in live]
 
-    def moved(self, q: int) -> None:
-        """The node at position ``q`` took a pod of the run: its hostname term and base may have
-        changed, and with them its class."""
+    def moved(self, q: int, base: int) -> None:
+        """The node at position ``q`` took a pod of the run: its hostname term and base (now
+        ``base``, the run's) may have changed, and with them its class."""
         key = (
             *[p[q] if dom else p.item(q) for p, dom in zip(self.node_parts, self.domain, strict=True)],
-            self.run.base.item(q),
+            base,
         )
         sizes = self.sizes
         new = self.ids.get(key)
@@ -196,7 +197,9 @@ class ClassPick:
 
     def pick(self, rng: random.Random) -> int | None:
         """The feasible position of the node the run's columns would pick, drawing from ``rng`` as
-        they would; None when the columns must say (a normalized score out of range)."""
+        they would; None when the columns must say (a normalized score out of range). A pick
+        over the shared counts leaves the run's columns behind them (the run marks itself
+        stale: :meth:`PlacementRun.next <scheduler.placement_run.PlacementRun.next>`)."""
         spread = self.spread
         if self.shared is None:
             spread.catch_up_terms()  # the per-value terms current; the columns are left behind
@@ -205,13 +208,11 @@ class ClassPick:
             # kube's default constraints (hostname, then zone) over the shared counts: the zone's
             # terms as _shared_terms gives them, each class's raw summed as class_raws sums it
             # (its hostname term, plus its zone row's term, plus 0.5), in one pass
-            self.run.stale = True  # (the columns read the table when they are next read)
             at, w1, skew = self.shared.counts[1], spread.weights[1], spread.skews[1]
             row_terms = [at.get(v, 0) * w1 + skew for v in self.values[1]]
             row_terms.append(0.0)  # (the last row: nodes without the key)
             return self._pick_over(host_zone_raws(*self.live_parts, row_terms), rng)
         else:
-            self.run.stale = True  # (the columns read the table when they are next read)
             terms = _shared_terms(self.shared.counts, spread, self.values, self.domain)
         cols = [
             list(map(vt.__getitem__, parts)) if dom else parts

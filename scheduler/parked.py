@@ -50,8 +50,11 @@ class ParkedPods(dict[str, "QueuedPodInfo"]):
         self._held: dict[str, dict[str, QueuedPodInfo]] = {}
         #: PodGroup key -> how many of its held pods each set of plugins holds
         self._holders: dict[str, Counter[frozenset[str]]] = {}
-        #: uid -> (PodGroup key, holding plugins) of a held pod
+        #: uid -> (PodGroup key, holding plugins) of a held pod: one tuple per group and set of
+        #: plugins (:attr:`_pairs`), shared by its pods (a big gang's members wait by thousands)
         self._where: dict[str, tuple[str, frozenset[str]]] = {}
+        #: each (PodGroup key, holding plugins) some held pod has, by itself
+        self._pairs: dict[tuple[str, frozenset[str]], tuple[str, frozenset[str]]] = {}
         #: bumped whenever a held group, or a set of plugins holding some of its pods, appears
         #: or goes: what :meth:`_left_out` reads of the index
         self._shape = 0
@@ -75,7 +78,8 @@ class ParkedPods(dict[str, "QueuedPodInfo"]):
         if plugins not in holders:
             self._shape += 1
         holders[plugins] += 1
-        self._where[uid] = (key, plugins)
+        pair = (key, plugins)
+        self._where[uid] = self._pairs.setdefault(pair, pair)
 
     def __delitem__(self, uid: str) -> None:
         super().__delitem__(uid)
@@ -110,6 +114,7 @@ class ParkedPods(dict[str, "QueuedPodInfo"]):
         holders[plugins] -= 1
         if not holders[plugins]:
             del holders[plugins]
+            del self._pairs[where]
             self._shape += 1
         if not members:
             del self._held[key]

@@ -206,8 +206,9 @@ class PlacementRun:
         self.feasible: list[NodeInfo] = []
         self.pos: dict[str, int] = {}
         self.filters: list[Any] = []
-        self.filter_skip: set[str] = set()
-        self.score_skip: set[str] = set()
+        #: the skips of the run's first pod, which its pods' states share (immutable)
+        self.filter_skip: frozenset[str] = frozenset()
+        self.score_skip: frozenset[str] = frozenset()
         self.columns: list[_Column] = []
         self.base: list[int] = []
         self.state = CycleState()
@@ -277,8 +278,8 @@ class PlacementRun:
             run.all_nodes = [infos[n] for n in node_names if n in infos]
             run.all_pos = {ni.name: i for i, ni in enumerate(run.all_nodes)}
         run.filters = filters
-        run.filter_skip = set(state.skip_filter_plugins)
-        run.score_skip = set(state.skip_score_plugins)
+        run.filter_skip = frozenset(state.skip_filter_plugins)
+        run.score_skip = frozenset(state.skip_score_plugins)
         run.state = state
         run.pod_info = pod_info
         run.feasible = list(trace.feasible)
@@ -329,16 +330,19 @@ class PlacementRun:
         if fw.any_nominated_pods():  # (a nomination may arrive while the cycle yields)
             return None
         if self.defer_pre_filter:
-            state.skip_filter_plugins = set(self.filter_skip)
+            state.skip_filter_plugins = self.filter_skip  # (shared: never changed in place)
         else:
             pre_res, s, _ = fw.run_pre_filter_plugins(state, pod_info, self.all_nodes)
             if s is not None or (pre_res is not None and not pre_res.all_nodes()):
                 return None
             if state.skip_filter_plugins != self.filter_skip:
                 return None
-        state.skip_score_plugins = set(self.score_skip)
-        if self.classes is not None:
-            q = self.classes.pick(fw.handle.rng)
+        state.skip_score_plugins = self.score_skip
+        classes = self.classes
+        if classes is not None:
+            if classes.shared is not None:
+                self.stale = True  # (the columns read the shared table when they are next read)
+            q = classes.pick(fw.handle.rng)
             if q is not None:
                 return self.feasible[q].name  # (the columns stay behind: ``stale`` is kept)
         return self._pick_from_columns()
@@ -400,7 +404,7 @@ class PlacementRun:
             c.raw[q] = v
             self.base[q] += c.weight * (v - old)
         if self.classes is not None:
-            self.classes.moved(q)
+            self.classes.moved(q, self.base.item(q))
         return True
 
     def assumed_elsewhere(

@@ -103,8 +103,17 @@ class PodGroupStates:
 
     def __init__(self) -> None:
         self._groups: dict[str, PodGroupState] = {}
-        #: pod key -> (group key, state)
+        #: pod key -> (group key, state): one tuple per group and state (:meth:`_pair`) that every
+        #: member in that state shares, not one per member (a 5,000-pod gang's members would each
+        #: keep one more long-lived object for the cyclic collector)
         self._where: dict[str, tuple[str, str]] = {}
+        #: (group key, state) -> itself, for the groups in :attr:`_groups` (dropped with the group)
+        self._pairs: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def _pair(self, gkey: str, state: str) -> tuple[str, str]:
+        """The shared ``(gkey, state)`` tuple."""
+        pair = (gkey, state)
+        return self._pairs.setdefault(pair, pair)
 
     def get(self, key: str) -> PodGroupState | None:
         return self._groups.get(key)
@@ -123,6 +132,8 @@ class PodGroupStates:
         getattr(g, st).pop(pod_key, None)
         if g.empty():
             del self._groups[gkey]
+            for state in (UNSCHEDULED, ASSUMED, ASSIGNED):
+                self._pairs.pop((gkey, state), None)
 
     def set(self, pod: Obj, state: str, node_name: str = "", pkey: str = "") -> None:
         """Record the pod (a member of some group, else ignored) as ``state``; ``pkey``, the
@@ -149,7 +160,7 @@ class PodGroupStates:
             g.unscheduled[pkey] = pod
         else:
             getattr(g, state)[pkey] = node_name
-        self._where[pkey] = (gkey, state)
+        self._where[pkey] = self._pair(gkey, state)
 
     def confirm(self, pkey: str, node_name: str) -> bool:
         """Record the pod with key ``pkey``, recorded as assumed, as assigned to ``node_name`` in
@@ -169,7 +180,7 @@ class PodGroupStates:
         g.assumed.pop(pkey, None)
         del self._where[pkey]
         g.assigned[pkey] = node_name
-        self._where[pkey] = (gkey, ASSIGNED)
+        self._where[pkey] = self._pair(gkey, ASSIGNED)
         return True
 
     def remove(self, pod: Obj) -> None:

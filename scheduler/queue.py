@@ -33,7 +33,8 @@ import heapq
 import itertools
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from apiserver.api.types import Obj
@@ -51,6 +52,7 @@ from scheduler.events import (
     QueueingHint,
     pod_update_events,
 )
+from scheduler.interfaces import NO_PLUGINS
 from scheduler.nodeinfo import PodInfo, pod_uid
 from scheduler.parked import ParkedPods
 from scheduler.podgroups import pod_group_key
@@ -84,6 +86,18 @@ class Clock(Protocol):
     def monotonic(self) -> float: ...
 
 
+#: ``frozenset({name})`` by plugin name (a profile's plugins: a few dozen at most)
+_ONE_PLUGIN: dict[str, frozenset[str]] = {}
+
+
+def one_plugin(name: str) -> frozenset[str]:
+    """The set of the one plugin ``name``, one shared immutable instance per name."""
+    got = _ONE_PLUGIN.get(name)
+    if got is None:
+        got = _ONE_PLUGIN[name] = frozenset((name,))
+    return got
+
+
 @dataclass(eq=False, slots=True)
 class QueuedPodInfo:
     """A pod in the queue plus its scheduling history (slotted: one is made per created pod)."""
@@ -94,8 +108,12 @@ class QueuedPodInfo:
     initial_attempt_timestamp: float | None = None
     attempts: int = 0
     unschedulable_count: int = 0
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    pending_plugins: set[str] = field(default_factory=set)
+    #: the plugins that rejected the pod's last attempt or hold it (PreEnqueue), and those whose
+    #: rejection was "pending": replaced, never changed in place, so a pod with none shares
+    #: :data:`NO_PLUGINS` and a pod held by one plugin shares its :func:`one_plugin` set (a
+    #: gang's members wait gated by thousands: two GC-tracked sets fewer each)
+    unschedulable_plugins: AbstractSet[str] = NO_PLUGINS
+    pending_plugins: AbstractSet[str] = NO_PLUGINS
     gated: bool = False
     gating_status: Status | None = None
     #: the last attempt ended in an Error (not a rejection): retried only after backoff
@@ -335,8 +353,8 @@ class SchedulingQueue:
             return
         q.gated = True
         q.gating_status = s
-        q.unschedulable_plugins = {s.plugin} if s.plugin else set()
-        q.pending_plugins = set()
+        q.unschedulable_plugins = one_plugin(s.plugin) if s.plugin else NO_PLUGINS
+        q.pending_plugins = NO_PLUGINS
 
     def _move_to_active(self, q: QueuedPodInfo, *, skip_pre_enqueue: bool = False) -> bool:
         """activeQ if PreEnqueue passes, else gated in unschedulablePods. Returns whether it became active."""

@@ -31,6 +31,7 @@ path, unchanged, which reports errors and invalid scores as kube does.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 from scheduler.interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, ScoreColumn
@@ -132,7 +133,7 @@ class _Plan:
         self.rest = rest
 
 
-def _plan(fw: Framework, skip: set[str]) -> _Plan | None:
+def _plan(fw: Framework, skip: AbstractSet[str]) -> _Plan | None:
     """The plugins :func:`fused_totals` calls and how, or ``None`` when some active plugin has
     none of the fused forms (the general path answers).
 

@@ -65,6 +65,11 @@ class GangScheduling:
         self.handle = handle or Handle()
         self._flags_of: Any = None
         self._flags: tuple[bool, bool] | None = None
+        #: the answer to every member waiting for its gang's minCount, one object for all: the
+        #: queue keeps a held pod's status (its message is read for the pod's report), and a
+        #: big gang's members wait by thousands while it is created (a Status and its reasons
+        #: list each). Never changed but by the framework's ``with_plugin`` (this plugin's name).
+        self._waiting_for_min_count = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_MIN_COUNT)
 
     def _enabled(self) -> bool:
         gates = self.handle.gates
@@ -108,7 +113,7 @@ class GangScheduling:
         st = state_of(ns, name) if state_of is not None else None
         known = st.all_count() if st is not None else 0
         if known < least:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_MIN_COUNT)
+            return self._waiting_for_min_count
         return None
 
     def _gate_flags(self) -> tuple[bool, bool]:

@@ -38,14 +38,14 @@ def _columns_ties(run: Any) -> int:
     return int((totals == totals.max()).sum())
 
 
-def _assert_shared_counts_are_pre_scores(cp: ClassPick) -> None:
+def _assert_shared_counts_are_pre_scores(cp: ClassPick, run: Any) -> None:
     """The shared table's count of each domain of the run's nodes equals PodTopologySpread's
     PreScore for the run's pod over the run's nodes on the search's snapshot as it is now (every
     pod assumed so far in it): what the run would count had it been told of every pod."""
     from scheduler.interfaces import CycleState
     from scheduler.plugins import pod_topology_spread as pts
 
-    run, spread = cp.run, cp.spread
+    spread = cp.spread
     assert cp.shared is not None and run.pod_info is not None
     st = CycleState()
     assert spread.plugin.pre_score(st, run.pod_info, list(run.feasible)) is None
@@ -56,10 +56,25 @@ def _assert_shared_counts_are_pre_scores(cp: ClassPick) -> None:
             assert {v: cp.shared.counts[i].get(v, 0) for v in values} == want
 
 
-def _checking_pick(counts: dict[str, int], every: random.Random) -> Any:
+def _checking_pick(counts: dict[str, int], every: random.Random, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A ``ClassPick.pick`` that checks itself against its run's columns; the run whose pick it is
+    is the one whose ``next`` asks (a class pick keeps no reference to its run)."""
     real_pick = ClassPick.pick
+    real_next = placement_run.PlacementRun.next
+    asking: list[Any] = [None]
+
+    def next_(self: Any, state: Any, pod_info: Any) -> str | None:
+        asking[0] = self
+        try:
+            return real_next(self, state, pod_info)
+        finally:
+            asking[0] = None
+
+    monkeypatch.setattr(placement_run.PlacementRun, "next", next_)
 
     def pick(self: ClassPick, rng: random.Random) -> int | None:
+        run = asking[0]
+        assert run is not None and run.classes is self
         before = rng.getstate()
         q = real_pick(self, rng)
         if q is None:
@@ -67,14 +82,14 @@ def _checking_pick(counts: dict[str, int], every: random.Random) -> Any:
         counts["class"] += 1
         if self.shared is not None:
             counts["shared"] += 1
-            _assert_shared_counts_are_pre_scores(self)
+            _assert_shared_counts_are_pre_scores(self, run)
         if every.random() < 0.5:
             return q  # the columns left behind
-        mine = (self.run.feasible[q].name, self.ties, rng.getstate())
+        mine = (run.feasible[q].name, self.ties, rng.getstate())
         rng.setstate(before)
-        host = self.run._pick_from_columns()
+        host = run._pick_from_columns()
         assert host is not None
-        theirs = (host, _columns_ties(self.run), rng.getstate())
+        theirs = (host, _columns_ties(run), rng.getstate())
         assert mine == theirs
         counts["checked"] += 1
         counts["several"] += self.ties > 1
@@ -94,7 +109,7 @@ def test_the_class_pick_picks_as_the_columns_every_pick(
     monkeypatch.setattr(placement_run, "ARRAY_RUN_MIN_NODES", 1)
     monkeypatch.setattr(class_pick, "_BYTE_IDS", byte_ids)
     counts = {"class": 0, "checked": 0, "several": 0, "shared": 0}
-    monkeypatch.setattr(ClassPick, "pick", _checking_pick(counts, random.Random(block)))
+    monkeypatch.setattr(ClassPick, "pick", _checking_pick(counts, random.Random(block), monkeypatch))
     seeds = range(block * 60, block * 60 + 60) if not wide else range(block * 20, block * 20 + 20)
     for seed in seeds:
         _search(seed, carry_runs=True, wide=wide)

@@ -317,3 +317,26 @@ def test_gang_min_count_is_is_gang_and_min_count() -> None:
         groups.append({"spec": {"schedulingPolicy": {"basic": {}, "gang": gang}}})
     for pg in groups:
         assert gang_min_count(pg) == (min_count(pg) if is_gang(pg) else None), pg
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_members_waiting_for_min_count_share_one_status(seed: int) -> None:
+    """Every member held for its gang's minCount holds its profile's plugin's one status (equal,
+    above, to the reference's fresh one per call): no Status and reasons list of its own."""
+    rng = random.Random(seed)
+    planes = [_Plane(reference=False), _Plane(reference=True)]
+    most = 0
+    for i in range(120):
+        _step(rng, planes, i)
+        plane = planes[0]
+        held = [plane.queue.get(uid) for uid in plane.pods]
+        waiting = [
+            q.gating_status
+            for q in held
+            if q is not None
+            and q.gating_status is not None
+            and q.gating_status.message() == WAITING_FOR_MIN_COUNT
+        ]
+        assert len({id(s) for s in waiting}) <= 2, f"step {i}"  # (the plane has two profiles)
+        most = max(most, len(waiting))
+    assert most > 1  # several members did wait at once

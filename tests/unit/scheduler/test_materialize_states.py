@@ -15,7 +15,7 @@ import pytest
 
 import scheduler.podgroup_algorithm as pga
 from scheduler.framework import Framework
-from scheduler.interfaces import CycleState, PlacementResult
+from scheduler.interfaces import NO_PLUGINS, CycleState, PlacementResult
 from tests.unit.scheduler.test_placement_run import _search
 
 
@@ -32,6 +32,8 @@ def test_a_runs_pods_get_the_states_the_whole_pre_filter_loop_makes(
 ) -> None:
     real = pga.materialize_states
     compared = 0
+    #: per skip set object, how many materialized states hold it (a run's pods share its own)
+    shared: dict[int, int] = {}
 
     def checking(fw: Framework, snapshot: Any, result: PlacementResult) -> None:
         nonlocal compared
@@ -46,6 +48,9 @@ def test_a_runs_pods_get_the_states_the_whole_pre_filter_loop_makes(
             fresh = CycleState()
             fw.run_pre_filter_plugins(fresh, a.pod_info, nodes)
             assert a.state.skip_filter_plugins == fresh.skip_filter_plugins, a.pod_info.key
+            shared[id(a.state.skip_filter_plugins)] = shared.get(id(a.state.skip_filter_plugins), 0) + 1
+            # a fitting pod's assignment owns no empty set or list (shared empties until replaced)
+            assert a.unschedulable_plugins is NO_PLUGINS and a.reasons == (), a.pod_info.key
             assert set(a.state._data) == set(fresh._data), a.pod_info.key
             for k, v in fresh._data.items():
                 assert _same_value(a.state._data[k], v), (a.pod_info.key, k)
@@ -55,3 +60,12 @@ def test_a_runs_pods_get_the_states_the_whole_pre_filter_loop_makes(
     for seed in range(block * 40, block * 40 + 40):
         _search(seed, carry_runs=True, wide=wide)
     assert compared > 50  # runs' pods were materialized
+    assert max(shared.values()) > 1  # a run's pods share one immutable set of skipped plugins
+
+
+def test_a_fresh_cycle_state_skips_nothing_with_the_shared_empty_set() -> None:
+    a, b = CycleState(), CycleState()
+    assert a.skip_filter_plugins is NO_PLUGINS and b.skip_score_plugins is NO_PLUGINS
+    assert isinstance(NO_PLUGINS, frozenset) and not NO_PLUGINS
+    c = a.clone()
+    assert c.skip_filter_plugins == set() and c.skip_score_plugins == set()

@@ -141,3 +141,43 @@ def test_parked_pods_keep_dict_order_and_their_index_through_rewrites() -> None:
     del parked[qs["a"].uid]
     assert [q.pod_info.name for q in parked.candidates("default/g1", lambda p: True)] == ["b", "d"]
     assert list(parked) == [qs["b"].uid, qs["d"].uid]
+
+
+def test_held_pods_share_one_record_per_group_and_holding_plugins() -> None:
+    """Random stores, rewrites, deletes and pops: each held pod's (group, plugins) is recorded as
+    its own were when stored, pods with equal ones share one tuple, and the shared tuples are
+    exactly those some held pod has (none kept for a set no pod is held by any more)."""
+    from scheduler.nodeinfo import PodInfo
+    from scheduler.queue import QueuedPodInfo
+
+    rng = random.Random(7)
+    parked = ParkedPods()
+    model: dict[str, tuple[str, frozenset[str]]] = {}
+    for step in range(600):
+        uid = f"u{rng.randrange(40)}"
+        op = rng.random()
+        if op < 0.6:
+            group = rng.choice(["g1", "g2", "g3", ""])
+            pod = make_pod(uid, uid=uid)
+            if group:
+                pod["spec"]["schedulingGroup"] = {"podGroupName": group}
+            q = QueuedPodInfo(PodInfo(pod), timestamp=0.0)
+            q.gated = rng.random() < 0.8
+            q.unschedulable_plugins = set(rng.sample(["A", "B", "C"], rng.randrange(0, 3)))
+            parked[uid] = q
+            if q.gated and group:
+                model[uid] = (f"default/{group}", frozenset(q.unschedulable_plugins))
+            else:
+                model.pop(uid, None)
+        elif uid in parked:
+            if op < 0.8:
+                del parked[uid]
+            else:
+                parked.pop(uid)
+            model.pop(uid, None)
+        assert parked._where == model, step
+        ids: dict[tuple[str, frozenset[str]], set[int]] = {}
+        for rec in parked._where.values():
+            ids.setdefault(rec, set()).add(id(rec))
+        assert all(len(v) == 1 for v in ids.values()), step
+        assert set(parked._pairs) == set(model.values()), step

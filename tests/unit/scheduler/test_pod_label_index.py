@@ -3,7 +3,9 @@
 A triple held by one node is kept as that node's name rather than a set of one (many triples
 are one pod's own, such as a StatefulSet pod's ``pod-name`` label). These tests drive random
 rebuilds (:meth:`PodLabelIndex.update`) and deltas (:meth:`PodLabelIndex.apply`), moving
-triples between none, one and several nodes, and check every answer against the pods as they are.
+triples between none, one and several nodes, and check every answer against the pods as they are,
+and that every node's entries hold the one tuple of each triple (the index's own key): a pod's
+labels make fresh tuples, which must not stay behind as copies (long-lived objects per pod).
 """
 
 from __future__ import annotations
@@ -35,6 +37,19 @@ def _truth(infos: dict[str, NodeInfo]) -> dict[tuple[str, str, str], set[str]]:
     return out
 
 
+def _assert_one_tuple_per_triple(idx: PodLabelIndex, infos: dict[str, NodeInfo]) -> None:
+    """Each node's counts are its pods' and every key of them is the index's tuple of the triple."""
+    assert idx._canon.keys() == idx.nodes.keys()
+    assert all(t is c for t, c in idx._canon.items())
+    for name, of in idx._of.items():
+        counts: dict[tuple[str, str, str], int] = {}
+        for p in infos[name].pods:
+            for k, v in p.labels.items():
+                counts[(p.namespace, k, v)] = counts.get((p.namespace, k, v), 0) + 1
+        assert of == counts
+        assert all(t is idx._canon[t] for t in of), name
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_index_equals_the_pods_through_rebuilds_and_deltas(seed: int) -> None:
     rng = random.Random(seed)
@@ -59,6 +74,7 @@ def test_the_index_equals_the_pods_through_rebuilds_and_deltas(seed: int) -> Non
             idx.apply(name, removed, added)  # the node told its changed pods only
         truth = _truth(infos)
         assert idx.as_sets() == truth
+        _assert_one_tuple_per_triple(idx, infos)
         for ns in ("default", "other"):
             for r in (1, 2):
                 for pairs in combinations(PAIRS, r):

@@ -429,3 +429,26 @@ def test_unscheduled_pod_add_rechecks_a_gang_gate() -> None:
     assert q.where(make_pod("m0")) == GATED
     q.add(make_pod("m1"))
     assert (q.where(make_pod("m0")), q.where(make_pod("m1"))) == (ACTIVE, ACTIVE)
+
+
+def test_gated_pods_share_their_holding_plugins_and_no_pod_owns_an_empty_set() -> None:
+    """A pod's rejecting and pending plugins are replaced, never changed in place: pods held by one
+    plugin share one immutable set of it, and a pod with none shares the empty one (a gang's
+    members wait gated by thousands; a set each was two GC-tracked objects per member)."""
+    from scheduler.queue import NO_PLUGINS
+
+    q = new_queue(FakeClock())
+    pods = [make_pod(f"g{i}", scheduling_gates=["example.com/wait"]) for i in range(50)]
+    for p in pods:
+        q.add(p)
+    held = [q.get(p["metadata"]["uid"]) for p in pods]
+    assert all(h is not None and q.where(p) == GATED for h, p in zip(held, pods, strict=True))
+    assert {id(h.unschedulable_plugins) for h in held if h is not None} == {id(held[0].unschedulable_plugins)}  # type: ignore[union-attr]
+    assert held[0].unschedulable_plugins == {"SchedulingGates"}  # type: ignore[union-attr]
+    assert all(h.pending_plugins is NO_PLUGINS for h in held if h is not None)
+    q.add(make_pod("free"))
+    free = q.pop_nowait()
+    assert (
+        free is not None and free.unschedulable_plugins is NO_PLUGINS and free.pending_plugins is NO_PLUGINS
+    )
+    assert isinstance(NO_PLUGINS, frozenset) and not NO_PLUGINS
