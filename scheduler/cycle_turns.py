@@ -9,10 +9,11 @@ syncs and the Event writes ran between any two cycles and evicted the 5,000-node
 next cycle reads again (docs/bench.md, session 21 set1000).
 
 The policy (:class:`CycleTurns`, one per scheduler): the scheduling loop runs up to ``cycles``
-(four) cycles in one step while pods are queued, then gives the loop back. It is the bound
-:mod:`apiserver.server.loopshare` keeps for an in-process client's requests (four per step), for
+(four) cycles in one step while pods are queued, then gives the loop back: the bound
+:mod:`apiserver.server.loopshare` keeps for an in-process client's requests (two per step), for
 the scheduler's own work: **the scheduling loop runs at most four cycles without letting every
-ready task run**. A step ends whenever the loop gives the loop back, whatever it awaited (an
+ready task run**. (A cycle is far shorter than a gang set's sync, and without the in-process
+client's share the four cycles gain nothing: docs/bench.md, session 21 integration.) A step ends whenever the loop gives the loop back, whatever it awaited (an
 empty queue, a search's pause, a request's turn): the step's first cycle schedules a release
 (``call_soon``: run on the loop's next pass, never during the step), so the count restarts then.
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 import asyncio
 
 #: how many scheduling cycles one step of the scheduling loop runs before it gives the loop back
-#: (the in-process client's budget of requests per step, apiserver.server.loopshare); one is the
+#: (the bound the in-process client keeps for its requests, apiserver.server.loopshare); one is the
 #: turn after every cycle the loop took before
 DEFAULT_CYCLES = 4
 

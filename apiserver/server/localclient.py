@@ -2,7 +2,7 @@
 
 It calls the same :class:`~apiserver.registry.generic.GenericStore` the HTTP handlers call, so admission,
 validation, resourceVersion checks and errors are identical. A call gives the event loop back
-first once its task's step has made four (:mod:`apiserver.server.loopshare`), so a busy
+first once its task's step has made two (:mod:`apiserver.server.loopshare`), so a busy
 controller cannot starve the others (a real client would wait on the network).
 """
 
@@ -89,7 +89,7 @@ class LocalClient:
 
     ``loop_share`` decides which requests give the event loop back first; a plane passes one to all
     its clients (a step is the task's, not a client's: a task with two clients still turns after
-    four requests), a client made alone gets its own.
+    two requests), a client made alone gets its own.
     """
 
     def __init__(

@@ -1,4 +1,4 @@
-"""When an in-process request gives the event loop back: after four requests of one task step.
+"""When an in-process request gives the event loop back: after two requests of one task step.
 
 A real client waits on the network before every request, so a busy controller cannot starve the
 others. The in-process client has no network; it used to take one loop turn before every request
@@ -8,16 +8,21 @@ Most of them gave nothing to anyone: the task had just been resumed by the loop 
 binding task on its first step, a controller worker woken by its queue), so every other ready
 task had run since its last request anyway.
 
-The policy (:class:`LoopShare`, one per control plane, shared by its clients): the first four
+The policy (:class:`LoopShare`, one per control plane, shared by its clients): the first two
 requests of a task's step run at once; any further request of the same step gives the loop back
 first (and is then the first of the task's next step). So the promise keeps a bounded form: **a
-task makes at most four requests without letting every ready task run**. A gang set's sync (its
-ControllerRevision, Workload, PodGroup and status writes) runs whole; a long loop of requests (the
-bench driver creating a thousand sets) turns every fourth request. A time slice instead (requests
-run at once for 1-10 ms of a step) let the driver and the controller create every set's pods in
-one go: gangs-10x5000's last set waited 6.6 s instead of 4.8 s after its last pod was created
-(four requests: 5.6 s against 4.3 s, every set bound no later; docs/bench.md, session 20 turns).
-One request per step kept more of that pacing but only a third of the CPU saving.
+task makes at most two requests without letting every ready task run**. A pod-create or binding
+task runs its request in its first step; a gang set's first sync (ControllerRevision, Workload,
+PodGroup, pods, status) turns every other request; a long loop of requests (the bench driver
+creating a thousand sets) turns every second one.
+
+Why two and not more: the more requests a step runs, the more alike the StatefulSet workers'
+progress (sets created together finish creating together, as five workers against a real API
+server do), and the more gangs then queue at the scheduler at once. Four requests per step cut
+gangs-1000x3's CPU per set 0.84x but put gangs-10x5000's last set at 5.0 s (base 4.7 s in the
+same run); two cut it 0.92x and the last set reads 4.65 s (base 5.0 s); a 1-10 ms time slice
+created every set's pods in one go (6.6 s). One request per step kept only a third of the saving
+(docs/bench.md, sessions 20 turns and 21 integration).
 
 The Event recorder gives the loop back before each Event itself (:mod:`apiserver.client.events`):
 a backlog of Events is written in the gaps of the components' work, as kube's rate-limited event
@@ -32,10 +37,9 @@ from __future__ import annotations
 
 import asyncio
 
-#: how many requests a task's step makes before one gives the loop back: a gang set's sync makes
-#: four (ControllerRevision, Workload, PodGroup, status); one per step kept only a third of the
-#: saving (docs/bench.md, session 20 turns)
-DEFAULT_REQUESTS = 4
+#: how many requests a task's step makes before one gives the loop back (module docstring: four
+#: made gangs-10x5000's sets queue at the scheduler together; one kept a third of the saving)
+DEFAULT_REQUESTS = 2
 
 
 class LoopShare:
