@@ -34,6 +34,22 @@ from scheduler.testing import FakeClock, make_pod
 _SETTINGS = ((10**9, 1), (queue_module.COMPACT_SHARE, queue_module.COMPACT_MIN), (1, 10**9))
 
 
+def _count_heapify(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the heaps the queue module heapifies from now on (a compaction each), in order."""
+    heapified: list[int] = []
+    heapify = heapq.heapify
+    monkeypatch.setattr(
+        queue_module,
+        "heapq",
+        types.SimpleNamespace(
+            heappush=heapq.heappush,
+            heappop=heapq.heappop,
+            heapify=lambda h: (heapified.append(len(h)), heapify(h)),
+        ),
+    )
+    return heapified
+
+
 def _heaps(keyed: bool) -> tuple[list[_KeyedHeap], Framework]:
     fw = Framework(default_profile(), registry=default_registry())
     key = fw.queue_sort_key() if keyed else None
@@ -71,17 +87,7 @@ def test_compacting_heaps_pop_what_the_model_pops(
         return min(model.values(), key=functools.cmp_to_key(cmp))[0]
 
     compactions = [0, 0, 0]
-    heapified: list[int] = []
-    heapify = heapq.heapify
-    monkeypatch.setattr(
-        queue_module,
-        "heapq",
-        types.SimpleNamespace(
-            heappush=heapq.heappush,
-            heappop=heapq.heappop,
-            heapify=lambda h: (heapified.append(len(h)), heapify(h)),
-        ),
-    )
+    heapified = _count_heapify(monkeypatch)
     for step in range(600):
         action = rng.random()
         if action < 0.45 or not model:
@@ -186,17 +192,7 @@ def _gang_pops(monkeypatch: pytest.MonkeyPatch, seed: int, least: int) -> list[l
 def test_a_queue_compacting_at_its_defaults_pops_gangs_as_one_that_never_does(
     monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
-    heapified: list[int] = []
-    heapify = heapq.heapify
-    monkeypatch.setattr(
-        queue_module,
-        "heapq",
-        types.SimpleNamespace(
-            heappush=heapq.heappush,
-            heappop=heapq.heappop,
-            heapify=lambda h: (heapified.append(len(h)), heapify(h)),
-        ),
-    )
+    heapified = _count_heapify(monkeypatch)
     never = _gang_pops(monkeypatch, seed, 10**9)
     assert not heapified
     default = _gang_pops(monkeypatch, seed, _SETTINGS[1][1])  # (the module's default, patched above)
