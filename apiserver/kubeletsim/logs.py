@@ -16,6 +16,7 @@ instance (``lastState.terminated``). Errors are kube's (the API server's and kub
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from apiserver import errors
@@ -76,6 +77,21 @@ def is_running(pod: Obj, container: str) -> bool:
         return False
     cs = container_status(pod, container)
     return cs is not None and "running" in as_dict(cs.get("state"))
+
+
+def follow_events(current: Obj, events: Iterable[tuple[str, Obj]], container: str) -> tuple[Obj, bool]:
+    """Where a ``follow`` stands after a batch of watch events on its pod: the pod's state to
+    read the container's last lines from, and whether following ends.
+
+    The batch is read in order up to the first event that ends it (the pod deleted, or its
+    container no longer running): a pod whose container stopped and which was then deleted in
+    the same batch ends on the stopped state, so the follow still prints the exit line. A
+    DELETED event carries the pod's last state."""
+    for typ, obj in events:
+        current = obj
+        if typ == "DELETED" or not is_running(obj, container):
+            return current, True
+    return current, False
 
 
 def configured_lines(pod: Obj, container: str) -> list[str] | None:
@@ -157,6 +173,7 @@ __all__ = [
     "LogLine",
     "choose_container",
     "container_lines",
+    "follow_events",
     "is_running",
     "render",
     "rfc3339_nano",

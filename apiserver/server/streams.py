@@ -110,26 +110,26 @@ async def serve_log(api: GenericStore, request: Request, info: RequestInfo, rd: 
         seen = len(lines)
         watcher, initial, _ = api.watch(rd, info.namespace, field_selector=f"metadata.name={info.name}")
         try:
-            current: Obj | None = pod
+            current: Obj = pod
             for _typ, rec in initial:
                 current = rec.obj
-            while current is not None and logs.is_running(current, container):
+            ended = not logs.is_running(current, container)
+            while not ended:
                 if not await watcher.wait(30.0):
                     continue
-                for typ, rec in watcher.drain():
-                    current = None if typ == "DELETED" else rec.obj
+                events = [(typ, rec.obj) for typ, rec in watcher.drain()]
+                current, ended = logs.follow_events(current, events, container)
                 if watcher.closed and not watcher.buffer:
                     break
-            if current is not None:
-                try:
-                    more = logs.container_lines(current, container, False)[seen:]
-                except errors.StatusError:
-                    more = []
-                chunk = logs.render(more, timestamps=timestamps)
-                if limit is not None:
-                    chunk = chunk[: max(0, limit - sent)]
-                if chunk:
-                    yield chunk
+            try:
+                more = logs.container_lines(current, container, False)[seen:]
+            except errors.StatusError:
+                more = []
+            chunk = logs.render(more, timestamps=timestamps)
+            if limit is not None:
+                chunk = chunk[: max(0, limit - sent)]
+            if chunk:
+                yield chunk
         finally:
             watcher.close()
 

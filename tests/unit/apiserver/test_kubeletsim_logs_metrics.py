@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -89,3 +90,46 @@ def test_usage_from_requests_factor_and_quantities() -> None:
         metrics.pod_metrics(p, 1_800_000_000.0) is None
     )  # an unreadable annotation: no metrics, as a scrape error
     assert metrics.pod_metrics(pod(status={"phase": "Pending"}), 0.0) is None
+
+
+def _pod_in(state: dict[str, Any], deleting: bool = False) -> dict[str, Any]:
+    """Pod ``web`` on a node, its container ``web`` in ``state``."""
+    meta: dict[str, Any] = {"name": "web", "namespace": "ns"}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-12-06T10:00:05Z"
+    return {
+        "metadata": meta,
+        "spec": {"nodeName": "n1", "containers": [{"name": "web", "image": "pause"}]},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "web", "state": state}]},
+    }
+
+
+RUNNING = {"running": {"startedAt": "2026-12-06T10:00:00Z"}}
+STOPPED = {
+    "terminated": {"exitCode": 0, "startedAt": "2026-12-06T10:00:00Z", "finishedAt": "2026-12-06T10:00:06Z"}
+}
+
+
+def test_a_follow_ends_on_the_stopped_container_when_the_delete_comes_in_the_same_batch() -> None:
+    """kubectl logs -f: the kubelet's terminated status and the pod's final delete may reach the
+    follow in one watch batch; it still ends on the stopped state (the exit line), not on
+    "gone"."""
+    running, stopped = _pod_in(RUNNING, deleting=True), _pod_in(STOPPED, deleting=True)
+    current, ended = logs.follow_events(running, [("MODIFIED", stopped), ("DELETED", stopped)], "web")
+    assert ended and current is stopped
+    last = logs.container_lines(current, "web", False)[-1].text
+    assert last == "gangplane: simulated container web exited with code 0"
+    # the batch is read in order: a later event does not replace the state the follow ended on
+    assert logs.follow_events(running, [("MODIFIED", stopped), ("MODIFIED", running)], "web") == (
+        stopped,
+        True,
+    )
+
+
+def test_a_follow_goes_on_while_the_container_runs_and_ends_when_the_pod_is_gone() -> None:
+    running = _pod_in(RUNNING)
+    later = _pod_in(RUNNING, deleting=True)
+    assert logs.follow_events(running, [("MODIFIED", later)], "web") == (later, False)
+    assert logs.follow_events(running, [], "web") == (running, False)
+    # deleted while running (no terminated status): ends on the pod's last state
+    assert logs.follow_events(running, [("DELETED", later)], "web") == (later, True)
