@@ -86,18 +86,6 @@ class Clock(Protocol):
     def monotonic(self) -> float: ...
 
 
-#: ``frozenset({name})`` by plugin name (a profile's plugins: a few dozen at most)
-_ONE_PLUGIN: dict[str, frozenset[str]] = {}
-
-
-def one_plugin(name: str) -> frozenset[str]:
-    """The set of the one plugin ``name``, one shared immutable instance per name."""
-    got = _ONE_PLUGIN.get(name)
-    if got is None:
-        got = _ONE_PLUGIN[name] = frozenset((name,))
-    return got
-
-
 @dataclass(eq=False, slots=True)
 class QueuedPodInfo:
     """A pod in the queue plus its scheduling history (slotted: one is made per created pod)."""
@@ -110,7 +98,7 @@ class QueuedPodInfo:
     unschedulable_count: int = 0
     #: the plugins that rejected the pod's last attempt or hold it (PreEnqueue), and those whose
     #: rejection was "pending": replaced, never changed in place, so a pod with none shares
-    #: :data:`NO_PLUGINS` and a pod held by one plugin shares its :func:`one_plugin` set (a
+    #: :data:`NO_PLUGINS` and a pod held by one plugin shares the queue's set of that plugin (a
     #: gang's members wait gated by thousands: two GC-tracked sets fewer each)
     unschedulable_plugins: AbstractSet[str] = NO_PLUGINS
     pending_plugins: AbstractSet[str] = NO_PLUGINS
@@ -271,6 +259,9 @@ class SchedulingQueue:
         """``sort_key``: optional, the activeQ order ``less`` gives as a key (see :class:`_KeyedHeap`)."""
         self.clock = clock
         self.profiles: dict[str, QueueProfile] = dict(profiles or {})
+        #: ``frozenset({name})`` by plugin name, one immutable instance each, which the pods a
+        #: PreEnqueue plugin holds share (:meth:`_one_plugin`; a profile has a few dozen plugins)
+        self._one_plugin_sets: dict[str, frozenset[str]] = {}
         self._less = less
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
@@ -353,8 +344,15 @@ class SchedulingQueue:
             return
         q.gated = True
         q.gating_status = s
-        q.unschedulable_plugins = one_plugin(s.plugin) if s.plugin else NO_PLUGINS
+        q.unschedulable_plugins = self._one_plugin(s.plugin) if s.plugin else NO_PLUGINS
         q.pending_plugins = NO_PLUGINS
+
+    def _one_plugin(self, name: str) -> frozenset[str]:
+        """The set of the one plugin ``name``: the queue's one shared immutable instance."""
+        got = self._one_plugin_sets.get(name)
+        if got is None:
+            got = self._one_plugin_sets[name] = frozenset((name,))
+        return got
 
     def _move_to_active(self, q: QueuedPodInfo, *, skip_pre_enqueue: bool = False) -> bool:
         """activeQ if PreEnqueue passes, else gated in unschedulablePods. Returns whether it became active."""
