@@ -70,7 +70,11 @@ def run_scenarios(
         TimeElapsedColumn(),
         TextColumn("{task.fields[step]}"),
     )
-    with Progress(*columns, console=console, transient=False) as progress:
+    # auto_refresh off: rich's refresh thread re-renders the bars ten times a second in this
+    # process, and a measured phase's process CPU counted it (with its GIL hand-offs): ~5 % of
+    # gangs-1000x3's CPU per pod (docs/bench.md, session 22). The bars are redrawn when a step
+    # is reported or a repetition ends instead, so no thread of the harness runs beside a plane.
+    with Progress(*columns, console=console, transient=False, auto_refresh=False) as progress:
         overall = progress.add_task("all scenarios", total=total, step="")
         for sc in scenarios:
             if kubeconfig is not None and not sc.http:
@@ -101,7 +105,7 @@ def run_scenarios(
             task = progress.add_task(sc.name, total=sc.repeat, step="")
 
             def step(msg: str, task_id: int = task) -> None:
-                progress.update(task_id, step=msg)
+                progress.update(task_id, step=msg, refresh=True)
 
             for _ in range(sc.repeat):
                 env = Env(kubeconfig=kubeconfig, progress=step)
@@ -125,7 +129,8 @@ def run_scenarios(
                     res.series.setdefault(k, []).extend(v)
                 progress.advance(task)
                 progress.advance(overall)
-            progress.update(task, step="done" if not res.error else "failed")
+                progress.refresh()
+            progress.update(task, step="done" if not res.error else "failed", refresh=True)
             results.append(res)
             if checkpoint is not None:
                 checkpoint(results)
