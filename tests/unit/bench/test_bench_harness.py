@@ -216,8 +216,8 @@ def test_no_harness_thread_runs_beside_a_measured_phase(
     from rich.console import Console
 
     from bench import scenario
-    from bench.runner import run_scenarios
     from bench.results import Metric
+    from bench.runner import run_scenarios
 
     seen: list[list[str]] = []
     fake = types.ModuleType("bench_fake_threads_workload")
