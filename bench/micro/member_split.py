@@ -1,6 +1,6 @@
 """A gang member's pod cycle in the whole in-process plane, per member of its set (a script):
 
-    python bench/micro/member_split.py [SETS] [--gc] [--spot module:qualname ...]
+    python bench/micro/member_split.py [SETS] [--gc] [--by-step] [--spot module:qualname ...]
 
 Runs gangs-SETSx3 (default 400 sets of 3 on 5,000 nodes, in-process, as ``gangplane bench``
 runs it) with a timer around each member's ``PodGroupAlgorithm._full_cycle`` and around a list
@@ -16,6 +16,14 @@ every operation the other components' work in between evicted from the caches: t
 pick cost 24.5 µs as the first member's cycle made it and 3.1 µs repeated at once. A change to
 one member's path moves that cold cost to the next member that runs the same code, so compare
 the three members' sum (and the whole set: ``/work/tmp/s19/setcpu.py``), not one member.
+
+``--by-step`` splits each member again by the gang's place in the scheduling loop's step: ``first``
+(the step's first cycle: the informers, the controller, the API server and the Event writes ran
+just before it) or ``later`` (another gang's PodGroup cycle ran just before it in the same step,
+``scheduler.cycle_turns``), and adds the whole PodGroup cycle per gang
+(``PodGroupCycle.schedule_one_podgroup``: thread CPU from its start to its end, so an upper bound
+should it give the loop back meanwhile; a gang of 3 seldom does). The difference is the cold
+start the step's first gang pays (session 22, pgsmall).
 
 The cyclic collector is off while the phase runs (its passes land wherever an allocation crosses
 the threshold, several milliseconds at a time), unless ``--gc``. Each timer adds ~0.5-1 µs to
@@ -50,6 +58,8 @@ SPOTS = [
     "scheduler.nodetable:NodeTable.derived",
 ]
 CYCLE = "scheduler.podgroup_algorithm:PodGroupAlgorithm._full_cycle"
+#: the whole PodGroup cycle of a gang (``--by-step``)
+GANG = "PodGroupCycle.schedule_one_podgroup"
 
 
 class Split:
@@ -58,6 +68,10 @@ class Split:
     def __init__(self, clock: Callable[[], int] = time.thread_time_ns) -> None:
         self.clock = clock
         self.member = "-"
+        #: ``--by-step``: the running gang's place in its loop step ("first"/"later"), asked when
+        #: its first member's cycle starts; None: not split by step
+        self.place: Callable[[], str] | None = None
+        self._gang_place = ""
         #: the spots' labels in the order they were installed (the cycle first)
         self.labels: list[str] = []
         self.ns: collections.Counter[tuple[str, str]] = collections.Counter()
@@ -70,11 +84,33 @@ class Split:
         def timed(*args: Any, **kwargs: Any) -> Any:
             if is_cycle:  # (self, assignment, ...): the member is its pod name's last character
                 self.member = "m" + args[1].pod_info.name[-1]
+                if self.place is not None:
+                    if self.member == "m0":
+                        self._gang_place = self.place()
+                    self.member += " " + self._gang_place
             start = clock()
             try:
                 return fn(*args, **kwargs)
             finally:
                 key = (label, self.member)
+                ns[key] += clock() - start
+                calls[key] += 1
+
+        return timed
+
+    def wrap_gang(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` (the PodGroup cycle, a coroutine function) timed per gang, charged to the
+        gang's place in its loop step (``self.place()`` at its start)."""
+        clock, ns, calls = self.clock, self.ns, self.calls
+
+        @functools.wraps(fn)
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            place = self.place() if self.place is not None else ""
+            start = clock()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                key = (GANG, ("gang " + place).strip())
                 ns[key] += clock() - start
                 calls[key] += 1
 
@@ -90,7 +126,7 @@ class Split:
         self.labels.append(qualname)
 
     def report(self, sets: int) -> str:
-        members = sorted({m for _, m in self.ns if m.startswith("m")})
+        members = sorted({m for _, m in self.ns if m != "-"})
         lines = [f"thread CPU per call (µs) and calls per set, by member ({sets} sets):"]
         for label in self.labels:
             cells = [
@@ -102,14 +138,44 @@ class Split:
         return "\n".join(lines)
 
 
+def watch_steps(split: Split) -> None:
+    """Split ``split`` by the gang's place in the scheduling loop's step: the scheduler whose
+    loop runs the cycle is noted as it pops the pod, and its :class:`~scheduler.cycle_turns.
+    CycleTurns` says whether a cycle of the current step already ended (its private ``_held``,
+    read, not changed: set by the step's first cycle's end, reset once the step gave the loop
+    back). The PodGroup cycle is timed as a whole too."""
+    from scheduler.schedule_one_podgroup import PodGroupCycle
+    from scheduler.scheduler import Scheduler
+
+    running: list[Any] = [None]
+    original = Scheduler.schedule_one
+
+    @functools.wraps(original)
+    async def schedule_one(self: Scheduler) -> bool:
+        running[0] = self
+        return await original(self)
+
+    def place() -> str:
+        sched = running[0]
+        return "later" if sched is not None and sched.cycle_turns._held else "first"
+
+    Scheduler.schedule_one = schedule_one  # type: ignore[method-assign]
+    PodGroupCycle.schedule_one_podgroup = split.wrap_gang(PodGroupCycle.schedule_one_podgroup)  # type: ignore[method-assign]
+    split.place = place
+    split.labels.append(GANG)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("sets", nargs="?", type=int, default=400)
     ap.add_argument("--gc", action="store_true", help="leave the cyclic collector on")
     ap.add_argument("--spot", action="append", help="module:qualname to time instead of SPOTS")
+    ap.add_argument("--by-step", action="store_true", help="split by the gang's place in its loop step")
     a = ap.parse_args()
     split = Split()
     split.install(CYCLE, is_cycle=True)
+    if a.by_step:
+        watch_steps(split)
     for spot in a.spot or SPOTS:
         split.install(spot)
     # the plane's modules after the patches: the schedule_one functions they import by name
