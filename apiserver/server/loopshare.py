@@ -31,6 +31,13 @@ sink lets it lag.
 A step ends when its task gives the loop back, whatever it awaited. The step's first request
 schedules a release (``call_soon``: the loop runs it on its next pass, never while the step runs);
 a request of a different task also starts a step (two steps may share a pass, before the release).
+
+One release serves every step that starts while it is pending: the steps of a 5,000-pod gang's
+binding tasks share a pass, and each used to schedule (and the loop then run) a release of its
+own. A release pending when a step starts runs after that step (callbacks never run inside one)
+and before the task's next step (which is scheduled once the task gives the loop back, so behind
+it: the ready queue is first in, first out). So the holder is cleared between any task's two
+steps, as with a release per step, and no request's answer from :meth:`LoopShare.due` changes.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ class LoopShare:
     ``requests`` run at once. ``every=True`` turns before every request, as the client did
     before this policy."""
 
-    __slots__ = ("every", "requests", "_holder", "_left", "turns")
+    __slots__ = ("every", "requests", "_holder", "_left", "turns", "_release_on")
 
     def __init__(self, every: bool = False, requests: int = DEFAULT_REQUESTS) -> None:
         self.every = every
@@ -58,6 +65,9 @@ class LoopShare:
         self._left = 0
         #: requests that gave the loop back (diagnostics and tests)
         self.turns = 0
+        #: the loop a release is pending on (``None``: none is); one serves every step started
+        #: before it runs (module docstring)
+        self._release_on: asyncio.AbstractEventLoop | None = None
 
     def due(self) -> bool:
         """Whether the request being made must give the loop back before it runs; if so, the
@@ -80,8 +90,13 @@ class LoopShare:
     def _hold(self, task: asyncio.Task[object] | None) -> None:
         self._holder = task
         self._left = self.requests - 1
-        asyncio.get_running_loop().call_soon(self._release)
+        # the task's own loop: asking for the running one is a getpid system call in CPython 3.11
+        loop = task.get_loop() if task is not None else asyncio.get_running_loop()
+        if self._release_on is not loop:  # a release pending on this loop clears this step too
+            self._release_on = loop
+            loop.call_soon(self._release)
 
     def _release(self) -> None:
-        """The step that made a request has given the loop back: the next request is a first."""
+        """The steps that made a request have given the loop back: the next request is a first."""
         self._holder = None
+        self._release_on = None

@@ -245,3 +245,65 @@ async def test_an_event_backlog_is_written_one_event_per_turn() -> None:
     assert len(written) == 40
     assert all(b > a for a, b in zip(written, written[1:], strict=False))
     assert client.loop_share.turns == 0
+
+
+def test_a_release_left_pending_on_another_loop_does_not_serve_this_one() -> None:
+    """One release serves every step started while it is pending, but only on its own loop: a
+    loop stopped with a release not yet run (a test's, a restarted plane's) leaves the next loop
+    to schedule its own, and a task's next step there is a new step (its first request runs)."""
+    share = LoopShare(requests=1)
+    first = asyncio.new_event_loop()
+
+    async def request_then_stop() -> None:
+        assert share.due() is False  # the step's first request: a release is now pending
+        asyncio.get_running_loop().stop()  # the loop ends this pass, the release not run
+
+    first.create_task(request_then_stop())
+    first.run_forever()
+    answers: list[bool] = []
+
+    async def two_steps() -> None:
+        answers.append(share.due())
+        await asyncio.sleep(0)  # the step ends: its release must run before the next one
+        answers.append(share.due())
+        answers.append(share.due())
+
+    second = asyncio.new_event_loop()
+    try:
+        second.run_until_complete(two_steps())
+    finally:
+        second.close()
+        first.close()
+    assert answers == [False, False, True]
+    assert share.turns == 1
+
+
+async def test_the_steps_of_one_pass_share_one_release() -> None:
+    """Tasks woken in one pass each make their step's first request: one release is scheduled
+    for them all, and each task's next step still starts a new step."""
+    share = LoopShare(requests=1)
+    loop = asyncio.get_running_loop()
+    scheduled = [0]
+    call_soon = loop.call_soon
+
+    def counting(callback: Any, *args: Any, **kw: Any) -> Any:
+        if getattr(callback, "__func__", None) is LoopShare._release:
+            scheduled[0] += 1
+        return call_soon(callback, *args, **kw)
+
+    answers: list[list[bool]] = []
+
+    async def member() -> None:
+        mine = [share.due()]
+        await asyncio.sleep(0)
+        mine.append(share.due())
+        answers.append(mine)
+
+    loop.call_soon = counting  # type: ignore[method-assign]
+    try:
+        await asyncio.gather(*(member() for _ in range(50)))
+    finally:
+        del loop.call_soon
+    assert answers == [[False, False]] * 50
+    assert share.turns == 0
+    assert scheduled[0] == 2  # one for the first steps, one for the second steps
