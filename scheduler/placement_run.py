@@ -73,12 +73,6 @@ if TYPE_CHECKING:
 NODE_LOCAL_FILTERS = frozenset(
     {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit"}
 )
-#: Filter plugins of :data:`NODE_LOCAL_FILTERS` whose verdict on a node reads only the node
-#: object (its name, ``spec.unschedulable``, taints, labels) and the pod's spec, never the node's
-#: pods: a node that took a pod of the run gives the run's next pod (the same spec but for the
-#: identity fields, which none of them reads) the verdict it gave the run's first pod, a pass
-#: (the node is feasible), so :meth:`PlacementRun.assumed` does not ask them again
-NODE_ONLY_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
 #: Score plugins whose raw score of a node reads only that node and the pod (InterPodAffinity:
 #: when the pod has no affinity terms, its score is the existing pods' terms towards it, which
 #: the run's own pods, having none, do not change)
@@ -127,9 +121,6 @@ SHARED_COUNTS = True
 #: plugin's ``score`` with its per-call dispatch done once per run) when it has one; off: by
 #: ``score`` (the tests' switch)
 NODE_SCORERS = True
-#: the node that took a run's pod is filtered again only by the filters reading its pods (not
-#: :data:`NODE_ONLY_FILTERS`); off: by all (the tests' switch)
-SKIP_NODE_ONLY_FILTERS = True
 #: the most window runs a PodGroup cycle keeps (:class:`WindowedRuns`): 5,000 or 10,000 nodes
 #: make 10 or 20 windows with kube's default percentage of nodes to score
 MAX_WINDOW_RUNS = 20
@@ -223,9 +214,6 @@ class PlacementRun:
         self.feasible: list[NodeInfo] = []
         self.pos: dict[str, int] = {}
         self.filters: list[Any] = []
-        #: the filters :meth:`assumed` asks of the node that took a pod: those reading its pods
-        #: (:data:`NODE_ONLY_FILTERS` left out when ``SKIP_NODE_ONLY_FILTERS``)
-        self.pod_filters: list[Any] = []
         #: the skips of the run's first pod, which its pods' states share (immutable)
         self.filter_skip: frozenset[str] = frozenset()
         self.score_skip: frozenset[str] = frozenset()
@@ -298,9 +286,6 @@ class PlacementRun:
             run.all_nodes = [infos[n] for n in node_names if n in infos]
             run.all_pos = {ni.name: i for i, ni in enumerate(run.all_nodes)}
         run.filters = filters
-        run.pod_filters = (
-            [pl for pl in filters if pl.name not in NODE_ONLY_FILTERS] if SKIP_NODE_ONLY_FILTERS else filters
-        )
         run.filter_skip = frozenset(state.skip_filter_plugins)
         run.score_skip = frozenset(state.skip_score_plugins)
         run.state = state
@@ -406,7 +391,7 @@ class PlacementRun:
         i = self.all_pos.get(host)
         if i is not None:
             self.all_nodes[i] = ni
-        st = run_filter_chain(self.pod_filters, state, pod_info, ni)
+        st = run_filter_chain(self.filters, state, pod_info, ni)
         if st is not None and st.code != Code.SUCCESS:
             return False
         for c in self.columns:
