@@ -75,6 +75,7 @@ class ClassPick:
         "ties",
         "shared",
         "values",
+        "zone_terms",
     )
 
     def __init__(self, spread: Any, weight: int) -> None:
@@ -113,6 +114,9 @@ class ClassPick:
         self.shared: SharedCounts | None = None
         #: per domain constraint: the values of the rows of its value terms, in row order
         self.values: list[list[str]] = [list(rows) for rows in spread.value_rows]
+        #: kube's default constraints over a shared table: the zone term of each value, kept by
+        #: the table (:meth:`SharedCounts.terms_of`); None until the first such pick
+        self.zone_terms: dict[str, float] | None = None
 
     def join(self, table: SharedCounts) -> bool:
         """Read the domain counts from ``table`` from now on, when this run's are the table's
@@ -171,10 +175,14 @@ class ClassPick:
     def moved(self, q: int, base: int) -> None:
         """The node at position ``q`` took a pod of the run: its hostname term and base (now
         ``base``, the run's) may have changed, and with them its class."""
-        key = (
-            *[p[q] if dom else p.item(q) for p, dom in zip(self.node_parts, self.domain, strict=True)],
-            base,
-        )
+        if self.host_zone:  # (kube's default constraints: the key as below, without the loop)
+            parts = self.node_parts
+            key: tuple[Any, ...] = (parts[0].item(q), parts[1][q], base)
+        else:
+            key = (
+                *[p[q] if dom else p.item(q) for p, dom in zip(self.node_parts, self.domain, strict=True)],
+                base,
+            )
         sizes = self.sizes
         new = self.ids.get(key)
         if new is None:
@@ -208,8 +216,13 @@ class ClassPick:
             # kube's default constraints (hostname, then zone) over the shared counts: the zone's
             # terms as _shared_terms gives them, each class's raw summed as class_raws sums it
             # (its hostname term, plus its zone row's term, plus 0.5), in one pass
-            at, w1, skew = self.shared.counts[1], spread.weights[1], spread.skews[1]
-            row_terms = [at.get(v, 0) * w1 + skew for v in self.values[1]]
+            # (the zone terms kept by the table as its counts change: SharedCounts.terms_of)
+            zone = self.zone_terms
+            if zone is None:
+                zone = self.zone_terms = self.shared.terms_of(
+                    1, spread.weights[1], spread.skews[1], self.values[1]
+                )
+            row_terms = list(map(zone.__getitem__, self.values[1]))
             row_terms.append(0.0)  # (the last row: nodes without the key)
             return self._pick_over(host_zone_raws(*self.live_parts, row_terms), rng)
         else:
@@ -313,7 +326,7 @@ class SharedCounts:
     and hostname counts). A pod the table is not told of drops it (``WindowedRuns``).
     """
 
-    __slots__ = ("counts", "key", "spread")
+    __slots__ = ("counts", "key", "spread", "terms")
 
     def __init__(self, spread: Any) -> None:
         #: per constraint: domain value -> count (empty for a hostname constraint)
@@ -321,6 +334,24 @@ class SharedCounts:
         self.key = spread.elsewhere_key()
         #: a joined run's column: its counting rule is the table's (equal ``elsewhere_key``)
         self.spread = spread
+        #: per (constraint, weight, skew) some joined run reads (:meth:`terms_of`): domain value ->
+        #: ``count * weight + skew``, written again whenever :meth:`add` changes that count
+        self.terms: dict[tuple[int, float, int], dict[str, float]] = {}
+
+    def terms_of(self, i: int, weight: float, skew: int, values: list[str]) -> dict[str, float]:
+        """Constraint ``i``'s term of each of ``values`` from the counts, ``count * weight + skew``
+        (0 for a value not counted, as ``counts[i].get(v, 0)``), kept current by :meth:`add`
+        from now on: a pick reads a run's ten zone terms instead of computing them again after
+        every pod (the same floats: each is the same expression of the same count)."""
+        key = (i, weight, skew)
+        terms = self.terms.get(key)
+        if terms is None:
+            terms = self.terms[key] = {}
+        at = self.counts[i]
+        for v in values:
+            if v not in terms:
+                terms[v] = at.get(v, 0) * weight + skew
+        return terms
 
     def add(self, pod_info: Any, node_info: Any) -> None:
         """``pod_info`` was assumed on ``node_info``: one more in each domain it counts in."""
@@ -328,4 +359,8 @@ class SharedCounts:
         for i, v in self.spread._elsewhere_adds(pod_info, node_info):
             at = counts[i]
             if v in at:
-                at[v] += 1
+                n = at[v] = at[v] + 1
+                if self.terms:
+                    for (j, weight, skew), terms in self.terms.items():
+                        if j == i and v in terms:
+                            terms[v] = n * weight + skew

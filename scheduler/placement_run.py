@@ -117,6 +117,10 @@ CLASS_PICK = True
 #: (:class:`~scheduler.class_pick.SharedCounts`); off: each run is told of every pod (the
 #: tests' switch)
 SHARED_COUNTS = True
+#: a run scores the node that took one of its pods again by the plugin's ``node_scorer`` (the
+#: plugin's ``score`` with its per-call dispatch done once per run) when it has one; off: by
+#: ``score`` (the tests' switch)
+NODE_SCORERS = True
 #: the most window runs a PodGroup cycle keeps (:class:`WindowedRuns`): 5,000 or 10,000 nodes
 #: make 10 or 20 windows with kube's default percentage of nodes to score
 MAX_WINDOW_RUNS = 20
@@ -165,7 +169,7 @@ def run_signature(
 class _Column:
     """One Score plugin's raw and normalized columns over the run's feasible nodes."""
 
-    __slots__ = ("plugin", "weight", "raw", "norm", "carried", "normalizer", "node_only", "bounded")
+    __slots__ = ("plugin", "weight", "raw", "norm", "carried", "normalizer", "node_only", "bounded", "scorer")
 
     def __init__(self, plugin: Any, weight: int, raw: list[int], carried: Any) -> None:
         self.plugin = plugin
@@ -189,6 +193,10 @@ class _Column:
         self.bounded = (
             getattr(plugin, "normalize_scores_bounded", None) if self.normalizer == "batch" else None
         )
+        #: the plugin's ``score`` of a node for the run's first pod as a function of the node
+        #: alone (``node_scorer``), when it has one: :meth:`PlacementRun.assumed` scores the node
+        #: that took a pod again without the plugin's per-call dispatch (set by ``start``)
+        self.scorer: Callable[[NodeInfo], int] | None = None
 
 
 class PlacementRun:
@@ -301,6 +309,9 @@ class PlacementRun:
                 if raw is None:
                     return None
                 col = _Column(pl, weight, raw, None)
+                if not col.node_only and NODE_SCORERS:
+                    scorer = getattr(pl, "node_scorer", None)
+                    col.scorer = scorer(state, pod_info) if scorer is not None else None
             else:
                 return None
             if not run._normalize(col):
@@ -390,10 +401,13 @@ class PlacementRun:
                 continue
             if c.node_only:
                 continue  # the node's labels and taints are as they were: the same score
-            v, s = c.plugin.score(self.state, self.pod_info, ni)
-            if s is not None and s.code != Code.SUCCESS:
-                return False
-            v = int(v)
+            if c.scorer is not None:
+                v = int(c.scorer(ni))  # (the plugin's score: its Status is always None)
+            else:
+                v, s = c.plugin.score(self.state, self.pod_info, ni)
+                if s is not None and s.code != Code.SUCCESS:
+                    return False
+                v = int(v)
             old = c.raw[q]
             if v == old:
                 continue

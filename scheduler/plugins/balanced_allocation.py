@@ -7,6 +7,7 @@ they are not all drawn to the same node.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from scheduler.interfaces import CycleState, Handle, ScoreColumn
@@ -15,6 +16,7 @@ from scheduler.plugins.resource_allocation import (
     array_column,
     array_scores,
     balanced_scorer,
+    node_scorer,
     parse_resources,
     pod_request,
     score_node,
@@ -45,6 +47,14 @@ class BalancedAllocation:
         if reqs is None:
             reqs = [pod_request(pod_info, r, True) for r, _ in self.resources]
         return score_node(node_info, reqs, self.resources, balanced_scorer, True), None
+
+    def node_scorer(self, state: CycleState, pod_info: PodInfo) -> Callable[[NodeInfo], int]:
+        """:meth:`score`'s raw score of a node as a function of the node alone, for ``state`` and
+        ``pod_info`` as they are now (a run's first pod: :mod:`scheduler.placement_run`)."""
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = [pod_request(pod_info, r, True) for r, _ in self.resources]
+        return node_scorer(reqs, self.resources, balanced_scorer, True)
 
     def score_nodes(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]:
         """:meth:`score` for every node in one call (the framework's batch path)."""

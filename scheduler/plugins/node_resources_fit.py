@@ -22,7 +22,7 @@ fragments an empty one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler.events import (
@@ -59,6 +59,7 @@ from scheduler.plugins.resource_allocation import (
     array_scores,
     least_allocated_scorer,
     most_allocated_scorer,
+    node_scorer,
     parse_resources,
     pod_request,
     score_node,
@@ -274,6 +275,14 @@ class NodeResourcesFit:
         if reqs is None:
             reqs = [pod_request(pod_info, r, False) for r, _ in self.resources]
         return score_node(node_info, reqs, self.resources, self.scorer, False), None
+
+    def node_scorer(self, state: CycleState, pod_info: PodInfo) -> Callable[[NodeInfo], int]:
+        """:meth:`score`'s raw score of a node as a function of the node alone, for ``state`` and
+        ``pod_info`` as they are now (a run's first pod: :mod:`scheduler.placement_run`)."""
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = [pod_request(pod_info, r, False) for r, _ in self.resources]
+        return node_scorer(reqs, self.resources, self.scorer, False)
 
     def score_nodes(self, state: CycleState, pod_info: PodInfo, nodes: list[NodeInfo]) -> list[int]:
         """:meth:`score` for every node in one call (the framework's batch path)."""

@@ -128,6 +128,25 @@ def score_node(
     return scorer(requested, allocatable, [w for _, w in resources])
 
 
+def node_scorer(
+    pod_requests: Sequence[int],
+    resources: Sequence[tuple[str, int]],
+    scorer: Scorer,
+    use_requested: bool,
+) -> Callable[[NodeInfo], int]:
+    """:func:`score_node` with everything but the node bound: the cpu-and-memory function chosen
+    once, not per call. A run of identical pods (:mod:`scheduler.placement_run`) scores again
+    the node that took each of its pods with the same requests, resources and scorer: ~1 µs of
+    dispatch per call (the resources compared, the fast function looked up) it need not repeat."""
+    if len(resources) == 2 and resources[0] == (CPU, 1) and resources[1] == (MEMORY, 1):
+        fast = _FAST_CPU_MEMORY.get(scorer)
+        if fast is not None:
+            cpu, mem = pod_requests[0], pod_requests[1]
+            return lambda ni: fast(ni, cpu, mem, use_requested)
+    reqs = list(pod_requests)
+    return lambda ni: score_node(ni, reqs, resources, scorer, use_requested)
+
+
 def wants_table(snapshot: Any, nodes: Sequence[NodeInfo], state: CycleState | None = None) -> bool:
     """Whether a batch is worth the node table: a run of the snapshot's consecutive nodes, or
     a list long enough to map node by node (:mod:`scheduler.arraypolicy`). The answer for a

@@ -279,6 +279,10 @@ class SpreadScoreRun:
         pass over the column costs less than a few dozen of its elements one by one)."""
         changed = False
         for i, c in enumerate(self.constraints):
+            # (a domain constraint over shared counts, or not counting at this node, does nothing
+            # whether or not its selector matches: asked first, the selector is not run for it)
+            if not self.hostname[i] and (self.shared is not None or not self.counts_on[i][q]):
+                continue  # (shared counts: their owner adds the pod)
             if not c.selector.matches(pod_info.labels):
                 continue
             if self.hostname[i]:
@@ -286,8 +290,6 @@ class SpreadScoreRun:
                 self.terms[i][q] = self._term(i, q)
                 changed = True
                 continue
-            if self.shared is not None or not self.counts_on[i][q]:
-                continue  # (shared counts: their owner adds the pod)
             v = node_info.labels.get(c.topology_key, "")
             if v not in self.per_value[i]:
                 continue
