@@ -113,6 +113,16 @@ def measure_gangs(members: int, nodes: int, gangs: int) -> str:
     return "\n".join(lines)
 
 
+def take_gangs(args: list[Any], default: int) -> int:
+    """``--gangs N`` taken out of ``args`` (the micros that place gangs in a row share it)."""
+    if "--gangs" not in args:
+        return default
+    j = args.index("--gangs")
+    gangs = int(args[j + 1])
+    del args[j : j + 2]
+    return gangs
+
+
 def main(argv: list[str]) -> None:
     args: list[Any] = list(argv)
     if "--pairs" in args:
@@ -120,11 +130,7 @@ def main(argv: list[str]) -> None:
 
         run_pairs(__file__, args)
         return
-    gangs = 0
-    if "--gangs" in args:
-        j = args.index("--gangs")
-        gangs = int(args[j + 1])
-        del args[j : j + 2]
+    gangs = take_gangs(args, 0)
     members = int(args[0]) if args else 1000
     nodes = int(args[1]) if len(args) > 1 else 1000
     print(measure_gangs(members, nodes, gangs) if gangs else measure(members, nodes))

@@ -73,14 +73,10 @@ def _wrap(holder: Any, name: str, label: str, spent: Counter[str], calls: Counte
 def main(argv: list[str]) -> None:
     import importlib
 
-    from bench.micro.gang_footprint import measure_gangs
+    from bench.micro.gang_footprint import measure_gangs, take_gangs
 
     args = list(argv)
-    gangs = 3
-    if "--gangs" in args:
-        j = args.index("--gangs")
-        gangs = int(args[j + 1])
-        del args[j : j + 2]
+    gangs = take_gangs(args, 3)
     members = int(args[0]) if args else 5000
     nodes = int(args[1]) if len(args) > 1 else 5000
     spent: Counter[str] = Counter()
