@@ -22,7 +22,7 @@ sets in lockstep; both came from the bench's own driver, a task creating Statefu
 this client, whose arrival followed the policy (one set per loop pass with a turn before every
 request, two with this policy, four with four requests), and the plane handles sets that arrive
 together in larger, cheaper batches. With the driver's arrival fixed
-(``bench.workloads.statefulsets.create_sets``, two sets per pass), this policy against a turn
+(``bench.workloads.common.create_arriving``, two sets per pass), this policy against a turn
 before every request reads 1.002x, and four requests against two 1.009x (docs/bench.md, session
 22 arrival). It stays as the bound it states: a task's consecutive requests, not each one, give
 the loop back.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -212,3 +212,31 @@ def percentile(values: list[float], q: float) -> float:
     s = sorted(values)
     k = min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))
     return s[k]
+
+
+#: how many clients a driver creates its objects with (:func:`create_arriving`): the arrival
+#: session 21's figures were measured with, two objects per loop pass
+DEFAULT_CREATORS = 2
+
+
+async def create_arriving(
+    create: Callable[[Obj], Awaitable[Any]], bodies: Iterable[Obj], creators: int
+) -> None:
+    """``create`` each of ``bodies`` as ``creators`` clients outside the plane would, each sending
+    its next create once the last is answered: every creator makes one create per loop turn, so
+    that many objects reach the plane per loop pass.
+
+    The arrival is the workload's, not the plane's: the plane handles objects arriving together
+    in larger, cheaper batches (docs/bench.md, session 22 arrival: one per pass instead of two
+    costs gangs-1000x3 ~8 % more CPU per set and SchedulingBasic ~13 % more per pod). A driver
+    looping over in-process creates arrived as fast as the in-process client's loop share let
+    one task go (one per pass until session 20, two since session 21), so a change of that share
+    changed the workload too."""
+    items = iter(bodies)
+
+    async def creator() -> None:
+        for body in items:  # shared: each creator takes the next object
+            await asyncio.sleep(0)  # the answer's round trip: other tasks run first
+            await create(body)
+
+    await asyncio.gather(*(creator() for _ in range(max(1, creators))))

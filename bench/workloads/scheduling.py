@@ -1,6 +1,7 @@
 """SchedulingBasic (after kube's scheduler_perf): plain pods onto fake nodes, pods/s.
 
-Two numbers per run: *create→bound* (pods created one after another while the scheduler runs;
+Two numbers per run: *create→bound* (pods created while the scheduler runs, ``creators`` per loop
+pass as that many clients would send them, :func:`~bench.workloads.common.create_arriving`;
 the clock stops when a watch has seen the last one bound) and *backlog* (pods created while the
 scheduler is stopped, then drained: kube's SchedulingThroughput).
 
@@ -16,21 +17,31 @@ from typing import Any
 
 from apiserver.client.interface import PODS
 from bench.results import Metric
-from bench.workloads.common import Env, PodCounter, create_nodes, is_bound, pod, start_plane
+from bench.workloads.common import (
+    DEFAULT_CREATORS,
+    Env,
+    PodCounter,
+    create_arriving,
+    create_nodes,
+    is_bound,
+    pod,
+    start_plane,
+)
 
 METRICS = {"pods_per_s": Metric("pods/s", True), "backlog_pods_per_s": Metric("pods/s", True)}
-PARAMS = {"nodes": 500, "pods": 1000, "backlog": True}
+PARAMS = {"nodes": 500, "pods": 1000, "backlog": True, "creators": DEFAULT_CREATORS}
 
 
 async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     nodes, pods = int(params.get("nodes", 500)), int(params.get("pods", 1000))
-    out = {"pods_per_s": await _create_to_bound(nodes, pods, env)}
+    creators = int(params.get("creators", DEFAULT_CREATORS))
+    out = {"pods_per_s": await _create_to_bound(nodes, pods, env, creators)}
     if params.get("backlog", True):
         out["backlog_pods_per_s"] = await _backlog(nodes, pods, env)
     return out
 
 
-async def _create_to_bound(nodes: int, pods: int, env: Env) -> float:
+async def _create_to_bound(nodes: int, pods: int, env: Env, creators: int = DEFAULT_CREATORS) -> float:
     cp = await start_plane([])
     client = cp.client("bench")
     await create_nodes(client, nodes)
@@ -41,8 +52,9 @@ async def _create_to_bound(nodes: int, pods: int, env: Env) -> float:
     _collected()
     env.start_cpu()
     t0 = time.perf_counter()
-    for i in range(pods):
-        await client.create(PODS, pod(f"run-{i}"))
+    await create_arriving(
+        lambda body: client.create(PODS, body), (pod(f"run-{i}") for i in range(pods)), creators
+    )
     done = await counter.wait(600)
     env.stop_cpu(pods)
     await counter.stop()

@@ -21,7 +21,7 @@ pod status writes and Lease renewals included).
 
 ``creators`` (default 2) is the arrival: how many clients create the sets at once, each sending
 its next create once the last is answered, so that many sets reach the plane per loop pass
-(:func:`create_sets`; the plane's CPU per set depends on it, docs/bench.md session 22 arrival).
+(:func:`~bench.workloads.common.create_arriving`; the plane's CPU per set depends on it).
 
 ``mode: http`` runs the same over HTTP: a ``gangplane serve`` with the fleet (or ``--kubeconfig``'s
 server, whose nodes are used as they are) is driven by an HTTP client that creates the sets and
@@ -33,12 +33,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from apiserver.client.interface import NAMESPACES, PODS, STATEFULSETS
 from bench.results import Metric
-from bench.workloads.common import RACK, Env, create_nodes, is_bound, is_running, start_plane
+from bench.workloads.common import (
+    DEFAULT_CREATORS,
+    RACK,
+    Env,
+    create_arriving,
+    create_nodes,
+    is_bound,
+    is_running,
+    start_plane,
+)
 from bench.workloads.writecount import writes_by_resource
 
 METRICS = {
@@ -64,7 +73,7 @@ PARAMS = {
     "topology": "",
     "node_agent": False,
     "mode": "in-process",
-    "creators": 2,
+    "creators": DEFAULT_CREATORS,
 }
 
 
@@ -94,27 +103,6 @@ def statefulset(name: str, replicas: int, gang: bool, topology: str, cpu: str = 
             key = RACK if topology == "rack" else topology
             spec["scheduling"]["schedulingConstraints"] = {"topology": [{"key": key}]}
     return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name}, "spec": spec}
-
-
-async def create_sets(client: Any, bodies: Iterator[dict[str, Any]], creators: int) -> None:
-    """Create the StatefulSets as ``creators`` clients outside the plane would, each sending its
-    next create once the last is answered: every creator makes one create per loop turn.
-
-    How many sets reach the plane per loop pass is part of the workload, not of the plane: the
-    plane handles sets arriving together in larger batches, so gangs-1000x3's CPU per pod moves
-    with it (docs/bench.md, session 22 arrival: one set per pass costs ~5 % more per set than
-    two). Before, the driver was one task looping over in-process creates, so its arrival was
-    whatever the in-process client's loop share let one task do per step (one set per pass
-    until session 20, two since session 21): a change of that share changed the workload too.
-    Two creators keep session 21's two sets per pass, now whatever the share."""
-
-    async def creator() -> None:
-        for body in bodies:  # shared: each creator takes the next set
-            await asyncio.sleep(0)  # the answer's round trip: other tasks run first
-            # the driver never reads the answer: not decoded (the plane's CPU is what is measured)
-            await client.create(STATEFULSETS, body, "bench", handoff=True, answer=False)
-
-    await asyncio.gather(*(creator() for _ in range(max(1, creators))))
 
 
 def fleet_doc(nodes: int, racks: int) -> dict[str, Any]:
@@ -175,10 +163,11 @@ async def run(params: dict[str, Any], env: Env) -> dict[str, float]:
     rv0 = await _current_rv(client)
     env.start_cpu()
     t0 = time.perf_counter()
-    await create_sets(
-        client,
+    # the driver never reads an answer: not decoded (the plane's CPU is what is measured)
+    await create_arriving(
+        lambda body: client.create(STATEFULSETS, body, "bench", handoff=True, answer=False),
         (statefulset(f"gang-{s}", replicas, gang, topology) for s in range(sets)),
-        int(params.get("creators", PARAMS["creators"])),
+        int(params.get("creators", DEFAULT_CREATORS)),
     )
     await tracker.wait(sets, "bound", 900)
     if not node_agent:

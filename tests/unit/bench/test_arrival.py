@@ -1,8 +1,9 @@
-"""The gang-statefulsets driver's arrival: ``creators`` sets reach the plane per loop pass.
+"""The drivers' arrival: ``creators`` objects reach the plane per loop pass.
 
-How many sets arrive together changes the plane's CPU per set (larger batches run warmer), so
-it is the workload's parameter, fixed whatever the in-process client's loop share does with a
-task's consecutive requests (docs/bench.md, session 22 arrival)."""
+How many objects arrive together changes the plane's CPU per object (larger batches run warmer),
+so it is the workload's parameter (gang-statefulsets, scheduling-basic), fixed whatever the
+in-process client's loop share does with a task's consecutive requests (docs/bench.md, session
+22 arrival)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from bench.workloads.statefulsets import PARAMS, create_sets, statefulset
+from bench.workloads import scheduling, statefulsets
+from bench.workloads.common import DEFAULT_CREATORS, create_arriving
+from bench.workloads.statefulsets import statefulset
 
 
 class _PassCounter:
@@ -35,14 +38,14 @@ class _PassCounter:
 
 
 class _Client:
-    """Records each create with the pass it was made in; a create never gives the loop back, as an
-    in-process client allowed every request of a step would not."""
+    """Records each create with the pass it was made in; a create never gives the loop back (an
+    in-process client's loop share could make one; the arrival must not depend on it)."""
 
     def __init__(self, counter: _PassCounter) -> None:
         self.counter = counter
         self.created: list[tuple[int, str]] = []
 
-    async def create(self, resource: Any, body: dict[str, Any], namespace: str, **_: Any) -> None:
+    async def create(self, body: dict[str, Any]) -> None:
         self.created.append((self.counter.passes, body["metadata"]["name"]))
 
 
@@ -50,7 +53,9 @@ async def _arrival(sets: int, creators: int) -> list[tuple[int, str]]:
     counter = _PassCounter()
     client = _Client(counter)
     counter.start()
-    await create_sets(client, (statefulset(f"gang-{s}", 3, True, "") for s in range(sets)), creators)
+    await create_arriving(
+        client.create, (statefulset(f"gang-{s}", 3, True, "") for s in range(sets)), creators
+    )
     counter.stop()
     return client.created
 
@@ -67,9 +72,10 @@ def test_each_creator_makes_one_create_per_loop_pass(creators: int) -> None:
     assert len(per_pass) == -(-25 // creators)
 
 
-def test_the_default_arrival_is_two_sets_per_pass() -> None:
-    """Two: the arrival session 21's figures were measured with (its driver then followed the
+def test_the_default_arrival_is_two_per_pass() -> None:
+    """Two: the arrival session 21's figures were measured with (its drivers then followed the
     in-process client's two requests per step)."""
-    assert PARAMS["creators"] == 2
-    per_pass = Counter(p for p, _ in asyncio.run(_arrival(10, int(PARAMS["creators"]))))
+    assert DEFAULT_CREATORS == 2
+    assert statefulsets.PARAMS["creators"] == scheduling.PARAMS["creators"] == DEFAULT_CREATORS
+    per_pass = Counter(p for p, _ in asyncio.run(_arrival(10, DEFAULT_CREATORS)))
     assert sorted(per_pass.values()) == [2] * 5
