@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import statistics
 import sys
 import time
 
@@ -69,15 +68,9 @@ def main() -> None:
 
         run_pairs(__file__, sys.argv[1:])
         return
-    gangs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    size = int(sys.argv[2]) if len(sys.argv) > 2 else 5000
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    runs = [run(gangs, size) for _ in range(rounds)]
-    per = [r[0] for r in runs]
-    print(
-        f"gangpop {gangs}x{size}: median {statistics.median(per):.2f} µs/member "
-        f"(runs {', '.join(f'{x:.2f}' for x in per)}) digest {runs[0][1]}"
-    )
+    from bench.micro.gangqueue_cpu import report
+
+    report("gangpop", run, sys.argv[1:], 5, 5000)
 
 
 if __name__ == "__main__":

@@ -84,16 +84,22 @@ def run(gangs: int, size: int) -> tuple[float, str]:
     return spent / (gangs * size) * 1e6, digest.hexdigest()[:12]
 
 
-def main() -> None:
-    gangs = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    size = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    runs = [run(gangs, size) for _ in range(rounds)]
+def report(label: str, measure: Any, argv: list[str], gangs: int, size: int) -> None:
+    """``measure(gangs, size)`` (µs per member, digest) run ROUNDS times, from ``argv`` = GANGS SIZE
+    ROUNDS (each optional), printed as the median and every run (the gang queue micros share it)."""
+    gangs = int(argv[0]) if len(argv) > 0 else gangs
+    size = int(argv[1]) if len(argv) > 1 else size
+    rounds = int(argv[2]) if len(argv) > 2 else 3
+    runs = [measure(gangs, size) for _ in range(rounds)]
     per = [r[0] for r in runs]
     print(
-        f"gangqueue {gangs}x{size}: median {statistics.median(per):.2f} µs/member "
+        f"{label} {gangs}x{size}: median {statistics.median(per):.2f} µs/member "
         f"(runs {', '.join(f'{x:.2f}' for x in per)}) digest {runs[0][1]}"
     )
+
+
+def main() -> None:
+    report("gangqueue", run, sys.argv[1:], 2000, 3)
 
 
 if __name__ == "__main__":
