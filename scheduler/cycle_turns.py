@@ -12,9 +12,12 @@ The policy (:class:`CycleTurns`, one per scheduler): the scheduling loop runs up
 (four) cycles in one step while pods are queued, then gives the loop back: the bound
 :mod:`apiserver.server.loopshare` keeps for an in-process client's requests (two per step), for
 the scheduler's own work: **the scheduling loop runs at most four cycles without letting every
-ready task run**. (A cycle is far shorter than a gang set's sync, and without the in-process
-client's share the four cycles gain nothing: docs/bench.md, session 21 integration.) A step ends whenever the loop gives the loop back, whatever it awaited (an
-empty queue, a search's pause, a request's turn): the step's first cycle schedules a release
+ready task run**. With the bench's arrival fixed (two gang sets per loop pass), four cycles per
+step against one read 0.936x CPU per gangs-1000x3 set, and 0.969x with a turn before every
+in-process request (docs/bench.md, session 22 review; session 21's "they gain nothing without
+the in-process client's share" was measured while the bench's arrival followed that share). A
+step ends whenever the loop gives the loop back, whatever it awaited (an empty queue, a search's
+pause, a request's turn): the step's first cycle schedules a release
 (``call_soon``: run on the loop's next pass, never during the step), so the count restarts then.
 
 What a cycle decides does not change: each reads the cache as it is (the earlier cycles' pods
