@@ -261,3 +261,16 @@ class Client(Protocol):
         group with nothing served, is absent.
         """
         ...
+
+
+def requests_per_step(client: object) -> int:
+    """How many requests one task makes through ``client`` before the event loop runs other tasks.
+
+    The in-process client runs the first requests of a task's step at once (its loop share,
+    :mod:`apiserver.server.loopshare`: two); a client that waits on a network for every answer
+    gives the loop back at each one (one). Why a component asks: calls it would run as concurrent
+    tasks (kube's goroutines) cost no more loop passes when this many run in place, one after
+    another, and save a task each and the caller's resumption a pass later
+    (:func:`controllers.statefulset.control.slow_start_batch`).
+    """
+    return max(1, int(getattr(client, "requests_per_step", 1)))

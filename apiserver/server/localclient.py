@@ -107,6 +107,13 @@ class LocalClient:
         self.read_only_objects = read_only_objects or ReadOnlyObjects(enabled=False)
         self.loop_share = loop_share if loop_share is not None else LoopShare()
 
+    @property
+    def requests_per_step(self) -> int:
+        """The requests of a task's step that run at once (``apiserver.client.interface.requests_per_step``):
+        the loop share's, one when it turns before every request."""
+        share = self.loop_share
+        return 1 if share.every else share.requests
+
     def _shared(self, rec: Record) -> Obj:
         obj = rec.shared(self.api.shared_subtrees)
         self.read_only_objects.note(obj, rec)
