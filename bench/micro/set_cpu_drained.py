@@ -1,0 +1,131 @@
+"""CPU per gang set with and without the Event backlog the phase leaves (a script):
+
+    cd /tmp && PYTHONPATH=TREE python TREE/bench/micro/set_cpu_drained.py [--sets 600] [--creators 2]
+    cd /tmp && python TREE/bench/micro/set_cpu_drained.py --pairs BASE NEW --rounds 4 [--sets 600]
+
+Runs gangs-SETSx3 on 5,000 nodes in-process, as ``gangplane bench`` runs it, and prints one JSON
+line: ``phase`` (ms of process CPU per set from the first create to the last pod bound: the
+bench's ``cpu_s``), ``drained`` (the same until every EventRecorder has also written its
+backlog), the Events written per set in the phase and in all (``events_phase``,
+``events_total``), and the median seconds a set waited to be placed.
+
+Why: the recorders write one Event per loop pass (``apiserver.client.events``: kube's event
+sink lags the same way), so of a set's eight Events (SuccessfulCreate x3, Scheduled x3,
+WorkloadCreated, PodGroupCreated) only those written before the last pod is bound fall in the
+phase: 2.8 per set on main in session 23. A change that makes the plane take fewer loop passes
+per set leaves more of them for after the phase (1.4 per set with the StatefulSet controller's
+creates in place), and the phase's CPU then falls by more than the plane's work does. Compare
+builds by both figures; ``drained`` is the plane's whole work for the sets.
+
+``--pairs A B --rounds N`` runs this script from each tree in turn (swapped order each round,
+``PYTHONPATH`` set to the tree) and prints every run, then per figure the medians and B/A with
+the pairwise ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+FIGURES = ("phase", "drained")
+
+
+async def measure(sets: int, nodes: int = 5000, creators: int = 2) -> dict[str, float]:
+    """One run of gangs-``sets``x3 on ``nodes`` nodes: the figures of the module docstring."""
+    import bench.workloads.statefulsets as workload
+    from apiserver.client.events import EventRecorder
+
+    recorders: list[EventRecorder] = []
+    made = EventRecorder.__init__
+
+    def remember(self: EventRecorder, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        recorders.append(self)
+
+    marks: dict[str, float] = {}
+    wait = workload.SetTracker.wait
+
+    async def then_drain(tracker: Any, count: int, stage: str, timeout: float) -> None:
+        await wait(tracker, count, stage, timeout)
+        marks["phase"] = time.process_time()
+        marks["written"] = sum(r.written for r in recorders)
+        await asyncio.gather(*(r.flush() for r in recorders))
+        marks["written_total"] = sum(r.written for r in recorders)
+
+    class Env:
+        def progress(self, message: str) -> None:
+            pass
+
+        def start_cpu(self) -> None:
+            marks["start"] = time.process_time()
+            marks["written_before"] = sum(r.written for r in recorders)
+
+        def stop_cpu(self, pods: int = 0) -> None:
+            marks["drained"] = time.process_time()
+
+    params = {"nodes": nodes, "racks": 50, "sets": sets, "replicas": 3, "gang": True, "creators": creators}
+    EventRecorder.__init__ = remember  # type: ignore[method-assign]
+    workload.SetTracker.wait = then_drain  # type: ignore[method-assign]
+    try:
+        out = await workload.run(params, Env())  # type: ignore[arg-type]
+    finally:
+        EventRecorder.__init__ = made  # type: ignore[method-assign]
+        workload.SetTracker.wait = wait  # type: ignore[method-assign]
+    before = marks["written_before"]
+    return {
+        "phase": 1e3 * (marks["phase"] - marks["start"]) / sets,
+        "drained": 1e3 * (marks["drained"] - marks["start"]) / sets,
+        "events_phase": (marks["written"] - before) / sets,
+        "events_total": (marks["written_total"] - before) / sets,
+        "placed_median_s": out["set_placed_s_median"],
+    }
+
+
+def _pairs(script: str, trees: list[str], rounds: int, rest: list[str]) -> None:
+    runs: dict[str, list[dict[str, float]]] = {t: [] for t in trees}
+    for r in range(rounds):
+        for tree in trees if r % 2 == 0 else trees[::-1]:
+            env = {**os.environ, "PYTHONPATH": os.path.abspath(tree)}
+            out = subprocess.run(
+                [sys.executable, script, *rest], env=env, capture_output=True, text=True, check=True
+            ).stdout.strip()
+            runs[tree].append(json.loads(out.splitlines()[-1]))
+            print(f"round {r} {tree}: {out}", flush=True)
+    a, b = trees
+    for figure in FIGURES:
+        ma = statistics.median(x[figure] for x in runs[a])
+        mb = statistics.median(x[figure] for x in runs[b])
+        pairwise = [round(y[figure] / x[figure], 3) for x, y in zip(runs[a], runs[b], strict=True)]
+        print(f"{figure}: A {ma:.3f} B {mb:.3f} ms/set  B/A {mb / ma:.3f}  pairwise {pairwise}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--sets", type=int, default=600)
+    ap.add_argument("--creators", type=int, default=2)
+    ap.add_argument("--pairs", nargs=2, metavar=("A", "B"))
+    ap.add_argument("--rounds", type=int, default=4)
+    args = ap.parse_args()
+    if args.pairs:
+        _pairs(
+            os.path.abspath(__file__),
+            args.pairs,
+            args.rounds,
+            ["--sets", str(args.sets), "--creators", str(args.creators)],
+        )
+        return
+    from bench.runner import server_gc
+
+    with server_gc():
+        print(json.dumps(asyncio.run(measure(args.sets, creators=args.creators))))
+
+
+if __name__ == "__main__":
+    main()
