@@ -59,8 +59,9 @@ async def slow_start_batch(
     the tasks. Its calls then run in the sync's own step rather than in a task each on the next
     pass, with the sync resumed a pass after their ends. That is the same work in fewer passes:
     a gang set of three makes its pod creates in two batches (one, two) with no task, and
-    gangs-1000x3 takes 16.9 loop steps per set instead of 27.7, and 0.94x the CPU per set (session
-    23, docs/bench.md). A larger batch stays as tasks: their first requests all go in one pass,
+    gangs-1000x3 takes 16.9 loop steps per set instead of 27.7, and 0.95x the CPU per set with
+    all its Events written (0.93x of the bench's phase, which leaves more of them for after it:
+    session 23, docs/bench.md). A larger batch stays as tasks: their first requests all go in one pass,
     where one task would give the loop back every two requests (a 1,000-pod set's creates as
     tasks are 0.96x the CPU of the same in place).
 
