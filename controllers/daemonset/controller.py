@@ -28,7 +28,7 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
-from apiserver.client.interface import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS, Client
+from apiserver.client.interface import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS, Client, requests_per_step
 from apiserver.meta import (
     Clock,
     annotations_of,
@@ -413,7 +413,7 @@ class DaemonSetsController(PodOwnerController):
 
         errs: list[Exception] = []
         if create_on:
-            done, err = await slow_start_batch(len(create_on), 1, create_one)
+            done, err = await slow_start_batch(len(create_on), 1, create_one, requests_per_step(self.client))
             for _ in range(len(create_on) - done):
                 self.expectations.creation_observed(key)
             if err is not None:

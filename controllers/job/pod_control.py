@@ -11,17 +11,17 @@ scale-down, a decided Job) is never counted as finished.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.batch.labels import JOB_COMPLETION_INDEX, JOB_INDEX_FAILURE_COUNT, JOB_TRACKING_FINALIZER
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
-from apiserver.client.interface import PODS, Client
+from apiserver.client.interface import PODS, Client, requests_per_step
 from apiserver.meta import key_of, name_of, namespace_of, new_controller_ref, uid_of
+from controllers import slowstart
 from controllers.job import utils as ju
 from controllers.job.expectations import Expectations
 
@@ -97,28 +97,23 @@ class JobPodControl:
         failure_counts: dict[int, int] | None = None,
     ) -> int:
         """Create one pod per entry, in slow-start batches; stop at the first failing batch."""
-        created = 0
-        batch = SLOW_START_INITIAL_BATCH
         todo = list(indexes)
         key = key_of(job)
+        counts = failure_counts or {}
         self.expectations.expect_creations(key, len(todo))
-        while todo:
-            chunk, todo = todo[:batch], todo[batch:]
-            results = await asyncio.gather(
-                *(
-                    self._create(job, i, decorate, (failure_counts or {}).get(i) if i is not None else None)
-                    for i in chunk
-                ),
-                return_exceptions=True,
-            )
-            errs = [r for r in results if isinstance(r, BaseException)]
-            created += len(results) - len(errs)
-            if errs:
-                # neither the failed creations nor the skipped ones will ever be observed
-                for _ in range(len(errs) + len(todo)):
-                    self.expectations.creation_observed(key)
-                raise errs[0]
-            batch *= 2
+
+        def create(k: int) -> Awaitable[Obj]:
+            i = todo[k]
+            return self._create(job, i, decorate, counts.get(i) if i is not None else None)
+
+        created, err = await slowstart.slow_start_batch(
+            len(todo), create, initial=SLOW_START_INITIAL_BATCH, in_place=requests_per_step(self.client)
+        )
+        if err is not None:
+            # neither the failed creations nor the skipped ones will ever be observed
+            for _ in range(len(todo) - created):
+                self.expectations.creation_observed(key)
+            raise err
         return created
 
     async def _create(

@@ -29,7 +29,7 @@ from apiserver import errors
 from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.informer import CONTROLLER_UID, Informer, InformerFactory, controller_uid_index
-from apiserver.client.interface import GVR, PODS, REPLICASETS, Client
+from apiserver.client.interface import GVR, PODS, REPLICASETS, Client, requests_per_step
 from apiserver.meta import (
     Clock,
     controller_ref,
@@ -43,7 +43,7 @@ from apiserver.meta import (
     uid_of,
 )
 from apiserver.selectors import LabelSelector, label_selector_from_dict
-from controllers import podutil
+from controllers import podutil, slowstart
 from controllers.expectations import Expectations
 from controllers.metrics import ControllerMetrics
 from controllers.ownerlookup import owners_selecting, resolve_controller_ref
@@ -65,27 +65,11 @@ def _err_text(err: BaseException) -> str:
 
 
 async def slow_start_batch(
-    count: int, initial: int, fn: Callable[[], Awaitable[None]]
+    count: int, initial: int, fn: Callable[[], Awaitable[None]], in_place: int = 1
 ) -> tuple[int, Exception | None]:
-    """kube's ``slowStartBatch``: batches of 1, 2, 4, …; stops after a batch with an error.
-
-    Returns how many calls succeeded and the first error.
-    """
-    done = 0
-    batch = min(count, initial)
-    remaining = count
-    while batch > 0:
-        results = await asyncio.gather(*(fn() for _ in range(batch)), return_exceptions=True)
-        failures = [r for r in results if isinstance(r, BaseException)]
-        for f in failures:
-            if not isinstance(f, Exception):
-                raise f
-        done += batch - len(failures)
-        if failures:
-            return done, failures[0]  # type: ignore[return-value]
-        remaining -= batch
-        batch = min(2 * batch, remaining)
-    return done, None
+    """kube's ``slowStartBatch`` (:func:`controllers.slowstart.slow_start_batch`) of ``count``
+    calls of ``fn``: how many succeeded and the first error."""
+    return await slowstart.slow_start_batch(count, lambda _: fn(), initial=initial, in_place=in_place)
 
 
 def replicas_of(obj: Obj) -> int:
@@ -263,7 +247,9 @@ class ReplicaSetController(PodOwnerController):
                         return
                     raise
 
-            done, err = await slow_start_batch(want, SLOW_START_INITIAL_BATCH, create_one)
+            done, err = await slow_start_batch(
+                want, SLOW_START_INITIAL_BATCH, create_one, requests_per_step(self.client)
+            )
             for _ in range(want - done):
                 self.expectations.creation_observed(key)
             if err is not None:

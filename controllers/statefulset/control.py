@@ -17,7 +17,6 @@ Given the set, the pods it owns and its ControllerRevisions, :meth:`StatefulSetC
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable
@@ -27,7 +26,7 @@ from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder
 from apiserver.client.interface import STATEFULSETS, Client, requests_per_step
 from apiserver.meta import Clock, get_path, key_of, name_of, namespace_of, resource_version_of, uid_of
-from controllers import history
+from controllers import history, slowstart
 from controllers.revisionhash import RevisionHasher
 from controllers.statefulset import utils
 from controllers.statefulset.hooks import PROCEED, SchedulingPlan
@@ -49,50 +48,18 @@ MAX_BATCH = 500
 async def slow_start_batch(
     count: int, fn: Callable[[int], Awaitable[bool]], initial: int = 1, in_place: int = 1
 ) -> int:
-    """Run ``fn(0..count-1)`` in concurrent batches of 1, 2, 4, … (capped at 500); stop after a batch
-    with failures and raise its first error. Returns how many calls succeeded.
-
-    kube runs a batch's calls as goroutines and waits for them all. Here a batch of more than
-    ``in_place`` calls runs as tasks under ``gather``; a batch of at most ``in_place`` (the
-    client's :func:`~apiserver.client.interface.requests_per_step`: two in-process) runs in
-    place, one call after another, every call of it made whatever the others raise, as with
-    the tasks. Its calls then run in the sync's own step rather than in a task each on the next
-    pass, with the sync resumed a pass after their ends. That is the same work in fewer passes:
-    a gang set of three makes its pod creates in two batches (one, two) with no task, and
-    gangs-1000x3 takes 16.9 loop steps per set instead of 27.7, and 0.95x the CPU per set with
-    all its Events written (0.93x of the bench's phase, which leaves more of them for after it:
-    session 23, docs/bench.md). A larger batch stays as tasks: their first requests all go in one pass,
-    where one task would give the loop back every two requests (a 1,000-pod set's creates as
-    tasks are 0.96x the CPU of the same in place).
+    """:func:`controllers.slowstart.slow_start_batch` in batches of at most :data:`MAX_BATCH`,
+    raising the first failure; returns how many calls succeeded. A batch of at most ``in_place``
+    calls runs in place (the controller passes its client's ``requests_per_step``).
 
     Session 16 found awaiting batches in place let the controller run ahead of the scheduler
     (a gangs-1000x3 set waited 6 s instead of 0.13 s to be placed): the bench's driver then
     created sets as fast as the loop turned. Its arrival is now fixed
     (``bench.workloads.common.create_arriving``), and the median wait stays at 8-10 ms.
     """
-    done = 0
-    index = 0
-    batch = min(count, initial)
-    while batch > 0:
-        if batch <= in_place:
-            results: list[object] = []
-            for k in range(batch):
-                try:
-                    results.append(await fn(index + k))
-                except Exception as e:  # recorded as gather records it: the batch goes on
-                    results.append(e)
-        else:
-            results = await asyncio.gather(*(fn(index + k) for k in range(batch)), return_exceptions=True)
-        index += batch
-        failures = [r for r in results if isinstance(r, BaseException)]
-        done += batch - len(failures)
-        for f in failures:
-            if isinstance(f, asyncio.CancelledError):
-                raise f
-        if failures:
-            raise failures[0]
-        count -= batch
-        batch = min(2 * batch, count, MAX_BATCH)
+    done, err = await slowstart.slow_start_batch(count, fn, initial=initial, in_place=in_place, cap=MAX_BATCH)
+    if err is not None:
+        raise err
     return done
 
 
