@@ -271,6 +271,6 @@ def requests_per_step(client: object) -> int:
     gives the loop back at each one (one). Why a component asks: calls it would run as concurrent
     tasks (kube's goroutines) cost no more loop passes when this many run in place, one after
     another, and save a task each and the caller's resumption a pass later
-    (:func:`controllers.statefulset.control.slow_start_batch`).
+    (:func:`controllers.slowstart.slow_start_batch`).
     """
     return max(1, int(getattr(client, "requests_per_step", 1)))

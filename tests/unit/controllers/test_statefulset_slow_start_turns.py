@@ -1,4 +1,5 @@
-"""``slow_start_batch``'s loop turns and failure semantics, batch by batch.
+"""The StatefulSet controller's slow start (``controllers.slowstart.slow_start_batch`` capped at
+``MAX_BATCH``, its first failure raised): loop turns and failure semantics, batch by batch.
 
 A batch of more than ``in_place`` calls gives the event loop back exactly as ``asyncio.gather``
 does; a batch of at most ``in_place`` runs its calls in place, one after another (the client's
@@ -22,11 +23,22 @@ import pytest
 
 from apiserver.client.interface import requests_per_step
 from apiserver.server.loopshare import LoopShare
-from controllers.statefulset.control import MAX_BATCH, slow_start_batch
+from controllers import slowstart
+from controllers.statefulset.control import MAX_BATCH
 
 pytestmark = pytest.mark.anyio
 
 Batch = Callable[[int, Callable[[int], Awaitable[bool]]], Awaitable[int]]
+
+
+async def slow_start_batch(
+    count: int, fn: Callable[[int], Awaitable[bool]], initial: int = 1, in_place: int = 1
+) -> int:
+    """How the controller's sync calls it (``StatefulSetControl._step``)."""
+    done, err = await slowstart.slow_start_batch(count, fn, initial=initial, in_place=in_place, cap=MAX_BATCH)
+    if err is not None:
+        raise err
+    return done
 
 
 async def _gather_batches(count: int, fn: Callable[[int], Awaitable[bool]]) -> int:
