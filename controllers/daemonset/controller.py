@@ -43,7 +43,7 @@ from apiserver.meta import (
     uid_of,
 )
 from apiserver.selectors import LabelSelector, label_selector_from_dict
-from controllers import history, podutil
+from controllers import history, podutil, slowstart
 from controllers.daemonset import predicates
 from controllers.deployment.util import compute_hash, scaled_value
 from controllers.expectations import Expectations
@@ -51,7 +51,6 @@ from controllers.metrics import ControllerMetrics
 from controllers.ownerlookup import owners_selecting, resolve_controller_ref
 from controllers.podowners import PodOwnerController
 from controllers.refmanager import ControllerRefManager, recheck_deletion_timestamp
-from controllers.replicaset.controller import slow_start_batch
 
 log = logging.getLogger("gangplane.daemonset")
 
@@ -413,7 +412,9 @@ class DaemonSetsController(PodOwnerController):
 
         errs: list[Exception] = []
         if create_on:
-            done, err = await slow_start_batch(len(create_on), 1, create_one, requests_per_step(self.client))
+            done, err = await slowstart.slow_start_batch(
+                len(create_on), lambda _: create_one(), in_place=requests_per_step(self.client)
+            )
             for _ in range(len(create_on) - done):
                 self.expectations.creation_observed(key)
             if err is not None:

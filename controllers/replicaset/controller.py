@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 
 from apiserver import errors
 from apiserver.api.types import Obj
@@ -62,14 +61,6 @@ REPLICA_FAILURE = "ReplicaFailure"
 
 def _err_text(err: BaseException) -> str:
     return err.message if isinstance(err, errors.StatusError) else str(err)
-
-
-async def slow_start_batch(
-    count: int, initial: int, fn: Callable[[], Awaitable[None]], in_place: int = 1
-) -> tuple[int, Exception | None]:
-    """kube's ``slowStartBatch`` (:func:`controllers.slowstart.slow_start_batch`) of ``count``
-    calls of ``fn``: how many succeeded and the first error."""
-    return await slowstart.slow_start_batch(count, lambda _: fn(), initial=initial, in_place=in_place)
 
 
 def replicas_of(obj: Obj) -> int:
@@ -247,8 +238,11 @@ class ReplicaSetController(PodOwnerController):
                         return
                     raise
 
-            done, err = await slow_start_batch(
-                want, SLOW_START_INITIAL_BATCH, create_one, requests_per_step(self.client)
+            done, err = await slowstart.slow_start_batch(
+                want,
+                lambda _: create_one(),
+                initial=SLOW_START_INITIAL_BATCH,
+                in_place=requests_per_step(self.client),
             )
             for _ in range(want - done):
                 self.expectations.creation_observed(key)
