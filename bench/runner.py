@@ -12,8 +12,7 @@ import gc
 import importlib
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -21,35 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from bench.results import CPU_METRICS, ScenarioResult, cpu_metrics
 from bench.scenario import WORKLOADS, Scenario
-from bench.workloads.common import Env
-
-
-@contextmanager
-def server_gc() -> Iterator[None]:
-    """Run an in-process scenario under the cyclic-collector settings of ``gangplane serve``.
-
-    The plane a scenario starts here shares this process, which otherwise keeps CPython's
-    default thresholds (700, 10, 10): with the 5,000 nodes and thousands of pods and Events of
-    a gang scenario alive, that meant a full collection every few thousand writes, each
-    traversing every live object (2.3 s of the 13.8 s CPU of gangs-1000x3, 1.8 s of it in 12
-    generation-2 passes), a cost the served plane does not pay. What is alive before the
-    repetition is frozen out of the collector as ``serve`` freezes its start-up heap; both
-    settings are undone afterwards, so the harness and the next scenario see the defaults.
-    """
-    from gangplane.controlplane import GC_THRESHOLD  # the plane's own; imported with the first plane
-
-    was_enabled = gc.isenabled()
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLD)
-    gc.enable()
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
-        if not was_enabled:
-            gc.disable()
+from bench.workloads.common import Env, server_gc
 
 
 def run_scenarios(

@@ -31,9 +31,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.runner import server_gc
 from bench.scenario import WORKLOADS
-from bench.workloads.common import Env
+from bench.workloads.common import Env, server_gc
 
 
 def kind_of(o: object) -> str:

@@ -39,9 +39,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from bench.runner import server_gc
 from bench.scenario import WORKLOADS
-from bench.workloads.common import Env
+from bench.workloads.common import Env, server_gc
 
 
 def _schedstat() -> tuple[int, int] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from bench.runner import server_gc
+from bench.workloads.common import server_gc
 from gangplane.controlplane import GC_THRESHOLD
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import gc
 
-from bench.runner import server_gc
 from bench.workloads import scheduling
-from bench.workloads.common import Env
+from bench.workloads.common import Env, server_gc
 
 
 class _CountingEnv(Env):
