@@ -152,7 +152,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.child:
-        from bench.workloads.common import server_gc
+        from bench.runner import server_gc  # (there in older trees too: run against one by PYTHONPATH)
 
         with server_gc():
             print(json.dumps(asyncio.run(measure(args.sets, args.off or []))))

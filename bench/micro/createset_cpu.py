@@ -16,7 +16,7 @@ keep it too, so the share compacts the stored dict rather than a decoding of its
 
 Prints the CPU µs per set (``time.process_time`` over ``--writes`` sets after 200 warm-up sets,
 under the plane's collector settings: the warm-up frozen and the plane's thresholds, as
-``bench.workloads.common.server_gc`` runs a scenario). ``--pairs``
+``bench.runner.server_gc`` runs a scenario). ``--pairs``
 alternates the two trees (:func:`bench.micro.alternating.alternate`; best round and the ratio).
 Numbers go in the docs, never into assertions.
 """

@@ -290,8 +290,9 @@ async def census(n: int) -> dict[str, float]:
 async def plane(nodes: int) -> dict[str, float]:
     """CPU per core/v1 Event create inside gang-1x1000-running's measured phase (see the docstring)."""
     from apiserver.registry.generic import GenericStore
+    from bench.runner import server_gc
     from bench.workloads import statefulsets
-    from bench.workloads.common import Env, server_gc
+    from bench.workloads.common import Env
 
     acc = {"on": False, "in": False, "cpu": 0.0, "n": 0, "gc_in": 0, "gc": 0, "gc_start": 0.0, "gc_cpu": 0.0}
     general = GenericStore.create
@@ -383,8 +384,9 @@ async def gang_steps(sets: int) -> dict[str, float]:
     from apiserver.client.eventcorrelator import EventCorrelator
     from apiserver.client.events import EventRecorder
     from apiserver.registry.generic import GenericStore
+    from bench.runner import server_gc
     from bench.workloads import statefulsets
-    from bench.workloads.common import Env, server_gc
+    from bench.workloads.common import Env
 
     on = [False]
     spans: dict[str, list[float]] = {

@@ -31,8 +31,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.runner import server_gc
 from bench.scenario import WORKLOADS
-from bench.workloads.common import Env, server_gc
+from bench.workloads.common import Env
 
 
 def kind_of(o: object) -> str:

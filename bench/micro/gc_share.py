@@ -5,7 +5,7 @@
     python bench/micro/gc_share.py --pairs BASE NEW --rounds 3 4 5000 --json   # two trees, alternated
 
 It runs one repetition of ``gang-statefulsets`` under the harness's collector settings
-(``bench.workloads.common.server_gc``: the plane's ``GC_THRESHOLD`` of whichever tree is imported) and
+(``bench.runner.server_gc``: the plane's ``GC_THRESHOLD`` of whichever tree is imported) and
 times every collector pass with ``gc.callbacks`` in process CPU: the passes inside the measured
 phase by generation, and how much of them falls inside the big gangs' serial windows (from
 their PodGroup search's start to their set's last pod bound).
@@ -47,7 +47,7 @@ class _Passes:
 def run(sets: int, replicas: int) -> dict[str, float]:
     import bench.workloads.statefulsets as sts
     import scheduler.podgroup_algorithm as pga
-    from bench.workloads.common import server_gc
+    from bench.runner import server_gc
 
     trackers: list[Any] = []
     tracker_init = sts.SetTracker.__init__

@@ -150,7 +150,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import bench.workloads.statefulsets as workload
-    from bench.workloads.common import server_gc
+    from bench.runner import server_gc
 
     census = Census()
     census.install()

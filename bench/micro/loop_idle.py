@@ -39,8 +39,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from bench.runner import server_gc
 from bench.scenario import WORKLOADS
-from bench.workloads.common import Env, server_gc
+from bench.workloads.common import Env
 
 
 def _schedstat() -> tuple[int, int] | None:

@@ -181,7 +181,7 @@ def main() -> None:
     # the plane's modules after the patches: the schedule_one functions they import by name
     # are patched in schedule_one itself, where the cycle calls them
     import bench.workloads.statefulsets as statefulsets
-    from bench.workloads.common import server_gc
+    from bench.runner import server_gc
 
     class Env:
         def progress(self, message: str) -> None:

@@ -81,7 +81,7 @@ def main() -> None:
     if missing:
         raise SystemExit("not in this tree: " + ", ".join(missing))
     import bench.workloads.statefulsets as statefulsets
-    from bench.workloads.common import server_gc
+    from bench.runner import server_gc
 
     class Env:
         cpu = 0.0

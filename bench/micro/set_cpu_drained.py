@@ -121,7 +121,7 @@ def main() -> None:
             ["--sets", str(args.sets), "--creators", str(args.creators)],
         )
         return
-    from bench.workloads.common import server_gc
+    from bench.runner import server_gc
 
     with server_gc():
         print(json.dumps(asyncio.run(measure(args.sets, creators=args.creators))))
