@@ -254,3 +254,37 @@ def test_memory_scenario_measures_each_repetition_in_a_fresh_process(tmp_path: P
     first, second = (run["kb_per_pod"] for run in sc["runs"])
     assert first > 5 and second > first / 2, sc["runs"]
     assert all(run["cpu_s"] > 0 for run in sc["runs"]) and sc["cpuScope"] == "measured phase"
+
+
+def test_the_two_sides_of_a_pairs_run_compare_round_by_round() -> None:
+    """Each round's B over the same round's A: a drift between rounds cancels in it."""
+    import io
+
+    from rich.console import Console
+
+    from bench import compare
+
+    def side(name: str, cpu: list[float]) -> dict:
+        runs = [{"cpu_ms_per_pod": v} for v in cpu]
+        summary = {"cpu_ms_per_pod": {"median": sorted(cpu)[len(cpu) // 2], "spread": 0.5, "n": len(cpu)}}
+        units = {"cpu_ms_per_pod": {"unit": "ms", "higherIsBetter": False}}
+        return {
+            "pairs": {"side": name},
+            "scenarios": [{"name": "s", "runs": runs, "summary": summary, "units": units}],
+        }
+
+    # the machine slowed by half in round 2: B is 0.9x of A in every round
+    a, b = side("A", [1.0, 1.5, 1.0]), side("B", [0.9, 1.35, 0.9])
+    assert compare.pairwise(a, b, "s", "cpu_ms_per_pod") == pytest.approx([0.9, 0.9, 0.9])
+    out = io.StringIO()
+    Console(file=out, width=200).print(compare.table(a, b, "a", "b"))
+    assert "B/A by round" in out.getvalue() and "0.90x (0.90-0.90)" in out.getvalue()
+    # files that are not the two sides of one pairs run: no column
+    plain_a, plain_b = ({k: v for k, v in d.items() if k != "pairs"} for d in (a, b))
+    assert compare.pairwise(plain_a, plain_b, "s", "cpu_ms_per_pod") is None
+    out = io.StringIO()
+    Console(file=out, width=200).print(compare.table(plain_a, plain_b, "a", "b"))
+    assert "by round" not in out.getvalue()
+    # a round missing on one side: the rounds no longer line up
+    b["scenarios"][0]["runs"].pop()
+    assert compare.pairwise(a, b, "s", "cpu_ms_per_pod") is None
