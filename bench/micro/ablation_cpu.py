@@ -152,7 +152,10 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.child:
-        from bench.runner import server_gc  # (there in older trees too: run against one by PYTHONPATH)
+        try:
+            from bench.workloads.common import server_gc
+        except ImportError:  # a tree from before session 24, run by PYTHONPATH: only its runner has it
+            from bench.runner import server_gc
 
         with server_gc():
             print(json.dumps(asyncio.run(measure(args.sets, args.off or []))))

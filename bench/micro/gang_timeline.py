@@ -137,7 +137,10 @@ def main() -> None:
     ap.add_argument("sets", type=int, nargs="?", default=10)
     ap.add_argument("replicas", type=int, nargs="?", default=5000)
     args = ap.parse_args()
-    from bench.runner import server_gc  # (there in older trees too: run against one by PYTHONPATH)
+    try:
+        from bench.workloads.common import server_gc
+    except ImportError:  # a tree from before session 24, run by PYTHONPATH: only its runner has it
+        from bench.runner import server_gc
 
     with server_gc():
         rows = asyncio.run(run(args.sets, args.replicas))
