@@ -273,12 +273,14 @@ def test_the_two_sides_of_a_pairs_run_compare_round_by_round() -> None:
             "scenarios": [{"name": "s", "runs": runs, "summary": summary, "units": units}],
         }
 
-    # the machine slowed by half in round 2: B is 0.9x of A in every round
-    a, b = side("A", [1.0, 1.5, 1.0]), side("B", [0.9, 1.35, 0.9])
-    assert compare.pairwise(a, b, "s", "cpu_ms_per_pod") == pytest.approx([0.9, 0.9, 0.9])
+    # B is 0.9x of A, but the machine slowed to half speed in round 2 for both sides, and again
+    # for B's run of round 3: the medians read B/A 1.8x, the rounds 0.9x twice and 1.8x once
+    a, b = side("A", [1.0, 2.0, 1.0]), side("B", [0.9, 1.8, 1.8])
+    assert compare.pairwise(a, b, "s", "cpu_ms_per_pod") == pytest.approx([0.9, 0.9, 1.8])
     out = io.StringIO()
     Console(file=out, width=200).print(compare.table(a, b, "a", "b"))
-    assert "B/A by round" in out.getvalue() and "0.90x (0.90-0.90)" in out.getvalue()
+    shown = out.getvalue()
+    assert "B/A by round" in shown and "0.90x (0.90-1.80)" in shown and "1.80x" in shown
     # files that are not the two sides of one pairs run: no column
     plain_a, plain_b = ({k: v for k, v in d.items() if k != "pairs"} for d in (a, b))
     assert compare.pairwise(plain_a, plain_b, "s", "cpu_ms_per_pod") is None
