@@ -27,8 +27,6 @@ import argparse
 import asyncio
 import json
 import os
-import statistics
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -113,32 +111,16 @@ async def measure(sets: int, pieces: list[str], nodes: int = 5000) -> dict[str, 
         return await drained(sets, nodes)
 
 
-def _rounds(script: str, variants: list[str], sets: int, rounds: int) -> dict[str, list[dict[str, float]]]:
-    runs: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
-    for r in range(rounds):
-        k = r % len(variants)
-        for v in variants[k:] + variants[:k]:  # each variant first in turn
-            args = [sys.executable, script, "--sets", str(sets), "--child"]
-            if v != WHOLE:
-                args += ["--off", v]
-            out = subprocess.run(
-                args, env=dict(os.environ), capture_output=True, text=True, check=True
-            ).stdout
-            runs[v].append(json.loads(out.strip().splitlines()[-1]))
-            print(f"round {r} {v}: {out.strip()}", flush=True)
-    return runs
-
-
 def report(runs: dict[str, list[dict[str, float]]]) -> list[str]:
     """Per variant and figure: the median, and its ratio to the whole plane's with the pairwise ones."""
+    from bench.micro.alternating import ratios
+
     lines = []
-    whole = runs[WHOLE]
-    for v, got in runs.items():
-        for figure in ("phase", "drained"):
-            med = statistics.median(x[figure] for x in got)
-            base = statistics.median(x[figure] for x in whole)
-            pairwise = [round(y[figure] / x[figure], 3) for x, y in zip(whole, got, strict=True)]
-            lines.append(f"{v:24s} {figure:8s} {med:7.3f} ms/set  x{med / base:.3f}  pairwise {pairwise}")
+    by_figure = {figure: ratios(runs, WHOLE, figure) for figure in ("phase", "drained")}
+    for v in runs:
+        for figure, got in by_figure.items():
+            med, ratio, pairwise = got[v]
+            lines.append(f"{v:24s} {figure:8s} {med:7.3f} ms/set  x{ratio:.3f}  pairwise {pairwise}")
     return lines
 
 
@@ -160,10 +142,15 @@ def main() -> None:
         with server_gc():
             print(json.dumps(asyncio.run(measure(args.sets, args.off or []))))
         return
-    runs = _rounds(
-        os.path.abspath(__file__), [WHOLE, *(args.off or ["managed-fields"])], args.sets, args.rounds
-    )
-    print("\n".join(report(runs)))
+    from bench.micro.alternating import rotated_json_runs
+
+    script = os.path.abspath(__file__)
+    child = [sys.executable, script, "--sets", str(args.sets), "--child"]
+    commands = {
+        v: ([*child, *(["--off", v] if v != WHOLE else [])], os.environ)
+        for v in [WHOLE, *(args.off or ["managed-fields"])]
+    }
+    print("\n".join(report(rotated_json_runs(commands, args.rounds))))
 
 
 if __name__ == "__main__":

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+#: a named run: its command line and its environment
+Command = tuple[Sequence[str], Mapping[str, str]]
 
 
 def alternated_runs(
@@ -71,3 +75,35 @@ def run_pairs(script: str, args: Sequence[Any]) -> None:
                 [sys.executable, script, *map(str, rest)], env=env, capture_output=True, text=True, check=True
             ).stdout.strip()
             print(f"round {r} {tree}: {out}", flush=True)
+
+
+def rotated_json_runs(commands: Mapping[str, Command], rounds: int) -> dict[str, list[dict[str, float]]]:
+    """Run each named command once per round, each one first in turn (two of them: swapped
+    order every round), print each run's output under its round and name, and return each
+    name's JSON results (the last line a run prints) in round order, so that the ``i``-th
+    results of two names come from the same round (see :func:`ratios`)."""
+    names = list(commands)
+    runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
+    for r in range(rounds):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            argv, env = commands[name]
+            out = subprocess.run(list(argv), env=dict(env), capture_output=True, text=True, check=True).stdout
+            runs[name].append(json.loads(out.strip().splitlines()[-1]))
+            print(f"round {r} {name}: {out.strip()}", flush=True)
+    return runs
+
+
+def ratios(
+    runs: Mapping[str, list[dict[str, float]]], base: str, figure: str
+) -> dict[str, tuple[float, float, list[float]]]:
+    """Per name: the median of ``figure``, its ratio to ``base``'s median, and the round-by-round
+    ratios to ``base`` (a drift of the machine between rounds cancels in those)."""
+    ref = runs[base]
+    ref_median = statistics.median(x[figure] for x in ref)
+    out = {}
+    for name, got in runs.items():
+        med = statistics.median(x[figure] for x in got)
+        pairwise = [round(y[figure] / x[figure], 3) for x, y in zip(ref, got, strict=True)]
+        out[name] = (med, med / ref_median, pairwise)
+    return out

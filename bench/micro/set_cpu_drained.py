@@ -28,8 +28,6 @@ import argparse
 import asyncio
 import json
 import os
-import statistics
-import subprocess
 import sys
 import time
 from typing import Any
@@ -89,21 +87,18 @@ async def measure(sets: int, nodes: int = 5000, creators: int = 2) -> dict[str, 
 
 
 def _pairs(script: str, trees: list[str], rounds: int, rest: list[str]) -> None:
-    runs: dict[str, list[dict[str, float]]] = {t: [] for t in trees}
-    for r in range(rounds):
-        for tree in trees if r % 2 == 0 else trees[::-1]:
-            env = {**os.environ, "PYTHONPATH": os.path.abspath(tree)}
-            out = subprocess.run(
-                [sys.executable, script, *rest], env=env, capture_output=True, text=True, check=True
-            ).stdout.strip()
-            runs[tree].append(json.loads(out.splitlines()[-1]))
-            print(f"round {r} {tree}: {out}", flush=True)
+    # (imported here: the parent's own tree has it; a measured tree runs only the child side)
+    from bench.micro.alternating import ratios, rotated_json_runs
+
     a, b = trees
+    commands = {
+        t: ([sys.executable, script, *rest], {**os.environ, "PYTHONPATH": os.path.abspath(t)}) for t in trees
+    }
+    runs = rotated_json_runs(commands, rounds)
     for figure in FIGURES:
-        ma = statistics.median(x[figure] for x in runs[a])
-        mb = statistics.median(x[figure] for x in runs[b])
-        pairwise = [round(y[figure] / x[figure], 3) for x, y in zip(runs[a], runs[b], strict=True)]
-        print(f"{figure}: A {ma:.3f} B {mb:.3f} ms/set  B/A {mb / ma:.3f}  pairwise {pairwise}")
+        got = ratios(runs, a, figure)
+        (ma, _, _), (mb, ratio, pairwise) = got[a], got[b]
+        print(f"{figure}: A {ma:.3f} B {mb:.3f} ms/set  B/A {ratio:.3f}  pairwise {pairwise}")
 
 
 def main() -> None:
@@ -121,7 +116,10 @@ def main() -> None:
             ["--sets", str(args.sets), "--creators", str(args.creators)],
         )
         return
-    from bench.runner import server_gc
+    try:
+        from bench.workloads.common import server_gc
+    except ImportError:  # a tree from before session 24, run by PYTHONPATH: only its runner has it
+        from bench.runner import server_gc
 
     with server_gc():
         print(json.dumps(asyncio.run(measure(args.sets, creators=args.creators))))
