@@ -7,8 +7,9 @@ Runs gangs-SETSx3 on 5,000 nodes in-process (``set_cpu_drained.measure``: the be
 the same run drained of its Event backlog, in ms of process CPU per set), once with the whole
 plane and once with each piece named by ``--off`` switched off, in a fresh process per run,
 the variants' order rotated every round. Prints every run, then per variant the medians and its
-ratio to the whole plane (with the pairwise ratios of the rounds): what the plane would save if
-that piece cost nothing.
+ratio to the whole plane, the median of the rounds' own ratios ("by rounds": a drift of the
+machine between rounds cancels in it) and those ratios: what the plane would save if that piece
+cost nothing.
 
 Why: a piece costs two to three times in the plane what it costs in an isolated micro-benchmark
 (its tables, the objects it allocates and the caches it evicts are paid by the work around it),
@@ -16,6 +17,8 @@ and a profiler's share of it is bent by the profiler's own cost per call. Runnin
 the one measure of its whole cost. Session 24 (4 rounds, 600 sets): without ``managedFields`` a set
 took 0.82x the CPU (pairwise 0.73-0.93, every round below 1), against ~6 % that its create-path
 cost in ``create_cpu.py`` suggests; field and metadata validation read 1.00x and 1.04x (noise).
+Session 25 (8 rounds): ``managedFields`` 0.866x (0.875x by rounds), field validation, admission
+and metadata validation 0.94-0.96x each.
 
 A variant is an experiment, never a configuration: with a piece off the plane is not faithful
 (objects stored without ``managedFields``, bodies not type-checked); compare only CPU.
@@ -112,15 +115,19 @@ async def measure(sets: int, pieces: list[str], nodes: int = 5000) -> dict[str, 
 
 
 def report(runs: dict[str, list[dict[str, float]]]) -> list[str]:
-    """Per variant and figure: the median, and its ratio to the whole plane's with the pairwise ones."""
-    from bench.micro.alternating import ratios
+    """Per variant and figure: the median, its ratio to the whole plane's, the median of the
+    rounds' own ratios, and those ratios."""
+    from bench.micro.alternating import by_rounds, ratios
 
     lines = []
     by_figure = {figure: ratios(runs, WHOLE, figure) for figure in ("phase", "drained")}
     for v in runs:
         for figure, got in by_figure.items():
             med, ratio, pairwise = got[v]
-            lines.append(f"{v:24s} {figure:8s} {med:7.3f} ms/set  x{ratio:.3f}  pairwise {pairwise}")
+            lines.append(
+                f"{v:24s} {figure:8s} {med:7.3f} ms/set  x{ratio:.3f}  by rounds x{by_rounds(pairwise):.3f}"
+                f"  pairwise {pairwise}"
+            )
     return lines
 
 

@@ -88,7 +88,7 @@ async def measure(sets: int, nodes: int = 5000, creators: int = 2) -> dict[str, 
 
 def _pairs(script: str, trees: list[str], rounds: int, rest: list[str]) -> None:
     # (imported here: the parent's own tree has it; a measured tree runs only the child side)
-    from bench.micro.alternating import ratios, rotated_json_runs
+    from bench.micro.alternating import by_rounds, ratios, rotated_json_runs
 
     a, b = trees
     commands = {
@@ -98,7 +98,10 @@ def _pairs(script: str, trees: list[str], rounds: int, rest: list[str]) -> None:
     for figure in FIGURES:
         got = ratios(runs, a, figure)
         (ma, _, _), (mb, ratio, pairwise) = got[a], got[b]
-        print(f"{figure}: A {ma:.3f} B {mb:.3f} ms/set  B/A {ratio:.3f}  pairwise {pairwise}")
+        print(
+            f"{figure}: A {ma:.3f} B {mb:.3f} ms/set  B/A {ratio:.3f}"
+            f"  by rounds {by_rounds(pairwise):.3f}  pairwise {pairwise}"
+        )
 
 
 def main() -> None:

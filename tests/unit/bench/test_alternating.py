@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.micro.alternating import ratios, rotated_json_runs
+from bench.micro.alternating import by_rounds, ratios, rotated_json_runs
 
 
 def test_each_command_goes_first_in_turn_and_rounds_line_up(tmp_path: Path) -> None:
@@ -30,3 +30,12 @@ def test_each_command_goes_first_in_turn_and_rounds_line_up(tmp_path: Path) -> N
     got = ratios(runs, "a", "cpu")
     assert got["b"][0] == pytest.approx(1.8) and got["b"][1] == pytest.approx(0.9)
     assert got["b"][2] == [0.9, 0.9, 0.9] and got["a"][2] == [1.0, 1.0, 1.0]
+
+
+def test_by_rounds_is_the_median_of_the_rounds_ratios_not_the_ratio_of_the_medians() -> None:
+    # the machine drifts between rounds: B reads 0.9x of A in two rounds of three, but the
+    # ratio of the medians sets B's 5.0 against A's 4.0
+    runs = {"a": [{"cpu": 1.0}, {"cpu": 4.0}, {"cpu": 10.0}], "b": [{"cpu": 0.9}, {"cpu": 5.0}, {"cpu": 9.0}]}
+    med, ratio, pairwise = ratios(runs, "a", "cpu")["b"]
+    assert ratio == pytest.approx(1.25) and pairwise == [0.9, 1.25, 0.9]
+    assert by_rounds(pairwise) == pytest.approx(0.9)
