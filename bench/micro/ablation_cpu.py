@@ -1,11 +1,12 @@
 """What a piece of the API server's write path costs the whole plane, by running without it (a script):
 
     cd /tmp && PYTHONPATH=TREE python TREE/bench/micro/ablation_cpu.py [--sets 600] [--rounds 4] \
-        [--off managed-fields managed-fields-update ...]
+        [--off managed-fields managed-fields-update managed-fields+admission ...]
 
 Runs gangs-SETSx3 on 5,000 nodes in-process (``set_cpu_drained.measure``: the bench's phase and
 the same run drained of its Event backlog, in ms of process CPU per set), once with the whole
-plane and once with each piece named by ``--off`` switched off, in a fresh process per run,
+plane and once with each variant named by ``--off`` switched off (a piece, or pieces joined by
+``+`` for what they cost together), in a fresh process per run,
 the variants' order rotated every round. Prints every run, then per variant the medians and its
 ratio to the whole plane, the median of the rounds' own ratios ("by rounds": a drift of the
 machine between rounds cancels in it) and those ratios: what the plane would save if that piece
@@ -131,32 +132,50 @@ def report(runs: dict[str, list[dict[str, float]]]) -> list[str]:
     return lines
 
 
+def _variant(text: str) -> str:
+    """A ``--off`` variant: one piece, or several joined by ``+`` (switched off in one run, for
+    what they cost together: the most that making all of them free could save)."""
+    unknown = [p for p in text.split("+") if p not in PIECES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown pieces {unknown}: known are {sorted(PIECES)}")
+    return text
+
+
+def off_args(variant: str) -> list[str]:
+    """The child's arguments for ``variant`` (:data:`WHOLE`: none; ``a+b``: both pieces off)."""
+    return [] if variant == WHOLE else ["--off", *variant.split("+")]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--sets", type=int, default=600)
     ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--off", nargs="+", choices=sorted(PIECES), help="the pieces (default: managed-fields)")
+    ap.add_argument(
+        "--off",
+        nargs="+",
+        type=_variant,
+        help="the variants, each a piece or pieces joined by '+' switched off together "
+        f"(default: managed-fields; pieces: {', '.join(sorted(PIECES))})",
+    )
     ap.add_argument(
         "--child", action="store_true", help="one run in this process (with --off: those pieces off)"
     )
     args = ap.parse_args()
     if args.child:
+        pieces = [p for v in args.off or [] for p in v.split("+")]  # a child is given them apart
         try:
             from bench.workloads.common import server_gc
         except ImportError:  # a tree from before session 24, run by PYTHONPATH: only its runner has it
             from bench.runner import server_gc
 
         with server_gc():
-            print(json.dumps(asyncio.run(measure(args.sets, args.off or []))))
+            print(json.dumps(asyncio.run(measure(args.sets, pieces))))
         return
     from bench.micro.alternating import rotated_json_runs
 
     script = os.path.abspath(__file__)
     child = [sys.executable, script, "--sets", str(args.sets), "--child"]
-    commands = {
-        v: ([*child, *(["--off", v] if v != WHOLE else [])], os.environ)
-        for v in [WHOLE, *(args.off or ["managed-fields"])]
-    }
+    commands = {v: ([*child, *off_args(v)], os.environ) for v in [WHOLE, *(args.off or ["managed-fields"])]}
     print("\n".join(report(rotated_json_runs(commands, args.rounds))))
 
 

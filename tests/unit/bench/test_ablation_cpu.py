@@ -12,7 +12,7 @@ import pytest
 
 from apiserver.client.interface import CONFIGMAPS
 from apiserver.errors import StatusError
-from bench.micro.ablation_cpu import PIECES, WHOLE, measure, report, switched_off
+from bench.micro.ablation_cpu import PIECES, WHOLE, _variant, measure, off_args, report, switched_off
 from bench.workloads.common import start_plane
 
 pytestmark = pytest.mark.anyio
@@ -105,3 +105,13 @@ async def test_metadata_validation_off_stores_a_label_value_kube_refuses() -> No
     assert reason == "Invalid"
     created, _, reason = await _writes(["metadata-validation"], dict(body))
     assert created is not None and not reason
+
+
+def test_a_variant_of_joined_pieces_switches_them_off_together_and_an_unknown_part_is_refused() -> None:
+    import argparse
+
+    assert _variant("managed-fields+admission") == "managed-fields+admission"
+    assert off_args("managed-fields+admission") == ["--off", "managed-fields", "admission"]
+    assert off_args("admission") == ["--off", "admission"] and off_args(WHOLE) == []
+    with pytest.raises(argparse.ArgumentTypeError, match="no-such-piece"):
+        _variant("admission+no-such-piece")
