@@ -51,12 +51,17 @@ def table(doc: dict[str, Any]) -> Table:
     return t
 
 
+def _model(m: dict[str, Any]) -> str:
+    """`` (<model>)`` where the results name the processor (files from before session 26 do not)."""
+    return f" ({m['cpuModel']})" if m.get("cpuModel") else ""
+
+
 def markdown(doc: dict[str, Any], plots: list[Path]) -> str:
     m = doc["machine"]
     lines = [
         "# gangplane bench report",
         "",
-        f"Commit `{m['commit']}`, {m['cores']} cores, {m['memoryBytes'] / 2**30:.0f} GiB, "
+        f"Commit `{m['commit']}`, {m['cores']} cores{_model(m)}, {m['memoryBytes'] / 2**30:.0f} GiB, "
         f"{m['implementation']} {m['python']}, {m['platform']}, {m['time']}. Target: {doc['target']}.",
         "",
         "| scenario | metric | median | unit | spread | runs |",
@@ -67,7 +72,9 @@ def markdown(doc: dict[str, Any], plots: list[Path]) -> str:
     for sc in doc["scenarios"]:
         if sc.get("description") or sc.get("params"):
             params = ", ".join(f"{k}={v}" for k, v in sc["params"].items())
-            lines.append(f"- **{sc['name']}**: {sc.get('description', '')} ({params})")
+            loads = sc.get("load1m") or []
+            load = f"; load (1 min) after each run: {', '.join(f'{v:.2f}' for v in loads)}" if loads else ""
+            lines.append(f"- **{sc['name']}**: {sc.get('description', '')} ({params}){load}")
     lines.append("")
     for p in plots:
         lines += [f"![{p.stem}]({p.name})", ""]

@@ -76,6 +76,9 @@ class ScenarioResult:
     error: str = ""
     #: what ``cpu_s`` measures: "measured phase", "server" or "whole repetition"
     cpu_scope: str = ""
+    #: the machine's 1-minute load average as each repetition ended (:func:`load_1m`): on a
+    #: shared machine the same build reads very differently under load, so a result says its weather
+    load_1m: list[float] = field(default_factory=list)
 
     def summary(self) -> dict[str, dict[str, float]]:
         names = sorted({k for r in self.runs for k in r})
@@ -96,6 +99,7 @@ class ScenarioResult:
             "series": self.series,
             "error": self.error,
             "cpuScope": self.cpu_scope,
+            "load1m": self.load_1m,
         }
 
 
@@ -117,8 +121,30 @@ def git_commit(repo: Path) -> str:
     return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
+def load_1m() -> float:
+    """The machine's 1-minute load average (0.0 where the OS has none): this process counts as
+    one while it runs a plane, so above ~1 something else shared the machine."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return 0.0
+
+
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``; the platform's answer elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def machine() -> dict[str, Any]:
-    """What the numbers depend on: cores, memory, Python, OS, the commit measured."""
+    """What the numbers depend on: cores and their model, memory, Python, OS, the commit
+    measured, and the load as the results were written."""
     mem = 0
     try:
         with open("/proc/meminfo") as f:
@@ -129,6 +155,8 @@ def machine() -> dict[str, Any]:
         pass
     return {
         "cores": os.cpu_count() or 0,
+        "cpuModel": cpu_model(),
+        "load1m": load_1m(),
         "memoryBytes": mem,
         "python": sys.version.split()[0],
         "implementation": platform.python_implementation(),

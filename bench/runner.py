@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bench.results import CPU_METRICS, ScenarioResult, cpu_metrics
+from bench.results import CPU_METRICS, ScenarioResult, cpu_metrics, load_1m
 from bench.scenario import WORKLOADS, Scenario
 from bench.workloads.common import Env, server_gc
 
@@ -92,6 +92,7 @@ def run_scenarios(
                     progress.advance(overall, sc.repeat - len(res.runs))
                     break
                 res.runs.append(metrics)
+                res.load_1m.append(load_1m())
                 for k in metrics:  # ``<metric>.<part>`` (a breakdown of one) reads as its metric
                     base = k.split(".", 1)[0]
                     if k not in res.units and base in res.units:

@@ -75,8 +75,12 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
     assert bench_main(["-f", str(f), "--out", str(out)]) == 0
     doc = read_results(out / "results.json")
     assert {"cores", "python", "commit", "time"} <= set(doc["machine"])
+    # the weather of the run: the processor, and the load as each repetition ended
+    assert isinstance(doc["machine"]["cpuModel"], str) and doc["machine"]["load1m"] >= 0
     by_name = {s["name"]: s for s in doc["scenarios"]}
     assert len(by_name["tiny-scheduling"]["runs"]) == 2
+    assert len(by_name["tiny-scheduling"]["load1m"]) == 2
+    assert all(v >= 0 for v in by_name["tiny-scheduling"]["load1m"])
     assert by_name["tiny-scheduling"]["summary"]["pods_per_s"]["median"] > 0
     assert by_name["tiny-gangs"]["summary"]["set_placed_s_max"]["n"] == 1
     # a set's span split at its first pod bound (diagnostic medians, each within the worst span)
@@ -108,6 +112,7 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
     assert gangs["units"]["api_writes_per_set.pods.create"] == {"unit": "writes", "higherIsBetter": False}
     report = (out / "report.md").read_text()
     assert "| tiny-scheduling | pods_per_s |" in report
+    assert "load (1 min) after each run: " in report
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert "pods_per_s_vs_nodes.png" in pngs
     assert all((out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
