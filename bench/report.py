@@ -56,13 +56,21 @@ def _model(m: dict[str, Any]) -> str:
     return f" ({m['cpuModel']})" if m.get("cpuModel") else ""
 
 
+def _build(m: dict[str, Any]) -> str:
+    """`` (<build>, <executable>)`` where the results name the interpreter's build."""
+    if not m.get("pythonBuild"):
+        return ""
+    return f" ({m['pythonBuild']}, `{m.get('pythonExecutable', '')}`)"
+
+
 def markdown(doc: dict[str, Any], plots: list[Path]) -> str:
     m = doc["machine"]
     lines = [
         "# gangplane bench report",
         "",
         f"Commit `{m['commit']}`, {m['cores']} cores{_model(m)}, {m['memoryBytes'] / 2**30:.0f} GiB, "
-        f"{m['implementation']} {m['python']}, {m['platform']}, {m['time']}. Target: {doc['target']}.",
+        f"{m['implementation']} {m['python']}{_build(m)}, {m['platform']}, {m['time']}. "
+        f"Target: {doc['target']}.",
         "",
         "| scenario | metric | median | unit | spread | runs |",
         "|---|---|---:|---|---:|---:|",

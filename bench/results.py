@@ -143,8 +143,8 @@ def cpu_model() -> str:
 
 
 def machine() -> dict[str, Any]:
-    """What the numbers depend on: cores and their model, memory, Python, OS, the commit
-    measured, and the load as the results were written."""
+    """What the numbers depend on: cores and their model, memory, Python (and which build of
+    it), OS, the commit measured, and the load as the results were written."""
     mem = 0
     try:
         with open("/proc/meminfo") as f:
@@ -159,6 +159,10 @@ def machine() -> dict[str, Any]:
         "load1m": load_1m(),
         "memoryBytes": mem,
         "python": sys.version.split()[0],
+        # which build of it: two builds of one version differ by 15 % in the plane's CPU here
+        # (docs/bench.md, session 26: pyenv's shared, non-PGO 3.11.7 against Debian's 3.11.2)
+        "pythonBuild": " ".join(sys.version.split()[1:]),
+        "pythonExecutable": os.path.realpath(sys.executable),
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "commit": git_commit(Path(__file__).resolve().parent.parent),

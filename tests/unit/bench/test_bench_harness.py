@@ -77,6 +77,7 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
     assert {"cores", "python", "commit", "time"} <= set(doc["machine"])
     # the weather of the run: the processor, and the load as each repetition ended
     assert isinstance(doc["machine"]["cpuModel"], str) and doc["machine"]["load1m"] >= 0
+    assert doc["machine"]["pythonExecutable"] and doc["machine"]["pythonBuild"]  # which interpreter
     by_name = {s["name"]: s for s in doc["scenarios"]}
     assert len(by_name["tiny-scheduling"]["runs"]) == 2
     assert len(by_name["tiny-scheduling"]["load1m"]) == 2
