@@ -159,7 +159,7 @@ def machine() -> dict[str, Any]:
         "load1m": load_1m(),
         "memoryBytes": mem,
         "python": sys.version.split()[0],
-        # which build of it: two builds of one version differ by 15 % in the plane's CPU here
+        # which build of it: two builds of one version differ by ~14 % in the plane's CPU here
         # (docs/bench.md, session 26: pyenv's shared, non-PGO 3.11.7 against Debian's 3.11.2)
         "pythonBuild": " ".join(sys.version.split()[1:]),
         "pythonExecutable": os.path.realpath(sys.executable),

@@ -6,6 +6,7 @@ tiny scenario produces the JSON, Markdown and PNG a user reads, and that bad fil
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -62,7 +63,7 @@ def test_summary_statistics() -> None:
 
 
 def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     f = tmp_path / "mine.yaml"
     f.write_text(
@@ -72,16 +73,22 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
     )
     assert load_scenarios(f)[1].params["topology"] == "rack"
     out = tmp_path / "out"
+    # the load as each repetition ends, and as the results file is written after each scenario
+    # (a checkpoint) and at the end
+    loads = [1.234, 2.5, 9.0, 0.75, 9.0, 3.0]
+    monkeypatch.setattr(os, "getloadavg", lambda: (loads.pop(0) if loads else -1.0, 0.0, 0.0))
     assert bench_main(["-f", str(f), "--out", str(out)]) == 0
     doc = read_results(out / "results.json")
     assert {"cores", "python", "commit", "time"} <= set(doc["machine"])
-    # the weather of the run: the processor, and the load as each repetition ended
-    assert isinstance(doc["machine"]["cpuModel"], str) and doc["machine"]["load1m"] >= 0
-    assert doc["machine"]["pythonExecutable"] and doc["machine"]["pythonBuild"]  # which interpreter
+    # the weather of the run: the processor, the interpreter's build, and the load as each
+    # repetition ended and as the results were written
+    assert isinstance(doc["machine"]["cpuModel"], str)
+    assert doc["machine"]["pythonExecutable"] and doc["machine"]["pythonBuild"]
+    assert doc["machine"]["load1m"] == 3.0
     by_name = {s["name"]: s for s in doc["scenarios"]}
     assert len(by_name["tiny-scheduling"]["runs"]) == 2
-    assert len(by_name["tiny-scheduling"]["load1m"]) == 2
-    assert all(v >= 0 for v in by_name["tiny-scheduling"]["load1m"])
+    assert by_name["tiny-scheduling"]["load1m"] == [1.23, 2.5]
+    assert by_name["tiny-gangs"]["load1m"] == [0.75]
     assert by_name["tiny-scheduling"]["summary"]["pods_per_s"]["median"] > 0
     assert by_name["tiny-gangs"]["summary"]["set_placed_s_max"]["n"] == 1
     # a set's span split at its first pod bound (diagnostic medians, each within the worst span)
@@ -113,7 +120,7 @@ def test_a_run_writes_results_report_and_plots_and_compare_reads_them(
     assert gangs["units"]["api_writes_per_set.pods.create"] == {"unit": "writes", "higherIsBetter": False}
     report = (out / "report.md").read_text()
     assert "| tiny-scheduling | pods_per_s |" in report
-    assert "load (1 min) after each run: " in report
+    assert "load (1 min) after each run: 1.23, 2.50" in report
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert "pods_per_s_vs_nodes.png" in pngs
     assert all((out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
