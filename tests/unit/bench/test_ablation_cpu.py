@@ -78,6 +78,14 @@ async def test_a_run_reports_the_sets_figures_and_the_report_compares_them() -> 
     assert any(line.startswith("managed-fields") and "x0.750  by rounds x0.750" in line for line in lines), (
         lines
     )
+    # a machine drifting between rounds: the two figures part, and each is printed as itself
+    p = got["phase"]
+    whole = [{**got, "phase": p}, {**got, "phase": 4 * p}, {**got, "phase": 10 * p}]
+    off = [{**got, "phase": 0.9 * p}, {**got, "phase": 5 * p}, {**got, "phase": 9 * p}]
+    lines = report({WHOLE: whole, "managed-fields": off})
+    assert any(line.startswith("managed-fields") and "x1.250  by rounds x0.900" in line for line in lines), (
+        lines
+    )
 
 
 async def test_admission_off_lets_a_create_into_a_namespace_that_does_not_exist() -> None:

@@ -20,3 +20,36 @@ async def test_the_drained_figures_hold_every_event_of_the_sets() -> None:
     assert 0 <= got["events_phase"] <= got["events_total"]
     assert 0 < got["phase"] <= got["drained"]
     assert got["placed_median_s"] >= 0
+
+
+def test_pairs_print_the_ratio_of_the_medians_and_the_median_of_the_rounds_ratios(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--pairs``: the machine drifts between rounds, so B reads 0.9x of A in two rounds of
+    three while the ratio of the medians sets B's 5.0 against A's 4.0; both are printed."""
+    import bench.micro.alternating as alternating
+    from bench.micro.set_cpu_drained import _pairs
+
+    def runs(
+        commands: dict[str, tuple[list[str], dict[str, str]]], rounds: int
+    ) -> dict[str, list[dict[str, float]]]:
+        a, b = commands
+        assert rounds == 3 and commands[a][1]["PYTHONPATH"].endswith("/A") and "--sets" in commands[b][0]
+        return {
+            a: [
+                {"phase": 1.0, "drained": 2.0},
+                {"phase": 4.0, "drained": 2.0},
+                {"phase": 10.0, "drained": 2.0},
+            ],
+            b: [
+                {"phase": 0.9, "drained": 1.0},
+                {"phase": 5.0, "drained": 1.0},
+                {"phase": 9.0, "drained": 1.0},
+            ],
+        }
+
+    monkeypatch.setattr(alternating, "rotated_json_runs", runs)
+    _pairs("script.py", ["/x/A", "/x/B"], 3, ["--sets", "600"])
+    out = capsys.readouterr().out
+    assert "phase: A 4.000 B 5.000 ms/set  B/A 1.250  by rounds 0.900  pairwise [0.9, 1.25, 0.9]" in out
+    assert "drained: A 2.000 B 1.000 ms/set  B/A 0.500  by rounds 0.500" in out
