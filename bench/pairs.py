@@ -6,9 +6,16 @@ A B, then B A the next round (so a drift in either direction costs both sides al
 fresh process of its own build. The repetitions of each side are merged into one result file per
 side, and the compare table (B/A, with spreads) is printed.
 
-A and B are source trees (a checkout root, holding ``gangplane/`` and ``bench/``) or git
+A and B are source trees (a checkout root, holding ``bench/`` and the command's module) or git
 revisions of the repository the command runs from; a revision is checked out into a temporary
 worktree that is removed afterwards.
+
+Builds from before the product-face moves run too, so a build can be set against the commit an
+issue was measured on (issue #22's ``9be3a0d``): their command is ``apiserver/cli.py`` rather
+than ``gangplane/cli.py``, and a build without ``--exact`` (which matches NAMES as parts of
+names: ``gangs-1000x3`` would run ``gangs-1000x3-rack`` too) is handed the chosen scenarios as a
+scenario file made from its own ``bench/scenarios/`` definitions. A scenario such a build does not
+have is left out of its side (said on standard error), and its row out of the compare table.
 """
 
 from __future__ import annotations
@@ -26,13 +33,38 @@ from typing import Any
 from bench.results import read_results
 
 _REPO = Path(__file__).resolve().parent.parent
+#: where a build keeps its command: ``gangplane/`` since the product-face moves, ``apiserver/`` before
+_CLI_MODULES = (("gangplane", "gangplane.cli"), ("apiserver", "apiserver.cli"))
+
+
+def cli_module(tree: Path) -> str | None:
+    """The module of the build's ``gangplane`` command (run as ``python -m``), or None."""
+    for folder, module in _CLI_MODULES:
+        if (tree / folder / "cli.py").is_file():
+            return module
+    return None
+
+
+def exact_scenario_file(tree: Path, names: list[str], path: Path) -> list[str]:
+    """Write the build's own definitions of ``names`` (whole names) from its ``bench/scenarios/``
+    to ``path``, as one YAML stream, and return the names it has (in its files' order)."""
+    import yaml
+
+    docs = []
+    for f in sorted((tree / "bench" / "scenarios").glob("*.yaml")):
+        for doc in yaml.safe_load_all(f.read_text()):
+            if isinstance(doc, dict) and doc.get("name") in names:
+                docs.append(doc)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return [str(d["name"]) for d in docs]
 
 
 @contextmanager
 def source_tree(spec: str, scratch: Path) -> Iterator[Path]:
     """A folder holding the build ``spec`` names (a folder as it is, or a git revision checked out)."""
     p = Path(spec)
-    if (p / "gangplane").is_dir() and (p / "bench").is_dir():
+    if (p / "bench").is_dir() and cli_module(p) is not None:
         yield p.resolve()
         return
     rev = subprocess.run(
@@ -42,7 +74,10 @@ def source_tree(spec: str, scratch: Path) -> Iterator[Path]:
         timeout=30,
     )
     if rev.returncode != 0:
-        raise ValueError(f"{spec!r} is neither a source tree (gangplane/ and bench/) nor a git revision")
+        raise ValueError(
+            f"{spec!r} is neither a source tree (bench/ and gangplane/cli.py or apiserver/cli.py) "
+            "nor a git revision"
+        )
     tree = scratch / f"tree-{rev.stdout.strip()[:12]}"
     subprocess.run(
         ["git", "-C", str(_REPO), "worktree", "add", "--detach", str(tree), rev.stdout.strip()],
@@ -61,16 +96,31 @@ def source_tree(spec: str, scratch: Path) -> Iterator[Path]:
 
 
 def _run_once(tree: Path, names: list[str], quick: bool, out: Path) -> dict[str, Any]:
+    module = cli_module(tree)
+    if module is None:
+        raise ValueError(f"{tree}: no gangplane command (gangplane/cli.py or apiserver/cli.py)")
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    cmd = [sys.executable, "-m", "gangplane.cli", "bench", "--repeat", "1", "--out", str(out)]
+    cmd = [sys.executable, "-m", module, "bench", "--repeat", "1", "--out", str(out)]
     helptext = subprocess.run(
         [*cmd[:4], "--help"], cwd=tree, env=env, capture_output=True, text=True, timeout=120
     ).stdout
+    chosen = names
     if "--exact" in helptext:
-        cmd.append("--exact")  # a build from before --exact matches names as parts of names
+        cmd.append("--exact")
+    elif "--file" in helptext:
+        # a build from before --exact matches names as parts of names: it gets its own
+        # definitions of exactly these, as a file
+        scenarios = out.parent / f"{out.name}-scenarios.yaml"
+        has = exact_scenario_file(tree, names, scenarios)
+        missing = [n for n in names if n not in has]
+        if missing:
+            print(f"{tree.name}: no scenario {', '.join(missing)}: left out of its side", file=sys.stderr)
+        if not has:
+            raise ValueError(f"{tree.name} has none of the scenarios {', '.join(names)}")
+        chosen = ["--file", str(scenarios)]
     if quick:
         cmd.append("--quick")
-    subprocess.run([*cmd, *names], cwd=tree, env=env, check=False, timeout=6 * 3600)
+    subprocess.run([*cmd, *chosen], cwd=tree, env=env, check=False, timeout=6 * 3600)
     return read_results(out / "results.json")
 
 
