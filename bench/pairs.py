@@ -1,10 +1,13 @@
 """``gangplane bench --pairs A B NAMES``: two builds measured in alternation, with ratios.
 
 On a shared machine the load drifts during a run, so "old numbers, then new numbers" compares
-the weather. Here each round runs every chosen scenario once on A and once on B, in the order
-A B, then B A the next round (so a drift in either direction costs both sides alike), each in a
-fresh process of its own build. The repetitions of each side are merged into one result file per
-side, and the compare table (B/A, with spreads) is printed.
+the weather. Here each round runs every chosen scenario once on A and once on B, scenario by
+scenario, in the order A B, then B A the next round (so a drift in either direction costs both
+sides alike), each run a fresh process of its own build. The two runs of a scenario in a round
+follow each other: on this machine the speed moved by a third within ten minutes (session 27), so
+running all of A's scenarios and then all of B's put minutes, and much of that drift, between
+them. The runs of each side are merged into one result file per side, and the compare table
+(B/A, with spreads) is printed.
 
 A and B are source trees (a checkout root, holding ``bench/`` and the command's module) or git
 revisions of the repository the command runs from; a revision is checked out into a temporary
@@ -13,7 +16,7 @@ worktree that is removed afterwards.
 Builds from before the product-face moves run too, so a build can be set against the commit an
 issue was measured on (issue #22's ``9be3a0d``): their command is ``apiserver/cli.py`` rather
 than ``gangplane/cli.py``, and a build without ``--exact`` (which matches NAMES as parts of
-names: ``gangs-1000x3`` would run ``gangs-1000x3-rack`` too) is handed the chosen scenarios as a
+names: ``gangs-1000x3`` would run ``gangs-1000x3-rack`` too) is handed each chosen scenario as a
 scenario file made from its own ``bench/scenarios/`` definitions. A scenario such a build does not
 have is left out of its side (said on standard error), and its row out of the compare table.
 """
@@ -95,33 +98,46 @@ def source_tree(spec: str, scratch: Path) -> Iterator[Path]:
         )
 
 
-def _run_once(tree: Path, names: list[str], quick: bool, out: Path) -> dict[str, Any]:
-    module = cli_module(tree)
-    if module is None:
-        raise ValueError(f"{tree}: no gangplane command (gangplane/cli.py or apiserver/cli.py)")
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    cmd = [sys.executable, "-m", module, "bench", "--repeat", "1", "--out", str(out)]
-    helptext = subprocess.run(
-        [*cmd[:4], "--help"], cwd=tree, env=env, capture_output=True, text=True, timeout=120
-    ).stdout
-    chosen = names
-    if "--exact" in helptext:
-        cmd.append("--exact")
-    elif "--file" in helptext:
-        # a build from before --exact matches names as parts of names: it gets its own
-        # definitions of exactly these, as a file
-        scenarios = out.parent / f"{out.name}-scenarios.yaml"
-        has = exact_scenario_file(tree, names, scenarios)
-        missing = [n for n in names if n not in has]
-        if missing:
-            print(f"{tree.name}: no scenario {', '.join(missing)}: left out of its side", file=sys.stderr)
-        if not has:
-            raise ValueError(f"{tree.name} has none of the scenarios {', '.join(names)}")
-        chosen = ["--file", str(scenarios)]
-    if quick:
-        cmd.append("--quick")
-    subprocess.run([*cmd, *chosen], cwd=tree, env=env, check=False, timeout=6 * 3600)
-    return read_results(out / "results.json")
+class _Build:
+    """One side's command: its module, how its bench selects scenarios, which it has."""
+
+    def __init__(self, tree: Path, names: list[str], scratch: Path) -> None:
+        module = cli_module(tree)
+        if module is None:
+            raise ValueError(f"{tree}: no gangplane command (gangplane/cli.py or apiserver/cli.py)")
+        self.tree = tree
+        self.env = {**os.environ, "PYTHONPATH": str(tree)}
+        self.cmd = [sys.executable, "-m", module, "bench", "--repeat", "1"]
+        helptext = subprocess.run(
+            [*self.cmd[:4], "--help"], cwd=tree, env=self.env, capture_output=True, text=True, timeout=120
+        ).stdout
+        #: scenario name -> the arguments that run exactly it
+        self.selects: dict[str, list[str]] = {}
+        if "--exact" in helptext:
+            self.selects = {n: ["--exact", n] for n in names}
+        elif "--file" in helptext:
+            # a build from before --exact matches names as parts of names: it gets its own
+            # definition of each scenario, as a file
+            for n in names:
+                path = scratch / f"{tree.name}-{n}.yaml"
+                if exact_scenario_file(tree, [n], path):
+                    self.selects[n] = ["--file", str(path)]
+            missing = [n for n in names if n not in self.selects]
+            if missing:
+                print(f"{tree.name}: no scenario {', '.join(missing)}: left out of its side", file=sys.stderr)
+            if not self.selects:
+                raise ValueError(f"{tree.name} has none of the scenarios {', '.join(names)}")
+        else:
+            self.selects = {n: [n] for n in names}
+
+    def run(self, name: str, quick: bool, out: Path) -> dict[str, Any] | None:
+        """One run of scenario ``name`` in a fresh process; None where the build lacks it."""
+        select = self.selects.get(name)
+        if select is None:
+            return None
+        cmd = [*self.cmd, "--out", str(out), *(["--quick"] if quick else []), *select]
+        subprocess.run(cmd, cwd=self.tree, env=self.env, check=False, timeout=6 * 3600)
+        return read_results(out / "results.json")
 
 
 def _merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -143,7 +159,8 @@ def _merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_pairs(a: str, b: str, names: list[str], rounds: int, quick: bool, out: Path) -> tuple[Path, Path]:
-    """Alternate A and B for ``rounds`` rounds; returns the merged result files of A and B."""
+    """Alternate A and B for ``rounds`` rounds, scenario by scenario; returns the merged result
+    files of A and B."""
     import orjson
 
     if not names:
@@ -155,11 +172,14 @@ def run_pairs(a: str, b: str, names: list[str], rounds: int, quick: bool, out: P
     docs: dict[str, list[dict[str, Any]]] = {"A": [], "B": []}
     try:
         with source_tree(a, scratch) as tree_a, source_tree(b, scratch) as tree_b:
-            trees = {"A": tree_a, "B": tree_b}
+            builds = {"A": _Build(tree_a, names, scratch), "B": _Build(tree_b, names, scratch)}
             for r in range(rounds):
                 order = ("A", "B") if r % 2 == 0 else ("B", "A")
-                for side in order:
-                    docs[side].append(_run_once(trees[side], names, quick, scratch / f"{side}-{r}"))
+                for k, name in enumerate(names):
+                    for side in order:
+                        doc = builds[side].run(name, quick, scratch / f"{side}-{r}-{k}")
+                        if doc is not None:
+                            docs[side].append(doc)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     paths = []
