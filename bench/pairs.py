@@ -4,9 +4,9 @@ On a shared machine the load drifts during a run, so "old numbers, then new numb
 the weather. Here each round runs every chosen scenario once on A and once on B, scenario by
 scenario, in the order A B, then B A the next round (so a drift in either direction costs both
 sides alike), each run a fresh process of its own build. The two runs of a scenario in a round
-follow each other: on this machine the speed moved by a third within ten minutes (session 27), so
-running all of A's scenarios and then all of B's put minutes, and much of that drift, between
-them. The runs of each side are merged into one result file per side, and the compare table
+follow each other: on this machine one build's CPU per gang pod went from 1.5 to 2.3 ms within
+fifteen minutes (session 27), so running all of A's scenarios and then all of B's put minutes,
+and much of that drift, between them. The runs of each side are merged into one result file per side, and the compare table
 (B/A, with spreads) is printed.
 
 A and B are source trees (a checkout root, holding ``bench/`` and the command's module) or git
@@ -50,7 +50,8 @@ def cli_module(tree: Path) -> str | None:
 
 def exact_scenario_file(tree: Path, names: list[str], path: Path) -> list[str]:
     """Write the build's own definitions of ``names`` (whole names) from its ``bench/scenarios/``
-    to ``path``, as one YAML stream, and return the names it has (in its files' order)."""
+    to ``path``, as one YAML stream, and return the names it has (in its files' order); where it
+    has none, nothing is written."""
     import yaml
 
     docs = []
@@ -58,8 +59,9 @@ def exact_scenario_file(tree: Path, names: list[str], path: Path) -> list[str]:
         for doc in yaml.safe_load_all(f.read_text()):
             if isinstance(doc, dict) and doc.get("name") in names:
                 docs.append(doc)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    if docs:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     return [str(d["name"]) for d in docs]
 
 

@@ -101,6 +101,8 @@ def test_an_old_build_gets_its_own_definitions_of_exactly_the_names(tmp_path: Pa
     assert exact_scenario_file(tree, ["gangs-1000x3", "gangs-10x5000"], path) == ["gangs-1000x3"]
     text = path.read_text()
     assert "name: gangs-1000x3\n" in text and "gangs-1000x3-rack" not in text and "rate: 7" in text
+    assert exact_scenario_file(tree, ["gangs-10x5000"], tmp_path / "none.yaml") == []
+    assert not (tmp_path / "none.yaml").exists()
 
 
 def test_pairs_run_an_old_layout_build_on_exactly_the_chosen_scenarios(
