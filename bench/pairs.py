@@ -150,11 +150,16 @@ def _merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
     by_name: dict[str, dict[str, Any]] = {}
     for d in docs:
         for s in d["scenarios"]:
-            m = by_name.setdefault(s["name"], {**s, "runs": [], "series": {}})
+            m = by_name.setdefault(s["name"], {**s, "runs": [], "series": {}, "load1m": []})
             m["runs"].extend(s["runs"])
+            # the load as each repetition ended: one per run, in the runs' order (a build
+            # from before session 26 records none)
+            m["load1m"].extend(s.get("load1m") or [])
             if s.get("error"):
                 m["error"] = s["error"]
     for s in by_name.values():
+        if not s["load1m"]:
+            del s["load1m"]
         names = sorted({k for r in s["runs"] for k in r})
         s["summary"] = {k: summarize([r[k] for r in s["runs"] if k in r]) for k in names}
     return {"machine": first["machine"], "target": first["target"], "scenarios": list(by_name.values())}

@@ -210,6 +210,7 @@ def test_pairs_alternate_two_builds_and_merge_each_sides_runs(
         (sc,) = doc["scenarios"]
         assert sc["name"] == "scheduling-basic-500@quick(nodes=20,pods=50)"
         assert len(sc["runs"]) == 2 and sc["summary"]["cpu_ms_per_pod"]["n"] == 2
+        assert len(sc["load1m"]) == 2  # each round's load, not the first round's only
         assert doc["pairs"]["side"] == side
     assert "B/A" in capsys.readouterr().out
     assert bench_main(["--pairs", "no-such-rev", tree, "--out", str(tmp_path), "x"]) == 2

@@ -131,6 +131,7 @@ def test_pairs_run_an_old_layout_build_on_exactly_the_chosen_scenarios(
         doc = read_results(tmp_path / "out" / f"pairs-{side}.json")
         runs = {sc["name"]: [r["pods_per_s"] for r in sc["runs"]] for sc in doc["scenarios"]}
         assert runs == {"gangs-1000x3": [rate, rate], "gangs-1000x3-rack": [rate + 1, rate + 1]}
+        assert all("load1m" not in sc for sc in doc["scenarios"])  # that build records no load
     out = capsys.readouterr()
     assert out.err.count("no scenario gangs-10x5000: left out of its side") == 2  # once per build
     assert "4.50x" in out.out and "4.47x" in out.out and "gangs-10x5000" not in out.out
