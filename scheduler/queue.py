@@ -494,6 +494,14 @@ class SchedulingQueue:
                 moved += 1
         return moved
 
+    def held_message(self, uid: str) -> str | None:
+        """The message the PreEnqueue plugin that holds pod ``uid`` gave, or ``None`` where no
+        PreEnqueue plugin holds it now (released, scheduled, deleted; scheduling gates aside)."""
+        q = self._unschedulable.get(uid)
+        if q is None or not q.gated or q.gating_status is None or SCHEDULING_GATES in q.unschedulable_plugins:
+            return None
+        return q.gating_status.message()
+
     def held_pods(self) -> list[QueuedPodInfo]:
         """The pods PreEnqueue holds (scheduling gates aside: the API server reports those)."""
         return [

@@ -537,7 +537,15 @@ class Scheduler:
             self._spawn(self._report_held_pod(pod, message))
 
     async def _report_held_pod(self, pod: Obj, message: str) -> None:
+        """One report that fell due. Written only if PreEnqueue still holds the pod with that
+        message: many fall due at one tick (a big gang's members, created together), and by the
+        time a task writes its report the gang may be complete and its members scheduled or
+        rejected by a cycle; a late ``NotReadyForScheduling`` would then overwrite what the
+        cycle wrote (KEP-5501: a pod released meanwhile reports nothing; kube's API dispatcher
+        drops a queued patch the pod's next call supersedes)."""
         meta = pod.get("metadata") or {}
+        if self.queue.held_message(meta.get("uid", "")) != message:
+            return
         cached = self.pods.get_by_name(meta.get("namespace", ""), meta.get("name", ""))
         if cached is None or assigned(cached) or (cached.get("metadata") or {}).get("uid") != meta.get("uid"):
             return

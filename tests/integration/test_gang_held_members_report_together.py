@@ -18,6 +18,7 @@ from tests.integration.scheduler_support import (
     node,
     start_scheduler,
     wait_bound,
+    wait_unschedulable,
 )
 
 pytestmark = pytest.mark.anyio
@@ -59,3 +60,39 @@ async def test_every_held_member_of_a_gang_reports_not_ready_for_scheduling(cp, 
     await client.create(PODS, member("m-last", "big", cpu="10m"))
     for name in [*names, "m-last"]:
         await wait_bound(client, name, timeout=30)
+
+
+async def test_a_report_due_while_held_is_not_written_once_the_gang_was_released(cp, client) -> None:
+    """Reports fall due at a tick and are written one task each: a member whose gang completed
+    meanwhile (here: released and rejected by its cycle) keeps what the cycle wrote, while a
+    member still held gets its report."""
+    await create_nodes(client, [node("n0", cpu="1")])
+    sched = await start_scheduler(cp)
+    await client.create(PODGROUPS, pod_group("waiting", 2))
+    await client.create(PODS, member("w-0", "waiting", cpu="10m"))
+    await client.create(PODGROUPS, pod_group("late", 2))
+    for name in ("l-0", "l-1"):
+        await client.create(PODS, member(name, "late", cpu="2"))  # complete, and fits no node
+    # the scheduler saw w-0 (held) before the late gang's members, which a cycle has rejected
+    late = await wait_unschedulable(client, "l-0")
+    held = await client.get(PODS, "w-0", "default")
+    message = "waiting for minCount pods from a gang to appear in scheduling queue"
+
+    await sched._report_held_pod(late, message)  # fell due while l-0 was held, written after
+    await sched._report_held_pod(held, message)
+    await sched.recorder.flush()
+
+    c = condition(await client.get(PODS, "l-0", "default"), "PodScheduled")
+    assert c is not None and (c["status"], c["reason"]) == ("False", "Unschedulable")
+    c = condition(await client.get(PODS, "w-0", "default"), "PodScheduled")
+    assert c is not None and (c["status"], c["reason"], c["message"]) == (
+        "False",
+        "NotReadyForScheduling",
+        message,
+    )
+    reasons = {
+        (e["involvedObject"]["name"], e["reason"])
+        for e in (await client.list(EVENTS, "default"))["items"]
+        if e.get("reason") == "NotReadyForScheduling"
+    }
+    assert reasons == {("w-0", "NotReadyForScheduling")}
