@@ -89,4 +89,7 @@ async def patch_pod_status(
         meta.get("namespace", ""),
         patch_type=STRATEGIC_MERGE_PATCH,
         subresource="status",
+        # the answer is only read (no caller modifies it; most drop it): an in-process
+        # client need not copy the stored object for it
+        read_only=True,
     )
