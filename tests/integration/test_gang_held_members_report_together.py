@@ -1,8 +1,9 @@
 """Many members of one gang held together each say why (KEP-5501, ``SchedulerPreEnqueuePodStatus``).
 
 Members held together fall due together: every one gets its ``PodScheduled=False`` /
-``NotReadyForScheduling`` condition and one Event, promptly (a report written late finds its pod
-bound and is skipped), and once the gang is complete every member is bound.
+``NotReadyForScheduling`` condition and one Event, promptly, and once the gang is complete every
+member is bound. A report whose task runs after its pod left PreEnqueue (the gang completed, the
+pod placed or rejected by its cycle) is not written.
 """
 
 from __future__ import annotations
