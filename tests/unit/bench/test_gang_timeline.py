@@ -14,8 +14,8 @@ async def test_each_set_has_its_pods_stamped_in_order_and_its_cycles_named() -> 
     from apiserver.registry.generic import GenericStore
     from scheduler.schedule_one_podgroup import PodGroupCycle
 
-    before = (GenericStore.create, PodGroupCycle.schedule_one_podgroup)
-    rows = await run(sets=3, replicas=4, nodes=40)
+    before = (GenericStore.create, PodGroupCycle.schedule_one_podgroup, PodGroupCycle._submit_success)
+    rows, reports = await run(sets=3, replicas=4, nodes=40)
     assert [r["set"] for r in sorted(rows, key=lambda r: r["set"])] == ["gang-0", "gang-1", "gang-2"]
     for r in rows:
         (c0, c1), (b0, b1) = r["created"], r["bound"]
@@ -24,4 +24,11 @@ async def test_each_set_has_its_pods_stamped_in_order_and_its_cycles_named() -> 
         assert r["syncs"] and all(a <= b for a, b in r["syncs"])
         # a gang is bound by a PodGroup cycle that began once its last pod was created
         assert r["cycles"] and any(c1 <= a <= b1 and a <= b for a, b, _ in r["cycles"])
-    assert (GenericStore.create, PodGroupCycle.schedule_one_podgroup) == before
+        # inside a cycle: its search, then its submit, which starts the binding tasks
+        (s0, s1), (u0, u1) = r["searches"][-1], r["submits"][-1]
+        assert s0 <= s1 <= u0 <= u1 <= b1
+        first, last = r["binding_starts"]
+        assert u0 <= first <= last <= b1
+    # sets of four are complete long before a member has waited the 5 s a report needs
+    assert reports == {"due": 0, "written": 0}
+    assert (GenericStore.create, PodGroupCycle.schedule_one_podgroup, PodGroupCycle._submit_success) == before
