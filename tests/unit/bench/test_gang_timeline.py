@@ -11,10 +11,24 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_each_set_has_its_pods_stamped_in_order_and_its_cycles_named() -> None:
+    import scheduler.scheduler as scheduler_module
     from apiserver.registry.generic import GenericStore
+    from scheduler.podgroup_algorithm import PodGroupAlgorithm
     from scheduler.schedule_one_podgroup import PodGroupCycle
+    from scheduler.scheduler import Scheduler
 
-    before = (GenericStore.create, PodGroupCycle.schedule_one_podgroup, PodGroupCycle._submit_success)
+    def patched() -> tuple[object, ...]:
+        return (
+            GenericStore.create,
+            PodGroupCycle.schedule_one_podgroup,
+            PodGroupCycle._submit_success,
+            PodGroupAlgorithm.run_async,
+            Scheduler._binding_cycle,
+            Scheduler._report_held_pod,
+            scheduler_module.patch_pod_status,
+        )
+
+    before = patched()
     rows, reports = await run(sets=3, replicas=4, nodes=40)
     assert [r["set"] for r in sorted(rows, key=lambda r: r["set"])] == ["gang-0", "gang-1", "gang-2"]
     for r in rows:
@@ -31,4 +45,4 @@ async def test_each_set_has_its_pods_stamped_in_order_and_its_cycles_named() -> 
         assert u0 <= first <= last <= b1
     # sets of four are complete long before a member has waited the 5 s a report needs
     assert reports == {"due": 0, "written": 0}
-    assert (GenericStore.create, PodGroupCycle.schedule_one_podgroup, PodGroupCycle._submit_success) == before
+    assert patched() == before
