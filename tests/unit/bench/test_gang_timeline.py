@@ -11,8 +11,10 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_each_set_has_its_pods_stamped_in_order_and_its_cycles_named() -> None:
+    import apiserver.registry.subresources as subresources
     import scheduler.scheduler as scheduler_module
     from apiserver.registry.generic import GenericStore
+    from controllers.statefulset.controller import StatefulSetController
     from scheduler.podgroup_algorithm import PodGroupAlgorithm
     from scheduler.schedule_one_podgroup import PodGroupCycle
     from scheduler.scheduler import Scheduler
@@ -20,6 +22,8 @@ async def test_each_set_has_its_pods_stamped_in_order_and_its_cycles_named() -> 
     def patched() -> tuple[object, ...]:
         return (
             GenericStore.create,
+            subresources.bind,
+            StatefulSetController.sync,
             PodGroupCycle.schedule_one_podgroup,
             PodGroupCycle._submit_success,
             PodGroupAlgorithm.run_async,
