@@ -469,7 +469,7 @@ class SchedulingQueue:
         out = []
         for uid in self._group_members.get(key, ()):
             q = self._unschedulable.get(uid)
-            if q is not None and q.gated and SCHEDULING_GATES not in q.unschedulable_plugins:
+            if q is not None and _held_by_plugin(q):
                 out.append(q)
         return out
 
@@ -490,7 +490,7 @@ class SchedulingQueue:
         """
         moved = 0
         for q in list(self._unschedulable.values()):
-            if q.gated and SCHEDULING_GATES not in q.unschedulable_plugins and self._move_to_active(q):
+            if _held_by_plugin(q) and self._move_to_active(q):
                 moved += 1
         return moved
 
@@ -498,17 +498,13 @@ class SchedulingQueue:
         """The message the PreEnqueue plugin that holds pod ``uid`` gave, or ``None`` where no
         PreEnqueue plugin holds it now (released, scheduled, deleted; scheduling gates aside)."""
         q = self._unschedulable.get(uid)
-        if q is None or not q.gated or q.gating_status is None or SCHEDULING_GATES in q.unschedulable_plugins:
+        if q is None or not _held_by_plugin(q) or q.gating_status is None:
             return None
         return q.gating_status.message()
 
     def held_pods(self) -> list[QueuedPodInfo]:
         """The pods PreEnqueue holds (scheduling gates aside: the API server reports those)."""
-        return [
-            q
-            for q in self._unschedulable.values()
-            if q.gated and q.gating_status is not None and SCHEDULING_GATES not in q.unschedulable_plugins
-        ]
+        return [q for q in self._unschedulable.values() if _held_by_plugin(q) and q.gating_status is not None]
 
     def pod_group_changed(self, key: str, requeue_rejected: bool = False) -> int:
         """The PodGroup appeared or changed: re-run PreEnqueue for its held members.
@@ -1006,6 +1002,12 @@ class SchedulingQueue:
             + self._error_backoff.values()
             + list(self._unschedulable.values())
         )
+
+
+def _held_by_plugin(q: QueuedPodInfo) -> bool:
+    """Whether a PreEnqueue plugin holds ``q`` (its scheduling gates aside: the API server lifts
+    and reports those, and only the pod's own update releases it from them)."""
+    return q.gated and SCHEDULING_GATES not in q.unschedulable_plugins
 
 
 def _event_pod_group(event: ClusterEvent, old: Any, new: Any) -> str:
