@@ -20,6 +20,12 @@ builds by both figures; ``drained`` is the plane's whole work for the sets.
 ``--pairs A B --rounds N`` runs this script from each tree in turn (swapped order each round,
 ``PYTHONPATH`` set to the tree) and prints every run, then per figure the medians and B/A with
 the pairwise ratios.
+
+``--spy FILE`` samples the phase alone with py-spy (``pip install py-spy``; not a gangplane
+dependency): it is attached to this process when the phase starts and stopped when the last pod
+is bound, and writes its raw collapsed stacks to FILE (``--spy-rate`` samples per second). A
+profile of the whole scenario is mostly its set-up (5,000 nodes, the imports) and the Events
+written after the phase; this one is the phase the bench's ``cpu_s`` counts (session 29).
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
+import signal
+import subprocess
 import sys
 import time
 from typing import Any
@@ -35,8 +44,28 @@ from typing import Any
 FIGURES = ("phase", "drained")
 
 
-async def measure(sets: int, nodes: int = 5000, creators: int = 2) -> dict[str, float]:
-    """One run of gangs-``sets``x3 on ``nodes`` nodes: the figures of the module docstring."""
+def _spy(out: str, rate: int) -> subprocess.Popen[bytes]:
+    """py-spy attached to this process, writing raw collapsed stacks to ``out`` until stopped."""
+    exe = shutil.which("py-spy")
+    if exe is None:
+        raise SystemExit("--spy needs py-spy on PATH (pip install py-spy)")
+    cmd = [exe, "record", "--pid", str(os.getpid()), "--rate", str(rate), "--format", "raw", "--output", out]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # (attaching takes a moment: before the phase's CPU mark, so not counted)
+    return proc
+
+
+def _stop_spy(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is not None and proc.poll() is None:
+        proc.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+        proc.wait()
+
+
+async def measure(
+    sets: int, nodes: int = 5000, creators: int = 2, spy: str | None = None, spy_rate: int = 400
+) -> dict[str, float]:
+    """One run of gangs-``sets``x3 on ``nodes`` nodes: the figures of the module docstring
+    (``spy``: the phase sampled by py-spy into that file, see the module docstring)."""
     import bench.workloads.statefulsets as workload
     from apiserver.client.events import EventRecorder
 
@@ -49,10 +78,12 @@ async def measure(sets: int, nodes: int = 5000, creators: int = 2) -> dict[str, 
 
     marks: dict[str, float] = {}
     wait = workload.SetTracker.wait
+    spying: list[subprocess.Popen[bytes]] = []
 
     async def then_drain(tracker: Any, count: int, stage: str, timeout: float) -> None:
         await wait(tracker, count, stage, timeout)
         marks["phase"] = time.process_time()
+        _stop_spy(spying[0] if spying else None)
         marks["written"] = sum(r.written for r in recorders)
         await asyncio.gather(*(r.flush() for r in recorders))
         marks["written_total"] = sum(r.written for r in recorders)
@@ -62,6 +93,8 @@ async def measure(sets: int, nodes: int = 5000, creators: int = 2) -> dict[str, 
             pass
 
         def start_cpu(self) -> None:
+            if spy is not None:
+                spying.append(_spy(spy, spy_rate))
             marks["start"] = time.process_time()
             marks["written_before"] = sum(r.written for r in recorders)
 
@@ -74,6 +107,7 @@ async def measure(sets: int, nodes: int = 5000, creators: int = 2) -> dict[str, 
     try:
         out = await workload.run(params, Env())  # type: ignore[arg-type]
     finally:
+        _stop_spy(spying[0] if spying else None)  # (a run that failed before the phase's end)
         EventRecorder.__init__ = made  # type: ignore[method-assign]
         workload.SetTracker.wait = wait  # type: ignore[method-assign]
     before = marks["written_before"]
@@ -110,6 +144,8 @@ def main() -> None:
     ap.add_argument("--creators", type=int, default=2)
     ap.add_argument("--pairs", nargs=2, metavar=("A", "B"))
     ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--spy", metavar="FILE", help="py-spy's raw stacks of the phase alone, to FILE")
+    ap.add_argument("--spy-rate", type=int, default=400)
     args = ap.parse_args()
     if args.pairs:
         _pairs(
@@ -125,7 +161,8 @@ def main() -> None:
         from bench.runner import server_gc
 
     with server_gc():
-        print(json.dumps(asyncio.run(measure(args.sets, creators=args.creators))))
+        figures = measure(args.sets, creators=args.creators, spy=args.spy, spy_rate=args.spy_rate)
+        print(json.dumps(asyncio.run(figures)))
 
 
 if __name__ == "__main__":
