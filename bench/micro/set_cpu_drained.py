@@ -147,6 +147,8 @@ def main() -> None:
     ap.add_argument("--spy", metavar="FILE", help="py-spy's raw stacks of the phase alone, to FILE")
     ap.add_argument("--spy-rate", type=int, default=400)
     args = ap.parse_args()
+    if args.pairs and args.spy:
+        ap.error("--spy profiles one run: not with --pairs")
     if args.pairs:
         _pairs(
             os.path.abspath(__file__),

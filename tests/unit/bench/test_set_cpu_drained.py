@@ -7,6 +7,8 @@ queued when the last pod is bound. The script must count every one of them in ``
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench.micro.set_cpu_drained import measure
@@ -53,3 +55,52 @@ def test_pairs_print_the_ratio_of_the_medians_and_the_median_of_the_rounds_ratio
     out = capsys.readouterr().out
     assert "phase: A 4.000 B 5.000 ms/set  B/A 1.250  by rounds 0.900  pairwise [0.9, 1.25, 0.9]" in out
     assert "drained: A 2.000 B 1.000 ms/set  B/A 0.500  by rounds 0.500" in out
+
+
+async def test_spy_attaches_py_spy_to_this_process_and_interrupts_it_before_the_figures_return(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--spy``: py-spy is attached to this process (``--pid``) with the rate and raw output
+    asked, and interrupted (it writes its file on SIGINT) by the time the figures are returned.
+    A stand-in ``py-spy`` on PATH writes the arguments it got when interrupted."""
+    import json
+    import os
+    import sys
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "py-spy"
+    fake.write_text(
+        f"#!{sys.executable} -S\n"
+        "import json, signal, sys\n"
+        "args = sys.argv[1:]\n"
+        "def stop(*_):\n"
+        "    with open(args[args.index('--output') + 1], 'w') as f:\n"
+        "        json.dump(args, f)\n"
+        "    sys.exit(0)\n"
+        "signal.signal(signal.SIGINT, stop)\n"
+        "while True:\n"
+        "    signal.pause()\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    out = tmp_path / "phase.txt"
+    got = await measure(sets=6, nodes=40, spy=str(out), spy_rate=123)
+    assert got["events_total"] == 8
+    args = json.loads(out.read_text())
+    assert args[0] == "record"
+    assert args[args.index("--pid") + 1] == str(os.getpid())
+    assert args[args.index("--rate") + 1] == "123"
+    assert args[args.index("--format") + 1] == "raw"
+
+
+def test_spy_is_refused_with_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A profile is of one run; ``--pairs`` runs many, in other processes."""
+    import sys
+
+    from bench.micro import set_cpu_drained
+
+    monkeypatch.setattr(sys, "argv", ["set_cpu_drained.py", "--pairs", "A", "B", "--spy", "f.txt"])
+    with pytest.raises(SystemExit) as e:
+        set_cpu_drained.main()
+    assert e.value.code == 2
