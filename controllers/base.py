@@ -94,6 +94,8 @@ class Controller:
         self._active: set[Any] = set()
         self._rerun: set[Any] = set()
         self._cooldown: dict[Any, float] = {}
+        #: the loop :meth:`start` ran on (:meth:`_now`)
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.setup()
 
     # ------------------------------------------------------------------ subclass hooks
@@ -112,6 +114,10 @@ class Controller:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        # the loop the controller runs on from here: its handlers and workers read its clock
+        # without asking for the running loop (a getpid system call per ask in CPython 3.11)
+        self._loop = asyncio.get_running_loop()
+        self.queue.run_on(self._loop)
         self.informers.start()
         await self.informers.wait_for_sync()
         await self.on_synced()
@@ -144,12 +150,17 @@ class Controller:
             return
         until = self._cooldown.get(key)
         if until is not None:
-            if until > asyncio.get_running_loop().time():
+            if until > self._now():
                 # the deadline itself, not a delay: every event of the gap keeps one timer
                 self.queue.add_at(key, until)
                 return
             del self._cooldown[key]
         self.queue.add(key)
+
+    def _now(self) -> float:
+        """The time on the loop the controller runs on (the running loop's before it started)."""
+        loop = self._loop
+        return (loop if loop is not None and loop.is_running() else asyncio.get_running_loop()).time()
 
     def enqueue_after(self, key: Any, delay: float) -> None:
         self.queue.add_after(key, delay)
@@ -196,11 +207,11 @@ class Controller:
         until = 0.0
         if gap > 0:
             if len(self._cooldown) > 10_000:
-                now = asyncio.get_running_loop().time()
+                now = self._now()
                 self._cooldown = {k: t for k, t in self._cooldown.items() if t > now}
             # after a rerun too: an event during the gap joins the delayed sync (``add_at``
             # keeps one waiting entry per key) instead of queueing the key at once
-            until = asyncio.get_running_loop().time() + gap
+            until = self._now() + gap
             self._cooldown[key] = until
         if key in self._rerun:
             self._rerun.discard(key)

@@ -243,6 +243,8 @@ class Scheduler:
             self.records.busy = lambda: self.queue.pending_pods()[ACTIVE_QUEUE]
 
         self._loop_task: asyncio.Task[None] | None = None
+        #: the loop the scheduler's cycles run on, kept for their binding tasks (:meth:`assume_and_start`)
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._periodic_task: asyncio.Task[None] | None = None
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
@@ -712,8 +714,11 @@ class Scheduler:
             return self._cycle_rejection(fw, qpi, s, host, start)
         # the binding cycle takes its task out of ``_binding_tasks`` itself, as its last step
         # (:meth:`_binding_cycle`): no done callback to schedule and run per bound pod
-        # (the running loop's create_task: what asyncio.create_task calls, less its own frame)
-        loop = asyncio.get_running_loop()
+        # (the running loop's create_task: what asyncio.create_task calls, less its own frame;
+        # the loop the scheduler started on, not asked for: a getpid system call in CPython 3.11)
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            loop = self._loop = asyncio.get_running_loop()
         self._binding_tasks.add(
             loop.create_task(self._binding_cycle(fw, state, qpi, assumed, host, start, loop))
         )

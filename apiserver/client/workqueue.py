@@ -35,6 +35,10 @@ class WorkQueue(Generic[K]):
         self.max_delay = max_delay
         self.adds = 0
         self.retries = 0
+        #: the loop the queue's workers run on, once its owner says (:meth:`run_on`): delayed adds
+        #: set their timers there without asking for the running loop (CPython 3.11 checks that
+        #: against the process id, a ``getpid`` system call, on every ask)
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -49,13 +53,21 @@ class WorkQueue(Generic[K]):
         self._queue.append(key)
         self._cond.set()
 
+    def run_on(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The queue is used on ``loop`` from now on (its owner started there)."""
+        self.loop = loop
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        loop = self.loop
+        return loop if loop is not None and loop.is_running() else asyncio.get_running_loop()
+
     def add_after(self, key: K, delay: float) -> None:
         if self._shutdown:
             return
         if delay <= 0:
             self.add(key)
             return
-        loop = asyncio.get_running_loop()
+        loop = self._running_loop()
         self._add_at(loop, key, loop.time() + delay)
 
     def add_at(self, key: K, when: float) -> None:
@@ -69,7 +81,7 @@ class WorkQueue(Generic[K]):
         """
         if self._shutdown:
             return
-        loop = asyncio.get_running_loop()
+        loop = self._running_loop()
         if when <= loop.time():
             self.add(key)
             return

@@ -129,6 +129,7 @@ class Watcher:
         "_waker",
         "_queued",
         "_shares",
+        "_loop",
     )
 
     def __init__(self, namespace: str, flt: Filter | None, max_buffer: int) -> None:
@@ -151,6 +152,9 @@ class Watcher:
         self._queued = False
         #: its reader shares the records it hands out (see :meth:`WatchCache.shared_by_reader`)
         self._shares = False
+        #: the loop its reader waits on (:meth:`wait`), kept rather than asked for at each wait:
+        #: CPython 3.11 checks the running loop against the process id (a getpid system call)
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def _matches(self, rec: Record | None) -> bool:
         if rec is None:
@@ -226,7 +230,9 @@ class Watcher:
         """
         if self.buffer or self.closed:
             return True
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            loop = self._loop = asyncio.get_running_loop()
         fut: asyncio.Future[bool] = loop.create_future()
         self._waiter = fut
         if timeout is None:

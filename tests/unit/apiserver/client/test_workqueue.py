@@ -77,3 +77,12 @@ async def test_add_at_a_past_deadline_adds_at_once() -> None:
     q: WorkQueue[str] = WorkQueue()
     q.add_at("k", asyncio.get_running_loop().time() - 1)
     assert len(q) == 1 and not q._waiting
+
+
+async def test_a_queue_told_its_loop_sets_its_timers_there() -> None:
+    """``run_on``: the owner's loop, kept for delayed adds (no running-loop lookup per add)."""
+    q: WorkQueue[str] = WorkQueue()
+    q.run_on(asyncio.get_running_loop())
+    q.add_after("a", 0.001)
+    q.add_at("b", asyncio.get_running_loop().time() + 0.002)
+    assert [await asyncio.wait_for(q.get(), 5) for _ in range(2)] == ["a", "b"]

@@ -307,3 +307,34 @@ async def test_the_steps_of_one_pass_share_one_release() -> None:
     assert answers == [[False, False]] * 50
     assert share.turns == 0
     assert scheduled[0] == 2  # one for the first steps, one for the second steps
+
+
+def test_a_share_used_on_a_second_loop_tells_its_steps_apart_as_a_fresh_one() -> None:
+    """The share keeps the loop it last saw a task on (to ask for the current task without a
+    getpid system call per request). A plane restarted on a new loop, the old one closed, gets
+    the answers a fresh share gives there: the old loop runs no task, so the loop is asked for."""
+
+    async def run(share: LoopShare) -> list[bool]:
+        said: list[bool] = []
+
+        async def busy() -> None:
+            for _ in range(5):
+                turn = share.due()
+                said.append(turn)
+                if turn:
+                    await asyncio.sleep(0)
+                    share.resumed()
+
+        async def single() -> None:
+            said.append(share.due())
+
+        await asyncio.gather(asyncio.create_task(busy()), asyncio.create_task(single()))
+        return said
+
+    reused = LoopShare()
+    first = asyncio.run(run(reused))
+    second = asyncio.run(run(reused))
+    fresh = asyncio.run(run(LoopShare()))
+    assert first == second == fresh
+    assert sum(first) == 2  # the busy task's third and fifth requests turn; the single one never
+    assert reused.turns == 4
