@@ -249,8 +249,9 @@ class Controller:
             self.error_log.forget(key)
         finally:
             if self.metrics is not None:
-                self.metrics.syncs.labels(self.name).inc()
-                self.metrics.sync_duration.labels(self.name).observe(time.perf_counter() - start)
+                syncs, duration = self.metrics.sync_series(self.name)
+                syncs.inc()
+                duration.observe(time.perf_counter() - start)
 
     def _count_error(self) -> None:
         if self.metrics is not None:
