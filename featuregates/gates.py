@@ -194,6 +194,11 @@ class FeatureGate:
                     f"cannot set feature gate {name} to {str(enabled).lower()}, feature is locked to {str(spec.default).lower()}"
                 )
             self._overrides[name] = enabled
+        #: every gate's answer, decided once (the gate set never changes): components ask per
+        #: request and per cycle, 35 times per gang set (all the asking: 0.4 % of gangs-1000x3's phase)
+        self._enabled: dict[str, bool] = {
+            name: self._decide(name, spec) for name, spec in self._known.items()
+        }
 
     @classmethod
     def from_string(cls, value: str, known: Mapping[str, FeatureSpec] | None = None) -> FeatureGate:
@@ -206,9 +211,12 @@ class FeatureGate:
         return FeatureGate(self._known, merged)
 
     def enabled(self, name: str) -> bool:
-        spec = self._known.get(name)
-        if spec is None:
+        got = self._enabled.get(name)
+        if got is None:
             raise FeatureGateError(f"feature {name!r} is not registered")
+        return got
+
+    def _decide(self, name: str, spec: FeatureSpec) -> bool:
         if name in self._overrides:
             return self._overrides[name]
         if spec.stage == ALPHA and self._overrides.get("AllAlpha") and name != "AllAlpha":
