@@ -23,7 +23,9 @@ the pairwise ratios.
 
 ``--spy FILE`` samples the phase alone with py-spy (``pip install py-spy``; not a gangplane
 dependency): it is attached to this process when the phase starts and stopped when the last pod
-is bound, and writes its raw collapsed stacks to FILE (``--spy-rate`` samples per second). A
+is bound, and writes its raw collapsed stacks to FILE (``--spy-rate`` samples per second;
+``--spy-native`` adds the C frames: session 30 found a ``getpid`` system call per request that
+way, which Python frames alone attribute to ``asyncio.current_task``). A
 profile of the whole scenario is mostly its set-up (5,000 nodes, the imports) and the Events
 written after the phase; this one is the phase the bench's ``cpu_s`` counts (session 29).
 """
@@ -44,12 +46,15 @@ from typing import Any
 FIGURES = ("phase", "drained")
 
 
-def _spy(out: str, rate: int) -> subprocess.Popen[bytes]:
-    """py-spy attached to this process, writing raw collapsed stacks to ``out`` until stopped."""
+def _spy(out: str, rate: int, native: bool = False) -> subprocess.Popen[bytes]:
+    """py-spy attached to this process, writing raw collapsed stacks to ``out`` until stopped
+    (``native``: with the C frames under the Python ones, py-spy's ``--native``)."""
     exe = shutil.which("py-spy")
     if exe is None:
         raise SystemExit("--spy needs py-spy on PATH (pip install py-spy)")
     cmd = [exe, "record", "--pid", str(os.getpid()), "--rate", str(rate), "--format", "raw", "--output", out]
+    if native:
+        cmd.append("--native")
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.5)  # (attaching takes a moment: before the phase's CPU mark, so not counted)
     return proc
@@ -62,7 +67,12 @@ def _stop_spy(proc: subprocess.Popen[bytes] | None) -> None:
 
 
 async def measure(
-    sets: int, nodes: int = 5000, creators: int = 2, spy: str | None = None, spy_rate: int = 400
+    sets: int,
+    nodes: int = 5000,
+    creators: int = 2,
+    spy: str | None = None,
+    spy_rate: int = 400,
+    spy_native: bool = False,
 ) -> dict[str, float]:
     """One run of gangs-``sets``x3 on ``nodes`` nodes: the figures of the module docstring
     (``spy``: the phase sampled by py-spy into that file, see the module docstring)."""
@@ -94,7 +104,7 @@ async def measure(
 
         def start_cpu(self) -> None:
             if spy is not None:
-                spying.append(_spy(spy, spy_rate))
+                spying.append(_spy(spy, spy_rate, spy_native))
             marks["start"] = time.process_time()
             marks["written_before"] = sum(r.written for r in recorders)
 
@@ -146,9 +156,14 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--spy", metavar="FILE", help="py-spy's raw stacks of the phase alone, to FILE")
     ap.add_argument("--spy-rate", type=int, default=400)
+    ap.add_argument(
+        "--spy-native", action="store_true", help="with --spy: the C frames too (py-spy --native)"
+    )
     args = ap.parse_args()
     if args.pairs and args.spy:
         ap.error("--spy profiles one run: not with --pairs")
+    if args.spy_native and not args.spy:
+        ap.error("--spy-native goes with --spy FILE")
     if args.pairs:
         _pairs(
             os.path.abspath(__file__),
@@ -163,7 +178,13 @@ def main() -> None:
         from bench.runner import server_gc
 
     with server_gc():
-        figures = measure(args.sets, creators=args.creators, spy=args.spy, spy_rate=args.spy_rate)
+        figures = measure(
+            args.sets,
+            creators=args.creators,
+            spy=args.spy,
+            spy_rate=args.spy_rate,
+            spy_native=args.spy_native,
+        )
         print(json.dumps(asyncio.run(figures)))
 
 

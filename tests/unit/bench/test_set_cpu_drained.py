@@ -92,6 +92,10 @@ async def test_spy_attaches_py_spy_to_this_process_and_interrupts_it_before_the_
     assert args[args.index("--pid") + 1] == str(os.getpid())
     assert args[args.index("--rate") + 1] == "123"
     assert args[args.index("--format") + 1] == "raw"
+    assert "--native" not in args
+    # --spy-native: the C frames too
+    await measure(sets=6, nodes=40, spy=str(out), spy_rate=123, spy_native=True)
+    assert "--native" in json.loads(out.read_text())
 
 
 def test_spy_is_refused_with_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,6 +105,18 @@ def test_spy_is_refused_with_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
     from bench.micro import set_cpu_drained
 
     monkeypatch.setattr(sys, "argv", ["set_cpu_drained.py", "--pairs", "A", "B", "--spy", "f.txt"])
+    with pytest.raises(SystemExit) as e:
+        set_cpu_drained.main()
+    assert e.value.code == 2
+
+
+def test_spy_native_is_refused_without_spy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--spy-native`` says how to sample; without ``--spy FILE`` there is nothing to sample into."""
+    import sys
+
+    from bench.micro import set_cpu_drained
+
+    monkeypatch.setattr(sys, "argv", ["set_cpu_drained.py", "--spy-native"])
     with pytest.raises(SystemExit) as e:
         set_cpu_drained.main()
     assert e.value.code == 2
