@@ -243,7 +243,8 @@ class Scheduler:
             self.records.busy = lambda: self.queue.pending_pods()[ACTIVE_QUEUE]
 
         self._loop_task: asyncio.Task[None] | None = None
-        #: the loop the scheduler's cycles run on, kept for their binding tasks (:meth:`assume_and_start`)
+        #: the loop the scheduler's cycles run on, kept by the first to start a binding task
+        #: (:meth:`assume_and_start`)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._periodic_task: asyncio.Task[None] | None = None
         self._binding_tasks: set[asyncio.Task[None]] = set()
@@ -715,7 +716,8 @@ class Scheduler:
         # the binding cycle takes its task out of ``_binding_tasks`` itself, as its last step
         # (:meth:`_binding_cycle`): no done callback to schedule and run per bound pod
         # (the running loop's create_task: what asyncio.create_task calls, less its own frame;
-        # the loop the scheduler started on, not asked for: a getpid system call in CPython 3.11)
+        # the loop kept from the first cycle that got here, not asked for each time: asking is a
+        # getpid system call in CPython 3.11)
         loop = self._loop
         if loop is None or not loop.is_running():
             loop = self._loop = asyncio.get_running_loop()
