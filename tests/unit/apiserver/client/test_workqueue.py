@@ -86,3 +86,16 @@ async def test_a_queue_told_its_loop_sets_its_timers_there() -> None:
     q.add_after("a", 0.001)
     q.add_at("b", asyncio.get_running_loop().time() + 0.002)
     assert [await asyncio.wait_for(q.get(), 5) for _ in range(2)] == ["a", "b"]
+
+
+async def test_a_queue_told_a_loop_that_is_not_running_sets_its_timers_on_the_running_one() -> None:
+    """A kept loop that does not run (its owner's, closed or never started) is not used: the
+    timer goes to the running loop, and the key comes out (it would wait forever otherwise)."""
+    q: WorkQueue[str] = WorkQueue()
+    other = asyncio.new_event_loop()
+    try:
+        q.run_on(other)
+        q.add_after("a", 0.001)
+        assert await asyncio.wait_for(q.get(), 5) == "a"
+    finally:
+        other.close()
