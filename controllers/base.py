@@ -27,7 +27,7 @@ import logging
 import time
 from typing import Any
 
-from apiserver import errors
+from apiserver import errors, loops
 from apiserver.client.events import EventRecorder
 from apiserver.client.informer import InformerFactory
 from apiserver.client.interface import Client
@@ -115,7 +115,7 @@ class Controller:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         # the loop the controller runs on from here: its handlers and workers read its clock
-        # without asking for the running loop (a getpid system call per ask in CPython 3.11)
+        # without asking for the running loop (:mod:`apiserver.loops`)
         self._loop = asyncio.get_running_loop()
         self.queue.run_on(self._loop)
         self.informers.start()
@@ -159,8 +159,7 @@ class Controller:
 
     def _now(self) -> float:
         """The time on the loop the controller runs on (the running loop's before it started)."""
-        loop = self._loop
-        return (loop if loop is not None and loop.is_running() else asyncio.get_running_loop()).time()
+        return loops.running(self._loop).time()
 
     def enqueue_after(self, key: Any, delay: float) -> None:
         self.queue.add_after(key, delay)

@@ -39,7 +39,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from apiserver import errors
+from apiserver import errors, loops
 from apiserver.api.types import Obj
 from apiserver.client.events import NORMAL, WARNING, EventRecorder, object_reference
 from apiserver.client.informer import Informer, InformerFactory
@@ -716,11 +716,9 @@ class Scheduler:
         # the binding cycle takes its task out of ``_binding_tasks`` itself, as its last step
         # (:meth:`_binding_cycle`): no done callback to schedule and run per bound pod
         # (the running loop's create_task: what asyncio.create_task calls, less its own frame;
-        # the loop kept from the first cycle that got here, not asked for each time: asking is a
-        # getpid system call in CPython 3.11)
-        loop = self._loop
-        if loop is None or not loop.is_running():
-            loop = self._loop = asyncio.get_running_loop()
+        # the loop kept from the first cycle that got here, not asked for each time:
+        # :mod:`apiserver.loops`)
+        loop = self._loop = loops.running(self._loop)
         self._binding_tasks.add(
             loop.create_task(self._binding_cycle(fw, state, qpi, assumed, host, start, loop))
         )

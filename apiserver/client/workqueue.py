@@ -14,6 +14,8 @@ from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
+from apiserver import loops
+
 K = TypeVar("K", bound=Hashable)
 
 
@@ -36,8 +38,7 @@ class WorkQueue(Generic[K]):
         self.adds = 0
         self.retries = 0
         #: the loop the queue's workers run on, once its owner says (:meth:`run_on`): delayed adds
-        #: set their timers there without asking for the running loop (CPython 3.11 checks that
-        #: against the process id, a ``getpid`` system call, on every ask)
+        #: set their timers there without asking for the running loop (:mod:`apiserver.loops`)
         self.loop: asyncio.AbstractEventLoop | None = None
 
     def __len__(self) -> int:
@@ -58,8 +59,7 @@ class WorkQueue(Generic[K]):
         self.loop = loop
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
-        loop = self.loop
-        return loop if loop is not None and loop.is_running() else asyncio.get_running_loop()
+        return loops.running(self.loop)
 
     def add_after(self, key: K, delay: float) -> None:
         if self._shutdown:

@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from apiserver import loops
 from apiserver.storage.interface import (
     ADDED,
     DELETED,
@@ -152,8 +153,8 @@ class Watcher:
         self._queued = False
         #: its reader shares the records it hands out (see :meth:`WatchCache.shared_by_reader`)
         self._shares = False
-        #: the loop its reader waits on (:meth:`wait`), kept rather than asked for at each wait:
-        #: CPython 3.11 checks the running loop against the process id (a getpid system call)
+        #: the loop its reader waits on (:meth:`wait`), kept rather than asked for at each wait
+        #: (:mod:`apiserver.loops`)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _matches(self, rec: Record | None) -> bool:
@@ -230,9 +231,7 @@ class Watcher:
         """
         if self.buffer or self.closed:
             return True
-        loop = self._loop
-        if loop is None or not loop.is_running():
-            loop = self._loop = asyncio.get_running_loop()
+        loop = self._loop = loops.running(self._loop)
         fut: asyncio.Future[bool] = loop.create_future()
         self._waiter = fut
         if timeout is None:
