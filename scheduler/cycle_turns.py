@@ -20,6 +20,13 @@ step ends whenever the loop gives the loop back, whatever it awaited (an empty q
 pause, a request's turn): the step's first cycle schedules a release
 (``call_soon``: run on the loop's next pass, never during the step), so the count restarts then.
 
+A long cycle is followed by a turn whatever the count (``long_cycle``, 50 ms of wall time, the
+shortest slice a PodGroup search works before it pauses: :mod:`scheduler.loop_share`). A
+5,000-pod gang's cycle ends by starting its 5,000 binding tasks; without that turn they waited for
+the next gang's search to pause, 0.1-0.5 s later (``gangs-10x5000``, session 31), where kube's
+binding goroutines run beside the next cycle at once. Small cycles never take that long, so their
+steps are as before.
+
 What a cycle decides does not change: each reads the cache as it is (the earlier cycles' pods
 assumed in it, as they are when their binding goroutines have not run yet in kube); only when
 the informers deliver and the bindings run moves, by at most three cycles.
@@ -29,19 +36,24 @@ from __future__ import annotations
 
 import asyncio
 
+from scheduler.loop_share import MIN_SLICE_SECONDS
+
 #: how many scheduling cycles one step of the scheduling loop runs before it gives the loop back
 #: (the bound the in-process client keeps for its requests, apiserver.server.loopshare); one is the
 #: turn after every cycle the loop took before
 DEFAULT_CYCLES = 4
+#: a cycle that took this long (seconds of wall time) is followed by a turn whatever the count
+LONG_CYCLE_SECONDS = MIN_SLICE_SECONDS
 
 
 class CycleTurns:
     """Whether the scheduling loop gives the event loop back after a cycle (module docstring)."""
 
-    __slots__ = ("cycles", "_left", "_held", "turns")
+    __slots__ = ("cycles", "long_cycle", "_left", "_held", "turns")
 
-    def __init__(self, cycles: int = DEFAULT_CYCLES) -> None:
+    def __init__(self, cycles: int = DEFAULT_CYCLES, long_cycle: float = LONG_CYCLE_SECONDS) -> None:
         self.cycles = max(1, cycles)
+        self.long_cycle = long_cycle
         #: whether a cycle of the current step was counted (reset on the loop's next pass)
         self._held = False
         #: cycles the current step may still run before it gives the loop back
@@ -49,15 +61,16 @@ class CycleTurns:
         #: how many times a cycle was followed by a turn (diagnostics and tests)
         self.turns = 0
 
-    def due(self) -> bool:
-        """A cycle ended: whether the loop must be given back before the next one."""
+    def due(self, took: float = 0.0) -> bool:
+        """A cycle ended (``took``: its seconds of wall time): whether the loop must be given
+        back before the next one."""
         if not self._held:
             # the step's first cycle: the count restarts once the step has ended
             self._held = True
             self._left = self.cycles
             asyncio.get_running_loop().call_soon(self._release)
         self._left -= 1
-        if self._left > 0:
+        if self._left > 0 and took < self.long_cycle:
             return False
         self.turns += 1
         return True

@@ -497,6 +497,7 @@ class Scheduler:
 
     async def _run(self) -> None:
         while not self._stopping:
+            began = time.perf_counter()
             try:
                 if not await self.schedule_one():
                     return
@@ -505,8 +506,9 @@ class Scheduler:
             except Exception:  # a bug in one cycle must not stop the scheduler
                 log.exception("scheduling cycle failed")
             # let informers and binding tasks run between cycles: after the step's fourth
-            # (scheduler.cycle_turns), or sooner if a cycle or the queue's wait gave the loop back
-            if self.cycle_turns.due():
+            # (scheduler.cycle_turns), or sooner if a cycle or the queue's wait gave the loop back,
+            # and after a long cycle (a big gang's: its binding tasks run before the next search)
+            if self.cycle_turns.due(time.perf_counter() - began):
                 await asyncio.sleep(0)
 
     async def _periodic(self) -> None:

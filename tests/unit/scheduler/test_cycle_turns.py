@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from scheduler.cycle_turns import DEFAULT_CYCLES, CycleTurns
+from scheduler.cycle_turns import DEFAULT_CYCLES, LONG_CYCLE_SECONDS, CycleTurns
+from scheduler.loop_share import MIN_SLICE_SECONDS
 
 pytestmark = pytest.mark.anyio
 
@@ -39,15 +40,18 @@ async def _model_loop(cycles: int, suspends: list[int], log: list[Any], ticks: l
             run = 0
 
 
-async def _policy_loop(cycles: int, suspends: list[int], log: list[Any], ticks: list[int]) -> None:
-    """``Scheduler._run``'s shape: a cycle (suspending ``n`` times), then ask the policy."""
+async def _policy_loop(
+    cycles: int, suspends: list[int], log: list[Any], ticks: list[int], long: frozenset[int] = frozenset()
+) -> None:
+    """``Scheduler._run``'s shape: a cycle (suspending ``n`` times), then ask the policy (the
+    cycles numbered in ``long`` say they took a second)."""
     turns = CycleTurns(cycles)
     for i, n in enumerate(suspends):
         log.append(("start", i, ticks[0]))
         for _ in range(n):
             await asyncio.sleep(0)
         log.append(("end", i, ticks[0]))
-        if turns.due():
+        if turns.due(1.0 if i in long else 0.0):
             await asyncio.sleep(0)
             log.append(("turned", i, ticks[0]))
     assert turns.turns == sum(1 for e in log if e[0] == "turned")
@@ -99,6 +103,20 @@ async def test_a_cycle_that_gives_the_loop_back_starts_a_new_count() -> None:
     # so the turn comes after cycle 6, not after cycle 3
     log = await _passes(_policy_loop, DEFAULT_CYCLES, [0, 0, 0, 1, 0, 0, 0, 0])
     assert [e[1] for e in log if e[0] == "turned"] == [6]
+
+
+async def test_a_long_cycle_is_followed_by_a_turn_and_starts_a_new_count() -> None:
+    # cycle 1 took longer than LONG_CYCLE_SECONDS: a turn after it, whatever the count; the next
+    # step counts from cycle 2, so cycle 5 (long too) ends it early again, and 6-8 take no turn
+    def loop(cycles: int, suspends: list[int], log: list[Any], ticks: list[int]) -> Any:
+        return _policy_loop(cycles, suspends, log, ticks, long=frozenset({1, 5}))
+
+    log = await _passes(loop, DEFAULT_CYCLES, [0] * 9)
+    assert [e[1] for e in log if e[0] == "turned"] == [1, 5]
+    # the same cycles, none long: the turns of four cycles per step
+    log = await _passes(_policy_loop, DEFAULT_CYCLES, [0] * 9)
+    assert [e[1] for e in log if e[0] == "turned"] == [3, 7]
+    assert CycleTurns().long_cycle == LONG_CYCLE_SECONDS == MIN_SLICE_SECONDS
 
 
 # --- the whole scheduler: the same decisions either way ------------------------------------------
@@ -201,3 +219,64 @@ async def test_the_scheduler_decides_the_same_with_four_cycles_per_step(
     assert (placed, conditions, events) == every_cycle[:3]
     # the policy ran several cycles per step here (the pods were queued before the loop started)
     assert turns < every_cycle[3]
+
+
+@pytest.mark.parametrize("long_cycle", [0.0, float("inf")])
+async def test_a_long_gang_cycles_bindings_start_before_the_next_cycle(long_cycle: float) -> None:
+    """What the turn after a long cycle is for: the gang's binding tasks take their first step
+    (kube's binding goroutines start) before the next gang's cycle starts. Every cycle counts as
+    long here (``long_cycle=0``); with none long (``inf``), the gang cycles share a step and the
+    first gang's bindings wait for the next gang's cycle."""
+    from apiserver.client.interface import NODES, PODGROUPS, PODS
+    from gangplane.controlplane import ControlPlane
+    from scheduler.scheduler import Scheduler
+    from scheduler.testing import make_node
+    from tests.unit.scheduler.random_gangs import gang_set
+
+    plane = ControlPlane()
+    sched: Scheduler | None = None
+    try:
+        client = plane.client("kube-scheduler")
+        for i in range(8):
+            await client.create(
+                NODES, make_node(f"n{i}", cpu="16", labels={"kubernetes.io/hostname": f"n{i}"})
+            )
+        gangs = [f"g{s}" for s in range(4)]
+        for app in gangs:
+            pods, group = gang_set(app, 6, "100m")
+            await client.create(PODGROUPS, group, "default")
+            for p in pods:
+                await client.create(PODS, p, "default")
+        sched = Scheduler(client, seed=1)
+        sched.cycle_turns = CycleTurns(DEFAULT_CYCLES, long_cycle=long_cycle)
+        started: list[str] = []  # the pods whose binding task took its first step
+        bound_at_start: dict[str, int] = {}
+        cycle, binding_cycle = sched.pod_group_cycle.schedule_one_podgroup, sched._binding_cycle
+
+        async def counted(fw: Any, qpi: Any, pg: Any) -> None:
+            bound_at_start[pg["metadata"]["name"]] = len(started)
+            await cycle(fw, qpi, pg)
+
+        async def stamped(fw: Any, state: Any, qpi: Any, *args: Any) -> None:
+            started.append(qpi.pod["metadata"]["name"])
+            await binding_cycle(fw, state, qpi, *args)
+
+        sched.pod_group_cycle.schedule_one_podgroup = counted  # type: ignore[method-assign]
+        sched._binding_cycle = stamped  # type: ignore[method-assign]
+        await sched.start()
+        for _ in range(20_000):
+            if len(bound_at_start) == len(gangs) and not sched._binding_tasks:
+                break
+            await asyncio.sleep(0)
+        await sched.wait_idle()
+        in_order = [bound_at_start[app] for app in sorted(bound_at_start)]
+        if long_cycle == 0.0:
+            assert in_order == [0, 6, 12, 18]
+        else:  # the second gang's cycle came first
+            assert in_order[:2] == [0, 0], in_order
+        pods = (await client.list(PODS, "default"))["items"]
+        assert len(started) == 24 and all(p["spec"].get("nodeName") for p in pods)
+    finally:
+        if sched is not None:
+            await sched.stop()
+        await plane.stop()
