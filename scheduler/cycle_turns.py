@@ -23,7 +23,7 @@ pause, a request's turn): the step's first cycle schedules a release
 A long cycle is followed by a turn whatever the count (``long_cycle``, 50 ms of wall time, the
 shortest slice a PodGroup search works before it pauses: :mod:`scheduler.loop_share`). A
 5,000-pod gang's cycle ends by starting its 5,000 binding tasks; without that turn they waited for
-the next gang's search to pause, 0.1-0.5 s later (``gangs-10x5000``, session 31), where kube's
+the next gang's search to pause, 0.2-1.0 s later (``gangs-10x5000``, session 31), where kube's
 binding goroutines run beside the next cycle at once. Small cycles never take that long, so their
 steps are as before.
 

@@ -43,7 +43,7 @@ from apiserver.registry.generic import (
 from apiserver.registry.namespace_finalize import finalize_namespace
 from apiserver.registry.subresources import create_subresource
 from apiserver.rest.resources import ResourceDef
-from apiserver.server import bodies, negotiation, remotecommand, streams
+from apiserver.server import bodies, negotiation
 from apiserver.server.deleteoptions import delete_options
 from apiserver.server.frontdoor import user_of
 from apiserver.server.health import HealthChecks
@@ -535,9 +535,12 @@ class APIApp:
         if verb == "watch":
             return await self._watch(request, info, rd)
         if verb == "get":
-            if sub == "log":
-                return await streams.serve_log(api, request, info, rd)
-            if sub in ("exec", "attach", "portforward"):
+            if sub in ("log", "exec", "attach", "portforward"):
+                # (imported here: the streaming subresources' modules stay off the start-up path)
+                from apiserver.server import streams
+
+                if sub == "log":
+                    return await streams.serve_log(api, request, info, rd)
                 raise streams.spdy_refusal(api, rd, info, request.query_params)
             if sub == "scale":
                 return Response(orjson.dumps(api.scale_get(rd, ns, info.name)), media_type=JSON)
@@ -545,6 +548,8 @@ class APIApp:
             return self._respond(request, rd, Result(rec.obj, [], 200, rec.raw))
         if verb == "create":
             if info.name and sub in ("exec", "attach", "portforward"):
+                from apiserver.server import remotecommand, streams
+
                 # the SPDY upgrade kubectl falls back to carries no body; the HTTP protocol
                 # offers it the raw connection (apiserver.server.hijack)
                 hijack = (request.scope.get("extensions") or {}).get(HIJACK)

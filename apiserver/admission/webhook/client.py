@@ -7,6 +7,11 @@ reference is verified as ``<service>.<namespace>.svc``, as kube does, even when 
 to the address it maps the service to). Failures are reported in the words of kube's Go client
 where the cause is the same (``dial tcp …: connect: connection refused``, ``context deadline
 exceeded``, ``x509: certificate signed by unknown authority``).
+
+httpx is imported by the first call, not with this module: the API server's front door imports
+this module, and httpx (with its command-line and cookie modules, rich and pygments among them)
+was about a tenth of ``gangplane serve``'s start, paid by every plane whether or not it ever
+calls a webhook (session 31).
 """
 
 from __future__ import annotations
@@ -16,13 +21,15 @@ import contextlib
 import functools
 import hashlib
 import ssl
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
 import orjson
 
 from apiserver.admission.webhook.run import Outcome, PendingCall
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @functools.lru_cache(maxsize=64)
@@ -52,6 +59,8 @@ def _dial(url: str) -> str:
 
 def describe(e: BaseException, url: str) -> str:
     """An exception of the HTTP client as kube's Go client words the same failure."""
+    import httpx
+
     text = str(e) or type(e).__name__
     if isinstance(e, httpx.TimeoutException):
         return "context deadline exceeded"
@@ -132,6 +141,8 @@ class WebhookClients:
     def _client(self, ca_bundle: str) -> httpx.AsyncClient:
         import asyncio
 
+        import httpx
+
         key = (id(asyncio.get_running_loop()), ca_bundle)
         client = self._clients.get(key)
         if client is None or client.is_closed:
@@ -155,6 +166,8 @@ class WebhookClients:
 
 async def _post(http: httpx.AsyncClient, call: PendingCall) -> Outcome:
     """POST the review; an Outcome with the response or the failure's description."""
+    import httpx
+
     url = request_url(call)
     extensions: dict[str, Any] = {}
     host = urlsplit(call.url).hostname or ""
