@@ -253,6 +253,9 @@ class Scheduler:
         #: after how many cycles of one step the scheduling loop gives the event loop back
         #: (:mod:`scheduler.cycle_turns`; ``CycleTurns(1)``: after every cycle)
         self.cycle_turns = CycleTurns()
+        #: when the current cycle began (``perf_counter``): after its pod was popped, so that a
+        #: wait for a pod does not count as a long cycle
+        self.cycle_began = 0.0
         #: KEP-5501: held pods whose wait is reported (None with the gate off)
         self.held_reports: HeldPodReports | None = (
             HeldPodReports() if self.gates.enabled(SCHEDULER_PRE_ENQUEUE_POD_STATUS) else None
@@ -497,7 +500,6 @@ class Scheduler:
 
     async def _run(self) -> None:
         while not self._stopping:
-            began = time.perf_counter()
             try:
                 if not await self.schedule_one():
                     return
@@ -508,7 +510,7 @@ class Scheduler:
             # let informers and binding tasks run between cycles: after the step's fourth
             # (scheduler.cycle_turns), or sooner if a cycle or the queue's wait gave the loop back,
             # and after a long cycle (a big gang's: its binding tasks run before the next search)
-            if self.cycle_turns.due(time.perf_counter() - began):
+            if self.cycle_turns.due(time.perf_counter() - self.cycle_began):
                 await asyncio.sleep(0)
 
     async def _periodic(self) -> None:
@@ -578,6 +580,7 @@ class Scheduler:
         qpi = await self.queue.pop()
         if qpi is None:
             return False
+        self.cycle_began = time.perf_counter()
         self.cycles += 1
         pod = qpi.pod
         fw = self.framework_for(pod)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import time
 import uuid
 from typing import Any
 
@@ -276,6 +277,50 @@ async def test_a_long_gang_cycles_bindings_start_before_the_next_cycle(long_cycl
             assert in_order[:2] == [0, 0], in_order
         pods = (await client.list(PODS, "default"))["items"]
         assert len(started) == 24 and all(p["spec"].get("nodeName") for p in pods)
+    finally:
+        if sched is not None:
+            await sched.stop()
+        await plane.stop()
+
+
+async def test_a_wait_for_a_pod_is_not_counted_in_the_cycle() -> None:
+    """The time a cycle took (for the long-cycle turn) starts when its pod is popped: a
+    scheduler that waited for work does not take its first cycle for a long one."""
+    from apiserver.client.interface import NODES, PODS
+    from gangplane.controlplane import ControlPlane
+    from scheduler.scheduler import Scheduler
+    from scheduler.testing import make_node, make_pod
+
+    plane = ControlPlane()
+    sched: Scheduler | None = None
+    try:
+        client = plane.client("kube-scheduler")
+        await client.create(NODES, make_node("n0", cpu="4", labels={"kubernetes.io/hostname": "n0"}))
+        sched = Scheduler(client, seed=1)
+        asked: list[tuple[float, float]] = []  # (the cycle's time as told, when it was told)
+
+        class Told(CycleTurns):
+            __slots__ = ()
+
+            def due(self, took: float = 0.0) -> bool:
+                asked.append((took, time.perf_counter()))
+                return super().due(took)
+
+        sched.cycle_turns = Told()
+        await sched.start()
+        for _ in range(50):  # the scheduling loop is waiting in the queue's pop by now
+            await asyncio.sleep(0)
+        assert sched.cycles == 0 and not asked
+        arrived = time.perf_counter()
+        await client.create(PODS, make_pod("p0", requests={"cpu": "100m"}), "default")
+        for _ in range(20_000):
+            if asked:
+                break
+            await asyncio.sleep(0)
+        took, at = asked[0]
+        # the cycle's time falls within the time since the pod arrived, not since the wait began
+        assert 0 <= took <= at - arrived
+        await sched.wait_idle()
     finally:
         if sched is not None:
             await sched.stop()
