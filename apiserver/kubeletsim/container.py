@@ -8,6 +8,10 @@
 
 Files a process writes (``kubectl cp`` into the pod, ``echo > f``) stay in the
 :class:`Containers` table for the life of the container instance (its pod UID).
+
+The shell that plays a container's processes (:mod:`.shell`, with tarfile for ``kubectl cp``) is
+imported by the first container made: the API app holds a :class:`Containers` table from its start,
+and a plane that never serves an exec, attach or cp does not load it (session 31).
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ import base64
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from apiserver.api.types import Obj, as_dict, as_list
-from apiserver.kubeletsim.shell import Container
 from apiserver.meta import parse_time
+
+if TYPE_CHECKING:
+    from apiserver.kubeletsim.shell import Container
 
 #: ``lookup(plural, namespace, name)``: a stored ConfigMap or Secret, or None
 Lookup = Callable[[str, str, str], Obj | None]
@@ -168,6 +175,8 @@ class Containers:
         key = (uid, name)
         c = self._items.get(key)
         if c is None:
+            from apiserver.kubeletsim.shell import Container
+
             md = as_dict(pod.get("metadata"))
             hostname = str(as_dict(pod.get("spec")).get("hostname") or md.get("name") or "")
             c = Container(

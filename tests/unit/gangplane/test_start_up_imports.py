@@ -1,5 +1,6 @@
 """What a started control plane has not imported: the modules of features it has not been asked
-for yet (session 31: httpx for admission webhooks, the exec/attach/port-forward streams). They
+for yet (session 31: httpx for admission webhooks, the exec/attach/port-forward streams and the
+simulated containers' shell). They
 cost every ``gangplane serve`` its start-up time otherwise (issue #22's "cold start stays where it
 is"); each is imported by the first request that needs it."""
 
@@ -15,6 +16,8 @@ LAZY = (
     "apiserver.server.remotecommand",
     "apiserver.server.streams",
     "apiserver.server.spdy",
+    "apiserver.kubeletsim.shell",
+    "tarfile",
     "numpy",
 )
 
