@@ -7,6 +7,11 @@ watch's waits, the scheduler's binding tasks) it was 1.4 % of gangs-1000x3's mea
 (session 30, py-spy ``--native``). An object that lives on one loop keeps it; :func:`running`
 gives the kept loop while it runs, and asks again otherwise (never started, or stopped: a plane
 restarted on a new loop, a test's second ``asyncio.run``), so nothing is bound to a dead loop.
+
+The kept loop is given whenever it runs, from whatever thread asks: an object that keeps one is
+used on that loop's thread only. Every one of gangplane's is (a controller, its work queue, a
+watcher, the scheduler, a client's loop share); the testing plane, which runs the plane on a
+thread of its own, hands its calls to the plane's loop (``run_coroutine_threadsafe``).
 """
 
 from __future__ import annotations

@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import asyncio
 
+from apiserver import loops
+
 #: how many requests a task's step makes before one gives the loop back (module docstring: more
 #: saved nothing once the bench's driver no longer shared this policy)
 DEFAULT_REQUESTS = 2
@@ -71,26 +73,20 @@ class LoopShare:
         #: the loop a release is pending on (``None``: none is); one serves every step started
         #: before it runs (module docstring)
         self._release_on: asyncio.AbstractEventLoop | None = None
-        #: the loop of the last task seen here (:meth:`_task`)
+        #: the loop the share's requests run on (:meth:`_task`)
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _task(self) -> asyncio.Task[object] | None:
-        """The running task, asked of the loop the share last saw one on.
+        """The running task, asked of the loop the share runs on (:func:`apiserver.loops.running`).
 
         ``asyncio.current_task()`` first asks for the running loop, and CPython 3.11 checks that
         one against the process id (a ``getpid`` system call, about 0.5 µs here) on every call:
         with one per request that was 0.7 % of gangs-1000x3's phase (session 30, py-spy
         ``--native``). Given the loop, it is a dictionary read. A plane's clients run on its one
-        loop; when that loop runs no task (another loop runs now), the loop is asked for again."""
-        loop = self._loop
-        if loop is not None:
-            task = asyncio.current_task(loop)
-            if task is not None:
-                return task
-        task = asyncio.current_task()
-        if task is not None:
-            self._loop = task.get_loop()
-        return task
+        loop; once that loop no longer runs (a plane restarted on a new one), the loop is asked
+        for again."""
+        loop = self._loop = loops.running(self._loop)
+        return asyncio.current_task(loop)
 
     def due(self) -> bool:
         """Whether the request being made must give the loop back before it runs; if so, the
