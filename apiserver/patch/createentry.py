@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.api.types import Obj
-from apiserver.patch.ownedentry import OwnedEntryTemplates, created_entry
+from apiserver.patch.ownedentry import EntryLists, OwnedEntryTemplates, created_entry
 from apiserver.patch.structkey import Key, kept, rememberable, structure_key
 
 #: Remembered shapes per tracker (cleared when full, as :class:`.createmem.CreateFieldsMemo`).
@@ -46,12 +46,14 @@ class CreatedEntryTemplates:
     reused while the entry lives.
     """
 
-    __slots__ = ("_table", "_owned")
+    __slots__ = ("_table", "_owned", "_lists")
 
     def __init__(self) -> None:
         self._table: dict[tuple[Key, int], tuple[Any, Obj]] = {}
         #: creates with owner references (see :mod:`.ownedentry`)
         self._owned = OwnedEntryTemplates()
+        #: one entry list per tree, manager, version and second (the Events of one kind)
+        self._lists = EntryLists()
 
     def entries(
         self,
@@ -78,7 +80,7 @@ class CreatedEntryTemplates:
         hit = self._table.get((shape, id(node)))
         if hit is not None and hit[0] is node:
             tree = hit[1]
-            return [] if tree is _NOTHING else [created_entry(manager, api_version, now, tree)]
+            return [] if tree is _NOTHING else self._lists.get(manager, api_version, now, tree)
         out = general()
         if out is None or len(out) > 1:
             return out
@@ -100,6 +102,7 @@ class CreatedEntryTemplates:
     def clear(self) -> None:
         self._table.clear()
         self._owned.clear()
+        self._lists.clear()
 
 
 __all__ = ["CreatedEntryTemplates"]

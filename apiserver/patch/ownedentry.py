@@ -34,9 +34,10 @@ whose ``spec.podGroupTemplates`` is named after the set) then costs only its key
 Like the general path, the joined entry is told to the decoder (:func:`.fieldpath.remember_joined`,
 through :func:`apiserver.patch.apply.remember_created_join`): the object's first update decodes
 its stored entry from the rest's set and a parse of the references' subtree instead of a parse
-of the whole tree. The pods of one set come one after another and name the same owners: the
-last join is kept, and such a pod's entry shares its tree (its parts were shared already),
-told to the decoder again without writing its text again. The join is also the canonical tree
+of the whole tree. The pods of one set name the same owners: the recent joins are kept per
+template and owners, and such a pod's entry shares its tree (its parts were shared already),
+told to the decoder again without writing its text again; the creates of one second with one
+tree share their entry list too (:class:`EntryLists`). The join is also the canonical tree
 of that text (:func:`_canonical_join`): the stored record's compaction, which would encode it
 and each new level of it again, knows it by identity.
 """
@@ -76,6 +77,10 @@ from apiserver.storage.compact import canonical_json_built
 #: never push the learnt ones out).
 _ENTRIES = 1024
 _SEEN_ENTRIES = 1024
+#: Bounds of the recent joins and entry lists (oldest dropped first): the sets a controller
+#: creates at once, with room to spare.
+_JOINS = 64
+_LISTS = 64
 
 #: A uid or list-map key value that Go's JSON writes as it is (nothing escaped), so its ``k:``
 #: text is :func:`plain_string_key`'s. The same rule as :mod:`.ownerrefs` and :mod:`.createlists`.
@@ -131,6 +136,40 @@ def created_entry(manager: str, api_version: str, now: str, tree: Obj) -> Obj:
     entry["fieldsType"] = FIELDS_V1
     entry["fieldsV1"] = tree
     return entry
+
+
+class EntryLists:
+    """The ``managedFields`` lists of stored creates answered from a template, one object per
+    ``(tree, manager, API version, time)``: the creates of one second by one manager with one
+    entry tree (a set's pods, the Events of one kind) get the very same list.
+
+    Stored revisions share their equal ``managedFields`` lists anyway, made one object when a
+    revision is first handed out (:meth:`apiserver.storage.sharedsubtrees.SharedSubtrees.compact_and_share`);
+    that step compacts a list it does not know by identity, and builds its key from every entry.
+    A list handed out here again is the one the first revision's sharing kept, so the next
+    revisions' sharing knows it at a glance. Equal key for key to a fresh list; never modified
+    once stored (no stored revision is), like the trees it holds. Each entry holds its tree, so
+    the tree's ``id`` in a key is not reused while the entry lives.
+    """
+
+    __slots__ = ("_table",)
+
+    def __init__(self) -> None:
+        self._table: dict[tuple[int, str, str, str], tuple[Obj, list[Obj]]] = {}
+
+    def get(self, manager: str, api_version: str, now: str, tree: Obj) -> list[Obj]:
+        key = (id(tree), manager, api_version, now)
+        got = self._table.get(key)
+        if got is not None and got[0] is tree:
+            return got[1]
+        entries = [created_entry(manager, api_version, now, tree)]
+        if len(self._table) >= _LISTS:
+            del self._table[next(iter(self._table))]  # the oldest
+        self._table[key] = (tree, entries)
+        return entries
+
+    def clear(self) -> None:
+        self._table.clear()
 
 
 def _sorted_uids(refs: Any) -> Refs | None:
@@ -277,16 +316,20 @@ class OwnedEntryTemplates:
     learnt from the general path (see the module docstring). The schema node is held by its
     template, so its ``id`` cannot be reused while the entry lives."""
 
-    __slots__ = ("_last", "_seen", "_table")
+    __slots__ = ("_joins", "_lists", "_seen", "_table")
 
     def __init__(self) -> None:
         self._table: dict[tuple[Key, int], _Template | _Refused] = {}
         self._seen: dict[tuple[Key, int], Any] = {}
-        #: the last join made from a template, ``(template, owners' uids in uid order, tree,
-        #: what the decoder was told)``: a set's pods come one after another, of one template
-        #: and naming the same owners, so they are joined once (not for templated lists:
-        #: their key values are each object's own)
-        self._last: tuple[_Template, list[str], Obj, JoinedParts | None] | None = None
+        #: the recent joins made from a template, per ``(id(template), owners' uids in uid
+        #: order)``: ``(template, tree, what the decoder was told)``. A set's pods are of one
+        #: template and name the same owners, so they are joined once; the controller creates
+        #: the pods of several sets at once, so a set's next pod often comes after another
+        #: set's objects (a single last join was met by one pod in three in ``gangs-1000x3``).
+        #: Not for templated lists: their key values are each object's own.
+        self._joins: dict[tuple[int, tuple[str, ...]], tuple[_Template, Obj, JoinedParts | None]] = {}
+        #: the entry lists handed out, one per tree, manager, version and second
+        self._lists = EntryLists()
 
     def entries(
         self,
@@ -318,12 +361,12 @@ class OwnedEntryTemplates:
         if hit is not None and hit.node is node:
             if type(hit) is _Refused:
                 return general()
-            uids = [uid for uid, _ in refs]
-            last = self._last
-            if last is not None and last[0] is hit and last[1] == uids and not lists:
+            join_key = (id(hit), tuple([uid for uid, _ in refs]))
+            known = None if lists else self._joins.get(join_key)
+            if known is not None and known[0] is hit:
                 # the set's next pod: its owners' join again (a tree of shared, never
                 # modified parts), told to the decoder again as the join would tell it
-                joined, told = last[2], last[3]
+                joined, told = known[1], known[2]
                 if told is not None:
                     remember_joined(told[0], hit.rest_set, told[1])
             else:
@@ -331,8 +374,11 @@ class OwnedEntryTemplates:
                 told = remember_created_join(joined, hit.rest_set, refs_tree, subtrees)
                 if told is not None:
                     joined = _canonical_join(told[0], joined)
-                self._last = None if lists else (hit, uids, joined, told)
-            return [created_entry(manager, api_version, now, joined)]
+                if not lists:
+                    if len(self._joins) >= _JOINS:
+                        del self._joins[next(iter(self._joins))]  # the oldest
+                    self._joins[join_key] = (hit, joined, told)
+            return self._lists.get(manager, api_version, now, joined)
         out = general()
         if out is None or len(out) != 1:
             return out
@@ -370,7 +416,8 @@ class OwnedEntryTemplates:
     def clear(self) -> None:
         self._table.clear()
         self._seen.clear()
-        self._last = None
+        self._joins.clear()
+        self._lists.clear()
 
 
-__all__ = ["OwnedEntryTemplates", "created_entry"]
+__all__ = ["EntryLists", "OwnedEntryTemplates", "created_entry"]

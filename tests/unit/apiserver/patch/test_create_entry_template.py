@@ -159,6 +159,9 @@ def test_a_remembered_shape_answers_each_create_with_its_own_entry() -> None:
     assert first[0] is not second[0]  # each stored object has its own entry (its time differs)
     assert second[0]["time"] == "t1" and first[0]["time"] == "t0"
     assert second[0]["fieldsV1"] == first[0]["fieldsV1"]
+    # objects of one second share their list (stored revisions would share it anyway)
+    third = templates.entries(ev, EVENT, "kubelet", "v1", "t1", lambda: pytest.fail("general path"))
+    assert third is second
 
 
 def test_dry_runs_and_view_kinds_take_the_general_path_through_the_tracker() -> None:

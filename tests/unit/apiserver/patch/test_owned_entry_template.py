@@ -354,8 +354,9 @@ def test_the_first_update_decodes_a_template_entry_from_its_parts(monkeypatch: p
 
 
 def test_a_sets_pods_share_one_join_told_to_the_decoder_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pods of one set name the same owners: joined once, and each pod's create tells the
-    decoder again (a full table may have dropped it since), as the join itself would."""
+    """The pods of one set name the same owners: joined once, even with another set's pods in
+    between (a controller creates the pods of several sets at once), and each pod's create
+    tells the decoder again (a full table may have dropped it since), as the join itself would."""
     joins = 0
     join = ownedentry._join
 
@@ -377,10 +378,57 @@ def test_a_sets_pods_share_one_join_told_to_the_decoder_each_time(monkeypatch: p
         trees.append(got[0]["fieldsV1"])
         assert list(fieldpath._JOINED) == [orjson.dumps(trees[-1])]
         assert _text(got) == _text(_general(_pod(uid), "t1")())  # (which tells the decoder too)
-    assert joins == 3  # c, d, and c again (only the last join is kept)
-    assert trees[0] is trees[1] is trees[2] and trees[3] is trees[4]
-    # c's second join is made again, and is the canonical tree of its text: the first one
-    assert trees[5] is trees[0]
+    assert joins == 2  # c and d: c's pod after d's finds c's join kept
+    assert trees[0] is trees[1] is trees[2] is trees[5] and trees[3] is trees[4]
+    assert trees[3] is not trees[0]
+
+
+def test_the_recent_joins_are_bounded_and_a_dropped_one_is_made_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    joins = 0
+    join = ownedentry._join
+
+    def counted(*a: Any) -> Any:
+        nonlocal joins
+        joins += 1
+        return join(*a)
+
+    monkeypatch.setattr(ownedentry, "_join", counted)
+    templates = CreatedEntryTemplates()
+    for uid in ("a", "b"):
+        templates.entries(_pod(uid), POD, "kcm", "v1", "t0", _general(_pod(uid)))
+    first = templates.entries(_pod("o0"), POD, "kcm", "v1", "t1", lambda: pytest.fail("general path"))
+    for i in range(1, ownedentry._JOINS + 1):  # as many other owners as the table holds
+        templates.entries(_pod(f"o{i}"), POD, "kcm", "v1", "t1", lambda: pytest.fail("general path"))
+    joins = 0
+    again = templates.entries(_pod("o0"), POD, "kcm", "v1", "t1", lambda: pytest.fail("general path"))
+    assert joins == 1  # the oldest join was dropped: made again
+    assert first is not None and again is not None
+    # (and it is the canonical tree of its text: the same tree as the first time)
+    assert again[0]["fieldsV1"] is first[0]["fieldsV1"]
+    assert _text(again) == _text(_general(_pod("o0"), "t1")())
+
+
+def test_creates_of_one_second_with_one_tree_share_their_entry_list() -> None:
+    """The list stored revisions would share anyway (apiserver.storage.sharedsubtrees) is
+    handed out as one object, equal to a fresh one; another second or manager gets its own."""
+    templates = CreatedEntryTemplates()
+    for uid in ("a", "b"):
+        templates.entries(_pod(uid), POD, "kcm", "v1", "t0", _general(_pod(uid)))
+
+    def entries(uid: str, now: str, manager: str = "kcm") -> Any:
+        return templates.entries(_pod(uid), POD, manager, "v1", now, lambda: pytest.fail("general path"))
+
+    one, two = entries("c", "t1"), entries("c", "t1")
+    assert one is two
+    assert _text(one) == _text(_general(_pod("c"), "t1")())
+    later, other_owner = entries("c", "t2"), entries("d", "t1")
+    assert later is not one and later[0]["time"] == "t2"
+    assert other_owner is not one
+    assert later[0]["fieldsV1"] is one[0]["fieldsV1"]  # the same join, another second
+    other_manager = entries("c", "t1", "other")
+    assert other_manager is not one and other_manager[0]["manager"] == "other"
 
 
 def test_a_refused_shape_is_not_learnt_again(monkeypatch: pytest.MonkeyPatch) -> None:
