@@ -353,23 +353,34 @@ def test_the_first_update_decodes_a_template_entry_from_its_parts(monkeypatch: p
     assert decoded.decodes_to_itself() and whole.decodes_to_itself()
 
 
+def _counting_joins(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """``ownedentry._join`` counted: the count is the one item of the list returned."""
+    count = [0]
+    join = ownedentry._join
+
+    def counted(*a: Any) -> Any:
+        count[0] += 1
+        return join(*a)
+
+    monkeypatch.setattr(ownedentry, "_join", counted)
+    return count
+
+
+def _learnt() -> CreatedEntryTemplates:
+    """Templates that learnt ``_pod``'s shape (from two owners' pods, at ``t0``)."""
+    templates = CreatedEntryTemplates()
+    for uid in ("a", "b"):
+        templates.entries(_pod(uid), POD, "kcm", "v1", "t0", _general(_pod(uid)))
+    return templates
+
+
 def test_a_sets_pods_share_one_join_told_to_the_decoder_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """The pods of one set name the same owners: joined once, even with another set's pods in
     between (a controller creates the pods of several sets at once), and each pod's create
     tells the decoder again (a full table may have dropped it since), as the join itself would."""
-    joins = 0
-    join = ownedentry._join
-
-    def counted(*a: Any) -> Any:
-        nonlocal joins
-        joins += 1
-        return join(*a)
-
-    monkeypatch.setattr(ownedentry, "_join", counted)
-    templates = CreatedEntryTemplates()
-    for uid in ("a", "b"):
-        templates.entries(_pod(uid), POD, "kcm", "v1", "t0", _general(_pod(uid)))
-    joins = 0  # learning rebuilt the join once
+    joins = _counting_joins(monkeypatch)
+    templates = _learnt()
+    joins[0] = 0  # learning rebuilt the join once
     trees = []
     for uid in ("c", "c", "c", "d", "d", "c"):
         monkeypatch.setattr(fieldpath, "_JOINED", {})
@@ -378,7 +389,7 @@ def test_a_sets_pods_share_one_join_told_to_the_decoder_each_time(monkeypatch: p
         trees.append(got[0]["fieldsV1"])
         assert list(fieldpath._JOINED) == [orjson.dumps(trees[-1])]
         assert _text(got) == _text(_general(_pod(uid), "t1")())  # (which tells the decoder too)
-    assert joins == 2  # c and d: c's pod after d's finds c's join kept
+    assert joins[0] == 2  # c and d: c's pod after d's finds c's join kept
     assert trees[0] is trees[1] is trees[2] is trees[5] and trees[3] is trees[4]
     assert trees[3] is not trees[0]
 
@@ -386,24 +397,14 @@ def test_a_sets_pods_share_one_join_told_to_the_decoder_each_time(monkeypatch: p
 def test_the_recent_joins_are_bounded_and_a_dropped_one_is_made_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    joins = 0
-    join = ownedentry._join
-
-    def counted(*a: Any) -> Any:
-        nonlocal joins
-        joins += 1
-        return join(*a)
-
-    monkeypatch.setattr(ownedentry, "_join", counted)
-    templates = CreatedEntryTemplates()
-    for uid in ("a", "b"):
-        templates.entries(_pod(uid), POD, "kcm", "v1", "t0", _general(_pod(uid)))
+    joins = _counting_joins(monkeypatch)
+    templates = _learnt()
     first = templates.entries(_pod("o0"), POD, "kcm", "v1", "t1", lambda: pytest.fail("general path"))
     for i in range(1, ownedentry._JOINS + 1):  # as many other owners as the table holds
         templates.entries(_pod(f"o{i}"), POD, "kcm", "v1", "t1", lambda: pytest.fail("general path"))
-    joins = 0
+    joins[0] = 0
     again = templates.entries(_pod("o0"), POD, "kcm", "v1", "t1", lambda: pytest.fail("general path"))
-    assert joins == 1  # the oldest join was dropped: made again
+    assert joins[0] == 1  # the oldest join was dropped: made again
     assert first is not None and again is not None
     # (and it is the canonical tree of its text: the same tree as the first time)
     assert again[0]["fieldsV1"] is first[0]["fieldsV1"]
@@ -413,9 +414,7 @@ def test_the_recent_joins_are_bounded_and_a_dropped_one_is_made_again(
 def test_creates_of_one_second_with_one_tree_share_their_entry_list() -> None:
     """The list stored revisions would share anyway (apiserver.storage.sharedsubtrees) is
     handed out as one object, equal to a fresh one; another second or manager gets its own."""
-    templates = CreatedEntryTemplates()
-    for uid in ("a", "b"):
-        templates.entries(_pod(uid), POD, "kcm", "v1", "t0", _general(_pod(uid)))
+    templates = _learnt()
 
     def entries(uid: str, now: str, manager: str = "kcm") -> Any:
         return templates.entries(_pod(uid), POD, manager, "v1", now, lambda: pytest.fail("general path"))
