@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from featuregates import FeatureGate, FeatureGateError
 from featuregates.scopes import GATE_SCOPES
 from gangplane import faults
+from gangplane.blas import one_blas_thread
 from gangplane.kubeconfig import write_kubeconfig
 from gangplane.recordflags import add_record_flags, record_limits
 
@@ -759,6 +760,8 @@ def missing_modules(names: tuple[str, ...]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # before anything imports numpy (the scheduler does, lazily): see gangplane.blas
+    one_blas_thread()
     if argv and argv[0] == "bench":
         missing = missing_modules(BENCH_MODULES)
         if missing:

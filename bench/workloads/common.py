@@ -26,9 +26,15 @@ def server_gc() -> Iterator[None]:
     generation-2 passes), a cost the served plane does not pay. What is alive before the
     repetition is frozen out of the collector as ``serve`` freezes its start-up heap; both
     settings are undone afterwards, so the harness and the next scenario see the defaults.
+
+    OpenBLAS is asked for no worker threads as the ``gangplane`` command asks
+    (:mod:`gangplane.blas`), for a script that runs scenarios without it (``bench/micro``). That
+    one is not undone: it is read once, when numpy is first imported.
     """
+    from gangplane.blas import one_blas_thread
     from gangplane.controlplane import GC_THRESHOLD  # the plane's own; imported with the first plane
 
+    one_blas_thread()
     was_enabled = gc.isenabled()
     threshold = gc.get_threshold()
     gc.freeze()
