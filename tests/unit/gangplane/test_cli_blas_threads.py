@@ -1,4 +1,5 @@
-"""The ``gangplane`` command's process starts no OpenBLAS worker threads (gangplane.blas).
+"""The ``gangplane`` command's process, and a bench scenario's, start no OpenBLAS worker threads
+(gangplane.blas).
 
 Observed as a user would: the threads of the command's process once numpy is imported, counted
 in ``/proc/self/task`` of a fresh interpreter.
@@ -54,6 +55,13 @@ def test_one_blas_thread_sets_the_default_and_keeps_a_users_value() -> None:
 def test_the_command_process_has_one_thread_after_numpy() -> None:
     # the command's main returns from --help by SystemExit; its process then imports numpy
     setup = "from gangplane import cli\nwith contextlib.suppress(SystemExit): cli.main(['--help'])"
+    assert _threads_after_numpy(setup) == 1
+
+
+@needs_proc
+def test_a_bench_scenario_process_has_one_thread_after_numpy() -> None:
+    # a bench/micro script runs its scenarios under server_gc without the command
+    setup = "from bench.workloads.common import server_gc\nwith server_gc(): pass"
     assert _threads_after_numpy(setup) == 1
 
 
