@@ -5,10 +5,10 @@ which starts a pool of worker threads when numpy is imported (one per core but t
 and lets each spin for a while before it sleeps. gangplane never calls a BLAS routine: its
 array code is element-wise arithmetic, comparisons and reductions, which numpy runs in the
 calling thread. The pool is only a cost: on this repository's 2-core machine the one worker
-spun 30-70 ms of CPU on the other core right after the scheduler's first cycle imported numpy,
-1-2.5 % of the process CPU of ``gangs-1000x3``'s measured phase (``cpu_s``; the wall time does
-not change, the main thread never waits for it), plus a thread and its buffers for the life of
-the process.
+spun 30-60 ms of CPU on the other core after numpy's import (the scheduler imports it when it
+first builds its node table), 1-2.5 % of the process CPU of ``gangs-1000x3``'s measured phase
+(``cpu_s``; the wall time does not change, the main thread never waits for it), plus a thread and
+its buffers for the life of the process.
 
 ``OPENBLAS_NUM_THREADS=1`` makes OpenBLAS start no worker. It is read once, when numpy is first
 imported, so it must be in the environment before that: the command sets it first thing
