@@ -6,9 +6,9 @@ and lets each spin for a while before it sleeps. gangplane never calls a BLAS ro
 array code is element-wise arithmetic, comparisons and reductions, which numpy runs in the
 calling thread. The pool is only a cost: on this repository's 2-core machine the one worker
 spun 30-60 ms of CPU on the other core after numpy's import (the scheduler imports it as it
-starts on a large cluster, priming its node table: :mod:`scheduler.prime`), 1-2.5 % of the process CPU of ``gangs-1000x3``'s measured phase
-(``cpu_s``; the wall time does not change, the main thread never waits for it), plus a thread and
-its buffers for the life of the process.
+starts on a large cluster, priming its node table: :mod:`scheduler.prime`), 1-2.5 % of the
+process CPU of ``gangs-1000x3``'s measured phase (``cpu_s``; the wall time does not change, the
+main thread never waits for it), plus a thread and its buffers for the life of the process.
 
 ``OPENBLAS_NUM_THREADS=1`` makes OpenBLAS start no worker. It is read once, when numpy is first
 imported, so it must be in the environment before that: the command sets it first thing
