@@ -47,7 +47,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -87,6 +87,9 @@ _LISTS = 64
 _PLAIN = re.compile(r"[0-9A-Za-z._-]{1,256}")
 _FIRST = operator.itemgetter(0)
 _REFS_KEY = "f:ownerReferences"
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 #: The owner references as ``(uid, reference)`` in uid order.
 Refs = list[tuple[str, dict[str, Any]]]
@@ -138,6 +141,14 @@ def created_entry(manager: str, api_version: str, now: str, tree: Obj) -> Obj:
     return entry
 
 
+def _keep(table: dict[K, V], key: K, value: V, bound: int) -> None:
+    """``table[key] = value`` in a table of at most ``bound`` entries, the oldest dropped first
+    (the recent joins and entry lists: a controller has a few sets in flight at once)."""
+    if key not in table and len(table) >= bound:
+        del table[next(iter(table))]
+    table[key] = value
+
+
 class EntryLists:
     """The ``managedFields`` lists of stored creates answered from a template, one object per
     ``(tree, manager, API version, time)``: the creates of one second by one manager with one
@@ -163,9 +174,7 @@ class EntryLists:
         if got is not None and got[0] is tree:
             return got[1]
         entries = [created_entry(manager, api_version, now, tree)]
-        if len(self._table) >= _LISTS:
-            del self._table[next(iter(self._table))]  # the oldest
-        self._table[key] = (tree, entries)
+        _keep(self._table, key, (tree, entries), _LISTS)
         return entries
 
     def clear(self) -> None:
@@ -375,9 +384,7 @@ class OwnedEntryTemplates:
                 if told is not None:
                     joined = _canonical_join(told[0], joined)
                 if not lists:
-                    if len(self._joins) >= _JOINS:
-                        del self._joins[next(iter(self._joins))]  # the oldest
-                    self._joins[join_key] = (hit, joined, told)
+                    _keep(self._joins, join_key, (hit, joined, told), _JOINS)
             return self._lists.get(manager, api_version, now, joined)
         out = general()
         if out is None or len(out) != 1:
