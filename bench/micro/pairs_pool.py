@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,10 @@ def files_of(run: Path) -> tuple[Path, Path] | None:
 
 
 def rounds_of(runs: Sequence[Path], scenario: str) -> list[Round]:
-    """Every round of ``scenario`` in ``runs`` (a run's A and B results pair by position)."""
+    """Every round of ``scenario`` in ``runs`` (a run's A and B results pair by position).
+
+    A run whose two sides hold different numbers of the scenario's runs (a repetition that
+    failed on one side) is left out, with a line on stderr: its positions no longer name rounds."""
     out: list[Round] = []
     for run in runs:
         files = files_of(run)
@@ -61,7 +65,10 @@ def rounds_of(runs: Sequence[Path], scenario: str) -> list[Round]:
         a_path, b_path = files
         a_runs = _runs(json.loads(a_path.read_text()), scenario)
         b_runs = _runs(json.loads(b_path.read_text()), scenario)
-        for a, b in zip(a_runs, b_runs, strict=False):
+        if len(a_runs) != len(b_runs):
+            print(f"{run}: {len(a_runs)} runs of A, {len(b_runs)} of B: left out", file=sys.stderr)
+            continue
+        for a, b in zip(a_runs, b_runs, strict=True):
             if "pods_per_s" in a and "pods_per_s" in b and "cpu_ms_per_pod" in b:
                 out.append((float(a["pods_per_s"]), float(b["pods_per_s"]), float(b["cpu_ms_per_pod"])))
     return out

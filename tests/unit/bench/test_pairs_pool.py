@@ -29,7 +29,9 @@ def test_rounds_pair_by_position_across_folders_and_renamed_files(tmp_path: Path
     (kept / "results-x-A.json").write_text(json.dumps(_doc([{"pods_per_s": 300.0}])))
     (kept / "results-x-B.json").write_text(json.dumps(_doc([{"pods_per_s": 1300.0, "cpu_ms_per_pod": 0.8}])))
     (tmp_path / "empty").mkdir()  # a folder without results: skipped
-    runs = [tmp_path / "one", kept / "results-x-A.json", tmp_path / "empty"]
+    # a run with a repetition missing on one side: its positions are not rounds, left out
+    _write_run(tmp_path / "uneven", [200.0, 210.0], [(900.0, 1.1)])
+    runs = [tmp_path / "one", kept / "results-x-A.json", tmp_path / "empty", tmp_path / "uneven"]
     assert files_of(tmp_path / "empty") is None
     assert rounds_of(runs, "gangs-1000x3") == [
         (200.0, 800.0, 1.2),
