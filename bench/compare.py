@@ -56,7 +56,7 @@ def pairwise(a: dict[str, Any], b: dict[str, Any], scenario: str, metric: str) -
     round lacks the metric on either side (a failed run: the rounds no longer line up)."""
     if not (a.get("pairs") and b.get("pairs")):
         return None
-    runs_a, runs_b = _runs(a, scenario), _runs(b, scenario)
+    runs_a, runs_b = scenario_runs(a, scenario), scenario_runs(b, scenario)
     if not runs_a or runs_b is None or len(runs_a) != len(runs_b):
         return None
     out = []
@@ -67,7 +67,9 @@ def pairwise(a: dict[str, Any], b: dict[str, Any], scenario: str, metric: str) -
     return out
 
 
-def _runs(doc: dict[str, Any], scenario: str) -> list[dict[str, Any]] | None:
+def scenario_runs(doc: dict[str, Any], scenario: str) -> list[dict[str, Any]] | None:
+    """A result document's runs of ``scenario`` (one per repetition; in round order for a side of
+    a ``--pairs`` run), or None when it has no such scenario."""
     for s in doc["scenarios"]:
         if s["name"] == scenario:
             return list(s["runs"])

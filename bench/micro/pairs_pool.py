@@ -37,6 +37,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.compare import scenario_runs
+
 #: one round: A's pods/s, B's pods/s, B's CPU ms per pod
 Round = tuple[float, float, float]
 
@@ -63,8 +65,8 @@ def rounds_of(runs: Sequence[Path], scenario: str) -> list[Round]:
         if files is None:
             continue
         a_path, b_path = files
-        a_runs = _runs(json.loads(a_path.read_text()), scenario)
-        b_runs = _runs(json.loads(b_path.read_text()), scenario)
+        a_runs = scenario_runs(json.loads(a_path.read_text()), scenario) or []
+        b_runs = scenario_runs(json.loads(b_path.read_text()), scenario) or []
         if len(a_runs) != len(b_runs):
             print(f"{run}: {len(a_runs)} runs of A, {len(b_runs)} of B: left out", file=sys.stderr)
             continue
@@ -74,31 +76,6 @@ def rounds_of(runs: Sequence[Path], scenario: str) -> list[Round]:
     return out
 
 
-def _runs(doc: dict[str, Any], scenario: str) -> list[dict[str, Any]]:
-    for s in doc.get("scenarios") or []:
-        if s.get("name") == scenario:
-            return list(s.get("runs") or [])
-    return []
-
-
-def _fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
-    """Least squares ``y = k * x + m`` (needs two distinct ``x``)."""
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    k = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
-    return k, my - k * mx
-
-
-def _quantile(values: Sequence[float], q: float) -> float:
-    """The ``q`` quantile by linear interpolation between order statistics (numpy's default)."""
-    s = sorted(values)
-    pos = (len(s) - 1) * q
-    lo = int(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
 def summary(rounds: Sequence[Round], reference: float, target: float, cpu_target: float) -> dict[str, Any]:
     """The figures the module docstring lists (``rounds`` non-empty)."""
     a = [r[0] for r in rounds]
@@ -106,14 +83,16 @@ def summary(rounds: Sequence[Round], reference: float, target: float, cpu_target
     cpu = [r[2] for r in rounds]
     factors = [r[1] / r[0] for r in rounds]
     wanted = target / reference
+    # numpy's default quantiles (linear between order statistics); one round is its own quartiles
+    quartiles = statistics.quantiles(factors, n=4, method="inclusive") if len(factors) > 1 else factors * 3
     out: dict[str, Any] = {
         "rounds": len(rounds),
         "a_median": statistics.median(a),
         "b_median": statistics.median(b),
         "cpu_median": statistics.median(cpu),
         "factor_median": statistics.median(factors),
-        "factor_q1": _quantile(factors, 0.25),
-        "factor_q3": _quantile(factors, 0.75),
+        "factor_q1": quartiles[0],
+        "factor_q3": quartiles[2],
         "factor_wanted": wanted,
         "rounds_reaching_factor": sum(f >= wanted for f in factors),
         "rounds_meeting_both": sum(1 for r in rounds if r[1] >= target and r[2] <= cpu_target),
@@ -144,8 +123,8 @@ def summary(rounds: Sequence[Round], reference: float, target: float, cpu_target
             "factor": statistics.median(r[1] / r[0] for r in band),
         }
     if len(set(a)) > 1:
-        k, m = _fit(a, b)
-        kc, mc = _fit([1000.0 / x for x in a], cpu)
+        k, m = statistics.linear_regression(a, b)
+        kc, mc = statistics.linear_regression([1000.0 / x for x in a], cpu)
         out["fit"] = {
             "b_per_a": k,
             "b_at_zero": m,

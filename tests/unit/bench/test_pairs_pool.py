@@ -69,3 +69,16 @@ def test_main_prints_the_reading_or_says_there_is_none(
     assert json.loads(capsys.readouterr().out)["rounds"] == 2
     assert main([str(tmp_path / "missing")]) == 1
     assert "no rounds of gangs-1000x3" in capsys.readouterr().out
+
+
+def test_factor_quartiles_interpolate_between_rounds_as_numpy_does() -> None:
+    # factors 1..5 and 1..4: numpy.quantile's default (linear) gives 2/4 and 1.75/3.25
+    five = [(100.0, 100.0 * f, 1.0) for f in (3, 1, 5, 2, 4)]
+    s = summary(five, reference=245.0, target=1000.0, cpu_target=1.0)
+    assert (s["factor_q1"], s["factor_median"], s["factor_q3"]) == pytest.approx((2.0, 3.0, 4.0))
+    four = [(100.0 + f, (100.0 + f) * f, 1.0) for f in (1, 2, 3, 4)]
+    s = summary(four, reference=245.0, target=1000.0, cpu_target=1.0)
+    assert (s["factor_q1"], s["factor_q3"]) == pytest.approx((1.75, 3.25))
+    one = summary([(245.0, 1000.0, 1.0)], reference=245.0, target=1000.0, cpu_target=1.0)
+    assert one["factor_q1"] == one["factor_q3"] == pytest.approx(1000 / 245)
+    assert "fit" not in one  # one speed of A: no line
