@@ -169,3 +169,19 @@ def test_a_changed_metadata_is_walked_whole() -> None:
     assert message(new, live) is None  # unchanged: taken as checked
     new["metadata"]["annotations"] = {"a": "b"}
     assert message(new, live) is not None  # changed: the whole of metadata is walked again
+
+
+def test_a_new_map_of_the_live_values_is_taken_as_the_live_map() -> None:
+    # a status write's metadata: a new map holding the live object's very values, in order
+    live = live_pod_with_entries()
+    live["metadata"]["labels"]["app"] = 1  # (a stored object cannot hold this: it shows the walk)
+    new = copy.deepcopy(live)
+    new["metadata"] = dict(live["metadata"])
+    assert message(new, live) is None  # each value is the live one: not walked
+    new["metadata"]["labels"] = dict(live["metadata"]["labels"])  # an equal copy: the texts decide
+    assert message(new, live) is None
+    reordered = dict(reversed(list(live["metadata"].items())))
+    new["metadata"] = reordered  # the same values in another order: another text, walked
+    assert message(new, live) is not None
+    new["metadata"] = {**live["metadata"], "annotations": {"a": "b"}}  # one more key: walked
+    assert message(new, live) is not None
