@@ -24,7 +24,7 @@ from apiserver.api.types import Obj
 from apiserver.openapi import schema
 from apiserver.patch.apply import updated_managed_fields
 from apiserver.patch.fieldpath import EXACT_JSON
-from apiserver.patch.statusentry import StatusWriteTemplates, _split
+from apiserver.patch.statusentry import StatusWriteTemplates, _key, _same_rest, _split
 from apiserver.patch.updateentry import UpdatedEntryTemplates
 
 POD = schema.for_gvk("", "v1", "Pod")
@@ -431,3 +431,35 @@ def test_the_split_equals_the_former_one_string_at_a_time(seed: int) -> None:
         assert _split(text) == _former_split(text)
     for text in (b'""', b'"a"', b'":"', b'[""]', b'{"":""}', b"{}", b"1"):
         assert _split(text) == _former_split(text)
+
+
+def test_a_write_of_the_stored_values_is_keyed_as_one_of_equal_copies() -> None:
+    # a status write's metadata is a new map of the stored values (registry.handoff); the key
+    # is found without writing the two texts, and is the one equal copies give by their texts
+    rnd = random.Random(7)
+    old = _stored_pod(rnd, 1, "owner")
+    etext = orjson.dumps(old["metadata"]["managedFields"], option=EXACT_JSON)
+    status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    shared = {**old, "metadata": {**old["metadata"], "name": "".join(["web-", "1"])}, "status": status}
+    copied = {**copy.deepcopy(old), "spec": old["spec"], "status": status}
+    assert _key(etext, old, shared, "kubelet", "v1", TIMES[1]) == _key(
+        etext, old, copied, "kubelet", "v1", TIMES[1]
+    )
+    assert _key(etext, old, shared, "kubelet", "v1", TIMES[1]) is not None
+    assert _same_rest(old, shared, old["metadata"], shared["metadata"])  # found without the texts
+    assert not _same_rest(old, copied, old["metadata"], copied["metadata"])  # copies: the texts decide
+    for other in (
+        {**old["metadata"], "generation": True},  # ``true`` where nothing was
+        {**old["metadata"], "resourceVersion": 101},  # a number where the string was
+        dict(reversed(list(old["metadata"].items()))),  # the same values in another order
+    ):
+        assert (
+            _key(etext, old, {**old, "metadata": other, "status": status}, "kubelet", "v1", TIMES[1]) is None
+        )
+    moved = {
+        "metadata": old["metadata"],
+        **{k: v for k, v in old.items() if k != "metadata"},
+        "status": status,
+    }
+    assert list(moved)[0] == "metadata" and list(old)[0] != "metadata"
+    assert _key(etext, old, moved, "kubelet", "v1", TIMES[1]) is None  # metadata elsewhere: another text
