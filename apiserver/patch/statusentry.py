@@ -247,32 +247,25 @@ def _rest(obj: Obj, md: Obj) -> Obj:
     return rest
 
 
-def _same_value(a: Any, b: Any) -> bool:
-    """``a`` is ``b``, or both are the same ``str`` (what the JSON comparison would find equal
-    without writing either: the registry sets a status write's name and namespace from the
-    request, equal strings of their own)."""
-    return a is b or (type(a) is str and type(b) is str and a == b)
-
-
 def _same_rest(old: Obj, new: Obj, old_md: Obj, new_md: Obj) -> bool:
     """A sufficient test that :func:`_rest` of the two is the same JSON: True means so, False
     "don't know" (the texts decide). A status write's ``metadata`` is a new map of the stored
     object's values (``registry.handoff``) and its other sections are the stored ones, so each
-    value is the stored one itself, or an equal ``str`` (:func:`_same_value`): the same text,
-    found without writing the two texts. Keys must come in the same order (the text's)."""
+    value is the stored one itself, or an equal ``str`` (the registry sets the name and the
+    namespace from the request): the same text, found without writing the two texts. Keys
+    must come in the same order (the text's)."""
     keys = [k for k in new if k != "spec" and k != "status"]
     if keys != [k for k in old if k != "spec" and k != "status"]:
         return False
-    for k in keys:
-        if k == "metadata":
-            mine = [(mk, v) for mk, v in new_md.items() if mk != "managedFields"]
-            theirs = [(mk, v) for mk, v in old_md.items() if mk != "managedFields"]
-            if len(mine) != len(theirs):
-                return False
-            for (mk, x), (ok, y) in zip(mine, theirs, strict=True):
-                if mk != ok or not _same_value(x, y):
-                    return False
-        elif not _same_value(new[k], old[k]):
+    md_keys = [k for k in new_md if k != "managedFields"]
+    if md_keys != [k for k in old_md if k != "managedFields"]:
+        return False
+    keys.remove("metadata")  # compared key by key, in the second pass
+    for values, before, names in ((new, old, keys), (new_md, old_md, md_keys)):
+        for k in names:
+            a, b = values[k], before[k]
+            if a is b or (type(a) is str and type(b) is str and a == b):
+                continue
             return False
     return True
 
@@ -331,6 +324,8 @@ def _split(text: bytes) -> tuple[bytes, list[bytes]]:
     bytes of the texts after the strings, mapped to 1/0 by ``translate``, select the keys and
     the values in C (a text after a string is never empty, but at the end of a bare string).
     """
+    if not text:  # a stored object without a status (what the lines below make of it)
+        return b"\x01", []
     parts = text.split(b'"')
     between = parts[0::2]
     inside = parts[1::2]
