@@ -155,25 +155,30 @@ class SharedSubtrees:
         Cheaper than its JSON (about 1 KB): the ``fieldsV1`` trees are already the canonical
         ones, so equal trees are one object. Sound because a table entry holds its list, whose
         entries hold those very trees: no id in a key can be reused while the key is there.
+
+        The key is one flat tuple: per entry its number of items, then each item's key and value,
+        a tree as its ``id`` (an ``int``, which no string value equals), so that equal keys read
+        back as the same entries. Most lists are one object's own (its owners' uids are in its
+        tree): the table keeps their keys until it is full, and a tuple per item and per entry
+        was some sixty objects per gang set for the cyclic collector to traverse.
         """
         entries = md.get("managedFields")
         if type(entries) is not list or not entries or self._known.get(id(entries)) is entries:
             return
-        parts: list[tuple[tuple[str, Any], ...]] = []
+        key: list[Any] = ["managedFields"]
         for entry in entries:
             if type(entry) is not dict:
                 return
-            items: list[tuple[str, Any]] = []
+            key.append(len(entry))
             for k, v in entry.items():
                 t = type(v)
                 if t is str:
-                    items.append((k, v))
+                    key += (k, v)
                 elif t is dict:
-                    items.append((k, ("id", id(v))))
+                    key += (k, id(v))
                 else:
                     return  # anything else is not shared
-            parts.append(tuple(items))
-        got = self._canonical(("managedFields", tuple(parts)), entries)
+        got = self._canonical(tuple(key), entries)
         if got is not entries:
             md["managedFields"] = got
 

@@ -256,3 +256,28 @@ def test_the_keys_kept_are_the_size_of_their_text() -> None:
         tracemalloc.stop()
     assert len(table) == 403  # 200 owners and 200 containers lists, one of each of the rest
     assert grown / len(table) < 1500, grown / len(table)
+
+
+def test_managed_fields_split_into_entries_differently_are_other_lists() -> None:
+    table = SharedSubtrees()
+    one = {"metadata": {"managedFields": [{"manager": "m", "operation": "Update"}, {"time": "t"}]}}
+    two = {"metadata": {"managedFields": [{"manager": "m"}, {"operation": "Update", "time": "t"}]}}
+    table.share(one)
+    table.share(two)
+    assert one["metadata"]["managedFields"] is not two["metadata"]["managedFields"]
+    assert two["metadata"]["managedFields"] == [{"manager": "m"}, {"operation": "Update", "time": "t"}]
+    same = copy.deepcopy(two)
+    table.share(same)
+    assert same["metadata"]["managedFields"] is two["metadata"]["managedFields"]
+
+
+def test_a_managed_fields_key_is_one_tuple_of_atoms() -> None:
+    # most lists are one object's own and stay in the table until it is full: their keys are
+    # what the cyclic collector meets, one object each (untracked at its first pass)
+    table = SharedSubtrees()
+    table.share(compact(pod("a")))
+    keys = [k for k in table._lists if k[0] == "managedFields"]
+    assert len(keys) == 1
+    assert all(type(x) in (str, int) for x in keys[0])
+    gc.collect()
+    assert not gc.is_tracked(keys[0])
