@@ -110,10 +110,24 @@ async def measure(sets: int, timers: Timers, nodes: int = 5000) -> dict[str, flo
         workload.SetTracker.wait = wait  # type: ignore[method-assign]
 
 
-def main() -> None:
+def run_phase(sets: int, timers: Timers) -> dict[str, float]:
+    """:func:`measure` in a fresh event loop, under the harness's collector settings."""
+    from bench.workloads.common import server_gc
+
+    with server_gc():
+        return asyncio.run(measure(sets, timers))
+
+
+def arguments(metavar: str) -> argparse.ArgumentParser:
+    """The command line of this script and of ``stmt_timers.py``: ``--sets``, then the functions."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--sets", type=int, default=1000)
-    ap.add_argument("functions", nargs="+", metavar="MODULE:QUALNAME")
+    ap.add_argument("functions", nargs="+", metavar=metavar)
+    return ap
+
+
+def main() -> None:
+    ap = arguments("MODULE:QUALNAME")
     args = ap.parse_args()
     timers = Timers()
     try:
@@ -121,11 +135,10 @@ def main() -> None:
             timers.wrap(spec)
     except (ValueError, ImportError, AttributeError) as e:
         ap.error(str(e))
-    from bench.workloads.common import server_gc
-
-    with server_gc():
-        figures = asyncio.run(measure(args.sets, timers))
-    timers.restore()
+    try:
+        figures = run_phase(args.sets, timers)
+    finally:
+        timers.restore()
     print(json.dumps(figures))
     for name, calls, median, per_set in timers.rows(args.sets):
         print(f"{name:55s} calls/set {calls:6.2f}  median {median:7.2f} µs  {per_set:7.1f} µs/set")

@@ -21,9 +21,7 @@ it and is its own (the expression it returns).
 
 from __future__ import annotations
 
-import argparse
 import ast
-import asyncio
 import importlib
 import inspect
 import json
@@ -34,7 +32,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.micro.inplane_timers import Timers, measure
+from bench.micro.inplane_timers import Timers, arguments, run_phase
 
 #: names the compiled copies call, put into their module while they are in place
 _CLOCK = "_stmt_timers_clock"
@@ -205,9 +203,8 @@ def _first_line(label: str) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--sets", type=int, default=1000)
-    ap.add_argument("functions", nargs="+", metavar="MODULE:QUALNAME[@KEY]")
+    ap = arguments("MODULE:QUALNAME[@KEY]")
+    ap.description = (__doc__ or "").split("\n\n")[0]
     args = ap.parse_args()
     timers = StatementTimers()
     try:
@@ -216,11 +213,8 @@ def main() -> None:
     except (ValueError, ImportError, AttributeError, OSError) as e:
         timers.restore()
         ap.error(str(e))
-    from bench.workloads.common import server_gc
-
     try:
-        with server_gc():
-            figures = asyncio.run(measure(args.sets, timers.timers))
+        figures = run_phase(args.sets, timers.timers)
     finally:
         timers.restore()
     print(json.dumps(figures))
