@@ -160,7 +160,7 @@ class SharedSubtrees:
         a tree as its ``id`` (an ``int``, which no string value equals), so that equal keys read
         back as the same entries. Most lists are one object's own (its owners' uids are in its
         tree): the table keeps their keys until it is full, and a tuple per item and per entry
-        was some sixty objects per gang set for the cyclic collector to traverse.
+        made some sixteen more objects per gang set for the cyclic collector to traverse.
         """
         entries = md.get("managedFields")
         if type(entries) is not list or not entries or self._known.get(id(entries)) is entries:
