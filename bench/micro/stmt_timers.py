@@ -8,8 +8,9 @@ every statement of its body and before every ``return``; the copy replaces it on
 class for the phase of ``bench/micro/inplane_timers.py`` (the first StatefulSet create to the last
 pod bound) and is put back afterwards. ``KEY`` is an expression over the function's arguments and
 locals, evaluated when it returns, whose ``str`` splits its calls into groups (the kind written,
-for one). The script prints the phase's figures, then per function and key its calls per set,
-the sum over statements of their medians weighted by how often they ran, and per statement its
+for one; ``?`` where it cannot be evaluated on the path taken). A call that raises is not counted.
+The script prints the phase's figures, then per function and key its calls per set, the sum over
+statements of their medians weighted by how often they ran, and per statement its
 median µs, the share of calls that reached it and its source line.
 
 Why: :mod:`bench.micro.inplane_timers` says how long a function takes in the plane, not which of
@@ -49,7 +50,7 @@ class StatementTimers:
         self.steps: dict[tuple[str, str], dict[str, list[int]]] = {}
         #: (qualname, key) -> calls
         self.calls: dict[tuple[str, str], int] = {}
-        #: qualname -> (source file, first line of its body's marks)
+        #: qualname -> its source file (for the lines the report quotes)
         self.files: dict[str, str] = {}
         self._replaced: list[tuple[Any, str, Any]] = []
         self._module_names: list[dict[str, Any]] = []
@@ -85,20 +86,22 @@ class StatementTimers:
             raise ValueError(f"{spec}: a coroutine or generator (its time would include what it awaits)")
         if fn.__code__.co_freevars:
             raise ValueError(f"{spec}: it has free variables ({', '.join(fn.__code__.co_freevars)})")
-        names = ast.walk(ast.parse(textwrap.dedent(inspect.getsource(fn))))
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
         if any(
             isinstance(n, ast.Attribute) and n.attr.startswith("__") and not n.attr.endswith("__")
-            for n in names
+            for n in ast.walk(tree)
         ):
             raise ValueError(f"{spec}: it names a private attribute (mangled only inside its class)")
-        copy = self._compiled(fn, qualname, key or "''", module.__dict__)
+        copy = self._compiled(fn, tree, qualname, key or "''", module.__dict__)
         self.files[qualname] = inspect.getsourcefile(fn) or ""
         self._replaced.append((owner, name, raw))
         setattr(owner, name, type(raw)(copy) if isinstance(raw, (staticmethod, classmethod)) else copy)
 
-    def _compiled(self, fn: Callable[..., Any], qualname: str, key: str, namespace: dict[str, Any]) -> Any:
-        source = textwrap.dedent(inspect.getsource(fn))
-        tree = ast.parse(source)
+    def _compiled(
+        self, fn: Callable[..., Any], tree: ast.Module, qualname: str, key: str, namespace: dict[str, Any]
+    ) -> Any:
+        """``fn`` compiled again from ``tree`` (its source) with the marks, in ``namespace`` (its
+        module's globals, so it reads them as they are when it runs)."""
         func = tree.body[0]
         assert isinstance(func, ast.FunctionDef)
         ast.increment_lineno(tree, fn.__code__.co_firstlineno - 1)
@@ -124,7 +127,7 @@ class StatementTimers:
             body.extend(marked if isinstance(marked, list) else [marked])
             if not isinstance(stmt, ast.Return):
                 body.append(_parse(f"_stmt_marks.append(('L{stmt.lineno}-{stmt.end_lineno}', {_CLOCK}()))"))
-        body.append(_parse(f"{_RECORD}({qualname!r}, _stmt_marks, {key})"))
+        body.extend(_recorded(qualname, key))
         func.body = body
         ast.fix_missing_locations(tree)
         namespace[_CLOCK] = time.perf_counter_ns
@@ -181,9 +184,18 @@ class _MarkReturns(ast.NodeTransformer):
         return [
             ast.Assign([ast.Name("_stmt_result", ast.Store())], value, lineno=node.lineno),
             _parse(f"_stmt_marks.append(('L{node.lineno} return', {_CLOCK}()))"),
-            _parse(f"{_RECORD}({self.qualname!r}, _stmt_marks, {self.key})"),
+            *_recorded(self.qualname, self.key),
             ast.Return(ast.Name("_stmt_result", ast.Load())),
         ]
+
+
+def _recorded(qualname: str, key: str) -> list[ast.stmt]:
+    """The call's record: its key evaluated where it returns, and ``"?"`` should that fail (a
+    local not assigned on this path), so that timing never changes what the function does."""
+    return ast.parse(
+        f"try:\n    _stmt_key = {key}\nexcept Exception:\n    _stmt_key = '?'\n"
+        f"{_RECORD}({qualname!r}, _stmt_marks, _stmt_key)"
+    ).body
 
 
 def _parse(code: str) -> ast.stmt:

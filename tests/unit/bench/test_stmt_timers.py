@@ -116,3 +116,38 @@ def test_a_function_with_free_variables_is_refused() -> None:
             StatementTimers().instrument("tests.unit.bench.test_stmt_timers:_inner")
     finally:
         del here._inner  # type: ignore[attr-defined]
+
+
+def test_a_key_that_cannot_be_evaluated_on_a_path_is_a_question_mark() -> None:
+    import tests.unit.bench.test_stmt_timers as here
+
+    timers = StatementTimers()
+    timers.instrument(SPEC + "@_")  # ``_`` is assigned only by the ``for`` the early return skips
+    timers.timers.active = True
+    try:
+        assert here._sample(5) == ["x", "x"]  # returned early: no ``_``, the call is still answered
+        assert here._sample(1) == ["x", "y"]
+    finally:
+        timers.restore()
+    assert timers.calls == {("_sample", "?"): 1, ("_sample", "0"): 1}
+
+
+def _raises(n: int) -> int:
+    if n:
+        raise ValueError("no")
+    return n
+
+
+def test_a_call_that_raises_raises_as_before_and_is_not_counted() -> None:
+    import tests.unit.bench.test_stmt_timers as here
+
+    timers = StatementTimers()
+    timers.instrument("tests.unit.bench.test_stmt_timers:_raises")
+    timers.timers.active = True
+    try:
+        with pytest.raises(ValueError, match="no"):
+            here._raises(1)
+        assert here._raises(0) == 0
+    finally:
+        timers.restore()
+    assert timers.calls == {("_raises", ""): 1}
