@@ -30,6 +30,7 @@ from typing import Any
 from apiserver.api.types import Obj
 from apiserver.patch.ownedentry import EntryLists, OwnedEntryTemplates, created_entry
 from apiserver.patch.structkey import Key, kept, rememberable, structure_key
+from apiserver.storage.compact import canonical_fields
 
 #: Remembered shapes per tracker (cleared when full, as :class:`.createmem.CreateFieldsMemo`).
 _ENTRIES = 1024
@@ -46,14 +47,15 @@ class CreatedEntryTemplates:
     reused while the entry lives.
     """
 
-    __slots__ = ("_table", "_owned", "_lists")
+    __slots__ = ("_table", "_owned", "lists")
 
     def __init__(self) -> None:
         self._table: dict[tuple[Key, int], tuple[Any, Obj]] = {}
+        #: one entry list per tree, manager, version and second (the Events of one kind, a set's
+        #: pods): one table for both kinds of template
+        self.lists = EntryLists()
         #: creates with owner references (see :mod:`.ownedentry`)
-        self._owned = OwnedEntryTemplates()
-        #: one entry list per tree, manager, version and second (the Events of one kind)
-        self._lists = EntryLists()
+        self._owned = OwnedEntryTemplates(self.lists)
 
     def entries(
         self,
@@ -80,7 +82,7 @@ class CreatedEntryTemplates:
         hit = self._table.get((shape, id(node)))
         if hit is not None and hit[0] is node:
             tree = hit[1]
-            return [] if tree is _NOTHING else self._lists.get(manager, api_version, now, tree)
+            return [] if tree is _NOTHING else self.lists.get(manager, api_version, now, tree)
         out = general()
         if out is None or len(out) > 1:
             return out
@@ -96,13 +98,15 @@ class CreatedEntryTemplates:
         ):
             if len(self._table) >= _ENTRIES:
                 self._table.clear()
-            self._table[(kept(shape), id(node))] = (node, tree)
+            # kept as the canonical tree of its text (equal to it): the lists made from it are
+            # compact as made, so the store's table takes them as they are (``EntryLists``)
+            self._table[(kept(shape), id(node))] = (node, canonical_fields(tree) if tree else tree)
         return out
 
     def clear(self) -> None:
         self._table.clear()
         self._owned.clear()
-        self._lists.clear()
+        self.lists.clear()
 
 
 __all__ = ["CreatedEntryTemplates"]

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import operator
 import re
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -71,7 +72,7 @@ from apiserver.patch.fieldpath import (
     remember_joined,
 )
 from apiserver.patch.structkey import Key, kept, listed_key, owned_key, rememberable
-from apiserver.storage.compact import canonical_json_built
+from apiserver.storage.compact import canonical_json_built, is_canonical
 
 #: Bounds: learnt templates, and shapes met once (a separate table, so that one-off shapes
 #: never push the learnt ones out).
@@ -156,24 +157,36 @@ class EntryLists:
 
     Stored revisions share their equal ``managedFields`` lists anyway, made one object when a
     revision is first handed out (:meth:`apiserver.storage.sharedsubtrees.SharedSubtrees.compact_and_share`);
-    that step compacts a list it does not know by identity, and builds its key from every entry.
-    A list handed out here again is the one the first revision's sharing kept, so the next
-    revisions' sharing knows it at a glance. Equal key for key to a fresh list; never modified
-    once stored (no stored revision is), like the trees it holds. Each entry holds its tree, so
-    the tree's ``id`` in a key is not reused while the entry lives.
+    that step compacts a list it does not know by identity (its strings interned, its trees made
+    the canonical ones), and builds its key from every entry. A list made here is compact as it
+    is made, where its tree is a canonical one (:func:`apiserver.storage.compact.is_canonical`):
+    its strings are interned here, and :attr:`adopt` (the store's table of shared lists) gives
+    the equal list it knows (the first create of a shape took the general path) or knows this
+    one from then on, by identity: the revisions holding it skip that step. Equal key for key to
+    a fresh list; never modified once stored (no stored revision is), like the trees it holds.
+    Each entry holds its tree, so the tree's ``id`` in a key is not reused while the entry lives.
     """
 
-    __slots__ = ("_table",)
+    __slots__ = ("_table", "adopt")
 
     def __init__(self) -> None:
         self._table: dict[tuple[int, str, str, str], tuple[Obj, list[Obj]]] = {}
+        #: given each list made here whose tree is canonical, answers the equal list to hand out
+        #: (set by the registry: its store's ``SharedSubtrees.adopt``); None: nobody is
+        self.adopt: Callable[[list[Obj]], list[Obj]] | None = None
 
     def get(self, manager: str, api_version: str, now: str, tree: Obj) -> list[Obj]:
         key = (id(tree), manager, api_version, now)
         got = self._table.get(key)
         if got is not None and got[0] is tree:
             return got[1]
-        entries = [created_entry(manager, api_version, now, tree)]
+        adopt = self.adopt
+        if adopt is not None and is_canonical(tree):
+            # compact as compaction would leave it: its strings interned (the literals are)
+            intern = sys.intern
+            entries = adopt([created_entry(intern(manager), intern(api_version), intern(now), tree)])
+        else:
+            entries = [created_entry(manager, api_version, now, tree)]
         _keep(self._table, key, (tree, entries), _LISTS)
         return entries
 
@@ -327,7 +340,7 @@ class OwnedEntryTemplates:
 
     __slots__ = ("_joins", "_lists", "_seen", "_table")
 
-    def __init__(self) -> None:
+    def __init__(self, lists: EntryLists | None = None) -> None:
         self._table: dict[tuple[Key, int], _Template | _Refused] = {}
         self._seen: dict[tuple[Key, int], Any] = {}
         #: the recent joins made from a template, per ``(id(template), owners' uids in uid
@@ -338,7 +351,7 @@ class OwnedEntryTemplates:
         #: Not for templated lists: their key values are each object's own.
         self._joins: dict[tuple[int, tuple[str, ...]], tuple[_Template, Obj, JoinedParts | None]] = {}
         #: the entry lists handed out, one per tree, manager, version and second
-        self._lists = EntryLists()
+        self._lists = lists if lists is not None else EntryLists()
 
     def entries(
         self,

@@ -7,6 +7,7 @@ in :func:`apiserver.patch.apply.server_side_apply`, so its writes pass through u
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from apiserver.api.types import Obj
@@ -40,6 +41,11 @@ class FieldTracker:
         self._updated = UpdatedEntryTemplates()
         #: stored status writes' entries by their transition (the node agent's pod status write)
         self._status = StatusWriteTemplates()
+
+    def share_created_lists(self, adopt: Callable[[list[Obj]], list[Obj]] | None) -> None:
+        """Have ``adopt`` (the store's ``SharedSubtrees.adopt``) share each ``managedFields`` list
+        a create template makes compact (:class:`apiserver.patch.ownedentry.EntryLists`)."""
+        self._created.lists.adopt = adopt
 
     def _node(self, rd: ResourceDef) -> Any:
         return schema.for_gvk(rd.group, rd.version, rd.kind)

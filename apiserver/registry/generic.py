@@ -264,6 +264,10 @@ class GenericStore:
         #: the lists equal across the revisions this server shares read-only, as one object each
         #: (:mod:`apiserver.storage.sharedsubtrees`)
         self.shared_subtrees = SharedSubtrees()
+        share = getattr(field_tracker, "share_created_lists", None)
+        if share is not None:
+            # the create templates' lists are compact as made: known to the table by identity
+            share(self.shared_subtrees.adopt)
         #: draws the uid of every object this server creates (a batch of random bytes at a time)
         self.new_uid = UidPool()
         #: ``token -> UserInfo | None`` of the server's front door (TokenReview); set when it serves HTTP

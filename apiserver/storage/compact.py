@@ -63,6 +63,11 @@ def canonical_fields(tree: dict[str, Any]) -> dict[str, Any]:
     return _canonical(tree, text)
 
 
+def is_canonical(tree: dict[str, Any]) -> bool:
+    """Whether ``tree`` is the canonical tree of its text (compaction leaves it as it is)."""
+    return _BY_ID.get(id(tree)) is tree
+
+
 def _canonical_entry_tree(tree: dict[str, Any]) -> dict[str, Any]:
     """:func:`canonical_fields` of an entry's whole ``fieldsV1``, remembered by identity for the
     next few writes (see ``_MET``)."""
@@ -159,4 +164,11 @@ def compact(obj: Obj) -> Obj:
     return obj
 
 
-__all__ = ["TREE_TABLE_LIMIT", "canonical_fields", "canonical_json", "canonical_json_built", "compact"]
+__all__ = [
+    "TREE_TABLE_LIMIT",
+    "canonical_fields",
+    "canonical_json",
+    "canonical_json_built",
+    "compact",
+    "is_canonical",
+]

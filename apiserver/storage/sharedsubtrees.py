@@ -94,6 +94,16 @@ class SharedSubtrees:
                     self._by_json(status, f)
         return obj
 
+    def adopt(self, entries: list[Any]) -> list[Any]:
+        """The canonical list equal to ``entries``, a ``managedFields`` list its writer made
+        compact (each entry's tree a canonical one, its strings interned): a known equal list, or
+        ``entries`` itself, now known. For a writer that hands the list to every write that can
+        share it (the create templates': :class:`apiserver.patch.ownedentry.EntryLists`): a
+        revision holding it is then neither compacted nor keyed again when it is first handed
+        out. Must never be modified, like every list of a stored revision."""
+        key = _entries_key(entries)
+        return entries if key is None else self._canonical(key, entries)
+
     def built(self, field: str, key: Any, build: Callable[[Any], list[Any]]) -> list[Any]:
         """The canonical list equal to ``build(key)``, for a writer whose list depends on ``key`` alone.
 
@@ -165,22 +175,31 @@ class SharedSubtrees:
         entries = md.get("managedFields")
         if type(entries) is not list or not entries or self._known.get(id(entries)) is entries:
             return
-        key: list[Any] = ["managedFields"]
-        for entry in entries:
-            if type(entry) is not dict:
-                return
-            key.append(len(entry))
-            for k, v in entry.items():
-                t = type(v)
-                if t is str:
-                    key += (k, v)
-                elif t is dict:
-                    key += (k, id(v))
-                else:
-                    return  # anything else is not shared
-        got = self._canonical(tuple(key), entries)
+        key = _entries_key(entries)
+        if key is None:
+            return
+        got = self._canonical(key, entries)
         if got is not entries:
             md["managedFields"] = got
+
+
+def _entries_key(entries: list[Any]) -> tuple[Any, ...] | None:
+    """The table's key of a non-empty ``managedFields`` list (see :meth:`SharedSubtrees._managed_fields`),
+    or None where it is not shared (an entry not a map, a value neither a string nor a tree)."""
+    key: list[Any] = ["managedFields"]
+    for entry in entries:
+        if type(entry) is not dict:
+            return None
+        key.append(len(entry))
+        for k, v in entry.items():
+            t = type(v)
+            if t is str:
+                key += (k, v)
+            elif t is dict:
+                key += (k, id(v))
+            else:
+                return None  # anything else is not shared
+    return tuple(key)
 
 
 __all__ = ["TABLE_LIMIT", "SharedSubtrees"]

@@ -241,6 +241,40 @@ def test_informer_reads_of_one_template_share_their_lists_and_clients_get_their_
     asyncio.run(go())
 
 
+def test_a_create_templates_list_is_shared_as_made_and_not_compacted_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The creates a template answers (every one after a shape's first) get a list the store's
+    table takes as it is made: equal to the general path's list of the first create, and the
+    very same object, and handed out read-only without a compaction walk of its entries."""
+    import apiserver.storage.sharedsubtrees as subtrees_module
+
+    walked: list[str] = []
+    real_compact = subtrees_module.compact
+
+    def counting(obj: dict[str, Any]) -> dict[str, Any]:
+        if obj.get("kind") == "Pod":
+            walked.append(obj["metadata"]["name"])
+        return real_compact(obj)
+
+    monkeypatch.setattr(subtrees_module, "compact", counting)
+
+    async def go() -> list[dict[str, Any]]:
+        client = LocalClient(build_api())
+        for name in ("a", "b", "c"):
+            await client.create(PODS, template_pod(name), "default", field_manager="m")
+        return list((await client.list(PODS, "default", read_only=True))["items"])
+
+    pods = asyncio.run(go())
+    lists = [p["metadata"]["managedFields"] for p in pods]
+    # the first create's (the general path's) list, compacted when handed out, is the one all three hold
+    assert lists[0] == lists[1] == lists[2] and lists[0] is lists[1] is lists[2]
+    assert lists[0][0]["manager"] == "m" and lists[0][0]["operation"] == "Update"
+    assert walked == ["a"], walked
+    # what a client reads is unchanged: a fresh decoding of the stored bytes, entry for entry
+    assert orjson.loads(orjson.dumps(pods[2]))["metadata"]["managedFields"] == lists[0]
+
+
 def test_the_keys_kept_are_the_size_of_their_text() -> None:
     """orjson hands back its whole write buffer (at least 4 KB): a kept key is an exact copy, so
     a table of distinct lists grows by about their text, not by a write buffer each."""
