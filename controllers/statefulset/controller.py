@@ -248,7 +248,7 @@ class StatefulSetController(Controller):
             return
         mine = self.control.written(key)
         left = mine if mine is not None and mine is not written else sts
-        self._quiet[key] = Quiet((uid_of(left), resource_version_of(left)), pods, revisions)
+        self._quiet[key] = Quiet.vouched((uid_of(left), resource_version_of(left)), pods, revisions)
 
     def _selector(self, key: str, sts: Obj) -> LabelSelector:
         """The set's parsed ``spec.selector``, parsed once per set UID and generation.

@@ -139,28 +139,54 @@ def _readiness(status: Obj) -> tuple[bool, object]:
     return False, None
 
 
-def same_facts(old: Obj, new: Obj) -> bool:
-    """Whether ``pod_facts(new) == pod_facts(old)`` and the set's selector matches both or
-    neither, because everything they read is equal in the two (conservative: False may still
-    mean equal facts).
+@dataclass(slots=True, frozen=True)
+class FactsWitness:
+    """What a pod's facts are read from, kept instead of the pod: :meth:`holds_for` a later
+    version says whether ``pod_facts`` of it is the same and the set's selector matches both or
+    neither (conservative: False may still mean equal facts).
 
-    Compared: the metadata fields in :data:`_FACT_METADATA` (the labels among them), the
-    ``status.phase`` and the Ready condition; identity first (a new version from an in-process
-    API server shares its unchanged subtrees with the old one), then equality. The scheduler's
-    binding (``spec.nodeName``, the PodScheduled condition) changes none of them.
+    Kept by a set's vouched quiet state (:mod:`.quiet`) for each of its pods, where the pod itself
+    (its whole manifest, a version the informer has since replaced, as the binding replaces it)
+    would stay alive for as long as the set stays quiet.
+
+    Compared: the pod's uid and resourceVersion first (an API server gives one content per
+    version of an object); else the metadata fields in :data:`_FACT_METADATA` (the labels among
+    them), by identity first (a new version from an in-process API server shares its unchanged
+    subtrees with the old one) then by equality, the ``status.phase`` and the Ready condition.
+    The scheduler's binding (``spec.nodeName``, the PodScheduled condition) changes none of them.
     """
-    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
-    if om is not nm:
-        for k in _FACT_METADATA:
-            a, b = om.get(k), nm.get(k)
+
+    #: (uid, resourceVersion), or None where the pod has no version to compare
+    version: tuple[str, str] | None
+    #: the values of :data:`_FACT_METADATA`, in that order
+    metadata: tuple[object, ...]
+    phase: object
+    #: :func:`_readiness` of the status
+    readiness: tuple[bool, object]
+
+    @classmethod
+    def of(cls, pod: Obj) -> FactsWitness:
+        md = pod.get("metadata") or {}
+        status = pod.get("status") or {}
+        uid, rv = md.get("uid"), md.get("resourceVersion")
+        return cls(
+            (uid, rv) if type(uid) is str and uid and type(rv) is str and rv else None,
+            tuple(md.get(k) for k in _FACT_METADATA),
+            status.get("phase"),
+            _readiness(status),
+        )
+
+    def holds_for(self, pod: Obj) -> bool:
+        md = pod.get("metadata") or {}
+        version = self.version
+        if version is not None and md.get("uid") == version[0] and md.get("resourceVersion") == version[1]:
+            return True
+        for k, a in zip(_FACT_METADATA, self.metadata, strict=True):
+            b = md.get(k)
             if a is not b and a != b:
                 return False
-    ost, nst = old.get("status") or {}, new.get("status") or {}
-    if ost is nst:
-        return True
-    if ost.get("phase") != nst.get("phase"):
-        return False
-    return ost.get("conditions") is nst.get("conditions") or _readiness(ost) == _readiness(nst)
+        status = pod.get("status") or {}
+        return status.get("phase") == self.phase and _readiness(status) == self.readiness
 
 
 def stamped_pod_facts(prototype: PodFacts, pod: Obj) -> PodFacts:

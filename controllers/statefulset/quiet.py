@@ -15,7 +15,7 @@ the pods' view: no slot empty, no pod needing a call, none condemned, none outda
 it wrote is the one those pods and revisions give, its current revision unchanged; the hook
 proceeding without conditions; no revision to trim). The next sync compares its inputs with it
 (:func:`still`): the very set version, the same revisions, the same pods with the same facts
-(:func:`.podfacts.same_facts`: a binding changes none), and the hook's own check that its
+(:class:`.podfacts.FactsWitness`: a binding changes none), and the hook's own check that its
 resolution still holds. Equal inputs give the same decisions, so it returns at once: nothing
 written, no Event, no loop turn — what the full sync would have done. Anything else — a pod
 added, deleted, relabelled, its phase or readiness changed, a revision, the set or its status
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from apiserver.api.types import Obj
 from apiserver.meta import labels_of, resource_version_of, uid_of
 from apiserver.selectors import LabelSelector
-from controllers.statefulset.podfacts import PodFacts, same_facts
+from controllers.statefulset.podfacts import FactsWitness, PodFacts
 
 #: the most replicas a set may have for its state to be vouched: recording the state and
 #: checking it are O(replicas) per sync (every pod kept, its facts compared), while the no-op
@@ -46,10 +46,21 @@ class Quiet:
 
     #: the set's (uid, resourceVersion) as the sync left it (its status write's answer)
     sts: tuple[str, str]
-    #: uid -> (the pod as the sync saw or created it, its facts), every pod the set keeps
-    pods: dict[str, tuple[Obj, PodFacts]]
+    #: uid -> (what the facts of the pod as the sync saw or created it are read from, its facts),
+    #: every pod the set keeps: not the pod, whose version the informer replaces (a binding)
+    pods: dict[str, tuple[FactsWitness, PodFacts]]
     #: sorted (uid, resourceVersion) of the revisions the set owns
     revisions: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def vouched(
+        cls,
+        sts: tuple[str, str],
+        pods: dict[str, tuple[Obj, PodFacts]],
+        revisions: tuple[tuple[str, str], ...],
+    ) -> Quiet:
+        """The state of ``pods`` (uid -> (pod, its facts)) as the sync left them."""
+        return cls(sts, {uid: (FactsWitness.of(p), f) for uid, (p, f) in pods.items()}, revisions)
 
 
 def revision_versions(revisions: list[Obj]) -> tuple[tuple[str, str], ...]:
@@ -75,7 +86,7 @@ def still(
         return False
     for pod in members:
         held = q.pods.get(uid_of(pod))
-        if held is None or (pod is not held[0] and not same_facts(held[0], pod)):
+        if held is None or not held[0].holds_for(pod):
             return False
     if any(selector.matches(labels_of(r)) for r in orphans):
         return False
