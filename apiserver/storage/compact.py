@@ -48,7 +48,7 @@ MET_LIMIT = 256
 
 def canonical_fields(tree: dict[str, Any]) -> dict[str, Any]:
     """The shared tree equal to ``tree`` (a ``fieldsV1`` object or one of its subtrees)."""
-    if _BY_ID.get(id(tree)) is tree:
+    if is_canonical(tree):
         return tree  # already the canonical one (a write's entries made by canonical_json)
     if not tree:
         # an empty tree (every ``"."`` of a map or list item, about three per owned create's
