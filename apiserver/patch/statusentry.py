@@ -88,6 +88,10 @@ from apiserver.storage.compact import canonical_json_built
 
 #: remembered transitions per tracker (cleared when full: a miss costs one general write)
 _TRANSITIONS = 256
+#: stored entries lists whose key text is kept (the sets of a few seconds' creates), and old
+#: status texts whose split is kept
+_TEXTS = 64
+_SPLITS = 64
 #: strings an answer may name (placeholders of :class:`.updateentry.Template`)
 _MAX_NAMED = 16
 _MISSING: Any = object()
@@ -175,12 +179,21 @@ class StatusWriteTemplates:
     is learnt from its second write (a transition seen once is not worth a template).
     """
 
-    __slots__ = ("_seen", "_table")
+    __slots__ = ("_seen", "_splits", "_table", "_texts")
 
     def __init__(self) -> None:
         #: stored entries' texts seen (the gate before a key is made)
         self._seen: dict[bytes, None] = {}
         self._table: dict[_Key, Any] = {}
+        #: per stored entries list (by identity, held), its key text and whether it names owners:
+        #: a stored revision's list is never modified, and the creates of one template, manager
+        #: and second share theirs (``ownedentry.EntryLists``: a second's StatefulSets), so
+        #: their status writes serialize it once, and the key's text is one object whose hash
+        #: is computed once
+        self._texts: dict[int, tuple[list[Obj], bytes, bool]] = {}
+        #: a status text's skeleton and strings (:func:`_split`), by the text: the stored statuses
+        #: of one kind's first status write are alike (a new StatefulSet's zeroed counts)
+        self._splits: dict[bytes, tuple[bytes, list[bytes]]] = {}
 
     def entries(
         self,
@@ -198,20 +211,26 @@ class StatusWriteTemplates:
         stored = md.get("managedFields") if type(md) is dict else None
         if type(stored) is not list or not stored:
             return general()
-        try:
-            etext = orjson.dumps(stored, option=EXACT_JSON)
-        except TypeError:
-            return general()
-        # an owned object's entries name its owners: keyed without their uids (see .owneruids)
-        owned = without_owner_uids(etext)
-        if owned is not None:
-            etext = owned
+        text = self._texts.get(id(stored))
+        if text is not None and text[0] is stored:
+            etext, owned = text[1], text[2]
+        else:
+            try:
+                etext = orjson.dumps(stored, option=EXACT_JSON)
+            except TypeError:
+                return general()
+            # an owned object's entries name its owners: keyed without their uids (see .owneruids)
+            without = without_owner_uids(etext)
+            owned = without is not None
+            # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
+            etext = bytes(memoryview(without if without is not None else etext))
+            _keep(self._texts, id(stored), (stored, etext, owned), _TEXTS)
         if etext not in self._seen:
             if len(self._seen) >= _TRANSITIONS:
                 self._seen.clear()
-            self._seen[bytes(memoryview(etext))] = None
+            self._seen[etext] = None
             return general()
-        keyed = _key(etext, old, new, manager, api_version, now)
+        keyed = _key(etext, old, new, manager, api_version, now, self._splits)
         if keyed is None:
             return general()
         key, strings = keyed
@@ -224,7 +243,7 @@ class StatusWriteTemplates:
         if type(known) is _Once:  # the second: learn from it
             out = general()
             learnt = _learn(old, manager, api_version, node, now, strings, known.strings, out)
-            if learnt is not None and owned is not None:
+            if learnt is not None and owned:
                 learnt = _owned(learnt, stored)
             self._table[key] = learnt
             return out
@@ -237,6 +256,15 @@ class StatusWriteTemplates:
     def clear(self) -> None:
         self._seen.clear()
         self._table.clear()
+        self._texts.clear()
+        self._splits.clear()
+
+
+def _keep(table: dict[Any, Any], key: Any, value: Any, bound: int) -> None:
+    """``table[key] = value`` in a table of at most ``bound`` entries, the oldest dropped first."""
+    if key not in table and len(table) >= bound:
+        del table[next(iter(table))]
+    table[key] = value
 
 
 def _rest(obj: Obj, md: Obj) -> Obj:
@@ -271,10 +299,17 @@ def _same_rest(old: Obj, new: Obj, old_md: Obj, new_md: Obj) -> bool:
 
 
 def _key(
-    etext: bytes, old: Obj, new: Obj, manager: str, api_version: str, now: str
+    etext: bytes,
+    old: Obj,
+    new: Obj,
+    manager: str,
+    api_version: str,
+    now: str,
+    splits: dict[bytes, tuple[bytes, list[bytes]]] | None = None,
 ) -> tuple[_Key, list[bytes]] | None:
     """The write's key (``etext``: its stored entries' text) and its strings by number; None:
-    not for a template (see the module docs)."""
+    not for a template (see the module docs). ``splits``: the old statuses' splits by text,
+    kept for the next write (read only: the lists are never modified)."""
     old_md, new_md = old.get("metadata"), new.get("metadata")
     if type(old_md) is not dict or type(new_md) is not dict:
         return None
@@ -304,7 +339,12 @@ def _key(
     # NaN and ±Inf are written as null; the stored object holds neither (it is decoded JSON)
     if b"null" in ntext and orjson.loads(ntext) != new_status:
         return None
-    oskel, ofound = _split(otext)
+    known = splits.get(otext) if splits is not None else None
+    if known is None:
+        known = _split(otext)
+        if splits is not None:
+            _keep(splits, bytes(memoryview(otext)), known, _SPLITS)
+    oskel, ofound = known
     nskel, nfound = _split(ntext)
     found = ofound + nfound
     strings = list(dict.fromkeys(found))

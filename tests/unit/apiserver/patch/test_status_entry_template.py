@@ -463,3 +463,57 @@ def test_a_write_of_the_stored_values_is_keyed_as_one_of_equal_copies() -> None:
     }
     assert list(moved)[0] == "metadata" and list(old)[0] != "metadata"
     assert _key(etext, old, moved, "kubelet", "v1", TIMES[1]) is None  # metadata elsewhere: another text
+
+
+def test_pods_sharing_one_stored_entries_list_are_keyed_from_one_serialization(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The creates of one template, manager and second share their ``managedFields`` list (one
+    object, never modified once stored): its key text is made once, by identity, and every
+    answer still equals the general path's (random writes, stored pods alike but for that)."""
+    from apiserver.patch import statusentry
+
+    made: list[bytes] = []
+    real = statusentry.without_owner_uids
+
+    def counted(text: bytes) -> bytes | None:
+        made.append(text)
+        return real(text)
+
+    monkeypatch.setattr(statusentry, "without_owner_uids", counted)
+    rnd = random.Random(5)
+    templates = StatusWriteTemplates()
+    shared = _stored_pod(random.Random(0), 0, "owner")["metadata"]["managedFields"]
+    hits = 0
+    for i in range(120):
+        old = _stored_pod(rnd, i, "owner", others=0.0, before=0.0)
+        old["metadata"]["managedFields"] = shared
+        new = _write(rnd, old)
+        calls: list[int] = []
+
+        def general(old: Obj = old, new: Obj = new, calls: list[int] = calls) -> Any:
+            calls.append(1)
+            return updated_managed_fields(old, new, "kubelet", POD, TIMES[1], "v1", subresource="status")
+
+        got = templates.entries(old, new, "kubelet", "v1", POD, TIMES[1], general)
+        want = updated_managed_fields(old, new, "kubelet", POD, TIMES[1], "v1", subresource="status")
+        assert orjson.dumps(got) == orjson.dumps(want), i
+        hits += not calls
+    assert len(made) == 1  # one serialization of the shared list for all 120 writes
+    assert hits > 20, hits
+
+
+def test_an_old_status_split_kept_by_its_text_keys_as_a_fresh_split() -> None:
+    """Two writes whose stored statuses are equal (two objects, one text) get the key a fresh
+    split gives, whether the split was kept from the first or not."""
+    rnd = random.Random(3)
+    old = _stored_pod(rnd, 0, "owner")
+    twin = orjson.loads(orjson.dumps(old))
+    splits: dict[bytes, tuple[bytes, list[bytes]]] = {}
+    etext = orjson.dumps(old["metadata"]["managedFields"], option=EXACT_JSON)
+    for stored in (old, twin, old):
+        new = _write(random.Random(9), stored)
+        kept = _key(etext, stored, new, "kubelet", "v1", TIMES[1], splits)
+        fresh = _key(etext, stored, new, "kubelet", "v1", TIMES[1])
+        assert kept == fresh
+    assert len(splits) == 1
