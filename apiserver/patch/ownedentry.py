@@ -15,9 +15,8 @@ Each ``item`` follows from its reference's keys and the types of its values, not
 strings, when the uid is *plain* (written by Go's JSON as it is; every uid kube makes is); the
 items go in uid order. So the key here is the object's shape with its references replaced by
 their templates (every string blanked) in uid order, and the template holds the rest's tree,
-each reference's item subtree and the rest's field set (for the decoder, see below). A create
-then costs the shape's key, one small dict per level on the way to ``f:ownerReferences``, and
-the text the decoder is told about.
+and each reference's item subtree. A create then costs the shape's key, one small dict per
+level on the way to ``f:ownerReferences``, and the join's text (below).
 
 A Workload is owned too, and its ``spec.podGroupTemplates`` is named after its set, so its
 shape never recurs either: a one-item list-map directly under ``spec``, keyed by one field
@@ -31,15 +30,18 @@ answer from the template gives it exactly (key for key and in order, as text); t
 references. A shape is learnt the *second* time it is met: a one-off (each set's Workload,
 whose ``spec.podGroupTemplates`` is named after the set) then costs only its key.
 
-Like the general path, the joined entry is told to the decoder (:func:`.fieldpath.remember_joined`,
-through :func:`apiserver.patch.apply.remember_created_join`): the object's first update decodes
-its stored entry from the rest's set and a parse of the references' subtree instead of a parse
-of the whole tree. The pods of one set name the same owners: the recent joins are kept per
-template and owners, and such a pod's entry shares its tree (its parts were shared already),
-told to the decoder again without writing its text again; the creates of one second with one
-tree share their entry list too (:class:`EntryLists`). The join is also the canonical tree
-of that text (:func:`_canonical_join`): the stored record's compaction, which would encode it
-and each new level of it again, knows it by identity.
+The general path tells the decoder how its joined entry was made (:func:`.fieldpath.remember_joined`)
+for the object's first update; a template's join is not told (session 37): the updates such
+objects get in numbers, status writes (the node agent's of pods, the scheduler's condition of
+PodGroups), are answered by the status templates (:mod:`.statusentry`), which key the stored
+entries by their text and decode them only for the first writes of a transition, so the table
+held a text (1-2 KB) and its parts for every owned object created, read almost never; an
+update the general path takes (a label patch, a PodGroup's ``minCount``) parses the entry whole
+once. The pods of one set name the same owners: the recent joins are kept per template and
+owners, and such a pod's entry shares its tree (its parts were shared already); the creates of
+one second with one tree share their entry list too (:class:`EntryLists`). The join is the
+canonical tree of its text (:func:`_canonical_join`): the stored record's compaction, which
+would encode it and each new level of it again, knows it by identity.
 """
 
 from __future__ import annotations
@@ -56,8 +58,6 @@ from apiserver.api.types import Obj
 from apiserver.patch.apply import (
     FIELDS_V1,
     UPDATE,
-    JoinedParts,
-    remember_created_join,
     with_owner_references,
     with_spec_lists,
 )
@@ -69,7 +69,6 @@ from apiserver.patch.fieldpath import (
     list_semantics,
     map_is_atomic,
     plain_string_key,
-    remember_joined,
 )
 from apiserver.patch.structkey import Key, kept, listed_key, owned_key, rememberable
 from apiserver.storage.compact import canonical_json_built, is_canonical
@@ -99,24 +98,21 @@ Lists = list[tuple[str, str, str]]
 
 
 class _Template:
-    """What a create of one owned shape records: the rest's tree and set, one item subtree per
-    reference in uid order and one per templated list (all shared: stored entries are never
-    modified)."""
+    """What a create of one owned shape records: the rest's tree, one item subtree per reference
+    in uid order and one per templated list (all shared: stored entries are never modified)."""
 
-    __slots__ = ("node", "rest", "rest_set", "dot", "items", "list_items")
+    __slots__ = ("node", "rest", "dot", "items", "list_items")
 
     def __init__(
         self,
         node: Any,
         rest: Obj,
-        rest_set: FieldSet,
         dot: Obj,
         items: tuple[Obj, ...],
         list_items: tuple[Obj, ...],
     ) -> None:
         self.node = node
         self.rest = rest
-        self.rest_set = rest_set
         self.dot = dot
         self.items = items
         self.list_items = list_items
@@ -315,11 +311,11 @@ def _learn(node: Any, refs: Refs, lists: Lists, joined: Any) -> _Template | None
         return None
     if again != text or not rest_set.decodes_to_itself():
         return None
-    return _Template(node, rest, rest_set, dot, items, tuple(list_items))
+    return _Template(node, rest, dot, items, tuple(list_items))
 
 
 def _canonical_join(text: bytes, joined: Obj) -> Obj:
-    """The shared tree of a template's join, whose JSON ``text`` the decoder was just told.
+    """The shared tree of a template's join, whose JSON is ``text``.
 
     The stored record is made compact before it is shared (:func:`apiserver.storage.compact.compact`):
     a join it has not met is encoded there again, whole, and so is each level the join made
@@ -344,12 +340,12 @@ class OwnedEntryTemplates:
         self._table: dict[tuple[Key, int], _Template | _Refused] = {}
         self._seen: dict[tuple[Key, int], Any] = {}
         #: the recent joins made from a template, per ``(id(template), owners' uids in uid
-        #: order)``: ``(template, tree, what the decoder was told)``. A set's pods are of one
+        #: order)``: ``(template, tree)``. A set's pods are of one
         #: template and name the same owners, so they are joined once; the controller creates
         #: the pods of several sets at once, so a set's next pod often comes after another
         #: set's objects (a single last join was met by one pod in three in ``gangs-1000x3``).
         #: Not for templated lists: their key values are each object's own.
-        self._joins: dict[tuple[int, tuple[str, ...]], tuple[_Template, Obj, JoinedParts | None]] = {}
+        self._joins: dict[tuple[int, tuple[str, ...]], tuple[_Template, Obj]] = {}
         #: the entry lists handed out, one per tree, manager, version and second
         self._lists = lists if lists is not None else EntryLists()
 
@@ -381,23 +377,24 @@ class OwnedEntryTemplates:
                 list_key = listed_key(key, obj, lists)
                 hit = self._table.get((list_key, id(node))) if list_key is not None else None
         if hit is not None and hit.node is node:
-            if type(hit) is _Refused:
+            if isinstance(hit, _Refused):
                 return general()
             join_key = (id(hit), tuple([uid for uid, _ in refs]))
             known = None if lists else self._joins.get(join_key)
             if known is not None and known[0] is hit:
                 # the set's next pod: its owners' join again (a tree of shared, never
-                # modified parts), told to the decoder again as the join would tell it
-                joined, told = known[1], known[2]
-                if told is not None:
-                    remember_joined(told[0], hit.rest_set, told[1])
+                # modified parts)
+                joined = known[1]
             else:
-                joined, refs_tree, subtrees = _join(hit.rest, hit.dot, refs, hit.items, lists, hit.list_items)
-                told = remember_created_join(joined, hit.rest_set, refs_tree, subtrees)
-                if told is not None:
-                    joined = _canonical_join(told[0], joined)
+                joined = _join(hit.rest, hit.dot, refs, hit.items, lists, hit.list_items)[0]
+                try:
+                    text = orjson.dumps(joined, option=EXACT_JSON)
+                except TypeError:  # not plain JSON (the learnt parts are): left as it is
+                    pass
+                else:
+                    joined = _canonical_join(text, joined)
                 if not lists:
-                    _keep(self._joins, join_key, (hit, joined, told), _JOINS)
+                    _keep(self._joins, join_key, (hit, joined), _JOINS)
             return self._lists.get(manager, api_version, now, joined)
         out = general()
         if out is None or len(out) != 1:
@@ -415,13 +412,14 @@ class OwnedEntryTemplates:
             if list_key is not None:
                 self._seen[(kept(list_key), id(node))] = node
             return out
-        joined = out[0].get("fieldsV1")
-        template: _Template | _Refused | None = _learn(node, refs, lists, joined)
+        learnt = out[0].get("fieldsV1")
+        template: _Template | _Refused | None = _learn(node, refs, lists, learnt)
         # kept only when the template rebuilds the general path's entry exactly; else the
         # shape is remembered as refused (never learnt again, as the general path answers it)
         if (
             template is None
-            or list(created_entry(manager, api_version, now, joined).items()) != list(out[0].items())
+            or type(learnt) is not dict  # (never: a template is learnt from a tree)
+            or list(created_entry(manager, api_version, now, learnt).items()) != list(out[0].items())
             or not rememberable(obj, key)
         ):
             template = _Refused(node)
