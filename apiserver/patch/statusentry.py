@@ -185,12 +185,13 @@ class StatusWriteTemplates:
         #: stored entries' texts seen (the gate before a key is made)
         self._seen: dict[bytes, None] = {}
         self._table: dict[_Key, Any] = {}
-        #: per stored entries list (by identity, held), its key text and whether it names owners:
-        #: a stored revision's list is never modified, and the creates of one template, manager
+        #: per stored entries list that names no owner (by identity, held), its key text: a
+        #: stored revision's list is never modified, and the creates of one template, manager
         #: and second share theirs (``ownedentry.EntryLists``: a second's StatefulSets), so
         #: their status writes serialize it once, and the key's text is one object whose hash
-        #: is computed once
-        self._texts: dict[int, tuple[list[Obj], bytes, bool]] = {}
+        #: is computed once. (An owned object's list names its owners: a PodGroup's is its own,
+        #: so keeping it would only cost its write.)
+        self._texts: dict[int, tuple[list[Obj], bytes]] = {}
         #: a status text's skeleton and strings (:func:`_split`), by the text: the stored statuses
         #: of one kind's first status write are alike (a new StatefulSet's zeroed counts)
         self._splits: dict[bytes, tuple[bytes, list[bytes]]] = {}
@@ -212,8 +213,9 @@ class StatusWriteTemplates:
         if type(stored) is not list or not stored:
             return general()
         text = self._texts.get(id(stored))
+        owned = False
         if text is not None and text[0] is stored:
-            etext, owned = text[1], text[2]
+            etext = text[1]
         else:
             try:
                 etext = orjson.dumps(stored, option=EXACT_JSON)
@@ -221,14 +223,16 @@ class StatusWriteTemplates:
                 return general()
             # an owned object's entries name its owners: keyed without their uids (see .owneruids)
             without = without_owner_uids(etext)
-            owned = without is not None
-            # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
-            etext = bytes(memoryview(without if without is not None else etext))
-            _keep(self._texts, id(stored), (stored, etext, owned), _TEXTS)
+            if without is not None:
+                etext, owned = without, True
+            else:
+                # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
+                etext = bytes(memoryview(etext))
+                _keep(self._texts, id(stored), (stored, etext), _TEXTS)
         if etext not in self._seen:
             if len(self._seen) >= _TRANSITIONS:
                 self._seen.clear()
-            self._seen[etext] = None
+            self._seen[bytes(memoryview(etext)) if owned else etext] = None
             return general()
         keyed = _key(etext, old, new, manager, api_version, now, self._splits)
         if keyed is None:
