@@ -292,24 +292,16 @@ def path_string(path: Path) -> str:
     return "".join(str(pe) for pe in path)
 
 
-#: ``k:`` texts the server itself wrote from strings without a JSON parse (see
-#: :func:`plain_string_key`), with their elements: the next decoding of the entry (the object's
-#: first update) finds them here instead of decoding the JSON again.
-_WRITTEN_KEYS: dict[str, PathElement] = {}
-
-
 def plain_string_key(name: str, value: str) -> str:
     """The ``k:`` text of the list-map item keyed by ``name`` = ``value``, two strings the
-    caller knows Go's JSON writes as they are (no character of either escaped); its element
-    and sort key are remembered as :func:`parse_path_element` and :meth:`PathElement.sort_key`
-    would make them, so that decoding the text again costs a lookup."""
-    raw = f'{{"{name}":"{value}"}}'
-    text = "k:" + raw
-    if text not in _WRITTEN_KEYS:
-        pe = PathElement(KEY, raw)
-        _remember(_WRITTEN_KEYS, text, pe)
-        _remember(_SORT_KEYS, pe, (1, ((name, (1, value)),)))
-    return text
+    caller knows Go's JSON writes as they are (no character of either escaped).
+
+    Its element is not made here: most such texts name an owner's uid (a new one with every
+    set), and an entry holding them is decoded only by an update the templates do not answer
+    (session 37: the element and its sort key, remembered for that decoding, were three tracked
+    objects per set kept in two tables); a decoding makes the element from the text, as it
+    makes every other one (:func:`parse_path_element`)."""
+    return f'k:{{"{name}":"{value}"}}'
 
 
 def parse_path_element(text: str) -> PathElement:
@@ -324,9 +316,6 @@ def parse_path_element(text: str) -> PathElement:
             return index(int(rest))
         except ValueError:
             raise FieldPathError(f"invalid index in path element {text!r}") from None
-    written = _WRITTEN_KEYS.get(text)
-    if written is not None:
-        return written
     try:
         decoded = json.loads(rest)
     except ValueError:

@@ -176,9 +176,8 @@ def test_key_texts_the_server_wrote_decode_as_a_parse_would(name: str, value: st
     from apiserver.patch import fieldpath
 
     text = fieldpath.plain_string_key(name, value)
-    remembered = fieldpath.parse_path_element(text)  # answered from the written texts
+    remembered = fieldpath.parse_path_element(text)  # decoded, then kept by the element tables
     remembered_order = remembered.sort_key()
-    fieldpath._WRITTEN_KEYS.clear()
     fieldpath._SORT_KEYS.clear()
     fieldpath._KEY_ELEMENTS.clear()
     parsed = fieldpath.parse_path_element(text)  # a JSON decode
