@@ -39,9 +39,10 @@ held a text (1-2 KB) and its parts for every owned object created, read almost n
 update the general path takes (a label patch, a PodGroup's ``minCount``) parses the entry whole
 once. The pods of one set name the same owners: the recent joins are kept per template and
 owners, and such a pod's entry shares its tree (its parts were shared already); the creates of
-one second with one tree share their entry list too (:class:`EntryLists`). The join is the
-canonical tree of its text (:func:`_canonical_join`): the stored record's compaction, which
-would encode it and each new level of it again, knows it by identity.
+one second with one tree share their entry list too (:class:`EntryLists`). The join is made a
+canonical tree as built (:func:`apiserver.storage.compact.canonical_as_built`): the stored
+record's compaction, which would encode it and each new level of it again, knows it by
+identity, and its text (which names its owners: no other tree has it) is not written.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ from apiserver.patch.fieldpath import (
     plain_string_key,
 )
 from apiserver.patch.structkey import Key, kept, listed_key, owned_key, rememberable
-from apiserver.storage.compact import canonical_json_built, is_canonical
+from apiserver.storage.compact import canonical_as_built, is_canonical
 
 #: Bounds: learnt templates, and shapes met once (a separate table, so that one-off shapes
 #: never push the learnt ones out).
@@ -314,21 +315,6 @@ def _learn(node: Any, refs: Refs, lists: Lists, joined: Any) -> _Template | None
     return _Template(node, rest, dot, items, tuple(list_items))
 
 
-def _canonical_join(text: bytes, joined: Obj) -> Obj:
-    """The shared tree of a template's join, whose JSON is ``text``.
-
-    The stored record is made compact before it is shared (:func:`apiserver.storage.compact.compact`):
-    a join it has not met is encoded there again, whole, and so is each level the join made
-    (``f:metadata``, ``f:ownerReferences``, ``f:spec`` and its list: they name the owners' uids and
-    the set), each rebuilt as a new canonical tree, about 8-10 µs for a set's Workload, PodGroup or
-    ControllerRevision, the text of which was written here already. The join is made of canonical
-    parts and levels made here that nobody modifies (a stored entry's tree): it is the canonical
-    tree of its text as it is, which compaction then knows by identity. Equal to the tree
-    compaction would make, key for key and in order; a text already known gives its tree.
-    """
-    return canonical_json_built(text, lambda: joined)
-
-
 class OwnedEntryTemplates:
     """``(owned shape, schema node) -> template`` of stored creates with owner references,
     learnt from the general path (see the module docstring). The schema node is held by its
@@ -386,13 +372,10 @@ class OwnedEntryTemplates:
                 # modified parts)
                 joined = known[1]
             else:
-                joined = _join(hit.rest, hit.dot, refs, hit.items, lists, hit.list_items)[0]
-                try:
-                    text = orjson.dumps(joined, option=EXACT_JSON)
-                except TypeError:  # not plain JSON (the learnt parts are): left as it is
-                    pass
-                else:
-                    joined = _canonical_join(text, joined)
+                # made of canonical parts and new levels in their text's order, never modified
+                joined = canonical_as_built(
+                    _join(hit.rest, hit.dot, refs, hit.items, lists, hit.list_items)[0]
+                )
                 if not lists:
                     _keep(self._joins, join_key, (hit, joined), _JOINS)
             return self._lists.get(manager, api_version, now, joined)

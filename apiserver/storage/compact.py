@@ -29,7 +29,8 @@ from apiserver.api.types import Obj
 _TREES: dict[bytes, dict[str, Any]] = {}
 TREE_TABLE_LIMIT = 4096
 #: the same trees by identity, so a tree that is already canonical is known without serializing
-#: it (each entry holds its tree, so its id cannot be reused while it is there)
+#: it (each entry holds its tree, so its id cannot be reused while it is there), and the trees
+#: known by identity alone (:func:`canonical_as_built`); the tables are bounded by this one
 _BY_ID: dict[int, dict[str, Any]] = {}
 #: entry fields worth interning (manager names, operations, versions, timestamps)
 _ENTRY_STRINGS = ("manager", "operation", "apiVersion", "time", "fieldsType", "subresource")
@@ -85,6 +86,27 @@ def _canonical_entry_tree(tree: dict[str, Any]) -> dict[str, Any]:
     return got
 
 
+def canonical_as_built(tree: dict[str, Any]) -> dict[str, Any]:
+    """``tree`` made a canonical tree by identity alone (compaction then leaves it as it is);
+    returns it.
+
+    For a writer that built ``tree`` from canonical parts and new levels in the canonical order
+    of its text (as :func:`canonical_json_built` requires of its ``build``), when that text is
+    the tree's own: a created object's entry naming its owners' uids (``ownedentry``) is met
+    again only as this very tree (the stored entry, carried over by the object's next
+    revisions), never as an equal one, so keying it by its text (1-2 KB written, copied and
+    kept, for a PodGroup, Workload, ControllerRevision and each set's pods) bought nothing. An
+    equal tree met by its text later becomes canonical beside it: two equal canonical trees
+    share less, and are each what compaction would make.
+    """
+    if len(_BY_ID) >= TREE_TABLE_LIMIT:
+        _TREES.clear()
+        _BY_ID.clear()
+        _MET.clear()
+    _BY_ID[id(tree)] = tree
+    return tree
+
+
 def canonical_json(text: bytes) -> dict[str, Any]:
     """The shared tree whose JSON is ``text`` (a ``fieldsV1`` object's encoding).
 
@@ -113,7 +135,7 @@ def canonical_json_built(text: bytes, build: Callable[[], dict[str, Any]]) -> di
     if hit is not None:
         return hit
     tree = build()
-    if len(_TREES) >= TREE_TABLE_LIMIT:
+    if len(_BY_ID) >= TREE_TABLE_LIMIT:
         _TREES.clear()
         _BY_ID.clear()
         _MET.clear()
@@ -129,7 +151,7 @@ def _canonical(tree: dict[str, Any], text: bytes) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in tree.items():
         out[k] = canonical_fields(v) if type(v) is dict else v
-    if len(_TREES) >= TREE_TABLE_LIMIT:
+    if len(_BY_ID) >= TREE_TABLE_LIMIT:
         _TREES.clear()
         _BY_ID.clear()
         _MET.clear()
@@ -166,6 +188,7 @@ def compact(obj: Obj) -> Obj:
 
 __all__ = [
     "TREE_TABLE_LIMIT",
+    "canonical_as_built",
     "canonical_fields",
     "canonical_json",
     "canonical_json_built",
