@@ -170,9 +170,11 @@ class EntryLists:
         self._table: dict[tuple[int, str, str, str], tuple[Obj, list[Obj]]] = {}
         #: given each list made here whose tree is canonical, answers the equal list to hand out
         #: (set by the registry: its store's ``SharedSubtrees.adopt``); None: nobody is
-        self.adopt: Callable[[list[Obj]], list[Obj]] | None = None
+        self.adopt: Callable[[list[Obj], bool], list[Obj]] | None = None
 
-    def get(self, manager: str, api_version: str, now: str, tree: Obj) -> list[Obj]:
+    def get(self, manager: str, api_version: str, now: str, tree: Obj, unique: bool = False) -> list[Obj]:
+        """The entry list of a create whose tree is ``tree`` (``unique``: a join naming its
+        owners, which no other list can equal: see ``SharedSubtrees.adopt``)."""
         key = (id(tree), manager, api_version, now)
         got = self._table.get(key)
         if got is not None and got[0] is tree:
@@ -181,7 +183,7 @@ class EntryLists:
         if adopt is not None and is_canonical(tree):
             # compact as compaction would leave it: its strings interned (the literals are)
             intern = sys.intern
-            entries = adopt([created_entry(intern(manager), intern(api_version), intern(now), tree)])
+            entries = adopt([created_entry(intern(manager), intern(api_version), intern(now), tree)], unique)
         else:
             entries = [created_entry(manager, api_version, now, tree)]
         _keep(self._table, key, (tree, entries), _LISTS)
@@ -378,7 +380,7 @@ class OwnedEntryTemplates:
                 )
                 if not lists:
                     _keep(self._joins, join_key, (hit, joined), _JOINS)
-            return self._lists.get(manager, api_version, now, joined)
+            return self._lists.get(manager, api_version, now, joined, unique=True)
         out = general()
         if out is None or len(out) != 1:
             return out

@@ -42,7 +42,7 @@ class FieldTracker:
         #: stored status writes' entries by their transition (the node agent's pod status write)
         self._status = StatusWriteTemplates()
 
-    def share_created_lists(self, adopt: Callable[[list[Obj]], list[Obj]] | None) -> None:
+    def share_created_lists(self, adopt: Callable[[list[Obj], bool], list[Obj]] | None) -> None:
         """Have ``adopt`` (the store's ``SharedSubtrees.adopt``) share each ``managedFields`` list
         a create template makes compact (:class:`apiserver.patch.ownedentry.EntryLists`)."""
         self._created.lists.adopt = adopt

@@ -94,13 +94,20 @@ class SharedSubtrees:
                     self._by_json(status, f)
         return obj
 
-    def adopt(self, entries: list[Any]) -> list[Any]:
+    def adopt(self, entries: list[Any], unique: bool = False) -> list[Any]:
         """The canonical list equal to ``entries``, a ``managedFields`` list its writer made
         compact (each entry's tree a canonical one, its strings interned): a known equal list, or
         ``entries`` itself, now known. For a writer that hands the list to every write that can
         share it (the create templates': :class:`apiserver.patch.ownedentry.EntryLists`): a
         revision holding it is then neither compacted nor keyed again when it is first handed
-        out. Must never be modified, like every list of a stored revision."""
+        out. Must never be modified, like every list of a stored revision.
+
+        ``unique``: no other list can equal it (its tree is a created object's own join, naming
+        its owners: ``compact.canonical_as_built``), so it is known by identity alone, without
+        the content key that no other list would ever match (a tuple kept per object)."""
+        if unique:
+            self._know(entries)
+            return entries
         key = _entries_key(entries)
         return entries if key is None else self._canonical(key, entries)
 
@@ -137,10 +144,14 @@ class SharedSubtrees:
         return value
 
     def _keep(self, key: Any, value: list[Any]) -> None:
-        if len(self._lists) >= self.limit:
+        self._know(value)
+        self._lists[key] = value
+
+    def _know(self, value: list[Any]) -> None:
+        """``value`` known by identity (the tables bounded by this one: it holds every list)."""
+        if len(self._known) >= self.limit:
             self._lists.clear()
             self._known.clear()
-        self._lists[key] = value
         self._known[id(value)] = value
 
     def _by_json(self, parent: dict[str, Any], field: str) -> None:

@@ -315,3 +315,46 @@ def test_a_managed_fields_key_is_one_tuple_of_atoms() -> None:
     assert all(type(x) in (str, int) for x in keys[0])
     gc.collect()
     assert not gc.is_tracked(keys[0])
+
+
+def test_a_unique_list_is_known_by_identity_without_a_content_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A list no other can equal (a created object's own join, ``adopt(..., unique=True)``) is
+    the table's as it is: a revision holding it is handed out without a compaction walk, and no
+    content key is kept for it; an ordinary list is still matched by content."""
+    import apiserver.storage.sharedsubtrees as subtrees_module
+
+    walked: list[str] = []
+    real_compact = subtrees_module.compact
+
+    def counting(obj: dict[str, Any]) -> dict[str, Any]:
+        walked.append(obj["metadata"]["name"])
+        return real_compact(obj)
+
+    monkeypatch.setattr(subtrees_module, "compact", counting)
+    table = SharedSubtrees()
+    owned = compact(pod("a"))["metadata"]["managedFields"]
+    assert table.adopt(owned, True) is owned
+    assert _entry_keys(table) == 0  # no key kept
+    held = pod("a")
+    held["metadata"]["managedFields"] = owned
+    assert table.compact_and_share(held)["metadata"]["managedFields"] is owned
+    assert walked == []  # known by identity: not walked
+    # an equal list met later by content is not matched to it (none can be, for such a list)...
+    twin = compact(pod("b"))["metadata"]["managedFields"]
+    assert table.adopt(twin) is twin and _entry_keys(table) == 1
+    # ... and an ordinary one is, as before
+    again = compact(pod("c"))["metadata"]["managedFields"]
+    assert table.adopt(again) is twin
+
+
+def _entry_keys(table: SharedSubtrees) -> int:
+    """How many ``managedFields`` lists the table keeps a content key for."""
+    return sum(1 for k in table._lists if k[0] == "managedFields")
+
+
+def test_lists_known_by_identity_alone_are_bounded_too() -> None:
+    table = SharedSubtrees(limit=8)
+    kept = [[{"manager": f"m{i}"}] for i in range(20)]
+    for entries in kept:
+        table.adopt(entries, True)
+    assert len(table._known) <= 8
