@@ -51,7 +51,7 @@ import operator
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
@@ -62,6 +62,7 @@ from apiserver.patch.apply import (
     with_owner_references,
     with_spec_lists,
 )
+from apiserver.patch.bounded import keep
 from apiserver.patch.fieldpath import (
     EXACT_JSON,
     FieldPathError,
@@ -89,8 +90,6 @@ _PLAIN = re.compile(r"[0-9A-Za-z._-]{1,256}")
 _FIRST = operator.itemgetter(0)
 _REFS_KEY = "f:ownerReferences"
 
-K = TypeVar("K")
-V = TypeVar("V")
 
 #: The owner references as ``(uid, reference)`` in uid order.
 Refs = list[tuple[str, dict[str, Any]]]
@@ -139,14 +138,6 @@ def created_entry(manager: str, api_version: str, now: str, tree: Obj) -> Obj:
     return entry
 
 
-def _keep(table: dict[K, V], key: K, value: V, bound: int) -> None:
-    """``table[key] = value`` in a table of at most ``bound`` entries, the oldest dropped first
-    (the recent joins and entry lists: a controller has a few sets in flight at once)."""
-    if key not in table and len(table) >= bound:
-        del table[next(iter(table))]
-    table[key] = value
-
-
 class EntryLists:
     """The ``managedFields`` lists of stored creates answered from a template, one object per
     ``(tree, manager, API version, time)``: the creates of one second by one manager with one
@@ -186,7 +177,7 @@ class EntryLists:
             entries = adopt([created_entry(intern(manager), intern(api_version), intern(now), tree)], unique)
         else:
             entries = [created_entry(manager, api_version, now, tree)]
-        _keep(self._table, key, (tree, entries), _LISTS)
+        keep(self._table, key, (tree, entries), _LISTS)
         return entries
 
     def clear(self) -> None:
@@ -379,7 +370,7 @@ class OwnedEntryTemplates:
                     _join(hit.rest, hit.dot, refs, hit.items, lists, hit.list_items)[0]
                 )
                 if not lists:
-                    _keep(self._joins, join_key, (hit, joined), _JOINS)
+                    keep(self._joins, join_key, (hit, joined), _JOINS)
             return self._lists.get(manager, api_version, now, joined, unique=True)
         out = general()
         if out is None or len(out) != 1:

@@ -70,6 +70,7 @@ import orjson
 
 from apiserver.api.types import Obj
 from apiserver.patch.apply import decode_managed_fields
+from apiserver.patch.bounded import keep
 from apiserver.patch.fieldpath import (
     EXACT_JSON,
     FIELD,
@@ -228,7 +229,7 @@ class StatusWriteTemplates:
             else:
                 # an exact copy: orjson's result holds its whole write buffer (4 KB at least)
                 etext = bytes(memoryview(etext))
-                _keep(self._texts, id(stored), (stored, etext), _TEXTS)
+                keep(self._texts, id(stored), (stored, etext), _TEXTS)
         if etext not in self._seen:
             if len(self._seen) >= _TRANSITIONS:
                 self._seen.clear()
@@ -262,13 +263,6 @@ class StatusWriteTemplates:
         self._table.clear()
         self._texts.clear()
         self._splits.clear()
-
-
-def _keep(table: dict[Any, Any], key: Any, value: Any, bound: int) -> None:
-    """``table[key] = value`` in a table of at most ``bound`` entries, the oldest dropped first."""
-    if key not in table and len(table) >= bound:
-        del table[next(iter(table))]
-    table[key] = value
 
 
 def _rest(obj: Obj, md: Obj) -> Obj:
@@ -347,7 +341,7 @@ def _key(
     if known is None:
         known = _split(otext)
         if splits is not None:
-            _keep(splits, bytes(memoryview(otext)), known, _SPLITS)
+            keep(splits, bytes(memoryview(otext)), known, _SPLITS)
     oskel, ofound = known
     nskel, nfound = _split(ntext)
     found = ofound + nfound
